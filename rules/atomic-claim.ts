@@ -1,0 +1,39 @@
+import { createRule } from "../src/create-rule.js";
+import { onLockFacts } from "../src/core/inventory.js";
+import { checkData, claimData } from "../src/core/messages.js";
+
+export default createRule({
+  name: "atomic-claim",
+  meta: {
+    type: "problem",
+    hasSuggestions: true,
+    docs: {
+      description: "Disallow check-then-act claims that test the status in JavaScript and then write the claimed value unconditionally",
+      recommended: true,
+      question: "Q3",
+    },
+    schema: [],
+    messages: {
+      checkThenAct:
+        "Q3 (is the claim race-safe?): this claim of {{model}}.{{field}} = {{value}} checks {{field}} {{checkedWhere}} at line {{checkLine}} and then writes {{value}} unconditionally, so two callers that read at the same time both claim it. Make the write conditional ({{field}} not {{value}} in its filter) and act on the affected-row count.",
+      addCondition: "Require {{field}} to differ from {{value}} in the write's filter (then treat zero affected rows, or a not-found error, as already claimed).",
+    },
+  },
+  create(context) {
+    return onLockFacts(context, (facts) => {
+      for (const claim of facts.claims) {
+        if (!claim.check) continue;
+        const data = { ...claimData(claim), ...checkData(claim.check) };
+        const edit = claim.write.addPredicate?.(claim.lock.field, "ne", claim.lock.valueText);
+        context.report({
+          node: claim.write.node,
+          messageId: "checkThenAct",
+          data,
+          suggest: edit
+            ? [{ messageId: "addCondition", data, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }]
+            : [],
+        });
+      }
+    });
+  },
+});

@@ -1,0 +1,83 @@
+import type { Node } from "../src/core/model.js";
+import { createRule } from "../src/create-rule.js";
+import { onLockFacts } from "../src/core/inventory.js";
+import { claimData } from "../src/core/messages.js";
+import { getVocabulary, vocabularySchema } from "../src/core/settings.js";
+import { formatValue } from "../src/core/values.js";
+
+type Options = [{ startTimeFields?: string[]; progressTimeFields?: string[] }];
+
+export default createRule<"startTimeRecovery" | "startTimeScan" | "startTimeTakeover", Options>({
+  name: "progress-based-staleness",
+  meta: {
+    type: "problem",
+    docs: {
+      description: "Require stale recovery and lease take-over to judge age by a progress timestamp, not a start time",
+      recommended: true,
+      question: "Q2",
+    },
+    schema: [
+      {
+        type: "object",
+        properties: {
+          startTimeFields: vocabularySchema("startTimeFields"),
+          progressTimeFields: vocabularySchema("progressTimeFields"),
+        },
+        additionalProperties: false,
+      },
+    ],
+    defaultOptions: [{}],
+    messages: {
+      startTimeRecovery:
+        "Q2 (how do you tell alive from dead?): this recovery of {{model}}.{{field}} = {{value}} (claimed at line {{claimLine}}) judges age by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
+      startTimeScan:
+        "Q2 (how do you tell alive from dead?): this query picks {{model}} rows stuck in {{field}} = {{value}} by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
+      startTimeTakeover:
+        "Q2 (how do you tell alive from dead?): this claim of {{model}}.{{field}} = {{value}} takes over a lease judged by {{timeField}}, which is set once when work starts. A slow but healthy holder loses its lease while it still works. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
+    },
+  },
+  create(context) {
+    const vocabulary = getVocabulary(context.settings, context.options[0]);
+    const progressFields = vocabulary.raw.progressTimeFields.slice(0, 3).join(", ");
+    /** The first start-time field judged, unless a progress field is judged too. */
+    function startTimeOnly(fields: readonly { field: string; node: Node }[]) {
+      if (fields.some((f) => vocabulary.isProgressTimeField(f.field))) return undefined;
+      return fields.find((f) => vocabulary.isStartTimeField(f.field));
+    }
+    return onLockFacts(context, (facts) => {
+      const seen = new Set<Node>();
+      for (const recovery of facts.recoveries) {
+        if (seen.has(recovery.write.node)) continue;
+        // A stale scan that found the rows is reported on its own, below.
+        if (recovery.check?.kind === "read") continue;
+        const judged = recovery.check ? recovery.check.timeFields : recovery.timePredicates;
+        const start = startTimeOnly(judged);
+        if (!start) continue;
+        seen.add(recovery.write.node);
+        context.report({
+          node: start.node,
+          messageId: "startTimeRecovery",
+          data: { ...claimData(recovery.claim), timeField: start.field, progressFields },
+        });
+      }
+      for (const scan of facts.staleScans) {
+        const start = startTimeOnly(scan.timePredicates);
+        if (!start) continue;
+        context.report({
+          node: start.node,
+          messageId: "startTimeScan",
+          data: { model: scan.read.model, field: scan.field, value: formatValue(scan.value), timeField: start.field, progressFields },
+        });
+      }
+      for (const claim of facts.claims) {
+        const start = startTimeOnly(claim.takeover);
+        if (!start) continue;
+        context.report({
+          node: start.node,
+          messageId: "startTimeTakeover",
+          data: { ...claimData(claim), timeField: start.field, progressFields },
+        });
+      }
+    });
+  },
+});

@@ -1,0 +1,28 @@
+import { createRule } from "../src/create-rule.js";
+import { onLockFacts } from "../src/core/inventory.js";
+import { claimData } from "../src/core/messages.js";
+
+export default createRule({
+  name: "require-stale-recovery",
+  meta: {
+    type: "problem",
+    docs: {
+      description: "Require a stale-claim recovery for every database claim, so a holder that dies does not wedge the row",
+      recommended: true,
+      question: "Q1",
+    },
+    schema: [],
+    messages: {
+      missingRecovery:
+        "Q1 (if the holder dies, who unlocks?): this write claims {{model}}.{{field}} = {{value}}, but nothing in this module moves a stalled {{value}} row back. A holder killed by SIGKILL, OOM or a deploy leaves it {{value}} forever, and catch/finally never run. Add a conditional recovery that moves {{field}} off {{value}} where a progress timestamp is older than a threshold, or let the claim take over an expired lease.",
+    },
+  },
+  create(context) {
+    return onLockFacts(context, (facts) => {
+      for (const claim of facts.claims) {
+        if (claim.takeover.length > 0 || facts.recoveriesOf(claim).length > 0) continue;
+        context.report({ node: claim.write.node, messageId: "missingRecovery", data: claimData(claim) });
+      }
+    });
+  },
+});

@@ -1,0 +1,135 @@
+/**
+ * Filter algebra over the normalised `Condition`: which values of a field a filter lets through, whether it judges
+ * age, and whether it names one row. Filters are put in disjunctive normal form (negations pushed to predicates),
+ * then each branch is read on its own.
+ */
+import type { CompareOp, Condition, Predicate, StaticValue, TimePredicate } from "./model.js";
+import type { ResolvedVocabulary } from "./settings.js";
+import { normalizeName } from "./settings.js";
+import { sameValue } from "./values.js";
+
+/** A predicate with its polarity resolved, or a part of the filter no one could read. */
+export type Atom = { readonly pred: Predicate; readonly op: CompareOp } | { readonly opaque: true };
+export type Branch = readonly Atom[];
+
+const MAX_BRANCHES = 64;
+const NEGATE: Record<CompareOp, CompareOp> = {
+  eq: "ne", ne: "eq", in: "notIn", notIn: "in", lt: "gte", lte: "gt", gt: "lte", gte: "lt", other: "other",
+};
+const OPAQUE: Branch = [{ opaque: true }];
+
+function product(a: readonly Branch[], b: readonly Branch[]): Branch[] {
+  const out: Branch[] = [];
+  for (const x of a) for (const y of b) out.push([...x, ...y]);
+  return out;
+}
+
+/** Disjunctive normal form: a list of branches, each a conjunction of atoms. Too large a form becomes one opaque branch. */
+export function toBranches(cond: Condition, negated = false): Branch[] {
+  switch (cond.kind) {
+    case "pred":
+      return [[{ pred: cond, op: negated ? NEGATE[cond.op] : cond.op }]];
+    case "opaque":
+      return [OPAQUE];
+    case "not":
+      return toBranches(cond.item, !negated);
+    case "and":
+    case "or": {
+      const conjunctive = (cond.kind === "and") !== negated;
+      if (cond.items.length === 0) return conjunctive ? [[]] : [];
+      if (conjunctive) {
+        let acc: Branch[] = [[]];
+        for (const item of cond.items) {
+          acc = product(acc, toBranches(item, negated));
+          if (acc.length > MAX_BRANCHES) return [OPAQUE];
+        }
+        return acc;
+      }
+      const out: Branch[] = [];
+      for (const item of cond.items) out.push(...toBranches(item, negated));
+      return out.length > MAX_BRANCHES ? [OPAQUE] : out;
+    }
+  }
+}
+
+/** Which values of one field a branch admits: only these, all but these, or anything. */
+export type Allowed = { readonly only: readonly StaticValue[] } | { readonly except: readonly StaticValue[] } | "any";
+
+const has = (list: readonly StaticValue[], v: StaticValue) => list.some((x) => sameValue(x, v));
+
+function intersect(a: Allowed, b: Allowed): Allowed {
+  if (a === "any") return b;
+  if (b === "any") return a;
+  if ("only" in a && "only" in b) return { only: a.only.filter((v) => has(b.only, v)) };
+  if ("only" in a && "except" in b) return { only: a.only.filter((v) => !has(b.except, v)) };
+  if ("except" in a && "only" in b) return intersect(b, a);
+  return { except: [...(a as { except: StaticValue[] }).except, ...(b as { except: StaticValue[] }).except] };
+}
+
+function atomAllowed(atom: Atom, field: string): Allowed {
+  if ("opaque" in atom) return "any";
+  const { pred, op } = atom;
+  if (normalizeName(pred.field) !== normalizeName(field) || !pred.values) return "any";
+  switch (op) {
+    case "eq":
+    case "in":
+      return { only: pred.values };
+    case "ne":
+    case "notIn":
+      return { except: pred.values };
+    default:
+      return "any";
+  }
+}
+
+export function allowedIn(branch: Branch, field: string): Allowed {
+  let acc: Allowed = "any";
+  for (const atom of branch) acc = intersect(acc, atomAllowed(atom, field));
+  return acc;
+}
+
+/** The branch cannot match a row whose field holds `value`. */
+export function excludes(branch: Branch, field: string, value: StaticValue): boolean {
+  const a = allowedIn(branch, field);
+  if (a === "any") return false;
+  return "only" in a ? !has(a.only, value) : has(a.except, value);
+}
+
+/** The branch matches only rows whose field holds `value` (or one of a few values including it). */
+export function pins(branch: Branch, field: string, value: StaticValue): boolean {
+  const a = allowedIn(branch, field);
+  return a !== "any" && "only" in a && has(a.only, value);
+}
+
+/** "Older than" predicates in a branch: a timestamp compared below a threshold (`updatedAt < threshold`). */
+export function agePredicates(branch: Branch, vocabulary: ResolvedVocabulary): TimePredicate[] {
+  const out: TimePredicate[] = [];
+  for (const atom of branch) {
+    if ("opaque" in atom) continue;
+    if ((atom.op === "lt" || atom.op === "lte") && vocabulary.isTimeField(atom.pred.field)) {
+      out.push({ field: atom.pred.field, node: atom.pred.node });
+    }
+  }
+  return out;
+}
+
+export function isOpaque(branch: Branch): boolean {
+  return branch.some((a) => "opaque" in a);
+}
+
+/** Fields the branch pins to one non-static value (`id: jobId`): it names particular rows. */
+export function identityFields(branch: Branch): string[] {
+  const out: string[] = [];
+  for (const atom of branch) {
+    if ("opaque" in atom) continue;
+    if (atom.op === "eq" && (!atom.pred.values || atom.pred.values.length === 1)) out.push(atom.pred.field);
+  }
+  return out;
+}
+
+/** Every field the filter compares, in any branch. */
+export function filterFields(branches: readonly Branch[]): Set<string> {
+  const out = new Set<string>();
+  for (const b of branches) for (const a of b) if (!("opaque" in a)) out.add(normalizeName(a.pred.field));
+  return out;
+}

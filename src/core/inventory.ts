@@ -1,0 +1,87 @@
+/**
+ * The per-module inventory, built once per file and shared by every rule of the plugin.
+ *
+ * The first `locks/*` rule that ESLint creates for a file installs the only listeners the plugin needs (calls and
+ * functions, collected during ESLint's own traversal); every later rule just registers a callback. At `Program:exit`
+ * the collected calls go through the recognizers, the writes are paired into lock facts, and each rule's callback
+ * receives the same facts. No second AST walk, no work for files without candidate calls.
+ */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { LockFacts, StateAccess } from "./model.js";
+import { recognizers } from "../recognizers/index.js";
+import { buildFacts, type ModuleShape } from "./pairing.js";
+import { getVocabulary } from "./settings.js";
+import { unwrap } from "./values.js";
+
+type SourceCode = Readonly<TSESLint.SourceCode>;
+type Context = Readonly<TSESLint.RuleContext<string, readonly unknown[]>>;
+type Callback = (facts: LockFacts) => void;
+
+interface FileState {
+  done: boolean;
+  readonly calls: TSESTree.CallExpression[];
+  readonly functions: TSESTree.FunctionLike[];
+  readonly callbacks: Callback[];
+}
+
+const states = new WeakMap<SourceCode, FileState>();
+const candidateMethods = new Set(recognizers.flatMap((r) => [...r.methods]));
+
+function calleeMethod(call: TSESTree.CallExpression): string | undefined {
+  const callee = unwrap(call.callee);
+  if (callee.type !== "MemberExpression") return undefined;
+  if (!callee.computed && callee.property.type === "Identifier") return callee.property.name;
+  if (callee.computed && callee.property.type === "Literal" && typeof callee.property.value === "string") {
+    return callee.property.value;
+  }
+  return undefined;
+}
+
+/** Runs every recognizer over the candidate calls. Exported for the tests and the audit. */
+export function collectAccesses(sourceCode: SourceCode, calls: readonly TSESTree.CallExpression[]): StateAccess[] {
+  const accesses: StateAccess[] = [];
+  const ctx = { sourceCode };
+  for (const call of calls) {
+    const method = calleeMethod(call);
+    if (method === undefined || !candidateMethods.has(method)) continue;
+    for (const recognizer of recognizers) {
+      if (!recognizer.methods.has(method)) continue;
+      const access = recognizer.recognize(call, ctx);
+      if (access) {
+        accesses.push(access);
+        break;
+      }
+    }
+  }
+  return accesses;
+}
+
+/**
+ * Gives a rule the module's lock facts. Returns the listeners the rule must return from `create` (the collecting
+ * listeners for the first rule of a file, none for the others); `callback` runs once, at the end of the traversal.
+ */
+export function onLockFacts(context: Context, callback: Callback): TSESLint.RuleListener {
+  const sourceCode = context.sourceCode;
+  const existing = states.get(sourceCode);
+  if (existing && !existing.done) {
+    existing.callbacks.push(callback);
+    return {};
+  }
+  const state: FileState = { done: false, calls: [], functions: [], callbacks: [callback] };
+  states.set(sourceCode, state);
+  return {
+    CallExpression(node) {
+      state.calls.push(node);
+    },
+    ":function"(node: TSESTree.FunctionLike) {
+      state.functions.push(node);
+    },
+    "Program:exit"() {
+      state.done = true;
+      const accesses = collectAccesses(sourceCode, state.calls);
+      const shape: ModuleShape = { calls: state.calls, functions: state.functions };
+      const facts = buildFacts(sourceCode, accesses, shape, getVocabulary(context.settings));
+      for (const cb of state.callbacks) cb(facts);
+    },
+  };
+}

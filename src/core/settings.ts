@@ -1,0 +1,155 @@
+/**
+ * Shared vocabularies. Each can be set once for every rule in `settings.locks`, and some rules accept the same keys as
+ * options; a rule option wins over the setting, which wins over the default (as in eslint-plugin-n's get-* helpers).
+ * Names are compared normalised (case, `_` and `-` ignored), so `updated_at`, `updatedAt` and `UPDATED_AT` are one name.
+ */
+import type { JSONSchema4 } from "@typescript-eslint/utils/json-schema";
+
+export interface Vocabulary {
+  /** Status values that mean "someone is working on this row": claiming them is taking a lock. */
+  readonly inProgressValues: readonly string[];
+  /** Values ending in -ING that are not in progress (waiting states). */
+  readonly waitingValues: readonly string[];
+  /** Timestamps that move while the holder makes progress: staleness judged on them tells slow from dead. */
+  readonly progressTimeFields: readonly string[];
+  /** Timestamps set once when work starts: staleness judged on them kills slow, healthy work. */
+  readonly startTimeFields: readonly string[];
+  /** Columns that identify the holder (owner, token): a write filtered on one is fenced. */
+  readonly ownerFields: readonly string[];
+}
+
+export const DEFAULT_VOCABULARY: Vocabulary = {
+  inProgressValues: [
+    "GENERATING", "RUNNING", "PROCESSING", "IN_PROGRESS", "LOCKED", "CLAIMED", "ACTIVE", "STARTED", "BUSY",
+    "EXECUTING", "WORKING", "LEASED", "RESERVED", "ACQUIRED",
+  ],
+  waitingValues: [
+    "PENDING", "WAITING", "AWAITING", "REMAINING", "MISSING", "UPCOMING", "INCOMING", "OUTGOING", "EXISTING", "TRAILING",
+    "BLOCKING", "PENDING_RETRY", "STALLING",
+  ],
+  progressTimeFields: [
+    "updatedAt", "modifiedAt", "heartbeatAt", "lastHeartbeatAt", "heartbeat", "lastHeartbeat", "heartbeatOn",
+    "lastProgressAt", "progressAt", "progressUpdatedAt", "lastSeenAt", "lastActivityAt", "touchedAt", "pingedAt",
+    "leaseExpiresAt", "leaseUntil", "leasedUntil", "lockedUntil", "lockExpiresAt", "lockExpiry", "expiresAt",
+    "expireAt", "visibleAt", "keepAliveAt", "renewedAt",
+  ],
+  startTimeFields: [
+    "startedAt", "startedOn", "createdAt", "createdOn", "claimedAt", "lockedAt", "enqueuedAt", "queuedAt",
+    "requestedAt", "beganAt", "startTime", "startAt", "acquiredAt", "pickedAt", "pickedUpAt", "insertedAt",
+  ],
+  ownerFields: [
+    "lockedBy", "claimedBy", "owner", "ownerId", "workerId", "worker", "lockToken", "fencingToken", "leaseToken",
+    "leaseId", "lockId", "lockOwner", "token", "runId", "processedBy", "leaseOwner", "version",
+  ],
+};
+
+const VOCABULARY_KEYS = Object.keys(DEFAULT_VOCABULARY) as (keyof Vocabulary)[];
+
+const DESCRIPTIONS: Record<keyof Vocabulary, string> = {
+  inProgressValues: "Status values that mean a row is being worked on; a write that claims one takes a lock.",
+  waitingValues: "Values ending in -ING that are waiting states, not in progress.",
+  progressTimeFields: "Timestamp fields that move while the holder makes progress (updatedAt, heartbeatAt).",
+  startTimeFields: "Timestamp fields set once when work starts (startedAt, createdAt).",
+  ownerFields: "Columns that identify the lock holder (owner, token); a write filtered on one is fenced.",
+};
+
+/** JSON-schema fragment for one vocabulary key, for rule options. */
+export function vocabularySchema(key: keyof Vocabulary): JSONSchema4 {
+  return { type: "array", items: { type: "string", minLength: 1 }, uniqueItems: true, description: DESCRIPTIONS[key] };
+}
+
+export function normalizeName(name: string): string {
+  return name.replace(/[-_\s]/g, "").toLowerCase();
+}
+
+export interface ResolvedVocabulary {
+  readonly raw: Vocabulary;
+  isInProgressValue(value: string): boolean;
+  isProgressTimeField(field: string): boolean;
+  isStartTimeField(field: string): boolean;
+  /** A timestamp-looking field: in either vocabulary, or named like one (`*At`, `*_at`, `*_on`, `*Time`, `*Until`). */
+  isTimeField(field: string): boolean;
+  isOwnerField(field: string): boolean;
+}
+
+const cache = new WeakMap<object, ResolvedVocabulary>();
+const defaultResolved = resolveVocabulary(DEFAULT_VOCABULARY);
+
+function nameSet(names: readonly string[]): Set<string> {
+  return new Set(names.map(normalizeName));
+}
+
+/** True when the field is in the set, or ends in a listed name (`generation_started_at` ends in `startedAt`). */
+function matchesField(set: Set<string>, field: string): boolean {
+  const n = normalizeName(field);
+  if (set.has(n)) return true;
+  for (const name of set) if (name.length >= 6 && n.endsWith(name)) return true;
+  return false;
+}
+
+const TIME_NAME = /(?:_at|[a-z]At|_on|[a-z]On|Time|_time|Date|_date|[Tt]imestamp|Until|_until|[Dd]eadline)$/;
+
+function resolveVocabulary(raw: Vocabulary): ResolvedVocabulary {
+  const inProgress = nameSet(raw.inProgressValues);
+  const waiting = nameSet(raw.waitingValues);
+  const progress = nameSet(raw.progressTimeFields);
+  const start = nameSet(raw.startTimeFields);
+  const owner = nameSet(raw.ownerFields);
+  return {
+    raw,
+    isInProgressValue(value) {
+      const n = normalizeName(value);
+      if (inProgress.has(n)) return true;
+      if (waiting.has(n)) return false;
+      // Any -ING verb that is not a waiting state: RENDERING, EXPORTING, SYNCING.
+      return /^[a-z]{4,}ing$/.test(n);
+    },
+    isProgressTimeField: (field) => matchesField(progress, field),
+    isStartTimeField: (field) => matchesField(start, field) && !matchesField(progress, field),
+    isTimeField: (field) => matchesField(progress, field) || matchesField(start, field) || TIME_NAME.test(field),
+    isOwnerField: (field) => matchesField(owner, field),
+  };
+}
+
+function readSettings(settings: unknown): Partial<Vocabulary> {
+  if (settings === undefined || settings === null) return {};
+  if (typeof settings !== "object" || Array.isArray(settings)) {
+    throw new TypeError("eslint-plugin-locks: settings.locks must be an object.");
+  }
+  const out: Partial<Record<keyof Vocabulary, readonly string[]>> = {};
+  for (const [key, value] of Object.entries(settings)) {
+    if (!(VOCABULARY_KEYS as string[]).includes(key)) {
+      throw new TypeError(
+        `eslint-plugin-locks: unknown key settings.locks.${key}; expected one of ${VOCABULARY_KEYS.join(", ")}.`,
+      );
+    }
+    if (!Array.isArray(value) || !value.every((v) => typeof v === "string" && v.length > 0)) {
+      throw new TypeError(`eslint-plugin-locks: settings.locks.${key} must be an array of non-empty strings.`);
+    }
+    out[key as keyof Vocabulary] = value as string[];
+  }
+  return out;
+}
+
+/**
+ * The vocabulary in force: rule options over `settings.locks` over the defaults.
+ * Resolved once per settings object (ESLint passes the same object to every rule of a file).
+ */
+export function getVocabulary(settings: Readonly<Record<string, unknown>>, options?: Partial<Vocabulary>): ResolvedVocabulary {
+  const locks = settings["locks"];
+  const hasOptions = options !== undefined && VOCABULARY_KEYS.some((k) => options[k] !== undefined);
+  if (locks === undefined && !hasOptions) return defaultResolved;
+  if (!hasOptions && typeof locks === "object" && locks !== null) {
+    const hit = cache.get(locks);
+    if (hit) return hit;
+  }
+  const fromSettings = readSettings(locks);
+  const raw = { ...DEFAULT_VOCABULARY };
+  for (const key of VOCABULARY_KEYS) {
+    const value = options?.[key] ?? fromSettings[key];
+    if (value !== undefined) raw[key] = value;
+  }
+  const resolved = resolveVocabulary(raw);
+  if (!hasOptions && typeof locks === "object" && locks !== null) cache.set(locks, resolved);
+  return resolved;
+}

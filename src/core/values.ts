@@ -1,0 +1,208 @@
+/**
+ * Static evaluation: what value an expression has without running it. Handles literals, template literals without
+ * expressions, `const` bindings, TS enums, `as const` objects, and enum members of unknown origin (a Prisma enum
+ * imported from `@prisma/client`, whose values equal their keys).
+ */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { Node, StaticValue } from "./model.js";
+
+type SourceCode = Readonly<TSESLint.SourceCode>;
+type Scope = TSESLint.Scope.Scope;
+type Variable = TSESLint.Scope.Variable;
+
+const MAX_DEPTH = 6;
+
+/** Removes TypeScript wrappers and parentheses that do not change a value: `x as const`, `x!`, `<T>x`, `x satisfies T`. */
+export function unwrap(node: Node): Node {
+  let n = node;
+  for (;;) {
+    switch (n.type) {
+      case "TSAsExpression":
+      case "TSSatisfiesExpression":
+      case "TSNonNullExpression":
+      case "TSTypeAssertion":
+        n = n.expression;
+        break;
+      case "ChainExpression":
+        n = n.expression;
+        break;
+      default:
+        return n;
+    }
+  }
+}
+
+export function findVariable(sourceCode: SourceCode, node: TSESTree.Identifier): Variable | undefined {
+  let scope: Scope | null = sourceCode.getScope(node);
+  const name = node.name;
+  while (scope) {
+    const found = scope.set.get(name);
+    if (found) return found;
+    scope = scope.upper;
+  }
+  return undefined;
+}
+
+/** The one expression a `const` (or never-reassigned `let`) binding holds, if it has one. */
+export function getConstInit(sourceCode: SourceCode, id: TSESTree.Identifier): Node | undefined {
+  const variable = findVariable(sourceCode, id);
+  const def = variable?.defs[0];
+  if (!variable || !def || variable.defs.length !== 1) return undefined;
+  if (def.type === "Variable") {
+    const decl = def.node;
+    if (decl.id.type !== "Identifier" || !decl.init) return undefined;
+    const writes = variable.references.filter((r) => r.isWrite());
+    if (def.parent.kind !== "const" && writes.length !== 1) return undefined;
+    return decl.init;
+  }
+  if (def.type === "TSEnumName") return def.node;
+  return undefined;
+}
+
+function fromLiteral(node: TSESTree.Literal): StaticValue | undefined {
+  const v = node.value;
+  if (v === null || typeof v === "string" || typeof v === "number" || typeof v === "boolean") {
+    if ("regex" in node || "bigint" in node) return undefined;
+    return { value: v };
+  }
+  return undefined;
+}
+
+function propertyName(member: TSESTree.MemberExpression, sourceCode: SourceCode, depth: number): string | undefined {
+  if (!member.computed && member.property.type === "Identifier") return member.property.name;
+  if (member.computed) {
+    const v = evaluate(sourceCode, member.property, depth + 1);
+    if (v && typeof v.value === "string") return v.value;
+  }
+  return undefined;
+}
+
+/** Key of an object property or enum member, when static. */
+export function keyName(key: Node, computed: boolean): string | undefined {
+  if (!computed && key.type === "Identifier") return key.name;
+  if (key.type === "Literal" && (typeof key.value === "string" || typeof key.value === "number")) return String(key.value);
+  return undefined;
+}
+
+function enumMemberValue(
+  sourceCode: SourceCode,
+  decl: TSESTree.TSEnumDeclaration,
+  name: string,
+  depth: number,
+): StaticValue | undefined {
+  const members = decl.body?.members ?? (decl as unknown as { members: TSESTree.TSEnumMember[] }).members;
+  let next = 0;
+  for (const m of members) {
+    const key = keyName(m.id, m.computed ?? false);
+    let value: StaticValue | undefined;
+    if (m.initializer) value = evaluate(sourceCode, m.initializer, depth + 1);
+    else value = { value: next };
+    if (value && typeof value.value === "number") next = value.value + 1;
+    if (key === name) return value;
+  }
+  return undefined;
+}
+
+function objectPropertyValue(
+  sourceCode: SourceCode,
+  object: TSESTree.ObjectExpression,
+  name: string,
+  depth: number,
+): StaticValue | undefined {
+  for (let i = object.properties.length - 1; i >= 0; i--) {
+    const p = object.properties[i]!;
+    if (p.type !== "Property") return undefined; // a spread may override anything before it
+    if (keyName(p.key, p.computed) === name) return evaluate(sourceCode, p.value, depth + 1);
+  }
+  return undefined;
+}
+
+function evaluateMember(sourceCode: SourceCode, node: TSESTree.MemberExpression, depth: number): StaticValue | undefined {
+  const name = propertyName(node, sourceCode, depth);
+  if (name === undefined) return undefined;
+  const object = unwrap(node.object);
+  if (object.type === "Identifier") {
+    const init = getConstInit(sourceCode, object);
+    if (init) {
+      const target = unwrap(init);
+      if (target.type === "TSEnumDeclaration") return enumMemberValue(sourceCode, target, name, depth);
+      if (target.type === "ObjectExpression") return objectPropertyValue(sourceCode, target, name, depth);
+      return undefined;
+    }
+    const variable = findVariable(sourceCode, object);
+    // Bound locally to something we cannot read (a parameter, a mutable variable): no value.
+    if (variable && variable.defs.some((d) => d.type !== "ImportBinding")) return undefined;
+  } else if (object.type !== "MemberExpression") {
+    return undefined;
+  }
+  // An imported or global enum-like namespace (`JobStatus.GENERATING`, `Prisma.$Enums.Status.RUNNING`):
+  // Prisma enums and most string enums use the key as the value.
+  if (/^[A-Z][A-Za-z0-9_]*$/.test(name) && /^[A-Z$]/.test(rootName(object) ?? "")) return { value: name, symbolic: true };
+  return undefined;
+}
+
+function rootName(node: Node): string | undefined {
+  let n = unwrap(node);
+  while (n.type === "MemberExpression") n = unwrap(n.object);
+  if (n.type === "Identifier") {
+    // the enum's own name is the last segment before the key; accept an uppercase namespace anywhere on the path
+    return n.name;
+  }
+  return undefined;
+}
+
+/** The static value of an expression, or undefined when it cannot be known without running the code. */
+export function evaluate(sourceCode: SourceCode, node: Node, depth = 0): StaticValue | undefined {
+  if (depth > MAX_DEPTH) return undefined;
+  const n = unwrap(node);
+  switch (n.type) {
+    case "Literal":
+      return fromLiteral(n);
+    case "TemplateLiteral":
+      return n.expressions.length === 0 ? { value: n.quasis.map((q) => q.value.cooked ?? "").join("") } : undefined;
+    case "Identifier": {
+      if (n.name === "undefined") return undefined;
+      const init = getConstInit(sourceCode, n);
+      return init && init.type !== "TSEnumDeclaration" ? evaluate(sourceCode, init, depth + 1) : undefined;
+    }
+    case "MemberExpression":
+      return evaluateMember(sourceCode, n, depth);
+    case "UnaryExpression":
+      if (n.operator === "!" ) {
+        const v = evaluate(sourceCode, n.argument, depth + 1);
+        return v ? { value: !v.value } : undefined;
+      }
+      if (n.operator === "-") {
+        const v = evaluate(sourceCode, n.argument, depth + 1);
+        return v && typeof v.value === "number" ? { value: -v.value } : undefined;
+      }
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** Values compare by normalised text for strings (`in_progress` = `IN_PROGRESS` = `InProgress`), strictly otherwise. */
+export function sameValue(a: StaticValue, b: StaticValue): boolean {
+  if (typeof a.value === "string" && typeof b.value === "string") {
+    return a.value.replace(/[-_\s]/g, "").toLowerCase() === b.value.replace(/[-_\s]/g, "").toLowerCase();
+  }
+  return a.value === b.value;
+}
+
+export function formatValue(v: StaticValue): string {
+  return typeof v.value === "string" ? v.value : String(v.value);
+}
+
+/** True for expressions that read the clock: `new Date()`, `Date.now()`, `new Date(Date.now() - ms)`, `sql\`now()\``. */
+export function isClockReading(node: Node): boolean {
+  const n = unwrap(node);
+  if (n.type === "NewExpression" && n.callee.type === "Identifier" && n.callee.name === "Date") return true;
+  if (n.type === "CallExpression") {
+    const c = n.callee;
+    if (c.type === "MemberExpression" && c.object.type === "Identifier" && c.object.name === "Date" && !c.computed &&
+      c.property.type === "Identifier" && c.property.name === "now") return true;
+    if (c.type === "Identifier" && /^(now|currentTime|getNow)$/i.test(c.name)) return true;
+  }
+  return false;
+}

@@ -1,0 +1,5 @@
+/** Every recognizer the inventory runs. Adding a store means adding its file here; no rule changes. */
+import type { Recognizer } from "./recognizer.js";
+import { prismaRecognizer } from "./prisma.js";
+
+export const recognizers: readonly Recognizer[] = [prismaRecognizer];

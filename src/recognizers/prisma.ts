@@ -1,0 +1,224 @@
+/**
+ * Prisma Client: `<client>.<model>.updateMany|update|updateManyAndReturn|upsert({ where, data })`.
+ * The receiver can be `prisma.job`, `this.prisma.job`, `this.db.job`, `tx.job` inside `$transaction`, or a
+ * delegate held in a variable (`const { job } = prisma`, `const jobs = prisma.job`). The single-object argument with
+ * `where` and `data` (or `update`) is what tells Prisma apart from two-argument `update(criteria, values)` clients.
+ */
+import type { TSESTree } from "@typescript-eslint/utils";
+import type { Assignment, AssignedValue, Condition, Node, StateAccess, StateRead, TextEdit } from "../core/model.js";
+import type { Recognizer, RecognizerContext } from "./recognizer.js";
+import { evaluate, findVariable, getConstInit, isClockReading, keyName, unwrap } from "../core/values.js";
+
+const WRITE_METHODS = new Set(["updateMany", "update", "updateManyAndReturn", "upsert"]);
+const READ_METHODS = new Set([
+  "findFirst", "findFirstOrThrow", "findUnique", "findUniqueOrThrow", "findMany", "count", "exists",
+]);
+const DELEGATE_SUFFIX = /(?:Repository|Repo|Delegate|Model|Table)$/;
+const COMPARISONS = new Set(["lt", "lte", "gt", "gte"]);
+const WRITE_OPERATORS = new Set(["increment", "decrement", "multiply", "divide", "push", "unset"]);
+
+function objectArgument(ctx: RecognizerContext, node: Node | undefined): TSESTree.ObjectExpression | undefined {
+  if (!node) return undefined;
+  const n = unwrap(node);
+  if (n.type === "ObjectExpression") return n;
+  if (n.type === "Identifier") {
+    const init = getConstInit(ctx.sourceCode, n);
+    const target = init && unwrap(init);
+    if (target?.type === "ObjectExpression") return target;
+  }
+  return undefined;
+}
+
+function property(object: TSESTree.ObjectExpression, name: string): TSESTree.Property | undefined {
+  for (const p of object.properties) {
+    if (p.type === "Property" && keyName(p.key, p.computed) === name) return p;
+  }
+  return undefined;
+}
+
+/** The model a delegate expression stands for: `prisma.job` → `job`; `const { job: jobs } = prisma` → `job`. */
+function modelOf(ctx: RecognizerContext, receiver: Node): string | undefined {
+  const r = unwrap(receiver);
+  if (r.type === "MemberExpression") {
+    const name = keyName(r.property, r.computed);
+    if (!name || name.startsWith("$")) return undefined;
+    return name.replace(DELEGATE_SUFFIX, "") || name;
+  }
+  if (r.type === "Identifier") {
+    const variable = findVariable(ctx.sourceCode, r);
+    const def = variable?.defs[0];
+    if (def?.type === "Variable") {
+      if (def.node.id.type === "ObjectPattern") {
+        for (const p of def.node.id.properties) {
+          if (p.type === "Property" && unwrap(p.value).type === "Identifier" && (unwrap(p.value) as TSESTree.Identifier).name === r.name) {
+            return keyName(p.key, p.computed) ?? r.name;
+          }
+        }
+      }
+      const init = def.node.init && unwrap(def.node.init);
+      if (init?.type === "MemberExpression") return modelOf(ctx, init);
+    }
+    return r.name.replace(DELEGATE_SUFFIX, "") || r.name;
+  }
+  return undefined;
+}
+
+function staticList(ctx: RecognizerContext, node: Node) {
+  const n = unwrap(node);
+  if (n.type !== "ArrayExpression") return undefined;
+  const out = [];
+  for (const el of n.elements) {
+    const v = el && el.type !== "SpreadElement" ? evaluate(ctx.sourceCode, el) : undefined;
+    if (!v) return undefined;
+    out.push(v);
+  }
+  return out;
+}
+
+type Op = "eq" | "ne" | "in" | "notIn" | "lt" | "lte" | "gt" | "gte" | "other";
+
+/** A predicate on `field`, located at `at` (the field's property in the where object) for reports. */
+function pred(field: string, op: Op, ctx: RecognizerContext, value: Node, at: Node): Condition {
+  if (op === "in" || op === "notIn") return { kind: "pred", field, op, values: staticList(ctx, value), node: at };
+  const v = evaluate(ctx.sourceCode, value);
+  return { kind: "pred", field, op, values: v ? [v] : undefined, node: at };
+}
+
+/** One field's filter: a value (`status: "X"`), or an operator object (`{ not: "X" }`, `{ lt: threshold }`). */
+function parseFieldFilter(ctx: RecognizerContext, field: string, valueNode: Node, at: Node): Condition {
+  const value = unwrap(valueNode);
+  if (value.type !== "ObjectExpression") return pred(field, "eq", ctx, value, at);
+  const items: Condition[] = [];
+  for (const p of value.properties) {
+    if (p.type !== "Property") { items.push({ kind: "opaque", node: p }); continue; }
+    const op = keyName(p.key, p.computed);
+    if (op === "equals") items.push(pred(field, "eq", ctx, p.value, at));
+    else if (op === "not") {
+      const inner = unwrap(p.value);
+      items.push(inner.type === "ObjectExpression"
+        ? { kind: "not", item: parseFieldFilter(ctx, field, inner, at) }
+        : pred(field, "ne", ctx, inner, at));
+    } else if (op === "in" || op === "notIn") items.push(pred(field, op, ctx, p.value, at));
+    else if (op && COMPARISONS.has(op)) items.push(pred(field, op as Op, ctx, p.value, at));
+    else if (op === "mode") continue;
+    else items.push({ kind: "pred", field, op: "other", values: undefined, node: at });
+  }
+  return { kind: "and", items };
+}
+
+function parseList(ctx: RecognizerContext, node: Node): Condition[] {
+  const n = unwrap(node);
+  if (n.type === "ArrayExpression") {
+    return n.elements.map((el) => {
+      const obj = el && el.type !== "SpreadElement" ? objectArgument(ctx, el) : undefined;
+      return obj ? parseWhere(ctx, obj) : { kind: "opaque", node: el ?? n };
+    });
+  }
+  const obj = objectArgument(ctx, n);
+  return [obj ? parseWhere(ctx, obj) : { kind: "opaque", node: n }];
+}
+
+export function parseWhere(ctx: RecognizerContext, where: TSESTree.ObjectExpression): Condition {
+  const items: Condition[] = [];
+  for (const p of where.properties) {
+    if (p.type !== "Property") { items.push({ kind: "opaque", node: p }); continue; }
+    const key = keyName(p.key, p.computed);
+    if (key === undefined) { items.push({ kind: "opaque", node: p }); continue; }
+    if (key === "AND") items.push({ kind: "and", items: parseList(ctx, p.value) });
+    else if (key === "OR") items.push({ kind: "or", items: parseList(ctx, p.value) });
+    else if (key === "NOT") items.push(...parseList(ctx, p.value).map((item): Condition => ({ kind: "not", item })));
+    else items.push(parseFieldFilter(ctx, key, p.value, p));
+  }
+  return { kind: "and", items };
+}
+
+function assignedValue(ctx: RecognizerContext, node: Node): { value: AssignedValue; valueNode: Node } | undefined {
+  let n = unwrap(node);
+  if (n.type === "ObjectExpression") {
+    const set = property(n, "set");
+    if (set) n = unwrap(set.value);
+    else if (n.properties.some((p) => p.type === "Property" && WRITE_OPERATORS.has(keyName(p.key, p.computed) ?? ""))) {
+      return { value: { kind: "other" }, valueNode: n };
+    } else return undefined; // a nested relation write: not a field of this model
+  }
+  if (isClockReading(n)) return { value: { kind: "now" }, valueNode: n };
+  const v = evaluate(ctx.sourceCode, n);
+  return { value: v ? { kind: "static", value: v } : { kind: "other" }, valueNode: n };
+}
+
+function parseData(ctx: RecognizerContext, data: TSESTree.ObjectExpression): Assignment[] {
+  const out: Assignment[] = [];
+  for (const p of data.properties) {
+    if (p.type !== "Property") continue;
+    const field = keyName(p.key, p.computed);
+    if (!field) continue;
+    const assigned = assignedValue(ctx, p.value);
+    if (assigned) out.push({ field, node: p, ...assigned });
+  }
+  return out;
+}
+
+/** `status: X` or `status: { not: X }`, added as the where object's last property. */
+function insertPredicate(
+  ctx: RecognizerContext,
+  where: TSESTree.ObjectExpression,
+  field: string,
+  op: "eq" | "ne",
+  valueText: string,
+): TextEdit | undefined {
+  if (property(where, field)) return undefined;
+  const text = `${/^[A-Za-z_$][\w$]*$/.test(field) ? field : JSON.stringify(field)}: ${op === "eq" ? valueText : `{ not: ${valueText} }`}`;
+  const last = where.properties[where.properties.length - 1];
+  if (!last) return { range: [where.range[0] + 1, where.range[1] - 1], text: ` ${text} ` };
+  const after = ctx.sourceCode.getTokenAfter(last);
+  if (after && after.value === ",") return { range: [after.range[1], after.range[1]], text: ` ${text},` };
+  return { range: [last.range[1], last.range[1]], text: `, ${text}` };
+}
+
+/** `findFirst({ where })` and its kin: only reads whose where is an object we can read are worth keeping. */
+function recognizeRead(
+  ctx: RecognizerContext,
+  call: TSESTree.CallExpression,
+  receiver: Node,
+  operation: string,
+  whereProp: TSESTree.Property | undefined,
+): StateRead | undefined {
+  const where = whereProp && objectArgument(ctx, whereProp.value);
+  const model = where && modelOf(ctx, receiver);
+  if (!where || !model) return undefined;
+  return { access: "read", store: "prisma", model, operation, filter: parseWhere(ctx, where), node: call };
+}
+
+export const prismaRecognizer: Recognizer = {
+  store: "prisma",
+  methods: new Set([...WRITE_METHODS, ...READ_METHODS]),
+  recognize(call, ctx): StateAccess | undefined {
+    const callee = unwrap(call.callee);
+    if (callee.type !== "MemberExpression" || call.arguments.length !== 1) return undefined;
+    const operation = keyName(callee.property, callee.computed);
+    if (!operation) return undefined;
+    const arg = objectArgument(ctx, call.arguments[0]);
+    if (!arg) return undefined;
+    const whereProp = property(arg, "where");
+    if (READ_METHODS.has(operation)) return recognizeRead(ctx, call, callee.object, operation, whereProp);
+    if (!WRITE_METHODS.has(operation)) return undefined;
+    const dataProp = property(arg, operation === "upsert" ? "update" : "data");
+    if (!whereProp || !dataProp) return undefined;
+    const where = objectArgument(ctx, whereProp.value);
+    const data = objectArgument(ctx, dataProp.value);
+    if (!data) return undefined;
+    const model = modelOf(ctx, callee.object);
+    if (!model) return undefined;
+    const inlineWhere = unwrap(whereProp.value).type === "ObjectExpression" ? where : undefined;
+    return {
+      access: "write",
+      store: "prisma",
+      model,
+      operation,
+      filter: where ? parseWhere(ctx, where) : { kind: "opaque", node: whereProp.value },
+      assignments: parseData(ctx, data),
+      node: call,
+      ...(inlineWhere ? { addPredicate: (field, op, valueText) => insertPredicate(ctx, inlineWhere, field, op, valueText) } : {}),
+    };
+  },
+};

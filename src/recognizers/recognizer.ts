@@ -1,0 +1,15 @@
+/** The contract every store recognizer meets: a call in, a normalised state write or read out (or nothing). */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { StateAccess } from "../core/model.js";
+
+export interface RecognizerContext {
+  readonly sourceCode: Readonly<TSESLint.SourceCode>;
+}
+
+export interface Recognizer {
+  /** Store name, as written into `StateWrite.store`. */
+  readonly store: string;
+  /** Method names a call must end in to be worth a look: the inventory's cheap pre-filter. */
+  readonly methods: ReadonlySet<string>;
+  recognize(call: TSESTree.CallExpression, ctx: RecognizerContext): StateAccess | undefined;
+}
