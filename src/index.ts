@@ -3,11 +3,23 @@
  *   import locks from "eslint-plugin-locks";
  *   export default [locks.configs.recommended];
  */
-import { createRequire } from "node:module";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { ruleSettings } from "./configs.js";
 import { rules } from "./rules.js";
 
-const { name, version } = createRequire(import.meta.url)("../../package.json") as { name: string; version: string };
+/** The package's own package.json: two folders up from dist/src, one from src when run from source. */
+function readOwnPackage(): { name: string; version: string } {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 4; i++, dir = dirname(dir)) {
+    const file = join(dir, "package.json");
+    if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8")) as { name: string; version: string };
+  }
+  return { name: "eslint-plugin-locks", version: "0.0.0" };
+}
+
+const { name, version } = readOwnPackage();
 
 interface FlatConfig {
   name: string;

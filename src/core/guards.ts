@@ -5,10 +5,11 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Guard, Node, StaticValue } from "./model.js";
 import type { ResolvedVocabulary } from "./settings.js";
-import { evaluate, unwrap } from "./values.js";
+import { evaluate, getConstInit, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
+const AGE_NAME = /idle|elapsed|stale|time_?out|cutoff|deadline|(?:^|[a-z_])age(?:$|[A-Z_])/i;
 const AGE_CALL = /stale|expired|timed?_?out|older|isBefore|isAfter|differenceIn|elapsed|\bage\b|overdue|dead|alive|hung|stuck/i;
 
 export function isFunction(node: Node): node is TSESTree.FunctionLike {
@@ -83,14 +84,20 @@ export function describeTest(
       }
       if (["<", ">", "<=", ">="].includes(n.operator)) {
         let timed = false;
-        walkExpression(n, (m) => {
+        const visit = (m: Node, followConsts: boolean): void => {
           const name = memberName(m) ?? (m.type === "Identifier" ? m.name : undefined);
-          if (name && vocabulary.isTimeField(name)) {
+          if (name && (vocabulary.isTimeField(name) || (m.type === "Identifier" && AGE_NAME.test(name)))) {
             timed = true;
             if (m.type === "MemberExpression") timeFields.add(name);
           }
           if (m.type === "CallExpression" && memberName(m.callee) === "now") timed = true;
-        });
+          // `const idleFor = Date.now() - job.updatedAt.getTime(); if (idleFor > LIMIT)`: read the const once.
+          if (followConsts && m.type === "Identifier") {
+            const init = getConstInit(sourceCode, m);
+            if (init && init.type !== "TSEnumDeclaration") walkExpression(init, (k) => visit(k, false));
+          }
+        };
+        walkExpression(n, (m) => visit(m, true));
         if (timed) judgesAge = true;
       }
     }
