@@ -7,7 +7,13 @@ const missing = (line: number, column: number, data: Record<string, string>) => 
   column,
   data,
 });
-const jobGenerating = { model: "job", field: "status", value: "GENERATING", claimLine: "2" };
+const lock = (model: string, field: string, value: string, claimLine: number) => ({
+  model,
+  field,
+  value,
+  claimLine: String(claimLine),
+});
+const jobGenerating = lock("job", "status", "GENERATING", 2);
 
 ruleTester.run("require-stale-recovery", rule, {
   valid: [
@@ -21,6 +27,199 @@ ruleTester.run("require-stale-recovery", rule, {
       await prisma.job.updateMany({
         where: { id: jobId, status: "GENERATING", updated_at: { lt: staleThreshold } },
         data: { status: "FAILED", error_message: "auto-recovered" },
+      });
+    }`,
+    // bulk transition: admits the value it sets, so it is not a claim
+    `
+    export async function promoteBatch(projectId: string) {
+      await prisma.job.updateMany({
+        where: { projectId, status: { in: ["QUEUED", "PROCESSING"] } },
+        data: { status: "PROCESSING" },
+      });
+    }`,
+    // bulk transition with no status filter at all
+    `
+    export async function startAllForTenant(tenantId: string) {
+      return prisma.syncJob.updateMany({ where: { tenantId }, data: { status: "SYNCING" } });
+    }`,
+    // update by id alone, no check anywhere: not a claim
+    `
+    export async function markStarted(jobId: string) {
+      await prisma.job.update({ where: { id: jobId }, data: { status: "RUNNING", startedAt: new Date() } });
+    }`,
+    // reads of in-progress rows are not writes
+    `
+    export async function dashboard() {
+      const running = await prisma.job.findMany({ where: { status: "RUNNING" } });
+      const busy = await prisma.job.count({ where: { status: { in: ["RUNNING", "GENERATING"] } } });
+      return { running, busy };
+    }`,
+    // heartbeat: writes unrelated fields of a running row
+    `
+    export async function heartbeat(jobId: string, progress: number) {
+      await prisma.job.updateMany({ where: { id: jobId, status: "RUNNING" }, data: { progress, updatedAt: new Date() } });
+    }`,
+    // terminal states set with a compare-and-set: transitions, not locks
+    `
+    export async function complete(jobId: string) {
+      await prisma.job.updateMany({ where: { id: jobId, status: { not: "DONE" } }, data: { status: "DONE", finishedAt: new Date() } });
+    }
+    export async function cancel(jobId: string) {
+      await prisma.job.updateMany({ where: { id: jobId, status: { in: ["QUEUED", "RUNNING"] } }, data: { status: "CANCELLED" } });
+    }`,
+    `
+    export async function archiveOld(cutoff: Date) {
+      await prisma.project.updateMany({
+        where: { createdAt: { lt: cutoff }, NOT: { status: "ARCHIVED" } },
+        data: { status: "ARCHIVED" },
+      });
+    }`,
+    `
+    export async function settle(invoiceId: string) {
+      const { count } = await prisma.invoice.updateMany({ where: { id: invoiceId, status: "OPEN" }, data: { status: "PAID", paidAt: new Date() } });
+      return count === 1;
+    }`,
+    // APPROVED compare-and-set guarded by a version column
+    `
+    export async function approve(requestId: string, version: number) {
+      const res = await prisma.request.updateMany({
+        where: { id: requestId, status: "SUBMITTED", version },
+        data: { status: "APPROVED", version: { increment: 1 } },
+      });
+      if (res.count === 0) throw new Error("changed concurrently");
+    }`,
+    // waiting states are not in progress: requeueing is not a lock
+    `
+    export async function retry(jobId: string) {
+      await prisma.job.updateMany({ where: { id: jobId, status: "FAILED" }, data: { status: "PENDING" } });
+    }
+    export async function enqueue(jobId: string) {
+      await prisma.job.updateMany({ where: { id: jobId, status: { not: "QUEUED" } }, data: { status: "QUEUED" } });
+    }`,
+    // lease take-over in the claim itself: an expired RUNNING row is claimable again
+    `
+    export async function claim(jobId: string, threshold: Date) {
+      const res = await prisma.job.updateMany({
+        where: { id: jobId, OR: [{ status: { not: "RUNNING" } }, { updatedAt: { lt: threshold } }] },
+        data: { status: "RUNNING", updatedAt: new Date() },
+      });
+      return res.count === 1;
+    }`,
+    // take-over on a lease column, inside a transaction, with AND/OR nesting
+    `
+    export async function acquire(name: string, owner: string) {
+      return prisma.$transaction(async (tx) => {
+        const now = new Date();
+        return tx.lease.updateMany({
+          where: { AND: [{ name }, { OR: [{ state: { notIn: ["LEASED"] } }, { leaseExpiresAt: { lte: now } }] }] },
+          data: { state: "LEASED", owner, leaseExpiresAt: new Date(now.getTime() + 30_000) },
+        });
+      });
+    }`,
+    // a racy recovery (stale read, then a write by id) still answers Q1
+    `
+    export async function claim(jobId: string) {
+      await prisma.job.updateMany({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+    }
+    export async function sweep(cutoff: Date) {
+      const stale = await prisma.job.findMany({ where: { status: "RUNNING", updatedAt: { lt: cutoff } } });
+      for (const job of stale) {
+        await prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } });
+      }
+    }`,
+    // a recovery that judges age in a JS if still answers Q1
+    `
+    export async function claim(jobId: string) {
+      await prisma.render.updateMany({ where: { id: jobId, status: { not: "RENDERING" } }, data: { status: "RENDERING" } });
+    }
+    export async function checkOne(render: Render, cutoff: Date) {
+      if (render.status === "RENDERING" && render.heartbeatAt < cutoff) {
+        await prisma.render.update({ where: { id: render.id }, data: { status: "FAILED" } });
+      }
+    }`,
+    // a startup reset of every RUNNING row (no age) still answers Q1
+    `
+    export async function claim(jobId: string) {
+      await prisma.job.updateMany({ where: { id: jobId, status: "QUEUED" }, data: { status: "RUNNING" } });
+    }
+    export async function onBoot() {
+      await prisma.job.updateMany({ where: { status: "RUNNING" }, data: { status: "QUEUED" } });
+    }`,
+    // a sweeper that judges age but not the status still answers Q1
+    `
+    export async function claim(jobId: string) {
+      await prisma.job.updateMany({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+    }
+    export async function sweep(cutoff: Date) {
+      await prisma.job.updateMany({ where: { updatedAt: { lt: cutoff } }, data: { status: "FAILED" } });
+    }`,
+    // NestJS service: claim and a cron recovery on this.prisma, enum values from @prisma/client
+    `
+    import { ReportStatus } from "@prisma/client";
+    @Injectable()
+    export class ReportService {
+      constructor(private readonly prisma: PrismaService) {}
+      async start(reportId: string) {
+        return this.prisma.report.updateMany({
+          where: { id: reportId, status: { not: ReportStatus.GENERATING } },
+          data: { status: ReportStatus.GENERATING },
+        });
+      }
+      @Cron("*/5 * * * *")
+      async recoverStalled() {
+        const cutoff = new Date(Date.now() - 15 * 60_000);
+        await this.prisma.report.updateMany({
+          where: { status: ReportStatus.GENERATING, updatedAt: { lt: cutoff } },
+          data: { status: ReportStatus.FAILED },
+        });
+      }
+    }`,
+    // an imported enum on the claim pairs with a string literal in the sweeper; model names compare loosely
+    `
+    import { JobStatus } from "@prisma/client";
+    const jobs = prisma.job;
+    export async function claim(id: string) {
+      await jobs.updateMany({ where: { id, status: { not: JobStatus.GENERATING } }, data: { status: JobStatus.GENERATING } });
+    }
+    export async function sweep(cutoff: Date) {
+      await prisma.jobs.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "FAILED" } });
+    }`,
+    // plain JS, destructured delegate, .then form, recovery covering two in-progress values
+    {
+      code: `
+      const { exportJob } = prisma;
+      export function claim(id) {
+        return exportJob
+          .updateMany({ where: { id, status: { notIn: ["EXPORTING", "UPLOADING"] } }, data: { status: "EXPORTING" } })
+          .then((r) => r.count === 1);
+      }
+      export function upload(id) {
+        return exportJob.updateMany({ where: { id, status: "EXPORTING" }, data: { status: "UPLOADING" } });
+      }
+      export function sweep(cutoff) {
+        return exportJob.updateMany({
+          where: { status: { in: ["EXPORTING", "UPLOADING"] }, updatedAt: { lt: cutoff } },
+          data: { status: "FAILED" },
+        });
+      }`,
+      languageOptions: javascript,
+    },
+    // TS enum and updateManyAndReturn, answered by a recovery using the same enum
+    `
+    enum TaskState { Queued = "QUEUED", Processing = "PROCESSING", Failed = "FAILED" }
+    export async function claimTasks(limit: Date) {
+      return prisma.task.updateManyAndReturn({ where: { state: TaskState.Queued, runAt: { lte: limit } }, data: { state: TaskState.Processing } });
+    }
+    export async function sweep(cutoff: Date) {
+      await prisma.task.updateMany({ where: { state: TaskState.Processing, heartbeatAt: { lt: cutoff } }, data: { state: TaskState.Failed } });
+    }`,
+    // upsert by key alone: not a claim
+    `
+    export async function touchSync(accountId: string) {
+      await prisma.syncState.upsert({
+        where: { accountId },
+        update: { status: "SYNCING" },
+        create: { accountId, status: "SYNCING" },
       });
     }`,
   ],
@@ -41,6 +240,220 @@ ruleTester.run("require-stale-recovery", rule, {
 }`,
       languageOptions: javascript,
       errors: [missing(2, 25, jobGenerating)],
+    },
+    {
+      // a finally release does not count either
+      code: `export async function rebuildIndex(indexId: string) {
+  const claimed = await prisma.searchIndex.updateMany({ where: { id: indexId, status: { not: "BUILDING" } }, data: { status: "BUILDING" } });
+  if (claimed.count === 0) return;
+  try {
+    await build(indexId);
+  } finally {
+    await prisma.searchIndex.update({ where: { id: indexId }, data: { status: "IDLE" } });
+  }
+}`,
+      errors: [missing(2, 25, lock("searchIndex", "status", "BUILDING", 2))],
+    },
+    {
+      // .then form
+      code: `export function startExport(exportId: string) {
+  return prisma.exportJob
+    .updateMany({ where: { id: exportId, status: { not: "EXPORTING" } }, data: { status: "EXPORTING" } })
+    .then((r) => r.count === 1);
+}`,
+      errors: [missing(2, 10, lock("exportJob", "status", "EXPORTING", 2))],
+    },
+    {
+      // destructured delegate
+      code: `const { job } = prisma;
+export async function claim(jobId: string) {
+  const res = await job.updateMany({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+  return res.count > 0;
+}`,
+      errors: [missing(3, 21, lock("job", "status", "RUNNING", 3))],
+    },
+    {
+      // delegate held in a variable, notIn
+      code: `const jobs = prisma.job;
+export async function claimNext(id: number) {
+  await jobs.update({ where: { id, status: { notIn: ["RUNNING", "DONE"] } }, data: { status: "RUNNING", startedAt: new Date() } });
+}`,
+      errors: [missing(3, 9, lock("job", "status", "RUNNING", 3))],
+    },
+    {
+      // TS enum
+      code: `enum RenderState { Queued = "QUEUED", Rendering = "RENDERING", Done = "DONE" }
+export async function render(videoId: string) {
+  await prisma.video.updateMany({ where: { id: videoId, state: { not: RenderState.Rendering } }, data: { state: RenderState.Rendering } });
+}`,
+      errors: [missing(3, 9, lock("video", "state", "RENDERING", 3))],
+    },
+    {
+      // as const object, lower-case values
+      code: `const RunStatus = { Queued: "queued", Running: "running", Finished: "finished" } as const;
+export async function startRun(runId: string) {
+  const { count } = await prisma.run.updateMany({ where: { id: runId, status: RunStatus.Queued }, data: { status: RunStatus.Running } });
+  if (count === 0) throw new Error("run already started");
+}`,
+      errors: [missing(3, 27, lock("run", "status", "running", 3))],
+    },
+    {
+      // const binding, NOT
+      code: `const PROCESSING = "PROCESSING";
+export async function lockPayout(payoutId: string) {
+  return prisma.payout.updateMany({
+    where: { id: payoutId, NOT: { status: PROCESSING } },
+    data: { status: PROCESSING },
+  });
+}`,
+      errors: [missing(3, 10, lock("payout", "status", "PROCESSING", 3))],
+    },
+    {
+      // an enum imported from @prisma/client
+      code: `import { JobStatus } from "@prisma/client";
+export async function startGeneration(jobId: string) {
+  await prisma.job.updateMany({ where: { id: jobId, status: { not: JobStatus.GENERATING } }, data: { status: JobStatus.GENERATING } });
+}`,
+      errors: [missing(3, 9, lock("job", "status", "GENERATING", 3))],
+    },
+    {
+      // $transaction callback, in
+      code: `export async function claimBatch(batchId: string) {
+  return prisma.$transaction(async (tx) => {
+    const claimed = await tx.batch.updateMany({ where: { id: batchId, status: { in: ["QUEUED", "FAILED"] } }, data: { status: "PROCESSING" } });
+    if (claimed.count === 0) return null;
+    return tx.batch.findUnique({ where: { id: batchId } });
+  });
+}`,
+      errors: [missing(3, 27, lock("batch", "status", "PROCESSING", 3))],
+    },
+    {
+      // NestJS service on this.prisma, enum of unknown origin
+      code: `@Injectable()
+export class ReportService {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async start(reportId: string) {
+    const result = await this.prisma.report.updateMany({
+      where: { id: reportId, status: { not: ReportStatus.RUNNING } },
+      data: { status: ReportStatus.RUNNING, startedAt: new Date() },
+    });
+    return result.count === 1;
+  }
+}`,
+      errors: [missing(6, 26, lock("report", "status", "RUNNING", 6))],
+    },
+    {
+      // this.db, AND list
+      code: `class SyncWorker {
+  constructor(private db: PrismaClient) {}
+  async claim(accountId: string) {
+    await this.db.syncJob.updateMany({ where: { accountId, AND: [{ status: { not: "SYNCING" } }] }, data: { status: "SYNCING" } });
+  }
+}`,
+      errors: [missing(4, 11, lock("syncJob", "status", "SYNCING", 4))],
+    },
+    {
+      // optional chaining on the client
+      code: `export async function claimTask(taskId: string, client?: PrismaClient) {
+  const res = await client?.task.updateMany({ where: { id: taskId, status: { not: "IN_PROGRESS" } }, data: { status: "IN_PROGRESS" } });
+  return res?.count === 1;
+}`,
+      errors: [missing(2, 21, lock("task", "status", "IN_PROGRESS", 2))],
+    },
+    {
+      // optional call on this.prisma's delegate, plain JS class
+      code: `export class InvoiceWorker {
+  constructor(prisma) { this.prisma = prisma; }
+  async claim(invoiceId) {
+    return this.prisma.invoice?.updateMany({ where: { id: invoiceId, status: "OPEN" }, data: { status: "PROCESSING" } });
+  }
+}`,
+      languageOptions: javascript,
+      errors: [missing(4, 12, lock("invoice", "status", "PROCESSING", 4))],
+    },
+    {
+      // updateManyAndReturn: bulk claim of due rows
+      code: `export async function claimEmails(limit: Date) {
+  return prisma.email.updateManyAndReturn({
+    where: { status: "QUEUED", scheduledFor: { lte: limit } },
+    data: { status: "SENDING" },
+  });
+}`,
+      errors: [missing(2, 10, lock("email", "status", "SENDING", 2))],
+    },
+    {
+      // upsert with a filter that excludes the value
+      code: `export async function acquire(name: string, owner: string) {
+  await prisma.mutex.upsert({
+    where: { name, status: { not: "LOCKED" } },
+    update: { status: "LOCKED", owner },
+    create: { name, status: "LOCKED", owner },
+  });
+}`,
+      errors: [missing(2, 9, lock("mutex", "status", "LOCKED", 2))],
+    },
+    {
+      // a check-then-act claim is still a claim for Q1
+      code: `export async function startRun(pipelineId: string) {
+  const run = await prisma.run.findFirst({ where: { pipelineId, status: "pending" } });
+  if (!run) return null;
+  return prisma.run.update({ where: { id: run.id }, data: { status: "running" } });
+}`,
+      errors: [missing(4, 10, lock("run", "status", "running", 4))],
+    },
+    {
+      // the sweeper recovers a different value
+      code: `export async function claim(id: string) {
+  await prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+}
+export async function sweep(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "FAILED" } });
+}`,
+      errors: [missing(2, 9, lock("job", "status", "RUNNING", 2))],
+    },
+    {
+      // the sweeper recovers a different model
+      code: `export async function claim(id: string) {
+  await prisma.export.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+}
+export async function sweep(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "RUNNING", updatedAt: { lt: cutoff } }, data: { status: "FAILED" } });
+}`,
+      errors: [missing(2, 9, lock("export", "status", "RUNNING", 2))],
+    },
+    {
+      // the sweeper clears the owner but leaves the status in progress
+      code: `export async function claim(id: string, worker: string) {
+  await prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING", lockedBy: worker } });
+}
+export async function sweep(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "RUNNING", updatedAt: { lt: cutoff } }, data: { lockedBy: null } });
+}`,
+      errors: [missing(2, 9, lock("job", "status", "RUNNING", 2))],
+    },
+    {
+      // two claims, only one of them is swept
+      code: `export async function startJob(id: string) {
+  await prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+}
+export async function startReport(id: string) {
+  await prisma.report.updateMany({ where: { id, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+}
+export async function sweep(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "RUNNING", updatedAt: { lt: cutoff } }, data: { status: "FAILED" } });
+}`,
+      errors: [missing(5, 9, lock("report", "status", "GENERATING", 5))],
+    },
+    {
+      // nested OR/NOT: every branch excludes the value, none judges age
+      code: `export async function claimDeploy(deployId: string) {
+  await prisma.deployment.updateMany({
+    where: { id: deployId, OR: [{ status: "QUEUED" }, { status: "FAILED", NOT: { retries: 0 } }] },
+    data: { status: "DEPLOYING" },
+  });
+}`,
+      errors: [missing(2, 9, lock("deployment", "status", "DEPLOYING", 2))],
     },
   ],
 });

@@ -1,0 +1,52 @@
+// Each rule's doc page: its header matches meta.docs.description, it names its question, and its examples
+// behave as they say: every "Incorrect" block is reported by the rule, every "Correct" block is clean under
+// configs.strict.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import tsParser from "@typescript-eslint/parser";
+import { Linter } from "eslint";
+import { describe, expect, it } from "vitest";
+import plugin from "../src/index.js";
+
+const docsDir = fileURLToPath(new URL("../docs/rules/", import.meta.url));
+const linter = new Linter({ configType: "flat" });
+const config = [{ files: ["**/*.ts"], languageOptions: { parser: tsParser } }, plugin.configs.strict] as Linter.Config[];
+
+/** Code blocks under the "### ❌ Incorrect" and "### ✅ Correct" headings. */
+function examples(markdown: string): { incorrect: string[]; correct: string[] } {
+  const out = { incorrect: [] as string[], correct: [] as string[] };
+  let section: "incorrect" | "correct" | undefined;
+  const lines = markdown.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.startsWith("#")) section = /Incorrect/.test(line) ? "incorrect" : /Correct/.test(line) ? "correct" : undefined;
+    else if (section && /^```(ts|js)$/.test(line)) {
+      const end = lines.indexOf("```", i + 1);
+      out[section].push(lines.slice(i + 1, end).join("\n"));
+      i = end;
+    }
+  }
+  return out;
+}
+
+describe.each(Object.entries(plugin.rules))("docs/rules/%s.md", (id, rule) => {
+  const markdown = readFileSync(`${docsDir}${id}.md`, "utf8");
+  const { incorrect, correct } = examples(markdown);
+
+  it("starts with the rule's description and names its question", () => {
+    expect(markdown.split("\n")[0]).toBe(`# ${rule.meta.docs.description} (\`locks/${id}\`)`);
+    expect(markdown).toContain(`**${rule.meta.docs.question} ·`);
+    expect(incorrect.length).toBeGreaterThan(0);
+    expect(correct.length).toBeGreaterThan(0);
+  });
+
+  it.each(incorrect.map((code, i) => [i + 1, code]))("incorrect example %i is reported by the rule", (_i, code) => {
+    const messages = linter.verify(code as string, config, "example.ts");
+    expect(messages.filter((m) => m.fatal)).toEqual([]);
+    expect(messages.map((m) => m.ruleId)).toContain(`locks/${id}`);
+  });
+
+  it.each(correct.map((code, i) => [i + 1, code]))("correct example %i is clean under configs.strict", (_i, code) => {
+    expect(linter.verify(code as string, config, "example.ts")).toEqual([]);
+  });
+});
