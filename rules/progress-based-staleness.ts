@@ -54,11 +54,8 @@ export default createRule<"startTimeRecovery" | "startTimeScan" | "startTimeTake
         const start = startTimeOnly(judged);
         if (!start) continue;
         seen.add(recovery.write.node);
-        context.report({
-          node: start.node,
-          messageId: "startTimeRecovery",
-          data: { ...claimData(recovery.claim), timeField: start.field, progressFields },
-        });
+        const data = { ...claimData(recovery.claim), timeField: start.field, progressFields };
+        context.report({ node: start.node, messageId: "startTimeRecovery", data });
       }
       for (const scan of facts.staleScans) {
         const start = startTimeOnly(scan.timePredicates);
@@ -72,11 +69,8 @@ export default createRule<"startTimeRecovery" | "startTimeScan" | "startTimeTake
       for (const claim of facts.claims) {
         const start = startTimeOnly(claim.takeover);
         if (!start) continue;
-        context.report({
-          node: start.node,
-          messageId: "startTimeTakeover",
-          data: { ...claimData(claim), timeField: start.field, progressFields },
-        });
+        const data = { ...claimData(claim), timeField: start.field, progressFields };
+        context.report({ node: start.node, messageId: "startTimeTakeover", data });
       }
     });
   },
