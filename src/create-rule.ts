@@ -18,7 +18,7 @@ export type LocksRule<MessageIds extends string, Options extends readonly unknow
   MessageIds,
   Options,
   LocksDocs
-> & { name: string };
+> & { name: string; meta: TSESLint.RuleMetaData<MessageIds, LocksDocs, Options> & { docs: LocksDocs } };
 
 export function createRule<MessageIds extends string, Options extends readonly unknown[]>(rule: {
   name: string;
