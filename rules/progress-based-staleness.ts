@@ -72,6 +72,6 @@ export default createRule<"startTimeRecovery" | "startTimeScan" | "startTimeTake
         const data = { ...claimData(claim), timeField: start.field, progressFields };
         context.report({ node: start.node, messageId: "startTimeTakeover", data });
       }
-    });
+    }, context.options[0]);
   },
 });

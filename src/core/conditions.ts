@@ -117,14 +117,23 @@ export function isOpaque(branch: Branch): boolean {
   return branch.some((a) => "opaque" in a);
 }
 
-/** Fields the branch pins to one non-static value (`id: jobId`): it names particular rows. */
+/** Fields the branch pins to a value known only at run time (`id: jobId`): it names particular rows. */
 export function identityFields(branch: Branch): string[] {
   const out: string[] = [];
   for (const atom of branch) {
     if ("opaque" in atom) continue;
-    if (atom.op === "eq" && (!atom.pred.values || atom.pred.values.length === 1)) out.push(atom.pred.field);
+    if (atom.op === "eq" && !atom.pred.values) out.push(atom.pred.field);
   }
   return out;
+}
+
+/**
+ * The branch compares an owner or token column with a run-time value (`lockedBy: workerId`,
+ * `version: job.version`), or `field` with a value read earlier (`status: job.status`): a compare-and-set
+ * that only the holder of that value can win.
+ */
+export function ownerPinned(branch: Branch, field: string | undefined, vocabulary: ResolvedVocabulary): boolean {
+  return identityFields(branch).some((f) => vocabulary.isOwnerField(f) || (field !== undefined && normalizeName(f) === normalizeName(field)));
 }
 
 /** Every field the filter compares, in any branch. */

@@ -3,18 +3,15 @@
  * enclosing function. Read lazily, only for writes a rule may report.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Guard, Node, StaticValue } from "./model.js";
+import type { Condition, Guard, Node, StaticValue } from "./model.js";
 import type { ResolvedVocabulary } from "./settings.js";
+import { isFunction, functionName } from "./units.js";
 import { evaluate, getConstInit, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
 const AGE_NAME = /idle|elapsed|stale|time_?out|cutoff|deadline|(?:^|[a-z_])age(?:$|[A-Z_])/i;
 const AGE_CALL = /stale|expired|timed?_?out|older|isBefore|isAfter|differenceIn|elapsed|\bage\b|overdue|dead|alive|hung|stuck/i;
-
-export function isFunction(node: Node): node is TSESTree.FunctionLike {
-  return node.type === "FunctionDeclaration" || node.type === "FunctionExpression" || node.type === "ArrowFunctionExpression";
-}
 
 /** A statement that always leaves the surrounding block: return, throw, continue, break, or a block ending in one. */
 function alwaysExits(node: TSESTree.Statement): boolean {
@@ -58,30 +55,65 @@ function walkExpression(node: Node, visit: (n: Node) => void, depth = 0): void {
   }
 }
 
-/** Reads one `if` test: which fields it compares with static values and which timestamps it judges age by. */
+/**
+ * What a test says about row fields, as a `Condition` over `object.field` comparisons with static values
+ * (`job.status === "RUNNING"`, `["A", "B"].includes(job.status)`); anything else is opaque. `accepts` decides
+ * which objects stand for the row being written (a check of `project.status` says nothing about a job).
+ */
+export function testCondition(
+  sourceCode: SourceCode,
+  test: Node,
+  accepts: (object: Node) => boolean,
+): Condition {
+  const n = unwrap(test);
+  const opaque: Condition = { kind: "opaque", node: n };
+  if (n.type === "LogicalExpression" && n.operator !== "??") {
+    const items = [testCondition(sourceCode, n.left, accepts), testCondition(sourceCode, n.right, accepts)];
+    return { kind: n.operator === "&&" ? "and" : "or", items };
+  }
+  if (n.type === "UnaryExpression" && n.operator === "!") return { kind: "not", item: testCondition(sourceCode, n.argument, accepts) };
+  if (n.type === "BinaryExpression" && ["===", "!==", "==", "!="].includes(n.operator)) {
+    for (const [side, other] of [[n.left, n.right], [n.right, n.left]] as const) {
+      const s = unwrap(side);
+      const field = memberName(s);
+      if (!field || s.type !== "MemberExpression" || !accepts(s.object)) continue;
+      const value = evaluate(sourceCode, other);
+      if (!value) continue;
+      const op = n.operator.startsWith("!") ? "ne" : "eq";
+      return { kind: "pred", field, op, values: [value], node: n };
+    }
+    return opaque;
+  }
+  if (n.type === "CallExpression" && memberName(n.callee) === "includes" && n.arguments[0]) {
+    const s = unwrap(n.arguments[0]);
+    const field = memberName(s);
+    const list = n.callee.type === "MemberExpression" ? unwrap(n.callee.object) : undefined;
+    if (field && s.type === "MemberExpression" && accepts(s.object) && list?.type === "ArrayExpression") {
+      const values = list.elements.map((el) => (el && el.type !== "SpreadElement" ? evaluate(sourceCode, el) : undefined));
+      if (values.every((v) => v !== undefined)) return { kind: "pred", field, op: "in", values: values as StaticValue[], node: n };
+    }
+  }
+  return opaque;
+}
+
+/** The condition that holds where the guarded code runs: the test, or its negation past an early exit. */
+export function pathCondition(sourceCode: SourceCode, guard: Guard, accepts: (object: Node) => boolean): Condition {
+  const c = testCondition(sourceCode, guard.test, accepts);
+  return guard.negated ? { kind: "not", item: c } : c;
+}
+
+/** Reads one `if` test for age: which timestamps it judges, if any. */
 export function describeTest(
   sourceCode: SourceCode,
   test: TSESTree.Expression,
   negated: boolean,
   vocabulary: ResolvedVocabulary,
 ): Guard {
-  const statusFields = new Set<string>();
-  const statusChecks: { field: string; value: StaticValue }[] = [];
+
   const timeFields = new Set<string>();
   let judgesAge = false;
   walkExpression(test, (n) => {
     if (n.type === "BinaryExpression") {
-      const l = memberName(n.left);
-      const r = memberName(n.right);
-      if (["===", "!==", "==", "!="].includes(n.operator)) {
-        for (const [side, other] of [[l, n.right], [r, n.left]] as const) {
-          const value = side && !vocabulary.isTimeField(side) ? evaluate(sourceCode, other) : undefined;
-          if (side && value) {
-            statusFields.add(side);
-            statusChecks.push({ field: side, value });
-          }
-        }
-      }
       if (["<", ">", "<=", ">="].includes(n.operator)) {
         let timed = false;
         const visit = (m: Node, followConsts: boolean): void => {
@@ -103,19 +135,6 @@ export function describeTest(
     }
     if (n.type === "CallExpression") {
       const callee = n.callee.type === "Identifier" ? n.callee.name : memberName(n.callee);
-      if (callee === "includes" && n.arguments[0]) {
-        const f = memberName(n.arguments[0]);
-        if (f) {
-          statusFields.add(f);
-          const list = n.callee.type === "MemberExpression" ? unwrap(n.callee.object) : undefined;
-          if (list?.type === "ArrayExpression") {
-            for (const el of list.elements) {
-              const value = el && el.type !== "SpreadElement" ? evaluate(sourceCode, el) : undefined;
-              if (value) statusChecks.push({ field: f, value });
-            }
-          }
-        }
-      }
       if (callee && AGE_CALL.test(callee)) {
         judgesAge = true;
         walkExpression(n, (m) => {
@@ -128,15 +147,18 @@ export function describeTest(
       judgesAge = true;
     }
   });
-  return { test, negated, statusFields: [...statusFields], statusChecks, timeFields: [...timeFields], judgesAge };
+  return { test, negated, timeFields: [...timeFields], judgesAge };
 }
 
-/** The `if` tests a node runs under inside its function: enclosing branches and earlier early exits. */
+/**
+ * The `if` tests a node runs under: enclosing branches and earlier early exits, through anonymous callbacks
+ * (`$transaction(async (tx) => …)`, `.then(…)`) up to the named function that owns them.
+ */
 export function guardsOf(sourceCode: SourceCode, node: Node, vocabulary: ResolvedVocabulary): Guard[] {
   const out: Guard[] = [];
   let child: Node = node;
   let parent = node.parent;
-  while (parent && !isFunction(parent)) {
+  while (parent && !(isFunction(parent) && functionName(parent) !== undefined)) {
     if (parent.type === "IfStatement" && child !== parent.test) {
       out.push(describeTest(sourceCode, parent.test, child === parent.alternate, vocabulary));
     } else if (parent.type === "ConditionalExpression" && child !== parent.test) {
@@ -156,14 +178,4 @@ export function guardsOf(sourceCode: SourceCode, node: Node, vocabulary: Resolve
     parent = parent.parent;
   }
   return out;
-}
-
-/** The function a node sits in, or undefined at module level. */
-export function enclosingFunction(node: Node): TSESTree.FunctionLike | undefined {
-  let p = node.parent;
-  while (p) {
-    if (isFunction(p)) return p;
-    p = p.parent;
-  }
-  return undefined;
 }

@@ -10,7 +10,7 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { LockFacts, StateAccess } from "./model.js";
 import { recognizers } from "../recognizers/index.js";
 import { buildFacts, type ModuleShape } from "./pairing.js";
-import { getVocabulary } from "./settings.js";
+import { extendVocabulary, getVocabulary, type Vocabulary } from "./settings.js";
 import { unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -19,6 +19,8 @@ type Callback = (facts: LockFacts) => void;
 
 interface FileState {
   done: boolean;
+  /** Vocabulary that rule options add to `settings.locks` (e.g. a rule's own `progressTimeFields`). */
+  readonly extensions: Partial<Vocabulary>[];
   readonly calls: TSESTree.CallExpression[];
   readonly functions: TSESTree.FunctionLike[];
   readonly callbacks: Callback[];
@@ -57,17 +59,19 @@ export function collectAccesses(sourceCode: SourceCode, calls: readonly TSESTree
 }
 
 /**
- * Gives a rule the module's lock facts. Returns the listeners the rule must return from `create` (the collecting
+ * Gives a rule the module's lock facts. `extension` adds a rule's vocabulary options to what the shared model
+ * recognises (a timestamp the rule was told about must count as one when the facts are built). Returns the listeners the rule must return from `create` (the collecting
  * listeners for the first rule of a file, none for the others); `callback` runs once, at the end of the traversal.
  */
-export function onLockFacts(context: Context, callback: Callback): TSESLint.RuleListener {
+export function onLockFacts(context: Context, callback: Callback, extension?: Partial<Vocabulary>): TSESLint.RuleListener {
   const sourceCode = context.sourceCode;
   const existing = states.get(sourceCode);
   if (existing && !existing.done) {
     existing.callbacks.push(callback);
+    if (extension) existing.extensions.push(extension);
     return {};
   }
-  const state: FileState = { done: false, calls: [], functions: [], callbacks: [callback] };
+  const state: FileState = { done: false, extensions: extension ? [extension] : [], calls: [], functions: [], callbacks: [callback] };
   states.set(sourceCode, state);
   return {
     CallExpression(node) {
@@ -80,7 +84,7 @@ export function onLockFacts(context: Context, callback: Callback): TSESLint.Rule
       state.done = true;
       const accesses = collectAccesses(sourceCode, state.calls);
       const shape: ModuleShape = { calls: state.calls, functions: state.functions };
-      const facts = buildFacts(sourceCode, accesses, shape, getVocabulary(context.settings));
+      const facts = buildFacts(sourceCode, accesses, shape, extendVocabulary(getVocabulary(context.settings), state.extensions));
       for (const cb of state.callbacks) cb(facts);
     },
   };

@@ -93,10 +93,6 @@ export interface Guard {
   readonly test: TSESTree.Expression;
   /** True when the write runs only if `test` is false (early exit, else branch). */
   readonly negated: boolean;
-  /** Fields compared with a static value in the test, e.g. `status`. */
-  readonly statusFields: readonly string[];
-  /** The static values those fields are compared with (`job.status === "GENERATING"`). */
-  readonly statusChecks: readonly { readonly field: string; readonly value: StaticValue }[];
   /** Timestamp fields the test judges age by; empty when it judges no age. */
   readonly timeFields: readonly string[];
   readonly judgesAge: boolean;

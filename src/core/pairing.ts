@@ -1,25 +1,27 @@
 /**
  * Classify, then pair. Every state write of a module is read against the vocabulary:
- * - a *claim* sets field F to an in-progress value V while its filter excludes V (or a JS `if` checked F first);
+ * - a *claim* sets field F to an in-progress value V while its filter excludes V (or a JS check or an earlier
+ *   read excluded V on the way to an unconditional write: check-then-act);
  * - a *recovery* moves F off V for rows whose filter pins F = V and judges age (`updatedAt < threshold`);
- *   a recovery that judges age in JS, or lacks the status or the age predicate, is still one, with flaws;
+ *   a recovery that judges age in JS or in an earlier read, or lacks the status or the age predicate, is
+ *   still one, with flaws;
  * - a *holder write* moves one claimed row off V from code the claiming function reaches (completion, failure).
  * Pairing is by (model, field, value); model names compare loosely (`job`, `Job`, `jobs`).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type {
-  Check, Claim, Guard, HolderWrite, LockFacts, LockKey, Node, Recovery, RecoveryFlaw, StaleScan, StateAccess, StateRead,
-  StateWrite, StaticValue, TimePredicate,
+  Check, Claim, Condition, Guard, HolderWrite, LockFacts, LockKey, Node, Recovery, RecoveryFlaw, StaleScan, StateAccess,
+  StateRead, StateWrite, StaticValue, TimePredicate,
 } from "./model.js";
 import type { ResolvedVocabulary } from "./settings.js";
-import {
-  agePredicates, excludes, identityFields, isOpaque, pins, toBranches, type Branch,
-} from "./conditions.js";
-import { enclosingFunction, guardsOf, isFunction } from "./guards.js";
+import { agePredicates, excludes, identityFields, isOpaque, ownerPinned, pins, toBranches, type Branch } from "./conditions.js";
+import { guardsOf, pathCondition } from "./guards.js";
 import { normalizeName } from "./settings.js";
-import { keyName, sameValue, unwrap } from "./values.js";
+import { classOf, functionName, unitOf } from "./units.js";
+import { getConstInit, keyName, sameValue, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
+type Unit = TSESTree.FunctionLike | null;
 
 /** What the inventory saw of the module besides writes: enough to follow calls from a claim to its holder's writes. */
 export interface ModuleShape {
@@ -29,6 +31,8 @@ export interface ModuleShape {
 
 /** Values a recovery or failure path moves a row to: failed, retryable or waiting states. */
 const RESET_VALUE = /fail|error|pending|queue|wait|time_?out|stale|expire|abandon|retry|idle|ready|new|created|available|interrupt|crash|dead|stuck|unknown|open|todo|scheduled|init|reset|draft/i;
+/** Variable names that say nothing about which model a row belongs to. */
+const GENERIC_ROW = /^(row|record|item|entity|existing|current|found|doc|document|data|result|res|entry|model|obj|object|it|x)$/;
 
 export function normalizeModel(name: string): string {
   const n = normalizeName(name);
@@ -39,42 +43,31 @@ function sameField(a: string, b: string): boolean {
   return normalizeName(a) === normalizeName(b);
 }
 
-// ---- functions and who reaches whom ----
-
-/** The name a function is known by in its module: declaration, variable, method, property. */
-function functionName(fn: TSESTree.FunctionLike): string | undefined {
-  if (fn.type === "FunctionDeclaration" && fn.id) return fn.id.name;
-  const p = fn.parent;
-  if (!p) return undefined;
-  if (p.type === "VariableDeclarator" && p.id.type === "Identifier") return p.id.name;
-  if ((p.type === "MethodDefinition" || p.type === "Property" || p.type === "PropertyDefinition") && p.key) {
-    return keyName(p.key, p.computed);
-  }
-  if (fn.type === "FunctionExpression" && fn.id) return fn.id.name;
-  return undefined;
+function isLockValue(value: StaticValue, vocabulary: ResolvedVocabulary): boolean {
+  return typeof value.value === "string" && vocabulary.isInProgressValue(value.value);
 }
 
-/** The nearest enclosing named function (anonymous callbacks belong to it), or null for module level. */
-function unitOf(node: Node): TSESTree.FunctionLike | null {
-  let p = node.parent;
-  while (p) {
-    if (isFunction(p) && functionName(p) !== undefined) return p;
-    p = p.parent;
-  }
-  return null;
+function allBranchesExclude(cond: Condition, field: string, value: StaticValue): boolean {
+  const branches = toBranches(cond);
+  return branches.length > 0 && branches.every((b) => excludes(b, field, value));
 }
 
-function referencedName(node: Node): string | undefined {
+// ---- who reaches whom ----
+
+function referencedName(node: Node): { name: string; viaThis: boolean } | undefined {
   const n = unwrap(node);
-  if (n.type === "Identifier") return n.name;
-  if (n.type === "MemberExpression" && unwrap(n.object).type === "ThisExpression") return keyName(n.property, n.computed);
+  if (n.type === "Identifier") return { name: n.name, viaThis: false };
+  if (n.type === "MemberExpression" && unwrap(n.object).type === "ThisExpression") {
+    const name = keyName(n.property, n.computed);
+    return name === undefined ? undefined : { name, viaThis: true };
+  }
   return undefined;
 }
 
 class CallGraph {
   private readonly byName = new Map<string, TSESTree.FunctionLike[]>();
-  private readonly edges = new Map<TSESTree.FunctionLike | null, Set<string>>();
-  private readonly reachCache = new Map<TSESTree.FunctionLike | null, Set<TSESTree.FunctionLike | null>>();
+  private readonly edges = new Map<Unit, { name: string; viaThis: boolean; from: Node }[]>();
+  private readonly reachCache = new Map<Unit, Set<Unit>>();
 
   constructor(shape: ModuleShape) {
     for (const fn of shape.functions) {
@@ -86,27 +79,28 @@ class CallGraph {
     }
     for (const call of shape.calls) {
       const unit = unitOf(call);
-      const names = this.edges.get(unit) ?? new Set<string>();
-      const callee = referencedName(call.callee);
-      if (callee) names.add(callee);
-      for (const arg of call.arguments) {
-        const ref = referencedName(arg);
-        if (ref) names.add(ref);
+      const refs = this.edges.get(unit) ?? [];
+      for (const n of [call.callee, ...call.arguments]) {
+        const ref = referencedName(n);
+        if (ref) refs.push({ ...ref, from: call });
       }
-      this.edges.set(unit, names);
+      this.edges.set(unit, refs);
     }
   }
 
   /** Units reachable from `start` by calls (and functions passed as arguments), `start` included. */
-  reachable(start: TSESTree.FunctionLike | null): Set<TSESTree.FunctionLike | null> {
+  reachable(start: Unit): Set<Unit> {
     const cached = this.reachCache.get(start);
     if (cached) return cached;
-    const seen = new Set<TSESTree.FunctionLike | null>([start]);
+    const seen = new Set<Unit>([start]);
     const queue = [start];
     while (queue.length > 0) {
       const unit = queue.pop()!;
-      for (const name of this.edges.get(unit) ?? []) {
-        for (const fn of this.byName.get(name) ?? []) {
+      for (const ref of this.edges.get(unit) ?? []) {
+        // `this.finish()` means the caller's own class; a bare name means a module-level function.
+        const cls = ref.viaThis ? classOf(ref.from) : undefined;
+        for (const fn of this.byName.get(ref.name) ?? []) {
+          if (ref.viaThis ? classOf(fn) !== cls : classOf(fn) !== undefined) continue;
           if (!seen.has(fn)) {
             seen.add(fn);
             queue.push(fn);
@@ -119,48 +113,86 @@ class CallGraph {
   }
 }
 
+// ---- the module being classified ----
+
+class Module {
+  readonly writes: StateWrite[];
+  readonly reads: StateRead[];
+  private readonly branches = new Map<StateWrite, Branch[]>();
+  private readonly guardCache = new Map<StateWrite, Guard[]>();
+  private readonly readByCall = new Map<Node, StateRead>();
+
+  constructor(
+    readonly sourceCode: SourceCode,
+    accesses: readonly StateAccess[],
+    readonly vocabulary: ResolvedVocabulary,
+  ) {
+    this.writes = accesses.filter((a): a is StateWrite => a.access === "write");
+    this.reads = accesses.filter((a): a is StateRead => a.access === "read");
+    for (const r of this.reads) this.readByCall.set(r.node, r);
+  }
+
+  branchesOf(w: StateWrite): Branch[] {
+    let b = this.branches.get(w);
+    if (!b) this.branches.set(w, (b = toBranches(w.filter)));
+    return b;
+  }
+
+  guards(w: StateWrite): Guard[] {
+    let g = this.guardCache.get(w);
+    if (!g) this.guardCache.set(w, (g = guardsOf(this.sourceCode, w.node, this.vocabulary)));
+    return g;
+  }
+
+  /**
+   * Whether `object` in a JS check (`job.status`) stands for a row of `model`: a variable holding a read of that
+   * model, or one named like it (`job`, `delivery` for `webhookDelivery`); a read of another model never does.
+   */
+  objectIsModel(object: Node, model: string): boolean {
+    let o = unwrap(object);
+    while (o.type === "MemberExpression") o = unwrap(o.object);
+    if (o.type !== "Identifier") return true;
+    const init = getConstInit(this.sourceCode, o);
+    let call = init && unwrap(init);
+    if (call?.type === "AwaitExpression") call = unwrap(call.argument);
+    const read = call && this.readByCall.get(call);
+    if (read) return normalizeModel(read.model) === normalizeModel(model);
+    const n = normalizeModel(o.name);
+    const m = normalizeModel(model);
+    return GENERIC_ROW.test(n) || n.includes(m) || m.includes(n);
+  }
+
+  /** The condition every JS check on the way to `w` establishes about rows of its model. */
+  pathCondition(w: StateWrite): Condition {
+    const accepts = (object: Node) => this.objectIsModel(object, w.model);
+    return { kind: "and", items: this.guards(w).map((g) => pathCondition(this.sourceCode, g, accepts)) };
+  }
+
+  /** Reads of the same model that run before `node` in the same unit (callbacks belong to their function). */
+  earlierReads(node: Node, model: string): StateRead[] {
+    const unit = unitOf(node);
+    return this.reads.filter((r) =>
+      r.node.range[1] <= node.range[0] && unitOf(r.node) === unit && normalizeModel(r.model) === normalizeModel(model));
+  }
+}
+
 // ---- classification ----
 
-function isLockValue(value: StaticValue, vocabulary: ResolvedVocabulary): boolean {
-  return typeof value.value === "string" && vocabulary.isInProgressValue(value.value);
-}
-
-/** Reads that happen before `node` in the same function, on the same model. */
-function earlierReads(reads: readonly StateRead[], node: Node, model: string): StateRead[] {
-  const fn = enclosingFunction(node);
-  return reads.filter((r) =>
-    r.node.range[1] <= node.range[0] && enclosingFunction(r.node) === fn && normalizeModel(r.model) === normalizeModel(model));
-}
-
-function ifCheck(guard: Guard): Check {
-  return { kind: "if", node: guard.test, timeFields: guard.timeFields.map((field) => ({ field, node: guard.test })) };
-}
-
-function findClaims(
-  sourceCode: SourceCode,
-  write: StateWrite,
-  branches: readonly Branch[],
-  vocabulary: ResolvedVocabulary,
-  guards: () => Guard[],
-  reads: () => StateRead[],
-): Claim[] {
+function findClaims(mod: Module, write: StateWrite): Claim[] {
   const claims: Claim[] = [];
+  const branches = mod.branchesOf(write);
   for (const assignment of write.assignments) {
-    if (assignment.value.kind !== "static" || !isLockValue(assignment.value.value, vocabulary)) continue;
+    if (assignment.value.kind !== "static" || !isLockValue(assignment.value.value, mod.vocabulary)) continue;
     const value = assignment.value.value;
-    const lock: LockKey = {
-      model: write.model,
-      field: assignment.field,
-      value,
-      valueText: sourceCode.getText(assignment.valueNode),
-    };
+    const field = assignment.field;
+    const lock: LockKey = { model: write.model, field, value, valueText: mod.sourceCode.getText(assignment.valueNode) };
     let open = false;
     let excluded = false;
     const takeover: TimePredicate[] = [];
     for (const branch of branches) {
-      if (excludes(branch, assignment.field, value)) excluded = true;
+      if (excludes(branch, field, value)) excluded = true;
       else {
-        const age = agePredicates(branch, vocabulary);
+        const age = agePredicates(branch, mod.vocabulary);
         if (age.length > 0) takeover.push(...age);
         else open = true;
       }
@@ -170,20 +202,29 @@ function findClaims(
       continue;
     }
     if (!open || branches.some(isOpaque)) continue;
-    // Unconditional write of the in-progress value: a claim only if a JS check or an earlier read of the same
-    // field gated it (check-then-act).
-    const guard = guards().find((g) => g.statusFields.some((f) => sameField(f, assignment.field)));
-    if (guard) {
-      claims.push({ write, lock, assignment, takeover: [], check: ifCheck(guard) });
-      continue;
-    }
-    const read = reads().find((r) => {
-      const rb = toBranches(r.filter);
-      return rb.length > 0 && !rb.some(isOpaque) && rb.every((b) => excludes(b, assignment.field, value));
-    });
-    if (read) claims.push({ write, lock, assignment, takeover: [], check: { kind: "read", node: read.node, timeFields: [] } });
+    // The write admits V. It is a check-then-act claim if the code on the way to it excluded V, unless the
+    // write is a compare-and-set on something else (`status: job.status`, `version: job.version`).
+    const check = checkBefore(mod, write, field, value);
+    if (!check) continue;
+    if (branches.every((b) => ownerPinned(b, field, mod.vocabulary))) claims.push({ write, lock, assignment, takeover: [] });
+    else claims.push({ write, lock, assignment, takeover: [], check });
   }
   return claims;
+}
+
+/** A JS check or an earlier read on the way to `write` that excludes `field = value`. */
+function checkBefore(mod: Module, write: StateWrite, field: string, value: StaticValue): Check | undefined {
+  const guards = mod.guards(write);
+  if (guards.length > 0 && allBranchesExclude(mod.pathCondition(write), field, value)) {
+    const accepts = (o: Node) => mod.objectIsModel(o, write.model);
+    const guard = guards.find((g) => allBranchesExclude(pathCondition(mod.sourceCode, g, accepts), field, value)) ?? guards[0]!;
+    return { kind: "if", node: guard.test, timeFields: [] };
+  }
+  const read = mod.earlierReads(write.node, write.model).find((r) => {
+    const rb = toBranches(r.filter);
+    return rb.length > 0 && !rb.some(isOpaque) && rb.every((b) => excludes(b, field, value));
+  });
+  return read && { kind: "read", node: read.node, timeFields: [] };
 }
 
 /** Reads that pick rows stuck in an in-progress value by age: `findMany({ where: { status: RUNNING, startedAt: { lt } } })`. */
@@ -208,32 +249,37 @@ interface Classified {
   holder: HolderWrite[];
 }
 
-/** A JS age check is about this lock unless it compares the field with other values only. */
-function guardAdmits(guard: Guard, field: string, value: StaticValue): boolean {
-  const checks = guard.statusChecks.filter((c) => sameField(c.field, field));
-  return checks.length === 0 || checks.some((c) => sameValue(c.value, value));
+/** Where a write judges age outside its filter: a JS check about this lock, or an earlier stale scan of it. */
+function ageCheckOf(mod: Module, write: StateWrite, claim: Claim, scans: readonly StaleScan[]): Check | undefined {
+  const { field, value } = claim.lock;
+  const aging = mod.guards(write).filter((g) => g.judgesAge);
+  // The checks together must admit the claimed value: `if (job.status !== "PENDING") return` makes it not about V.
+  if (aging.length > 0 && !allBranchesExclude(mod.pathCondition(write), field, value)) {
+    const first = aging[0]!;
+    const timeFields = aging.flatMap((g) => g.timeFields.map((f) => ({ field: f, node: g.test as Node })));
+    return { kind: "if", node: first.test, timeFields };
+  }
+  const earlier = new Set(mod.earlierReads(write.node, write.model));
+  const scan = scans.find((s) => earlier.has(s.read) && sameField(s.field, field) && sameValue(s.value, value));
+  return scan && { kind: "read", node: scan.read.node, timeFields: scan.timePredicates };
 }
 
-function classifyAgainst(
-  write: StateWrite,
-  branches: readonly Branch[],
-  claim: Claim,
-  vocabulary: ResolvedVocabulary,
-  ageCheck: (claim: Claim) => Check | undefined,
-  out: Classified,
-): void {
+function classifyAgainst(mod: Module, write: StateWrite, claim: Claim, scans: readonly StaleScan[], out: Classified): void {
   const { field, value } = claim.lock;
+  const branches = mod.branchesOf(write);
   const assignment = write.assignments.find((a) => sameField(a.field, field));
   if (!assignment || assignment.value.kind !== "static" || sameValue(assignment.value.value, value)) return;
   if (branches.length === 0 || branches.every((b) => excludes(b, field, value))) return; // never touches claimed rows
   const opaque = branches.some(isOpaque);
   const pinned = branches.every((b) => pins(b, field, value));
-  const ages = branches.map((b) => agePredicates(b, vocabulary));
+  const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
   const timed = ages.every((a) => a.length > 0);
   const timePredicates = ages.flat();
   const identified = branches.every((b) => identityFields(b).some((f) => !sameField(f, field)));
   const target = assignment.value.value;
-  const resets = typeof target.value === "string" && RESET_VALUE.test(target.value) && !isLockValue(target, vocabulary);
+  const resets = typeof target.value === "string" && RESET_VALUE.test(target.value) && !isLockValue(target, mod.vocabulary);
+  // Code the claim runs after itself (its own deadline, its completion) is the holder's, not a recoverer's.
+  const sameUnitAfterClaim = unitOf(write.node) === unitOf(claim.write.node) && write.node.range[0] > claim.write.node.range[1];
   const recovery = (flaws: RecoveryFlaw[], check?: Check): void => {
     out.recoveries.push({ write, lock: claim.lock, claim, timePredicates, flaws, ...(check ? { check } : {}) });
   };
@@ -243,11 +289,13 @@ function classifyAgainst(
     if (resets && !opaque) recovery(["missing-status"]);
     return;
   }
-  const check = ageCheck(claim);
-  if (check) return recovery(["check-in-js"], check);
+  if (resets && !sameUnitAfterClaim) {
+    const check = ageCheckOf(mod, write, claim, scans);
+    if (check) return recovery(["check-in-js"], check);
+  }
   if (identified) {
-    const fenced = pinned || branches.every((b) => identityFields(b).some((f) => vocabulary.isOwnerField(f)));
-    out.holder.push({ write, claim, assignment, fenced: fenced || opaque });
+    const fenced = pinned || opaque || branches.every((b) => ownerPinned(b, undefined, mod.vocabulary));
+    out.holder.push({ write, claim, assignment, fenced });
     return;
   }
   if (pinned && resets && !opaque) recovery(["missing-time"]);
@@ -259,53 +307,30 @@ export function buildFacts(
   shape: ModuleShape,
   vocabulary: ResolvedVocabulary,
 ): LockFacts {
-  const writes = accesses.filter((a): a is StateWrite => a.access === "write");
-  const reads = accesses.filter((a): a is StateRead => a.access === "read");
-  const branchesOf = new Map<StateWrite, Branch[]>();
-  const guardCache = new Map<StateWrite, Guard[]>();
-  const guards = (w: StateWrite) => {
-    let g = guardCache.get(w);
-    if (!g) guardCache.set(w, (g = guardsOf(sourceCode, w.node, vocabulary)));
-    return g;
-  };
-  for (const w of writes) branchesOf.set(w, toBranches(w.filter));
-
-  const claims: Claim[] = [];
-  for (const w of writes) {
-    claims.push(...findClaims(sourceCode, w, branchesOf.get(w)!, vocabulary, () => guards(w), () => earlierReads(reads, w.node, w.model)));
-  }
-  const staleScans: StaleScan[] = [];
-  for (const r of reads) {
-    const scan = findStaleScan(r, vocabulary);
-    if (scan) staleScans.push(scan);
-  }
+  const mod = new Module(sourceCode, accesses, vocabulary);
+  const claims = mod.writes.flatMap((w) => findClaims(mod, w));
+  const staleScans = mod.reads.map((r) => findStaleScan(r, vocabulary)).filter((s): s is StaleScan => s !== undefined);
 
   const classified: Classified = { recoveries: [], holder: [] };
   if (claims.length > 0) {
     const claimWrites = new Set(claims.map((c) => c.write));
-    for (const w of writes) {
+    for (const w of mod.writes) {
       if (claimWrites.has(w)) continue;
-      // Age judged outside the write: in a JS `if` about this lock, or by an earlier stale scan of it.
-      const ageCheck = (claim: Claim): Check | undefined => {
-        const guard = guards(w).find((g) => g.judgesAge && guardAdmits(g, claim.lock.field, claim.lock.value));
-        if (guard) return ifCheck(guard);
-        const scan = staleScans.find((s) =>
-          sameField(s.field, claim.lock.field) && sameValue(s.value, claim.lock.value) &&
-          earlierReads([s.read], w.node, w.model).length > 0);
-        return scan && { kind: "read", node: scan.read.node, timeFields: scan.timePredicates };
-      };
       for (const claim of claims) {
         if (normalizeModel(claim.write.model) !== normalizeModel(w.model)) continue;
-        classifyAgainst(w, branchesOf.get(w)!, claim, vocabulary, ageCheck, classified);
+        classifyAgainst(mod, w, claim, staleScans, classified);
       }
     }
   }
 
-  // Holder writes count only where the claiming code reaches them.
+  // Holder writes count only where the claiming code reaches them, and, in the claim's own function, after it.
   let graph: CallGraph | undefined;
   const holderWrites = classified.holder.filter((h) => {
+    const claimUnit = unitOf(h.claim.write.node);
+    const writeUnit = unitOf(h.write.node);
+    if (writeUnit === claimUnit) return h.write.node.range[0] > h.claim.write.node.range[1];
     graph ??= new CallGraph(shape);
-    return graph.reachable(unitOf(h.claim.write.node)).has(unitOf(h.write.node));
+    return graph.reachable(claimUnit).has(writeUnit);
   });
 
   const byClaim = new Map<Claim, Recovery[]>();
@@ -315,8 +340,8 @@ export function buildFacts(
     byClaim.set(r.claim, list);
   }
   return {
-    writes,
-    reads,
+    writes: mod.writes,
+    reads: mod.reads,
     staleScans,
     claims,
     recoveries: classified.recoveries,

@@ -153,3 +153,12 @@ export function getVocabulary(settings: Readonly<Record<string, unknown>>, optio
   if (!hasOptions && typeof locks === "object" && locks !== null) cache.set(locks, resolved);
   return resolved;
 }
+
+/** The vocabulary with more names added to its lists (union): how rule options reach the shared model. */
+export function extendVocabulary(base: ResolvedVocabulary, extensions: readonly Partial<Vocabulary>[]): ResolvedVocabulary {
+  const useful = extensions.filter((e) => VOCABULARY_KEYS.some((k) => e[k] !== undefined && e[k]!.length > 0));
+  if (useful.length === 0) return base;
+  const raw = { ...base.raw };
+  for (const e of useful) for (const key of VOCABULARY_KEYS) if (e[key]) raw[key] = [...new Set([...raw[key], ...e[key]!])];
+  return resolveVocabulary(raw);
+}

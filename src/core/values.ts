@@ -93,7 +93,7 @@ function enumMemberValue(
   const members = decl.body?.members ?? (decl as unknown as { members: TSESTree.TSEnumMember[] }).members;
   let next = 0;
   for (const m of members) {
-    const key = keyName(m.id, m.computed ?? false);
+    const key = keyName(m.id, false);
     let value: StaticValue | undefined;
     if (m.initializer) value = evaluate(sourceCode, m.initializer, depth + 1);
     else value = { value: next };
@@ -137,7 +137,7 @@ function evaluateMember(sourceCode: SourceCode, node: TSESTree.MemberExpression,
   }
   // An imported or global enum-like namespace (`JobStatus.GENERATING`, `Prisma.$Enums.Status.RUNNING`):
   // Prisma enums and most string enums use the key as the value.
-  if (/^[A-Z][A-Za-z0-9_]*$/.test(name) && /^[A-Z$]/.test(rootName(object) ?? "")) return { value: name, symbolic: true };
+  if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && /^[A-Z$]/.test(rootName(object) ?? "")) return { value: name, symbolic: true };
   return undefined;
 }
 

@@ -15,6 +15,11 @@ const READ_METHODS = new Set([
 ]);
 const DELEGATE_SUFFIX = /(?:Repository|Repo|Delegate|Model|Table)$/;
 const COMPARISONS = new Set(["lt", "lte", "gt", "gte"]);
+const FILTER_OPERATORS = new Set([
+  "equals", "not", "in", "notIn", "lt", "lte", "gt", "gte", "contains", "startsWith", "endsWith", "mode", "search",
+  "some", "every", "none", "is", "isNot", "has", "hasEvery", "hasSome", "isEmpty", "path", "string_contains",
+  "array_contains", "isSet",
+]);
 const WRITE_OPERATORS = new Set(["increment", "decrement", "multiply", "divide", "push", "unset"]);
 
 function objectArgument(ctx: RecognizerContext, node: Node | undefined): TSESTree.ObjectExpression | undefined {
@@ -88,6 +93,10 @@ function pred(field: string, op: Op, ctx: RecognizerContext, value: Node, at: No
 function parseFieldFilter(ctx: RecognizerContext, field: string, valueNode: Node, at: Node): Condition {
   const value = unwrap(valueNode);
   if (value.type !== "ObjectExpression") return pred(field, "eq", ctx, value, at);
+  // A compound unique key (`id_createdAt: { id, createdAt }`) names one row, like `id: jobId`.
+  if (value.properties.length > 0 && value.properties.every((p) => p.type === "Property" && !FILTER_OPERATORS.has(keyName(p.key, p.computed) ?? ""))) {
+    return { kind: "pred", field, op: "eq", values: undefined, node: at };
+  }
   const items: Condition[] = [];
   for (const p of value.properties) {
     if (p.type !== "Property") { items.push({ kind: "opaque", node: p }); continue; }

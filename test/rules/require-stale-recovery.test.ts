@@ -213,6 +213,45 @@ ruleTester.run("require-stale-recovery", rule, {
     export async function sweep(cutoff: Date) {
       await prisma.task.updateMany({ where: { state: TaskState.Processing, heartbeatAt: { lt: cutoff } }, data: { state: TaskState.Failed } });
     }`,
+    // take-over on a nested AND branch: a RUNNING row whose heartbeat stopped
+    `
+    export async function claim(id: string, cutoff: Date) {
+      await prisma.job.updateMany({
+        where: { id, OR: [{ status: { in: ["QUEUED", "FAILED"] } }, { AND: [{ status: "RUNNING" }, { heartbeatAt: { lt: cutoff } }] }] },
+        data: { status: "RUNNING", heartbeatAt: new Date() },
+      });
+    }`,
+    // a class sweeper on this.prisma (equals, lte, inline threshold) pairs with a function's claim
+    `
+    export async function claim(id: string) {
+      await prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+    }
+    export class Sweeper {
+      constructor(private prisma: PrismaClient) {}
+      async sweep() {
+        await this.prisma.job.updateMany({
+          where: { status: { equals: "RUNNING" }, updatedAt: { lte: new Date(Date.now() - 60_000) } },
+          data: { status: "FAILED" },
+        });
+      }
+    }`,
+    // a recovery judged by a staleness helper in JS still answers Q1
+    `
+    export async function claim(id: string) {
+      await prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+    }
+    export async function check(job: Job) {
+      if (isStale(job)) await prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } });
+    }`,
+    // stale scan, then a write per row that also pins the status
+    `
+    export async function claim(id: string) {
+      await prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+    }
+    export async function sweep(cutoff: Date) {
+      const stale = await prisma.job.findMany({ where: { status: "RUNNING", updatedAt: { lt: cutoff } } });
+      for (const s of stale) await prisma.job.updateMany({ where: { id: s.id, status: "RUNNING" }, data: { status: "FAILED" } });
+    }`,
     // upsert by key alone: not a claim
     `
     export async function touchSync(accountId: string) {
@@ -444,6 +483,62 @@ export async function sweep(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "RUNNING", updatedAt: { lt: cutoff } }, data: { status: "FAILED" } });
 }`,
       errors: [missing(5, 9, lock("report", "status", "GENERATING", 5))],
+    },
+    {
+      // equals in the filter, set in the data
+      code: `export async function claim(id: string) {
+  await prisma.job.updateMany({ where: { id, status: { equals: "QUEUED" } }, data: { status: { set: "RUNNING" } } });
+}`,
+      errors: [missing(2, 9, lock("job", "status", "RUNNING", 2))],
+    },
+    {
+      // NOT as a list, and not: { in } nested
+      code: `export async function claimJob(id: string) {
+  await prisma.job.updateMany({ where: { id, NOT: [{ status: "RUNNING" }] }, data: { status: "RUNNING" } });
+}
+export async function claimRun(id: string) {
+  await prisma.run.updateMany({ where: { id, status: { not: { in: ["RUNNING", "DONE"] } } }, data: { status: "RUNNING" } });
+}`,
+      errors: [missing(2, 9, lock("job", "status", "RUNNING", 2)), missing(5, 9, lock("run", "status", "RUNNING", 5))],
+    },
+    {
+      // the where object is held in a const
+      code: `export async function claim(id: string) {
+  const where = { id, status: { not: "RUNNING" } };
+  await prisma.job.updateMany({ where, data: { status: "RUNNING" } });
+}`,
+      errors: [missing(3, 9, lock("job", "status", "RUNNING", 3))],
+    },
+    {
+      // optional chaining all the way, template literal values
+      code: "export async function claim(id: string) {\n  await prisma?.job?.updateMany({ where: { id, status: { not: `RUNNING` } }, data: { status: `RUNNING` } });\n}",
+      errors: [missing(2, 9, lock("job", "status", "RUNNING", 2))],
+    },
+    {
+      // the array form of $transaction
+      code: `export async function claim(id: string) {
+  await prisma.$transaction([prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } })]);
+}`,
+      errors: [missing(2, 30, lock("job", "status", "RUNNING", 2))],
+    },
+    {
+      // $Enums namespace from @prisma/client
+      code: `import { $Enums } from "@prisma/client";
+export async function claim(id: string) {
+  await prisma.job.updateMany({ where: { id, status: { not: $Enums.JobStatus.RUNNING } }, data: { status: $Enums.JobStatus.RUNNING } });
+}`,
+      errors: [missing(3, 9, lock("job", "status", "RUNNING", 3))],
+    },
+    {
+      // delegate destructured from this.prisma inside a class arrow property
+      code: `export class JobService {
+  constructor(private prisma: PrismaClient) {}
+  claim = async (id: string) => {
+    const { job } = this.prisma;
+    await job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+  };
+}`,
+      errors: [missing(5, 11, lock("job", "status", "RUNNING", 5))],
     },
     {
       // nested OR/NOT: every branch excludes the value, none judges age

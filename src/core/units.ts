@@ -1,0 +1,61 @@
+/**
+ * Functions as the unit of "who reaches whom": a named function (declaration, variable, class member, exported
+ * object method) owns the anonymous callbacks inside it; a top-level anonymous function (an Express handler,
+ * a queue processor) is its own unit.
+ */
+import type { TSESTree } from "@typescript-eslint/utils";
+import type { Node } from "./model.js";
+import { keyName } from "./values.js";
+
+export function isFunction(node: Node): node is TSESTree.FunctionLike {
+  return node.type === "FunctionDeclaration" || node.type === "FunctionExpression" || node.type === "ArrowFunctionExpression";
+}
+
+/** The name a function is known by in its module, or undefined for a callback. */
+export function functionName(fn: TSESTree.FunctionLike): string | undefined {
+  if (fn.type === "FunctionDeclaration" && fn.id) return fn.id.name;
+  const p = fn.parent;
+  if (!p) return undefined;
+  if (p.type === "VariableDeclarator" && p.id.type === "Identifier") return p.id.name;
+  if ((p.type === "MethodDefinition" || p.type === "PropertyDefinition") && p.key) return keyName(p.key, p.computed);
+  // An object's method counts when the object is a module's API (`export const jobs = { start() {} }`),
+  // not when it is an options bag handed to a call (`run(id, { onSuccess: async () => … })`).
+  if (p.type === "Property" && p.parent.type === "ObjectExpression" && p.parent.parent?.type !== "CallExpression") {
+    return keyName(p.key, p.computed);
+  }
+  return undefined;
+}
+
+/** The function a node sits in, or undefined at module level. */
+export function enclosingFunction(node: Node): TSESTree.FunctionLike | undefined {
+  let p = node.parent;
+  while (p) {
+    if (isFunction(p)) return p;
+    p = p.parent;
+  }
+  return undefined;
+}
+
+/** The nearest enclosing named function; else the outermost enclosing function; null at module level. */
+export function unitOf(node: Node): TSESTree.FunctionLike | null {
+  let outermost: TSESTree.FunctionLike | null = null;
+  let p = node.parent;
+  while (p) {
+    if (isFunction(p)) {
+      if (functionName(p) !== undefined) return p;
+      outermost = p;
+    }
+    p = p.parent;
+  }
+  return outermost;
+}
+
+/** The class body a function is a member of (directly), for `this.method()` resolution. */
+export function classOf(node: Node): TSESTree.ClassBody | undefined {
+  let p = node.parent;
+  while (p) {
+    if (p.type === "ClassBody") return p;
+    p = p.parent;
+  }
+  return undefined;
+}

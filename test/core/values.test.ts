@@ -1,0 +1,179 @@
+import { Linter, type Rule } from "eslint";
+import * as tsParser from "@typescript-eslint/parser";
+import * as espree from "espree";
+import { describe, expect, it } from "vitest";
+import type { Node, StaticValue } from "../../src/core/model.js";
+import { evaluate, sameValue } from "../../src/core/values.js";
+
+/**
+ * Lints `code` with a throwaway rule and evaluates the argument of every `probe(…)` call, in source order, while
+ * ESLint's traversal is running (so the scope manager is live).
+ */
+function probes(code: string, { js = false } = {}): (StaticValue | undefined)[] {
+  const results: (StaticValue | undefined)[] = [];
+  const capture: Rule.RuleModule = {
+    meta: { type: "problem", schema: [] },
+    create(context) {
+      return {
+        CallExpression(node) {
+          if (node.callee.type === "Identifier" && node.callee.name === "probe") {
+            // ESLint's and typescript-eslint's AST and SourceCode types describe the same objects
+            results.push(evaluate(context.sourceCode as unknown as Parameters<typeof evaluate>[0], node.arguments[0] as unknown as Node));
+          }
+        },
+      };
+    },
+  };
+  const linter = new Linter({ configType: "flat" });
+  const messages = linter.verify(
+    code,
+    [
+      {
+        files: ["**/*.ts", "**/*.js"],
+        plugins: { test: { rules: { capture } } },
+        languageOptions: { parser: js ? espree : (tsParser as Linter.Parser), ecmaVersion: "latest", sourceType: "module" },
+        rules: { "test/capture": "error" },
+      },
+    ],
+    js ? "probe.js" : "probe.ts",
+  );
+  const fatal = messages.find((m) => m.fatal);
+  if (fatal) throw new Error(`parse error: ${fatal.message}`);
+  return results;
+}
+
+const one = (code: string, options?: { js?: boolean }) => {
+  const all = probes(code, options);
+  expect(all).toHaveLength(1);
+  return all[0];
+};
+
+describe("evaluate", () => {
+  it("reads string, number, boolean and null literals", () => {
+    expect(probes(`probe("GENERATING"); probe(42); probe(false); probe(null);`)).toEqual([
+      { value: "GENERATING" },
+      { value: 42 },
+      { value: false },
+      { value: null },
+    ]);
+  });
+
+  it("does not read regular expressions or bigints as values", () => {
+    expect(probes(`probe(/RUNNING/); probe(10n);`)).toEqual([undefined, undefined]);
+  });
+
+  it("reads negated numbers and booleans", () => {
+    expect(probes(`probe(-1); probe(!true);`)).toEqual([{ value: -1 }, { value: false }]);
+  });
+
+  it("reads a template literal without expressions, but not one with an expression", () => {
+    expect(probes("const suffix = 'ING'; probe(`RUNNING`); probe(`RUNN${suffix}`);")).toEqual([
+      { value: "RUNNING" },
+      undefined,
+    ]);
+  });
+
+  it("follows chains of const bindings", () => {
+    expect(one(`const A = "GENERATING"; const B = A; const C = B; probe(C);`)).toEqual({ value: "GENERATING" });
+  });
+
+  it("follows a let that is never reassigned, not one that is", () => {
+    expect(probes(`let a = "RUNNING"; probe(a); let b = "RUNNING"; b = "DONE"; probe(b);`)).toEqual([
+      { value: "RUNNING" },
+      undefined,
+    ]);
+  });
+
+  it("sees through TypeScript wrappers", () => {
+    expect(probes(`const S = "LOCKED"; probe("RUNNING" as const); probe(S!); probe(<string>"BUSY"); probe(("X" satisfies string));`)).toEqual([
+      { value: "RUNNING" },
+      { value: "LOCKED" },
+      { value: "BUSY" },
+      { value: "X" },
+    ]);
+  });
+
+  it("reads TS string enum members, by dot and by computed key", () => {
+    const code = `enum JobStatus { Queued = "QUEUED", Generating = "GENERATING" }
+      probe(JobStatus.Generating); probe(JobStatus["Queued"]); probe(JobStatus.Missing);`;
+    expect(probes(code)).toEqual([{ value: "GENERATING" }, { value: "QUEUED" }, undefined]);
+  });
+
+  it("numbers TS enum members without initialisers by auto-increment", () => {
+    const code = `enum Priority { Low, Mid, High }
+      enum Code { A = 5, B, C }
+      enum Mixed { S = "s", N = 10, M }
+      probe(Priority.Low); probe(Priority.High); probe(Code.B); probe(Code.C); probe(Mixed.M);`;
+    expect(probes(code)).toEqual([{ value: 0 }, { value: 2 }, { value: 6 }, { value: 7 }, { value: 11 }]);
+  });
+
+  it("reads properties of `as const` objects", () => {
+    const code = `const Status = { Waiting: "waiting", Syncing: "syncing" } as const;
+      probe(Status.Syncing); probe(Status["Waiting"]); probe(Status.Gone);`;
+    expect(probes(code)).toEqual([{ value: "syncing" }, { value: "waiting" }, undefined]);
+  });
+
+  it("reads const objects in plain JavaScript (espree)", () => {
+    const code = `const Status = { RUNNING: "running" }; const CURRENT = Status.RUNNING; probe(CURRENT);`;
+    expect(one(code, { js: true })).toEqual({ value: "running" });
+  });
+
+  it("takes an imported enum member's key as its value, marked symbolic", () => {
+    const code = `import { JobStatus, $Enums, Prisma } from "@prisma/client";
+      probe(JobStatus.GENERATING); probe($Enums.JobStatus.RUNNING); probe(Prisma.JobStatus.FAILED);`;
+    expect(probes(code)).toEqual([
+      { value: "GENERATING", symbolic: true },
+      { value: "RUNNING", symbolic: true },
+      { value: "FAILED", symbolic: true },
+    ]);
+  });
+
+  it("takes a member of an unbound (global) enum-like name as symbolic too", () => {
+    expect(one(`probe(JobStatus.COMPLETED);`)).toEqual({ value: "COMPLETED", symbolic: true });
+  });
+
+  it("does not guess for lower-case namespaces", () => {
+    const code = `import { status } from "./status";
+      probe(status.RUNNING);`;
+    expect(probes(code)).toEqual([undefined]);
+  });
+
+  it("reads lower-case members of an imported enum by their key (Prisma enums keep the schema's case)", () => {
+    const code = `import { JobStatus } from "@prisma/client";
+      probe(JobStatus.running);`;
+    expect(probes(code)).toEqual([{ value: "running", symbolic: true }]);
+  });
+
+  it("knows nothing about parameters, even enum-looking ones", () => {
+    const code = `function handle(status: string, Status: any, job: { status: string }) {
+        probe(status); probe(Status.RUNNING); probe(job.status);
+      }`;
+    expect(probes(code)).toEqual([undefined, undefined, undefined]);
+  });
+
+  it("knows nothing about undefined, calls or other expressions", () => {
+    expect(probes(`probe(undefined); probe(getStatus()); probe(a + b);`)).toEqual([undefined, undefined, undefined]);
+  });
+});
+
+describe("sameValue", () => {
+  it("compares strings ignoring case, underscores, dashes and spaces", () => {
+    const base = { value: "IN_PROGRESS" };
+    for (const other of ["in_progress", "InProgress", "in-progress", "in progress", "IN_PROGRESS"]) {
+      expect(sameValue(base, { value: other })).toBe(true);
+    }
+    expect(sameValue({ value: "GENERATING" }, { value: "GENERATED" })).toBe(false);
+  });
+
+  it("treats a symbolic member like the literal it stands for", () => {
+    expect(sameValue({ value: "GENERATING", symbolic: true }, { value: "generating" })).toBe(true);
+  });
+
+  it("compares other values strictly, never across types", () => {
+    expect(sameValue({ value: 1 }, { value: 1 })).toBe(true);
+    expect(sameValue({ value: 1 }, { value: "1" })).toBe(false);
+    expect(sameValue({ value: true }, { value: "true" })).toBe(false);
+    expect(sameValue({ value: null }, { value: null })).toBe(true);
+    expect(sameValue({ value: 0 }, { value: false })).toBe(false);
+  });
+});

@@ -1,0 +1,687 @@
+import rule from "../../rules/atomic-claim.js";
+import { javascript, ruleTester } from "../rule-tester.js";
+
+type Where = "in JavaScript" | "with a separate read";
+
+const claim = (model: string, field: string, value: string, claimLine: number, checkedWhere: Where, checkLine: number) => ({
+  model,
+  field,
+  value,
+  claimLine: String(claimLine),
+  checkedWhere,
+  checkLine: String(checkLine),
+});
+
+/** A check-then-act report; `output` is the code after the suggestion, or null when no suggestion is offered. */
+const checkThenAct = (line: number, column: number, data: ReturnType<typeof claim>, output: string | null) => ({
+  messageId: "checkThenAct" as const,
+  line,
+  column,
+  data,
+  suggestions: output === null ? [] : [{ messageId: "addCondition" as const, data, output }],
+});
+
+ruleTester.run("atomic-claim", rule, {
+  valid: [
+    // the claim is conditional: the write's filter excludes the value
+    `
+    export async function start(jobId: string) {
+      const res = await prisma.job.updateMany({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+      if (res.count === 0) throw new Error("already running");
+    }`,
+    // a JS check first, but the write itself is still conditional
+    `
+    export async function start(jobId: string) {
+      const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+      if (job.status !== "QUEUED") return false;
+      const res = await prisma.job.updateMany({ where: { id: jobId, status: "QUEUED" }, data: { status: "RUNNING" } });
+      return res.count === 1;
+    }`,
+    // a separate read first, then a conditional write (NOT form)
+    `
+    export async function pickNext() {
+      const next = await prisma.run.findFirst({ where: { status: "pending" }, orderBy: { createdAt: "asc" } });
+      if (!next) return null;
+      const { count } = await prisma.run.updateMany({ where: { id: next.id, NOT: { status: "running" } }, data: { status: "running" } });
+      return count === 1 ? next : null;
+    }`,
+    // update by id alone, nothing checked before it: not a check-then-act
+    `
+    export async function markStarted(jobId: string) {
+      await prisma.job.update({ where: { id: jobId }, data: { status: "RUNNING", startedAt: new Date() } });
+    }`,
+    // reads only
+    `
+    export async function listActive() {
+      const job = await prisma.job.findFirst({ where: { status: { not: "RUNNING" } } });
+      return prisma.job.findMany({ where: { status: "RUNNING" } });
+    }`,
+    // bulk transition that admits the value it sets
+    `
+    export async function promote(projectId: string) {
+      await prisma.job.updateMany({ where: { projectId, status: { in: ["QUEUED", "PROCESSING"] } }, data: { status: "PROCESSING" } });
+    }`,
+    // a JS check before a write to unrelated fields
+    `
+    export async function heartbeat(jobId: string, progress: number) {
+      const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+      if (job.status !== "RUNNING") return;
+      await prisma.job.update({ where: { id: jobId }, data: { progress, updatedAt: new Date() } });
+    }`,
+    // terminal and business states after a JS check: transitions, not claims
+    `
+    export async function pay(invoiceId: string) {
+      const invoice = await prisma.invoice.findUniqueOrThrow({ where: { id: invoiceId } });
+      if (invoice.status === "PAID") return;
+      await prisma.invoice.update({ where: { id: invoiceId }, data: { status: "PAID", paidAt: new Date() } });
+    }`,
+    `
+    export async function finish(jobId: string) {
+      const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+      if (job.status === "DONE" || job.status === "CANCELLED") return;
+      await prisma.job.update({ where: { id: jobId }, data: { status: "DONE" } });
+    }`,
+    `
+    export async function archive(projectId: string) {
+      const project = await prisma.project.findFirst({ where: { id: projectId, status: { not: "ARCHIVED" } } });
+      if (!project) return;
+      await prisma.project.update({ where: { id: projectId }, data: { status: "ARCHIVED" } });
+    }`,
+    // APPROVED compare-and-set
+    `
+    export async function approve(requestId: string) {
+      const request = await prisma.request.findUniqueOrThrow({ where: { id: requestId } });
+      if (request.status !== "SUBMITTED") throw new Error("not submitted");
+      await prisma.request.update({ where: { id: requestId, status: "SUBMITTED" }, data: { status: "APPROVED" } });
+    }`,
+    // waiting states are not in progress
+    `
+    export async function retry(jobId: string) {
+      const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+      if (job.status !== "FAILED") throw new Error("only failed jobs can be retried");
+      await prisma.job.update({ where: { id: jobId }, data: { status: "PENDING", attempts: { increment: 1 } } });
+    }`,
+    `
+    export async function enqueue(id: string) {
+      const draft = await prisma.email.findFirst({ where: { id, status: "DRAFT" } });
+      if (draft) await prisma.email.update({ where: { id }, data: { status: "QUEUED" } });
+    }`,
+    // lease take-over in the claim itself
+    `
+    export async function claim(jobId: string, threshold: Date) {
+      const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+      if (job.status === "RUNNING" && job.updatedAt >= threshold) return false;
+      const res = await prisma.job.updateMany({
+        where: { id: jobId, OR: [{ status: { not: "RUNNING" } }, { updatedAt: { lt: threshold } }] },
+        data: { status: "RUNNING", updatedAt: new Date() },
+      });
+      return res.count === 1;
+    }`,
+    // a stale recovery guarded in JS moves rows off the value: not a claim
+    `
+    export async function recover(job: Job, cutoff: Date) {
+      if (job.status === "RUNNING" && job.updatedAt < cutoff) {
+        await prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } });
+      }
+    }`,
+    // a JS check on another field is not a status check
+    `
+    export async function start(job: Job) {
+      if (job.kind !== "EXPORT") return;
+      await prisma.job.update({ where: { id: job.id }, data: { status: "RUNNING" } });
+    }`,
+    // the earlier read is of another model
+    `
+    export async function start(projectId: string, jobId: string) {
+      const project = await prisma.project.findFirst({ where: { id: projectId, status: "ACTIVE" } });
+      if (!project) return;
+      await prisma.job.update({ where: { id: jobId }, data: { status: "RUNNING" } });
+    }`,
+    // the read is in another function
+    `
+    export async function findQueued() {
+      return prisma.job.findFirst({ where: { status: "QUEUED" } });
+    }
+    export async function start(jobId: string) {
+      await prisma.job.update({ where: { id: jobId }, data: { status: "RUNNING" } });
+    }`,
+    // the read comes after the write
+    `
+    export async function start(jobId: string) {
+      await prisma.job.update({ where: { id: jobId }, data: { status: "RUNNING" } });
+      return prisma.job.findFirst({ where: { id: jobId, status: "QUEUED" } });
+    }`,
+    // the read admits the claimed value: it checks nothing about it
+    `
+    export async function start(queue: string) {
+      const job = await prisma.job.findFirst({ where: { queue, status: { in: ["QUEUED", "RUNNING"] } } });
+      if (!job) return;
+      await prisma.job.update({ where: { id: job.id }, data: { status: "RUNNING" } });
+    }`,
+    // an unreadable filter never yields a finding
+    `
+    export async function start(job: Job, scope: Prisma.JobWhereInput) {
+      if (job.status !== "QUEUED") return;
+      await prisma.job.updateMany({ where: { id: job.id, ...scope }, data: { status: "RUNNING" } });
+    }`,
+    // conditional upsert after a JS check
+    `
+    export async function acquire(name: string) {
+      const lease = await prisma.lease.findUnique({ where: { name } });
+      if (lease?.state === "ACQUIRED") return false;
+      await prisma.lease.upsert({ where: { name, state: { not: "ACQUIRED" } }, update: { state: "ACQUIRED" }, create: { name, state: "ACQUIRED" } });
+      return true;
+    }`,
+    // $transaction with a conditional claim, TS enum
+    `
+    enum RunState { Queued = "QUEUED", Running = "RUNNING" }
+    export async function claim(runId: string) {
+      return prisma.$transaction(async (tx) => {
+        const run = await tx.run.findFirst({ where: { id: runId, state: RunState.Queued } });
+        if (!run) return null;
+        return tx.run.updateMany({ where: { id: runId, state: { notIn: [RunState.Running] } }, data: { state: RunState.Running } });
+      });
+    }`,
+    // NestJS service: conditional claim on this.prisma with an imported enum
+    `
+    import { ImportStatus } from "@prisma/client";
+    @Injectable()
+    export class ImportService {
+      constructor(private readonly prisma: PrismaService) {}
+      async start(importId: string) {
+        const record = await this.prisma.dataImport.findUniqueOrThrow({ where: { id: importId } });
+        if (record.status === ImportStatus.IMPORTING) throw new ConflictException();
+        const res = await this.prisma.dataImport.updateMany({
+          where: { id: importId, status: { not: ImportStatus.IMPORTING } },
+          data: { status: ImportStatus.IMPORTING },
+        });
+        return res.count === 1;
+      }
+    }`,
+    // plain JS, destructured delegate, .then, conditional write
+    {
+      code: `
+      const { exportJob } = prisma;
+      export function claim(id) {
+        return exportJob.findUnique({ where: { id } }).then((exp) => {
+          if (exp.status === "EXPORTING") return false;
+          return exportJob.updateMany({ where: { id, status: { not: "EXPORTING" } }, data: { status: "EXPORTING" } });
+        });
+      }`,
+      languageOptions: javascript,
+    },
+  ],
+  invalid: [
+    {
+      // early return after a JS check
+      code: `export async function startJob(jobId: string) {
+  const job = await prisma.job.findUnique({ where: { id: jobId } });
+  if (!job || job.status !== "QUEUED") return false;
+  await prisma.job.update({ where: { id: jobId }, data: { status: "RUNNING" } });
+  return true;
+}`,
+      errors: [
+        checkThenAct(4, 9, claim("job", "status", "RUNNING", 4, "in JavaScript", 3), `export async function startJob(jobId: string) {
+  const job = await prisma.job.findUnique({ where: { id: jobId } });
+  if (!job || job.status !== "QUEUED") return false;
+  await prisma.job.update({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+  return true;
+}`),
+      ],
+    },
+    {
+      // enclosing if
+      code: `export async function resume(run: Run) {
+  if (run.status === "PAUSED") {
+    await prisma.run.update({ where: { id: run.id }, data: { status: "RUNNING" } });
+  }
+}`,
+      errors: [
+        checkThenAct(3, 11, claim("run", "status", "RUNNING", 3, "in JavaScript", 2), `export async function resume(run: Run) {
+  if (run.status === "PAUSED") {
+    await prisma.run.update({ where: { id: run.id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+  }
+}`),
+      ],
+    },
+    {
+      // early throw
+      code: `async function process(orderId: string) {
+  const order = await prisma.order.findUniqueOrThrow({ where: { id: orderId } });
+  if (order.status === "PROCESSING") throw new ConflictException("already processing");
+  await prisma.order.update({ where: { id: orderId }, data: { status: "PROCESSING" } });
+}`,
+      errors: [
+        checkThenAct(4, 9, claim("order", "status", "PROCESSING", 4, "in JavaScript", 3), `async function process(orderId: string) {
+  const order = await prisma.order.findUniqueOrThrow({ where: { id: orderId } });
+  if (order.status === "PROCESSING") throw new ConflictException("already processing");
+  await prisma.order.update({ where: { id: orderId, status: { not: "PROCESSING" } }, data: { status: "PROCESSING" } });
+}`),
+      ],
+    },
+    {
+      // a separate read picks a pending run, then the write is by id
+      code: `export async function pickNextRun() {
+  const run = await prisma.run.findFirst({ where: { status: "pending" }, orderBy: { createdAt: "asc" } });
+  if (!run) return null;
+  return prisma.run.update({ where: { id: run.id }, data: { status: "running" } });
+}`,
+      errors: [
+        checkThenAct(4, 10, claim("run", "status", "running", 4, "with a separate read", 2), `export async function pickNextRun() {
+  const run = await prisma.run.findFirst({ where: { status: "pending" }, orderBy: { createdAt: "asc" } });
+  if (!run) return null;
+  return prisma.run.update({ where: { id: run.id, status: { not: "running" } }, data: { status: "running" } });
+}`),
+      ],
+    },
+    {
+      // findMany with in, then a loop of writes
+      code: `export async function drainQueue() {
+  const queued = await prisma.email.findMany({ where: { status: { in: ["QUEUED", "RETRY"] } }, take: 50 });
+  for (const email of queued) {
+    await prisma.email.update({ where: { id: email.id }, data: { status: "SENDING" } });
+    await send(email);
+  }
+}`,
+      errors: [
+        checkThenAct(4, 11, claim("email", "status", "SENDING", 4, "with a separate read", 2), `export async function drainQueue() {
+  const queued = await prisma.email.findMany({ where: { status: { in: ["QUEUED", "RETRY"] } }, take: 50 });
+  for (const email of queued) {
+    await prisma.email.update({ where: { id: email.id, status: { not: "SENDING" } }, data: { status: "SENDING" } });
+    await send(email);
+  }
+}`),
+      ],
+    },
+    {
+      // .then callback with an optional-chained check
+      code: `export function claimExport(exportId: string) {
+  return prisma.exportJob.findUnique({ where: { id: exportId } }).then((exp) => {
+    if (exp?.status !== "READY") return null;
+    return prisma.exportJob.update({ where: { id: exportId }, data: { status: "EXPORTING" } });
+  });
+}`,
+      errors: [
+        checkThenAct(4, 12, claim("exportJob", "status", "EXPORTING", 4, "in JavaScript", 3), `export function claimExport(exportId: string) {
+  return prisma.exportJob.findUnique({ where: { id: exportId } }).then((exp) => {
+    if (exp?.status !== "READY") return null;
+    return prisma.exportJob.update({ where: { id: exportId, status: { not: "EXPORTING" } }, data: { status: "EXPORTING" } });
+  });
+}`),
+      ],
+    },
+    {
+      // destructured delegate, shorthand where
+      code: `const { job } = prisma;
+export async function start(id: string) {
+  const current = await job.findUnique({ where: { id } });
+  if (current?.status === "RUNNING") return;
+  await job.update({ where: { id }, data: { status: "RUNNING" } });
+}`,
+      errors: [
+        checkThenAct(5, 9, claim("job", "status", "RUNNING", 5, "in JavaScript", 4), `const { job } = prisma;
+export async function start(id: string) {
+  const current = await job.findUnique({ where: { id } });
+  if (current?.status === "RUNNING") return;
+  await job.update({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+}`),
+      ],
+    },
+    {
+      // delegate in a variable; the read excludes the value with NOT
+      code: `const jobs = prisma.job;
+export async function claimOne(queue: string) {
+  const next = await jobs.findFirst({ where: { queue, NOT: { status: "PROCESSING" } } });
+  if (next) await jobs.update({ where: { id: next.id }, data: { status: "PROCESSING" } });
+}`,
+      errors: [
+        checkThenAct(4, 19, claim("job", "status", "PROCESSING", 4, "with a separate read", 3), `const jobs = prisma.job;
+export async function claimOne(queue: string) {
+  const next = await jobs.findFirst({ where: { queue, NOT: { status: "PROCESSING" } } });
+  if (next) await jobs.update({ where: { id: next.id, status: { not: "PROCESSING" } }, data: { status: "PROCESSING" } });
+}`),
+      ],
+    },
+    {
+      // TS enum: the suggestion writes the enum member as the claim does
+      code: `enum ExportStatus { Idle = "IDLE", Exporting = "EXPORTING", Done = "DONE" }
+export async function exportReport(reportId: string) {
+  const report = await prisma.report.findUniqueOrThrow({ where: { id: reportId } });
+  if (report.exportStatus !== ExportStatus.Idle) throw new Error("busy");
+  await prisma.report.update({ where: { id: reportId }, data: { exportStatus: ExportStatus.Exporting } });
+}`,
+      errors: [
+        checkThenAct(5, 9, claim("report", "exportStatus", "EXPORTING", 5, "in JavaScript", 4), `enum ExportStatus { Idle = "IDLE", Exporting = "EXPORTING", Done = "DONE" }
+export async function exportReport(reportId: string) {
+  const report = await prisma.report.findUniqueOrThrow({ where: { id: reportId } });
+  if (report.exportStatus !== ExportStatus.Idle) throw new Error("busy");
+  await prisma.report.update({ where: { id: reportId, exportStatus: { not: ExportStatus.Exporting } }, data: { exportStatus: ExportStatus.Exporting } });
+}`),
+      ],
+    },
+    {
+      // as const object
+      code: `const Status = { Queued: "QUEUED", Working: "WORKING", Done: "DONE" } as const;
+export async function work(taskId: string) {
+  const task = await prisma.task.findFirst({ where: { id: taskId, status: Status.Queued } });
+  if (!task) return;
+  await prisma.task.update({ where: { id: taskId }, data: { status: Status.Working } });
+}`,
+      errors: [
+        checkThenAct(5, 9, claim("task", "status", "WORKING", 5, "with a separate read", 3), `const Status = { Queued: "QUEUED", Working: "WORKING", Done: "DONE" } as const;
+export async function work(taskId: string) {
+  const task = await prisma.task.findFirst({ where: { id: taskId, status: Status.Queued } });
+  if (!task) return;
+  await prisma.task.update({ where: { id: taskId, status: { not: Status.Working } }, data: { status: Status.Working } });
+}`),
+      ],
+    },
+    {
+      // an enum imported from @prisma/client, const binding for the where's id
+      code: `import { RunStatus } from "@prisma/client";
+export async function trigger(runId: string) {
+  const run = await prisma.run.findUnique({ where: { id: runId } });
+  if (run?.status !== RunStatus.QUEUED) return;
+  await prisma.run.update({ where: { id: runId }, data: { status: RunStatus.RUNNING } });
+}`,
+      errors: [
+        checkThenAct(5, 9, claim("run", "status", "RUNNING", 5, "in JavaScript", 4), `import { RunStatus } from "@prisma/client";
+export async function trigger(runId: string) {
+  const run = await prisma.run.findUnique({ where: { id: runId } });
+  if (run?.status !== RunStatus.QUEUED) return;
+  await prisma.run.update({ where: { id: runId, status: { not: RunStatus.RUNNING } }, data: { status: RunStatus.RUNNING } });
+}`),
+      ],
+    },
+    {
+      // read and write inside the same $transaction callback, notIn
+      code: `export async function claimInvoice(invoiceId: string) {
+  return prisma.$transaction(async (tx) => {
+    const invoice = await tx.invoice.findFirst({ where: { id: invoiceId, status: { notIn: ["PROCESSING", "PAID"] } } });
+    if (!invoice) throw new Error("not claimable");
+    return tx.invoice.update({ where: { id: invoiceId }, data: { status: "PROCESSING" } });
+  });
+}`,
+      errors: [
+        checkThenAct(5, 12, claim("invoice", "status", "PROCESSING", 5, "with a separate read", 3), `export async function claimInvoice(invoiceId: string) {
+  return prisma.$transaction(async (tx) => {
+    const invoice = await tx.invoice.findFirst({ where: { id: invoiceId, status: { notIn: ["PROCESSING", "PAID"] } } });
+    if (!invoice) throw new Error("not claimable");
+    return tx.invoice.update({ where: { id: invoiceId, status: { not: "PROCESSING" } }, data: { status: "PROCESSING" } });
+  });
+}`),
+      ],
+    },
+    {
+      // NestJS service on this.prisma, early throw in a block
+      code: `@Injectable()
+export class ImportService {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async startImport(importId: string) {
+    const record = await this.prisma.dataImport.findUniqueOrThrow({ where: { id: importId } });
+    if (record.status === ImportStatus.IMPORTING) {
+      throw new ConflictException("import already running");
+    }
+    await this.prisma.dataImport.update({ where: { id: importId }, data: { status: ImportStatus.IMPORTING } });
+  }
+}`,
+      errors: [
+        checkThenAct(10, 11, claim("dataImport", "status", "IMPORTING", 10, "in JavaScript", 7), `@Injectable()
+export class ImportService {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async startImport(importId: string) {
+    const record = await this.prisma.dataImport.findUniqueOrThrow({ where: { id: importId } });
+    if (record.status === ImportStatus.IMPORTING) {
+      throw new ConflictException("import already running");
+    }
+    await this.prisma.dataImport.update({ where: { id: importId, status: { not: ImportStatus.IMPORTING } }, data: { status: ImportStatus.IMPORTING } });
+  }
+}`),
+      ],
+    },
+    {
+      // this.db, the read excludes with in
+      code: `export class BackupService {
+  constructor(private db: PrismaClient) {}
+  async run(backupId: string) {
+    const due = await this.db.backup.findFirst({ where: { id: backupId, status: { in: ["SCHEDULED", "FAILED"] } } });
+    if (due == null) return;
+    await this.db.backup.update({ where: { id: backupId }, data: { status: "RUNNING" } });
+  }
+}`,
+      errors: [
+        checkThenAct(6, 11, claim("backup", "status", "RUNNING", 6, "with a separate read", 4), `export class BackupService {
+  constructor(private db: PrismaClient) {}
+  async run(backupId: string) {
+    const due = await this.db.backup.findFirst({ where: { id: backupId, status: { in: ["SCHEDULED", "FAILED"] } } });
+    if (due == null) return;
+    await this.db.backup.update({ where: { id: backupId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+  }
+}`),
+      ],
+    },
+    {
+      // optional chaining on the client and on the checked row
+      code: `export async function lockAccount(accountId: string, client?: PrismaClient) {
+  const account = await client?.account.findUnique({ where: { id: accountId } });
+  if (account?.state === "LOCKED") return;
+  await client?.account.update({ where: { id: accountId }, data: { state: "LOCKED" } });
+}`,
+      errors: [
+        checkThenAct(4, 9, claim("account", "state", "LOCKED", 4, "in JavaScript", 3), `export async function lockAccount(accountId: string, client?: PrismaClient) {
+  const account = await client?.account.findUnique({ where: { id: accountId } });
+  if (account?.state === "LOCKED") return;
+  await client?.account.update({ where: { id: accountId, state: { not: "LOCKED" } }, data: { state: "LOCKED" } });
+}`),
+      ],
+    },
+    {
+      // plain JS, check in a block that throws
+      code: `async function startDeploy(prisma, deployId) {
+  const deploy = await prisma.deployment.findUnique({ where: { id: deployId } });
+  if (deploy.status !== "QUEUED") {
+    throw new Error("deployment is not queued");
+  }
+  await prisma.deployment.update({ where: { id: deployId }, data: { status: "DEPLOYING" } });
+}`,
+      languageOptions: javascript,
+      errors: [
+        checkThenAct(6, 9, claim("deployment", "status", "DEPLOYING", 6, "in JavaScript", 3), `async function startDeploy(prisma, deployId) {
+  const deploy = await prisma.deployment.findUnique({ where: { id: deployId } });
+  if (deploy.status !== "QUEUED") {
+    throw new Error("deployment is not queued");
+  }
+  await prisma.deployment.update({ where: { id: deployId, status: { not: "DEPLOYING" } }, data: { status: "DEPLOYING" } });
+}`),
+      ],
+    },
+    {
+      // plain JS, a ternary guards the write
+      code: `export const maybeStart = async (job) =>
+  job.status === "QUEUED"
+    ? prisma.job.update({ where: { id: job.id }, data: { status: "RUNNING" } })
+    : null;`,
+      languageOptions: javascript,
+      errors: [
+        checkThenAct(3, 7, claim("job", "status", "RUNNING", 3, "in JavaScript", 2), `export const maybeStart = async (job) =>
+  job.status === "QUEUED"
+    ? prisma.job.update({ where: { id: job.id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } })
+    : null;`),
+      ],
+    },
+    {
+      // includes() on a list of statuses, the write also increments a counter
+      code: `export async function retryAndRun(jobId: string) {
+  const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+  if (!["FAILED", "QUEUED"].includes(job.status)) return;
+  await prisma.job.update({ where: { id: jobId }, data: { status: "RUNNING", attempts: { increment: 1 } } });
+}`,
+      errors: [
+        checkThenAct(4, 9, claim("job", "status", "RUNNING", 4, "in JavaScript", 3), `export async function retryAndRun(jobId: string) {
+  const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+  if (!["FAILED", "QUEUED"].includes(job.status)) return;
+  await prisma.job.update({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING", attempts: { increment: 1 } } });
+}`),
+      ],
+    },
+    {
+      // upsert after a JS check
+      code: `export async function acquireLease(name: string) {
+  const existing = await prisma.lease.findUnique({ where: { name } });
+  if (existing?.state === "ACQUIRED") return false;
+  await prisma.lease.upsert({ where: { name }, update: { state: "ACQUIRED" }, create: { name, state: "ACQUIRED" } });
+  return true;
+}`,
+      errors: [
+        checkThenAct(4, 9, claim("lease", "state", "ACQUIRED", 4, "in JavaScript", 3), `export async function acquireLease(name: string) {
+  const existing = await prisma.lease.findUnique({ where: { name } });
+  if (existing?.state === "ACQUIRED") return false;
+  await prisma.lease.upsert({ where: { name, state: { not: "ACQUIRED" } }, update: { state: "ACQUIRED" }, create: { name, state: "ACQUIRED" } });
+  return true;
+}`),
+      ],
+    },
+    {
+      // updateManyAndReturn over the ids of an earlier read
+      code: `export async function claimBatch(ids: string[]) {
+  const rows = await prisma.item.findMany({ where: { id: { in: ids }, status: "QUEUED" } });
+  return prisma.item.updateManyAndReturn({ where: { id: { in: rows.map((r) => r.id) } }, data: { status: "PROCESSING" } });
+}`,
+      errors: [
+        checkThenAct(3, 10, claim("item", "status", "PROCESSING", 3, "with a separate read", 2), `export async function claimBatch(ids: string[]) {
+  const rows = await prisma.item.findMany({ where: { id: { in: ids }, status: "QUEUED" } });
+  return prisma.item.updateManyAndReturn({ where: { id: { in: rows.map((r) => r.id) }, status: { not: "PROCESSING" } }, data: { status: "PROCESSING" } });
+}`),
+      ],
+    },
+    {
+      // the where is held in a variable: no suggestion
+      code: `export async function begin(jobId: string) {
+  const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+  if (job.status === "RUNNING") return;
+  const byId = { id: jobId };
+  await prisma.job.update({ where: byId, data: { status: "RUNNING" } });
+}`,
+      errors: [checkThenAct(5, 9, claim("job", "status", "RUNNING", 5, "in JavaScript", 3), null)],
+    },
+    {
+      // multi-line where with a trailing comma
+      code: `export async function startRender(renderId: string) {
+  const render = await prisma.render.findUniqueOrThrow({ where: { id: renderId } });
+  if (render.status !== "QUEUED") return;
+  await prisma.render.update({
+    where: {
+      id: renderId,
+    },
+    data: { status: "RENDERING" },
+  });
+}`,
+      errors: [
+        checkThenAct(4, 9, claim("render", "status", "RENDERING", 4, "in JavaScript", 3), `export async function startRender(renderId: string) {
+  const render = await prisma.render.findUniqueOrThrow({ where: { id: renderId } });
+  if (render.status !== "QUEUED") return;
+  await prisma.render.update({
+    where: {
+      id: renderId, status: { not: "RENDERING" },
+    },
+    data: { status: "RENDERING" },
+  });
+}`),
+      ],
+    },
+    {
+      // a singleton row with an empty where
+      code: `export async function startMaintenance() {
+  const state = await prisma.maintenance.findFirst({ where: { status: "IDLE" } });
+  if (!state) return;
+  await prisma.maintenance.updateMany({ where: {}, data: { status: "ACTIVE" } });
+}`,
+      errors: [
+        checkThenAct(4, 9, claim("maintenance", "status", "ACTIVE", 4, "with a separate read", 2), `export async function startMaintenance() {
+  const state = await prisma.maintenance.findFirst({ where: { status: "IDLE" } });
+  if (!state) return;
+  await prisma.maintenance.updateMany({ where: { status: { not: "ACTIVE" } }, data: { status: "ACTIVE" } });
+}`),
+      ],
+    },
+    {
+      // a && guard
+      code: `async function kick(task: Task) {
+  task.status !== "RUNNING" && (await prisma.task.update({ where: { id: task.id }, data: { status: "RUNNING" } }));
+}`,
+      errors: [
+        checkThenAct(2, 39, claim("task", "status", "RUNNING", 2, "in JavaScript", 2), `async function kick(task: Task) {
+  task.status !== "RUNNING" && (await prisma.task.update({ where: { id: task.id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } }));
+}`),
+      ],
+    },
+    {
+      // continue in a loop is an early exit
+      code: `export async function startAll(jobs: Job[]) {
+  for (const job of jobs) {
+    if (job.status !== "QUEUED") continue;
+    await prisma.job.update({ where: { id: job.id }, data: { status: "RUNNING" } });
+  }
+}`,
+      errors: [
+        checkThenAct(4, 11, claim("job", "status", "RUNNING", 4, "in JavaScript", 3), `export async function startAll(jobs: Job[]) {
+  for (const job of jobs) {
+    if (job.status !== "QUEUED") continue;
+    await prisma.job.update({ where: { id: job.id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+  }
+}`),
+      ],
+    },
+    {
+      // quoted keys
+      code: `export async function start(job: Job) {
+  if (job.status !== "QUEUED") return;
+  await prisma.job.update({ where: { "id": job.id }, data: { "status": "RUNNING" } });
+}`,
+      errors: [
+        checkThenAct(3, 9, claim("job", "status", "RUNNING", 3, "in JavaScript", 2), `export async function start(job: Job) {
+  if (job.status !== "QUEUED") return;
+  await prisma.job.update({ where: { "id": job.id, status: { not: "RUNNING" } }, data: { "status": "RUNNING" } });
+}`),
+      ],
+    },
+    {
+      // the where already filters the status but admits the value: no suggestion
+      code: `export async function start(job: Job) {
+  if (job.status === "RUNNING") return;
+  await prisma.job.updateMany({ where: { id: job.id, status: { in: ["QUEUED", "RUNNING"] } }, data: { status: "RUNNING" } });
+}`,
+      errors: [checkThenAct(3, 9, claim("job", "status", "RUNNING", 3, "in JavaScript", 2), null)],
+    },
+    {
+      // findFirstOrThrow with equals and select
+      code: `export async function start(id: string) {
+  const job = await prisma.job.findFirstOrThrow({ where: { id, status: { equals: "QUEUED" } }, select: { id: true } });
+  await prisma.job.update({ where: { id: job.id }, data: { status: "RUNNING" } });
+}`,
+      errors: [
+        checkThenAct(3, 9, claim("job", "status", "RUNNING", 3, "with a separate read", 2), `export async function start(id: string) {
+  const job = await prisma.job.findFirstOrThrow({ where: { id, status: { equals: "QUEUED" } }, select: { id: true } });
+  await prisma.job.update({ where: { id: job.id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+}`),
+      ],
+    },
+    {
+      // a read whose where is an OR of statuses, each excluding the value
+      code: `export async function pickRetry() {
+  const job = await prisma.job.findFirst({ where: { OR: [{ status: "QUEUED" }, { status: "FAILED", attempts: { lt: 3 } }] } });
+  if (!job) return;
+  await prisma.job.update({ where: { id: job.id }, data: { status: "RUNNING" } });
+}`,
+      errors: [
+        checkThenAct(4, 9, claim("job", "status", "RUNNING", 4, "with a separate read", 2), `export async function pickRetry() {
+  const job = await prisma.job.findFirst({ where: { OR: [{ status: "QUEUED" }, { status: "FAILED", attempts: { lt: 3 } }] } });
+  if (!job) return;
+  await prisma.job.update({ where: { id: job.id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+}`),
+      ],
+    },
+  ],
+});

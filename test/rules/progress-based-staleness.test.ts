@@ -1,0 +1,459 @@
+import { type ESLint, Linter } from "eslint";
+import { describe, expect, it } from "vitest";
+import rule from "../../rules/progress-based-staleness.js";
+import { javascript, ruleTester } from "../rule-tester.js";
+
+/** The claim most cases pair with: job.status = GENERATING, taken at line 2. The code after it starts at line 5. */
+const CLAIM = `async function claim(id: string) {
+  const result = await prisma.job.updateMany({ where: { id, status: { not: "GENERATING" } }, data: { status: "GENERATING", startedAt: new Date() } });
+  if (result.count === 0) throw new Error("already generating");
+}
+`;
+
+/** The first three default progress fields, as the messages list them. */
+const DEFAULT_PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
+const generating = { model: "job", field: "status", value: "GENERATING", claimLine: "2" };
+
+type LockData = {
+  model: string;
+  field: string;
+  value: string;
+  claimLine: string;
+  timeField: string;
+  progressFields: string;
+};
+type ScanData = {
+  model: string;
+  field: string;
+  value: string;
+  timeField: string;
+  progressFields: string;
+};
+
+const recovery = (line: number, column: number, data: LockData) => ({
+  messageId: "startTimeRecovery" as const,
+  line,
+  column,
+  data,
+});
+const takeover = (line: number, column: number, data: LockData) => ({
+  messageId: "startTimeTakeover" as const,
+  line,
+  column,
+  data,
+});
+const scan = (line: number, column: number, data: ScanData) => ({
+  messageId: "startTimeScan" as const,
+  line,
+  column,
+  data,
+});
+
+ruleTester.run("progress-based-staleness", rule, {
+  assertionOptions: { requireData: true },
+  valid: [
+    {
+      name: "a recovery judged by updatedAt",
+      code: CLAIM + `async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "FAILED" } });
+}`,
+    },
+    {
+      name: "a recovery judged by heartbeatAt, through .then",
+      code: CLAIM + `function reap(cutoff: Date) {
+  return prisma.job.updateMany({ where: { status: "GENERATING", heartbeatAt: { lt: cutoff } }, data: { status: "PENDING" } }).then((r) => r.count);
+}`,
+    },
+    {
+      name: "a recovery judged by lastProgressAt with lte",
+      code: CLAIM + `async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", lastProgressAt: { lte: cutoff } }, data: { status: "FAILED" } });
+}`,
+    },
+    {
+      name: "a lease take-over judged by leaseExpiresAt",
+      code: `async function acquire(id: string, now: Date) {
+  await prisma.job.updateMany({
+    where: { id, OR: [{ status: { not: "GENERATING" } }, { leaseExpiresAt: { lt: now } }] },
+    data: { status: "GENERATING", leaseExpiresAt: new Date(Date.now() + 60_000) },
+  });
+}`,
+    },
+    {
+      name: "plain JavaScript, judged by updated_at",
+      code: `async function claim(id) {
+  await prisma.job.updateMany({ where: { id, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+}
+async function reap(cutoff) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", updated_at: { lt: cutoff } }, data: { status: "FAILED" } });
+}`,
+      languageOptions: javascript,
+    },
+    {
+      name: "a start-time cap together with a progress check",
+      code: CLAIM + `async function reap(idle: Date, hardLimit: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", startedAt: { lt: hardLimit }, updatedAt: { lt: idle } }, data: { status: "FAILED" } });
+}`,
+    },
+    {
+      name: "archiving finished rows by createdAt",
+      code: CLAIM + `async function archive(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "DONE", createdAt: { lt: cutoff } }, data: { status: "ARCHIVED" } });
+}`,
+    },
+    {
+      name: "archiving any old row by createdAt",
+      code: CLAIM + `async function archive(cutoff: Date) {
+  await prisma.job.updateMany({ where: { createdAt: { lt: cutoff } }, data: { status: "ARCHIVED" } });
+}`,
+    },
+    {
+      name: "a read of waiting rows by createdAt is not a stale scan",
+      code: `function oldestPending(cutoff: Date) {
+  return prisma.job.findMany({ where: { status: "PENDING", createdAt: { lt: cutoff } }, orderBy: { createdAt: "asc" } });
+}`,
+    },
+    {
+      name: "a read of recently started rows (gte is not an age predicate)",
+      code: `function recentlyStarted(since: Date) {
+  return prisma.job.findMany({ where: { status: "RUNNING", startedAt: { gte: since } } });
+}`,
+    },
+    {
+      name: "a stale scan judged by updatedAt",
+      code: `function stuck(cutoff: Date) {
+  return prisma.job.findMany({ where: { status: "RUNNING", updatedAt: { lt: cutoff } } });
+}`,
+    },
+    {
+      name: "a stale scan judged by startedAt and heartbeatAt",
+      code: `function stuck(cap: Date, idle: Date) {
+  return prisma.job.findMany({ where: { status: "RUNNING", startedAt: { lt: cap }, heartbeatAt: { lt: idle } } });
+}`,
+    },
+    {
+      name: "a stale read by heartbeatAt, then writes by id",
+      code: CLAIM + `async function reap(cutoff: Date) {
+  const stuck = await prisma.job.findMany({ where: { status: "GENERATING", heartbeatAt: { lt: cutoff } } });
+  for (const row of stuck) await prisma.job.update({ where: { id: row.id }, data: { status: "FAILED" } });
+}`,
+    },
+    {
+      name: "the holder's completion",
+      code: CLAIM + `async function complete(id: string) {
+  await prisma.job.update({ where: { id }, data: { status: "DONE", finishedAt: new Date() } });
+}`,
+    },
+    {
+      name: "expiring sessions of an unrelated model by createdAt",
+      code: CLAIM + `async function expireSessions(cutoff: Date) {
+  await prisma.session.updateMany({ where: { status: "ACTIVE", createdAt: { lt: cutoff } }, data: { status: "EXPIRED" } });
+}`,
+    },
+    {
+      name: "a JS start-time check about another status value",
+      code: CLAIM + `async function expire(job: Job, cutoff: Date) {
+  if (job.status === "PENDING" && job.startedAt < cutoff) await prisma.job.update({ where: { id: job.id }, data: { status: "EXPIRED" } });
+}`,
+    },
+    {
+      name: "a JS check on updatedAt (conditional-recovery's business, not this rule's)",
+      code: CLAIM + `async function recover(job: Job, cutoff: Date) {
+  if (job.status === "GENERATING" && job.updatedAt < cutoff) await prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } });
+}`,
+    },
+    {
+      name: "NOT: { updatedAt: { gte } }",
+      code: CLAIM + `async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", NOT: { updatedAt: { gte: cutoff } } }, data: { status: "FAILED" } });
+}`,
+    },
+    {
+      name: "the option makes lockedAt a progress field",
+      code: `async function lock(id: string) {
+  await prisma.job.updateMany({ where: { id, status: { not: "LOCKED" } }, data: { status: "LOCKED", lockedAt: new Date() } });
+}
+async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "LOCKED", lockedAt: { lt: cutoff } }, data: { status: "PENDING" } });
+}`,
+      options: [{ progressTimeFields: ["lockedAt", "updatedAt"] }],
+    },
+    {
+      name: "settings.locks makes lockedAt a progress field",
+      code: `async function lock(id: string) {
+  await prisma.job.updateMany({ where: { id, status: { not: "LOCKED" } }, data: { status: "LOCKED", lockedAt: new Date() } });
+}
+async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "LOCKED", lockedAt: { lt: cutoff } }, data: { status: "PENDING" } });
+}`,
+      settings: { locks: { progressTimeFields: ["lockedAt"] } },
+    },
+    {
+      name: "settings.locks declares a custom progress field judged next to startedAt",
+      code: CLAIM + `async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", startedAt: { lt: cutoff }, pulse: { lt: cutoff } }, data: { status: "FAILED" } });
+}`,
+      settings: { locks: { progressTimeFields: ["pulse"] } },
+    },
+    {
+      name: "the option's startTimeFields replace the defaults: createdAt is no longer a start time",
+      code: CLAIM + `async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", createdAt: { lt: cutoff } }, data: { status: "FAILED" } });
+}`,
+      options: [{ startTimeFields: ["enqueuedAt"] }],
+    },
+    {
+      name: "a NestJS service recovering in a $transaction, judged by heartbeatAt",
+      code: `class Sweeper {
+  constructor(private readonly prisma: PrismaService) {}
+  claim(id: string) {
+    return this.prisma.job.updateMany({ where: { id, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+  }
+  reap(cutoff: Date) {
+    return this.prisma.$transaction((tx) => tx.job.updateMany({ where: { status: "GENERATING", heartbeatAt: { lt: cutoff } }, data: { status: "FAILED" } }));
+  }
+}`,
+    },
+    {
+      name: "enum values, judged by lastHeartbeatAt",
+      code: `enum JobStatus { GENERATING = "GENERATING", FAILED = "FAILED" }
+async function claim(id: string) {
+  await prisma.job.updateMany({ where: { id, status: { not: JobStatus.GENERATING } }, data: { status: JobStatus.GENERATING } });
+}
+async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: JobStatus.GENERATING, lastHeartbeatAt: { lt: cutoff } }, data: { status: JobStatus.FAILED } });
+}`,
+    },
+  ],
+  invalid: [
+    // ---- startTimeRecovery ----
+    {
+      name: "a recovery judged by startedAt",
+      code: CLAIM + `async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", startedAt: { lt: cutoff } }, data: { status: "FAILED" } });
+}`,
+      errors: [recovery(6, 64, { ...generating, timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "a recovery judged by createdAt, through .then",
+      code: CLAIM + `function reap(cutoff: Date) {
+  return prisma.job.updateMany({ where: { status: "GENERATING", createdAt: { lte: cutoff } }, data: { status: "PENDING" } }).then((r) => r.count);
+}`,
+      errors: [recovery(6, 65, { ...generating, timeField: "createdAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "plain JavaScript, judged by started_at",
+      code: `async function claim(id) {
+  await prisma.job.updateMany({ where: { id, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+}
+async function reap(cutoff) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", started_at: { lt: cutoff } }, data: { status: "FAILED" } });
+}`,
+      languageOptions: javascript,
+      errors: [recovery(5, 64, { ...generating, timeField: "started_at", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "a column that ends in started_at",
+      code: CLAIM + `async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", generation_started_at: { lt: cutoff } }, data: { status: "FAILED" } });
+}`,
+      errors: [recovery(6, 64, { ...generating, timeField: "generation_started_at", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "NOT: { startedAt: { gte } } is an age predicate",
+      code: CLAIM + `async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", NOT: { startedAt: { gte: cutoff } } }, data: { status: "FAILED" } });
+}`,
+      errors: [recovery(6, 71, { ...generating, timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "an OR of two start times: reported once, at the first",
+      code: CLAIM + `async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", OR: [{ startedAt: { lt: cutoff } }, { createdAt: { lt: cutoff } }] }, data: { status: "FAILED" } });
+}`,
+      errors: [recovery(6, 71, { ...generating, timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "age judged in JS by startedAt: reported at the test",
+      code: CLAIM + `async function recover(job: Job, cutoff: Date) {
+  if (job.status === "GENERATING" && job.startedAt < cutoff) {
+    await prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } });
+  }
+}`,
+      errors: [recovery(6, 7, { ...generating, timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "a destructured delegate inside a $transaction callback",
+      code: CLAIM + `async function reap(cutoff: Date) {
+  await prisma.$transaction(async (tx) => {
+    const { job } = tx;
+    await job.updateMany({ where: { status: "GENERATING", startedAt: { lt: cutoff } }, data: { status: "FAILED" } });
+  });
+}`,
+      errors: [recovery(8, 59, { ...generating, timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "an enum and an as-const object for the values",
+      code: `enum JobStatus { GENERATING = "GENERATING", FAILED = "FAILED" }
+const STUCK = { status: JobStatus.GENERATING } as const;
+async function claim(id: string) {
+  await prisma.job.updateMany({ where: { id, status: { not: JobStatus.GENERATING } }, data: { status: JobStatus.GENERATING } });
+}
+async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: STUCK.status, startedAt: { lt: cutoff } }, data: { status: JobStatus.FAILED } });
+}`,
+      errors: [recovery(7, 64, { ...generating, claimLine: "4", timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "the option declares a custom start-time field",
+      code: CLAIM + `async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", kickoffAt: { lt: cutoff } }, data: { status: "FAILED" } });
+}`,
+      options: [{ startTimeFields: ["kickoffAt"] }],
+      errors: [recovery(6, 64, { ...generating, timeField: "kickoffAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "settings.locks declares a start-time field not named like a timestamp",
+      code: CLAIM + `async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", kickoff: { lt: cutoff } }, data: { status: "FAILED" } });
+}`,
+      settings: { locks: { startTimeFields: ["kickoff"] } },
+      errors: [recovery(6, 64, { ...generating, timeField: "kickoff", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "the option's progressTimeFields are the ones the message suggests",
+      code: CLAIM + `async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", startedAt: { lt: cutoff } }, data: { status: "FAILED" } });
+}`,
+      options: [{ progressTimeFields: ["pulseAt", "beatAt"] }],
+      errors: [recovery(6, 64, { ...generating, timeField: "startedAt", progressFields: "pulseAt, beatAt" })],
+    },
+    {
+      name: "a rule option wins over settings.locks",
+      code: `async function lock(id: string) {
+  await prisma.job.updateMany({ where: { id, status: { not: "LOCKED" } }, data: { status: "LOCKED", lockedAt: new Date() } });
+}
+async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "LOCKED", lockedAt: { lt: cutoff } }, data: { status: "PENDING" } });
+}`,
+      settings: { locks: { progressTimeFields: ["lockedAt"] } },
+      options: [{ progressTimeFields: ["updatedAt"] }],
+      errors: [recovery(5, 60, { model: "job", field: "status", value: "LOCKED", claimLine: "2", timeField: "lockedAt", progressFields: "updatedAt" })],
+    },
+    // ---- startTimeTakeover ----
+    {
+      name: "a claim whose OR-branch takes over a lease judged by startedAt",
+      code: `async function acquire(id: string, cutoff: Date) {
+  await prisma.job.updateMany({
+    where: { id, OR: [{ status: { not: "GENERATING" } }, { startedAt: { lt: cutoff } }] },
+    data: { status: "GENERATING", startedAt: new Date() },
+  });
+}`,
+      errors: [takeover(3, 60, { ...generating, timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "a NestJS lock service taking over by lockedAt",
+      code: `@Injectable()
+export class LockService {
+  constructor(private readonly prisma: PrismaService) {}
+  async acquire(name: string, cutoff: Date) {
+    return this.prisma.lock.updateMany({
+      where: { name, OR: [{ state: { not: "LOCKED" } }, { state: "LOCKED", lockedAt: { lt: cutoff } }] },
+      data: { state: "LOCKED", lockedAt: new Date() },
+    });
+  }
+}`,
+      errors: [takeover(6, 76, { model: "lock", field: "state", value: "LOCKED", claimLine: "5", timeField: "lockedAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "a plain-JS take-over by NOT: { claimedAt: { gte } }",
+      code: `function acquire(id, cutoff) {
+  return prisma.task.updateMany({
+    where: { id, OR: [{ status: { not: "RUNNING" } }, { NOT: { claimedAt: { gte: cutoff } } }] },
+    data: { status: "RUNNING", claimedAt: new Date() },
+  }).then((r) => r.count === 1);
+}`,
+      languageOptions: javascript,
+      errors: [takeover(3, 64, { model: "task", field: "status", value: "RUNNING", claimLine: "2", timeField: "claimedAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    // ---- startTimeScan ----
+    {
+      name: "a read that picks running rows by startedAt",
+      code: `function findStuck(cutoff: Date) {
+  return prisma.job.findMany({ where: { status: "RUNNING", startedAt: { lt: cutoff } } });
+}`,
+      errors: [scan(2, 60, { model: "job", field: "status", value: "RUNNING", timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "a stale read by startedAt, then writes by id: the read is reported, once",
+      code: CLAIM + `async function reap(cutoff: Date) {
+  const stuck = await prisma.job.findMany({ where: { status: "GENERATING", startedAt: { lt: cutoff } } });
+  for (const row of stuck) await prisma.job.update({ where: { id: row.id }, data: { status: "FAILED" } });
+}`,
+      errors: [scan(6, 76, { model: "job", field: "status", value: "GENERATING", timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "a count of processing rows by createdAt, with an imported enum",
+      code: `import { TaskState } from "@prisma/client";
+function countStuck(cutoff: Date) {
+  return prisma.task.count({ where: { state: TaskState.PROCESSING, createdAt: { lt: cutoff } } });
+}`,
+      errors: [scan(3, 68, { model: "task", field: "state", value: "PROCESSING", timeField: "createdAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "findFirst with status in a one-value list, by claimedAt",
+      code: `function oneStuck(cutoff: Date) {
+  return prisma.job.findFirst({ where: { status: { in: ["RUNNING"] }, claimedAt: { lt: cutoff } } });
+}`,
+      errors: [scan(2, 71, { model: "job", field: "status", value: "RUNNING", timeField: "claimedAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "optional chaining on the client",
+      code: `async function findStuck(db?: PrismaClient) {
+  const cutoff = new Date(Date.now() - 3_600_000);
+  return db?.job?.findMany({ where: { status: "GENERATING", startedAt: { lt: cutoff } } });
+}`,
+      errors: [scan(3, 61, { model: "job", field: "status", value: "GENERATING", timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "a scan of an -ING value inside a $transaction callback",
+      code: `function exportsToRetry(cutoff: Date) {
+  return prisma.$transaction(async (tx) => tx.export.findMany({ where: { status: "EXPORTING", startedAt: { lt: cutoff } } }));
+}`,
+      errors: [scan(2, 95, { model: "export", field: "status", value: "EXPORTING", timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+    },
+  ],
+});
+
+describe("progress-based-staleness options", () => {
+  const code = `function findStuck(cutoff) {
+  return prisma.job.findMany({ where: { status: "RUNNING", startedAt: { lt: cutoff } } });
+}`;
+  // typescript-eslint's rule type and ESLint's differ only in typing; the object is the same rule.
+  const plugin = { rules: { "progress-based-staleness": rule } } as unknown as ESLint.Plugin;
+  const lint = (options: unknown) =>
+    new Linter().verify(code, [
+      { plugins: { locks: plugin }, rules: { "locks/progress-based-staleness": ["error", options] } },
+    ]);
+
+  it("accepts both vocabulary keys", () => {
+    const messages = lint({ startTimeFields: ["startedAt"], progressTimeFields: ["updatedAt"] });
+    expect(messages.map((m) => [m.ruleId, m.messageId, m.line, m.column])).toEqual([
+      ["locks/progress-based-staleness", "startTimeScan", 2, 60],
+    ]);
+  });
+  it("rejects an unknown key", () => {
+    expect(() => lint({ startFields: ["startedAt"] })).toThrow(/additional properties/i);
+  });
+  it("rejects a vocabulary that is not a list of non-empty strings", () => {
+    expect(() => lint({ progressTimeFields: "updatedAt" })).toThrow(/should be array|must be array/i);
+    expect(() => lint({ progressTimeFields: [""] })).toThrow(/shorter than 1 character|fewer than 1 character/i);
+  });
+  it("rejects an unknown key in settings.locks", () => {
+    const run = () =>
+      new Linter().verify(code, [
+        { plugins: { locks: plugin }, settings: { locks: { progressFields: ["pulse"] } }, rules: { "locks/progress-based-staleness": "error" } },
+      ]);
+    expect(run).toThrow(/settings\.locks\.progressFields/);
+  });
+});

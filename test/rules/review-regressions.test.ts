@@ -1,0 +1,226 @@
+// Cases found while reviewing the rules against the spec: each was a false positive or a miss, fixed in the
+// core (guards as conditions over the written model, units through callbacks, identity by run-time values only,
+// `this.method()` within its class, holder writes after the claim, rule options reaching the shared model).
+import atomicClaim from "../../rules/atomic-claim.js";
+import conditionalRecovery from "../../rules/conditional-recovery.js";
+import progressBasedStaleness from "../../rules/progress-based-staleness.js";
+import requireFencing from "../../rules/require-fencing.js";
+import requireStaleRecovery from "../../rules/require-stale-recovery.js";
+import { ruleTester } from "../rule-tester.js";
+
+const claimGenerating = `await prisma.job.updateMany({ where: { id, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });`;
+
+ruleTester.run("require-stale-recovery", requireStaleRecovery, {
+  valid: [
+    // a racy recovery inside a callback still answers Q1
+    `export async function claim(id: string) { await prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } }); }
+export async function sweep(cutoff: Date) {
+  const stale = await prisma.job.findMany({ where: { status: "RUNNING", updatedAt: { lt: cutoff } } });
+  await Promise.all(stale.map((job) => prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } })));
+}`,
+    // a boot-time reset scoped by a fixed value is a (racy) recovery, not a holder's write
+    `export async function claim(id: string) { await prisma.doc.updateMany({ where: { id, status: "QUEUED" }, data: { status: "EXPORTING" } }); }
+export async function onBoot() { await prisma.doc.updateMany({ where: { kind: "pdf", status: { in: ["EXPORTING"] } }, data: { status: "FAILED" } }); }`,
+  ],
+  invalid: [
+    {
+      // Prisma enums keep the schema's case
+      code: `import { JobStatus } from "@prisma/client";
+export async function start(id: string) { await prisma.job.updateMany({ where: { id, status: { not: JobStatus.running } }, data: { status: JobStatus.running } }); }`,
+      errors: [{ messageId: "missingRecovery", line: 2, column: 49, data: { model: "job", field: "status", value: "running" } }],
+    },
+    {
+      // an optimistic compare-and-set on a version column is atomic, but still a claim that needs a recovery
+      code: `export async function start(jobId: string) {
+  const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+  if (job.status !== "QUEUED") return;
+  await prisma.job.updateMany({ where: { id: jobId, version: job.version }, data: { status: "RUNNING", version: { increment: 1 } } });
+}`,
+      errors: [{ messageId: "missingRecovery", line: 4, column: 9, data: { model: "job", field: "status", value: "RUNNING" } }],
+    },
+  ],
+});
+
+ruleTester.run("atomic-claim", atomicClaim, {
+  valid: [
+    // the check is about another model's row
+    `export async function start(projectId: string, jobId: string) {
+  const project = await prisma.project.findUniqueOrThrow({ where: { id: projectId } });
+  if (project.status !== "ACTIVE") throw new Error("project is not active");
+  await prisma.job.update({ where: { id: jobId }, data: { status: "RUNNING" } });
+}`,
+    // the check proves the row already holds the value: nothing is claimed
+    `export async function progress(job: { id: string; status: string }, pct: number) {
+  if (job.status !== "RUNNING") return;
+  await prisma.job.update({ where: { id: job.id }, data: { status: "RUNNING", progress: pct } });
+}`,
+    // the check excludes terminal states only: it does not guard against a second run
+    `export async function deliver(delivery: { id: string; status: string }) {
+  if (delivery.status === "SUCCEEDED" || delivery.status === "FAILED") return;
+  await prisma.webhookDelivery.update({ where: { id: delivery.id }, data: { status: "PROCESSING" } });
+}`,
+    // optimistic compare-and-set on the status read before
+    `export async function start(jobId: string) {
+  const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+  if (job.status !== "QUEUED") return;
+  await prisma.job.updateMany({ where: { id: jobId, status: job.status }, data: { status: "RUNNING" } });
+}`,
+  ],
+  invalid: [
+    {
+      // the check is made outside the transaction callback
+      code: `export async function start(jobId: string) {
+  const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+  if (job.status === "RUNNING") return;
+  await prisma.$transaction(async (tx) => {
+    await tx.job.update({ where: { id: jobId }, data: { status: "RUNNING" } });
+  });
+}`,
+      errors: [{
+        messageId: "checkThenAct", line: 5, column: 11,
+        data: { model: "job", field: "status", value: "RUNNING", checkedWhere: "in JavaScript", checkLine: "3" },
+        suggestions: [{
+          messageId: "addCondition",
+          data: { model: "job", field: "status", value: "RUNNING", checkedWhere: "in JavaScript", checkLine: "3" },
+          output: `export async function start(jobId: string) {
+  const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+  if (job.status === "RUNNING") return;
+  await prisma.$transaction(async (tx) => {
+    await tx.job.update({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+  });
+}`,
+        }],
+      }],
+    },
+    {
+      // read, then write in the .then callback
+      code: `export function next() {
+  return prisma.job.findFirst({ where: { status: "QUEUED" } }).then((job) => job && prisma.job.update({ where: { id: job.id }, data: { status: "RUNNING" } }));
+}`,
+      errors: [{
+        messageId: "checkThenAct", line: 2, column: 85,
+        data: { model: "job", field: "status", value: "RUNNING", checkedWhere: "with a separate read", checkLine: "2" },
+        suggestions: [{
+          messageId: "addCondition",
+          data: { model: "job", field: "status", value: "RUNNING", checkedWhere: "with a separate read", checkLine: "2" },
+          output: `export function next() {
+  return prisma.job.findFirst({ where: { status: "QUEUED" } }).then((job) => job && prisma.job.update({ where: { id: job.id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } }));
+}`,
+        }],
+      }],
+    },
+  ],
+});
+
+ruleTester.run("require-fencing", requireFencing, {
+  valid: [
+    // two anonymous route handlers do not reach each other
+    `app.post("/start/:id", async (req) => {
+  const id = req.params.id;
+  ${claimGenerating}
+});
+app.post("/admin/cancel/:id", async (req) => {
+  await prisma.job.update({ where: { id: req.params.id }, data: { status: "CANCELLED" } });
+});`,
+    // a bulk write by a fixed value names no claimed row
+    `export async function start(id: string) {
+  ${claimGenerating}
+  await prisma.job.updateMany({ where: { kind: "PREVIEW" }, data: { status: "CANCELLED" } });
+}`,
+    // this.finish() is the caller's own class, not another class's finish()
+    `class Worker {
+  async start(id: string) {
+    ${claimGenerating}
+    await this.finish(id);
+  }
+  async finish(id: string) { await prisma.job.updateMany({ where: { id, status: "GENERATING" }, data: { status: "DONE" } }); }
+}
+class AdminController {
+  async finish(id: string) { await prisma.job.update({ where: { id }, data: { status: "CANCELLED" } }); }
+}`,
+    // a reset before the claim is not the holder's write
+    `export async function restart(id: string) {
+  await prisma.job.update({ where: { id }, data: { status: "PENDING" } });
+  ${claimGenerating}
+}`,
+  ],
+  invalid: [
+    {
+      // a callback in an options bag belongs to the claiming function
+      code: `export async function start(id: string) {
+  ${claimGenerating}
+  await runWithHooks(id, { onSuccess: async () => { await prisma.job.update({ where: { id }, data: { status: "COMPLETED" } }); } });
+}`,
+      errors: [{
+        messageId: "unfencedWrite", line: 3, column: 59,
+        data: { model: "job", field: "status", value: "GENERATING", claimLine: "2", target: "COMPLETED" },
+        suggestions: [{
+          messageId: "addFence",
+          data: { model: "job", field: "status", value: "GENERATING", claimLine: "2", target: "COMPLETED" },
+          output: `export async function start(id: string) {
+  ${claimGenerating}
+  await runWithHooks(id, { onSuccess: async () => { await prisma.job.update({ where: { id, status: "GENERATING" }, data: { status: "COMPLETED" } }); } });
+}`,
+        }],
+      }],
+    },
+  ],
+});
+
+ruleTester.run("conditional-recovery", conditionalRecovery, {
+  valid: [
+    // archiving old rows judged in JS is not a recovery
+    `export async function claim(id: string) { ${claimGenerating} }
+export async function archive(job: { id: string; createdAt: Date }, cutoff: Date) {
+  if (job.createdAt < cutoff) await prisma.job.update({ where: { id: job.id }, data: { status: "ARCHIVED" } });
+}`,
+    // the checks together say the row is PENDING, not GENERATING
+    `export async function claim(id: string) { ${claimGenerating} }
+export async function expire(job: { id: string; status: string; createdAt: Date }, cutoff: Date) {
+  if (job.status !== "PENDING") return;
+  if (job.createdAt < cutoff) await prisma.job.update({ where: { id: job.id }, data: { status: "EXPIRED" } });
+}`,
+    // the holder's own deadline, after its claim, is a holder write (require-fencing's business)
+    `export async function run(id: string, budgetMs: number) {
+  ${claimGenerating}
+  const began = Date.now();
+  await work(id);
+  if (Date.now() - began > budgetMs) await prisma.job.update({ where: { id }, data: { status: "TIMED_OUT" } });
+}`,
+  ],
+  invalid: [
+    {
+      code: `export async function claim(id: string) { await prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } }); }
+export async function sweep(cutoff: Date) {
+  const stale = await prisma.job.findMany({ where: { status: "RUNNING", updatedAt: { lt: cutoff } } });
+  await Promise.all(stale.map((job) => prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } })));
+}`,
+      errors: [{
+        messageId: "checkInJs", line: 4, column: 40,
+        data: { model: "job", field: "status", value: "RUNNING", claimLine: "1", checkedWhere: "with a separate read", checkLine: "3", rowFilter: "id" },
+      }],
+    },
+  ],
+});
+
+ruleTester.run("progress-based-staleness", progressBasedStaleness, {
+  valid: [
+    {
+      // a progress field given as a rule option counts as a liveness signal in the shared model too
+      code: `export async function claim(id: string) { ${claimGenerating} }
+export async function sweep(t: Date) { await prisma.job.updateMany({ where: { status: "GENERATING", startedAt: { lt: t }, pulse: { lt: t } }, data: { status: "FAILED" } }); }`,
+      options: [{ progressTimeFields: ["pulse"] }],
+    },
+  ],
+  invalid: [
+    {
+      code: `export async function claim(id: string) { ${claimGenerating} }
+export async function sweep(t: Date) { await prisma.job.updateMany({ where: { status: "GENERATING", kickoff: { lt: t } }, data: { status: "FAILED" } }); }`,
+      options: [{ startTimeFields: ["kickoff"] }],
+      errors: [{
+        messageId: "startTimeRecovery", line: 2, column: 101,
+        data: { model: "job", field: "status", value: "GENERATING", claimLine: "1", timeField: "kickoff", progressFields: "updatedAt, modifiedAt, heartbeatAt" },
+      }],
+    },
+  ],
+});
