@@ -183,6 +183,7 @@ function findClaims(mod: Module, write: StateWrite): Claim[] {
   const branches = mod.branchesOf(write);
   for (const assignment of write.assignments) {
     if (assignment.value.kind !== "static" || !isLockValue(assignment.value.value, mod.vocabulary)) continue;
+    if (!mod.vocabulary.isStateField(assignment.field)) continue;
     const value = assignment.value.value;
     const field = assignment.field;
     const lock: LockKey = { model: write.model, field, value, valueText: mod.sourceCode.getText(assignment.valueNode) };
@@ -236,7 +237,7 @@ function findStaleScan(read: StateRead, vocabulary: ResolvedVocabulary): StaleSc
   for (const atom of branches[0]!) {
     if ("opaque" in atom || (atom.op !== "eq" && atom.op !== "in") || !atom.pred.values) continue;
     for (const value of atom.pred.values) {
-      if (isLockValue(value, vocabulary) && branches.every((b) => pins(b, atom.pred.field, value))) {
+      if (isLockValue(value, vocabulary) && vocabulary.isStateField(atom.pred.field) && branches.every((b) => pins(b, atom.pred.field, value))) {
         return { read, field: atom.pred.field, value, timePredicates: ages.flat() };
       }
     }

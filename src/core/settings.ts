@@ -6,6 +6,8 @@
 import type { JSONSchema4 } from "@typescript-eslint/utils/json-schema";
 
 export interface Vocabulary {
+  /** Fields that hold a row's lifecycle state; only they can carry a claimed value (`status`, `syncState`). */
+  readonly stateFields: readonly string[];
   /** Status values that mean "someone is working on this row": claiming them is taking a lock. */
   readonly inProgressValues: readonly string[];
   /** Values ending in -ING that are not in progress (waiting states). */
@@ -19,6 +21,7 @@ export interface Vocabulary {
 }
 
 export const DEFAULT_VOCABULARY: Vocabulary = {
+  stateFields: ["status", "state", "phase", "stage"],
   inProgressValues: [
     "GENERATING", "RUNNING", "PROCESSING", "IN_PROGRESS", "LOCKED", "CLAIMED", "ACTIVE", "STARTED", "BUSY",
     "EXECUTING", "WORKING", "LEASED", "RESERVED", "ACQUIRED",
@@ -46,6 +49,7 @@ export const DEFAULT_VOCABULARY: Vocabulary = {
 const VOCABULARY_KEYS = Object.keys(DEFAULT_VOCABULARY) as (keyof Vocabulary)[];
 
 const DESCRIPTIONS: Record<keyof Vocabulary, string> = {
+  stateFields: "Fields that hold a row's lifecycle state (a field ending in one of these names counts too).",
   inProgressValues: "Status values that mean a row is being worked on; a write that claims one takes a lock.",
   waitingValues: "Values ending in -ING that are waiting states, not in progress.",
   progressTimeFields: "Timestamp fields that move while the holder makes progress (updatedAt, heartbeatAt).",
@@ -64,6 +68,8 @@ export function normalizeName(name: string): string {
 
 export interface ResolvedVocabulary {
   readonly raw: Vocabulary;
+  /** A lifecycle field: named in `stateFields` or ending in one (`syncState`, `job_status`). */
+  isStateField(field: string): boolean;
   isInProgressValue(value: string): boolean;
   isProgressTimeField(field: string): boolean;
   isStartTimeField(field: string): boolean;
@@ -95,8 +101,13 @@ function resolveVocabulary(raw: Vocabulary): ResolvedVocabulary {
   const progress = nameSet(raw.progressTimeFields);
   const start = nameSet(raw.startTimeFields);
   const owner = nameSet(raw.ownerFields);
+  const state = [...nameSet(raw.stateFields)];
   return {
     raw,
+    isStateField: (field) => {
+      const n = normalizeName(field);
+      return state.some((name) => n === name || n.endsWith(name));
+    },
     isInProgressValue(value) {
       const n = normalizeName(value);
       if (inProgress.has(n)) return true;

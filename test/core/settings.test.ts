@@ -110,8 +110,16 @@ describe("getVocabulary: settings.locks and rule options", () => {
   it("throws on an unknown settings.locks key, naming the valid ones", () => {
     expect(() => getVocabulary({ locks: { ownerField: ["x"] } })).toThrow(TypeError);
     expect(() => getVocabulary({ locks: { ownerField: ["x"] } })).toThrow(
-      "eslint-plugin-locks: unknown key settings.locks.ownerField; expected one of inProgressValues, waitingValues, progressTimeFields, startTimeFields, ownerFields.",
+      "eslint-plugin-locks: unknown key settings.locks.ownerField; expected one of stateFields, inProgressValues, waitingValues, progressTimeFields, startTimeFields, ownerFields.",
     );
+  });
+
+  it("knows lifecycle fields by name or suffix, and takes them from settings", () => {
+    const v = getVocabulary({});
+    for (const f of ["status", "state", "syncState", "job_status", "PHASE", "renderStage"]) expect(v.isStateField(f), f).toBe(true);
+    for (const f of ["role", "kind", "statusMessage", "name"]) expect(v.isStateField(f), f).toBe(false);
+    expect(getVocabulary({ locks: { stateFields: ["lifecycle"] } }).isStateField("lifecycle")).toBe(true);
+    expect(getVocabulary({ locks: { stateFields: ["lifecycle"] } }).isStateField("status")).toBe(false);
   });
 
   it("throws on a value that is not an array of non-empty strings", () => {

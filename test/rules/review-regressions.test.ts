@@ -12,6 +12,17 @@ const claimGenerating = `await prisma.job.updateMany({ where: { id, status: { no
 
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
+    // "billing" ends in -ing, but a role is not a lifecycle field: demoting owners is not a claim
+    `export async function disable(projectId: string) {
+  await prisma.projectUsers.updateMany({ where: { projectId, role: "owner" }, data: { role: "billing" } });
+}`,
+    // a field named in settings.locks.stateFields can carry a claim; others cannot
+    {
+      code: `export async function start(id: string) {
+  await prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+}`,
+      settings: { locks: { stateFields: ["lifecycle"] } },
+    },
     // a racy recovery inside a callback still answers Q1
     `export async function claim(id: string) { await prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } }); }
 export async function sweep(cutoff: Date) {
