@@ -146,6 +146,15 @@ export function describeTest(
     if (n.type === "Identifier" && AGE_CALL.test(n.name) && /^(is|has)?_?(stale|expired|timedOut|dead|hung|stuck)/i.test(n.name)) {
       judgesAge = true;
     }
+    // `const verdict = classifyStaleRun(run, now); if (!verdict) continue;`: the test holds an age check's result.
+    if (n.type === "Identifier" && !judgesAge) {
+      const init = getConstInit(sourceCode, n);
+      const call = init && unwrap(init.type === "AwaitExpression" ? init.argument : init);
+      if (call?.type === "CallExpression") {
+        const callee = call.callee.type === "Identifier" ? call.callee.name : memberName(call.callee);
+        if (callee && AGE_CALL.test(callee)) judgesAge = true;
+      }
+    }
   });
   return { test, negated, timeFields: [...timeFields], judgesAge };
 }

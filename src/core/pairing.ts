@@ -292,7 +292,9 @@ function classifyAgainst(mod: Module, write: StateWrite, claim: Claim, scans: re
   }
   if (resets && !sameUnitAfterClaim) {
     const check = ageCheckOf(mod, write, claim, scans);
-    if (check) return recovery(["check-in-js"], check);
+    // Age judged in JS, then a compare-and-set on what was read (`status: run.status`, `version: run.version`):
+    // the write fails if anything moved in between, so the recovery is race-safe.
+    if (check) return recovery(branches.every((b) => ownerPinned(b, field, mod.vocabulary)) ? [] : ["check-in-js"], check);
   }
   if (identified) {
     const fenced = pinned || opaque || branches.every((b) => ownerPinned(b, undefined, mod.vocabulary));

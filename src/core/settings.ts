@@ -23,8 +23,9 @@ export interface Vocabulary {
 export const DEFAULT_VOCABULARY: Vocabulary = {
   stateFields: ["status", "state", "phase", "stage"],
   inProgressValues: [
-    "GENERATING", "RUNNING", "PROCESSING", "IN_PROGRESS", "LOCKED", "CLAIMED", "ACTIVE", "STARTED", "BUSY",
-    "EXECUTING", "WORKING", "LEASED", "RESERVED", "ACQUIRED",
+    // Not ACTIVE or RESERVED: in most schemas they mean "enabled" and "booked", not "someone is working on it".
+    "GENERATING", "RUNNING", "PROCESSING", "IN_PROGRESS", "LOCKED", "CLAIMED", "STARTED", "BUSY",
+    "EXECUTING", "WORKING", "LEASED", "ACQUIRED",
   ],
   waitingValues: [
     "PENDING", "WAITING", "AWAITING", "REMAINING", "MISSING", "UPCOMING", "INCOMING", "OUTGOING", "EXISTING", "TRAILING",

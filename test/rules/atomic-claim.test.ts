@@ -596,13 +596,13 @@ export class ImportService {
       code: `export async function startMaintenance() {
   const state = await prisma.maintenance.findFirst({ where: { status: "IDLE" } });
   if (!state) return;
-  await prisma.maintenance.updateMany({ where: {}, data: { status: "ACTIVE" } });
+  await prisma.maintenance.updateMany({ where: {}, data: { status: "LOCKED" } });
 }`,
       errors: [
-        checkThenAct(4, 9, claim("maintenance", "status", "ACTIVE", 4, "with a separate read", 2), `export async function startMaintenance() {
+        checkThenAct(4, 9, claim("maintenance", "status", "LOCKED", 4, "with a separate read", 2), `export async function startMaintenance() {
   const state = await prisma.maintenance.findFirst({ where: { status: "IDLE" } });
   if (!state) return;
-  await prisma.maintenance.updateMany({ where: { status: { not: "ACTIVE" } }, data: { status: "ACTIVE" } });
+  await prisma.maintenance.updateMany({ where: { status: { not: "LOCKED" } }, data: { status: "LOCKED" } });
 }`),
       ],
     },

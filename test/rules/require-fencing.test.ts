@@ -621,7 +621,7 @@ export async function sync(accountId: string) {
       // $transaction: claim inside the transaction, failure in a batch transaction of the catch
       code: `async function reserve(orderId: string) {
   await prisma.$transaction(async (tx) => {
-    const r = await tx.order.updateMany({ where: { id: orderId, status: { not: "RESERVED" } }, data: { status: "RESERVED" } });
+    const r = await tx.order.updateMany({ where: { id: orderId, status: { not: "CHARGING" } }, data: { status: "CHARGING" } });
     if (r.count === 0) throw new Error("taken");
   });
   try {
@@ -634,16 +634,16 @@ export async function sync(accountId: string) {
   }
 }`,
       errors: [
-        unfenced(10, 7, lock("PAYMENT_FAILED", 3, { model: "order", value: "RESERVED" }), `async function reserve(orderId: string) {
+        unfenced(10, 7, lock("PAYMENT_FAILED", 3, { model: "order", value: "CHARGING" }), `async function reserve(orderId: string) {
   await prisma.$transaction(async (tx) => {
-    const r = await tx.order.updateMany({ where: { id: orderId, status: { not: "RESERVED" } }, data: { status: "RESERVED" } });
+    const r = await tx.order.updateMany({ where: { id: orderId, status: { not: "CHARGING" } }, data: { status: "CHARGING" } });
     if (r.count === 0) throw new Error("taken");
   });
   try {
     await charge(orderId);
   } catch (e) {
     await prisma.$transaction([
-      prisma.order.update({ where: { id: orderId, status: "RESERVED" }, data: { status: "PAYMENT_FAILED" } }),
+      prisma.order.update({ where: { id: orderId, status: "CHARGING" }, data: { status: "PAYMENT_FAILED" } }),
       prisma.auditLog.create({ data: { orderId, event: "payment_failed" } }),
     ]);
   }

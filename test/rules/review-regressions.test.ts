@@ -10,8 +10,32 @@ import { ruleTester } from "../rule-tester.js";
 
 const claimGenerating = `await prisma.job.updateMany({ where: { id, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });`;
 
+// Age judged by a helper in JS, then a compare-and-set on the values read: a race-safe recovery.
+const casRecovery = `export async function claimRun(id: string) {
+  return prisma.agentRun.updateManyAndReturn({ where: { id, status: "QUEUED" }, data: { status: "RUNNING", heartbeatAt: new Date() } });
+}
+function classifyStaleRun(run: { heartbeatAt: Date | null }, now: number) {
+  return run.heartbeatAt && now - run.heartbeatAt.getTime() > 60_000 ? "WORKER_LOST" : null;
+}
+export async function reconcile(conversationId: string) {
+  const runs = await prisma.agentRun.findMany({ where: { conversationId, status: { in: UNSETTLED } } });
+  for (const run of runs) {
+    const verdict = classifyStaleRun(run, Date.now());
+    if (!verdict) continue;
+    await prisma.agentRun.updateMany({
+      where: { id: run.id, status: run.status, heartbeatAt: run.heartbeatAt },
+      data: { status: "FAILED", errorCode: verdict },
+    });
+  }
+}`;
+
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
+    casRecovery,
+    // ACTIVE means "enabled" in most schemas: re-enabling a source is not a claim
+    `export async function repair(id: string) {
+  await prisma.feedbackSource.updateMany({ where: { id, status: "error" }, data: { status: "active" } });
+}`,
     // "billing" ends in -ing, but a role is not a lifecycle field: demoting owners is not a claim
     `export async function disable(projectId: string) {
   await prisma.projectUsers.updateMany({ where: { projectId, role: "owner" }, data: { role: "billing" } });
@@ -180,6 +204,7 @@ class AdminController {
 
 ruleTester.run("conditional-recovery", conditionalRecovery, {
   valid: [
+    casRecovery,
     // archiving old rows judged in JS is not a recovery
     `export async function claim(id: string) { ${claimGenerating} }
 export async function archive(job: { id: string; createdAt: Date }, cutoff: Date) {
