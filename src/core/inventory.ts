@@ -9,6 +9,7 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { LockFacts, StateAccess } from "./model.js";
 import { recognizers } from "../recognizers/index.js";
+import type { Recognizer } from "../recognizers/recognizer.js";
 import { buildFacts, type ModuleShape } from "./pairing.js";
 import { extendVocabulary, getVocabulary, type Vocabulary } from "./settings.js";
 import { unwrap } from "./values.js";
@@ -27,7 +28,9 @@ interface FileState {
 }
 
 const states = new WeakMap<SourceCode, FileState>();
-const candidateMethods = new Set(recognizers.flatMap((r) => [...r.methods]));
+/** Recognizers by the method names they handle: the cheap pre-filter every call goes through. */
+const byMethod = new Map<string, Recognizer[]>();
+for (const r of recognizers) for (const m of r.methods) byMethod.set(m, [...(byMethod.get(m) ?? []), r]);
 
 function calleeMethod(call: TSESTree.CallExpression): string | undefined {
   const callee = unwrap(call.callee);
@@ -42,12 +45,17 @@ function calleeMethod(call: TSESTree.CallExpression): string | undefined {
 /** Runs every recognizer over the candidate calls. Exported for the tests and the audit. */
 export function collectAccesses(sourceCode: SourceCode, calls: readonly TSESTree.CallExpression[]): StateAccess[] {
   const accesses: StateAccess[] = [];
-  const ctx = { sourceCode };
+  const ctx = { sourceCode, scratch: new Map<string, unknown>() };
+  // Methods some recognizer learnt from this file (ioredis defineCommand names), by recognizer.
+  const learnt = new Map<string, Recognizer[]>();
+  for (const recognizer of recognizers) {
+    for (const name of recognizer.prepare?.(calls, ctx) ?? []) learnt.set(name, [...(learnt.get(name) ?? []), recognizer]);
+  }
   for (const call of calls) {
     const method = calleeMethod(call);
-    if (method === undefined || !candidateMethods.has(method)) continue;
-    for (const recognizer of recognizers) {
-      if (!recognizer.methods.has(method)) continue;
+    if (method === undefined) continue;
+    const candidates = byMethod.get(method) ?? learnt.get(method);
+    for (const recognizer of candidates ?? []) {
       const access = recognizer.recognize(call, ctx);
       if (access) {
         accesses.push(access);

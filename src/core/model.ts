@@ -80,7 +80,67 @@ export interface StateRead {
   readonly node: Node;
 }
 
-export type StateAccess = StateWrite | StateRead;
+/** A key pattern: `lock:*` for `` `lock:${id}` ``; `opaque` keys are kept as their source text (`{this.key(doc)}`). */
+export interface KeyShape {
+  readonly text: string;
+  readonly exact: boolean;
+  readonly opaque?: boolean;
+  /** The variable the key was held in, if any: the same name in acquire and release pairs them. */
+  readonly name?: string;
+}
+
+export type KvCommand = "set" | "setnx" | "expire" | "del" | "get" | "script" | "watch";
+export type TtlPresence = "present" | "conditional" | "absent";
+/** How the client spells options: ioredis tokens (`"PX", ms, "NX"`), node-redis objects (`{ NX: true, PX }`), Upstash (`{ nx, px }`). */
+export type KvDialect = "ioredis" | "node-redis" | "upstash";
+
+/** Client-specific edits a recognizer offers for a key-value op, so rules can suggest fixes without knowing the client. */
+export interface KvEdits {
+  /** Adds an expiry to this `SET … NX` (`unit` is EX or PX). */
+  addTtl?(ttlText: string, unit: "EX" | "PX"): TextEdit | undefined;
+  /** Rewrites this `SETNX key value` as `SET key value NX` with the expiry. */
+  toSetWithTtl?(ttlText: string, unit: "EX" | "PX" | "EXAT" | "PXAT"): TextEdit | undefined;
+  /** Rewrites this `DEL key` as an owner-checked delete of `tokenText`. */
+  toOwnerCheckedDelete?(tokenText: string, how: "script" | "delex"): TextEdit | undefined;
+}
+
+/** One key-value command (Redis and compatible stores), normalised. */
+export interface KvOp {
+  readonly access: "kv";
+  readonly store: string;
+  readonly dialect: KvDialect;
+  readonly command: KvCommand;
+  readonly key: KeyShape;
+  readonly keyNode: Node;
+  /** The call. */
+  readonly node: Node;
+  /** Where findings about it point: the command and its arguments (`.del(key)` in a chain), not the whole chain. */
+  readonly loc: TSESTree.SourceLocation;
+  /** SET with NX, or SETNX: only succeeds if the key is absent. */
+  readonly nx: boolean;
+  /** For SET/SETNX: whether the key gets an expiry. */
+  readonly ttl: TtlPresence;
+  readonly valueNode?: Node;
+  /** The stored value when it is a constant (`"1"`, `true`): such a lock cannot tell its owner. */
+  readonly constantValue?: StaticValue;
+  /** For EXPIRE-family commands: the expiry expression and its unit. */
+  readonly expiry?: { readonly node: Node; readonly unit: "EX" | "PX" | "EXAT" | "PXAT" };
+  /** For scripts: what the Lua does to the key. */
+  readonly script?: "compare-and-delete" | "compare-and-expire" | "delete" | "other";
+  /** The MULTI/pipeline this command is queued in: its commands are sent together. */
+  readonly batch?: Node;
+  readonly edits?: KvEdits;
+}
+
+/** A lock taken through a lock library (Redlock, redis-semaphore): TTL and owner check by construction. */
+export interface LibraryLockOp {
+  readonly access: "library";
+  readonly library: "redlock" | "redis-semaphore";
+  readonly op: "acquire" | "release" | "extend" | "using";
+  readonly node: Node;
+}
+
+export type StateAccess = StateWrite | StateRead | KvOp | LibraryLockOp;
 
 /** A comparison of a timestamp with a threshold that means "older than" (`updatedAt < threshold`). */
 export interface TimePredicate {
@@ -155,7 +215,44 @@ export interface StaleScan {
   readonly timePredicates: readonly TimePredicate[];
 }
 
+/** A key-value lock: an NX acquire, how it expires, and how it is released. */
+export interface KvLock {
+  readonly acquire: KvOp;
+  /** `absent` and `conditional` come from the acquire; `separate` is SETNX/SET NX then EXPIRE in another round trip. */
+  readonly ttl: TtlPresence | "separate";
+  /** The EXPIRE that gives the key its TTL after the fact, when there is one. */
+  readonly expire?: KvOp;
+  /** The key looks like a lock, or this module releases it: it is not a one-shot marker. */
+  readonly lockLike: boolean;
+}
+
+export type KvReleaseKind = "owner-checked" | "plain" | "get-compare";
+
+export interface KvRelease {
+  readonly op: KvOp;
+  readonly lock: KvLock;
+  readonly kind: KvReleaseKind;
+  /** For `get-compare`: the GET whose result the JS compares. */
+  readonly get?: KvOp;
+}
+
+/** A plain SET over a held lock key after a JS check of its current value: two takers both win. */
+export interface KvTakeover {
+  readonly op: KvOp;
+  readonly lock: KvLock;
+  readonly get?: KvOp;
+}
+
+export interface KvFacts {
+  readonly ops: readonly KvOp[];
+  readonly locks: readonly KvLock[];
+  readonly releases: readonly KvRelease[];
+  readonly takeovers: readonly KvTakeover[];
+  readonly libraryLocks: readonly LibraryLockOp[];
+}
+
 export interface LockFacts {
+  readonly kv: KvFacts;
   readonly writes: readonly StateWrite[];
   readonly reads: readonly StateRead[];
   readonly staleScans: readonly StaleScan[];

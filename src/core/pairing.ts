@@ -16,6 +16,7 @@ import type {
 import type { ResolvedVocabulary } from "./settings.js";
 import { agePredicates, excludes, identityFields, isOpaque, ownerPinned, pins, toBranches, type Branch } from "./conditions.js";
 import { guardsOf, pathCondition } from "./guards.js";
+import { buildKvFacts } from "./kv-pairing.js";
 import { normalizeName } from "./settings.js";
 import { classOf, functionName, unitOf } from "./units.js";
 import { getConstInit, keyName, sameValue, unwrap } from "./values.js";
@@ -343,6 +344,7 @@ export function buildFacts(
     byClaim.set(r.claim, list);
   }
   return {
+    kv: buildKvFacts(sourceCode, accesses, vocabulary),
     writes: mod.writes,
     reads: mod.reads,
     staleScans,

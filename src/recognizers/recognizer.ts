@@ -4,6 +4,8 @@ import type { StateAccess } from "../core/model.js";
 
 export interface RecognizerContext {
   readonly sourceCode: Readonly<TSESLint.SourceCode>;
+  /** Per-file memory a recognizer may keep between calls (e.g. scripts defined with `defineCommand`). */
+  readonly scratch: Map<string, unknown>;
 }
 
 export interface Recognizer {
@@ -11,5 +13,7 @@ export interface Recognizer {
   readonly store: string;
   /** Method names a call must end in to be worth a look: the inventory's cheap pre-filter. */
   readonly methods: ReadonlySet<string>;
+  /** Looks at the file's calls once before `recognize`; returns method names it learnt (defined commands). */
+  prepare?(calls: readonly TSESTree.CallExpression[], ctx: RecognizerContext): readonly string[];
   recognize(call: TSESTree.CallExpression, ctx: RecognizerContext): StateAccess | undefined;
 }

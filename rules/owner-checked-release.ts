@@ -1,0 +1,96 @@
+import type { TSESLint } from "@typescript-eslint/utils";
+import type { KvOp, KvRelease, Node } from "../src/core/model.js";
+import { createRule } from "../src/create-rule.js";
+import { onLockFacts } from "../src/core/inventory.js";
+import { describeKey } from "../src/core/keys.js";
+import { findVariable, formatValue, unwrap } from "../src/core/values.js";
+
+function commandName(op: KvOp): string {
+  return op.command === "script" ? "script" : "DEL";
+}
+
+/**
+ * The acquire's token as an expression that means the same thing at the release: the same variable in scope,
+ * or the same `this.field`. Without one no rewrite is offered (it would invent a name).
+ */
+function tokenAt(sourceCode: Readonly<TSESLint.SourceCode>, release: KvRelease): string | undefined {
+  const value = release.lock.acquire.valueNode && unwrap(release.lock.acquire.valueNode);
+  if (!value || release.lock.acquire.constantValue) return undefined;
+  if (value.type === "Identifier") {
+    const here = sourceCode.getScope(release.op.node);
+    let scope: typeof here | null = here;
+    while (scope) {
+      const v = scope.set.get(value.name);
+      if (v) return v === findVariable(sourceCode, value) ? value.name : undefined;
+      scope = scope.upper;
+    }
+    return undefined;
+  }
+  if (value.type === "MemberExpression" && unwrap(value.object).type === "ThisExpression" && !value.computed) {
+    return sourceCode.getText(value);
+  }
+  return undefined;
+}
+
+export default createRule({
+  name: "owner-checked-release",
+  meta: {
+    type: "problem",
+    hasSuggestions: true,
+    docs: {
+      description: "Require a key-value lock to be released only by its owner, in one atomic compare-and-delete",
+      recommended: true,
+      question: "Q3",
+    },
+    schema: [],
+    messages: {
+      plainDelete:
+        "Q3 (is the release race-safe?): this {{command}} removes the lock {{key}} (acquired at line {{acquireLine}}) without checking that this holder still owns it. A holder that outlived the expiry deletes the lock another worker holds now. Delete only while the key still holds this holder's token: a compare-and-delete script, or DELEX key IFEQ token on Redis 8.4+.",
+      getCompareDelete:
+        "Q3 (is the release race-safe?): this release reads the lock {{key}} (GET at line {{getLine}}), compares it in JavaScript and then deletes it in a separate command. The key can expire and be taken by another worker between the two, and the DEL removes that worker's lock. Compare and delete in one step: a compare-and-delete script, or DELEX key IFEQ token on Redis 8.4+.",
+      constantValue:
+        "Q3 (is the release race-safe?): the lock {{key}} is acquired at line {{acquireLine}} with the constant value {{value}}, so no release can tell whose lock it deletes, and this {{command}} removes whatever lock is there now. Store a unique token per acquire (a random id) and delete only while the key still holds it.",
+      staleTakeover:
+        "Q3 (is the take-over race-safe?): this SET overwrites the lock {{key}} (acquired at line {{acquireLine}}) after reading its value with a separate GET at line {{getLine}}: two workers that both see a stale lock both take it. Let the lock expire (SET NX with an expiry), or check and set in one script.",
+      useScript: "Delete with a compare-and-delete script on {{token}}.",
+      useDelex: "Delete with DELEX … IFEQ {{token}} (Redis 8.4+, Valkey 9: DELIFEQ).",
+    },
+  },
+  create(context) {
+    const sourceCode = context.sourceCode;
+    return onLockFacts(context, (facts) => {
+      const seen = new Set<Node>();
+      for (const release of facts.kv.releases) {
+        if (release.kind === "owner-checked" || seen.has(release.op.node)) continue;
+        seen.add(release.op.node);
+        const { acquire } = release.lock;
+        const data = {
+          command: commandName(release.op),
+          key: describeKey(acquire.key),
+          acquireLine: String(acquire.loc.start.line),
+          getLine: String(release.get?.loc.start.line ?? ""),
+          value: acquire.constantValue ? JSON.stringify(formatValue(acquire.constantValue)) : "",
+        };
+        const token = tokenAt(sourceCode, release);
+        const suggest: TSESLint.SuggestionReportDescriptor<"useScript" | "useDelex">[] = [];
+        for (const [how, messageId] of [["script", "useScript"], ["delex", "useDelex"]] as const) {
+          const edit = token !== undefined && release.kind === "plain" ? release.op.edits?.toOwnerCheckedDelete?.(token, how) : undefined;
+          if (edit) suggest.push({ messageId, data: { token: token! }, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) });
+        }
+        const messageId = acquire.constantValue ? "constantValue" : release.kind === "get-compare" ? "getCompareDelete" : "plainDelete";
+        context.report({ loc: release.op.loc, messageId, data, suggest });
+      }
+      for (const takeover of facts.kv.takeovers) {
+        context.report({
+          loc: takeover.op.loc,
+          messageId: "staleTakeover",
+          data: {
+            key: describeKey(takeover.lock.acquire.key),
+            acquireLine: String(takeover.lock.acquire.loc.start.line),
+            getLine: String(takeover.get?.loc.start.line ?? ""),
+          },
+        });
+      }
+    });
+  },
+});

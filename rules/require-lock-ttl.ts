@@ -1,0 +1,135 @@
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { KvLock, KvOp, Node } from "../src/core/model.js";
+import { createRule } from "../src/create-rule.js";
+import { onLockFacts } from "../src/core/inventory.js";
+import { describeKey } from "../src/core/keys.js";
+import { unwrap } from "../src/core/values.js";
+
+const EXPIRE_COMMAND = { EX: "EXPIRE", PX: "PEXPIRE", EXAT: "EXPIREAT", PXAT: "PEXPIREAT" } as const;
+
+/** The expiry a suggestion proposes: long enough for most critical sections, short enough to unwedge. */
+const SUGGESTED_TTL_MS = "30_000";
+
+function commandName(op: KvOp): string {
+  return op.command === "setnx" ? "SETNX" : "SET … NX";
+}
+
+/** The statement an expression call stands in, through `await` and `void`. */
+function statementOf(node: Node): TSESTree.ExpressionStatement | undefined {
+  let n: Node = node;
+  while (n.parent && (n.parent.type === "AwaitExpression" || n.parent.type === "UnaryExpression" || n.parent.type === "ChainExpression")) n = n.parent;
+  return n.parent?.type === "ExpressionStatement" ? n.parent : undefined;
+}
+
+/** The result of the call is ignored or only tested for truth: SETNX's 1/0 and SET NX's "OK"/null agree there. */
+function resultUsedOnlyAsTruth(sourceCode: Readonly<TSESLint.SourceCode>, call: Node): boolean {
+  let n: Node = call;
+  while (n.parent && (n.parent.type === "AwaitExpression" || n.parent.type === "ChainExpression")) n = n.parent;
+  const p = n.parent;
+  if (!p || p.type === "ExpressionStatement") return true;
+  if ((p.type === "IfStatement" && p.test === n) || (p.type === "UnaryExpression" && p.operator === "!")) return true;
+  if (p.type === "VariableDeclarator" && p.id.type === "Identifier") {
+    const variable = sourceCode.getDeclaredVariables(p)[0];
+    return variable !== undefined && variable.references.every((r) => {
+      if (r.isWrite()) return true;
+      const use = r.identifier.parent;
+      return (use?.type === "IfStatement" && use.test === r.identifier) || (use?.type === "UnaryExpression" && use.operator === "!");
+    });
+  }
+  return false;
+}
+
+/** Removing the EXPIRE: its statement, or the `if` that holds nothing else. */
+function expireRemoval(expire: KvOp): Node | undefined {
+  const stmt = statementOf(expire.node);
+  if (!stmt) return undefined;
+  const parent = stmt.parent;
+  if (parent?.type === "BlockStatement" && parent.body.length === 1 && parent.parent?.type === "IfStatement" &&
+    parent.parent.consequent === parent && parent.parent.alternate === null) return parent.parent;
+  if (parent?.type === "IfStatement" && parent.consequent === stmt && parent.alternate === null) return parent;
+  if (parent?.type === "BlockStatement" || parent?.type === "Program") return stmt;
+  return undefined;
+}
+
+export default createRule({
+  name: "require-lock-ttl",
+  meta: {
+    type: "problem",
+    fixable: "code",
+    hasSuggestions: true,
+    docs: {
+      description: "Require key-value locks to expire: SET NX with an expiry in the same command, never SETNX alone",
+      recommended: true,
+      question: "Q1",
+    },
+    schema: [],
+    messages: {
+      missingTtl:
+        "Q1 (if the holder dies, who unlocks?): this {{command}} takes the lock {{key}} with no expiry. If the holder is killed before it deletes the key (SIGKILL, OOM, a deploy), the lock is held forever and every later attempt fails; catch/finally never run. Set an expiry in the same command (SET key token NX PX ms).",
+      separateExpire:
+        "Q1 (if the holder dies, who unlocks?): this {{command}} takes the lock {{key}} and a separate {{expireCommand}} at line {{expireLine}} gives it an expiry. A crash between the two round trips leaves a lock that never expires. Set the expiry in the acquire itself (SET key token NX EX seconds).",
+      conditionalTtl:
+        "Q1 (if the holder dies, who unlocks?): this {{command}} takes the lock {{key}} with an expiry only on some paths (the TTL can be missing at run time), and on the others the lock never expires if its holder dies. Always set an expiry, with a default.",
+      addTtl: "Add a 30-second expiry (PX 30000) to the acquire.",
+      mergeExpire: "Set the expiry in the acquire ({{unit}} {{ttl}}) and drop the separate {{expireCommand}}.",
+    },
+  },
+  create(context) {
+    const sourceCode = context.sourceCode;
+    function report(lock: KvLock): void {
+      const { acquire } = lock;
+      const data = { command: commandName(acquire), key: describeKey(acquire.key) };
+      if (lock.ttl === "conditional") {
+        context.report({ loc: acquire.loc, messageId: "conditionalTtl", data });
+        return;
+      }
+      if (lock.ttl === "absent") {
+        const edit = acquire.command === "setnx"
+          ? acquire.edits?.toSetWithTtl?.(SUGGESTED_TTL_MS, "PX")
+          : acquire.edits?.addTtl?.(SUGGESTED_TTL_MS, "PX");
+        context.report({
+          loc: acquire.loc,
+          messageId: "missingTtl",
+          data,
+          suggest: edit ? [{ messageId: "addTtl", fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }] : [],
+        });
+        return;
+      }
+      const expire = lock.expire!;
+      const expiry = expire.expiry!;
+      const expireCommand = EXPIRE_COMMAND[expiry.unit];
+      const ttlText = sourceCode.getText(expiry.node);
+      const edit = acquire.command === "setnx"
+        ? acquire.edits?.toSetWithTtl?.(ttlText, expiry.unit)
+        : expiry.unit === "EX" || expiry.unit === "PX" ? acquire.edits?.addTtl?.(ttlText, expiry.unit) : undefined;
+      const removal = expireRemoval(expire);
+      const mergeData = { ...data, expireCommand, unit: expiry.unit, ttl: ttlText, expireLine: String(expire.loc.start.line) };
+      const fix = edit && removal
+        ? (fixer: TSESLint.RuleFixer) => [fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text), fixer.remove(removal as TSESTree.Node)]
+        : undefined;
+      // Mechanical only when the TTL is a literal, the EXPIRE stands alone, and no caller reads SETNX's 1/0.
+      const mechanical = fix !== undefined && unwrap(expiry.node).type === "Literal" && resultUsedOnlyAsTruth(sourceCode, acquire.node) &&
+        unitOfBlock(acquire.node) === unitOfBlock(expire.node);
+      context.report({
+        loc: acquire.loc,
+        messageId: "separateExpire",
+        data: mergeData,
+        ...(mechanical ? { fix } : {}),
+        suggest: !mechanical && fix ? [{ messageId: "mergeExpire", data: mergeData, fix }] : [],
+      });
+    }
+    return onLockFacts(context, (facts) => {
+      for (const lock of facts.kv.locks) {
+        if (lock.ttl === "present" || !lock.lockLike) continue;
+        report(lock);
+      }
+    });
+  },
+});
+
+/** The function a node runs in: a fix may only merge commands that run in the same one. */
+function unitOfBlock(node: Node): Node | undefined {
+  let p = node.parent;
+  while (p && p.type !== "FunctionDeclaration" && p.type !== "FunctionExpression" && p.type !== "ArrowFunctionExpression") p = p.parent;
+  return p;
+}

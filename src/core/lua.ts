@@ -1,0 +1,96 @@
+/**
+ * Reads Redis Lua scripts with a real Lua parser (luaparse) to tell what they do to KEYS[n]: a compare-and-delete
+ * (`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end`), a compare-and-expire,
+ * an unconditional delete, or something else. A script that does not parse is "other": no finding, no crash.
+ */
+import luaparse from "luaparse";
+
+export type ScriptKind = "compare-and-delete" | "compare-and-expire" | "delete" | "other";
+
+type LuaNode = { type: string; [key: string]: unknown };
+
+const cache = new Map<string, ScriptKind>();
+
+function isNode(x: unknown): x is LuaNode {
+  return typeof x === "object" && x !== null && typeof (x as LuaNode).type === "string";
+}
+
+function walk(node: unknown, visit: (n: LuaNode) => void): void {
+  if (Array.isArray(node)) {
+    for (const n of node) walk(n, visit);
+    return;
+  }
+  if (!isNode(node)) return;
+  visit(node);
+  for (const [k, v] of Object.entries(node)) if (k !== "type" && typeof v === "object") walk(v, visit);
+}
+
+function stringValue(node: unknown): string | undefined {
+  if (!isNode(node) || node.type !== "StringLiteral") return undefined;
+  if (typeof node["value"] === "string") return node["value"];
+  const raw = node["raw"];
+  return typeof raw === "string" ? raw.slice(1, -1) : undefined;
+}
+
+/** `redis.call("DEL", …)` / `redis.pcall(…)`: the command name, lower-cased. */
+function redisCommand(node: LuaNode): string | undefined {
+  if (node.type !== "CallExpression") return undefined;
+  const base = node["base"];
+  if (!isNode(base) || base.type !== "MemberExpression") return undefined;
+  const object = base["base"];
+  const member = base["identifier"];
+  if (!isNode(object) || object.type !== "Identifier" || object["name"] !== "redis") return undefined;
+  if (!isNode(member) || (member["name"] !== "call" && member["name"] !== "pcall")) return undefined;
+  const args = node["arguments"];
+  return Array.isArray(args) ? stringValue(args[0])?.toLowerCase() : undefined;
+}
+
+/** An `==` comparison that reads a key's value (GET) and compares it with an argument. */
+function comparesOwner(condition: unknown): boolean {
+  let found = false;
+  walk(condition, (n) => {
+    if (n.type !== "BinaryExpression" || (n["operator"] !== "==" && n["operator"] !== "~=")) return;
+    const sides = [n["left"], n["right"]];
+    const readsKey = sides.some((s) => isNode(s) && ["get", "hget"].includes(redisCommand(s) ?? ""));
+    if (readsKey) found = true;
+  });
+  return found;
+}
+
+function classify(chunk: unknown): ScriptKind {
+  let kind: ScriptKind = "other";
+  let deletes = false;
+  walk(chunk, (n) => {
+    if (n.type !== "IfStatement") return;
+    const clauses = n["clauses"];
+    if (!Array.isArray(clauses)) return;
+    for (const clause of clauses) {
+      if (!isNode(clause) || clause.type !== "IfClause" || !comparesOwner(clause["condition"])) continue;
+      walk(clause["body"], (m) => {
+        const cmd = redisCommand(m);
+        if (cmd === "del" || cmd === "unlink") kind = "compare-and-delete";
+        else if ((cmd === "pexpire" || cmd === "expire" || cmd === "set") && kind === "other") kind = "compare-and-expire";
+      });
+    }
+  });
+  if (kind !== "other") return kind;
+  walk(chunk, (n) => {
+    const cmd = redisCommand(n);
+    if (cmd === "del" || cmd === "unlink") deletes = true;
+  });
+  return deletes ? "delete" : "other";
+}
+
+export function classifyScript(source: string): ScriptKind {
+  const hit = cache.get(source);
+  if (hit) return hit;
+  let kind: ScriptKind;
+  try {
+    kind = classify(luaparse.parse(source, { luaVersion: "5.1", comments: false, scope: false, locations: false }));
+  } catch {
+    kind = "other";
+  }
+  if (cache.size > 500) cache.clear();
+  cache.set(source, kind);
+  return kind;
+}

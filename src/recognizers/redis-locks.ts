@@ -1,0 +1,52 @@
+/**
+ * Lock libraries over Redis: Redlock (v4 `lock`/`unlock`, v5 `acquire`/`release`/`using`/`extend`) and
+ * redis-semaphore (`Mutex`, `Semaphore`, `RedlockMutex`…: `acquire`/`tryAcquire`/`release`/`refresh`). Their
+ * acquisitions carry a TTL by construction and their releases are owner-checked; recognising them keeps them
+ * apart from raw commands and lists them in the module's lock inventory.
+ */
+import type { TSESTree } from "@typescript-eslint/utils";
+import type { LibraryLockOp, Node } from "../core/model.js";
+import type { Recognizer, RecognizerContext } from "./recognizer.js";
+import { getConstInit, keyName, unwrap } from "../core/values.js";
+
+const OPS: Record<string, LibraryLockOp["op"]> = {
+  acquire: "acquire", tryAcquire: "acquire", lock: "acquire", using: "using",
+  release: "release", unlock: "release", extend: "extend", refresh: "extend",
+};
+const SEMAPHORE_CLASSES = /^(Mutex|Semaphore|MultiSemaphore|RedlockMutex|RedlockSemaphore|RedlockMultiSemaphore)$/;
+
+/** What a receiver is: a Redlock instance, a redis-semaphore object, or a lock Redlock returned. */
+function libraryOf(ctx: RecognizerContext, receiver: Node, depth = 0): LibraryLockOp["library"] | undefined {
+  const r = unwrap(receiver);
+  const name = r.type === "Identifier" ? r.name : r.type === "MemberExpression" ? keyName(r.property, r.computed) : undefined;
+  if (r.type === "Identifier" && depth < 3) {
+    let init = getConstInit(ctx.sourceCode, r);
+    if (init) {
+      init = unwrap(init);
+      if (init.type === "AwaitExpression") init = unwrap(init.argument);
+      if (init.type === "NewExpression" && init.callee.type === "Identifier") {
+        if (init.callee.name === "Redlock") return "redlock";
+        if (SEMAPHORE_CLASSES.test(init.callee.name)) return "redis-semaphore";
+      }
+      // const lock = await redlock.acquire([...], ttl)
+      if (init.type === "CallExpression" && init.callee.type === "MemberExpression") {
+        return libraryOf(ctx, init.callee.object, depth + 1);
+      }
+    }
+  }
+  if (name && /redlock/i.test(name)) return "redlock";
+  if (name && /(mutex|semaphore)$/i.test(name)) return "redis-semaphore";
+  return undefined;
+}
+
+export const redisLocksRecognizer: Recognizer = {
+  store: "redis-locks",
+  methods: new Set(Object.keys(OPS)),
+  recognize(call: TSESTree.CallExpression, ctx: RecognizerContext): LibraryLockOp | undefined {
+    const callee = unwrap(call.callee);
+    if (callee.type !== "MemberExpression") return undefined;
+    const op = OPS[keyName(callee.property, callee.computed) ?? ""];
+    const library = op && libraryOf(ctx, callee.object);
+    return library ? { access: "library", library, op, node: call } : undefined;
+  },
+};

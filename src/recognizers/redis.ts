@@ -1,0 +1,446 @@
+/**
+ * Redis commands from ioredis, node-redis (v4/v5) and Upstash (`@upstash/redis`, `@vercel/kv`), normalised to
+ * key-value ops: SET (with NX and expiry read from tokens or option objects), SETNX, EXPIRE and kin, DEL/UNLINK,
+ * GET, WATCH, and scripts (EVAL/EVALSHA and ioredis `defineCommand`) read with a Lua parser. Also the generic
+ * forms `call("SET", …)` (ioredis) and `sendCommand(["SET", …])` (node-redis), and commands queued on
+ * `multi()`/`pipeline()`, which are sent together.
+ *
+ * Precision comes from what a call says, not from guessing receivers: only `SET` with an NX condition or
+ * `SETNX` acquires; GET/DEL/EXPIRE matter only when their key shape matches an acquired one.
+ */
+import type { TSESTree } from "@typescript-eslint/utils";
+import type { KvCommand, KvDialect, KvEdits, KvOp, Node, StaticValue, TextEdit, TtlPresence } from "../core/model.js";
+import type { Recognizer, RecognizerContext } from "./recognizer.js";
+import { keyShape } from "../core/keys.js";
+import { classifyScript } from "../core/lua.js";
+import { evaluate, findVariable, getConstInit, keyName, unwrap } from "../core/values.js";
+
+const COMMANDS: Record<string, KvCommand> = {
+  set: "set", setnx: "setnx", expire: "expire", pexpire: "expire", expireat: "expire", pexpireat: "expire",
+  del: "del", unlink: "del", get: "get", eval: "script", evalsha: "script", evalro: "script", evalsharo: "script",
+  watch: "watch",
+};
+const EXPIRY_UNIT: Record<string, "EX" | "PX" | "EXAT" | "PXAT"> = {
+  expire: "EX", pexpire: "PX", expireat: "EXAT", pexpireat: "PXAT",
+};
+const TTL_TOKENS = new Set(["ex", "px", "exat", "pxat"]);
+const BATCH_METHODS = new Set(["multi", "pipeline", "batch"]);
+const GENERIC = new Set(["call", "sendcommand", "send_command", "callbuffer"]);
+const RELEASE_LUA = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
+
+/** Every spelling the clients use: `setnx`, `setNX`, `SETNX`, `pExpire`, `sendCommand`… */
+const METHODS = new Set<string>();
+for (const name of [...Object.keys(COMMANDS), "call", "sendCommand", "send_command", "callBuffer", "defineCommand"]) {
+  METHODS.add(name);
+  METHODS.add(name.toUpperCase());
+}
+for (const name of ["setNX", "pExpire", "expireAt", "pExpireAt", "evalSha", "evalRo", "evalShaRo"]) METHODS.add(name);
+
+interface DefinedScript {
+  readonly kind: KvOp["script"];
+  readonly numberOfKeys: number | undefined;
+}
+
+interface FileInfo {
+  dialect: KvDialect;
+  readonly defined: Map<string, DefinedScript>;
+}
+
+function methodName(call: TSESTree.CallExpression): string | undefined {
+  const callee = unwrap(call.callee);
+  return callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : undefined;
+}
+
+function info(ctx: RecognizerContext): FileInfo {
+  let fi = ctx.scratch.get("redis") as FileInfo | undefined;
+  if (!fi) {
+    fi = { dialect: importedDialect(ctx), defined: new Map() };
+    ctx.scratch.set("redis", fi);
+  }
+  return fi;
+}
+
+/** The client the module imports, which decides how a suggested rewrite is spelled. */
+function importedDialect(ctx: RecognizerContext): KvDialect {
+  const sources = new Set<string>();
+  for (const stmt of ctx.sourceCode.ast.body) {
+    if (stmt.type === "ImportDeclaration") sources.add(String(stmt.source.value));
+  }
+  const text = ctx.sourceCode.text;
+  for (const m of text.matchAll(/require\(\s*["']([^"']+)["']\s*\)/g)) sources.add(m[1]!);
+  if ([...sources].some((s) => s === "ioredis" || s.startsWith("ioredis/"))) return "ioredis";
+  if ([...sources].some((s) => s === "redis" || s.startsWith("@redis/"))) return "node-redis";
+  if ([...sources].some((s) => s.startsWith("@upstash/redis") || s === "@vercel/kv")) return "upstash";
+  return "ioredis";
+}
+
+function objectOf(ctx: RecognizerContext, node: Node | undefined): TSESTree.ObjectExpression | undefined {
+  if (!node) return undefined;
+  const n = unwrap(node);
+  if (n.type === "ObjectExpression") return n;
+  if (n.type === "Identifier") {
+    const init = getConstInit(ctx.sourceCode, n);
+    if (init && unwrap(init).type === "ObjectExpression") return unwrap(init) as TSESTree.ObjectExpression;
+  }
+  return undefined;
+}
+
+/** A TTL expression that may be undefined at run time: an optional parameter with no default (`ttl?: number`). */
+function mayBeMissing(ctx: RecognizerContext, node: Node): boolean {
+  const n = unwrap(node);
+  if (n.type !== "Identifier") return false;
+  const def = findVariable(ctx.sourceCode, n)?.defs[0];
+  if (def?.type !== "Parameter") return false;
+  const param = def.name as TSESTree.Identifier;
+  return param.optional === true && param.parent?.type !== "AssignmentPattern";
+}
+
+/** The batch (`multi()`/`pipeline()`) a command is queued on, if any. */
+function batchOf(ctx: RecognizerContext, receiver: Node): Node | undefined {
+  let r = unwrap(receiver);
+  for (let i = 0; i < 50; i++) {
+    if (r.type === "CallExpression") {
+      const m = methodName(r);
+      if (m && BATCH_METHODS.has(m.toLowerCase())) return r;
+      const callee = unwrap(r.callee);
+      if (callee.type !== "MemberExpression") return undefined;
+      r = unwrap(callee.object);
+    } else if (r.type === "Identifier") {
+      const init = getConstInit(ctx.sourceCode, r);
+      if (!init) return undefined;
+      r = unwrap(init);
+      if (r.type === "AwaitExpression") r = unwrap(r.argument);
+    } else return undefined;
+  }
+  return undefined;
+}
+
+function isTruthy(ctx: RecognizerContext, node: Node): boolean {
+  const v = evaluate(ctx.sourceCode, node);
+  return v === undefined || Boolean(v.value);
+}
+
+/** Whether a spread (`...(ttl ? ["PX", ttl] : [])`) holds a TTL only on some paths. */
+function conditionalSpread(ctx: RecognizerContext, arg: Node, isTtl: (n: Node) => boolean): "conditional" | "unknown" | "none" {
+  const n = unwrap(arg);
+  if (n.type === "ConditionalExpression" || n.type === "LogicalExpression") {
+    let found = false;
+    const visit = (x: Node): void => {
+      const u = unwrap(x);
+      if (isTtl(u)) found = true;
+      if (u.type === "ArrayExpression") u.elements.forEach((e) => e && visit(e));
+      if (u.type === "ObjectExpression") u.properties.forEach((p) => visit(p));
+      if (u.type === "ConditionalExpression") [u.consequent, u.alternate].forEach(visit);
+      if (u.type === "LogicalExpression") visit(u.right);
+    };
+    visit(n);
+    return found ? "conditional" : "none";
+  }
+  return "unknown";
+}
+
+interface SetOptions {
+  nx: boolean;
+  ttl: TtlPresence | "unknown";
+  dialect: KvDialect | undefined;
+  /** Where an expiry can be added, for suggestions. */
+  insertAt?: { object?: TSESTree.ObjectExpression; afterValue?: Node; v5?: boolean };
+}
+
+/** `SET key value [NX|XX] [EX s|PX ms|…]` as ioredis tokens. */
+function tokenOptions(ctx: RecognizerContext, rest: readonly Node[]): SetOptions {
+  let nx = false;
+  let ttl: SetOptions["ttl"] = "absent";
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    if (arg.type === "SpreadElement") {
+      const isTtl = (n: Node) => {
+        const v = evaluate(ctx.sourceCode, n);
+        return typeof v?.value === "string" && TTL_TOKENS.has(v.value.toLowerCase());
+      };
+      const c = conditionalSpread(ctx, arg.argument, isTtl);
+      if (c === "conditional" && ttl === "absent") ttl = "conditional";
+      if (c === "unknown") ttl = "unknown";
+      continue;
+    }
+    const u = unwrap(arg);
+    if (u.type === "ArrowFunctionExpression" || u.type === "FunctionExpression") continue; // legacy callback
+    const v = evaluate(ctx.sourceCode, u);
+    if (typeof v?.value !== "string") continue;
+    const token = v.value.toLowerCase();
+    if (token === "nx") nx = true;
+    else if (TTL_TOKENS.has(token)) {
+      const value = rest[i + 1];
+      ttl = value && mayBeMissing(ctx, value) ? "conditional" : "present";
+      i++;
+    }
+  }
+  return { nx, ttl, dialect: "ioredis" };
+}
+
+/** `{ NX: true, PX: ms }` (node-redis v4), `{ condition: "NX", expiration: { type, value } }` (v5), `{ nx, px }` (Upstash). */
+function objectOptions(ctx: RecognizerContext, object: TSESTree.ObjectExpression): SetOptions {
+  let nx = false;
+  let ttl: SetOptions["ttl"] = "absent";
+  let lower = false;
+  let v5 = false;
+  for (const p of object.properties) {
+    if (p.type === "SpreadElement") {
+      const isTtl = (n: Node) => n.type === "Property" && TTL_TOKENS.has((keyName(n.key, n.computed) ?? "").toLowerCase());
+      const c = conditionalSpread(ctx, p.argument, isTtl);
+      if (c === "conditional" && ttl === "absent") ttl = "conditional";
+      if (c === "unknown") ttl = "unknown";
+      continue;
+    }
+    const key = keyName(p.key, p.computed);
+    if (!key) continue;
+    const k = key.toLowerCase();
+    if (key === k) lower = true;
+    if (k === "nx" && isTruthy(ctx, p.value)) nx = true;
+    else if (k === "condition") {
+      v5 = true;
+      const v = evaluate(ctx.sourceCode, p.value);
+      if (typeof v?.value === "string" && v.value.toUpperCase() === "NX") nx = true;
+    } else if (TTL_TOKENS.has(k)) ttl = mayBeMissing(ctx, p.value) ? "conditional" : "present";
+    else if (k === "expiration") {
+      v5 = true;
+      const e = objectOf(ctx, p.value);
+      const value = e?.properties.find((q) => q.type === "Property" && keyName(q.key, q.computed) === "value");
+      ttl = value && value.type === "Property" && mayBeMissing(ctx, value.value) ? "conditional" : "present";
+    }
+  }
+  return { nx, ttl, dialect: lower && !v5 && !object.properties.some((p) => p.type === "Property" && keyName(p.key, p.computed) === "NX") ? "upstash" : "node-redis", insertAt: { object, v5 } };
+}
+
+function scriptKey(ctx: RecognizerContext, args: readonly Node[]): Node | undefined {
+  // ioredis: eval(script, numKeys, key1, …) or eval(script, numKeys, [key1, …]); node-redis: eval(script, { keys });
+  // Upstash: eval(script, [keys], [args]).
+  const second = args[1] && unwrap(args[1]);
+  if (!second) return undefined;
+  if (second.type === "ArrayExpression") return second.elements[0] ?? undefined;
+  const options = objectOf(ctx, second);
+  if (options) {
+    const keys = options.properties.find((p) => p.type === "Property" && keyName(p.key, p.computed) === "keys");
+    const list = keys && keys.type === "Property" ? unwrap(keys.value) : undefined;
+    return list?.type === "ArrayExpression" ? list.elements[0] ?? undefined : undefined;
+  }
+  const third = args[2] && unwrap(args[2]);
+  if (third?.type === "ArrayExpression") return third.elements[0] ?? undefined;
+  if (third?.type === "SpreadElement") return undefined;
+  return third;
+}
+
+function scriptText(ctx: RecognizerContext, node: Node | undefined): string | undefined {
+  if (!node) return undefined;
+  const n = unwrap(node);
+  if (n.type === "TemplateLiteral" && n.expressions.length > 0) {
+    return n.quasis.map((q) => q.value.cooked ?? "").join("ARGV[9]");
+  }
+  const v = evaluate(ctx.sourceCode, n);
+  return typeof v?.value === "string" ? v.value : undefined;
+}
+
+/** From the method name to the closing parenthesis: in `redis.multi().setnx(k).expire(k, 9)` each command's own part. */
+function commandLoc(call: TSESTree.CallExpression): TSESTree.SourceLocation {
+  const callee = unwrap(call.callee);
+  const start = callee.type === "MemberExpression" ? callee.property.loc.start : call.loc.start;
+  return { start, end: call.loc.end };
+}
+
+function replaceCall(ctx: RecognizerContext, call: TSESTree.CallExpression, text: string): TextEdit | undefined {
+  const callee = unwrap(call.callee);
+  if (callee.type !== "MemberExpression" || callee.computed) return undefined;
+  return { range: [callee.property.range[0], call.range[1]], text };
+}
+
+function editsFor(
+  ctx: RecognizerContext,
+  call: TSESTree.CallExpression,
+  command: KvCommand,
+  args: readonly Node[],
+  dialect: KvDialect,
+  options?: SetOptions,
+): KvEdits {
+  const src = (n: Node) => ctx.sourceCode.getText(n);
+  const [key, value] = args;
+  const generic = methodName(call)?.toLowerCase();
+  if (!key || (generic && GENERIC.has(generic))) return {};
+  const edits: { -readonly [K in keyof KvEdits]: KvEdits[K] } = {};
+  if (command === "set" && options) {
+    edits.addTtl = (ttl, unit) => {
+      const object = options.insertAt?.object;
+      if (object) {
+        const prop = options.insertAt?.v5
+          ? `expiration: { type: "${unit}", value: ${ttl} }`
+          : `${dialect === "upstash" ? unit.toLowerCase() : unit}: ${ttl}`;
+        const last = object.properties[object.properties.length - 1];
+        if (!last) return { range: [object.range[0], object.range[1]], text: `{ ${prop} }` };
+        const after = ctx.sourceCode.getTokenAfter(last);
+        return after?.value === ","
+          ? { range: [after.range[1], after.range[1]], text: ` ${prop},` }
+          : { range: [last.range[1], last.range[1]], text: `, ${prop}` };
+      }
+      if (!value) return undefined;
+      return { range: [value.range[1], value.range[1]], text: `, "${unit}", ${ttl}` };
+    };
+  }
+  if (command === "setnx" && value) {
+    edits.toSetWithTtl = (ttl, unit) => {
+      const k = src(key);
+      const v = src(value);
+      if (dialect === "ioredis") return replaceCall(ctx, call, `set(${k}, ${v}, "${unit}", ${ttl}, "NX")`);
+      if (dialect === "upstash") return replaceCall(ctx, call, `set(${k}, ${v}, { nx: true, ${unit.toLowerCase()}: ${ttl} })`);
+      return replaceCall(ctx, call, `set(${k}, ${v}, { NX: true, ${unit}: ${ttl} })`);
+    };
+  }
+  if (command === "del" && args.length === 1) {
+    edits.toOwnerCheckedDelete = (token, how) => {
+      const k = src(key);
+      const lua = JSON.stringify(RELEASE_LUA);
+      if (how === "delex") {
+        if (dialect === "ioredis") return replaceCall(ctx, call, `call("DELEX", ${k}, "IFEQ", ${token})`);
+        if (dialect === "node-redis") return replaceCall(ctx, call, `sendCommand(["DELEX", ${k}, "IFEQ", ${token}])`);
+        return undefined;
+      }
+      if (dialect === "ioredis") return replaceCall(ctx, call, `eval(${lua}, 1, ${k}, ${token})`);
+      if (dialect === "upstash") return replaceCall(ctx, call, `eval(${lua}, [${k}], [${token}])`);
+      return replaceCall(ctx, call, `eval(${lua}, { keys: [${k}], arguments: [${token}] })`);
+    };
+  }
+  return edits;
+}
+
+function constantOf(ctx: RecognizerContext, node: Node | undefined): StaticValue | undefined {
+  return node ? evaluate(ctx.sourceCode, node) : undefined;
+}
+
+function commandOp(
+  ctx: RecognizerContext,
+  call: TSESTree.CallExpression,
+  name: string,
+  args: readonly Node[],
+  forced: KvDialect | undefined,
+): KvOp | undefined {
+  const command = COMMANDS[name];
+  const key = args[0];
+  if (!command || !key || key.type === "SpreadElement") return undefined;
+  const fi = info(ctx);
+  const callee = unwrap(call.callee);
+  const batch = callee.type === "MemberExpression" ? batchOf(ctx, callee.object) : undefined;
+  const base = {
+    access: "kv" as const,
+    store: "redis",
+    key: keyShape(ctx.sourceCode, key),
+    keyNode: key,
+    node: call,
+    loc: commandLoc(call),
+    ...(batch ? { batch } : {}),
+  };
+  switch (command) {
+    case "set": {
+      const rest = args.slice(2);
+      const object = rest.length === 1 ? objectOf(ctx, rest[0]) : undefined;
+      const options = object ? objectOptions(ctx, object) : tokenOptions(ctx, rest);
+      if (options.ttl === "unknown") return undefined;
+      const dialect = forced ?? options.dialect ?? fi.dialect;
+      return {
+        ...base, dialect, command, nx: options.nx, ttl: options.ttl,
+        ...(args[1] ? { valueNode: args[1] } : {}),
+        ...(constantOf(ctx, args[1]) ? { constantValue: constantOf(ctx, args[1])! } : {}),
+        edits: editsFor(ctx, call, command, args, dialect, options),
+      };
+    }
+    case "setnx": {
+      // node-redis v4/v5 spells it setNX/SETNX; a lower-case setnx is ioredis, Upstash, or legacy node_redis v3.
+      const spelled = methodName(call);
+      const dialect: KvDialect = forced ??
+        (spelled === "setNX" || (spelled === "SETNX" && fi.dialect === "node-redis") ? "node-redis" : fi.dialect === "upstash" ? "upstash" : "ioredis");
+      return {
+        ...base, dialect, command, nx: true, ttl: "absent",
+        ...(args[1] ? { valueNode: args[1] } : {}),
+        ...(constantOf(ctx, args[1]) ? { constantValue: constantOf(ctx, args[1])! } : {}),
+        edits: editsFor(ctx, call, command, args, dialect),
+      };
+    }
+    case "expire": {
+      const ttl = args[1];
+      if (!ttl) return undefined;
+      return { ...base, dialect: forced ?? fi.dialect, command, nx: false, ttl: "present", expiry: { node: ttl, unit: EXPIRY_UNIT[name]! } };
+    }
+    case "script":
+      return undefined; // handled by scriptOp
+    default: {
+      const dialect = forced ?? fi.dialect;
+      return { ...base, dialect, command, nx: false, ttl: "absent", edits: editsFor(ctx, call, command, args, dialect) };
+    }
+  }
+}
+
+function scriptOp(ctx: RecognizerContext, call: TSESTree.CallExpression, args: readonly Node[], kind: KvOp["script"], keyNode: Node | undefined): KvOp | undefined {
+  if (!keyNode || keyNode.type === "SpreadElement") return undefined;
+  const callee = unwrap(call.callee);
+  const batch = callee.type === "MemberExpression" ? batchOf(ctx, callee.object) : undefined;
+  return {
+    access: "kv", store: "redis", dialect: info(ctx).dialect, command: "script", key: keyShape(ctx.sourceCode, keyNode),
+    keyNode, node: call, loc: commandLoc(call), nx: false, ttl: "absent", script: kind, ...(batch ? { batch } : {}),
+  };
+}
+
+export const redisRecognizer: Recognizer = {
+  store: "redis",
+  methods: METHODS,
+  prepare(calls, ctx) {
+    // ioredis `defineCommand("releaseLock", { numberOfKeys: 1, lua })`: later `redis.releaseLock(key, token)` calls.
+    const fi = info(ctx);
+    for (const call of calls) {
+      if (methodName(call) !== "defineCommand") continue;
+      const name = call.arguments[0] && evaluate(ctx.sourceCode, call.arguments[0]);
+      const options = objectOf(ctx, call.arguments[1]);
+      if (typeof name?.value !== "string" || !options) continue;
+      let lua: string | undefined;
+      let numberOfKeys: number | undefined;
+      for (const p of options.properties) {
+        if (p.type !== "Property") continue;
+        const k = keyName(p.key, p.computed);
+        if (k === "lua") lua = scriptText(ctx, p.value);
+        if (k === "numberOfKeys") {
+          const v = evaluate(ctx.sourceCode, p.value);
+          if (typeof v?.value === "number") numberOfKeys = v.value;
+        }
+      }
+      fi.defined.set(name.value, { kind: lua === undefined ? "other" : classifyScript(lua), numberOfKeys });
+    }
+    return [...fi.defined.keys()];
+  },
+  recognize(call, ctx) {
+    const method = methodName(call);
+    if (!method) return undefined;
+    const lower = method.toLowerCase();
+    const args = call.arguments;
+    const defined = info(ctx).defined.get(method);
+    if (defined) return scriptOp(ctx, call, args, defined.kind, defined.numberOfKeys === 0 ? undefined : args[0]);
+    if (GENERIC.has(lower)) {
+      // ioredis call("SET", key, …); node-redis sendCommand(["SET", key, …]).
+      const list = lower === "sendcommand" || lower === "send_command"
+        ? (args[0] && unwrap(args[0]).type === "ArrayExpression" ? (unwrap(args[0]) as TSESTree.ArrayExpression).elements : undefined)
+        : args;
+      const head = list?.[0];
+      const name = head && head.type !== "SpreadElement" ? evaluate(ctx.sourceCode, head) : undefined;
+      if (!list || typeof name?.value !== "string") return undefined;
+      const rest = list.slice(1).filter((x): x is TSESTree.Expression | TSESTree.SpreadElement => x !== null);
+      const forced: KvDialect = lower === "call" || lower === "callbuffer" ? "ioredis" : "node-redis";
+      const cmd = name.value.toLowerCase();
+      if (COMMANDS[cmd] === "script") {
+        const text = scriptText(ctx, rest[0]);
+        return scriptOp(ctx, call, rest, text === undefined ? "other" : classifyScript(text), rest[2]);
+      }
+      return commandOp(ctx, call, cmd, rest, forced);
+    }
+    if (COMMANDS[lower] === "script") {
+      const text = lower.startsWith("evalsha") ? undefined : scriptText(ctx, args[0]);
+      return scriptOp(ctx, call, args, text === undefined ? "other" : classifyScript(text), scriptKey(ctx, args));
+    }
+    if (lower === "definecommand") return undefined;
+    return commandOp(ctx, call, lower, args, undefined);
+  },
+};
