@@ -72,6 +72,7 @@ export default createRule({
         "Q1 (if the holder dies, who unlocks?): this {{command}} takes the lock {{key}} with an expiry only on some paths (the TTL can be missing at run time), and on the others the lock never expires if its holder dies. Always set an expiry, with a default.",
       addTtl: "Add a 30-second expiry (PX 30000) to the acquire.",
       mergeExpire: "Set the expiry in the acquire ({{unit}} {{ttl}}) and drop the separate {{expireCommand}}.",
+      expireInAcquire: "Set the expiry in the acquire ({{unit}} {{ttl}}); the separate {{expireCommand}} can stay.",
     },
   },
   create(context) {
@@ -104,28 +105,49 @@ export default createRule({
         : expiry.unit === "EX" || expiry.unit === "PX" ? acquire.edits?.addTtl?.(ttlText, expiry.unit) : undefined;
       const removal = expireRemoval(expire);
       const mergeData = { ...data, expireCommand, unit: expiry.unit, ttl: ttlText, expireLine: String(expire.loc.start.line) };
-      const fix = edit && removal
-        ? (fixer: TSESLint.RuleFixer) => [fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text), fixer.remove(removal as TSESTree.Node)]
+      // The EXPIRE goes with the rewrite unless removing it would take the acquire with it (`if (await setnx()) expire()`):
+      // then the rewrite alone, and the EXPIRE stays, harmless.
+      const removable = removal && !(removal.range[0] <= acquire.node.range[0] && acquire.node.range[1] <= removal.range[1]) ? removal : undefined;
+      const fix = edit
+        ? (fixer: TSESLint.RuleFixer) => [
+          fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text),
+          ...(removable ? [fixer.removeRange(wholeLines(sourceCode.text, removable))] : []),
+        ]
         : undefined;
       // Mechanical only when the TTL is a literal, the EXPIRE stands alone, and no caller reads SETNX's 1/0.
-      const mechanical = fix !== undefined && unwrap(expiry.node).type === "Literal" && resultUsedOnlyAsTruth(sourceCode, acquire.node) &&
+      const mechanical = fix !== undefined && removable !== undefined && unwrap(expiry.node).type === "Literal" && resultUsedOnlyAsTruth(sourceCode, acquire.node) &&
         unitOfBlock(acquire.node) === unitOfBlock(expire.node);
       context.report({
         loc: acquire.loc,
         messageId: "separateExpire",
         data: mergeData,
         ...(mechanical ? { fix } : {}),
-        suggest: !mechanical && fix ? [{ messageId: "mergeExpire", data: mergeData, fix }] : [],
+        suggest: !mechanical && fix ? [{ messageId: removable ? "mergeExpire" : "expireInAcquire", data: mergeData, fix }] : [],
       });
     }
     return onLockFacts(context, (facts) => {
       for (const lock of facts.kv.locks) {
-        if (lock.ttl === "present" || !lock.lockLike) continue;
+        // A missing expiry matters for locks; an expiry set apart or only sometimes is a bug whatever the key is for.
+        if (lock.ttl === "present" || (lock.ttl === "absent" && !lock.lockLike)) continue;
         report(lock);
       }
     });
   },
 });
+
+/** A statement's range widened to its whole lines when it stands alone on them, so no blank line is left. */
+function wholeLines(text: string, node: Node): [number, number] {
+  let [start, end] = node.range;
+  let s = start;
+  while (s > 0 && (text[s - 1] === " " || text[s - 1] === "\t")) s--;
+  let e = end;
+  while (e < text.length && (text[e] === " " || text[e] === "\t")) e++;
+  if ((s === 0 || text[s - 1] === "\n") && (e === text.length || text[e] === "\n" || text[e] === "\r")) {
+    start = s;
+    end = text[e] === "\r" && text[e + 1] === "\n" ? e + 2 : e < text.length ? e + 1 : e;
+  }
+  return [start, end];
+}
 
 /** The function a node runs in: a fix may only merge commands that run in the same one. */
 function unitOfBlock(node: Node): Node | undefined {

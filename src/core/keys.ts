@@ -71,11 +71,17 @@ function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${re}$`, "s");
 }
 
+/** A pattern with enough literal text to say something (`lock:*`), unlike `*:*`. */
+function specific(shape: KeyShape): boolean {
+  return shape.text.replace(/\\\*|[*:._\-/|{}]/g, "").length >= 3;
+}
+
 /** Two key shapes can name the same key. */
 export function sameKey(a: KeyShape, b: KeyShape): boolean {
   if (a.name !== undefined && a.name === b.name) return true;
   if (a.opaque || b.opaque) return a.text === b.text;
   if (a.text === b.text) return true;
+  if (!specific(a) || !specific(b)) return false;
   return globToRegExp(a.text).test(b.text.replace(/\\\*/g, "*")) || globToRegExp(b.text).test(a.text.replace(/\\\*/g, "*"));
 }
 

@@ -4,23 +4,61 @@
  * deleting script of the same key is its release, owner-checked or not; a plain SET of the same key after a JS
  * check of its value is a take-over.
  */
-import type { TSESLint } from "@typescript-eslint/utils";
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { KvFacts, KvLock, KvOp, KvRelease, KvTakeover, LibraryLockOp, Node, StateAccess } from "./model.js";
 import type { ResolvedVocabulary } from "./settings.js";
 import { guardsOf } from "./guards.js";
 import { sameKey } from "./keys.js";
 import { functionName, unitOf } from "./units.js";
-import { getConstInit, unwrap } from "./values.js";
+import { findVariable, getConstInit, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
-const LOCK_WORDS = /lock|mutex|semaphore|leader|lease|owner|claim|singleton|busy|running|processing|in_?progress|cron|exclusive/i;
-const MARKER_WORDS = /idempot|dedup|cache|rate|throttle|limit|seen|session|counter|visited/i;
+const LOCK_WORDS = /lock|mutex|semaphore|leader|lease|singleton|exclusive/i;
+const MARKER_WORDS = /idempot|dedup|cache|rate|throttle|limit|seen|session|counter|visited|debounce|nonce/i;
 
-function looksLikeLock(op: KvOp): boolean {
+/**
+ * NX is also how idempotency keys, caches, throttles and nonces are written. A key is a lock when it, the
+ * variable holding it, or the function acquiring or releasing it is named like one (`lock:*`, `acquireLock`,
+ * `unlock`), and it is not named like one of those markers.
+ */
+function namedLikeLock(op: KvOp): boolean {
   const unit = unitOf(op.node);
   const text = [op.key.text, op.key.name ?? "", unit ? functionName(unit) ?? "" : ""].join(" ");
-  return LOCK_WORDS.test(text) && !MARKER_WORDS.test(op.key.text + (op.key.name ?? ""));
+  return LOCK_WORDS.test(text);
+}
+
+function isMarker(op: KvOp): boolean {
+  return MARKER_WORDS.test(op.key.text + " " + (op.key.name ?? ""));
+}
+
+/** The same key on the same client (`redis` and `this.redis` are one; `redis` and a Map are not). */
+function sameTarget(a: KvOp, b: KvOp): boolean {
+  return a.client === b.client && sameKey(a.key, b.key);
+}
+
+/** A statement inside the `finally` of a try: runs on every path the process survives. */
+function inFinally(node: Node): boolean {
+  let child: Node = node;
+  for (let p = node.parent; p; child = p, p = p.parent) {
+    if (p.type === "TryStatement" && p.finalizer === child) return true;
+    if (p.type === "CallExpression" && p.arguments[0] === child && p.callee.type === "MemberExpression" &&
+      !p.callee.computed && p.callee.property.type === "Identifier" && p.callee.property.name === "finally") return true;
+  }
+  return false;
+}
+
+/** For a parameter of `x.then((param) => …)`, the call `x` whose result it receives. */
+function thenParameterOf(sourceCode: SourceCode, id: TSESTree.Identifier): Node | undefined {
+  const def = findVariable(sourceCode, id)?.defs[0];
+  if (def?.type !== "Parameter") return undefined;
+  const fn = def.node;
+  if (fn.params[0] !== def.name) return undefined;
+  const call = fn.parent;
+  if (call?.type !== "CallExpression" || call.arguments[0] !== fn || call.callee.type !== "MemberExpression") return undefined;
+  const method = call.callee.property;
+  if (call.callee.computed || method.type !== "Identifier" || method.name !== "then") return undefined;
+  return unwrap(call.callee.object);
 }
 
 /** The GET (of the same key) whose result a JS check on the way to `op` compares. */
@@ -31,14 +69,18 @@ function comparedGet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, vo
       if (found) return;
       const u = unwrap(n);
       const direct = gets.get(u.type === "AwaitExpression" ? unwrap(u.argument) : u);
-      if (direct && sameKey(direct.key, op.key)) found = direct;
+      if (direct && sameTarget(direct, op)) found = direct;
       if (u.type === "Identifier") {
+        // redis.get(key).then((value) => { if (value === token) … })
+        const param = thenParameterOf(sourceCode, u);
+        const viaThen = param && gets.get(param);
+        if (viaThen && sameTarget(viaThen, op)) found = viaThen;
         let init = getConstInit(sourceCode, u);
         if (init) {
           init = unwrap(init);
           if (init.type === "AwaitExpression") init = unwrap(init.argument);
           const get = gets.get(init);
-          if (get && sameKey(get.key, op.key)) found = get;
+          if (get && sameTarget(get, op)) found = get;
         }
       }
       for (const key of ["left", "right", "argument", "test", "expressions", "arguments", "object"] as const) {
@@ -60,25 +102,31 @@ export function buildKvFacts(sourceCode: SourceCode, accesses: readonly StateAcc
   if (acquires.length === 0) return { ops, locks: [], releases: [], takeovers: [], libraryLocks };
 
   const deletes = ops.filter((o) => o.command === "del" || (o.command === "script" && (o.script === "compare-and-delete" || o.script === "delete")));
+  const gets = new Map<Node, KvOp>();
+  for (const o of ops) if (o.command === "get") gets.set(o.node, o);
   const locks: KvLock[] = acquires.map((acquire) => {
-    const released = deletes.some((d) => sameKey(d.key, acquire.key));
-    const lockLike = released || looksLikeLock(acquire);
+    const released = deletes.filter((d) => sameTarget(d, acquire));
+    // Named like a lock, released on every path (finally), or taken over when stale: used as a lock.
+    const lockLike = !isMarker(acquire) && (
+      namedLikeLock(acquire) || released.some((d) => namedLikeLock(d) || inFinally(d.node)) ||
+      ops.some((o) => o.command === "set" && !o.nx && sameTarget(o, acquire) && comparedGet(sourceCode, o, gets, vocabulary)));
     if (acquire.ttl !== "absent") return { acquire, ttl: acquire.ttl, lockLike };
-    const expire = ops.find((o) => o.command === "expire" && sameKey(o.key, acquire.key) && o.node.range[1] > acquire.node.range[1]);
+    // The EXPIRE that follows in the same function: another function's EXPIRE does not expire this acquire.
+    const unit = unitOf(acquire.node);
+    const expire = ops.find((o) => o.command === "expire" && sameTarget(o, acquire) && unitOf(o.node) === unit &&
+      o.node.range[1] > acquire.node.range[1]);
     if (!expire) return { acquire, ttl: "absent", lockLike };
     const together = expire.batch !== undefined && expire.batch === acquire.batch;
     return { acquire, ttl: together ? "present" : "separate", expire, lockLike };
   });
 
-  const lockFor = (op: KvOp) => locks.find((l) => l.acquire !== op && sameKey(l.acquire.key, op.key));
-  const gets = new Map<Node, KvOp>();
-  for (const o of ops) if (o.command === "get") gets.set(o.node, o);
+  const lockFor = (op: KvOp) => locks.find((l) => l.lockLike && l.acquire !== op && sameTarget(l.acquire, op));
   const watched = ops.filter((o) => o.command === "watch");
 
   const releases: KvRelease[] = [];
   for (const op of deletes) {
     const lock = lockFor(op);
-    if (!lock || MARKER_WORDS.test(lock.acquire.key.text + (lock.acquire.key.name ?? ""))) continue;
+    if (!lock) continue;
     if (op.script === "compare-and-delete") {
       releases.push({ op, lock, kind: "owner-checked" });
       continue;

@@ -74,10 +74,20 @@ function classify(chunk: unknown): ScriptKind {
     }
   });
   if (kind !== "other") return kind;
+  // `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end return redis.call("del", KEYS[1])`: the check
+  // guards the delete by returning early.
+  let guarded = false;
   walk(chunk, (n) => {
     const cmd = redisCommand(n);
     if (cmd === "del" || cmd === "unlink") deletes = true;
+    if (n.type === "IfStatement" && Array.isArray(n["clauses"])) {
+      for (const clause of n["clauses"] as unknown[]) {
+        if (isNode(clause) && clause.type === "IfClause" && comparesOwner(clause["condition"]) &&
+          Array.isArray(clause["body"]) && (clause["body"] as unknown[]).some((b) => isNode(b) && b.type === "ReturnStatement")) guarded = true;
+      }
+    }
   });
+  if (deletes && guarded) return "compare-and-delete";
   return deletes ? "delete" : "other";
 }
 

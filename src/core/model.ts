@@ -108,6 +108,8 @@ export interface KvEdits {
 export interface KvOp {
   readonly access: "kv";
   readonly store: string;
+  /** The client expression the command is sent on (`redis`, `this.pub`, `getRedis()`), without `this.` and batches. */
+  readonly client: string;
   readonly dialect: KvDialect;
   readonly command: KvCommand;
   readonly key: KeyShape;

@@ -95,6 +95,18 @@ function mayBeMissing(ctx: RecognizerContext, node: Node): boolean {
   return param.optional === true && param.parent?.type !== "AssignmentPattern";
 }
 
+/** The client a command is sent on: the receiver below any multi()/pipeline() chain, `this.` dropped. */
+function clientOf(ctx: RecognizerContext, call: TSESTree.CallExpression): string {
+  let r: Node = unwrap(call.callee);
+  if (r.type === "MemberExpression") r = unwrap(r.object);
+  for (let i = 0; i < 50 && r.type === "CallExpression"; i++) {
+    const callee = unwrap(r.callee);
+    if (callee.type !== "MemberExpression") break;
+    r = unwrap(callee.object);
+  }
+  return ctx.sourceCode.getText(r).replace(/\s+/g, "").replace(/^this\./, "");
+}
+
 /** The batch (`multi()`/`pipeline()`) a command is queued on, if any. */
 function batchOf(ctx: RecognizerContext, receiver: Node): Node | undefined {
   let r = unwrap(receiver);
@@ -120,23 +132,29 @@ function isTruthy(ctx: RecognizerContext, node: Node): boolean {
   return v === undefined || Boolean(v.value);
 }
 
-/** Whether a spread (`...(ttl ? ["PX", ttl] : [])`) holds a TTL only on some paths. */
-function conditionalSpread(ctx: RecognizerContext, arg: Node, isTtl: (n: Node) => boolean): "conditional" | "unknown" | "none" {
+/**
+ * What a spread contributes to the expiry: on every path (`...(fast ? ["PX", 1e3] : ["PX", 3e4])`), on some
+ * (`...(ttl ? ["PX", ttl] : [])`, `...(ttl && { PX: ttl })`), on none, or unknown (`...extra`).
+ */
+function spreadTtl(arg: Node, isTtl: (n: Node) => boolean): "present" | "conditional" | "none" | "unknown" {
+  const paths = (x: Node): ("present" | "none" | "unknown")[] => {
+    const u = unwrap(x);
+    if (u.type === "ConditionalExpression") return [...paths(u.consequent), ...paths(u.alternate)];
+    if (u.type === "LogicalExpression") return ["none", ...paths(u.right)];
+    if (u.type === "ArrayExpression") return [u.elements.some((e) => e !== null && isTtl(unwrap(e))) ? "present" : "none"];
+    if (u.type === "ObjectExpression") return [u.properties.some((p) => isTtl(p)) ? "present" : "none"];
+    if (u.type === "Literal" || (u.type === "Identifier" && u.name === "undefined")) return ["none"];
+    return ["unknown"];
+  };
   const n = unwrap(arg);
-  if (n.type === "ConditionalExpression" || n.type === "LogicalExpression") {
-    let found = false;
-    const visit = (x: Node): void => {
-      const u = unwrap(x);
-      if (isTtl(u)) found = true;
-      if (u.type === "ArrayExpression") u.elements.forEach((e) => e && visit(e));
-      if (u.type === "ObjectExpression") u.properties.forEach((p) => visit(p));
-      if (u.type === "ConditionalExpression") [u.consequent, u.alternate].forEach(visit);
-      if (u.type === "LogicalExpression") visit(u.right);
-    };
-    visit(n);
-    return found ? "conditional" : "none";
+  if (n.type !== "ConditionalExpression" && n.type !== "LogicalExpression") {
+    const [only] = paths(n);
+    return only === "present" ? "present" : only === "none" ? "none" : "unknown";
   }
-  return "unknown";
+  const all = paths(n);
+  if (all.includes("unknown")) return "unknown";
+  if (all.every((p) => p === "present")) return "present";
+  return all.includes("present") ? "conditional" : "none";
 }
 
 interface SetOptions {
@@ -158,7 +176,8 @@ function tokenOptions(ctx: RecognizerContext, rest: readonly Node[]): SetOptions
         const v = evaluate(ctx.sourceCode, n);
         return typeof v?.value === "string" && TTL_TOKENS.has(v.value.toLowerCase());
       };
-      const c = conditionalSpread(ctx, arg.argument, isTtl);
+      const c = spreadTtl(arg.argument, isTtl);
+      if (c === "present") ttl = "present";
       if (c === "conditional" && ttl === "absent") ttl = "conditional";
       if (c === "unknown") ttl = "unknown";
       continue;
@@ -187,7 +206,8 @@ function objectOptions(ctx: RecognizerContext, object: TSESTree.ObjectExpression
   for (const p of object.properties) {
     if (p.type === "SpreadElement") {
       const isTtl = (n: Node) => n.type === "Property" && TTL_TOKENS.has((keyName(n.key, n.computed) ?? "").toLowerCase());
-      const c = conditionalSpread(ctx, p.argument, isTtl);
+      const c = spreadTtl(p.argument, isTtl);
+      if (c === "present") ttl = "present";
       if (c === "conditional" && ttl === "absent") ttl = "conditional";
       if (c === "unknown") ttl = "unknown";
       continue;
@@ -293,7 +313,10 @@ function editsFor(
       return replaceCall(ctx, call, `set(${k}, ${v}, { NX: true, ${unit}: ${ttl} })`);
     };
   }
-  if (command === "del" && args.length === 1) {
+  // Inside a MULTI/pipeline the rewrite would have to be queued too (node-redis multis have no sendCommand).
+  const callee = unwrap(call.callee);
+  const batched = callee.type === "MemberExpression" && batchOf(ctx, callee.object) !== undefined;
+  if (command === "del" && args.length === 1 && !batched) {
     edits.toOwnerCheckedDelete = (token, how) => {
       const k = src(key);
       const lua = JSON.stringify(RELEASE_LUA);
@@ -330,6 +353,7 @@ function commandOp(
   const base = {
     access: "kv" as const,
     store: "redis",
+    client: clientOf(ctx, call),
     key: keyShape(ctx.sourceCode, key),
     keyNode: key,
     node: call,
@@ -381,7 +405,7 @@ function scriptOp(ctx: RecognizerContext, call: TSESTree.CallExpression, args: r
   const callee = unwrap(call.callee);
   const batch = callee.type === "MemberExpression" ? batchOf(ctx, callee.object) : undefined;
   return {
-    access: "kv", store: "redis", dialect: info(ctx).dialect, command: "script", key: keyShape(ctx.sourceCode, keyNode),
+    access: "kv", store: "redis", client: clientOf(ctx, call), dialect: info(ctx).dialect, command: "script", key: keyShape(ctx.sourceCode, keyNode),
     keyNode, node: call, loc: commandLoc(call), nx: false, ttl: "absent", script: kind, ...(batch ? { batch } : {}),
   };
 }

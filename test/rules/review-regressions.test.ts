@@ -260,3 +260,121 @@ export async function sweep(t: Date) { await prisma.job.updateMany({ where: { st
     },
   ],
 });
+
+// ---- key-value locks ----
+import ownerCheckedRelease from "../../rules/owner-checked-release.js";
+import requireLockTtl from "../../rules/require-lock-ttl.js";
+
+const ioredisHeader = `import Redis from "ioredis";
+const redis = new Redis();
+`;
+
+ruleTester.run("require-lock-ttl", requireLockTtl, {
+  valid: [
+    // an expiry on every branch of the spread is an expiry
+    `${ioredisHeader}export async function acquireLock(key: string, token: string, fast: boolean) { return redis.set(key, token, "NX", ...(fast ? ["PX", 1000] : ["PX", 30000])); }`,
+  ],
+  invalid: [
+    {
+      // the EXPIRE is the acquire's own if-branch: rewriting the acquire must not remove the if around it
+      code: `${ioredisHeader}export async function acquireLock(id: string) {
+  if (await redis.setnx(\`lock:\${id}\`, "1")) await redis.expire(\`lock:\${id}\`, 30);
+}`,
+      errors: [{
+        messageId: "separateExpire", line: 4, column: 19,
+        data: { command: "SETNX", key: '"lock:*"', expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: "4" },
+        suggestions: [{
+          messageId: "expireInAcquire",
+          data: { command: "SETNX", key: '"lock:*"', expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: "4" },
+          output: `${ioredisHeader}export async function acquireLock(id: string) {
+  if (await redis.set(\`lock:\${id}\`, "1", "EX", 30, "NX")) await redis.expire(\`lock:\${id}\`, 30);
+}`,
+        }],
+      }],
+    },
+    {
+      // another function's EXPIRE does not expire this acquire
+      code: `${ioredisHeader}export async function quickLock(id: string) { return redis.setnx(\`lock:\${id}\`, "1"); }
+export async function acquireLock(id: string) {
+  const ok = await redis.setnx(\`lock:\${id}\`, "1");
+  await redis.expire(\`lock:\${id}\`, 30);
+  return ok;
+}`,
+      errors: [
+        {
+          messageId: "missingTtl", line: 3, column: 60, data: { command: "SETNX", key: '"lock:*"' },
+          suggestions: [{
+            messageId: "addTtl",
+            output: `${ioredisHeader}export async function quickLock(id: string) { return redis.set(\`lock:\${id}\`, "1", "PX", 30_000, "NX"); }
+export async function acquireLock(id: string) {
+  const ok = await redis.setnx(\`lock:\${id}\`, "1");
+  await redis.expire(\`lock:\${id}\`, 30);
+  return ok;
+}`,
+          }],
+        },
+        {
+          messageId: "separateExpire", line: 5, column: 26,
+          data: { command: "SETNX", key: '"lock:*"', expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: "6" },
+          suggestions: [{
+            messageId: "mergeExpire",
+            data: { command: "SETNX", key: '"lock:*"', expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: "6" },
+            output: `${ioredisHeader}export async function quickLock(id: string) { return redis.setnx(\`lock:\${id}\`, "1"); }
+export async function acquireLock(id: string) {
+  const ok = await redis.set(\`lock:\${id}\`, "1", "EX", 30, "NX");
+  return ok;
+}`,
+          }],
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("owner-checked-release", ownerCheckedRelease, {
+  valid: [
+    // a compare-and-delete that returns early when the token differs
+    `${ioredisHeader}const RELEASE = \`if redis.call("GET", KEYS[1]) ~= ARGV[1] then return 0 end return redis.call("DEL", KEYS[1])\`;
+export async function withLock(key: string, token: string) {
+  if (!(await redis.set(key, token, "PX", 5000, "NX"))) return;
+  try { await work(); } finally { await redis.eval(RELEASE, 1, key, token); }
+}`,
+    // Map#get/Map#set next to a Redis lock: another client, and "*:*" names nothing in particular
+    `import { redis } from "./redis";
+const LOCK_KEY = "lock:update-click-stats";
+export async function GET() {
+  if (!(await redis.set(LOCK_KEY, crypto.randomUUID(), { nx: true, ex: 60 }))) return;
+  const enrollments = new Map();
+  for (const c of clicks) {
+    const key = \`\${c.programId}:\${c.partnerId}\`;
+    const existing = enrollments.get(key);
+    if (existing) existing.clicks++; else enrollments.set(key, { clicks: 1 });
+  }
+}`,
+    // a one-time OAuth nonce consumed by a get-and-delete script is not a lock
+    `${ioredisHeader}export async function issueState(nonce: string) { await redis.set(\`oauth:state:\${nonce}\`, "1", "EX", 600, "NX"); }
+export async function consumeState(nonce: string) {
+  return redis.eval(\`local v = redis.call("get", KEYS[1]); redis.call("del", KEYS[1]); return v\`, 1, \`oauth:state:\${nonce}\`);
+}`,
+    // a single-flight throttle window cleared early is not a lock
+    `${ioredisHeader}export async function revalidate(userId: string) {
+  const key = revalidationKey(userId);
+  if (!(await redis.set(key, "1", "EX", 300, "NX"))) return;
+  if (!(await check(userId))) await redis.del(key);
+}`,
+  ],
+  invalid: [
+    {
+      // the GET's result is compared in a .then callback
+      code: `${ioredisHeader}export async function acquireLock(key: string, token: string) { return redis.set(key, token, "PX", 5000, "NX"); }
+export function releaseLock(key: string, token: string) {
+  return redis.get(key).then((value) => { if (value === token) return redis.del(key); return 0; });
+}`,
+      errors: [{
+        messageId: "getCompareDelete", line: 5, column: 77,
+        data: { command: "DEL", key: "`key`", acquireLine: "3", getLine: "5", value: "" },
+        suggestions: [],
+      }],
+    },
+  ],
+});

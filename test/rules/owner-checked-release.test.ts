@@ -1,0 +1,1065 @@
+import rule from "../../rules/owner-checked-release.js";
+import { javascript, ruleTester } from "../rule-tester.js";
+
+/** The compare-and-delete script the suggestions write, and the same text as a JS string literal. */
+const CAD = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end';
+const CAD_LITERAL = JSON.stringify(CAD);
+
+/** A multi-line compare-and-delete, as projects usually write it. */
+const RELEASE_LUA = `if redis.call("get", KEYS[1]) == ARGV[1] then
+  return redis.call("del", KEYS[1])
+else
+  return 0
+end`;
+
+/** `code` with the one occurrence of `from` replaced by `to` (throws when `from` is missing or repeated). */
+function swap(code: string, from: string, to: string): string {
+  const at = code.indexOf(from);
+  if (at < 0 || code.indexOf(from, at + 1) >= 0) throw new Error(`expected exactly one ${from} in the test code`);
+  return code.slice(0, at) + to + code.slice(at + from.length);
+}
+
+type Dialect = "ioredis" | "node-redis" | "upstash";
+
+/** The suggestions a plain DEL gets, `call` being the text from the method name to the closing parenthesis. */
+function fixes(dialect: Dialect, code: string, call: string, key: string, token: string) {
+  const data = { token };
+  if (dialect === "ioredis") {
+    return [
+      { messageId: "useScript" as const, data, output: swap(code, call, `eval(${CAD_LITERAL}, 1, ${key}, ${token})`) },
+      { messageId: "useDelex" as const, data, output: swap(code, call, `call("DELEX", ${key}, "IFEQ", ${token})`) },
+    ];
+  }
+  if (dialect === "node-redis") {
+    return [
+      { messageId: "useScript" as const, data, output: swap(code, call, `eval(${CAD_LITERAL}, { keys: [${key}], arguments: [${token}] })`) },
+      { messageId: "useDelex" as const, data, output: swap(code, call, `sendCommand(["DELEX", ${key}, "IFEQ", ${token}])`) },
+    ];
+  }
+  return [{ messageId: "useScript" as const, data, output: swap(code, call, `eval(${CAD_LITERAL}, [${key}], [${token}])`) }];
+}
+
+/** Data of a release report (plainDelete, getCompareDelete, constantValue). */
+function releaseData(command: "DEL" | "script", key: string, acquireLine: number, getLine?: number, value = "") {
+  return { command, key, acquireLine: String(acquireLine), getLine: getLine === undefined ? "" : String(getLine), value };
+}
+
+type Suggestions = ReturnType<typeof fixes> | [];
+
+const plainDelete = (line: number, column: number, data: ReturnType<typeof releaseData>, suggestions: Suggestions) => ({
+  messageId: "plainDelete" as const, line, column, data, suggestions,
+});
+const getCompareDelete = (line: number, column: number, data: ReturnType<typeof releaseData>) => ({
+  messageId: "getCompareDelete" as const, line, column, data, suggestions: [],
+});
+const constantValue = (line: number, column: number, data: ReturnType<typeof releaseData>) => ({
+  messageId: "constantValue" as const, line, column, data, suggestions: [],
+});
+const staleTakeover = (line: number, column: number, key: string, acquireLine: number, getLine: number) => ({
+  messageId: "staleTakeover" as const,
+  line,
+  column,
+  data: { key, acquireLine: String(acquireLine), getLine: String(getLine) },
+  suggestions: [],
+});
+
+// ---------------------------------------------------------------- invalid sources
+
+const ioredisFinally = `import Redis from "ioredis";
+import { randomUUID } from "node:crypto";
+
+const redis = new Redis();
+
+export async function withReportLock(reportId: string, work: () => Promise<void>) {
+  const key = \`lock:report:\${reportId}\`;
+  const token = randomUUID();
+  const acquired = await redis.set(key, token, "PX", 30_000, "NX");
+  if (acquired !== "OK") return false;
+  try {
+    await work();
+  } finally {
+    await redis.del(key);
+  }
+  return true;
+}`;
+
+const ioredisThenJs = `const Redis = require("ioredis");
+const redis = new Redis();
+
+function runExclusive(name, token, work) {
+  const key = \`mutex:\${name}\`;
+  return redis.set(key, token, "EX", 60, "NX").then((ok) => {
+    if (!ok) return false;
+    return work().then(() => redis.del(key));
+  });
+}
+
+module.exports = { runExclusive };`;
+
+const ioredisClass = `import Redis from "ioredis";
+import { randomUUID } from "node:crypto";
+
+export class SchedulerLeader {
+  private readonly token = randomUUID();
+
+  constructor(private readonly redis: Redis) {}
+
+  async campaign(): Promise<boolean> {
+    const res = await this.redis.set("leader:scheduler", this.token, "PX", 15_000, "NX");
+    return res === "OK";
+  }
+
+  async resign(): Promise<void> {
+    await this.redis.del("leader:scheduler");
+  }
+}`;
+
+const ioredisUnlink = `import IORedis from "ioredis";
+
+const redis = new IORedis(process.env.REDIS_URL!);
+const LOCK_TTL_MS = 20_000;
+
+export async function rebuildIndex(tenantId: string, owner: string) {
+  const lockKey = "lock:index:" + tenantId;
+  if (!(await redis.set(lockKey, owner, "PX", LOCK_TTL_MS, "NX"))) {
+    throw new Error("index rebuild already running");
+  }
+  try {
+    await doRebuild(tenantId);
+  } finally {
+    await redis.unlink(lockKey);
+  }
+}`;
+
+const ioredisMulti = `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function finishJob(jobId: string, workerId: string) {
+  const key = \`lock:job:\${jobId}\`;
+  const ok = await redis.set(key, workerId, "EX", 120, "NX");
+  if (!ok) return;
+  await processJob(jobId);
+  await redis
+    .multi()
+    .del(key)
+    .hincrby("stats", "finished", 1)
+    .exec();
+}`;
+
+const ioredisHelperKey = `import Redis from "ioredis";
+
+export class JobRunner {
+  constructor(private readonly redis: Redis) {}
+
+  private lockKey(jobId: string) {
+    return \`lock:job:\${jobId}\`;
+  }
+
+  async run(jobId: string, token: string) {
+    const ok = await this.redis.set(this.lockKey(jobId), token, "EX", 60, "NX");
+    if (!ok) return;
+    try {
+      await this.execute(jobId);
+    } finally {
+      await this.redis.del(this.lockKey(jobId));
+    }
+  }
+
+  private async execute(jobId: string) {}
+}`;
+
+const nodeRedisFinally = `import { createClient } from "redis";
+
+const client = createClient();
+
+export async function withCheckoutLock(cartId: string, fn: () => Promise<void>) {
+  const key = \`lock:checkout:\${cartId}\`;
+  const token = crypto.randomUUID();
+  const ok = await client.set(key, token, { NX: true, PX: 10_000 });
+  if (!ok) throw new Error("checkout in progress");
+  try {
+    await fn();
+  } finally {
+    await client.del(key);
+  }
+}`;
+
+const nodeRedisV5Class = `import { createClient, type RedisClientType } from "redis";
+import { randomUUID } from "node:crypto";
+
+export class ReportLock {
+  private readonly token = randomUUID();
+
+  constructor(private readonly client: RedisClientType) {}
+
+  async acquire(reportId: string): Promise<boolean> {
+    const reply = await this.client.set(\`lock:report:\${reportId}\`, this.token, {
+      condition: "NX",
+      expiration: { type: "PX", value: 30_000 },
+    });
+    return reply === "OK";
+  }
+
+  async release(reportId: string): Promise<void> {
+    await this.client.del(\`lock:report:\${reportId}\`);
+  }
+}`;
+
+const nodeRedisThenJs = `import { createClient } from "redis";
+
+const client = createClient();
+
+export function refreshFeed(feedId, token) {
+  const key = "lock:feed:" + feedId;
+  return client
+    .set(key, token, { NX: true, EX: 30 })
+    .then((reply) => {
+      if (reply !== "OK") return;
+      return fetchFeed(feedId).finally(() => client.del(key));
+    });
+}`;
+
+const upstashFinally = `import { Redis } from "@upstash/redis";
+
+const redis = Redis.fromEnv();
+
+export async function withLock(id: string, token: string, task: () => Promise<void>) {
+  const key = \`lock:\${id}\`;
+  const acquired = await redis.set(key, token, { nx: true, ex: 30 });
+  if (!acquired) return false;
+  try {
+    await task();
+  } finally {
+    await redis.del(key);
+  }
+  return true;
+}`;
+
+const vercelThenJs = `import { kv } from "@vercel/kv";
+
+export function publishOnce(postId, token) {
+  const key = \`lock:publish:\${postId}\`;
+  return kv
+    .set(key, token, { nx: true, ex: 15 })
+    .then((ok) => (ok ? publish(postId) : null))
+    .finally(() => kv.del(key));
+}`;
+
+const ioredisWatchOther = `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function rollout(id: string, token: string) {
+  const key = \`lock:\${id}\`;
+  if (!(await redis.set(key, token, "NX", "PX", 1000))) return;
+  await redis.watch("config:flags");
+  await redis.multi().del(key).exec();
+}`;
+
+ruleTester.run("owner-checked-release", rule, {
+  valid: [
+    // ioredis: compare-and-delete script in finally
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+const RELEASE = ${JSON.stringify(RELEASE_LUA)};
+
+export async function withLock(id: string, token: string, fn: () => Promise<void>) {
+  const key = \`lock:\${id}\`;
+  if (!(await redis.set(key, token, "PX", 30_000, "NX"))) return;
+  try {
+    await fn();
+  } finally {
+    await redis.eval(RELEASE, 1, key, token);
+  }
+}`,
+    // ioredis: the script loaded once, released by EVALSHA
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+const RELEASE = ${JSON.stringify(RELEASE_LUA)};
+let releaseSha: string | undefined;
+
+export async function unlock(key: string, token: string) {
+  releaseSha ??= (await redis.script("LOAD", RELEASE)) as string;
+  return redis.evalsha(releaseSha, 1, key, token);
+}
+
+export async function lock(key: string, token: string) {
+  return redis.set(key, token, "NX", "PX", 5000);
+}`,
+    // ioredis: defineCommand, then the custom command
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+redis.defineCommand("releaseLock", {
+  numberOfKeys: 1,
+  lua: ${JSON.stringify(RELEASE_LUA)},
+});
+
+export async function runNightly(token: string) {
+  const ok = await redis.set("lock:nightly", token, "EX", 600, "NX");
+  if (!ok) return;
+  try {
+    await nightly();
+  } finally {
+    await redis.releaseLock("lock:nightly", token);
+  }
+}`,
+    // node-redis: eval(script, { keys, arguments })
+    `import { createClient } from "redis";
+
+const client = createClient();
+const RELEASE = ${JSON.stringify(RELEASE_LUA)};
+
+export async function withLock(name: string, token: string, fn: () => Promise<void>) {
+  const key = \`lock:\${name}\`;
+  if (!(await client.set(key, token, { NX: true, PX: 15_000 }))) return;
+  try {
+    await fn();
+  } finally {
+    await client.eval(RELEASE, { keys: [key], arguments: [token] });
+  }
+}`,
+    // Upstash: eval(script, [keys], [args])
+    `import { Redis } from "@upstash/redis";
+
+const redis = Redis.fromEnv();
+
+export async function releaseLease(resource: string, token: string) {
+  await redis.eval(${CAD_LITERAL}, [\`lease:\${resource}\`], [token]);
+}
+
+export async function takeLease(resource: string, token: string) {
+  return redis.set(\`lease:\${resource}\`, token, { nx: true, px: 8000 });
+}`,
+    // @vercel/kv: compare-and-delete, plain JS with .then
+    {
+      code: `import { kv } from "@vercel/kv";
+
+export function once(id, token, fn) {
+  const key = "lock:once:" + id;
+  return kv.set(key, token, { nx: true, ex: 20 }).then((ok) => {
+    if (!ok) return null;
+    return fn().finally(() => kv.eval(${CAD_LITERAL}, [key], [token]));
+  });
+}`,
+      languageOptions: javascript,
+    },
+    // cache invalidation: the deleted key was never acquired with NX
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function updateUser(id: string, token: string, data: object) {
+  if (!(await redis.set(\`lock:user:\${id}\`, token, "NX", "EX", 10))) return;
+  await saveUser(id, data);
+  await redis.del(\`cache:user:\${id}\`);
+  await redis.eval(${CAD_LITERAL}, 1, \`lock:user:\${id}\`, token);
+}`,
+    // a plain SET with expiry, then DEL: a cache entry, not a lock
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function remember(key: string, value: string) {
+  await redis.set(key, value, "EX", 60);
+}
+
+export async function forget(key: string) {
+  await redis.del(key);
+}`,
+    // idempotency key set NX EX, deleted when the work fails so a retry can run
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function handleWebhook(requestId: string, payload: unknown) {
+  const key = \`idempotency:\${requestId}\`;
+  const first = await redis.set(key, "1", "NX", "EX", 86_400);
+  if (!first) return { duplicate: true };
+  try {
+    await apply(payload);
+  } catch (err) {
+    await redis.del(key);
+    throw err;
+  }
+  return { duplicate: false };
+}`,
+    // dedup marker in node-redis: not a lock
+    `import { createClient } from "redis";
+
+const client = createClient();
+
+export async function consume(messageId: string) {
+  const fresh = await client.set(\`dedup:\${messageId}\`, "seen", { NX: true, EX: 3600 });
+  if (!fresh) return;
+  try {
+    await handle(messageId);
+  } catch (err) {
+    await client.del(\`dedup:\${messageId}\`);
+    throw err;
+  }
+}`,
+    // WATCH + GET + MULTI DEL EXEC: optimistic, owner-checked
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function acquire(key: string, token: string) {
+  return redis.set(key, token, "PX", 10_000, "NX");
+}
+
+export async function release(key: string, token: string) {
+  await redis.watch(key);
+  const current = await redis.get(key);
+  if (current !== token) {
+    await redis.unwatch();
+    return false;
+  }
+  const result = await redis.multi().del(key).exec();
+  return result !== null;
+}`,
+    // node-redis: WATCH on an isolated connection, then MULTI DEL EXEC
+    {
+      code: `import { createClient } from "redis";
+
+const client = createClient();
+
+export async function acquire(name, token) {
+  return client.set(\`lock:\${name}\`, token, { NX: true, PX: 10000 });
+}
+
+export async function release(name, token) {
+  return client.executeIsolated(async (isolated) => {
+    await isolated.watch(\`lock:\${name}\`);
+    if ((await isolated.get(\`lock:\${name}\`)) !== token) return false;
+    await isolated.multi().del(\`lock:\${name}\`).exec();
+    return true;
+  });
+}`,
+      languageOptions: javascript,
+    },
+    // Redlock v5: acquire/release
+    {
+      code: `import Redlock from "redlock";
+import Redis from "ioredis";
+
+const redlock = new Redlock([new Redis()]);
+
+export async function payout(accountId) {
+  const lock = await redlock.acquire([\`lock:payout:\${accountId}\`], 5000);
+  try {
+    await doPayout(accountId);
+  } finally {
+    await lock.release();
+  }
+}`,
+      languageOptions: javascript,
+    },
+    // redis-semaphore Mutex
+    `import Redis from "ioredis";
+import { Mutex } from "redis-semaphore";
+
+const redis = new Redis();
+
+export async function migrate() {
+  const mutex = new Mutex(redis, "migrations");
+  await mutex.acquire();
+  try {
+    await runMigrations();
+  } finally {
+    await mutex.release();
+  }
+}`,
+    // Map#delete next to a Redis lock released by script
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+const local = new Map<string, Promise<void>>();
+
+export async function exclusive(id: string, token: string, fn: () => Promise<void>) {
+  const key = \`lock:\${id}\`;
+  if (!(await redis.set(key, token, "NX", "PX", 5000))) return;
+  local.set(key, fn());
+  try {
+    await local.get(key);
+  } finally {
+    local.delete(key);
+    await redis.eval(${CAD_LITERAL}, 1, key, token);
+  }
+}`,
+    // heartbeat: SET PX without a GET check is not a take-over
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function lead(token: string, work: () => Promise<void>) {
+  const key = "leader:billing";
+  if (!(await redis.set(key, token, "PX", 10_000, "NX"))) return;
+  const beat = setInterval(() => {
+    void redis.set(key, token, "PX", 10_000);
+  }, 3000);
+  try {
+    await work();
+  } finally {
+    clearInterval(beat);
+    await redis.eval(${CAD_LITERAL}, 1, key, token);
+  }
+}`,
+    // node-redis v5 class: this.client.eval with a compare-and-delete
+    `import { createClient, type RedisClientType } from "redis";
+
+export class Lease {
+  constructor(private readonly client: RedisClientType, private readonly token: string) {}
+
+  async take(id: string) {
+    return this.client.set(\`lease:\${id}\`, this.token, { condition: "NX", expiration: { type: "EX", value: 30 } });
+  }
+
+  async drop(id: string) {
+    await this.client.eval(${JSON.stringify(RELEASE_LUA)}, { keys: [\`lease:\${id}\`], arguments: [this.token] });
+  }
+}`,
+    // ioredis pipeline queuing the compare-and-delete script
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function finish(jobId: string, token: string) {
+  const key = \`lock:job:\${jobId}\`;
+  if (!(await redis.set(key, token, "EX", 60, "NX"))) return;
+  await redis
+    .pipeline()
+    .eval(${CAD_LITERAL}, 1, key, token)
+    .lpush("done", jobId)
+    .exec();
+}`,
+    // ioredis generic call("EVAL", …)
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function guarded(token: string) {
+  if ((await redis.call("SET", "lock:report", token, "NX", "EX", 30)) !== "OK") return;
+  try {
+    await report();
+  } finally {
+    await redis.call("EVAL", ${CAD_LITERAL}, 1, "lock:report", token);
+  }
+}`,
+    // node-redis generic sendCommand(["EVAL", …])
+    `import { createClient } from "redis";
+
+const client = createClient();
+
+export async function guarded(token: string) {
+  const ok = await client.sendCommand(["SET", "lock:report", token, "NX", "PX", "30000"]);
+  if (ok !== "OK") return;
+  try {
+    await report();
+  } finally {
+    await client.sendCommand(["EVAL", ${CAD_LITERAL}, "1", "lock:report", token]);
+  }
+}`,
+    // already released with DELEX … IFEQ
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function sync(token: string) {
+  if (!(await redis.set("lock:sync", token, "NX", "PX", 20_000))) return;
+  try {
+    await doSync();
+  } finally {
+    await redis.call("DELEX", "lock:sync", "IFEQ", token);
+  }
+}`,
+    // a GET check before retrying SET NX: still atomic, not a take-over
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function tryLock(key: string, token: string) {
+  const current = await redis.get(key);
+  if (current === token) return true;
+  return (await redis.set(key, token, "NX", "PX", 5000)) === "OK";
+}
+
+export async function unlock(key: string, token: string) {
+  return redis.eval(${CAD_LITERAL}, 1, key, token);
+}`,
+    // a GET compared in JS, then a compare-and-delete script all the same
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function release(key: string, token: string) {
+  const holder = await redis.get(key);
+  if (holder !== token) return false;
+  return (await redis.eval(${CAD_LITERAL}, 1, key, token)) === 1;
+}
+
+export async function acquire(key: string, token: string) {
+  return redis.set(key, token, "NX", "EX", 30);
+}`,
+    // the deleted key is an opaque parameter that is not the acquired pattern
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function refresh(id: string, token: string, cacheKey: string) {
+  if (!(await redis.set(\`lock:refresh:\${id}\`, token, "NX", "EX", 30))) return;
+  await redis.del(cacheKey);
+  await redis.eval(${CAD_LITERAL}, 1, \`lock:refresh:\${id}\`, token);
+}`,
+    // ioredis: keys and arguments passed as arrays to eval
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function withLock(id: string, token: string, fn: () => Promise<void>) {
+  const key = \`lock:\${id}\`;
+  if (!(await redis.set(key, token, "NX", "PX", 1000))) return;
+  try {
+    await fn();
+  } finally {
+    await redis.eval(${CAD_LITERAL}, 1, [key], [token]);
+  }
+}`,
+    // Redlock v4 lock/unlock in plain JS
+    {
+      code: `const Redlock = require("redlock");
+const redlock = new Redlock([client]);
+
+async function settle(id) {
+  const lock = await redlock.lock("locks:settle:" + id, 2000);
+  try {
+    await doSettle(id);
+  } finally {
+    await lock.unlock();
+  }
+}
+
+module.exports = { settle };`,
+      languageOptions: javascript,
+    },
+  ],
+  invalid: [
+    {
+      // ioredis: DEL in finally after SET PX NX
+      code: ioredisFinally,
+      errors: [plainDelete(14, 17, releaseData("DEL", '"lock:report:*"', 9), fixes("ioredis", ioredisFinally, "del(key)", "key", "token"))],
+    },
+    {
+      // ioredis in plain JS: released in a .then callback, token is a parameter
+      code: ioredisThenJs,
+      languageOptions: javascript,
+      errors: [plainDelete(8, 36, releaseData("DEL", '"mutex:*"', 6), fixes("ioredis", ioredisThenJs, "del(key)", "key", "token"))],
+    },
+    {
+      // class service: this.redis, this.token, constant key
+      code: ioredisClass,
+      errors: [
+        plainDelete(15, 22, releaseData("DEL", '"leader:scheduler"', 10),
+          fixes("ioredis", ioredisClass, 'del("leader:scheduler")', '"leader:scheduler"', "this.token")),
+      ],
+    },
+    {
+      // UNLINK of a concatenated key
+      code: ioredisUnlink,
+      errors: [plainDelete(14, 17, releaseData("DEL", '"lock:index:*"', 8), fixes("ioredis", ioredisUnlink, "unlink(lockKey)", "lockKey", "owner"))],
+    },
+    {
+      // DEL queued on a MULTI chain: reported at `del`
+      code: ioredisMulti,
+      // queued in a multi: a rewrite would have to be queued too, so none is offered
+      errors: [plainDelete(12, 6, releaseData("DEL", '"lock:job:*"', 7), [])],
+    },
+    {
+      // opaque key from a helper method, kept by its source text
+      code: ioredisHelperKey,
+      errors: [
+        plainDelete(16, 24, releaseData("DEL", "`this.lockKey(jobId)`", 11),
+          fixes("ioredis", ioredisHelperKey, "del(this.lockKey(jobId))", "this.lockKey(jobId)", "token")),
+      ],
+    },
+    {
+      // token not visible at the release: no rewrite offered; opaque key
+      code: `import Redis from "ioredis";
+import { randomUUID } from "node:crypto";
+
+const redis = new Redis();
+
+export async function acquireLock(key: string): Promise<string | null> {
+  const token = randomUUID();
+  const ok = await redis.set(key, token, "PX", 10_000, "NX");
+  return ok ? token : null;
+}
+
+export async function releaseLock(key: string): Promise<void> {
+  await redis.del(key);
+}`,
+      errors: [plainDelete(13, 15, releaseData("DEL", "`key`", 8), [])],
+    },
+    {
+      // a different variable that happens to be called token: no rewrite either
+      code: `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function acquire(resource: string) {
+  const token = Math.random().toString(36).slice(2);
+  await redis.set(\`lock:\${resource}\`, token, "NX", "PX", 8000);
+  return token;
+}
+
+export async function release(resource: string, token: string) {
+  await redis.del(\`lock:\${resource}\`);
+}`,
+      errors: [plainDelete(12, 15, releaseData("DEL", '"lock:*"', 7), [])],
+    },
+    {
+      // SETNX of a constant, EXPIRE after, DEL in finally
+      code: `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function nightlyExport() {
+  const key = "lock:nightly-export";
+  const got = await redis.setnx(key, "1");
+  if (!got) return;
+  await redis.expire(key, 600);
+  try {
+    await exportEverything();
+  } finally {
+    await redis.del(key);
+  }
+}`,
+      errors: [constantValue(13, 17, releaseData("DEL", '"lock:nightly-export"', 7, undefined, '"1"'))],
+    },
+    {
+      // generic call("SET", …, "locked", "NX") and call("DEL", …)
+      code: `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function syncInventory(shopId: string) {
+  const key = \`lock:sync:\${shopId}\`;
+  const res = await redis.call("SET", key, "locked", "NX", "EX", 300);
+  if (res !== "OK") return;
+  try {
+    await pullInventory(shopId);
+  } finally {
+    await redis.call("DEL", key);
+  }
+}`,
+      errors: [constantValue(12, 17, releaseData("DEL", '"lock:sync:*"', 7, undefined, '"locked"'))],
+    },
+    {
+      // GET, compare in JS, DEL
+      code: `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function releaseLock(key: string, token: string): Promise<boolean> {
+  const current = await redis.get(key);
+  if (current === token) {
+    await redis.del(key);
+    return true;
+  }
+  return false;
+}
+
+export async function acquireLock(key: string, token: string, ttlMs: number): Promise<boolean> {
+  return (await redis.set(key, token, "PX", ttlMs, "NX")) === "OK";
+}`,
+      errors: [getCompareDelete(8, 17, releaseData("DEL", "`key`", 15, 6))],
+    },
+    {
+      // plain JS: the GET compared inline, early return
+      code: `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function unlockCron(name, token) {
+  if ((await redis.get(\`cron:\${name}\`)) !== token) return false;
+  await redis.del(\`cron:\${name}\`);
+  return true;
+}
+
+export async function lockCron(name, token) {
+  return redis.set(\`cron:\${name}\`, token, "NX", "PX", 60000);
+}`,
+      languageOptions: javascript,
+      errors: [getCompareDelete(7, 15, releaseData("DEL", '"cron:*"', 12, 6))],
+    },
+    {
+      // GET compared, then a MULTI DEL without WATCH
+      code: `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export async function release(key: string, token: string) {
+  const current = await redis.get(key);
+  if (current === token) await redis.multi().del(key).exec();
+}
+
+export async function acquire(key: string, token: string) {
+  await redis.set(key, token, "NX", "EX", 30);
+}`,
+      errors: [getCompareDelete(7, 46, releaseData("DEL", "`key`", 11, 6))],
+    },
+    {
+      // ioredis: a Lua script that deletes without comparing
+      code: `import Redis from "ioredis";
+
+const redis = new Redis();
+const FORCE_UNLOCK = \`return redis.call("DEL", KEYS[1])\`;
+
+export async function importFeed(feedId: string, token: string) {
+  const key = \`lock:feed:\${feedId}\`;
+  if ((await redis.set(key, token, "NX", "PX", 45_000)) === null) return;
+  try {
+    await readFeed(feedId);
+  } finally {
+    await redis.eval(FORCE_UNLOCK, 1, key);
+  }
+}`,
+      errors: [plainDelete(12, 17, releaseData("script", '"lock:feed:*"', 8), [])],
+    },
+    {
+      // plain JS class: GET timestamp, compare, SET (take-over), and a plain DEL in a pipeline
+      code: `import Redis from "ioredis";
+
+export class CronGuard {
+  constructor(redis, ttlMs) {
+    this.redis = redis;
+    this.ttlMs = ttlMs;
+  }
+
+  async enter(name) {
+    const key = \`cron:\${name}\`;
+    const until = String(Date.now() + this.ttlMs);
+    if (await this.redis.setnx(key, until)) return true;
+    const stamp = await this.redis.get(key);
+    if (Number(stamp) > Date.now()) return false;
+    await this.redis.set(key, until);
+    return true;
+  }
+
+  async leave(name) {
+    await this.redis.pipeline().del(\`cron:\${name}\`).exec();
+  }
+}`,
+      languageOptions: javascript,
+      errors: [
+        staleTakeover(15, 22, '"cron:*"', 12, 13),
+        plainDelete(20, 33, releaseData("DEL", '"cron:*"', 12), []),
+      ],
+    },
+    {
+      // node-redis v4: DEL in finally
+      code: nodeRedisFinally,
+      errors: [plainDelete(13, 18, releaseData("DEL", '"lock:checkout:*"', 8), fixes("node-redis", nodeRedisFinally, "del(key)", "key", "token"))],
+    },
+    {
+      // node-redis v5 options, class service with this.client and this.token
+      code: nodeRedisV5Class,
+      errors: [
+        plainDelete(18, 23, releaseData("DEL", '"lock:report:*"', 10),
+          fixes("node-redis", nodeRedisV5Class, "del(`lock:report:${reportId}`)", "`lock:report:${reportId}`", "this.token")),
+      ],
+    },
+    {
+      // node-redis in plain JS: .then, DEL in .finally
+      code: nodeRedisThenJs,
+      languageOptions: javascript,
+      errors: [plainDelete(11, 53, releaseData("DEL", '"lock:feed:*"', 8), fixes("node-redis", nodeRedisThenJs, "del(key)", "key", "token"))],
+    },
+    {
+      // node-redis setNX of a constant
+      code: `import { createClient } from "redis";
+
+const redis = createClient({ url: process.env.REDIS_URL });
+
+export async function rotateKeys() {
+  const claimed = await redis.setNX("lock:rotate-keys", "1");
+  if (!claimed) return;
+  await redis.expire("lock:rotate-keys", 900);
+  await rotate();
+  await redis.del("lock:rotate-keys");
+}`,
+      errors: [constantValue(10, 15, releaseData("DEL", '"lock:rotate-keys"', 6, undefined, '"1"'))],
+    },
+    {
+      // node-redis: GET, compare, DEL
+      code: `import { createClient } from "redis";
+
+const client = createClient();
+
+export async function leaseRelease(resource: string, holder: string) {
+  const key = \`lease:\${resource}\`;
+  const owner = await client.get(key);
+  if (owner !== holder) return false;
+  await client.del(key);
+  return true;
+}
+
+export async function leaseAcquire(resource: string, holder: string) {
+  return client.set(\`lease:\${resource}\`, holder, { NX: true, PX: 5000 });
+}`,
+      errors: [getCompareDelete(9, 16, releaseData("DEL", '"lease:*"', 14, 7))],
+    },
+    {
+      // node-redis: eval of a deleting script without a compare
+      code: `import { createClient } from "redis";
+
+const client = createClient();
+
+export async function sendDigest(userId: string, token: string) {
+  const key = \`lock:digest:\${userId}\`;
+  const ok = await client.set(key, token, { NX: true, EX: 120 });
+  if (!ok) return;
+  await deliverDigest(userId);
+  await client.eval("return redis.call('UNLINK', KEYS[1])", { keys: [key] });
+}`,
+      errors: [plainDelete(10, 16, releaseData("script", '"lock:digest:*"', 7), [])],
+    },
+    {
+      // node-redis generic sendCommand with a constant value
+      code: `import { createClient } from "redis";
+
+const client = createClient();
+
+export async function compactLogs() {
+  const key = "lock:compact-logs";
+  const reply = await client.sendCommand(["SET", key, "locked", "NX", "EX", "600"]);
+  if (reply !== "OK") return;
+  try {
+    await compact();
+  } finally {
+    await client.sendCommand(["DEL", key]);
+  }
+}`,
+      errors: [constantValue(12, 18, releaseData("DEL", '"lock:compact-logs"', 7, undefined, '"locked"'))],
+    },
+    {
+      // node-redis: GET the expiry stamp, compare, plain SET over it
+      code: `import { createClient } from "redis";
+
+const client = createClient();
+const TTL = 30_000;
+
+export async function tryLock(name: string): Promise<boolean> {
+  const key = \`lock:\${name}\`;
+  const expiresAt = String(Date.now() + TTL);
+  if (await client.set(key, expiresAt, { NX: true })) return true;
+  const current = await client.get(key);
+  if (current !== null && Number(current) < Date.now()) {
+    await client.set(key, expiresAt);
+    return true;
+  }
+  return false;
+}`,
+      errors: [staleTakeover(12, 18, '"lock:*"', 9, 10)],
+    },
+    {
+      // Upstash: DEL in finally, only the script rewrite (no DELEX)
+      code: upstashFinally,
+      errors: [plainDelete(12, 17, releaseData("DEL", '"lock:*"', 7), fixes("upstash", upstashFinally, "del(key)", "key", "token"))],
+    },
+    {
+      // @vercel/kv in plain JS: .then chain, DEL in .finally
+      code: vercelThenJs,
+      languageOptions: javascript,
+      errors: [plainDelete(8, 23, releaseData("DEL", '"lock:publish:*"', 6), fixes("upstash", vercelThenJs, "del(key)", "key", "token"))],
+    },
+    {
+      // @vercel/kv: the constant true
+      code: `import { kv } from "@vercel/kv";
+
+export async function revalidateOnce(slug: string) {
+  const key = \`lock:revalidate:\${slug}\`;
+  const fresh = await kv.set(key, true, { nx: true, px: 60_000 });
+  if (!fresh) return;
+  await revalidate(slug);
+  await kv.del(key);
+}`,
+      errors: [constantValue(8, 12, releaseData("DEL", '"lock:revalidate:*"', 5, undefined, '"true"'))],
+    },
+    {
+      // Upstash class: GET, compare with this.owner, DEL
+      code: `import { Redis } from "@upstash/redis";
+
+export class SyncLock {
+  constructor(private readonly redis: Redis, private readonly owner: string) {}
+
+  async lock(job: string): Promise<boolean> {
+    return (await this.redis.set(\`sync:\${job}\`, this.owner, { nx: true, px: 20_000 })) === "OK";
+  }
+
+  async unlock(job: string): Promise<void> {
+    const holder = await this.redis.get<string>(\`sync:\${job}\`);
+    if (holder === this.owner) await this.redis.del(\`sync:\${job}\`);
+  }
+}`,
+      errors: [getCompareDelete(12, 49, releaseData("DEL", '"sync:*"', 7, 11))],
+    },
+    {
+      // Upstash: a deleting script with no compare
+      code: `import { Redis } from "@upstash/redis";
+
+const redis = Redis.fromEnv();
+const DROP = "redis.call('DEL', KEYS[1]) return 1";
+
+export async function rebuild(token: string) {
+  const ok = await redis.set("lock:rebuild", token, { nx: true, ex: 300 });
+  if (ok !== "OK") return;
+  await doRebuild();
+  await redis.eval(DROP, ["lock:rebuild"], []);
+}`,
+      errors: [plainDelete(10, 15, releaseData("script", '"lock:rebuild"', 7), [])],
+    },
+    {
+      // ioredis defineCommand whose script deletes without comparing
+      code: `import Redis from "ioredis";
+
+const redis = new Redis();
+redis.defineCommand("forceUnlock", { numberOfKeys: 1, lua: 'return redis.call("DEL", KEYS[1])' });
+
+export async function reindex(id: string, token: string) {
+  const key = \`lock:reindex:\${id}\`;
+  if (!(await redis.set(key, token, "NX", "PX", 60_000))) return;
+  try {
+    await doReindex(id);
+  } finally {
+    await redis.forceUnlock(key);
+  }
+}`,
+      errors: [plainDelete(12, 17, releaseData("script", '"lock:reindex:*"', 8), [])],
+    },
+    {
+      // a WATCH of some other key does not make the MULTI DEL owner-checked
+      code: ioredisWatchOther,
+      // queued in a multi: a rewrite would have to be queued too, so none is offered
+      errors: [plainDelete(9, 23, releaseData("DEL", '"lock:*"', 7), [])],
+    },
+    {
+      // plain JS: the GET compared in a conditional expression
+      code: `import Redis from "ioredis";
+
+const redis = new Redis();
+
+export const unlock = async (key, token) => {
+  const current = await redis.get(key);
+  return current === token ? redis.del(key) : 0;
+};
+
+export const lock = (key, token) => redis.set(key, token, "NX", "PX", 3000);`,
+      languageOptions: javascript,
+      errors: [getCompareDelete(7, 36, releaseData("DEL", "`key`", 10, 6))],
+    },
+  ],
+});
