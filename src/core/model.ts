@@ -63,6 +63,18 @@ export interface StateWrite {
   /** The model or table as written (`job`, `Job`, `jobs`). */
   readonly model: string;
   readonly operation: string;
+  /**
+   * What the write does: change the rows its filter matches (the default), add a row, or remove matching rows.
+   * An insert's `filter` is empty, or, for an upsert that updates on conflict, the condition of that update
+   * (`ON CONFLICT (name) DO UPDATE … WHERE locks.expires_at < now()` is a take-over judged by age).
+   */
+  readonly effect?: "update" | "insert" | "delete";
+  /**
+   * For an insert guarded by a unique key: what a conflict does. `ignore`: nothing is written
+   * (`ON CONFLICT DO NOTHING`, `.onConflict().ignore()`, a caught duplicate-key error); `update`: the conflicting
+   * row is updated (`filter` says when); `error`: the insert throws and the caller treats that as "taken".
+   */
+  readonly onConflict?: "ignore" | "update" | "error";
   readonly filter: Condition;
   readonly assignments: readonly Assignment[];
   /** The whole call: where findings about the write are reported. */

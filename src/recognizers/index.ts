@@ -1,7 +1,30 @@
 /** Every recognizer the inventory runs. Adding a store means adding its file here; no rule changes. */
 import type { Recognizer } from "./recognizer.js";
+import { drizzleRecognizer } from "./drizzle.js";
+import { knexRecognizer } from "./knex.js";
+import { kyselyRecognizer } from "./kysely.js";
+import { mongoRecognizer } from "./mongo.js";
 import { prismaRecognizer } from "./prisma.js";
 import { redisLocksRecognizer } from "./redis-locks.js";
 import { redisRecognizer } from "./redis.js";
+import { sequelizeRecognizer } from "./sequelize.js";
+import { sqlRecognizer } from "./sql.js";
+import { typeormRecognizer } from "./typeorm.js";
 
-export const recognizers: readonly Recognizer[] = [prismaRecognizer, redisRecognizer, redisLocksRecognizer];
+/**
+ * Order matters only where two recognizers accept the same call: the first that returns an access wins.
+ * Raw SQL comes first (a `query("UPDATE …")` is SQL whatever the receiver); Prisma before the two-argument
+ * `update(criteria, values)` clients.
+ */
+export const recognizers: readonly Recognizer[] = [
+  sqlRecognizer,
+  prismaRecognizer,
+  typeormRecognizer,
+  sequelizeRecognizer,
+  mongoRecognizer,
+  knexRecognizer,
+  kyselyRecognizer,
+  drizzleRecognizer,
+  redisRecognizer,
+  redisLocksRecognizer,
+];
