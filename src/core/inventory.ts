@@ -19,6 +19,7 @@ type Context = Readonly<TSESLint.RuleContext<string, readonly unknown[]>>;
 type Callback = (facts: LockFacts) => void;
 
 interface FileState {
+  readonly tagged: TSESTree.TaggedTemplateExpression[];
   done: boolean;
   /** Vocabulary that rule options add to `settings.locks` (e.g. a rule's own `progressTimeFields`). */
   readonly extensions: Partial<Vocabulary>[];
@@ -28,6 +29,18 @@ interface FileState {
 }
 
 const states = new WeakMap<SourceCode, FileState>();
+/** Recognizers by tag name (`sql`, `$executeRaw`) for tagged templates. */
+const taggedRecognizers = new Map<string, Recognizer[]>();
+for (const r of recognizers) for (const t of r.tags ?? []) taggedRecognizers.set(t, [...(taggedRecognizers.get(t) ?? []), r]);
+
+/** `sql` in sql\`…\`, `$executeRaw` in prisma.$executeRaw\`…\`. */
+function tagName(node: TSESTree.TaggedTemplateExpression): string | undefined {
+  const tag = unwrap(node.tag);
+  if (tag.type === "Identifier") return tag.name;
+  if (tag.type === "MemberExpression" && !tag.computed && tag.property.type === "Identifier") return tag.property.name;
+  return undefined;
+}
+
 /** Recognizers by the method names they handle: the cheap pre-filter every call goes through. */
 const byMethod = new Map<string, Recognizer[]>();
 for (const r of recognizers) for (const m of r.methods) byMethod.set(m, [...(byMethod.get(m) ?? []), r]);
@@ -43,9 +56,22 @@ function calleeMethod(call: TSESTree.CallExpression): string | undefined {
 }
 
 /** Runs every recognizer over the candidate calls. Exported for the tests and the audit. */
-export function collectAccesses(sourceCode: SourceCode, calls: readonly TSESTree.CallExpression[]): StateAccess[] {
+export function collectAccesses(
+  sourceCode: SourceCode,
+  calls: readonly TSESTree.CallExpression[],
+  tagged: readonly TSESTree.TaggedTemplateExpression[] = [],
+): StateAccess[] {
   const accesses: StateAccess[] = [];
   const ctx = { sourceCode, scratch: new Map<string, unknown>() };
+  for (const node of tagged) {
+    for (const recognizer of taggedRecognizers.get(tagName(node) ?? "") ?? []) {
+      const access = recognizer.recognizeTagged?.(node, ctx);
+      if (access) {
+        accesses.push(access);
+        break;
+      }
+    }
+  }
   // Methods some recognizer learnt from this file (ioredis defineCommand names), by recognizer.
   const learnt = new Map<string, Recognizer[]>();
   for (const recognizer of recognizers) {
@@ -79,18 +105,23 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
     if (extension) existing.extensions.push(extension);
     return {};
   }
-  const state: FileState = { done: false, extensions: extension ? [extension] : [], calls: [], functions: [], callbacks: [callback] };
+  const state: FileState = {
+    done: false, extensions: extension ? [extension] : [], calls: [], tagged: [], functions: [], callbacks: [callback],
+  };
   states.set(sourceCode, state);
   return {
     CallExpression(node) {
       state.calls.push(node);
+    },
+    TaggedTemplateExpression(node) {
+      if (taggedRecognizers.has(tagName(node) ?? "")) state.tagged.push(node);
     },
     ":function"(node: TSESTree.FunctionLike) {
       state.functions.push(node);
     },
     "Program:exit"() {
       state.done = true;
-      const accesses = collectAccesses(sourceCode, state.calls);
+      const accesses = collectAccesses(sourceCode, state.calls, state.tagged);
       const shape: ModuleShape = { calls: state.calls, functions: state.functions };
       const facts = buildFacts(sourceCode, accesses, shape, extendVocabulary(getVocabulary(context.settings), state.extensions));
       for (const cb of state.callbacks) cb(facts);

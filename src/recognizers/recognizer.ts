@@ -16,4 +16,7 @@ export interface Recognizer {
   /** Looks at the file's calls once before `recognize`; returns method names it learnt (defined commands). */
   prepare?(calls: readonly TSESTree.CallExpression[], ctx: RecognizerContext): readonly string[];
   recognize(call: TSESTree.CallExpression, ctx: RecognizerContext): StateAccess | undefined;
+  /** Tag names (`sql`, `$executeRaw`) whose tagged templates this recognizer reads. */
+  readonly tags?: ReadonlySet<string>;
+  recognizeTagged?(node: TSESTree.TaggedTemplateExpression, ctx: RecognizerContext): StateAccess | undefined;
 }
