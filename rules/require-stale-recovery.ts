@@ -13,6 +13,8 @@ export default createRule({
     },
     schema: [],
     messages: {
+      missingExpiry:
+        "Q1 (if the holder dies, who unlocks?): this insert takes a lock row in {{model}}, guarded by a unique key, and nothing in this module removes a row whose holder died. A holder killed by SIGKILL, OOM or a deploy leaves the row forever and every later insert fails; catch/finally never run. Give the row an expiry column and let a take-over (ON CONFLICT … DO UPDATE … WHERE expires_at < now()) or a sweeper (DELETE … WHERE expires_at < now()) use it.",
       missingRecovery:
         "Q1 (if the holder dies, who unlocks?): this write claims {{model}}.{{field}} = {{value}}, but nothing in this module moves a stalled {{value}} row back. A holder killed by SIGKILL, OOM or a deploy leaves it {{value}} forever, and catch/finally never run. Add a conditional recovery that moves {{field}} off {{value}} where a progress timestamp is older than a threshold, or let the claim take over an expired lease.",
     },
@@ -21,7 +23,8 @@ export default createRule({
     return onLockFacts(context, (facts) => {
       for (const claim of facts.claims) {
         if (claim.takeover.length > 0 || facts.recoveriesOf(claim).length > 0) continue;
-        context.report({ node: claim.write.node, messageId: "missingRecovery", data: claimData(claim) });
+        if (claim.insert) context.report({ node: claim.write.node, messageId: "missingExpiry", data: { model: claim.lock.model } });
+        else context.report({ node: claim.write.node, messageId: "missingRecovery", data: claimData(claim) });
       }
     });
   },

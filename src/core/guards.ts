@@ -72,6 +72,12 @@ export function testCondition(
     return { kind: n.operator === "&&" ? "and" : "or", items };
   }
   if (n.type === "UnaryExpression" && n.operator === "!") return { kind: "not", item: testCondition(sourceCode, n.argument, accepts) };
+  // `if (doc.isSending)`: the flag is set (truthy, read as true).
+  if (n.type === "MemberExpression") {
+    const field = memberName(n);
+    if (field && accepts(n.object)) return { kind: "pred", field, op: "eq", values: [{ value: true }], node: n };
+    return opaque;
+  }
   if (n.type === "BinaryExpression" && ["===", "!==", "==", "!="].includes(n.operator)) {
     for (const [side, other] of [[n.left, n.right], [n.right, n.left]] as const) {
       const s = unwrap(side);

@@ -197,6 +197,8 @@ export interface Claim {
   readonly takeover: readonly TimePredicate[];
   /** Set when the claim is check-then-act: the write itself is unconditional and a JS `if` or an earlier read checked. */
   readonly check?: Check;
+  /** A lock row inserted under a unique key (`INSERT … ON CONFLICT DO NOTHING` into a lock table): no field is set. */
+  readonly insert?: boolean;
 }
 
 export type RecoveryFlaw = "check-in-js" | "missing-status" | "missing-time";

@@ -48,6 +48,21 @@ function isLockValue(value: StaticValue, vocabulary: ResolvedVocabulary): boolea
   return typeof value.value === "string" && vocabulary.isInProgressValue(value.value);
 }
 
+/** Setting `field` to `value` takes a lock: an in-progress status, or a processing flag set true. */
+function isLockAssignment(field: string, value: StaticValue, vocabulary: ResolvedVocabulary): boolean {
+  if (value.value === true) return vocabulary.isFlagField(field);
+  return isLockValue(value, vocabulary) && vocabulary.isStateField(field);
+}
+
+/** Moving a row to `target` gives it back: a failed, retryable or waiting status, or a flag cleared. */
+function isReset(target: StaticValue, lock: LockKey, vocabulary: ResolvedVocabulary): boolean {
+  if (lock.value.value === true) return target.value === false || target.value === null;
+  return typeof target.value === "string" && RESET_VALUE.test(target.value) && !isLockValue(target, vocabulary);
+}
+
+/** Lock tables: rows inserted under a unique key to take a lock (`locks`, `job_lease`, `mutexes`). */
+const LOCK_TABLE = /lock|lease|mutex|semaphore|leader/i;
+
 function allBranchesExclude(cond: Condition, field: string, value: StaticValue): boolean {
   const branches = toBranches(cond);
   return branches.length > 0 && branches.every((b) => excludes(b, field, value));
@@ -179,12 +194,29 @@ class Module {
 
 // ---- classification ----
 
+/**
+ * A lock row inserted into a lock table under a unique key. `ON CONFLICT DO NOTHING` or a caught duplicate
+ * error is a claim; `ON CONFLICT DO UPDATE … WHERE expires_at < now()` is a claim that takes over expired rows.
+ */
+function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
+  if (!LOCK_TABLE.test(write.model) || write.onConflict === undefined) return [];
+  const lock: LockKey = { model: write.model, field: "row", value: { value: "held" }, valueText: "" };
+  const assignment = write.assignments[0] ?? { field: "", value: { kind: "other" as const }, node: write.node, valueNode: write.node };
+  if (write.onConflict !== "update") return [{ write, lock, assignment, takeover: [], insert: true }];
+  const branches = mod.branchesOf(write);
+  const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
+  // An upsert that always overwrites is no lock; one that overwrites only expired rows is a lease.
+  if (branches.length === 0 || ages.some((a) => a.length === 0)) return [];
+  return [{ write, lock, assignment, takeover: ages.flat(), insert: true }];
+}
+
 function findClaims(mod: Module, write: StateWrite): Claim[] {
+  if (write.effect === "insert") return findInsertClaim(mod, write);
+  if (write.effect === "delete") return [];
   const claims: Claim[] = [];
   const branches = mod.branchesOf(write);
   for (const assignment of write.assignments) {
-    if (assignment.value.kind !== "static" || !isLockValue(assignment.value.value, mod.vocabulary)) continue;
-    if (!mod.vocabulary.isStateField(assignment.field)) continue;
+    if (assignment.value.kind !== "static" || !isLockAssignment(assignment.field, assignment.value.value, mod.vocabulary)) continue;
     const value = assignment.value.value;
     const field = assignment.field;
     const lock: LockKey = { model: write.model, field, value, valueText: mod.sourceCode.getText(assignment.valueNode) };
@@ -238,7 +270,7 @@ function findStaleScan(read: StateRead, vocabulary: ResolvedVocabulary): StaleSc
   for (const atom of branches[0]!) {
     if ("opaque" in atom || (atom.op !== "eq" && atom.op !== "in") || !atom.pred.values) continue;
     for (const value of atom.pred.values) {
-      if (isLockValue(value, vocabulary) && vocabulary.isStateField(atom.pred.field) && branches.every((b) => pins(b, atom.pred.field, value))) {
+      if (isLockAssignment(atom.pred.field, value, vocabulary) && branches.every((b) => pins(b, atom.pred.field, value))) {
         return { read, field: atom.pred.field, value, timePredicates: ages.flat() };
       }
     }
@@ -269,6 +301,17 @@ function ageCheckOf(mod: Module, write: StateWrite, claim: Claim, scans: readonl
 function classifyAgainst(mod: Module, write: StateWrite, claim: Claim, scans: readonly StaleScan[], out: Classified): void {
   const { field, value } = claim.lock;
   const branches = mod.branchesOf(write);
+  if (write.effect === "insert") return;
+  if (claim.insert || write.effect === "delete") {
+    // Lock rows are freed by a sweeper or take-over judged by age; claimed rows by a delete pinned and judged by age.
+    const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
+    const timed = branches.length > 0 && ages.every((a) => a.length > 0);
+    const applies = claim.insert || branches.every((b) => pins(b, field, value));
+    if (timed && applies && !branches.some(isOpaque)) {
+      out.recoveries.push({ write, lock: claim.lock, claim, timePredicates: ages.flat(), flaws: [] });
+    }
+    return;
+  }
   const assignment = write.assignments.find((a) => sameField(a.field, field));
   if (!assignment || assignment.value.kind !== "static" || sameValue(assignment.value.value, value)) return;
   if (branches.length === 0 || branches.every((b) => excludes(b, field, value))) return; // never touches claimed rows
@@ -279,7 +322,7 @@ function classifyAgainst(mod: Module, write: StateWrite, claim: Claim, scans: re
   const timePredicates = ages.flat();
   const identified = branches.every((b) => identityFields(b).some((f) => !sameField(f, field)));
   const target = assignment.value.value;
-  const resets = typeof target.value === "string" && RESET_VALUE.test(target.value) && !isLockValue(target, mod.vocabulary);
+  const resets = isReset(target, claim.lock, mod.vocabulary);
   // Code the claim runs after itself (its own deadline, its completion) is the holder's, not a recoverer's.
   const sameUnitAfterClaim = unitOf(write.node) === unitOf(claim.write.node) && write.node.range[0] > claim.write.node.range[1];
   const recovery = (flaws: RecoveryFlaw[], check?: Check): void => {

@@ -8,6 +8,8 @@ import type { JSONSchema4 } from "@typescript-eslint/utils/json-schema";
 export interface Vocabulary {
   /** Fields that hold a row's lifecycle state; only they can carry a claimed value (`status`, `syncState`). */
   readonly stateFields: readonly string[];
+  /** Boolean columns that mean "someone is working on this row" when true (`is_processing`, `locked`). */
+  readonly flagFields: readonly string[];
   /** Status values that mean "someone is working on this row": claiming them is taking a lock. */
   readonly inProgressValues: readonly string[];
   /** Values ending in -ING that are not in progress (waiting states). */
@@ -22,6 +24,10 @@ export interface Vocabulary {
 
 export const DEFAULT_VOCABULARY: Vocabulary = {
   stateFields: ["status", "state", "phase", "stage"],
+  flagFields: [
+    "processing", "locked", "inProgress", "running", "busy", "sending", "syncing", "generating", "working",
+    "importing", "exporting", "claimed", "leased",
+  ],
   inProgressValues: [
     // Not ACTIVE or RESERVED: in most schemas they mean "enabled" and "booked", not "someone is working on it".
     "GENERATING", "RUNNING", "PROCESSING", "IN_PROGRESS", "LOCKED", "CLAIMED", "STARTED", "BUSY",
@@ -51,6 +57,7 @@ const VOCABULARY_KEYS = Object.keys(DEFAULT_VOCABULARY) as (keyof Vocabulary)[];
 
 const DESCRIPTIONS: Record<keyof Vocabulary, string> = {
   stateFields: "Fields that hold a row's lifecycle state (a field ending in one of these names counts too).",
+  flagFields: "Boolean fields that mark a row as being worked on when true (an `is` prefix is implied: `isProcessing`, `is_processing`).",
   inProgressValues: "Status values that mean a row is being worked on; a write that claims one takes a lock.",
   waitingValues: "Values ending in -ING that are waiting states, not in progress.",
   progressTimeFields: "Timestamp fields that move while the holder makes progress (updatedAt, heartbeatAt).",
@@ -71,6 +78,8 @@ export interface ResolvedVocabulary {
   readonly raw: Vocabulary;
   /** A lifecycle field: named in `stateFields` or ending in one (`syncState`, `job_status`). */
   isStateField(field: string): boolean;
+  /** A processing flag: named in `flagFields`, with or without an `is` prefix. */
+  isFlagField(field: string): boolean;
   isInProgressValue(value: string): boolean;
   isProgressTimeField(field: string): boolean;
   isStartTimeField(field: string): boolean;
@@ -103,8 +112,10 @@ function resolveVocabulary(raw: Vocabulary): ResolvedVocabulary {
   const start = nameSet(raw.startTimeFields);
   const owner = nameSet(raw.ownerFields);
   const state = [...nameSet(raw.stateFields)];
+  const flags = new Set([...nameSet(raw.flagFields)].map((f) => f.replace(/^is/, "")));
   return {
     raw,
+    isFlagField: (field) => flags.has(normalizeName(field).replace(/^is/, "")),
     isStateField: (field) => {
       const n = normalizeName(field);
       return state.some((name) => n === name || n.endsWith(name));

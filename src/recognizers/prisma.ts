@@ -5,11 +5,13 @@
  * `where` and `data` (or `update`) is what tells Prisma apart from two-argument `update(criteria, values)` clients.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, Condition, Node, StateAccess, StateRead, TextEdit } from "../core/model.js";
+import type { Assignment, AssignedValue, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, findVariable, getConstInit, isClockReading, keyName, unwrap } from "../core/values.js";
 
 const WRITE_METHODS = new Set(["updateMany", "update", "updateManyAndReturn", "upsert"]);
+const INSERT_METHODS = new Set(["create"]);
+const DELETE_METHODS = new Set(["deleteMany", "delete"]);
 const READ_METHODS = new Set([
   "findFirst", "findFirstOrThrow", "findUnique", "findUniqueOrThrow", "findMany", "count", "exists",
 ]);
@@ -184,6 +186,41 @@ function insertPredicate(
   return { range: [last.range[1], last.range[1]], text: `, ${text}` };
 }
 
+/** A try around the call whose catch handles Prisma's unique-constraint error (P2002): the insert is a claim. */
+function catchesDuplicate(ctx: RecognizerContext, node: Node): boolean {
+  let child: Node = node;
+  for (let p = node.parent; p; child = p, p = p.parent) {
+    if (p.type === "TryStatement" && p.block === child && p.handler) {
+      return /P2002|Unique constraint|unique/i.test(ctx.sourceCode.getText(p.handler));
+    }
+    if (p.type === "CallExpression" && p.callee.type === "MemberExpression" && !p.callee.computed &&
+      p.callee.property.type === "Identifier" && p.callee.property.name === "catch" && p.arguments[0]) {
+      if (/P2002/.test(ctx.sourceCode.getText(p.arguments[0]))) return true;
+    }
+    if (p.type === "FunctionDeclaration" || p.type === "FunctionExpression" || p.type === "ArrowFunctionExpression") return false;
+  }
+  return false;
+}
+
+/** `create({ data })`: an insert; a claim on a lock table when a duplicate-key error is caught as "taken". */
+function recognizeCreate(
+  ctx: RecognizerContext,
+  call: TSESTree.CallExpression,
+  receiver: Node,
+  operation: string,
+  arg: TSESTree.ObjectExpression,
+): StateWrite | undefined {
+  const dataProp = property(arg, "data");
+  const data = dataProp && objectArgument(ctx, dataProp.value);
+  const model = data && modelOf(ctx, receiver);
+  if (!data || !model) return undefined;
+  return {
+    access: "write", store: "prisma", model, operation, effect: "insert",
+    ...(catchesDuplicate(ctx, call) ? { onConflict: "error" as const } : {}),
+    filter: { kind: "and", items: [] }, assignments: parseData(ctx, data), node: call,
+  };
+}
+
 /** `findFirst({ where })` and its kin: only reads whose where is an object we can read are worth keeping. */
 function recognizeRead(
   ctx: RecognizerContext,
@@ -200,7 +237,7 @@ function recognizeRead(
 
 export const prismaRecognizer: Recognizer = {
   store: "prisma",
-  methods: new Set([...WRITE_METHODS, ...READ_METHODS]),
+  methods: new Set([...WRITE_METHODS, ...READ_METHODS, ...INSERT_METHODS, ...DELETE_METHODS]),
   recognize(call, ctx): StateAccess | undefined {
     const callee = unwrap(call.callee);
     if (callee.type !== "MemberExpression" || call.arguments.length !== 1) return undefined;
@@ -210,6 +247,13 @@ export const prismaRecognizer: Recognizer = {
     if (!arg) return undefined;
     const whereProp = property(arg, "where");
     if (READ_METHODS.has(operation)) return recognizeRead(ctx, call, callee.object, operation, whereProp);
+    if (INSERT_METHODS.has(operation)) return recognizeCreate(ctx, call, callee.object, operation, arg);
+    if (DELETE_METHODS.has(operation)) {
+      const where = whereProp && objectArgument(ctx, whereProp.value);
+      const model = where && modelOf(ctx, callee.object);
+      if (!where || !model) return undefined;
+      return { access: "write", store: "prisma", model, operation, effect: "delete", filter: parseWhere(ctx, where), assignments: [], node: call };
+    }
     if (!WRITE_METHODS.has(operation)) return undefined;
     const dataProp = property(arg, operation === "upsert" ? "update" : "data");
     if (!whereProp || !dataProp) return undefined;

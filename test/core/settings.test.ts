@@ -110,7 +110,7 @@ describe("getVocabulary: settings.locks and rule options", () => {
   it("throws on an unknown settings.locks key, naming the valid ones", () => {
     expect(() => getVocabulary({ locks: { ownerField: ["x"] } })).toThrow(TypeError);
     expect(() => getVocabulary({ locks: { ownerField: ["x"] } })).toThrow(
-      "eslint-plugin-locks: unknown key settings.locks.ownerField; expected one of stateFields, inProgressValues, waitingValues, progressTimeFields, startTimeFields, ownerFields.",
+      "eslint-plugin-locks: unknown key settings.locks.ownerField; expected one of stateFields, flagFields, inProgressValues, waitingValues, progressTimeFields, startTimeFields, ownerFields.",
     );
   });
 

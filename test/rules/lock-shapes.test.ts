@@ -1,0 +1,139 @@
+// The two lock shapes besides status claims: processing flags and unique-insert lock rows (with Prisma here;
+// the store tests show them through the other clients).
+import atomicClaim from "../../rules/atomic-claim.js";
+import conditionalRecovery from "../../rules/conditional-recovery.js";
+import progressBasedStaleness from "../../rules/progress-based-staleness.js";
+import requireStaleRecovery from "../../rules/require-stale-recovery.js";
+import { javascript, ruleTester } from "../rule-tester.js";
+
+const flagData = (model: string, field: string) => ({ model, field, value: "true" });
+
+ruleTester.run("require-stale-recovery", requireStaleRecovery, {
+  valid: [
+    // a flag claim with a conditional recovery judged by a progress timestamp
+    `export async function start(id: string) {
+  await prisma.campaign.updateMany({ where: { id, is_processing: false }, data: { is_processing: true } });
+}
+export async function unstick(cutoff: Date) {
+  await prisma.campaign.updateMany({ where: { is_processing: true, updated_at: { lt: cutoff } }, data: { is_processing: false } });
+}`,
+    // a boolean that is not a processing flag
+    `export async function publish(id: string) {
+  await prisma.post.updateMany({ where: { id, published: false }, data: { published: true } });
+}`,
+    // setting a flag false is a release, not a claim
+    `export async function stop(id: string) {
+  await prisma.campaign.updateMany({ where: { id, isSending: true }, data: { isSending: false } });
+}`,
+    // a lock row with an expiry that a sweeper uses
+    `export async function acquire(name: string) {
+  try { await prisma.jobLock.create({ data: { name, expiresAt: new Date(Date.now() + 60_000) } }); return true; }
+  catch (e) { if (e.code === "P2002") return false; throw e; }
+}
+export async function sweep() { await prisma.jobLock.deleteMany({ where: { expiresAt: { lt: new Date() } } }); }`,
+    // an insert into a table that is not a lock table is not a lock
+    `export async function record(id: string) {
+  try { await prisma.webhookEvent.create({ data: { id } }); } catch (e) { if (e.code === "P2002") return; throw e; }
+}`,
+    // an insert into a lock table whose duplicate error is not caught is just a write
+    `export async function seed(name: string) { await prisma.jobLock.create({ data: { name } }); }`,
+  ],
+  invalid: [
+    {
+      code: `export async function start(id: string) {
+  const r = await prisma.campaign.updateMany({ where: { id, isSending: false }, data: { isSending: true } });
+  if (r.count === 0) return;
+}`,
+      errors: [{ messageId: "missingRecovery", line: 2, column: 19, data: flagData("campaign", "isSending") }],
+    },
+    {
+      code: `async function start(id) {
+  await prisma.importRun.updateMany({ where: { id, NOT: { locked: true } }, data: { locked: true } });
+}`,
+      languageOptions: javascript,
+      errors: [{ messageId: "missingRecovery", line: 2, column: 9, data: flagData("importRun", "locked") }],
+    },
+    {
+      // a lock row with no expiry: catching P2002 is the claim, the delete in finally is not a recovery
+      code: `export async function withLock(name: string, work: () => Promise<void>) {
+  try {
+    await prisma.jobLock.create({ data: { name, owner: process.pid } });
+  } catch (e) {
+    if (e.code === "P2002") return;
+    throw e;
+  }
+  try { await work(); } finally { await prisma.jobLock.delete({ where: { name } }); }
+}`,
+      errors: [{ messageId: "missingExpiry", line: 3, column: 11, data: { model: "jobLock" } }],
+    },
+  ],
+});
+
+ruleTester.run("atomic-claim", atomicClaim, {
+  valid: [
+    // the flag is checked in the write itself
+    `export async function send(id: string) {
+  const { count } = await prisma.newsletter.updateMany({ where: { id, isSending: false }, data: { isSending: true } });
+  return count === 1;
+}`,
+  ],
+  invalid: [
+    {
+      code: `export async function send(id: string) {
+  const n = await prisma.newsletter.findUniqueOrThrow({ where: { id } });
+  if (n.isSending) return;
+  await prisma.newsletter.update({ where: { id }, data: { isSending: true } });
+}`,
+      errors: [{
+        messageId: "checkThenAct", line: 4, column: 9,
+        data: { model: "newsletter", field: "isSending", value: "true", checkedWhere: "in JavaScript", checkLine: "3" },
+        suggestions: [{
+          messageId: "addCondition",
+          data: { model: "newsletter", field: "isSending", value: "true", checkedWhere: "in JavaScript", checkLine: "3" },
+          output: `export async function send(id: string) {
+  const n = await prisma.newsletter.findUniqueOrThrow({ where: { id } });
+  if (n.isSending) return;
+  await prisma.newsletter.update({ where: { id, isSending: { not: true } }, data: { isSending: true } });
+}`,
+        }],
+      }],
+    },
+  ],
+});
+
+ruleTester.run("conditional-recovery", conditionalRecovery, {
+  valid: [],
+  invalid: [
+    {
+      // clearing every flag at boot, with no age: live holders lose their lock
+      code: `export async function start(id: string) {
+  await prisma.campaign.updateMany({ where: { id, isSending: false }, data: { isSending: true } });
+}
+export async function onBoot() {
+  await prisma.campaign.updateMany({ where: { isSending: true }, data: { isSending: false } });
+}`,
+      errors: [{
+        messageId: "missingTime", line: 5, column: 9,
+        data: { model: "campaign", field: "isSending", value: "true", claimLine: "2", target: "false" },
+      }],
+    },
+  ],
+});
+
+ruleTester.run("progress-based-staleness", progressBasedStaleness, {
+  valid: [],
+  invalid: [
+    {
+      // a lock-row sweeper judged by when the row was created
+      code: `export async function acquire(name: string) {
+  try { await prisma.jobLock.create({ data: { name } }); } catch (e) { if (e.code === "P2002") return false; throw e; }
+  return true;
+}
+export async function sweep(cutoff: Date) { await prisma.jobLock.deleteMany({ where: { createdAt: { lt: cutoff } } }); }`,
+      errors: [{
+        messageId: "startTimeRecovery", line: 5, column: 88,
+        data: { model: "jobLock", field: "row", value: "held", claimLine: "2", timeField: "createdAt", progressFields: "updatedAt, modifiedAt, heartbeatAt" },
+      }],
+    },
+  ],
+});
