@@ -1,8 +1,516 @@
-/** drizzle: not implemented yet (a recognizer that recognises nothing). */
-import type { Recognizer } from "./recognizer.js";
+/**
+ * Drizzle ORM query builder chains.
+ *
+ * - update: `db.update(jobs).set({ … }).where(cond)[.returning()]`, recognised at the outermost call of the chain
+ *   among update/set/where/returning (so a chain yields one write). The root must be `X.update(table)` with exactly
+ *   one non-string argument and be followed by `.set(`: Knex (`knex("jobs").where(…).update({…})`), Kysely
+ *   (`updateTable`) and TypeORM's query builder (`.where("id = :id", …)`) never match.
+ * - delete: `db.delete(jobs).where(cond)`, at the outermost of delete/where/returning.
+ * - insert: `db.insert(locks).values({…})` with `.onConflictDoNothing()` (ignore), `.onConflictDoUpdate({ set,
+ *   setWhere })` (update; its where is the take-over condition) or MySQL's `.onDuplicateKeyUpdate({ set })`, at the
+ *   outermost of insert/values/onConflict…/returning.
+ * - read: `db.select().from(jobs).where(cond)`, at the outermost of select/from/where/limit/offset/orderBy/for/joins;
+ *   and the relational API `db.query.jobs.findFirst|findMany({ where })`, with a condition or a
+ *   `(jobs, { eq }) => …` callback.
+ * Conditions are the operator functions of `drizzle-orm` (`eq`, `ne`, `lt`, `inArray`, `isNull`, `and`, `or`, `not`…)
+ * imported by name, through a namespace (`drizzle.eq`), or destructured in a relational `where` callback; columns are
+ * `table.column` (the field is the property name). `sql` fragments are opaque, except `sql\`now()\`` as a value.
+ */
+import type { TSESTree } from "@typescript-eslint/utils";
+import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit } from "../core/model.js";
+import type { Recognizer, RecognizerContext } from "./recognizer.js";
+import { evaluate, findVariable, getConstInit, isClockReading, keyName, unwrap } from "../core/values.js";
+
+const STORE = "drizzle";
+const UPDATE_CHAIN = new Set(["update", "set", "where", "returning"]);
+const DELETE_CHAIN = new Set(["delete", "where", "returning"]);
+const INSERT_CHAIN = new Set(["insert", "values", "onConflictDoNothing", "onConflictDoUpdate", "onDuplicateKeyUpdate", "returning"]);
+const SELECT_CHAIN = new Set([
+  "select", "selectDistinct", "selectDistinctOn", "from", "where", "limit", "offset", "orderBy", "for", "groupBy",
+  "innerJoin", "leftJoin", "rightJoin", "fullJoin",
+]);
+const RELATIONAL_READS = new Set(["findFirst", "findMany"]);
+
+const COMPARE: Record<string, CompareOp> = { eq: "eq", ne: "ne", lt: "lt", lte: "lte", gt: "gt", gte: "gte" };
+/** `a < col` is `col > a`. */
+const FLIP: Record<CompareOp, CompareOp> = { eq: "eq", ne: "ne", lt: "gt", lte: "gte", gt: "lt", gte: "lte", in: "in", notIn: "notIn", other: "other" };
+/** Column operators we do not model: a predicate on the column, op `other`. */
+const OTHER_COLUMN_OPS = new Set([
+  "like", "ilike", "notLike", "notIlike", "between", "notBetween", "arrayContains", "arrayContained", "arrayOverlaps",
+]);
+const OPERATORS = new Set([
+  ...Object.keys(COMPARE), "inArray", "notInArray", "isNull", "isNotNull", "and", "or", "not", ...OTHER_COLUMN_OPS,
+]);
+const CLOCK_SQL = /^\s*(?:now\(\s*\)|current_timestamp(?:\(\s*\d*\s*\))?|localtimestamp|clock_timestamp\(\s*\)|statement_timestamp\(\s*\)|transaction_timestamp\(\s*\)|unixepoch\(\s*\)|datetime\(\s*'now'\s*\)|utc_timestamp(?:\(\s*\))?)\s*(?:::\s*timestamp(?:tz)?)?\s*$/i;
+
+// ---- chains ----
+
+interface Link {
+  readonly name: string;
+  readonly call: TSESTree.CallExpression;
+}
+
+function methodName(call: TSESTree.CallExpression): string | undefined {
+  const callee = unwrap(call.callee);
+  if (callee.type !== "MemberExpression") return undefined;
+  return keyName(callee.property, callee.computed);
+}
+
+function receiverOf(call: TSESTree.CallExpression): Node | undefined {
+  const callee = unwrap(call.callee);
+  return callee.type === "MemberExpression" ? unwrap(callee.object) : undefined;
+}
+
+/** The method calls of a chain from its root to `call`, and the expression the root is called on. */
+function chainOf(call: TSESTree.CallExpression): { links: Link[]; base: Node } | undefined {
+  const links: Link[] = [];
+  let current: Node = call;
+  for (let i = 0; i < 20; i++) {
+    if (current.type !== "CallExpression") break;
+    const name = methodName(current);
+    if (name === undefined) break; // `getDb().update(jobs)`: the call is the base
+    links.unshift({ name, call: current });
+    current = receiverOf(current)!;
+  }
+  return links.length > 0 ? { links, base: current } : undefined;
+}
+
+/** No method of `names` is called on `call`'s result: it is the chain's outermost call among them. */
+function isOutermost(call: TSESTree.CallExpression, names: ReadonlySet<string>): boolean {
+  let n: Node = call;
+  while (n.parent && (n.parent.type === "ChainExpression" || n.parent.type === "TSNonNullExpression")) n = n.parent;
+  const p = n.parent;
+  if (p?.type !== "MemberExpression" || p.object !== n) return true;
+  const name = keyName(p.property, p.computed);
+  return !(name !== undefined && names.has(name) && p.parent?.type === "CallExpression" && p.parent.callee === p);
+}
+
+/** A table expression: `jobs`, `schema.jobs`, never a string or an object. */
+function tableName(ctx: RecognizerContext, node: Node | undefined): string | undefined {
+  if (!node || node.type === "SpreadElement") return undefined;
+  const n = unwrap(node);
+  let name: string | undefined;
+  if (n.type === "Identifier") {
+    if (n.name === "undefined") return undefined;
+    const init = getConstInit(ctx.sourceCode, n);
+    if (init && init.type !== "TSEnumDeclaration") {
+      const i = unwrap(init);
+      // `const TABLE = "jobs"` (a Knex-style table name) or `const data = { … }`: not a Drizzle table.
+      if (i.type === "Literal" || i.type === "TemplateLiteral" || i.type === "ObjectExpression" || i.type === "ArrayExpression") return undefined;
+    }
+    name = n.name;
+  } else if (n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier") {
+    const root = unwrap(n.object);
+    if (root.type !== "Identifier" && root.type !== "ThisExpression" && root.type !== "MemberExpression") return undefined;
+    name = n.property.name;
+  } else return undefined;
+  return name.replace(/Table$/, "") || name;
+}
+
+function argsAre(call: TSESTree.CallExpression, count: number): boolean {
+  return call.arguments.length === count && call.arguments.every((a) => a.type !== "SpreadElement");
+}
+
+/** A Drizzle where argument: one condition expression, not a Knex object/string/callback or a TypeORM string. */
+function drizzleWhereArg(call: TSESTree.CallExpression): Node | undefined {
+  if (!argsAre(call, 1)) return undefined;
+  const a = unwrap(call.arguments[0]!);
+  if (a.type === "Literal" || a.type === "TemplateLiteral" || a.type === "ObjectExpression" || a.type === "ArrayExpression" ||
+    a.type === "ArrowFunctionExpression" || a.type === "FunctionExpression") return undefined;
+  return a;
+}
+
+// ---- operators in scope ----
+
+interface OperatorScope {
+  /** Local identifier → drizzle operator name. */
+  readonly locals: ReadonlyMap<string, string>;
+}
+
+const NO_SCOPE: OperatorScope = { locals: new Map() };
+
+function isDrizzleSource(source: string): boolean {
+  return source === "drizzle-orm" || source.startsWith("drizzle-orm/");
+}
+
+/** The drizzle operator an identifier names: imported from `drizzle-orm`, or bound by a relational callback. */
+function operatorOf(ctx: RecognizerContext, scope: OperatorScope, callee: Node): string | undefined {
+  const c = unwrap(callee);
+  if (c.type === "Identifier") {
+    const local = scope.locals.get(c.name);
+    if (local !== undefined) return local;
+    const variable = findVariable(ctx.sourceCode, c);
+    const def = variable?.defs[0];
+    if (def?.type !== "ImportBinding" || def.node.type !== "ImportSpecifier") return undefined;
+    const decl = def.node.parent as TSESTree.ImportDeclaration;
+    if (!isDrizzleSource(decl.source.value)) return undefined;
+    const imported = def.node.imported.type === "Identifier" ? def.node.imported.name : def.node.imported.value;
+    return OPERATORS.has(imported) ? imported : undefined;
+  }
+  if (c.type === "MemberExpression") {
+    const name = keyName(c.property, c.computed);
+    const object = unwrap(c.object);
+    if (!name || !OPERATORS.has(name) || object.type !== "Identifier") return undefined;
+    if (object.name === "drizzle") return name;
+    const def = findVariable(ctx.sourceCode, object)?.defs[0];
+    if (def?.type === "ImportBinding" && def.node.type === "ImportNamespaceSpecifier" &&
+      isDrizzleSource((def.node.parent as TSESTree.ImportDeclaration).source.value)) return name;
+  }
+  return undefined;
+}
+
+/** How the file spells a drizzle operator for an inserted condition: its import's local name, or `ns.name`. */
+function spelling(ctx: RecognizerContext, name: string): string | undefined {
+  for (const stmt of ctx.sourceCode.ast.body) {
+    if (stmt.type !== "ImportDeclaration" || !isDrizzleSource(stmt.source.value) || stmt.importKind === "type") continue;
+    for (const s of stmt.specifiers) {
+      if (s.type === "ImportNamespaceSpecifier") return `${s.local.name}.${name}`;
+      if (s.type === "ImportSpecifier" && s.importKind !== "type") {
+        const imported = s.imported.type === "Identifier" ? s.imported.name : s.imported.value;
+        if (imported === name) return s.local.name;
+      }
+    }
+  }
+  return undefined;
+}
+
+// ---- conditions ----
+
+/** `jobs.status` → `status`: a non-computed property of a plain object expression (not a call result). */
+function columnField(node: Node): string | undefined {
+  const n = unwrap(node);
+  if (n.type !== "MemberExpression") return undefined;
+  const object = unwrap(n.object);
+  if (object.type !== "Identifier" && object.type !== "MemberExpression" && object.type !== "ThisExpression") return undefined;
+  return keyName(n.property, n.computed);
+}
+
+/** The table identifier a column belongs to (`jobs` in `jobs.status`, `schema.jobs` → `jobs`). */
+function columnTable(node: Node): string | undefined {
+  const n = unwrap(node);
+  if (n.type !== "MemberExpression") return undefined;
+  const o = unwrap(n.object);
+  if (o.type === "Identifier") return o.name;
+  if (o.type === "MemberExpression") return keyName(o.property, o.computed);
+  return undefined;
+}
+
+function isColumnOf(node: Node, tables: ReadonlySet<string>): boolean {
+  const t = columnTable(node);
+  return t !== undefined && tables.has(t);
+}
+
+function staticValues(ctx: RecognizerContext, node: Node): StaticValue[] | undefined {
+  let n = unwrap(node);
+  if (n.type === "Identifier") {
+    const init = getConstInit(ctx.sourceCode, n);
+    if (init && init.type !== "TSEnumDeclaration") n = unwrap(init);
+  }
+  if (n.type !== "ArrayExpression") return undefined;
+  const out: StaticValue[] = [];
+  for (const el of n.elements) {
+    const v = el && el.type !== "SpreadElement" ? evaluate(ctx.sourceCode, el) : undefined;
+    if (!v) return undefined;
+    out.push(v);
+  }
+  return out;
+}
+
+interface ConditionEnv {
+  readonly ctx: RecognizerContext;
+  readonly scope: OperatorScope;
+  /** Table names whose columns the statement compares (to tell `eq(jobs.id, job.id)` column from value). */
+  readonly tables: ReadonlySet<string>;
+}
+
+/** A binary comparison: the column side, normalised so that the column reads on the left. */
+function comparison(env: ConditionEnv, op: CompareOp, call: TSESTree.CallExpression): Condition {
+  const [a, b] = call.arguments;
+  const opaque: Condition = { kind: "opaque", node: call };
+  if (!a || !b || a.type === "SpreadElement" || b.type === "SpreadElement") return opaque;
+  let column: Node, value: Node, normalized = op;
+  if (isColumnOf(a, env.tables) || (!isColumnOf(b, env.tables) && columnField(a) !== undefined)) {
+    column = a;
+    value = b;
+  } else if (columnField(b) !== undefined) {
+    column = b;
+    value = a;
+    normalized = FLIP[op];
+  } else return opaque;
+  const field = columnField(column)!;
+  // `eq(jobs.status, sql\`…\`)` compares with SQL we do not read: not a run-time value that names rows
+  if (isSqlTag(unwrap(value)) && (op === "eq" || op === "ne")) return { kind: "pred", field, op: "other", values: undefined, node: call };
+  const v = evaluate(env.ctx.sourceCode, value);
+  return { kind: "pred", field, op: normalized, values: v ? [v] : undefined, node: call };
+}
+
+function parseCondition(env: ConditionEnv, node: Node, depth = 0): Condition {
+  const n = unwrap(node);
+  const opaque: Condition = { kind: "opaque", node: n };
+  if (depth > 12) return opaque;
+  if (n.type === "Identifier") {
+    const init = getConstInit(env.ctx.sourceCode, n);
+    return init && init.type !== "TSEnumDeclaration" ? parseCondition(env, init, depth + 1) : opaque;
+  }
+  if (n.type !== "CallExpression") return opaque;
+  const op = operatorOf(env.ctx, env.scope, n.callee);
+  if (!op) return opaque;
+  if (op === "and" || op === "or") {
+    // and()/or() skip undefined arguments
+    const args = n.arguments.filter((a) => !(a.type === "Identifier" && a.name === "undefined"));
+    const items = args.map((a): Condition => (a.type === "SpreadElement" ? { kind: "opaque", node: a } : parseCondition(env, a, depth + 1)));
+    return { kind: op, items };
+  }
+  if (op === "not") {
+    const [a] = n.arguments;
+    return a && a.type !== "SpreadElement" && n.arguments.length === 1 ? { kind: "not", item: parseCondition(env, a, depth + 1) } : opaque;
+  }
+  const compare = COMPARE[op];
+  if (compare) return comparison(env, compare, n);
+  const [col, list] = n.arguments;
+  const field = col && col.type !== "SpreadElement" ? columnField(col) : undefined;
+  if (field === undefined) return opaque;
+  if (op === "isNull" || op === "isNotNull") return { kind: "pred", field, op: op === "isNull" ? "eq" : "ne", values: [{ value: null }], node: n };
+  if (op === "inArray" || op === "notInArray") {
+    const values = list && list.type !== "SpreadElement" ? staticValues(env.ctx, list) : undefined;
+    return { kind: "pred", field, op: op === "inArray" ? "in" : "notIn", values, node: n };
+  }
+  return { kind: "pred", field, op: "other", values: undefined, node: n };
+}
+
+// ---- assignments ----
+
+function isSqlTag(node: Node): node is TSESTree.TaggedTemplateExpression {
+  if (node.type !== "TaggedTemplateExpression") return false;
+  const tag = unwrap(node.tag);
+  return (tag.type === "Identifier" && tag.name === "sql") ||
+    (tag.type === "MemberExpression" && !tag.computed && tag.property.type === "Identifier" && tag.property.name === "sql");
+}
+
+function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
+  const n = unwrap(node);
+  if (isClockReading(n)) return { kind: "now" };
+  if (isSqlTag(n)) {
+    const q = n.quasi;
+    return q.expressions.length === 0 && CLOCK_SQL.test(q.quasis.map((x) => x.value.cooked ?? x.value.raw).join("")) ? { kind: "now" } : { kind: "other" };
+  }
+  const v = evaluate(ctx.sourceCode, n);
+  return v ? { kind: "static", value: v } : { kind: "other" };
+}
+
+function objectOf(ctx: RecognizerContext, node: Node | undefined): TSESTree.ObjectExpression | undefined {
+  if (!node || node.type === "SpreadElement") return undefined;
+  const n = unwrap(node);
+  if (n.type === "ObjectExpression") return n;
+  if (n.type === "Identifier") {
+    const init = getConstInit(ctx.sourceCode, n);
+    const target = init && unwrap(init);
+    if (target?.type === "ObjectExpression") return target;
+  }
+  return undefined;
+}
+
+function parseSet(ctx: RecognizerContext, object: TSESTree.ObjectExpression): Assignment[] {
+  const out: Assignment[] = [];
+  for (const p of object.properties) {
+    if (p.type !== "Property") continue;
+    const field = keyName(p.key, p.computed);
+    if (!field) continue;
+    out.push({ field, value: assignedValue(ctx, p.value), node: p, valueNode: p.value });
+  }
+  return out;
+}
+
+function property(object: TSESTree.ObjectExpression, name: string): TSESTree.Property | undefined {
+  for (const p of object.properties) if (p.type === "Property" && keyName(p.key, p.computed) === name) return p;
+  return undefined;
+}
+
+// ---- suggestions ----
+
+/**
+ * Adds `eq(table.field, value)` (or `ne`) to a where: appended to an inline `and(…)`, or the condition wrapped in
+ * `and(cond, …)`; for a chain without where, `.where(…)` after `anchor`. Only with operators the file imports.
+ */
+function predicateEdit(
+  ctx: RecognizerContext,
+  env: ConditionEnv,
+  tableText: string,
+  where: Node | undefined,
+  anchor: Node,
+  field: string,
+  op: "eq" | "ne",
+  valueText: string,
+): TextEdit | undefined {
+  const fn = spelling(ctx, op);
+  if (!fn || !/^[A-Za-z_$][\w$]*$/.test(field)) return undefined;
+  const pred = `${fn}(${tableText}.${field}, ${valueText})`;
+  if (!where) return { range: [anchor.range[1], anchor.range[1]], text: `.where(${pred})` };
+  const w = unwrap(where);
+  if (w.type === "CallExpression" && operatorOf(ctx, env.scope, w.callee) === "and" && w.arguments.length > 0) {
+    const last = w.arguments[w.arguments.length - 1]!;
+    const after = ctx.sourceCode.getTokenAfter(last);
+    if (after && after.value === ",") return { range: [after.range[1], after.range[1]], text: ` ${pred},` };
+    return { range: [last.range[1], last.range[1]], text: `, ${pred}` };
+  }
+  if (w.type !== "CallExpression" || !operatorOf(ctx, env.scope, w.callee)) return undefined;
+  const and = spelling(ctx, "and");
+  if (!and) return undefined;
+  return { range: [where.range[0], where.range[1]], text: `${and}(${ctx.sourceCode.getText(where)}, ${pred})` };
+}
+
+// ---- recognition ----
+
+function tablesIn(links: readonly Link[]): Set<string> {
+  const out = new Set<string>();
+  for (const l of links) {
+    if (["update", "delete", "insert", "from", "innerJoin", "leftJoin", "rightJoin", "fullJoin"].includes(l.name)) {
+      const a = l.call.arguments[0] ? unwrap(l.call.arguments[0]) : undefined;
+      if (a?.type === "Identifier") out.add(a.name);
+      else if (a?.type === "MemberExpression") {
+        const name = keyName(a.property, a.computed);
+        if (name) out.add(name);
+      }
+    }
+  }
+  return out;
+}
+
+function recognizeWrite(call: TSESTree.CallExpression, ctx: RecognizerContext, links: Link[]): StateWrite | undefined {
+  const root = links[0]!;
+  const kind = root.name;
+  const chainNames = kind === "update" ? UPDATE_CHAIN : kind === "delete" ? DELETE_CHAIN : INSERT_CHAIN;
+  if (!links.every((l) => chainNames.has(l.name)) || !isOutermost(call, chainNames)) return undefined;
+  if (!argsAre(root.call, 1)) return undefined;
+  const model = tableName(ctx, root.call.arguments[0]);
+  if (!model) return undefined;
+  const second = links[1];
+  const expected = kind === "update" ? "set" : kind === "delete" ? "where" : "values";
+  if (second?.name !== expected) return undefined;
+  const env: ConditionEnv = { ctx, scope: NO_SCOPE, tables: tablesIn(links) };
+  const tableText = ctx.sourceCode.getText(root.call.arguments[0]!);
+  const byName = (name: string) => links.filter((l) => l.name === name);
+  const wheres = byName("where");
+  if (wheres.length > 1 || byName(expected).length > 1) return undefined;
+  const whereCall = wheres[0];
+  const whereArg = whereCall ? drizzleWhereArg(whereCall.call) : undefined;
+  if (whereCall && !whereArg) return undefined;
+  const filter: Condition = whereArg ? parseCondition(env, whereArg) : { kind: "and", items: [] };
+
+  if (kind === "update") {
+    const setCall = second.call;
+    if (!argsAre(setCall, 1)) return undefined;
+    const set = objectOf(ctx, setCall.arguments[0]);
+    if (!set && unwrap(setCall.arguments[0]!).type !== "Identifier") return undefined;
+    return {
+      access: "write", store: STORE, model, operation: "update", effect: "update", filter,
+      assignments: set ? parseSet(ctx, set) : [], node: call,
+      addPredicate: (field, op, valueText) => predicateEdit(ctx, env, tableText, whereArg, setCall, field, op, valueText),
+    };
+  }
+  if (kind === "delete") {
+    return {
+      access: "write", store: STORE, model, operation: "delete", effect: "delete", filter, assignments: [], node: call,
+      addPredicate: (field, op, valueText) => predicateEdit(ctx, env, tableText, whereArg, second.call, field, op, valueText),
+    };
+  }
+  // insert
+  if (!argsAre(second.call, 1)) return undefined;
+  const values = objectOf(ctx, second.call.arguments[0]);
+  const assignments = values ? parseSet(ctx, values) : [];
+  const doNothing = byName("onConflictDoNothing")[0];
+  const doUpdate = byName("onConflictDoUpdate")[0] ?? byName("onDuplicateKeyUpdate")[0];
+  if (doUpdate) {
+    const config = argsAre(doUpdate.call, 1) ? objectOf(ctx, doUpdate.call.arguments[0]) : undefined;
+    if (!config) return undefined;
+    const set = property(config, "set");
+    const setObject = set ? objectOf(ctx, set.value) : undefined;
+    const updated = setObject ? parseSet(ctx, setObject) : [];
+    const names = new Set(updated.map((a) => a.field));
+    const condition = property(config, "setWhere") ?? property(config, "where");
+    const conditionNode = condition && unwrap(condition.value);
+    return {
+      access: "write", store: STORE, model, operation: doUpdate.name, effect: "insert", onConflict: "update",
+      filter: conditionNode ? parseCondition(env, conditionNode) : { kind: "and", items: [] },
+      assignments: [...assignments.filter((a) => !names.has(a.field)), ...updated],
+      node: call,
+    };
+  }
+  return {
+    access: "write", store: STORE, model, operation: doNothing ? "onConflictDoNothing" : "insert", effect: "insert",
+    ...(doNothing ? { onConflict: "ignore" as const } : {}),
+    filter: { kind: "and", items: [] }, assignments, node: call,
+  };
+}
+
+function recognizeSelect(call: TSESTree.CallExpression, ctx: RecognizerContext, links: Link[]): StateRead | undefined {
+  if (!links.every((l) => SELECT_CHAIN.has(l.name)) || !isOutermost(call, SELECT_CHAIN)) return undefined;
+  const root = links[0]!;
+  if (!root.name.startsWith("select") || root.call.arguments.some((a) => unwrap(a).type !== "ObjectExpression")) return undefined;
+  const from = links.filter((l) => l.name === "from");
+  const wheres = links.filter((l) => l.name === "where");
+  if (from.length !== 1 || links[1] !== from[0] || wheres.length !== 1 || !argsAre(from[0]!.call, 1)) return undefined;
+  const model = tableName(ctx, from[0]!.call.arguments[0]);
+  const whereArg = drizzleWhereArg(wheres[0]!.call);
+  if (!model || !whereArg) return undefined;
+  const env: ConditionEnv = { ctx, scope: NO_SCOPE, tables: tablesIn(links) };
+  return { access: "read", store: STORE, model, operation: "select", filter: parseCondition(env, whereArg), node: call };
+}
+
+/** `db.query.jobs.findFirst({ where: eq(jobs.status, "x") })` or `{ where: (jobs, { eq }) => eq(jobs.status, "x") }`. */
+function recognizeRelational(call: TSESTree.CallExpression, ctx: RecognizerContext, operation: string): StateRead | undefined {
+  const receiver = receiverOf(call);
+  if (receiver?.type !== "MemberExpression" || !argsAre(call, 1)) return undefined;
+  const model = keyName(receiver.property, receiver.computed);
+  const query = unwrap(receiver.object);
+  if (!model || query.type !== "MemberExpression" || keyName(query.property, query.computed) !== "query") return undefined;
+  const config = objectOf(ctx, call.arguments[0]);
+  const where = config && property(config, "where");
+  if (!where) return undefined;
+  const value = unwrap(where.value);
+  if (value.type === "ArrowFunctionExpression" || value.type === "FunctionExpression") {
+    const [table, ops] = value.params;
+    const aliases = new Set<string>();
+    if (table?.type === "Identifier") aliases.add(table.name);
+    const locals = new Map<string, string>();
+    if (ops?.type === "ObjectPattern") {
+      for (const p of ops.properties) {
+        if (p.type !== "Property") continue;
+        const name = keyName(p.key, p.computed);
+        const local = unwrap(p.value);
+        if (name && OPERATORS.has(name) && local.type === "Identifier") locals.set(local.name, name);
+      }
+    }
+    let body: Node = value.body;
+    if (body.type === "BlockStatement") {
+      const ret = body.body.length === 1 && body.body[0]!.type === "ReturnStatement" ? body.body[0]!.argument : null;
+      if (!ret) return { access: "read", store: STORE, model, operation, filter: { kind: "opaque", node: value }, node: call };
+      body = ret;
+    }
+    const env: ConditionEnv = { ctx, scope: { locals }, tables: new Set([...aliases, model]) };
+    return { access: "read", store: STORE, model, operation, filter: parseCondition(env, body), node: call };
+  }
+  if (value.type === "ObjectExpression") return undefined; // relational queries v2 use objects: not read here
+  const env: ConditionEnv = { ctx, scope: NO_SCOPE, tables: new Set([model]) };
+  return { access: "read", store: STORE, model, operation, filter: parseCondition(env, value), node: call };
+}
 
 export const drizzleRecognizer: Recognizer = {
-  store: "drizzle",
-  methods: new Set<string>(),
-  recognize: () => undefined,
+  store: STORE,
+  methods: new Set([...UPDATE_CHAIN, ...DELETE_CHAIN, ...INSERT_CHAIN, ...SELECT_CHAIN, ...RELATIONAL_READS]),
+  recognize(call, ctx): StateAccess | undefined {
+    try {
+      const name = methodName(call);
+      if (name === undefined) return undefined;
+      if (RELATIONAL_READS.has(name)) return recognizeRelational(call, ctx, name);
+      const chain = chainOf(call);
+      if (!chain) return undefined;
+      const root = chain.links[0]!.name;
+      if (root === "update" || root === "delete" || root === "insert") return recognizeWrite(call, ctx, chain.links);
+      if (root.startsWith("select")) return recognizeSelect(call, ctx, chain.links);
+      return undefined;
+    } catch {
+      return undefined;
+    }
+  },
 };

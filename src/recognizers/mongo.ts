@@ -1,8 +1,623 @@
-/** mongo: not implemented yet (a recognizer that recognises nothing). */
-import type { Recognizer } from "./recognizer.js";
+/**
+ * MongoDB Node driver and Mongoose.
+ *
+ * - Writes: `updateOne|updateMany|findOneAndUpdate(filter, update, options?)` on a collection or a Mongoose model,
+ *   `findByIdAndUpdate(id, update)` (the filter names `_id`), a Mongoose document's `doc.updateOne(update)`,
+ *   `deleteOne|deleteMany|findOneAndDelete(filter)` and `findByIdAndDelete(id)` (deletes), `insertOne(doc)` and
+ *   `Model.create(doc)` (inserts; `onConflict: "error"` when a duplicate-key error, 11000 / `E11000`, is caught around
+ *   them), an upsert (`{ upsert: true }`) with that error caught (an insert whose conflict updates under the filter:
+ *   a lease taken over when expired), and the active-record `doc.x = v; await doc.save()` (an update of the document's
+ *   `_id` whose assignments are the `doc.x = v` statements right before it; an insert when `doc` was built with
+ *   `new Model({…})`).
+ * - Reads: `findOne|find|countDocuments(filter)` and `findById(id)`.
+ * - Receivers: `db.collection("jobs")`, a variable holding one, `this.jobs`, a Mongoose model (`Job`,
+ *   `mongoose.model("Job")`, `this.jobModel`: a `Model`/`Collection` suffix is dropped).
+ *
+ * What tells Mongo apart from the other clients: two arguments for updates (Prisma's `updateMany({ where, data })`
+ * has one), a filter object that is not an ORM options bag (`{ where }` is Sequelize, TypeORM, Prisma), and
+ * method names TypeORM and Sequelize do not use (`updateOne`, not `update`). `findOneAndReplace`/`replaceOne`
+ * replace whole documents and are not read. Every call is recognised on its own: a query chain
+ * (`Job.find(filter).sort(…).lean()`) is recognised at the `find` call, the rest is ignored.
+ */
+import type { TSESTree } from "@typescript-eslint/utils";
+import type {
+  Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit,
+} from "../core/model.js";
+import type { Recognizer, RecognizerContext } from "./recognizer.js";
+import { evaluate, findVariable, getConstInit, isClockReading, keyName, unwrap } from "../core/values.js";
+
+const STORE = "mongo";
+const UPDATE_METHODS = new Set(["updateOne", "updateMany", "findOneAndUpdate", "findByIdAndUpdate"]);
+const DELETE_METHODS = new Set(["deleteOne", "deleteMany", "findOneAndDelete", "findByIdAndDelete"]);
+const READ_METHODS = new Set(["findOne", "find", "findById", "countDocuments"]);
+const INSERT_METHODS = new Set(["insertOne", "create"]);
+/** Methods whose first argument is an id, not a filter. */
+const BY_ID = new Set(["findByIdAndUpdate", "findByIdAndDelete", "findById"]);
+/** Query-chain links that return the same query (`Job.findOne(f).lean().exec()`). */
+const CHAIN_LINKS = new Set(["exec", "lean", "session", "select", "sort", "limit", "skip", "populate", "orFail", "hint", "read", "setOptions"]);
+/** Keys of an ORM options bag that is no Mongo filter or document. */
+const FOREIGN_KEYS = new Set(["where"]);
+const PRISMA_CREATE_KEYS = new Set(["data", "select", "include", "omit"]);
+const SAVE_OPTIONS = new Set([
+  "session", "validateBeforeSave", "validateModifiedOnly", "timestamps", "safe", "w", "j", "wtimeout", "checkKeys",
+  "pathsToSave",
+]);
+/** Built-ins with a `create` of their own (`Object.create(proto)`). */
+const BUILTINS = new Set(["Object", "Reflect", "Promise", "Array", "Symbol", "Map", "Set", "WeakMap", "Proxy", "Error", "Date", "JSON", "Math", "Intl"]);
+const RECEIVER_SUFFIX = /(?:Model|Collection|Coll)$/;
+const RANGE_OPS: Record<string, CompareOp> = { $lt: "lt", $lte: "lte", $gt: "gt", $gte: "gte" };
+const OTHER_UPDATE_OPS = new Set(["$inc", "$mul", "$min", "$max", "$push", "$pull", "$pullAll", "$addToSet", "$pop", "$rename", "$bit"]);
+
+const EMPTY: Condition = { kind: "and", items: [] };
+
+// ---- small helpers ----
+
+function methodName(call: TSESTree.CallExpression): { callee: TSESTree.MemberExpression; name: string } | undefined {
+  const callee = unwrap(call.callee);
+  if (callee.type !== "MemberExpression") return undefined;
+  const name = keyName(callee.property, callee.computed);
+  return name === undefined ? undefined : { callee, name };
+}
+
+/** An object literal, inline or held by a `const`. */
+function objectOf(ctx: RecognizerContext, node: Node | undefined): TSESTree.ObjectExpression | undefined {
+  if (!node) return undefined;
+  const n = unwrap(node);
+  if (n.type === "ObjectExpression") return n;
+  if (n.type === "Identifier") {
+    const init = getConstInit(ctx.sourceCode, n);
+    const target = init && unwrap(init);
+    if (target?.type === "ObjectExpression") return target;
+  }
+  return undefined;
+}
+
+function arrayOf(ctx: RecognizerContext, node: Node): TSESTree.ArrayExpression | undefined {
+  const n = unwrap(node);
+  if (n.type === "ArrayExpression") return n;
+  if (n.type === "Identifier") {
+    const init = getConstInit(ctx.sourceCode, n);
+    const target = init && unwrap(init);
+    if (target?.type === "ArrayExpression") return target;
+  }
+  return undefined;
+}
+
+function keysOf(object: TSESTree.ObjectExpression): (string | undefined)[] {
+  return object.properties.map((p) => (p.type === "Property" ? keyName(p.key, p.computed) : undefined));
+}
+
+/** `{ where }` (Sequelize, TypeORM, Prisma) or `{ data }` (Prisma's create): another client's options bag. */
+function isForeignBag(object: TSESTree.ObjectExpression): boolean {
+  const keys = keysOf(object);
+  if (keys.some((k) => k !== undefined && FOREIGN_KEYS.has(k))) return true;
+  return keys.includes("data") && keys.every((k) => k !== undefined && PRISMA_CREATE_KEYS.has(k));
+}
+
+function stringArg(ctx: RecognizerContext, node: Node | undefined): string | undefined {
+  if (!node || node.type === "SpreadElement") return undefined;
+  const v = evaluate(ctx.sourceCode, node);
+  return v && typeof v.value === "string" && v.value.length > 0 ? v.value : undefined;
+}
+
+// ---- receivers ----
+
+interface Receiver {
+  readonly model: string;
+  /** Named or built like a Mongoose model (`Job`, `this.jobModel`, `mongoose.model("Job")`): `create` is an insert. */
+  readonly mongooseModel: boolean;
+}
+
+/** The collection or model a receiver stands for: `db.collection("jobs")` → `jobs`, `this.jobModel` → `job`. */
+function receiverOf(ctx: RecognizerContext, node: Node, depth = 0): Receiver | undefined {
+  if (depth > 4) return undefined;
+  const r = unwrap(node);
+  if (r.type === "CallExpression") {
+    const callee = unwrap(r.callee);
+    const name = callee.type === "Identifier" ? callee.name
+      : callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : undefined;
+    const model = stringArg(ctx, r.arguments[0]);
+    if (!model) return undefined;
+    if (name === "collection" && callee.type === "MemberExpression") return { model, mongooseModel: false };
+    if (name === "model") return { model, mongooseModel: true };
+    return undefined;
+  }
+  if (r.type === "MemberExpression") {
+    const name = keyName(r.property, r.computed);
+    if (!name || name.startsWith("$")) return undefined;
+    const object = unwrap(r.object);
+    // `prisma.session.deleteMany({})`: a Prisma delegate, whatever the arguments look like.
+    const owner = object.type === "Identifier" ? object.name
+      : object.type === "MemberExpression" ? keyName(object.property, object.computed) : undefined;
+    if (owner !== undefined && /prisma$/i.test(owner)) return undefined;
+    // `mongoose.models.Job`, `connection.models["Job"]`
+    const fromModels = object.type === "MemberExpression" && keyName(object.property, object.computed) === "models";
+    const stripped = name.replace(RECEIVER_SUFFIX, "") || name;
+    return { model: stripped, mongooseModel: fromModels || /Model$/.test(name) || /^[A-Z]/.test(name) };
+  }
+  if (r.type === "Identifier") {
+    const init = getConstInit(ctx.sourceCode, r);
+    if (init && init.type !== "TSEnumDeclaration") {
+      let target = unwrap(init);
+      if (target.type === "AwaitExpression") target = unwrap(target.argument);
+      if (target.type === "CallExpression" || target.type === "MemberExpression") {
+        const resolved = receiverOf(ctx, target, depth + 1);
+        if (resolved) return resolved;
+      }
+    }
+    const stripped = r.name.replace(RECEIVER_SUFFIX, "") || r.name;
+    return { model: stripped, mongooseModel: /Model$/.test(r.name) || /^[A-Z]/.test(r.name) };
+  }
+  return undefined;
+}
+
+/** Strips query-chain links: `Job.findOne(f).lean().exec()` → `Job.findOne(f)`. */
+function queryCall(node: Node): TSESTree.CallExpression | undefined {
+  let n = unwrap(node);
+  if (n.type === "AwaitExpression") n = unwrap(n.argument);
+  while (n.type === "CallExpression") {
+    const m = methodName(n);
+    if (!m || !CHAIN_LINKS.has(m.name)) return n;
+    const inner = unwrap(m.callee.object);
+    if (inner.type !== "CallExpression") return n;
+    n = inner;
+  }
+  return undefined;
+}
+
+interface DocOrigin {
+  readonly model: string;
+  /** Built with `new Model({…})`: its first save inserts it. */
+  readonly created?: TSESTree.ObjectExpression | null;
+}
+
+/** Where a Mongoose document comes from: a read of a model, `new Model({…})`, or a loop over a read. */
+function docOrigin(ctx: RecognizerContext, id: TSESTree.Identifier): DocOrigin {
+  const fallback: DocOrigin = { model: id.name };
+  const variable = findVariable(ctx.sourceCode, id);
+  const def = variable?.defs[0];
+  if (!variable || !def || variable.defs.length !== 1 || def.type !== "Variable") return fallback;
+  const decl = def.node;
+  if (decl.init) {
+    const init = getConstInit(ctx.sourceCode, id);
+    let target = init && unwrap(init);
+    if (target?.type === "AwaitExpression") target = unwrap(target.argument);
+    if (target?.type === "NewExpression") {
+      const receiver = receiverOf(ctx, target.callee);
+      if (receiver?.mongooseModel) return { model: receiver.model, created: objectOf(ctx, target.arguments[0]) ?? null };
+      return fallback;
+    }
+    const call = target && queryCall(target);
+    const m = call && methodName(call);
+    if (m && (READ_METHODS.has(m.name) || UPDATE_METHODS.has(m.name))) {
+      const receiver = receiverOf(ctx, m.callee.object);
+      if (receiver) return { model: receiver.model };
+    }
+    return fallback;
+  }
+  // `for (const doc of await Job.find(…))`, `for (const doc of docs)` with `const docs = await Job.find(…)`
+  const loop = decl.parent?.parent;
+  if (loop?.type === "ForOfStatement" && loop.left === decl.parent) {
+    let source = unwrap(loop.right);
+    if (source.type === "Identifier") {
+      const init = getConstInit(ctx.sourceCode, source);
+      if (init && init.type !== "TSEnumDeclaration") source = unwrap(init);
+    }
+    const call = queryCall(source);
+    const m = call && methodName(call);
+    if (m && READ_METHODS.has(m.name)) {
+      const receiver = receiverOf(ctx, m.callee.object);
+      if (receiver) return { model: receiver.model };
+    }
+  }
+  return fallback;
+}
+
+// ---- filters ----
+
+function staticList(ctx: RecognizerContext, node: Node): StaticValue[] | undefined {
+  const list = arrayOf(ctx, node);
+  if (!list) return undefined;
+  const out: StaticValue[] = [];
+  for (const el of list.elements) {
+    const v = el && el.type !== "SpreadElement" ? evaluate(ctx.sourceCode, el) : undefined;
+    if (!v) return undefined;
+    out.push(v);
+  }
+  return out;
+}
+
+function isRegex(node: Node): boolean {
+  const n = unwrap(node);
+  return (n.type === "Literal" && "regex" in n) || (n.type === "NewExpression" && n.callee.type === "Identifier" && n.callee.name === "RegExp");
+}
+
+function pred(field: string, op: CompareOp, values: readonly StaticValue[] | undefined, node: Node): Condition {
+  return { kind: "pred", field, op, values, node };
+}
+
+function single(ctx: RecognizerContext, field: string, op: CompareOp, value: Node, at: Node): Condition {
+  if (isRegex(value)) return pred(field, "other", undefined, at);
+  const v = evaluate(ctx.sourceCode, value);
+  return pred(field, op, v ? [v] : undefined, at);
+}
+
+/** One field's filter: a value (`status: "queued"`), or an operator document (`{ $ne: "processing" }`, `{ $lt: cutoff }`). */
+function parseFieldFilter(ctx: RecognizerContext, field: string, valueNode: Node, at: Node): Condition {
+  const value = unwrap(valueNode);
+  if (value.type !== "ObjectExpression") return single(ctx, field, "eq", value, at);
+  const keys = keysOf(value);
+  // An embedded document compared whole (`lease: { owner, until }`): a match we do not read.
+  if (keys.length === 0 || !keys.every((k) => k?.startsWith("$"))) return pred(field, "other", undefined, at);
+  const items: Condition[] = [];
+  for (const p of value.properties) {
+    if (p.type !== "Property") return { kind: "opaque", node: p };
+    const op = keyName(p.key, p.computed);
+    if (op === "$eq") items.push(single(ctx, field, "eq", p.value, at));
+    else if (op === "$ne") items.push(single(ctx, field, "ne", p.value, at));
+    else if (op === "$in" || op === "$nin") {
+      const values = staticList(ctx, p.value);
+      items.push(pred(field, op === "$in" ? "in" : "notIn", values, at));
+    } else if (op && op in RANGE_OPS) items.push(single(ctx, field, RANGE_OPS[op]!, p.value, at));
+    else if (op === "$not") {
+      const inner = unwrap(p.value);
+      items.push(inner.type === "ObjectExpression"
+        ? { kind: "not", item: parseFieldFilter(ctx, field, inner, at) }
+        : pred(field, "other", undefined, at));
+    } else if (op === "$options" || op === "$comment") continue;
+    else items.push(pred(field, "other", undefined, at)); // $exists, $regex, $elemMatch, $size, $type…
+  }
+  return { kind: "and", items };
+}
+
+function parseList(ctx: RecognizerContext, node: Node): Condition[] {
+  const list = arrayOf(ctx, node);
+  if (!list) return [{ kind: "opaque", node }];
+  return list.elements.map((el): Condition => {
+    const obj = el && el.type !== "SpreadElement" ? objectOf(ctx, el) : undefined;
+    return obj ? parseFilter(ctx, obj) : { kind: "opaque", node: el ?? list };
+  });
+}
+
+export function parseFilter(ctx: RecognizerContext, filter: TSESTree.ObjectExpression): Condition {
+  const items: Condition[] = [];
+  for (const p of filter.properties) {
+    if (p.type !== "Property") { items.push({ kind: "opaque", node: p }); continue; }
+    const key = keyName(p.key, p.computed);
+    if (key === undefined) items.push({ kind: "opaque", node: p });
+    else if (key === "$and") items.push({ kind: "and", items: parseList(ctx, p.value) });
+    else if (key === "$or") items.push({ kind: "or", items: parseList(ctx, p.value) });
+    else if (key === "$nor") items.push({ kind: "not", item: { kind: "or", items: parseList(ctx, p.value) } });
+    else if (key === "$comment") continue;
+    else if (key.startsWith("$")) items.push({ kind: "opaque", node: p }); // $expr, $where, $text, $jsonSchema
+    else items.push(parseFieldFilter(ctx, key, p.value, p));
+  }
+  return { kind: "and", items };
+}
+
+/** A filter argument: an object we can read, or opaque (a variable, a helper's result). */
+function filterOf(ctx: RecognizerContext, node: Node): Condition {
+  const obj = objectOf(ctx, node);
+  return obj ? parseFilter(ctx, obj) : { kind: "opaque", node };
+}
+
+/** `findById(id)`: a filter on `_id`. */
+function idFilter(ctx: RecognizerContext, node: Node): Condition {
+  return { kind: "and", items: [single(ctx, "_id", "eq", node, node)] };
+}
+
+// ---- updates ----
+
+function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
+  if (isClockReading(node)) return { kind: "now" };
+  const v = evaluate(ctx.sourceCode, node);
+  return v ? { kind: "static", value: v } : { kind: "other" };
+}
+
+function fieldsOf(
+  ctx: RecognizerContext,
+  object: TSESTree.ObjectExpression,
+  value: (p: TSESTree.Property) => AssignedValue,
+  out: Assignment[],
+): void {
+  for (const p of object.properties) {
+    if (p.type !== "Property") continue;
+    const field = keyName(p.key, p.computed);
+    if (field === undefined) continue;
+    out.push({ field, value: value(p), node: p, valueNode: p.value });
+  }
+}
+
+/**
+ * The fields an update document sets: `$set` (and top-level fields, which Mongoose casts to `$set`), `$unset`
+ * (null), `$currentDate` (now), `$inc` and other operators (other). A pipeline update (an array) is not read.
+ */
+function parseUpdate(ctx: RecognizerContext, node: Node): Assignment[] {
+  const update = objectOf(ctx, node);
+  if (!update) return [];
+  const out: Assignment[] = [];
+  for (const p of update.properties) {
+    if (p.type !== "Property") continue;
+    const key = keyName(p.key, p.computed);
+    if (key === undefined) continue;
+    if (!key.startsWith("$")) {
+      out.push({ field: key, value: assignedValue(ctx, p.value), node: p, valueNode: p.value });
+      continue;
+    }
+    const fields = objectOf(ctx, p.value);
+    if (!fields) continue;
+    if (key === "$set") fieldsOf(ctx, fields, (f) => assignedValue(ctx, f.value), out);
+    else if (key === "$unset") fieldsOf(ctx, fields, () => ({ kind: "static", value: { value: null } }), out);
+    else if (key === "$currentDate") fieldsOf(ctx, fields, () => ({ kind: "now" }), out);
+    else if (OTHER_UPDATE_OPS.has(key)) fieldsOf(ctx, fields, () => ({ kind: "other" }), out);
+    // $setOnInsert only writes when an upsert inserts: it changes no existing document.
+  }
+  return out;
+}
+
+/** A document to insert: its fields as assignments. */
+function parseDocument(ctx: RecognizerContext, doc: TSESTree.ObjectExpression): Assignment[] {
+  const out: Assignment[] = [];
+  fieldsOf(ctx, doc, (p) => assignedValue(ctx, p.value), out);
+  return out;
+}
+
+// ---- inserts guarded by a unique key ----
+
+function mentionsDuplicateKey(ctx: RecognizerContext, node: Node): boolean {
+  return /\b11000\b|E11000/.test(ctx.sourceCode.getText(node));
+}
+
+/** A duplicate-key error (11000, `E11000`) caught around the insert: a `try` whose `catch` names it, or `.catch(…)`. */
+function catchesDuplicateKey(ctx: RecognizerContext, call: TSESTree.CallExpression): boolean {
+  let child: Node = call;
+  let parent: Node | undefined = call.parent;
+  // `insertOne(doc).catch((e) => …)`, `create(doc).then(() => true).catch((e) => …)`, `.then(ok, (e) => …)`
+  while (parent?.type === "MemberExpression" && parent.object === child && parent.parent?.type === "CallExpression") {
+    const link = keyName(parent.property, parent.computed);
+    const handler = link === "catch" ? parent.parent.arguments[0] : link === "then" ? parent.parent.arguments[1] : undefined;
+    if (handler && mentionsDuplicateKey(ctx, handler)) return true;
+    if (link !== "then" && link !== "catch" && link !== "finally") return false;
+    child = parent.parent;
+    parent = child.parent;
+  }
+  while (parent) {
+    if (parent.type === "FunctionDeclaration" || parent.type === "FunctionExpression" || parent.type === "ArrowFunctionExpression") {
+      return false;
+    }
+    if (parent.type === "TryStatement" && child === parent.block && parent.handler && mentionsDuplicateKey(ctx, parent.handler)) {
+      return true;
+    }
+    child = parent;
+    parent = parent.parent;
+  }
+  return false;
+}
+
+/**
+ * `updateOne({ _id: name, expiresAt: { $lt: now } }, { $set: … }, { upsert: true })` with E11000 caught: the lock
+ * document is inserted when absent, taken over when the filter matches (expired), and the duplicate `_id` error
+ * says "held" otherwise. An insert whose conflict updates under the filter.
+ */
+function upsertLock(ctx: RecognizerContext, call: TSESTree.CallExpression): boolean {
+  const options = call.arguments[2] && objectOf(ctx, call.arguments[2]);
+  const upsert = options?.properties.find((p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === "upsert");
+  return upsert !== undefined && evaluate(ctx.sourceCode, upsert.value)?.value === true && catchesDuplicateKey(ctx, call);
+}
+
+// ---- suggestions ----
+
+function fieldKey(field: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(field) ? field : JSON.stringify(field);
+}
+
+function predicateText(field: string, op: "eq" | "ne", valueText: string): string {
+  return `${fieldKey(field)}: ${op === "eq" ? valueText : `{ $ne: ${valueText} }`}`;
+}
+
+/** `status: X` or `status: { $ne: X }`, added as the filter's last property. */
+function insertPredicate(
+  ctx: RecognizerContext,
+  filter: TSESTree.ObjectExpression,
+  field: string,
+  op: "eq" | "ne",
+  valueText: string,
+): TextEdit | undefined {
+  if (keysOf(filter).includes(field)) return undefined;
+  const text = predicateText(field, op, valueText);
+  const last = filter.properties[filter.properties.length - 1];
+  if (!last) return { range: [filter.range[0], filter.range[1]], text: `{ ${text} }` };
+  const after = ctx.sourceCode.getTokenAfter(last);
+  if (after && after.value === ",") return { range: [after.range[1], after.range[1]], text: ` ${text},` };
+  return { range: [last.range[1], last.range[1]], text: `, ${text}` };
+}
+
+/** `findByIdAndUpdate(id, …)` → `findOneAndUpdate({ _id: id, status: … }, …)`. */
+function byIdPredicate(
+  ctx: RecognizerContext,
+  call: TSESTree.CallExpression,
+  callee: TSESTree.MemberExpression,
+  field: string,
+  op: "eq" | "ne",
+  valueText: string,
+): TextEdit | undefined {
+  const id = call.arguments[0];
+  if (!id || id.type === "SpreadElement" || call.typeArguments || callee.computed || field === "_id") return undefined;
+  const text = `findOneAndUpdate({ _id: ${ctx.sourceCode.getText(id)}, ${predicateText(field, op, valueText)} }`;
+  return { range: [callee.property.range[0], id.range[1]], text };
+}
+
+// ---- recognition ----
+
+function write(
+  model: string,
+  operation: string,
+  call: TSESTree.CallExpression,
+  filter: Condition,
+  assignments: Assignment[],
+  extra: Partial<Pick<StateWrite, "effect" | "onConflict" | "addPredicate">> = {},
+): StateWrite {
+  return { access: "write", store: STORE, model, operation, filter, assignments, node: call, ...extra };
+}
+
+/** The statement list and index of the statement a call is (`await doc.save();`, `const saved = await doc.save();`). */
+function statementOf(call: TSESTree.CallExpression): { body: readonly TSESTree.Node[]; index: number } | undefined {
+  let node: Node = call;
+  let parent = call.parent;
+  while (parent && (parent.type === "AwaitExpression" || parent.type === "VariableDeclarator" || parent.type === "VariableDeclaration" ||
+    parent.type === "ExpressionStatement" || parent.type === "ReturnStatement")) {
+    if (parent.type === "VariableDeclarator" && parent.init !== node) return undefined;
+    node = parent;
+    parent = parent.parent;
+    if (node.type === "ExpressionStatement" || node.type === "ReturnStatement" || node.type === "VariableDeclaration") break;
+  }
+  if (!parent) return undefined;
+  const body: readonly TSESTree.Node[] | undefined = parent.type === "BlockStatement" || parent.type === "Program" ? parent.body
+    : parent.type === "SwitchCase" ? parent.consequent : undefined;
+  if (!body) return undefined;
+  const index = body.indexOf(node);
+  return index < 0 ? undefined : { body, index };
+}
+
+function isDoc(node: Node, name: string): boolean {
+  const n = unwrap(node);
+  return n.type === "Identifier" && n.name === name;
+}
+
+/** One statement that changes the document: `doc.x = v`, `doc.x += 1`, `doc.x++`, `doc.set("x", v)`, `doc.set({ … })`. */
+function docAssignments(ctx: RecognizerContext, stmt: TSESTree.Node, name: string): Assignment[] | undefined {
+  if (stmt.type !== "ExpressionStatement") return undefined;
+  const e = unwrap(stmt.expression);
+  if (e.type === "AssignmentExpression" && e.left.type === "MemberExpression" && isDoc(e.left.object, name)) {
+    const field = keyName(e.left.property, e.left.computed);
+    if (field === undefined) return undefined;
+    const value: AssignedValue = e.operator === "=" ? assignedValue(ctx, e.right) : { kind: "other" };
+    return [{ field, value, node: e.left, valueNode: e.right }];
+  }
+  if (e.type === "UpdateExpression" && e.argument.type === "MemberExpression" && isDoc(e.argument.object, name)) {
+    const field = keyName(e.argument.property, e.argument.computed);
+    return field === undefined ? undefined : [{ field, value: { kind: "other" }, node: e.argument, valueNode: e }];
+  }
+  if (e.type === "CallExpression") {
+    const m = methodName(e);
+    if (!m || m.name !== "set" || !isDoc(m.callee.object, name)) return undefined;
+    const [first, second] = e.arguments;
+    if (!first || first.type === "SpreadElement") return undefined;
+    const obj = objectOf(ctx, first);
+    if (obj && !second) return parseDocument(ctx, obj);
+    const field = stringArg(ctx, first);
+    if (field === undefined || !second || second.type === "SpreadElement") return undefined;
+    return [{ field, value: assignedValue(ctx, second), node: first, valueNode: second }];
+  }
+  return undefined;
+}
+
+/** `doc.x = v; …; await doc.save()`: an update of the document's `_id` (or an insert of a `new Model({…})`). */
+function recognizeSave(ctx: RecognizerContext, call: TSESTree.CallExpression, callee: TSESTree.MemberExpression): StateWrite | undefined {
+  const doc = unwrap(callee.object);
+  if (doc.type !== "Identifier" || call.arguments.length > 1) return undefined;
+  const options = call.arguments[0];
+  if (options) {
+    const obj = objectOf(ctx, options);
+    if (!obj || !keysOf(obj).every((k) => k !== undefined && SAVE_OPTIONS.has(k))) return undefined;
+  }
+  const origin = docOrigin(ctx, doc);
+  const assignments: Assignment[] = [];
+  const at = statementOf(call);
+  if (at) {
+    for (let i = at.index - 1; i >= 0; i--) {
+      const found = docAssignments(ctx, at.body[i]!, doc.name);
+      if (!found) break;
+      // Walking backwards: a later assignment of the same field wins.
+      for (const a of found.reverse()) if (!assignments.some((b) => b.field === a.field)) assignments.unshift(a);
+    }
+  }
+  if (origin.created !== undefined) {
+    const initial = origin.created ? parseDocument(ctx, origin.created).filter((a) => !assignments.some((b) => b.field === a.field)) : [];
+    return write(origin.model, "save", call, EMPTY, [...initial, ...assignments], {
+      effect: "insert",
+      ...(catchesDuplicateKey(ctx, call) ? { onConflict: "error" as const } : {}),
+    });
+  }
+  if (assignments.length === 0) return undefined;
+  return write(origin.model, "save", call, { kind: "and", items: [pred("_id", "eq", undefined, doc)] }, assignments);
+}
+
+function recognizeRead(ctx: RecognizerContext, call: TSESTree.CallExpression, model: string, operation: string): StateRead | undefined {
+  const first = call.arguments[0];
+  if (!first || first.type === "SpreadElement") return undefined;
+  let filter: Condition;
+  if (BY_ID.has(operation)) filter = idFilter(ctx, first);
+  else {
+    const obj = objectOf(ctx, first);
+    if (!obj || isForeignBag(obj)) return undefined;
+    filter = parseFilter(ctx, obj);
+  }
+  return { access: "read", store: STORE, model, operation, filter, node: call };
+}
 
 export const mongoRecognizer: Recognizer = {
-  store: "mongo",
-  methods: new Set<string>(),
-  recognize: () => undefined,
+  store: STORE,
+  methods: new Set([...UPDATE_METHODS, ...DELETE_METHODS, ...READ_METHODS, ...INSERT_METHODS, "save"]),
+  recognize(call, ctx): StateAccess | undefined {
+    const m = methodName(call);
+    if (!m) return undefined;
+    const { callee, name: operation } = m;
+    if (call.arguments.some((a) => a.type === "SpreadElement")) return undefined;
+    if (operation === "save") return recognizeSave(ctx, call, callee);
+    const receiver = receiverOf(ctx, callee.object);
+    if (!receiver) return undefined;
+    const { model } = receiver;
+    const [first, second] = call.arguments;
+
+    if (READ_METHODS.has(operation)) return recognizeRead(ctx, call, model, operation);
+
+    if (UPDATE_METHODS.has(operation)) {
+      if (!first) return undefined;
+      if (!second) {
+        // A Mongoose document's own `doc.updateOne(update)`: filtered by its `_id`.
+        const doc = unwrap(callee.object);
+        if (operation !== "updateOne" || doc.type !== "Identifier" || receiver.mongooseModel) return undefined;
+        const update = objectOf(ctx, first);
+        if (!update || !keysOf(update).some((k) => k?.startsWith("$"))) return undefined;
+        const origin = docOrigin(ctx, doc);
+        return write(origin.model, operation, call, { kind: "and", items: [pred("_id", "eq", undefined, doc)] }, parseUpdate(ctx, first));
+      }
+      const filterObject = objectOf(ctx, first);
+      if (filterObject && isForeignBag(filterObject)) return undefined;
+      if (operation === "findByIdAndUpdate") {
+        return write(model, operation, call, idFilter(ctx, first), parseUpdate(ctx, second), {
+          addPredicate: (field, op, valueText) => byIdPredicate(ctx, call, callee, field, op, valueText),
+        });
+      }
+      const inline = unwrap(first).type === "ObjectExpression" ? filterObject : undefined;
+      return write(model, operation, call, filterOf(ctx, first), parseUpdate(ctx, second), {
+        ...(inline ? { addPredicate: (field: string, op: "eq" | "ne", valueText: string) => insertPredicate(ctx, inline, field, op, valueText) } : {}),
+        ...(upsertLock(ctx, call) ? { effect: "insert" as const, onConflict: "update" as const } : {}),
+      });
+    }
+
+    if (DELETE_METHODS.has(operation)) {
+      if (!first) return undefined;
+      if (operation === "findByIdAndDelete") return write(model, operation, call, idFilter(ctx, first), [], { effect: "delete" });
+      const filterObject = objectOf(ctx, first);
+      if (filterObject && isForeignBag(filterObject)) return undefined;
+      const inline = unwrap(first).type === "ObjectExpression" ? filterObject : undefined;
+      return write(model, operation, call, filterOf(ctx, first), [], {
+        effect: "delete",
+        ...(inline ? { addPredicate: (field: string, op: "eq" | "ne", valueText: string) => insertPredicate(ctx, inline, field, op, valueText) } : {}),
+      });
+    }
+
+    if (INSERT_METHODS.has(operation)) {
+      if (operation === "create" && (!receiver.mongooseModel || BUILTINS.has(receiver.model))) return undefined;
+      const doc = objectOf(ctx, first);
+      if (!doc || isForeignBag(doc)) return undefined;
+      return write(model, operation, call, EMPTY, parseDocument(ctx, doc), {
+        effect: "insert",
+        ...(catchesDuplicateKey(ctx, call) ? { onConflict: "error" as const } : {}),
+      });
+    }
+    return undefined;
+  },
 };

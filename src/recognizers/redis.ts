@@ -347,6 +347,11 @@ function commandOp(
   const command = COMMANDS[name];
   const key = args[0];
   if (!command || !key || key.type === "SpreadElement") return undefined;
+  // A key is a string expression: `.set({ status })` of a query builder, `map.get(obj)` of objects are not Redis.
+  const keyType = unwrap(key).type;
+  if (keyType === "ObjectExpression" || keyType === "ArrayExpression" || keyType === "ArrowFunctionExpression" ||
+    keyType === "FunctionExpression" || keyType === "ThisExpression") return undefined;
+  if ((command === "set" || command === "setnx" || command === "expire") && args.length < 2) return undefined;
   const fi = info(ctx);
   const callee = unwrap(call.callee);
   const batch = callee.type === "MemberExpression" ? batchOf(ctx, callee.object) : undefined;

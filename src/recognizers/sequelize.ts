@@ -1,8 +1,555 @@
-/** sequelize: not implemented yet (a recognizer that recognises nothing). */
-import type { Recognizer } from "./recognizer.js";
+/**
+ * Sequelize models and instances.
+ *
+ * - `Job.update(values, { where, transaction })`: an update; the `where` in the second argument is what makes it
+ *   Sequelize (TypeORM's `update(criteria, partial)` and Mongoose's `update(filter, doc)` have none).
+ * - `Job.destroy({ where })`: a delete.
+ * - `Job.findOne|findAll|findAndCountAll({ where })` and `Job.findByPk(id)`: reads.
+ * - instances: `job.status = "RUNNING"; await job.save()`, `await job.update({ status: "RUNNING" })` and
+ *   `await job.destroy()`: writes by the instance's identity (`id` = a run-time value). An object counts as an
+ *   instance when it holds a read of a model (`await Job.findByPk(id)`, a `findAll` loop variable), or, in a module
+ *   that imports Sequelize, when it is a plain variable or parameter (typed `job: Job` names the model).
+ * Where objects: `field: value` (an array is IN, null is IS NULL), operator objects keyed `[Op.ne]` (or
+ * `[Sequelize.Op.ne]`, or the legacy `$ne`), and `[Op.and]`/`[Op.or]`/`[Op.not]`. Models are named by the receiver
+ * (`Job`, `models.Job`, `this.jobModel` → `job`), or by `sequelize.define("Job", …)`.
+ */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit } from "../core/model.js";
+import type { Recognizer, RecognizerContext } from "./recognizer.js";
+import { evaluate, findVariable, getConstInit, isClockReading, keyName, unwrap } from "../core/values.js";
+
+const STORE = "sequelize";
+const READS = new Set(["findOne", "findAll", "findAndCountAll"]);
+const INSTANCE_READS = new Set(["findByPk", "findOne", "findAll", "findAndCountAll", "findOrCreate", "create", "build", "findCreateFind"]);
+const MODEL_SUFFIX = /(?:Model|Entity)$/;
+const NOT_A_MODEL = /(?:Repository|Repo|Manager|manager|repository|repo|Collection|collection|Client|client)$/;
+const SEQUELIZE_SOURCES = /^(?:sequelize|sequelize-typescript|@sequelize\/core)$/;
+const SEQUELIZE_HELPERS = new Set(["fn", "literal", "col", "where", "cast", "json"]);
+/** TypeORM's find operators: a where that uses them is TypeORM's, not ours. */
+const TYPEORM_OPERATORS = new Set([
+  "Not", "In", "LessThan", "LessThanOrEqual", "MoreThan", "MoreThanOrEqual", "IsNull", "Equal", "Like", "ILike",
+  "Between", "Any", "Raw", "ArrayContains", "ArrayContainedBy", "ArrayOverlap", "And", "Or",
+]);
+const CLOCK_SQL = /^\s*(?:now\(\s*\)|now|current_timestamp(?:\(\s*\d*\s*\))?|localtimestamp|clock_timestamp\(\s*\)|utc_timestamp(?:\(\s*\))?|getdate\(\s*\)|sysdate(?:\(\s*\))?|datetime\(\s*'now'\s*\))\s*$/i;
+
+type Op = CompareOp | "is" | "not" | "and" | "or";
+const OPERATORS: Record<string, Op> = {
+  eq: "eq", ne: "ne", in: "in", notIn: "notIn", lt: "lt", lte: "lte", gt: "gt", gte: "gte", is: "is", not: "not",
+  and: "and", or: "or",
+  like: "other", notLike: "other", iLike: "other", notILike: "other", startsWith: "other", endsWith: "other",
+  substring: "other", between: "other", notBetween: "other", regexp: "other", notRegexp: "other", iRegexp: "other",
+  notIRegexp: "other", overlap: "other", contains: "other", contained: "other", any: "other", all: "other",
+  match: "other", adjacent: "other", strictLeft: "other", strictRight: "other", noExtendLeft: "other",
+  noExtendRight: "other", col: "other", isNot: "other",
+};
+
+class NotMine extends Error {}
+
+// ---- small helpers ----
+
+function methodName(call: TSESTree.CallExpression): string | undefined {
+  const callee = unwrap(call.callee);
+  return callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : undefined;
+}
+
+function receiverOf(call: TSESTree.CallExpression): Node | undefined {
+  const callee = unwrap(call.callee);
+  return callee.type === "MemberExpression" ? unwrap(callee.object) : undefined;
+}
+
+function objectOf(ctx: RecognizerContext, node: Node | undefined): TSESTree.ObjectExpression | undefined {
+  if (!node || node.type === "SpreadElement") return undefined;
+  const n = unwrap(node);
+  if (n.type === "ObjectExpression") return n;
+  if (n.type === "Identifier") {
+    const init = getConstInit(ctx.sourceCode, n);
+    const target = init && unwrap(init);
+    if (target?.type === "ObjectExpression") return target;
+  }
+  return undefined;
+}
+
+function property(object: TSESTree.ObjectExpression, name: string): TSESTree.Property | undefined {
+  for (const p of object.properties) if (p.type === "Property" && keyName(p.key, p.computed) === name) return p;
+  return undefined;
+}
+
+function hasName(ctx: RecognizerContext, at: Node, name: string): boolean {
+  let scope: TSESLint.Scope.Scope | null = ctx.sourceCode.getScope(at);
+  while (scope) {
+    if (scope.set.has(name)) return true;
+    scope = scope.upper;
+  }
+  return false;
+}
+
+/** The module imports or requires Sequelize: ambiguous shapes (an instance's `save()`) are then ours. */
+function importsSequelize(ctx: RecognizerContext): boolean {
+  const cached = ctx.scratch.get("sequelize:imports");
+  if (typeof cached === "boolean") return cached;
+  let found = false;
+  for (const stmt of ctx.sourceCode.ast.body) {
+    if (stmt.type === "ImportDeclaration" && SEQUELIZE_SOURCES.test(stmt.source.value)) found = true;
+    if (stmt.type === "VariableDeclaration") {
+      for (const d of stmt.declarations) {
+        const init = d.init && unwrap(d.init);
+        const call = init?.type === "MemberExpression" ? unwrap(init.object) : init;
+        if (call?.type === "CallExpression" && call.callee.type === "Identifier" && call.callee.name === "require") {
+          const arg = call.arguments[0];
+          if (arg?.type === "Literal" && typeof arg.value === "string" && SEQUELIZE_SOURCES.test(arg.value)) found = true;
+        }
+      }
+    }
+  }
+  ctx.scratch.set("sequelize:imports", found);
+  return found;
+}
+
+// ---- models ----
+
+function stripSuffix(name: string): string {
+  return name.replace(MODEL_SUFFIX, "") || name;
+}
+
+/** `sequelize.define("Job", …)` or `sequelize.model("Job")`: the model name it gives. */
+function definedName(node: Node | undefined): string | undefined {
+  const n = node && unwrap(node);
+  if (n?.type !== "CallExpression") return undefined;
+  const name = methodName(n);
+  const arg = n.arguments[0];
+  if ((name === "define" || name === "model") && arg?.type === "Literal" && typeof arg.value === "string") return arg.value;
+  return undefined;
+}
+
+/** The model a static call is made on: `Job`, `models.Job`, `this.jobModel`, `sequelize.models.Job`. */
+function modelOf(ctx: RecognizerContext, receiver: Node | undefined): string | undefined {
+  if (!receiver) return undefined;
+  const r = unwrap(receiver);
+  if (r.type === "Identifier") {
+    if (NOT_A_MODEL.test(r.name)) return undefined;
+    const init = getConstInit(ctx.sourceCode, r);
+    const defined = definedName(init);
+    if (defined) return defined;
+    return stripSuffix(r.name);
+  }
+  if (r.type === "MemberExpression") {
+    const name = keyName(r.property, r.computed);
+    if (!name || NOT_A_MODEL.test(name)) return undefined;
+    return stripSuffix(name);
+  }
+  const defined = definedName(r);
+  return defined;
+}
+
+// ---- where ----
+
+interface Env {
+  readonly ctx: RecognizerContext;
+}
+
+/** The operator a key names: `[Op.ne]`, `[Sequelize.Op.ne]`, `$ne`; undefined for a field. */
+function operatorKey(p: TSESTree.Property): Op | undefined {
+  if (p.computed) {
+    const k = unwrap(p.key);
+    if (k.type !== "MemberExpression" || k.computed || k.property.type !== "Identifier") return undefined;
+    const o = unwrap(k.object);
+    const isOp = (o.type === "Identifier" && o.name === "Op") ||
+      (o.type === "MemberExpression" && !o.computed && o.property.type === "Identifier" && o.property.name === "Op");
+    return isOp ? OPERATORS[k.property.name] ?? "other" : undefined;
+  }
+  const name = keyName(p.key, false);
+  if (name?.startsWith("$") && !name.endsWith("$")) return OPERATORS[name.slice(1)];
+  return undefined;
+}
+
+/** A computed key that is not an operator (`[someSymbol]`): unreadable. */
+function unreadableKey(p: TSESTree.Property): boolean {
+  return p.computed && operatorKey(p) === undefined && keyName(p.key, true) === undefined;
+}
+
+function staticList(ctx: RecognizerContext, node: Node): StaticValue[] | undefined {
+  let n = unwrap(node);
+  if (n.type === "Identifier") {
+    const init = getConstInit(ctx.sourceCode, n);
+    if (init && init.type !== "TSEnumDeclaration") n = unwrap(init);
+  }
+  if (n.type !== "ArrayExpression") return undefined;
+  const out: StaticValue[] = [];
+  for (const el of n.elements) {
+    const v = el && el.type !== "SpreadElement" ? evaluate(ctx.sourceCode, el) : undefined;
+    if (!v) return undefined;
+    out.push(v);
+  }
+  return out;
+}
+
+/** `sequelize.fn(…)`, `Sequelize.literal(…)`, `fn(…)`: a SQL expression; TypeORM's `Not(…)` throws NotMine. */
+function helperCall(node: Node): string | undefined {
+  const n = unwrap(node);
+  if (n.type !== "CallExpression") return undefined;
+  const c = unwrap(n.callee);
+  const name = c.type === "Identifier" ? c.name : c.type === "MemberExpression" ? keyName(c.property, c.computed) : undefined;
+  if (c.type === "Identifier" && name && TYPEORM_OPERATORS.has(name)) throw new NotMine();
+  return name && SEQUELIZE_HELPERS.has(name) ? name : undefined;
+}
+
+function pred(env: Env, field: string, op: CompareOp, value: Node, at: Node): Condition {
+  if (helperCall(value)) return { kind: "pred", field, op: "other", values: undefined, node: at };
+  if (op === "in" || op === "notIn") return { kind: "pred", field, op, values: staticList(env.ctx, value), node: at };
+  const v = evaluate(env.ctx.sourceCode, value);
+  return { kind: "pred", field, op, values: v ? [v] : undefined, node: at };
+}
+
+/** A list or object of sub-conditions (`[Op.or]: [{ … }, { … }]`, `[Op.and]: { … }`). */
+function parseList(env: Env, node: Node, each: (n: Node) => Condition): Condition[] {
+  const n = unwrap(node);
+  if (n.type === "ArrayExpression") {
+    return n.elements.map((el): Condition => (el && el.type !== "SpreadElement" ? each(el) : { kind: "opaque", node: el ?? n }));
+  }
+  const obj = objectOf(env.ctx, n);
+  if (!obj) return [{ kind: "opaque", node: n }];
+  // `[Op.or]: { a: 1, b: 2 }` means a = 1 OR b = 2: one condition per property.
+  return obj.properties.map((p): Condition => ({ kind: "and", items: whereItems(env, [p]) }));
+}
+
+function parseWhereNode(env: Env, node: Node): Condition {
+  const obj = objectOf(env.ctx, node);
+  return obj ? parseWhere(env, obj) : { kind: "opaque", node };
+}
+
+function parseFieldOps(env: Env, field: string, value: Node, at: Node): Condition {
+  const v = unwrap(value);
+  if (v.type === "ArrayExpression") return pred(env, field, "in", v, at);
+  if (v.type === "Identifier") {
+    // `status: ACTIVE_STATES` with `const ACTIVE_STATES = [...]` is IN as well
+    const init = getConstInit(env.ctx.sourceCode, v);
+    if (init && unwrap(init).type === "ArrayExpression") return pred(env, field, "in", v, at);
+  }
+  if (v.type !== "ObjectExpression") return pred(env, field, "eq", v, at);
+  const ops = v.properties.map((p) => (p.type === "Property" ? operatorKey(p) : undefined));
+  // a nested object without operators (a JSON column path, an association): not a comparison we read
+  if (ops.every((o) => o === undefined)) return { kind: "pred", field, op: "other", values: undefined, node: at };
+  const items: Condition[] = [];
+  v.properties.forEach((p, i) => {
+    const op = ops[i];
+    if (p.type !== "Property" || op === undefined) {
+      items.push({ kind: "opaque", node: p });
+      return;
+    }
+    const inner = unwrap(p.value);
+    switch (op) {
+      case "is":
+        items.push(pred(env, field, "eq", inner, at));
+        break;
+      case "not":
+        items.push(inner.type === "ObjectExpression"
+          ? { kind: "not", item: parseFieldOps(env, field, inner, at) }
+          : pred(env, field, "ne", inner, at));
+        break;
+      case "and":
+      case "or":
+        items.push({ kind: op, items: parseList(env, inner, (el) => parseFieldOps(env, field, el, at)) });
+        break;
+      case "other":
+        helperCall(inner);
+        items.push({ kind: "pred", field, op: "other", values: undefined, node: at });
+        break;
+      default:
+        items.push(pred(env, field, op, inner, at));
+    }
+  });
+  return { kind: "and", items };
+}
+
+function whereItems(env: Env, properties: readonly TSESTree.ObjectLiteralElement[]): Condition[] {
+  const items: Condition[] = [];
+  for (const p of properties) {
+    if (p.type !== "Property" || unreadableKey(p)) {
+      items.push({ kind: "opaque", node: p });
+      continue;
+    }
+    const op = operatorKey(p);
+    if (op === "and" || op === "or") items.push({ kind: op, items: parseList(env, p.value, (el) => parseWhereNode(env, el)) });
+    else if (op === "not") items.push({ kind: "not", item: parseWhereNode(env, p.value) });
+    else if (op !== undefined) items.push({ kind: "opaque", node: p });
+    else {
+      const field = keyName(p.key, p.computed);
+      items.push(field === undefined ? { kind: "opaque", node: p } : parseFieldOps(env, field, p.value, p));
+    }
+  }
+  return items;
+}
+
+function parseWhere(env: Env, where: TSESTree.ObjectExpression): Condition {
+  return { kind: "and", items: whereItems(env, where.properties) };
+}
+
+// ---- values ----
+
+function clockHelper(node: Node): boolean {
+  const n = unwrap(node);
+  if (n.type !== "CallExpression") return false;
+  const name = helperCall(n);
+  const arg = n.arguments[0];
+  if ((name !== "fn" && name !== "literal") || n.arguments.length !== 1 || arg?.type !== "Literal" || typeof arg.value !== "string") return false;
+  return CLOCK_SQL.test(arg.value);
+}
+
+function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
+  const n = unwrap(node);
+  if (isClockReading(n) || clockHelper(n)) return { kind: "now" };
+  if (helperCall(n)) return { kind: "other" };
+  const v = evaluate(ctx.sourceCode, n);
+  return v ? { kind: "static", value: v } : { kind: "other" };
+}
+
+function parseValues(ctx: RecognizerContext, object: TSESTree.ObjectExpression): Assignment[] {
+  const out: Assignment[] = [];
+  for (const p of object.properties) {
+    if (p.type !== "Property") continue;
+    const field = keyName(p.key, p.computed);
+    if (field === undefined) continue;
+    out.push({ field, value: assignedValue(ctx, p.value), node: p, valueNode: p.value });
+  }
+  return out;
+}
+
+// ---- suggestions ----
+
+/** `field: value` or `field: { [Op.ne]: value }`, as the where object's last property. */
+function insertPredicate(
+  ctx: RecognizerContext,
+  where: TSESTree.ObjectExpression,
+  field: string,
+  op: "eq" | "ne",
+  valueText: string,
+): TextEdit | undefined {
+  if (property(where, field)) return undefined;
+  let condition = valueText;
+  if (op === "ne") {
+    const opName = hasName(ctx, where, "Op") ? "Op" : hasName(ctx, where, "Sequelize") ? "Sequelize.Op" : undefined;
+    if (!opName) return undefined;
+    condition = `{ [${opName}.ne]: ${valueText} }`;
+  }
+  const text = `${/^[A-Za-z_$][\w$]*$/.test(field) ? field : JSON.stringify(field)}: ${condition}`;
+  const last = where.properties[where.properties.length - 1];
+  if (!last) return { range: [where.range[0] + 1, where.range[1] - 1], text: ` ${text} ` };
+  const after = ctx.sourceCode.getTokenAfter(last);
+  if (after && after.value === ",") return { range: [after.range[1], after.range[1]], text: ` ${text},` };
+  return { range: [last.range[1], last.range[1]], text: `, ${text}` };
+}
+
+// ---- instances ----
+
+/** The read a variable holds (`const job = await Job.findByPk(id)`, `for (const job of await Job.findAll(…))`). */
+function readOrigin(ctx: RecognizerContext, init: Node | null | undefined): { model: string } | "other" | undefined {
+  if (!init) return undefined;
+  let n = unwrap(init);
+  if (n.type === "AwaitExpression") n = unwrap(n.argument);
+  if (n.type === "Identifier") {
+    const inner = getConstInit(ctx.sourceCode, n);
+    return inner && inner.type !== "TSEnumDeclaration" ? readOrigin(ctx, inner) : undefined;
+  }
+  if (n.type !== "CallExpression") return undefined;
+  const name = methodName(n);
+  if (!name || !INSTANCE_READS.has(name)) return "other";
+  // Mongoose has findOne, find and create too: only a where option, a Sequelize-only method, or an import says which
+  const options = READS.has(name) ? objectOf(ctx, n.arguments[0]) : undefined;
+  if (READS.has(name) && !(options && property(options, "where"))) return "other";
+  if (name === "create" && !importsSequelize(ctx)) return "other";
+  const model = modelOf(ctx, receiverOf(n));
+  return model ? { model } : "other";
+}
+
+/** The model an instance expression belongs to, or undefined when it is not (known to be) a Sequelize instance. */
+function instanceModel(ctx: RecognizerContext, receiver: Node | undefined): string | undefined {
+  if (!receiver) return undefined;
+  const r = unwrap(receiver);
+  let name: string | undefined;
+  if (r.type === "Identifier") name = r.name;
+  else if (r.type === "MemberExpression" && unwrap(r.object).type === "ThisExpression") name = keyName(r.property, r.computed);
+  if (!name || !/^[a-z_$]/.test(name) || NOT_A_MODEL.test(name)) return undefined;
+  if (r.type === "Identifier") {
+    const variable = findVariable(ctx.sourceCode, r);
+    const def = variable?.defs[0];
+    if (def?.type === "Variable") {
+      const decl = def.node;
+      let origin = readOrigin(ctx, decl.init);
+      // `for (const job of jobs)` over a `findAll`
+      const loop = decl.parent?.parent;
+      if (!decl.init && loop?.type === "ForOfStatement") origin = readOrigin(ctx, loop.right);
+      if (typeof origin === "object") return origin.model;
+      if (origin === "other") {
+        // a builder that is not awaited (`knex("jobs").where(…)`) is never an instance
+        const init = decl.init && unwrap(decl.init);
+        if (!init || init.type !== "AwaitExpression" || !importsSequelize(ctx)) return undefined;
+        return name;
+      }
+    }
+    if (def?.type === "Parameter") {
+      const ann = def.name.typeAnnotation?.typeAnnotation;
+      if (importsSequelize(ctx) && ann?.type === "TSTypeReference" && ann.typeName.type === "Identifier") return ann.typeName.name;
+    }
+  }
+  return importsSequelize(ctx) ? name : undefined;
+}
+
+function sameObject(ctx: RecognizerContext, a: Node, b: Node): boolean {
+  return ctx.sourceCode.getText(unwrap(a)) === ctx.sourceCode.getText(unwrap(b));
+}
+
+/** The statement `node` is part of (not across a function), and the list it sits in. */
+function statementOf(node: Node): { stmt: Node; body: readonly Node[] } | undefined {
+  let n: Node = node;
+  while (!/(?:Statement|Declaration)$/.test(n.type)) {
+    const p = n.parent;
+    if (!p || p.type === "ArrowFunctionExpression" || p.type === "FunctionExpression") return undefined;
+    n = p;
+  }
+  const p = n.parent;
+  if (p?.type === "BlockStatement" || p?.type === "Program") return { stmt: n, body: p.body };
+  if (p?.type === "SwitchCase") return { stmt: n, body: p.consequent };
+  return undefined;
+}
+
+/** `inst.save()`, `inst.reload()`, `inst.update(…)` in a statement: an earlier round trip of the same instance. */
+function isRoundTrip(ctx: RecognizerContext, stmt: Node, receiver: Node): boolean {
+  let found = false;
+  const visit = (n: Node | null | undefined, depth: number): void => {
+    if (!n || found || depth > 6) return;
+    const u = unwrap(n);
+    if (u.type === "CallExpression") {
+      const name = methodName(u);
+      const r = receiverOf(u);
+      if (name && ["save", "reload", "update", "destroy"].includes(name) && r && sameObject(ctx, r, receiver)) found = true;
+      visit(u.callee, depth + 1);
+    } else if (u.type === "AwaitExpression") visit(u.argument, depth + 1);
+    else if (u.type === "MemberExpression") visit(u.object, depth + 1);
+  };
+  if (stmt.type === "ExpressionStatement") visit(stmt.expression, 0);
+  if (stmt.type === "VariableDeclaration") for (const d of stmt.declarations) visit(d.init, 0);
+  return found;
+}
+
+/** `job.status = "RUNNING"` and `job.set({ … })` statements before `job.save()`, back to the previous round trip. */
+function pendingChanges(ctx: RecognizerContext, call: TSESTree.CallExpression, receiver: Node): Assignment[] {
+  const where = statementOf(call);
+  if (!where) return [];
+  const out: Assignment[] = [];
+  const seen = new Set<string>();
+  const add = (a: Assignment) => {
+    if (seen.has(a.field)) return;
+    seen.add(a.field);
+    out.push(a);
+  };
+  const index = where.body.indexOf(where.stmt);
+  for (let i = index - 1; i >= 0; i--) {
+    const stmt = where.body[i]!;
+    if (isRoundTrip(ctx, stmt, receiver)) break;
+    if (stmt.type !== "ExpressionStatement") continue;
+    const e = unwrap(stmt.expression);
+    if (e.type === "AssignmentExpression" && e.operator === "=" && e.left.type === "MemberExpression" && sameObject(ctx, e.left.object, receiver)) {
+      const field = keyName(e.left.property, e.left.computed);
+      if (field !== undefined) add({ field, value: assignedValue(ctx, e.right), node: e.left, valueNode: e.right });
+    } else if (e.type === "CallExpression" && methodName(e) === "set" && sameObject(ctx, receiverOf(e)!, receiver)) {
+      const [a, b] = e.arguments;
+      const obj = objectOf(ctx, a);
+      if (obj) for (const x of parseValues(ctx, obj).reverse()) add(x);
+      else if (a?.type === "Literal" && typeof a.value === "string" && b && b.type !== "SpreadElement") {
+        add({ field: a.value, value: assignedValue(ctx, b), node: e, valueNode: b });
+      }
+    }
+  }
+  return out.reverse();
+}
+
+function identityFilter(receiver: Node): Condition {
+  return { kind: "and", items: [{ kind: "pred", field: "id", op: "eq", values: undefined, node: receiver }] };
+}
+
+function recognizeInstance(call: TSESTree.CallExpression, ctx: RecognizerContext, operation: string): StateWrite | undefined {
+  const receiver = receiverOf(call);
+  if (!receiver || call.arguments.some((a) => a.type === "SpreadElement")) return undefined;
+  const options = operation === "update" ? call.arguments[1] : call.arguments[0];
+  if (options && unwrap(options).type === "ObjectExpression" && property(unwrap(options) as TSESTree.ObjectExpression, "where")) return undefined;
+  if (operation === "update" && (call.arguments.length < 1 || call.arguments.length > 2)) return undefined;
+  if (operation !== "update" && call.arguments.length > 1) return undefined;
+  let assignments: Assignment[];
+  if (operation === "update") {
+    const values = objectOf(ctx, call.arguments[0]);
+    if (!values || property(values, "where") || property(values, "data")) return undefined; // Prisma's shape
+
+    assignments = parseValues(ctx, values);
+  } else if (operation === "save") {
+    assignments = pendingChanges(ctx, call, receiver);
+    if (assignments.length === 0) return undefined;
+  } else assignments = [];
+  const model = instanceModel(ctx, receiver);
+  if (!model) return undefined;
+  return {
+    access: "write", store: STORE, model, operation, effect: operation === "destroy" ? "delete" : "update",
+    filter: identityFilter(receiver), assignments, node: call,
+  };
+}
+
+// ---- static calls ----
+
+function recognizeStatic(call: TSESTree.CallExpression, ctx: RecognizerContext, operation: string): StateAccess | undefined {
+  const env: Env = { ctx };
+  const receiver = receiverOf(call);
+  if (operation === "findByPk") {
+    const [id] = call.arguments;
+    if (!id || id.type === "SpreadElement" || call.arguments.length > 2) return undefined;
+    const r = receiver && unwrap(receiver);
+    // a model is a class or a defined model, named with a capital or held in a member (`models.job`)
+    if (!r || (r.type === "Identifier" && !/^[A-Z]/.test(r.name) && !definedName(getConstInit(ctx.sourceCode, r)))) return undefined;
+    const model = modelOf(ctx, receiver);
+    if (!model) return undefined;
+    const filter: Condition = { kind: "and", items: [pred(env, "id", "eq", id, id)] };
+    return { access: "read", store: STORE, model, operation, filter, node: call } satisfies StateRead;
+  }
+  const optionsIndex = operation === "update" ? 1 : 0;
+  if (call.arguments.length !== optionsIndex + 1) return undefined;
+  const options = objectOf(ctx, call.arguments[optionsIndex]);
+  const whereProp = options && property(options, "where");
+  if (!whereProp) return undefined;
+  const model = modelOf(ctx, receiver);
+  if (!model) return undefined;
+  const whereValue = unwrap(whereProp.value);
+  if (whereValue.type === "ArrayExpression" || whereValue.type === "Literal") return undefined; // TypeORM's OR arrays
+  const where = objectOf(ctx, whereValue);
+  const filter: Condition = where ? parseWhere(env, where) : { kind: "opaque", node: whereValue };
+  if (READS.has(operation)) return { access: "read", store: STORE, model, operation, filter, node: call };
+  const inline = whereValue.type === "ObjectExpression" ? whereValue : undefined;
+  const addPredicate = inline
+    ? { addPredicate: (field: string, op: "eq" | "ne", valueText: string) => insertPredicate(ctx, inline, field, op, valueText) }
+    : {};
+  if (operation === "destroy") {
+    return { access: "write", store: STORE, model, operation, effect: "delete", filter, assignments: [], node: call, ...addPredicate };
+  }
+  const valuesArg = call.arguments[0]!;
+  const values = objectOf(ctx, valuesArg);
+  if (!values && unwrap(valuesArg).type !== "Identifier") return undefined;
+  return {
+    access: "write", store: STORE, model, operation, effect: "update", filter,
+    assignments: values ? parseValues(ctx, values) : [], node: call, ...addPredicate,
+  };
+}
 
 export const sequelizeRecognizer: Recognizer = {
-  store: "sequelize",
-  methods: new Set<string>(),
-  recognize: () => undefined,
+  store: STORE,
+  methods: new Set(["update", "destroy", "save", "findByPk", ...READS]),
+  recognize(call, ctx): StateAccess | undefined {
+    try {
+      const operation = methodName(call);
+      if (!operation) return undefined;
+      if (operation === "save") return recognizeInstance(call, ctx, operation);
+      const staticAccess = recognizeStatic(call, ctx, operation);
+      if (staticAccess) return staticAccess;
+      if (operation === "update" || operation === "destroy") return recognizeInstance(call, ctx, operation);
+      return undefined;
+    } catch {
+      return undefined; // NotMine (a TypeORM where), or a shape we did not expect
+    }
+  },
 };

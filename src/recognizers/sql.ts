@@ -1,8 +1,451 @@
-/** sql: not implemented yet (a recognizer that recognises nothing). */
-import type { Recognizer } from "./recognizer.js";
+/**
+ * Raw SQL, whatever the client: the statement text is parsed (see `src/core/sql.ts`) and becomes a write or a read.
+ *
+ * Where the text comes from:
+ * - `X.query(text, params?)`, `X.query({ text, values })` / `{ sql, values }` (pg, mysql2, TypeORM, Sequelize with
+ *   `{ bind }` or `{ replacements }`), `X.execute(text, params)` (mysql2);
+ * - `X.$executeRawUnsafe(text, ...params)`, `X.$queryRawUnsafe(…)` (Prisma), `knex.raw(text, bindings)`,
+ *   `sql.unsafe(text, params)` (postgres.js), `db.prepare(text).run(...params)` (better-sqlite3);
+ * - tagged templates: `X.$executeRaw\`…\``, `X.$queryRaw\`…\`` (Prisma), `sql\`…\`` (postgres.js, @vercel/postgres,
+ *   slonik, Prisma.sql, Drizzle), `SQL\`…\`` (sql-template-strings). Their holes are parameters; a hole that is
+ *   itself a `sql` fragment, or `Prisma.raw("…")`, is inlined.
+ * The text is a string literal, a template literal (in an untagged template a static hole is inlined, any other is
+ * a parameter, or an unknown value inside quotes), a `+` concatenation, or a `const` holding one. Parameters
+ * (`$1`, `?`, holes) take the static value of their JS expression when it has one (`["RUNNING", id]`).
+ *
+ * Only text that starts with UPDATE, INSERT, DELETE, SELECT or WITH is parsed, so Drizzle's `sql` fragments
+ * (`sql\`now()\``) and other calls named `query`/`execute`/`raw` cost a regex. The access is reported at the call
+ * (or the tagged template), and so are its predicates.
+ */
+import type { TSESTree } from "@typescript-eslint/utils";
+import type { Assignment, Condition, Node, StateAccess, TextEdit } from "../core/model.js";
+import type { Recognizer, RecognizerContext } from "./recognizer.js";
+import {
+  HOLE_SENTINEL, blankUnsupported, maskSql, parseSql, questionMarks, startsWithStatement, topLevelWhere, translateSql,
+  type ParamRef, type ParamValue, type SqlAssignment, type SqlStatement,
+} from "../core/sql.js";
+import { evaluate, getConstInit, isClockReading, keyName, unwrap } from "../core/values.js";
+import { normalizeName } from "../core/settings.js";
+
+const STORE = "sql";
+const METHODS = new Set(["query", "execute", "$executeRawUnsafe", "$queryRawUnsafe", "raw", "unsafe", "prepare"]);
+const TAGS = new Set(["sql", "SQL", "$executeRaw", "$queryRaw"]);
+/** Helpers whose static string argument is SQL text spliced in as is (`Prisma.raw("…")`, `sql.raw("…")`). */
+const RAW_HELPERS = new Set(["raw", "unsafe"]);
+const MAX_DEPTH = 4;
+
+type Quote = "'" | '"' | "`";
+/** A piece of statement text; `src` is where its characters sit in the file, one for one, when they do. */
+type Segment =
+  | { readonly text: string; readonly src?: number; readonly quote?: Quote }
+  | { readonly hole: Node; readonly interpolated: boolean };
+
+interface SqlSource {
+  readonly segments: readonly Segment[];
+  /** The text was written in the call itself (not in a `const` elsewhere): suggestions may edit it. */
+  readonly inline: boolean;
+  readonly tagged: boolean;
+}
+
+// ---- gathering the text ----
+
+function literalSegment(ctx: RecognizerContext, n: TSESTree.StringLiteral): Segment {
+  const raw = n.raw;
+  const quote = raw[0] as Quote;
+  return raw.slice(1, -1) === n.value ? { text: n.value, src: n.range[0] + 1, quote } : { text: n.value };
+}
+
+function quasiSegment(ctx: RecognizerContext, q: TSESTree.TemplateElement): Segment {
+  const cooked = q.value.cooked ?? "";
+  if (q.value.raw !== cooked) return { text: cooked };
+  const source = ctx.sourceCode.text;
+  const start = source[q.range[0]] === "`" || source[q.range[0]] === "}" ? q.range[0] + 1 : q.range[0];
+  return source.slice(start, start + cooked.length) === cooked ? { text: cooked, src: start, quote: "`" } : { text: cooked };
+}
+
+function tagName(tag: Node): string | undefined {
+  const t = unwrap(tag);
+  if (t.type === "Identifier") return t.name;
+  if (t.type === "MemberExpression") return keyName(t.property, t.computed);
+  return undefined;
+}
+
+/** A hole of a tagged template: a nested `sql` fragment or a raw helper is text; anything else is a parameter. */
+function taggedHole(ctx: RecognizerContext, expr: Node, depth: number): Segment[] {
+  const e = unwrap(expr);
+  if (e.type === "TaggedTemplateExpression" && TAGS.has(tagName(e.tag) ?? "")) {
+    return templateSegments(ctx, e.quasi, true, depth + 1) ?? [{ hole: expr, interpolated: false }];
+  }
+  if (e.type === "CallExpression" && e.arguments.length === 1) {
+    const callee = unwrap(e.callee);
+    const name = callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : undefined;
+    const arg = e.arguments[0]!;
+    const v = name && RAW_HELPERS.has(name) && arg.type !== "SpreadElement" ? evaluate(ctx.sourceCode, arg) : undefined;
+    if (v && typeof v.value === "string") return [{ text: v.value }];
+  }
+  if (e.type === "MemberExpression" && keyName(e.property, e.computed) === "empty") return [];
+  return [{ hole: expr, interpolated: false }];
+}
+
+function templateSegments(ctx: RecognizerContext, tpl: TSESTree.TemplateLiteral, tagged: boolean, depth: number): Segment[] | undefined {
+  if (depth > MAX_DEPTH) return undefined;
+  const out: Segment[] = [];
+  tpl.quasis.forEach((q, i) => {
+    out.push(quasiSegment(ctx, q));
+    const expr = tpl.expressions[i];
+    if (!expr) return;
+    if (tagged) out.push(...taggedHole(ctx, expr, depth));
+    else out.push(interpolation(ctx, expr));
+  });
+  return out;
+}
+
+/** `${x}` in an untagged template, or `+ x`: a static value is text; anything else is only known at run time. */
+function interpolation(ctx: RecognizerContext, expr: Node): Segment {
+  const v = evaluate(ctx.sourceCode, expr);
+  return v ? { text: String(v.value) } : { hole: expr, interpolated: true };
+}
+
+function textSegments(ctx: RecognizerContext, node: Node, depth: number): Segment[] | undefined {
+  if (depth > MAX_DEPTH) return undefined;
+  const n = unwrap(node);
+  switch (n.type) {
+    case "Literal":
+      return typeof n.value === "string" ? [literalSegment(ctx, n as TSESTree.StringLiteral)] : undefined;
+    case "TemplateLiteral":
+      return templateSegments(ctx, n, false, depth);
+    case "Identifier": {
+      const init = getConstInit(ctx.sourceCode, n);
+      return init ? textSegments(ctx, init, depth + 1) : undefined;
+    }
+    case "BinaryExpression": {
+      if (n.operator !== "+") return undefined;
+      const left = textSegments(ctx, n.left, depth + 1);
+      if (!left) return undefined;
+      return [...left, ...(textSegments(ctx, n.right, depth + 1) ?? [interpolation(ctx, n.right)])];
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** A quick look before any work: does the text start with a statement keyword (after comments)? */
+function looksLikeStatement(segments: readonly Segment[]): boolean {
+  let head = "";
+  for (const s of segments) {
+    if (!("text" in s)) break;
+    head += s.text;
+    if (head.length > 200) break;
+  }
+  return startsWithStatement(maskSql(head).masked);
+}
+
+// ---- parameters ----
+
+interface Params {
+  /** `$1`…`$n` and positional `?`, in order. */
+  readonly positional?: readonly (Node | undefined)[];
+  /** `:name` (knex named bindings, Sequelize replacements). */
+  readonly named?: TSESTree.ObjectExpression;
+}
+
+function constObject(ctx: RecognizerContext, node: Node | undefined): TSESTree.ObjectExpression | undefined {
+  if (!node) return undefined;
+  let n = unwrap(node);
+  if (n.type === "Identifier") {
+    const init = getConstInit(ctx.sourceCode, n);
+    if (!init) return undefined;
+    n = unwrap(init);
+  }
+  return n.type === "ObjectExpression" ? n : undefined;
+}
+
+function property(object: TSESTree.ObjectExpression, name: string): Node | undefined {
+  for (const p of object.properties) if (p.type === "Property" && keyName(p.key, p.computed) === name) return p.value;
+  return undefined;
+}
+
+function paramList(ctx: RecognizerContext, node: Node | undefined): (Node | undefined)[] | undefined {
+  if (!node) return undefined;
+  let n = unwrap(node);
+  if (n.type === "Identifier") {
+    const init = getConstInit(ctx.sourceCode, n);
+    if (!init) return undefined;
+    n = unwrap(init);
+  }
+  if (n.type !== "ArrayExpression") return undefined;
+  const out: (Node | undefined)[] = [];
+  for (const el of n.elements) {
+    if (el?.type === "SpreadElement") break;
+    out.push(el ?? undefined);
+  }
+  return out;
+}
+
+/** `[a, b]`, `{ bind: [...] }`, `{ replacements: [...] | {...} }`, `{ k: v }` for named bindings. */
+function paramsFrom(ctx: RecognizerContext, node: Node | undefined): Params {
+  const positional = paramList(ctx, node);
+  if (positional) return { positional };
+  const object = constObject(ctx, node);
+  if (!object) return {};
+  for (const key of ["bind", "replacements", "values"]) {
+    const value = property(object, key);
+    if (!value) continue;
+    const list = paramList(ctx, value);
+    if (list) return { positional: list };
+    const named = constObject(ctx, value);
+    return named ? { named } : {};
+  }
+  return { named: object };
+}
+
+function paramValue(ctx: RecognizerContext, node: Node | undefined): ParamValue | undefined {
+  if (!node) return undefined;
+  if (isClockReading(node)) return { now: true, node };
+  const value = evaluate(ctx.sourceCode, node);
+  return value ? { value, node } : { node };
+}
+
+// ---- the call shapes ----
+
+interface Found {
+  readonly source: SqlSource;
+  readonly params: Params;
+}
+
+function fromCall(ctx: RecognizerContext, call: TSESTree.CallExpression, method: string): Found | undefined {
+  const [first, second] = call.arguments;
+  if (!first || first.type === "SpreadElement") return undefined;
+  const argNode = unwrap(first);
+  // Cheap shape test before anything else: calls named `query`/`raw` are everywhere.
+  if (!["Literal", "TemplateLiteral", "Identifier", "BinaryExpression", "ObjectExpression"].includes(argNode.type)) return undefined;
+  let textNode: Node = first;
+  let params: Params = {};
+  const config = (method === "query" || method === "execute") ? constObject(ctx, first) : undefined;
+  if (config) {
+    const t = property(config, "text") ?? property(config, "sql");
+    if (!t) return undefined;
+    textNode = t;
+    params = { positional: paramList(ctx, property(config, "values")) ?? [] };
+    if (second && second.type !== "SpreadElement" && !params.positional?.length) params = paramsFrom(ctx, second);
+  } else if (method === "$executeRawUnsafe" || method === "$queryRawUnsafe") {
+    params = { positional: call.arguments.slice(1).map((a) => (a.type === "SpreadElement" ? undefined : a)) };
+  } else if (method === "prepare") {
+    // better-sqlite3: db.prepare(text).run(a, b) / .get(…) / .all(…)
+    const parent = call.parent;
+    const runner = parent?.type === "MemberExpression" && parent.object === call && parent.parent?.type === "CallExpression" ? parent.parent : undefined;
+    const args = runner?.arguments ?? [];
+    params = args.length === 1 && args[0]!.type !== "SpreadElement" && unwrap(args[0]!).type === "ObjectExpression"
+      ? paramsFrom(ctx, args[0])
+      : { positional: args.map((a) => (a.type === "SpreadElement" ? undefined : a)) };
+  } else if (second && second.type !== "SpreadElement") {
+    params = paramsFrom(ctx, second);
+  }
+  const segments = textSegments(ctx, textNode, 0);
+  if (!segments) return undefined;
+  const t = unwrap(textNode).type;
+  return { source: { segments, inline: t === "Literal" || t === "TemplateLiteral", tagged: false }, params };
+}
+
+// ---- rendering and parsing ----
+
+interface Rendered {
+  /** The text with every hole as `:__pK` (before positional `?` are numbered): what source offsets map into. */
+  readonly plain: string;
+  readonly masked: string;
+  readonly pieces: readonly { readonly start: number; readonly length: number; readonly src: number; readonly quote: Quote }[];
+  /** What each `:__pK` stands for. */
+  readonly slots: readonly (Node | undefined)[];
+  /** The text handed to the parser. */
+  readonly parseText: string;
+  readonly mysqlFirst: boolean;
+}
+
+function render(source: SqlSource, params: Params): Rendered {
+  let plain = "";
+  const pieces: { start: number; length: number; src: number; quote: Quote }[] = [];
+  const slots: (Node | undefined)[] = [];
+  for (const s of source.segments) {
+    if ("text" in s) {
+      if (s.src !== undefined && s.quote) pieces.push({ start: plain.length, length: s.text.length, src: s.src, quote: s.quote });
+      plain += s.text;
+      continue;
+    }
+    if (s.interpolated) {
+      const state = maskSql(plain).state;
+      // `'${name}'`: a value inside a SQL string, only known at run time.
+      if (state === "single" || state === "double" || state === "dollar") { plain += HOLE_SENTINEL; continue; }
+      slots.push(undefined);
+    } else {
+      slots.push(s.hole);
+    }
+    plain += `:__p${slots.length - 1}`;
+  }
+  const masked = maskSql(plain).masked;
+  const marks = questionMarks(masked);
+  let parseText = plain;
+  if (marks.length > 0) {
+    let out = "";
+    let last = 0;
+    marks.forEach((pos, i) => {
+      slots.push(params.positional?.[i]);
+      out += `${plain.slice(last, pos)}:__p${slots.length - 1}`;
+      last = pos + 1;
+    });
+    parseText = out + plain.slice(last);
+  }
+  const parseMasked = marks.length > 0 ? maskSql(parseText).masked : masked;
+  return {
+    plain,
+    masked,
+    pieces,
+    slots,
+    parseText: blankUnsupported(parseText, parseMasked),
+    mysqlFirst: marks.length > 0 || parseMasked.includes("`"),
+  };
+}
+
+function resolver(ctx: RecognizerContext, rendered: Rendered, params: Params) {
+  return (ref: ParamRef): ParamValue | undefined => {
+    if (ref.kind === "slot") return paramValue(ctx, rendered.slots[ref.index]);
+    if (ref.kind === "positional") return paramValue(ctx, params.positional?.[ref.index - 1]);
+    return params.named ? paramValue(ctx, property(params.named, ref.name)) : undefined;
+  };
+}
+
+/** Where plain-text offsets [from, to) sit in the file, when one piece holds them one for one. */
+function sourceRange(rendered: Rendered, from: number, to: number): { range: [number, number]; quote: Quote } | undefined {
+  for (const p of rendered.pieces) {
+    if (from >= p.start && to <= p.start + p.length) return { range: [p.src + (from - p.start), p.src + (to - p.start)], quote: p.quote };
+  }
+  return undefined;
+}
+
+/**
+ * The node an assignment's value is read from: the parameter's JS expression, or the SQL literal itself
+ * (`'running'`, located in the file), so that `getText` gives text a suggestion can reuse.
+ */
+function valueNode(ctx: RecognizerContext, rendered: Rendered, a: SqlAssignment, fallback: Node): Node {
+  if (a.node) return a.node;
+  if (!a.literal) return fallback;
+  // Only string literals: `'running'` is valid JS as well, `TRUE` is not.
+  if (!a.literal.startsWith("'")) return fallback;
+  for (let at = rendered.plain.indexOf(a.literal); at >= 0; at = rendered.plain.indexOf(a.literal, at + 1)) {
+    if (rendered.masked[at] !== "'") continue;
+    const where = sourceRange(rendered, at, at + a.literal.length);
+    if (!where || ctx.sourceCode.text.slice(where.range[0], where.range[1]) !== a.literal) continue;
+    const loc = { start: ctx.sourceCode.getLocFromIndex(where.range[0]), end: ctx.sourceCode.getLocFromIndex(where.range[1]) };
+    return { type: "Literal", value: a.literal, raw: a.literal, range: where.range, loc, parent: fallback } as unknown as Node;
+  }
+  return fallback;
+}
+
+// ---- suggestions ----
+
+function fieldsOf(c: Condition, out = new Set<string>()): Set<string> {
+  if (c.kind === "pred") out.add(normalizeName(c.field));
+  else if (c.kind === "and" || c.kind === "or") for (const i of c.items) fieldsOf(i, out);
+  else if (c.kind === "not") fieldsOf(c.item, out);
+  return out;
+}
+
+/** A value's source text as SQL: `"RUNNING"`, `'RUNNING'` → `'RUNNING'`; numbers and booleans as they are. */
+function sqlValue(valueText: string, tagged: boolean): string | undefined {
+  const t = valueText.trim();
+  const quoted = /^(['"`])([^'"`\\$]*)\1$/.exec(t);
+  if (quoted) return `'${quoted[2]}'`;
+  if (/^-?\d+(?:\.\d+)?$/.test(t) || /^(?:true|false|null)$/i.test(t)) return t.toUpperCase();
+  // In a tagged template any JS expression can be a parameter.
+  return tagged && !t.includes("`") ? `\${${t}}` : undefined;
+}
+
+function escapeFor(quote: Quote, s: string): string {
+  if (quote === "`") return s.replace(/\\/g, "\\\\").replace(/`/g, "\\`");
+  return s.replace(/\\/g, "\\\\").replace(new RegExp(quote, "g"), `\\${quote}`);
+}
+
+/** `WHERE` + ` field = 'value' AND`, written into the statement text in the file. */
+function predicateEdit(
+  rendered: Rendered,
+  statement: SqlStatement,
+  source: SqlSource,
+  field: string,
+  op: "eq" | "ne",
+  valueText: string,
+): TextEdit | undefined {
+  if (fieldsOf(statement.filter).has(normalizeName(field))) return undefined;
+  const at = topLevelWhere(rendered.masked);
+  if (at < 0) return undefined;
+  const where = sourceRange(rendered, at, at + 5);
+  if (!where) return undefined;
+  const value = sqlValue(valueText, source.tagged && where.quote === "`");
+  if (!value) return undefined;
+  const column = /^[a-z_][a-z0-9_]*$/.test(field) ? field : statement.dialect === "mysql" ? `\`${field}\`` : `"${field}"`;
+  const inserted = ` ${escapeFor(where.quote, column)} ${op === "eq" ? "=" : "<>"} ${value.startsWith("${") ? value : escapeFor(where.quote, value)} AND`;
+  return { range: [where.range[1], where.range[1]], text: inserted };
+}
+
+// ---- the recognizer ----
+
+function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, found: Found): StateAccess | undefined {
+  const { source, params } = found;
+  if (!looksLikeStatement(source.segments)) return undefined;
+  const rendered = render(source, params);
+  // A SELECT without WHERE reads no particular rows (`SELECT pg_advisory_lock($1)`, `SELECT count(*) FROM jobs`).
+  if (/^\s*select\b/i.test(rendered.masked) && !/\bwhere\b/i.test(rendered.masked)) return undefined;
+  const parsed = parseSql(rendered.parseText, rendered.mysqlFirst);
+  if (!parsed) return undefined;
+  const statement = translateSql(parsed, resolver(ctx, rendered, params), node);
+  if (!statement) return undefined;
+  if (statement.access === "read") {
+    return { access: "read", store: STORE, model: statement.model, operation, filter: statement.filter, node };
+  }
+  const assignments: Assignment[] = statement.assignments.map((a) => ({
+    field: a.field,
+    value: a.value,
+    node,
+    valueNode: valueNode(ctx, rendered, a, node),
+  }));
+  const editable = source.inline && statement.extendable && statement.effect !== "insert";
+  return {
+    access: "write",
+    store: STORE,
+    model: statement.model,
+    operation,
+    effect: statement.effect ?? "update",
+    ...(statement.onConflict ? { onConflict: statement.onConflict } : {}),
+    filter: statement.filter,
+    assignments,
+    node,
+    ...(editable ? { addPredicate: (field, op, valueText) => predicateEdit(rendered, statement, source, field, op, valueText) } : {}),
+  };
+}
 
 export const sqlRecognizer: Recognizer = {
-  store: "sql",
-  methods: new Set<string>(),
-  recognize: () => undefined,
+  store: STORE,
+  methods: METHODS,
+  tags: TAGS,
+  recognize(call, ctx): StateAccess | undefined {
+    const callee = unwrap(call.callee);
+    if (callee.type !== "MemberExpression") return undefined;
+    const method = keyName(callee.property, callee.computed);
+    if (!method || !METHODS.has(method)) return undefined;
+    try {
+      const found = fromCall(ctx, call, method);
+      return found && recognizeSource(ctx, call, method, found);
+    } catch {
+      return undefined;
+    }
+  },
+  recognizeTagged(node, ctx): StateAccess | undefined {
+    const name = tagName(node.tag);
+    if (!name) return undefined;
+    try {
+      const segments = templateSegments(ctx, node.quasi, true, 0);
+      if (!segments) return undefined;
+      return recognizeSource(ctx, node, name, { source: { segments, inline: true, tagged: true }, params: {} });
+    } catch {
+      return undefined;
+    }
+  },
 };

@@ -1,0 +1,586 @@
+// The MongoDB Node driver and Mongoose through the five database rules: `updateOne`/`updateMany`/
+// `findOneAndUpdate(filter, update)` with operator documents, Mongoose models and `findByIdAndUpdate(id, …)`,
+// active-record `doc.x = v; await doc.save()`, reads as the check of check-then-act and as stale scans,
+// deletes, and lock documents inserted under a unique `_id` with E11000 caught.
+import atomicClaim from "../../rules/atomic-claim.js";
+import conditionalRecovery from "../../rules/conditional-recovery.js";
+import progressBasedStaleness from "../../rules/progress-based-staleness.js";
+import requireFencing from "../../rules/require-fencing.js";
+import requireStaleRecovery from "../../rules/require-stale-recovery.js";
+import { javascript, ruleTester } from "../rule-tester.js";
+
+const PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
+const lock = (model: string, field: string, value: string) => ({ model, field, value });
+const claimed = (model: string, field: string, value: string, claimLine: number) => ({ model, field, value, claimLine: String(claimLine) });
+
+/** A Mongoose claim of Job.status = "processing", taken at line 3. The code after it starts at line 6. */
+const MONGOOSE_CLAIM = `import mongoose from "mongoose";
+export async function claim(id) {
+  const job = await Job.findOneAndUpdate({ _id: id, status: { $ne: "processing" } }, { $set: { status: "processing", updatedAt: new Date() } }, { new: true });
+  return job;
+}
+`;
+
+ruleTester.run("require-stale-recovery", requireStaleRecovery, {
+  valid: [
+    {
+      name: "a claim with a conditional recovery judged by a progress timestamp",
+      code: MONGOOSE_CLAIM + `export async function reap(cutoff) {
+  await Job.updateMany({ status: "processing", updatedAt: { $lt: cutoff } }, { $set: { status: "queued" } });
+}`,
+      languageOptions: javascript,
+    },
+    {
+      name: "a lease take-over in the claim itself ($or with an expired lease), native driver",
+      code: `import type { Db } from "mongodb";
+export async function claim(db: Db, id: string, workerId: string) {
+  const now = new Date();
+  return db.collection("jobs").findOneAndUpdate(
+    { _id: id, $or: [{ status: { $nin: ["running", "done"] } }, { status: "running", "lease.expiresAt": { $lt: now } }] },
+    { $set: { status: "running", lockedBy: workerId, "lease.expiresAt": new Date(now.getTime() + 30_000) } },
+  );
+}`,
+    },
+    {
+      name: "a plain transition PENDING → PAID by id is no lock",
+      code: `export async function markPaid(orderId: string) {
+  await Order.updateOne({ _id: orderId, status: "pending" }, { $set: { status: "paid", paidAt: new Date() } });
+}`,
+    },
+    {
+      name: "a bulk move into a waiting state is no claim",
+      code: `export async function retryFailed() {
+  await db.collection("jobs").updateMany({ status: "failed", attempts: { $lt: 5 } }, { $set: { status: "pending" }, $inc: { attempts: 1 } });
+}`,
+    },
+    {
+      name: "a processing flag claimed with $ne: true and recovered by a sweeper, Mongoose in a NestJS service",
+      code: `@Injectable()
+export class CampaignService {
+  constructor(@InjectModel(Campaign.name) private readonly campaignModel: Model<CampaignDocument>) {}
+  async claim(id: string) {
+    return this.campaignModel.updateOne({ _id: id, isSending: { $ne: true } }, { $set: { isSending: true, heartbeatAt: new Date() } });
+  }
+  async unstick(cutoff: Date) {
+    await this.campaignModel.updateMany({ isSending: true, heartbeatAt: { $lte: cutoff } }, { $set: { isSending: false } });
+  }
+}`,
+    },
+    {
+      name: "a pipeline update is not read: nothing is claimed",
+      code: `export async function bump(id: string) {
+  await db.collection("jobs").updateOne({ _id: id, status: { $ne: "running" } }, [{ $set: { status: "running" } }]);
+}`,
+    },
+    {
+      name: "an unreadable filter ($expr) never yields a finding",
+      code: `export async function start(id: string) {
+  await db.collection("jobs").updateOne({ _id: id, $expr: { $lt: ["$attempts", "$maxAttempts"] } }, { $set: { status: "running" } });
+}`,
+    },
+    {
+      name: "a lock document with an expiry that a sweeper deletes",
+      code: `export async function acquire(name: string, owner: string) {
+  try {
+    await db.collection("locks").insertOne({ _id: name, owner, expiresAt: new Date(Date.now() + 60_000) });
+    return true;
+  } catch (err) {
+    if ((err as { code?: number }).code === 11000) return false;
+    throw err;
+  }
+}
+export async function sweep() {
+  await db.collection("locks").deleteMany({ expiresAt: { $lt: new Date() } });
+}`,
+    },
+    {
+      name: "an upsert lease: inserted when absent, taken over when expired, E11000 means held",
+      code: `export async function acquire(name: string, owner: string) {
+  const now = new Date();
+  try {
+    await db.collection("leases").updateOne(
+      { _id: name, expiresAt: { $lt: now } },
+      { $set: { owner, expiresAt: new Date(now.getTime() + 30_000) } },
+      { upsert: true },
+    );
+    return true;
+  } catch (err) {
+    if ((err as { code?: number }).code === 11000) return false;
+    throw err;
+  }
+}`,
+    },
+    {
+      name: "an insert whose duplicate-key error is not caught takes no lock",
+      code: `export async function seed(name: string) {
+  await db.collection("locks").insertOne({ _id: name, owner: "seed" });
+}`,
+    },
+    {
+      name: "Prisma's one-argument updateMany is not read as Mongo (and here is a transition)",
+      code: `export async function archive(id: string) {
+  await prisma.job.deleteMany({ where: { id, status: "running" } });
+  await prisma.job.create({ data: { status: "running" } });
+}`,
+    },
+  ],
+  invalid: [
+    {
+      name: "Mongoose findOneAndUpdate claim with no recovery (plain JS)",
+      code: MONGOOSE_CLAIM,
+      languageOptions: javascript,
+      errors: [{ messageId: "missingRecovery", line: 3, column: 21, data: lock("Job", "status", "processing") }],
+    },
+    {
+      name: "native driver in a class service: this.jobs with $nin",
+      code: `import type { Collection, Db } from "mongodb";
+export class JobQueue {
+  private readonly jobs: Collection<JobDoc>;
+  constructor(db: Db) {
+    this.jobs = db.collection<JobDoc>("jobs");
+  }
+  async claim(id: string): Promise<boolean> {
+    const res = await this.jobs.updateOne({ _id: id, status: { $nin: ["running", "done"] } }, { $set: { status: "running" } });
+    return res.modifiedCount === 1;
+  }
+}`,
+      errors: [{ messageId: "missingRecovery", line: 8, column: 23, data: lock("jobs", "status", "running") }],
+    },
+    {
+      name: "a collection held in a const, with .then",
+      code: `const exportJobs = db.collection("exports");
+export function startExport(id) {
+  return exportJobs.updateOne({ _id: id, state: { $ne: "exporting" } }, { $set: { state: "exporting" } }).then((r) => r.modifiedCount === 1);
+}`,
+      languageOptions: javascript,
+      errors: [{ messageId: "missingRecovery", line: 3, column: 10, data: lock("exports", "state", "exporting") }],
+    },
+    {
+      name: "a lock document inserted with E11000 caught, and no expiry",
+      code: `export async function acquire(name: string) {
+  try {
+    await db.collection("locks").insertOne({ _id: name, owner: process.pid });
+    return true;
+  } catch (err) {
+    if (String(err).includes("E11000")) return false;
+    throw err;
+  }
+}
+export async function release(name: string) {
+  await db.collection("locks").deleteOne({ _id: name });
+}`,
+      errors: [{ messageId: "missingExpiry", line: 3, column: 11, data: { model: "locks" } }],
+    },
+    {
+      name: "Model.create of a lock document, E11000 handled in a .catch after .then",
+      code: `export function tryLock(name) {
+  return Lock.create({ _id: name, pid: process.pid }).then(() => true).catch((e) => {
+    if (e.code === 11000) return false;
+    throw e;
+  });
+}`,
+      languageOptions: javascript,
+      errors: [{ messageId: "missingExpiry", line: 2, column: 10, data: { model: "Lock" } }],
+    },
+    {
+      name: "new Model({…}).save() of a lock document: the first save inserts it",
+      code: `export async function lockImport(name) {
+  const lock = new ImportLock({ _id: name, host: os.hostname() });
+  try {
+    await lock.save();
+  } catch (err) {
+    if (err.code === 11000) return null;
+    throw err;
+  }
+  return lock;
+}`,
+      languageOptions: javascript,
+      errors: [{ messageId: "missingExpiry", line: 4, column: 11, data: { model: "ImportLock" } }],
+    },
+  ],
+});
+
+ruleTester.run("atomic-claim", atomicClaim, {
+  valid: [
+    {
+      name: "the write itself excludes the value: an atomic claim",
+      code: `export async function start(id: string) {
+  const job = await Job.findById(id);
+  if (!job || job.status === "running") return;
+  await Job.updateOne({ _id: id, status: { $ne: "running" } }, { $set: { status: "running" } });
+}`,
+    },
+    {
+      name: "a compare-and-set on the status read before",
+      code: `export function next() {
+  return Job.findOne({ status: "queued" }).then((job) => job && Job.updateOne({ _id: job._id, status: job.status }, { $set: { status: "running" } }));
+}`,
+    },
+    {
+      name: "a check of another model's document says nothing about the job",
+      code: `export async function start(projectId: string, jobId: string) {
+  const project = await Project.findById(projectId);
+  if (project.status !== "active") return;
+  await Job.findByIdAndUpdate(jobId, { $set: { status: "running" } });
+}`,
+    },
+    {
+      name: "a reporting query before an update that claims nothing",
+      code: `export async function report() {
+  const busy = await db.collection("jobs").countDocuments({ status: "running" });
+  await db.collection("stats").updateOne({ _id: "jobs" }, { $set: { busy } });
+}`,
+    },
+  ],
+  invalid: [
+    {
+      name: "active record: read, check in JS, assign, save (inside a transaction)",
+      code: `export async function start(id: string) {
+  const session = await mongoose.startSession();
+  await session.withTransaction(async () => {
+    const job = await Job.findById(id).session(session);
+    if (job.status === "processing") return;
+    job.status = "processing";
+    job.startedAt = new Date();
+    await job.save({ session });
+  });
+}`,
+      errors: [{
+        messageId: "checkThenAct", line: 8, column: 11,
+        data: { ...lock("Job", "status", "processing"), checkedWhere: "in JavaScript", checkLine: "5" },
+        suggestions: [],
+      }],
+    },
+    {
+      name: "a processing flag: if (doc.isSending) return; doc.isSending = true; await doc.save() (plain JS)",
+      code: `export async function send(id) {
+  const campaign = await Campaign.findById(id);
+  if (campaign.isSending) return;
+  campaign.isSending = true;
+  await campaign.save();
+}`,
+      languageOptions: javascript,
+      errors: [{
+        messageId: "checkThenAct", line: 5, column: 9,
+        data: { ...lock("Campaign", "isSending", "true"), checkedWhere: "in JavaScript", checkLine: "3" },
+        suggestions: [],
+      }],
+    },
+    {
+      name: "a loop over a read of queued jobs, doc.set, then save",
+      code: `export async function drain() {
+  for (const job of await Job.find({ status: "queued" }).limit(10)) {
+    job.set({ status: "running", startedAt: new Date() });
+    await job.save();
+  }
+}`,
+      languageOptions: javascript,
+      errors: [{
+        messageId: "checkThenAct", line: 4, column: 11,
+        data: { ...lock("Job", "status", "running"), checkedWhere: "with a separate read", checkLine: "2" },
+        suggestions: [],
+      }],
+    },
+    {
+      name: "read, then write by id in .then: the filter gains $ne",
+      code: `export function next(db: Db) {
+  return db.collection("tasks").findOne({ state: "queued" }).then((t) => t && db.collection("tasks").updateOne({ _id: t._id }, { $set: { state: "running" } }));
+}`,
+      errors: [{
+        messageId: "checkThenAct", line: 2, column: 79,
+        data: { ...lock("tasks", "state", "running"), checkedWhere: "with a separate read", checkLine: "2" },
+        suggestions: [{
+          messageId: "addCondition",
+          data: { ...lock("tasks", "state", "running"), checkedWhere: "with a separate read", checkLine: "2" },
+          output: `export function next(db: Db) {
+  return db.collection("tasks").findOne({ state: "queued" }).then((t) => t && db.collection("tasks").updateOne({ _id: t._id, state: { $ne: "running" } }, { $set: { state: "running" } }));
+}`,
+        }],
+      }],
+    },
+    {
+      name: "findByIdAndUpdate after a JS check: the suggestion turns it into findOneAndUpdate with a filter",
+      code: `export async function start(id: string) {
+  const job = await Job.findById(id).lean();
+  if (job.status !== "queued") return null;
+  return Job.findByIdAndUpdate(id, { status: "running" }, { new: true });
+}`,
+      errors: [{
+        messageId: "checkThenAct", line: 4, column: 10,
+        data: { ...lock("Job", "status", "running"), checkedWhere: "in JavaScript", checkLine: "3" },
+        suggestions: [{
+          messageId: "addCondition",
+          data: { ...lock("Job", "status", "running"), checkedWhere: "in JavaScript", checkLine: "3" },
+          output: `export async function start(id: string) {
+  const job = await Job.findById(id).lean();
+  if (job.status !== "queued") return null;
+  return Job.findOneAndUpdate({ _id: id, status: { $ne: "running" } }, { status: "running" }, { new: true });
+}`,
+        }],
+      }],
+    },
+    {
+      name: "Mongoose top-level fields (cast to $set) after a check, this.jobModel in a service",
+      code: `export class JobsService {
+  constructor(private readonly jobModel: Model<JobDocument>) {}
+  async run(id: string) {
+    const job = await this.jobModel.findOne({ _id: id }).exec();
+    if (["running", "done"].includes(job.status)) return;
+    await this.jobModel.updateOne({ _id: id }, { status: "running", startedAt: new Date() });
+  }
+}`,
+      errors: [{
+        messageId: "checkThenAct", line: 6, column: 11,
+        data: { ...lock("job", "status", "running"), checkedWhere: "in JavaScript", checkLine: "5" },
+        suggestions: [{
+          messageId: "addCondition",
+          data: { ...lock("job", "status", "running"), checkedWhere: "in JavaScript", checkLine: "5" },
+          output: `export class JobsService {
+  constructor(private readonly jobModel: Model<JobDocument>) {}
+  async run(id: string) {
+    const job = await this.jobModel.findOne({ _id: id }).exec();
+    if (["running", "done"].includes(job.status)) return;
+    await this.jobModel.updateOne({ _id: id, status: { $ne: "running" } }, { status: "running", startedAt: new Date() });
+  }
+}`,
+        }],
+      }],
+    },
+  ],
+});
+
+ruleTester.run("conditional-recovery", conditionalRecovery, {
+  valid: [
+    {
+      name: "status and age in one filter",
+      code: MONGOOSE_CLAIM + `export async function reap() {
+  await Job.updateMany({ status: { $in: ["processing"] }, updatedAt: { $lt: new Date(Date.now() - 60_000) } }, { $set: { status: "failed" } });
+}`,
+      languageOptions: javascript,
+    },
+    {
+      name: "a delete of stale claimed documents, judged by age and pinned",
+      code: MONGOOSE_CLAIM + `export async function purge(cutoff) {
+  await Job.deleteMany({ status: "processing", updatedAt: { $lt: cutoff } });
+}`,
+      languageOptions: javascript,
+    },
+    {
+      name: "a $nor over fresh rows is still status and age in the filter",
+      code: MONGOOSE_CLAIM + `export async function reap(cutoff) {
+  await Job.updateMany({ status: "processing", $nor: [{ updatedAt: { $gte: cutoff } }] }, { $set: { status: "queued" } });
+}`,
+      languageOptions: javascript,
+    },
+  ],
+  invalid: [
+    {
+      name: "a boot-time reset of every processing job: no age",
+      code: MONGOOSE_CLAIM + `export async function onBoot() {
+  await Job.updateMany({ status: "processing" }, { $set: { status: "queued" } });
+}`,
+      languageOptions: javascript,
+      errors: [{
+        messageId: "missingTime", line: 7, column: 9,
+        data: { ...claimed("Job", "status", "processing", 3), target: "queued", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
+        suggestions: [],
+      }],
+    },
+    {
+      name: "age without the status: the suggestion adds it",
+      code: MONGOOSE_CLAIM + `export async function reap(cutoff) {
+  await Job.updateMany({ updatedAt: { $lt: cutoff } }, { $set: { status: "failed" } });
+}`,
+      languageOptions: javascript,
+      errors: [{
+        messageId: "missingStatus", line: 7, column: 9,
+        data: { ...claimed("Job", "status", "processing", 3), target: "failed", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
+        suggestions: [{
+          messageId: "addStatus",
+          data: { ...claimed("Job", "status", "processing", 3), target: "failed", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
+          output: MONGOOSE_CLAIM + `export async function reap(cutoff) {
+  await Job.updateMany({ updatedAt: { $lt: cutoff }, status: "processing" }, { $set: { status: "failed" } });
+}`,
+        }],
+      }],
+    },
+    {
+      name: "a stale scan, then writes by _id only",
+      code: MONGOOSE_CLAIM + `export async function reap(cutoff) {
+  const stale = await Job.find({ status: "processing", updatedAt: { $lt: cutoff } });
+  for (const job of stale) {
+    await Job.updateOne({ _id: job._id }, { $set: { status: "queued" } });
+  }
+}`,
+      languageOptions: javascript,
+      errors: [{
+        messageId: "checkInJs", line: 9, column: 11,
+        data: { ...claimed("Job", "status", "processing", 3), target: "queued", rowFilter: "_id", checkedWhere: "with a separate read", checkLine: "7" },
+        suggestions: [],
+      }],
+    },
+  ],
+});
+
+ruleTester.run("progress-based-staleness", progressBasedStaleness, {
+  valid: [
+    {
+      name: "a recovery judged by a nested progress field (lease.heartbeatAt)",
+      code: `export async function claim(id: string) {
+  await db.collection("jobs").updateOne({ _id: id, status: "queued" }, { $set: { status: "running", "lease.heartbeatAt": new Date() } });
+}
+export async function reap(cutoff: Date) {
+  await db.collection("jobs").updateMany({ status: "running", "lease.heartbeatAt": { $lt: cutoff } }, { $set: { status: "queued" } });
+}`,
+    },
+    {
+      name: "a scan of recent work by start time is no stale scan",
+      code: `export async function recent(since: Date) {
+  return Job.find({ status: "running", startedAt: { $gte: since } });
+}`,
+    },
+    {
+      name: "a scan of finished jobs by start time pins no in-progress value",
+      code: `export async function old(cutoff: Date) {
+  return Job.find({ status: "done", startedAt: { $lt: cutoff } }).lean();
+}`,
+    },
+  ],
+  invalid: [
+    {
+      name: "a recovery judged by lockedAt, set once when the claim is taken (plain JS)",
+      code: `export async function claim(id) {
+  await Job.findOneAndUpdate({ _id: id, status: { $ne: "processing" } }, { $set: { status: "processing", lockedAt: new Date() } });
+}
+export async function recover() {
+  await Job.updateMany({ status: "processing", lockedAt: { $lt: new Date(Date.now() - 600_000) } }, { $set: { status: "queued" } });
+}`,
+      languageOptions: javascript,
+      errors: [{
+        messageId: "startTimeRecovery", line: 5, column: 48,
+        data: { ...claimed("Job", "status", "processing", 2), timeField: "lockedAt", progressFields: PROGRESS },
+      }],
+    },
+    {
+      name: "a stale scan by a nested start time (lease.startedAt)",
+      code: `export async function stuck(db: Db, cutoff: Date) {
+  return db.collection("jobs").find({ status: "running", "lease.startedAt": { $lte: cutoff } }).toArray();
+}`,
+      errors: [{
+        messageId: "startTimeScan", line: 2, column: 58,
+        data: { model: "jobs", field: "status", value: "running", timeField: "lease.startedAt", progressFields: PROGRESS },
+      }],
+    },
+    {
+      name: "an upsert lock taken over by the time it was acquired",
+      code: `export async function acquire(name: string, owner: string) {
+  const now = new Date();
+  try {
+    await db.collection("locks").updateOne({ _id: name, acquiredAt: { $lt: new Date(now.getTime() - 30_000) } }, { $set: { owner, acquiredAt: now } }, { upsert: true });
+    return true;
+  } catch (err) {
+    if ((err as { code?: number }).code === 11000) return false;
+    throw err;
+  }
+}`,
+      errors: [{
+        messageId: "startTimeTakeover", line: 4, column: 57,
+        data: { ...claimed("locks", "row", "held", 4), timeField: "acquiredAt", progressFields: PROGRESS },
+      }],
+    },
+  ],
+});
+
+ruleTester.run("require-fencing", requireFencing, {
+  valid: [
+    {
+      name: "completion fenced on the owner column",
+      code: `export async function work(id: string, workerId: string) {
+  const job = await Job.findOneAndUpdate({ _id: id, status: "queued" }, { $set: { status: "running", lockedBy: workerId } });
+  if (!job) return;
+  await Job.updateOne({ _id: id, lockedBy: workerId }, { $set: { status: "done" } });
+}`,
+    },
+    {
+      name: "completion fenced on the claimed status",
+      code: `export async function work(id: string) {
+  const job = await Job.findOneAndUpdate({ _id: id, status: "queued" }, { $set: { status: "running" } });
+  if (!job) return;
+  await Job.updateOne({ _id: id, status: "running" }, { $set: { status: "done" } });
+}`,
+    },
+    {
+      name: "an admin cancel in another route handler is not the holder's write",
+      code: `app.post("/jobs/:id/start", async (req) => {
+  await Job.updateOne({ _id: req.params.id, status: { $ne: "running" } }, { $set: { status: "running" } });
+});
+app.post("/jobs/:id/cancel", async (req) => {
+  await Job.findByIdAndUpdate(req.params.id, { $set: { status: "cancelled" } });
+});`,
+    },
+  ],
+  invalid: [
+    {
+      name: "completion by _id only",
+      code: MONGOOSE_CLAIM.replace("  return job;\n", `  if (!job) return null;
+  await Job.updateOne({ _id: id }, { $set: { status: "done", finishedAt: new Date() } });
+`),
+      languageOptions: javascript,
+      errors: [{
+        messageId: "unfencedWrite", line: 5, column: 9,
+        data: { ...claimed("Job", "status", "processing", 3), target: "done" },
+        suggestions: [{
+          messageId: "addFence",
+          data: { ...claimed("Job", "status", "processing", 3), target: "done" },
+          output: MONGOOSE_CLAIM.replace("  return job;\n", `  if (!job) return null;
+  await Job.updateOne({ _id: id, status: "processing" }, { $set: { status: "done", finishedAt: new Date() } });
+`),
+        }],
+      }],
+    },
+    {
+      name: "active record: the claimed document saved as done",
+      code: MONGOOSE_CLAIM.replace("  return job;\n", `  if (!job) return null;
+  job.status = "done";
+  await job.save();
+`),
+      languageOptions: javascript,
+      errors: [{
+        messageId: "unfencedWrite", line: 6, column: 9,
+        data: { ...claimed("Job", "status", "processing", 3), target: "done" },
+        suggestions: [],
+      }],
+    },
+    {
+      name: "a failure path reached through this.fail(): findByIdAndUpdate gets a filter",
+      code: `export class Worker {
+  async run(id: string) {
+    const res = await this.jobs.updateOne({ _id: id, status: { $ne: "running" } }, { $set: { status: "running" } });
+    if (res.modifiedCount === 0) return;
+    await this.fail(id);
+  }
+  async fail(id: string) {
+    await this.jobModel.findByIdAndUpdate(id, { $set: { status: "failed" } });
+  }
+}`,
+      errors: [{
+        messageId: "unfencedWrite", line: 8, column: 11,
+        data: { ...claimed("jobs", "status", "running", 3), target: "failed" },
+        suggestions: [{
+          messageId: "addFence",
+          data: { ...claimed("jobs", "status", "running", 3), target: "failed" },
+          output: `export class Worker {
+  async run(id: string) {
+    const res = await this.jobs.updateOne({ _id: id, status: { $ne: "running" } }, { $set: { status: "running" } });
+    if (res.modifiedCount === 0) return;
+    await this.fail(id);
+  }
+  async fail(id: string) {
+    await this.jobModel.findOneAndUpdate({ _id: id, status: "running" }, { $set: { status: "failed" } });
+  }
+}`,
+        }],
+      }],
+    },
+  ],
+});
