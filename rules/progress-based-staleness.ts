@@ -1,4 +1,4 @@
-import type { Node } from "../src/core/model.js";
+import type { Claim, Node } from "../src/core/model.js";
 import { createRule } from "../src/create-rule.js";
 import { onLockFacts } from "../src/core/inventory.js";
 import { claimData } from "../src/core/messages.js";
@@ -7,7 +7,7 @@ import { formatValue } from "../src/core/values.js";
 
 type Options = [{ startTimeFields?: string[]; progressTimeFields?: string[] }];
 
-export default createRule<"startTimeRecovery" | "startTimeScan" | "startTimeTakeover", Options>({
+export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeScan" | "startTimeTakeover", Options>({
   name: "progress-based-staleness",
   meta: {
     type: "problem",
@@ -30,6 +30,8 @@ export default createRule<"startTimeRecovery" | "startTimeScan" | "startTimeTake
     messages: {
       startTimeRecovery:
         "Q2 (how do you tell alive from dead?): this recovery of {{model}}.{{field}} = {{value}} (claimed at line {{claimLine}}) judges age by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
+      startTimeLockRow:
+        "Q2 (how do you tell alive from dead?): this {{what}} of lock rows in {{model}} (taken at line {{claimLine}}) judges age by {{timeField}}, which is set once when the lock is taken. A slow but healthy holder loses its lock while it still works. Judge it by an expiry the holder renews, or a timestamp it keeps moving ({{progressFields}}).",
       startTimeScan:
         "Q2 (how do you tell alive from dead?): this query picks {{model}} rows stuck in {{field}} = {{value}} by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
       startTimeTakeover:
@@ -44,6 +46,10 @@ export default createRule<"startTimeRecovery" | "startTimeScan" | "startTimeTake
       if (fields.some((f) => vocabulary.isProgressTimeField(f.field))) return undefined;
       return fields.find((f) => vocabulary.isStartTimeField(f.field));
     }
+    function reportLockRow(what: string, claim: Claim, start: { field: string; node: Node }): void {
+      const data = { what, model: claim.lock.model, claimLine: String(claim.write.node.loc.start.line), timeField: start.field, progressFields };
+      context.report({ node: start.node, messageId: "startTimeLockRow", data });
+    }
     return onLockFacts(context, (facts) => {
       const seen = new Set<Node>();
       for (const recovery of facts.recoveries) {
@@ -54,6 +60,10 @@ export default createRule<"startTimeRecovery" | "startTimeScan" | "startTimeTake
         const start = startTimeOnly(judged);
         if (!start) continue;
         seen.add(recovery.write.node);
+        if (recovery.claim.insert) {
+          reportLockRow("sweep", recovery.claim, start);
+          continue;
+        }
         const data = { ...claimData(recovery.claim), timeField: start.field, progressFields };
         context.report({ node: start.node, messageId: "startTimeRecovery", data });
       }
@@ -69,6 +79,10 @@ export default createRule<"startTimeRecovery" | "startTimeScan" | "startTimeTake
       for (const claim of facts.claims) {
         const start = startTimeOnly(claim.takeover);
         if (!start) continue;
+        if (claim.insert) {
+          reportLockRow("take-over", claim, start);
+          continue;
+        }
         const data = { ...claimData(claim), timeField: start.field, progressFields };
         context.report({ node: start.node, messageId: "startTimeTakeover", data });
       }

@@ -104,6 +104,24 @@ class CallGraph {
     }
   }
 
+  /**
+   * Where `target` is called from: each calling unit with the position right after the call, so a caller's
+   * writes after `await claimExport(id)` count as the holder's.
+   */
+  callSites(target: Unit): { unit: Unit; after: number }[] {
+    if (target === null) return [];
+    const name = functionName(target);
+    const out: { unit: Unit; after: number }[] = [];
+    for (const [unit, refs] of this.edges) {
+      for (const ref of refs) {
+        if (ref.name !== name) continue;
+        if (ref.viaThis ? classOf(ref.from) !== classOf(target) : classOf(target) !== undefined) continue;
+        out.push({ unit, after: ref.from.range[1] });
+      }
+    }
+    return out;
+  }
+
   /** Units reachable from `start` by calls (and functions passed as arguments), `start` included. */
   reachable(start: Unit): Set<Unit> {
     const cached = this.reachCache.get(start);
@@ -377,7 +395,11 @@ export function buildFacts(
     const writeUnit = unitOf(h.write.node);
     if (writeUnit === claimUnit) return h.write.node.range[0] > h.claim.write.node.range[1];
     graph ??= new CallGraph(shape);
-    return graph.reachable(claimUnit).has(writeUnit);
+    if (graph.reachable(claimUnit).has(writeUnit)) return true;
+    // A claim helper's caller: `if (!(await claimExport(id))) return; …; await finish(id)`.
+    return graph.callSites(claimUnit).some((site) =>
+      (site.unit === writeUnit && h.write.node.range[0] > site.after) ||
+      (site.unit !== writeUnit && graph!.reachable(site.unit).has(writeUnit)));
   });
 
   const byClaim = new Map<Claim, Recovery[]>();

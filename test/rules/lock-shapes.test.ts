@@ -131,8 +131,8 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
 }
 export async function sweep(cutoff: Date) { await prisma.jobLock.deleteMany({ where: { createdAt: { lt: cutoff } } }); }`,
       errors: [{
-        messageId: "startTimeRecovery", line: 5, column: 88,
-        data: { model: "jobLock", field: "row", value: "held", claimLine: "2", timeField: "createdAt", progressFields: "updatedAt, modifiedAt, heartbeatAt" },
+        messageId: "startTimeLockRow", line: 5, column: 88,
+        data: { what: "sweep", model: "jobLock", claimLine: "2", timeField: "createdAt", progressFields: "updatedAt, modifiedAt, heartbeatAt" },
       }],
     },
   ],

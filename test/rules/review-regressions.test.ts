@@ -378,3 +378,42 @@ export function releaseLock(key: string, token: string) {
     },
   ],
 });
+
+// The holder's writes in the function that called the claim helper, after the call.
+const claimHelper = `export async function claimExport(id: string) {
+  const { count } = await prisma.videoExport.updateMany({ where: { id, status: { not: "RENDERING" } }, data: { status: "RENDERING" } });
+  return count === 1;
+}
+`;
+
+ruleTester.run("require-fencing", requireFencing, {
+  valid: [
+    // before the claim, the caller is not yet the holder
+    `${claimHelper}export async function rerun(id: string) {
+  await prisma.videoExport.update({ where: { id }, data: { status: "QUEUED" } });
+  if (!(await claimExport(id))) return;
+}`,
+  ],
+  invalid: [
+    {
+      code: `${claimHelper}export async function runExport(id: string) {
+  if (!(await claimExport(id))) return;
+  await render(id);
+  await prisma.videoExport.update({ where: { id }, data: { status: "READY" } });
+}`,
+      errors: [{
+        messageId: "unfencedWrite", line: 8, column: 9,
+        data: { model: "videoExport", field: "status", value: "RENDERING", claimLine: "2", target: "READY" },
+        suggestions: [{
+          messageId: "addFence",
+          data: { model: "videoExport", field: "status", value: "RENDERING", claimLine: "2", target: "READY" },
+          output: `${claimHelper}export async function runExport(id: string) {
+  if (!(await claimExport(id))) return;
+  await render(id);
+  await prisma.videoExport.update({ where: { id, status: "RENDERING" }, data: { status: "READY" } });
+}`,
+        }],
+      }],
+    },
+  ],
+});

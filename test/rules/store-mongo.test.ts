@@ -484,8 +484,8 @@ export async function recover() {
   }
 }`,
       errors: [{
-        messageId: "startTimeTakeover", line: 4, column: 57,
-        data: { ...claimed("locks", "row", "held", 4), timeField: "acquiredAt", progressFields: PROGRESS },
+        messageId: "startTimeLockRow", line: 4, column: 57,
+        data: { what: "take-over", model: "locks", claimLine: "4", timeField: "acquiredAt", progressFields: PROGRESS },
       }],
     },
   ],
