@@ -228,9 +228,27 @@ function isNestedBuilder(ctx: RecognizerContext, base: Node): boolean {
   return false;
 }
 
+/**
+ * A repository's own table accessor, `this.table()` / `this.queueTable()` / `model.jobsQuery()`: a method with no
+ * arguments named like a table or query, returning a builder for its table. The model is the name minus
+ * `Table`/`Query` (`queueTable` → `queue`), or the name itself (`table`).
+ */
+const TABLE_ACCESSOR = /^(?:table|query|builder|queryBuilder|\w+Table|\w+Query)$/;
+
+function accessorScope(callee: TSESTree.MemberExpression): TableScope | undefined {
+  if (callee.computed || callee.property.type !== "Identifier" || !TABLE_ACCESSOR.test(callee.property.name)) return undefined;
+  const name = callee.property.name;
+  const table = name.replace(/(?:Table|Query)$/, "") || name;
+  return { table, prefixes: [table.toLowerCase()], quote: "'" };
+}
+
 function knexRoot(ctx: RecognizerContext, base: Node, links: readonly Link[]): Root | undefined {
   if (base.type === "CallExpression") {
     const callee = unwrap(base.callee);
+    if (callee.type === "MemberExpression" && base.arguments.length === 0) {
+      const scope = accessorScope(callee);
+      return scope && { scope, start: 0 };
+    }
     if (callee.type !== "Identifier" || NOT_KNEX.test(callee.name)) return undefined;
     const scope = tableScope(ctx, base.arguments[0]);
     return scope && { scope, start: 0 };
@@ -590,8 +608,11 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
   const base = { store: "knex", model: scope.table, operation } as const;
 
   if (operation === "update" || operation === "del" || operation === "delete") {
-    const clauses = reader.clauses(before);
-    if (!clauses || !trailing(after)) return undefined;
+    // Knex also takes where-links after the write: `update({…}).where({ id })`. (Supabase filters with `.eq()`.)
+    let wheresAfter = 0;
+    while (wheresAfter < after.length && WHERE_NAME.test(after[wheresAfter]!.name)) wheresAfter++;
+    const clauses = reader.clauses([...before, ...after.slice(0, wheresAfter)]);
+    if (!clauses || !trailing(after.slice(wheresAfter))) return undefined;
     const assignments = operation === "update" ? updateAssignments(ctx, scope, call.arguments) : [];
     if (!assignments) return undefined;
     if (operation !== "update" && call.arguments.length > 1) return undefined;
