@@ -10,8 +10,12 @@ import { evaluate, getConstInit, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
-const AGE_NAME = /idle|elapsed|stale|time_?out|cutoff|deadline|(?:^|[a-z_])age(?:$|[A-Z_])/i;
-const AGE_CALL = /stale|expired|timed?_?out|older|isBefore|isAfter|differenceIn|elapsed|\bage\b|overdue|dead|alive|hung|stuck/i;
+const AGE_NAME = /idle|elapsed|stale|time_?out|cutoff|threshold|deadline|(?:^|[a-z_])age(?:$|[A-Z_])/i;
+/** Date-library calls that compute "a duration ago": `subtract`, `subMinutes`, `minus({ minutes })`. */
+const DURATION_CALL = /^(?:subtract|minus|sub[A-Z]\w*|add[A-Z]\w*|plus)$/;
+/** Comparisons of two dates that are age checks only when one side is a duration ago. */
+const SCHEDULE_CALL = /^(?:isBefore|isAfter|isSameOrBefore|isSameOrAfter)$/;
+const AGE_CALL = /stale|expired|timed?_?out|older|isBefore|isAfter|isSameOrBefore|isSameOrAfter|differenceIn|elapsed|\bage\b|overdue|dead|alive|hung|stuck/i;
 
 /** A statement that always leaves the surrounding block: return, throw, continue, break, or a block ending in one. */
 function alwaysExits(node: TSESTree.Statement): boolean {
@@ -121,14 +125,22 @@ export function describeTest(
   walkExpression(test, (n) => {
     if (n.type === "BinaryExpression") {
       if (["<", ">", "<=", ">="].includes(n.operator)) {
+        // Age is a time compared with a *duration* ago: `updatedAt < Date.now() - ttl`, `idleFor > LIMIT`,
+        // `updatedAt < cutoff`. A time compared with now alone (`startAt <= now`: due) is a schedule, not age.
         let timed = false;
+        let duration = false;
         const visit = (m: Node, followConsts: boolean): void => {
           const name = memberName(m) ?? (m.type === "Identifier" ? m.name : undefined);
-          if (name && (vocabulary.isTimeField(name) || (m.type === "Identifier" && AGE_NAME.test(name)))) {
+          if (name && vocabulary.isTimeField(name)) {
             timed = true;
             if (m.type === "MemberExpression") timeFields.add(name);
+            // A liveness signal compared at all is an age check (`job.heartbeatAt < since`).
+            if (vocabulary.isProgressTimeField(name)) duration = true;
           }
+          if (m.type === "Identifier" && AGE_NAME.test(m.name)) timed = duration = true;
           if (m.type === "CallExpression" && memberName(m.callee) === "now") timed = true;
+          if (m.type === "BinaryExpression" && m.operator === "-") duration = true;
+          if (m.type === "CallExpression" && DURATION_CALL.test(memberName(m.callee) ?? (m.callee.type === "Identifier" ? m.callee.name : ""))) duration = true;
           // `const idleFor = Date.now() - job.updatedAt.getTime(); if (idleFor > LIMIT)`: read the const once.
           if (followConsts && m.type === "Identifier") {
             const init = getConstInit(sourceCode, m);
@@ -136,12 +148,19 @@ export function describeTest(
           }
         };
         walkExpression(n, (m) => visit(m, true));
-        if (timed) judgesAge = true;
+        if (timed && duration) judgesAge = true;
       }
     }
     if (n.type === "CallExpression") {
       const callee = n.callee.type === "Identifier" ? n.callee.name : memberName(n.callee);
-      if (callee && AGE_CALL.test(callee)) {
+      // isBefore/isAfter judge age only against a time a duration ago (`isBefore(job.updatedAt, subMinutes(now, 30))`).
+      let dated = !SCHEDULE_CALL.test(callee ?? "");
+      if (!dated) walkExpression(n, (m) => {
+        if ((m.type === "BinaryExpression" && m.operator === "-") ||
+          (m.type === "CallExpression" && DURATION_CALL.test(memberName(m.callee) ?? (m.callee.type === "Identifier" ? m.callee.name : "")))) dated = true;
+        if (m.type === "Identifier" && AGE_NAME.test(m.name)) dated = true;
+      });
+      if (callee && AGE_CALL.test(callee) && dated) {
         judgesAge = true;
         walkExpression(n, (m) => {
           const name = memberName(m);

@@ -228,8 +228,35 @@ function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
   return [{ write, lock, assignment, takeover: ages.flat(), insert: true }];
 }
 
+/** The module gates on rows holding `field = value`: it claims that value elsewhere, or reads rows filtered on it. */
+function gatesOn(mod: Module, write: StateWrite, field: string, value: StaticValue, claims: readonly Claim[]): boolean {
+  const model = normalizeModel(write.model);
+  if (claims.some((c) => !c.insert && normalizeModel(c.lock.model) === model && sameField(c.lock.field, field) && sameValue(c.lock.value, value))) {
+    return true;
+  }
+  return mod.reads.some((a) => normalizeModel(a.model) === model &&
+    toBranches(a.filter).some((b) => b.some((atom) =>
+      !("opaque" in atom) && sameField(atom.pred.field, field) && (atom.pred.values ?? []).some((v) => sameValue(v, value)))));
+}
+
+/**
+ * A row inserted already in progress (`insert({ …, status: "PROCESS" })`) is claimed from birth, when the module
+ * gates on that state elsewhere (a claim or a read filtering it): if its creator dies, it stays claimed.
+ */
+function findBornClaims(mod: Module, write: StateWrite, claims: readonly Claim[]): Claim[] {
+  const born: Claim[] = [];
+  for (const assignment of write.assignments) {
+    if (assignment.value.kind !== "static" || !isLockAssignment(assignment.field, assignment.value.value, mod.vocabulary)) continue;
+    const value = assignment.value.value;
+    if (!gatesOn(mod, write, assignment.field, value, claims)) continue;
+    const lock: LockKey = { model: write.model, field: assignment.field, value, valueText: mod.sourceCode.getText(assignment.valueNode) };
+    born.push({ write, lock, assignment, takeover: [] });
+  }
+  return born;
+}
+
 function findClaims(mod: Module, write: StateWrite): Claim[] {
-  if (write.effect === "insert") return findInsertClaim(mod, write);
+  if (write.effect === "insert") return write.onConflict === undefined ? [] : findInsertClaim(mod, write);
   if (write.effect === "delete") return [];
   const claims: Claim[] = [];
   const branches = mod.branchesOf(write);
@@ -373,7 +400,9 @@ export function buildFacts(
   vocabulary: ResolvedVocabulary,
 ): LockFacts {
   const mod = new Module(sourceCode, accesses, vocabulary);
-  const claims = mod.writes.flatMap((w) => findClaims(mod, w));
+  const direct = mod.writes.flatMap((w) => findClaims(mod, w));
+  const born = mod.writes.filter((w) => w.effect === "insert" && w.onConflict === undefined).flatMap((w) => findBornClaims(mod, w, direct));
+  const claims = [...direct, ...born];
   const staleScans = mod.reads.map((r) => findStaleScan(r, vocabulary)).filter((s): s is StaleScan => s !== undefined);
 
   const classified: Classified = { recoveries: [], holder: [] };

@@ -235,9 +235,8 @@ function isNestedBuilder(ctx: RecognizerContext, base: Node): boolean {
  */
 const TABLE_ACCESSOR = /^(?:table|query|builder|queryBuilder|\w+Table|\w+Query)$/;
 
-function accessorScope(callee: TSESTree.MemberExpression): TableScope | undefined {
-  if (callee.computed || callee.property.type !== "Identifier" || !TABLE_ACCESSOR.test(callee.property.name)) return undefined;
-  const name = callee.property.name;
+function accessorScope(name: string): TableScope | undefined {
+  if (!TABLE_ACCESSOR.test(name)) return undefined;
   const table = name.replace(/(?:Table|Query)$/, "") || name;
   return { table, prefixes: [table.toLowerCase()], quote: "'" };
 }
@@ -245,8 +244,8 @@ function accessorScope(callee: TSESTree.MemberExpression): TableScope | undefine
 function knexRoot(ctx: RecognizerContext, base: Node, links: readonly Link[]): Root | undefined {
   if (base.type === "CallExpression") {
     const callee = unwrap(base.callee);
-    if (callee.type === "MemberExpression" && base.arguments.length === 0) {
-      const scope = accessorScope(callee);
+    if (callee.type === "MemberExpression" && base.arguments.length === 0 && !callee.computed && callee.property.type === "Identifier") {
+      const scope = accessorScope(callee.property.name);
       return scope && { scope, start: 0 };
     }
     if (callee.type !== "Identifier" || NOT_KNEX.test(callee.name)) return undefined;
@@ -258,6 +257,11 @@ function knexRoot(ctx: RecognizerContext, base: Node, links: readonly Link[]): R
   while (i < links.length && LEADING.has(links[i]!.name)) i++;
   const link = links[i];
   if (!link) return undefined;
+  // `this.table()`, `this.queueTable()`: a repository's accessor for its own table.
+  if (i === 0 && link.args.length === 0 && TABLE_ACCESSOR.test(link.name) && base.type !== "Identifier") {
+    const scope = accessorScope(link.name);
+    return scope && { scope, start: 1 };
+  }
   if (TABLE_LINKS.has(link.name)) {
     // `Array.from(…)`, `Buffer.from(…)`: classes, not knex instances; `this`/`qb` in a where callback: a subquery.
     if (base.type === "Identifier" && /^[A-Z]/.test(base.name)) return undefined;

@@ -417,3 +417,43 @@ ruleTester.run("require-fencing", requireFencing, {
     },
   ],
 });
+
+// Rows born in progress, and schedule checks that are not age checks (defihelper's task queue).
+const taskQueue = (push: string) => `export class TaskQueue {
+  table() { return this.knex("tasks"); }
+  async push(task: Task) {
+${push}
+  }
+  async lock({ id }: Task) {
+    const n = await this.table().update({ status: TaskStatus.Process }).where({ id, status: TaskStatus.Pending });
+    return n > 0;
+  }
+}`;
+
+ruleTester.run("require-stale-recovery", requireStaleRecovery, {
+  valid: [
+    // inserted in a state nothing in the module claims or reads: a record, not a lock
+    `export async function log(run: Run) { await prisma.syncRun.create({ data: { id: run.id, status: "RUNNING" } }); }`,
+  ],
+  invalid: [
+    {
+      // inserted already in the claimed state: a claim from birth, next to the claim itself
+      code: taskQueue(`    if (!dayjs(task.startAt).isAfter(new Date())) {
+      await this.table().insert({ ...task, status: TaskStatus.Process });
+      await publish(task).catch(() => this.table().update({ ...task, status: TaskStatus.Pending }).where("id", task.id));
+    }`),
+      errors: [
+        { messageId: "missingRecovery", line: 5, column: 13, data: { model: "table", field: "status", value: "Process" } },
+        { messageId: "missingRecovery", line: 10, column: 21, data: { model: "table", field: "status", value: "Process" } },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("conditional-recovery", conditionalRecovery, {
+  // `startAt <= now` says the task is due, not that its holder died: the write after it is no recovery
+  valid: [taskQueue(`    if (!dayjs(task.startAt).isAfter(new Date())) {
+      await publish(task).catch(() => this.table().update({ ...task, status: TaskStatus.Pending }).where("id", task.id));
+    }`)],
+  invalid: [],
+});
