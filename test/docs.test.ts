@@ -50,3 +50,19 @@ describe.each(Object.entries(plugin.rules))("docs/rules/%s.md", (id, rule) => {
     expect(linter.verify(code as string, config, "example.ts")).toEqual([]);
   });
 });
+
+describe("docs/stores.md", () => {
+  const markdown = readFileSync(fileURLToPath(new URL("../docs/stores.md", import.meta.url)), "utf8");
+  const examples = [...markdown.matchAll(/## ([^\n]+)\n```(?:ts|js)\n([\s\S]*?)```/g)].map((m) => [m[1]!, m[2]!] as const);
+
+  it("has one example per store", () => {
+    expect(examples.map(([store]) => store)).toEqual([
+      "Prisma", "TypeORM", "Knex", "Kysely", "Drizzle", "Sequelize", "MongoDB driver and Mongoose", "Raw SQL", "Redis",
+    ]);
+  });
+
+  it.each(examples)("the %s example is reported as the page says", (store, code) => {
+    const ruleIds = linter.verify(code, config, "example.ts").map((m) => m.ruleId);
+    expect(ruleIds).toContain(store === "Redis" ? "locks/require-lock-ttl" : "locks/require-stale-recovery");
+  });
+});
