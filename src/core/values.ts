@@ -206,3 +206,42 @@ export function isClockReading(node: Node): boolean {
   }
   return false;
 }
+
+/** An object literal, inline or held by a `const` (`const where = { … }; update({ where })`). */
+export function objectLiteral(sourceCode: SourceCode, node: Node | undefined): TSESTree.ObjectExpression | undefined {
+  if (!node || node.type === "SpreadElement") return undefined;
+  const n = unwrap(node);
+  if (n.type === "ObjectExpression") return n;
+  if (n.type === "Identifier") {
+    const init = getConstInit(sourceCode, n);
+    const target = init && unwrap(init);
+    if (target?.type === "ObjectExpression") return target;
+  }
+  return undefined;
+}
+
+/** The property of an object literal with a static key `name` (the first one). */
+export function findProperty(object: TSESTree.ObjectExpression, name: string): TSESTree.Property | undefined {
+  for (const p of object.properties) {
+    if (p.type === "Property" && keyName(p.key, p.computed) === name) return p;
+  }
+  return undefined;
+}
+
+/** The static elements of an array, inline or held by a `const`; undefined when any is known only at run time. */
+export function staticList(sourceCode: SourceCode, node: Node | undefined): StaticValue[] | undefined {
+  if (!node || node.type === "SpreadElement") return undefined;
+  let n = unwrap(node);
+  if (n.type === "Identifier") {
+    const init = getConstInit(sourceCode, n);
+    if (init && init.type !== "TSEnumDeclaration") n = unwrap(init);
+  }
+  if (n.type !== "ArrayExpression") return undefined;
+  const out: StaticValue[] = [];
+  for (const el of n.elements) {
+    const v = el && el.type !== "SpreadElement" ? evaluate(sourceCode, el) : undefined;
+    if (!v) return undefined;
+    out.push(v);
+  }
+  return out;
+}

@@ -17,9 +17,9 @@
  * `table.column` (the field is the property name). `sql` fragments are opaque, except `sql\`now()\`` as a value.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit } from "../core/model.js";
+import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findVariable, getConstInit, isClockReading, keyName, unwrap } from "../core/values.js";
+import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/values.js";
 
 const STORE = "drizzle";
 const UPDATE_CHAIN = new Set(["update", "set", "where", "returning"]);
@@ -200,21 +200,7 @@ function isColumnOf(node: Node, tables: ReadonlySet<string>): boolean {
   return t !== undefined && tables.has(t);
 }
 
-function staticValues(ctx: RecognizerContext, node: Node): StaticValue[] | undefined {
-  let n = unwrap(node);
-  if (n.type === "Identifier") {
-    const init = getConstInit(ctx.sourceCode, n);
-    if (init && init.type !== "TSEnumDeclaration") n = unwrap(init);
-  }
-  if (n.type !== "ArrayExpression") return undefined;
-  const out: StaticValue[] = [];
-  for (const el of n.elements) {
-    const v = el && el.type !== "SpreadElement" ? evaluate(ctx.sourceCode, el) : undefined;
-    if (!v) return undefined;
-    out.push(v);
-  }
-  return out;
-}
+const staticValues = (ctx: RecognizerContext, node: Node) => staticList(ctx.sourceCode, node);
 
 interface ConditionEnv {
   readonly ctx: RecognizerContext;
@@ -298,17 +284,7 @@ function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
   return v ? { kind: "static", value: v } : { kind: "other" };
 }
 
-function objectOf(ctx: RecognizerContext, node: Node | undefined): TSESTree.ObjectExpression | undefined {
-  if (!node || node.type === "SpreadElement") return undefined;
-  const n = unwrap(node);
-  if (n.type === "ObjectExpression") return n;
-  if (n.type === "Identifier") {
-    const init = getConstInit(ctx.sourceCode, n);
-    const target = init && unwrap(init);
-    if (target?.type === "ObjectExpression") return target;
-  }
-  return undefined;
-}
+const objectOf = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
 
 function parseSet(ctx: RecognizerContext, object: TSESTree.ObjectExpression): Assignment[] {
   const out: Assignment[] = [];
@@ -321,10 +297,7 @@ function parseSet(ctx: RecognizerContext, object: TSESTree.ObjectExpression): As
   return out;
 }
 
-function property(object: TSESTree.ObjectExpression, name: string): TSESTree.Property | undefined {
-  for (const p of object.properties) if (p.type === "Property" && keyName(p.key, p.computed) === name) return p;
-  return undefined;
-}
+const property = findProperty;
 
 // ---- suggestions ----
 

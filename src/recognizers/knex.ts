@@ -15,9 +15,9 @@
  * with no table call at its root (`repo.update(a, b)`, `map.delete(k)`, `hash.update(s)`) is not knex.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, Condition, Node, StateAccess, StaticValue, TextEdit } from "../core/model.js";
+import type { Assignment, AssignedValue, Condition, Node, StateAccess, TextEdit } from "../core/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findVariable, getConstInit, isClockReading, keyName, unwrap } from "../core/values.js";
+import { evaluate, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/values.js";
 
 type Call = TSESTree.CallExpression;
 type Arg = TSESTree.CallExpressionArgument;
@@ -112,33 +112,9 @@ export function fieldOf(scope: TableScope, column: string): string | undefined {
   return field;
 }
 
-export function staticList(ctx: RecognizerContext, node: Node): StaticValue[] | undefined {
-  let n = unwrap(node);
-  if (n.type === "Identifier") {
-    const init = getConstInit(ctx.sourceCode, n);
-    if (init) n = unwrap(init);
-  }
-  if (n.type !== "ArrayExpression") return undefined;
-  const out: StaticValue[] = [];
-  for (const el of n.elements) {
-    const v = el && el.type !== "SpreadElement" ? evaluate(ctx.sourceCode, el) : undefined;
-    if (!v) return undefined;
-    out.push(v);
-  }
-  return out;
-}
+export const listOf = (ctx: RecognizerContext, node: Node) => staticList(ctx.sourceCode, node);
 
-export function objectArgument(ctx: RecognizerContext, node: Node | undefined): TSESTree.ObjectExpression | undefined {
-  if (!node || node.type === "SpreadElement") return undefined;
-  const n = unwrap(node);
-  if (n.type === "ObjectExpression") return n;
-  if (n.type === "Identifier") {
-    const init = getConstInit(ctx.sourceCode, n);
-    const target = init && unwrap(init);
-    if (target?.type === "ObjectExpression") return target;
-  }
-  return undefined;
-}
+export const objectArgument = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
 
 const SQL_NOW = /^\s*(?:now\(\s*\)|current_timestamp(?:\(\s*\d*\s*\))?|localtimestamp|clock_timestamp\(\s*\)|statement_timestamp\(\s*\)|transaction_timestamp\(\s*\)|getdate\(\s*\)|getutcdate\(\s*\)|sysdate(?:\(\s*\))?|utc_timestamp(?:\(\s*\))?|datetime\(\s*'now'\s*\))\s*$/i;
 
@@ -331,7 +307,7 @@ export function comparison(
   const v = unwrap(value);
   if (op === "in" || op === "notIn") {
     if (sqlValue(v)) return { kind: "opaque", node: at };
-    return { kind: "pred", field, op, values: staticList(ctx, v), node: at };
+    return { kind: "pred", field, op, values: listOf(ctx, v), node: at };
   }
   if (op === "other") return { kind: "pred", field, op, values: undefined, node: at };
   if (op === "eq" || op === "ne") {

@@ -19,12 +19,13 @@
  * replace whole documents and are not read. Every call is recognised on its own: a query chain
  * (`Job.find(filter).sort(…).lean()`) is recognised at the `find` call, the rest is ignored.
  */
+import { appendProperty } from "../core/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
 import type {
   Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit,
 } from "../core/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findVariable, getConstInit, isClockReading, keyName, unwrap } from "../core/values.js";
+import { evaluate, findVariable, getConstInit, isClockReading, keyName, objectLiteral, unwrap } from "../core/values.js";
 
 const STORE = "mongo";
 const UPDATE_METHODS = new Set(["updateOne", "updateMany", "findOneAndUpdate", "findByIdAndUpdate"]);
@@ -60,17 +61,7 @@ function methodName(call: TSESTree.CallExpression): { callee: TSESTree.MemberExp
 }
 
 /** An object literal, inline or held by a `const`. */
-function objectOf(ctx: RecognizerContext, node: Node | undefined): TSESTree.ObjectExpression | undefined {
-  if (!node) return undefined;
-  const n = unwrap(node);
-  if (n.type === "ObjectExpression") return n;
-  if (n.type === "Identifier") {
-    const init = getConstInit(ctx.sourceCode, n);
-    const target = init && unwrap(init);
-    if (target?.type === "ObjectExpression") return target;
-  }
-  return undefined;
-}
+const objectOf = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
 
 function arrayOf(ctx: RecognizerContext, node: Node): TSESTree.ArrayExpression | undefined {
   const n = unwrap(node);
@@ -425,11 +416,7 @@ function insertPredicate(
 ): TextEdit | undefined {
   if (keysOf(filter).includes(field)) return undefined;
   const text = predicateText(field, op, valueText);
-  const last = filter.properties[filter.properties.length - 1];
-  if (!last) return { range: [filter.range[0], filter.range[1]], text: `{ ${text} }` };
-  const after = ctx.sourceCode.getTokenAfter(last);
-  if (after && after.value === ",") return { range: [after.range[1], after.range[1]], text: ` ${text},` };
-  return { range: [last.range[1], last.range[1]], text: `, ${text}` };
+  return appendProperty(ctx.sourceCode, filter, text);
 }
 
 /** `findByIdAndUpdate(id, …)` → `findOneAndUpdate({ _id: id, status: … }, …)`. */

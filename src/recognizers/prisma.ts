@@ -4,10 +4,11 @@
  * delegate held in a variable (`const { job } = prisma`, `const jobs = prisma.job`). The single-object argument with
  * `where` and `data` (or `update`) is what tells Prisma apart from two-argument `update(criteria, values)` clients.
  */
+import { appendProperty, propertyKey } from "../core/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findVariable, getConstInit, isClockReading, keyName, unwrap } from "../core/values.js";
+import { evaluate, findProperty, findVariable, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/values.js";
 
 const WRITE_METHODS = new Set(["updateMany", "update", "updateManyAndReturn", "upsert"]);
 const INSERT_METHODS = new Set(["create"]);
@@ -24,24 +25,9 @@ const FILTER_OPERATORS = new Set([
 ]);
 const WRITE_OPERATORS = new Set(["increment", "decrement", "multiply", "divide", "push", "unset"]);
 
-function objectArgument(ctx: RecognizerContext, node: Node | undefined): TSESTree.ObjectExpression | undefined {
-  if (!node) return undefined;
-  const n = unwrap(node);
-  if (n.type === "ObjectExpression") return n;
-  if (n.type === "Identifier") {
-    const init = getConstInit(ctx.sourceCode, n);
-    const target = init && unwrap(init);
-    if (target?.type === "ObjectExpression") return target;
-  }
-  return undefined;
-}
+const objectArgument = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
 
-function property(object: TSESTree.ObjectExpression, name: string): TSESTree.Property | undefined {
-  for (const p of object.properties) {
-    if (p.type === "Property" && keyName(p.key, p.computed) === name) return p;
-  }
-  return undefined;
-}
+const property = findProperty;
 
 /** The model a delegate expression stands for: `prisma.job` → `job`; `const { job: jobs } = prisma` → `job`. */
 function modelOf(ctx: RecognizerContext, receiver: Node): string | undefined {
@@ -70,23 +56,13 @@ function modelOf(ctx: RecognizerContext, receiver: Node): string | undefined {
   return undefined;
 }
 
-function staticList(ctx: RecognizerContext, node: Node) {
-  const n = unwrap(node);
-  if (n.type !== "ArrayExpression") return undefined;
-  const out = [];
-  for (const el of n.elements) {
-    const v = el && el.type !== "SpreadElement" ? evaluate(ctx.sourceCode, el) : undefined;
-    if (!v) return undefined;
-    out.push(v);
-  }
-  return out;
-}
+const listOf = (ctx: RecognizerContext, node: Node) => staticList(ctx.sourceCode, node);
 
 type Op = "eq" | "ne" | "in" | "notIn" | "lt" | "lte" | "gt" | "gte" | "other";
 
 /** A predicate on `field`, located at `at` (the field's property in the where object) for reports. */
 function pred(field: string, op: Op, ctx: RecognizerContext, value: Node, at: Node): Condition {
-  if (op === "in" || op === "notIn") return { kind: "pred", field, op, values: staticList(ctx, value), node: at };
+  if (op === "in" || op === "notIn") return { kind: "pred", field, op, values: listOf(ctx, value), node: at };
   const v = evaluate(ctx.sourceCode, value);
   return { kind: "pred", field, op, values: v ? [v] : undefined, node: at };
 }
@@ -178,12 +154,7 @@ function insertPredicate(
   valueText: string,
 ): TextEdit | undefined {
   if (property(where, field)) return undefined;
-  const text = `${/^[A-Za-z_$][\w$]*$/.test(field) ? field : JSON.stringify(field)}: ${op === "eq" ? valueText : `{ not: ${valueText} }`}`;
-  const last = where.properties[where.properties.length - 1];
-  if (!last) return { range: [where.range[0] + 1, where.range[1] - 1], text: ` ${text} ` };
-  const after = ctx.sourceCode.getTokenAfter(last);
-  if (after && after.value === ",") return { range: [after.range[1], after.range[1]], text: ` ${text},` };
-  return { range: [last.range[1], last.range[1]], text: `, ${text}` };
+  return appendProperty(ctx.sourceCode, where, `${propertyKey(field)}: ${op === "eq" ? valueText : `{ not: ${valueText} }`}`);
 }
 
 /** A try around the call whose catch handles Prisma's unique-constraint error (P2002): the insert is a claim. */

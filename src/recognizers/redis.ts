@@ -8,12 +8,13 @@
  * Precision comes from what a call says, not from guessing receivers: only `SET` with an NX condition or
  * `SETNX` acquires; GET/DEL/EXPIRE matter only when their key shape matches an acquired one.
  */
+import { appendProperty } from "../core/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { KvCommand, KvDialect, KvEdits, KvOp, Node, StaticValue, TextEdit, TtlPresence } from "../core/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { keyShape } from "../core/keys.js";
 import { classifyScript } from "../core/lua.js";
-import { evaluate, findVariable, getConstInit, keyName, unwrap } from "../core/values.js";
+import { evaluate, findVariable, getConstInit, keyName, objectLiteral, unwrap } from "../core/values.js";
 
 const COMMANDS: Record<string, KvCommand> = {
   set: "set", setnx: "setnx", expire: "expire", pexpire: "expire", expireat: "expire", pexpireat: "expire",
@@ -74,16 +75,7 @@ function importedDialect(ctx: RecognizerContext): KvDialect {
   return "ioredis";
 }
 
-function objectOf(ctx: RecognizerContext, node: Node | undefined): TSESTree.ObjectExpression | undefined {
-  if (!node) return undefined;
-  const n = unwrap(node);
-  if (n.type === "ObjectExpression") return n;
-  if (n.type === "Identifier") {
-    const init = getConstInit(ctx.sourceCode, n);
-    if (init && unwrap(init).type === "ObjectExpression") return unwrap(init) as TSESTree.ObjectExpression;
-  }
-  return undefined;
-}
+const objectOf = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
 
 /** A TTL expression that may be undefined at run time: an optional parameter with no default (`ttl?: number`). */
 function mayBeMissing(ctx: RecognizerContext, node: Node): boolean {
@@ -293,12 +285,7 @@ function editsFor(
         const prop = options.insertAt?.v5
           ? `expiration: { type: "${unit}", value: ${ttl} }`
           : `${dialect === "upstash" ? unit.toLowerCase() : unit}: ${ttl}`;
-        const last = object.properties[object.properties.length - 1];
-        if (!last) return { range: [object.range[0], object.range[1]], text: `{ ${prop} }` };
-        const after = ctx.sourceCode.getTokenAfter(last);
-        return after?.value === ","
-          ? { range: [after.range[1], after.range[1]], text: ` ${prop},` }
-          : { range: [last.range[1], last.range[1]], text: `, ${prop}` };
+        return appendProperty(ctx.sourceCode, object, prop);
       }
       if (!value) return undefined;
       return { range: [value.range[1], value.range[1]], text: `, "${unit}", ${ttl}` };

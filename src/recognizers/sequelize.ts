@@ -13,10 +13,11 @@
  * `[Sequelize.Op.ne]`, or the legacy `$ne`), and `[Op.and]`/`[Op.or]`/`[Op.not]`. Models are named by the receiver
  * (`Job`, `models.Job`, `this.jobModel` → `job`), or by `sequelize.define("Job", …)`.
  */
+import { appendProperty, propertyKey } from "../core/edits.js";
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit } from "../core/model.js";
+import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findVariable, getConstInit, isClockReading, keyName, unwrap } from "../core/values.js";
+import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/values.js";
 
 const STORE = "sequelize";
 const READS = new Set(["findOne", "findAll", "findAndCountAll"]);
@@ -57,22 +58,9 @@ function receiverOf(call: TSESTree.CallExpression): Node | undefined {
   return callee.type === "MemberExpression" ? unwrap(callee.object) : undefined;
 }
 
-function objectOf(ctx: RecognizerContext, node: Node | undefined): TSESTree.ObjectExpression | undefined {
-  if (!node || node.type === "SpreadElement") return undefined;
-  const n = unwrap(node);
-  if (n.type === "ObjectExpression") return n;
-  if (n.type === "Identifier") {
-    const init = getConstInit(ctx.sourceCode, n);
-    const target = init && unwrap(init);
-    if (target?.type === "ObjectExpression") return target;
-  }
-  return undefined;
-}
+const objectOf = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
 
-function property(object: TSESTree.ObjectExpression, name: string): TSESTree.Property | undefined {
-  for (const p of object.properties) if (p.type === "Property" && keyName(p.key, p.computed) === name) return p;
-  return undefined;
-}
+const property = findProperty;
 
 function hasName(ctx: RecognizerContext, at: Node, name: string): boolean {
   let scope: TSESLint.Scope.Scope | null = ctx.sourceCode.getScope(at);
@@ -167,21 +155,7 @@ function unreadableKey(p: TSESTree.Property): boolean {
   return p.computed && operatorKey(p) === undefined && keyName(p.key, true) === undefined;
 }
 
-function staticList(ctx: RecognizerContext, node: Node): StaticValue[] | undefined {
-  let n = unwrap(node);
-  if (n.type === "Identifier") {
-    const init = getConstInit(ctx.sourceCode, n);
-    if (init && init.type !== "TSEnumDeclaration") n = unwrap(init);
-  }
-  if (n.type !== "ArrayExpression") return undefined;
-  const out: StaticValue[] = [];
-  for (const el of n.elements) {
-    const v = el && el.type !== "SpreadElement" ? evaluate(ctx.sourceCode, el) : undefined;
-    if (!v) return undefined;
-    out.push(v);
-  }
-  return out;
-}
+const listOf = (ctx: RecognizerContext, node: Node) => staticList(ctx.sourceCode, node);
 
 /** `sequelize.fn(…)`, `Sequelize.literal(…)`, `fn(…)`: a SQL expression; TypeORM's `Not(…)` throws NotMine. */
 function helperCall(node: Node): string | undefined {
@@ -195,7 +169,7 @@ function helperCall(node: Node): string | undefined {
 
 function pred(env: Env, field: string, op: CompareOp, value: Node, at: Node): Condition {
   if (helperCall(value)) return { kind: "pred", field, op: "other", values: undefined, node: at };
-  if (op === "in" || op === "notIn") return { kind: "pred", field, op, values: staticList(env.ctx, value), node: at };
+  if (op === "in" || op === "notIn") return { kind: "pred", field, op, values: listOf(env.ctx, value), node: at };
   const v = evaluate(env.ctx.sourceCode, value);
   return { kind: "pred", field, op, values: v ? [v] : undefined, node: at };
 }
@@ -331,12 +305,7 @@ function insertPredicate(
     if (!opName) return undefined;
     condition = `{ [${opName}.ne]: ${valueText} }`;
   }
-  const text = `${/^[A-Za-z_$][\w$]*$/.test(field) ? field : JSON.stringify(field)}: ${condition}`;
-  const last = where.properties[where.properties.length - 1];
-  if (!last) return { range: [where.range[0] + 1, where.range[1] - 1], text: ` ${text} ` };
-  const after = ctx.sourceCode.getTokenAfter(last);
-  if (after && after.value === ",") return { range: [after.range[1], after.range[1]], text: ` ${text},` };
-  return { range: [last.range[1], last.range[1]], text: `, ${text}` };
+  return appendProperty(ctx.sourceCode, where, `${propertyKey(field)}: ${condition}`);
 }
 
 // ---- instances ----

@@ -26,12 +26,13 @@
  * MongoDB or MikroORM without importing TypeORM. Receivers only known by name (`Job.update`, `this.jobs`) need
  * evidence: an import from `typeorm`, a find operator in the call, or a `BaseEntity` class in the file.
  */
+import { appendProperty } from "../core/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit } from "../core/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { normalizeName } from "../core/settings.js";
 import { isFunction, unitOf } from "../core/units.js";
-import { evaluate, findVariable, getConstInit, isClockReading, keyName, unwrap } from "../core/values.js";
+import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/values.js";
 
 const STORE = "typeorm";
 const OPTION_READS = new Set(["findOne", "findOneOrFail", "find", "findAndCount", "count", "exist", "exists"]);
@@ -71,46 +72,16 @@ function methodName(call: TSESTree.CallExpression): string | undefined {
   return undefined;
 }
 
-function objectArgument(ctx: RecognizerContext, node: Node | undefined): TSESTree.ObjectExpression | undefined {
-  if (!node) return undefined;
-  const n = unwrap(node);
-  if (n.type === "ObjectExpression") return n;
-  if (n.type === "Identifier") {
-    const init = getConstInit(ctx.sourceCode, n);
-    const target = init && unwrap(init);
-    if (target?.type === "ObjectExpression") return target;
-  }
-  return undefined;
-}
+const objectArgument = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
 
-function property(object: TSESTree.ObjectExpression, name: string): TSESTree.Property | undefined {
-  for (const p of object.properties) {
-    if (p.type === "Property" && keyName(p.key, p.computed) === name) return p;
-  }
-  return undefined;
-}
+const property = findProperty;
 
 function keysOf(object: TSESTree.ObjectExpression): string[] {
   return object.properties.flatMap((p) => (p.type === "Property" ? [keyName(p.key, p.computed) ?? ""] : []));
 }
 
 /** The static elements of an array (literal or `const`), or undefined when any is known only at run time. */
-function staticList(ctx: RecognizerContext, node: Node | undefined): StaticValue[] | undefined {
-  if (!node) return undefined;
-  let n = unwrap(node);
-  if (n.type === "Identifier") {
-    const init = getConstInit(ctx.sourceCode, n);
-    if (init) n = unwrap(init);
-  }
-  if (n.type !== "ArrayExpression") return undefined;
-  const out: StaticValue[] = [];
-  for (const el of n.elements) {
-    const v = el && el.type !== "SpreadElement" ? evaluate(ctx.sourceCode, el) : undefined;
-    if (!v) return undefined;
-    out.push(v);
-  }
-  return out;
-}
+const listOf = (ctx: RecognizerContext, node: Node | undefined) => staticList(ctx.sourceCode, node);
 
 /** The entity a call names as its target: `Job`, `"job"`, `entities.Job`. */
 function entityName(node: Node | undefined): string | undefined {
@@ -454,7 +425,7 @@ function parseOperator(ctx: RecognizerContext, seen: Seen, op: string, field: st
       return pred(field, "eq", valuesOf(ctx, a0), at);
     case "In":
     case "Any":
-      return pred(field, "in", staticList(ctx, a0), at);
+      return pred(field, "in", listOf(ctx, a0), at);
     case "LessThan":
       return pred(field, "lt", valuesOf(ctx, a0), at);
     case "LessThanOrEqual":
@@ -826,7 +797,7 @@ class SqlParser {
       const item = this.operand();
       if (!item) return null;
       if (item.kind === "column" || (item.kind === "expr" && item.hasColumn)) values.push(undefined);
-      else if (item.kind === "param" && item.spread) values.push(staticList(this.ctx, item.src.params(item.name)));
+      else if (item.kind === "param" && item.spread) values.push(listOf(this.ctx, item.src.params(item.name)));
       else values.push(this.valueOf(item));
       if (this.isSym(this.peek(), ",")) {
         this.pos++;
@@ -1189,11 +1160,7 @@ function fieldKey(field: string): string {
 }
 
 function insertProperty(ctx: RecognizerContext, obj: TSESTree.ObjectExpression, text: string): TextEdit {
-  const last = obj.properties[obj.properties.length - 1];
-  if (!last) return { range: [obj.range[0] + 1, obj.range[1] - 1], text: ` ${text} ` };
-  const after = ctx.sourceCode.getTokenAfter(last);
-  if (after && after.value === ",") return { range: [after.range[1], after.range[1]], text: ` ${text},` };
-  return { range: [last.range[1], last.range[1]], text: `, ${text}` };
+  return appendProperty(ctx.sourceCode, obj, text);
 }
 
 function predicateText(ctx: RecognizerContext, field: string, op: "eq" | "ne", valueText: string): string | undefined {
