@@ -6,7 +6,11 @@
  *   a recovery that judges age in JS or in an earlier read, or lacks the status or the age predicate, is
  *   still one, with flaws;
  * - a *holder write* moves one claimed row off V from code the claiming function reaches (completion, failure).
+ * V is an in-progress status on a lifecycle field, or `true` on a processing flag. Two insert shapes are claims
+ * too: a lock row inserted under a unique key (freed only by an age-judged sweeper or take-over), and a row
+ * inserted already in progress when the module gates on that state.
  * Pairing is by (model, field, value); model names compare loosely (`job`, `Job`, `jobs`).
+ * Key-value locks (Redis) are classified in kv-pairing.ts.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type {
