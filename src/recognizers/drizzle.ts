@@ -223,7 +223,8 @@ function comparison(env: ConditionEnv, op: CompareOp, call: TSESTree.CallExpress
     value = a;
     normalized = FLIP[op];
   } else return opaque;
-  const field = columnField(column)!;
+  const field = columnField(column);
+  if (field === undefined) return opaque; // `jobs[key]`: a column chosen at run time
   // `eq(jobs.status, sql\`…\`)` compares with SQL we do not read: not a run-time value that names rows
   if (isSqlTag(unwrap(value)) && (op === "eq" || op === "ne")) return { kind: "pred", field, op: "other", values: undefined, node: call };
   const v = evaluate(env.ctx.sourceCode, value);

@@ -457,3 +457,17 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
     }`)],
   invalid: [],
 });
+
+// Drizzle with a column chosen at run time (Dokploy: `deployments[\`${type}Id\`]`): no finding, no crash.
+ruleTester.run("atomic-claim", atomicClaim, {
+  valid: [
+    `import { and, eq } from "drizzle-orm";
+export async function latest(type: "application" | "compose", id: string) {
+  const row = await db.query.deployments.findFirst({ where: eq(deployments[\`\${type}Id\`], id) });
+  if (row?.status === "running") return;
+  await db.update(deployments).set({ status: "running" }).where(and(eq(deployments[\`\${type}Id\`], id)));
+  await db.insert(deployments).values({ status: "running" });
+}`,
+  ],
+  invalid: [],
+});
