@@ -22,7 +22,7 @@ import { agePredicates, excludes, identityFields, isOpaque, ownerPinned, pins, t
 import { guardsOf, pathCondition } from "./guards.js";
 import { buildKvFacts } from "./kv-pairing.js";
 import { normalizeName } from "./settings.js";
-import { classOf, functionName, unitOf } from "./units.js";
+import { classOf, enclosingFunction, functionName, unitOf } from "./units.js";
 import { getConstInit, keyName, sameValue, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -206,11 +206,16 @@ class Module {
     return { kind: "and", items: this.guards(w).map((g) => pathCondition(this.sourceCode, g, accepts)) };
   }
 
-  /** Reads of the same model that run before `node` in the same unit (callbacks belong to their function). */
+  /**
+   * Reads of the same model that run before `node` in its function or a function around it (a read outside a
+   * `$transaction` or `.then` callback counts; a read in a sibling callback, another test's `it(…)`, does not).
+   */
   earlierReads(node: Node, model: string): StateRead[] {
-    const unit = unitOf(node);
-    return this.reads.filter((r) =>
-      r.node.range[1] <= node.range[0] && unitOf(r.node) === unit && normalizeModel(r.model) === normalizeModel(model));
+    return this.reads.filter((r) => {
+      if (r.node.range[1] > node.range[0] || normalizeModel(r.model) !== normalizeModel(model)) return false;
+      const scope = enclosingFunction(r.node);
+      return scope === undefined || (scope.range[0] <= node.range[0] && node.range[1] <= scope.range[1]);
+    });
   }
 }
 

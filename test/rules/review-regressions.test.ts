@@ -471,3 +471,19 @@ export async function latest(type: "application" | "compose", id: string) {
   ],
   invalid: [],
 });
+
+// A read in one test callback does not check a write in the next (apostrophe's adapter tests).
+ruleTester.run("atomic-claim", atomicClaim, {
+  valid: [
+    `describe("adapter", function () {
+  it("finds", async function () {
+    const docs = await db.collection("test").find({ status: "published" }).toArray();
+    expect(docs).to.have.lengthOf(2);
+  });
+  it("updates", async function () {
+    await db.collection("test").updateOne({ _id: "a" }, { $set: { status: "running" } });
+  });
+});`,
+  ],
+  invalid: [],
+});
