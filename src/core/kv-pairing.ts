@@ -7,6 +7,7 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { KvFacts, KvLock, KvOp, KvRelease, KvTakeover, LibraryLockOp, Node, StateAccess } from "./model.js";
 import type { ResolvedVocabulary } from "./settings.js";
+import { hasLockWord } from "./settings.js";
 import { guardsOf } from "./guards.js";
 import { sameKey } from "./keys.js";
 import { functionName, unitOf } from "./units.js";
@@ -14,7 +15,6 @@ import { findVariable, getConstInit, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
-const LOCK_WORDS = /lock|mutex|semaphore|leader|lease|singleton|exclusive/i;
 const MARKER_WORDS = /idempot|dedup|cache|rate|throttle|limit|seen|session|counter|visited|debounce|nonce/i;
 
 /**
@@ -24,8 +24,7 @@ const MARKER_WORDS = /idempot|dedup|cache|rate|throttle|limit|seen|session|count
  */
 function namedLikeLock(op: KvOp): boolean {
   const unit = unitOf(op.node);
-  const text = [op.key.text, op.key.name ?? "", unit ? functionName(unit) ?? "" : ""].join(" ");
-  return LOCK_WORDS.test(text);
+  return hasLockWord([op.key.text, op.key.name ?? ""].join(" ")) || hasLockWord(unit ? functionName(unit) ?? "" : "", true);
 }
 
 function isMarker(op: KvOp): boolean {

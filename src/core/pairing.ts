@@ -21,7 +21,7 @@ import type { ResolvedVocabulary } from "./settings.js";
 import { agePredicates, excludes, identityFields, isOpaque, ownerPinned, pins, toBranches, type Branch } from "./conditions.js";
 import { guardsOf, pathCondition } from "./guards.js";
 import { buildKvFacts } from "./kv-pairing.js";
-import { normalizeName } from "./settings.js";
+import { hasLockWord, normalizeName } from "./settings.js";
 import { classOf, enclosingFunction, functionName, unitOf } from "./units.js";
 import { getConstInit, keyName, sameValue, unwrap } from "./values.js";
 
@@ -64,8 +64,7 @@ function isReset(target: StaticValue, lock: LockKey, vocabulary: ResolvedVocabul
   return typeof target.value === "string" && RESET_VALUE.test(target.value) && !isLockValue(target, vocabulary);
 }
 
-/** Lock tables: rows inserted under a unique key to take a lock (`locks`, `job_lease`, `mutexes`). */
-const LOCK_TABLE = /lock|lease|mutex|semaphore|leader/i;
+
 
 function allBranchesExclude(cond: Condition, field: string, value: StaticValue): boolean {
   const branches = toBranches(cond);
@@ -226,7 +225,8 @@ class Module {
  * error is a claim; `ON CONFLICT DO UPDATE … WHERE expires_at < now()` is a claim that takes over expired rows.
  */
 function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
-  if (!LOCK_TABLE.test(write.model) || write.onConflict === undefined) return [];
+  // Lock tables: `locks`, `job_lease`, `mutexes` (not `actor_block`).
+  if (!hasLockWord(write.model) || write.onConflict === undefined) return [];
   const lock: LockKey = { model: write.model, field: "row", value: { value: "held" }, valueText: "" };
   const assignment = write.assignments[0] ?? { field: "", value: { kind: "other" as const }, node: write.node, valueNode: write.node };
   if (write.onConflict !== "update") return [{ write, lock, assignment, takeover: [], insert: true }];

@@ -185,3 +185,23 @@ export function extendVocabulary(base: ResolvedVocabulary, extensions: readonly 
   for (const e of useful) for (const key of VOCABULARY_KEYS) if (e[key]) raw[key] = [...new Set([...raw[key], ...e[key]!])];
   return resolveVocabulary(raw);
 }
+
+const LOCK_WORDS = new Set([
+  "lock", "locks", "locked", "locking", "unlock", "mutex", "mutexes", "semaphore", "semaphores", "leader", "leaders",
+  "leadership", "lease", "leases", "singleton", "exclusive",
+]);
+
+/** Function names that take or give back a lock when they wrap an NX key (`acquire(key)`, `release(key)`). */
+const LOCK_VERBS = new Set(["acquire", "release", "unlock", "relinquish"]);
+
+/**
+ * Whether a name says "lock": one of its words (split at `_`, `-`, `:`, `.`, spaces and camelCase humps) is a lock
+ * word. `job_lock`, `acquireLock`, `lock:report:*` do; `actor_block`, `clock`, `blockUser` do not.
+ */
+export function hasLockWord(text: string, verbs = false): boolean {
+  for (const word of text.split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/)) {
+    const w = word.toLowerCase();
+    if (LOCK_WORDS.has(w) || (verbs && LOCK_VERBS.has(w))) return true;
+  }
+  return false;
+}

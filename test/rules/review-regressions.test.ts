@@ -487,3 +487,20 @@ ruleTester.run("atomic-claim", atomicClaim, {
   ],
   invalid: [],
 });
+
+// "block" is not "lock": atproto's block tables are not lock tables.
+ruleTester.run("require-stale-recovery", requireStaleRecovery, {
+  valid: [
+    `export async function insertBlock(db: Db, uri: string, creator: string, subject: string) {
+  await db.insertInto("actor_block").values({ uri, creator, subjectDid: subject }).onConflict((oc) => oc.doNothing()).execute();
+}`,
+  ],
+  invalid: [
+    {
+      code: `export async function takeJobLock(db: Db, name: string) {
+  await db.insertInto("job_lock").values({ name }).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+}`,
+      errors: [{ messageId: "missingExpiry", line: 2, column: 9, data: { model: "job_lock" } }],
+    },
+  ],
+});
