@@ -28,6 +28,18 @@ describe("plugin", () => {
     expect(plugin.configs.recommended.plugins.locks).toBe(plugin);
   });
 
+  it("resolves extends: [\"locks/recommended\"] in defineConfig through its namespace", async () => {
+    const { defineConfig } = await import("eslint/config");
+    const { ESLint } = await import("eslint");
+    const eslint = new ESLint({
+      overrideConfigFile: true,
+      overrideConfig: defineConfig([{ files: ["**/*.js"], plugins: { locks: plugin as never }, extends: ["locks/recommended"] }]),
+    });
+    const code = `async function s(id) { await prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } }); }`;
+    const [result] = await eslint.lintText(code, { filePath: "x.js" });
+    expect(result!.messages.map((m) => m.ruleId)).toEqual(["locks/require-stale-recovery"]);
+  });
+
   it("returns the same plugin object to require()", () => {
     const require = createRequire(import.meta.url);
     const required = require("../dist/src/index.js") as unknown;
