@@ -194,6 +194,13 @@ export function formatValue(v: StaticValue): string {
   return typeof v.value === "string" ? v.value : String(v.value);
 }
 
+const SQL_NOW = /^\s*(?:now\(\s*\)|current_timestamp(?:\(\s*\d*\s*\))?|localtimestamp|clock_timestamp\(\s*\)|statement_timestamp\(\s*\)|transaction_timestamp\(\s*\)|getdate\(\s*\)|getutcdate\(\s*\)|sysdate(?:\(\s*\))?|utc_timestamp(?:\(\s*\))?|datetime\(\s*'now'\s*\))\s*$/i;
+
+/** SQL text that reads the clock and nothing else (`now()`, `CURRENT_TIMESTAMP`), as query builders pass it. */
+export function isSqlNow(text: string): boolean {
+  return SQL_NOW.test(text);
+}
+
 /** True for expressions that read the clock: `new Date()`, `Date.now()`, `new Date(Date.now() - ms)`, `sql\`now()\``. */
 export function isClockReading(node: Node): boolean {
   const n = unwrap(node);

@@ -17,7 +17,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, Condition, Node, StateAccess, TextEdit } from "../core/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/values.js";
+import { evaluate, findVariable, getConstInit, isClockReading, isSqlNow, keyName, objectLiteral, staticList, unwrap } from "../core/values.js";
 
 type Call = TSESTree.CallExpression;
 type Arg = TSESTree.CallExpressionArgument;
@@ -116,12 +116,8 @@ export const listOf = (ctx: RecognizerContext, node: Node) => staticList(ctx.sou
 
 export const objectArgument = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
 
-const SQL_NOW = /^\s*(?:now\(\s*\)|current_timestamp(?:\(\s*\d*\s*\))?|localtimestamp|clock_timestamp\(\s*\)|statement_timestamp\(\s*\)|transaction_timestamp\(\s*\)|getdate\(\s*\)|getutcdate\(\s*\)|sysdate(?:\(\s*\))?|utc_timestamp(?:\(\s*\))?|datetime\(\s*'now'\s*\))\s*$/i;
-
-/** SQL text that reads the clock and nothing else: `now()`, `CURRENT_TIMESTAMP`. */
-export function isSqlNow(text: string): boolean {
-  return SQL_NOW.test(text);
-}
+/** Re-exported for Kysely, which shares knex's helpers. */
+export { isSqlNow };
 
 /** `knex.fn.now()`, `trx.fn.now(6)`, `knex.raw('now()')`, and the JavaScript clock readings. */
 function isKnexClock(ctx: RecognizerContext, node: Node): boolean {

@@ -24,7 +24,7 @@ import {
   HOLE_SENTINEL, blankUnsupported, maskSql, parseSql, questionMarks, startsWithStatement, topLevelWhere, translateSql,
   type ParamRef, type ParamValue, type SqlAssignment, type SqlStatement,
 } from "../core/sql.js";
-import { evaluate, getConstInit, isClockReading, keyName, unwrap } from "../core/values.js";
+import { evaluate, findProperty, getConstInit, isClockReading, keyName, objectLiteral, unwrap } from "../core/values.js";
 import { normalizeName } from "../core/settings.js";
 
 const STORE = "sql";
@@ -149,21 +149,10 @@ interface Params {
   readonly named?: TSESTree.ObjectExpression;
 }
 
-function constObject(ctx: RecognizerContext, node: Node | undefined): TSESTree.ObjectExpression | undefined {
-  if (!node) return undefined;
-  let n = unwrap(node);
-  if (n.type === "Identifier") {
-    const init = getConstInit(ctx.sourceCode, n);
-    if (!init) return undefined;
-    n = unwrap(init);
-  }
-  return n.type === "ObjectExpression" ? n : undefined;
-}
+const constObject = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
 
-function property(object: TSESTree.ObjectExpression, name: string): Node | undefined {
-  for (const p of object.properties) if (p.type === "Property" && keyName(p.key, p.computed) === name) return p.value;
-  return undefined;
-}
+/** The value of an object literal's property `name`. */
+const property = (object: TSESTree.ObjectExpression, name: string): Node | undefined => findProperty(object, name)?.value;
 
 function paramList(ctx: RecognizerContext, node: Node | undefined): (Node | undefined)[] | undefined {
   if (!node) return undefined;

@@ -32,7 +32,7 @@ import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { normalizeName } from "../core/settings.js";
 import { isFunction, unitOf } from "../core/units.js";
-import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/values.js";
+import { evaluate, findProperty, findVariable, getConstInit, isClockReading, isSqlNow, keyName, objectLiteral, staticList, unwrap } from "../core/values.js";
 
 const STORE = "typeorm";
 const OPTION_READS = new Set(["findOne", "findOneOrFail", "find", "findAndCount", "count", "exist", "exists"]);
@@ -60,7 +60,6 @@ const FIND_OPERATORS = new Set([
   "Like", "ILike", "Raw", "And", "Or", "ArrayContains", "ArrayContainedBy", "ArrayOverlap", "JsonContains",
 ]);
 const COERCIONS = new Set(["Number", "String", "BigInt", "parseInt"]);
-const SQL_NOW = /^\s*(?:now\(\s*\)|current_timestamp(?:\(\s*\d*\s*\))?|localtimestamp|getdate\(\s*\)|sysdate(?:\(\s*\))?|utc_timestamp\(\s*\))\s*$/i;
 const JOIN_METHODS = /^(?:left|inner)Join/;
 
 // ---- small AST helpers ----
@@ -1128,7 +1127,7 @@ function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
   if (isClockReading(n)) return { kind: "now" };
   if (n.type === "ArrowFunctionExpression" || n.type === "FunctionExpression") {
     const sql = rawSqlValue(n);
-    return sql !== undefined && SQL_NOW.test(sql) ? { kind: "now" } : { kind: "other" };
+    return sql !== undefined && isSqlNow(sql) ? { kind: "now" } : { kind: "other" };
   }
   const v = evaluate(ctx.sourceCode, n);
   return v ? { kind: "static", value: v } : { kind: "other" };
