@@ -11,6 +11,8 @@ import type { LockFacts, StateAccess } from "./model.js";
 import { recognizers } from "../recognizers/index.js";
 import type { Recognizer } from "../recognizers/recognizer.js";
 import { buildFacts, type ModuleShape } from "./pairing.js";
+import { PathRecorder } from "./code-paths.js";
+import { buildHeldLocks } from "./held-locks.js";
 import { extendVocabulary, getVocabulary, type Vocabulary } from "./settings.js";
 import { unwrap } from "./values.js";
 
@@ -25,6 +27,9 @@ interface FileState {
   readonly extensions: Partial<Vocabulary>[];
   readonly calls: TSESTree.CallExpression[];
   readonly functions: TSESTree.FunctionLike[];
+  /** `x = true` / `this.x = false`: in-process guards are made of these. */
+  readonly flags: TSESTree.AssignmentExpression[];
+  readonly paths: PathRecorder;
   readonly callbacks: Callback[];
 }
 
@@ -57,6 +62,7 @@ function calleeMethod(call: TSESTree.CallExpression): string | undefined {
 
 const EMPTY_FACTS: LockFacts = {
   kv: { ops: [], locks: [], releases: [], takeovers: [], libraryLocks: [] },
+  held: [],
   writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [],
   recoveriesOf: () => [],
 };
@@ -112,15 +118,37 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
     return {};
   }
   const state: FileState = {
-    done: false, extensions: extension ? [extension] : [], calls: [], tagged: [], functions: [], callbacks: [callback],
+    done: false, extensions: extension ? [extension] : [], calls: [], tagged: [], functions: [], flags: [],
+    paths: new PathRecorder(), callbacks: [callback],
   };
   states.set(sourceCode, state);
+  const { paths } = state;
   return {
+    ...paths.listeners,
     CallExpression(node) {
       state.calls.push(node);
+      paths.record(node);
+    },
+    AwaitExpression(node) {
+      paths.record(node);
+    },
+    AssignmentExpression(node) {
+      if (node.operator === "=" && node.right.type === "Literal" && typeof node.right.value === "boolean") {
+        state.flags.push(node);
+        paths.record(node);
+      }
+    },
+    ReturnStatement(node) {
+      paths.record(node);
+    },
+    ThrowStatement(node) {
+      paths.record(node);
     },
     TaggedTemplateExpression(node) {
-      if (taggedRecognizers.has(tagName(node) ?? "")) state.tagged.push(node);
+      if (taggedRecognizers.has(tagName(node) ?? "")) {
+        state.tagged.push(node);
+        paths.record(node);
+      }
     },
     // Plain node types, not the `:function` selector: cheaper to dispatch on every node.
     FunctionDeclaration(node) {
@@ -139,7 +167,8 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
       try {
         const accesses = collectAccesses(sourceCode, state.calls, state.tagged);
         const shape: ModuleShape = { calls: state.calls, functions: state.functions };
-        facts = buildFacts(sourceCode, accesses, shape, vocabulary);
+        const built = buildFacts(sourceCode, accesses, shape, vocabulary);
+        facts = { ...built, held: buildHeldLocks(sourceCode, accesses, built.kv, shape, state.flags, paths) };
       } catch (error) {
         // A recognizer or the model met code it did not expect. One odd file must not stop a whole lint run:
         // it gets no lock findings. Tests and LOCKS_DEBUG=1 see the error.

@@ -146,15 +146,44 @@ export interface KvOp {
   readonly edits?: KvEdits;
 }
 
-/** A lock taken through a lock library (Redlock, redis-semaphore): TTL and owner check by construction. */
+/**
+ * A lock taken through a lock library. Redlock and redis-semaphore hold it in Redis (TTL and owner check by
+ * construction); `in-process` is a mutex or semaphore in the process's memory (async-mutex, await-lock,
+ * async-sema), which nothing but its own release frees.
+ */
 export interface LibraryLockOp {
   readonly access: "library";
-  readonly library: "redlock" | "redis-semaphore";
+  readonly library: "redlock" | "redis-semaphore" | "in-process";
   readonly op: "acquire" | "release" | "extend" | "using";
+  readonly node: Node;
+  /** The lock object's source text (`mutex`, `this.mutex`), to pair an acquire with a release on it. */
+  readonly receiver?: string;
+  /** An acquire that may fail without throwing (`tryAcquire` resolving `false`). */
+  readonly try?: boolean;
+}
+
+/**
+ * A PostgreSQL advisory-lock function called in SQL text (`SELECT pg_try_advisory_lock($1)`). A session lock
+ * stays held by the connection until unlocked or the connection closes; a transaction lock (`_xact_`) ends with
+ * the transaction.
+ */
+export interface AdvisoryLockOp {
+  readonly access: "advisory";
+  readonly store: string;
+  readonly fn: "lock" | "unlock" | "unlock-all";
+  readonly try: boolean;
+  readonly scope: "session" | "transaction";
+  /** The client expression the SQL is sent on (`client`, `this.pool`, `prisma`), without `this.`. */
+  readonly client: string;
+  /**
+   * Which connection runs it: a `pool` (every query may take another connection), one checked-out or dedicated
+   * `connection`, a `transaction`'s connection, or `unknown`.
+   */
+  readonly via: "pool" | "connection" | "transaction" | "unknown";
   readonly node: Node;
 }
 
-export type StateAccess = StateWrite | StateRead | KvOp | LibraryLockOp;
+export type StateAccess = StateWrite | StateRead | KvOp | LibraryLockOp | AdvisoryLockOp;
 
 /** A comparison of a timestamp with a threshold that means "older than" (`updatedAt < threshold`). */
 export interface TimePredicate {
@@ -267,8 +296,44 @@ export interface KvFacts {
   readonly libraryLocks: readonly LibraryLockOp[];
 }
 
+/** An in-process or session lock, its releases in the acquiring function, and the paths on which they are missed. */
+export type HeldLockKind = "mutex" | "flag" | "advisory" | "kv" | "library";
+
+/** A way out of the acquiring function that does not pass a release. */
+export interface PathEscape {
+  /** `return` (or falling off the end), an explicit `throw`, or an `await` whose rejection nothing catches. */
+  readonly kind: "return" | "end" | "throw" | "await";
+  readonly node: Node;
+}
+
+export interface HeldLock {
+  readonly kind: HeldLockKind;
+  /** How messages name it: `this.running`, `mutex`, `pg_advisory_lock`, the key's text. */
+  readonly name: string;
+  readonly acquire: Node;
+  /** Releases in the acquiring function (unlock calls, `running = false`, ending the session's connection). */
+  readonly releases: readonly Node[];
+  /** A TTL bounds how long a missed release holds it (Redis, Redlock, redis-semaphore). */
+  readonly ttl: boolean;
+  readonly escapes: readonly PathEscape[];
+  /** `return work()` inside the `try` whose `finally` releases: the release runs before the returned promise settles. */
+  readonly releasedEarly?: Node;
+  /** Advisory locks: how lock and unlock reach the database. */
+  readonly advisory?: {
+    readonly via: AdvisoryLockOp["via"];
+    /** Unlocks sent through a pool, where they may run on another connection. */
+    readonly pooledUnlocks: readonly Node[];
+    /** No unlock and no closed connection anywhere in the module. */
+    readonly neverUnlocked: boolean;
+    /** The connection goes back to the pool (`client.release()`) with the lock still held. */
+    readonly returnedToPool?: Node;
+  };
+}
+
 export interface LockFacts {
   readonly kv: KvFacts;
+  /** Locks whose release must be reached on every path of the acquiring function. */
+  readonly held: readonly HeldLock[];
   readonly writes: readonly StateWrite[];
   readonly reads: readonly StateRead[];
   readonly staleScans: readonly StaleScan[];

@@ -407,7 +407,7 @@ export function buildFacts(
   accesses: readonly StateAccess[],
   shape: ModuleShape,
   vocabulary: ResolvedVocabulary,
-): LockFacts {
+): Omit<LockFacts, "held"> {
   const mod = new Module(sourceCode, accesses, vocabulary);
   const direct = mod.writes.flatMap((w) => findClaims(mod, w));
   const born = mod.writes.filter((w) => w.effect === "insert" && w.onConflict === undefined).flatMap((w) => findBornClaims(mod, w, direct));

@@ -4,6 +4,7 @@ import { drizzleRecognizer } from "./drizzle.js";
 import { knexRecognizer } from "./knex.js";
 import { kyselyRecognizer } from "./kysely.js";
 import { mongoRecognizer } from "./mongo.js";
+import { mutexRecognizer } from "./mutex.js";
 import { prismaRecognizer } from "./prisma.js";
 import { redisLocksRecognizer } from "./redis-locks.js";
 import { redisRecognizer } from "./redis.js";
@@ -14,7 +15,8 @@ import { typeormRecognizer } from "./typeorm.js";
 /**
  * Order matters only where two recognizers accept the same call: the first that returns an access wins.
  * Raw SQL comes first (a `query("UPDATE …")` is SQL whatever the receiver); Prisma before the two-argument
- * `update(criteria, values)` clients.
+ * `update(criteria, values)` clients. In-process mutexes before the Redis lock libraries, which share their
+ * class and method names (`new Mutex()` against redis-semaphore's `new Mutex(redis, key)`).
  */
 export const recognizers: readonly Recognizer[] = [
   sqlRecognizer,
@@ -26,5 +28,6 @@ export const recognizers: readonly Recognizer[] = [
   kyselyRecognizer,
   drizzleRecognizer,
   redisRecognizer,
+  mutexRecognizer,
   redisLocksRecognizer,
 ];

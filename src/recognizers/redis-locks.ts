@@ -47,6 +47,12 @@ export const redisLocksRecognizer: Recognizer = {
     if (callee.type !== "MemberExpression") return undefined;
     const op = OPS[keyName(callee.property, callee.computed) ?? ""];
     const library = op && libraryOf(ctx, callee.object);
-    return library ? { access: "library", library, op, node: call } : undefined;
+    if (!library) return undefined;
+    const object = unwrap(callee.object);
+    const receiver = object.type === "MemberExpression" && unwrap(object.object).type === "ThisExpression"
+      ? keyName(object.property, object.computed) ?? ctx.sourceCode.getText(object)
+      : ctx.sourceCode.getText(object);
+    const isTry = keyName(callee.property, callee.computed) === "tryAcquire";
+    return { access: "library", library, op, node: call, receiver, ...(isTry ? { try: true } : {}) };
   },
 };

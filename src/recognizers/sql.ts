@@ -18,13 +18,13 @@
  * (or the tagged template), and so are its predicates.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, Condition, Node, StateAccess, TextEdit } from "../core/model.js";
+import type { AdvisoryLockOp, Assignment, Condition, Node, StateAccess, TextEdit } from "../core/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import {
   HOLE_SENTINEL, blankUnsupported, maskSql, parseSql, questionMarks, startsWithStatement, topLevelWhere, translateSql,
-  type ParamRef, type ParamValue, type SqlAssignment, type SqlStatement,
+  type ParamRef, type ParamValue, type ParsedSql, type SqlAssignment, type SqlStatement,
 } from "../core/sql.js";
-import { evaluate, findProperty, getConstInit, isClockReading, keyName, objectLiteral, unwrap } from "../core/values.js";
+import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, unwrap } from "../core/values.js";
 import { normalizeName } from "../core/settings.js";
 
 const STORE = "sql";
@@ -376,10 +376,125 @@ function predicateEdit(
 
 // ---- the recognizer ----
 
+// ---- advisory locks ----
+
+const ADVISORY = /^pg_(try_)?advisory_(xact_)?(lock|unlock|unlock_all)(_shared)?$/;
+const PRISMA_RAW = /^\$(query|execute)Raw(Unsafe)?$/;
+const TRANSACTION_CALLS = new Set(["$transaction", "transaction", "begin", "withTransaction", "transact"]);
+
+/** The first advisory-lock function a parsed statement calls, walking the node-sql-parser tree. */
+function advisoryFunction(ast: unknown, depth = 0): RegExpExecArray | undefined {
+  if (!ast || typeof ast !== "object" || depth > 40) return undefined;
+  if (Array.isArray(ast)) {
+    for (const item of ast) {
+      const found = advisoryFunction(item, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  const o = ast as Record<string, unknown>;
+  if (o["type"] === "function") {
+    const parts = (o["name"] as { name?: { value?: unknown }[] } | undefined)?.name;
+    const last = parts?.[parts.length - 1]?.value;
+    const m = typeof last === "string" ? ADVISORY.exec(last.toLowerCase()) : null;
+    if (m) return m;
+  }
+  for (const value of Object.values(o)) {
+    const found = advisoryFunction(value, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The client a statement is sent on: `client` in `client.query(…)`, `prisma` in `prisma.$queryRaw\`…\``, `db` in `db.execute(sql\`…\`)`. */
+function clientNode(node: Node): Node | undefined {
+  if (node.type === "CallExpression") {
+    const callee = unwrap(node.callee);
+    return callee.type === "MemberExpression" ? callee.object : undefined;
+  }
+  if (node.type === "TaggedTemplateExpression") {
+    const tag = unwrap(node.tag);
+    if (tag.type === "MemberExpression") return tag.object;
+    const parent = node.parent;
+    if (parent?.type === "CallExpression" && parent.arguments[0] === node) {
+      const callee = unwrap(parent.callee);
+      if (callee.type === "MemberExpression") return callee.object;
+    }
+    return tag;
+  }
+  return undefined;
+}
+
+function clientText(ctx: RecognizerContext, client: Node): string {
+  const c = unwrap(client);
+  if (c.type === "MemberExpression" && unwrap(c.object).type === "ThisExpression") return keyName(c.property, c.computed) ?? ctx.sourceCode.getText(c);
+  return ctx.sourceCode.getText(c);
+}
+
+/** Which connection a client runs statements on: a pool's any, one checked out, a transaction's. */
+function connectionOf(ctx: RecognizerContext, client: Node, operation: string): AdvisoryLockOp["via"] {
+  const c = unwrap(client);
+  if (c.type === "Identifier") {
+    const variable = findVariable(ctx.sourceCode, c);
+    const def = variable?.defs[0];
+    if (def?.type === "Parameter") {
+      const fn = def.node;
+      const call = fn.parent;
+      if (call?.type === "CallExpression") {
+        const callee = unwrap(call.callee);
+        const name = callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : callee.type === "Identifier" ? callee.name : undefined;
+        if (name && TRANSACTION_CALLS.has(name)) return "transaction";
+      }
+    }
+    let init = getConstInit(ctx.sourceCode, c);
+    if (init) {
+      init = unwrap(init);
+      if (init.type === "AwaitExpression") init = unwrap(init.argument);
+      if (init.type === "NewExpression") {
+        const cls = unwrap(init.callee);
+        const name = cls.type === "Identifier" ? cls.name : cls.type === "MemberExpression" ? keyName(cls.property, cls.computed) : undefined;
+        if (name === "Pool") return "pool";
+        if (name === "Client") return "connection";
+      }
+      if (init.type === "CallExpression") {
+        const callee = unwrap(init.callee);
+        const name = callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : callee.type === "Identifier" ? callee.name : undefined;
+        if (name === "connect" || name === "getConnection" || name === "reserve") return "connection";
+        if (name === "createPool") return "pool";
+      }
+    }
+  }
+  // A Prisma client sends each raw query on whichever pooled connection is free.
+  if (PRISMA_RAW.test(operation)) return "pool";
+  const name = c.type === "Identifier" ? c.name : c.type === "MemberExpression" ? keyName(c.property, c.computed) : undefined;
+  return name && /pool$/i.test(name) ? "pool" : "unknown";
+}
+
+function advisoryOp(ctx: RecognizerContext, node: Node, operation: string, parsed: ParsedSql): AdvisoryLockOp | undefined {
+  const m = advisoryFunction(parsed.ast);
+  if (!m) return undefined;
+  const client = clientNode(node);
+  return {
+    access: "advisory",
+    store: STORE,
+    fn: m[3] === "lock" ? "lock" : m[3] === "unlock" ? "unlock" : "unlock-all",
+    try: m[1] !== undefined,
+    scope: m[2] !== undefined ? "transaction" : "session",
+    client: client ? clientText(ctx, client) : "",
+    via: client ? connectionOf(ctx, client, operation) : "unknown",
+    node,
+  };
+}
+
 function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, found: Found): StateAccess | undefined {
   const { source, params } = found;
   if (!looksLikeStatement(source.segments)) return undefined;
   const rendered = render(source, params);
+  if (/advisory_/i.test(rendered.masked)) {
+    const parsed = parseSql(rendered.parseText, rendered.mysqlFirst);
+    const op = parsed && advisoryOp(ctx, node, operation, parsed);
+    if (op) return op;
+  }
   // A SELECT without WHERE reads no particular rows (`SELECT pg_advisory_lock($1)`, `SELECT count(*) FROM jobs`).
   if (/^\s*select\b/i.test(rendered.masked) && !/\bwhere\b/i.test(rendered.masked)) return undefined;
   const parsed = parseSql(rendered.parseText, rendered.mysqlFirst);

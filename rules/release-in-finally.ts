@@ -1,0 +1,256 @@
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { HeldLock, Node, PathEscape } from "../src/core/model.js";
+import { createRule } from "../src/create-rule.js";
+import { onLockFacts } from "../src/core/inventory.js";
+
+type Options = [{ ttlLocks?: boolean }];
+type SourceCode = Readonly<TSESLint.SourceCode>;
+
+/** How a message names the lock. */
+function describe(lock: HeldLock): string {
+  switch (lock.kind) {
+    case "mutex":
+      return `the mutex \`${lock.name}\``;
+    case "flag":
+      return `the guard \`${lock.name}\``;
+    case "advisory":
+      return `the session advisory lock (${lock.name})`;
+    case "kv":
+      return `the lock \`${lock.name}\``;
+    case "library":
+      return `the lock taken from \`${lock.name}\``;
+  }
+}
+
+/** What a missed release costs, by kind. */
+function consequence(lock: HeldLock): string {
+  switch (lock.kind) {
+    case "mutex":
+      return `every later caller waits on \`${lock.name}\` forever.`;
+    case "flag":
+      return `\`${lock.name}\` stays true and every later call is turned away until the process restarts.`;
+    case "advisory":
+      return "the connection keeps the session lock, and a pooled connection goes back to the pool still holding it.";
+    case "kv":
+    case "library":
+      return lock.ttl ? "other workers are shut out until its TTL expires." : "the key stays until someone deletes it.";
+  }
+}
+
+const HOW: Record<PathEscape["kind"], string> = {
+  return: "on the return at line {{line}}",
+  throw: "on the throw at line {{line}}",
+  end: "on every path to the end of the function",
+  await: "when the await at line {{line}} rejects",
+};
+
+const ESCAPE_ORDER: Record<PathEscape["kind"], number> = { return: 0, throw: 1, end: 2, await: 3 };
+
+function messageFor(escape: PathEscape): "missedOnReturn" | "missedOnThrow" | "missedOnPath" | "missedOnRejection" {
+  switch (escape.kind) {
+    case "return":
+      return "missedOnReturn";
+    case "throw":
+      return "missedOnThrow";
+    case "end":
+      return "missedOnPath";
+    case "await":
+      return "missedOnRejection";
+  }
+}
+
+/** The statement list a node is a direct member of, and its index there. */
+function inList(node: Node): { list: readonly TSESTree.Statement[]; index: number } | undefined {
+  let child: Node = node;
+  for (let p = node.parent; p; child = p, p = p.parent) {
+    if (p.type === "BlockStatement" || p.type === "Program") {
+      const list = p.body as readonly TSESTree.Statement[];
+      return { list, index: list.indexOf(child as TSESTree.Statement) };
+    }
+    if (p.type.startsWith("Function") || p.type === "ArrowFunctionExpression" || p.type === "SwitchCase") return undefined;
+  }
+  return undefined;
+}
+
+/**
+ * The edit that moves a release into a `finally`: the statements between the acquire (or the `if` that tests a
+ * try-acquire) and the release become the `try` block. Offered only when the release is a statement of its own in
+ * the same block, and nothing declared in the moved statements is used after the release.
+ */
+function wrapInFinally(sourceCode: SourceCode, lock: HeldLock): TSESLint.ReportFixFunction | undefined {
+  const acquired = inList(lock.acquire);
+  if (!acquired) return undefined;
+  const { list } = acquired;
+  const releaseIndex = list.findIndex((s, i) => i > acquired.index && s.type === "ExpressionStatement" &&
+    lock.releases.some((r) => r.range[0] >= s.range[0] && r.range[1] <= s.range[1]) &&
+    (() => {
+      const e = s.expression.type === "AwaitExpression" ? s.expression.argument : s.expression;
+      return lock.releases.includes(e);
+    })());
+  if (releaseIndex < 0) return undefined;
+  let first = acquired.index + 1;
+  // A try-acquire tested right after: `if (!locked) return;` stays outside the try.
+  const next = list[first];
+  if (next?.type === "IfStatement" && first < releaseIndex &&
+    (next.consequent.type === "ReturnStatement" || (next.consequent.type === "BlockStatement" &&
+      next.consequent.body.at(-1)?.type === "ReturnStatement"))) first += 1;
+  if (first >= releaseIndex) return undefined;
+  const moved = list.slice(first, releaseIndex);
+  const release = list[releaseIndex]!;
+  if (moved.some((s) => s.type === "FunctionDeclaration" || s.type === "ClassDeclaration")) return undefined;
+  for (const s of moved) {
+    if (s.type !== "VariableDeclaration") continue;
+    for (const d of s.declarations) {
+      for (const v of sourceCode.getDeclaredVariables(d)) {
+        if (v.references.some((r) => r.identifier.range[0] > release.range[1])) return undefined;
+      }
+    }
+  }
+  const indent = " ".repeat(moved[0]!.loc.start.column);
+  const body = sourceCode.text.slice(moved[0]!.range[0], moved.at(-1)!.range[1])
+    .split("\n").map((line, i) => (i === 0 ? `${indent}  ${line}` : line.length > 0 ? `  ${line}` : line)).join("\n");
+  const text = `try {\n${body}\n${indent}} finally {\n${indent}  ${sourceCode.getText(release)}\n${indent}}`;
+  return (fixer) => fixer.replaceTextRange([moved[0]!.range[0], release.range[1]], text);
+}
+
+export default createRule<
+  | "missedOnReturn" | "missedOnThrow" | "missedOnPath" | "missedOnRejection" | "releasedEarly"
+  | "advisoryOnPool" | "advisoryUnlockOnPool" | "advisoryNeverUnlocked" | "advisoryReturnedToPool"
+  | "moveToFinally" | "awaitReturn" | "useXactLock" | "ttlReleaseMissed",
+  Options
+>({
+  name: "release-in-finally",
+  meta: {
+    type: "problem",
+    hasSuggestions: true,
+    docs: {
+      description: "Require in-process and session locks to be released on every path, in a `finally`",
+      recommended: true,
+      question: "Q1",
+    },
+    defaultOptions: [{ ttlLocks: true }],
+    schema: [
+      {
+        type: "object",
+        properties: {
+          ttlLocks: {
+            type: "boolean",
+            description: "Also report Redis and lock-library locks (Redlock, redis-semaphore) whose release is missed on some path; their TTL bounds how long they stay taken.",
+          },
+        },
+        additionalProperties: false,
+      },
+    ],
+    messages: {
+      missedOnReturn:
+        "Q1 (if the locker dies, who unlocks?): {{lock}} is taken here, but the return at line {{line}} leaves without releasing it: {{consequence}} Release it in a `finally` that covers every return.",
+      missedOnThrow:
+        "Q1 (if the locker dies, who unlocks?): {{lock}} is taken here, but the throw at line {{line}} leaves without releasing it: {{consequence}} Release it in a `finally`.",
+      missedOnPath:
+        "Q1 (if the locker dies, who unlocks?): {{lock}} is taken here, but a path reaches the end of the function without the release{{releaseAt}}: {{consequence}} Release it in a `finally`.",
+      missedOnRejection:
+        "Q1 (if the locker dies, who unlocks?): {{lock}} is taken here, but if the await at line {{line}} rejects, the release{{releaseAt}} never runs: {{consequence}} Release it in a `finally`{{hint}}.",
+      ttlReleaseMissed:
+        "Q1 (if the locker dies, who unlocks?): {{lock}} is released{{releaseAt}}, but not {{how}}. Its TTL still frees it, but only when it expires, and until then every other worker is shut out. Release it in a `finally`.",
+      releasedEarly:
+        "Q1: this returns a promise of work that is still running, and the `finally` releases {{lock}} (taken at line {{acquireLine}}) as soon as the promise is returned, so a second caller gets in while the work runs. Return `await` of it.",
+      advisoryOnPool:
+        "Q1/Q3: this session advisory lock is taken through a pool ({{client}}): it belongs to whichever pooled connection ran the query, and the unlock may run on another connection, where it does nothing. The lock then stays with an idle pooled connection and every other instance is locked out. Check out one client for lock, work and unlock, or take pg_advisory_xact_lock inside a transaction.",
+      advisoryUnlockOnPool:
+        "Q1/Q3: this unlock goes through the pool ({{client}}) and may run on a different connection than the lock at line {{acquireLine}}, where it unlocks nothing and returns false. Lock and unlock on one checked-out client, or use pg_advisory_xact_lock inside a transaction.",
+      advisoryNeverUnlocked:
+        "Q1 (if the locker dies, who unlocks?): this session advisory lock is taken inside a transaction but never unlocked. Unlike pg_advisory_xact_lock it outlives the commit or rollback, and the transaction's pooled connection keeps it. Take pg_advisory_xact_lock, or unlock it in a `finally`.",
+      advisoryReturnedToPool:
+        "Q1 (if the locker dies, who unlocks?): this session advisory lock is never unlocked, and `{{client}}.release()` at line {{line}} returns the connection to the pool still holding it. Unlock it in a `finally` before the release, release with `release(true)` to close the connection, or take pg_advisory_xact_lock inside a transaction.",
+      moveToFinally: "Move the release into a `finally` around the work.",
+      useXactLock: "Take a transaction-level lock (pg_advisory_xact_lock): it is released when the transaction ends.",
+      awaitReturn: "Return `await` of the promise, so the `finally` runs after the work.",
+    },
+  },
+  create(context) {
+    const sourceCode = context.sourceCode;
+    const ttlLocks = context.options[0]?.ttlLocks !== false;
+    return onLockFacts(context, (facts) => {
+      for (const lock of facts.held) {
+        if (lock.ttl && !ttlLocks) continue;
+        const adv = lock.advisory;
+        if (adv) {
+          const client = lock.acquire.type === "CallExpression" || lock.acquire.type === "TaggedTemplateExpression"
+            ? clientName(sourceCode, lock.acquire) : "the pool";
+          if (adv.via === "pool") {
+            context.report({ node: lock.acquire, messageId: "advisoryOnPool", data: { client } });
+            for (const u of adv.pooledUnlocks) {
+              context.report({ node: u, messageId: "advisoryUnlockOnPool", data: { client, acquireLine: String(lock.acquire.loc.start.line) } });
+            }
+            continue;
+          }
+          if (adv.neverUnlocked && adv.returnedToPool) {
+            context.report({ node: lock.acquire, messageId: "advisoryReturnedToPool", data: { client, line: String(adv.returnedToPool.loc.start.line) } });
+            continue;
+          }
+          // A dedicated connection that keeps its session lock until it closes is a leader lock, not a leak.
+          if (adv.neverUnlocked && adv.via === "transaction") {
+            const fix = toTransactionLock(sourceCode, lock.acquire);
+            context.report({
+              node: lock.acquire,
+              messageId: "advisoryNeverUnlocked",
+              suggest: fix ? [{ messageId: "useXactLock", fix }] : [],
+            });
+            continue;
+          }
+        }
+        const data = {
+          lock: describe(lock),
+          consequence: consequence(lock),
+          acquireLine: String(lock.acquire.loc.start.line),
+        };
+        const escape = [...lock.escapes].sort((a, b) => ESCAPE_ORDER[a.kind] - ESCAPE_ORDER[b.kind] || a.node.range[0] - b.node.range[0])[0];
+        if (escape) {
+          const fix = wrapInFinally(sourceCode, lock);
+          const releaseLines = [...new Set(lock.releases.map((r) => r.loc.start.line))];
+          const line = String(escape.node.loc.start.line);
+          context.report({
+            node: lock.acquire,
+            messageId: lock.ttl ? "ttlReleaseMissed" : messageFor(escape),
+            data: {
+              ...data,
+              line,
+              releaseAt: releaseLines.length === 1 ? ` at line ${releaseLines[0]}` : "",
+              hint: lock.kind === "mutex" ? " (`runExclusive` does it for you)" : "",
+              how: HOW[escape.kind].replace("{{line}}", line),
+            },
+            suggest: fix ? [{ messageId: "moveToFinally", fix }] : [],
+          });
+        }
+        if (lock.releasedEarly?.type === "ReturnStatement" && lock.releasedEarly.argument) {
+          const argument = lock.releasedEarly.argument;
+          context.report({
+            node: lock.releasedEarly,
+            messageId: "releasedEarly",
+            data,
+            suggest: [{ messageId: "awaitReturn", fix: (fixer) => fixer.insertTextBefore(argument, "await ") }],
+          });
+        }
+      }
+    });
+  },
+});
+
+/** Rewrites `pg_advisory_lock` / `pg_try_advisory_lock` in the statement text as its `_xact_` form. */
+function toTransactionLock(sourceCode: SourceCode, node: Node): TSESLint.ReportFixFunction | undefined {
+  const text = sourceCode.getText(node);
+  const matches = [...text.matchAll(/pg_(try_)?advisory_lock\b/gi)];
+  if (matches.length !== 1) return undefined;
+  const m = matches[0]!;
+  const start = node.range[0] + m.index;
+  return (fixer) => fixer.replaceTextRange([start, start + m[0].length], `pg_${m[1] ?? ""}advisory_xact_lock`);
+}
+
+function clientName(sourceCode: SourceCode, node: TSESTree.CallExpression | TSESTree.TaggedTemplateExpression): string {
+  const callee = node.type === "CallExpression" ? node.callee : node.tag;
+  if (callee.type === "MemberExpression") return sourceCode.getText(callee.object);
+  if (node.type === "TaggedTemplateExpression" && node.parent?.type === "CallExpression" && node.parent.callee.type === "MemberExpression") {
+    return sourceCode.getText(node.parent.callee.object);
+  }
+  return sourceCode.getText(callee);
+}

@@ -1,0 +1,586 @@
+/**
+ * Held locks: locks that nothing frees while the process lives but their own release (an in-process mutex, a
+ * boolean guard, a PostgreSQL session advisory lock), or that stay taken until a TTL runs out (a Redis lock, a
+ * Redlock lease) when the release is skipped. For each, the releases in the acquiring function and the ways out
+ * of that function that miss them (see code-paths.ts).
+ *
+ * A lock is analysed only where the acquiring function also releases it: a lock handed to a callback, returned,
+ * or released by another method is the other code's business, and a flag set but never reset in the same
+ * function is an "initialised once" marker, not a guard.
+ */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type {
+  AdvisoryLockOp, HeldLock, HeldLockKind, KvFacts, LibraryLockOp, Node, PathEscape, StateAccess,
+} from "./model.js";
+import type { PathRecorder } from "./code-paths.js";
+import type { ModuleShape } from "./pairing.js";
+import { enclosingFunction, isFunction } from "./units.js";
+import { findVariable, keyName, unwrap } from "./values.js";
+
+type SourceCode = Readonly<TSESLint.SourceCode>;
+type Variable = TSESLint.Scope.Variable;
+
+interface Candidate {
+  readonly kind: HeldLockKind;
+  readonly name: string;
+  readonly acquire: Node;
+  readonly releases: readonly Node[];
+  readonly ttl: boolean;
+  /** The acquire may fail without throwing: the paths where it failed hold nothing. */
+  readonly try: boolean;
+  readonly advisory?: HeldLock["advisory"];
+  /** Skip the path analysis (the lock has a finding of its own that the paths would only repeat). */
+  readonly skipPaths?: boolean;
+  /** Calls that belong to taking the lock (the EXPIRE after a SETNX): `require-lock-ttl` reports their failure. */
+  readonly protocol?: readonly Node[];
+}
+
+/** Source text of a receiver without `this.` and TS wrappers: `this.mutex` → `mutex`. */
+function receiverText(sourceCode: SourceCode, node: Node): string {
+  const n = unwrap(node);
+  if (n.type === "MemberExpression" && unwrap(n.object).type === "ThisExpression") {
+    return keyName(n.property, n.computed) ?? sourceCode.getText(n);
+  }
+  return sourceCode.getText(n);
+}
+
+function calleeObject(call: Node): Node | undefined {
+  if (call.type !== "CallExpression") return undefined;
+  const callee = unwrap(call.callee);
+  return callee.type === "MemberExpression" ? callee.object : undefined;
+}
+
+function calleeName(call: TSESTree.CallExpression): string | undefined {
+  const callee = unwrap(call.callee);
+  if (callee.type === "Identifier") return callee.name;
+  if (callee.type === "MemberExpression") return keyName(callee.property, callee.computed);
+  return undefined;
+}
+
+const sameFunction = (a: Node, b: Node) => enclosingFunction(a) === enclosingFunction(b);
+
+/** The variable declarator an acquire's result is stored in: `const release = await mutex.acquire()`. */
+function resultDeclarator(acquire: Node): TSESTree.VariableDeclarator | undefined {
+  let p = acquire.parent;
+  if (p?.type === "AwaitExpression") p = p.parent;
+  while (p && (p.type === "TSAsExpression" || p.type === "TSNonNullExpression")) p = p.parent;
+  return p?.type === "VariableDeclarator" ? p : undefined;
+}
+
+/** Names a statement binds (`const { rows: [{ locked }] } = …` binds `locked`). */
+function boundNames(pattern: Node | null | undefined, out: Set<string>): void {
+  if (!pattern) return;
+  switch (pattern.type) {
+    case "Identifier":
+      out.add(pattern.name);
+      break;
+    case "ArrayPattern":
+      for (const el of pattern.elements) boundNames(el, out);
+      break;
+    case "ObjectPattern":
+      for (const p of pattern.properties) boundNames(p.type === "Property" ? p.value : p.argument, out);
+      break;
+    case "AssignmentPattern":
+      boundNames(pattern.left, out);
+      break;
+    case "RestElement":
+      boundNames(pattern.argument, out);
+      break;
+    default:
+      break;
+  }
+}
+
+function walk(sourceCode: SourceCode, node: Node, visit: (n: Node) => boolean | void): void {
+  if (visit(node) === false) return;
+  const keys = sourceCode.visitorKeys[node.type] ?? [];
+  for (const key of keys) {
+    const child = (node as unknown as Record<string, unknown>)[key];
+    if (Array.isArray(child)) {
+      for (const c of child) if (c && typeof c === "object" && "type" in c) walk(sourceCode, c as Node, visit);
+    } else if (child && typeof child === "object" && "type" in child) {
+      walk(sourceCode, child as Node, visit);
+    }
+  }
+}
+
+function mentions(sourceCode: SourceCode, node: Node, names: ReadonlySet<string>): boolean {
+  let found = false;
+  walk(sourceCode, node, (n) => {
+    if (found) return false;
+    if (n.type === "Identifier" && names.has(n.name)) found = true;
+    return !isFunction(n);
+  });
+  return found;
+}
+
+/** The statement (a direct child of a block, a switch case or the program) that holds `node`. */
+function statementOf(node: Node): { statement: Node; list: readonly Node[] } | undefined {
+  let child: Node = node;
+  for (let p = node.parent; p; child = p, p = p.parent) {
+    if (isFunction(p)) return undefined;
+    if (p.type === "BlockStatement" || p.type === "Program" || p.type === "StaticBlock") return { statement: child, list: p.body };
+    if (p.type === "SwitchCase") return { statement: child, list: p.consequent };
+  }
+  return undefined;
+}
+
+/** A statement that always leaves: `return`, `throw`, `continue`, `break`, or a block ending in one. */
+function exits(node: Node): boolean {
+  if (["ReturnStatement", "ThrowStatement", "ContinueStatement", "BreakStatement"].includes(node.type)) return true;
+  if (node.type === "BlockStatement") return node.body.length > 0 && exits(node.body[node.body.length - 1]!);
+  if (node.type === "IfStatement") return node.alternate !== null && exits(node.consequent) && exits(node.alternate);
+  return false;
+}
+
+/**
+ * Where a try-acquire starts holding. `if (!locked) return; …` holds after the `if`; `if (await tryLock()) { … }`
+ * holds in the consequent. Returns the range and, when found, the `if` that tests the outcome.
+ */
+function heldRegion(sourceCode: SourceCode, acquire: Node): { start: number; end: number } | undefined {
+  // The acquire inside the test: `if (!(await mutex.tryAcquire())) return;`
+  let child: Node = acquire;
+  let test: TSESTree.IfStatement | undefined;
+  for (let p = acquire.parent; p && !isFunction(p); child = p, p = p.parent) {
+    if (p.type === "IfStatement" && p.test === child) {
+      test = p;
+      break;
+    }
+    if (p.type.endsWith("Statement") || p.type === "VariableDeclaration") break;
+  }
+  const names = new Set<string>();
+  const where = statementOf(test ?? acquire);
+  if (!where) return undefined;
+  if (!test) {
+    const { statement, list } = where;
+    if (statement.type === "VariableDeclaration") for (const d of statement.declarations) boundNames(d.id, names);
+    if (statement.type === "ExpressionStatement" && statement.expression.type === "AssignmentExpression") {
+      boundNames(statement.expression.left, names);
+    }
+    if (names.size === 0) return undefined;
+    // Look past statements that derive from the outcome (`const got = rows[0].locked;`) to the `if` that tests it.
+    for (let i = list.indexOf(statement) + 1; i < list.length; i++) {
+      const s = list[i]!;
+      if (s.type === "IfStatement" && mentions(sourceCode, s.test, names)) {
+        test = s;
+        break;
+      }
+      if (s.type === "VariableDeclaration" && s.declarations.some((d) => d.init && mentions(sourceCode, d.init, names))) {
+        for (const d of s.declarations) boundNames(d.id, names);
+        continue;
+      }
+      break;
+    }
+  }
+  if (!test) return undefined;
+  if (exits(test.consequent)) {
+    const block = statementOf(test);
+    const parent = test.parent;
+    if (!block || !parent) return undefined;
+    return { start: test.range[1], end: parent.range[1] };
+  }
+  return { start: test.consequent.range[0], end: test.consequent.range[1] };
+}
+
+// ---- the kinds of held lock ----
+
+/** Calls of the release function an acquire resolved to; undefined when the function is handed on. */
+function releaseFunctionCalls(sourceCode: SourceCode, declarator: TSESTree.VariableDeclarator): Node[] | undefined {
+  let id: Node | null = declarator.id;
+  // async-mutex's Semaphore resolves `[value, release]`.
+  if (id.type === "ArrayPattern") id = id.elements[1] ?? null;
+  if (id?.type !== "Identifier") return undefined;
+  const variable = findVariable(sourceCode, id);
+  if (!variable) return undefined;
+  const calls: Node[] = [];
+  for (const ref of variable.references) {
+    if (ref.init || ref.identifier === id) continue;
+    const parent = ref.identifier.parent;
+    if (parent?.type === "CallExpression" && parent.callee === ref.identifier) calls.push(parent);
+    else return undefined;
+  }
+  return calls;
+}
+
+function inProcessLocks(sourceCode: SourceCode, ops: readonly LibraryLockOp[]): Candidate[] {
+  const out: Candidate[] = [];
+  for (const op of ops) {
+    if (op.op !== "acquire") continue;
+    const call = op.node as TSESTree.CallExpression;
+    // `lock.acquire(key, async () => …)` (async-lock): the library releases.
+    if (call.arguments.some((a) => isFunction(a))) continue;
+    const declarator = resultDeclarator(call);
+    const ttl = op.library !== "in-process";
+    // An in-process acquire may resolve to its release function; a Redlock acquire resolves to the lock object.
+    const fromBinding = declarator && !ttl ? releaseFunctionCalls(sourceCode, declarator) : [];
+    if (fromBinding === undefined) continue;
+    const receiver = op.receiver ?? "";
+    const viaReceiver = ops.filter((r) => r.op === "release" && r.library === op.library && r.receiver === receiver).map((r) => r.node);
+    // A Redlock lock's own release: `lock.release()`, `redlock.release(lock)`, v4 `lock.unlock()`.
+    const lockVar = declarator?.id.type === "Identifier" ? declarator.id.name : undefined;
+    const viaLock = lockVar && ttl
+      ? ops.filter((r) => r.op === "release" && (r.receiver === lockVar || firstArgName(r.node) === lockVar)).map((r) => r.node)
+      : [];
+    const releases = [...fromBinding, ...viaReceiver, ...viaLock].filter((r) => sameFunction(r, call));
+    if (releases.length === 0) continue;
+    out.push({
+      kind: ttl ? "library" : "mutex",
+      name: receiver || sourceCode.getText(call.callee),
+      acquire: call,
+      releases,
+      ttl,
+      try: op.try === true,
+    });
+  }
+  return out;
+}
+
+function firstArgName(node: Node): string | undefined {
+  if (node.type !== "CallExpression") return undefined;
+  const a = node.arguments[0];
+  return a && unwrap(a).type === "Identifier" ? (unwrap(a) as TSESTree.Identifier).name : undefined;
+}
+
+function kvLocks(kv: KvFacts): Candidate[] {
+  const out: Candidate[] = [];
+  for (const lock of kv.locks) {
+    if (!lock.lockLike) continue;
+    const releases = kv.releases.filter((r) => r.lock === lock && sameFunction(r.op.node, lock.acquire.node)).map((r) => r.op.node);
+    if (releases.length === 0) continue;
+    out.push({
+      kind: "kv", name: lock.acquire.key.text, acquire: lock.acquire.node, releases, ttl: lock.ttl === "present", try: true,
+      ...(lock.expire ? { protocol: [lock.expire.node] } : {}),
+    });
+  }
+  return out;
+}
+
+const CLOSE = new Set(["end", "destroy", "close"]);
+
+function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLockOp[], shape: ModuleShape): Candidate[] {
+  const out: Candidate[] = [];
+  const onClient = (call: TSESTree.CallExpression, client: string) => {
+    const object = calleeObject(call);
+    return object !== undefined && receiverText(sourceCode, object) === client;
+  };
+  for (const op of ops) {
+    if (op.fn !== "lock" || op.scope !== "session") continue;
+    const unlocks = ops.filter((u) => u.fn !== "lock" && u.client === op.client);
+    // Ending the session ends its locks: `client.end()`, `client.release(true)` (pg destroys it), `destroy()`.
+    const closes = shape.calls.filter((c) => onClient(c, op.client) && (CLOSE.has(calleeName(c) ?? "") ||
+      (calleeName(c) === "release" && c.arguments.length > 0)));
+    const returns = shape.calls.filter((c) => onClient(c, op.client) && calleeName(c) === "release" && c.arguments.length === 0);
+    const neverUnlocked = unlocks.length === 0 && closes.length === 0;
+    const pooledUnlocks = op.via === "pool" ? unlocks.filter((u) => u.via === "pool").map((u) => u.node) : [];
+    const releases = [...unlocks.map((u) => u.node), ...closes].filter((r) => sameFunction(r, op.node));
+    const advisory: HeldLock["advisory"] = {
+      via: op.via,
+      pooledUnlocks,
+      neverUnlocked,
+      ...(neverUnlocked && returns[0] ? { returnedToPool: returns[0] } : {}),
+    };
+    out.push({
+      kind: "advisory",
+      name: op.try ? "pg_try_advisory_lock" : "pg_advisory_lock",
+      acquire: op.node,
+      releases,
+      ttl: false,
+      try: op.try,
+      advisory,
+      skipPaths: op.via === "pool" || (neverUnlocked && (op.via === "transaction" || returns.length > 0)) || releases.length === 0,
+    });
+  }
+  return out;
+}
+
+/** The variable (or `this` field name) a guard assignment targets. */
+function flagTarget(sourceCode: SourceCode, node: Node): { key: Variable | string; text: string } | undefined {
+  const n = unwrap(node);
+  if (n.type === "Identifier") {
+    const variable = findVariable(sourceCode, n);
+    const def = variable?.defs[0];
+    if (!variable || !def || def.type !== "Variable" || def.parent.kind === "const") return undefined;
+    return { key: variable, text: n.name };
+  }
+  if (n.type === "MemberExpression" && unwrap(n.object).type === "ThisExpression" && !n.computed) {
+    const name = keyName(n.property, n.computed);
+    return name ? { key: `this.${name}`, text: `this.${name}` } : undefined;
+  }
+  return undefined;
+}
+
+/** `if (running) return;` before the assignment, or the assignment inside `if (!running) { … }`. */
+function isGuarded(sourceCode: SourceCode, assignment: TSESTree.AssignmentExpression, target: { key: Variable | string }): boolean {
+  const fn = enclosingFunction(assignment);
+  const reads = (test: Node): boolean => {
+    let found = false;
+    walk(sourceCode, test, (n) => {
+      if (found || isFunction(n)) return false;
+      if (n.type === "Identifier" || n.type === "MemberExpression") {
+        const t = flagTarget(sourceCode, n);
+        if (t && t.key === target.key) {
+          found = true;
+          return false;
+        }
+      }
+      return true;
+    });
+    return found;
+  };
+  for (let child: Node = assignment, p: Node | undefined = assignment.parent; p && p !== fn; child = p, p = p.parent) {
+    if (p.type === "IfStatement" && p.consequent === child && reads(p.test)) return true;
+    const list = p.type === "BlockStatement" || p.type === "Program" ? p.body : undefined;
+    if (!list) continue;
+    for (const s of list) {
+      if (s.range[0] >= child.range[0]) break;
+      if (s.type === "IfStatement" && reads(s.test) && exits(s.consequent)) return true;
+    }
+  }
+  return false;
+}
+
+/** Whether `call` calls `fn`: `this.name()` for a method of the caller's class, `name()` for a module function. */
+function callsFunction(sourceCode: SourceCode, call: TSESTree.CallExpression, fn: TSESTree.FunctionLike): boolean {
+  const callee = unwrap(call.callee);
+  const p = fn.parent;
+  if (callee.type === "MemberExpression" && unwrap(callee.object).type === "ThisExpression") {
+    return p?.type === "MethodDefinition" && keyName(p.key, p.computed) === keyName(callee.property, callee.computed) &&
+      classBody(fn) === classBody(call);
+  }
+  if (callee.type !== "Identifier") return false;
+  return (fn.type === "FunctionDeclaration" && fn.id?.name === callee.name) ||
+    (p?.type === "VariableDeclarator" && p.id.type === "Identifier" && p.id.name === callee.name);
+}
+
+function flagLocks(sourceCode: SourceCode, flags: readonly TSESTree.AssignmentExpression[], calls: readonly TSESTree.CallExpression[]): Candidate[] {
+  const out: Candidate[] = [];
+  for (const a of flags) {
+    if ((a.right as TSESTree.BooleanLiteral).value !== true) continue;
+    const target = flagTarget(sourceCode, a.left);
+    if (!target) continue;
+    // A flag declared inside the function (or a block of it) guards nothing across calls.
+    const fn = enclosingFunction(a);
+    if (typeof target.key !== "string" && fn && within(target.key.defs[0]!.node, fn)) continue;
+    const resets = flags.filter((r) => (r.right as TSESTree.BooleanLiteral).value === false && flagTarget(sourceCode, r.left)?.key === target.key);
+    const releases: Node[] = resets.filter((r) => sameFunction(r, a) && r.range[0] > a.range[0]);
+    // Resets made by a helper this function calls: `this.finish()` that sets `this.busy = false`.
+    const helpers = new Set(resets.map((r) => enclosingFunction(r)).filter((f): f is TSESTree.FunctionLike => !!f && f !== fn));
+    for (const call of calls) {
+      if (!sameFunction(call, a) || call.range[0] < a.range[1]) continue;
+      if ([...helpers].some((h) => callsFunction(sourceCode, call, h))) releases.push(call);
+    }
+    if (releases.length === 0 || !isGuarded(sourceCode, a, target)) continue;
+    // Reset only when the work fails (`catch { this.initializing = false; throw … }`): a flag kept on success is
+    // "started once, retried after a failure", not a lock held for the length of the work.
+    if (releases.every((r) => inCatch(r, fn))) continue;
+    out.push({ kind: "flag", name: target.text, acquire: a, releases, ttl: false, try: false });
+  }
+  return out;
+}
+
+// ---- paths ----
+
+const NEVER_REJECTS = /^(sleep|delay|wait|setTimeout|setImmediate|allSettled)$/;
+
+/** A rejected `await` here is caught, or released by a `finally`, before it leaves the function. */
+function awaitHandled(node: TSESTree.AwaitExpression, releases: ReadonlySet<Node>, protocol: readonly Node[] = []): boolean {
+  const arg = unwrap(node.argument);
+  if (protocol.includes(arg)) return true;
+  if (arg.type === "CallExpression") {
+    const name = calleeName(arg);
+    if (name === "catch" || (name === "then" && arg.arguments.length >= 2)) return true;
+    if (name && NEVER_REJECTS.test(name)) return true;
+  }
+  const fn = enclosingFunction(node);
+  for (let child: Node = node, p: Node | undefined = node.parent; p && p !== fn; child = p, p = p.parent) {
+    if (p.type !== "TryStatement" || p.block !== child) continue;
+    if (p.handler) return true;
+    if (p.finalizer && [...releases].some((r) => r.range[0] >= p.finalizer!.range[0] && r.range[1] <= p.finalizer!.range[1])) return true;
+  }
+  return false;
+}
+
+/** Whether a call returns a promise, by what the module shows: an async function, `.then`, or awaited elsewhere. */
+function returnsPromise(sourceCode: SourceCode, call: TSESTree.CallExpression, shape: ModuleShape, awaitedElsewhere: boolean): boolean {
+  const name = calleeName(call);
+  if (!name) return false;
+  if (name === "then" || name === "catch" || name === "finally") return true;
+  const declared = shape.functions.some((f) => f.async && (
+    (f.type === "FunctionDeclaration" && f.id?.name === name) ||
+    (f.parent?.type === "VariableDeclarator" && f.parent.id.type === "Identifier" && f.parent.id.name === name) ||
+    (f.parent?.type === "MethodDefinition" && keyName(f.parent.key, f.parent.computed) === name)));
+  if (declared) return true;
+  // A call awaited elsewhere returns a promise too; for a boolean guard that is not evidence enough that the
+  // returned call is the guarded work (`return sender.send(result)` after it).
+  if (!awaitedElsewhere) return false;
+  return shape.calls.some((c) => c !== call && c.parent?.type === "AwaitExpression" && calleeName(c) === name &&
+    sourceCode.getText(c.callee) === sourceCode.getText(call.callee));
+}
+
+/** `return work()` in the `try` whose `finally` releases: the release runs as soon as the promise is returned. */
+function releasedEarly(sourceCode: SourceCode, c: Candidate, shape: ModuleShape): Node | undefined {
+  const fn = enclosingFunction(c.acquire);
+  if (!fn?.async) return undefined;
+  for (const r of c.releases) {
+    let tryStatement: TSESTree.TryStatement | undefined;
+    for (let child: Node = r, p = r.parent; p && p !== fn; child = p, p = p.parent) {
+      if (p.type === "TryStatement" && p.finalizer === child) {
+        tryStatement = p;
+        break;
+      }
+    }
+    if (!tryStatement || tryStatement.block.range[1] < c.acquire.range[0]) continue;
+    let found: Node | undefined;
+    walk(sourceCode, tryStatement.block, (n) => {
+      if (found || isFunction(n)) return false;
+      if (n.type === "ReturnStatement" && n.argument) {
+        const arg = unwrap(n.argument);
+        if ((arg.type === "CallExpression" && returnsPromise(sourceCode, arg, shape, c.kind !== "flag")) ||
+          (arg.type === "NewExpression" && arg.callee.type === "Identifier" && arg.callee.name === "Promise")) found = n;
+      }
+      return true;
+    });
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * Module functions that cannot reject: every await in them is caught (or awaits another such function), and they
+ * throw nothing outside a `try` that catches. `await this.sendWithRetry()` whose body catches everything does not
+ * skip a release.
+ */
+class Rejections {
+  private readonly memo = new Map<TSESTree.FunctionLike, boolean>();
+  constructor(private readonly sourceCode: SourceCode, private readonly shape: ModuleShape) {}
+
+  /** The awaited call goes to a function of this module that cannot reject. */
+  never(node: TSESTree.AwaitExpression, depth = 0): boolean {
+    const arg = unwrap(node.argument);
+    if (arg.type !== "CallExpression" || depth > 3) return false;
+    const fn = this.resolve(arg);
+    return fn !== undefined && this.cannotReject(fn, depth);
+  }
+
+  private resolve(call: TSESTree.CallExpression): TSESTree.FunctionLike | undefined {
+    const callee = unwrap(call.callee);
+    const viaThis = callee.type === "MemberExpression" && unwrap(callee.object).type === "ThisExpression";
+    if (callee.type !== "Identifier" && !viaThis) return undefined;
+    const name = calleeName(call);
+    const candidates = this.shape.functions.filter((f) => {
+      const p = f.parent;
+      if (viaThis) return p?.type === "MethodDefinition" && keyName(p.key, p.computed) === name && classBody(f) === classBody(call);
+      return (f.type === "FunctionDeclaration" && f.id?.name === name) ||
+        (p?.type === "VariableDeclarator" && p.id.type === "Identifier" && p.id.name === name);
+    });
+    return candidates.length === 1 ? candidates[0] : undefined;
+  }
+
+  private cannotReject(fn: TSESTree.FunctionLike, depth: number): boolean {
+    const cached = this.memo.get(fn);
+    if (cached !== undefined) return cached;
+    this.memo.set(fn, false);
+    const body = fn.body;
+    if (!body) return false;
+    let ok = body.type === "BlockStatement";
+    walk(this.sourceCode, body, (n) => {
+      if (!ok) return false;
+      if (n !== body && isFunction(n)) return false;
+      if (n.type === "AwaitExpression" && !caught(n, fn) && !this.never(n, depth + 1)) ok = false;
+      if (n.type === "ThrowStatement" && !caught(n, fn)) ok = false;
+      return true;
+    });
+    this.memo.set(fn, ok);
+    return ok;
+  }
+}
+
+function classBody(node: Node): Node | undefined {
+  for (let p = node.parent; p; p = p.parent) if (p.type === "ClassBody") return p;
+  return undefined;
+}
+
+/** Inside a `catch` clause of `fn`. */
+function inCatch(node: Node, fn: Node | undefined): boolean {
+  for (let p = node.parent; p && p !== fn; p = p.parent) if (p.type === "CatchClause") return true;
+  return false;
+}
+
+/** Inside a `try` block (of `fn`) whose `catch` does not rethrow. */
+function caught(node: Node, fn: Node): boolean {
+  for (let child: Node = node, p: Node | undefined = node.parent; p && p !== fn; child = p, p = p.parent) {
+    if (p.type !== "TryStatement" || p.block !== child || !p.handler) continue;
+    let rethrows = false;
+    for (const s of p.handler.body.body) if (s.type === "ThrowStatement") rethrows = true;
+    if (!rethrows) return true;
+  }
+  return false;
+}
+
+const within = (n: Node, outer: Node | null | undefined) => !!outer && n.range[0] >= outer.range[0] && n.range[1] <= outer.range[1];
+
+/**
+ * `try` statements whose `finally` releases and that the acquire is in or before: once a path enters one, the
+ * `finally` runs on every way out, so the lock counts as released there. A release the `finally` makes only under a
+ * condition (`if (!timedOut) await client.end()`) is the author's decision, not a forgotten path.
+ */
+function coveringTries(c: Candidate): TSESTree.TryStatement[] {
+  const fn = enclosingFunction(c.acquire);
+  const out: TSESTree.TryStatement[] = [];
+  for (const r of c.releases) {
+    for (let child: Node = r, p: Node | undefined = r.parent; p && p !== fn; child = p, p = p.parent) {
+      if (p.type === "TryStatement" && p.finalizer === child && (within(c.acquire, p.block) || p.range[0] > c.acquire.range[1])) {
+        out.push(p);
+      }
+    }
+  }
+  return out;
+}
+
+function analyse(sourceCode: SourceCode, c: Candidate, paths: PathRecorder, shape: ModuleShape, rejections: Rejections): HeldLock {
+  const releases = new Set(c.releases);
+  const tries = coveringTries(c);
+  const isRelease = (n: Node) => releases.has(n) || tries.some((t) => within(n, t.block) || within(n, t.handler) || within(n, t.finalizer));
+  let escapes: PathEscape[] = [];
+  if (!c.skipPaths && paths.has(c.acquire)) {
+    const handled = (a: TSESTree.AwaitExpression) => awaitHandled(a, releases, c.protocol) || rejections.never(a);
+    const region = c.try ? heldRegion(sourceCode, c.acquire) : undefined;
+    const start = region ? paths.firstIn(c.acquire, region.start, region.end) : c.acquire;
+    const found = start ? paths.escapes(start, isRelease, handled, start !== c.acquire) : undefined;
+    // A flag "reset" that no path from the set reaches (`else isFinished = false`) is state, not a release.
+    if (found && (found.reachesRelease || c.kind !== "flag")) escapes = found.escapes;
+    // A path that falls off the end after a covering `try` went through its `finally`.
+    if (tries.length > 0) escapes = escapes.filter((e) => e.kind !== "end");
+  }
+  const early = c.skipPaths ? undefined : releasedEarly(sourceCode, c, shape);
+  return {
+    kind: c.kind,
+    name: c.name,
+    acquire: c.acquire,
+    releases: c.releases,
+    ttl: c.ttl,
+    escapes,
+    ...(early ? { releasedEarly: early } : {}),
+    ...(c.advisory ? { advisory: c.advisory } : {}),
+  };
+}
+
+export function buildHeldLocks(
+  sourceCode: SourceCode,
+  accesses: readonly StateAccess[],
+  kv: KvFacts,
+  shape: ModuleShape,
+  flags: readonly TSESTree.AssignmentExpression[],
+  paths: PathRecorder,
+): HeldLock[] {
+  const library = accesses.filter((a): a is LibraryLockOp => a.access === "library");
+  const advisory = accesses.filter((a): a is AdvisoryLockOp => a.access === "advisory");
+  const candidates = [
+    ...inProcessLocks(sourceCode, library),
+    ...kvLocks(kv),
+    ...advisoryLocks(sourceCode, advisory, shape),
+    ...flagLocks(sourceCode, flags, shape.calls),
+  ];
+  const rejections = new Rejections(sourceCode, shape);
+  return candidates.map((c) => analyse(sourceCode, c, paths, shape, rejections));
+}

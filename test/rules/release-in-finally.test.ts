@@ -1,0 +1,923 @@
+import rule from "../../rules/release-in-finally.js";
+import { javascript, ruleTester } from "../rule-tester.js";
+
+/** Line and column (1-based, as ESLint reports) of the one occurrence of `text` in `code`. */
+function at(code: string, text: string): { line: number; column: number } {
+  const i = code.indexOf(text);
+  if (i < 0 || code.indexOf(text, i + 1) >= 0) throw new Error(`expected exactly one ${JSON.stringify(text)} in the test code`);
+  const before = code.slice(0, i).split("\n");
+  return { line: before.length, column: before.at(-1)!.length + 1 };
+}
+const lineOf = (code: string, text: string) => String(at(code, text).line);
+
+const MUTEX = (name: string) => ({ lock: `the mutex \`${name}\``, consequence: `every later caller waits on \`${name}\` forever.` });
+const GUARD = (name: string) => ({
+  lock: `the guard \`${name}\``,
+  consequence: `\`${name}\` stays true and every later call is turned away until the process restarts.`,
+});
+const ADVISORY = (fn: string) => ({
+  lock: `the session advisory lock (${fn})`,
+  consequence: "the connection keeps the session lock, and a pooled connection goes back to the pool still holding it.",
+});
+
+type Kind = { lock: string; consequence: string };
+type Escape = "missedOnReturn" | "missedOnThrow" | "missedOnPath" | "missedOnRejection";
+
+/** One path finding at `acquire`, escaping at `exit`, with the release(s) at `release`. */
+function missed(code: string, messageId: Escape, kind: Kind, acquire: string, exit: string | null, release: string | null, output?: string) {
+  const a = at(code, acquire);
+  return {
+    messageId,
+    line: a.line,
+    column: a.column,
+    data: {
+      ...kind,
+      acquireLine: String(a.line),
+      line: exit ? lineOf(code, exit) : String(a.line),
+      releaseAt: release ? ` at line ${lineOf(code, release)}` : "",
+      hint: kind.lock.startsWith("the mutex") ? " (`runExclusive` does it for you)" : "",
+      how: "",
+    },
+    suggestions: output ? [{ messageId: "moveToFinally" as const, output }] : [],
+  };
+}
+
+/** The TTL-bounded variant of a path finding. */
+function ttlMissed(code: string, lock: string, acquire: string, release: string, how: string, output: string) {
+  const a = at(code, acquire);
+  return {
+    messageId: "ttlReleaseMissed" as const,
+    line: a.line,
+    column: a.column,
+    data: { lock, releaseAt: ` at line ${lineOf(code, release)}`, how },
+    suggestions: [{ messageId: "moveToFinally" as const, output }],
+  };
+}
+
+// ---- async-mutex and friends ----
+
+const MUTEX_WORK = `import { Mutex } from "async-mutex";
+const mutex = new Mutex();
+export async function refreshToken() {
+  const release = await mutex.acquire();
+  const token = await fetchToken();
+  cache.set("token", token);
+  release();
+}`;
+const MUTEX_WORK_FIXED = `import { Mutex } from "async-mutex";
+const mutex = new Mutex();
+export async function refreshToken() {
+  const release = await mutex.acquire();
+  try {
+    const token = await fetchToken();
+    cache.set("token", token);
+  } finally {
+    release();
+  }
+}`;
+
+const SEMAPHORE_RETURN = `import { Semaphore } from "async-mutex";
+const uploads = new Semaphore(4);
+export async function upload(file) {
+  const [, release] = await uploads.acquire();
+  if (file.size === 0) return null;
+  const url = await storage.put(file);
+  release();
+  return url;
+}`;
+
+const RECEIVER_THROW = `import { Mutex } from "async-mutex";
+export class Ledger {
+  private readonly mutex = new Mutex();
+  async post(entry) {
+    await this.mutex.acquire();
+    if (!entry.amount) throw new Error("empty entry");
+    this.entries.push(entry);
+    this.mutex.release();
+  }
+}`;
+const RECEIVER_THROW_FIXED = `import { Mutex } from "async-mutex";
+export class Ledger {
+  private readonly mutex = new Mutex();
+  async post(entry) {
+    await this.mutex.acquire();
+    try {
+      if (!entry.amount) throw new Error("empty entry");
+      this.entries.push(entry);
+    } finally {
+      this.mutex.release();
+    }
+  }
+}`;
+
+const RELEASE_IN_BRANCH = `const sessionMutex = createSessionMutex();
+export async function save(session) {
+  const release = await sessionMutex.acquire();
+  if (session.dirty) {
+    writeSession(session);
+    release();
+  }
+}`;
+
+const TRY_ACQUIRE = `import AwaitLock from "await-lock";
+const lock = new AwaitLock();
+export async function flush() {
+  if (!lock.tryAcquire()) return;
+  await sendBatch();
+  lock.release();
+}`;
+const TRY_ACQUIRE_FIXED = `import AwaitLock from "await-lock";
+const lock = new AwaitLock();
+export async function flush() {
+  if (!lock.tryAcquire()) return;
+  try {
+    await sendBatch();
+  } finally {
+    lock.release();
+  }
+}`;
+
+// ---- boolean guards ----
+
+const CRON_GUARD = `let running = false;
+cron.schedule("*/5 * * * *", async () => {
+  if (running) return;
+  running = true;
+  await syncInvoices();
+  running = false;
+});`;
+const CRON_GUARD_FIXED = `let running = false;
+cron.schedule("*/5 * * * *", async () => {
+  if (running) return;
+  running = true;
+  try {
+    await syncInvoices();
+  } finally {
+    running = false;
+  }
+});`;
+
+const CLASS_GUARD_RETURN = `export class Importer {
+  private busy = false;
+  async run() {
+    if (this.busy) return;
+    this.busy = true;
+    const batch = await this.queue.next();
+    if (!batch) return;
+    await this.import(batch);
+    this.busy = false;
+  }
+}`;
+const CLASS_GUARD_RETURN_FIXED = `export class Importer {
+  private busy = false;
+  async run() {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      const batch = await this.queue.next();
+      if (!batch) return;
+      await this.import(batch);
+    } finally {
+      this.busy = false;
+    }
+  }
+}`;
+
+const GUARD_IN_IF = `export class Poller {
+  tick() {
+    return this.poll();
+  }
+  async poll() {
+    if (!this.polling) {
+      this.polling = true;
+      await this.fetchUpdates();
+      this.polling = false;
+    }
+  }
+}`;
+const GUARD_IN_IF_FIXED = `export class Poller {
+  tick() {
+    return this.poll();
+  }
+  async poll() {
+    if (!this.polling) {
+      this.polling = true;
+      try {
+        await this.fetchUpdates();
+      } finally {
+        this.polling = false;
+      }
+    }
+  }
+}`;
+
+const GUARD_LOOP = `let running = false;
+export async function drain() {
+  if (running) {
+    return;
+  }
+  running = true;
+  let task;
+  while ((task = await nextTask()) != null) {
+    task();
+  }
+  running = false;
+}`;
+const GUARD_LOOP_FIXED = `let running = false;
+export async function drain() {
+  if (running) {
+    return;
+  }
+  running = true;
+  try {
+    let task;
+    while ((task = await nextTask()) != null) {
+      task();
+    }
+  } finally {
+    running = false;
+  }
+}`;
+
+const NESTED_TRY = `let sending = false;
+export async function sendAll(messages) {
+  if (sending) return;
+  sending = true;
+  for (const m of messages) {
+    try {
+      await send(m);
+    } catch (err) {
+      log.warn(err);
+    }
+  }
+  await markBatchDone();
+  sending = false;
+}`;
+const NESTED_TRY_FIXED = `let sending = false;
+export async function sendAll(messages) {
+  if (sending) return;
+  sending = true;
+  try {
+    for (const m of messages) {
+      try {
+        await send(m);
+      } catch (err) {
+        log.warn(err);
+      }
+    }
+    await markBatchDone();
+  } finally {
+    sending = false;
+  }
+}`;
+
+const RETHROW = `let exporting = false;
+export async function exportAll() {
+  if (exporting) throw new Error("busy");
+  exporting = true;
+  try {
+    await writeExport();
+  } catch (err) {
+    log.error(err);
+    throw err;
+  }
+  exporting = false;
+}`;
+const RETHROW_FIXED = `let exporting = false;
+export async function exportAll() {
+  if (exporting) throw new Error("busy");
+  exporting = true;
+  try {
+    try {
+      await writeExport();
+    } catch (err) {
+      log.error(err);
+      throw err;
+    }
+  } finally {
+    exporting = false;
+  }
+}`;
+
+const RETURN_AWAIT_OUTSIDE = `let refreshing = false;
+export async function refresh() {
+  if (refreshing) return;
+  refreshing = true;
+  try {
+    return await reload();
+  } catch (err) {
+    log.error(err);
+  }
+  refreshing = false;
+}`;
+const RETURN_AWAIT_OUTSIDE_FIXED = `let refreshing = false;
+export async function refresh() {
+  if (refreshing) return;
+  refreshing = true;
+  try {
+    try {
+      return await reload();
+    } catch (err) {
+      log.error(err);
+    }
+  } finally {
+    refreshing = false;
+  }
+}`;
+
+const RELEASED_EARLY = `import { Mutex } from "async-mutex";
+export class Renderer {
+  mutex = new Mutex();
+  async render(job) {
+    const release = await this.mutex.acquire();
+    try {
+      return this.draw(job);
+    } finally {
+      release();
+    }
+  }
+  async draw(job) {
+    return job;
+  }
+}`;
+
+const HELPER_RESET = `export class Scanner {
+  async scanChanged(ids) {
+    if (this.scanning) return;
+    this.scanning = true;
+    const folders = await this.db.folders(ids);
+    this.index(folders);
+    this.done();
+  }
+  done() {
+    this.scanning = false;
+  }
+}`;
+
+const HELPER_RESET_FIXED = `export class Scanner {
+  async scanChanged(ids) {
+    if (this.scanning) return;
+    this.scanning = true;
+    try {
+      const folders = await this.db.folders(ids);
+      this.index(folders);
+    } finally {
+      this.done();
+    }
+  }
+  done() {
+    this.scanning = false;
+  }
+}`;
+
+// ---- PostgreSQL advisory locks ----
+
+const ADVISORY_CLIENT = `export async function migrate(pool) {
+  const client = await pool.connect();
+  await client.query("SELECT pg_advisory_lock(7321)");
+  await runMigrations(client);
+  await client.query("SELECT pg_advisory_unlock(7321)");
+  client.release();
+}`;
+const ADVISORY_CLIENT_FIXED = `export async function migrate(pool) {
+  const client = await pool.connect();
+  await client.query("SELECT pg_advisory_lock(7321)");
+  try {
+    await runMigrations(client);
+  } finally {
+    await client.query("SELECT pg_advisory_unlock(7321)");
+  }
+  client.release();
+}`;
+
+const ADVISORY_PRISMA = `export async function runDigest(prisma) {
+  const [{ locked }] = await prisma.$queryRaw\`SELECT pg_try_advisory_lock(\${DIGEST_LOCK}) AS locked\`;
+  if (!locked) return;
+  try {
+    await sendDigests();
+  } finally {
+    await prisma.$executeRaw\`SELECT pg_advisory_unlock(\${DIGEST_LOCK})\`;
+  }
+}`;
+
+const ADVISORY_POOL = `import { Pool } from "pg";
+const pool = new Pool();
+export async function leaderTick() {
+  const { rows } = await pool.query("SELECT pg_try_advisory_lock($1) AS ok", [42]);
+  if (!rows[0].ok) return;
+  await doLeaderWork();
+}`;
+
+const ADVISORY_RETURNED = `export async function reindex(pool) {
+  const client = await pool.connect();
+  await client.query("SELECT pg_advisory_lock(99)");
+  await rebuild(client);
+  client.release();
+}`;
+
+const ADVISORY_IN_TX = `export async function allocate(prisma, account) {
+  await prisma.$transaction(async (tx) => {
+    await tx.$executeRaw\`SELECT pg_advisory_lock(\${account.id})\`;
+    await tx.ledger.create({ data: { accountId: account.id } });
+  });
+}`;
+
+// ---- Redis and lock libraries ----
+
+const REDLOCK = `import Redlock from "redlock";
+const redlock = new Redlock([redis]);
+export async function settle(orderId) {
+  const lock = await redlock.acquire([\`order:\${orderId}\`], 10000);
+  await chargeCard(orderId);
+  await lock.release();
+}`;
+
+const SET_NX = `const RELEASE = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end';
+export async function rebuild(redis, id) {
+  const token = randomUUID();
+  const ok = await redis.set(\`lock:rebuild:\${id}\`, token, "PX", 30000, "NX");
+  if (!ok) return;
+  await rebuildIndex(id);
+  await redis.eval(RELEASE, 1, \`lock:rebuild:\${id}\`, token);
+}`;
+
+ruleTester.run("release-in-finally", rule, {
+  valid: [
+    { name: "mutex released in finally", code: MUTEX_WORK_FIXED },
+    {
+      name: "runExclusive releases on every path",
+      code: `import { Mutex } from "async-mutex";
+const mutex = new Mutex();
+export const refresh = () => mutex.runExclusive(async () => { await fetchToken(); });`,
+    },
+    {
+      name: "semaphore released in finally, early return inside the try",
+      code: `import { Semaphore } from "async-mutex";
+const uploads = new Semaphore(4);
+export async function upload(file) {
+  const [, release] = await uploads.acquire();
+  try {
+    if (file.size === 0) return null;
+    return await storage.put(file);
+  } finally {
+    release();
+  }
+}`,
+    },
+    { name: "cron guard reset in finally", code: CRON_GUARD_FIXED },
+    {
+      name: "guard around synchronous work only: nothing between set and reset awaits",
+      code: `let busy = false;
+export function compact(list) {
+  if (busy) return;
+  busy = true;
+  list.sort(byDate);
+  trim(list);
+  busy = false;
+}`,
+    },
+    {
+      name: "the only await has its rejection caught",
+      code: `export class DailyLog {
+  async append(line) {
+    if (this.locked) {
+      this.buffer.push(line);
+      return;
+    }
+    this.locked = true;
+    await fs.writeFile(this.path, line, { flag: "a+" }).catch((err) => console.log(err));
+    this.locked = false;
+  }
+}`,
+    },
+    {
+      name: "every await in the loop is caught, and break goes to the reset",
+      code: `let running = false;
+export async function processQueued(messages) {
+  if (running) return;
+  running = true;
+  for (const m of messages) {
+    try {
+      await deliver(m);
+    } catch (err) {
+      if (err.fatal) break;
+      log.error(err);
+    }
+  }
+  running = false;
+}`,
+    },
+    {
+      name: "an init-once flag is not a guard: it is never reset",
+      code: `export class Client {
+  async connect() {
+    if (this.connected) return;
+    this.connected = true;
+    await this.socket.open();
+  }
+}`,
+    },
+    {
+      name: "a flag local to the function guards nothing",
+      code: `export async function once() {
+  let done = false;
+  if (done) return;
+  done = true;
+  await work();
+  done = false;
+}`,
+    },
+    {
+      name: "reset handed to a promise's finally",
+      code: `let syncing = false;
+export function sync() {
+  if (syncing) return;
+  syncing = true;
+  pull().finally(() => { syncing = false; });
+}`,
+    },
+    {
+      name: "a flag set without a guard check is state, not a lock",
+      code: `export class Table {
+  async load() {
+    this.loading = true;
+    this.rows = await api.rows();
+    this.loading = false;
+  }
+}`,
+    },
+    {
+      name: "dedicated connection keeps its session lock until it closes: a leader lock",
+      code: `import { Client } from "pg";
+export async function becomeLeader() {
+  const client = new Client();
+  await client.connect();
+  await client.query("SELECT pg_advisory_lock(1)");
+  startLeaderDuties(client);
+}`,
+    },
+    {
+      name: "advisory try-lock on a checked-out client, unlock under a condition in finally",
+      code: `export async function materialize(pool) {
+  let locked = false;
+  const client = await pool.connect();
+  try {
+    const res = await client.query("SELECT pg_try_advisory_lock(5) AS locked");
+    locked = res.rows[0]?.locked === true;
+    if (!locked) return;
+    await computeStats();
+  } finally {
+    if (locked) await client.query("SELECT pg_advisory_unlock(5)");
+    client.release();
+  }
+}`,
+    },
+    {
+      name: "session lock ended with its dedicated connection in finally, kept on purpose on timeout",
+      code: `import { Client } from "pg";
+export async function withDbLock(fn) {
+  const client = new Client();
+  let timedOut = false;
+  try {
+    await client.connect();
+    await client.query("SELECT pg_advisory_lock($1)", [LOCK_KEY]);
+    return await Promise.race([fn(), timeout(() => { timedOut = true; })]);
+  } finally {
+    if (!timedOut) await client.end();
+  }
+}`,
+    },
+    {
+      name: "transaction-level advisory lock ends with the transaction",
+      code: `export async function allocate(prisma, account) {
+  await prisma.$transaction(async (tx) => {
+    await tx.$executeRaw\`SELECT pg_advisory_xact_lock(\${account.id})\`;
+    await tx.ledger.create({ data: { accountId: account.id } });
+  });
+}`,
+    },
+    {
+      name: "Redlock released in finally",
+      code: `import Redlock from "redlock";
+const redlock = new Redlock([redis]);
+export async function settle(orderId) {
+  const lock = await redlock.acquire([\`order:\${orderId}\`], 10000);
+  try {
+    await chargeCard(orderId);
+  } finally {
+    await lock.release();
+  }
+}`,
+    },
+    { name: "TTL locks can be left out", code: REDLOCK, options: [{ ttlLocks: false }] },
+    {
+      name: "return await inside try/finally releases after the work",
+      code: `import { Mutex } from "async-mutex";
+const mutex = new Mutex();
+export async function render(job) {
+  const release = await mutex.acquire();
+  try {
+    return await draw(job);
+  } finally {
+    release();
+  }
+}`,
+    },
+    {
+      name: "the release function is handed on: the receiver releases",
+      code: `import { Mutex } from "async-mutex";
+const mutex = new Mutex();
+export async function lease() {
+  const release = await mutex.acquire();
+  await warmUp();
+  return release;
+}`,
+    },
+    {
+      name: "async-lock's callback form releases by itself",
+      code: `import AsyncLock from "async-lock";
+const lock = new AsyncLock();
+export async function write(key, value) {
+  await lock.acquire(key, async () => { await store.put(key, value); });
+}`,
+    },
+    {
+      name: "SET NX, checked, compare-and-delete in finally",
+      code: `const RELEASE = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end';
+export async function rebuild(redis, id) {
+  const token = randomUUID();
+  const ok = await redis.set(\`lock:rebuild:\${id}\`, token, "PX", 30000, "NX");
+  if (!ok) return;
+  try {
+    await rebuildIndex(id);
+  } finally {
+    await redis.eval(RELEASE, 1, \`lock:rebuild:\${id}\`, token);
+  }
+}`,
+    },
+    {
+      name: "state flipped in one branch and back in the other is not a lock",
+      code: `export class Progress {
+  async update(payload) {
+    if (!this.isFinished && payload.done) {
+      this.isFinished = true;
+    } else if (this.isFinished && !payload.done) {
+      this.isFinished = false;
+    }
+    await this.save();
+  }
+}`,
+    },
+    {
+      name: "a flag declared in a loop body is local",
+      code: `export function rewrite(content, ids) {
+  for (const id of ids) {
+    let updateTitle = content.indexOf(id);
+    if (updateTitle) continue;
+    updateTitle = true;
+    content = replaceLink(content, id);
+    updateTitle = false;
+  }
+  return content;
+}`,
+    },
+    {
+      name: "reset by helpers on every branch, and the awaited sender catches everything",
+      code: `export class ResponseQueue {
+  async processNext() {
+    if (this.inFlight) return;
+    this.inFlight = true;
+    const result = await this.sendWithRetry(this.queue[0]);
+    if (result.ok) {
+      this.onSuccess();
+      return true;
+    }
+    this.onFailure();
+    return false;
+  }
+  async sendWithRetry(item) {
+    try {
+      return await this.api.post(item);
+    } catch (err) {
+      return { ok: false, err };
+    }
+  }
+  onSuccess() {
+    this.queue.shift();
+    this.inFlight = false;
+  }
+  onFailure() {
+    this.inFlight = false;
+  }
+}`,
+    },
+    {
+      name: "reset only when initialisation fails: started once, retried after a failure",
+      code: `export class Cache {
+  async init() {
+    if (this.initializing) return;
+    this.initializing = true;
+    try {
+      await this.load();
+      this.ready = true;
+    } catch (err) {
+      this.initializing = false;
+      throw err;
+    }
+  }
+}`,
+    },
+    {
+      name: "a guard reset in finally after returning a message send, not the guarded work",
+      code: `let running = false;
+export async function execute(task, sender) {
+  if (running) return;
+  try {
+    running = true;
+    const result = await task.run();
+    return sender.send("DONE", result);
+  } finally {
+    running = false;
+  }
+}
+export async function ping(sender) {
+  await sender.send("PING");
+}`,
+    },
+    {
+      name: "plain JavaScript: guard reset in finally",
+      code: `let running = false;
+module.exports = async function tick() {
+  if (running) return;
+  running = true;
+  try { await work(); } finally { running = false; }
+};`,
+      languageOptions: javascript,
+    },
+  ],
+  invalid: [
+    {
+      name: "mutex: an await between acquire and release can reject",
+      code: MUTEX_WORK,
+      errors: [missed(MUTEX_WORK, "missedOnRejection", MUTEX("mutex"), "mutex.acquire()", "await fetchToken()", "release();", MUTEX_WORK_FIXED)],
+    },
+    {
+      name: "semaphore: the early return leaves a permit taken",
+      code: SEMAPHORE_RETURN,
+      errors: [missed(SEMAPHORE_RETURN, "missedOnReturn", MUTEX("uploads"), "uploads.acquire()", "return null", "release();")],
+    },
+    {
+      name: "mutex held in a class field: the throw skips the release",
+      code: RECEIVER_THROW,
+      errors: [missed(RECEIVER_THROW, "missedOnThrow", MUTEX("mutex"), "this.mutex.acquire()", "throw new Error", "this.mutex.release()", RECEIVER_THROW_FIXED)],
+    },
+    {
+      name: "released only in one branch",
+      code: RELEASE_IN_BRANCH,
+      errors: [{
+        ...missed(RELEASE_IN_BRANCH, "missedOnPath", MUTEX("sessionMutex"), "sessionMutex.acquire()", null, "release();"),
+        data: { ...missed(RELEASE_IN_BRANCH, "missedOnPath", MUTEX("sessionMutex"), "sessionMutex.acquire()", null, "release();").data, line: "2" },
+      }],
+    },
+    {
+      name: "await-lock try-acquire: held after the test, released without finally",
+      code: TRY_ACQUIRE,
+      errors: [missed(TRY_ACQUIRE, "missedOnRejection", { lock: "the mutex `lock`", consequence: "every later caller waits on `lock` forever." }, "lock.tryAcquire()", "await sendBatch()", "lock.release()", TRY_ACQUIRE_FIXED)],
+    },
+    {
+      name: "cron guard: a rejected job leaves the guard set",
+      code: CRON_GUARD,
+      errors: [missed(CRON_GUARD, "missedOnRejection", GUARD("running"), "running = true", "await syncInvoices()", "  running = false;\n})", CRON_GUARD_FIXED)],
+    },
+    {
+      name: "class guard: an early return skips the reset",
+      code: CLASS_GUARD_RETURN,
+      errors: [missed(CLASS_GUARD_RETURN, "missedOnReturn", GUARD("this.busy"), "this.busy = true", "if (!batch) return;", "this.busy = false", CLASS_GUARD_RETURN_FIXED)],
+    },
+    {
+      name: "guard taken inside if (!flag)",
+      code: GUARD_IN_IF,
+      errors: [missed(GUARD_IN_IF, "missedOnRejection", GUARD("this.polling"), "this.polling = true", "await this.fetchUpdates()", "this.polling = false", GUARD_IN_IF_FIXED)],
+    },
+    {
+      name: "loop condition awaits: a failing nextTask() leaves the guard set",
+      code: GUARD_LOOP,
+      errors: [missed(GUARD_LOOP, "missedOnRejection", GUARD("running"), "running = true", "await nextTask()", "  running = false;\n}", GUARD_LOOP_FIXED)],
+    },
+    {
+      name: "nested try covers the sends, not the await after the loop",
+      code: NESTED_TRY,
+      errors: [missed(NESTED_TRY, "missedOnRejection", GUARD("sending"), "sending = true", "await markBatchDone()", "  sending = false;", NESTED_TRY_FIXED)],
+    },
+    {
+      name: "catch rethrows before the reset",
+      code: RETHROW,
+      errors: [missed(RETHROW, "missedOnThrow", GUARD("exporting"), "exporting = true", "throw err", "  exporting = false;", RETHROW_FIXED)],
+    },
+    {
+      name: "return await inside a try without finally leaves before the reset",
+      code: RETURN_AWAIT_OUTSIDE,
+      errors: [missed(RETURN_AWAIT_OUTSIDE, "missedOnReturn", GUARD("refreshing"), "refreshing = true", "return await reload()", "  refreshing = false;", RETURN_AWAIT_OUTSIDE_FIXED)],
+    },
+    {
+      name: "returning the work's promise from the try releases before the work ends",
+      code: RELEASED_EARLY,
+      errors: [{
+        messageId: "releasedEarly",
+        ...at(RELEASED_EARLY, "return this.draw(job)"),
+        data: { ...MUTEX("mutex"), acquireLine: lineOf(RELEASED_EARLY, "this.mutex.acquire()") },
+        suggestions: [{
+          messageId: "awaitReturn",
+          output: RELEASED_EARLY.replace("return this.draw(job)", "return await this.draw(job)"),
+        }],
+      }],
+    },
+    {
+      name: "advisory lock on a checked-out client, unlock skipped when the migration throws",
+      code: ADVISORY_CLIENT,
+      errors: [missed(ADVISORY_CLIENT, "missedOnRejection", ADVISORY("pg_advisory_lock"), `client.query("SELECT pg_advisory_lock(7321)")`, "await runMigrations(client)", "pg_advisory_unlock", ADVISORY_CLIENT_FIXED)],
+    },
+    {
+      name: "advisory lock and unlock through Prisma's pool",
+      code: ADVISORY_PRISMA,
+      errors: [
+        { messageId: "advisoryOnPool", ...at(ADVISORY_PRISMA, "prisma.$queryRaw"), data: { client: "prisma" } },
+        {
+          messageId: "advisoryUnlockOnPool",
+          ...at(ADVISORY_PRISMA, "prisma.$executeRaw"),
+          data: { client: "prisma", acquireLine: lineOf(ADVISORY_PRISMA, "prisma.$queryRaw") },
+        },
+      ],
+    },
+    {
+      name: "advisory try-lock through a pg Pool",
+      code: ADVISORY_POOL,
+      errors: [{ messageId: "advisoryOnPool", ...at(ADVISORY_POOL, "pool.query("), data: { client: "pool" } }],
+    },
+    {
+      name: "connection returned to the pool still holding the session lock",
+      code: ADVISORY_RETURNED,
+      errors: [{
+        messageId: "advisoryReturnedToPool",
+        ...at(ADVISORY_RETURNED, `client.query("SELECT`),
+        data: { client: "client", line: lineOf(ADVISORY_RETURNED, "client.release()") },
+      }],
+    },
+    {
+      name: "session lock in a transaction, never unlocked",
+      code: ADVISORY_IN_TX,
+      errors: [{
+        messageId: "advisoryNeverUnlocked",
+        ...at(ADVISORY_IN_TX, "tx.$executeRaw"),
+        suggestions: [{ messageId: "useXactLock", output: ADVISORY_IN_TX.replace("pg_advisory_lock", "pg_advisory_xact_lock") }],
+      }],
+    },
+    {
+      name: "Redlock release not in finally: the TTL bounds it",
+      code: REDLOCK,
+      errors: [ttlMissed(REDLOCK, "the lock taken from `redlock`", "redlock.acquire(", "lock.release()", `when the await at line ${lineOf(REDLOCK, "await chargeCard")} rejects`,
+        REDLOCK.replace("  await chargeCard(orderId);\n  await lock.release();", "  try {\n    await chargeCard(orderId);\n  } finally {\n    await lock.release();\n  }"))],
+    },
+    {
+      name: "SET NX with a compare-and-delete that a rejection skips",
+      code: SET_NX,
+      errors: [ttlMissed(SET_NX, "the lock `lock:rebuild:*`", "redis.set(", "redis.eval(", `when the await at line ${lineOf(SET_NX, "await rebuildIndex")} rejects`,
+        SET_NX.replace("  await rebuildIndex(id);\n  await redis.eval(", "  try {\n    await rebuildIndex(id);\n  } finally {\n    await redis.eval(").replace("token);\n}", "token);\n  }\n}"))],
+    },
+    {
+      name: "reset by a helper, but the await before it can reject",
+      code: HELPER_RESET,
+      errors: [missed(HELPER_RESET, "missedOnRejection", GUARD("this.scanning"), "this.scanning = true", "await this.db.folders(ids)", "this.done()", HELPER_RESET_FIXED)],
+    },
+    {
+      name: "plain JavaScript: module guard in a queue processor",
+      code: `let busy = false;
+exports.process = async function (job) {
+  if (busy) return "busy";
+  busy = true;
+  await render(job);
+  busy = false;
+};`,
+      languageOptions: javascript,
+      errors: [{
+        messageId: "missedOnRejection",
+        line: 4,
+        column: 3,
+        data: { ...GUARD("busy"), line: "5", releaseAt: " at line 6", hint: "", acquireLine: "4", how: "" },
+        suggestions: [{
+          messageId: "moveToFinally",
+          output: `let busy = false;
+exports.process = async function (job) {
+  if (busy) return "busy";
+  busy = true;
+  try {
+    await render(job);
+  } finally {
+    busy = false;
+  }
+};`,
+        }],
+      }],
+    },
+  ],
+});
