@@ -13,6 +13,9 @@
  * a parameter, or an unknown value inside quotes), a `+` concatenation, or a `const` holding one. Parameters
  * (`$1`, `?`, holes) take the static value of their JS expression when it has one (`["RUNNING", id]`).
  *
+ * PostgreSQL advisory-lock functions (`SELECT pg_try_advisory_lock($1)`) become an `AdvisoryLockOp`, with the
+ * connection they run on (a pool, a checked-out client, a transaction), for `release-in-finally`.
+ *
  * Only text that starts with UPDATE, INSERT, DELETE, SELECT or WITH is parsed, so Drizzle's `sql` fragments
  * (`sql\`now()\``) and other calls named `query`/`execute`/`raw` cost a regex. The access is reported at the call
  * (or the tagged template), and so are its predicates.
