@@ -456,14 +456,19 @@ function connectionOf(ctx: RecognizerContext, client: Node, operation: string): 
       if (init.type === "NewExpression") {
         const cls = unwrap(init.callee);
         const name = cls.type === "Identifier" ? cls.name : cls.type === "MemberExpression" ? keyName(cls.property, cls.computed) : undefined;
-        if (name === "Pool") return "pool";
+        // Clients that hand each query to a pooled connection: pg, mysql2, Sequelize, TypeORM's DataSource.
+        if (name === "Pool" || name === "Sequelize" || name === "DataSource") return "pool";
         if (name === "Client") return "connection";
       }
       if (init.type === "CallExpression") {
         const callee = unwrap(init.callee);
         const name = callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : callee.type === "Identifier" ? callee.name : undefined;
-        if (name === "connect" || name === "getConnection" || name === "reserve") return "connection";
-        if (name === "createPool") return "pool";
+        if (name === "connect" || name === "getConnection" || name === "reserve" || name === "createQueryRunner") return "connection";
+        // knex(config) and require("knex")(config) are pools.
+        if (name === "createPool" || name === "knex" || name === "Knex" || (callee.type === "CallExpression" && isRequireOf(callee, "knex"))) return "pool";
+        // drizzle(pool) runs on what it wraps.
+        const wrapped = init.arguments[0];
+        if (name === "drizzle" && wrapped && wrapped.type !== "SpreadElement") return connectionOf(ctx, wrapped, operation);
       }
     }
   }
@@ -471,6 +476,11 @@ function connectionOf(ctx: RecognizerContext, client: Node, operation: string): 
   if (PRISMA_RAW.test(operation)) return "pool";
   const name = c.type === "Identifier" ? c.name : c.type === "MemberExpression" ? keyName(c.property, c.computed) : undefined;
   return name && /pool$/i.test(name) ? "pool" : "unknown";
+}
+
+function isRequireOf(call: TSESTree.CallExpression, module: string): boolean {
+  const arg = call.arguments[0];
+  return call.callee.type === "Identifier" && call.callee.name === "require" && arg?.type === "Literal" && arg.value === module;
 }
 
 function advisoryOp(ctx: RecognizerContext, node: Node, operation: string, parsed: ParsedSql): AdvisoryLockOp | undefined {

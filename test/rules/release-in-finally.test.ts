@@ -408,6 +408,28 @@ export async function leaderTick() {
   await doLeaderWork();
 }`;
 
+const KNEX_POOL = `import knex from "knex";
+const db = knex({ client: "pg", connection: process.env.DATABASE_URL });
+export async function rollup() {
+  await db.raw("SELECT pg_advisory_lock(11)");
+  try {
+    await db("events").where({ rolled: false }).update({ rolled: true });
+  } finally {
+    await db.raw("SELECT pg_advisory_unlock(11)");
+  }
+}`;
+
+const DRIZZLE_POOL = `import { Pool } from "pg";
+import { drizzle } from "drizzle-orm/node-postgres";
+import { sql } from "drizzle-orm";
+const pool = new Pool();
+const db = drizzle(pool);
+export async function leader() {
+  const res = await db.execute(sql\`SELECT pg_try_advisory_lock(9) AS ok\`);
+  if (!res.rows[0].ok) return;
+  await lead();
+}`;
+
 const ADVISORY_RETURNED = `export async function reindex(pool) {
   const client = await pool.connect();
   await client.query("SELECT pg_advisory_lock(99)");
@@ -594,6 +616,20 @@ export async function withDbLock(fn) {
     await tx.$executeRaw\`SELECT pg_advisory_xact_lock(\${account.id})\`;
     await tx.ledger.create({ data: { accountId: account.id } });
   });
+}`,
+    },
+    {
+      name: "TypeORM query runner: one connection, unlock in finally",
+      code: `export async function backfill(dataSource) {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  await runner.query("SELECT pg_advisory_lock(3)");
+  try {
+    await runner.query("UPDATE users SET tier = 'free' WHERE tier IS NULL");
+  } finally {
+    await runner.query("SELECT pg_advisory_unlock(3)");
+    await runner.release();
+  }
 }`,
     },
     {
@@ -853,6 +889,19 @@ module.exports = async function tick() {
       name: "advisory try-lock through a pg Pool",
       code: ADVISORY_POOL,
       errors: [{ messageId: "advisoryOnPool", ...at(ADVISORY_POOL, "pool.query("), data: { client: "pool" } }],
+    },
+    {
+      name: "Knex: lock and unlock through the knex pool",
+      code: KNEX_POOL,
+      errors: [
+        { messageId: "advisoryOnPool", ...at(KNEX_POOL, "db.raw(\"SELECT pg_advisory_lock"), data: { client: "db" } },
+        { messageId: "advisoryUnlockOnPool", ...at(KNEX_POOL, "db.raw(\"SELECT pg_advisory_unlock"), data: { client: "db", acquireLine: lineOf(KNEX_POOL, "pg_advisory_lock(") } },
+      ],
+    },
+    {
+      name: "Drizzle over a pg Pool: the lock goes through the pool",
+      code: DRIZZLE_POOL,
+      errors: [{ messageId: "advisoryOnPool", ...at(DRIZZLE_POOL, "sql`SELECT pg_try"), data: { client: "db" } }],
     },
     {
       name: "connection returned to the pool still holding the session lock",
