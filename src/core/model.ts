@@ -154,7 +154,28 @@ export interface LibraryLockOp {
   readonly node: Node;
 }
 
-export type StateAccess = StateWrite | StateRead | KvOp | LibraryLockOp;
+/**
+ * A write to object storage or a file (S3, Google Cloud Storage, Azure Blob, the file system): an effect outside
+ * the database that a late lock holder can still make.
+ */
+export interface ObjectWrite {
+  readonly access: "object";
+  readonly store: "s3" | "gcs" | "azure-blob" | "fs";
+  /** The operation as the client names it, for messages: `PutObject`, `save`, `writeFile`. */
+  readonly operation: string;
+  /** The object key or file path expression, when the call names one. */
+  readonly location: Node | undefined;
+  /**
+   * The store refuses the write when the object exists or changed: S3 `IfNoneMatch`/`IfMatch`, GCS
+   * `ifGenerationMatch`, Azure `conditions`, fs `flag: "wx"`.
+   */
+  readonly conditional: boolean;
+  /** A local temporary file (`os.tmpdir()`, `/tmp/…`): scratch space, not an effect anyone else sees. */
+  readonly temporary?: boolean;
+  readonly node: Node;
+}
+
+export type StateAccess = StateWrite | StateRead | KvOp | LibraryLockOp | ObjectWrite;
 
 /** A comparison of a timestamp with a threshold that means "older than" (`updatedAt < threshold`). */
 export interface TimePredicate {

@@ -4,6 +4,7 @@ import { drizzleRecognizer } from "./drizzle.js";
 import { knexRecognizer } from "./knex.js";
 import { kyselyRecognizer } from "./kysely.js";
 import { mongoRecognizer } from "./mongo.js";
+import { azureBlobRecognizer, fsRecognizer, gcsRecognizer, s3Recognizer } from "./object-storage.js";
 import { prismaRecognizer } from "./prisma.js";
 import { redisLocksRecognizer } from "./redis-locks.js";
 import { redisRecognizer } from "./redis.js";
@@ -14,10 +15,14 @@ import { typeormRecognizer } from "./typeorm.js";
 /**
  * Order matters only where two recognizers accept the same call: the first that returns an access wins.
  * Raw SQL comes first (a `query("UPDATE …")` is SQL whatever the receiver); Prisma before the two-argument
- * `update(criteria, values)` clients.
+ * `update(criteria, values)` clients. Object storage before the ORMs: GCS `file.save(data)` is no document save.
  */
 export const recognizers: readonly Recognizer[] = [
   sqlRecognizer,
+  s3Recognizer,
+  gcsRecognizer,
+  azureBlobRecognizer,
+  fsRecognizer,
   prismaRecognizer,
   typeormRecognizer,
   sequelizeRecognizer,
