@@ -152,6 +152,8 @@ export interface LibraryLockOp {
   readonly library: "redlock" | "redis-semaphore";
   readonly op: "acquire" | "release" | "extend" | "using";
   readonly node: Node;
+  /** For acquire and using: the resource (Redlock's key list, the semaphore's key), for messages and job keys. */
+  readonly keyNode?: Node;
 }
 
 /**
