@@ -66,7 +66,7 @@ function calleeMethod(call: TSESTree.CallExpression): string | undefined {
 
 const EMPTY_FACTS: LockFacts = {
   kv: { ops: [], locks: [], releases: [], takeovers: [], libraryLocks: [] },
-  writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [],
+  writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], heldEffects: [],
   recoveriesOf: () => [],
 };
 
