@@ -63,7 +63,7 @@ interface Held {
 }
 
 /** Row fields that record progress and liveness, not results: a late write of them loses nothing. */
-const BOOKKEEPING = /progress|percent|attempt|retr(?:y|ies)|count|step|heartbeat|lease|lock|owner|worker/;
+const BOOKKEEPING = /progress|percent|attempt|retr(?:y|ies)|count|step|heartbeat|lease|lock|owner|worker|done$|processed|remaining|total/;
 /** Names of an identity, and what is left of them is whose (`exportId` → `export`, `id` → nothing). */
 const IDENTITY_NAME = /^(.*?)_?(?:id|Id|ID|key|Key|slug|Slug|uuid|Uuid|UUID)$/;
 /** Names of a content hash: a location built from one is the same for the same content (content-addressed). */
@@ -426,6 +426,15 @@ function claimRowEffects(input: FencingInput, held: Held, claim: Claim, claimWri
   return out;
 }
 
+/** A variable of the job, or a member of one (`exportId`, `job.id`), as a row filter compares it. */
+function isJobValue(sourceCode: SourceCode, node: Node, jobNames: ReadonlySet<string>): boolean {
+  const n = unwrap(node);
+  if (n.type === "Identifier") return jobNames.has(n.name);
+  if (n.type !== "MemberExpression") return false;
+  const root = rootOf(n);
+  return jobNames.has(sourceCode.getText(n).replace(/\s+/g, "")) || (root.type === "Identifier" && jobNames.has(root.name));
+}
+
 /** Under a key-value or library lock: state written to the row the lock is keyed by, with or without a condition. */
 function kvRowEffects(input: FencingInput, held: Held): HeldEffect[] {
   const { sourceCode, vocabulary } = input;
@@ -437,11 +446,12 @@ function kvRowEffects(input: FencingInput, held: Held): HeldEffect[] {
       (vocabulary.isStateField(a.field) || vocabulary.isFlagField(a.field)));
     if (!assignment || !identified(w, assignment.field)) continue;
     const branches = toBranches(w.filter);
-    // Keyed by the lock: a value that picks the row is one the lock key is built from.
+    // Keyed by the lock: the value that picks the row is one the lock key is built from (`id: exportId`,
+    // `_id: job.id`), not something derived from it (`id: await ownerOf(exportId)`).
     const keyed = branches.every((b) => b.some((atom) => {
       if ("opaque" in atom || atom.op !== "eq" || atom.pred.values !== undefined) return false;
       const at = atom.pred.node;
-      return [...namesIn(sourceCode, at.type === "Property" ? at.value : at)].some((n) => held.jobNames.has(n));
+      return isJobValue(sourceCode, at.type === "Property" ? at.value : at, held.jobNames);
     }));
     if (!keyed || !held.holds(w.node)) continue;
     const conditioned = branches.every((b) => allowedIn(b, assignment.field) !== "any");
@@ -520,6 +530,7 @@ const CONDITIONS: Record<ObjectWrite["store"], string> = {
 export function describeObjectWrite(sourceCode: SourceCode, write: ObjectWrite): { operation: string; location: string; condition: string } {
   const text = write.location ? sourceCode.getText(write.location).replace(/\s+/g, " ") : "";
   const location = text.length > 60 ? `${text.slice(0, 59)}…` : text;
-  const store = { s3: "S3", gcs: "Cloud Storage", "azure-blob": "Azure Blob", fs: "file" }[write.store];
-  return { operation: `${store} ${write.operation}`, location, condition: CONDITIONS[write.store] };
+  const operation = write.store === "fs" ? `${write.operation} call`
+    : `${{ s3: "S3", gcs: "Cloud Storage", "azure-blob": "Azure Blob" }[write.store]} ${write.operation}`;
+  return { operation, location, condition: CONDITIONS[write.store] };
 }
