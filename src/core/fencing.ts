@@ -528,7 +528,11 @@ const CONDITIONS: Record<ObjectWrite["store"], string> = {
 
 /** An object write in words: the operation, the location as written (shortened), the condition its store offers. */
 export function describeObjectWrite(sourceCode: SourceCode, write: ObjectWrite): { operation: string; location: string; condition: string } {
-  const text = write.location ? sourceCode.getText(write.location).replace(/\s+/g, " ") : "";
+  // A key held in a const reads better as what it holds: `projects/${slug}/latest.mp4`, not `key`.
+  let shown = write.location && unwrap(write.location);
+  const init = shown?.type === "Identifier" ? getConstInit(sourceCode, shown) : undefined;
+  if (init && init.type !== "TSEnumDeclaration") shown = unwrap(init);
+  const text = shown ? sourceCode.getText(shown).replace(/\s+/g, " ") : "";
   const location = text.length > 60 ? `${text.slice(0, 59)}…` : text;
   const operation = write.store === "fs" ? `${write.operation} call`
     : `${{ s3: "S3", gcs: "Cloud Storage", "azure-blob": "Azure Blob" }[write.store]} ${write.operation}`;
