@@ -20,7 +20,7 @@ export default createRule({
     type: "problem",
     hasSuggestions: true,
     docs: {
-      description: "Require writes made by a claim's holder to be conditioned on still holding the claim",
+      description: "Require effects made while holding a lock to be fenced by its token, keyed by the job, or conditional",
       recommended: false,
       question: "Q3",
     },
