@@ -12,10 +12,11 @@
  *   branch, or a separate write that re-stamps the owner of rows still claimed), the new holder has the same
  *   status, so only the token fences; results written onto the claimed row (`outputUrl`) must be fenced like the
  *   completion (the token, or the claimed status when nothing takes over);
- * - object-storage and file writes (`ObjectWrite`): harmless late when the location is keyed by the job (an
- *   id-like name, the claimed row's id, the lock key's variable, a content hash), when the store refuses it
- *   (conditional), when it carries the token, or when it is a temporary file; a location passed in from elsewhere
- *   (`key`, `opts.path`, `this.target`) is unknown and yields nothing;
+ * - object-storage and file writes (`ObjectWrite`): harmless late when the location is keyed by the job (the
+ *   claimed row's id, the lock key's variables, an id named for what is locked, a content hash) or new on every
+ *   run (a random id, a time: it overwrites nothing), when the store refuses it (conditional), when it carries
+ *   the token, or when it is a temporary file; a location passed in from elsewhere (`key`, `opts.path`,
+ *   `this.target`) is unknown and yields nothing;
  * - under a key-value or library lock: a write of a state field to the row the lock is keyed by, with no
  *   condition on that field or on an owner column (the completion recorded unconditionally).
  */
@@ -74,7 +75,7 @@ const GENERIC_ROW = /^(?:row|record|item|entity|doc|document|data|result|entry|p
 const KEY_NOISE = new Set(["lock", "locks", "mutex", "lease", "leases", "semaphore", "leader", "key", "keys", "job", "jobs"]);
 /** Names of a location someone else decided (a parameter `key`, `opts.path`). */
 const LOCATION_NAME = /(?:^|[a-z_])(?:key|path|name|dest|destination|location|target|file|filename|url|uri|prefix|folder|dir|directory)$/i;
-/** Calls whose result is new on every run: a location built from one is never the same twice. */
+/** Calls whose result is new on every run: a location built from one is never the same twice (it overwrites nothing). */
 const GENERATOR = /^(?:randomUUID|uuid|uuidv4|v4|v1|v7|nanoid|cuid|cuid2|createId|ulid|now|random|randomBytes|toISOString|getTime|valueOf|hrtime)$/;
 /** Calls that only reshape their inputs (`path.join`, `String`, `encodeURIComponent`, `.toLowerCase()`). */
 const TRANSPARENT = /^(?:join|resolve|normalize|relative|basename|dirname|extname|format|String|encodeURIComponent|encodeURI|toString|toLowerCase|toUpperCase|trim|replace|replaceAll|slice|substring|padStart|padEnd|concat|toFixed)$/;
@@ -256,11 +257,12 @@ function heldLocks(input: FencingInput): Held[] {
 
 // ---- object locations ----
 
-type Verdict = "keyed" | "unknown" | "fixed";
+type Verdict = "keyed" | "fresh" | "unknown" | "fixed";
 
+/** A part keyed by the job or new on every run decides the whole location; an unknown part makes it unknown. */
 function combine(verdicts: readonly Verdict[]): Verdict {
-  if (verdicts.includes("keyed")) return "keyed";
-  return verdicts.includes("unknown") ? "unknown" : "fixed";
+  for (const v of ["keyed", "fresh", "unknown"] as const) if (verdicts.includes(v)) return v;
+  return "fixed";
 }
 
 function rootOf(node: Node): Node {
@@ -290,9 +292,10 @@ function relates(name: string, job: Job): boolean {
 
 /**
  * Whether an object key or path is the same for every run of this job and no other (`keyed`: built from the job's
- * id, the lock key's variables, a content hash), the same for other jobs too or new on every run (`fixed`: static
- * text, a time, a random id, another row's id, an input that is no identity), or decided elsewhere (`unknown`: a
- * parameter named like a location, a helper's result, `this.path`).
+ * id, the lock key's variables, a content hash), new on every run (`fresh`: a random id, a time: it overwrites
+ * nothing, only the record pointing at it needs fencing), shared with other jobs (`fixed`: static text, another
+ * row's id, an input that is no identity), or decided elsewhere (`unknown`: a parameter named like a location, a
+ * helper's result, `this.path`).
  */
 function locate(sourceCode: SourceCode, node: Node, job: Job, depth = 0): Verdict {
   if (depth > 6) return "unknown";
@@ -349,11 +352,11 @@ function locate(sourceCode: SourceCode, node: Node, job: Job, depth = 0): Verdic
       return "unknown";
     }
     case "NewExpression":
-      return n.callee.type === "Identifier" && n.callee.name === "Date" ? "fixed" : "unknown";
+      return n.callee.type === "Identifier" && n.callee.name === "Date" ? "fresh" : "unknown";
     case "CallExpression": {
       const callee = unwrap(n.callee);
       const name = callee.type === "Identifier" ? callee.name : callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : undefined;
-      if (name && GENERATOR.test(name)) return "fixed";
+      if (name && GENERATOR.test(name)) return "fresh";
       if (name && TRANSPARENT.test(name)) {
         const object = callee.type === "MemberExpression" && !/^(?:path|posix|win32)$/.test(sourceCode.getText(callee.object))
           ? [callee.object] : [];

@@ -890,7 +890,7 @@ export async function renderVideo(projectId: string, format: string) {
   const upload = new Upload({ client: s3, params: { Bucket: "media", Key: \`renders/\${format}/latest.mp4\`, Body: stream } });
   await upload.done();
 }`,
-  v2Timestamped: `const Redlock = require("redlock");
+  v2SharedKey: `const Redlock = require("redlock");
 const AWS = require("aws-sdk");
 const s3 = new AWS.S3();
 const redlock = new Redlock([redis]);
@@ -898,7 +898,7 @@ async function snapshot(tenantId) {
   const lock = await redlock.acquire([\`locks:snapshot:\${tenantId}\`], 30000);
   try {
     const body = await dump(tenantId);
-    await s3.putObject({ Bucket: "snapshots", Key: \`snapshots/\${Date.now()}.json\`, Body: body }).promise();
+    await s3.putObject({ Bucket: "snapshots", Key: "snapshots/latest.json", Body: body }).promise();
   } finally {
     await lock.release();
   }
@@ -1094,6 +1094,17 @@ export async function uploadAvatar(userId: string, png: Buffer) {
   await s3.send(new PutObjectCommand({ Bucket: "avatars", Key: "avatars/latest.png", Body: png }));
   writeFileSync("last-upload.txt", userId);
 }`,
+    // a key new on every run (a random id, a timestamp) overwrites nothing; the fenced record decides which counts
+    `import { randomUUID } from "node:crypto";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
+export async function renderExport(exportId: string, owner: string) {
+  const r = await prisma.export.updateMany({ where: { id: exportId, status: { not: "RENDERING" } }, data: { status: "RENDERING", leaseOwner: owner } });
+  if (r.count === 0) return;
+  const key = \`renders/\${randomUUID()}.mp4\`;
+  await s3.send(new PutObjectCommand({ Bucket: "media", Key: key, Body: await render(exportId) }));
+  await s3.send(new PutObjectCommand({ Bucket: "media", Key: \`logs/\${Date.now()}.txt\`, Body: "done" }));
+  await prisma.export.updateMany({ where: { id: exportId, leaseOwner: owner }, data: { status: "DONE", key } });
+}`,
     // a location decided by the caller (a key parameter, opts.path) is unknown: no finding
     `import { PutObjectCommand } from "@aws-sdk/client-s3";
 export async function exportCsv(exportId: string) {
@@ -1212,135 +1223,135 @@ export async function settle(invoiceId: string) {
       // a lease claim with a take-over branch stamps lockedBy: the completion checks only the status
       code: code.leaseStatusOnly,
       errors: [
-        { messageId: "takeoverWrite", line: 9, column: 9, data: {"model": "job", "field": "status", "value": "RENDERING", "claimLine": "3", "tokenField": "lockedBy", "effect": "moves the claimed job row to DONE", "result": "status"}, suggestions: [{ messageId: "addToken", data: {"tokenField": "lockedBy", "tokenText": "workerId"}, output: edit(code.leaseStatusOnly, "where: { id: jobId, status: \"RENDERING\" }", "where: { id: jobId, status: \"RENDERING\", lockedBy: workerId }") }] },
+        { messageId: "takeoverWrite", line: 9, column: 9, data: { model: "job", field: "status", value: "RENDERING", claimLine: "3", tokenField: "lockedBy", effect: "moves the claimed job row to DONE", result: "status" }, suggestions: [{ messageId: "addToken", data: { tokenField: "lockedBy", tokenText: "workerId" }, output: edit(code.leaseStatusOnly, "where: { id: jobId, status: \"RENDERING\" }", "where: { id: jobId, status: \"RENDERING\", lockedBy: workerId }") }] },
       ],
     },
     {
       // a take-over on the lease expiry stamps fencingToken: results and completion by id alone
       code: code.leaseByIdOnly,
       errors: [
-        { messageId: "takeoverWrite", line: 8, column: 9, data: {"model": "job", "field": "status", "value": "RENDERING", "claimLine": "2", "tokenField": "fencingToken", "effect": "stores outputUrl on the claimed job row", "result": "outputUrl"}, suggestions: [{ messageId: "addToken", data: {"tokenField": "fencingToken", "tokenText": "fencingToken"}, output: edit(code.leaseByIdOnly, "where: { id: jobId }, data: { outputUrl: url }", "where: { id: jobId, fencingToken: fencingToken }, data: { outputUrl: url }") }] },
-        { messageId: "takeoverWrite", line: 9, column: 9, data: {"model": "job", "field": "status", "value": "RENDERING", "claimLine": "2", "tokenField": "fencingToken", "effect": "moves the claimed job row to DONE", "result": "status"}, suggestions: [{ messageId: "addToken", data: {"tokenField": "fencingToken", "tokenText": "fencingToken"}, output: edit(code.leaseByIdOnly, "where: { id: jobId }, data: { status: \"DONE\" }", "where: { id: jobId, fencingToken: fencingToken }, data: { status: \"DONE\" }") }] },
+        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "job", field: "status", value: "RENDERING", claimLine: "2", tokenField: "fencingToken", effect: "stores outputUrl on the claimed job row", result: "outputUrl" }, suggestions: [{ messageId: "addToken", data: { tokenField: "fencingToken", tokenText: "fencingToken" }, output: edit(code.leaseByIdOnly, "where: { id: jobId }, data: { outputUrl: url }", "where: { id: jobId, fencingToken: fencingToken }, data: { outputUrl: url }") }] },
+        { messageId: "takeoverWrite", line: 9, column: 9, data: { model: "job", field: "status", value: "RENDERING", claimLine: "2", tokenField: "fencingToken", effect: "moves the claimed job row to DONE", result: "status" }, suggestions: [{ messageId: "addToken", data: { tokenField: "fencingToken", tokenText: "fencingToken" }, output: edit(code.leaseByIdOnly, "where: { id: jobId }, data: { status: \"DONE\" }", "where: { id: jobId, fencingToken: fencingToken }, data: { status: \"DONE\" }") }] },
       ],
     },
     {
       // a separate take-over re-stamps the token of stale rows still RUNNING; the token is out of scope in finish(): no suggestion
       code: code.separateTakeover,
       errors: [
-        { messageId: "takeoverWrite", line: 8, column: 9, data: {"model": "job", "field": "status", "value": "RUNNING", "claimLine": "2", "tokenField": "leaseToken", "effect": "moves the claimed job row to SUCCEEDED", "result": "status"}, suggestions: [] },
+        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", tokenField: "leaseToken", effect: "moves the claimed job row to SUCCEEDED", result: "status" }, suggestions: [] },
       ],
     },
     {
       // a result stored on a row claimed with an owner, by id alone
       code: code.resultById,
       errors: [
-        { messageId: "unfencedResult", line: 8, column: 9, data: {"model": "video", "field": "status", "value": "TRANSCODING", "claimLine": "2", "tokenField": "lockedBy", "effect": "stores playlistUrl on the claimed video row", "result": "playlistUrl"}, suggestions: [{ messageId: "addToken", data: {"tokenField": "lockedBy", "tokenText": "workerId"}, output: edit(code.resultById, "where: { id: videoId }, data: { playlistUrl", "where: { id: videoId, lockedBy: workerId }, data: { playlistUrl") }] },
+        { messageId: "unfencedResult", line: 8, column: 9, data: { model: "video", field: "status", value: "TRANSCODING", claimLine: "2", tokenField: "lockedBy", effect: "stores playlistUrl on the claimed video row", result: "playlistUrl" }, suggestions: [{ messageId: "addToken", data: { tokenField: "lockedBy", tokenText: "workerId" }, output: edit(code.resultById, "where: { id: videoId }, data: { playlistUrl", "where: { id: videoId, lockedBy: workerId }, data: { playlistUrl") }] },
       ],
     },
     {
       // the token is generated inline and not kept: the suggestion falls back to the claimed status
       code: code.inlineToken,
       errors: [
-        { messageId: "unfencedResult", line: 9, column: 9, data: {"model": "video", "field": "status", "value": "TRANSCODING", "claimLine": "3", "tokenField": "lockToken", "effect": "stores playlistUrl on the claimed video row", "result": "playlistUrl"}, suggestions: [{ messageId: "addFence", data: {"model": "video", "field": "status", "value": "TRANSCODING", "claimLine": "3"}, output: edit(code.inlineToken, "where: { id: videoId }, data: { playlistUrl", "where: { id: videoId, status: \"TRANSCODING\" }, data: { playlistUrl") }] },
+        { messageId: "unfencedResult", line: 9, column: 9, data: { model: "video", field: "status", value: "TRANSCODING", claimLine: "3", tokenField: "lockToken", effect: "stores playlistUrl on the claimed video row", result: "playlistUrl" }, suggestions: [{ messageId: "addFence", data: { model: "video", field: "status", value: "TRANSCODING", claimLine: "3" }, output: edit(code.inlineToken, "where: { id: videoId }, data: { playlistUrl", "where: { id: videoId, status: \"TRANSCODING\" }, data: { playlistUrl") }] },
       ],
     },
     {
       // a version the claim increments is the token; no expression to suggest
       code: code.versionToken,
       errors: [
-        { messageId: "takeoverWrite", line: 8, column: 9, data: {"model": "searchIndex", "field": "state", "value": "BUILDING", "claimLine": "2", "tokenField": "version", "effect": "moves the claimed searchIndex row to LIVE", "result": "state"}, suggestions: [] },
+        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "searchIndex", field: "state", value: "BUILDING", claimLine: "2", tokenField: "version", effect: "moves the claimed searchIndex row to LIVE", result: "state" }, suggestions: [] },
       ],
     },
     {
       // S3 v3: a fixed key written while holding a status claim (no token: any fencing token)
       code: code.s3FixedKey,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 7, column: 9, data: {"operation": "S3 PutObject", "location": "\"exports/latest.csv\"", "lock": "the claim of export.status = EXPORTING", "acquireLine": "4", "condition": "IfNoneMatch or IfMatch", "token": "a fencing token"}, suggestions: [] },
+        { messageId: "unfencedObjectWrite", line: 7, column: 9, data: { operation: "S3 PutObject", location: "\"exports/latest.csv\"", lock: "the claim of export.status = EXPORTING", acquireLine: "4", condition: "IfNoneMatch or IfMatch", token: "a fencing token" }, suggestions: [] },
       ],
     },
     {
       // lib-storage Upload under SET NX PX with a token; the key is per format, not per job
       code: code.uploadPerFormat,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 11, column: 9, data: {"operation": "S3 Upload", "location": "`renders/${format}/latest.mp4`", "lock": "the lock \"lock:render:*\"", "acquireLine": "7", "condition": "IfNoneMatch or IfMatch", "token": "the lock's token `token`"}, suggestions: [] },
+        { messageId: "unfencedObjectWrite", line: 11, column: 9, data: { operation: "S3 Upload", location: "`renders/${format}/latest.mp4`", lock: "the lock \"lock:render:*\"", acquireLine: "7", condition: "IfNoneMatch or IfMatch", token: "the lock's token `token`" }, suggestions: [] },
       ],
     },
     {
-      // plain JS, aws-sdk v2 under Redlock acquire: a timestamped key is new on every run
-      code: code.v2Timestamped,
+      // plain JS, aws-sdk v2 under Redlock acquire: every tenant's snapshot overwrites one key
+      code: code.v2SharedKey,
       languageOptions: javascript,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 9, column: 11, data: {"operation": "S3 putObject", "location": "`snapshots/${Date.now()}.json`", "lock": "the Redlock lock on \"locks:snapshot:*\"", "acquireLine": "6", "condition": "IfNoneMatch or IfMatch", "token": "the lock's token `lock.value`"}, suggestions: [] },
+        { messageId: "unfencedObjectWrite", line: 9, column: 11, data: { operation: "S3 putObject", location: "\"snapshots/latest.json\"", lock: "the Redlock lock on \"locks:snapshot:*\"", acquireLine: "6", condition: "IfNoneMatch or IfMatch", token: "the lock's token `lock.value`" }, suggestions: [] },
       ],
     },
     {
       // Cloud Storage inside Redlock's using(): the routine gets no token
       code: code.gcsInUsing,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 6, column: 11, data: {"operation": "Cloud Storage save", "location": "\"reports/current.pdf\"", "lock": "the Redlock lock on \"locks:report:*\"", "acquireLine": "4", "condition": "ifGenerationMatch", "token": "a fencing token"}, suggestions: [] },
+        { messageId: "unfencedObjectWrite", line: 6, column: 11, data: { operation: "Cloud Storage save", location: "\"reports/current.pdf\"", lock: "the Redlock lock on \"locks:report:*\"", acquireLine: "4", condition: "ifGenerationMatch", token: "a fencing token" }, suggestions: [] },
       ],
     },
     {
       // a write stream in a function the claimer calls
       code: code.gcsStreamInHelper,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 9, column: 24, data: {"operation": "Cloud Storage createWriteStream", "location": "\"archive/rolling.ndjson\"", "lock": "the claim of batch.phase = ARCHIVING", "acquireLine": "3", "condition": "ifGenerationMatch", "token": "a fencing token"}, suggestions: [] },
+        { messageId: "unfencedObjectWrite", line: 9, column: 24, data: { operation: "Cloud Storage createWriteStream", location: "\"archive/rolling.ndjson\"", lock: "the claim of batch.phase = ARCHIVING", acquireLine: "3", condition: "ifGenerationMatch", token: "a fencing token" }, suggestions: [] },
       ],
     },
     {
       // a named writeFile import, a path built from a module constant
       code: code.namedWriteFile,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 8, column: 9, data: {"operation": "writeFile call", "location": "path.join(OUTPUT_DIR, \"nightly.csv\")", "lock": "the claim of report.status = GENERATING", "acquireLine": "5", "condition": "an exclusive flag, wx", "token": "a fencing token"}, suggestions: [] },
+        { messageId: "unfencedObjectWrite", line: 8, column: 9, data: { operation: "writeFile call", location: "path.join(OUTPUT_DIR, \"nightly.csv\")", lock: "the claim of report.status = GENERATING", acquireLine: "5", condition: "an exclusive flag, wx", token: "a fencing token" }, suggestions: [] },
       ],
     },
     {
       // Azure Blob under a node-redis lock
       code: code.azureUnderRedis,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 7, column: 9, data: {"operation": "Azure Blob uploadData", "location": "\"thumbs/latest.png\"", "lock": "the lock \"lock:thumb:*\"", "acquireLine": "5", "condition": "conditions: { ifNoneMatch } or { ifMatch }", "token": "the lock's token `token`"}, suggestions: [] },
+        { messageId: "unfencedObjectWrite", line: 7, column: 9, data: { operation: "Azure Blob uploadData", location: "\"thumbs/latest.png\"", lock: "the lock \"lock:thumb:*\"", acquireLine: "5", condition: "conditions: { ifNoneMatch } or { ifMatch }", token: "the lock's token `token`" }, suggestions: [] },
       ],
     },
     {
       // under a Redis lock keyed by the export, the completion is recorded unconditionally
       code: code.kvCompletion,
       errors: [
-        { messageId: "unconditionalRowWrite", line: 7, column: 9, data: {"lock": "the lock \"lock:export:*\"", "acquireLine": "5", "model": "export", "field": "status", "target": "COMPLETE", "token": "the lock's token `token`"}, suggestions: [{ messageId: "addCondition", data: {"field": "status", "target": "COMPLETE"}, output: edit(code.kvCompletion, "where: { id: exportId }", "where: { id: exportId, status: { not: \"COMPLETE\" } }") }] },
+        { messageId: "unconditionalRowWrite", line: 7, column: 9, data: { lock: "the lock \"lock:export:*\"", acquireLine: "5", model: "export", field: "status", target: "COMPLETE", token: "the lock's token `token`" }, suggestions: [{ messageId: "addCondition", data: { field: "status", target: "COMPLETE" }, output: edit(code.kvCompletion, "where: { id: exportId }", "where: { id: exportId, status: { not: \"COMPLETE\" } }") }] },
       ],
     },
     {
       // the same inside Redlock's using()
       code: code.usingCompletion,
       errors: [
-        { messageId: "unconditionalRowWrite", line: 4, column: 11, data: {"lock": "the Redlock lock on \"locks:report:*\"", "acquireLine": "2", "model": "report", "field": "state", "target": "PUBLISHED", "token": "a fencing token"}, suggestions: [{ messageId: "addCondition", data: {"field": "state", "target": "PUBLISHED"}, output: edit(code.usingCompletion, "where: { id: reportId }", "where: { id: reportId, state: { not: \"PUBLISHED\" } }") }] },
+        { messageId: "unconditionalRowWrite", line: 4, column: 11, data: { lock: "the Redlock lock on \"locks:report:*\"", acquireLine: "2", model: "report", field: "state", target: "PUBLISHED", token: "a fencing token" }, suggestions: [{ messageId: "addCondition", data: { field: "state", target: "PUBLISHED" }, output: edit(code.usingCompletion, "where: { id: reportId }", "where: { id: reportId, state: { not: \"PUBLISHED\" } }") }] },
       ],
     },
     {
       // keyed by another row (the project), not by the claimed export
       code: code.anotherRowsKey,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 7, column: 9, data: {"operation": "S3 PutObject", "location": "`projects/${project.id}/final.mp4`", "lock": "the claim of export.status = RENDERING", "acquireLine": "3", "condition": "IfNoneMatch or IfMatch", "token": "a fencing token"}, suggestions: [] },
+        { messageId: "unfencedObjectWrite", line: 7, column: 9, data: { operation: "S3 PutObject", location: "`projects/${project.id}/final.mp4`", lock: "the claim of export.status = RENDERING", acquireLine: "3", condition: "IfNoneMatch or IfMatch", token: "a fencing token" }, suggestions: [] },
       ],
     },
     {
       // a lock helper taking a callback: the callback holds the lock
       code: code.lockHelperCallback,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 15, column: 11, data: {"operation": "S3 PutObject", "location": "\"sitemap.xml\"", "lock": "the lock \"lock:*\"", "acquireLine": "5", "condition": "IfNoneMatch or IfMatch", "token": "the lock's token `token`"}, suggestions: [] },
+        { messageId: "unfencedObjectWrite", line: 15, column: 11, data: { operation: "S3 PutObject", location: "\"sitemap.xml\"", lock: "the lock \"lock:*\"", acquireLine: "5", condition: "IfNoneMatch or IfMatch", token: "the lock's token `token`" }, suggestions: [] },
       ],
     },
     {
       // a claim helper taking a callback: the completion inside it is a holder write
       code: code.claimHelperCallback,
       errors: [
-        { messageId: "unfencedWrite", line: 9, column: 11, data: {"model": "job", "field": "status", "value": "RUNNING", "claimLine": "2", "target": "DONE"}, suggestions: [{ messageId: "addFence", data: {"model": "job", "field": "status", "value": "RUNNING", "claimLine": "2", "target": "DONE"}, output: edit(code.claimHelperCallback, "where: { id: jobId }, data: { status: \"DONE\" }", "where: { id: jobId, status: \"RUNNING\" }, data: { status: \"DONE\" }") }] },
+        { messageId: "unfencedWrite", line: 9, column: 11, data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", target: "DONE" }, suggestions: [{ messageId: "addFence", data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", target: "DONE" }, output: edit(code.claimHelperCallback, "where: { id: jobId }, data: { status: \"DONE\" }", "where: { id: jobId, status: \"RUNNING\" }, data: { status: \"DONE\" }") }] },
       ],
     },
     {
       // redis-semaphore: writeFileSync of a fixed path while holding the mutex
       code: code.semaphoreFile,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 8, column: 5, data: {"operation": "writeFileSync call", "location": "\"/data/compacted/current.bin\"", "lock": "the redis-semaphore lock on \"lock:compact:*\"", "acquireLine": "5", "condition": "an exclusive flag, wx", "token": "the lock's token `mutex.identifier`"}, suggestions: [] },
+        { messageId: "unfencedObjectWrite", line: 8, column: 5, data: { operation: "writeFileSync call", location: "\"/data/compacted/current.bin\"", lock: "the redis-semaphore lock on \"lock:compact:*\"", acquireLine: "5", condition: "an exclusive flag, wx", token: "the lock's token `mutex.identifier`" }, suggestions: [] },
       ],
     },
   ],
