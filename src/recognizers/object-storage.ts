@@ -11,8 +11,8 @@
  * - **Azure Blob**: `container.getBlockBlobClient(name).uploadData|upload|uploadFile|uploadStream(…)` and
  *   `container.uploadBlockBlob(name, …)`; conditional with `conditions: { ifNoneMatch | ifMatch }`.
  * - **The file system**: `fs.writeFile`, `fs.promises.writeFile`, `writeFileSync`, `createWriteStream`, on `fs`,
- *   `fs/promises`, `fs-extra` or their named imports; conditional with an exclusive flag (`wx`). A path under the
- *   temporary directory (`os.tmpdir()`, `/tmp/…`, a `tmpDir` variable) is scratch space, marked `temporary`.
+ *   `fs/promises`, `fs-extra` or their named imports; conditional with an exclusive flag (`wx`); an append flag
+ *   (`a`) overwrites nothing and is not read. A path under the temporary directory (`os.tmpdir()`, `/tmp/…`, a `tmpDir` variable) is scratch space, marked `temporary`.
  *
  * An options object with a spread may hold the condition: such a write counts as conditional (no finding depends
  * on what a spread might contain).
@@ -271,6 +271,8 @@ function fsWrite(ctx: RecognizerContext, call: Call, name: string): ObjectWrite 
   for (const key of ["flag", "flags"]) {
     const v = propertyValue(options, key);
     const flag = v && evaluate(ctx.sourceCode, v);
+    // An append (`a`, `a+`) adds to the file and overwrites nothing: not a write this model is about.
+    if (typeof flag?.value === "string" && flag.value.includes("a")) return undefined;
     if (v && (typeof flag?.value !== "string" || flag.value.includes("x"))) conditional = true;
   }
   return objectWrite("fs", name, call, path, conditional, isTemporary(ctx, path));
