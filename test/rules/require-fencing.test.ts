@@ -988,6 +988,25 @@ export async function runJob(jobId: string) {
     await prisma.job.update({ where: { id: jobId }, data: { status: "DONE" } });
   });
 }`,
+  sqlTakeover: `export async function runJob(pool: Pool, jobId: string, workerId: string) {
+  const claimed = await pool.query(
+    "UPDATE jobs SET status = 'running', locked_by = $2, heartbeat_at = now() WHERE id = $1 AND (status <> 'running' OR heartbeat_at < now() - interval '2 minutes')",
+    [jobId, workerId],
+  );
+  if (claimed.rowCount === 0) return;
+  const result = await execute(jobId);
+  await pool.query("UPDATE jobs SET result = $2 WHERE id = $1", [jobId, result]);
+  await pool.query("UPDATE jobs SET status = 'done' WHERE id = $1 AND status = 'running'", [jobId]);
+}`,
+  mongoTakeover: `async function runJob(jobs, jobId, workerId, staleBefore) {
+  const job = await jobs.findOneAndUpdate(
+    { _id: jobId, $or: [{ status: { $ne: "processing" } }, { heartbeatAt: { $lt: staleBefore } }] },
+    { $set: { status: "processing", lockedBy: workerId, heartbeatAt: new Date() } },
+  );
+  if (!job) return;
+  const output = await execute(job);
+  await jobs.updateOne({ _id: jobId, status: "processing" }, { $set: { status: "done", output } });
+}`,
   semaphoreFile: `import fs from "node:fs";
 import { Mutex } from "redis-semaphore";
 export async function compact(shardId: string) {
@@ -1352,6 +1371,22 @@ export async function settle(invoiceId: string) {
       code: code.semaphoreFile,
       errors: [
         { messageId: "unfencedObjectWrite", line: 8, column: 5, data: { operation: "writeFileSync call", location: "\"/data/compacted/current.bin\"", lock: "the redis-semaphore lock on \"lock:compact:*\"", acquireLine: "5", condition: "an exclusive flag, wx", token: "the lock's token `mutex.identifier`" }, suggestions: [] },
+      ],
+    },
+    {
+      // raw SQL (node-postgres): a take-over branch in the WHERE, the owner in locked_by; no edit is offered for SQL text
+      code: code.sqlTakeover,
+      errors: [
+        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "jobs", field: "status", value: "running", claimLine: "2", tokenField: "locked_by", effect: "stores result on the claimed jobs row", result: "result" }, suggestions: [] },
+        { messageId: "takeoverWrite", line: 9, column: 9, data: { model: "jobs", field: "status", value: "running", claimLine: "2", tokenField: "locked_by", effect: "moves the claimed jobs row to done", result: "status" }, suggestions: [] },
+      ],
+    },
+    {
+      // plain JS, MongoDB driver: the same lease in a findOneAndUpdate
+      code: code.mongoTakeover,
+      languageOptions: javascript,
+      errors: [
+        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "jobs", field: "status", value: "processing", claimLine: "2", tokenField: "lockedBy", effect: "moves the claimed jobs row to done", result: "status" }, suggestions: [{ messageId: "addToken", data: { tokenField: "lockedBy", tokenText: "workerId" }, output: edit(code.mongoTakeover, '{ _id: jobId, status: "processing" }', '{ _id: jobId, status: "processing", lockedBy: workerId }') }] },
       ],
     },
   ],
