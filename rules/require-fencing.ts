@@ -1,7 +1,7 @@
 import type { TSESLint } from "@typescript-eslint/utils";
 import type { HeldEffect, LockFacts, Node, ObjectWrite, StateWrite, TextEdit } from "../src/core/model.js";
 import { createRule } from "../src/create-rule.js";
-import { describeHeldLock, describeObjectWrite, describeToken, tokenTextAt } from "../src/core/fencing.js";
+import { describeEffectLock, describeObjectWrite, describeToken, tokenTextAt } from "../src/core/fencing.js";
 import { onLockFacts } from "../src/core/inventory.js";
 import { claimData } from "../src/core/messages.js";
 import { formatValue } from "../src/core/values.js";
@@ -69,7 +69,7 @@ export default createRule({
 
     function reportObject(effect: HeldEffect & { write: ObjectWrite }): void {
       const { operation, location, condition } = describeObjectWrite(sourceCode, effect.write);
-      const { lock, acquireLine } = describeHeldLock(sourceCode, effect.lock);
+      const { lock, acquireLine } = describeEffectLock(sourceCode, effect.lock);
       context.report({
         node: effect.write.node,
         messageId: "unfencedObjectWrite",
@@ -82,7 +82,7 @@ export default createRule({
       if (!assignment || assignment.value.kind !== "static") return;
       const target = formatValue(assignment.value.value);
       const data = {
-        ...describeHeldLock(sourceCode, effect.lock),
+        ...describeEffectLock(sourceCode, effect.lock),
         model: effect.write.model,
         field: assignment.field,
         target,

@@ -22,7 +22,7 @@
  */
 import type { TSESLint } from "@typescript-eslint/utils";
 import type {
-  Assignment, Claim, HeldEffect, HeldLock, HolderWrite, KvFacts, LockToken, Node, ObjectWrite, StateWrite,
+  Assignment, Claim, HeldEffect, EffectLock, HolderWrite, KvFacts, LockToken, Node, ObjectWrite, StateWrite,
 } from "./model.js";
 import type { ResolvedVocabulary } from "./settings.js";
 import { agePredicates, allowedIn, isOpaque, ownerPinned, pins, toBranches } from "./conditions.js";
@@ -54,7 +54,7 @@ export interface FencingInput {
 
 /** A lock as the effects see it. */
 interface Held {
-  readonly lock: HeldLock;
+  readonly lock: EffectLock;
   readonly token?: LockToken;
   /** Names that say which job the lock is about: the claimed row's id variable, the variables in a lock key. */
   readonly jobNames: ReadonlySet<string>;
@@ -499,7 +499,7 @@ export function buildHeldEffects(input: FencingInput): HeldEffect[] {
 // ---- message data ----
 
 /** The lock in words: `the claim of export.status = RENDERING`, `the lock "lock:export:*"`, `the Redlock lock on "…"`. */
-export function describeHeldLock(sourceCode: SourceCode, lock: HeldLock): { lock: string; acquireLine: string } {
+export function describeEffectLock(sourceCode: SourceCode, lock: EffectLock): { lock: string; acquireLine: string } {
   switch (lock.kind) {
     case "claim": {
       const { model, field, value } = lock.claim.lock;

@@ -291,7 +291,7 @@ export interface KvFacts {
 }
 
 /** A lock that effects are made under: a database claim, a key-value lock, or a lock library's lock. */
-export type HeldLock =
+export type EffectLock =
   | { readonly kind: "claim"; readonly claim: Claim }
   | { readonly kind: "kv"; readonly lock: KvLock }
   | { readonly kind: "library"; readonly op: LibraryLockOp };
@@ -317,7 +317,7 @@ export interface LockToken {
  */
 export interface HeldEffect {
   readonly kind: "takeover-row" | "result-row" | "object" | "kv-row";
-  readonly lock: HeldLock;
+  readonly lock: EffectLock;
   readonly write: StateWrite | ObjectWrite;
   /** The token the effect should carry, when the lock yields one. */
   readonly token?: LockToken;
