@@ -63,6 +63,8 @@ interface Held {
   holds(effect: Node): boolean;
 }
 
+/** Lock libraries whose locks expire (a TTL), so that a paused holder can come back after losing them. */
+const DISTRIBUTED: ReadonlySet<string> = new Set(["redlock", "redis-semaphore"]);
 /** Row fields that record progress and liveness, not results: a late write of them loses nothing. */
 const BOOKKEEPING = /progress|percent|attempt|retr(?:y|ies)|count|step|heartbeat|lease|lock|owner|worker|done$|processed|remaining|total/;
 /** Names of an identity, and what is left of them is whose (`exportId` → `export`, `id` → nothing). */
@@ -242,7 +244,8 @@ function heldLocks(input: FencingInput): Held[] {
     });
   }
   for (const op of input.kv.libraryLocks) {
-    if (op.op !== "acquire" && op.op !== "using") continue;
+    // Distributed locks only: an in-process mutex does not lapse while its holder is paused.
+    if ((op.op !== "acquire" && op.op !== "using") || !DISTRIBUTED.has(op.library)) continue;
     const token = libraryToken(sourceCode, op);
     out.push({
       lock: { kind: "library", op },
