@@ -1,7 +1,18 @@
+import type { TSESLint } from "@typescript-eslint/utils";
+import type { HeldEffect, LockFacts, Node, ObjectWrite, StateWrite, TextEdit } from "../src/core/model.js";
 import { createRule } from "../src/create-rule.js";
+import { describeEffectLock, describeObjectWrite, describeToken, tokenTextAt } from "../src/core/fencing.js";
 import { onLockFacts } from "../src/core/inventory.js";
 import { claimData } from "../src/core/messages.js";
 import { formatValue } from "../src/core/values.js";
+
+type MessageId =
+  | "unfencedWrite" | "takeoverWrite" | "unfencedResult" | "unfencedObjectWrite" | "unconditionalRowWrite"
+  | "addFence" | "addToken" | "addCondition";
+type Suggestion = TSESLint.SuggestionReportDescriptor<MessageId>;
+
+const suggestion = (messageId: MessageId, data: Record<string, string>, edit: TextEdit | undefined): Suggestion[] =>
+  edit ? [{ messageId, data, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }] : [];
 
 export default createRule({
   name: "require-fencing",
@@ -9,7 +20,7 @@ export default createRule({
     type: "problem",
     hasSuggestions: true,
     docs: {
-      description: "Require writes made by a claim's holder to be conditioned on still holding the claim",
+      description: "Require effects made while holding a lock to be fenced by its token, keyed by the job, or conditional",
       recommended: false,
       question: "Q3",
     },
@@ -17,12 +28,81 @@ export default createRule({
     messages: {
       unfencedWrite:
         "Q3 (is the release race-safe?): this write moves the claimed {{model}} row to {{target}} without checking that this worker still holds the claim ({{field}} = {{value}}, taken at line {{claimLine}}). After a stale recovery or a new claim, a late holder overwrites the newer state. Require {{field}} = {{value}}, or the holder's owner or token column, in the filter.",
+      takeoverWrite:
+        "Q3 (is the release race-safe?): this write {{effect}} checking at most {{field}} = {{value}}, but the claim at line {{claimLine}} takes over leases that look stale and the new holder has the same {{field}} = {{value}}: only the {{tokenField}} column the claim stamps tells the holders apart. A worker that paused past its lease resumes and overwrites the new holder's work. Require {{tokenField}} to hold this worker's token in the filter.",
+      unfencedResult:
+        "Q3 (is the release race-safe?): this write stores {{result}} on the claimed {{model}} row without checking that this worker still holds the claim ({{field}} = {{value}} with its {{tokenField}}, taken at line {{claimLine}}). A worker that paused past its claim resumes and writes its result onto a row that was recovered and claimed again. Require {{tokenField}}, or {{field}} = {{value}}, in the filter.",
+      unfencedObjectWrite:
+        "Q3 (is a late holder's write refused?): this {{operation}} writes {{location}} while holding {{lock}} (taken at line {{acquireLine}}), at a location not keyed by the job and without a condition. A worker that paused past its lock resumes and overwrites what the new holder wrote: the lock only avoids duplicate work. Write to a job-addressed location, make the write conditional ({{condition}}), or pass {{token}} so that storage can refuse a late writer.",
+      unconditionalRowWrite:
+        "Q3 (is a late holder's write refused?): this write sets {{field}} to {{target}} on the {{model}} row that {{lock}} (taken at line {{acquireLine}}) is about, without any condition. A worker that paused past its lock resumes and overwrites the state the new holder recorded. Write it only if {{field}} is not already {{target}}, or only while the row holds {{token}}.",
       addFence: "Require {{field}} = {{value}} in the filter (zero affected rows then means the claim was lost).",
+      addToken: "Require {{tokenField}} = {{tokenText}} in the filter (zero affected rows then means the claim was lost).",
+      addCondition: "Write only if {{field}} is not already {{target}} (zero affected rows then means another holder recorded it).",
     },
   },
   create(context) {
-    return onLockFacts(context, (facts) => {
-      const seen = new Set<unknown>();
+    const sourceCode = context.sourceCode;
+    const seen = new Set<Node>();
+
+    function reportRow(effect: HeldEffect & { write: StateWrite }): void {
+      if (effect.lock.kind !== "claim" || !effect.assignment) return;
+      const claim = effect.lock.claim;
+      const tokenField = effect.token?.field ?? "";
+      const assignment = effect.assignment;
+      const moves = assignment.field === claim.lock.field;
+      const target = assignment.value.kind === "static" ? formatValue(assignment.value.value) : "another state";
+      const data = {
+        ...claimData(claim),
+        tokenField,
+        effect: moves ? `moves the claimed ${claim.lock.model} row to ${target}` : `stores ${assignment.field} on the claimed ${claim.lock.model} row`,
+        result: assignment.field,
+      };
+      const tokenText = tokenTextAt(sourceCode, effect.token, effect.write.node);
+      const suggest = tokenText !== undefined
+        ? suggestion("addToken", { tokenField, tokenText }, effect.write.addPredicate?.(tokenField, "eq", tokenText))
+        : effect.kind === "result-row"
+          ? suggestion("addFence", claimData(claim), effect.write.addPredicate?.(claim.lock.field, "eq", claim.lock.valueText))
+          : [];
+      context.report({ node: effect.write.node, messageId: effect.kind === "takeover-row" ? "takeoverWrite" : "unfencedResult", data, suggest });
+    }
+
+    function reportObject(effect: HeldEffect & { write: ObjectWrite }): void {
+      const { operation, location, condition } = describeObjectWrite(sourceCode, effect.write);
+      const { lock, acquireLine } = describeEffectLock(sourceCode, effect.lock);
+      context.report({
+        node: effect.write.node,
+        messageId: "unfencedObjectWrite",
+        data: { operation, location, lock, acquireLine, condition, token: describeToken(sourceCode, effect.token) },
+      });
+    }
+
+    function reportKvRow(effect: HeldEffect & { write: StateWrite }): void {
+      const assignment = effect.assignment;
+      if (!assignment || assignment.value.kind !== "static") return;
+      const target = formatValue(assignment.value.value);
+      const data = {
+        ...describeEffectLock(sourceCode, effect.lock),
+        model: effect.write.model,
+        field: assignment.field,
+        target,
+        token: describeToken(sourceCode, effect.token),
+      };
+      const edit = effect.write.addPredicate?.(assignment.field, "ne", sourceCode.getText(assignment.valueNode));
+      context.report({ node: effect.write.node, messageId: "unconditionalRowWrite", data, suggest: suggestion("addCondition", { field: assignment.field, target }, edit) });
+    }
+
+    function report(effect: HeldEffect): void {
+      if (effect.fenced || seen.has(effect.write.node)) return;
+      seen.add(effect.write.node);
+      if (effect.write.access === "object") reportObject({ ...effect, write: effect.write });
+      else if (effect.kind === "kv-row") reportKvRow({ ...effect, write: effect.write });
+      else reportRow({ ...effect, write: effect.write });
+    }
+
+    return onLockFacts(context, (facts: LockFacts) => {
+      // Claims first (their messages name the claimed row), then what other locks hold.
+      for (const effect of facts.heldEffects) if (effect.lock.kind === "claim" && effect.write.access === "write") report(effect);
       for (const holder of facts.holderWrites) {
         if (holder.fenced || seen.has(holder.write.node)) continue;
         seen.add(holder.write.node);
@@ -31,15 +111,9 @@ export default createRule({
           target: holder.assignment.value.kind === "static" ? formatValue(holder.assignment.value.value) : "another state",
         };
         const edit = holder.write.addPredicate?.(holder.claim.lock.field, "eq", holder.claim.lock.valueText);
-        context.report({
-          node: holder.write.node,
-          messageId: "unfencedWrite",
-          data,
-          suggest: edit
-            ? [{ messageId: "addFence", data, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }]
-            : [],
-        });
+        context.report({ node: holder.write.node, messageId: "unfencedWrite", data, suggest: suggestion("addFence", data, edit) });
       }
+      for (const effect of facts.heldEffects) report(effect);
     });
   },
 });

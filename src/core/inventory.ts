@@ -50,6 +50,15 @@ function tagName(node: TSESTree.TaggedTemplateExpression): string | undefined {
 const byMethod = new Map<string, Recognizer[]>();
 for (const r of recognizers) for (const m of r.methods) byMethod.set(m, [...(byMethod.get(m) ?? []), r]);
 
+/** Recognizers by the plain function names they handle (`writeFile(path, data)` imported from `node:fs/promises`). */
+const byFunction = new Map<string, Recognizer[]>();
+for (const r of recognizers) for (const f of r.functions ?? []) byFunction.set(f, [...(byFunction.get(f) ?? []), r]);
+
+function calleeFunction(call: TSESTree.CallExpression): string | undefined {
+  const callee = unwrap(call.callee);
+  return callee.type === "Identifier" ? callee.name : undefined;
+}
+
 function calleeMethod(call: TSESTree.CallExpression): string | undefined {
   const callee = unwrap(call.callee);
   if (callee.type !== "MemberExpression") return undefined;
@@ -63,7 +72,7 @@ function calleeMethod(call: TSESTree.CallExpression): string | undefined {
 const EMPTY_FACTS: LockFacts = {
   kv: { ops: [], locks: [], releases: [], takeovers: [], libraryLocks: [] },
   held: [],
-  writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [],
+  writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], heldEffects: [],
   recoveriesOf: () => [],
 };
 
@@ -91,8 +100,9 @@ export function collectAccesses(
   }
   for (const call of calls) {
     const method = calleeMethod(call);
-    if (method === undefined) continue;
-    const candidates = byMethod.get(method) ?? learnt.get(method);
+    const fn = method === undefined ? calleeFunction(call) : undefined;
+    if (method === undefined && fn === undefined) continue;
+    const candidates = method === undefined ? byFunction.get(fn!) : byMethod.get(method) ?? learnt.get(method);
     for (const recognizer of candidates ?? []) {
       const access = recognizer.recognize(call, ctx);
       if (access) {

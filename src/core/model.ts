@@ -160,6 +160,8 @@ export interface LibraryLockOp {
   readonly receiver?: string;
   /** An acquire that may fail without throwing (`tryAcquire` resolving `false`). */
   readonly try?: boolean;
+  /** For acquire and using: the resource (Redlock's key list, the semaphore's key), for messages and job keys. */
+  readonly keyNode?: Node;
 }
 
 /**
@@ -183,7 +185,29 @@ export interface AdvisoryLockOp {
   readonly node: Node;
 }
 
-export type StateAccess = StateWrite | StateRead | KvOp | LibraryLockOp | AdvisoryLockOp;
+
+/**
+ * A write to object storage or a file (S3, Google Cloud Storage, Azure Blob, the file system): an effect outside
+ * the database that a late lock holder can still make.
+ */
+export interface ObjectWrite {
+  readonly access: "object";
+  readonly store: "s3" | "gcs" | "azure-blob" | "fs";
+  /** The operation as the client names it, for messages: `PutObject`, `save`, `writeFile`. */
+  readonly operation: string;
+  /** The object key or file path expression, when the call names one. */
+  readonly location: Node | undefined;
+  /**
+   * The store refuses the write when the object exists or changed: S3 `IfNoneMatch`/`IfMatch`, GCS
+   * `ifGenerationMatch`, Azure `conditions`, fs `flag: "wx"`.
+   */
+  readonly conditional: boolean;
+  /** A local temporary file (`os.tmpdir()`, `/tmp/…`): scratch space, not an effect anyone else sees. */
+  readonly temporary?: boolean;
+  readonly node: Node;
+}
+
+export type StateAccess = StateWrite | StateRead | KvOp | LibraryLockOp | AdvisoryLockOp | ObjectWrite;
 
 /** A comparison of a timestamp with a threshold that means "older than" (`updatedAt < threshold`). */
 export interface TimePredicate {
@@ -330,10 +354,49 @@ export interface HeldLock {
   };
 }
 
+/** A lock that effects are made under: a database claim, a key-value lock, or a lock library's lock. */
+export type EffectLock =
+  | { readonly kind: "claim"; readonly claim: Claim }
+  | { readonly kind: "kv"; readonly lock: KvLock }
+  | { readonly kind: "library"; readonly op: LibraryLockOp };
+
+/** What a lock hands its holder to pass on to its effects: an owner or token column the claim stamps, a lock value. */
+export interface LockToken {
+  /** The column a claim stamps (`lockedBy`, `fencingToken`, `version`); none for key-value and library locks. */
+  readonly field?: string;
+  /** The expression holding the token (`workerId`, `token`, `lock.value`), when the holder has one to pass on. */
+  readonly node?: Node;
+  /** How messages name it: the expression's text, or the column. */
+  readonly text: string;
+}
+
+/**
+ * An effect made while holding a lock, and whether a late holder (one that resumed after its lock lapsed) is
+ * refused or harmless. `kind` says what was read:
+ * - `takeover-row`: a write to the claimed row by a claim that stamps a token and can take over a stale lease;
+ *   only the token tells the holders apart, the claimed status does not (the new holder has the same one);
+ * - `result-row`: a write of results onto the claimed row (not the claimed field) by a claim that stamps a token;
+ * - `object`: an object-storage or file write;
+ * - `kv-row`: a write of a state field to the row a key-value or library lock is keyed by.
+ */
+export interface HeldEffect {
+  readonly kind: "takeover-row" | "result-row" | "object" | "kv-row";
+  readonly lock: EffectLock;
+  readonly write: StateWrite | ObjectWrite;
+  /** The token the effect should carry, when the lock yields one. */
+  readonly token?: LockToken;
+  /** For row writes: the assignment reported (the field moved, or the first result field). */
+  readonly assignment?: Assignment;
+  /** Refused or harmless when late: conditioned on the token, keyed by the job, conditional, or temporary. */
+  readonly fenced: boolean;
+}
+
 export interface LockFacts {
   readonly kv: KvFacts;
   /** Locks whose release must be reached on every path of the acquiring function. */
   readonly held: readonly HeldLock[];
+  /** Effects made while holding a lock, fenced or not (`require-fencing`). */
+  readonly heldEffects: readonly HeldEffect[];
   readonly writes: readonly StateWrite[];
   readonly reads: readonly StateRead[];
   readonly staleScans: readonly StaleScan[];

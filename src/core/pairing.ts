@@ -14,15 +14,16 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type {
-  Check, Claim, Condition, Guard, HolderWrite, LockFacts, LockKey, Node, Recovery, RecoveryFlaw, StaleScan, StateAccess,
+  Check, Claim, Condition, Guard, HolderWrite, LockFacts, LockKey, Node, ObjectWrite, Recovery, RecoveryFlaw, StaleScan, StateAccess,
   StateRead, StateWrite, StaticValue, TimePredicate,
 } from "./model.js";
 import type { ResolvedVocabulary } from "./settings.js";
 import { agePredicates, excludes, identityFields, isOpaque, ownerPinned, pins, toBranches, type Branch } from "./conditions.js";
 import { guardsOf, pathCondition } from "./guards.js";
+import { buildHeldEffects, type Holding } from "./fencing.js";
 import { buildKvFacts } from "./kv-pairing.js";
 import { hasLockWord, normalizeName } from "./settings.js";
-import { classOf, enclosingFunction, functionName, unitOf } from "./units.js";
+import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "./units.js";
 import { getConstInit, keyName, sameValue, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -111,15 +112,15 @@ class CallGraph {
    * Where `target` is called from: each calling unit with the position right after the call, so a caller's
    * writes after `await claimExport(id)` count as the holder's.
    */
-  callSites(target: Unit): { unit: Unit; after: number }[] {
+  callSites(target: Unit): { unit: Unit; after: number; call: Node }[] {
     if (target === null) return [];
     const name = functionName(target);
-    const out: { unit: Unit; after: number }[] = [];
+    const out: { unit: Unit; after: number; call: Node }[] = [];
     for (const [unit, refs] of this.edges) {
       for (const ref of refs) {
         if (ref.name !== name) continue;
         if (ref.viaThis ? classOf(ref.from) !== classOf(target) : classOf(target) !== undefined) continue;
-        out.push({ unit, after: ref.from.range[1] });
+        out.push({ unit, after: ref.from.range[1], call: ref.from });
       }
     }
     return out;
@@ -402,6 +403,44 @@ function classifyAgainst(mod: Module, write: StateWrite, claim: Claim, scans: re
   if (pinned && resets && !opaque) recovery(["missing-time"]);
 }
 
+/**
+ * Where code runs while a lock is held, by the module's calls: after the acquire in its own function, in the
+ * functions it reaches, and for a helper that takes the lock (`claimExport(id)`, `withLock(key, work)`), in its
+ * callers after the call or in the callbacks handed to it.
+ */
+function holdingIn(shape: ModuleShape): Holding {
+  let graph: CallGraph | undefined;
+  const named = (name: string) => shape.functions.filter((fn) => functionName(fn) === name);
+  return {
+    after(acquire, effect) {
+      const acquireUnit = unitOf(acquire);
+      const effectUnit = unitOf(effect);
+      if (effectUnit === acquireUnit) return effect.range[0] > acquire.range[1];
+      graph ??= new CallGraph(shape);
+      if (graph.reachable(acquireUnit).has(effectUnit)) return true;
+      // A claim helper's caller: `if (!(await claimExport(id))) return; …; await finish(id)`, or
+      // `await withLock(key, async () => { … })`.
+      return graph.callSites(acquireUnit).some((site) =>
+        (site.unit === effectUnit && (effect.range[0] > site.after || insideCallback(site.call, effect))) ||
+        (site.unit !== effectUnit && graph!.reachable(site.unit).has(effectUnit)));
+    },
+    within(call, effect) {
+      if (call.type !== "CallExpression") return false;
+      if (insideCallback(call, effect)) return true;
+      graph ??= new CallGraph(shape);
+      const effectUnit = unitOf(effect);
+      return call.arguments.some((arg) => arg.type === "Identifier" &&
+        named(arg.name).some((fn) => graph!.reachable(fn).has(effectUnit)));
+    },
+  };
+}
+
+/** `effect` sits in a function handed to `call` as an argument. */
+function insideCallback(call: Node, effect: Node): boolean {
+  if (call.type !== "CallExpression") return false;
+  return call.arguments.some((arg) => isFunction(arg) && arg.range[0] <= effect.range[0] && effect.range[1] <= arg.range[1]);
+}
+
 export function buildFacts(
   sourceCode: SourceCode,
   accesses: readonly StateAccess[],
@@ -427,18 +466,8 @@ export function buildFacts(
   }
 
   // Holder writes count only where the claiming code reaches them, and, in the claim's own function, after it.
-  let graph: CallGraph | undefined;
-  const holderWrites = classified.holder.filter((h) => {
-    const claimUnit = unitOf(h.claim.write.node);
-    const writeUnit = unitOf(h.write.node);
-    if (writeUnit === claimUnit) return h.write.node.range[0] > h.claim.write.node.range[1];
-    graph ??= new CallGraph(shape);
-    if (graph.reachable(claimUnit).has(writeUnit)) return true;
-    // A claim helper's caller: `if (!(await claimExport(id))) return; …; await finish(id)`.
-    return graph.callSites(claimUnit).some((site) =>
-      (site.unit === writeUnit && h.write.node.range[0] > site.after) ||
-      (site.unit !== writeUnit && graph!.reachable(site.unit).has(writeUnit)));
-  });
+  const holding = holdingIn(shape);
+  const holderWrites = classified.holder.filter((h) => holding.after(h.claim.write.node, h.write.node));
 
   const byClaim = new Map<Claim, Recovery[]>();
   for (const r of classified.recoveries) {
@@ -446,8 +475,11 @@ export function buildFacts(
     list.push(r);
     byClaim.set(r.claim, list);
   }
+  const kv = buildKvFacts(sourceCode, accesses, vocabulary);
+  const objects = accesses.filter((a): a is ObjectWrite => a.access === "object");
   return {
-    kv: buildKvFacts(sourceCode, accesses, vocabulary),
+    kv,
+    heldEffects: buildHeldEffects({ sourceCode, vocabulary, claims, holderWrites, writes: mod.writes, objects, kv, holding }),
     writes: mod.writes,
     reads: mod.reads,
     staleScans,

@@ -5,6 +5,7 @@ import { knexRecognizer } from "./knex.js";
 import { kyselyRecognizer } from "./kysely.js";
 import { mongoRecognizer } from "./mongo.js";
 import { mutexRecognizer } from "./mutex.js";
+import { azureBlobRecognizer, fsRecognizer, gcsRecognizer, s3Recognizer } from "./object-storage.js";
 import { prismaRecognizer } from "./prisma.js";
 import { redisLocksRecognizer } from "./redis-locks.js";
 import { redisRecognizer } from "./redis.js";
@@ -17,9 +18,14 @@ import { typeormRecognizer } from "./typeorm.js";
  * Raw SQL comes first (a `query("UPDATE …")` is SQL whatever the receiver); Prisma before the two-argument
  * `update(criteria, values)` clients. In-process mutexes before the Redis lock libraries, which share their
  * class and method names (`new Mutex()` against redis-semaphore's `new Mutex(redis, key)`).
+ * Object storage before the ORMs: GCS `file.save(data)` is no document save.
  */
 export const recognizers: readonly Recognizer[] = [
   sqlRecognizer,
+  s3Recognizer,
+  gcsRecognizer,
+  azureBlobRecognizer,
+  fsRecognizer,
   prismaRecognizer,
   typeormRecognizer,
   sequelizeRecognizer,

@@ -13,6 +13,8 @@ export interface Recognizer {
   readonly store: string;
   /** Method names a call must end in to be worth a look: the inventory's cheap pre-filter. */
   readonly methods: ReadonlySet<string>;
+  /** Plain function names a call may have instead (`writeFile(path, data)` after a named import). */
+  readonly functions?: ReadonlySet<string>;
   /** Looks at the file's calls once before `recognize`; returns method names it learnt (defined commands). */
   prepare?(calls: readonly TSESTree.CallExpression[], ctx: RecognizerContext): readonly string[];
   recognize(call: TSESTree.CallExpression, ctx: RecognizerContext): StateAccess | undefined;

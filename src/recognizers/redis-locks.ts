@@ -39,6 +39,25 @@ function libraryOf(ctx: RecognizerContext, receiver: Node, depth = 0): LibraryLo
   return undefined;
 }
 
+/**
+ * What an acquire locks: Redlock's resource list (`acquire([key], ttl)`, v4 `lock(key, ttl)`: its first key), or the
+ * key a redis-semaphore object was built with (`new Mutex(redis, key)`).
+ */
+function resourceOf(ctx: RecognizerContext, library: LibraryLockOp["library"], receiver: Node, call: TSESTree.CallExpression): Node | undefined {
+  if (library === "redlock") {
+    const first = call.arguments[0] && unwrap(call.arguments[0]);
+    if (!first || first.type === "SpreadElement") return undefined;
+    if (first.type !== "ArrayExpression") return first;
+    const key = first.elements[0];
+    return key && key.type !== "SpreadElement" ? key : undefined;
+  }
+  const r = unwrap(receiver);
+  let init = r.type === "Identifier" ? getConstInit(ctx.sourceCode, r) : undefined;
+  if (init) init = unwrap(init);
+  const key = init?.type === "NewExpression" ? init.arguments[1] : undefined;
+  return key && key.type !== "SpreadElement" ? key : undefined;
+}
+
 export const redisLocksRecognizer: Recognizer = {
   store: "redis-locks",
   methods: new Set(Object.keys(OPS)),
@@ -53,6 +72,7 @@ export const redisLocksRecognizer: Recognizer = {
       ? keyName(object.property, object.computed) ?? ctx.sourceCode.getText(object)
       : ctx.sourceCode.getText(object);
     const isTry = keyName(callee.property, callee.computed) === "tryAcquire";
-    return { access: "library", library, op, node: call, receiver, ...(isTry ? { try: true } : {}) };
+    const keyNode = op === "acquire" || op === "using" ? resourceOf(ctx, library, callee.object, call) : undefined;
+    return { access: "library", library, op, node: call, receiver, ...(isTry ? { try: true } : {}), ...(keyNode ? { keyNode } : {}) };
   },
 };

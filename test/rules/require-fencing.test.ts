@@ -799,3 +799,595 @@ export async function sync(accountId: string) {
     },
   ],
 });
+
+/** Applies one textual edit, checking it applies exactly once: a suggestion's expected output. */
+const edit = (source: string, from: string, to: string): string => {
+  if (source.split(from).length !== 2) throw new Error(`expected exactly one ${from}`);
+  return source.replace(from, to);
+};
+
+/** The invalid cases' code, by what each shows (a suggestion's output is the code with one edit). */
+const code = {
+  leaseStatusOnly: `const workerId = crypto.randomUUID();
+async function render(jobId: string, staleBefore: Date) {
+  const r = await prisma.job.updateMany({
+    where: { id: jobId, OR: [{ status: { not: "RENDERING" } }, { heartbeatAt: { lt: staleBefore } }] },
+    data: { status: "RENDERING", lockedBy: workerId, heartbeatAt: new Date() },
+  });
+  if (r.count === 0) return;
+  await encode(jobId);
+  await prisma.job.updateMany({ where: { id: jobId, status: "RENDERING" }, data: { status: "DONE" } });
+}`,
+  leaseByIdOnly: `async function render(jobId: string, fencingToken: number, staleBefore: Date) {
+  const r = await prisma.job.updateMany({
+    where: { id: jobId, OR: [{ status: { not: "RENDERING" } }, { status: "RENDERING", leaseExpiresAt: { lt: staleBefore } }] },
+    data: { status: "RENDERING", fencingToken },
+  });
+  if (r.count === 0) return;
+  const url = await encode(jobId);
+  await prisma.job.update({ where: { id: jobId }, data: { outputUrl: url } });
+  await prisma.job.update({ where: { id: jobId }, data: { status: "DONE" } });
+}`,
+  separateTakeover: `export async function claim(jobId: string, leaseToken: string) {
+  const r = await prisma.job.updateMany({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING", leaseToken } });
+  if (r.count === 0) return;
+  await run(jobId);
+  await finish(jobId);
+}
+async function finish(jobId: string) {
+  await prisma.job.updateMany({ where: { id: jobId, status: "RUNNING" }, data: { status: "SUCCEEDED" } });
+}
+export async function adopt(cutoff: Date, leaseToken: string) {
+  await prisma.job.updateMany({ where: { status: "RUNNING", heartbeatAt: { lt: cutoff } }, data: { leaseToken, heartbeatAt: new Date() } });
+}`,
+  resultById: `async function transcode(videoId: string, workerId: string) {
+  const r = await prisma.video.updateMany({
+    where: { id: videoId, status: { not: "TRANSCODING" } },
+    data: { status: "TRANSCODING", lockedBy: workerId },
+  });
+  if (r.count === 0) return;
+  const hls = await ffmpeg(videoId);
+  await prisma.video.update({ where: { id: videoId }, data: { playlistUrl: hls.url, durationSec: hls.duration } });
+  await prisma.video.updateMany({ where: { id: videoId, lockedBy: workerId }, data: { status: "READY" } });
+}`,
+  inlineToken: `import { randomUUID } from "node:crypto";
+async function transcode(videoId: string) {
+  const r = await prisma.video.updateMany({
+    where: { id: videoId, status: { not: "TRANSCODING" } },
+    data: { status: "TRANSCODING", lockToken: randomUUID() },
+  });
+  if (r.count === 0) return;
+  const hls = await ffmpeg(videoId);
+  await prisma.video.update({ where: { id: videoId }, data: { playlistUrl: hls.url } });
+}`,
+  versionToken: `async function rebuild(indexId: string, staleBefore: Date) {
+  const r = await prisma.searchIndex.updateMany({
+    where: { id: indexId, OR: [{ state: { not: "BUILDING" } }, { heartbeatAt: { lt: staleBefore } }] },
+    data: { state: "BUILDING", version: { increment: 1 }, heartbeatAt: new Date() },
+  });
+  if (r.count === 0) return;
+  await build(indexId);
+  await prisma.searchIndex.updateMany({ where: { id: indexId, state: "BUILDING" }, data: { state: "LIVE" } });
+}`,
+  s3FixedKey: `import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+const s3 = new S3Client({});
+export async function exportCsv(exportId: string) {
+  const r = await prisma.export.updateMany({ where: { id: exportId, status: { not: "EXPORTING" } }, data: { status: "EXPORTING" } });
+  if (r.count === 0) return;
+  const csv = await buildCsv(exportId);
+  await s3.send(new PutObjectCommand({ Bucket: "exports", Key: "exports/latest.csv", Body: csv }));
+  await prisma.export.updateMany({ where: { id: exportId, status: "EXPORTING" }, data: { status: "EXPORTED" } });
+}`,
+  uploadPerFormat: `import { randomUUID } from "node:crypto";
+import { Upload } from "@aws-sdk/lib-storage";
+import Redis from "ioredis";
+const redis = new Redis();
+export async function renderVideo(projectId: string, format: string) {
+  const token = randomUUID();
+  const ok = await redis.set(\`lock:render:\${projectId}\`, token, "PX", 60_000, "NX");
+  if (ok !== "OK") return;
+  const stream = await renderStream(projectId, format);
+  const upload = new Upload({ client: s3, params: { Bucket: "media", Key: \`renders/\${format}/latest.mp4\`, Body: stream } });
+  await upload.done();
+}`,
+  v2SharedKey: `const Redlock = require("redlock");
+const AWS = require("aws-sdk");
+const s3 = new AWS.S3();
+const redlock = new Redlock([redis]);
+async function snapshot(tenantId) {
+  const lock = await redlock.acquire([\`locks:snapshot:\${tenantId}\`], 30000);
+  try {
+    const body = await dump(tenantId);
+    await s3.putObject({ Bucket: "snapshots", Key: "snapshots/latest.json", Body: body }).promise();
+  } finally {
+    await lock.release();
+  }
+}`,
+  gcsInUsing: `import { Storage } from "@google-cloud/storage";
+const bucket = new Storage().bucket("reports");
+export async function publishReport(reportId: string) {
+  await redlock.using([\`locks:report:\${reportId}\`], 30_000, async (signal) => {
+    const pdf = await renderPdf(reportId, signal);
+    await bucket.file("reports/current.pdf").save(pdf, { contentType: "application/pdf" });
+  });
+}`,
+  gcsStreamInHelper: `import { pipeline } from "node:stream/promises";
+export async function archive(batchId: string) {
+  const r = await prisma.batch.updateMany({ where: { id: batchId, phase: { not: "ARCHIVING" } }, data: { phase: "ARCHIVING" } });
+  if (r.count === 0) return;
+  await writeArchive(batchId);
+}
+async function writeArchive(batchId: string) {
+  const rows = await loadRows(batchId);
+  await pipeline(rows, storage.bucket("archive").file("archive/rolling.ndjson").createWriteStream());
+}`,
+  namedWriteFile: `import { writeFile } from "node:fs/promises";
+import path from "node:path";
+const OUTPUT_DIR = "/srv/reports";
+export async function nightly(reportId: string) {
+  const r = await prisma.report.updateMany({ where: { id: reportId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+  if (r.count === 0) return;
+  const csv = await generate(reportId);
+  await writeFile(path.join(OUTPUT_DIR, "nightly.csv"), csv);
+}`,
+  azureUnderRedis: `import { BlobServiceClient } from "@azure/storage-blob";
+const container = BlobServiceClient.fromConnectionString(process.env.AZURE!).getContainerClient("thumbs");
+export async function thumbnail(assetId: string) {
+  const token = crypto.randomUUID();
+  if (!(await redis.set(\`lock:thumb:\${assetId}\`, token, { NX: true, PX: 20_000 }))) return;
+  const png = await resize(assetId);
+  await container.getBlockBlobClient("thumbs/latest.png").uploadData(png);
+}`,
+  kvCompletion: `import { randomUUID } from "node:crypto";
+export async function exportOnce(exportId: string) {
+  const key = \`lock:export:\${exportId}\`;
+  const token = randomUUID();
+  if (!(await redis.set(key, token, "PX", 60_000, "NX"))) return;
+  const url = await render(exportId);
+  await prisma.export.update({ where: { id: exportId }, data: { status: "COMPLETE", url } });
+}`,
+  usingCompletion: `export async function publish(reportId: string) {
+  await redlock.using([\`locks:report:\${reportId}\`], 30_000, async () => {
+    await compile(reportId);
+    await prisma.report.update({ where: { id: reportId }, data: { state: "PUBLISHED" } });
+  });
+}`,
+  anotherRowsKey: `import { PutObjectCommand } from "@aws-sdk/client-s3";
+export async function renderExport(exportId: string) {
+  const r = await prisma.export.updateMany({ where: { id: exportId, status: { not: "RENDERING" } }, data: { status: "RENDERING" } });
+  if (r.count === 0) return;
+  const project = await prisma.project.findUniqueOrThrow({ where: { exportId } });
+  const mp4 = await render(exportId);
+  await s3.send(new PutObjectCommand({ Bucket: "media", Key: \`projects/\${project.id}/final.mp4\`, Body: mp4 }));
+}`,
+  lockHelperCallback: `import { randomUUID } from "node:crypto";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
+async function withLock(name: string, work: () => Promise<void>) {
+  const token = randomUUID();
+  if (!(await redis.set(\`lock:\${name}\`, token, "EX", 30, "NX"))) return;
+  try {
+    await work();
+  } finally {
+    await redis.eval(RELEASE, 1, \`lock:\${name}\`, token);
+  }
+}
+export async function rebuildSitemap() {
+  await withLock("sitemap", async () => {
+    const xml = await buildSitemap();
+    await s3.send(new PutObjectCommand({ Bucket: "site", Key: "sitemap.xml", Body: xml }));
+  });
+}`,
+  claimHelperCallback: `async function withClaim(jobId: string, work: () => Promise<void>) {
+  const r = await prisma.job.updateMany({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+  if (r.count === 0) return;
+  await work();
+}
+export async function runJob(jobId: string) {
+  await withClaim(jobId, async () => {
+    await execute(jobId);
+    await prisma.job.update({ where: { id: jobId }, data: { status: "DONE" } });
+  });
+}`,
+  sqlTakeover: `export async function runJob(pool: Pool, jobId: string, workerId: string) {
+  const claimed = await pool.query(
+    "UPDATE jobs SET status = 'running', locked_by = $2, heartbeat_at = now() WHERE id = $1 AND (status <> 'running' OR heartbeat_at < now() - interval '2 minutes')",
+    [jobId, workerId],
+  );
+  if (claimed.rowCount === 0) return;
+  const result = await execute(jobId);
+  await pool.query("UPDATE jobs SET result = $2 WHERE id = $1", [jobId, result]);
+  await pool.query("UPDATE jobs SET status = 'done' WHERE id = $1 AND status = 'running'", [jobId]);
+}`,
+  mongoTakeover: `async function runJob(jobs, jobId, workerId, staleBefore) {
+  const job = await jobs.findOneAndUpdate(
+    { _id: jobId, $or: [{ status: { $ne: "processing" } }, { heartbeatAt: { $lt: staleBefore } }] },
+    { $set: { status: "processing", lockedBy: workerId, heartbeatAt: new Date() } },
+  );
+  if (!job) return;
+  const output = await execute(job);
+  await jobs.updateOne({ _id: jobId, status: "processing" }, { $set: { status: "done", output } });
+}`,
+  semaphoreFile: `import fs from "node:fs";
+import { Mutex } from "redis-semaphore";
+export async function compact(shardId: string) {
+  const mutex = new Mutex(redis, \`lock:compact:\${shardId}\`);
+  await mutex.acquire();
+  try {
+    const data = await merge(shardId);
+    fs.writeFileSync("/data/compacted/current.bin", data);
+  } finally {
+    await mutex.release();
+  }
+}`,
+};
+
+ruleTester.run("require-fencing: tokens, take-overs and object-storage writes", rule, {
+  valid: [
+    // a lease claim that takes over stale holders: results and completion check the owner it stamped
+    `const workerId = crypto.randomUUID();
+async function render(jobId: string, staleBefore: Date) {
+  const r = await prisma.job.updateMany({
+    where: { id: jobId, OR: [{ status: { not: "RENDERING" } }, { heartbeatAt: { lt: staleBefore } }] },
+    data: { status: "RENDERING", lockedBy: workerId, heartbeatAt: new Date() },
+  });
+  if (r.count === 0) return;
+  const url = await encode(jobId);
+  await prisma.job.updateMany({ where: { id: jobId, lockedBy: workerId }, data: { outputUrl: url } });
+  await prisma.job.updateMany({ where: { id: jobId, status: "RENDERING", lockedBy: workerId }, data: { status: "DONE" } });
+}`,
+    // a token claim with no take-over: the claimed status fences results and completion (a recovery moves it off)
+    `async function transcode(videoId: string, workerId: string) {
+  const r = await prisma.video.updateMany({ where: { id: videoId, status: { not: "TRANSCODING" } }, data: { status: "TRANSCODING", lockedBy: workerId } });
+  if (r.count === 0) return;
+  const hls = await ffmpeg(videoId);
+  await prisma.video.update({ where: { id: videoId, status: "TRANSCODING" }, data: { playlistUrl: hls.url } });
+  await prisma.video.update({ where: { id: videoId, status: "TRANSCODING" }, data: { status: "READY" } });
+}`,
+    // progress and counters on the claimed row are bookkeeping, not results
+    `async function transcode(videoId: string, workerId: string) {
+  const r = await prisma.video.updateMany({ where: { id: videoId, status: { not: "TRANSCODING" } }, data: { status: "TRANSCODING", lockedBy: workerId } });
+  if (r.count === 0) return;
+  for (const segment of segments(videoId)) {
+    await encodeSegment(segment);
+    await prisma.video.update({ where: { id: videoId }, data: { progress: segment.index, segmentsDone: { increment: 1 }, updatedAt: new Date() } });
+  }
+}`,
+    // no token to carry and no take-over: a result written by id stays quiet, as before (the completion is fenced)
+    `async function transcode(videoId: string) {
+  const r = await prisma.video.updateMany({ where: { id: videoId, status: { not: "TRANSCODING" } }, data: { status: "TRANSCODING" } });
+  if (r.count === 0) return;
+  const hls = await ffmpeg(videoId);
+  await prisma.video.update({ where: { id: videoId }, data: { playlistUrl: hls.url } });
+  await prisma.video.update({ where: { id: videoId, status: "TRANSCODING" }, data: { status: "READY" } });
+}`,
+    // the artefact goes to a job-addressed key (held in a const)
+    `import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+const s3 = new S3Client({});
+export async function renderExport(exportId: string, format: string) {
+  const r = await prisma.export.updateMany({ where: { id: exportId, status: { not: "RENDERING" } }, data: { status: "RENDERING" } });
+  if (r.count === 0) return;
+  const mp4 = await render(exportId, format);
+  const key = \`exports/\${exportId}/render.\${format}\`;
+  await s3.send(new PutObjectCommand({ Bucket: "media", Key: key, Body: mp4 }));
+  await prisma.export.updateMany({ where: { id: exportId, status: "RENDERING" }, data: { status: "DONE", key } });
+}`,
+    // conditional (IfNoneMatch) or carrying the claim's token in metadata
+    `import { PutObjectCommand } from "@aws-sdk/client-s3";
+export async function publishLatest(exportId: string, lockToken: string) {
+  const r = await prisma.export.updateMany({ where: { id: exportId, status: { not: "RENDERING" } }, data: { status: "RENDERING", lockToken } });
+  if (r.count === 0) return;
+  const mp4 = await render(exportId);
+  await s3.send(new PutObjectCommand({ Bucket: "media", Key: "site/latest.mp4", Body: mp4, IfNoneMatch: "*" }));
+  await s3.send(new PutObjectCommand({ Bucket: "media", Key: "site/teaser.mp4", Body: mp4, Metadata: { "lock-token": lockToken } }));
+}`,
+    // Cloud Storage with a generation precondition, or with Redlock's lock.value in the metadata
+    `import { Storage } from "@google-cloud/storage";
+const bucket = new Storage().bucket("reports");
+export async function publishReport(reportId: string, generation: number) {
+  const lock = await redlock.acquire([\`locks:report:\${reportId}\`], 30_000);
+  try {
+    const pdf = await renderPdf(reportId);
+    await bucket.file("reports/current.pdf").save(pdf, { preconditionOpts: { ifGenerationMatch: generation } });
+    await bucket.file("reports/previous.pdf").save(pdf, { metadata: { metadata: { lockValue: lock.value } } });
+  } finally {
+    await lock.release();
+  }
+}`,
+    // scratch files in the temporary directory, and an exclusive-create flag
+    `import { mkdtemp, writeFile } from "node:fs/promises";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+export async function renderThumb(assetId: string) {
+  const r = await prisma.asset.updateMany({ where: { id: assetId, status: { not: "PROCESSING" } }, data: { status: "PROCESSING" } });
+  if (r.count === 0) return;
+  const dir = await mkdtemp(path.join(os.tmpdir(), "thumb-"));
+  await writeFile(path.join(dir, "in.png"), await download(assetId));
+  fs.writeFileSync(path.join(os.tmpdir(), "last.png"), "");
+  await fs.promises.writeFile("/var/thumbs/latest.png", await resize(assetId), { flag: "wx" });
+}`,
+    // object and file writes outside any lock are not this rule's business
+    `import { PutObjectCommand } from "@aws-sdk/client-s3";
+import { writeFileSync } from "node:fs";
+export async function uploadAvatar(userId: string, png: Buffer) {
+  await s3.send(new PutObjectCommand({ Bucket: "avatars", Key: "avatars/latest.png", Body: png }));
+  writeFileSync("last-upload.txt", userId);
+}`,
+    // a key new on every run (a random id, a timestamp) overwrites nothing; the fenced record decides which counts
+    `import { randomUUID } from "node:crypto";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
+export async function renderExport(exportId: string, owner: string) {
+  const r = await prisma.export.updateMany({ where: { id: exportId, status: { not: "RENDERING" } }, data: { status: "RENDERING", leaseOwner: owner } });
+  if (r.count === 0) return;
+  const key = \`renders/\${randomUUID()}.mp4\`;
+  await s3.send(new PutObjectCommand({ Bucket: "media", Key: key, Body: await render(exportId) }));
+  await s3.send(new PutObjectCommand({ Bucket: "media", Key: \`logs/\${Date.now()}.txt\`, Body: "done" }));
+  await prisma.export.updateMany({ where: { id: exportId, leaseOwner: owner }, data: { status: "DONE", key } });
+}`,
+    // a location decided by the caller (a key parameter, opts.path) is unknown: no finding
+    `import { PutObjectCommand } from "@aws-sdk/client-s3";
+export async function exportCsv(exportId: string) {
+  const r = await prisma.export.updateMany({ where: { id: exportId, status: { not: "EXPORTING" } }, data: { status: "EXPORTING" } });
+  if (r.count === 0) return;
+  await store(objectKeyFor(exportId), await buildCsv(exportId));
+}
+async function store(key: string, body: string) {
+  await s3.send(new PutObjectCommand({ Bucket: "exports", Key: key, Body: body }));
+}
+async function storeUnder(opts: { path: string }, body: string) {
+  await s3.send(new PutObjectCommand({ Bucket: "exports", Key: opts.path, Body: body }));
+}`,
+    // an idempotency key written with NX is no lock
+    `import { PutObjectCommand } from "@aws-sdk/client-s3";
+export async function handleWebhook(eventId: string, payload: string) {
+  const fresh = await redis.set(\`idempotency:webhook:\${eventId}\`, "1", "EX", 86_400, "NX");
+  if (!fresh) return;
+  await s3.send(new PutObjectCommand({ Bucket: "audit", Key: "webhooks/last.json", Body: payload }));
+}`,
+    // the completion is conditional; other rows and non-state fields are not the lock's row state
+    `import { randomUUID } from "node:crypto";
+export async function exportOnce(exportId: string) {
+  const token = randomUUID();
+  if (!(await redis.set(\`lock:export:\${exportId}\`, token, "PX", 60_000, "NX"))) return;
+  const url = await render(exportId);
+  await prisma.export.updateMany({ where: { id: exportId, status: { not: "COMPLETE" } }, data: { status: "COMPLETE", url } });
+  await prisma.user.update({ where: { id: await ownerOf(exportId) }, data: { status: "NOTIFIED" } });
+  await prisma.export.update({ where: { id: exportId }, data: { downloads: 0 } });
+}`,
+    // upload lookalikes: Cloudinary, a wrapper taking a bucket alias, a repository save, multer
+    `import multer from "multer";
+import { v2 as cloudinary } from "cloudinary";
+const upload = multer({ dest: "uploads/" });
+export async function importPhotos(albumId: string, files: string[]) {
+  const r = await prisma.album.updateMany({ where: { id: albumId, status: { not: "IMPORTING" } }, data: { status: "IMPORTING" } });
+  if (r.count === 0) return;
+  for (const f of files) await cloudinary.uploader.upload(f, { folder: "albums" });
+  await s3Service.upload("log", "logs/import.txt", files.join("\\n"));
+  await this.fileRepository.save({ albumId, count: files.length });
+  router.post("/x", upload.single("photo"));
+}`,
+    // a content-addressed key (the content's hash)
+    `import { createHash } from "node:crypto";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
+export async function storeRender(exportId: string) {
+  const r = await prisma.export.updateMany({ where: { id: exportId, status: { not: "RENDERING" } }, data: { status: "RENDERING" } });
+  if (r.count === 0) return;
+  const mp4 = await render(exportId);
+  const sha256 = createHash("sha256").update(mp4).digest("hex");
+  await s3.send(new PutObjectCommand({ Bucket: "cas", Key: \`blobs/\${sha256}\`, Body: mp4 }));
+}`,
+    // a write before the claim is made without the lock
+    `import { PutObjectCommand } from "@aws-sdk/client-s3";
+export async function renderExport(exportId: string) {
+  await s3.send(new PutObjectCommand({ Bucket: "media", Key: "exports/started.json", Body: "{}" }));
+  const r = await prisma.export.updateMany({ where: { id: exportId, status: { not: "RENDERING" } }, data: { status: "RENDERING" } });
+  if (r.count === 0) return;
+}`,
+    // an options spread may carry the condition: no finding depends on it
+    `import { Upload } from "@aws-sdk/lib-storage";
+export async function archive(batchId: string, extra: Record<string, string>) {
+  const r = await prisma.batch.updateMany({ where: { id: batchId, status: { not: "ARCHIVING" } }, data: { status: "ARCHIVING" } });
+  if (r.count === 0) return;
+  await new Upload({ client: s3, params: { Bucket: "archive", Key: "archive/latest.tar", Body: stream(batchId), ...extra } }).done();
+}`,
+    // the lease-takeover worker done right: heartbeat, completion and failure all check the owner
+    `import { randomUUID } from "node:crypto";
+const workerId = randomUUID();
+export async function claimThumbnail(thumbnailId: string, staleBefore: Date) {
+  const claimed = await prisma.thumbnail.updateMany({
+    where: { id: thumbnailId, OR: [{ status: { notIn: ["PROCESSING", "DONE"] } }, { status: "PROCESSING", heartbeatAt: { lt: staleBefore } }] },
+    data: { status: "PROCESSING", lockedBy: workerId, heartbeatAt: new Date() },
+  });
+  if (claimed.count === 0) return;
+  const beat = setInterval(() => prisma.thumbnail.updateMany({ where: { id: thumbnailId, lockedBy: workerId }, data: { heartbeatAt: new Date() } }), 10_000);
+  try {
+    const url = await make(thumbnailId);
+    await prisma.thumbnail.updateMany({ where: { id: thumbnailId, lockedBy: workerId }, data: { status: "DONE", url, lockedBy: null } });
+  } catch (error) {
+    await prisma.thumbnail.updateMany({ where: { id: thumbnailId, lockedBy: workerId }, data: { status: "FAILED", error: String(error) } });
+  } finally {
+    clearInterval(beat);
+  }
+}`,
+    // Cloud Storage through a file variable, keyed by the export; an unimported writeFile is no file write
+    `export async function render(exportId: string, format: string) {
+  const r = await prisma.export.updateMany({ where: { id: exportId, status: { not: "RENDERING" } }, data: { status: "RENDERING" } });
+  if (r.count === 0) return;
+  const file = bucket.file(\`exports/\${exportId}.\${format}\`);
+  await file.save(await encode(exportId, format));
+  await writeFile(\`out/\${format}.mp4\`, "");
+}`,
+    // under a Redis lock, a state write conditioned on the lock's token; a non-state write of the same row
+    `import { randomUUID } from "node:crypto";
+export async function settle(invoiceId: string) {
+  const token = randomUUID();
+  if (!(await redis.set(\`lock:invoice:\${invoiceId}\`, token, "PX", 30_000, "NX"))) return;
+  await prisma.invoice.updateMany({ where: { id: invoiceId, lockToken: token }, data: { status: "SETTLED" } });
+  await prisma.invoice.update({ where: { id: invoiceId }, data: { settledAt: new Date(), amountPaid: 10 } });
+}`,
+    // Mongo: the claimed document's id in the key, completion checks the owner
+    `export async function handler(jobId: string) {
+  const job = await Job.findOneAndUpdate(
+    { _id: jobId, status: { $ne: "processing" } },
+    { $set: { status: "processing", lockedBy: WORKER } },
+    { new: true },
+  );
+  if (!job) return;
+  await bucket.file(\`jobs/\${job._id}/output.json\`).save(JSON.stringify(await run(job)));
+  await Job.updateOne({ _id: job._id, lockedBy: WORKER }, { $set: { status: "done", output: "x" } });
+}`,
+  ],
+  invalid: [
+    {
+      // a lease claim with a take-over branch stamps lockedBy: the completion checks only the status
+      code: code.leaseStatusOnly,
+      errors: [
+        { messageId: "takeoverWrite", line: 9, column: 9, data: { model: "job", field: "status", value: "RENDERING", claimLine: "3", tokenField: "lockedBy", effect: "moves the claimed job row to DONE", result: "status" }, suggestions: [{ messageId: "addToken", data: { tokenField: "lockedBy", tokenText: "workerId" }, output: edit(code.leaseStatusOnly, "where: { id: jobId, status: \"RENDERING\" }", "where: { id: jobId, status: \"RENDERING\", lockedBy: workerId }") }] },
+      ],
+    },
+    {
+      // a take-over on the lease expiry stamps fencingToken: results and completion by id alone
+      code: code.leaseByIdOnly,
+      errors: [
+        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "job", field: "status", value: "RENDERING", claimLine: "2", tokenField: "fencingToken", effect: "stores outputUrl on the claimed job row", result: "outputUrl" }, suggestions: [{ messageId: "addToken", data: { tokenField: "fencingToken", tokenText: "fencingToken" }, output: edit(code.leaseByIdOnly, "where: { id: jobId }, data: { outputUrl: url }", "where: { id: jobId, fencingToken: fencingToken }, data: { outputUrl: url }") }] },
+        { messageId: "takeoverWrite", line: 9, column: 9, data: { model: "job", field: "status", value: "RENDERING", claimLine: "2", tokenField: "fencingToken", effect: "moves the claimed job row to DONE", result: "status" }, suggestions: [{ messageId: "addToken", data: { tokenField: "fencingToken", tokenText: "fencingToken" }, output: edit(code.leaseByIdOnly, "where: { id: jobId }, data: { status: \"DONE\" }", "where: { id: jobId, fencingToken: fencingToken }, data: { status: \"DONE\" }") }] },
+      ],
+    },
+    {
+      // a separate take-over re-stamps the token of stale rows still RUNNING; the token is out of scope in finish(): no suggestion
+      code: code.separateTakeover,
+      errors: [
+        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", tokenField: "leaseToken", effect: "moves the claimed job row to SUCCEEDED", result: "status" }, suggestions: [] },
+      ],
+    },
+    {
+      // a result stored on a row claimed with an owner, by id alone
+      code: code.resultById,
+      errors: [
+        { messageId: "unfencedResult", line: 8, column: 9, data: { model: "video", field: "status", value: "TRANSCODING", claimLine: "2", tokenField: "lockedBy", effect: "stores playlistUrl on the claimed video row", result: "playlistUrl" }, suggestions: [{ messageId: "addToken", data: { tokenField: "lockedBy", tokenText: "workerId" }, output: edit(code.resultById, "where: { id: videoId }, data: { playlistUrl", "where: { id: videoId, lockedBy: workerId }, data: { playlistUrl") }] },
+      ],
+    },
+    {
+      // the token is generated inline and not kept: the suggestion falls back to the claimed status
+      code: code.inlineToken,
+      errors: [
+        { messageId: "unfencedResult", line: 9, column: 9, data: { model: "video", field: "status", value: "TRANSCODING", claimLine: "3", tokenField: "lockToken", effect: "stores playlistUrl on the claimed video row", result: "playlistUrl" }, suggestions: [{ messageId: "addFence", data: { model: "video", field: "status", value: "TRANSCODING", claimLine: "3" }, output: edit(code.inlineToken, "where: { id: videoId }, data: { playlistUrl", "where: { id: videoId, status: \"TRANSCODING\" }, data: { playlistUrl") }] },
+      ],
+    },
+    {
+      // a version the claim increments is the token; no expression to suggest
+      code: code.versionToken,
+      errors: [
+        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "searchIndex", field: "state", value: "BUILDING", claimLine: "2", tokenField: "version", effect: "moves the claimed searchIndex row to LIVE", result: "state" }, suggestions: [] },
+      ],
+    },
+    {
+      // S3 v3: a fixed key written while holding a status claim (no token: any fencing token)
+      code: code.s3FixedKey,
+      errors: [
+        { messageId: "unfencedObjectWrite", line: 7, column: 9, data: { operation: "S3 PutObject", location: "\"exports/latest.csv\"", lock: "the claim of export.status = EXPORTING", acquireLine: "4", condition: "IfNoneMatch or IfMatch", token: "a fencing token" }, suggestions: [] },
+      ],
+    },
+    {
+      // lib-storage Upload under SET NX PX with a token; the key is per format, not per job
+      code: code.uploadPerFormat,
+      errors: [
+        { messageId: "unfencedObjectWrite", line: 11, column: 9, data: { operation: "S3 Upload", location: "`renders/${format}/latest.mp4`", lock: "the lock \"lock:render:*\"", acquireLine: "7", condition: "IfNoneMatch or IfMatch", token: "the lock's token `token`" }, suggestions: [] },
+      ],
+    },
+    {
+      // plain JS, aws-sdk v2 under Redlock acquire: every tenant's snapshot overwrites one key
+      code: code.v2SharedKey,
+      languageOptions: javascript,
+      errors: [
+        { messageId: "unfencedObjectWrite", line: 9, column: 11, data: { operation: "S3 putObject", location: "\"snapshots/latest.json\"", lock: "the Redlock lock on \"locks:snapshot:*\"", acquireLine: "6", condition: "IfNoneMatch or IfMatch", token: "the lock's token `lock.value`" }, suggestions: [] },
+      ],
+    },
+    {
+      // Cloud Storage inside Redlock's using(): the routine gets no token
+      code: code.gcsInUsing,
+      errors: [
+        { messageId: "unfencedObjectWrite", line: 6, column: 11, data: { operation: "Cloud Storage save", location: "\"reports/current.pdf\"", lock: "the Redlock lock on \"locks:report:*\"", acquireLine: "4", condition: "ifGenerationMatch", token: "a fencing token" }, suggestions: [] },
+      ],
+    },
+    {
+      // a write stream in a function the claimer calls
+      code: code.gcsStreamInHelper,
+      errors: [
+        { messageId: "unfencedObjectWrite", line: 9, column: 24, data: { operation: "Cloud Storage createWriteStream", location: "\"archive/rolling.ndjson\"", lock: "the claim of batch.phase = ARCHIVING", acquireLine: "3", condition: "ifGenerationMatch", token: "a fencing token" }, suggestions: [] },
+      ],
+    },
+    {
+      // a named writeFile import, a path built from a module constant
+      code: code.namedWriteFile,
+      errors: [
+        { messageId: "unfencedObjectWrite", line: 8, column: 9, data: { operation: "writeFile call", location: "path.join(OUTPUT_DIR, \"nightly.csv\")", lock: "the claim of report.status = GENERATING", acquireLine: "5", condition: "an exclusive flag, wx", token: "a fencing token" }, suggestions: [] },
+      ],
+    },
+    {
+      // Azure Blob under a node-redis lock
+      code: code.azureUnderRedis,
+      errors: [
+        { messageId: "unfencedObjectWrite", line: 7, column: 9, data: { operation: "Azure Blob uploadData", location: "\"thumbs/latest.png\"", lock: "the lock \"lock:thumb:*\"", acquireLine: "5", condition: "conditions: { ifNoneMatch } or { ifMatch }", token: "the lock's token `token`" }, suggestions: [] },
+      ],
+    },
+    {
+      // under a Redis lock keyed by the export, the completion is recorded unconditionally
+      code: code.kvCompletion,
+      errors: [
+        { messageId: "unconditionalRowWrite", line: 7, column: 9, data: { lock: "the lock \"lock:export:*\"", acquireLine: "5", model: "export", field: "status", target: "COMPLETE", token: "the lock's token `token`" }, suggestions: [{ messageId: "addCondition", data: { field: "status", target: "COMPLETE" }, output: edit(code.kvCompletion, "where: { id: exportId }", "where: { id: exportId, status: { not: \"COMPLETE\" } }") }] },
+      ],
+    },
+    {
+      // the same inside Redlock's using()
+      code: code.usingCompletion,
+      errors: [
+        { messageId: "unconditionalRowWrite", line: 4, column: 11, data: { lock: "the Redlock lock on \"locks:report:*\"", acquireLine: "2", model: "report", field: "state", target: "PUBLISHED", token: "a fencing token" }, suggestions: [{ messageId: "addCondition", data: { field: "state", target: "PUBLISHED" }, output: edit(code.usingCompletion, "where: { id: reportId }", "where: { id: reportId, state: { not: \"PUBLISHED\" } }") }] },
+      ],
+    },
+    {
+      // keyed by another row (the project), not by the claimed export
+      code: code.anotherRowsKey,
+      errors: [
+        { messageId: "unfencedObjectWrite", line: 7, column: 9, data: { operation: "S3 PutObject", location: "`projects/${project.id}/final.mp4`", lock: "the claim of export.status = RENDERING", acquireLine: "3", condition: "IfNoneMatch or IfMatch", token: "a fencing token" }, suggestions: [] },
+      ],
+    },
+    {
+      // a lock helper taking a callback: the callback holds the lock
+      code: code.lockHelperCallback,
+      errors: [
+        { messageId: "unfencedObjectWrite", line: 15, column: 11, data: { operation: "S3 PutObject", location: "\"sitemap.xml\"", lock: "the lock \"lock:*\"", acquireLine: "5", condition: "IfNoneMatch or IfMatch", token: "the lock's token `token`" }, suggestions: [] },
+      ],
+    },
+    {
+      // a claim helper taking a callback: the completion inside it is a holder write
+      code: code.claimHelperCallback,
+      errors: [
+        { messageId: "unfencedWrite", line: 9, column: 11, data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", target: "DONE" }, suggestions: [{ messageId: "addFence", data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", target: "DONE" }, output: edit(code.claimHelperCallback, "where: { id: jobId }, data: { status: \"DONE\" }", "where: { id: jobId, status: \"RUNNING\" }, data: { status: \"DONE\" }") }] },
+      ],
+    },
+    {
+      // redis-semaphore: writeFileSync of a fixed path while holding the mutex
+      code: code.semaphoreFile,
+      errors: [
+        { messageId: "unfencedObjectWrite", line: 8, column: 5, data: { operation: "writeFileSync call", location: "\"/data/compacted/current.bin\"", lock: "the redis-semaphore lock on \"lock:compact:*\"", acquireLine: "5", condition: "an exclusive flag, wx", token: "the lock's token `mutex.identifier`" }, suggestions: [] },
+      ],
+    },
+    {
+      // raw SQL (node-postgres): a take-over branch in the WHERE, the owner in locked_by; no edit is offered for SQL text
+      code: code.sqlTakeover,
+      errors: [
+        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "jobs", field: "status", value: "running", claimLine: "2", tokenField: "locked_by", effect: "stores result on the claimed jobs row", result: "result" }, suggestions: [] },
+        { messageId: "takeoverWrite", line: 9, column: 9, data: { model: "jobs", field: "status", value: "running", claimLine: "2", tokenField: "locked_by", effect: "moves the claimed jobs row to done", result: "status" }, suggestions: [] },
+      ],
+    },
+    {
+      // plain JS, MongoDB driver: the same lease in a findOneAndUpdate
+      code: code.mongoTakeover,
+      languageOptions: javascript,
+      errors: [
+        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "jobs", field: "status", value: "processing", claimLine: "2", tokenField: "lockedBy", effect: "moves the claimed jobs row to done", result: "status" }, suggestions: [{ messageId: "addToken", data: { tokenField: "lockedBy", tokenText: "workerId" }, output: edit(code.mongoTakeover, '{ _id: jobId, status: "processing" }', '{ _id: jobId, status: "processing", lockedBy: workerId }') }] },
+      ],
+    },
+  ],
+});
