@@ -57,7 +57,7 @@ function calleeMethod(call: TSESTree.CallExpression): string | undefined {
 
 const EMPTY_FACTS: LockFacts = {
   kv: { ops: [], locks: [], releases: [], takeovers: [], libraryLocks: [] },
-  writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [],
+  writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], renewals: [],
   recoveriesOf: () => [],
 };
 

@@ -21,6 +21,7 @@ import type { ResolvedVocabulary } from "./settings.js";
 import { agePredicates, excludes, identityFields, isOpaque, ownerPinned, pins, toBranches, type Branch } from "./conditions.js";
 import { guardsOf, pathCondition } from "./guards.js";
 import { buildKvFacts } from "./kv-pairing.js";
+import { buildRenewals } from "./renewals.js";
 import { hasLockWord, normalizeName } from "./settings.js";
 import { classOf, enclosingFunction, functionName, unitOf } from "./units.js";
 import { getConstInit, keyName, sameValue, unwrap } from "./values.js";
@@ -446,14 +447,16 @@ export function buildFacts(
     list.push(r);
     byClaim.set(r.claim, list);
   }
+  const kv = buildKvFacts(sourceCode, accesses, vocabulary);
   return {
-    kv: buildKvFacts(sourceCode, accesses, vocabulary),
+    kv,
     writes: mod.writes,
     reads: mod.reads,
     staleScans,
     claims,
     recoveries: classified.recoveries,
     holderWrites,
+    renewals: buildRenewals(sourceCode, { kv, writes: mod.writes, claims }, shape, vocabulary),
     recoveriesOf: (claim) => byClaim.get(claim) ?? [],
   };
 }
