@@ -38,7 +38,7 @@ export default createRule({
       unownedRenewal:
         "Q2 (how do you tell alive from dead?): this {{command}} renews {{lock}} ({{where}}) without checking that this holder still owns it. Once the lease has lapsed and another worker has taken the key, it extends that worker's lock, and this holder never learns that it lost its own. Renew with a compare-and-expire script on this holder's token, and stop the work when it returns 0.",
       unfencedHeartbeat:
-        "Q2 (how do you tell alive from dead?): this heartbeat of {{lock}} ({{where}}) updates it by {{rowFilter}} only, so it succeeds even after the row has passed to another worker, and this holder never learns that it lost the claim. Filter on the holder's owner column (or the claimed status) and stop the work when the heartbeat matches no row.",
+        "Q2 (how do you tell alive from dead?): this heartbeat of {{lock}} ({{where}}) updates it by {{rowFilter}} only, so it succeeds even after a recovery has taken the row back or another worker has claimed it, and this holder never learns that it lost the claim. Filter on the holder's owner column (or the claimed status) and stop the work when the heartbeat matches no row.",
       usingNoSignal:
         "Q2 (how do you tell alive from dead?): this Redlock using() callback takes no abort signal. When the automatic extension of {{lock}} fails, Redlock aborts the signal, but the work never looks at it and goes on without the lock. Take the signal and check signal.aborted (or call signal.throwIfAborted()) between steps, or pass it to the calls that do the work.",
       usingUnusedSignal:

@@ -20,11 +20,11 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Claim, KvFacts, KvOp, LibraryLockOp, Node, StateWrite } from "./model.js";
 import type { ResolvedVocabulary } from "./settings.js";
-import { identityFields, ownerPinned, pins, toBranches } from "./conditions.js";
+import { identityFields, toBranches, type Branch } from "./conditions.js";
 import { describeKey, keyShape, sameKey } from "./keys.js";
 import { normalizeModel, type ModuleShape } from "./pairing.js";
 import { classOf, enclosingFunction, functionName, isFunction } from "./units.js";
-import { findVariable, getConstInit, keyName, unwrap } from "./values.js";
+import { findVariable, getConstInit, keyName, sameValue, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 /** A function with a body (units.ts's `isFunction` types also admit bodiless TS declarations). */
@@ -775,11 +775,13 @@ function usingRenewal(sourceCode: SourceCode, call: TSESTree.CallExpression): Re
   const last = call.arguments[call.arguments.length - 1];
   const cb = last && unwrap(last);
   if (!cb || !isFn(cb) || call.arguments.length < 3) return undefined;
-  // Work with no await cannot outlive its lease between two ticks of the extension timer, and cannot check a signal.
-  let awaits = false;
+  // Synchronous work (no await, no promise handed back) cannot outlive its lease between two ticks of the extension
+  // timer, and could not check a signal anyway.
+  let awaits = cb.body.type !== "BlockStatement" && unwrap(cb.body).type === "CallExpression";
   walk(cb.body, (n) => {
     if (n !== cb.body && isFn(n)) return false;
     if (n.type === "AwaitExpression" || (n.type === "ForOfStatement" && n.await) || n.type === "YieldExpression") awaits = true;
+    if (n.type === "ReturnStatement" && n.argument && unwrap(n.argument).type === "CallExpression") awaits = true;
     return undefined;
   });
   if (!awaits) return undefined;
@@ -824,6 +826,20 @@ function onLockLostRenewal(flow: Flow, sourceCode: SourceCode, op: LibraryLockOp
   };
 }
 
+/**
+ * A heartbeat's filter branch matches only while this holder still has the row: it names the owner (`lockedBy`,
+ * `workerId`, whether the value is a parameter or a module constant), or pins the claimed status (on any lifecycle
+ * field: a raw-SQL claim of `"Job_Status"` and a Prisma heartbeat on `status` are one column), or cannot be read.
+ */
+function fenced(branch: Branch, claim: Claim, vocabulary: ResolvedVocabulary): boolean {
+  return branch.some((a) => {
+    if ("opaque" in a) return true;
+    if (a.op !== "eq" && a.op !== "in") return false;
+    if (vocabulary.isOwnerField(a.pred.field)) return true;
+    return !claim.insert && vocabulary.isStateField(a.pred.field) && (a.pred.values ?? []).some((v) => sameValue(v, claim.lock.value));
+  });
+}
+
 /** Prisma's `update` throws when no row matches; every other client reports a count. */
 function failureSignal(write: StateWrite): "value" | "rejection" {
   return write.store === "prisma" && (write.operation === "update" || write.operation === "upsert") ? "rejection" : "value";
@@ -847,8 +863,7 @@ function databaseRenewals(
       facts.claims.find((c) => normalizeModel(c.lock.model) === normalizeModel(write.model));
     if (!claim) continue;
     if (!flow.timerDriven(write.node) && !RENEWAL_NAME.test(namedUnit(write.node) ?? "")) continue;
-    const owned = branches.every((b) => ownerPinned(b, undefined, vocabulary) || (!claim.insert && pins(b, claim.lock.field, claim.lock.value)) ||
-      b.some((a) => "opaque" in a));
+    const owned = branches.every((b) => fenced(b, claim, vocabulary));
     const signal = failureSignal(write);
     const fields = [...new Set(branches.flatMap((b) => identityFields(b)))];
     out.push({

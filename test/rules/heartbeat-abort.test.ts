@@ -452,6 +452,55 @@ async function campaign(token) {
 
 module.exports = { keepLeader, campaign };`;
 
+const sqlClaimLeaseLostSwallowed = `import { Prisma, PurgeStatus } from "@prisma/client";
+import { prisma } from "./prisma";
+
+const WORKER_ID = \`\${process.env.HOSTNAME}:\${process.pid}\`;
+class LeaseLostError extends Error {}
+
+async function claimPurge(): Promise<{ id: number } | null> {
+  const rows = await prisma.$queryRaw<{ id: number }[]>(Prisma.sql\`
+    UPDATE "PurgeJob" SET "PurgeJob_Status" = 'PROCESSING', "PurgeJob_WorkerID" = \${WORKER_ID}, "PurgeJob_HeartbeatAt" = NOW()
+    WHERE "PurgeJob_ID" = (
+      SELECT "PurgeJob_ID" FROM "PurgeJob" WHERE "PurgeJob_Status" = 'PENDING' LIMIT 1 FOR UPDATE SKIP LOCKED
+    )
+    RETURNING "PurgeJob_ID" AS id
+  \`);
+  return rows[0] ?? null;
+}
+
+async function heartbeat(job: { id: number }): Promise<void> {
+  const updated = await prisma.purgeJob.updateMany({
+    where: { id: job.id, status: PurgeStatus.PROCESSING, workerId: WORKER_ID },
+    data: { heartbeatAt: new Date() },
+  });
+  if (updated.count !== 1) throw new LeaseLostError(\`purge \${job.id} was reclaimed\`);
+}
+
+export async function runPurgeOnce(): Promise<void> {
+  const job = await claimPurge();
+  if (!job) return;
+  const timer = setInterval(() => {
+    void heartbeat(job).catch(() => undefined);
+  }, 40_000);
+  try {
+    await purge(job.id);
+  } finally {
+    clearInterval(timer);
+  }
+}`;
+
+const redlockUsingUnderscore = `import Redis from "ioredis";
+import Redlock from "redlock";
+
+const redlock = new Redlock([new Redis()]);
+
+export async function withSessionLock<T>(userId: string, fn: () => Promise<T>): Promise<T> {
+  return redlock.using([\`session:lock:\${userId}\`], 60_000, async (_signal) => {
+    return fn();
+  });
+}`;
+
 // ---------------------------------------------------------------- data helpers
 
 const redisLock = (key: string, acquireLine: string) => ({ lock: `the lock "${key}"`, where: `acquired at line ${acquireLine}` });
@@ -838,6 +887,80 @@ export async function renewLock(key: string, token: string): Promise<boolean> {
   const res = await redis.multi().set(key, token, "XX", "PX", 10_000).exec();
   return res !== null;
 }`,
+    // a refresher class: a lost lock stops the timer, clears the flag the holder reads, and calls onLockLost
+    `import Redis from "ioredis";
+import { randomUUID } from "node:crypto";
+
+${RENEW_CONST}
+
+export class RefreshingLock {
+  private readonly token = randomUUID();
+  private timer?: NodeJS.Timeout;
+  private acquired = false;
+
+  constructor(private readonly redis: Redis, private readonly key: string, private readonly onLockLost: (err: Error) => void) {}
+
+  get isAcquired(): boolean {
+    return this.acquired;
+  }
+
+  async acquire(): Promise<boolean> {
+    this.acquired = (await this.redis.set(this.key, this.token, "PX", 10_000, "NX")) === "OK";
+    if (this.acquired) this.timer = setInterval(this.refresh, 8_000);
+    return this.acquired;
+  }
+
+  private refresh = async (): Promise<void> => {
+    try {
+      const refreshed = await this.redis.eval(RENEW, 1, this.key, this.token, 10_000);
+      if (!refreshed) {
+        this.acquired = false;
+        clearInterval(this.timer);
+        this.onLockLost(new Error(\`lost \${this.key}\`));
+      }
+    } catch (err) {
+      this.onLockLost(err as Error);
+    }
+  };
+}`,
+    // a raw-SQL claim and a Prisma heartbeat fenced on the same status column: a lost lease aborts the purge
+    `import { Prisma, PurgeStatus } from "@prisma/client";
+import { prisma } from "./prisma";
+
+const WORKER_ID = \`\${process.env.HOSTNAME}:\${process.pid}\`;
+
+async function claimPurge(): Promise<{ id: number } | null> {
+  const rows = await prisma.$queryRaw<{ id: number }[]>(Prisma.sql\`
+    UPDATE "PurgeJob" SET "PurgeJob_Status" = 'PROCESSING', "PurgeJob_WorkerID" = \${WORKER_ID}, "PurgeJob_HeartbeatAt" = NOW()
+    WHERE "PurgeJob_ID" = (
+      SELECT "PurgeJob_ID" FROM "PurgeJob" WHERE "PurgeJob_Status" = 'PENDING' LIMIT 1 FOR UPDATE SKIP LOCKED
+    )
+    RETURNING "PurgeJob_ID" AS id
+  \`);
+  return rows[0] ?? null;
+}
+
+async function heartbeat(job: { id: number }): Promise<void> {
+  const updated = await prisma.purgeJob.updateMany({
+    where: { id: job.id, status: PurgeStatus.PROCESSING },
+    data: { heartbeatAt: new Date() },
+  });
+  if (updated.count !== 1) throw new Error(\`purge \${job.id} was reclaimed\`);
+}
+
+export async function runPurgeOnce(): Promise<void> {
+  const job = await claimPurge();
+  if (!job) return;
+  const lease = new AbortController();
+  const timer = setInterval(() => {
+    heartbeat(job).catch((err) => lease.abort(err));
+  }, 40_000);
+  try {
+    await purge(job.id, lease.signal);
+  } finally {
+    clearInterval(timer);
+  }
+}`,
   ],
   invalid: [
     {
@@ -1038,6 +1161,24 @@ export async function renewLock(key: string, token: string): Promise<boolean> {
         messageId: "noAbort",
         data: { ...redisLock("leader:scheduler", lineOf(plainJsRecursive, "redis.set")), checkLine: lineOf(plainJsRecursive, "if (!held)") },
         ...at(plainJsRecursive, "eval("),
+      }],
+    },
+    {
+      // the heartbeat detects the lost lease and throws, but the timer swallows the throw with .catch(() => undefined)
+      code: sqlClaimLeaseLostSwallowed,
+      errors: [{
+        messageId: "swallowed",
+        data: { ...rowLock("purgeJob", lineOf(sqlClaimLeaseLostSwallowed, "prisma.$queryRaw")), handlerLine: lineOf(sqlClaimLeaseLostSwallowed, ".catch(") },
+        ...at(sqlClaimLeaseLostSwallowed, "updateMany("),
+      }],
+    },
+    {
+      // Redlock using(): the signal is taken as \`_signal\` and never passed on to the work
+      code: redlockUsingUnderscore,
+      errors: [{
+        messageId: "usingUnusedSignal",
+        data: { lock: 'the lock "session:lock:*"', where: `acquired at line ${lineOf(redlockUsingUnderscore, "redlock.using")}`, signal: "_signal" },
+        ...at(redlockUsingUnderscore, "using("),
       }],
     },
   ],
