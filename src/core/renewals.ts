@@ -318,6 +318,7 @@ class Flow {
     const chain = chainCallOf(n);
     if (chain) {
       const method = calleeName(chain);
+      if (chain.arguments.some((arg) => arg.type === "SpreadElement")) return { kind: "unknown" };
       if (method === "catch") return this.handlerFate(chain.arguments[0], chain);
       if (method === "then") return chain.arguments.length >= 2 ? this.handlerFate(chain.arguments[1], chain) : this.promiseFate(chain);
       if (method === "finally") return this.promiseFate(chain);

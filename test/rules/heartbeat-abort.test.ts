@@ -961,6 +961,25 @@ export async function runPurgeOnce(): Promise<void> {
     clearInterval(timer);
   }
 }`,
+    // odd shapes: missing arguments, spreads, mutual recursion; nothing to judge, nothing thrown
+    `import Redis from "ioredis";
+import Redlock from "redlock";
+
+const redis = new Redis();
+const redlock = new Redlock([redis]);
+${RENEW_CONST}
+
+export async function withLock(key: string, token: string, args: any[]) {
+  if (!(await redis.set(key, token, "NX", "PX", 1000))) return;
+  setInterval();
+  new Promise();
+  await redlock.using(...args);
+  await redlock.using(["locks:a"], 1000, ...args);
+  redis.eval(RENEW, 1, key, token, 1000).then(...args);
+  const a = (): unknown => b();
+  const b = (): unknown => a();
+  setInterval(a, 10);
+}`,
   ],
   invalid: [
     {
