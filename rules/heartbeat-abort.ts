@@ -37,6 +37,8 @@ export default createRule({
         "Q2 (how do you tell alive from dead?): the failure of this renewal of {{lock}} ({{where}}) is caught at line {{handlerLine}} and the handler does not stop the work: it neither aborts it, sets a flag the work checks, nor throws into it. A renewal that fails silently is worse than none: the work carries on past its lease. Stop the work in the handler.",
       unownedRenewal:
         "Q2 (how do you tell alive from dead?): this {{command}} renews {{lock}} ({{where}}) without checking that this holder still owns it. Once the lease has lapsed and another worker has taken the key, it extends that worker's lock, and this holder never learns that it lost its own. Renew with a compare-and-expire script on this holder's token, and stop the work when it returns 0.",
+      getCompareRenewal:
+        "Q2 (how do you tell alive from dead?): this {{command}} renews {{lock}} ({{where}}) after comparing its value in JavaScript (GET at line {{getLine}}). The key can expire and pass to another worker between the two commands, and the renewal then extends that worker's lock while this holder believes it still owns it. Compare and renew in one step: a compare-and-expire script on this holder's token, and stop the work when it returns 0.",
       unfencedHeartbeat:
         "Q2 (how do you tell alive from dead?): this heartbeat of {{lock}} ({{where}}) updates it by {{rowFilter}} only, so it succeeds even after a recovery has taken the row back or another worker has claimed it, and this holder never learns that it lost the claim. Filter on the holder's owner column (or the claimed status) and stop the work when the heartbeat matches no row.",
       usingNoSignal:
@@ -58,6 +60,7 @@ export default createRule({
         };
         if (!renewal.owned) {
           if (renewal.via === "database") report("unfencedHeartbeat", { rowFilter: renewal.rowFilter ?? "its filter" });
+          else if (renewal.comparedGet) report("getCompareRenewal", { command: renewal.command, getLine: String(renewal.comparedGet.loc.start.line) });
           else report("unownedRenewal", { command: renewal.command });
           continue;
         }

@@ -22,6 +22,7 @@ import type { Claim, KvFacts, KvOp, LibraryLockOp, Node, StateWrite } from "./mo
 import type { ResolvedVocabulary } from "./settings.js";
 import { identityFields, toBranches, type Branch } from "./conditions.js";
 import { describeKey, keyShape, sameKey } from "./keys.js";
+import { comparedGet } from "./kv-pairing.js";
 import { normalizeModel, type ModuleShape } from "./pairing.js";
 import { classOf, enclosingFunction, functionName, isFunction } from "./units.js";
 import { findVariable, getConstInit, keyName, sameValue, unwrap } from "./values.js";
@@ -73,6 +74,8 @@ export interface Renewal {
   readonly owned: boolean;
   /** How failure shows: a rejection only, or also a value (EXPIRE's 0, a count of 0). */
   readonly signal: "value" | "rejection";
+  /** For an unowned Redis renewal made after a GET of the key compared in JavaScript: that GET (a check, but not atomic). */
+  readonly comparedGet?: Node;
   /** For an unfenced database heartbeat: the fields it picks its row by. */
   readonly rowFilter?: string;
   readonly handling: FailureHandling;
@@ -676,8 +679,10 @@ function isAcquireTtl(op: KvOp, acquire: KvOp): boolean {
 const LIBRARY_NAME: Record<LibraryLockOp["library"], string> = { redlock: "Redlock", "redis-semaphore": "redis-semaphore" };
 const EXPIRE_NAME: Record<string, string> = { EX: "EXPIRE", PX: "PEXPIRE", EXAT: "EXPIREAT", PXAT: "PEXPIREAT" };
 
-function redisRenewals(flow: Flow, kv: KvFacts): Renewal[] {
+function redisRenewals(flow: Flow, kv: KvFacts, vocabulary: ResolvedVocabulary): Renewal[] {
   const out: Renewal[] = [];
+  const gets = new Map<Node, KvOp>();
+  for (const o of kv.ops) if (o.command === "get") gets.set(o.node, o);
   const takeovers = new Set(kv.takeovers.map((t) => t.op));
   const watched = kv.ops.filter((o) => o.command === "watch");
   for (const op of kv.ops) {
@@ -698,7 +703,9 @@ function redisRenewals(flow: Flow, kv: KvFacts): Renewal[] {
     if (isSet && !flow.timerDriven(op.node) && !RENEWAL_NAME.test(namedUnit(op.node) ?? "")) continue;
     const owned = isScript || (isSet && watchedBatch);
     const command = isScript ? "compare-and-expire script" : isSet ? "SET … PX" : EXPIRE_NAME[op.expiry?.unit ?? "EX"] ?? "EXPIRE";
+    const get = owned ? undefined : comparedGet(flow.sourceCode, op, gets, vocabulary);
     out.push({
+      ...(get ? { comparedGet: get.node } : {}),
       via: "redis", node: op.node, loc: op.loc, command, lock: `the lock ${describeKey(op.key)}`, acquire: lock.acquire.node, owned,
       signal: isSet ? "rejection" : "value", handling: owned ? handlingOf(flow, op.node, isSet ? "rejection" : "value") : { kind: "unknown" },
     });
@@ -902,7 +909,7 @@ export function buildRenewals(
   if (!hasKv && !hasLibrary && facts.claims.length === 0) return [];
   const flow = new Flow(sourceCode, shape);
   return [
-    ...(hasKv ? redisRenewals(flow, facts.kv) : []),
+    ...(hasKv ? redisRenewals(flow, facts.kv, vocabulary) : []),
     ...(hasLibrary ? libraryRenewals(flow, sourceCode, facts.kv.libraryLocks) : []),
     ...databaseRenewals(flow, facts, vocabulary),
   ];

@@ -501,6 +501,26 @@ export async function withSessionLock<T>(userId: string, fn: () => Promise<T>): 
   });
 }`;
 
+const leaderGetCompare = `import { createClient } from "redis";
+
+const client = createClient();
+const KEY = "leader:billing";
+
+export async function campaign(id: string) {
+  return (await client.set(KEY, id, { NX: true, PX: 15_000 })) === "OK";
+}
+
+export function keepLeading(id: string, controller: AbortController) {
+  return setInterval(async () => {
+    try {
+      if ((await client.get(KEY)) !== id) return controller.abort();
+      await client.pExpire(KEY, 15_000);
+    } catch (err) {
+      controller.abort(err);
+    }
+  }, 5_000);
+}`;
+
 // ---------------------------------------------------------------- data helpers
 
 const redisLock = (key: string, acquireLine: string) => ({ lock: `the lock "${key}"`, where: `acquired at line ${acquireLine}` });
@@ -1189,6 +1209,34 @@ export async function withLock(key: string, token: string, args: any[]) {
         messageId: "swallowed",
         data: { ...rowLock("purgeJob", lineOf(sqlClaimLeaseLostSwallowed, "prisma.$queryRaw")), handlerLine: lineOf(sqlClaimLeaseLostSwallowed, ".catch(") },
         ...at(sqlClaimLeaseLostSwallowed, "updateMany("),
+      }],
+    },
+    {
+      // node-redis leader election: GET, compare in JavaScript, then a separate PEXPIRE
+      code: leaderGetCompare,
+      errors: [{
+        messageId: "getCompareRenewal",
+        data: { ...redisLock("leader:billing", lineOf(leaderGetCompare, "client.set")), command: "PEXPIRE", getLine: lineOf(leaderGetCompare, "client.get") },
+        ...at(leaderGetCompare, "pExpire("),
+      }],
+    },
+    {
+      // Redlock v5 redlock.extend(lock, ttl) of a lock this module was handed: the failure is swallowed
+      code: `import Redis from "ioredis";
+import Redlock, { type Lock } from "redlock";
+
+const redlock = new Redlock([new Redis()]);
+
+export function keepAlive(lock: Lock) {
+  return setInterval(() => {
+    redlock.extend(lock, 10_000).catch(() => {});
+  }, 3_000);
+}`,
+      errors: [{
+        messageId: "swallowed",
+        data: { lock: "the Redlock lock `lock`", where: "acquired outside this module", handlerLine: "8" },
+        line: 8,
+        column: 13,
       }],
     },
     {
