@@ -33,6 +33,7 @@ function libraryOf(ctx: RecognizerContext, receiver: Node, depth = 0): LibraryLo
       // const lock = await redlock.acquire([...], ttl)
       if (init.type === "CallExpression" && init.callee.type === "MemberExpression") {
         const object = unwrap(init.callee.object);
+        if (constInit) return libraryOf(ctx, object, depth + 1);
         const found = object.type === "Identifier" && object.name === r.name ? undefined : libraryOf(ctx, object, depth + 1);
         if (found) return found;
       }
