@@ -72,7 +72,7 @@ function calleeMethod(call: TSESTree.CallExpression): string | undefined {
 const EMPTY_FACTS: LockFacts = {
   kv: { ops: [], locks: [], releases: [], takeovers: [], libraryLocks: [] },
   held: [],
-  writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], heldEffects: [],
+  writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], heldEffects: [], renewals: [],
   recoveriesOf: () => [],
 };
 

@@ -61,7 +61,7 @@ function thenParameterOf(sourceCode: SourceCode, id: TSESTree.Identifier): Node 
 }
 
 /** The GET (of the same key) whose result a JS check on the way to `op` compares. */
-function comparedGet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, vocabulary: ResolvedVocabulary): KvOp | undefined {
+export function comparedGet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, vocabulary: ResolvedVocabulary): KvOp | undefined {
   for (const guard of guardsOf(sourceCode, op.node, vocabulary)) {
     let found: KvOp | undefined;
     const visit = (n: Node): void => {

@@ -3,6 +3,7 @@
  * See docs/architecture.md for how they fit together.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
+import type { Renewal } from "./renewals.js";
 
 export type Node = TSESTree.Node;
 
@@ -403,6 +404,8 @@ export interface LockFacts {
   readonly claims: readonly Claim[];
   readonly recoveries: readonly Recovery[];
   readonly holderWrites: readonly HolderWrite[];
+  /** Q2: lease renewals (EXPIRE of a held key, library extends, heartbeat writes) and where their failure lands (renewals.ts). */
+  readonly renewals: readonly Renewal[];
   /** Q1: the recoveries and lease take-overs that answer a claim. */
   recoveriesOf(claim: Claim): readonly Recovery[];
 }

@@ -22,6 +22,7 @@ import { agePredicates, excludes, identityFields, isOpaque, ownerPinned, pins, t
 import { guardsOf, pathCondition } from "./guards.js";
 import { buildHeldEffects, type Holding } from "./fencing.js";
 import { buildKvFacts } from "./kv-pairing.js";
+import { buildRenewals } from "./renewals.js";
 import { hasLockWord, normalizeName } from "./settings.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "./units.js";
 import { getConstInit, keyName, sameValue, unwrap } from "./values.js";
@@ -486,6 +487,7 @@ export function buildFacts(
     claims,
     recoveries: classified.recoveries,
     holderWrites,
+    renewals: buildRenewals(sourceCode, { kv, writes: mod.writes, claims }, shape, vocabulary),
     recoveriesOf: (claim) => byClaim.get(claim) ?? [],
   };
 }

@@ -7,7 +7,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { LibraryLockOp, Node } from "../core/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { getConstInit, keyName, unwrap } from "../core/values.js";
+import { findVariable, getConstInit, keyName, unwrap } from "../core/values.js";
 
 const OPS: Record<string, LibraryLockOp["op"]> = {
   acquire: "acquire", tryAcquire: "acquire", lock: "acquire", using: "using",
@@ -20,8 +20,10 @@ function libraryOf(ctx: RecognizerContext, receiver: Node, depth = 0): LibraryLo
   const r = unwrap(receiver);
   const name = r.type === "Identifier" ? r.name : r.type === "MemberExpression" ? keyName(r.property, r.computed) : undefined;
   if (r.type === "Identifier" && depth < 3) {
-    let init = getConstInit(ctx.sourceCode, r);
-    if (init) {
+    const constInit = getConstInit(ctx.sourceCode, r);
+    // `let lock = await redlock.acquire(…)`, later `lock = await lock.extend(ttl)`: any write that is a library's.
+    const inits = constInit ? [constInit] : (findVariable(ctx.sourceCode, r)?.references ?? []).flatMap((ref) => (ref.writeExpr ? [ref.writeExpr] : []));
+    for (let init of inits) {
       init = unwrap(init);
       if (init.type === "AwaitExpression") init = unwrap(init.argument);
       if (init.type === "NewExpression" && init.callee.type === "Identifier") {
@@ -30,7 +32,10 @@ function libraryOf(ctx: RecognizerContext, receiver: Node, depth = 0): LibraryLo
       }
       // const lock = await redlock.acquire([...], ttl)
       if (init.type === "CallExpression" && init.callee.type === "MemberExpression") {
-        return libraryOf(ctx, init.callee.object, depth + 1);
+        const object = unwrap(init.callee.object);
+        if (constInit) return libraryOf(ctx, object, depth + 1);
+        const found = object.type === "Identifier" && object.name === r.name ? undefined : libraryOf(ctx, object, depth + 1);
+        if (found) return found;
       }
     }
   }

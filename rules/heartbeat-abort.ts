@@ -1,0 +1,94 @@
+import type { Renewal } from "../src/core/renewals.js";
+import { createRule } from "../src/create-rule.js";
+import { onLockFacts } from "../src/core/inventory.js";
+
+/** How a lost lease shows in the renewal's result, for messages. */
+function signalText(renewal: Renewal): string {
+  if (renewal.via === "database") return "it matches no row once the lease is lost";
+  if (renewal.command === "compare-and-expire script") return "it returns 0 once the key no longer holds this holder's token";
+  return `${renewal.command} returns 0 once the key is gone`;
+}
+
+function whereText(renewal: Renewal): string {
+  if (!renewal.acquire) return "acquired outside this module";
+  return `${renewal.via === "database" ? "claimed" : "acquired"} at line ${renewal.acquire.loc.start.line}`;
+}
+
+export default createRule({
+  name: "heartbeat-abort",
+  meta: {
+    type: "problem",
+    docs: {
+      description: "Require a heartbeat to stop the work when lease renewal fails, and to renew only a lock it still owns",
+      recommended: true,
+      question: "Q2",
+    },
+    schema: [],
+    messages: {
+      notAwaited:
+        "Q2 (how do you tell alive from dead?): the promise of this renewal of {{lock}} ({{where}}) is dropped at line {{dropLine}}, neither awaited nor handled, so when the renewal fails nothing stops the work, which goes on after its lease has lapsed. Await it (or attach a handler) and stop the work when it fails, for example by aborting an AbortController the work honours.",
+      escapesTimer:
+        "Q2 (how do you tell alive from dead?): when this renewal of {{lock}} ({{where}}) fails, the error escapes the timer callback at line {{timerLine}}, where nothing catches it, and the work goes on after its lease has lapsed. Catch the failure in the callback and stop the work, for example by aborting an AbortController the work honours.",
+      resultIgnored:
+        "Q2 (how do you tell alive from dead?): this renewal of {{lock}} ({{where}}) reports a lost lease only in its result ({{signal}}), and the result is never read, so the work goes on after the lock has passed to another worker. Check the result and stop the work when the renewal fails.",
+      noAbort:
+        "Q2 (how do you tell alive from dead?): the result of this renewal of {{lock}} ({{where}}) is checked at line {{checkLine}}, but the failure branch does not stop the work: it neither aborts it, sets a flag the work checks, nor throws into it. Stop the work when the renewal fails.",
+      swallowed:
+        "Q2 (how do you tell alive from dead?): the failure of this renewal of {{lock}} ({{where}}) is caught at line {{handlerLine}} and the handler does not stop the work: it neither aborts it, sets a flag the work checks, nor throws into it. A renewal that fails silently is worse than none: the work carries on past its lease. Stop the work in the handler.",
+      unownedRenewal:
+        "Q2 (how do you tell alive from dead?): this {{command}} renews {{lock}} ({{where}}) without checking that this holder still owns it. Once the lease has lapsed and another worker has taken the key, it extends that worker's lock, and this holder never learns that it lost its own. Renew with a compare-and-expire script on this holder's token, and stop the work when it returns 0.",
+      getCompareRenewal:
+        "Q2 (how do you tell alive from dead?): this {{command}} renews {{lock}} ({{where}}) after comparing its value in JavaScript (GET at line {{getLine}}). The key can expire and pass to another worker between the two commands, and the renewal then extends that worker's lock while this holder believes it still owns it. Compare and renew in one step: a compare-and-expire script on this holder's token, and stop the work when it returns 0.",
+      unfencedHeartbeat:
+        "Q2 (how do you tell alive from dead?): this heartbeat of {{lock}} ({{where}}) updates it by {{rowFilter}} only, so it succeeds even after a recovery has taken the row back or another worker has claimed it, and this holder never learns that it lost the claim. Filter on the holder's owner column (or the claimed status) and stop the work when the heartbeat matches no row.",
+      usingNoSignal:
+        "Q2 (how do you tell alive from dead?): this Redlock using() callback takes no abort signal. When the automatic extension of {{lock}} fails, Redlock aborts the signal, but the work never looks at it and goes on without the lock. Take the signal and check signal.aborted (or call signal.throwIfAborted()) between steps, or pass it to the calls that do the work.",
+      usingUnusedSignal:
+        "Q2 (how do you tell alive from dead?): this Redlock using() callback never reads its abort signal `{{signal}}`. When the automatic extension of {{lock}} fails, Redlock aborts the signal, but the work goes on without the lock. Check {{signal}}.aborted (or call {{signal}}.throwIfAborted()) between steps, or pass it to the calls that do the work.",
+    },
+  },
+  create(context) {
+    return onLockFacts(context, (facts) => {
+      const seen = new Set<string>();
+      for (const renewal of facts.renewals) {
+        const key = `${renewal.loc.start.line}:${renewal.loc.start.column}`;
+        if (seen.has(key)) continue;
+        const base = { lock: renewal.lock, where: whereText(renewal) };
+        const report = (messageId: Parameters<typeof context.report>[0]["messageId"], data: Record<string, string> = {}): void => {
+          seen.add(key);
+          context.report({ loc: renewal.loc, messageId, data: { ...base, ...data } });
+        };
+        if (!renewal.owned) {
+          if (renewal.via === "database") report("unfencedHeartbeat", { rowFilter: renewal.rowFilter ?? "its filter" });
+          else if (renewal.comparedGet) report("getCompareRenewal", { command: renewal.command, getLine: String(renewal.comparedGet.loc.start.line) });
+          else report("unownedRenewal", { command: renewal.command });
+          continue;
+        }
+        const h = renewal.handling;
+        switch (h.kind) {
+          case "not-awaited":
+            report("notAwaited", { dropLine: String(h.at.loc.start.line) });
+            break;
+          case "escapes-timer":
+            report("escapesTimer", { timerLine: String(h.timer.loc.start.line) });
+            break;
+          case "result-ignored":
+            report("resultIgnored", { signal: signalText(renewal) });
+            break;
+          case "no-abort":
+            report("noAbort", { checkLine: String(h.at.loc.start.line) });
+            break;
+          case "swallowed":
+            report("swallowed", { handlerLine: String(h.at.loc.start.line) });
+            break;
+          case "signal-ignored":
+            if (h.signal === undefined) report("usingNoSignal");
+            else report("usingUnusedSignal", { signal: h.signal });
+            break;
+          default:
+            break;
+        }
+      }
+    });
+  },
+});
