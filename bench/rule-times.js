@@ -1,17 +1,21 @@
-// Per-rule times in one process: `node bench/rule-times.js <job.json> <result.json>`.
-// Each file is parsed once; then every setup (the floor, the plugin's listeners, its shared inventory, each rule
-// alone, configs.strict) lints the same parsed SourceCode, so parsing, scope analysis and traversal (the floor,
-// identical for all) are paid once and the differences between setups are the rules' own work. Setups take turns
-// file chunk by file chunk, in a rotating order, so load on the machine hits them alike.
+// Where the plugin's time goes, in one process: `node bench/rule-times.js <job.json> <result.json>`.
 //
-// Rule time is measured as ESLint's TIMING and `stats` measure it: the time spent in the rule's `create` and in each
-// of its listeners. (ESLint's Linter keeps stats only in verifyAndFix, which cannot take a parsed SourceCode, so the
-// listeners are wrapped here the same way.) Because the plugin builds its facts once per file, inside the first
-// `locks/*` rule's `Program:exit`, the whole plugin's work shows under whichever rule runs first; so each rule is also
-// measured alone, and its own cost is that minus the shared inventory.
+// Each file is parsed once; then every setup lints the same parsed SourceCode, so parsing, scope analysis and
+// traversal (the floor, the same for all) are paid once and the differences between setups are the rules' work.
+// Setups take turns chunk by chunk, in a rotating order, so load on the machine hits them alike, and times are
+// CPU times of this process, which do not grow while other processes hold the CPU.
+//
+// The plugin builds its facts once per file, in the `Program:exit` of the first `locks/*` rule, and hands them to
+// every rule's callback there; ESLint's TIMING and `stats` therefore show the whole plugin under that one rule. The
+// "split" setup measures each part on its own: a marker rule before the inventory and a marker callback after each
+// rule (marker callbacks run in the order rules were created) read the clock, so the differences are the building
+// of the facts and each rule's own work.
+//
+// Raw SQL is parsed once per distinct text and cached for the process, so each chunk is first linted once, untimed
+// for the setups, by configs.strict: its extra time over a warm strict run is reported as "first sight" (SQL parsing
+// and other work cached per text), and the timed setups all see warm caches.
 import { readFileSync, writeFileSync } from "node:fs";
-import { performance } from "node:perf_hooks";
-import { pluginRuleIds, setupConfig } from "./setups.js";
+import { setupConfig } from "./setups.js";
 
 const [jobFile, resultFile] = process.argv.slice(2);
 if (!jobFile || !resultFile) {
@@ -23,92 +27,86 @@ const job = JSON.parse(readFileSync(jobFile, "utf8"));
 
 const { Linter } = job.eslint === "9" ? await import("eslint-v9") : await import("eslint");
 const { default: tsParser } = await import("@typescript-eslint/parser");
+const { default: locks } = await import("../dist/src/index.js");
+const { onLockFacts } = await import("../dist/src/core/inventory.js");
 
-/** Rule time per setup and rule id, summed over files: [create + listeners]. */
-const ruleMs = {};
-function timed(setup, ruleId, rule) {
-  const sink = (ruleMs[setup] ??= {});
-  sink[ruleId] ??= 0;
-  const wrap = (fn) => function timedListener(...args) {
-    const t = performance.now();
-    try {
-      return fn.apply(this, args);
-    } finally {
-      sink[ruleId] += performance.now() - t;
-    }
-  };
-  return {
-    ...rule,
-    create(context) {
-      const t = performance.now();
-      const listeners = rule.create(context);
-      sink[ruleId] += performance.now() - t;
-      return Object.fromEntries(Object.entries(listeners).map(([k, fn]) => [k, typeof fn === "function" ? wrap(fn) : fn]));
-    },
+const cpuNow = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+// ---- the split setup: markers around the inventory and after each rule ----
+const ruleIds = Object.keys(locks.configs.strict.rules); // "locks/<id>", in the order ESLint creates them
+/** Per part (build, then each rule), CPU ms summed over files. */
+const splitMs = { build: 0, ...Object.fromEntries(ruleIds.map((id) => [id, 0])) };
+let marks = [];
+const benchRules = {
+  // Its Program:exit runs before the inventory's: where building the facts starts.
+  begin: { meta: { type: "problem", schema: [] }, create: () => ({ "Program:exit": () => void (marks = [cpuNow()]) }) },
+};
+for (let i = 0; i <= ruleIds.length; i++) {
+  benchRules[`mark${i}`] = {
+    meta: { type: "problem", schema: [] },
+    create: (context) => onLockFacts(context, () => {
+      marks.push(cpuNow());
+      if (i === 0) splitMs.build += marks[1] - marks[0];
+      else splitMs[ruleIds[i - 1]] += marks[i + 1] - marks[i];
+    }),
   };
 }
+const splitRules = { "bench/begin": "error", "bench/mark0": "error" };
+ruleIds.forEach((id, i) => Object.assign(splitRules, { [id]: "error", [`bench/mark${i + 1}`]: "error" }));
+const floorConfig = await setupConfig("floor", tsParser);
+const splitConfig = [...floorConfig, { plugins: { locks, bench: { rules: benchRules } }, rules: splitRules }];
 
-/** The setup's config with every plugin rule wrapped for timing. */
-function timedConfig(setup, config) {
-  return config.map((entry) => {
-    if (!entry.plugins) return entry;
-    const plugins = {};
-    for (const [ns, plugin] of Object.entries(entry.plugins)) {
-      const rules = Object.fromEntries(Object.entries(plugin.rules ?? {}).map(([id, rule]) => [id, timed(setup, `${ns}/${id}`, rule)]));
-      plugins[ns] = { ...plugin, rules };
-    }
-    return { ...entry, plugins };
-  });
-}
-
-const ruleIds = await pluginRuleIds();
-const setups = ["floor", "listeners", "inventory", ...ruleIds.map((id) => `rule:${id}`), "strict"];
-const configs = {};
-for (const setup of setups) configs[setup] = timedConfig(setup, await setupConfig(setup, tsParser));
+const setups = ["floor", "listeners", "inventory", "split", "strict"];
+const configs = { split: splitConfig };
+for (const setup of setups) configs[setup] ??= await setupConfig(setup, tsParser);
 
 const linter = new Linter({ configType: "flat", cwd: job.cwd });
-const wallMs = Object.fromEntries(setups.map((s) => [s, 0]));
-// CPU time of this process while a setup lints: unlike wall time, it does not grow when other processes take the CPU.
+const verifyOptions = (file) => ({ filename: file, allowInlineConfig: false });
 const cpuMs = Object.fromEntries(setups.map((s) => [s, 0]));
+let parseCpuMs = 0;
+let firstSightCpuMs = 0;
+let strictWarmOnceCpuMs = 0;
 const findings = {};
 const fatal = [];
-let parseMs = 0;
-let parseCpuMs = 0;
 
-// Warm-up, not counted: every setup lints the first files once, so the JIT, the lazily loaded SQL parser and the
-// plugin's module-level caches are ready before any setup is timed.
+// Warm-up, not counted: every setup lints the first chunk once, so the JIT, the lazily loaded SQL parser and module
+// caches are ready before anything is timed.
 for (const file of job.files.slice(0, job.chunk)) {
   const text = readFileSync(file, "utf8");
-  for (const setup of setups) linter.verify(text, configs[setup], { filename: file, allowInlineConfig: false });
+  for (const setup of setups) linter.verify(text, configs[setup], verifyOptions(file));
 }
-for (const setup of setups) for (const id of Object.keys(ruleMs[setup] ?? {})) ruleMs[setup][id] = 0;
+for (const key of Object.keys(splitMs)) splitMs[key] = 0;
 
 for (let start = 0, chunkIndex = 0; start < job.files.length; start += job.chunk, chunkIndex++) {
   const parsed = [];
+  let t = cpuNow();
   for (const file of job.files.slice(start, start + job.chunk)) {
-    const text = readFileSync(file, "utf8");
-    const t = performance.now();
-    const cpu = process.cpuUsage();
-    const messages = linter.verify(text, configs.floor, { filename: file, allowInlineConfig: false });
-    parseMs += performance.now() - t;
-    const used = process.cpuUsage(cpu);
-    parseCpuMs += (used.user + used.system) / 1000;
+    const messages = linter.verify(readFileSync(file, "utf8"), configs.floor, verifyOptions(file));
     const bad = messages.find((m) => m.fatal);
     if (bad) fatal.push({ file, line: bad.line, message: bad.message });
     else parsed.push({ file, sourceCode: linter.getSourceCode() });
   }
+  parseCpuMs += cpuNow() - t;
+
+  // First sight: strict on a cold cache, then once more warm; the difference is work cached per text.
+  t = cpuNow();
+  for (const { file, sourceCode } of parsed) {
+    for (const m of linter.verify(sourceCode, configs.strict, verifyOptions(file))) findings[m.ruleId] = (findings[m.ruleId] ?? 0) + 1;
+  }
+  firstSightCpuMs += cpuNow() - t;
+  t = cpuNow();
+  for (const { file, sourceCode } of parsed) linter.verify(sourceCode, configs.strict, verifyOptions(file));
+  strictWarmOnceCpuMs += cpuNow() - t;
+
   for (let round = 0; round < job.rounds; round++) {
     const shift = (chunkIndex + round) % setups.length;
     for (const setup of [...setups.slice(shift), ...setups.slice(0, shift)]) {
-      const t = performance.now();
-      const cpu = process.cpuUsage();
-      for (const { file, sourceCode } of parsed) {
-        const messages = linter.verify(sourceCode, configs[setup], { filename: file, allowInlineConfig: false });
-        if (round === 0) for (const m of messages) findings[setup] = (findings[setup] ?? 0) + (m.fatal ? 0 : 1);
-      }
-      wallMs[setup] += performance.now() - t;
-      const used = process.cpuUsage(cpu);
-      cpuMs[setup] += (used.user + used.system) / 1000;
+      t = cpuNow();
+      for (const { file, sourceCode } of parsed) linter.verify(sourceCode, configs[setup], verifyOptions(file));
+      cpuMs[setup] += cpuNow() - t;
     }
   }
 }
@@ -117,12 +115,10 @@ const perRound = (ms) => ms / job.rounds;
 writeFileSync(resultFile, JSON.stringify({
   files: job.files.length,
   rounds: job.rounds,
-  parseMs,
   parseCpuMs,
   cpuMs: Object.fromEntries(Object.entries(cpuMs).map(([s, ms]) => [s, perRound(ms)])),
-  wallMs: Object.fromEntries(Object.entries(wallMs).map(([s, ms]) => [s, perRound(ms)])),
-  ruleMs: Object.fromEntries(Object.entries(ruleMs).map(([s, rules]) =>
-    [s, Object.fromEntries(Object.entries(rules).map(([id, ms]) => [id, perRound(ms)]))])),
+  splitMs: Object.fromEntries(Object.entries(splitMs).map(([s, ms]) => [s, perRound(ms)])),
+  firstSightCpuMs: firstSightCpuMs - strictWarmOnceCpuMs,
   findings,
   fatal,
 }));
