@@ -86,8 +86,8 @@ function runWorker(script, job, tmp, label) {
 
 function gitDescribe() {
   try {
-    const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: repoRoot, encoding: "utf8" }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--", "src", "rules"], { cwd: repoRoot, encoding: "utf8" }).trim() !== "";
+    const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: repoRoot, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "src", "rules"], { cwd: repoRoot, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim() !== "";
     return dirty ? `${commit} (with uncommitted changes to src/ or rules/)` : commit;
   } catch {
     return "unknown";
@@ -227,7 +227,7 @@ function buildReport({ options, corpus, files, bytes, machine, summary, perRule,
       { part: "inventory: building the facts (recognizers, pairing)", cpuMs: build },
       ...Object.keys(perRule.splitMs).filter((k) => k !== "build").map((id) => ({ part: `${id}: own work on the facts`, rule: id, cpuMs: perRule.splitMs[id] })),
       { part: "configs.strict, warm caches", cpuMs: over("strict") },
-      { part: "first sight: SQL parsing and other work cached per distinct text", cpuMs: perRule.firstSightCpuMs },
+      { part: "first sight: work a second lint of the same file skips (SQL parsed per text, scopes cached per node)", cpuMs: perRule.firstSightCpuMs },
       { part: "configs.strict in all", cpuMs: over("strict") + perRule.firstSightCpuMs },
     ].map((r) => ({ ...r, pctOfFloor: pct(r.cpuMs, floorCpu) }));
     perRuleJson = { files: perRule.files, rounds: perRule.rounds, floorCpuMs: floorCpu, cpuMs: perRule.cpuMs, splitMs: perRule.splitMs, firstSightCpuMs: perRule.firstSightCpuMs, rows, fatal: perRule.fatal.map((f) => ({ ...f, file: displayPath(f.file) })) };
