@@ -28,7 +28,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["scripts/**/*.js", "*.js"],
+    files: ["scripts/**/*.js", "bench/**/*.js", "*.js"],
     languageOptions: { globals: { console: "readonly", process: "readonly", URL: "readonly" } },
   },
 );

@@ -2,8 +2,13 @@
  * Reads Redis Lua scripts with a real Lua parser (luaparse) to tell what they do to KEYS[n]: a compare-and-delete
  * (`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end`), a compare-and-expire,
  * an unconditional delete, or something else. A script that does not parse is "other": no finding, no crash.
+ * The parser is loaded on first use: most modules hold no Lua, and every lint run would pay for loading it.
  */
-import luaparse from "luaparse";
+import { createRequire } from "node:module";
+import type luaparseModule from "luaparse";
+
+const requireFrom = createRequire(import.meta.url);
+let luaparse: typeof luaparseModule | undefined;
 
 export type ScriptKind = "compare-and-delete" | "compare-and-expire" | "delete" | "other";
 
@@ -96,6 +101,7 @@ export function classifyScript(source: string): ScriptKind {
   if (hit) return hit;
   let kind: ScriptKind;
   try {
+    luaparse ??= requireFrom("luaparse") as typeof luaparseModule;
     kind = classify(luaparse.parse(source, { luaVersion: "5.1", comments: false, scope: false, locations: false }));
   } catch {
     kind = "other";

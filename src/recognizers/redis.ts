@@ -43,7 +43,8 @@ interface DefinedScript {
 }
 
 interface FileInfo {
-  dialect: KvDialect;
+  /** Read on first use: finding it scans the module's imports and text, and most modules send no Redis command. */
+  readonly dialect: KvDialect;
   readonly defined: Map<string, DefinedScript>;
 }
 
@@ -55,7 +56,8 @@ function methodName(call: TSESTree.CallExpression): string | undefined {
 function info(ctx: RecognizerContext): FileInfo {
   let fi = ctx.scratch.get("redis") as FileInfo | undefined;
   if (!fi) {
-    fi = { dialect: importedDialect(ctx), defined: new Map() };
+    let dialect: KvDialect | undefined;
+    fi = { get dialect() { return (dialect ??= importedDialect(ctx)); }, defined: new Map() };
     ctx.scratch.set("redis", fi);
   }
   return fi;
