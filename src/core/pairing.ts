@@ -86,7 +86,10 @@ function referencedName(node: Node): { name: string; viaThis: boolean } | undefi
 class CallGraph {
   private readonly byName = new Map<string, TSESTree.FunctionLike[]>();
   private readonly edges = new Map<Unit, { name: string; viaThis: boolean; from: Node }[]>();
+  /** The same references by the name they use: `callSites` looks a name up instead of scanning every call. */
+  private readonly byReference = new Map<string, { unit: Unit; viaThis: boolean; from: Node }[]>();
   private readonly reachCache = new Map<Unit, Set<Unit>>();
+  private readonly siteCache = new Map<Unit, { unit: Unit; after: number }[]>();
 
   constructor(shape: ModuleShape) {
     for (const fn of shape.functions) {
@@ -101,7 +104,11 @@ class CallGraph {
       const refs = this.edges.get(unit) ?? [];
       for (const n of [call.callee, ...call.arguments]) {
         const ref = referencedName(n);
-        if (ref) refs.push({ ...ref, from: call });
+        if (!ref) continue;
+        refs.push({ ...ref, from: call });
+        const named = this.byReference.get(ref.name) ?? [];
+        named.push({ unit, viaThis: ref.viaThis, from: call });
+        this.byReference.set(ref.name, named);
       }
       this.edges.set(unit, refs);
     }
@@ -113,15 +120,15 @@ class CallGraph {
    */
   callSites(target: Unit): { unit: Unit; after: number }[] {
     if (target === null) return [];
+    const cached = this.siteCache.get(target);
+    if (cached) return cached;
     const name = functionName(target);
     const out: { unit: Unit; after: number }[] = [];
-    for (const [unit, refs] of this.edges) {
-      for (const ref of refs) {
-        if (ref.name !== name) continue;
-        if (ref.viaThis ? classOf(ref.from) !== classOf(target) : classOf(target) !== undefined) continue;
-        out.push({ unit, after: ref.from.range[1] });
-      }
+    for (const ref of name === undefined ? [] : this.byReference.get(name) ?? []) {
+      if (ref.viaThis ? classOf(ref.from) !== classOf(target) : classOf(target) !== undefined) continue;
+      out.push({ unit: ref.unit, after: ref.from.range[1] });
     }
+    this.siteCache.set(target, out);
     return out;
   }
 
