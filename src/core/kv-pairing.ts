@@ -11,7 +11,7 @@ import { hasLockWord } from "./settings.js";
 import { guardsOf } from "./guards.js";
 import { sameKey } from "./keys.js";
 import { functionName, unitOf } from "./units.js";
-import { findVariable, getConstInit, unwrap } from "./values.js";
+import { getConstInit, thenParameterOf, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -47,18 +47,6 @@ function inFinally(node: Node): boolean {
   return false;
 }
 
-/** For a parameter of `x.then((param) => …)`, the call `x` whose result it receives. */
-function thenParameterOf(sourceCode: SourceCode, id: TSESTree.Identifier): Node | undefined {
-  const def = findVariable(sourceCode, id)?.defs[0];
-  if (def?.type !== "Parameter") return undefined;
-  const fn = def.node;
-  if (fn.params[0] !== def.name) return undefined;
-  const call = fn.parent;
-  if (call?.type !== "CallExpression" || call.arguments[0] !== fn || call.callee.type !== "MemberExpression") return undefined;
-  const method = call.callee.property;
-  if (call.callee.computed || method.type !== "Identifier" || method.name !== "then") return undefined;
-  return unwrap(call.callee.object);
-}
 
 /** The GET (of the same key) whose result a JS check on the way to `op` compares. */
 function comparedGet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, vocabulary: ResolvedVocabulary): KvOp | undefined {

@@ -23,7 +23,7 @@ import { guardsOf, pathCondition } from "./guards.js";
 import { buildKvFacts } from "./kv-pairing.js";
 import { hasLockWord, normalizeName } from "./settings.js";
 import { classOf, enclosingFunction, functionName, unitOf } from "./units.js";
-import { getConstInit, keyName, sameValue, unwrap } from "./values.js";
+import { getConstInit, keyName, sameValue, thenParameterOf, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Unit = TSESTree.FunctionLike | null;
@@ -196,9 +196,11 @@ class Module {
     let o = unwrap(object);
     while (o.type === "MemberExpression") o = unwrap(o.object);
     if (o.type !== "Identifier") return true;
+    // The variable holds the read (`const job = await find…`), or is the parameter that receives it (`find….then((job) => …)`).
     const init = getConstInit(this.sourceCode, o);
     let call = init && unwrap(init);
     if (call?.type === "AwaitExpression") call = unwrap(call.argument);
+    call ??= thenParameterOf(this.sourceCode, o);
     const read = call && this.readByCall.get(call);
     if (read) return normalizeModel(read.model) === normalizeModel(model);
     const n = normalizeModel(o.name);
