@@ -56,6 +56,8 @@ interface Dialect {
   column(field: string): string;
   update(w: Write, c: Ctx, s: Syntax, claim: boolean): string;
   read(entity: string, filter: readonly Pred[], c: Ctx, s: Syntax): string;
+  /** A read of one row (or null), for check-then-act; absent where the store has no row object to check. */
+  readOne?(entity: string, filter: readonly Pred[], c: Ctx, s: Syntax): string;
   claimed(s: Syntax): Claimed;
   /** Whether the store has a readable OR for a lease take-over (`or` predicates). */
   readonly leases: boolean;
@@ -101,6 +103,9 @@ const prisma: Dialect = {
   read(entity, filter, c, s) {
     return `${c.client("prisma")}.${entity}.findMany({ where: ${prismaWhere(filter, s)} })`;
   },
+  readOne(entity, filter, c, s) {
+    return `${c.client("prisma")}.${entity}.findFirst({ where: ${prismaWhere(filter, s)} })`;
+  },
   claimed: (s) => (s.variant % 2 === 0 ? { bind: "r", ok: "r.count === 1" } : { bind: "{ count }", ok: "count > 0" }),
 };
 
@@ -132,6 +137,9 @@ const knex: Dialect = {
   },
   read(entity, filter, c, s) {
     return `${c.client("knex")}(${s.quote}${plural(entity)}${s.quote})${knexWhere(filter, s, true)}.select(${s.quote}id${s.quote})`;
+  },
+  readOne(entity, filter, c, s) {
+    return `${c.client("knex")}(${s.quote}${plural(entity)}${s.quote})${knexWhere(filter, s, true)}.first()`;
   },
   claimed: () => ({ bind: "n", ok: "n === 1" }),
 };
@@ -173,6 +181,9 @@ const kysely: Dialect = {
     const q = s.quote;
     return `${c.client("db")}.selectFrom(${q}${plural(entity)}${q}).select(${q}id${q})${kyselyWhere(filter, s)}.execute()`;
   },
+  readOne(entity, filter, c, s) {
+    return `${c.client("db")}.selectFrom(${s.quote}${plural(entity)}${s.quote}).selectAll()${kyselyWhere(filter, s)}.executeTakeFirst()`;
+  },
   claimed: () => ({ bind: "res", ok: "Number(res.numUpdatedRows) === 1" }),
 };
 
@@ -203,6 +214,9 @@ const drizzle: Dialect = {
   read(entity, filter, c, s) {
     return `${c.client("db")}.select().from(${plural(entity)}).where(${drizzleCond(entity, filter, s)})`;
   },
+  readOne(entity, filter, c, s) {
+    return `${c.client("db")}.query.${plural(entity)}.findFirst({ where: ${drizzleCond(entity, filter, s)} })`;
+  },
   claimed: () => ({ bind: "rows", ok: "rows.length === 1" }),
 };
 
@@ -231,6 +245,9 @@ const typeormRepo: Dialect = {
   read(entity, filter, c, s) {
     return `${c.client("dataSource")}.getRepository(${pascal(entity)}).find({ where: ${typeormCriteria(filter, s)} })`;
   },
+  readOne(entity, filter, c, s) {
+    return `${c.client("dataSource")}.getRepository(${pascal(entity)}).findOne({ where: ${typeormCriteria(filter, s)} })`;
+  },
   claimed: () => ({ bind: "r", ok: "r.affected === 1" }),
 };
 
@@ -243,7 +260,7 @@ function typeormCriteria(filter: readonly Pred[], s: Syntax): string {
 
 const typeormQb: Dialect = {
   clients: [dataSourceClient],
-  head: (entities) => [`import { ${[...new Set(entities.map(pascal))].sort().join(", ")} } from "./entities";`],
+  head: (entities) => [`import { LessThan, MoreThan, Not } from "typeorm";`, `import { ${[...new Set(entities.map(pascal))].sort().join(", ")} } from "./entities";`],
   model: pascal,
   column: (f) => f,
   leases: true,
@@ -253,6 +270,9 @@ const typeormQb: Dialect = {
   },
   read(entity, filter, c, s) {
     return `${c.client("dataSource")}.getRepository(${pascal(entity)}).createQueryBuilder(${s.quote}row${s.quote})${qbWhere(filter, s, "row.")}.getMany()`;
+  },
+  readOne(entity, filter, c, s) {
+    return `${c.client("dataSource")}.getRepository(${pascal(entity)}).findOneBy(${typeormCriteria(filter, s)})`;
   },
   claimed: () => ({ bind: "r", ok: "r.affected === 1" }),
 };
@@ -294,6 +314,9 @@ const sequelize: Dialect = {
   read(entity, filter, _c, s) {
     return `${pascal(entity)}.findAll({ where: ${sequelizeWhere(filter, s)} })`;
   },
+  readOne(entity, filter, _c, s) {
+    return `${pascal(entity)}.findOne({ where: ${sequelizeWhere(filter, s)} })`;
+  },
   claimed: () => ({ bind: "[n]", ok: "n === 1" }),
 };
 
@@ -330,6 +353,9 @@ function mongoDialect(native: boolean): Dialect {
     },
     read(entity, filter, c, s) {
       return `${target(entity, c, s.quote)}.find(${mongoFilter(filter, s)})${native ? ".toArray()" : ""}`;
+    },
+    readOne(entity, filter, c, s) {
+      return `${target(entity, c, s.quote)}.findOne(${mongoFilter(filter, s)})`;
     },
     claimed: (s) => (s.variant % 2 === 0 ? { bind: "doc", ok: "doc !== null" } : { bind: "r", ok: "r.modifiedCount === 1" }),
   };
@@ -388,6 +414,7 @@ export const DIALECTS: Readonly<Record<DbStore, Dialect>> = {
 // Database lock modules
 
 export type ValueStyle = "literal" | "const" | "enum" | "object";
+export type ClaimStyle = "cas" | "check-if" | "check-read";
 export type RecoveryKind = "none" | "valid" | "start-time" | "missing-status" | "missing-time";
 export type HolderKind = "none" | "fenced" | "unfenced";
 export const DB_LOOKALIKES = ["transition", "bulk-retry", "start-by-id", "dashboard", "recent", "archive"] as const;
@@ -408,6 +435,16 @@ export interface DbLockParts {
   readonly start: string;
   /** How status values are written: literals, module constants, a TS enum, or an `as const` object. */
   readonly valueStyle: ValueStyle;
+  /**
+   * How the claim is taken: a compare-and-set write (`cas`), or check-then-act: a read of the row, a JS check that
+   * excludes the claimed value, then an unconditional write (`check-if`), or a read whose filter excludes it
+   * (`check-read`). Check-then-act is still a claim for Q1, and `atomic-claim` reports it.
+   */
+  readonly claimStyle: ClaimStyle;
+  /** The row read for a check is held in a variable named like the model (`job`) or generically (`row`). */
+  readonly rowName: "entity" | "row";
+  /** A read that picks stuck rows by age: judged on the progress timestamp, or on the start time (Q2). */
+  readonly staleScan: "none" | "progress" | "start-time";
   /** The claim also touches the progress timestamp. */
   readonly touch: boolean;
   /** The claim takes over rows whose progress timestamp is older than a threshold (a lease). */
@@ -436,7 +473,11 @@ const syntaxArb: fc.Arbitrary<Syntax> = fc.record({ variant: fc.nat({ max: 5 }),
 
 const holderArb = fc.constantFrom<HolderKind>("none", "fenced", "unfenced");
 
-export function dbLockArb(options: { stores?: readonly DbStore[]; recovery?: fc.Arbitrary<RecoveryKind>; lease?: fc.Arbitrary<boolean> } = {}): fc.Arbitrary<DbLockParts> {
+export function dbLockArb(options: {
+  stores?: readonly DbStore[];
+  recovery?: fc.Arbitrary<RecoveryKind>;
+  lease?: fc.Arbitrary<boolean>;
+} = {}): fc.Arbitrary<DbLockParts> {
   const stores = options.stores ?? DB_STORES;
   return fc.record({
     store: fc.constantFrom(...stores),
@@ -454,6 +495,9 @@ export function dbLockArb(options: { stores?: readonly DbStore[]; recovery?: fc.
     progress: fc.constantFrom(...PROGRESS_FIELDS),
     start: fc.constantFrom(...START_FIELDS),
     valueStyle: fc.constantFrom<ValueStyle>("literal", "literal", "const", "enum", "object"),
+    claimStyle: fc.constantFrom<ClaimStyle>("cas", "cas", "check-if", "check-read"),
+    rowName: fc.constantFrom<"entity" | "row">("entity", "row"),
+    staleScan: fc.constantFrom<"none" | "progress" | "start-time">("none", "none", "progress", "start-time"),
     touch: fc.boolean(),
     lease: options.lease ?? fc.boolean(),
     recovery: options.recovery ?? fc.constantFrom<RecoveryKind>("none", "valid", "start-time", "missing-status", "missing-time"),
@@ -472,7 +516,8 @@ export function dbLockArb(options: { stores?: readonly DbStore[]; recovery?: fc.
       value,
       reset: typeof lock.reset === "string" && typeof value === "string" ? caseLike(value, lock.reset) : lock.reset,
       done: typeof lock.done === "string" && typeof value === "string" ? caseLike(value, lock.done) : lock.done,
-      lease: rest.lease && DIALECTS[rest.store].leases,
+      lease: rest.lease && DIALECTS[rest.store].leases && rest.claimStyle === "cas",
+      claimStyle: DIALECTS[rest.store].readOne ? rest.claimStyle : "cas",
     };
   });
 }
@@ -569,19 +614,44 @@ export function recoveryFn(p: DbLockParts, kind: Exclude<RecoveryKind, "none">):
     : { name: "recover", role: "recovery", params: [], steps: [{ kind: "const", name: "cutoff", value: () => CUTOFF_LOCAL }, write] };
 }
 
+/** The body of `claim(id)`: a compare-and-set, or a read, a check and an unconditional write. */
+function claimSteps(p: DbLockParts): Step[] {
+  const d = DIALECTS[p.store];
+  const s = p.syntax;
+  if (p.claimStyle === "cas") {
+    const claimed = d.claimed(s);
+    return [
+      ...(p.lease ? [{ kind: "const", name: "staleBefore", value: () => CUTOFF_LOCAL } as const] : []),
+      { kind: "await", bind: claimed.bind, expr: (c) => d.update(claimWrite(p), c, s, true) },
+      { kind: "return", value: () => claimed.ok },
+    ];
+  }
+  const row = p.rowName === "row" ? "row" : p.entity;
+  const byId: Pred = { op: "eq", field: idField(p.store), value: V("id") };
+  const filter: Pred[] = p.claimStyle === "check-read" ? [byId, { op: "ne", field: p.field, value: statusVal(p, p.value) }] : [byId];
+  const check = p.claimStyle === "check-read" ? `!${row}` : `!${row} || ${row}.${d.column(p.field)} === ${jsVal(statusVal(p, p.value), s.quote)}`;
+  const write: Write = { entity: p.entity, filter: [byId], set: [{ field: p.field, value: statusVal(p, p.value) }, ...(p.touch ? [{ field: p.progress, value: NOW }] : [])] };
+  return [
+    { kind: "await", bind: row, expr: (c) => d.readOne!(p.entity, filter, c, s) },
+    { kind: "exit", cond: check, value: "false" },
+    { kind: "await", expr: (c) => d.update(write, c, s, false) },
+    { kind: "return", value: () => "true" },
+  ];
+}
+
 /** The module the parts describe. */
 export function dbModule(p: DbLockParts): ModuleSpec {
   const d = DIALECTS[p.store];
   const s = p.syntax;
   const fns: Fn[] = [];
-  const claimed = d.claimed(s);
-  const claimSteps: Step[] = [];
-  if (p.lease) claimSteps.push({ kind: "const", name: "staleBefore", value: () => CUTOFF_LOCAL });
-  claimSteps.push(
-    { kind: "await", bind: claimed.bind, expr: (c) => d.update(claimWrite(p), c, s, true) },
-    { kind: "return", value: () => claimed.ok },
-  );
-  fns.push({ name: "claim", role: "claim", params: ["id"], steps: claimSteps });
+  fns.push({ name: "claim", role: "claim", params: ["id"], steps: claimSteps(p) });
+  if (p.staleScan !== "none") {
+    const scan: Pred[] = [{ op: "eq", field: p.field, value: statusVal(p, p.value) }, { op: "lt", field: p.staleScan === "progress" ? p.progress : p.start, value: V("cutoff") }];
+    fns.push({ name: "findStuck", role: "scan", params: ["cutoff"], steps: [
+      { kind: "await", bind: "stuck", expr: (c) => d.read(p.entity, scan, c, s) },
+      { kind: "return", value: () => "stuck" },
+    ] });
+  }
   if (p.recovery !== "none") fns.push(recoveryFn(p, p.recovery));
   const head: string[] = [];
   if (p.runner) {
@@ -629,6 +699,12 @@ export function expectedDbFindings(p: DbLockParts): Expected[] {
   const lock = { model: d.model(p.entity), field: d.column(p.field), value: String(p.value) };
   const out: Expected[] = [];
   if (p.recovery === "none" && !p.lease) out.push({ rule: "locks/require-stale-recovery", messageId: "missingRecovery", fn: "claim", data: lock });
+  if (p.claimStyle !== "cas") {
+    out.push({ rule: "locks/atomic-claim", messageId: "checkThenAct", fn: "claim", data: { ...lock, checkedWhere: p.claimStyle === "check-if" ? "in JavaScript" : "with a separate read" } });
+  }
+  if (p.staleScan === "start-time") {
+    out.push({ rule: "locks/progress-based-staleness", messageId: "startTimeScan", fn: "findStuck", data: { ...lock, timeField: d.column(p.start) } });
+  }
   if (p.recovery === "start-time") out.push({ rule: "locks/progress-based-staleness", messageId: "startTimeRecovery", fn: "recover", data: { ...lock, timeField: d.column(p.start) } });
   if (p.recovery === "missing-status") out.push({ rule: "locks/conditional-recovery", messageId: "missingStatus", fn: "recover", data: { ...lock, target: String(p.reset) } });
   if (p.recovery === "missing-time") out.push({ rule: "locks/conditional-recovery", messageId: "missingTime", fn: "recover", data: { ...lock, target: String(p.reset) } });
