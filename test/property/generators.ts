@@ -59,6 +59,8 @@ interface Dialect {
   /** A read of one row (or null), for check-then-act; absent where the store has no row object to check. */
   readOne?(entity: string, filter: readonly Pred[], c: Ctx, s: Syntax): string;
   claimed(s: Syntax): Claimed;
+  /** How a transaction callback is opened, and the name its client parameter gets (`prisma.$transaction`, `tx`). */
+  readonly transaction?: { readonly client: string; readonly open: (client: string) => string; readonly param: string };
   /** Whether the store has a readable OR for a lease take-over (`or` predicates). */
   readonly leases: boolean;
 }
@@ -107,6 +109,7 @@ const prisma: Dialect = {
     return `${c.client("prisma")}.${entity}.findFirst({ where: ${prismaWhere(filter, s)} })`;
   },
   claimed: (s) => (s.variant % 2 === 0 ? { bind: "r", ok: "r.count === 1" } : { bind: "{ count }", ok: "count > 0" }),
+  transaction: { client: "prisma", open: (c) => `${c}.$transaction`, param: "tx" },
 };
 
 function prismaWhere(filter: readonly Pred[], s: Syntax): string {
@@ -142,6 +145,7 @@ const knex: Dialect = {
     return `${c.client("knex")}(${s.quote}${plural(entity)}${s.quote})${knexWhere(filter, s, true)}.first()`;
   },
   claimed: () => ({ bind: "n", ok: "n === 1" }),
+  transaction: { client: "knex", open: (c) => `${c}.transaction`, param: "trx" },
 };
 
 function knexWhere(filter: readonly Pred[], s: Syntax, first: boolean): string {
@@ -185,6 +189,7 @@ const kysely: Dialect = {
     return `${c.client("db")}.selectFrom(${s.quote}${plural(entity)}${s.quote}).selectAll()${kyselyWhere(filter, s)}.executeTakeFirst()`;
   },
   claimed: () => ({ bind: "res", ok: "Number(res.numUpdatedRows) === 1" }),
+  transaction: { client: "db", open: (c) => `${c}.transaction().execute`, param: "trx" },
 };
 
 function kyselyWhere(filter: readonly Pred[], s: Syntax): string {
@@ -218,6 +223,7 @@ const drizzle: Dialect = {
     return `${c.client("db")}.query.${plural(entity)}.findFirst({ where: ${drizzleCond(entity, filter, s)} })`;
   },
   claimed: () => ({ bind: "rows", ok: "rows.length === 1" }),
+  transaction: { client: "db", open: (c) => `${c}.transaction`, param: "tx" },
 };
 
 function drizzleCond(entity: string, filter: readonly Pred[], s: Syntax): string {
@@ -415,7 +421,7 @@ export const DIALECTS: Readonly<Record<DbStore, Dialect>> = {
 
 export type ValueStyle = "literal" | "const" | "enum" | "object";
 export type ClaimStyle = "cas" | "check-if" | "check-read";
-export type RecoveryKind = "none" | "valid" | "start-time" | "missing-status" | "missing-time";
+export type RecoveryKind = "none" | "valid" | "start-time" | "missing-status" | "missing-time" | "check-in-js";
 export type HolderKind = "none" | "fenced" | "unfenced";
 export const DB_LOOKALIKES = ["transition", "bulk-retry", "start-by-id", "dashboard", "recent", "archive"] as const;
 export type DbLookalike = (typeof DB_LOOKALIKES)[number];
@@ -500,7 +506,7 @@ export function dbLockArb(options: {
     staleScan: fc.constantFrom<"none" | "progress" | "start-time">("none", "none", "progress", "start-time"),
     touch: fc.boolean(),
     lease: options.lease ?? fc.boolean(),
-    recovery: options.recovery ?? fc.constantFrom<RecoveryKind>("none", "valid", "start-time", "missing-status", "missing-time"),
+    recovery: options.recovery ?? fc.constantFrom<RecoveryKind>("none", "valid", "start-time", "missing-status", "missing-time", "check-in-js"),
     cutoff: fc.constantFrom<"param" | "local">("param", "local"),
     runner: fc.boolean(),
     completion: holderArb,
@@ -518,6 +524,7 @@ export function dbLockArb(options: {
       done: typeof lock.done === "string" && typeof value === "string" ? caseLike(value, lock.done) : lock.done,
       lease: rest.lease && DIALECTS[rest.store].leases && rest.claimStyle === "cas",
       claimStyle: DIALECTS[rest.store].readOne ? rest.claimStyle : "cas",
+      recovery: rest.recovery === "check-in-js" && !DIALECTS[rest.store].readOne ? "valid" : rest.recovery,
     };
   });
 }
@@ -538,6 +545,7 @@ function statusVal(p: DbLockParts, value: string | boolean): Val {
 function statusDeclarations(p: DbLockParts): string[] {
   const values = [p.value, p.reset, p.done].filter((v): v is string => typeof v === "string");
   const q = p.syntax.quote;
+  if (values.length === 0) return [];
   switch (p.valueStyle) {
     case "literal":
       return [];
@@ -563,7 +571,7 @@ export function claimWrite(p: DbLockParts): Write {
 }
 
 /** The recovery write of each kind: sound, judged on the start time, missing the status or the age condition. */
-export function recoveryWrite(p: DbLockParts, kind: Exclude<RecoveryKind, "none">): Write {
+export function recoveryWrite(p: DbLockParts, kind: Exclude<RecoveryKind, "none" | "check-in-js">): Write {
   const held: Pred = { op: "eq", field: p.field, value: statusVal(p, p.value) };
   const age = (field: string): Pred => ({ op: "lt", field, value: V("cutoff") });
   const filter = { valid: [held, age(p.progress)], "start-time": [held, age(p.start)], "missing-status": [age(p.progress)], "missing-time": [held] }[kind];
@@ -608,6 +616,18 @@ const CUTOFF_LOCAL = "new Date(Date.now() - 15 * 60 * 1000)";
 /** The recovery function of a kind. */
 export function recoveryFn(p: DbLockParts, kind: Exclude<RecoveryKind, "none">): Fn {
   const d = DIALECTS[p.store];
+  if (kind === "check-in-js") {
+    // Read one row, judge its status and age in JavaScript, then write by id only: racy (Q3).
+    const row = p.rowName === "row" ? "row" : p.entity;
+    const byId: Pred = { op: "eq", field: idField(p.store), value: V("id") };
+    const stale = `!${row} || ${row}.${d.column(p.field)} !== ${jsVal(statusVal(p, p.value), p.syntax.quote)} || ${row}.${d.column(p.progress)} >= cutoff`;
+    return { name: "recover", role: "recovery", params: ["id", "cutoff"], steps: [
+      { kind: "await", bind: row, expr: (c) => d.readOne!(p.entity, [byId], c, p.syntax) },
+      { kind: "exit", cond: stale, value: "false" },
+      { kind: "await", expr: (c) => d.update({ entity: p.entity, filter: [byId], set: [{ field: p.field, value: statusVal(p, p.reset) }] }, c, p.syntax, false) },
+      { kind: "return", value: () => "true" },
+    ] };
+  }
   const write: Step = { kind: "await", expr: (c) => d.update(recoveryWrite(p, kind), c, p.syntax, false) };
   return p.cutoff === "param"
     ? { name: "recover", role: "recovery", params: ["cutoff"], steps: [write] }
@@ -676,13 +696,16 @@ export function dbModule(p: DbLockParts): ModuleSpec {
   }
   for (const kind of p.lookalikes) fns.push(lookalikeFn(p.store, kind, s));
   const entities = [p.entity, ...p.lookalikes.map((k) => LOOKALIKE_ENTITY[k])];
-  return { head: [...d.head(entities), ...head, ...statusDeclarations(p)], clients: d.clients, fns };
+  return { head: [...d.head(entities), ...head, ...statusDeclarations(p)], clients: d.clients, fns, ...(d.transaction ? { transaction: d.transaction } : {}) };
 }
 
 /** A module of lookalikes only, in one store. */
 export function dbLookalikeModule(store: DbStore, kinds: readonly DbLookalike[], s: Syntax): ModuleSpec {
   const d = DIALECTS[store];
-  return { head: d.head(kinds.map((k) => LOOKALIKE_ENTITY[k])), clients: d.clients, fns: kinds.map((k) => lookalikeFn(store, k, s)) };
+  return {
+    head: d.head(kinds.map((k) => LOOKALIKE_ENTITY[k])), clients: d.clients, fns: kinds.map((k) => lookalikeFn(store, k, s)),
+    ...(d.transaction ? { transaction: d.transaction } : {}),
+  };
 }
 
 export interface Expected {
@@ -708,6 +731,7 @@ export function expectedDbFindings(p: DbLockParts): Expected[] {
   if (p.recovery === "start-time") out.push({ rule: "locks/progress-based-staleness", messageId: "startTimeRecovery", fn: "recover", data: { ...lock, timeField: d.column(p.start) } });
   if (p.recovery === "missing-status") out.push({ rule: "locks/conditional-recovery", messageId: "missingStatus", fn: "recover", data: { ...lock, target: String(p.reset) } });
   if (p.recovery === "missing-time") out.push({ rule: "locks/conditional-recovery", messageId: "missingTime", fn: "recover", data: { ...lock, target: String(p.reset) } });
+  if (p.recovery === "check-in-js") out.push({ rule: "locks/conditional-recovery", messageId: "checkInJs", fn: "recover", data: { ...lock, checkedWhere: "in JavaScript" } });
   if (p.runner && p.completion === "unfenced") {
     out.push({ rule: "locks/require-fencing", messageId: "unfencedWrite", fn: p.completionFn ? "finish" : "run", data: { ...lock, target: String(p.done) } });
   }

@@ -101,7 +101,7 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
     });
 
     it("deleting a recovery (sound or flawed) removes only its own findings and restores Q1", () => {
-      const parts = dbLockArb({ recovery: fc.constantFrom("valid", "start-time", "missing-status", "missing-time"), lease: fc.constant(false) });
+      const parts = dbLockArb({ recovery: fc.constantFrom("valid", "start-time", "missing-status", "missing-time", "check-in-js"), lease: fc.constant(false) });
       check(fc.property(parts, transformArb, (p, t) => {
         const withIt = lintSpec(dbModule(p), t);
         const withoutIt = lintProgram(without(withIt.program, "recover"));

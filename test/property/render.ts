@@ -47,6 +47,8 @@ export interface ModuleSpec {
   readonly head: readonly string[];
   readonly clients: readonly Client[];
   readonly fns: readonly Fn[];
+  /** How the store opens a transaction callback, for the layout that runs each function's writes in one. */
+  readonly transaction?: { readonly client: string; readonly open: (client: string) => string; readonly param: string };
 }
 
 export interface Layout {
@@ -55,6 +57,8 @@ export interface Layout {
   readonly container: "functions" | "arrows" | "class";
   /** In class layout: clients are constructor-injected fields (`this.prisma`) instead of module imports. */
   readonly clientFields: boolean;
+  /** Each function that writes runs its body in a transaction callback (`prisma.$transaction(async (tx) => …)`). */
+  readonly transaction?: boolean;
 }
 
 export const BASE_LAYOUT: Layout = { style: "await", container: "functions", clientFields: false };
@@ -117,9 +121,16 @@ function thenBody(steps: readonly Step[], c: Ctx): string[] {
   return out;
 }
 
-function fnLines(fn: Fn, layout: Layout, c: Ctx): string[] {
+function fnLines(fn: Fn, layout: Layout, c: Ctx, spec: ModuleSpec): string[] {
   const isAsync = layout.style === "await" && hasAsync(fn.steps);
-  const body = layout.style === "await" ? awaitBody(fn.steps, c) : thenBody(fn.steps, c);
+  const tx = layout.transaction && fn.role !== "runner" && hasAsync(fn.steps) ? spec.transaction : undefined;
+  let body: string[];
+  if (tx) {
+    // The body moves into the callback, and the client it uses becomes the callback's parameter.
+    const inner: Ctx = { ...c, client: (name) => (name === tx.client ? tx.param : c.client(name)) };
+    const lines = layout.style === "await" ? awaitBody(fn.steps, inner) : thenBody(fn.steps, inner);
+    body = [`return ${tx.open(c.client(tx.client))}(${layout.style === "await" ? "async " : ""}(${tx.param}) => {`, ...indent(lines), "});"];
+  } else body = layout.style === "await" ? awaitBody(fn.steps, c) : thenBody(fn.steps, c);
   const params = fn.params.join(", ");
   const async = isAsync ? "async " : "";
   if (layout.container === "arrows") return [`export const ${fn.name} = ${async}(${params}) => {`, ...indent(body), "};"];
@@ -143,14 +154,14 @@ export function render(spec: ModuleSpec, layout: Layout = BASE_LAYOUT): string {
   for (const line of spec.head) prelude.add(line);
   const lines = [...prelude, ""];
   if (!inClass) {
-    for (const fn of spec.fns) lines.push(...fnLines(fn, layout, c), "");
+    for (const fn of spec.fns) lines.push(...fnLines(fn, layout, c, spec), "");
     return lines.join("\n");
   }
   lines.push("export class Service {");
   if (fields && spec.clients.length > 0) {
     lines.push(`  constructor(${spec.clients.map((cl) => `private readonly ${cl.name}: ${cl.type}`).join(", ")}) {}`, "");
   }
-  for (const fn of spec.fns) lines.push(...indent(fnLines(fn, layout, c)), "");
+  for (const fn of spec.fns) lines.push(...indent(fnLines(fn, layout, c, spec)), "");
   lines.push("}", "");
   return lines.join("\n");
 }

@@ -49,6 +49,7 @@ export const transformArb: fc.Arbitrary<Transform> = fc.record({
     style: fc.constantFrom<Layout["style"]>("await", "then"),
     container: fc.constantFrom<Layout["container"]>("functions", "arrows", "class"),
     clientFields: fc.boolean(),
+    transaction: fc.boolean(),
   }),
   rename: fc.option(fc.array(fc.constantFrom(...NEUTRAL_WORDS), { minLength: 1, maxLength: 6 }), { nil: null }),
   reorder: fc.option(fc.array(fc.integer({ min: 0, max: 1000 }), { minLength: 8, maxLength: 8 }), { nil: null }),
