@@ -946,3 +946,136 @@ export function expectedKvFindings(p: KvLockParts): Expected[] {
   }
   return out;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Lock rows: an insert into a lock table under a unique key, freed only by a sweeper judged by age
+
+export const LOCK_ROW_STORES = ["prisma", "knex", "kysely", "drizzle", "pg", "mongo"] as const;
+export type LockRowStore = (typeof LOCK_ROW_STORES)[number];
+
+export interface LockRowParts {
+  readonly store: LockRowStore;
+  readonly quote: '"' | "'";
+  /** The lock table, named with a lock word (`job_locks`, `cron_locks`, `leases`). */
+  readonly table: "jobLock" | "cronLock" | "lease";
+  /** The insert sets an expiry column. */
+  readonly expiry: boolean;
+  /** A sweeper that deletes rows whose expiry passed, or (Q2) rows created long ago. */
+  readonly sweeper: "none" | "expired" | "created";
+  /** The holder deletes its row after the work (in `finally`, or after it). */
+  readonly release: "none" | "after" | "finally";
+}
+
+export function lockRowArb(): fc.Arbitrary<LockRowParts> {
+  return fc.record({
+    store: fc.constantFrom(...LOCK_ROW_STORES),
+    quote: fc.constantFrom<'"' | "'">('"', "'"),
+    table: fc.constantFrom<LockRowParts["table"]>("jobLock", "cronLock", "lease"),
+    expiry: fc.boolean(),
+    sweeper: fc.constantFrom<LockRowParts["sweeper"]>("none", "expired", "created"),
+    release: fc.constantFrom<LockRowParts["release"]>("none", "after", "finally"),
+  });
+}
+
+/** The table as each store names it: `jobLock` (Prisma delegate, Drizzle table), `job_locks` (SQL). */
+function lockTable(p: LockRowParts): string {
+  return p.store === "prisma" || p.store === "drizzle" ? (p.store === "drizzle" ? plural(p.table) : p.table) : plural(snake(p.table));
+}
+
+export function lockRowModule(p: LockRowParts): ModuleSpec {
+  const q = p.quote;
+  const t = lockTable(p);
+  const col = (f: string) => (p.store === "knex" || p.store === "kysely" || p.store === "pg" ? snake(f) : f);
+  const until = "new Date(Date.now() + 60000)";
+  const cutoffTime = p.sweeper === "created" ? "createdAt" : "expiresAt";
+  const fns: Fn[] = [];
+  const head: string[] = [WORK_IMPORT];
+  let clients: readonly Client[];
+  let insert: Step[];
+  let sweep: Expr;
+  let remove: Expr;
+  switch (p.store) {
+    case "prisma": {
+      clients = prisma.clients;
+      const data = `{ name, owner: process.pid${p.expiry ? `, expiresAt: ${until}` : ""} }`;
+      insert = [{ kind: "catch", body: [{ kind: "await", expr: (c) => `${c.client("prisma")}.${t}.create({ data: ${data} })` }, { kind: "return", value: () => "true" }],
+        param: "e", handler: [{ kind: "exit", cond: `e.code === ${q}P2002${q}`, value: "false" }, { kind: "stmt", text: "throw e;" }] }];
+      sweep = (c) => `${c.client("prisma")}.${t}.deleteMany({ where: { ${cutoffTime}: { lt: cutoff } } })`;
+      remove = (c) => `${c.client("prisma")}.${t}.delete({ where: { name } })`;
+      break;
+    }
+    case "knex": {
+      clients = knex.clients;
+      insert = [
+        { kind: "await", bind: "rows", expr: (c) => `${c.client("knex")}(${q}${t}${q}).insert({ name, owner: process.pid${p.expiry ? `, expires_at: ${until}` : ""} }).onConflict(${q}name${q}).ignore().returning(${q}name${q})` },
+        { kind: "return", value: () => "rows.length === 1" },
+      ];
+      sweep = (c) => `${c.client("knex")}(${q}${t}${q}).where(${q}${col(cutoffTime)}${q}, ${q}<${q}, cutoff).del()`;
+      remove = (c) => `${c.client("knex")}(${q}${t}${q}).where({ name }).del()`;
+      break;
+    }
+    case "kysely": {
+      clients = kysely.clients;
+      insert = [
+        { kind: "await", bind: "r", expr: (c) => `${c.client("db")}.insertInto(${q}${t}${q}).values({ name, owner: process.pid${p.expiry ? `, expires_at: ${until}` : ""} }).onConflict((oc) => oc.column(${q}name${q}).doNothing()).executeTakeFirst()` },
+        { kind: "return", value: () => "Number(r.numInsertedOrUpdatedRows) === 1" },
+      ];
+      sweep = (c) => `${c.client("db")}.deleteFrom(${q}${t}${q}).where(${q}${col(cutoffTime)}${q}, ${q}<${q}, cutoff).execute()`;
+      remove = (c) => `${c.client("db")}.deleteFrom(${q}${t}${q}).where(${q}name${q}, ${q}=${q}, name).execute()`;
+      break;
+    }
+    case "drizzle": {
+      clients = drizzle.clients;
+      head.push(`import { eq, lt } from "drizzle-orm";`, `import { ${t} } from "./schema";`);
+      insert = [
+        { kind: "await", bind: "rows", expr: (c) => `${c.client("db")}.insert(${t}).values({ name, owner: process.pid${p.expiry ? `, expiresAt: ${until}` : ""} }).onConflictDoNothing().returning()` },
+        { kind: "return", value: () => "rows.length === 1" },
+      ];
+      sweep = (c) => `${c.client("db")}.delete(${t}).where(lt(${t}.${cutoffTime}, cutoff))`;
+      remove = (c) => `${c.client("db")}.delete(${t}).where(eq(${t}.name, name))`;
+      break;
+    }
+    case "pg": {
+      clients = pg.clients;
+      const cols = `name, owner${p.expiry ? ", expires_at" : ""}`;
+      const vals = `$1, $2${p.expiry ? ", now() + interval '1 minute'" : ""}`;
+      insert = [
+        { kind: "await", bind: "r", expr: (c) => `${c.client("pool")}.query("INSERT INTO ${t} (${cols}) VALUES (${vals}) ON CONFLICT DO NOTHING", [name, process.pid])` },
+        { kind: "return", value: () => "r.rowCount === 1" },
+      ];
+      sweep = (c) => `${c.client("pool")}.query("DELETE FROM ${t} WHERE ${col(cutoffTime)} < $1", [cutoff])`;
+      remove = (c) => `${c.client("pool")}.query("DELETE FROM ${t} WHERE name = $1", [name])`;
+      break;
+    }
+    case "mongo": {
+      clients = mongoDialect(true).clients;
+      const doc = `{ _id: name, owner: process.pid${p.expiry ? `, expiresAt: ${until}` : ""} }`;
+      insert = [{ kind: "catch", body: [{ kind: "await", expr: (c) => `${c.client("db")}.collection(${q}${t}${q}).insertOne(${doc})` }, { kind: "return", value: () => "true" }],
+        param: "err", handler: [{ kind: "exit", cond: `String(err).includes(${q}E11000${q})`, value: "false" }, { kind: "stmt", text: "throw err;" }] }];
+      sweep = (c) => `${c.client("db")}.collection(${q}${t}${q}).deleteMany({ ${cutoffTime}: { $lt: cutoff } })`;
+      remove = (c) => `${c.client("db")}.collection(${q}${t}${q}).deleteOne({ _id: name })`;
+      break;
+    }
+  }
+  fns.push({ name: "acquire", role: "acquire", params: ["name"], steps: insert });
+  if (p.sweeper !== "none") fns.push({ name: "sweep", role: "recovery", params: ["cutoff"], steps: [{ kind: "await", expr: sweep }] });
+  const release: Step = { kind: "await", expr: remove };
+  const steps: Step[] = [
+    { kind: "await", bind: "got", expr: (c) => `${c.fn("acquire")}(name)` },
+    { kind: "exit", cond: "!got", value: "false" },
+  ];
+  if (p.release === "finally") steps.push({ kind: "try", body: [{ kind: "await", expr: () => "work(name)" }], cleanup: [release] });
+  else steps.push({ kind: "await", expr: () => "work(name)" }, ...(p.release === "after" ? [release] : []), { kind: "return", value: () => "true" });
+  fns.push({ name: "runLocked", role: "runner", params: ["name"], steps });
+  return { head, clients, fns };
+}
+
+/** A lock row with no sweeper is never freed if its holder dies; a sweeper judged by creation time is Q2. */
+export function expectedLockRowFindings(p: LockRowParts): Expected[] {
+  const model = lockTable(p);
+  if (p.sweeper === "none") return [{ rule: "locks/require-stale-recovery", messageId: "missingExpiry", fn: "acquire", data: { model } }];
+  if (p.sweeper === "created") {
+    return [{ rule: "locks/progress-based-staleness", messageId: "startTimeLockRow", fn: "sweep", data: { model, what: "sweep", timeField: p.store === "knex" || p.store === "kysely" || p.store === "pg" ? "created_at" : "createdAt" } }];
+  }
+  return [];
+}

@@ -13,7 +13,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   DB_LOOKALIKES, DB_STORES, KV_LOOKALIKES, dbLockArb, dbLookalikeModule, dbModule, expectedDbFindings, expectedKvFindings,
-  kvLockArb, kvLookalikeModule, kvModule, type DbLockParts, type Expected, type KvLockParts, type Syntax,
+  expectedLockRowFindings, kvLockArb, kvLookalikeModule, kvModule, lockRowArb, lockRowModule, type DbLockParts, type Expected,
+  type KvLockParts, type Syntax,
 } from "./generators.js";
 import type { Finding } from "./lint.js";
 import { IDENTITY, SEED, NUM_RUNS, build, check, lintProgram, lintSpec, minus, mismatch, transformArb, without } from "./run.js";
@@ -51,7 +52,14 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
       }));
     });
 
-    it("Redis locks (ioredis and node-redis)", () => {
+    it("lock rows inserted under a unique key, with or without a sweeper", () => {
+      check(fc.property(lockRowArb(), (p) => {
+        const { program, findings } = lintSpec(lockRowModule(p));
+        assertOracle(findings, expectedLockRowFindings(p), program.code);
+      }));
+    });
+
+    it("Redis locks (ioredis, node-redis and Upstash)", () => {
       check(fc.property(kvLockArb(), (p) => {
         const { program, findings } = lintSpec(kvModule(p));
         assertOracle(findings, expectedKvFindings(p), program.code);
@@ -63,6 +71,18 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
     it("database locks: rename, reorder, .then, class methods and client fields", () => {
       check(fc.property(dbLockArb(), transformArb, (p, t) => {
         const spec = dbModule(p);
+        const base = lintSpec(spec);
+        const other = lintSpec(spec, t);
+        if (JSON.stringify(base.keys) !== JSON.stringify(other.keys)) {
+          throw mismatch("a transform changed the findings", { base: base.keys, transformed: other.keys },
+            { label: "base", code: base.program.code }, { label: "transformed", code: other.program.code });
+        }
+      }));
+    });
+
+    it("lock rows: rename, reorder, .then (with .catch), class methods and client fields", () => {
+      check(fc.property(lockRowArb(), transformArb, (p, t) => {
+        const spec = lockRowModule(p);
         const base = lintSpec(spec);
         const other = lintSpec(spec, t);
         if (JSON.stringify(base.keys) !== JSON.stringify(other.keys)) {
@@ -111,6 +131,19 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
         if (restored.length !== 1 || !restored[0]!.endsWith(" in claim") || JSON.stringify(withoutIt.keys) !== JSON.stringify(expected)) {
           throw mismatch("deleting the recovery did not restore exactly the Q1 finding", { with: withIt.keys, without: withoutIt.keys },
             { label: "with recovery", code: withIt.program.code }, { label: "recovery deleted", code: withoutIt.program.code });
+        }
+      }));
+    });
+
+    it("lock rows: a sweeper of expired rows removes exactly the missingExpiry finding; deleting it restores it", () => {
+      check(fc.property(lockRowArb().map((p) => ({ ...p, sweeper: "expired" as const })), transformArb, (p, t) => {
+        const before = lintSpec(lockRowModule({ ...p, sweeper: "none" }), t);
+        const after = lintSpec(lockRowModule(p), t);
+        const deleted = lintProgram(without(after.program, "sweep"));
+        const q1 = before.keys.filter((k) => k.startsWith("locks/require-stale-recovery missingExpiry "));
+        if (q1.length !== 1 || after.keys.length !== 0 || JSON.stringify(deleted.keys) !== JSON.stringify(before.keys)) {
+          throw mismatch("the sweeper did not answer exactly the missingExpiry finding", { before: before.keys, after: after.keys, deleted: deleted.keys },
+            { label: "no sweeper", code: before.program.code }, { label: "with sweeper", code: after.program.code });
         }
       }));
     });

@@ -21,8 +21,12 @@ export type Step =
   | { readonly kind: "exit"; readonly cond: string; readonly value?: string }
   /** `return value;` (no await in it). */
   | { readonly kind: "return"; readonly value: Expr }
+  /** A statement with no await in it, as written (`throw e;`). */
+  | { readonly kind: "stmt"; readonly text: string }
   /** `try { body } finally { cleanup }`: only as the last step of a body. */
-  | { readonly kind: "try"; readonly body: readonly Step[]; readonly cleanup: readonly Step[] };
+  | { readonly kind: "try"; readonly body: readonly Step[]; readonly cleanup: readonly Step[] }
+  /** `try { body } catch (param) { handler }` (`.catch((param) => …)` in `.then` style): only as the last step. */
+  | { readonly kind: "catch"; readonly body: readonly Step[]; readonly param: string; readonly handler: readonly Step[] };
 
 export interface Fn {
   /** The function's name: what `Finding.fn` reports and the oracle expects. */
@@ -66,7 +70,7 @@ export const BASE_LAYOUT: Layout = { style: "await", container: "functions", cli
 const indent = (lines: readonly string[], by = "  "): string[] => lines.map((l) => (l === "" ? l : by + l));
 
 function hasAsync(steps: readonly Step[]): boolean {
-  return steps.some((s) => s.kind === "await" || s.kind === "try");
+  return steps.some((s) => s.kind === "await" || s.kind === "try" || s.kind === "catch");
 }
 
 function syncStep(step: Step, c: Ctx): string {
@@ -77,6 +81,8 @@ function syncStep(step: Step, c: Ctx): string {
       return `if (${step.cond}) return${step.value === undefined ? "" : ` ${step.value}`};`;
     case "return":
       return `return ${step.value(c)};`;
+    case "stmt":
+      return step.text;
     default:
       throw new Error(`not a synchronous step: ${step.kind}`);
   }
@@ -87,6 +93,7 @@ function awaitBody(steps: readonly Step[], c: Ctx): string[] {
   for (const step of steps) {
     if (step.kind === "await") out.push(step.bind ? `const ${step.bind} = await ${step.expr(c)};` : `await ${step.expr(c)};`);
     else if (step.kind === "try") out.push("try {", ...indent(awaitBody(step.body, c)), "} finally {", ...indent(awaitBody(step.cleanup, c)), "}");
+    else if (step.kind === "catch") out.push("try {", ...indent(awaitBody(step.body, c)), `} catch (${step.param}) {`, ...indent(awaitBody(step.handler, c)), "}");
     else out.push(syncStep(step, c));
   }
   return out;
@@ -105,7 +112,7 @@ function promiseOf(steps: readonly Step[], c: Ctx): string {
 
 /** The same steps without `await`: each await becomes a `.then` on the rest of the body. */
 function thenBody(steps: readonly Step[], c: Ctx): string[] {
-  const i = steps.findIndex((s) => s.kind === "await" || s.kind === "try");
+  const i = steps.findIndex((s) => s.kind === "await" || s.kind === "try" || s.kind === "catch");
   if (i < 0) return steps.map((s) => syncStep(s, c));
   const out = steps.slice(0, i).map((s) => syncStep(s, c));
   const step = steps[i]!;
@@ -113,6 +120,11 @@ function thenBody(steps: readonly Step[], c: Ctx): string[] {
   if (step.kind === "try") {
     if (rest.length > 0) throw new Error("a try step must be the last step of a body");
     out.push(...`return ${promiseOf(step.body, c)}.finally(() => ${promiseOf(step.cleanup, c)});`.split("\n"));
+    return out;
+  }
+  if (step.kind === "catch") {
+    if (rest.length > 0) throw new Error("a catch step must be the last step of a body");
+    out.push(...`return ${promiseOf(step.body, c)}.catch((${step.param}) => {`.split("\n"), ...indent(thenBody(step.handler, c)), "});");
     return out;
   }
   if (step.kind !== "await") throw new Error("unreachable");

@@ -19,7 +19,7 @@ function seedFromEnvironment(): number {
 
 export const SEED = seedFromEnvironment();
 /** Runs per property: the default keeps the whole property suite well under a minute on two cores. */
-export const NUM_RUNS = Number(process.env["FC_NUM_RUNS"] ?? 100);
+export const NUM_RUNS = Number(process.env["FC_NUM_RUNS"] ?? 60);
 
 /**
  * Checks a property with the suite's seed. fast-check shrinks a failure to a minimal counterexample and names
