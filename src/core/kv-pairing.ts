@@ -4,7 +4,7 @@
  * deleting script of the same key is its release, owner-checked or not; a plain SET of the same key after a JS
  * check of its value is a take-over.
  */
-import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { TSESLint } from "@typescript-eslint/utils";
 import type { KvFacts, KvLock, KvOp, KvRelease, KvTakeover, LibraryLockOp, Node, StateAccess } from "./model.js";
 import type { ResolvedVocabulary } from "./settings.js";
 import { hasLockWord } from "./settings.js";

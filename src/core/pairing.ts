@@ -23,7 +23,7 @@ import { guardsOf, pathCondition } from "./guards.js";
 import { buildKvFacts } from "./kv-pairing.js";
 import { hasLockWord, normalizeName } from "./settings.js";
 import { classOf, enclosingFunction, functionName, unitOf } from "./units.js";
-import { getConstInit, keyName, sameValue, thenParameterOf, unwrap } from "./values.js";
+import { findVariable, keyName, sameValue, thenParameterOf, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Unit = TSESTree.FunctionLike | null;
@@ -196,16 +196,39 @@ class Module {
     let o = unwrap(object);
     while (o.type === "MemberExpression") o = unwrap(o.object);
     if (o.type !== "Identifier") return true;
-    // The variable holds the read (`const job = await find…`), or is the parameter that receives it (`find….then((job) => …)`).
-    const init = getConstInit(this.sourceCode, o);
-    let call = init && unwrap(init);
-    if (call?.type === "AwaitExpression") call = unwrap(call.argument);
-    call ??= thenParameterOf(this.sourceCode, o);
-    const read = call && this.readByCall.get(call);
+    const read = this.readHeldBy(o, 0);
     if (read) return normalizeModel(read.model) === normalizeModel(model);
     const n = normalizeModel(o.name);
     const m = normalizeModel(model);
     return GENERIC_ROW.test(n) || n.includes(m) || m.includes(n);
+  }
+
+  /**
+   * The read whose result a variable holds: `const job = await find…` (or a call chained on the read, `.toArray()`),
+   * the parameter of `find….then((job) => …)`, a destructured row (`const [job] = await select…`,
+   * `const { rows: [job] } = await pool.query(…)`), or a row taken from a result another variable holds
+   * (`const job = res.rows[0]`).
+   */
+  private readHeldBy(id: TSESTree.Identifier, depth: number): StateRead | undefined {
+    if (depth > 3) return undefined;
+    const variable = findVariable(this.sourceCode, id);
+    const def = variable?.defs.length === 1 ? variable.defs[0] : undefined;
+    let init: Node | undefined;
+    if (def?.type === "Variable" && def.node.init && (def.parent.kind === "const" || variable!.references.filter((r) => r.isWrite()).length === 1)) {
+      init = def.node.init;
+    } else init = thenParameterOf(this.sourceCode, id);
+    if (!init) return undefined;
+    let n = unwrap(init);
+    if (n.type === "AwaitExpression") n = unwrap(n.argument);
+    // The read, or a call chained on it (`find(…).toArray()`, `findOne(…).lean()`).
+    for (let c: Node = n; ; ) {
+      const read = this.readByCall.get(c);
+      if (read) return read;
+      if (c.type !== "CallExpression" || c.callee.type !== "MemberExpression") break;
+      c = unwrap(c.callee.object);
+    }
+    while (n.type === "MemberExpression") n = unwrap(n.object);
+    return n.type === "Identifier" && n.name !== id.name ? this.readHeldBy(n, depth + 1) : undefined;
   }
 
   /** The condition every JS check on the way to `w` establishes about rows of its model. */

@@ -58,6 +58,8 @@ interface Dialect {
   read(entity: string, filter: readonly Pred[], c: Ctx, s: Syntax): string;
   /** A read of one row (or null), for check-then-act; absent where the store has no row object to check. */
   readOne?(entity: string, filter: readonly Pred[], c: Ctx, s: Syntax): string;
+  /** How the row of `readOne` is bound, when it is not the result itself (`{ rows: [row] }` for node-postgres). */
+  readonly rowPattern?: (row: string) => string;
   claimed(s: Syntax): Claimed;
   /** How a transaction callback is opened, and the name its client parameter gets (`prisma.$transaction`, `tx`). */
   readonly transaction?: { readonly client: string; readonly open: (client: string) => string; readonly param: string };
@@ -404,6 +406,12 @@ const pg: Dialect = {
     return `${c.client("pool")}.query(${sqlString(text, s)}${params.length > 0 ? `, [${params.join(", ")}]` : ""})`;
   },
   claimed: () => ({ bind: "r", ok: "r.rowCount === 1" }),
+  readOne(entity, filter, c, s) {
+    const params: string[] = [];
+    const text = `SELECT * FROM ${plural(entity)} WHERE ${sqlWhere(filter, s, params)}`;
+    return `${c.client("pool")}.query(${sqlString(text, s)}${params.length > 0 ? `, [${params.join(", ")}]` : ""})`;
+  },
+  rowPattern: (row) => `{ rows: [${row}] }`,
 };
 
 /** The statement as a JS string: a quoted string or a template literal with no holes. */
@@ -449,6 +457,8 @@ export interface DbLockParts {
   readonly claimStyle: ClaimStyle;
   /** The row read for a check is held in a variable named like the model (`job`) or generically (`row`). */
   readonly rowName: "entity" | "row";
+  /** The row is the read's result, or destructured from a list the read returns (`const [job] = await …`). */
+  readonly rowBinding: "direct" | "array";
   /** A read that picks stuck rows by age: judged on the progress timestamp, or on the start time (Q2). */
   readonly staleScan: "none" | "progress" | "start-time";
   /** The claim also touches the progress timestamp. */
@@ -503,6 +513,7 @@ export function dbLockArb(options: {
     valueStyle: fc.constantFrom<ValueStyle>("literal", "literal", "const", "enum", "object"),
     claimStyle: fc.constantFrom<ClaimStyle>("cas", "cas", "check-if", "check-read"),
     rowName: fc.constantFrom<"entity" | "row">("entity", "row"),
+    rowBinding: fc.constantFrom<"direct" | "array">("direct", "array"),
     staleScan: fc.constantFrom<"none" | "progress" | "start-time">("none", "none", "progress", "start-time"),
     touch: fc.boolean(),
     lease: options.lease ?? fc.boolean(),
@@ -651,8 +662,13 @@ function claimSteps(p: DbLockParts): Step[] {
   const filter: Pred[] = p.claimStyle === "check-read" ? [byId, { op: "ne", field: p.field, value: statusVal(p, p.value) }] : [byId];
   const check = p.claimStyle === "check-read" ? `!${row}` : `!${row} || ${row}.${d.column(p.field)} === ${jsVal(statusVal(p, p.value), s.quote)}`;
   const write: Write = { entity: p.entity, filter: [byId], set: [{ field: p.field, value: statusVal(p, p.value) }, ...(p.touch ? [{ field: p.progress, value: NOW }] : [])] };
+  const read: Step = d.rowPattern
+    ? { kind: "await", bind: d.rowPattern(row), expr: (c) => d.readOne!(p.entity, filter, c, s) }
+    : p.rowBinding === "array"
+      ? { kind: "await", bind: `[${row}]`, expr: (c) => d.read(p.entity, filter, c, s) }
+      : { kind: "await", bind: row, expr: (c) => d.readOne!(p.entity, filter, c, s) };
   return [
-    { kind: "await", bind: row, expr: (c) => d.readOne!(p.entity, filter, c, s) },
+    read,
     { kind: "exit", cond: check, value: "false" },
     { kind: "await", expr: (c) => d.update(write, c, s, false) },
     { kind: "return", value: () => "true" },
