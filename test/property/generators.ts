@@ -1,8 +1,10 @@
-// Arbitraries that build lock modules from parts: a claim (compare-and-set) in one of the supported stores and
-// syntax variants, an optional stale recovery (sound or with one flaw), an optional lease take-over in the claim,
-// a runner with an optional completion and try/finally release, Redis locks with or without TTL and owner check,
-// and lookalikes (transitions into states that are not in progress, idempotency keys, caches) that must stay
-// quiet. Each part also says what the plugin should report about it: `expectedFindings` is the oracle.
+// Arbitraries that build lock modules from parts: a claim (compare-and-set, or check-then-act) in one of the
+// supported stores and syntax variants, an optional stale recovery (sound or with one flaw), an optional lease
+// take-over in the claim, stale scans, a runner with an optional completion and try/finally release, lock rows
+// under a unique key with or without a sweeper, Redis locks with or without TTL and owner check, and lookalikes
+// (transitions into states that are not in progress, idempotency keys, caches) that must stay quiet. Each kind of
+// module has its oracle (`expectedDbFindings`, `expectedKvFindings`, `expectedLockRowFindings`): what the plugin
+// must report about the parts, and nothing else.
 //
 // Only shapes that docs/stores.md and the store tests say the recognizers support are generated.
 import fc from "fast-check";

@@ -1,11 +1,13 @@
 // Property and metamorphic tests: lock modules generated from parts (test/property/generators.ts), linted
 // under configs.strict with the TypeScript parser, and checked against invariants:
 // - the findings are exactly the missing halves the parts leave out (the oracle);
-// - renaming identifiers, reordering functions, `await` ↔ `.then`, and moving the code into a class (with the
-//   clients as fields or not) change no finding (compared by rule, messageId, data without lines, function);
+// - renaming identifiers, reordering functions, `await` ↔ `.then`, arrow consts, moving the code into a class
+//   (with the clients as fields or not) and running each function in a transaction callback change no finding
+//   (compared by rule, messageId, data without line numbers, and the function the finding is in);
 // - adding a sound recovery removes exactly the Q1 finding, and deleting a recovery restores it (and removes
 //   only the findings inside it);
-// - a release in `finally` does not answer Q1; adding a TTL or an owner check removes exactly its finding;
+// - a release in `finally` does not answer Q1; adding a TTL or an owner check removes exactly its finding; a
+//   sweeper of expired lock rows removes exactly missingExpiry;
 // - lookalikes never produce findings, alone or next to a lock.
 // Seed: FC_SEED (fixed in CI when unset); runs: FC_NUM_RUNS. A failure prints the shrunk counterexample, its code
 // and the command that replays it.
