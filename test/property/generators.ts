@@ -761,8 +761,8 @@ export function expectedDbFindings(p: DbLockParts): Expected[] {
 // Redis locks
 
 export type RedisClientKind = "ioredis" | "node-redis" | "upstash";
-export type KvAcquire = "set-ttl" | "set" | "setnx" | "setnx-expire";
-export type KvRelease = "none" | "plain" | "owner";
+export type KvAcquire = "set-ttl" | "set" | "setnx" | "setnx-expire" | "multi-expire";
+export type KvRelease = "none" | "plain" | "owner" | "get-compare";
 export const KV_LOOKALIKES = ["idempotency", "cache", "rate", "marker"] as const;
 export type KvLookalike = (typeof KV_LOOKALIKES)[number];
 
@@ -793,9 +793,9 @@ export function kvLockArb(options: { acquire?: fc.Arbitrary<KvAcquire>; release?
     keyStyle: fc.constantFrom<"template" | "concat">("template", "concat"),
     keyVar: fc.boolean(),
     token: fc.constantFrom<"uuid" | "constant">("uuid", "constant"),
-    acquire: options.acquire ?? fc.constantFrom<KvAcquire>("set-ttl", "set", "setnx", "setnx-expire"),
+    acquire: options.acquire ?? fc.constantFrom<KvAcquire>("set-ttl", "set", "setnx", "setnx-expire", "multi-expire"),
     ttlVariant: fc.nat({ max: 3 }),
-    release: options.release ?? fc.constantFrom<KvRelease>("none", "plain", "owner"),
+    release: options.release ?? fc.constantFrom<KvRelease>("none", "plain", "owner", "get-compare"),
     tryFinally: fc.boolean(),
     split: fc.boolean(),
     lookalikes: fc.subarray([...KV_LOOKALIKES], { maxLength: 2 }),
@@ -833,6 +833,8 @@ function redisOps(p: KvLockParts, c: Ctx) {
       return `${r}.set(${key}, ${value}${opts.length > 0 ? `, { ${opts.join(", ")} }` : ""})`;
     },
     setnx: (key: string, value: string) => `${r}.${p.client === "node-redis" ? "setNX" : "setnx"}(${key}, ${value})`,
+    /** SETNX and EXPIRE queued in one MULTI: sent together, so the key never lives without its expiry. */
+    multiSetnxExpire: (key: string, value: string) => `${r}.multi().${p.client === "node-redis" ? "setNX" : "setnx"}(${key}, ${value}).expire(${key}, 30).exec()`,
     expire: (key: string) => `${r}.expire(${key}, 30)`,
     del: (key: string) => `${r}.del(${key})`,
     get: (key: string) => `${r}.get(${key})`,
@@ -889,6 +891,7 @@ function kvLookalikeFn(p: KvLockParts, kind: KvLookalike): Fn {
 /** The test that an acquire failed: SET NX answers "OK" or null, ioredis SETNX 1 or 0, node-redis setNX a boolean. */
 function notAcquired(p: KvLockParts, bind: string): string {
   if (p.acquire === "set" || p.acquire === "set-ttl") return `${bind} !== ${p.quote}OK${p.quote}`;
+  if (p.acquire === "multi-expire") return `!${bind}`;
   return p.client === "node-redis" ? `!${bind}` : `${bind} !== 1`;
 }
 
@@ -909,11 +912,19 @@ export function kvModule(p: KvLockParts): ModuleSpec {
     ...(p.token === "uuid" ? [{ kind: "const", name: "token", value: () => "randomUUID()" } as const] : []),
     {
       kind: "await", bind: "ok",
-      expr: (c) => (p.acquire === "set-ttl" || p.acquire === "set" ? ops(c).set(key, token, p.acquire === "set-ttl") : ops(c).setnx(key, token)),
+      expr: (c) => (p.acquire === "set-ttl" || p.acquire === "set" ? ops(c).set(key, token, p.acquire === "set-ttl")
+        : p.acquire === "multi-expire" ? ops(c).multiSetnxExpire(key, token) : ops(c).setnx(key, token)),
     },
   ];
   const expire: Step[] = p.acquire === "setnx-expire" ? [{ kind: "await", expr: (c) => ops(c).expire(key) }] : [];
-  const release: Step[] = p.release === "none" ? [] : [{ kind: "await", expr: (c) => (p.release === "owner" ? ops(c).ownerDelete(key, token) : ops(c).del(key)) }];
+  // A GET-then-compare release reads the key, compares in JavaScript and deletes in a second command (racy, Q3).
+  const release: Step[] = p.release === "none" ? []
+    : p.release === "get-compare" ? [
+      { kind: "await", bind: "current", expr: (c) => ops(c).get(key) },
+      { kind: "exit", cond: `current !== ${token}`, value: "false" },
+      { kind: "await", expr: (c) => ops(c).del(key) },
+    ]
+    : [{ kind: "await", expr: (c) => (p.release === "owner" ? ops(c).ownerDelete(key, token) : ops(c).del(key)) }];
   const work: Step = { kind: "await", expr: () => "work(id)" };
 
   if (p.split) {
@@ -959,8 +970,9 @@ export function expectedKvFindings(p: KvLockParts): Expected[] {
     out.push({ rule: "locks/require-lock-ttl", messageId: "missingTtl", fn, data: { command: p.acquire === "set" ? "SET … NX" : "SETNX", key } });
   }
   if (p.acquire === "setnx-expire") out.push({ rule: "locks/require-lock-ttl", messageId: "separateExpire", fn, data: { command: "SETNX", key } });
-  if (p.release === "plain" && lockLike) {
-    out.push({ rule: "locks/owner-checked-release", messageId: p.token === "constant" ? "constantValue" : "plainDelete", fn: p.split ? "release" : "runTask", data: { key } });
+  if ((p.release === "plain" || p.release === "get-compare") && lockLike) {
+    const messageId = p.token === "constant" ? "constantValue" : p.release === "plain" ? "plainDelete" : "getCompareDelete";
+    out.push({ rule: "locks/owner-checked-release", messageId, fn: p.split ? "release" : "runTask", data: { key } });
   }
   return out;
 }
