@@ -473,6 +473,8 @@ export interface DbLockParts {
   /** A runner that claims, works, and then completes (by id, fenced or not) and/or releases in `finally`. */
   readonly runner: boolean;
   readonly completion: HolderKind;
+  /** What a fenced holder write checks: the claimed status, or the owner column the claim wrote (`lockedBy`). */
+  readonly fence: "status" | "owner";
   /** The completion in its own function the runner calls, or inline in the runner. */
   readonly completionFn: boolean;
   readonly finallyRelease: HolderKind;
@@ -523,6 +525,7 @@ export function dbLockArb(options: {
     cutoff: fc.constantFrom<"param" | "local">("param", "local"),
     runner: fc.boolean(),
     completion: holderArb,
+    fence: fc.constantFrom<"status" | "owner">("status", "owner"),
     completionFn: fc.boolean(),
     finallyRelease: holderArb,
     lookalikes: fc.subarray([...DB_LOOKALIKES], { maxLength: 3 }),
@@ -580,6 +583,7 @@ export function claimWrite(p: DbLockParts): Write {
   filter.push(p.lease ? { op: "or", items: [notHeld, { op: "lt", field: p.progress, value: V("staleBefore") }] } : notHeld);
   const set = [{ field: p.field, value: statusVal(p, p.value) }];
   if (p.touch || p.lease) set.push({ field: p.progress, value: NOW });
+  if (p.fence === "owner") set.push({ field: "lockedBy", value: V("workerId") });
   return { entity: p.entity, filter, set };
 }
 
@@ -594,7 +598,7 @@ export function recoveryWrite(p: DbLockParts, kind: Exclude<RecoveryKind, "none"
 /** A write by the holder, by row id, fenced by the claimed value or not. */
 function holderWrite(p: DbLockParts, fenced: boolean, target: string | boolean): Write {
   const filter: Pred[] = [{ op: "eq", field: idField(p.store), value: V("id") }];
-  if (fenced) filter.push({ op: "eq", field: p.field, value: statusVal(p, p.value) });
+  if (fenced) filter.push(p.fence === "owner" ? { op: "eq", field: "lockedBy", value: V("workerId") } : { op: "eq", field: p.field, value: statusVal(p, p.value) });
   return { entity: p.entity, filter, set: [{ field: p.field, value: statusVal(p, target) }] };
 }
 
@@ -663,7 +667,14 @@ function claimSteps(p: DbLockParts): Step[] {
   const byId: Pred = { op: "eq", field: idField(p.store), value: V("id") };
   const filter: Pred[] = p.claimStyle === "check-read" ? [byId, { op: "ne", field: p.field, value: statusVal(p, p.value) }] : [byId];
   const check = p.claimStyle === "check-read" ? `!${row}` : `!${row} || ${row}.${d.column(p.field)} === ${jsVal(statusVal(p, p.value), s.quote)}`;
-  const write: Write = { entity: p.entity, filter: [byId], set: [{ field: p.field, value: statusVal(p, p.value) }, ...(p.touch ? [{ field: p.progress, value: NOW }] : [])] };
+  const write: Write = {
+    entity: p.entity, filter: [byId],
+    set: [
+      { field: p.field, value: statusVal(p, p.value) },
+      ...(p.touch ? [{ field: p.progress, value: NOW }] : []),
+      ...(p.fence === "owner" ? [{ field: "lockedBy", value: V("workerId") }] : []),
+    ],
+  };
   const read: Step = d.rowPattern
     ? { kind: "await", bind: d.rowPattern(row), expr: (c) => d.readOne!(p.entity, filter, c, s) }
     : p.rowBinding === "array"
@@ -682,7 +693,8 @@ export function dbModule(p: DbLockParts): ModuleSpec {
   const d = DIALECTS[p.store];
   const s = p.syntax;
   const fns: Fn[] = [];
-  fns.push({ name: "claim", role: "claim", params: ["id"], steps: claimSteps(p) });
+  const ids = p.fence === "owner" ? ["id", "workerId"] : ["id"];
+  fns.push({ name: "claim", role: "claim", params: ids, steps: claimSteps(p) });
   if (p.staleScan !== "none") {
     const scan: Pred[] = [{ op: "eq", field: p.field, value: statusVal(p, p.value) }, { op: "lt", field: p.staleScan === "progress" ? p.progress : p.start, value: V("cutoff") }];
     fns.push({ name: "findStuck", role: "scan", params: ["cutoff"], steps: [
@@ -698,19 +710,19 @@ export function dbModule(p: DbLockParts): ModuleSpec {
     if (p.completion !== "none") {
       const write: Step = { kind: "await", expr: (c) => d.update(holderWrite(p, p.completion === "fenced", p.done), c, s, false) };
       if (p.completionFn) {
-        fns.push({ name: "finish", role: "completion", params: ["id"], steps: [write] });
-        complete.push({ kind: "await", expr: (c) => `${c.fn("finish")}(id)` });
+        fns.push({ name: "finish", role: "completion", params: ids, steps: [write] });
+        complete.push({ kind: "await", expr: (c) => `${c.fn("finish")}(${ids.join(", ")})` });
       } else complete.push(write);
     }
     const body: Step[] = [{ kind: "await", expr: () => "work(id)" }, ...complete];
     const steps: Step[] = [
-      { kind: "await", bind: "ok", expr: (c) => `${c.fn("claim")}(id)` },
+      { kind: "await", bind: "ok", expr: (c) => `${c.fn("claim")}(${ids.join(", ")})` },
       { kind: "exit", cond: "!ok", value: "false" },
     ];
     if (p.finallyRelease !== "none") {
       steps.push({ kind: "try", body, cleanup: [{ kind: "await", expr: (c) => d.update(holderWrite(p, p.finallyRelease === "fenced", p.reset), c, s, false) }] });
     } else steps.push(...body, { kind: "return", value: () => "true" });
-    fns.push({ name: "run", role: "runner", params: ["id"], steps });
+    fns.push({ name: "run", role: "runner", params: ids, steps });
   }
   for (const kind of p.lookalikes) fns.push(lookalikeFn(p.store, kind, s));
   const entities = [p.entity, ...p.lookalikes.map((k) => LOOKALIKE_ENTITY[k])];
