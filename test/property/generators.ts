@@ -729,6 +729,24 @@ export function dbModule(p: DbLockParts): ModuleSpec {
   return { head: [...d.head(entities), ...head, ...statusDeclarations(p)], clients: d.clients, fns, ...(d.transaction ? { transaction: d.transaction } : {}) };
 }
 
+/**
+ * The module with its recovery written with another store's client (a Prisma claim swept by raw SQL): the
+ * recovery pairs by model, field and value, whatever the client. Undefined when the two stores' clients or
+ * model imports clash.
+ */
+export function dbModuleRecoveredBy(p: DbLockParts, other: DbStore, kind: Exclude<RecoveryKind, "none"> = "valid"): ModuleSpec | undefined {
+  const base = dbModule({ ...p, recovery: "none" });
+  const d = DIALECTS[other];
+  // Two ORMs whose models are imported classes would import the same name twice (`Job` from both).
+  const classModels = new Set<DbStore>(["sequelize", "mongoose", "typeorm-qb", "typeorm-repo"]);
+  if (classModels.has(p.store) && classModels.has(other)) return undefined;
+  if (d.clients.some((c) => base.clients.some((b) => b.name === c.name)) || (kind === "check-in-js" && !d.readOne)) return undefined;
+  const recovery = recoveryFn({ ...p, store: other }, kind);
+  const fns = [...base.fns];
+  fns.splice(1, 0, recovery);
+  return { ...base, head: [...base.head, ...d.head([p.entity])], clients: [...base.clients, ...d.clients], fns };
+}
+
 /** A module of lookalikes only, in one store. */
 export function dbLookalikeModule(store: DbStore, kinds: readonly DbLookalike[], s: Syntax): ModuleSpec {
   const d = DIALECTS[store];

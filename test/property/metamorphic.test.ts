@@ -14,7 +14,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
-  DB_LOOKALIKES, DB_STORES, KV_LOOKALIKES, dbLockArb, dbLookalikeModule, dbModule, expectedDbFindings, expectedKvFindings,
+  DB_LOOKALIKES, DB_STORES, KV_LOOKALIKES, dbLockArb, dbLookalikeModule, dbModule, dbModuleRecoveredBy, expectedDbFindings, expectedKvFindings,
   expectedLockRowFindings, kvLockArb, kvLookalikeModule, kvModule, lockRowArb, lockRowModule, type DbLockParts, type Expected,
   type KvLockParts, type Syntax,
 } from "./generators.js";
@@ -118,6 +118,21 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
         if (q1.length !== 1 || JSON.stringify(after.keys) !== JSON.stringify(expectedAfter)) {
           throw mismatch("adding the recovery did not remove exactly the Q1 finding", { before: before.keys, after: after.keys },
             { label: "without recovery", code: before.program.code }, { label: "with recovery", code: after.program.code });
+        }
+      }));
+    });
+
+    it("a sound recovery written with another store's client answers the claim just the same", () => {
+      const parts = dbLockArb({ recovery: fc.constant("none"), lease: fc.constant(false) });
+      check(fc.property(parts, fc.constantFrom(...DB_STORES), transformArb, (p, other, t) => {
+        const mixed = dbModuleRecoveredBy(p, other);
+        fc.pre(mixed !== undefined);
+        const before = lintSpec(dbModule(p), t);
+        const after = lintSpec(mixed!, t);
+        const expected = before.keys.filter((k) => !k.startsWith("locks/require-stale-recovery "));
+        if (JSON.stringify(after.keys) !== JSON.stringify(expected)) {
+          throw mismatch(`a recovery written with ${other} did not answer exactly the Q1 finding`, { before: before.keys, after: after.keys },
+            { label: "without recovery", code: before.program.code }, { label: "with the other store's recovery", code: after.program.code });
         }
       }));
     });
