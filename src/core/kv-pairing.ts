@@ -47,7 +47,6 @@ function inFinally(node: Node): boolean {
   return false;
 }
 
-
 /** The GET (of the same key) whose result a JS check on the way to `op` compares. */
 function comparedGet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, vocabulary: ResolvedVocabulary): KvOp | undefined {
   for (const guard of guardsOf(sourceCode, op.node, vocabulary)) {
