@@ -20,12 +20,12 @@ export interface Finding {
 type AnyRule = TSESLint.RuleModule<string, readonly unknown[]>;
 type Descriptor = TSESLint.ReportDescriptor<string> & { data?: Record<string, unknown> };
 
-/** The name a function is known by: its id, its method key, or the variable it is assigned to. */
+/** The name a function is known by: its id, its method key (class or object), or the variable it is assigned to. */
 function functionName(node: TSESTree.Node): string | undefined {
   if (node.type === "FunctionDeclaration" || node.type === "FunctionExpression" || node.type === "ArrowFunctionExpression") {
     if (node.id) return node.id.name;
     const parent = node.parent;
-    if (parent?.type === "MethodDefinition" && parent.key.type === "Identifier") return parent.key.name;
+    if ((parent?.type === "MethodDefinition" || parent?.type === "Property") && parent.key.type === "Identifier") return parent.key.name;
     if (parent?.type === "VariableDeclarator" && parent.id.type === "Identifier") return parent.id.name;
   }
   return undefined;

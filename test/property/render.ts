@@ -57,8 +57,11 @@ export interface ModuleSpec {
 
 export interface Layout {
   readonly style: "await" | "then";
-  /** Function declarations, `const f = async () => {}` arrows, or methods of one class. */
-  readonly container: "functions" | "arrows" | "class";
+  /**
+   * Function declarations, `const f = async () => {}` arrows, methods of one class, or methods of one exported
+   * object (`export const service = { async claim() {…} }`, module functions called as `this.f()`).
+   */
+  readonly container: "functions" | "arrows" | "class" | "object";
   /** In class layout: clients are constructor-injected fields (`this.prisma`) instead of module imports. */
   readonly clientFields: boolean;
   /** Each function that writes runs its body in a transaction callback (`prisma.$transaction(async (tx) => …)`). */
@@ -146,6 +149,7 @@ function fnLines(fn: Fn, layout: Layout, c: Ctx, spec: ModuleSpec): string[] {
   const params = fn.params.join(", ");
   const async = isAsync ? "async " : "";
   if (layout.container === "arrows") return [`export const ${fn.name} = ${async}(${params}) => {`, ...indent(body), "};"];
+  if (layout.container === "object") return [`${async}${fn.name}(${params}) {`, ...indent(body), "},"];
   const head = layout.container === "class" ? `${async}${fn.name}(${params}) {` : `export ${async}function ${fn.name}(${params}) {`;
   return [head, ...indent(body), "}"];
 }
@@ -154,9 +158,10 @@ function fnLines(fn: Fn, layout: Layout, c: Ctx, spec: ModuleSpec): string[] {
 export function render(spec: ModuleSpec, layout: Layout = BASE_LAYOUT): string {
   const inClass = layout.container === "class";
   const fields = inClass && layout.clientFields;
+  const inObject = layout.container === "object";
   const c: Ctx = {
     client: (name) => (fields ? `this.${name}` : name),
-    fn: (name) => (inClass ? `this.${name}` : name),
+    fn: (name) => (inClass || inObject ? `this.${name}` : name),
   };
   const prelude = new Set<string>();
   for (const client of spec.clients) {
@@ -165,6 +170,12 @@ export function render(spec: ModuleSpec, layout: Layout = BASE_LAYOUT): string {
   }
   for (const line of spec.head) prelude.add(line);
   const lines = [...prelude, ""];
+  if (inObject) {
+    lines.push("export const service = {");
+    for (const fn of spec.fns) lines.push(...indent(fnLines(fn, layout, c, spec)), "");
+    lines.push("};", "");
+    return lines.join("\n");
+  }
   if (!inClass) {
     for (const fn of spec.fns) lines.push(...fnLines(fn, layout, c, spec), "");
     return lines.join("\n");

@@ -47,7 +47,7 @@ export interface Transform {
 export const transformArb: fc.Arbitrary<Transform> = fc.record({
   layout: fc.record({
     style: fc.constantFrom<Layout["style"]>("await", "then"),
-    container: fc.constantFrom<Layout["container"]>("functions", "arrows", "class"),
+    container: fc.constantFrom<Layout["container"]>("functions", "arrows", "class", "object"),
     clientFields: fc.boolean(),
     transaction: fc.boolean(),
   }),

@@ -130,7 +130,10 @@ export function renameIdentifiers(code: string, pick: (i: number) => string): Re
   return { code: applyEdits(code, edits), back };
 }
 
-/** The module's functions as reorderable slots: top-level functions (declared or `const f = () => …`), or each class's methods. */
+/**
+ * The module's functions as reorderable slots: top-level functions (declared or `const f = () => …`), each class's
+ * methods, or the methods of an exported object.
+ */
 function arrowConst(node: Node): TSESTree.VariableDeclarator | undefined {
   const decl = node.type === "ExportNamedDeclaration" ? node.declaration : node;
   if (decl?.type !== "VariableDeclaration" || decl.declarations.length !== 1) return undefined;
@@ -145,8 +148,18 @@ function functionSlots(ast: TSESTree.Program): Node[][] {
   for (const s of ast.body) {
     const cls = s.type === "ClassDeclaration" ? s : s.type === "ExportNamedDeclaration" && s.declaration?.type === "ClassDeclaration" ? s.declaration : undefined;
     if (cls) groups.push(cls.body.body.filter((m) => m.type === "MethodDefinition" && m.kind === "method"));
+    // `export const service = { async claim() {…}, … }`
+    const init = arrowConst(s) ? undefined : objectConst(s);
+    if (init) groups.push(init.properties.filter((p) => p.type === "Property" && p.method));
   }
   return groups;
+}
+
+function objectConst(node: Node): TSESTree.ObjectExpression | undefined {
+  const decl = node.type === "ExportNamedDeclaration" ? node.declaration : node;
+  if (decl?.type !== "VariableDeclaration" || decl.declarations.length !== 1) return undefined;
+  const init = decl.declarations[0]!.init;
+  return init?.type === "ObjectExpression" ? init : undefined;
 }
 
 /** Reorders the functions (or methods) of the module: slot i gets the function at `order(n)[i]`. */
@@ -166,7 +179,7 @@ export function reorderFunctions(code: string, order: (n: number) => readonly nu
 function declaredName(node: Node): string | undefined {
   if (node.type === "ExportNamedDeclaration" && node.declaration?.type === "FunctionDeclaration") return node.declaration.id?.name;
   if (node.type === "FunctionDeclaration") return node.id?.name;
-  if (node.type === "MethodDefinition" && node.key.type === "Identifier") return node.key.name;
+  if ((node.type === "MethodDefinition" || node.type === "Property") && node.key.type === "Identifier") return node.key.name;
   const arrow = arrowConst(node);
   if (arrow?.id.type === "Identifier") return arrow.id.name;
   return undefined;
@@ -177,7 +190,8 @@ export function removeFunction(code: string, name: string): string {
   const { ast } = parse(code);
   for (const slots of functionSlots(ast as TSESTree.Program)) {
     const node = slots.find((s) => declaredName(s) === name);
-    if (node) return applyEdits(code, [{ range: node.range, text: "" }]);
+    // An object's method takes its comma with it.
+    if (node) return applyEdits(code, [{ range: [node.range[0], node.range[1] + (node.type === "Property" && code[node.range[1]] === "," ? 1 : 0)], text: "" }]);
   }
   throw new Error(`no function ${name} in:\n${code}`);
 }
