@@ -38,10 +38,10 @@ function consequence(lock: HeldLock): string {
 }
 
 const HOW: Record<PathEscape["kind"], string> = {
-  return: "on the return at line {{line}}",
-  throw: "on the throw at line {{line}}",
-  end: "on every path to the end of the function",
-  await: "when the await at line {{line}} rejects",
+  return: "on the return",
+  throw: "on the throw",
+  end: "on a path to the end of the function",
+  await: "when the await rejects",
 };
 
 const ESCAPE_ORDER: Record<PathEscape["kind"], number> = { return: 0, throw: 1, end: 2, await: 3 };
@@ -143,15 +143,15 @@ export default createRule<
     ],
     messages: {
       missedOnReturn:
-        "Q1 (if the locker dies, who unlocks?): {{lock}} is taken here, but the return at line {{line}} leaves without releasing it: {{consequence}} Release it in a `finally` that covers every return.",
+        "Q1 (if the locker dies, who unlocks?): {{lock}} is taken here, but the return at line {{exitLine}} leaves without releasing it: {{consequence}} Release it in a `finally` that covers every return.",
       missedOnThrow:
-        "Q1 (if the locker dies, who unlocks?): {{lock}} is taken here, but the throw at line {{line}} leaves without releasing it: {{consequence}} Release it in a `finally`.",
+        "Q1 (if the locker dies, who unlocks?): {{lock}} is taken here, but the throw at line {{exitLine}} leaves without releasing it: {{consequence}} Release it in a `finally`.",
       missedOnPath:
-        "Q1 (if the locker dies, who unlocks?): {{lock}} is taken here, but a path reaches the end of the function without the release{{releaseAt}}: {{consequence}} Release it in a `finally`.",
+        "Q1 (if the locker dies, who unlocks?): {{lock}} is taken here, but a path reaches the end of the function without the release at line {{releaseLine}}: {{consequence}} Release it in a `finally`.",
       missedOnRejection:
-        "Q1 (if the locker dies, who unlocks?): {{lock}} is taken here, but if the await at line {{line}} rejects, the release{{releaseAt}} never runs: {{consequence}} Release it in a `finally`{{hint}}.",
+        "Q1 (if the locker dies, who unlocks?): {{lock}} is taken here, but if the await at line {{exitLine}} rejects, the release at line {{releaseLine}} never runs: {{consequence}} Release it in a `finally`{{hint}}.",
       ttlReleaseMissed:
-        "Q1 (if the locker dies, who unlocks?): {{lock}} is released{{releaseAt}}, but not {{how}}. Its TTL still frees it, but only when it expires, and until then every other worker is shut out. Release it in a `finally`.",
+        "Q1 (if the locker dies, who unlocks?): {{lock}} is released at line {{releaseLine}}, but not {{how}} (line {{exitLine}}). Its TTL still frees it, but only when it expires, and until then every other worker is shut out. Release it in a `finally`.",
       releasedEarly:
         "Q1: this returns a promise of work that is still running, and the `finally` releases {{lock}} (taken at line {{acquireLine}}) as soon as the promise is returned, so a second caller gets in while the work runs. Return `await` of it.",
       advisoryOnPool:
@@ -161,7 +161,7 @@ export default createRule<
       advisoryNeverUnlocked:
         "Q1 (if the locker dies, who unlocks?): this session advisory lock is taken inside a transaction but never unlocked. Unlike pg_advisory_xact_lock it outlives the commit or rollback, and the transaction's pooled connection keeps it. Take pg_advisory_xact_lock, or unlock it in a `finally`.",
       advisoryReturnedToPool:
-        "Q1 (if the locker dies, who unlocks?): this session advisory lock is never unlocked, and `{{client}}.release()` at line {{line}} returns the connection to the pool still holding it. Unlock it in a `finally` before the release, release with `release(true)` to close the connection, or take pg_advisory_xact_lock inside a transaction.",
+        "Q1 (if the locker dies, who unlocks?): this session advisory lock is never unlocked, and `{{client}}.release()` at line {{returnLine}} returns the connection to the pool still holding it. Unlock it in a `finally` before the release, release with `release(true)` to close the connection, or take pg_advisory_xact_lock inside a transaction.",
       moveToFinally: "Move the release into a `finally` around the work.",
       useXactLock: "Take a transaction-level lock (pg_advisory_xact_lock): it is released when the transaction ends.",
       awaitReturn: "Return `await` of the promise, so the `finally` runs after the work.",
@@ -185,7 +185,7 @@ export default createRule<
             continue;
           }
           if (adv.neverUnlocked && adv.returnedToPool) {
-            context.report({ node: lock.acquire, messageId: "advisoryReturnedToPool", data: { client, line: String(adv.returnedToPool.loc.start.line) } });
+            context.report({ node: lock.acquire, messageId: "advisoryReturnedToPool", data: { client, returnLine: String(adv.returnedToPool.loc.start.line) } });
             continue;
           }
           // A dedicated connection that keeps its session lock until it closes is a leader lock, not a leak.
@@ -207,17 +207,16 @@ export default createRule<
         const escape = [...lock.escapes].sort((a, b) => ESCAPE_ORDER[a.kind] - ESCAPE_ORDER[b.kind] || a.node.range[0] - b.node.range[0])[0];
         if (escape) {
           const fix = wrapInFinally(sourceCode, lock);
-          const releaseLines = [...new Set(lock.releases.map((r) => r.loc.start.line))];
-          const line = String(escape.node.loc.start.line);
+          const releaseLine = String(Math.min(...lock.releases.map((r) => r.loc.start.line)));
           context.report({
             node: lock.acquire,
             messageId: lock.ttl ? "ttlReleaseMissed" : messageFor(escape),
             data: {
               ...data,
-              line,
-              releaseAt: releaseLines.length === 1 ? ` at line ${releaseLines[0]}` : "",
+              exitLine: String(escape.node.loc.start.line),
+              releaseLine,
               hint: lock.kind === "mutex" ? " (`runExclusive` does it for you)" : "",
-              how: HOW[escape.kind].replace("{{line}}", line),
+              how: HOW[escape.kind],
             },
             suggest: fix ? [{ messageId: "moveToFinally", fix }] : [],
           });

@@ -248,7 +248,7 @@ function kvLocks(kv: KvFacts): Candidate[] {
     const releases = kv.releases.filter((r) => r.lock === lock && sameFunction(r.op.node, lock.acquire.node)).map((r) => r.op.node);
     if (releases.length === 0) continue;
     out.push({
-      kind: "kv", name: lock.acquire.key.text, acquire: lock.acquire.node, releases, ttl: lock.ttl === "present", try: true,
+      kind: "kv", name: lock.acquire.key.text, acquire: lock.acquire.node, releases, ttl: lock.ttl === "present" || lock.ttl === "separate", try: true,
       ...(lock.expire ? { protocol: [lock.expire.node] } : {}),
     });
   }

@@ -4,14 +4,14 @@
  * deleting script of the same key is its release, owner-checked or not; a plain SET of the same key after a JS
  * check of its value is a take-over.
  */
-import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { TSESLint } from "@typescript-eslint/utils";
 import type { KvFacts, KvLock, KvOp, KvRelease, KvTakeover, LibraryLockOp, Node, StateAccess } from "./model.js";
 import type { ResolvedVocabulary } from "./settings.js";
 import { hasLockWord } from "./settings.js";
 import { guardsOf } from "./guards.js";
 import { sameKey } from "./keys.js";
 import { functionName, unitOf } from "./units.js";
-import { findVariable, getConstInit, unwrap } from "./values.js";
+import { getConstInit, thenParameterOf, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -45,19 +45,6 @@ function inFinally(node: Node): boolean {
       !p.callee.computed && p.callee.property.type === "Identifier" && p.callee.property.name === "finally") return true;
   }
   return false;
-}
-
-/** For a parameter of `x.then((param) => …)`, the call `x` whose result it receives. */
-function thenParameterOf(sourceCode: SourceCode, id: TSESTree.Identifier): Node | undefined {
-  const def = findVariable(sourceCode, id)?.defs[0];
-  if (def?.type !== "Parameter") return undefined;
-  const fn = def.node;
-  if (fn.params[0] !== def.name) return undefined;
-  const call = fn.parent;
-  if (call?.type !== "CallExpression" || call.arguments[0] !== fn || call.callee.type !== "MemberExpression") return undefined;
-  const method = call.callee.property;
-  if (call.callee.computed || method.type !== "Identifier" || method.name !== "then") return undefined;
-  return unwrap(call.callee.object);
 }
 
 /** The GET (of the same key) whose result a JS check on the way to `op` compares. */

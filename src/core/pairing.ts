@@ -25,7 +25,7 @@ import { buildKvFacts } from "./kv-pairing.js";
 import { buildRenewals } from "./renewals.js";
 import { hasLockWord, normalizeName } from "./settings.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "./units.js";
-import { getConstInit, keyName, sameValue, unwrap } from "./values.js";
+import { findVariable, keyName, sameValue, thenParameterOf, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Unit = TSESTree.FunctionLike | null;
@@ -88,7 +88,10 @@ function referencedName(node: Node): { name: string; viaThis: boolean } | undefi
 class CallGraph {
   private readonly byName = new Map<string, TSESTree.FunctionLike[]>();
   private readonly edges = new Map<Unit, { name: string; viaThis: boolean; from: Node }[]>();
+  /** The same references by the name they use: `callSites` looks a name up instead of scanning every call. */
+  private readonly byReference = new Map<string, { unit: Unit; viaThis: boolean; from: Node }[]>();
   private readonly reachCache = new Map<Unit, Set<Unit>>();
+  private readonly siteCache = new Map<Unit, { unit: Unit; after: number; call: Node }[]>();
 
   constructor(shape: ModuleShape) {
     for (const fn of shape.functions) {
@@ -103,7 +106,11 @@ class CallGraph {
       const refs = this.edges.get(unit) ?? [];
       for (const n of [call.callee, ...call.arguments]) {
         const ref = referencedName(n);
-        if (ref) refs.push({ ...ref, from: call });
+        if (!ref) continue;
+        refs.push({ ...ref, from: call });
+        const named = this.byReference.get(ref.name) ?? [];
+        named.push({ unit, viaThis: ref.viaThis, from: call });
+        this.byReference.set(ref.name, named);
       }
       this.edges.set(unit, refs);
     }
@@ -115,15 +122,15 @@ class CallGraph {
    */
   callSites(target: Unit): { unit: Unit; after: number; call: Node }[] {
     if (target === null) return [];
+    const cached = this.siteCache.get(target);
+    if (cached) return cached;
     const name = functionName(target);
     const out: { unit: Unit; after: number; call: Node }[] = [];
-    for (const [unit, refs] of this.edges) {
-      for (const ref of refs) {
-        if (ref.name !== name) continue;
-        if (ref.viaThis ? classOf(ref.from) !== classOf(target) : classOf(target) !== undefined) continue;
-        out.push({ unit, after: ref.from.range[1], call: ref.from });
-      }
+    for (const ref of name === undefined ? [] : this.byReference.get(name) ?? []) {
+      if (ref.viaThis ? classOf(ref.from) !== classOf(target) : classOf(target) !== undefined) continue;
+      out.push({ unit: ref.unit, after: ref.from.range[1], call: ref.from });
     }
+    this.siteCache.set(target, out);
     return out;
   }
 
@@ -191,14 +198,39 @@ class Module {
     let o = unwrap(object);
     while (o.type === "MemberExpression") o = unwrap(o.object);
     if (o.type !== "Identifier") return true;
-    const init = getConstInit(this.sourceCode, o);
-    let call = init && unwrap(init);
-    if (call?.type === "AwaitExpression") call = unwrap(call.argument);
-    const read = call && this.readByCall.get(call);
+    const read = this.readHeldBy(o, 0);
     if (read) return normalizeModel(read.model) === normalizeModel(model);
     const n = normalizeModel(o.name);
     const m = normalizeModel(model);
     return GENERIC_ROW.test(n) || n.includes(m) || m.includes(n);
+  }
+
+  /**
+   * The read whose result a variable holds: `const job = await find…` (or a call chained on the read, `.toArray()`),
+   * the parameter of `find….then((job) => …)`, a destructured row (`const [job] = await select…`,
+   * `const { rows: [job] } = await pool.query(…)`), or a row taken from a result another variable holds
+   * (`const job = res.rows[0]`).
+   */
+  private readHeldBy(id: TSESTree.Identifier, depth: number): StateRead | undefined {
+    if (depth > 3) return undefined;
+    const variable = findVariable(this.sourceCode, id);
+    const def = variable?.defs.length === 1 ? variable.defs[0] : undefined;
+    let init: Node | undefined;
+    if (def?.type === "Variable" && def.node.init && (def.parent.kind === "const" || variable!.references.filter((r) => r.isWrite()).length === 1)) {
+      init = def.node.init;
+    } else init = thenParameterOf(this.sourceCode, id);
+    if (!init) return undefined;
+    let n = unwrap(init);
+    if (n.type === "AwaitExpression") n = unwrap(n.argument);
+    // The read, or a call chained on it (`find(…).toArray()`, `findOne(…).lean()`).
+    for (let c: Node = n; ; ) {
+      const read = this.readByCall.get(c);
+      if (read) return read;
+      if (c.type !== "CallExpression" || c.callee.type !== "MemberExpression") break;
+      c = unwrap(c.callee.object);
+    }
+    while (n.type === "MemberExpression") n = unwrap(n.object);
+    return n.type === "Identifier" && n.name !== id.name ? this.readHeldBy(n, depth + 1) : undefined;
   }
 
   /** The condition every JS check on the way to `w` establishes about rows of its model. */

@@ -65,9 +65,15 @@ const DESCRIPTIONS: Record<keyof Vocabulary, string> = {
   ownerFields: "Columns that identify the lock holder (owner, token); a write filtered on one is fenced.",
 };
 
+/**
+ * A name must hold something besides separators: names are compared without case, `_`, `-` and spaces, so `"_"`
+ * or `" "` would be the empty name, which every field ends with.
+ */
+const NAME_PATTERN = "[^\\s_-]";
+
 /** JSON-schema fragment for one vocabulary key, for rule options. */
 export function vocabularySchema(key: keyof Vocabulary): JSONSchema4 {
-  return { type: "array", items: { type: "string", minLength: 1 }, uniqueItems: true, description: DESCRIPTIONS[key] };
+  return { type: "array", items: { type: "string", minLength: 1, pattern: NAME_PATTERN }, uniqueItems: true, description: DESCRIPTIONS[key] };
 }
 
 export function normalizeName(name: string): string {
@@ -134,6 +140,23 @@ function resolveVocabulary(raw: Vocabulary): ResolvedVocabulary {
   };
 }
 
+/** What is wrong with a vocabulary list, in words, or undefined when it is a list of usable names. */
+function vocabularyProblem(value: unknown): string | undefined {
+  const shown = (v: unknown): string => {
+    if (typeof v === "string") return JSON.stringify(v);
+    if (typeof v === "bigint" || typeof v === "symbol" || typeof v === "function") return String(typeof v);
+    const json = JSON.stringify(v);
+    return json === undefined ? String(v) : json.length > 60 ? `${json.slice(0, 57)}...` : json;
+  };
+  if (!Array.isArray(value)) return `Got ${shown(value)}.`;
+  for (let i = 0; i < value.length; i++) {
+    const item: unknown = value[i];
+    if (typeof item !== "string" || item.length === 0) return `Got ${shown(item)} at index ${i}.`;
+    if (!new RegExp(NAME_PATTERN).test(item)) return `Got ${shown(item)} at index ${i}, which is only separators (space, _ or -).`;
+  }
+  return undefined;
+}
+
 function readSettings(settings: unknown): Partial<Vocabulary> {
   if (settings === undefined || settings === null) return {};
   if (typeof settings !== "object" || Array.isArray(settings)) {
@@ -146,8 +169,9 @@ function readSettings(settings: unknown): Partial<Vocabulary> {
         `eslint-plugin-locks: unknown key settings.locks.${key}; expected one of ${VOCABULARY_KEYS.join(", ")}.`,
       );
     }
-    if (!Array.isArray(value) || !value.every((v) => typeof v === "string" && v.length > 0)) {
-      throw new TypeError(`eslint-plugin-locks: settings.locks.${key} must be an array of non-empty strings.`);
+    const problem = vocabularyProblem(value);
+    if (problem !== undefined) {
+      throw new TypeError(`eslint-plugin-locks: settings.locks.${key} must be an array of non-empty strings. ${problem}`);
     }
     out[key as keyof Vocabulary] = value as string[];
   }

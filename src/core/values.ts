@@ -252,3 +252,20 @@ export function staticList(sourceCode: SourceCode, node: Node | undefined): Stat
   }
   return out;
 }
+
+/**
+ * For a parameter of `x.then((param) => …)`, the call `x` whose result it receives (a GET, a row read); also for
+ * a name destructured from that parameter (`x.then(([row]) => …)`).
+ */
+export function thenParameterOf(sourceCode: SourceCode, id: TSESTree.Identifier): Node | undefined {
+  const def = findVariable(sourceCode, id)?.defs[0];
+  if (def?.type !== "Parameter") return undefined;
+  const fn = def.node;
+  const first = fn.params[0];
+  if (!first || def.name.range[0] < first.range[0] || def.name.range[1] > first.range[1]) return undefined;
+  const call = fn.parent;
+  if (call?.type !== "CallExpression" || call.arguments[0] !== fn || call.callee.type !== "MemberExpression") return undefined;
+  const method = call.callee.property;
+  if (call.callee.computed || method.type !== "Identifier" || method.name !== "then") return undefined;
+  return unwrap(call.callee.object);
+}

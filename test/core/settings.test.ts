@@ -129,6 +129,21 @@ describe("getVocabulary: settings.locks and rule options", () => {
     expect(() => getVocabulary({ locks: { ownerFields: [42] } })).toThrow(message);
   });
 
+  it("says which item is wrong, and rejects names made only of separators (they would match every field)", () => {
+    expect(() => getVocabulary({ locks: { stateFields: "status" } })).toThrow(
+      'eslint-plugin-locks: settings.locks.stateFields must be an array of non-empty strings. Got "status".',
+    );
+    expect(() => getVocabulary({ locks: { ownerFields: ["lockedBy", 42] } })).toThrow(
+      "eslint-plugin-locks: settings.locks.ownerFields must be an array of non-empty strings. Got 42 at index 1.",
+    );
+    expect(() => getVocabulary({ locks: { stateFields: ["_"] } })).toThrow(
+      'eslint-plugin-locks: settings.locks.stateFields must be an array of non-empty strings. Got "_" at index 0, which is only separators (space, _ or -).',
+    );
+    expect(() => getVocabulary({ locks: { flagFields: [" - "] } })).toThrow("settings.locks.flagFields");
+    expect(getVocabulary({ locks: { stateFields: ["état", "lifecycle_2"] } }).isStateField("lifecycle2")).toBe(true);
+    expect(getVocabulary({ locks: { stateFields: ["état"] } }).isStateField("jobÉtat")).toBe(true);
+  });
+
   it("throws when settings.locks is not an object", () => {
     expect(() => getVocabulary({ locks: ["lockedBy"] })).toThrow("eslint-plugin-locks: settings.locks must be an object.");
     expect(() => getVocabulary({ locks: "strict" })).toThrow("eslint-plugin-locks: settings.locks must be an object.");

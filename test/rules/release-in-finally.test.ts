@@ -33,23 +33,22 @@ function missed(code: string, messageId: Escape, kind: Kind, acquire: string, ex
     data: {
       ...kind,
       acquireLine: String(a.line),
-      line: exit ? lineOf(code, exit) : String(a.line),
-      releaseAt: release ? ` at line ${lineOf(code, release)}` : "",
+      exitLine: exit ? lineOf(code, exit) : String(a.line),
+      releaseLine: release ? lineOf(code, release) : "",
       hint: kind.lock.startsWith("the mutex") ? " (`runExclusive` does it for you)" : "",
-      how: "",
     },
     suggestions: output ? [{ messageId: "moveToFinally" as const, output }] : [],
   };
 }
 
 /** The TTL-bounded variant of a path finding. */
-function ttlMissed(code: string, lock: string, acquire: string, release: string, how: string, output: string) {
+function ttlMissed(code: string, lock: string, acquire: string, release: string, how: string, exit: string, output: string) {
   const a = at(code, acquire);
   return {
     messageId: "ttlReleaseMissed" as const,
     line: a.line,
     column: a.column,
-    data: { lock, releaseAt: ` at line ${lineOf(code, release)}`, how },
+    data: { lock, releaseLine: lineOf(code, release), how, exitLine: lineOf(code, exit) },
     suggestions: [{ messageId: "moveToFinally" as const, output }],
   };
 }
@@ -812,7 +811,7 @@ module.exports = async function tick() {
       code: RELEASE_IN_BRANCH,
       errors: [{
         ...missed(RELEASE_IN_BRANCH, "missedOnPath", MUTEX("sessionMutex"), "sessionMutex.acquire()", null, "release();"),
-        data: { ...missed(RELEASE_IN_BRANCH, "missedOnPath", MUTEX("sessionMutex"), "sessionMutex.acquire()", null, "release();").data, line: "2" },
+        data: { ...missed(RELEASE_IN_BRANCH, "missedOnPath", MUTEX("sessionMutex"), "sessionMutex.acquire()", null, "release();").data, exitLine: "2" },
       }],
     },
     {
@@ -909,7 +908,7 @@ module.exports = async function tick() {
       errors: [{
         messageId: "advisoryReturnedToPool",
         ...at(ADVISORY_RETURNED, `client.query("SELECT`),
-        data: { client: "client", line: lineOf(ADVISORY_RETURNED, "client.release()") },
+        data: { client: "client", returnLine: lineOf(ADVISORY_RETURNED, "client.release()") },
       }],
     },
     {
@@ -924,13 +923,13 @@ module.exports = async function tick() {
     {
       name: "Redlock release not in finally: the TTL bounds it",
       code: REDLOCK,
-      errors: [ttlMissed(REDLOCK, "the lock taken from `redlock`", "redlock.acquire(", "lock.release()", `when the await at line ${lineOf(REDLOCK, "await chargeCard")} rejects`,
+      errors: [ttlMissed(REDLOCK, "the lock taken from `redlock`", "redlock.acquire(", "lock.release()", "when the await rejects", "await chargeCard",
         REDLOCK.replace("  await chargeCard(orderId);\n  await lock.release();", "  try {\n    await chargeCard(orderId);\n  } finally {\n    await lock.release();\n  }"))],
     },
     {
       name: "SET NX with a compare-and-delete that a rejection skips",
       code: SET_NX,
-      errors: [ttlMissed(SET_NX, "the lock `lock:rebuild:*`", "redis.set(", "redis.eval(", `when the await at line ${lineOf(SET_NX, "await rebuildIndex")} rejects`,
+      errors: [ttlMissed(SET_NX, "the lock `lock:rebuild:*`", "redis.set(", "redis.eval(", "when the await rejects", "await rebuildIndex",
         SET_NX.replace("  await rebuildIndex(id);\n  await redis.eval(", "  try {\n    await rebuildIndex(id);\n  } finally {\n    await redis.eval(").replace("token);\n}", "token);\n  }\n}"))],
     },
     {
@@ -952,7 +951,7 @@ exports.process = async function (job) {
         messageId: "missedOnRejection",
         line: 4,
         column: 3,
-        data: { ...GUARD("busy"), line: "5", releaseAt: " at line 6", hint: "", acquireLine: "4", how: "" },
+        data: { ...GUARD("busy"), exitLine: "5", releaseLine: "6", hint: "", acquireLine: "4" },
         suggestions: [{
           messageId: "moveToFinally",
           output: `let busy = false;
