@@ -362,10 +362,11 @@ function flagLocks(sourceCode: SourceCode, flags: readonly TSESTree.AssignmentEx
     const fn = enclosingFunction(a);
     if (typeof target.key !== "string" && fn && within(target.key.defs[0]!.node, fn)) continue;
     const resets = flags.filter((r) => (r.right as TSESTree.BooleanLiteral).value === false && flagTarget(sourceCode, r.left)?.key === target.key);
+    if (resets.length === 0) continue;
     const releases: Node[] = resets.filter((r) => sameFunction(r, a) && r.range[0] > a.range[0]);
     // Resets made by a helper this function calls: `this.finish()` that sets `this.busy = false`.
     const helpers = new Set(resets.map((r) => enclosingFunction(r)).filter((f): f is TSESTree.FunctionLike => !!f && f !== fn));
-    for (const call of calls) {
+    if (helpers.size > 0) for (const call of calls) {
       if (!sameFunction(call, a) || call.range[0] < a.range[1]) continue;
       if ([...helpers].some((h) => callsFunction(sourceCode, call, h))) releases.push(call);
     }
