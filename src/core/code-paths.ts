@@ -11,7 +11,7 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node, PathEscape } from "./model.js";
-import { isFunction } from "./units.js";
+import { enclosingFunction } from "./units.js";
 import { unwrap } from "./values.js";
 
 type Segment = TSESLint.CodePathSegment;
@@ -133,7 +133,7 @@ export class PathRecorder {
         } else if (exit) {
           add({ kind: "return", node: exit });
         } else {
-          add({ kind: "end", node: functionOf(from) ?? from });
+          add({ kind: "end", node: enclosingFunction(from) ?? from });
         }
         continue;
       }
@@ -145,9 +145,4 @@ export class PathRecorder {
     }
     return { escapes: out, reachesRelease };
   }
-}
-
-function functionOf(node: Node): Node | undefined {
-  for (let p = node.parent; p; p = p.parent) if (isFunction(p)) return p;
-  return undefined;
 }

@@ -14,7 +14,8 @@ import type {
 } from "./model.js";
 import type { PathRecorder } from "./code-paths.js";
 import type { ModuleShape } from "./pairing.js";
-import { enclosingFunction, isFunction } from "./units.js";
+import { calleeName, contains, exits, receiverText, walk } from "./ast.js";
+import { classOf, enclosingFunction, isFunction } from "./units.js";
 import { findVariable, keyName, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -35,26 +36,10 @@ interface Candidate {
   readonly protocol?: readonly Node[];
 }
 
-/** Source text of a receiver without `this.` and TS wrappers: `this.mutex` → `mutex`. */
-function receiverText(sourceCode: SourceCode, node: Node): string {
-  const n = unwrap(node);
-  if (n.type === "MemberExpression" && unwrap(n.object).type === "ThisExpression") {
-    return keyName(n.property, n.computed) ?? sourceCode.getText(n);
-  }
-  return sourceCode.getText(n);
-}
-
 function calleeObject(call: Node): Node | undefined {
   if (call.type !== "CallExpression") return undefined;
   const callee = unwrap(call.callee);
   return callee.type === "MemberExpression" ? callee.object : undefined;
-}
-
-function calleeName(call: TSESTree.CallExpression): string | undefined {
-  const callee = unwrap(call.callee);
-  if (callee.type === "Identifier") return callee.name;
-  if (callee.type === "MemberExpression") return keyName(callee.property, callee.computed);
-  return undefined;
 }
 
 const sameFunction = (a: Node, b: Node) => enclosingFunction(a) === enclosingFunction(b);
@@ -91,22 +76,9 @@ function boundNames(pattern: Node | null | undefined, out: Set<string>): void {
   }
 }
 
-function walk(sourceCode: SourceCode, node: Node, visit: (n: Node) => boolean | void): void {
-  if (visit(node) === false) return;
-  const keys = sourceCode.visitorKeys[node.type] ?? [];
-  for (const key of keys) {
-    const child = (node as unknown as Record<string, unknown>)[key];
-    if (Array.isArray(child)) {
-      for (const c of child) if (c && typeof c === "object" && "type" in c) walk(sourceCode, c as Node, visit);
-    } else if (child && typeof child === "object" && "type" in child) {
-      walk(sourceCode, child as Node, visit);
-    }
-  }
-}
-
-function mentions(sourceCode: SourceCode, node: Node, names: ReadonlySet<string>): boolean {
+function mentions(node: Node, names: ReadonlySet<string>): boolean {
   let found = false;
-  walk(sourceCode, node, (n) => {
+  walk(node, (n) => {
     if (found) return false;
     if (n.type === "Identifier" && names.has(n.name)) found = true;
     return !isFunction(n);
@@ -123,14 +95,6 @@ function statementOf(node: Node): { statement: Node; list: readonly Node[] } | u
     if (p.type === "SwitchCase") return { statement: child, list: p.consequent };
   }
   return undefined;
-}
-
-/** A statement that always leaves: `return`, `throw`, `continue`, `break`, or a block ending in one. */
-function exits(node: Node): boolean {
-  if (["ReturnStatement", "ThrowStatement", "ContinueStatement", "BreakStatement"].includes(node.type)) return true;
-  if (node.type === "BlockStatement") return node.body.length > 0 && exits(node.body[node.body.length - 1]!);
-  if (node.type === "IfStatement") return node.alternate !== null && exits(node.consequent) && exits(node.alternate);
-  return false;
 }
 
 /**
@@ -161,11 +125,11 @@ function heldRegion(sourceCode: SourceCode, acquire: Node): { start: number; end
     // Look past statements that derive from the outcome (`const got = rows[0].locked;`) to the `if` that tests it.
     for (let i = list.indexOf(statement) + 1; i < list.length; i++) {
       const s = list[i]!;
-      if (s.type === "IfStatement" && mentions(sourceCode, s.test, names)) {
+      if (s.type === "IfStatement" && mentions(s.test, names)) {
         test = s;
         break;
       }
-      if (s.type === "VariableDeclaration" && s.declarations.some((d) => d.init && mentions(sourceCode, d.init, names))) {
+      if (s.type === "VariableDeclaration" && s.declarations.some((d) => d.init && mentions(d.init, names))) {
         for (const d of s.declarations) boundNames(d.id, names);
         continue;
       }
@@ -314,7 +278,7 @@ function isGuarded(sourceCode: SourceCode, assignment: TSESTree.AssignmentExpres
   const fn = enclosingFunction(assignment);
   const reads = (test: Node): boolean => {
     let found = false;
-    walk(sourceCode, test, (n) => {
+    walk(test, (n) => {
       if (found || isFunction(n)) return false;
       if (n.type === "Identifier" || n.type === "MemberExpression") {
         const t = flagTarget(sourceCode, n);
@@ -345,7 +309,7 @@ function callsFunction(sourceCode: SourceCode, call: TSESTree.CallExpression, fn
   const p = fn.parent;
   if (callee.type === "MemberExpression" && unwrap(callee.object).type === "ThisExpression") {
     return p?.type === "MethodDefinition" && keyName(p.key, p.computed) === keyName(callee.property, callee.computed) &&
-      classBody(fn) === classBody(call);
+      classOf(fn) === classOf(call);
   }
   if (callee.type !== "Identifier") return false;
   return (fn.type === "FunctionDeclaration" && fn.id?.name === callee.name) ||
@@ -432,7 +396,7 @@ function releasedEarly(sourceCode: SourceCode, c: Candidate, shape: ModuleShape)
     }
     if (!tryStatement || tryStatement.block.range[1] < c.acquire.range[0]) continue;
     let found: Node | undefined;
-    walk(sourceCode, tryStatement.block, (n) => {
+    walk(tryStatement.block, (n) => {
       if (found || isFunction(n)) return false;
       if (n.type === "ReturnStatement" && n.argument) {
         const arg = unwrap(n.argument);
@@ -453,7 +417,7 @@ function releasedEarly(sourceCode: SourceCode, c: Candidate, shape: ModuleShape)
  */
 class Rejections {
   private readonly memo = new Map<TSESTree.FunctionLike, boolean>();
-  constructor(private readonly sourceCode: SourceCode, private readonly shape: ModuleShape) {}
+  constructor(private readonly shape: ModuleShape) {}
 
   /** The awaited call goes to a function of this module that cannot reject. */
   never(node: TSESTree.AwaitExpression, depth = 0): boolean {
@@ -470,7 +434,7 @@ class Rejections {
     const name = calleeName(call);
     const candidates = this.shape.functions.filter((f) => {
       const p = f.parent;
-      if (viaThis) return p?.type === "MethodDefinition" && keyName(p.key, p.computed) === name && classBody(f) === classBody(call);
+      if (viaThis) return p?.type === "MethodDefinition" && keyName(p.key, p.computed) === name && classOf(f) === classOf(call);
       return (f.type === "FunctionDeclaration" && f.id?.name === name) ||
         (p?.type === "VariableDeclarator" && p.id.type === "Identifier" && p.id.name === name);
     });
@@ -484,7 +448,7 @@ class Rejections {
     const body = fn.body;
     if (!body) return false;
     let ok = body.type === "BlockStatement";
-    walk(this.sourceCode, body, (n) => {
+    walk(body, (n) => {
       if (!ok) return false;
       if (n !== body && isFunction(n)) return false;
       if (n.type === "AwaitExpression" && !caught(n, fn) && !this.never(n, depth + 1)) ok = false;
@@ -494,11 +458,6 @@ class Rejections {
     this.memo.set(fn, ok);
     return ok;
   }
-}
-
-function classBody(node: Node): Node | undefined {
-  for (let p = node.parent; p; p = p.parent) if (p.type === "ClassBody") return p;
-  return undefined;
 }
 
 /** Inside a `catch` clause of `fn`. */
@@ -518,7 +477,7 @@ function caught(node: Node, fn: Node): boolean {
   return false;
 }
 
-const within = (n: Node, outer: Node | null | undefined) => !!outer && n.range[0] >= outer.range[0] && n.range[1] <= outer.range[1];
+const within = (n: Node, outer: Node | null | undefined) => contains(outer, n);
 
 /**
  * `try` statements whose `finally` releases and that the acquire is in or before: once a path enters one, the
@@ -582,6 +541,6 @@ export function buildHeldLocks(
     ...advisoryLocks(sourceCode, advisory, shape),
     ...flagLocks(sourceCode, flags, shape.calls),
   ];
-  const rejections = new Rejections(sourceCode, shape);
+  const rejections = new Rejections(shape);
   return candidates.map((c) => analyse(sourceCode, c, paths, shape, rejections));
 }

@@ -24,6 +24,7 @@ import { identityFields, toBranches, type Branch } from "./conditions.js";
 import { describeKey, keyShape, sameKey } from "./keys.js";
 import { comparedGet } from "./kv-pairing.js";
 import { normalizeModel, type ModuleShape } from "./pairing.js";
+import { calleeName, contains, exits, walk } from "./ast.js";
 import { classOf, enclosingFunction, functionName, isFunction } from "./units.js";
 import { findVariable, getConstInit, keyName, sameValue, unwrap } from "./values.js";
 
@@ -94,13 +95,6 @@ const RELEASE_NAME = /release|unlock|relinquish|free/i;
 const LOG_NAME = /^(log|error|warn|warning|info|debug|trace|fatal|report|captureException|captureError)$/;
 const MAX_DEPTH = 8;
 
-function calleeName(call: TSESTree.CallExpression | TSESTree.NewExpression): string | undefined {
-  const c = unwrap(call.callee);
-  if (c.type === "Identifier") return c.name;
-  if (c.type === "MemberExpression") return keyName(c.property, c.computed);
-  return undefined;
-}
-
 function isTimerCall(node: Node | undefined): node is TSESTree.CallExpression {
   return node?.type === "CallExpression" && TIMERS.has(calleeName(node) ?? "");
 }
@@ -128,35 +122,6 @@ function outer(node: Node): Node {
 function isLoop(node: Node): boolean {
   return node.type === "ForStatement" || node.type === "ForOfStatement" || node.type === "ForInStatement" ||
     node.type === "WhileStatement" || node.type === "DoWhileStatement";
-}
-
-function contains(outerNode: Node, inner: Node): boolean {
-  return outerNode.range[0] <= inner.range[0] && inner.range[1] <= outerNode.range[1];
-}
-
-/** Each child node, `parent` excluded. */
-function children(node: Node): Node[] {
-  const out: Node[] = [];
-  for (const key of Object.keys(node)) {
-    if (key === "parent") continue;
-    const value = (node as unknown as Record<string, unknown>)[key];
-    if (Array.isArray(value)) {
-      for (const v of value) if (v && typeof v === "object" && typeof (v as Node).type === "string") out.push(v as Node);
-    } else if (value && typeof value === "object" && typeof (value as Node).type === "string") out.push(value as Node);
-  }
-  return out;
-}
-
-function walk(node: Node, visit: (n: Node) => boolean | void): void {
-  if (visit(node) === false) return;
-  for (const c of children(node)) walk(c, visit);
-}
-
-/** A statement that always leaves its block. */
-function exits(node: Node): boolean {
-  if (node.type === "ReturnStatement" || node.type === "ThrowStatement" || node.type === "BreakStatement" || node.type === "ContinueStatement") return true;
-  if (node.type === "BlockStatement") return node.body.length > 0 && exits(node.body[node.body.length - 1]!);
-  return false;
 }
 
 /** The value a function hands back, for `.catch(() => 0)`: an expression body or a `return x`. */

@@ -10,6 +10,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { LibraryLockOp, Node } from "../core/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
+import { receiverText } from "../core/ast.js";
 import { getConstInit, keyName, unwrap } from "../core/values.js";
 
 const OPS: Record<string, { op: LibraryLockOp["op"]; try?: boolean }> = {
@@ -106,10 +107,7 @@ export const mutexRecognizer: Recognizer = {
     if (callee.type !== "MemberExpression") return undefined;
     const spec = OPS[keyName(callee.property, callee.computed) ?? ""];
     if (!spec || !isInProcess(ctx, callee.object)) return undefined;
-    const object = unwrap(callee.object);
-    const receiver = object.type === "MemberExpression" && unwrap(object.object).type === "ThisExpression"
-      ? keyName(object.property, object.computed) ?? ctx.sourceCode.getText(object)
-      : ctx.sourceCode.getText(object);
+    const receiver = receiverText(ctx.sourceCode, callee.object);
     return { access: "library", library: "in-process", op: spec.op, node: call, receiver, ...(spec.try ? { try: true } : {}) };
   },
 };

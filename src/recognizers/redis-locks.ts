@@ -7,6 +7,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { LibraryLockOp, Node } from "../core/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
+import { receiverText } from "../core/ast.js";
 import { findVariable, getConstInit, keyName, unwrap } from "../core/values.js";
 
 const OPS: Record<string, LibraryLockOp["op"]> = {
@@ -72,10 +73,7 @@ export const redisLocksRecognizer: Recognizer = {
     const op = OPS[keyName(callee.property, callee.computed) ?? ""];
     const library = op && libraryOf(ctx, callee.object);
     if (!library) return undefined;
-    const object = unwrap(callee.object);
-    const receiver = object.type === "MemberExpression" && unwrap(object.object).type === "ThisExpression"
-      ? keyName(object.property, object.computed) ?? ctx.sourceCode.getText(object)
-      : ctx.sourceCode.getText(object);
+    const receiver = receiverText(ctx.sourceCode, callee.object);
     const isTry = keyName(callee.property, callee.computed) === "tryAcquire";
     const keyNode = op === "acquire" || op === "using" ? resourceOf(ctx, library, callee.object, call) : undefined;
     return { access: "library", library, op, node: call, receiver, ...(isTry ? { try: true } : {}), ...(keyNode ? { keyNode } : {}) };

@@ -23,6 +23,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { AdvisoryLockOp, Assignment, Condition, Node, StateAccess, TextEdit } from "../core/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
+import { receiverText } from "../core/ast.js";
 import {
   HOLE_SENTINEL, blankUnsupported, maskSql, parseSql, questionMarks, startsWithStatement, topLevelWhere, translateSql,
   type ParamRef, type ParamValue, type ParsedSql, type SqlAssignment, type SqlStatement,
@@ -428,12 +429,6 @@ function clientNode(node: Node): Node | undefined {
   return undefined;
 }
 
-function clientText(ctx: RecognizerContext, client: Node): string {
-  const c = unwrap(client);
-  if (c.type === "MemberExpression" && unwrap(c.object).type === "ThisExpression") return keyName(c.property, c.computed) ?? ctx.sourceCode.getText(c);
-  return ctx.sourceCode.getText(c);
-}
-
 /** Which connection a client runs statements on: a pool's any, one checked out, a transaction's. */
 function connectionOf(ctx: RecognizerContext, client: Node, operation: string): AdvisoryLockOp["via"] {
   const c = unwrap(client);
@@ -493,7 +488,7 @@ function advisoryOp(ctx: RecognizerContext, node: Node, operation: string, parse
     fn: m[3] === "lock" ? "lock" : m[3] === "unlock" ? "unlock" : "unlock-all",
     try: m[1] !== undefined,
     scope: m[2] !== undefined ? "transaction" : "session",
-    client: client ? clientText(ctx, client) : "",
+    client: client ? receiverText(ctx.sourceCode, client) : "",
     via: client ? connectionOf(ctx, client, operation) : "unknown",
     node,
   };

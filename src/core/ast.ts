@@ -1,0 +1,56 @@
+/**
+ * Small questions about the syntax tree that several parts of the core and the recognizers ask: what a call is
+ * called, what a receiver is named, whether a statement always leaves, and a walk that stops where told.
+ */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { Node } from "./model.js";
+import { keyName, unwrap } from "./values.js";
+
+/** `f` in `f()`, `m` in `x.m()` and `new x.m()`. */
+export function calleeName(call: TSESTree.CallExpression | TSESTree.NewExpression): string | undefined {
+  const c = unwrap(call.callee);
+  if (c.type === "Identifier") return c.name;
+  if (c.type === "MemberExpression") return keyName(c.property, c.computed);
+  return undefined;
+}
+
+/** A receiver's source text without `this.` and TS wrappers: `this.mutex` → `mutex`, `pool` → `pool`. */
+export function receiverText(sourceCode: Readonly<TSESLint.SourceCode>, node: Node): string {
+  const n = unwrap(node);
+  if (n.type === "MemberExpression" && unwrap(n.object).type === "ThisExpression") {
+    return keyName(n.property, n.computed) ?? sourceCode.getText(n);
+  }
+  return sourceCode.getText(n);
+}
+
+/** Whether `inner` lies within `outer` (by source range). */
+export function contains(outer: Node | null | undefined, inner: Node): boolean {
+  return !!outer && outer.range[0] <= inner.range[0] && inner.range[1] <= outer.range[1];
+}
+
+/** A statement that always leaves: `return`, `throw`, `continue`, `break`, a block ending in one, an `if` whose branches both do. */
+export function exits(node: Node): boolean {
+  if (["ReturnStatement", "ThrowStatement", "ContinueStatement", "BreakStatement"].includes(node.type)) return true;
+  if (node.type === "BlockStatement") return node.body.length > 0 && exits(node.body[node.body.length - 1]!);
+  if (node.type === "IfStatement") return node.alternate !== null && exits(node.consequent) && exits(node.alternate);
+  return false;
+}
+
+/** Each child node, `parent` excluded. */
+function children(node: Node): Node[] {
+  const out: Node[] = [];
+  for (const key of Object.keys(node)) {
+    if (key === "parent") continue;
+    const value = (node as unknown as Record<string, unknown>)[key];
+    if (Array.isArray(value)) {
+      for (const v of value) if (v && typeof v === "object" && typeof (v as Node).type === "string") out.push(v as Node);
+    } else if (value && typeof value === "object" && typeof (value as Node).type === "string") out.push(value as Node);
+  }
+  return out;
+}
+
+/** Visits `node` and its descendants depth first; a visit that returns `false` skips that node's children. */
+export function walk(node: Node, visit: (n: Node) => boolean | void): void {
+  if (visit(node) === false) return;
+  for (const c of children(node)) walk(c, visit);
+}
