@@ -453,6 +453,14 @@ export async function settle(orderId) {
   await lock.release();
 }`;
 
+const SEMAPHORE_REDIS = `import { Mutex } from "redis-semaphore";
+export async function rebuild(redis) {
+  const mutex = new Mutex(redis, "rebuild");
+  await mutex.acquire();
+  await rebuildIndex();
+  await mutex.release();
+}`;
+
 const SET_NX = `const RELEASE = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end';
 export async function rebuild(redis, id) {
   const token = randomUUID();
@@ -630,6 +638,25 @@ export async function withDbLock(fn) {
     await runner.release();
   }
 }`,
+    },
+    {
+      name: "SQL that only names advisory things is not an advisory lock",
+      code: `export async function notes(client, id) {
+  const { rows } = await client.query("SELECT * FROM advisory_notes WHERE id = $1 -- pg_advisory_lock(1)", [id]);
+  await audit(rows);
+  return client.query("SELECT 'pg_advisory_unlock(1)' AS label");
+}`,
+    },
+    {
+      name: "a mutex from redis-semaphore is a Redis lock: with ttlLocks off it is not reported",
+      code: `import { Mutex } from "redis-semaphore";
+export async function rebuild(redis) {
+  const mutex = new Mutex(redis, "rebuild");
+  await mutex.acquire();
+  await rebuildIndex();
+  await mutex.release();
+}`,
+      options: [{ ttlLocks: false }],
     },
     {
       name: "Redlock released in finally",
@@ -925,6 +952,12 @@ module.exports = async function tick() {
       code: REDLOCK,
       errors: [ttlMissed(REDLOCK, "the lock taken from `redlock`", "redlock.acquire(", "lock.release()", "when the await rejects", "await chargeCard",
         REDLOCK.replace("  await chargeCard(orderId);\n  await lock.release();", "  try {\n    await chargeCard(orderId);\n  } finally {\n    await lock.release();\n  }"))],
+    },
+    {
+      name: "a mutex from redis-semaphore is a Redis lock: the TTL message, not the in-process one",
+      code: SEMAPHORE_REDIS,
+      errors: [ttlMissed(SEMAPHORE_REDIS, "the lock taken from `mutex`", "mutex.acquire()", "mutex.release()", "when the await rejects", "await rebuildIndex",
+        SEMAPHORE_REDIS.replace("  await rebuildIndex();\n  await mutex.release();", "  try {\n    await rebuildIndex();\n  } finally {\n    await mutex.release();\n  }"))],
     },
     {
       name: "SET NX with a compare-and-delete that a rejection skips",
