@@ -1,6 +1,7 @@
 // The plugin lints itself: typescript-eslint for the sources, eslint-plugin-eslint-plugin for the rules and
 // tests, and its own recommended config over its fixtures (whose expectations the fixture test checks).
 import js from "@eslint/js";
+import globals from "globals";
 import eslintPlugin from "eslint-plugin-eslint-plugin";
 import tseslint from "typescript-eslint";
 
@@ -28,7 +29,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ["scripts/**/*.js", "bench/**/*.js", "*.js"],
-    languageOptions: { globals: { console: "readonly", process: "readonly", URL: "readonly" } },
+    // Node programs: scripts, the benchmark, and the proof scenarios' worker programs.
+    files: ["scripts/**/*.js", "bench/**/*.js", "proof/**/*.js", "*.js"],
+    languageOptions: { globals: globals.node },
   },
 );

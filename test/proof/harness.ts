@@ -1,0 +1,258 @@
+// What the proof scenarios share: the servers the global setup started, a fresh database per test, worker
+// processes driven by real signals, fake upstream APIs, and the linter's verdict on the very programs that run.
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { fileURLToPath } from "node:url";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ESLint } from "eslint";
+import pg from "pg";
+import { Redis } from "ioredis";
+import { afterEach, inject } from "vitest";
+import plugin from "../../src/index.js";
+
+export const proofDir = fileURLToPath(new URL("../../proof/", import.meta.url));
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    proofServices: { postgres?: string; redis?: string; unavailable?: string };
+  }
+}
+
+/** The servers' URLs, or why they could not start (then the scenarios are skipped, loudly). */
+export function services(): { postgres?: string; redis?: string; unavailable?: string } {
+  const found = inject("proofServices");
+  if (found.unavailable) {
+    console.warn(`\n!!! proof scenarios SKIPPED: ${found.unavailable}\n!!! .ci/run starts the servers and runs them.\n`);
+  }
+  return found;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Databases and keys
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+let databases = 0;
+
+/** A new database with the scenario's schema; dropped after the test. Returns its URL and a pool on it. */
+export async function freshDatabase(serverUrl: string, schemaFile: string): Promise<{ url: string; db: pg.Pool }> {
+  const name = `proof_${process.pid}_${++databases}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = serverUrl.replace(/\/[^/]*$/, `/${name}`);
+  const db = new pg.Pool({ connectionString: url, max: 2 });
+  await db.query(readFileSync(`${proofDir}${schemaFile}`, "utf8"));
+  cleanups.push(async () => {
+    await db.end();
+    const drop = new pg.Client({ connectionString: serverUrl });
+    await drop.connect();
+    await drop.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await drop.end();
+  });
+  return { url, db };
+}
+
+let redisDbs = 0;
+
+/** A Redis logical database of its own (1-15), flushed before and after the test. */
+export async function freshRedis(serverUrl: string): Promise<{ url: string; redis: Redis }> {
+  const index = (process.pid + ++redisDbs) % 15 + 1;
+  const url = `${serverUrl}/${index}`;
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  await redis.flushdb();
+  cleanups.push(async () => {
+    await redis.flushdb();
+    redis.disconnect();
+  });
+  return { url, redis };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Worker processes
+
+export interface Event {
+  event: "ready" | "stopped" | "result" | "error";
+  value?: unknown;
+  message?: string;
+  before?: string;
+  pid?: number;
+}
+
+/** A worker process running one proof program through proof/worker.js, read line by line. */
+export class Worker {
+  readonly child: ChildProcess;
+  readonly events: Event[] = [];
+  private waiters: (() => void)[] = [];
+  private stderr = "";
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  constructor(program: string, args: string[], env: Record<string, string>) {
+    this.child = spawn(process.execPath, [`${proofDir}worker.js`, program, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let buffer = "";
+    this.child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+      buffer += chunk;
+      let newline: number;
+      while ((newline = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        if (line.trim()) this.events.push(JSON.parse(line) as Event);
+      }
+      this.wake();
+    });
+    this.child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (this.stderr += chunk));
+    this.exited = new Promise((resolve) =>
+      this.child.once("exit", (code, signal) => {
+        this.wake();
+        resolve({ code, signal });
+      }));
+    cleanups.push(() => this.kill());
+  }
+
+  private wake(): void {
+    for (const waiter of this.waiters.splice(0)) waiter();
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** Waits for the next event of this kind after the ones already taken. */
+  async next(kind: Event["event"], timeoutMs = 20_000): Promise<Event> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const index = this.events.findIndex((e) => e.event === kind || (kind === "result" && e.event === "error"));
+      if (index >= 0) {
+        const [found] = this.events.splice(0, index + 1).slice(-1);
+        if (found!.event === "error" && kind !== "error") throw new Error(`worker failed: ${found!.message}`);
+        return found!;
+      }
+      if (this.child.exitCode !== null || this.child.signalCode !== null) {
+        throw new Error(`worker exited (${this.child.exitCode ?? this.child.signalCode}) before "${kind}"; stderr: ${this.stderr}`);
+      }
+      if (Date.now() > deadline) throw new Error(`no "${kind}" from the worker within ${timeoutMs} ms; stderr: ${this.stderr}`);
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        setTimeout(resolve, 100);
+      });
+    }
+  }
+
+  /** The value of the next call's result (throws when the call threw). */
+  async result(timeoutMs?: number): Promise<unknown> {
+    return (await this.next("result", timeoutMs)).value;
+  }
+
+  /** The message of the next call's error (throws when the call returned). */
+  async error(timeoutMs?: number): Promise<string> {
+    const found = await this.next("error", timeoutMs);
+    if (found.event !== "error") throw new Error(`expected an error, got ${JSON.stringify(found)}`);
+    return found.message!;
+  }
+
+  /** In session mode: one call on stdin. */
+  call(name: string, ...args: unknown[]): void {
+    this.child.stdin!.write(`${JSON.stringify({ call: name, args })}\n`);
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  /** SIGKILL, and wait until the process is gone. */
+  async kill(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
+    await this.exited;
+  }
+}
+
+/** Starts `program`'s `exportName(...args)` in a new worker process (one call, then exit). */
+export function start(program: string, exportName: string, args: unknown[], env: Record<string, string>): Worker {
+  return new Worker(program, [exportName, ...args.map((a) => JSON.stringify(a))], env);
+}
+
+/** Runs one call to completion in a new process and returns its result. */
+export async function runOnce(program: string, exportName: string, args: unknown[], env: Record<string, string>): Promise<unknown> {
+  const worker = start(program, exportName, args, env);
+  const value = await worker.result();
+  await worker.exited;
+  return value;
+}
+
+/** Polls until `check` returns a truthy value. */
+export async function waitUntil<T>(what: string, check: () => Promise<T> | T, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    await sleep(50);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Fake upstream APIs
+
+/** An HTTP server on 127.0.0.1 answering with `handle`; closed after the test. Resolves to its URL. */
+export async function fakeApi(handle: (body: string, request: IncomingMessage, response: ServerResponse) => Promise<void> | void): Promise<string> {
+  const server: Server = createServer((request, response) => {
+    let body = "";
+    request.setEncoding("utf8").on("data", (chunk: string) => (body += chunk)).on("end", () => {
+      Promise.resolve(handle(body, request, response)).catch((error: unknown) => {
+        response.statusCode = 500;
+        response.end(String(error));
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  cleanups.push(() => new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  }));
+  const address = server.address();
+  if (!address || typeof address === "string") throw new Error("fake API has no port");
+  return `http://127.0.0.1:${address.port}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The linter's verdict on the same files
+
+const eslint = new ESLint({ cwd: proofDir, overrideConfigFile: true, overrideConfig: [plugin.configs.strict as never] });
+
+export interface Verdict {
+  rule: string;
+  question: string;
+  line: number;
+}
+
+/** Every finding of configs.strict on a proof program, with the question its rule answers. */
+export async function lint(program: string): Promise<Verdict[]> {
+  const [result] = await eslint.lintFiles([`${proofDir}${program}.js`]);
+  return result!.messages.map((m) => {
+    const id = (m.ruleId ?? `fatal: ${m.message}`).replace(/^locks\//, "");
+    const rule = plugin.rules[id as keyof typeof plugin.rules];
+    return { rule: m.ruleId ?? `fatal: ${m.message}`, question: rule?.meta.docs.question ?? "?", line: m.line };
+  });
+}
+
+/** The `// flagged: locks/<rule>` markers of a proof program: the findings it is written to produce. */
+export function flaggedMarkers(program: string): Verdict[] {
+  const out: Verdict[] = [];
+  readFileSync(`${proofDir}${program}.js`, "utf8").split("\n").forEach((text, i) => {
+    const m = /\/\/ flagged: locks\/([\w-]+)/.exec(text);
+    if (m) {
+      const rule = plugin.rules[m[1] as keyof typeof plugin.rules];
+      out.push({ rule: `locks/${m[1]}`, question: rule?.meta.docs.question ?? "?", line: i + 1 });
+    }
+  });
+  return out;
+}

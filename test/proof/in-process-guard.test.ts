@@ -1,0 +1,66 @@
+// Scenario 5: a boolean guard in the process. One failed pull from the supplier: proof/in-process-guard/
+// flagged.js leaves the guard set and refuses every later sync until the process restarts;
+// proof/in-process-guard/fixed.js resets it in finally and the next sync proceeds. No servers needed.
+import { beforeEach, describe, expect, it } from "vitest";
+import { Worker, fakeApi, flaggedMarkers, lint } from "./harness.js";
+
+const FLAGGED = "in-process-guard/flagged";
+const FIXED = "in-process-guard/fixed";
+
+describe("in-process-guard: a sync guard after one thrown error", () => {
+  let env: Record<string, string>;
+  let supplierCalls = 0;
+
+  beforeEach(async () => {
+    supplierCalls = 0;
+    const supplier = await fakeApi((_body, _request, response) => {
+      supplierCalls++;
+      // The supplier's first answer is an outage; later ones succeed.
+      response.statusCode = supplierCalls === 1 ? 502 : 200;
+      response.setHeader("content-type", "application/json");
+      response.end(supplierCalls === 1 ? "" : JSON.stringify([{ sku: "A-1", qty: 3 }, { sku: "B-2", qty: 0 }]));
+    });
+    const inventory = await fakeApi((_body, _request, response) => void response.end());
+    env = { SUPPLIER_API_URL: supplier, INVENTORY_API_URL: inventory };
+  });
+
+  it("the linter flags the guard reset outside finally (release-in-finally, Q1) and passes the fixed one", async () => {
+    const verdict = await lint(FLAGGED);
+    expect(verdict).toEqual(flaggedMarkers(FLAGGED));
+    expect(verdict).toEqual([expect.objectContaining({ rule: "locks/release-in-finally", question: "Q1" })]);
+    expect(await lint(FIXED)).toEqual([]);
+  });
+
+  /** One long-running process: a failing sync, then three more. */
+  async function syncs(program: string): Promise<{ first: string; later: unknown[] }> {
+    const service = new Worker(program, [], env);
+    await service.next("ready");
+    service.call("syncInventory");
+    const first = await service.error();
+    const later = [];
+    for (let i = 0; i < 3; i++) {
+      service.call("syncInventory");
+      later.push(await service.result());
+    }
+    await service.kill();
+    return { first, later };
+  }
+
+  it("flagged: after one failure every later sync is refused, until the process restarts", async () => {
+    const { first, later } = await syncs(FLAGGED);
+    expect(first).toBe("supplier answered 502");
+    expect(later).toEqual(Array(3).fill("refused: a sync is already running"));
+    expect(supplierCalls).toBe(1);
+    const restarted = new Worker(FLAGGED, [], env);
+    await restarted.next("ready");
+    restarted.call("syncInventory");
+    expect(await restarted.result()).toBe("synced 2 items");
+  });
+
+  it("fixed: after one failure the next sync proceeds", async () => {
+    const { first, later } = await syncs(FIXED);
+    expect(first).toBe("supplier answered 502");
+    expect(later).toEqual(Array(3).fill("synced 2 items"));
+    expect(supplierCalls).toBe(4);
+  });
+});
