@@ -1,7 +1,8 @@
 // Each rule's doc page: its header matches meta.docs.description, it names its question, and its examples
 // behave as they say: every "Incorrect" block is reported by the rule, every "Correct" block is clean under
 // configs.strict.
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import tsParser from "@typescript-eslint/parser";
 import { Linter } from "eslint";
@@ -64,5 +65,22 @@ describe("docs/stores.md", () => {
   it.each(examples)("the %s example is reported as the page says", (store, code) => {
     const ruleIds = linter.verify(code, config, "example.ts").map((m) => m.ruleId);
     expect(ruleIds).toContain(store === "Redis" ? "locks/require-lock-ttl" : "locks/require-stale-recovery");
+  });
+});
+
+describe("docs/proof.md and the proof programs", () => {
+  const root = fileURLToPath(new URL("../", import.meta.url));
+  const scenarios = readdirSync(`${root}proof`, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+
+  it("every proof program is copied unchanged into its rule page (scripts/proof-docs.js --check)", () => {
+    const run = spawnSync(process.execPath, ["scripts/proof-docs.js", "--check"], { cwd: root, encoding: "utf8" });
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+  });
+
+  it.each(scenarios)("scenario %s has a flagged and a fixed program, a test, and a section in docs/proof.md", (id) => {
+    expect(readdirSync(`${root}proof/${id}`)).toEqual(expect.arrayContaining(["fixed.js", "flagged.js"]));
+    expect(existsSync(`${root}test/proof/${id}.test.ts`)).toBe(true);
+    expect(readFileSync(`${root}docs/proof.md`, "utf8")).toContain(`<a id="${id}"></a>`);
   });
 });
