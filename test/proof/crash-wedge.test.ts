@@ -4,12 +4,17 @@
 // of progress and written as a conditional update; the seed's five behaviours are each checked below.
 import type pg from "pg";
 import { beforeEach, describe, expect, it } from "vitest";
-import { Worker, fakeApi, flaggedMarkers, freshDatabase, lint, runOnce, services, start, waitUntil } from "./harness.js";
+import { Worker, expectVerdict, fakeApi, freshDatabase, runOnce, services, start, waitUntil } from "./harness.js";
 
-const { postgres } = services();
+const { postgres } = services("postgres");
 const STALE_AFTER = "3 seconds";
 const FLAGGED = "crash-wedge/flagged";
 const FIXED = "crash-wedge/fixed";
+
+it("the linter flags the shape without recovery (require-stale-recovery, Q1) and passes the fixed one", async () => {
+  await expectVerdict(FLAGGED, "require-stale-recovery", "Q1");
+  await expectVerdict(FIXED, "require-stale-recovery", "Q1");
+});
 
 describe.skipIf(!postgres)("crash-wedge: a claimed job whose worker is killed", () => {
   let db: pg.Pool;
@@ -78,14 +83,8 @@ describe.skipIf(!postgres)("crash-wedge: a claimed job whose worker is killed", 
     expect((await worker.exited).signal).toBe("SIGKILL");
   }
 
-  it("the linter flags the shape without recovery (require-stale-recovery, Q1) and passes the fixed one", async () => {
-    const verdict = await lint(FLAGGED);
-    expect(verdict).toEqual(flaggedMarkers(FLAGGED));
-    expect(verdict).toEqual([expect.objectContaining({ rule: "locks/require-stale-recovery", question: "Q1" })]);
-    expect(await lint(FIXED)).toEqual([]);
-  });
-
   it("flagged: after SIGKILL every later claim is refused, also long after the stale threshold", async () => {
+    await expectVerdict(FLAGGED, "require-stale-recovery", "Q1");
     await killMidJob(FLAGGED);
     expect(await runOnce(FLAGGED, "generateJob", [1], env)).toBe("refused: already generating");
     await pastStaleThreshold();
@@ -97,6 +96,7 @@ describe.skipIf(!postgres)("crash-wedge: a claimed job whose worker is killed", 
   });
 
   it("fixed: a fresh claim is left alone; after the threshold the read recovers it and a retry claims it", async () => {
+    await expectVerdict(FIXED, "require-stale-recovery", "Q1");
     const page = await admin(FIXED); // started first, so the reads below come right after the crash
     await killMidJob(FIXED);
     // Before the threshold the dead worker cannot be told from a live one: the job stays locked.
@@ -116,6 +116,7 @@ describe.skipIf(!postgres)("crash-wedge: a claimed job whose worker is killed", 
   });
 
   it("fixed: a slow job that keeps making progress is never recovered, though it runs past the threshold", async () => {
+    await expectVerdict(FIXED, "require-stale-recovery", "Q1");
     await db.query("INSERT INTO audio_items (job_id, text) SELECT 1, 'more ' || n FROM generate_series(1, 5) n");
     speechDelayMs = 800; // 8 items: over 6 s in all, twice STALE_AFTER; never 3 s without progress
     const page = await admin(FIXED);
@@ -136,6 +137,8 @@ describe.skipIf(!postgres)("crash-wedge: a claimed job whose worker is killed", 
   });
 
   it("fixed: items left GENERATING after their job ended are recovered separately; flagged: they stay", async () => {
+    await expectVerdict(FLAGGED, "require-stale-recovery", "Q1");
+    await expectVerdict(FIXED, "require-stale-recovery", "Q1");
     await db.query("UPDATE audio_items SET text = 'unpronounceable' WHERE id = 2");
     for (const program of [FLAGGED, FIXED]) {
       await db.query("UPDATE audio_jobs SET status = 'PENDING'; UPDATE audio_items SET status = 'PENDING'");
@@ -150,6 +153,7 @@ describe.skipIf(!postgres)("crash-wedge: a claimed job whose worker is killed", 
   });
 
   it("fixed: a recovery that loses the race to a finishing worker backs off, and the job stays COMPLETED", async () => {
+    await expectVerdict(FIXED, "require-stale-recovery", "Q1");
     // The worker has done every item and is paused (SIGSTOP) just before recording completion, long enough to
     // look dead.
     const worker = start(FIXED, "generateJob", [1], { ...env, PROOF_STOP_BEFORE: "sql:SET status = 'COMPLETED'" });

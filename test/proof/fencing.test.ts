@@ -4,12 +4,17 @@
 // proof/fencing/fixed.js writes only while its token is the newest grant, so A's late write is refused.
 import type pg from "pg";
 import { beforeEach, describe, expect, it } from "vitest";
-import { fakeApi, flaggedMarkers, freshDatabase, lint, runOnce, services, start, waitUntil } from "./harness.js";
+import { expectVerdict, fakeApi, freshDatabase, runOnce, services, start, waitUntil } from "./harness.js";
 
-const { postgres } = services();
+const { postgres } = services("postgres");
 const FLAGGED = "fencing/flagged";
 const FIXED = "fencing/fixed";
 const LEASE = "1 second";
+
+it("the linter flags the unfenced write (require-fencing, Q3) and passes the fenced one", async () => {
+  await expectVerdict(FLAGGED, "require-fencing", "Q3");
+  await expectVerdict(FIXED, "require-fencing", "Q3");
+});
 
 describe.skipIf(!postgres)("fencing: a render worker paused past its lease", () => {
   let db: pg.Pool;
@@ -32,13 +37,6 @@ describe.skipIf(!postgres)("fencing: a render worker paused past its lease", () 
     return rows[0];
   }
 
-  it("the linter flags the unfenced write (require-fencing, Q3) and passes the fenced one", async () => {
-    const verdict = await lint(FLAGGED);
-    expect(verdict).toEqual(flaggedMarkers(FLAGGED));
-    expect(verdict).toEqual([expect.objectContaining({ rule: "locks/require-fencing", question: "Q3" })]);
-    expect(await lint(FIXED)).toEqual([]);
-  });
-
   /** A renders and pauses before writing; its lease expires; B takes over and finishes; A resumes. */
   async function pausedWorkerWritesLate(program: string) {
     const a = start(program, "renderExport", [7, "A"], { ...env, PROOF_STOP_BEFORE: "sql:SET status = 'DONE'" });
@@ -55,16 +53,20 @@ describe.skipIf(!postgres)("fencing: a render worker paused past its lease", () 
   }
 
   it("flagged: the resumed worker's late write overwrites the new holder's render", async () => {
+    await expectVerdict(FLAGGED, "require-fencing", "Q3");
     expect(await pausedWorkerWritesLate(FLAGGED)).toBe("rendered");
     expect(await exportRow()).toMatchObject({ status: "DONE", rendered_by: "A", video_url: "https://cdn.example/exports/7/A.mp4" });
   });
 
   it("fixed: the resumed worker's late write is refused, and the new holder's render stands", async () => {
+    await expectVerdict(FIXED, "require-fencing", "Q3");
     expect(await pausedWorkerWritesLate(FIXED)).toBe("refused: the lease has a newer holder");
     expect(await exportRow()).toMatchObject({ status: "DONE", rendered_by: "B", video_url: "https://cdn.example/exports/7/B.mp4" });
   });
 
   it("both: while the lease is live a second worker is turned away", async () => {
+    await expectVerdict(FLAGGED, "require-fencing", "Q3");
+    await expectVerdict(FIXED, "require-fencing", "Q3");
     for (const program of [FLAGGED, FIXED]) {
       await db.query("UPDATE exports SET status = 'QUEUED', lease_expires_at = NULL WHERE id = 7");
       const a = start(program, "renderExport", [7, "A"], { ...env, LEASE: "1 minute", PROOF_STOP_BEFORE: "sql:SET status = 'DONE'" });

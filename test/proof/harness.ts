@@ -8,7 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ESLint } from "eslint";
 import pg from "pg";
 import { Redis } from "ioredis";
-import { afterEach, inject } from "vitest";
+import { afterEach, expect, inject } from "vitest";
 import plugin from "../../src/index.js";
 
 export const proofDir = fileURLToPath(new URL("../../proof/", import.meta.url));
@@ -19,11 +19,15 @@ declare module "vitest" {
   }
 }
 
-/** The servers' URLs, or why they could not start (then the scenarios are skipped, loudly). */
-export function services(): { postgres?: string; redis?: string; unavailable?: string } {
+/**
+ * The servers' URLs. When one that `needs` names could not start, says so loudly: the scenarios that need it
+ * are skipped (the lint verdicts, which need no server, still run).
+ */
+export function services(...needs: ("postgres" | "redis")[]): { postgres?: string; redis?: string } {
   const found = inject("proofServices");
-  if (found.unavailable) {
-    console.warn(`\n!!! proof scenarios SKIPPED: ${found.unavailable}\n!!! .ci/run starts the servers and runs them.\n`);
+  if (needs.some((need) => !found[need])) {
+    console.warn(`\n!!! proof scenarios SKIPPED, a server is missing: ${found.unavailable}\n` +
+      "!!! install PostgreSQL (initdb, pg_ctl) and redis-server, or run .ci/run, which requires them.\n");
   }
   return found;
 }
@@ -255,4 +259,20 @@ export function flaggedMarkers(program: string): Verdict[] {
     }
   });
   return out;
+}
+
+/**
+ * Asserts the linter's verdict on a proof program: a flagged program gets exactly the findings its markers
+ * name, all of them `rule` answering `question`; a fixed program gets none. Runtime tests call it first, so
+ * each observed result is tied to the verdict on the very file that produced it.
+ */
+export async function expectVerdict(program: string, rule: string, question: string): Promise<void> {
+  const verdict = await lint(program);
+  if (program.endsWith("/fixed")) {
+    expect(verdict).toEqual([]);
+    return;
+  }
+  expect(verdict).toEqual(flaggedMarkers(program));
+  expect(verdict.length).toBeGreaterThan(0);
+  for (const finding of verdict) expect(finding).toMatchObject({ rule: `locks/${rule}`, question });
 }

@@ -2,7 +2,7 @@
 // flagged.js leaves the guard set and refuses every later sync until the process restarts;
 // proof/in-process-guard/fixed.js resets it in finally and the next sync proceeds. No servers needed.
 import { beforeEach, describe, expect, it } from "vitest";
-import { Worker, fakeApi, flaggedMarkers, lint } from "./harness.js";
+import { Worker, expectVerdict, fakeApi } from "./harness.js";
 
 const FLAGGED = "in-process-guard/flagged";
 const FIXED = "in-process-guard/fixed";
@@ -25,10 +25,8 @@ describe("in-process-guard: a sync guard after one thrown error", () => {
   });
 
   it("the linter flags the guard reset outside finally (release-in-finally, Q1) and passes the fixed one", async () => {
-    const verdict = await lint(FLAGGED);
-    expect(verdict).toEqual(flaggedMarkers(FLAGGED));
-    expect(verdict).toEqual([expect.objectContaining({ rule: "locks/release-in-finally", question: "Q1" })]);
-    expect(await lint(FIXED)).toEqual([]);
+    await expectVerdict(FLAGGED, "release-in-finally", "Q1");
+    await expectVerdict(FIXED, "release-in-finally", "Q1");
   });
 
   /** One long-running process: a failing sync, then three more. */
@@ -47,6 +45,7 @@ describe("in-process-guard: a sync guard after one thrown error", () => {
   }
 
   it("flagged: after one failure every later sync is refused, until the process restarts", async () => {
+    await expectVerdict(FLAGGED, "release-in-finally", "Q1");
     const { first, later } = await syncs(FLAGGED);
     expect(first).toBe("supplier answered 502");
     expect(later).toEqual(Array(3).fill("refused: a sync is already running"));
@@ -58,6 +57,7 @@ describe("in-process-guard: a sync guard after one thrown error", () => {
   });
 
   it("fixed: after one failure the next sync proceeds", async () => {
+    await expectVerdict(FIXED, "release-in-finally", "Q1");
     const { first, later } = await syncs(FIXED);
     expect(first).toBe("supplier answered 502");
     expect(later).toEqual(Array(3).fill("synced 2 items"));
