@@ -62,11 +62,14 @@ export async function freshDatabase(serverUrl: string, schemaFile: string): Prom
   return { url, db };
 }
 
-let redisDbs = 0;
-
-/** A Redis logical database of its own (1-15), flushed before and after the test. */
+/**
+ * A Redis logical database of its own (1-15), flushed before and after the test. Test files run in parallel
+ * processes, so the index comes from a counter in database 0, never from anything process-local.
+ */
 export async function freshRedis(serverUrl: string): Promise<{ url: string; redis: Redis }> {
-  const index = (process.pid + ++redisDbs) % 15 + 1;
+  const counter = new Redis(`${serverUrl}/0`, { maxRetriesPerRequest: 1 });
+  const index = ((await counter.incr("proof:next-database")) % 15) + 1;
+  counter.disconnect();
   const url = `${serverUrl}/${index}`;
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await redis.connect();
