@@ -4,7 +4,7 @@
 // of progress and written as a conditional update; the seed's five behaviours are each checked below.
 import type pg from "pg";
 import { beforeEach, describe, expect, it } from "vitest";
-import { Worker, expectVerdict, fakeApi, freshDatabase, runOnce, services, start, waitUntil } from "./harness.js";
+import { expectVerdict, fakeApi, freshDatabase, runOnce, services, session, start, waitUntil } from "./harness.js";
 
 const { postgres } = services("postgres");
 const STALE_AFTER = "3 seconds";
@@ -62,18 +62,6 @@ describe.skipIf(!postgres)("crash-wedge: a claimed job whose worker is killed", 
     });
   }
 
-  /** A long-running process of `program` (the admin page's server), ready for calls. */
-  async function admin(program: string): Promise<Worker> {
-    const server = new Worker(program, [], env);
-    await server.next("ready");
-    return server;
-  }
-
-  async function ask(server: Worker, name: string, ...args: unknown[]): Promise<unknown> {
-    server.call(name, ...args);
-    return server.result();
-  }
-
   /** Claims job 1 in a worker, stops it after the first item, and kills it with SIGKILL. */
   async function killMidJob(program: string): Promise<void> {
     const worker = start(program, "generateJob", [1], { ...env, PROOF_STOP_BEFORE: "sql:SET status = 'DONE'" });
@@ -97,20 +85,20 @@ describe.skipIf(!postgres)("crash-wedge: a claimed job whose worker is killed", 
 
   it("fixed: a fresh claim is left alone; after the threshold the read recovers it and a retry claims it", async () => {
     await expectVerdict(FIXED, "require-stale-recovery", "Q1");
-    const page = await admin(FIXED); // started first, so the reads below come right after the crash
+    const page = await session(FIXED, env); // started first, so the reads below come right after the crash
     await killMidJob(FIXED);
     // Before the threshold the dead worker cannot be told from a live one: the job stays locked.
-    expect(await ask(page, "getJob", 1)).toMatchObject({ status: "GENERATING" });
-    expect(await ask(page, "generateJob", 1)).toBe("refused: already generating");
+    expect(await page.ask("getJob", 1)).toMatchObject({ status: "GENERATING" });
+    expect(await page.ask("generateJob", 1)).toBe("refused: already generating");
     const { rows } = await db.query(
       "SELECT max(updated_at) > now() - $1::interval AS fresh FROM (SELECT updated_at FROM audio_jobs UNION ALL SELECT updated_at FROM audio_items) t",
       [STALE_AFTER],
     );
     expect(rows[0].fresh).toBe(true); // those reads really happened before the threshold
     await pastStaleThreshold();
-    expect(await ask(page, "getJob", 1)).toMatchObject({ status: "FAILED", error_message: "auto-recovered: no progress" });
+    expect(await page.ask("getJob", 1)).toMatchObject({ status: "FAILED", error_message: "auto-recovered: no progress" });
     expect(await itemStatuses()).toEqual(["ERROR", "PENDING", "PENDING"]);
-    expect(await ask(page, "generateJob", 1)).toBe("completed");
+    expect(await page.ask("generateJob", 1)).toBe("completed");
     expect(await job()).toMatchObject({ status: "COMPLETED" });
     expect(await itemStatuses()).toEqual(["DONE", "DONE", "DONE"]);
   });
@@ -119,13 +107,13 @@ describe.skipIf(!postgres)("crash-wedge: a claimed job whose worker is killed", 
     await expectVerdict(FIXED, "require-stale-recovery", "Q1");
     await db.query("INSERT INTO audio_items (job_id, text) SELECT 1, 'more ' || n FROM generate_series(1, 5) n");
     speechDelayMs = 800; // 8 items: over 6 s in all, twice STALE_AFTER; never 3 s without progress
-    const page = await admin(FIXED);
+    const page = await session(FIXED, env);
     const worker = start(FIXED, "generateJob", [1], env);
     await waitUntil("the worker has claimed the job", async () => (await job()).status === "GENERATING");
     const startedAt = Date.now();
     const seen: string[] = [];
     while (worker.events.length === 0 && worker.child.exitCode === null) {
-      seen.push(((await ask(page, "getJob", 1)) as { status: string }).status);
+      seen.push(((await page.ask("getJob", 1)) as { status: string }).status);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(await worker.result()).toBe("completed");

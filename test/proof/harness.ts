@@ -171,6 +171,12 @@ export class Worker {
     this.child.stdin!.write(`${JSON.stringify({ call: name, args })}\n`);
   }
 
+  /** In session mode: one call, and its result. */
+  async ask(name: string, ...args: unknown[]): Promise<unknown> {
+    this.call(name, ...args);
+    return this.result();
+  }
+
   signal(signal: NodeJS.Signals): void {
     this.child.kill(signal);
   }
@@ -185,6 +191,13 @@ export class Worker {
 /** Starts `program`'s `exportName(...args)` in a new worker process (one call, then exit). */
 export function start(program: string, exportName: string, args: unknown[], env: Record<string, string>): Worker {
   return new Worker(program, [exportName, ...args.map((a) => JSON.stringify(a))], env);
+}
+
+/** A long-running process of `program` (a service, a scheduler) that takes calls one by one, ready for them. */
+export async function session(program: string, env: Record<string, string>): Promise<Worker> {
+  const worker = new Worker(program, [], env);
+  await worker.next("ready");
+  return worker;
 }
 
 /** Runs one call to completion in a new process and returns its result. */

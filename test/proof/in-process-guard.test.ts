@@ -2,7 +2,7 @@
 // flagged.js leaves the guard set and refuses every later sync until the process restarts;
 // proof/in-process-guard/fixed.js resets it in finally and the next sync proceeds. No servers needed.
 import { beforeEach, describe, expect, it } from "vitest";
-import { Worker, expectVerdict, fakeApi } from "./harness.js";
+import { expectVerdict, fakeApi, session } from "./harness.js";
 
 const FLAGGED = "in-process-guard/flagged";
 const FIXED = "in-process-guard/fixed";
@@ -31,15 +31,11 @@ describe("in-process-guard: a sync guard after one thrown error", () => {
 
   /** One long-running process: a failing sync, then three more. */
   async function syncs(program: string): Promise<{ first: string; later: unknown[] }> {
-    const service = new Worker(program, [], env);
-    await service.next("ready");
+    const service = await session(program, env);
     service.call("syncInventory");
     const first = await service.error();
     const later = [];
-    for (let i = 0; i < 3; i++) {
-      service.call("syncInventory");
-      later.push(await service.result());
-    }
+    for (let i = 0; i < 3; i++) later.push(await service.ask("syncInventory"));
     await service.kill();
     return { first, later };
   }
@@ -50,10 +46,8 @@ describe("in-process-guard: a sync guard after one thrown error", () => {
     expect(first).toBe("supplier answered 502");
     expect(later).toEqual(Array(3).fill("refused: a sync is already running"));
     expect(supplierCalls).toBe(1);
-    const restarted = new Worker(FLAGGED, [], env);
-    await restarted.next("ready");
-    restarted.call("syncInventory");
-    expect(await restarted.result()).toBe("synced 2 items");
+    const restarted = await session(FLAGGED, env);
+    expect(await restarted.ask("syncInventory")).toBe("synced 2 items");
   });
 
   it("fixed: after one failure the next sync proceeds", async () => {

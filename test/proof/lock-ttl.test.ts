@@ -5,7 +5,7 @@
 import type { Redis } from "ioredis";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeEach, describe, expect, it } from "vitest";
-import { Worker, expectVerdict, fakeApi, freshRedis, runOnce, services, start, waitUntil } from "./harness.js";
+import { expectVerdict, fakeApi, freshRedis, runOnce, services, session, start, waitUntil } from "./harness.js";
 
 const { redis: redisServer } = services("redis");
 const FLAGGED = "lock-ttl/flagged";
@@ -34,18 +34,6 @@ describe.skipIf(!redisServer)("lock-ttl: a Redis lock whose holder is killed", (
     env = { REDIS_URL: fresh.url, BILLING_API_URL: billing, LOCK_TTL_MS: String(LOCK_TTL_MS) };
   });
 
-  /** A long-running scheduler process of `program`, ready for calls. */
-  async function scheduler(program: string): Promise<Worker> {
-    const server = new Worker(program, [], env);
-    await server.next("ready");
-    return server;
-  }
-
-  async function run(server: Worker): Promise<unknown> {
-    server.call("runNightlyInvoices");
-    return server.result();
-  }
-
   it("both shapes run the job and free the lock when nothing goes wrong", async () => {
     await expectVerdict(FLAGGED, "require-lock-ttl", "Q1");
     await expectVerdict(FIXED, "require-lock-ttl", "Q1");
@@ -58,21 +46,21 @@ describe.skipIf(!redisServer)("lock-ttl: a Redis lock whose holder is killed", (
 
   it("flagged: SIGKILL between SETNX and PEXPIRE leaves a lock that never expires", async () => {
     await expectVerdict(FLAGGED, "require-lock-ttl", "Q1");
-    const next = await scheduler(FLAGGED);
+    const next = await session(FLAGGED, env);
     const worker = start(FLAGGED, "runNightlyInvoices", [], { ...env, PROOF_STOP_BEFORE: "redis:pexpire" });
     await worker.next("stopped");
     worker.signal("SIGKILL");
     await worker.exited;
     expect(await redis.pttl(KEY)).toBe(-1); // the key exists and has no expiry
     await sleep(LOCK_TTL_MS + 1_000); // longer than the TTL the code meant to set
-    for (let night = 0; night < 3; night++) expect(await run(next)).toBe("skipped: locked");
+    for (let night = 0; night < 3; night++) expect(await next.ask("runNightlyInvoices")).toBe("skipped: locked");
     expect(await redis.pttl(KEY)).toBe(-1);
     expect(invoiceRuns).toBe(0);
   });
 
   it("fixed: SIGKILL while holding the lock frees it after the TTL, and the next run proceeds", async () => {
     await expectVerdict(FIXED, "require-lock-ttl", "Q1");
-    const next = await scheduler(FIXED);
+    const next = await session(FIXED, env);
     // Killed after the work, just before the release: the latest point a crash can hit.
     const worker = start(FIXED, "runNightlyInvoices", [], { ...env, PROOF_STOP_BEFORE: "redis:eval" });
     await worker.next("stopped");
@@ -81,10 +69,10 @@ describe.skipIf(!redisServer)("lock-ttl: a Redis lock whose holder is killed", (
     const ttl = await redis.pttl(KEY);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(LOCK_TTL_MS);
-    expect(await run(next)).toBe("skipped: locked");
+    expect(await next.ask("runNightlyInvoices")).toBe("skipped: locked");
     expect(await redis.exists(KEY)).toBe(1); // that run really came while the lock was held
     await waitUntil("the lock expires", async () => (await redis.exists(KEY)) === 0, 10 * LOCK_TTL_MS);
-    expect(await run(next)).toBe("sent");
+    expect(await next.ask("runNightlyInvoices")).toBe("sent");
     expect(invoiceRuns).toBe(2);
   });
 });
