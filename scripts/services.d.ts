@@ -7,3 +7,4 @@ export interface Service {
 export function freePort(): Promise<number>;
 export function startPostgres(): Promise<Service & { dir: string }>;
 export function startRedis(): Promise<Service>;
+export function reapOrphans(): void;

@@ -5,9 +5,10 @@
 //
 // PostgreSQL comes from `initdb` and `pg_ctl` on the PATH; Redis from `redis-server` (Debian's package
 // redis-server; .ci/run installs it when missing). PostgreSQL refuses to run as root, so as root the cluster
-// is owned by and run as the `postgres` user (or `nobody` when there is none).
+// is owned by and run as the `postgres` user (or `nobody` when there is none). Servers left behind by a run that
+// was killed before it could stop them are stopped by the next start.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -50,6 +51,50 @@ function run(file, args, options) {
   }
 }
 
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === "EPERM";
+  }
+}
+
+function readPid(file) {
+  const pid = existsSync(file) ? Number.parseInt(readFileSync(file, "utf8"), 10) : Number.NaN;
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/**
+ * Stops the servers of earlier runs whose starter died without stopping them (a test run killed with SIGKILL,
+ * a closed terminal): each server's directory records the starter's pid and the server's.
+ */
+export function reapOrphans() {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith("locks-proof-")) continue;
+    const dir = join(tmpdir(), name);
+    const starter = readPid(join(dir, "starter.pid"));
+    if (starter === undefined || alive(starter)) continue;
+    for (const server of [readPid(join(dir, "data", "postmaster.pid")), readPid(join(dir, "server.pid"))]) {
+      if (server !== undefined && alive(server)) {
+        try {
+          process.kill(server, "SIGKILL");
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A new temporary directory for one server, marked with the pid of the process that starts it. */
+function serverDir(kind) {
+  const dir = mkdtempSync(join(tmpdir(), `locks-proof-${kind}-`));
+  writeFileSync(join(dir, "starter.pid"), `${process.pid}\n`);
+  return dir;
+}
+
 /**
  * Starts a PostgreSQL cluster in a new temporary directory. Resolves to `{ url, version, stop }`, where `url` is
  * a connection string for the superuser `postgres` (trust authentication, loopback only).
@@ -59,7 +104,8 @@ export async function startPostgres() {
   const pgCtl = which("pg_ctl");
   if (!initdb || !pgCtl) throw new Error("initdb and pg_ctl (PostgreSQL) are not on the PATH");
   const user = postgresUser();
-  const dir = mkdtempSync(join(tmpdir(), "locks-proof-pg-"));
+  reapOrphans();
+  const dir = serverDir("pg");
   if (user.uid !== undefined) chownSync(dir, user.uid, user.gid);
   const data = join(dir, "data");
   const as = user.uid === undefined ? {} : { uid: user.uid, gid: user.gid, cwd: dir };
@@ -121,12 +167,15 @@ export async function startRedis() {
   const server = which("redis-server");
   if (!server) throw new Error("redis-server is not on the PATH (Debian: apt-get install redis-server)");
   const version = run(server, ["--version"]).trim();
+  reapOrphans();
+  const dir = serverDir("redis");
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const child = spawn(server, [
       "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
       "--protected-mode", "no", "--daemonize", "no", "--loglevel", "warning",
-    ], { stdio: ["ignore", "ignore", "pipe"] });
+    ], { stdio: ["ignore", "ignore", "pipe"], cwd: dir });
+    writeFileSync(join(dir, "server.pid"), `${child.pid}\n`);
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr += chunk));
     let exited = false;
@@ -140,13 +189,17 @@ export async function startRedis() {
           version,
           stop() {
             if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+            rmSync(dir, { recursive: true, force: true });
           },
         };
       }
       await sleep(50);
     }
     child.kill("SIGKILL");
-    if (attempt === 3) throw new Error(`redis-server did not answer on port ${port}: ${stderr.trim()}`);
+    if (attempt === 3) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`redis-server did not answer on port ${port}: ${stderr.trim()}`);
+    }
   }
 }
 
