@@ -90,6 +90,13 @@ function originsOf(program: ts.Program, checker: ts.TypeChecker, type: ts.Type, 
   return declarations.map((d) => originOf(program, d));
 }
 
+function judge(packages: StorePackages, origins: Origin[] | undefined): ReceiverVerdict {
+  if (!origins) return "unknown";
+  if (origins.some((o) => o.kind === "package" && packages.own.test(o.name))) return "store";
+  if (origins.some((o) => o.kind === "local" || (o.kind === "package" && packages.family.test(o.name)))) return "unknown";
+  return "other";
+}
+
 interface ParserServices {
   readonly program: ts.Program | null;
   readonly esTreeNodeToTSNodeMap: { get(node: TSESTree.Node): ts.Node };
@@ -119,11 +126,12 @@ export function receiverTypes(context: Readonly<TSESLint.RuleContext<string, rea
       if (!packages || callee.type !== "MemberExpression") return "unknown";
       const tsNode = map.get(callee.object);
       if (!tsNode) return "unknown";
-      const origins = originsOf(program, checker, checker.getTypeAtLocation(tsNode));
-      if (!origins) return "unknown";
-      if (origins.some((o) => o.kind === "package" && packages.own.test(o.name))) return "store";
-      if (origins.some((o) => o.kind === "local" || (o.kind === "package" && packages.family.test(o.name)))) return "unknown";
-      return "other";
+      const verdict = judge(packages, originsOf(program, checker, checker.getTypeAtLocation(tsNode)));
+      // LOCKS_DEBUG_TYPES=1 prints every verdict (scripts/typed-corpus.js counts them): why a finding went away.
+      if (process.env["LOCKS_DEBUG_TYPES"]) {
+        console.error(`locks types: ${context.filename}:${call.loc.start.line} ${store} ${verdict}`);
+      }
+      return verdict;
     },
   };
 }
