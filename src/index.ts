@@ -25,16 +25,29 @@ interface FlatConfig {
   name: string;
   plugins: Record<string, unknown>;
   rules: Record<string, "error">;
+  settings?: { locks: { typeAware: true } };
+}
+
+interface Configs {
+  recommended: FlatConfig;
+  strict: FlatConfig;
+  /** The recommended rules, type-aware: needs `parserOptions.projectService` (see docs/typed-linting.md). */
+  "recommended-type-checked": FlatConfig;
+  "strict-type-checked": FlatConfig;
 }
 
 const plugin = {
   meta: { name, version, namespace: "locks" },
   rules,
-  configs: {} as { recommended: FlatConfig; strict: FlatConfig },
+  configs: {} as Configs,
 };
 
+// The type-checked configs enable the same rules and only switch on type-aware mode (src/core/types.ts).
+const typeAware = { locks: { typeAware: true } } as const;
 plugin.configs.recommended = { name: "locks/recommended", plugins: { locks: plugin }, rules: ruleSettings(rules, "recommended") };
 plugin.configs.strict = { name: "locks/strict", plugins: { locks: plugin }, rules: ruleSettings(rules, "strict") };
+plugin.configs["recommended-type-checked"] = { ...plugin.configs.recommended, name: "locks/recommended-type-checked", settings: typeAware };
+plugin.configs["strict-type-checked"] = { ...plugin.configs.strict, name: "locks/strict-type-checked", settings: typeAware };
 
 export default plugin;
 export { rules };

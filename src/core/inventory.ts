@@ -14,6 +14,7 @@ import { buildFacts, type ModuleShape } from "./pairing.js";
 import { PathRecorder } from "./code-paths.js";
 import { buildHeldLocks } from "./held-locks.js";
 import { extendVocabulary, getVocabulary, type Vocabulary } from "./settings.js";
+import { receiverTypes, type ReceiverTypes } from "./types.js";
 import { unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -81,6 +82,7 @@ export function collectAccesses(
   sourceCode: SourceCode,
   calls: readonly TSESTree.CallExpression[],
   tagged: readonly TSESTree.TaggedTemplateExpression[] = [],
+  types?: ReceiverTypes,
 ): StateAccess[] {
   const accesses: StateAccess[] = [];
   const ctx = { sourceCode, scratch: new Map<string, unknown>() };
@@ -105,6 +107,8 @@ export function collectAccesses(
     const candidates = method === undefined ? byFunction.get(fn!) : byMethod.get(method) ?? learnt.get(method);
     for (const recognizer of candidates ?? []) {
       const access = recognizer.recognize(call, ctx);
+      // Type-aware mode: a receiver the checker proves is not this store's client is not its access.
+      if (access && "store" in access && types?.verdict(access.store, call) === "other") continue;
       if (access) {
         accesses.push(access);
         break;
@@ -175,7 +179,7 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
       const vocabulary = extendVocabulary(getVocabulary(context.settings), state.extensions);
       let facts: LockFacts;
       try {
-        const accesses = collectAccesses(sourceCode, state.calls, state.tagged);
+        const accesses = collectAccesses(sourceCode, state.calls, state.tagged, receiverTypes(context));
         const shape: ModuleShape = { calls: state.calls, functions: state.functions };
         const built = buildFacts(sourceCode, accesses, shape, vocabulary);
         facts = { ...built, held: buildHeldLocks(sourceCode, accesses, built.kv, shape, state.flags, paths) };

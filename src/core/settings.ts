@@ -164,6 +164,11 @@ function readSettings(settings: unknown): Partial<Vocabulary> {
   }
   const out: Partial<Record<keyof Vocabulary, readonly string[]>> = {};
   for (const [key, value] of Object.entries(settings)) {
+    // Not a vocabulary: the switch `configs["recommended-type-checked"]` sets, read by `src/core/types.ts`.
+    if (key === "typeAware") {
+      if (typeof value !== "boolean") throw new TypeError("eslint-plugin-locks: settings.locks.typeAware must be true or false.");
+      continue;
+    }
     if (!(VOCABULARY_KEYS as string[]).includes(key)) {
       throw new TypeError(
         `eslint-plugin-locks: unknown key settings.locks.${key}; expected one of ${VOCABULARY_KEYS.join(", ")}.`,

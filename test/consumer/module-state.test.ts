@@ -1,0 +1,42 @@
+// Worker threads (`eslint --concurrency`) and editors lint many files with one loaded plugin, in any order:
+// nothing a file leaves behind may change what another file reports. Module-level mutable state in src/ and
+// rules/ is therefore limited to the list below, each entry either keyed by the file's own objects (WeakMap,
+// dropped with the file) or a memo of a pure function of its key. A new `let` or collection at module level
+// fails here until it is looked at and listed with its reason.
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { expect, it } from "vitest";
+
+const repo = fileURLToPath(new URL("../../", import.meta.url));
+
+const allowed: Record<string, string> = {
+  "src/core/inventory.ts states": "per-file state, a WeakMap keyed by the file's SourceCode",
+  "src/core/inventory.ts taggedRecognizers": "built once at load from the static recognizer list, never written after",
+  "src/core/inventory.ts byMethod": "built once at load from the static recognizer list, never written after",
+  "src/core/inventory.ts byFunction": "built once at load from the static recognizer list, never written after",
+  "src/core/settings.ts cache": "a WeakMap keyed by the settings object ESLint hands every rule",
+  "src/core/sql.ts cache": "memo of parseSql: a pure function of the SQL text and dialect order",
+  "src/core/lua.ts cache": "memo of the Lua script classifier: a pure function of the script text",
+  "src/core/lua.ts luaparse": "the lazily required parser module",
+  "src/recognizers/redis.ts METHODS": "filled once at load from the static command table",
+  "src/recognizers/kysely.ts ROOTS": "a constant table",
+};
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []);
+}
+
+it("keeps no module-level mutable state but per-file caches and memos of pure functions", () => {
+  const found: string[] = [];
+  for (const file of [...sources(join(repo, "src")), ...sources(join(repo, "rules"))]) {
+    for (const line of readFileSync(file, "utf8").split("\n")) {
+      // Top-level only (no indentation). Sets built from a literal list are constant word lists.
+      const m = /^(?:export )?(?:let|var) (\w+)|^(?:export )?const (\w+)(?::[^=]+)? = new (?:Map|WeakMap|Set|WeakSet)\b(?!\(\[|<[^>]+>\(\[)|^(?:export )?const (\w+)(?::[^=]+)? = \[\];/.exec(line);
+      if (m) found.push(`${relative(repo, file)} ${m[1] ?? m[2] ?? m[3]}`);
+    }
+  }
+  expect(found.filter((f) => !(f in allowed))).toEqual([]);
+  expect(found).toContain("src/core/inventory.ts states"); // the scan itself still sees what it should
+});
