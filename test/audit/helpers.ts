@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdtempSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
@@ -40,5 +40,6 @@ export function installPlugin(dir: string): void {
   symlinkSync(join(repoRoot, "node_modules/@typescript-eslint/parser"), join(nm, "@typescript-eslint/parser"), "dir");
   symlinkSync(join(repoRoot, "node_modules/eslint/bin/eslint.js"), join(nm, ".bin/eslint"));
   symlinkSync(cli, join(nm, ".bin/locks-audit"));
+  chmodSync(cli, 0o755); // npm marks a package's bins executable when it installs them
   writeFileSync(join(dir, ".gitignore"), "node_modules/\n");
 }
