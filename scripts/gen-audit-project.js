@@ -5,8 +5,10 @@
 //   node scripts/gen-audit-project.js <dir> [--modules N]
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 
-export function generateProject(dir, modules = 1200) {
+/** `typeRoots`: where the project finds @types/node (a Node back end has it; default: this repository's). */
+export function generateProject(dir, modules = 1200, typeRoots = [fileURLToPath(new URL("../node_modules/@types", import.meta.url))]) {
   rmSync(dir, { recursive: true, force: true });
   const write = (rel, text) => {
     mkdirSync(join(dir, rel, ".."), { recursive: true });
@@ -15,7 +17,7 @@ export function generateProject(dir, modules = 1200) {
   write("tsconfig.json", JSON.stringify({
     compilerOptions: {
       target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, skipLibCheck: true,
-      noEmit: true, types: [], lib: ["ES2022"],
+      noEmit: true, types: ["node"], typeRoots, lib: ["ES2022"],
     },
     include: ["src"],
   }, null, 2));

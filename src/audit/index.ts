@@ -27,6 +27,8 @@ export interface AuditOptions {
   readonly config?: ConfigName;
   readonly settings?: Record<string, unknown>;
   readonly progress?: boolean;
+  /** Parse every module, also those `mayHoldLocks` rules out (for measurements and the equivalence test). */
+  readonly parseAll?: boolean;
 }
 
 export function format(result: AuditResult, name: Format): string {
@@ -49,6 +51,7 @@ export async function runAudit(options: AuditOptions = {}): Promise<{ result: Au
     config: options.config ?? "recommended",
     ...(options.settings ? { settings: options.settings } : {}),
     progress: (n) => bar.tick(n),
+    skipLockFree: !options.parseAll,
   });
   bar.end();
   let result = pairAcrossModules(project, linted);

@@ -6,7 +6,7 @@
  */
 import { ESLint, type Linter, type Rule } from "eslint";
 import plugin from "../index.js";
-import { onLockFacts } from "../core/inventory.js";
+import { mayHoldLocks, onLockFacts } from "../core/inventory.js";
 import { getVocabulary } from "../core/settings.js";
 import { summarizeModule, type ModuleSummary } from "../core/summary.js";
 import { AuditError, type SourceModule } from "./discover.js";
@@ -30,11 +30,18 @@ async function loadTsParser(): Promise<Linter.Parser> {
 
 const EMPTY: ModuleSummary = { locks: [], recoveries: [] };
 
+function emptyResult(filePath: string): ESLint.LintResult {
+  return {
+    filePath, messages: [], suppressedMessages: [], errorCount: 0, fatalErrorCount: 0, warningCount: 0,
+    fixableErrorCount: 0, fixableWarningCount: 0, usedDeprecatedRules: [],
+  };
+}
+
 /** Lints `modules` in order, calling `progress` after each; `settings` are the flat config's `settings` (`settings.locks`). */
 export async function lintModules(
   root: string,
   modules: readonly SourceModule[],
-  options: { config: ConfigName; settings?: Record<string, unknown>; progress?: (done: number) => void },
+  options: { config: ConfigName; settings?: Record<string, unknown>; progress?: (done: number) => void; skipLockFree?: boolean },
 ): Promise<LintedModule[]> {
   const summaries = new Map<string, ModuleSummary>();
   const collect: Rule.RuleModule = {
@@ -64,6 +71,12 @@ export async function lintModules(
   });
   const out: LintedModule[] = [];
   for (const module of modules) {
+    // A module with no call any recognizer handles gives no rule anything to report: not parsed (mayHoldLocks).
+    if (options.skipLockFree !== false && !mayHoldLocks(module.text)) {
+      out.push({ module, result: emptyResult(module.path), summary: EMPTY });
+      options.progress?.(out.length);
+      continue;
+    }
     const [result] = await eslint.lintText(module.text, { filePath: module.path, warnIgnored: false });
     if (!result) continue;
     out.push({ module, result, summary: summaries.get(module.path) ?? EMPTY });
@@ -71,3 +84,4 @@ export async function lintModules(
   }
   return out;
 }
+

@@ -152,7 +152,8 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
           }
         }
         if (lock.q1.status === "unanswered" && remote.length > 0) {
-          const near = neighbourhood(project, module.path, importersOf());
+          // The import graph only ranks: read it when there is a choice to make.
+          const near = remote.length > 1 ? neighbourhood(project, module.path, importersOf()) : new Set<string>();
           const ranked = [...remote].sort((a, b) =>
             Number(b.path === target) - Number(a.path === target) || Number(near.has(b.path)) - Number(near.has(a.path)) ||
             a.recovery.flaws.length - b.recovery.flaws.length || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));

@@ -1,7 +1,8 @@
 // locks-audit on the fixture projects: cross-module pairing, directives, plain JavaScript, path aliases, the
 // paths argument, --diff, the formats, exit statuses and the errors a user can act on.
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import tsParser from "@typescript-eslint/parser";
 import { ESLint } from "eslint";
@@ -10,7 +11,16 @@ import plugin from "../../src/index.js";
 import { AuditError, runAudit } from "../../src/audit/index.js";
 import { discoverProject } from "../../src/audit/discover.js";
 import { progressBar } from "../../src/audit/progress.js";
-import { cli, commitAll, copyProject, projects } from "./helpers.js";
+import { cli, commitAll, copyProject, projects, repoRoot } from "./helpers.js";
+import { mayHoldLocks } from "../../src/core/inventory.js";
+// @ts-expect-error: a plain ES module script without declarations
+import { generateProject } from "../../scripts/gen-audit-project.js";
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? listFiles(join(dir, e.name)) : /\.(ts|js)$/.test(e.name) ? [join(dir, e.name)] : []);
+}
+const fixtureFiles = listFiles(join(repoRoot, "fixtures"));
 
 const at = (name: string) => join(projects, name);
 
@@ -109,6 +119,32 @@ describe("same findings as the rules", () => {
     const audit = [...result.findings, ...result.answered].filter((f) => f.ruleId.startsWith("locks/"))
       .map((f) => `${f.file}:${f.line}:${f.column} ${f.ruleId} ${f.message}`);
     expect(audit.sort()).toEqual(rules.sort());
+  });
+});
+
+describe("skipping modules with no candidate call", () => {
+  it("changes nothing: the fixture projects and a generated one, with and without --parse-all", async () => {
+    const generated = mkdtempSync(join(tmpdir(), "locks-audit-gen-"));
+    generateProject(generated, 60);
+    for (const cwd of [...["claim-sweeper", "false-directive", "plain-js", "path-aliases"].map(at), generated]) {
+      const fast = await runAudit({ cwd, format: "json" });
+      const all = await runAudit({ cwd, format: "json", parseAll: true });
+      expect(fast.output).toBe(all.output);
+    }
+  });
+
+  it("mayHoldLocks says yes for every fixture with an expected finding, and no for a module of types and views", () => {
+    for (const file of fixtureFiles) {
+      const text = readFileSync(file, "utf8");
+      if (text.includes("// expect:")) expect([file, mayHoldLocks(text)]).toEqual([file, true]);
+    }
+    expect(mayHoldLocks(`export interface Job { id: string; status: "RUNNING" }\nexport const label = (j: Job) => j.items.map((i) => i.name).join(", ");\n`)).toBe(false);
+    expect(mayHoldLocks("const ok = await db.job.updateMany(args);")).toBe(true);
+    expect(mayHoldLocks("await tx?.query<Row>(text)")).toBe(true);
+    expect(mayHoldLocks('await client["set"](key, v)')).toBe(true);
+    expect(mayHoldLocks("await sql`UPDATE jobs SET status = 'RUNNING'`")).toBe(true);
+    expect(mayHoldLocks("if (running) return; running = true;")).toBe(true);
+    expect(mayHoldLocks("if (running === true) return;")).toBe(false);
   });
 });
 

@@ -2,6 +2,7 @@
 import type { AuditResult } from "../pair.js";
 
 export function formatJson(result: AuditResult): string {
-  const { root: _root, ...rest } = result;
-  return `${JSON.stringify({ version: 1, ...rest, summary: { locks: result.locks.length, findings: result.findings.length, answered: result.answered.length } }, null, 2)}\n`;
+  // Paths are project-relative; the absolute root would make the output depend on the machine.
+  const body = { version: 1, modules: result.modules, locks: result.locks, findings: result.findings, answered: result.answered };
+  return `${JSON.stringify({ ...body, summary: { locks: result.locks.length, findings: result.findings.length, answered: result.answered.length } }, null, 2)}\n`;
 }
