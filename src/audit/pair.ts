@@ -188,6 +188,7 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
       locks.push(entry);
     }
     for (const m of result.messages) {
+      if (!m.ruleId && !m.fatal) continue; // ESLint's own notes (an unused disable comment), not a lock finding
       const f = findingOf(module.rel, m);
       const by = m.ruleId === "locks/require-stale-recovery" ? answeredClaims.get(`${m.line}:${m.column}`) : undefined;
       if (by) answered.push({ ...f, answeredBy: by });
