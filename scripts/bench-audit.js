@@ -22,6 +22,7 @@ const commands = {
   "tsc --noEmit": [join(repo, "node_modules/typescript/bin/tsc"), ["--noEmit", "-p", "tsconfig.json"]],
   "locks-audit": [join(repo, "dist/src/audit/cli.js"), ["--format", "json", "--output", join(dir, "audit.json")]],
   "locks-audit --parse-all": [join(repo, "dist/src/audit/cli.js"), ["--format", "json", "--parse-all", "--output", join(dir, "audit-all.json")]],
+  "locks-audit --types": [join(repo, "dist/src/audit/cli.js"), ["--format", "json", "--types", "--output", join(dir, "audit-types.json")]],
 };
 
 function time(name) {
@@ -56,6 +57,7 @@ const tsc = median(samples["tsc --noEmit"]);
 const audit = median(samples["locks-audit"]);
 console.log(`project: ${count} modules in ${dir}, ${runs} runs each, alternated, wall time per fresh process`);
 for (const [name, xs] of Object.entries(samples)) {
-  console.log(`${name.padEnd(13)} median ${(median(xs) / 1000).toFixed(2)} s  (runs: ${xs.map((x) => (x / 1000).toFixed(2)).join(", ")})`);
+  console.log(`${name.padEnd(23)} median ${(median(xs) / 1000).toFixed(2)} s  (runs: ${xs.map((x) => (x / 1000).toFixed(2)).join(", ")})`);
 }
-console.log(`ratio audit / tsc: ${(audit / tsc).toFixed(2)}; with --parse-all: ${(median(samples["locks-audit --parse-all"]) / tsc).toFixed(2)}`);
+const ratio = (name) => (median(samples[name]) / tsc).toFixed(2);
+console.log(`ratio audit / tsc: ${(audit / tsc).toFixed(2)}; --parse-all: ${ratio("locks-audit --parse-all")}; --types: ${ratio("locks-audit --types")}`);

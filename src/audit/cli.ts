@@ -19,6 +19,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .addOption(new Option("-f, --format <format>", "output format").choices(FORMATS as string[]).default("text"))
     .option("--diff <git-ref>", "only locks whose acquire or missing half touches lines changed since the ref")
     .option("-o, --output <file>", "write the report to a file instead of stdout")
+    .option("--types", "build a TypeScript program so receivers' types sharpen what syntax cannot tell (a repository typed through an alias, a delegate held by a wrapper); costs about a tsc")
     .option("--parse-all", "parse every module, also those with no call any recognizer handles (slower; same results)")
     .addOption(new Option("--config <name>", "the plugin config whose rules report").choices(["recommended", "strict"]).default("recommended"))
     .exitOverride()
@@ -29,13 +30,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     throw error;
   }
-  const opts = program.opts<{ project?: string; format: Format; diff?: string; output?: string; config: "recommended" | "strict"; parseAll?: boolean }>();
+  const opts = program.opts<{ project?: string; format: Format; diff?: string; output?: string; config: "recommended" | "strict"; parseAll?: boolean; types?: boolean }>();
   try {
     const { output, exitCode } = await runAudit({
       paths: program.args,
       format: opts.format,
       config: opts.config,
       ...(opts.parseAll ? { parseAll: true } : {}),
+      ...(opts.types ? { types: true } : {}),
       ...(opts.project !== undefined ? { project: opts.project } : {}),
       ...(opts.diff !== undefined ? { diff: opts.diff } : {}),
     });

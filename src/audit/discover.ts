@@ -45,6 +45,8 @@ export interface Project {
   /** Modules `path` imports (resolved, within the project). */
   importsOf(path: string): readonly string[];
   readonly compilerOptions: ts.CompilerOptions;
+  /** A TypeScript program of every module, for `--types` (parses and binds the whole project: costs about a `tsc`). */
+  createProgram(): ts.Program;
 }
 
 function toRel(root: string, path: string): string {
@@ -141,5 +143,6 @@ export function discoverProject(options: DiscoverOptions = {}): Project {
     graph.set(path, list);
     return list;
   };
-  return { root, ...(configFile ? { configFile } : {}), modules, resolveModule, importsOf, compilerOptions };
+  const createProgram = () => ts.createProgram({ rootNames: fileNames, options: { ...compilerOptions, noEmit: true }, host });
+  return { root, ...(configFile ? { configFile } : {}), modules, resolveModule, importsOf, compilerOptions, createProgram };
 }

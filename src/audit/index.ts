@@ -29,6 +29,8 @@ export interface AuditOptions {
   readonly progress?: boolean;
   /** Parse every module, also those `mayHoldLocks` rules out (for measurements and the equivalence test). */
   readonly parseAll?: boolean;
+  /** Build a TypeScript program so receivers' types sharpen what syntax cannot tell (slower: about a `tsc`). */
+  readonly types?: boolean;
 }
 
 export function format(result: AuditResult, name: Format): string {
@@ -52,6 +54,7 @@ export async function runAudit(options: AuditOptions = {}): Promise<{ result: Au
     ...(options.settings ? { settings: options.settings } : {}),
     progress: (n) => bar.tick(n),
     skipLockFree: !options.parseAll,
+    ...(options.types ? { program: project.createProgram() } : {}),
   });
   bar.end();
   let result = pairAcrossModules(project, linted);

@@ -41,7 +41,14 @@ function emptyResult(filePath: string): ESLint.LintResult {
 export async function lintModules(
   root: string,
   modules: readonly SourceModule[],
-  options: { config: ConfigName; settings?: Record<string, unknown>; progress?: (done: number) => void; skipLockFree?: boolean },
+  options: {
+    config: ConfigName;
+    settings?: Record<string, unknown>;
+    progress?: (done: number) => void;
+    skipLockFree?: boolean;
+    /** `--types`: the parser takes its ASTs and types from this program, so recognizers can read receivers' types. */
+    program?: import("typescript").Program;
+  },
 ): Promise<LintedModule[]> {
   const summaries = new Map<string, ModuleSummary>();
   const collect: Rule.RuleModule = {
@@ -61,11 +68,14 @@ export async function lintModules(
     overrideConfig: [
       {
         files: ["**/*.{ts,tsx,mts,cts,js,jsx,mjs}"],
-        languageOptions: { parser, sourceType: "module", parserOptions: { ecmaFeatures: { jsx: true } } },
+        languageOptions: {
+          parser, sourceType: "module",
+          parserOptions: { ecmaFeatures: { jsx: true }, ...(options.program ? { programs: [options.program] } : {}) },
+        },
         // The project's disable comments name its own rules, which this run does not load.
         linterOptions: { reportUnusedDisableDirectives: "off" },
       },
-      { files: ["**/*.cjs"], languageOptions: { parser, sourceType: "commonjs" } },
+      { files: ["**/*.cjs"], languageOptions: { parser, sourceType: "commonjs", ...(options.program ? { parserOptions: { programs: [options.program] } } : {}) } },
       plugin.configs[options.config] as Linter.Config,
       { plugins: { "locks-audit": { rules: { collect } } }, rules: { "locks-audit/collect": "error" } },
       ...(options.settings ? [{ settings: options.settings }] : []),

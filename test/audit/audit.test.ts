@@ -88,6 +88,22 @@ describe("cross-module pairing", () => {
     expect(project.importsOf(join(at("path-aliases"), "src/billing/invoice.ts"))).toEqual([join(at("path-aliases"), "src/db.ts")]);
   });
 
+  it("--types: a repository typed through an alias and a delegate held under another name get their models", async () => {
+    const syntax = await runAudit({ cwd: at("typed-receivers") });
+    expect(syntax.exitCode).toBe(1);
+    expect(syntax.result.locks.map((l) => l.name)).toEqual(["store.state = EXPORTING"]);
+    const typed = await runAudit({ cwd: at("typed-receivers"), types: true });
+    expect(typed.exitCode).toBe(0);
+    expect(typed.result.locks.map((l) => [l.file, l.acquire.line, l.name, l.q1.file])).toEqual([
+      ["src/export.service.ts", 13, "Export.state = EXPORTING", "src/export.sweeper.ts"],
+      ["src/render.service.ts", 10, "RenderJob.status = RENDERING", "src/render.sweeper.ts"],
+    ]);
+    expect(typed.result.answered.map((f) => [f.file, f.line, f.ruleId])).toEqual([
+      ["src/export.service.ts", 13, "locks/require-stale-recovery"],
+      ["src/render.service.ts", 10, "locks/require-stale-recovery"],
+    ]);
+  });
+
   it("reports only on the paths given, still pairing with the whole project", async () => {
     const { result } = await runAudit({ cwd: at("claim-sweeper"), paths: ["src/jobs"] });
     expect(result.locks.map((l) => l.file)).toEqual(["src/jobs/start.ts"]);
@@ -107,7 +123,7 @@ describe("cross-module pairing", () => {
 });
 
 describe("same findings as the rules", () => {
-  it.each(["claim-sweeper", "false-directive", "plain-js", "path-aliases"])("%s: every rule finding is in the audit, found or answered", async (name) => {
+  it.each(["claim-sweeper", "false-directive", "plain-js", "path-aliases", "typed-receivers"])("%s: every rule finding is in the audit, found or answered", async (name) => {
     const eslint = new ESLint({
       cwd: at(name), overrideConfigFile: true, ignore: false,
       overrideConfig: [{ files: ["**/*.{ts,js}"], languageOptions: { parser: tsParser } }, plugin.configs.recommended as never],
@@ -126,7 +142,7 @@ describe("skipping modules with no candidate call", () => {
   it("changes nothing: the fixture projects and a generated one, with and without --parse-all", async () => {
     const generated = mkdtempSync(join(tmpdir(), "locks-audit-gen-"));
     generateProject(generated, 60);
-    for (const cwd of [...["claim-sweeper", "false-directive", "plain-js", "path-aliases"].map(at), generated]) {
+    for (const cwd of [...["claim-sweeper", "false-directive", "plain-js", "path-aliases", "typed-receivers"].map(at), generated]) {
       const fast = await runAudit({ cwd, format: "json" });
       const all = await runAudit({ cwd, format: "json", parseAll: true });
       expect(fast.output).toBe(all.output);
