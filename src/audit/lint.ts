@@ -9,6 +9,7 @@ import plugin from "../index.js";
 import { mayHoldLocks, onLockFacts } from "../core/inventory.js";
 import { getVocabulary } from "../core/settings.js";
 import { summarizeModule, type ModuleSummary } from "../core/summary.js";
+import { sharpenWith } from "../core/named-types.js";
 import { AuditError, type SourceModule } from "./discover.js";
 
 export type ConfigName = "recommended" | "strict";
@@ -61,6 +62,7 @@ export async function lintModules(
     },
   };
   const parser = await loadTsParser();
+  if (options.program) sharpenWith(options.program);
   const eslint = new ESLint({
     cwd: root,
     overrideConfigFile: true,

@@ -4,7 +4,7 @@
  * delegate held in a variable (`const { job } = prisma`, `const jobs = prisma.job`). The single-object argument with
  * `where` and `data` (or `update`) is what tells Prisma apart from two-argument `update(criteria, values)` clients.
  */
-import { namedTypeOf } from "../core/types.js";
+import { namedTypeOf } from "../core/named-types.js";
 import { appendProperty, propertyKey } from "../core/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model.js";

@@ -27,7 +27,7 @@
  * evidence: an import from `typeorm`, a find operator in the call, or a `BaseEntity` class in the file.
  */
 import { appendProperty } from "../core/edits.js";
-import { namedTypeOf } from "../core/types.js";
+import { namedTypeOf } from "../core/named-types.js";
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit } from "../core/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";

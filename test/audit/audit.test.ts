@@ -104,6 +104,20 @@ describe("cross-module pairing", () => {
     ]);
   });
 
+  it("sharpens only with the audit's own program: a type-aware ESLint run of the rules reads syntax as before", async () => {
+    const project = discoverProject({ cwd: at("typed-receivers") });
+    const eslint = new ESLint({
+      cwd: project.root, overrideConfigFile: true, ignore: false,
+      overrideConfig: [
+        { files: ["**/*.ts"], languageOptions: { parser: tsParser, parserOptions: { programs: [project.createProgram()] } } },
+        plugin.configs.recommended as never,
+      ],
+    });
+    const results = await eslint.lintFiles([join(project.root, "src/render.service.ts"), join(project.root, "src/export.service.ts")]);
+    expect(results.map((r) => r.messages.map((m) => `${m.line} ${m.ruleId}`))).toEqual([[], ["13 locks/require-stale-recovery"]]);
+    expect(results[1]!.messages[0]!.message).toContain("this write claims store.state = EXPORTING");
+  });
+
   it("reports only on the paths given, still pairing with the whole project", async () => {
     const { result } = await runAudit({ cwd: at("claim-sweeper"), paths: ["src/jobs"] });
     expect(result.locks.map((l) => l.file)).toEqual(["src/jobs/start.ts"]);

@@ -1,8 +1,10 @@
 /**
- * Optional type information. When the parser was given a TypeScript program (`parserOptions.project`, or the
- * program `locks-audit --types` builds), a receiver's type can say what syntax cannot: `private repo: JobRepo`
- * with `type JobRepo = Repository<Job>` in another module is a repository of `Job`. Without a program every
- * function here returns undefined at once; nothing may depend on types being there (DESIGN: syntactic first).
+ * Receivers' named types, for `locks-audit --types` only. The audit builds a TypeScript program, registers it here
+ * (`sharpenWith`) and hands it to the parser; a receiver's type can then say what syntax cannot: `private repo:
+ * JobRepo` with `type JobRepo = Repository<Job>` in another module is a repository of `Job`. Sharpening can make a
+ * write visible, so it adds findings; it is therefore never used for a program the audit did not register (an
+ * editor's or a type-checked config's `projectService` program): there, and without a program, `namedTypeOf`
+ * returns undefined at once and the rules read syntax only.
  */
 import type { TSESLint } from "@typescript-eslint/utils";
 import type { Node } from "./model.js";
@@ -15,10 +17,17 @@ export interface NamedType {
   readonly args: readonly string[];
 }
 
+const registered = new WeakSet<object>();
+
+/** Lets recognizers read receivers' types from `program` (the audit's own). */
+export function sharpenWith(program: object): void {
+  registered.add(program);
+}
+
 export function namedTypeOf(sourceCode: SourceCode, node: Node): NamedType | undefined {
   const services = sourceCode.parserServices;
   const program = services?.program;
-  const tsNode = program ? services.esTreeNodeToTSNodeMap?.get(node) : undefined;
+  const tsNode = program && registered.has(program) ? services.esTreeNodeToTSNodeMap?.get(node) : undefined;
   if (!program || !tsNode) return undefined;
   try {
     const checker = program.getTypeChecker();
