@@ -193,3 +193,25 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
     },
   };
 }
+
+let candidateText: RegExp | undefined;
+
+/**
+ * Whether a module's text could give the inventory anything: a call of a method, or of a function, that some
+ * recognizer handles, a tagged template some recognizer reads, or a boolean assignment (in-process guards). The
+ * inventory looks at nothing else, so a module for which this is false yields no lock facts and no finding from
+ * any rule. The project-wide audit uses it to skip parsing such modules (DTOs, types, views); conservative: a word
+ * in a comment or a string is enough to say yes.
+ */
+export function mayHoldLocks(text: string): boolean {
+  if (!candidateText) {
+    const escape = (s: string) => s.replace(/[$]/g, "\\$");
+    const methods = [...new Set([...byMethod.keys(), ...recognizers.flatMap((r) => [...(r.functions ?? [])])])].map(escape).join("|");
+    const tags = [...taggedRecognizers.keys()].map(escape).join("|");
+    candidateText = new RegExp(
+      // `.update(`, `?.update(`, `.update<T>(`, `["update"](`, `writeFile(`, sql`…`, `running = true`
+      `(?:^|[^\\w$])(?:${methods})\\s*(?:\\?\\.\\s*)?[(<]|\\[\\s*["'\`](?:${methods})["'\`]\\s*\\]|(?:^|[^\\w$])(?:${tags})\\s*(?:<[^>]*>\\s*)?\`|[^=!<>]=\\s*(?:true|false)\\b`,
+    );
+  }
+  return candidateText.test(text);
+}

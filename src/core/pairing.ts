@@ -523,3 +523,51 @@ export function buildFacts(
     recoveriesOf: (claim) => byClaim.get(claim) ?? [],
   };
 }
+
+/**
+ * For the project-wide audit (src/audit/): the recoveries this module offers to claims made in *other* modules.
+ * Every in-progress value a write's filter pins (`status = RUNNING`) stands for a claim made elsewhere, and the
+ * module's writes are classified against it exactly as against a claim of its own; a delete from a lock table
+ * stands for a lock row inserted elsewhere. Run only by the audit, never by the rules.
+ */
+export function buildForeignRecoveries(
+  sourceCode: SourceCode,
+  accesses: readonly StateAccess[],
+  vocabulary: ResolvedVocabulary,
+): Recovery[] {
+  const mod = new Module(sourceCode, accesses, vocabulary);
+  const program = sourceCode.ast as unknown as Node;
+  // A stand-in claim: no write of the module runs after it, in its unit or elsewhere.
+  const standIn = (model: string, lock: LockKey, insert: boolean): Claim => {
+    const write: StateWrite = { access: "write", store: "elsewhere", model, operation: "claim", filter: { kind: "and", items: [] }, assignments: [], node: program };
+    return { write, lock, assignment: { field: lock.field, value: { kind: "static", value: lock.value }, node: program, valueNode: program }, takeover: [], ...(insert ? { insert } : {}) };
+  };
+  const standIns = new Map<string, Claim>();
+  for (const w of mod.writes) {
+    if (w.effect === "delete" && hasLockWord(w.model)) {
+      const key = `${normalizeModel(w.model)}\0row`;
+      if (!standIns.has(key)) standIns.set(key, standIn(w.model, { model: w.model, field: "row", value: { value: "held" }, valueText: "" }, true));
+    }
+    for (const branch of mod.branchesOf(w)) {
+      for (const atom of branch) {
+        if ("opaque" in atom || (atom.op !== "eq" && atom.op !== "in") || !atom.pred.values) continue;
+        for (const value of atom.pred.values) {
+          if (!isLockAssignment(atom.pred.field, value, vocabulary)) continue;
+          const key = `${normalizeModel(w.model)}\0${normalizeName(atom.pred.field)}\0${String(value.value)}`;
+          if (standIns.has(key)) continue;
+          const valueText = typeof value.value === "string" ? JSON.stringify(value.value) : String(value.value);
+          standIns.set(key, standIn(w.model, { model: w.model, field: atom.pred.field, value, valueText }, false));
+        }
+      }
+    }
+  }
+  if (standIns.size === 0) return [];
+  const scans = mod.reads.map((r) => findStaleScan(r, vocabulary)).filter((s): s is StaleScan => s !== undefined);
+  const out: Classified = { recoveries: [], holder: [] };
+  for (const claim of standIns.values()) {
+    for (const w of mod.writes) {
+      if (normalizeModel(claim.write.model) === normalizeModel(w.model)) classifyAgainst(mod, w, claim, scans, out);
+    }
+  }
+  return out.recoveries;
+}

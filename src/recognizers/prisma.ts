@@ -4,6 +4,7 @@
  * delegate held in a variable (`const { job } = prisma`, `const jobs = prisma.job`). The single-object argument with
  * `where` and `data` (or `update`) is what tells Prisma apart from two-argument `update(criteria, values)` clients.
  */
+import { namedTypeOf } from "../core/named-types.js";
 import { appendProperty, propertyKey } from "../core/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model.js";
@@ -32,6 +33,9 @@ const property = findProperty;
 /** The model a delegate expression stands for: `prisma.job` → `job`; `const { job: jobs } = prisma` → `job`. */
 function modelOf(ctx: RecognizerContext, receiver: Node): string | undefined {
   const r = unwrap(receiver);
+  // With a program, a delegate's type names its model wherever it is held (`this.repo` set to `prisma.job`).
+  const typed = /^(\w+)Delegate$/.exec(namedTypeOf(ctx.sourceCode, r)?.name ?? "");
+  if (typed) return typed[1];
   if (r.type === "MemberExpression") {
     const name = keyName(r.property, r.computed);
     if (!name || name.startsWith("$")) return undefined;

@@ -27,6 +27,7 @@
  * evidence: an import from `typeorm`, a find operator in the call, or a `BaseEntity` class in the file.
  */
 import { appendProperty } from "../core/edits.js";
+import { namedTypeOf } from "../core/named-types.js";
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit } from "../core/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
@@ -306,8 +307,21 @@ function thisTarget(node: Node): Target | undefined {
   return model ? { kind: "repo", model, strong: true } : undefined;
 }
 
-/** What a receiver is: a repository of some entity, an EntityManager, or another library's object. */
+/**
+ * What a receiver is: a repository of some entity, an EntityManager, or another library's object. Read from the
+ * syntax; where that finds nothing or only guesses from a name, the receiver's type sharpens it when the parser has
+ * a program (`Repository<Job>` through an alias or a wrapper's property).
+ */
 function resolveTarget(ctx: RecognizerContext, node: Node, depth = 0): Target | undefined {
+  const t = resolveSyntax(ctx, node, depth);
+  if (t && (t.kind !== "repo" || t.strong)) return t;
+  const typed = namedTypeOf(ctx.sourceCode, unwrap(node));
+  if (typed && (typed.name === "Repository" || typed.name === "TreeRepository") && typed.args[0]) return { kind: "repo", model: typed.args[0], strong: true };
+  if (typed?.name === "EntityManager") return MANAGER;
+  return t;
+}
+
+function resolveSyntax(ctx: RecognizerContext, node: Node, depth: number): Target | undefined {
   if (depth > 5) return undefined;
   const n = unwrap(node);
   switch (n.type) {

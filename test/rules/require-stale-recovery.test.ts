@@ -17,6 +17,31 @@ const jobGenerating = lock("job", "status", "GENERATING", 2);
 
 ruleTester.run("require-stale-recovery", rule, {
   valid: [
+    // locks-recovered-by: the sweeper lives in another module (locks-audit checks it); the comment above the statement
+    `
+    export async function start(jobId: string) {
+      // locks-recovered-by: src/jobs/sweeper.ts
+      const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+      if (claimed.count === 0) throw new Error("busy");
+    }`,
+    // the directive on the claim's own line, after the code
+    `
+    export async function start(jobId: string) {
+      await prisma.job.updateMany({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } }); // locks-recovered-by: ./sweeper
+    }`,
+    // in a block comment, among other comment lines right above the claim
+    `
+    export async function start(jobId: string) {
+      /* locks-recovered-by: @/jobs/sweeper */
+      // the sweeper runs every minute
+      await prisma.job.updateMany({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+    }`,
+    // a lock row whose sweeper is elsewhere
+    `
+    export async function lock(name: string) {
+      // locks-recovered-by: src/locks/sweep.ts
+      await db.insertInto("locks").values({ name, holder: "me" }).onConflict((oc) => oc.column("name").doNothing()).execute();
+    }`,
     // the seed's fixed module: conditional recovery on the read path, judged on updated_at
     `
     async function start(jobId) {
@@ -263,6 +288,40 @@ ruleTester.run("require-stale-recovery", rule, {
     }`,
   ],
   invalid: [
+    {
+      // a directive separated from the claim by code speaks for nothing
+      code: `export async function start(jobId: string) {
+  // locks-recovered-by: src/jobs/sweeper.ts
+  const now = new Date();
+  await prisma.job.updateMany({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING", startedAt: now } });
+}`,
+      errors: [missing(4, 9, lock("job", "status", "RUNNING", 4))],
+    },
+    {
+      // a directive covers its own claim only
+      code: `export async function start(jobId: string) {
+  // locks-recovered-by: src/jobs/sweeper.ts
+  await prisma.job.updateMany({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+  await prisma.export.updateMany({ where: { jobId, state: { not: "EXPORTING" } }, data: { state: "EXPORTING" } });
+}`,
+      errors: [missing(4, 9, lock("export", "state", "EXPORTING", 4))],
+    },
+    {
+      // a misspelt directive is no directive
+      code: `export async function start(jobId: string) {
+  // locks-recover-by: src/jobs/sweeper.ts
+  await prisma.job.updateMany({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+}`,
+      errors: [missing(3, 9, lock("job", "status", "RUNNING", 3))],
+    },
+    {
+      // a directive below the claim does not speak for it
+      code: `export async function start(jobId: string) {
+  await prisma.job.updateMany({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+  // locks-recovered-by: src/jobs/sweeper.ts
+}`,
+      errors: [missing(2, 9, lock("job", "status", "RUNNING", 2))],
+    },
     {
       // the seed's module as first written: try/catch does not count
       code: `async function start(jobId) {

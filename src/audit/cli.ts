@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+/**
+ * npx locks-audit [--project tsconfig.json] [paths…] [--format text|json|sarif|markdown] [--diff <git-ref>] [--output file]
+ * Exit status: 0 no unanswered finding, 1 findings remain, 2 usage or project error (missing tsconfig, unreadable
+ * file, bad ref).
+ */
+import { realpathSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Command, CommanderError, Option } from "commander";
+import plugin from "../index.js";
+import { AuditError, FORMATS, runAudit, type Format } from "./index.js";
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const program = new Command("locks-audit")
+    .description("Audit every lock in a project: where it is taken, and where Q1, Q2 and Q3 are answered, across modules.")
+    .version(plugin.meta.version)
+    .argument("[paths...]", "report only on these files or folders (the whole project is still read to pair across modules)")
+    .option("-p, --project <tsconfig>", "the tsconfig.json to read (default: ./tsconfig.json or ./jsconfig.json if present, else every source file under the current folder)")
+    .addOption(new Option("-f, --format <format>", "output format").choices(FORMATS as string[]).default("text"))
+    .option("--diff <git-ref>", "only locks whose acquire or missing half touches lines changed since the ref")
+    .option("-o, --output <file>", "write the report to a file instead of stdout")
+    .option("--types", "build a TypeScript program so receivers' types sharpen what syntax cannot tell (a repository typed through an alias, a delegate held by a wrapper); costs about a tsc")
+    .option("--parse-all", "parse every module, also those with no call any recognizer handles (slower; same results)")
+    .addOption(new Option("--config <name>", "the plugin config whose rules report").choices(["recommended", "strict"]).default("recommended"))
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  try {
+    program.parse(argv as string[], { from: "user" });
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    throw error;
+  }
+  const opts = program.opts<{ project?: string; format: Format; diff?: string; output?: string; config: "recommended" | "strict"; parseAll?: boolean; types?: boolean }>();
+  try {
+    const { output, exitCode } = await runAudit({
+      paths: program.args,
+      format: opts.format,
+      config: opts.config,
+      ...(opts.parseAll ? { parseAll: true } : {}),
+      ...(opts.types ? { types: true } : {}),
+      ...(opts.project !== undefined ? { project: opts.project } : {}),
+      ...(opts.diff !== undefined ? { diff: opts.diff } : {}),
+    });
+    if (opts.output) {
+      try {
+        writeFileSync(opts.output, output);
+      } catch (error) {
+        throw new AuditError(`cannot write ${opts.output}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      }
+    } else process.stdout.write(output);
+    return exitCode;
+  } catch (error) {
+    if (error instanceof AuditError) {
+      process.stderr.write(`locks-audit: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+function invokedDirectly(): boolean {
+  try {
+    return process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+}
+
+if (invokedDirectly()) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`locks-audit: internal error: ${(error as Error).stack ?? String(error)}\n`);
+      process.exitCode = 2;
+    },
+  );
+}

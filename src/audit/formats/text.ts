@@ -1,0 +1,35 @@
+/** `--format text`: the lock inventory as a table, then the findings, one per line (file:line:column). */
+import type { Answer } from "../../core/summary.js";
+import type { AuditResult } from "../pair.js";
+
+const MARK = { answered: "ok", unanswered: "NO", "not-applicable": "-" } as const;
+
+function cell(q: Answer): string {
+  return `${MARK[q.status]} ${q.how}${q.file ? "" : q.at && q.status !== "not-applicable" ? ` (line ${q.at.line})` : ""}`;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n");
+}
+
+export function formatText(result: AuditResult): string {
+  const lines: string[] = [];
+  lines.push(`locks-audit: ${result.modules} modules, ${result.locks.length} locks, ${result.findings.length} unanswered findings, ${result.answered.length} answered in another module`);
+  if (result.locks.length > 0) {
+    lines.push("", "Lock inventory");
+    lines.push(table([
+      ["where", "kind", "lock", "Q1 who unlocks", "Q2 alive or dead", "Q3 race-safe release"],
+      ...result.locks.map((l) => [`${l.file}:${l.acquire.line}`, l.kind, l.name, cell(l.q1), cell(l.q2), cell(l.q3)]),
+    ]));
+  }
+  if (result.findings.length > 0) {
+    lines.push("", "Findings");
+    for (const f of result.findings) lines.push(`${f.file}:${f.line}:${f.column}  ${f.ruleId}  ${f.message}`);
+  }
+  if (result.answered.length > 0) {
+    lines.push("", "Answered in another module");
+    for (const f of result.answered) lines.push(`${f.file}:${f.line}:${f.column}  ${f.ruleId}  answered by ${f.answeredBy.how}`);
+  }
+  return `${lines.join("\n")}\n`;
+}

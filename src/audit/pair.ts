@@ -1,0 +1,211 @@
+/**
+ * Pairing across modules. Each module's summary lists its locks and the recoveries it offers, both keyed by
+ * (model, field, value) as `src/core/pairing.ts` pairs within one module. A claim the rules left without a recovery
+ * is answered when another module recovers the same key; the answer names that module and line. A
+ * `locks-recovered-by` directive is checked against the module it names. The rules' findings stay as they are,
+ * except `require-stale-recovery` on a claim answered elsewhere, which moves to `answered`.
+ */
+import type { ESLint } from "eslint";
+import type { Answer, LockSummary, RecoverySummary, Span } from "../core/summary.js";
+import type { Project } from "./discover.js";
+import type { LintedModule } from "./lint.js";
+
+export interface AuditLock extends LockSummary {
+  readonly file: string;
+}
+
+export interface AuditFinding {
+  readonly ruleId: string;
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+  readonly endLine: number;
+  readonly endColumn: number;
+  readonly message: string;
+  /** The first suggestion ESLint offered, when there is one. */
+  readonly suggestion?: { readonly desc: string; readonly range: readonly [number, number]; readonly text: string };
+}
+
+export interface AnsweredFinding extends AuditFinding {
+  readonly answeredBy: { readonly file: string; readonly line: number; readonly how: string };
+}
+
+export interface AuditResult {
+  readonly root: string;
+  readonly modules: number;
+  readonly locks: readonly AuditLock[];
+  /** Unanswered: the exit status is 1 when any remain. */
+  readonly findings: readonly AuditFinding[];
+  /** Rule findings that another module answers. */
+  readonly answered: readonly AnsweredFinding[];
+}
+
+/** Findings only the audit can make (it sees every module); their ids are documented in docs/audit.md. */
+export const AUDIT_RULES = {
+  "locks-audit/false-directive": {
+    question: "Q1",
+    description: "A locks-recovered-by directive must name a module that holds a stale recovery of the claim",
+  },
+  "locks-audit/remote-staleness": {
+    question: "Q2",
+    description: "A stale recovery in another module must judge age by a progress timestamp, not a start time",
+  },
+  "locks-audit/remote-race": {
+    question: "Q3",
+    description: "A stale recovery in another module must be a conditional update, like the claim",
+  },
+  "locks-audit/parse-error": {
+    question: "Q1",
+    description: "Every module of the project must parse, or its locks go unaudited",
+  },
+} as const;
+
+interface Candidate {
+  readonly file: string;
+  readonly path: string;
+  readonly recovery: RecoverySummary;
+}
+
+function findingOf(file: string, m: ESLint.LintResult["messages"][number]): AuditFinding {
+  const s = m.suggestions?.[0];
+  return {
+    ruleId: m.ruleId ?? "locks-audit/parse-error",
+    file,
+    line: m.line,
+    column: m.column,
+    endLine: m.endLine ?? m.line,
+    endColumn: m.endColumn ?? m.column,
+    message: m.ruleId ? m.message : `This module could not be parsed, so its locks were not audited: ${m.message}`,
+    ...(s?.fix ? { suggestion: { desc: s.desc, range: s.fix.range, text: s.fix.text } } : {}),
+  };
+}
+
+function at(file: string, span: Span): Pick<AuditFinding, "file" | "line" | "column" | "endLine" | "endColumn"> {
+  return { file, line: span.line, column: span.column, endLine: span.endLine, endColumn: span.endColumn };
+}
+
+/** Modules within two imports of `path`, either direction: where a sweeper of a claim usually is. */
+function neighbourhood(project: Project, path: string, importers: Map<string, string[]>): Set<string> {
+  const near = new Set<string>([path]);
+  let frontier = [path];
+  for (let hop = 0; hop < 2; hop++) {
+    const next: string[] = [];
+    for (const p of frontier) {
+      for (const q of [...project.importsOf(p), ...(importers.get(p) ?? [])]) {
+        if (!near.has(q)) {
+          near.add(q);
+          next.push(q);
+        }
+      }
+    }
+    frontier = next;
+  }
+  return near;
+}
+
+export function pairAcrossModules(project: Project, linted: readonly LintedModule[]): AuditResult {
+  const byKey = new Map<string, Candidate[]>();
+  for (const { module, summary } of linted) {
+    for (const recovery of summary.recoveries) {
+      const list = byKey.get(recovery.key) ?? [];
+      list.push({ file: module.rel, path: module.path, recovery });
+      byKey.set(recovery.key, list);
+    }
+  }
+  let importers: Map<string, string[]> | undefined;
+  const importersOf = () => {
+    if (importers) return importers;
+    importers = new Map();
+    for (const { module } of linted) {
+      for (const q of project.importsOf(module.path)) importers.set(q, [...(importers.get(q) ?? []), module.path]);
+    }
+    return importers;
+  };
+
+  const locks: AuditLock[] = [];
+  const findings: AuditFinding[] = [];
+  const answered: AnsweredFinding[] = [];
+  const seen = new Set<string>();
+  const add = (f: AuditFinding) => {
+    const id = `${f.ruleId}\0${f.file}\0${f.line}\0${f.column}`;
+    if (seen.has(id)) return;
+    seen.add(id);
+    findings.push(f);
+  };
+
+  for (const { module, result, summary } of linted) {
+    const answeredClaims = new Map<string, { file: string; line: number; how: string }>();
+    for (const lock of summary.locks) {
+      let entry: AuditLock = { ...lock, file: module.rel };
+      if (lock.key !== undefined && (lock.kind === "claim" || lock.kind === "lock-row")) {
+        const remote = (byKey.get(lock.key) ?? []).filter((c) => c.path !== module.path);
+        const target = lock.directive ? project.resolveModule(lock.directive.target, module.path) : undefined;
+        if (lock.directive) {
+          const holds = target !== undefined && (target === module.path ? lock.q1.status === "answered" : remote.some((c) => c.path === target));
+          if (!holds) {
+            const where = target === undefined ? "names no module of this project" : `names ${relTo(project, target)}, which holds no stale recovery of it`;
+            add({
+              ruleId: "locks-audit/false-directive",
+              ...at(module.rel, lock.directive.at),
+              message: `Q1 (if the holder dies, who unlocks?): the locks-recovered-by directive for ${lock.name} (claimed at line ${lock.acquire.line}) ${where}${remote.length > 0 ? `; a recovery of it is in ${remote[0]!.file} at line ${remote[0]!.recovery.at.line}` : ""}. The rule accepts the claim because of the directive, so a holder killed by SIGKILL, OOM or a deploy leaves the row locked with nothing to move it back. Point the directive at the module that recovers it, or add the recovery.`,
+            });
+          }
+        }
+        if (lock.q1.status === "unanswered" && remote.length > 0) {
+          // The import graph only ranks: read it when there is a choice to make.
+          const near = remote.length > 1 ? neighbourhood(project, module.path, importersOf()) : new Set<string>();
+          const ranked = [...remote].sort((a, b) =>
+            Number(b.path === target) - Number(a.path === target) || Number(near.has(b.path)) - Number(near.has(a.path)) ||
+            a.recovery.flaws.length - b.recovery.flaws.length || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+          const best = ranked[0]!;
+          const r = best.recovery;
+          const q1: Answer = { status: "answered", how: `stale recovery in ${best.file} at line ${r.at.line}`, at: r.at, file: best.file };
+          const q2: Answer = r.startTimeOnly
+            ? { status: "unanswered", how: `the recovery in ${best.file} judges age by ${r.timeFields.join(", ")}, a start time`, at: r.at, file: best.file }
+            : { status: "answered", how: `age judged by ${r.timeFields.join(", ") || "the recovery's check"} in ${best.file}`, at: r.at, file: best.file };
+          const q3: Answer = lock.q3.status === "answered" && r.flaws.length > 0
+            ? { status: "unanswered", how: `the recovery in ${best.file} at line ${r.at.line} is racy (${r.flaws.join(", ")})`, at: r.at, file: best.file }
+            : lock.q3;
+          entry = { ...entry, q1, q2, q3 };
+          answeredClaims.set(`${lock.acquire.line}:${lock.acquire.column}`, { file: best.file, line: r.at.line, how: q1.how });
+          const claimed = `${lock.name} (claimed in ${module.rel} at line ${lock.acquire.line})`;
+          if (r.startTimeOnly) {
+            add({
+              ruleId: "locks-audit/remote-staleness",
+              ...at(best.file, r.at),
+              message: `Q2 (how do you tell alive from dead?): this recovery of ${claimed} judges age by ${r.timeFields.join(", ")}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving.`,
+            });
+          }
+          if (q3 !== lock.q3) {
+            add({
+              ruleId: "locks-audit/remote-race",
+              ...at(best.file, r.at),
+              message: `Q3 (is the release itself race-safe?): this recovery of ${claimed} is not a conditional update (${r.flaws.join(", ")}): a recovery that races the holder, or another recoverer, overwrites a row that moved on. Write it like the claim: match the claimed value and the age in the same update.`,
+            });
+          }
+        }
+      }
+      locks.push(entry);
+    }
+    for (const m of result.messages) {
+      if (!m.ruleId && !m.fatal) continue; // ESLint's own notes (an unused disable comment), not a lock finding
+      const f = findingOf(module.rel, m);
+      const by = m.ruleId === "locks/require-stale-recovery" ? answeredClaims.get(`${m.line}:${m.column}`) : undefined;
+      if (by) answered.push({ ...f, answeredBy: by });
+      else add(f);
+    }
+  }
+  const order = (a: { file: string; line: number; column: number }, b: { file: string; line: number; column: number }) =>
+    (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || a.line - b.line || a.column - b.column;
+  return {
+    root: project.root,
+    modules: linted.length,
+    locks: locks.sort((a, b) => order({ ...a.acquire, file: a.file }, { ...b.acquire, file: b.file })),
+    findings: findings.sort(order),
+    answered: answered.sort(order),
+  };
+}
+
+function relTo(project: Project, path: string): string {
+  return project.modules.find((m) => m.path === path)?.rel ?? path;
+}
