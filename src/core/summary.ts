@@ -18,6 +18,15 @@ import { formatValue } from "./values.js";
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
 /** 1-based lines and columns, end exclusive, as ESLint reports them. */
+
+/** How the inventory names the path a held lock escapes by. */
+const ESCAPE_PATH = {
+  return: "on the return",
+  end: "when the function ends",
+  throw: "on the throw",
+  await: "when the await rejects",
+} as const;
+
 export interface Span {
   readonly line: number;
   readonly column: number;
@@ -182,7 +191,7 @@ function heldSummary(lock: HeldLock): LockSummary {
   let q1: Answer;
   if (advisory?.neverUnlocked) q1 = { status: "unanswered", how: "never unlocked: held until the connection closes", at: acquire };
   else if (advisory?.returnedToPool) q1 = { status: "unanswered", how: "connection returned to the pool still holding the lock", at: spanOf(advisory.returnedToPool.loc) };
-  else if (escape) q1 = { status: "unanswered", how: `the release is missed on a ${escape.kind} at line ${escape.node.loc.start.line}`, at: spanOf(escape.node.loc) };
+  else if (escape) q1 = { status: "unanswered", how: `the release is missed ${ESCAPE_PATH[escape.kind]} at line ${escape.node.loc.start.line}`, at: spanOf(escape.node.loc) };
   else if (lock.releasedEarly) q1 = { status: "unanswered", how: "released before the returned work settles", at: spanOf(lock.releasedEarly.loc) };
   else q1 = { status: "answered", how: lock.kind === "advisory" ? "unlocked on every path; the session ends with its connection" : "released on every path; dies with the process", ...(lock.releases[0] ? { at: spanOf(lock.releases[0].loc) } : {}) };
   const pooled = advisory?.pooledUnlocks[0];

@@ -244,6 +244,30 @@ describe("formats", () => {
     expect(output).toContain("src/jobs/start.ts:7:25  locks/require-stale-recovery  answered by stale recovery in src/jobs/sweeper.ts at line 9");
   });
 
+  it("text: names how a held lock escapes, and each line once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "locks-audit-text-"));
+    writeFileSync(join(dir, "sync.js"), [
+      "let syncing = false;",
+      "export async function sync(pull) {",
+      "  if (syncing) return;",
+      "  syncing = true;",
+      "  await pull();",
+      "  syncing = false;",
+      "}",
+      "export async function recover(pool) {",
+      "  await pool.query(\"UPDATE jobs SET status = 'queued' WHERE status = 'running' AND heartbeat_at < now() - interval '5 minutes'\");",
+      "}",
+      "export async function claim(pool, id) {",
+      "  await pool.query(\"UPDATE jobs SET status = 'running', heartbeat_at = now() WHERE id = $1 AND status = 'queued'\", [id]);",
+      "}",
+      "",
+    ].join("\n"));
+    const { output } = await runAudit({ cwd: dir, format: "text" });
+    expect(output).toMatch(/^sync\.js:4 +flag +syncing +NO the release is missed when the await rejects at line 5 +-/m);
+    expect(output).toMatch(/^sync\.js:12 +claim +jobs\.status = running +ok stale recovery at line 9 +ok/m);
+    expect(output).not.toMatch(/at line (\d+) \(line \1\)/);
+  });
+
   it("json: the locks as a list, with a summary", async () => {
     const { output, result } = await runAudit({ cwd: at("false-directive"), format: "json" });
     const parsed = JSON.parse(output);

@@ -5,7 +5,9 @@ import type { AuditResult } from "../pair.js";
 const MARK = { answered: "ok", unanswered: "NO", "not-applicable": "-" } as const;
 
 function cell(q: Answer): string {
-  return `${MARK[q.status]} ${q.how}${q.file ? "" : q.at && q.status !== "not-applicable" ? ` (line ${q.at.line})` : ""}`;
+  // A "how" that already names its line in this module needs no "(line N)" after it.
+  const named = q.at && q.how.includes(`line ${q.at.line}`);
+  return `${MARK[q.status]} ${q.how}${q.file || named ? "" : q.at && q.status !== "not-applicable" ? ` (line ${q.at.line})` : ""}`;
 }
 
 function table(rows: string[][]): string {
