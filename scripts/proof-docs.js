@@ -24,7 +24,7 @@ const scenarios = [
     title: "Crash-wedge: a job claimed by a compare-and-set update, its worker killed (the first seed)",
     services: "PostgreSQL",
     fault: "SIGKILL mid-job",
-    flagged: "The job stays GENERATING; every later claim is refused, before and long after the stale threshold.",
+    flagged: "The job stays GENERATING; every later claim is refused, before the stale threshold and on every retry after it.",
     fixed:
       "Before the threshold the claim is still refused (a dead worker cannot be told from a live one); after it, the read path " +
       "flips the job to FAILED and a retry claims and completes it. A slow job that keeps making progress is never " +

@@ -1,6 +1,6 @@
 // Scenario 1 (the first seed): a compare-and-set claim on a job, a worker killed with SIGKILL mid-job.
 // proof/crash-wedge/flagged.js has no recovery: the job stays GENERATING and every later claim is refused, also
-// long after the stale threshold. proof/crash-wedge/fixed.js recovers on the read path, judged by the last sign
+// after the stale threshold. proof/crash-wedge/fixed.js recovers on the read path, judged by the last sign
 // of progress and written as a conditional update; the seed's five behaviours are each checked below.
 import type pg from "pg";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -71,7 +71,7 @@ describe.skipIf(!postgres)("crash-wedge: a claimed job whose worker is killed", 
     expect((await worker.exited).signal).toBe("SIGKILL");
   }
 
-  it("flagged: after SIGKILL every later claim is refused, also long after the stale threshold", async () => {
+  it("flagged: after SIGKILL every later claim is refused, before the stale threshold and on every retry after it", async () => {
     await expectVerdict(FLAGGED, "require-stale-recovery", "Q1");
     await killMidJob(FLAGGED);
     expect(await runOnce(FLAGGED, "generateJob", [1], env)).toBe("refused: already generating");
