@@ -40,6 +40,33 @@ describe("cross-module pairing", () => {
     })]);
   });
 
+  it("leaves a claim unanswered by another module's recovery of a different table, and flags a racy remote recovery", async () => {
+    const project = (files: Record<string, string>) => {
+      const dir = mkdtempSync(join(tmpdir(), "locks-audit-pair-"));
+      for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+      return dir;
+    };
+    const claim = "export async function claim(pool, id) {\n" +
+      "  await pool.query(\"UPDATE jobs SET status = 'running', heartbeat_at = now() WHERE id = $1 AND status = 'queued'\", [id]);\n}\n";
+    // Same field, same values, another table: not this claim's recovery.
+    const reports = "export async function sweepReports(pool) {\n" +
+      "  await pool.query(\"UPDATE reports SET status = 'queued' WHERE status = 'running' AND heartbeat_at < now() - interval '5 minutes'\");\n}\n";
+    const lookalike = await runAudit({ cwd: project({ "claim.js": claim, "reports.js": reports }), format: "json" });
+    expect(lookalike.exitCode).toBe(1);
+    expect(lookalike.result.answered).toEqual([]);
+    expect(lookalike.result.findings.map((f) => [f.ruleId, f.file, f.line])).toEqual([["locks/require-stale-recovery", "claim.js", 2]]);
+
+    // The age checked in a SELECT, the write by id: it answers Q1, and its race is the audit's finding.
+    const racy = "export async function sweep(pool) {\n" +
+      "  const { rows } = await pool.query(\"SELECT id FROM jobs WHERE status = 'running' AND heartbeat_at < now() - interval '5 minutes'\");\n" +
+      "  for (const row of rows) await pool.query(\"UPDATE jobs SET status = 'queued' WHERE id = $1 AND status = 'running'\", [row.id]);\n}\n";
+    const raced = await runAudit({ cwd: project({ "claim.js": claim, "racy.js": racy }), format: "json" });
+    expect(raced.exitCode).toBe(1);
+    expect(raced.result.answered.map((f) => [f.ruleId, f.file, f.line])).toEqual([["locks/require-stale-recovery", "claim.js", 2]]);
+    expect(raced.result.findings.map((f) => [f.ruleId, f.file, f.line])).toEqual([["locks-audit/remote-race", "racy.js", 3]]);
+    expect(raced.result.locks[0]!.q3).toMatchObject({ status: "unanswered", file: "racy.js" });
+  });
+
   it("verifies a directive that names the right module", async () => {
     const { result } = await runAudit({ cwd: at("claim-sweeper") });
     const exp = result.locks.find((l) => l.file === "src/exports/render.ts")!;
