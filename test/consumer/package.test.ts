@@ -3,6 +3,8 @@
 // (ESM `eslint.config.js`, CommonJS `eslint.config.cjs`, `defineConfig({ extends: ["locks/recommended"] })`),
 // lint a copy of fixtures/ with the installed `eslint` binary and compare the exact (rule, line) findings with
 // the fixtures' `// expect:` comments. The same lint with worker threads (`--concurrency`) must find the same.
+// The type-aware setup of docs/typed-linting.md (and the README), copied from the page, is linted on a .ts file
+// its tsconfig.json includes, one it does not include and a .js file.
 // The packed tarball itself is checked too: its file list, publint and arethetypeswrong.
 //
 // Needs the npm registry (CI has it). Each ESLint major is installed once per run into a temporary project and
@@ -148,6 +150,32 @@ export default [
 `,
 };
 
+/** The config in a page's first ```js block after `heading`: what the page tells users to write. */
+function snippet(file: string, heading: string): string {
+  const text = readFileSync(join(repo, file), "utf8");
+  const at = text.indexOf(heading);
+  const block = at < 0 ? null : /```js\n([\s\S]*?)```/.exec(text.slice(at));
+  if (!block) throw new Error(`${file} has no js block after ${JSON.stringify(heading)}`);
+  return block[1]!;
+}
+
+const typedSetup = snippet("docs/typed-linting.md", "## Setup");
+
+/**
+ * One lock without a TTL (its client is not installed: `any`, the finding stays) and a Map written like SET … NX,
+ * which only a program shows to be a Map: reported on line 4, and on line 8 too where the file gets no program.
+ */
+const typedModule = (ts: boolean) => `import Redis from "ioredis";
+const redis = new Redis();
+export async function lockReport(id${ts ? ": string" : ""}) {
+  return redis.set(\`lock:report:\${id}\`, "1", "NX");
+}
+const memo = new Map();
+export function lockLocal(id${ts ? ": string" : ""}) {
+  return memo.set(\`lock:local:\${id}\`, "1", "NX");
+}
+`;
+
 /** A module whose lock findings are silenced, once with a reason and once without. */
 const suppressed = `import Redis from "ioredis";
 const redis = new Redis();
@@ -213,6 +241,12 @@ describe("the packed tarball", () => {
   }, 60_000);
 });
 
+describe("the type-aware setup", () => {
+  it("is the same in the README as in docs/typed-linting.md", () => {
+    expect(snippet("README.md", "### Type-aware mode")).toBe(typedSetup.replace(/, \/\/ or .*$/m, ","));
+  });
+});
+
 describe.each([
   ["ESLint 9", "eslint@^9.39.0"],
   ["ESLint 10", "eslint@^10.0.0"],
@@ -226,7 +260,7 @@ describe.each([
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }, null, 2));
     try {
       await npm(["install", "--no-audit", "--no-fund", "--prefer-offline", "--save-dev", tarball, eslintSpec,
-        "@typescript-eslint/parser@8.72.0", "@eslint-community/eslint-plugin-eslint-comments@4.8.1"], project);
+        "@typescript-eslint/parser@8.72.0", "typescript-eslint@8.72.0", "@eslint-community/eslint-plugin-eslint-comments@4.8.1"], project);
     } catch (error) {
       const e = error as { stderr?: string; message: string };
       throw new Error(`npm install of ${eslintSpec} into ${project} failed; the consumer tests need the npm registry.\n${(e.stderr ?? e.message).slice(-2000)}`, { cause: error });
@@ -236,6 +270,19 @@ describe.each([
     writeFileSync(join(project, "tsconfig.json"), JSON.stringify(tsconfig, null, 2));
     mkdirSync(join(project, "suppressions"));
     writeFileSync(join(project, "suppressions", "locks.ts"), suppressed);
+    // The documented type-aware setup in a project of its own: src/ in its tsconfig.json, scripts/ not.
+    const documented = join(project, "documented");
+    mkdirSync(join(documented, "src"), { recursive: true });
+    mkdirSync(join(documented, "scripts"));
+    writeFileSync(join(documented, "eslint.config.js"), typedSetup);
+    writeFileSync(join(documented, "eslint.service-only.config.js"), typedSetup.replace(/projectService: \{[^}]*\}/, "projectService: true"));
+    writeFileSync(join(documented, "tsconfig.json"), JSON.stringify({
+      compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", noEmit: true, skipLibCheck: true },
+      include: ["src"],
+    }, null, 2));
+    writeFileSync(join(documented, "src", "report.ts"), typedModule(true));
+    writeFileSync(join(documented, "scripts", "backfill.ts"), typedModule(true));
+    writeFileSync(join(documented, "scripts", "sweep.js"), typedModule(false));
   }, INSTALL_TIMEOUT);
 
   it("installed the major it asked for, and the plugin from the tarball", () => {
@@ -266,6 +313,26 @@ describe.each([
 
   it("configs[\"recommended-type-checked\"] with projectService reports the same when no receiver type resolves", async () => {
     expect(await lint(project, ["--config", "eslint.typed.config.mjs"])).toEqual(expectedFindings());
+  }, 120_000);
+
+  it("docs/typed-linting.md's setup lints a .ts file outside the tsconfig.json without a parsing error, with types", async () => {
+    // Both .ts files get a program (the Map on line 8 is dropped); the .js file is read syntactically.
+    expect(await lint(project, ["--config", "documented/eslint.config.js"], "documented")).toEqual([
+      "scripts/backfill.ts 4 locks/require-lock-ttl",
+      "scripts/sweep.js 4 locks/require-lock-ttl",
+      "scripts/sweep.js 8 locks/require-lock-ttl",
+      "src/report.ts 4 locks/require-lock-ttl",
+    ]);
+    // The control: with `projectService: true` alone, the file outside the tsconfig.json is refused.
+    const serviceOnly = await lint(project, ["--config", "documented/eslint.service-only.config.js"], "documented");
+    expect(serviceOnly.filter((m) => m.startsWith("scripts/backfill.ts"))).toEqual([
+      expect.stringMatching(/ fatal: Parsing error: .*backfill\.ts was not found by the project service/),
+    ]);
+    expect(serviceOnly.filter((m) => !m.startsWith("scripts/backfill.ts"))).toEqual([
+      "scripts/sweep.js 4 locks/require-lock-ttl",
+      "scripts/sweep.js 8 locks/require-lock-ttl",
+      "src/report.ts 4 locks/require-lock-ttl",
+    ]);
   }, 120_000);
 
   it("the README's suppression setup reports a locks/* disable without a reason, and only that one", async () => {
