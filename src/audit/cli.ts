@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 /**
  * npx locks-audit [--project tsconfig.json] [paths…] [--format text|json|sarif|markdown] [--diff <git-ref>] [--output file]
- * Exit status: 0 no unanswered finding, 1 findings remain, 2 usage or project error (missing tsconfig, unreadable
- * file, bad ref).
+ * Exit status: 0 no unanswered finding (or no more than --max-findings), 1 findings remain, 2 usage or configuration
+ * error (an unknown option, a missing tsconfig, an unreadable file, a bad ref, invalid settings.locks).
  */
 import { realpathSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { Command, CommanderError, Option } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import plugin from "../index.js";
 import { AuditError, FORMATS, runAudit, type Format } from "./index.js";
 
@@ -22,6 +22,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--types", "build a TypeScript program so receivers' types sharpen what syntax cannot tell (a repository typed through an alias, a delegate held by a wrapper); costs about a tsc")
     .option("--parse-all", "parse every module, also those with no call any recognizer handles (slower; same results)")
     .addOption(new Option("--config <name>", "the plugin config whose rules report").choices(["recommended", "strict"]).default("recommended"))
+    .option("--eslint-config <file>", "the project's ESLint config to read settings.locks and reportUnusedDisableDirectives from (default: looked up as ESLint does)")
+    .option("--no-eslint-config", "read no ESLint config of the project: the plugin's default vocabularies, unused disable comments not reported")
+    .option("--max-findings <n>", "exit 1 only when more than n findings remain (default 0)", count("--max-findings"))
+    .option("--max-warnings <n>", "exit 1 when more than n warnings remain (default: warnings never fail, as in ESLint)", count("--max-warnings"))
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   try {
@@ -30,9 +34,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     throw error;
   }
-  const opts = program.opts<{ project?: string; format: Format; diff?: string; output?: string; config: "recommended" | "strict"; parseAll?: boolean; types?: boolean }>();
+  const opts = program.opts<{
+    project?: string; format: Format; diff?: string; output?: string; config: "recommended" | "strict"; parseAll?: boolean; types?: boolean;
+    eslintConfig?: string | boolean; maxFindings?: number; maxWarnings?: number;
+  }>();
   try {
-    const { output, exitCode } = await runAudit({
+    const { output, exitCode, warnings } = await runAudit({
       paths: program.args,
       format: opts.format,
       config: opts.config,
@@ -40,7 +47,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...(opts.types ? { types: true } : {}),
       ...(opts.project !== undefined ? { project: opts.project } : {}),
       ...(opts.diff !== undefined ? { diff: opts.diff } : {}),
+      ...(typeof opts.eslintConfig === "string" ? { eslintConfig: opts.eslintConfig } : opts.eslintConfig === false ? { eslintConfig: false } : {}),
+      ...(opts.maxFindings !== undefined ? { maxFindings: opts.maxFindings } : {}),
+      ...(opts.maxWarnings !== undefined ? { maxWarnings: opts.maxWarnings } : {}),
     });
+    for (const w of warnings) process.stderr.write(`locks-audit: warning: ${w}\n`);
     if (opts.output) {
       try {
         writeFileSync(opts.output, output);
@@ -56,6 +67,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     throw error;
   }
+}
+
+/** A commander parser for a non-negative whole number. */
+function count(flag: string): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${flag} takes a whole number (0 or more), not ${JSON.stringify(value)}.`);
+    return Number(value);
+  };
 }
 
 function invokedDirectly(): boolean {

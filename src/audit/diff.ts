@@ -68,5 +68,5 @@ export function filterByDiff(result: AuditResult, changed: ChangedLines): AuditR
   const locks = result.locks.filter((lock) => placesOf(lock).some((p) => touches(p.file, p.span)));
   const kept = new Set(locks.flatMap((lock) => placesOf(lock).map((p) => `${p.file}:${p.span.line}`)));
   const keep = (f: AuditFinding) => touches(f.file, f) || kept.has(`${f.file}:${f.line}`);
-  return { ...result, locks, findings: result.findings.filter(keep), answered: result.answered.filter(keep) };
+  return { ...result, locks, findings: result.findings.filter(keep), answered: result.answered.filter(keep), silenced: result.silenced.filter(keep) };
 }

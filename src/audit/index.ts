@@ -12,6 +12,7 @@ import { formatJson } from "./formats/json.js";
 import { formatMarkdown } from "./formats/markdown.js";
 import { formatSarif } from "./formats/sarif.js";
 import { progressBar } from "./progress.js";
+import { projectLintConfig } from "./project-config.js";
 
 export { AuditError };
 export type { AuditResult };
@@ -25,7 +26,17 @@ export interface AuditOptions {
   readonly format?: Format;
   readonly diff?: string;
   readonly config?: ConfigName;
+  /** `settings` that override the project's ESLint config's (`settings.locks`). */
   readonly settings?: Record<string, unknown>;
+  /**
+   * The project's ESLint config, read for `settings.locks` and `reportUnusedDisableDirectives`: undefined to look
+   * it up as ESLint does (from each module's folder up), a path to use that file, false to read none.
+   */
+  readonly eslintConfig?: string | false;
+  /** Exit 1 only when more than this many error findings remain (default 0). */
+  readonly maxFindings?: number;
+  /** Exit 1 when more than this many warnings remain (default: warnings never fail the audit, as in ESLint). */
+  readonly maxWarnings?: number;
   readonly progress?: boolean;
   /** Parse every module, also those `mayHoldLocks` rules out (for measurements and the equivalence test). */
   readonly parseAll?: boolean;
@@ -42,19 +53,37 @@ export function format(result: AuditResult, name: Format): string {
   }
 }
 
-/** Runs the audit. `exitCode`: 0 nothing unanswered, 1 findings remain. Usage and project errors throw `AuditError` (exit 2). */
-export async function runAudit(options: AuditOptions = {}): Promise<{ result: AuditResult; output: string; exitCode: 0 | 1 }> {
+/**
+ * The exit status a CI step reads: 1 when more error findings remain than `maxFindings` allows (0 by default), or
+ * more warnings than `maxWarnings` (unlimited by default); else 0. Findings silenced with a disable comment, and
+ * findings another module answers, are not findings.
+ */
+export function exitCodeOf(result: AuditResult, options: Pick<AuditOptions, "maxFindings" | "maxWarnings"> = {}): 0 | 1 {
+  const errors = result.findings.filter((f) => f.severity === "error").length;
+  const warnings = result.findings.length - errors;
+  if (errors > (options.maxFindings ?? 0)) return 1;
+  if (options.maxWarnings !== undefined && options.maxWarnings >= 0 && warnings > options.maxWarnings) return 1;
+  return 0;
+}
+
+/**
+ * Runs the audit. `exitCode`: see `exitCodeOf`. Usage and project errors throw `AuditError` (exit 2). `warnings`
+ * are sentences for stderr (the project's ESLint config could not be loaded, say).
+ */
+export async function runAudit(options: AuditOptions = {}): Promise<{ result: AuditResult; output: string; exitCode: 0 | 1; warnings: string[] }> {
   const cwd = resolve(options.cwd ?? process.cwd());
   const project = discoverProject({ cwd, ...(options.project !== undefined ? { project: options.project } : {}) });
   // Read `--diff` before linting: a bad ref should fail fast.
   const changed = options.diff !== undefined ? changedLines(project.root, options.diff) : undefined;
   const bar = options.progress === false ? { tick() {}, end() {} } : progressBar(project.modules.length);
+  const eslintConfig = projectLintConfig(project.root, typeof options.eslintConfig === "string" ? resolve(cwd, options.eslintConfig) : options.eslintConfig);
   const linted = await lintModules(project.root, project.modules, {
     config: options.config ?? "recommended",
     ...(options.settings ? { settings: options.settings } : {}),
+    project: eslintConfig,
     progress: (n) => bar.tick(n),
     skipLockFree: !options.parseAll,
-    ...(options.types ? { program: project.createProgram() } : {}),
+    ...(options.types ? { programs: project.createPrograms() } : {}),
   });
   bar.end();
   let result = pairAcrossModules(project, linted);
@@ -72,8 +101,14 @@ export async function runAudit(options: AuditOptions = {}): Promise<{ result: Au
       locks: result.locks.filter((l) => inside(l.file)),
       findings: result.findings.filter((f) => inside(f.file)),
       answered: result.answered.filter((f) => inside(f.file)),
+      silenced: result.silenced.filter((f) => inside(f.file)),
     };
   }
   if (changed) result = filterByDiff(result, changed);
-  return { result, output: format(result, options.format ?? "text"), exitCode: result.findings.length > 0 ? 1 : 0 };
+  return {
+    result,
+    output: format(result, options.format ?? "text"),
+    exitCode: exitCodeOf(result, options),
+    warnings: eslintConfig.warning !== undefined ? [eslintConfig.warning] : [],
+  };
 }

@@ -11,11 +11,14 @@ import { getVocabulary } from "../core/settings.js";
 import { summarizeModule, type ModuleSummary } from "../core/summary.js";
 import { sharpenWith } from "../core/named-types.js";
 import { AuditError, type SourceModule } from "./discover.js";
+import { ownMessages, withoutEslintEnv } from "./own-findings.js";
+import type { ModuleLintOptions, ProjectLintConfig } from "./project-config.js";
 
 export type ConfigName = "recommended" | "strict";
 
 export interface LintedModule {
   readonly module: SourceModule;
+  /** ESLint's result, its messages narrowed to what the audit owns (own-findings.ts). */
   readonly result: ESLint.LintResult;
   readonly summary: ModuleSummary;
 }
@@ -38,17 +41,22 @@ function emptyResult(filePath: string): ESLint.LintResult {
   };
 }
 
-/** Lints `modules` in order, calling `progress` after each; `settings` are the flat config's `settings` (`settings.locks`). */
+/**
+ * Lints `modules` in order, calling `progress` after each. `settings` are flat-config `settings` that override the
+ * project's (`settings.locks`); `project` gives each module the project's own `settings.locks` and
+ * `reportUnusedDisableDirectives` (project-config.ts). Modules with the same options share one ESLint instance.
+ */
 export async function lintModules(
   root: string,
   modules: readonly SourceModule[],
   options: {
     config: ConfigName;
     settings?: Record<string, unknown>;
+    project?: ProjectLintConfig;
     progress?: (done: number) => void;
     skipLockFree?: boolean;
-    /** `--types`: the parser takes its ASTs and types from this program, so recognizers can read receivers' types. */
-    program?: import("typescript").Program;
+    /** `--types`: the parser takes its ASTs and types from these programs, so recognizers can read receivers' types. */
+    programs?: readonly import("typescript").Program[];
   },
 ): Promise<LintedModule[]> {
   const summaries = new Map<string, ModuleSummary>();
@@ -62,27 +70,35 @@ export async function lintModules(
     },
   };
   const parser = await loadTsParser();
-  if (options.program) sharpenWith(options.program);
-  const eslint = new ESLint({
-    cwd: root,
-    overrideConfigFile: true,
-    ignore: false,
-    overrideConfig: [
-      {
-        files: ["**/*.{ts,tsx,mts,cts,js,jsx,mjs}"],
-        languageOptions: {
-          parser, sourceType: "module",
-          parserOptions: { ecmaFeatures: { jsx: true }, ...(options.program ? { programs: [options.program] } : {}) },
+  for (const program of options.programs ?? []) sharpenWith(program);
+  const programs = options.programs ? { programs: [...options.programs] } : {};
+  const instances = new Map<string, ESLint>();
+  const eslintFor = (own: ModuleLintOptions): ESLint => {
+    const key = JSON.stringify([own.unused, own.settings ?? null]);
+    let eslint = instances.get(key);
+    if (eslint) return eslint;
+    eslint = new ESLint({
+      cwd: root,
+      overrideConfigFile: true,
+      ignore: false,
+      overrideConfig: [
+        {
+          files: ["**/*.{ts,tsx,mts,cts,js,jsx,mjs}"],
+          languageOptions: { parser, sourceType: "module", parserOptions: { ecmaFeatures: { jsx: true }, ...programs } },
+          // Unused directives are reported at the project's severity and narrowed to locks/* ones (own-findings.ts):
+          // the project's other disable comments name rules this run does not load.
+          linterOptions: { reportUnusedDisableDirectives: own.unused === 0 ? "off" : "warn" },
         },
-        // The project's disable comments name its own rules, which this run does not load.
-        linterOptions: { reportUnusedDisableDirectives: "off" },
-      },
-      { files: ["**/*.cjs"], languageOptions: { parser, sourceType: "commonjs", ...(options.program ? { parserOptions: { programs: [options.program] } } : {}) } },
-      plugin.configs[options.config] as Linter.Config,
-      { plugins: { "locks-audit": { rules: { collect } } }, rules: { "locks-audit/collect": "error" } },
-      ...(options.settings ? [{ settings: options.settings }] : []),
-    ],
-  });
+        { files: ["**/*.cjs"], languageOptions: { parser, sourceType: "commonjs", ...(options.programs ? { parserOptions: programs } : {}) } },
+        plugin.configs[options.config] as Linter.Config,
+        { plugins: { "locks-audit": { rules: { collect } } }, rules: { "locks-audit/collect": "error" } },
+        ...(own.settings ? [{ settings: own.settings }] : []),
+        ...(options.settings ? [{ settings: options.settings }] : []),
+      ],
+    });
+    instances.set(key, eslint);
+    return eslint;
+  };
   const out: LintedModule[] = [];
   for (const module of modules) {
     // A module with no call any recognizer handles gives no rule anything to report: not parsed (mayHoldLocks).
@@ -91,11 +107,25 @@ export async function lintModules(
       options.progress?.(out.length);
       continue;
     }
-    const [result] = await eslint.lintText(module.text, { filePath: module.path, warnIgnored: false });
+    const own = options.project ? await options.project.optionsFor(module.path) : { unused: 0 as const };
+    let result: ESLint.LintResult | undefined;
+    try {
+      [result] = await eslintFor(own).lintText(withoutEslintEnv(module.text), { filePath: module.path, warnIgnored: false });
+    } catch (error) {
+      // The one way a rule throws on purpose: settings.locks that are not what the rules accept.
+      const message = (error as Error).message.split("\n")[0]!;
+      const at = message.indexOf("eslint-plugin-locks: settings.locks");
+      if (at >= 0) throw new AuditError(`invalid settings.locks for ${module.rel}: ${message.slice(at)}`);
+      throw error;
+    }
     if (!result) continue;
-    out.push({ module, result, summary: summaries.get(module.path) ?? EMPTY });
+    const messages = ownMessages(result.messages, own.unused);
+    out.push({
+      module,
+      result: { ...result, messages, errorCount: messages.filter((m) => m.severity === 2).length, warningCount: messages.filter((m) => m.severity === 1).length },
+      summary: summaries.get(module.path) ?? EMPTY,
+    });
     options.progress?.(out.length);
   }
   return out;
 }
-

@@ -22,12 +22,22 @@ export interface AuditFinding {
   readonly endLine: number;
   readonly endColumn: number;
   readonly message: string;
+  /**
+   * "error" for every lock finding; an unused `locks/*` disable directive has the severity the project's
+   * `reportUnusedDisableDirectives` gives it. Warnings do not fail the audit unless `--max-warnings` says so.
+   */
+  readonly severity: "error" | "warning";
   /** The first suggestion ESLint offered, when there is one. */
   readonly suggestion?: { readonly desc: string; readonly range: readonly [number, number]; readonly text: string };
 }
 
 export interface AnsweredFinding extends AuditFinding {
   readonly answeredBy: { readonly file: string; readonly line: number; readonly how: string };
+}
+
+/** A lock finding a disable comment silences, with the reason the comment gives (empty when it gives none). */
+export interface SilencedFinding extends AuditFinding {
+  readonly justification: string;
 }
 
 export interface AuditResult {
@@ -38,6 +48,8 @@ export interface AuditResult {
   readonly findings: readonly AuditFinding[];
   /** Rule findings that another module answers. */
   readonly answered: readonly AnsweredFinding[];
+  /** Rule findings silenced by a `locks/*` disable comment: not findings, listed so a reviewer sees each reason. */
+  readonly silenced: readonly SilencedFinding[];
 }
 
 /** Findings only the audit can make (it sees every module); their ids are documented in docs/audit.md. */
@@ -58,6 +70,10 @@ export const AUDIT_RULES = {
     question: "Q1",
     description: "Every module of the project must parse, or its locks go unaudited",
   },
+  "locks-audit/unused-disable-directive": {
+    question: "Q1",
+    description: "A disable comment for a locks/* rule must still silence a finding (reported when the project's ESLint config sets reportUnusedDisableDirectives)",
+  },
 } as const;
 
 interface Candidate {
@@ -68,14 +84,17 @@ interface Candidate {
 
 function findingOf(file: string, m: ESLint.LintResult["messages"][number]): AuditFinding {
   const s = m.suggestions?.[0];
+  // lint.ts has narrowed the messages to the audit's own: rule findings, parse errors, unused locks/* directives.
+  const ruleId = m.ruleId ?? (m.fatal ? "locks-audit/parse-error" : "locks-audit/unused-disable-directive");
   return {
-    ruleId: m.ruleId ?? "locks-audit/parse-error",
+    ruleId,
     file,
     line: m.line,
     column: m.column,
     endLine: m.endLine ?? m.line,
     endColumn: m.endColumn ?? m.column,
-    message: m.ruleId ? m.message : `This module could not be parsed, so its locks were not audited: ${m.message}`,
+    message: ruleId === "locks-audit/parse-error" ? `This module could not be parsed, so its locks were not audited: ${m.message}` : m.message,
+    severity: m.severity === 1 ? "warning" : "error",
     ...(s?.fix ? { suggestion: { desc: s.desc, range: s.fix.range, text: s.fix.text } } : {}),
   };
 }
@@ -125,6 +144,7 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
   const locks: AuditLock[] = [];
   const findings: AuditFinding[] = [];
   const answered: AnsweredFinding[] = [];
+  const silenced: SilencedFinding[] = [];
   const seen = new Set<string>();
   const add = (f: AuditFinding) => {
     const id = `${f.ruleId}\0${f.file}\0${f.line}\0${f.column}`;
@@ -146,6 +166,7 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
             const where = target === undefined ? "names no module of this project" : `names ${relTo(project, target)}, which holds no stale recovery of it`;
             add({
               ruleId: "locks-audit/false-directive",
+              severity: "error",
               ...at(module.rel, lock.directive.at),
               message: `Q1 (if the holder dies, who unlocks?): the locks-recovered-by directive for ${lock.name} (claimed at line ${lock.acquire.line}) ${where}${remote.length > 0 ? `; a recovery of it is in ${remote[0]!.file} at line ${remote[0]!.recovery.at.line}` : ""}. The rule accepts the claim because of the directive, so a holder killed by SIGKILL, OOM or a deploy leaves the row locked with nothing to move it back. Point the directive at the module that recovers it, or add the recovery.`,
             });
@@ -172,6 +193,7 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
           if (r.startTimeOnly) {
             add({
               ruleId: "locks-audit/remote-staleness",
+              severity: "error",
               ...at(best.file, r.at),
               message: `Q2 (how do you tell alive from dead?): this recovery of ${claimed} judges age by ${r.timeFields.join(", ")}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving.`,
             });
@@ -179,6 +201,7 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
           if (q3 !== lock.q3) {
             add({
               ruleId: "locks-audit/remote-race",
+              severity: "error",
               ...at(best.file, r.at),
               message: `Q3 (is the release itself race-safe?): this recovery of ${claimed} is not a conditional update (${r.flaws.join(", ")}): a recovery that races the holder, or another recoverer, overwrites a row that moved on. Write it like the claim: match the claimed value and the age in the same update.`,
             });
@@ -188,11 +211,15 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
       locks.push(entry);
     }
     for (const m of result.messages) {
-      if (!m.ruleId && !m.fatal) continue; // ESLint's own notes (an unused disable comment), not a lock finding
       const f = findingOf(module.rel, m);
       const by = m.ruleId === "locks/require-stale-recovery" ? answeredClaims.get(`${m.line}:${m.column}`) : undefined;
       if (by) answered.push({ ...f, answeredBy: by });
       else add(f);
+    }
+    for (const m of result.suppressedMessages) {
+      if (!m.ruleId?.startsWith("locks/")) continue;
+      const justification = m.suppressions.map((s) => s.justification.trim()).filter((j) => j !== "").join("; ");
+      silenced.push({ ...findingOf(module.rel, m), justification });
     }
   }
   const order = (a: { file: string; line: number; column: number }, b: { file: string; line: number; column: number }) =>
@@ -203,6 +230,7 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
     locks: locks.sort((a, b) => order({ ...a.acquire, file: a.file }, { ...b.acquire, file: b.file })),
     findings: findings.sort(order),
     answered: answered.sort(order),
+    silenced: silenced.sort(order),
   };
 }
 

@@ -136,7 +136,7 @@ describe("cross-module pairing", () => {
     const eslint = new ESLint({
       cwd: project.root, overrideConfigFile: true, ignore: false,
       overrideConfig: [
-        { files: ["**/*.ts"], languageOptions: { parser: tsParser, parserOptions: { programs: [project.createProgram()] } } },
+        { files: ["**/*.ts"], languageOptions: { parser: tsParser, parserOptions: { programs: project.createPrograms() } } },
         plugin.configs.recommended as never,
       ],
     });
@@ -299,7 +299,7 @@ describe("formats", () => {
     const { output, result } = await runAudit({ cwd: at("false-directive"), format: "json" });
     const parsed = JSON.parse(output);
     expect(parsed.version).toBe(1);
-    expect(parsed.summary).toEqual({ locks: 3, findings: 2, answered: 0 });
+    expect(parsed.summary).toEqual({ locks: 3, findings: 2, errors: 2, warnings: 0, answered: 0, silenced: 0 });
     expect(parsed.locks).toEqual(JSON.parse(JSON.stringify(result.locks)));
     expect(parsed).not.toHaveProperty("root");
   });

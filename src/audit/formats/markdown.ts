@@ -42,12 +42,17 @@ export function formatMarkdown(result: AuditResult, options: { title?: string } 
   }
   if (result.findings.length > 0) {
     out.push("#### Findings", "");
-    for (const f of result.findings) out.push(`- ${code(`${f.file}:${f.line}`)} ${code(f.ruleId)}: ${escape(f.message)}`);
+    for (const f of result.findings) out.push(`- ${code(`${f.file}:${f.line}`)} ${code(f.ruleId)}${f.severity === "warning" ? " (warning)" : ""}: ${escape(f.message)}`);
     out.push("");
   }
   if (result.answered.length > 0) {
     out.push("#### Answered in another module", "");
     for (const f of result.answered) out.push(`- ${code(`${f.file}:${f.line}`)} ${code(f.ruleId)}: ${escape(f.answeredBy.how)}`);
+    out.push("");
+  }
+  if (result.silenced.length > 0) {
+    out.push("#### Silenced by a disable comment", "");
+    for (const f of result.silenced) out.push(`- ${code(`${f.file}:${f.line}`)} ${code(f.ruleId)}: ${f.justification ? escape(f.justification) : "**no reason given**"}`);
     out.push("");
   }
   return out.join("\n");

@@ -31,9 +31,10 @@ export function formatSarif(result: AuditResult): string {
       helpUri: `${REPOSITORY_URL}/blob/main/docs/audit.md#${id.replace("locks-audit/", "")}`,
     }));
   }
-  for (const f of result.findings) {
+  // Silenced findings are results with an in-source suppression: code scanning shows them as dismissed, with the reason.
+  for (const f of [...result.findings, ...result.silenced]) {
     const r = new SarifResultBuilder().initSimple({
-      level: "error",
+      level: f.severity === "warning" ? "warning" : "error",
       messageText: f.message,
       ruleId: f.ruleId,
       fileUri: f.file,
@@ -44,6 +45,8 @@ export function formatSarif(result: AuditResult): string {
     });
     const location = r.result.locations?.[0]?.physicalLocation?.artifactLocation;
     if (location) location.uriBaseId = "%SRCROOT%";
+    const justification = "justification" in f ? (f as { justification: string }).justification : undefined;
+    if (justification !== undefined) r.result.suppressions = [{ kind: "inSource", ...(justification ? { justification } : {}) }];
     run.addResult(r);
   }
   run.run.columnKind = "utf16CodeUnits";

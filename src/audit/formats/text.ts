@@ -17,7 +17,8 @@ function table(rows: string[][]): string {
 
 export function formatText(result: AuditResult): string {
   const lines: string[] = [];
-  lines.push(`locks-audit: ${result.modules} modules, ${result.locks.length} locks, ${result.findings.length} unanswered findings, ${result.answered.length} answered in another module`);
+  const warnings = result.findings.filter((f) => f.severity === "warning").length;
+  lines.push(`locks-audit: ${result.modules} modules, ${result.locks.length} locks, ${result.findings.length - warnings} unanswered findings${warnings > 0 ? `, ${warnings} warnings` : ""}, ${result.answered.length} answered in another module${result.silenced.length > 0 ? `, ${result.silenced.length} silenced` : ""}`);
   if (result.locks.length > 0) {
     lines.push("", "Lock inventory");
     lines.push(table([
@@ -27,11 +28,15 @@ export function formatText(result: AuditResult): string {
   }
   if (result.findings.length > 0) {
     lines.push("", "Findings");
-    for (const f of result.findings) lines.push(`${f.file}:${f.line}:${f.column}  ${f.ruleId}  ${f.message}`);
+    for (const f of result.findings) lines.push(`${f.file}:${f.line}:${f.column}  ${f.severity === "warning" ? "warning  " : ""}${f.ruleId}  ${f.message}`);
   }
   if (result.answered.length > 0) {
     lines.push("", "Answered in another module");
     for (const f of result.answered) lines.push(`${f.file}:${f.line}:${f.column}  ${f.ruleId}  answered by ${f.answeredBy.how}`);
+  }
+  if (result.silenced.length > 0) {
+    lines.push("", "Silenced by a disable comment");
+    for (const f of result.silenced) lines.push(`${f.file}:${f.line}:${f.column}  ${f.ruleId}  ${f.justification ? `-- ${f.justification}` : "(no reason given)"}`);
   }
   return `${lines.join("\n")}\n`;
 }
