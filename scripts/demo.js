@@ -15,7 +15,8 @@ const eslint = new ESLint({
   ],
 });
 
-const results = await eslint.lintFiles(["**/*.ts", "**/*.js"]);
+// projects/monorepo is a whole project for `npx locks-audit` (its other plugins' disable comments are the point).
+const results = (await eslint.lintFiles(["**/*.ts", "**/*.js"])).filter((r) => !r.filePath.includes("/projects/monorepo/"));
 const formatter = await eslint.loadFormatter("stylish");
 const text = await formatter.format(results);
 const findings = results.reduce((n, r) => n + r.messages.length, 0);

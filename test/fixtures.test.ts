@@ -26,7 +26,10 @@ function expectations(file: string): { rule: string; line: number }[] {
   return out;
 }
 
-const files = fixtureFiles(root);
+// fixtures/projects/monorepo carries other plugins' disable comments and `eslint-env`, as real projects do: the
+// plugin alone reports those as unknown rules, which is what locks-audit must not. Its expectations are checked
+// through the audit (test/audit/monorepo.test.ts).
+const files = fixtureFiles(root).filter((f) => !relative(root, f).startsWith("projects/monorepo/"));
 const majors = [
   ["ESLint 10", ESLint10],
   ["ESLint 9", ESLint9],
