@@ -9,7 +9,7 @@
 //
 // Needs the npm registry (CI has it). Each ESLint major is installed once per run into a temporary project and
 // reused by every config; npm's ordinary cache is shared, so a second run installs from it.
-import { execFile } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import plugin from "../../src/index.js";
+import { runAudit } from "../../src/audit/index.js";
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -341,6 +342,22 @@ describe.each([
     expect(await lint(project, ["--config", "eslint.comments.config.mjs"], "suppressions")).toEqual([
       "locks.ts 8 @eslint-community/eslint-comments/require-description",
     ]);
+  }, 120_000);
+
+  it("npx locks-audit from the tarball on fixtures/projects/monorepo: its own findings only, pairing across packages, exit codes", async () => {
+    const dir = join(project, "monorepo");
+    cpSync(monorepoFixture, dir, { recursive: true });
+    const audit = (args: string[]) => spawnSync(join(project, "node_modules", ".bin", "locks-audit"), args, { cwd: dir, env: cleanEnv(), encoding: "utf8" });
+    const r = audit(["--format", "json"]);
+    expect([r.status, r.stderr]).toEqual([0, ""]);
+    // The same report as the repository's own build gives on the fixture in place.
+    expect(r.stdout).toBe((await runAudit({ cwd: monorepoFixture, format: "json", progress: false })).output);
+    const report = JSON.parse(r.stdout) as { summary: Record<string, number>; answered: { file: string; answeredBy: { file: string } }[] };
+    expect(report.summary).toEqual({ locks: 4, findings: 1, errors: 0, warnings: 1, answered: 2, silenced: 1 });
+    expect(report.answered.map((a) => `${a.file} ${a.answeredBy.file}`)).toContain("packages/jobs/src/render.ts apps/worker/src/sweeper.ts");
+    expect(audit(["--max-warnings", "0"]).status).toBe(1);
+    const usage = audit(["--max-findings", "x"]);
+    expect([usage.status, usage.stderr]).toEqual([2, `error: option '--max-findings <n>' argument 'x' is invalid. --max-findings takes a whole number (0 or more), not "x".\n`]);
   }, 120_000);
 
   it("--concurrency auto reports the same as single-threaded", async () => {
