@@ -49,7 +49,7 @@ export async function claimPreview(exportId: string): Promise<boolean> {
 
 describe("docs/ci.md", () => {
   it("has every snippet this test runs", () => {
-    expect([...snippets.keys()].sort()).toEqual(["comment", "eslint-config", "lint", "markdown", "reviewdog", "sarif", "workflow"]);
+    expect([...snippets.keys()].sort()).toEqual(["comment", "eslint-config", "lint", "markdown", "ratchet", "reviewdog", "sarif", "workflow"]);
   });
 
   it("lint: the flat config and `npx eslint .` report the claims the rules see", () => {
@@ -68,6 +68,14 @@ describe("docs/ci.md", () => {
     expect(log.version).toBe("2.1.0");
     expect(log.runs[0].results.map((x: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }) =>
       [x.ruleId, x.locations[0]!.physicalLocation.artifactLocation.uri])).toEqual([["locks/require-stale-recovery", "src/exports/render.ts"]]);
+  });
+
+  it("ratchet: --max-findings lets the known finding through (exit 0) and still prints it; one more fails", () => {
+    const r = sh(snippets.get("ratchet")!);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("1 unanswered findings");
+    expect(r.stdout).toMatch(/src\/exports\/render\.ts:14:\d+ {2}locks\/require-stale-recovery/);
+    expect(sh(snippets.get("ratchet")!.replace("--max-findings 1", "--max-findings 0")).status).toBe(1);
   });
 
   it("markdown + comment: the diff-limited checklist, posted with gh", () => {
