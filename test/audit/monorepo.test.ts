@@ -155,7 +155,7 @@ export async function lock(id, token) {
 `;
     const files = {
       "eslint.config.mjs": `export default [{ files: ["billing/**"], settings: { locks: { inProgressValues: ["RESERVED"] } } }];\n`,
-      "other.config.mjs": "export default [];\n",
+      "other.config.mjs": "export default [{}];\n",
       "billing/take.js": claim,
       "shipping/take.js": claim,
     };
