@@ -29,7 +29,7 @@ const job = JSON.parse(readFileSync(jobFile, "utf8"));
 const { Linter } = job.eslint === "9" ? await import("eslint-v9") : await import("eslint");
 const { default: tsParser } = await import("@typescript-eslint/parser");
 const { default: locks } = await import("../dist/src/index.js");
-const { onLockFacts } = await import("../dist/src/core/inventory.js");
+const { onLockFacts } = await import("../dist/src/rule-kit/inventory.js");
 
 const cpuNow = () => {
   const u = process.cpuUsage();

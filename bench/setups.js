@@ -74,7 +74,7 @@ export async function setupConfig(setup, tsParser) {
   }
   if (setup === "inventory") {
     // The shared core alone: collect, recognize and pair, with no rule asking anything of the facts.
-    const { onLockFacts } = await import("../dist/src/core/inventory.js");
+    const { onLockFacts } = await import("../dist/src/rule-kit/inventory.js");
     return [unignore, base, benchRule("inventory", (context) => onLockFacts(context, () => {}))];
   }
   throw new Error(`unknown setup ${setup}`);

@@ -1,6 +1,6 @@
-import { createRule } from "../src/create-rule.js";
-import { onLockFacts } from "../src/core/inventory.js";
-import { checkData, claimData } from "../src/core/messages.js";
+import { createRule } from "../src/rule-kit/create-rule.js";
+import { onLockFacts } from "../src/rule-kit/inventory.js";
+import { checkData, claimData } from "../src/rule-kit/messages.js";
 
 export default createRule({
   name: "atomic-claim",

@@ -1,8 +1,8 @@
-import type { Node } from "../src/core/model.js";
-import { createRule } from "../src/create-rule.js";
-import { onLockFacts } from "../src/core/inventory.js";
-import { checkData, claimData, describeRowFilter } from "../src/core/messages.js";
-import { formatValue } from "../src/core/values.js";
+import type { Node } from "../src/core/model/model.js";
+import { createRule } from "../src/rule-kit/create-rule.js";
+import { onLockFacts } from "../src/rule-kit/inventory.js";
+import { checkData, claimData, describeRowFilter } from "../src/rule-kit/messages.js";
+import { formatValue } from "../src/core/model/names.js";
 
 export default createRule({
   name: "conditional-recovery",

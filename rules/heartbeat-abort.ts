@@ -1,6 +1,6 @@
-import type { Renewal } from "../src/core/renewals.js";
-import { createRule } from "../src/create-rule.js";
-import { onLockFacts } from "../src/core/inventory.js";
+import type { Renewal } from "../src/core/model/model.js";
+import { createRule } from "../src/rule-kit/create-rule.js";
+import { onLockFacts } from "../src/rule-kit/inventory.js";
 
 /** How a lost lease shows in the renewal's result, for messages. */
 function signalText(renewal: Renewal): string {

@@ -1,9 +1,10 @@
 import type { TSESLint } from "@typescript-eslint/utils";
-import type { KvOp, KvRelease, Node } from "../src/core/model.js";
-import { createRule } from "../src/create-rule.js";
-import { onLockFacts } from "../src/core/inventory.js";
-import { describeKey } from "../src/core/keys.js";
-import { findVariable, formatValue, unwrap } from "../src/core/values.js";
+import type { KvOp, KvRelease, Node } from "../src/core/model/model.js";
+import { createRule } from "../src/rule-kit/create-rule.js";
+import { onLockFacts } from "../src/rule-kit/inventory.js";
+import { describeKey } from "../src/core/reading/keys.js";
+import { findVariable, unwrap } from "../src/core/reading/values.js";
+import { formatValue } from "../src/core/model/names.js";
 
 function commandName(op: KvOp): string {
   return op.command === "script" ? "script" : "DEL";

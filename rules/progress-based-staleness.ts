@@ -1,9 +1,9 @@
-import type { Claim, Node } from "../src/core/model.js";
-import { createRule } from "../src/create-rule.js";
-import { onLockFacts } from "../src/core/inventory.js";
-import { claimData } from "../src/core/messages.js";
-import { getVocabulary, vocabularySchema } from "../src/core/settings.js";
-import { formatValue } from "../src/core/values.js";
+import type { Claim, Node } from "../src/core/model/model.js";
+import { createRule } from "../src/rule-kit/create-rule.js";
+import { onLockFacts } from "../src/rule-kit/inventory.js";
+import { claimData } from "../src/rule-kit/messages.js";
+import { getVocabulary, vocabularySchema } from "../src/core/model/settings.js";
+import { formatValue } from "../src/core/model/names.js";
 
 type Options = [{ startTimeFields?: string[]; progressTimeFields?: string[] }];
 

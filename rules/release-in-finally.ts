@@ -1,7 +1,7 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { HeldLock, Node, PathEscape } from "../src/core/model.js";
-import { createRule } from "../src/create-rule.js";
-import { onLockFacts } from "../src/core/inventory.js";
+import type { HeldLock, Node, PathEscape } from "../src/core/model/model.js";
+import { createRule } from "../src/rule-kit/create-rule.js";
+import { onLockFacts } from "../src/rule-kit/inventory.js";
 
 type Options = [{ ttlLocks?: boolean }];
 type SourceCode = Readonly<TSESLint.SourceCode>;

@@ -1,10 +1,10 @@
 import type { TSESLint } from "@typescript-eslint/utils";
-import type { HeldEffect, LockFacts, Node, ObjectWrite, StateWrite, TextEdit } from "../src/core/model.js";
-import { createRule } from "../src/create-rule.js";
-import { describeEffectLock, describeObjectWrite, describeToken, tokenTextAt } from "../src/core/fencing.js";
-import { onLockFacts } from "../src/core/inventory.js";
-import { claimData } from "../src/core/messages.js";
-import { formatValue } from "../src/core/values.js";
+import type { HeldEffect, LockFacts, Node, ObjectWrite, StateWrite, TextEdit } from "../src/core/model/model.js";
+import { createRule } from "../src/rule-kit/create-rule.js";
+import { describeEffectLock, describeObjectWrite, describeToken, tokenTextAt } from "../src/core/facts/fencing.js";
+import { onLockFacts } from "../src/rule-kit/inventory.js";
+import { claimData } from "../src/rule-kit/messages.js";
+import { formatValue } from "../src/core/model/names.js";
 
 type MessageId =
   | "unfencedWrite" | "takeoverWrite" | "unfencedResult" | "unfencedObjectWrite" | "unconditionalRowWrite"

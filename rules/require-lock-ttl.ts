@@ -1,9 +1,9 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { KvLock, KvOp, Node } from "../src/core/model.js";
-import { createRule } from "../src/create-rule.js";
-import { onLockFacts } from "../src/core/inventory.js";
-import { describeKey } from "../src/core/keys.js";
-import { unwrap } from "../src/core/values.js";
+import type { KvLock, KvOp, Node } from "../src/core/model/model.js";
+import { createRule } from "../src/rule-kit/create-rule.js";
+import { onLockFacts } from "../src/rule-kit/inventory.js";
+import { describeKey } from "../src/core/reading/keys.js";
+import { unwrap } from "../src/core/reading/values.js";
 
 const EXPIRE_COMMAND = { EX: "EXPIRE", PX: "PEXPIRE", EXAT: "EXPIREAT", PXAT: "PEXPIREAT" } as const;
 

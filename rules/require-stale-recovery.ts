@@ -1,7 +1,7 @@
-import { createRule } from "../src/create-rule.js";
-import { onLockFacts } from "../src/core/inventory.js";
-import { claimData } from "../src/core/messages.js";
-import { recoveredByDirective } from "../src/core/directives.js";
+import { createRule } from "../src/rule-kit/create-rule.js";
+import { onLockFacts } from "../src/rule-kit/inventory.js";
+import { claimData } from "../src/rule-kit/messages.js";
+import { recoveredByDirective } from "../src/core/reading/directives.js";
 
 export default createRule({
   name: "require-stale-recovery",

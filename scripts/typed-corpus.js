@@ -63,7 +63,7 @@ async function lintAll(dir, configName, typed) {
   const results = new Map();
   const verdicts = {};
   let fatal = 0;
-  // src/core/types.ts reports each receiver verdict on console.error when LOCKS_DEBUG_TYPES is set.
+  // src/core/reading/types.ts reports each receiver verdict on console.error when LOCKS_DEBUG_TYPES is set.
   const log = console.error;
   process.env.LOCKS_DEBUG_TYPES = "1";
   console.error = (line) => {

@@ -6,7 +6,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { resolve, sep } from "node:path";
-import type { Span } from "../core/summary.js";
+import type { Span } from "../core/facts/summary.js";
 import { AuditError } from "./discover.js";
 import type { AuditFinding, AuditLock, AuditResult } from "./pair.js";
 

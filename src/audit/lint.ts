@@ -6,10 +6,10 @@
  */
 import { ESLint, type Linter, type Rule } from "eslint";
 import plugin from "../index.js";
-import { mayHoldLocks, onLockFacts } from "../core/inventory.js";
-import { getVocabulary } from "../core/settings.js";
-import { summarizeModule, type ModuleSummary } from "../core/summary.js";
-import { sharpenWith } from "../core/named-types.js";
+import { mayHoldLocks, onLockFacts } from "../rule-kit/inventory.js";
+import { getVocabulary } from "../core/model/settings.js";
+import { summarizeModule, type ModuleSummary } from "../core/facts/summary.js";
+import { sharpenWith } from "../core/reading/named-types.js";
 import { AuditError, type SourceModule } from "./discover.js";
 import { ownMessages, withoutEslintEnv } from "./own-findings.js";
 import type { ModuleLintOptions, ProjectLintConfig } from "./project-config.js";

@@ -6,7 +6,7 @@
  * except `require-stale-recovery` on a claim answered elsewhere, which moves to `answered`.
  */
 import type { ESLint } from "eslint";
-import type { Answer, LockSummary, RecoverySummary, Span } from "../core/summary.js";
+import type { Answer, LockSummary, RecoverySummary, Span } from "../core/facts/summary.js";
 import type { Project } from "./discover.js";
 import type { LintedModule } from "./lint.js";
 

@@ -17,9 +17,9 @@
  * `table.column` (the field is the property name). `sql` fragments are opaque, except `sql\`now()\`` as a value.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model.js";
+import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/values.js";
+import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
 
 const STORE = "drizzle";
 const UPDATE_CHAIN = new Set(["update", "set", "where", "returning"]);

@@ -15,9 +15,9 @@
  * with no table call at its root (`repo.update(a, b)`, `map.delete(k)`, `hash.update(s)`) is not knex.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, Condition, Node, StateAccess, TextEdit } from "../core/model.js";
+import type { Assignment, AssignedValue, Condition, Node, StateAccess, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findVariable, getConstInit, isClockReading, isSqlNow, keyName, objectLiteral, staticList, unwrap } from "../core/values.js";
+import { evaluate, findVariable, getConstInit, isClockReading, isSqlNow, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
 
 type Call = TSESTree.CallExpression;
 type Arg = TSESTree.CallExpressionArgument;

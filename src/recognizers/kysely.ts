@@ -10,9 +10,9 @@
  * `({ or, eb }) => …`, and `eb(…).and(…)`; several `.where` calls are ANDed. Raw `sql` fragments are opaque.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, Condition, Node, StateAccess, TextEdit } from "../core/model.js";
+import type { Assignment, AssignedValue, Condition, Node, StateAccess, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, getConstInit, isClockReading, keyName, unwrap } from "../core/values.js";
+import { evaluate, getConstInit, isClockReading, keyName, unwrap } from "../core/reading/values.js";
 import {
   chainDown, comparison, fieldOf, isSqlNow, objectArgument, operatorOf, staticString, tableScope, type Link,
   type TableScope,

@@ -19,13 +19,13 @@
  * replace whole documents and are not read. Every call is recognised on its own: a query chain
  * (`Job.find(filter).sort(…).lean()`) is recognised at the `find` call, the rest is ignored.
  */
-import { appendProperty } from "../core/edits.js";
+import { appendProperty } from "../core/reading/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
 import type {
   Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit,
-} from "../core/model.js";
+} from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findVariable, getConstInit, isClockReading, keyName, objectLiteral, unwrap } from "../core/values.js";
+import { evaluate, findVariable, getConstInit, isClockReading, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
 
 const STORE = "mongo";
 const UPDATE_METHODS = new Set(["updateOne", "updateMany", "findOneAndUpdate", "findByIdAndUpdate"]);

@@ -8,10 +8,10 @@
  * counts as in-process when it is named like a mutex or semaphore and the module imports no Redis lock library.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { LibraryLockOp, Node } from "../core/model.js";
+import type { LibraryLockOp, Node } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { receiverText } from "../core/ast.js";
-import { getConstInit, keyName, unwrap } from "../core/values.js";
+import { receiverText } from "../core/reading/ast.js";
+import { getConstInit, keyName, unwrap } from "../core/reading/values.js";
 
 const OPS: Record<string, { op: LibraryLockOp["op"]; try?: boolean }> = {
   acquire: { op: "acquire" },

@@ -18,9 +18,9 @@
  * on what a spread might contain).
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Node, ObjectWrite } from "../core/model.js";
+import type { Node, ObjectWrite } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findProperty, findVariable, getConstInit, keyName, objectLiteral, unwrap } from "../core/values.js";
+import { evaluate, findProperty, findVariable, getConstInit, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
 
 type Call = TSESTree.CallExpression;
 

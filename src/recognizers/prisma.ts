@@ -4,12 +4,12 @@
  * delegate held in a variable (`const { job } = prisma`, `const jobs = prisma.job`). The single-object argument with
  * `where` and `data` (or `update`) is what tells Prisma apart from two-argument `update(criteria, values)` clients.
  */
-import { namedTypeOf } from "../core/named-types.js";
-import { appendProperty, propertyKey } from "../core/edits.js";
+import { namedTypeOf } from "../core/reading/named-types.js";
+import { appendProperty, propertyKey } from "../core/reading/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model.js";
+import type { Assignment, AssignedValue, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findProperty, findVariable, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/values.js";
+import { evaluate, findProperty, findVariable, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
 
 const WRITE_METHODS = new Set(["updateMany", "update", "updateManyAndReturn", "upsert"]);
 const INSERT_METHODS = new Set(["create"]);

@@ -5,10 +5,10 @@
  * apart from raw commands and lists them in the module's lock inventory.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { LibraryLockOp, Node } from "../core/model.js";
+import type { LibraryLockOp, Node } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { receiverText } from "../core/ast.js";
-import { findVariable, getConstInit, keyName, unwrap } from "../core/values.js";
+import { receiverText } from "../core/reading/ast.js";
+import { findVariable, getConstInit, keyName, unwrap } from "../core/reading/values.js";
 
 const OPS: Record<string, LibraryLockOp["op"]> = {
   acquire: "acquire", tryAcquire: "acquire", lock: "acquire", using: "using",

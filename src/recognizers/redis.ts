@@ -8,13 +8,13 @@
  * Precision comes from what a call says, not from guessing receivers: only `SET` with an NX condition or
  * `SETNX` acquires; GET/DEL/EXPIRE matter only when their key shape matches an acquired one.
  */
-import { appendProperty } from "../core/edits.js";
+import { appendProperty } from "../core/reading/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { KvCommand, KvDialect, KvEdits, KvOp, Node, StaticValue, TextEdit, TtlPresence } from "../core/model.js";
+import type { KvCommand, KvDialect, KvEdits, KvOp, Node, StaticValue, TextEdit, TtlPresence } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { keyShape } from "../core/keys.js";
-import { classifyScript } from "../core/lua.js";
-import { evaluate, findVariable, getConstInit, keyName, objectLiteral, unwrap } from "../core/values.js";
+import { keyShape } from "../core/reading/keys.js";
+import { classifyScript } from "../core/languages/lua.js";
+import { evaluate, findVariable, getConstInit, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
 
 const COMMANDS: Record<string, KvCommand> = {
   set: "set", setnx: "setnx", expire: "expire", pexpire: "expire", expireat: "expire", pexpireat: "expire",

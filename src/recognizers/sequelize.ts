@@ -13,11 +13,11 @@
  * `[Sequelize.Op.ne]`, or the legacy `$ne`), and `[Op.and]`/`[Op.or]`/`[Op.not]`. Models are named by the receiver
  * (`Job`, `models.Job`, `this.jobModel` → `job`), or by `sequelize.define("Job", …)`.
  */
-import { appendProperty, propertyKey } from "../core/edits.js";
+import { appendProperty, propertyKey } from "../core/reading/edits.js";
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model.js";
+import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/values.js";
+import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
 
 const STORE = "sequelize";
 const READS = new Set(["findOne", "findAll", "findAndCountAll"]);

@@ -21,15 +21,15 @@
  * (or the tagged template), and so are its predicates.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { AdvisoryLockOp, Assignment, Condition, Node, StateAccess, TextEdit } from "../core/model.js";
+import type { AdvisoryLockOp, Assignment, Condition, Node, StateAccess, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { receiverText } from "../core/ast.js";
+import { receiverText } from "../core/reading/ast.js";
 import {
   HOLE_SENTINEL, blankUnsupported, maskSql, parseSql, questionMarks, startsWithStatement, topLevelWhere, translateSql,
   type ParamRef, type ParamValue, type ParsedSql, type SqlAssignment, type SqlStatement,
-} from "../core/sql.js";
-import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, unwrap } from "../core/values.js";
-import { normalizeName } from "../core/settings.js";
+} from "../core/languages/sql.js";
+import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
+import { normalizeName } from "../core/model/settings.js";
 
 const STORE = "sql";
 const METHODS = new Set(["query", "execute", "$executeRawUnsafe", "$queryRawUnsafe", "raw", "unsafe", "prepare"]);

@@ -26,14 +26,14 @@
  * MongoDB or MikroORM without importing TypeORM. Receivers only known by name (`Job.update`, `this.jobs`) need
  * evidence: an import from `typeorm`, a find operator in the call, or a `BaseEntity` class in the file.
  */
-import { appendProperty } from "../core/edits.js";
-import { namedTypeOf } from "../core/named-types.js";
+import { appendProperty } from "../core/reading/edits.js";
+import { namedTypeOf } from "../core/reading/named-types.js";
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit } from "../core/model.js";
+import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { normalizeName } from "../core/settings.js";
-import { isFunction, unitOf } from "../core/units.js";
-import { evaluate, findProperty, findVariable, getConstInit, isClockReading, isSqlNow, keyName, objectLiteral, staticList, unwrap } from "../core/values.js";
+import { normalizeName } from "../core/model/settings.js";
+import { isFunction, unitOf } from "../core/reading/units.js";
+import { evaluate, findProperty, findVariable, getConstInit, isClockReading, isSqlNow, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
 
 const STORE = "typeorm";
 const OPTION_READS = new Set(["findOne", "findOneOrFail", "find", "findAndCount", "count", "exist", "exists"]);

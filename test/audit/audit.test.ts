@@ -12,7 +12,7 @@ import { AuditError, runAudit } from "../../src/audit/index.js";
 import { discoverProject } from "../../src/audit/discover.js";
 import { progressBar } from "../../src/audit/progress.js";
 import { cli, commitAll, copyProject, projects, repoRoot } from "./helpers.js";
-import { mayHoldLocks } from "../../src/core/inventory.js";
+import { mayHoldLocks } from "../../src/rule-kit/inventory.js";
 // @ts-expect-error: a plain ES module script without declarations
 import { generateProject } from "../../scripts/gen-audit-project.js";
 

@@ -11,19 +11,19 @@ import { expect, it } from "vitest";
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 
 const allowed: Record<string, string> = {
-  "src/core/inventory.ts states": "per-file state, a WeakMap keyed by the file's SourceCode",
-  "src/core/inventory.ts taggedRecognizers": "built once at load from the static recognizer list, never written after",
-  "src/core/inventory.ts byMethod": "built once at load from the static recognizer list, never written after",
-  "src/core/inventory.ts byFunction": "built once at load from the static recognizer list, never written after",
-  "src/core/settings.ts cache": "a WeakMap keyed by the settings object ESLint hands every rule",
-  "src/core/sql.ts cache": "memo of parseSql: a pure function of the SQL text and dialect order",
-  "src/core/lua.ts cache": "memo of the Lua script classifier: a pure function of the script text",
-  "src/core/lua.ts luaparse": "the lazily required parser module",
+  "src/rule-kit/inventory.ts states": "per-file state, a WeakMap keyed by the file's SourceCode",
+  "src/rule-kit/inventory.ts taggedRecognizers": "built once at load from the static recognizer list, never written after",
+  "src/rule-kit/inventory.ts byMethod": "built once at load from the static recognizer list, never written after",
+  "src/rule-kit/inventory.ts byFunction": "built once at load from the static recognizer list, never written after",
+  "src/core/model/settings.ts cache": "a WeakMap keyed by the settings object ESLint hands every rule",
+  "src/core/languages/sql.ts cache": "memo of parseSql: a pure function of the SQL text and dialect order",
+  "src/core/languages/lua.ts cache": "memo of the Lua script classifier: a pure function of the script text",
+  "src/core/languages/lua.ts luaparse": "the lazily required parser module",
   "src/recognizers/redis.ts METHODS": "filled once at load from the static command table",
   "src/recognizers/kysely.ts ROOTS": "a constant table",
-  "src/core/directives.ts byLine": "per-file state, a WeakMap keyed by the file's SourceCode",
-  "src/core/inventory.ts candidateText": "built lazily, once, from the static recognizer list; never written after",
-  "src/core/named-types.ts registered":
+  "src/core/reading/directives.ts byLine": "per-file state, a WeakMap keyed by the file's SourceCode",
+  "src/rule-kit/inventory.ts candidateText": "built lazily, once, from the static recognizer list; never written after",
+  "src/core/reading/named-types.ts registered":
     "a WeakSet of the ts.Programs the audit built itself; an editor's or a type-checked config's program is never in it",
 };
 
@@ -42,5 +42,5 @@ it("keeps no module-level mutable state but per-file caches and memos of pure fu
     }
   }
   expect(found.filter((f) => !(f in allowed))).toEqual([]);
-  expect(found).toContain("src/core/inventory.ts states"); // the scan itself still sees what it should
+  expect(found).toContain("src/rule-kit/inventory.ts states"); // the scan itself still sees what it should
 });

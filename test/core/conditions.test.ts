@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { CompareOp, Condition, Node, Predicate, StaticValue } from "../../src/core/model.js";
-import { agePredicates, excludes, isOpaque, pins, toBranches, type Branch } from "../../src/core/conditions.js";
-import { getVocabulary } from "../../src/core/settings.js";
+import type { CompareOp, Condition, Node, Predicate, StaticValue } from "../../src/core/model/model.js";
+import { agePredicates, excludes, isOpaque, pins, toBranches, type Branch } from "../../src/core/model/conditions.js";
+import { getVocabulary } from "../../src/core/model/settings.js";
 
 // Hand-built filters: the nodes only need an identity (agePredicates hands them back).
 const node = (name: string): Node => ({ type: "Identifier", name }) as unknown as Node;

@@ -2,8 +2,8 @@ import { Linter, type Rule } from "eslint";
 import * as tsParser from "@typescript-eslint/parser";
 import * as espree from "espree";
 import { describe, expect, it } from "vitest";
-import type { ObjectWrite } from "../../src/core/model.js";
-import { collectAccesses } from "../../src/core/inventory.js";
+import type { ObjectWrite } from "../../src/core/model/model.js";
+import { collectAccesses } from "../../src/rule-kit/inventory.js";
 
 interface Seen {
   store: ObjectWrite["store"];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_VOCABULARY, getVocabulary } from "../../src/core/settings.js";
+import { DEFAULT_VOCABULARY, getVocabulary } from "../../src/core/model/settings.js";
 
 describe("getVocabulary: defaults", () => {
   const v = getVocabulary({});

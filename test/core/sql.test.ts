@@ -1,6 +1,6 @@
-// Raw SQL text that cannot name a model is not handed to the parser (see SLOT_TABLE in src/core/sql.ts).
+// Raw SQL text that cannot name a model is not handed to the parser (see SLOT_TABLE in src/core/languages/sql.ts).
 import { describe, expect, it } from "vitest";
-import { parseSql } from "../../src/core/sql.js";
+import { parseSql } from "../../src/core/languages/sql.js";
 
 describe("parseSql: a table known only at run time", () => {
   it.each([

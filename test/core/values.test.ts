@@ -2,8 +2,9 @@ import { Linter, type Rule } from "eslint";
 import * as tsParser from "@typescript-eslint/parser";
 import * as espree from "espree";
 import { describe, expect, it } from "vitest";
-import type { Node, StaticValue } from "../../src/core/model.js";
-import { evaluate, sameValue } from "../../src/core/values.js";
+import type { Node, StaticValue } from "../../src/core/model/model.js";
+import { evaluate } from "../../src/core/reading/values.js";
+import { sameValue } from "../../src/core/model/names.js";
 
 /**
  * Lints `code` with a throwaway rule and evaluates the argument of every `probe(…)` call, in source order, while

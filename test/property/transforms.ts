@@ -3,7 +3,7 @@
 // or methods, and deleting one function.
 import { parseForESLint } from "@typescript-eslint/parser";
 import type { TSESTree } from "@typescript-eslint/utils";
-import { hasLockWord } from "../../src/core/settings.js";
+import { hasLockWord } from "../../src/core/model/settings.js";
 
 type Node = TSESTree.Node;
 
@@ -47,7 +47,7 @@ function applyEdits(code: string, edits: readonly Edit[]): string {
 /**
  * Names the plugin reads as signals, which a rename must keep: lock words and verbs (`lockKey`, `acquire`,
  * `releaseLock` make an NX key a lock) and marker words (`idempotencyKey`, `cacheKey` make it not one), as
- * `src/core/kv-pairing.ts` documents. Renaming them changes what the code says, not how it is written.
+ * `src/core/facts/kv-pairing.ts` documents. Renaming them changes what the code says, not how it is written.
  */
 const MARKER_WORDS = /idempot|dedup|cache|rate|throttle|limit|seen|session|counter|visited|debounce|nonce/i;
 export function isSignalName(name: string): boolean {

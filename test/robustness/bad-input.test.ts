@@ -11,7 +11,7 @@ import { Linter as Linter9 } from "eslint-v9";
 import * as espree from "espree";
 import { afterAll, describe, expect, it } from "vitest";
 import plugin from "../../src/index.js";
-import { DEFAULT_VOCABULARY } from "../../src/core/settings.js";
+import { DEFAULT_VOCABULARY } from "../../src/core/model/settings.js";
 
 const linter = new Linter({ configType: "flat" });
 const ts = { files: ["**/*.ts"], languageOptions: { parser: tsParser } } as Linter.Config;

@@ -1,5 +1,5 @@
 // The type-checked configs: the same rules as their syntactic twins, plus the one setting that turns on
-// type-aware mode (src/core/types.ts). Nothing else differs, so `recommended` is untouched by them.
+// type-aware mode (src/core/reading/types.ts). Nothing else differs, so `recommended` is untouched by them.
 import { expect, it } from "vitest";
 import plugin from "../../src/index.js";
 

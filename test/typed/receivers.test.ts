@@ -1,5 +1,5 @@
 // Type-aware mode (configs["recommended-type-checked"]): with `parserOptions.projectService`, a call whose receiver
-// the checker proves is not the store's client is not read as that store's access (src/core/types.ts). Valid cases
+// the checker proves is not the store's client is not read as that store's access (src/core/reading/types.ts). Valid cases
 // are lookalikes the syntactic reading reports and the types silence (an in-process key-value store with a Redis-like
 // `set(…, "NX")`, a local-first database with a Prisma-like API); invalid cases are the real clients (ioredis,
 // node-redis, a generated Prisma client, TypeORM, the MongoDB driver) and receivers the checker cannot settle (`any`,

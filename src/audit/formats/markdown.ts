@@ -2,7 +2,7 @@
  * `--format markdown`: a review comment. One checklist per lock (each question ticked when answered, with where),
  * then the unanswered findings. Paths are relative to the project root; nothing in it is HTML.
  */
-import type { Answer } from "../../core/summary.js";
+import type { Answer } from "../../core/facts/summary.js";
 import type { AuditLock, AuditResult } from "../pair.js";
 
 const QUESTIONS = [

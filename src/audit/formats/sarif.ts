@@ -7,7 +7,7 @@
  */
 import { SarifBuilder, SarifResultBuilder, SarifRuleBuilder, SarifRunBuilder } from "node-sarif-builder";
 import plugin from "../../index.js";
-import { REPOSITORY_URL } from "../../create-rule.js";
+import { REPOSITORY_URL } from "../../rule-kit/create-rule.js";
 import { AUDIT_RULES, type AuditResult } from "../pair.js";
 
 export function formatSarif(result: AuditResult): string {

@@ -1,5 +1,5 @@
 /** `--format text`: the lock inventory as a table, then the findings, one per line (file:line:column). */
-import type { Answer } from "../../core/summary.js";
+import type { Answer } from "../../core/facts/summary.js";
 import type { AuditResult } from "../pair.js";
 
 const MARK = { answered: "ok", unanswered: "NO", "not-applicable": "-" } as const;

@@ -14,37 +14,28 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type {
-  Check, Claim, Condition, Guard, HolderWrite, LockFacts, LockKey, Node, ObjectWrite, Recovery, RecoveryFlaw, StaleScan, StateAccess,
+  Check, Claim, Condition, Guard, HolderWrite, LockFacts, LockKey, ModuleShape, Node, ObjectWrite, Recovery, RecoveryFlaw, StaleScan, StateAccess,
   StateRead, StateWrite, StaticValue, TimePredicate,
-} from "./model.js";
-import type { ResolvedVocabulary } from "./settings.js";
-import { agePredicates, excludes, identityFields, isOpaque, ownerPinned, pins, toBranches, type Branch } from "./conditions.js";
-import { guardsOf, pathCondition } from "./guards.js";
+} from "../model/model.js";
+import type { ResolvedVocabulary } from "../model/settings.js";
+import { agePredicates, excludes, identityFields, isOpaque, ownerPinned, pins, toBranches, type Branch } from "../model/conditions.js";
+import { guardsOf, pathCondition } from "../reading/guards.js";
 import { buildHeldEffects, type Holding } from "./fencing.js";
 import { buildKvFacts } from "./kv-pairing.js";
 import { buildRenewals } from "./renewals.js";
-import { hasLockWord, normalizeName } from "./settings.js";
-import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "./units.js";
-import { findVariable, keyName, sameValue, thenParameterOf, unwrap } from "./values.js";
+import { normalizeModel, sameValue } from "../model/names.js";
+import { hasLockWord, normalizeName } from "../model/settings.js";
+import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
+import { findVariable, keyName, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Unit = TSESTree.FunctionLike | null;
 
 /** What the inventory saw of the module besides writes: enough to follow calls from a claim to its holder's writes. */
-export interface ModuleShape {
-  readonly calls: readonly TSESTree.CallExpression[];
-  readonly functions: readonly TSESTree.FunctionLike[];
-}
-
 /** Values a recovery or failure path moves a row to: failed, retryable or waiting states. */
 const RESET_VALUE = /fail|error|pending|queue|wait|time_?out|stale|expire|abandon|retry|idle|ready|new|created|available|interrupt|crash|dead|stuck|unknown|open|todo|scheduled|init|reset|draft/i;
 /** Variable names that say nothing about which model a row belongs to. */
 const GENERIC_ROW = /^(row|record|item|entity|existing|current|found|doc|document|data|result|res|entry|model|obj|object|it|x)$/;
-
-export function normalizeModel(name: string): string {
-  const n = normalizeName(name);
-  return n.length > 3 && n.endsWith("s") && !n.endsWith("ss") ? n.slice(0, -1) : n;
-}
 
 function sameField(a: string, b: string): boolean {
   return normalizeName(a) === normalizeName(b);

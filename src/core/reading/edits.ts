@@ -1,6 +1,6 @@
 /** Text edits the recognizers offer for suggestions, shared so every store writes them the same way. */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { TextEdit } from "./model.js";
+import type { TextEdit } from "../model/model.js";
 
 /** `text` (a `key: value` property) added as the last property of an object literal, keeping its comma style. */
 export function appendProperty(sourceCode: Readonly<TSESLint.SourceCode>, object: TSESTree.ObjectExpression, text: string): TextEdit {

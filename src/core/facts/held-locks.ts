@@ -11,12 +11,12 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type {
   AdvisoryLockOp, HeldLock, HeldLockKind, KvFacts, LibraryLockOp, Node, PathEscape, StateAccess,
-} from "./model.js";
-import type { PathRecorder } from "./code-paths.js";
-import type { ModuleShape } from "./pairing.js";
-import { calleeName, contains, exits, receiverText, walk } from "./ast.js";
-import { classOf, enclosingFunction, isFunction } from "./units.js";
-import { findVariable, keyName, unwrap } from "./values.js";
+} from "../model/model.js";
+import type { PathRecorder } from "../reading/code-paths.js";
+import type { ModuleShape } from "../model/model.js";
+import { calleeName, contains, exits, receiverText, walk } from "../reading/ast.js";
+import { classOf, enclosingFunction, isFunction } from "../reading/units.js";
+import { findVariable, keyName, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Variable = TSESLint.Scope.Variable;

@@ -7,15 +7,16 @@
  * receives the same facts. No second AST walk, no work for files without candidate calls.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { LockFacts, StateAccess } from "./model.js";
+import type { LockFacts, StateAccess } from "../core/model/model.js";
 import { recognizers } from "../recognizers/index.js";
 import type { Recognizer } from "../recognizers/recognizer.js";
-import { buildFacts, type ModuleShape } from "./pairing.js";
-import { PathRecorder } from "./code-paths.js";
-import { buildHeldLocks } from "./held-locks.js";
-import { extendVocabulary, getVocabulary, type Vocabulary } from "./settings.js";
-import { receiverTypes, type ReceiverTypes } from "./types.js";
-import { unwrap } from "./values.js";
+import type { ModuleShape } from "../core/model/model.js";
+import { buildFacts } from "../core/facts/pairing.js";
+import { PathRecorder } from "../core/reading/code-paths.js";
+import { buildHeldLocks } from "../core/facts/held-locks.js";
+import { extendVocabulary, getVocabulary, type Vocabulary } from "../core/model/settings.js";
+import { receiverTypes, type ReceiverTypes } from "../core/reading/types.js";
+import { unwrap } from "../core/reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Context = Readonly<TSESLint.RuleContext<string, readonly unknown[]>>;

@@ -9,11 +9,11 @@
  * writes that would recover such a key for a claim made anywhere (`buildForeignRecoveries`).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Claim, HeldLock, KvLock, LibraryLockOp, LockFacts, Recovery, StateAccess } from "./model.js";
-import { buildForeignRecoveries, normalizeModel } from "./pairing.js";
-import { normalizeName, type ResolvedVocabulary } from "./settings.js";
-import { recoveredByDirective } from "./directives.js";
-import { formatValue } from "./values.js";
+import type { Claim, HeldLock, KvLock, LibraryLockOp, LockFacts, Recovery, StateAccess } from "../model/model.js";
+import { buildForeignRecoveries } from "./pairing.js";
+import { formatValue, normalizeModel } from "../model/names.js";
+import { normalizeName, type ResolvedVocabulary } from "../model/settings.js";
+import { recoveredByDirective } from "../reading/directives.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 

@@ -3,8 +3,8 @@
  * enclosing function. Read lazily, only for writes a rule may report.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Condition, Guard, Node, StaticValue } from "./model.js";
-import type { ResolvedVocabulary } from "./settings.js";
+import type { Condition, Guard, Node, StaticValue } from "../model/model.js";
+import type { ResolvedVocabulary } from "../model/settings.js";
 import { isFunction, functionName } from "./units.js";
 import { evaluate, getConstInit, unwrap } from "./values.js";
 

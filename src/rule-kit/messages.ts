@@ -1,7 +1,7 @@
 /** Message data shared by the rules: every message names the lock (model, field, value) and where it is taken. */
-import type { Check, Claim, LockKey, StateWrite } from "./model.js";
-import { formatValue } from "./values.js";
-import { identityFields, toBranches } from "./conditions.js";
+import type { Check, Claim, LockKey, StateWrite } from "../core/model/model.js";
+import { formatValue } from "../core/model/names.js";
+import { identityFields, toBranches } from "../core/model/conditions.js";
 
 export function lockData(lock: LockKey): { model: string; field: string; value: string } {
   return { model: lock.model, field: lock.field, value: formatValue(lock.value) };

@@ -5,13 +5,13 @@
  * check of its value is a take-over.
  */
 import type { TSESLint } from "@typescript-eslint/utils";
-import type { KvFacts, KvLock, KvOp, KvRelease, KvTakeover, LibraryLockOp, Node, StateAccess } from "./model.js";
-import type { ResolvedVocabulary } from "./settings.js";
-import { hasLockWord } from "./settings.js";
-import { guardsOf } from "./guards.js";
-import { sameKey } from "./keys.js";
-import { functionName, unitOf } from "./units.js";
-import { getConstInit, thenParameterOf, unwrap } from "./values.js";
+import type { KvFacts, KvLock, KvOp, KvRelease, KvTakeover, LibraryLockOp, Node, StateAccess } from "../model/model.js";
+import type { ResolvedVocabulary } from "../model/settings.js";
+import { hasLockWord } from "../model/settings.js";
+import { guardsOf } from "../reading/guards.js";
+import { sameKey } from "../reading/keys.js";
+import { functionName, unitOf } from "../reading/units.js";
+import { getConstInit, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 

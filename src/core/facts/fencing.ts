@@ -23,13 +23,13 @@
 import type { TSESLint } from "@typescript-eslint/utils";
 import type {
   Assignment, Claim, HeldEffect, EffectLock, HolderWrite, KvFacts, LockToken, Node, ObjectWrite, StateWrite,
-} from "./model.js";
-import type { ResolvedVocabulary } from "./settings.js";
-import { agePredicates, allowedIn, isOpaque, ownerPinned, pins, toBranches } from "./conditions.js";
-import { normalizeModel } from "./pairing.js";
-import { normalizeName } from "./settings.js";
-import { describeKey, keyShape } from "./keys.js";
-import { findVariable, formatValue, getConstInit, keyName, sameValue, unwrap } from "./values.js";
+} from "../model/model.js";
+import type { ResolvedVocabulary } from "../model/settings.js";
+import { agePredicates, allowedIn, isOpaque, ownerPinned, pins, toBranches } from "../model/conditions.js";
+import { formatValue, normalizeModel, sameValue } from "../model/names.js";
+import { normalizeName } from "../model/settings.js";
+import { describeKey, keyShape } from "../reading/keys.js";
+import { findVariable, getConstInit, keyName, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 

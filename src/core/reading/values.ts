@@ -4,7 +4,7 @@
  * imported from `@prisma/client`, whose values equal their keys).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Node, StaticValue } from "./model.js";
+import type { Node, StaticValue } from "../model/model.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Scope = TSESLint.Scope.Scope;
@@ -183,17 +183,6 @@ export function evaluate(sourceCode: SourceCode, node: Node, depth = 0): StaticV
 }
 
 /** Values compare by normalised text for strings (`in_progress` = `IN_PROGRESS` = `InProgress`), strictly otherwise. */
-export function sameValue(a: StaticValue, b: StaticValue): boolean {
-  if (typeof a.value === "string" && typeof b.value === "string") {
-    return a.value.replace(/[-_\s]/g, "").toLowerCase() === b.value.replace(/[-_\s]/g, "").toLowerCase();
-  }
-  return a.value === b.value;
-}
-
-export function formatValue(v: StaticValue): string {
-  return typeof v.value === "string" ? v.value : String(v.value);
-}
-
 const SQL_NOW = /^\s*(?:now\(\s*\)|current_timestamp(?:\(\s*\d*\s*\))?|localtimestamp|clock_timestamp\(\s*\)|statement_timestamp\(\s*\)|transaction_timestamp\(\s*\)|getdate\(\s*\)|getutcdate\(\s*\)|sysdate(?:\(\s*\))?|utc_timestamp(?:\(\s*\))?|datetime\(\s*'now'\s*\))\s*$/i;
 
 /** SQL text that reads the clock and nothing else (`now()`, `CURRENT_TIMESTAMP`), as query builders pass it. */

@@ -6,7 +6,7 @@
 import type { CompareOp, Condition, Predicate, StaticValue, TimePredicate } from "./model.js";
 import type { ResolvedVocabulary } from "./settings.js";
 import { normalizeName } from "./settings.js";
-import { sameValue } from "./values.js";
+import { sameValue } from "./names.js";
 
 /** A predicate with its polarity resolved, or a part of the filter no one could read. */
 export type Atom = { readonly pred: Predicate; readonly op: CompareOp } | { readonly opaque: true };

@@ -18,15 +18,16 @@
  * `unknown` and nobody reports it.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Claim, KvFacts, KvOp, LibraryLockOp, Node, StateWrite } from "./model.js";
-import type { ResolvedVocabulary } from "./settings.js";
-import { identityFields, toBranches, type Branch } from "./conditions.js";
-import { describeKey, keyShape, sameKey } from "./keys.js";
+import type { Claim, FailureHandling, KvFacts, KvOp, LibraryLockOp, Node, Renewal, StateWrite } from "../model/model.js";
+import type { ResolvedVocabulary } from "../model/settings.js";
+import { identityFields, toBranches, type Branch } from "../model/conditions.js";
+import { describeKey, keyShape, sameKey } from "../reading/keys.js";
 import { comparedGet } from "./kv-pairing.js";
-import { normalizeModel, type ModuleShape } from "./pairing.js";
-import { calleeName, contains, exits, walk } from "./ast.js";
-import { classOf, enclosingFunction, functionName, isFunction } from "./units.js";
-import { findVariable, getConstInit, keyName, sameValue, unwrap } from "./values.js";
+import type { ModuleShape } from "../model/model.js";
+import { normalizeModel, sameValue } from "../model/names.js";
+import { calleeName, contains, exits, walk } from "../reading/ast.js";
+import { classOf, enclosingFunction, functionName, isFunction } from "../reading/units.js";
+import { findVariable, getConstInit, keyName, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 /** A function with a body (units.ts's `isFunction` types also admit bodiless TS declarations). */
@@ -38,48 +39,6 @@ function isFn(node: Node | undefined): node is Fn {
 
 function enclosingFn(node: Node): Fn | undefined {
   return enclosingFunction(node) as Fn | undefined;
-}
-
-/** Where a renewal's failure ends up. `stops` and `unknown` are not findings; every other kind is. */
-export type FailureHandling =
-  | { readonly kind: "stops" }
-  | { readonly kind: "unknown" }
-  /** The promise is dropped (`void renew()`, a bare call, an arrow returning it to `setInterval`). */
-  | { readonly kind: "not-awaited"; readonly at: Node }
-  /** The rejection leaves a timer callback (`timer` is the `setInterval`/`setTimeout` call). */
-  | { readonly kind: "escapes-timer"; readonly at: Node; readonly timer: Node }
-  /** The renewal resolves its failure as a value (0, a count of 0) that nobody reads. */
-  | { readonly kind: "result-ignored"; readonly at: Node }
-  /** The result is tested (`at`), but no branch of the test stops the work. */
-  | { readonly kind: "no-abort"; readonly at: Node }
-  /** A `catch`, `.catch()` or `onLockLost` handler (`at`) takes the failure and does not stop the work. */
-  | { readonly kind: "swallowed"; readonly at: Node }
-  /** Redlock `using()`: the callback takes no signal, or never reads it. */
-  | { readonly kind: "signal-ignored"; readonly at: Node; readonly signal?: string };
-
-export type RenewalVia = "redis" | "library" | "using" | "database";
-
-export interface Renewal {
-  readonly via: RenewalVia;
-  /** The renewing call (or, for redis-semaphore's `onLockLost`, the acquire). */
-  readonly node: Node;
-  /** Where findings point: the command and its arguments. */
-  readonly loc: TSESTree.SourceLocation;
-  /** The command in words: `PEXPIRE`, `SET … PX`, `the compare-and-expire script`, `extend()`, `the heartbeatAt update`. */
-  readonly command: string;
-  /** The lock in words, as a noun phrase: `the lock "lock:job:*"`, `the claimed jobs row`, `the Redlock lock \`lock\``. */
-  readonly lock: string;
-  /** Where the lock is taken (the NX acquire, the claim, the library acquire), when the module shows it. */
-  readonly acquire?: Node;
-  /** The renewal extends only while this holder still owns the lock (compare-and-expire, a fenced heartbeat, a library). */
-  readonly owned: boolean;
-  /** How failure shows: a rejection only, or also a value (EXPIRE's 0, a count of 0). */
-  readonly signal: "value" | "rejection";
-  /** For an unowned Redis renewal made after a GET of the key compared in JavaScript: that GET (a check, but not atomic). */
-  readonly comparedGet?: Node;
-  /** For an unfenced database heartbeat: the fields it picks its row by. */
-  readonly rowFilter?: string;
-  readonly handling: FailureHandling;
 }
 
 const TIMERS = new Set(["setInterval", "setTimeout", "setImmediate"]);

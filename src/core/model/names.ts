@@ -1,0 +1,23 @@
+/**
+ * How the model compares names of models and tables: `Job`, `job` and `jobs` are one model, whichever store or
+ * client named it (a Prisma delegate, a TypeORM entity, a raw SQL table); and values, as claims and recoveries
+ * compare them (`IN_PROGRESS` = `in-progress`).
+ */
+import type { StaticValue } from "./model.js";
+import { normalizeName } from "./settings.js";
+
+export function normalizeModel(name: string): string {
+  const n = normalizeName(name);
+  return n.length > 3 && n.endsWith("s") && !n.endsWith("ss") ? n.slice(0, -1) : n;
+}
+
+export function sameValue(a: StaticValue, b: StaticValue): boolean {
+  if (typeof a.value === "string" && typeof b.value === "string") {
+    return a.value.replace(/[-_\s]/g, "").toLowerCase() === b.value.replace(/[-_\s]/g, "").toLowerCase();
+  }
+  return a.value === b.value;
+}
+
+export function formatValue(v: StaticValue): string {
+  return typeof v.value === "string" ? v.value : String(v.value);
+}
