@@ -30,7 +30,7 @@ export default tseslint.config(
   },
   {
     // Node programs: scripts, the benchmark, and the proof scenarios' worker programs.
-    files: ["scripts/**/*.js", "bench/**/*.js", "proof/**/*.js", "*.js", "*.cjs"],
+    files: ["scripts/**/*.js", "bench/**/*.js", "proof/**/*.js", "corpus/**/*.mjs", "*.js", "*.cjs"],
     languageOptions: { globals: globals.node },
   },
 );

@@ -5,6 +5,7 @@ import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { describeKey } from "../src/core/reading/keys.js";
 import { findVariable, unwrap } from "../src/core/reading/values.js";
 import { formatValue } from "../src/core/model/names.js";
+import { describeRowFilter } from "../src/rule-kit/messages.js";
 
 function commandName(op: KvOp): string {
   return op.command === "script" ? "script" : "DEL";
@@ -39,7 +40,7 @@ export default createRule({
     type: "problem",
     hasSuggestions: true,
     docs: {
-      description: "Require a key-value lock to be released only by its owner, in one atomic compare-and-delete",
+      description: "Require a lock (a key-value lock or a lock row) to be released only by its owner, in one atomic compare-and-delete",
       recommended: true,
       question: "Q3",
     },
@@ -53,6 +54,8 @@ export default createRule({
         "Q3 (is the release race-safe?): the lock {{key}} is acquired at line {{acquireLine}} with the constant value {{value}}, so no release can tell whose lock it deletes, and this {{command}} removes whatever lock is there now. Store a unique token per acquire (a random id) and delete only while the key still holds it.",
       staleTakeover:
         "Q3 (is the take-over race-safe?): this SET overwrites the lock {{key}} (acquired at line {{acquireLine}}) after reading its value with a separate GET at line {{getLine}}: two workers that both see a stale lock both take it. Let the lock expire (SET NX with an expiry), or check and set in one script.",
+      rowRelease:
+        "Q3 (is the release race-safe?): this {{operation}} releases the {{lock}} (taken at line {{acquireLine}}) by {{filter}} alone, without checking that this holder still owns it. The lock {{expires}} (line {{expiryLine}}), so a holder that outlived it frees the row another worker holds now. Release only this holder's row: add its owner or token column, or the lease value it stamped, to the filter.",
       useScript: "Delete with a compare-and-delete script on {{token}}.",
       useDelex: "Delete with DELEX … IFEQ {{token}} (Redis 8.4+, Valkey 9: DELIFEQ).",
     },
@@ -80,6 +83,27 @@ export default createRule({
         }
         const messageId = acquire.constantValue ? "constantValue" : release.kind === "get-compare" ? "getCompareDelete" : "plainDelete";
         context.report({ loc: release.op.loc, messageId, data, suggest });
+      }
+      for (const release of facts.rowReleases) {
+        if (release.ownerChecked) continue;
+        const { claim } = release;
+        // A row that never changes hands while held (no expiry, no sweeper) cannot be freed for someone else.
+        const sweeper = facts.recoveriesOf(claim)[0];
+        if (claim.takeover.length === 0 && !sweeper) continue;
+        context.report({
+          node: release.write.node,
+          messageId: "rowRelease",
+          data: {
+            operation: release.write.effect === "delete" ? "delete" : "write",
+            lock: claim.lease ? `lease on ${claim.lock.model}.${claim.lock.field}` : `lock row in ${claim.lock.model}`,
+            acquireLine: String(claim.write.node.loc.start.line),
+            filter: describeRowFilter(release.write),
+            expires: claim.takeover.length > 0
+              ? `is taken over once ${[...new Set(claim.takeover.map((t) => t.field))].join(", ")} has passed`
+              : "is swept when stale",
+            expiryLine: String((claim.takeover.length > 0 ? claim.write.node : sweeper!.write.node).loc.start.line),
+          },
+        });
       }
       for (const takeover of facts.kv.takeovers) {
         context.report({

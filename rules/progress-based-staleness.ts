@@ -77,6 +77,7 @@ export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeS
         });
       }
       for (const claim of facts.claims) {
+        if (claim.renewed) continue;
         const start = startTimeOnly(claim.takeover);
         if (!start) continue;
         if (claim.insert) {

@@ -255,8 +255,13 @@ function parseFieldFilter(ctx: RecognizerContext, field: string, valueNode: Node
       items.push(inner.type === "ObjectExpression"
         ? { kind: "not", item: parseFieldFilter(ctx, field, inner, at) }
         : pred(field, "other", undefined, at));
+    } else if (op === "$exists") {
+      // `{ $exists: false }` matches documents without the field, as `null` does in a Mongo filter; `true` the rest.
+      const exists = evaluate(ctx.sourceCode, p.value);
+      if (typeof exists?.value === "boolean") items.push(pred(field, exists.value ? "ne" : "eq", [{ value: null }], at));
+      else items.push(pred(field, "other", undefined, at));
     } else if (op === "$options" || op === "$comment") continue;
-    else items.push(pred(field, "other", undefined, at)); // $exists, $regex, $elemMatch, $size, $type…
+    else items.push(pred(field, "other", undefined, at)); // $regex, $elemMatch, $size, $type…
   }
   return { kind: "and", items };
 }

@@ -33,6 +33,11 @@ import { normalizeName } from "../core/model/settings.js";
 
 const STORE = "sql";
 const METHODS = new Set(["query", "execute", "$executeRawUnsafe", "$queryRawUnsafe", "raw", "unsafe", "prepare"]);
+/**
+ * A service's own query helper, called as a plain function (`const { query } = require("./db")`, `query(sql,
+ * params)`): the SQL text is the evidence, so only a first argument that parses as a statement counts.
+ */
+const FUNCTIONS = new Set(["query", "execute"]);
 const TAGS = new Set(["sql", "SQL", "$executeRaw", "$queryRaw"]);
 /** Helpers whose static string argument is SQL text spliced in as is (`Prisma.raw("…")`, `sql.raw("…")`). */
 const RAW_HELPERS = new Set(["raw", "unsafe"]);
@@ -537,10 +542,11 @@ export const sqlRecognizer: Recognizer = {
   store: STORE,
   methods: METHODS,
   tags: TAGS,
+  functions: FUNCTIONS,
   recognize(call, ctx): StateAccess | undefined {
     const callee = unwrap(call.callee);
-    if (callee.type !== "MemberExpression") return undefined;
-    const method = keyName(callee.property, callee.computed);
+    const method = callee.type === "MemberExpression" ? keyName(callee.property, callee.computed)
+      : callee.type === "Identifier" && FUNCTIONS.has(callee.name) ? callee.name : undefined;
     if (!method || !METHODS.has(method)) return undefined;
     try {
       const found = fromCall(ctx, call, method);

@@ -74,7 +74,7 @@ function calleeMethod(call: TSESTree.CallExpression): string | undefined {
 const EMPTY_FACTS: LockFacts = {
   kv: { ops: [], locks: [], releases: [], takeovers: [], libraryLocks: [] },
   held: [],
-  writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], heldEffects: [], renewals: [],
+  writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], rowReleases: [], heldEffects: [], renewals: [],
   recoveriesOf: () => [],
 };
 

@@ -4,7 +4,8 @@ import * as espree from "espree";
 import { describe, expect, it } from "vitest";
 import type { Node, StaticValue } from "../../src/core/model/model.js";
 import { evaluate } from "../../src/core/reading/values.js";
-import { sameValue } from "../../src/core/model/names.js";
+import { normalizeModel, sameValue } from "../../src/core/model/names.js";
+import { isClockReading } from "../../src/core/reading/values.js";
 
 /**
  * Lints `code` with a throwaway rule and evaluates the argument of every `probe(…)` call, in source order, while
@@ -154,6 +155,39 @@ describe("evaluate", () => {
 
   it("knows nothing about undefined, calls or other expressions", () => {
     expect(probes(`probe(undefined); probe(getStatus()); probe(a + b);`)).toEqual([undefined, undefined, undefined]);
+  });
+});
+
+describe("normalizeModel", () => {
+  it("compares a model and its table in the plural as English forms it", () => {
+    for (const [plural, singular] of [["companies", "Company"], ["processes", "Process"], ["statuses", "Status"], ["batches", "Batch"],
+      ["boxes", "Box"], ["jobs", "Job"], ["render_jobs", "RenderJob"], ["cron_locks", "CronLock"], ["responses", "Response"], ["leases", "Lease"]]) {
+      expect([plural, normalizeModel(plural!)]).toEqual([plural, normalizeModel(singular!)]);
+    }
+  });
+  it("leaves singular names that end in s alone, and keeps different tables apart", () => {
+    expect(normalizeModel("status")).toBe("status");
+    expect(normalizeModel("process")).toBe("process");
+    expect(normalizeModel("analysis")).toBe("analysis");
+    expect(normalizeModel("company")).not.toBe(normalizeModel("companion"));
+  });
+});
+
+describe("fixed instants", () => {
+  it("reads new Date(0) as its epoch milliseconds, and neither it nor new Date(\"2000-01-01\") as the clock", () => {
+    expect(probes(`probe(new Date(0)); probe(new Date(86400000)); probe(new Date()); probe(new Date(Date.now() + 5))`)).toEqual([
+      { value: 0 }, { value: 86400000 }, undefined, undefined,
+    ]);
+    const node = (code: string) => {
+      let found: Node | undefined;
+      const linter = new Linter({ configType: "flat" });
+      linter.verify(code, [{ plugins: { t: { rules: { r: { meta: { type: "problem", schema: [] }, create: () => ({ NewExpression(n) { found ??= n as unknown as Node; } }) } } } }, rules: { "t/r": "error" } }]);
+      return found!;
+    };
+    expect(isClockReading(node("new Date(0)"))).toBe(false);
+    expect(isClockReading(node('new Date("2000-01-01")'))).toBe(false);
+    expect(isClockReading(node("new Date()"))).toBe(true);
+    expect(isClockReading(node("new Date(Date.now() - 60000)"))).toBe(true);
   });
 });
 

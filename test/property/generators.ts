@@ -1037,6 +1037,8 @@ export interface LockRowParts {
   readonly sweeper: "none" | "expired" | "created";
   /** The holder deletes its row after the work (in `finally`, or after it). */
   readonly release: "none" | "after" | "finally";
+  /** The release deletes only this holder's row (`owner = process.pid` in its filter). */
+  readonly ownerCheck: boolean;
 }
 
 export function lockRowArb(): fc.Arbitrary<LockRowParts> {
@@ -1047,6 +1049,7 @@ export function lockRowArb(): fc.Arbitrary<LockRowParts> {
     expiry: fc.boolean(),
     sweeper: fc.constantFrom<LockRowParts["sweeper"]>("none", "expired", "created"),
     release: fc.constantFrom<LockRowParts["release"]>("none", "after", "finally"),
+    ownerCheck: fc.boolean(),
   });
 }
 
@@ -1074,7 +1077,7 @@ export function lockRowModule(p: LockRowParts): ModuleSpec {
       insert = [{ kind: "catch", body: [{ kind: "await", expr: (c) => `${c.client("prisma")}.${t}.create({ data: ${data} })` }, { kind: "return", value: () => "true" }],
         param: "e", handler: [{ kind: "exit", cond: `e.code === ${q}P2002${q}`, value: "false" }, { kind: "stmt", text: "throw e;" }] }];
       sweep = (c) => `${c.client("prisma")}.${t}.deleteMany({ where: { ${cutoffTime}: { lt: cutoff } } })`;
-      remove = (c) => `${c.client("prisma")}.${t}.delete({ where: { name } })`;
+      remove = (c) => `${c.client("prisma")}.${t}.deleteMany({ where: { name${p.ownerCheck ? ", owner: process.pid" : ""} } })`;
       break;
     }
     case "knex": {
@@ -1084,7 +1087,7 @@ export function lockRowModule(p: LockRowParts): ModuleSpec {
         { kind: "return", value: () => "rows.length === 1" },
       ];
       sweep = (c) => `${c.client("knex")}(${q}${t}${q}).where(${q}${col(cutoffTime)}${q}, ${q}<${q}, cutoff).del()`;
-      remove = (c) => `${c.client("knex")}(${q}${t}${q}).where({ name }).del()`;
+      remove = (c) => `${c.client("knex")}(${q}${t}${q}).where({ name${p.ownerCheck ? ", owner: process.pid" : ""} }).del()`;
       break;
     }
     case "kysely": {
@@ -1094,18 +1097,18 @@ export function lockRowModule(p: LockRowParts): ModuleSpec {
         { kind: "return", value: () => "Number(r.numInsertedOrUpdatedRows) === 1" },
       ];
       sweep = (c) => `${c.client("db")}.deleteFrom(${q}${t}${q}).where(${q}${col(cutoffTime)}${q}, ${q}<${q}, cutoff).execute()`;
-      remove = (c) => `${c.client("db")}.deleteFrom(${q}${t}${q}).where(${q}name${q}, ${q}=${q}, name).execute()`;
+      remove = (c) => `${c.client("db")}.deleteFrom(${q}${t}${q}).where(${q}name${q}, ${q}=${q}, name)${p.ownerCheck ? `.where(${q}owner${q}, ${q}=${q}, process.pid)` : ""}.execute()`;
       break;
     }
     case "drizzle": {
       clients = drizzle.clients;
-      head.push(`import { eq, lt } from "drizzle-orm";`, `import { ${t} } from "./schema";`);
+      head.push(`import { and, eq, lt } from "drizzle-orm";`, `import { ${t} } from "./schema";`);
       insert = [
         { kind: "await", bind: "rows", expr: (c) => `${c.client("db")}.insert(${t}).values({ name, owner: process.pid${p.expiry ? `, expiresAt: ${until}` : ""} }).onConflictDoNothing().returning()` },
         { kind: "return", value: () => "rows.length === 1" },
       ];
       sweep = (c) => `${c.client("db")}.delete(${t}).where(lt(${t}.${cutoffTime}, cutoff))`;
-      remove = (c) => `${c.client("db")}.delete(${t}).where(eq(${t}.name, name))`;
+      remove = (c) => p.ownerCheck ? `${c.client("db")}.delete(${t}).where(and(eq(${t}.name, name), eq(${t}.owner, process.pid)))` : `${c.client("db")}.delete(${t}).where(eq(${t}.name, name))`;
       break;
     }
     case "pg": {
@@ -1117,7 +1120,7 @@ export function lockRowModule(p: LockRowParts): ModuleSpec {
         { kind: "return", value: () => "r.rowCount === 1" },
       ];
       sweep = (c) => `${c.client("pool")}.query("DELETE FROM ${t} WHERE ${col(cutoffTime)} < $1", [cutoff])`;
-      remove = (c) => `${c.client("pool")}.query("DELETE FROM ${t} WHERE name = $1", [name])`;
+      remove = (c) => p.ownerCheck ? `${c.client("pool")}.query("DELETE FROM ${t} WHERE name = $1 AND owner = $2", [name, process.pid])` : `${c.client("pool")}.query("DELETE FROM ${t} WHERE name = $1", [name])`;
       break;
     }
     case "mongo": {
@@ -1126,7 +1129,7 @@ export function lockRowModule(p: LockRowParts): ModuleSpec {
       insert = [{ kind: "catch", body: [{ kind: "await", expr: (c) => `${c.client("db")}.collection(${q}${t}${q}).insertOne(${doc})` }, { kind: "return", value: () => "true" }],
         param: "err", handler: [{ kind: "exit", cond: `String(err).includes(${q}E11000${q})`, value: "false" }, { kind: "stmt", text: "throw err;" }] }];
       sweep = (c) => `${c.client("db")}.collection(${q}${t}${q}).deleteMany({ ${cutoffTime}: { $lt: cutoff } })`;
-      remove = (c) => `${c.client("db")}.collection(${q}${t}${q}).deleteOne({ _id: name })`;
+      remove = (c) => `${c.client("db")}.collection(${q}${t}${q}).deleteOne({ _id: name${p.ownerCheck ? ", owner: process.pid" : ""} })`;
       break;
     }
   }
@@ -1143,12 +1146,23 @@ export function lockRowModule(p: LockRowParts): ModuleSpec {
   return { head, clients, fns };
 }
 
-/** A lock row with no sweeper is never freed if its holder dies; a sweeper judged by creation time is Q2. */
+/**
+ * A lock row with no sweeper is never freed if its holder dies; a sweeper judged by creation time is Q2. Once a
+ * sweeper can free the row for another holder, a release by the lock's name alone (no owner in the filter) frees
+ * whichever holder has it now (Q3).
+ */
 export function expectedLockRowFindings(p: LockRowParts): Expected[] {
   const model = lockTable(p);
   if (p.sweeper === "none") return [{ rule: "locks/require-stale-recovery", messageId: "missingExpiry", fn: "acquire", data: { model } }];
+  const out: Expected[] = [];
   if (p.sweeper === "created") {
-    return [{ rule: "locks/progress-based-staleness", messageId: "startTimeLockRow", fn: "sweep", data: { model, what: "sweep", timeField: p.store === "knex" || p.store === "kysely" || p.store === "pg" ? "created_at" : "createdAt" } }];
+    out.push({ rule: "locks/progress-based-staleness", messageId: "startTimeLockRow", fn: "sweep", data: { model, what: "sweep", timeField: p.store === "knex" || p.store === "kysely" || p.store === "pg" ? "created_at" : "createdAt" } });
   }
-  return [];
+  if (p.release !== "none" && !p.ownerCheck) {
+    out.push({
+      rule: "locks/owner-checked-release", messageId: "rowRelease", fn: "runLocked",
+      data: { operation: "delete", lock: `lock row in ${model}`, filter: p.store === "mongo" ? "_id" : "name", expires: "is swept when stale" },
+    });
+  }
+  return out;
 }

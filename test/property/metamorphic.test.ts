@@ -163,7 +163,9 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
     });
 
     it("lock rows: a sweeper of expired rows removes exactly the missingExpiry finding; deleting it restores it", () => {
-      check(fc.property(lockRowArb().map((p) => ({ ...p, sweeper: "expired" as const })), transformArb, (p, t) => {
+      // With an owner-checked release (or none): a plain release becomes a Q3 finding once a sweeper can free the row.
+      const parts = lockRowArb().map((p) => ({ ...p, sweeper: "expired" as const, ownerCheck: p.release === "none" ? p.ownerCheck : true }));
+      check(fc.property(parts, transformArb, (p, t) => {
         const before = lintSpec(lockRowModule({ ...p, sweeper: "none" }), t);
         const after = lintSpec(lockRowModule(p), t);
         const deleted = lintProgram(without(after.program, "sweep"));
@@ -171,6 +173,19 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
         if (q1.length !== 1 || after.keys.length !== 0 || JSON.stringify(deleted.keys) !== JSON.stringify(before.keys)) {
           throw mismatch("the sweeper did not answer exactly the missingExpiry finding", { before: before.keys, after: after.keys, deleted: deleted.keys },
             { label: "no sweeper", code: before.program.code }, { label: "with sweeper", code: after.program.code });
+        }
+      }));
+    });
+
+    it("lock rows: an owner check in the release removes exactly the rowRelease finding", () => {
+      const parts = lockRowArb().map((p) => ({ ...p, sweeper: "expired" as const, release: p.release === "none" ? ("after" as const) : p.release }));
+      check(fc.property(parts, transformArb, (p, t) => {
+        const plain = lintSpec(lockRowModule({ ...p, ownerCheck: false }), t);
+        const checked = lintSpec(lockRowModule({ ...p, ownerCheck: true }), t);
+        const q3 = plain.keys.filter((k) => k.startsWith("locks/owner-checked-release rowRelease "));
+        if (q3.length !== 1 || JSON.stringify(checked.keys) !== JSON.stringify(plain.keys.filter((k) => !q3.includes(k)))) {
+          throw mismatch("the owner check did not remove exactly the rowRelease finding", { plain: plain.keys, checked: checked.keys },
+            { label: "release by name", code: plain.program.code }, { label: "release by name and owner", code: checked.program.code });
         }
       }));
     });

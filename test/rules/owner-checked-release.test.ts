@@ -257,8 +257,91 @@ export async function rollout(id: string, token: string) {
   await redis.multi().del(key).exec();
 }`;
 
+
+/** A lock row's release by its key alone, once the row can pass to another holder. */
+function rowRelease(line: number, column: number, data: { operation: string; lock: string; acquireLine: number; filter: string; expires: string; expiryLine: number }) {
+  return {
+    messageId: "rowRelease" as const,
+    line,
+    column,
+    data: { ...data, acquireLine: String(data.acquireLine), expiryLine: String(data.expiryLine) },
+  };
+}
+
+/** A Mongoose lease: `leaseUntil` stamped only where it has passed (or is absent); released by `releaseWith`. */
+const mongooseLease = (releaseWith: string) => `import mongoose from "mongoose";
+
+const Lease = mongoose.model("Lease", new mongoose.Schema({ name: String, leaseUntil: Date }));
+
+export async function runExclusive(name, ttlMs, task) {
+  const until = new Date(Date.now() + ttlMs);
+  const doc = await Lease.findOneAndUpdate(
+    { name, $or: [{ leaseUntil: { $lt: new Date() } }, { leaseUntil: { $exists: false } }] },
+    { name, leaseUntil: until },
+    { upsert: true, new: true },
+  );
+  if (doc.leaseUntil.getTime() !== until.getTime()) return false;
+  try {
+    await task();
+  } finally {
+    ${releaseWith}
+  }
+  return true;
+}`;
+
+/** A lock table in PostgreSQL through the service's own \`query\` helper: an upsert that takes over expired rows. */
+const sqlLockTable = (release: string) => `const { query } = require("./db");
+
+async function acquireLock(key, holder, ttlSeconds) {
+  const res = await query(
+    "INSERT INTO app_locks (lock_key, holder, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3)) ON CONFLICT (lock_key) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at WHERE app_locks.expires_at < now() RETURNING holder",
+    [key, holder, ttlSeconds],
+  );
+  return res.rowCount === 1;
+}
+
+async function releaseLock(key, holder) {
+  await query(${release}, [key, holder]);
+}
+
+module.exports = { acquireLock, releaseLock };`;
+
 ruleTester.run("owner-checked-release", rule, {
   valid: [
+    // lock rows: the release names the holder too, or clears only the lease this holder stamped
+    { code: sqlLockTable('"DELETE FROM app_locks WHERE lock_key = $1 AND holder = $2"'), languageOptions: javascript },
+    { code: mongooseLease("await Lease.updateOne({ name, leaseUntil: until }, { leaseUntil: new Date(0) });"), languageOptions: javascript },
+    {
+      // a lock row that never changes hands while held (no expiry, no sweeper): Q1 is its finding, not Q3
+      code: `import { prisma } from "./db";
+export async function withJobLock(name: string, work: () => Promise<void>) {
+  try {
+    await prisma.jobLock.create({ data: { name } });
+  } catch (e: any) {
+    if (e.code === "P2002") return;
+    throw e;
+  }
+  await work();
+  await prisma.jobLock.delete({ where: { name } });
+}`,
+    },
+    {
+      // a session table refreshed when expired and deleted on logout: no lock in its name, so not a lease
+      code: `export async function touchSession(pool, id) {
+  await pool.query("UPDATE sessions SET expires_at = now() + interval '1 hour' WHERE id = $1 AND expires_at < now()", [id]);
+}
+export async function logout(pool, id) {
+  await pool.query("DELETE FROM sessions WHERE id = $1", [id]);
+}`,
+      languageOptions: javascript,
+    },
+    {
+      // a plain function called \`query\` whose argument is not SQL is not a database call
+      code: `import { query } from "./graphql";
+export const lockedItems = () => query("query LockedItems { items(locked: true) { id } }");
+export const unlock = (id) => query("mutation Unlock { unlock(id: 1) }", { id });`,
+      languageOptions: javascript,
+    },
     // ioredis: compare-and-delete script in finally
     `import Redis from "ioredis";
 
@@ -647,6 +730,39 @@ module.exports = { settle };`,
     },
   ],
   invalid: [
+    {
+      // a Mongoose lease cleared by name alone: after an overrun, it clears the lease the next holder took
+      code: mongooseLease("await Lease.updateOne({ name }, { leaseUntil: new Date(0) });"),
+      languageOptions: javascript,
+      errors: [rowRelease(16, 11, { operation: "write", lock: "lease on Lease.leaseUntil", acquireLine: 7, filter: "name", expires: "is taken over once leaseUntil has passed", expiryLine: 7 })],
+    },
+    {
+      // a lock table in raw SQL through a plain query() helper, deleted by its key alone
+      code: sqlLockTable('"DELETE FROM app_locks WHERE lock_key = $1"'),
+      languageOptions: javascript,
+      errors: [rowRelease(12, 9, { operation: "delete", lock: "lock row in app_locks", acquireLine: 4, filter: "lock_key", expires: "is taken over once expires_at has passed", expiryLine: 4 })],
+    },
+    {
+      // a lock row with a sweeper: the sweep can hand the row to another holder while this one still works
+      code: `import { prisma } from "./db";
+export async function sweepLocks() {
+  await prisma.cronLock.deleteMany({ where: { expiresAt: { lt: new Date() } } });
+}
+export async function withCronLock(name: string, work: () => Promise<void>) {
+  try {
+    await prisma.cronLock.create({ data: { name, owner: process.pid, expiresAt: new Date(Date.now() + 60_000) } });
+  } catch (e: any) {
+    if (e.code === "P2002") return;
+    throw e;
+  }
+  try {
+    await work();
+  } finally {
+    await prisma.cronLock.deleteMany({ where: { name } });
+  }
+}`,
+      errors: [rowRelease(15, 11, { operation: "delete", lock: "lock row in cronLock", acquireLine: 7, filter: "name", expires: "is swept when stale", expiryLine: 3 })],
+    },
     {
       // ioredis: DEL in finally after SET PX NX
       code: ioredisFinally,

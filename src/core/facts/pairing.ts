@@ -14,7 +14,7 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type {
-  Check, Claim, Condition, Guard, HolderWrite, LockFacts, LockKey, ModuleShape, Node, ObjectWrite, Recovery, RecoveryFlaw, StaleScan, StateAccess,
+  Assignment, Check, Claim, Condition, Guard, HolderWrite, LockFacts, LockKey, ModuleShape, Node, ObjectWrite, Recovery, RecoveryFlaw, RowRelease, StaleScan, StateAccess,
   StateRead, StateWrite, StaticValue, TimePredicate,
 } from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
@@ -24,6 +24,7 @@ import { buildHeldEffects, type Holding } from "./fencing.js";
 import { buildKvFacts } from "./kv-pairing.js";
 import { buildRenewals } from "./renewals.js";
 import { normalizeModel, sameValue } from "../model/names.js";
+import { HOLE_SENTINEL as HOLE_MODEL } from "../languages/sql.js";
 import { hasLockWord, normalizeName } from "../model/settings.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
 import { findVariable, keyName, thenParameterOf, unwrap } from "../reading/values.js";
@@ -257,9 +258,54 @@ function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
   if (write.onConflict !== "update") return [{ write, lock, assignment, takeover: [], insert: true }];
   const branches = mod.branchesOf(write);
   const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
-  // An upsert that always overwrites is no lock; one that overwrites only expired rows is a lease.
-  if (branches.length === 0 || ages.some((a) => a.length === 0)) return [];
+  // An upsert that always overwrites is no lock; one that overwrites only expired rows is a lease. A branch
+  // that overwrites only the caller's own row (`OR locks.holder = EXCLUDED.holder`) lets a holder re-enter.
+  // A branch that takes a row with no lease at all (`leaseUntil: { $exists: false }`) is as free as an expired one.
+  const free = (i: number) => ownerPinned(branches[i]!, undefined, mod.vocabulary) ||
+    write.assignments.some((a) => mod.vocabulary.isTimeField(a.field) && pins(branches[i]!, a.field, { value: null }));
+  if (branches.length === 0 || ages.every((a) => a.length === 0) || ages.some((a, i) => a.length === 0 && !free(i))) return [];
   return [{ write, lock, assignment, takeover: ages.flat(), insert: true }];
+}
+
+/** Columns that say until when a lease holds (`lockedUntil`, `lease_expires_at`): set to the clock, the lease ends now. */
+const UNTIL = /until|expir|deadline/i;
+
+/**
+ * A value that clears a lease column: null, false, a fixed instant (`new Date(0)`), or, for an until-column, the
+ * clock. (`locked_at = now()` takes a lease; `locked_until = now()` ends one.)
+ */
+function clears(field: string, value: Assignment["value"]): boolean {
+  if (value.kind === "now") return UNTIL.test(field);
+  return value.kind === "static" && (value.value.value === null || value.value.value === false || typeof value.value.value === "number");
+}
+
+/**
+ * A lease stamped on a free row: the write sets a lease column L (a timestamp or an owner column) where every
+ * branch of its filter finds the lease free (L past, L absent, or this caller's own), at least one by age, in a
+ * table or column whose name says "lock" or "lease". `Lock.findOneAndUpdate({ name, leaseUntil: { $lt: now } },
+ * { leaseUntil: until }, { upsert: true })`; `UPDATE jobs SET locked_until = $2 WHERE id = $1 AND locked_until <
+ * now()`. An expired lease is taken over by the claim itself (Q1); its release must check the owner (Q3).
+ */
+function findLeaseClaim(mod: Module, write: StateWrite): Claim[] {
+  // A table named by a hole (`UPDATE "${table}"`) is unknown: its writes cannot be told apart.
+  if (write.effect === "delete" || write.effect === "insert" || write.model === HOLE_MODEL) return [];
+  const branches = mod.branchesOf(write);
+  if (branches.length === 0 || branches.some(isOpaque)) return [];
+  for (const assignment of write.assignments) {
+    const field = assignment.field;
+    if (!mod.vocabulary.isTimeField(field) || clears(field, assignment.value)) continue;
+    if (!hasLockWord(write.model) && !hasLockWord(field) && !write.assignments.some((a) => hasLockWord(a.field))) continue;
+    const aged = branches.map((b) => agePredicates(b, mod.vocabulary).filter((t) => sameField(t.field, field)));
+    const free = branches.every((b, i) => aged[i]!.length > 0 || pins(b, field, { value: null }) || ownerPinned(b, undefined, mod.vocabulary));
+    if (!free || aged.every((a) => a.length === 0)) continue;
+    const lock: LockKey = { model: write.model, field, value: { value: "held" }, valueText: "" };
+    // Another write of the table stamps the lease column again (`touch`, a heartbeat): it tells progress, whatever
+    // its name says.
+    const renewed = mod.writes.some((w) => w !== write && normalizeModel(w.model) === normalizeModel(write.model) &&
+      w.assignments.some((a) => sameField(a.field, field) && !clears(field, a.value)));
+    return [{ write, lock, assignment, takeover: aged.flat(), lease: true, ...(renewed ? { renewed } : {}) }];
+  }
+  return [];
 }
 
 /** The module gates on rows holding `field = value`: it claims that value elsewhere, or reads rows filtered on it. */
@@ -290,6 +336,11 @@ function findBornClaims(mod: Module, write: StateWrite, claims: readonly Claim[]
 }
 
 function findClaims(mod: Module, write: StateWrite): Claim[] {
+  const claims = findStateClaims(mod, write);
+  return claims.length > 0 ? claims : findLeaseClaim(mod, write);
+}
+
+function findStateClaims(mod: Module, write: StateWrite): Claim[] {
   if (write.effect === "insert") return write.onConflict === undefined ? [] : findInsertClaim(mod, write);
   if (write.effect === "delete") return [];
   const claims: Claim[] = [];
@@ -360,6 +411,31 @@ function findStaleScan(read: StateRead, vocabulary: ResolvedVocabulary): StaleSc
 interface Classified {
   recoveries: Recovery[];
   holder: HolderWrite[];
+  releases: RowRelease[];
+}
+
+/**
+ * A write to a lock row's table after the row was taken: a sweep judged by age is its recovery; a delete, or a
+ * write that clears the lease, picked by the row's key is a release, owner-checked when every branch also names the
+ * holder (an owner or token column) or the lease value the claim stamped (`leaseUntil: lease`).
+ */
+function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Classified): void {
+  const branches = mod.branchesOf(write);
+  if (branches.length === 0 || branches.some(isOpaque)) return;
+  const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
+  if (ages.every((a) => a.length > 0)) {
+    out.recoveries.push({ write, lock: claim.lock, claim, timePredicates: ages.flat(), flaws: [] });
+    return;
+  }
+  // A delete of the row, or a write that clears a lease column the claim stamped (`leaseUntil: new Date(0)`).
+  const leaseColumn = (f: string) => claim.lease ? sameField(f, claim.lock.field)
+    : mod.vocabulary.isTimeField(f) && claim.write.assignments.some((c) => sameField(c.field, f));
+  const releases = write.effect === "delete" || write.assignments.some((a) => leaseColumn(a.field) && clears(a.field, a.value));
+  if (!releases || !branches.every((b) => identityFields(b).length > 0)) return;
+  const stamped = (f: string) => mod.vocabulary.isTimeField(f) &&
+    claim.write.assignments.some((a) => sameField(a.field, f) && a.value.kind !== "static" && !clears(f, a.value));
+  const ownerChecked = branches.every((b) => ownerPinned(b, undefined, mod.vocabulary) || identityFields(b).some(stamped));
+  out.releases.push({ write, claim, ownerChecked });
 }
 
 /** Where a write judges age outside its filter: a JS check about this lock, or an earlier stale scan of it. */
@@ -381,6 +457,7 @@ function classifyAgainst(mod: Module, write: StateWrite, claim: Claim, scans: re
   const { field, value } = claim.lock;
   const branches = mod.branchesOf(write);
   if (write.effect === "insert") return;
+  if (claim.insert || claim.lease) return classifyLockRow(mod, write, claim, out);
   if (claim.insert || write.effect === "delete") {
     // Lock rows are freed by a sweeper or take-over judged by age; claimed rows by a delete pinned and judged by age.
     const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
@@ -477,7 +554,7 @@ export function buildFacts(
   const claims = [...direct, ...born];
   const staleScans = mod.reads.map((r) => findStaleScan(r, vocabulary)).filter((s): s is StaleScan => s !== undefined);
 
-  const classified: Classified = { recoveries: [], holder: [] };
+  const classified: Classified = { recoveries: [], holder: [], releases: [] };
   if (claims.length > 0) {
     const claimWrites = new Set(claims.map((c) => c.write));
     for (const w of mod.writes) {
@@ -510,6 +587,7 @@ export function buildFacts(
     claims,
     recoveries: classified.recoveries,
     holderWrites,
+    rowReleases: classified.releases,
     renewals: buildRenewals(sourceCode, { kv, writes: mod.writes, claims }, shape, vocabulary),
     recoveriesOf: (claim) => byClaim.get(claim) ?? [],
   };
@@ -554,7 +632,7 @@ export function buildForeignRecoveries(
   }
   if (standIns.size === 0) return [];
   const scans = mod.reads.map((r) => findStaleScan(r, vocabulary)).filter((s): s is StaleScan => s !== undefined);
-  const out: Classified = { recoveries: [], holder: [] };
+  const out: Classified = { recoveries: [], holder: [], releases: [] };
   for (const claim of standIns.values()) {
     for (const w of mod.writes) {
       if (normalizeModel(claim.write.model) === normalizeModel(w.model)) classifyAgainst(mod, w, claim, scans, out);

@@ -252,6 +252,22 @@ export interface Claim {
   readonly check?: Check;
   /** A lock row inserted under a unique key (`INSERT … ON CONFLICT DO NOTHING` into a lock table): no field is set. */
   readonly insert?: boolean;
+  /**
+   * A lease stamped on a row whose lease is free (`leaseUntil < now` or absent): `lock.field` is the lease column.
+   * Like an inserted lock row it is a *lock row*: released by a delete or by clearing the lease, never moved
+   * through a lifecycle.
+   */
+  readonly lease?: boolean;
+  /** For a lease: another write stamps the lease column again (a heartbeat), so its age tells progress, not the start. */
+  readonly renewed?: boolean;
+}
+
+/** A lock row's release by its holder: a delete of the row, or a write that clears its lease, picked by the row's key. */
+export interface RowRelease {
+  readonly write: StateWrite;
+  readonly claim: Claim;
+  /** The filter also requires this holder's owner or token column, or the lease it stamped: it frees only its own row. */
+  readonly ownerChecked: boolean;
 }
 
 export type RecoveryFlaw = "check-in-js" | "missing-status" | "missing-time";
@@ -403,6 +419,8 @@ export interface LockFacts {
   readonly claims: readonly Claim[];
   readonly recoveries: readonly Recovery[];
   readonly holderWrites: readonly HolderWrite[];
+  /** Q3: the releases of lock rows (inserted under a unique key, or leased), owner-checked or not. */
+  readonly rowReleases: readonly RowRelease[];
   /** Q2: lease renewals (EXPIRE of a held key, library extends, heartbeat writes) and where their failure lands (renewals.ts). */
   readonly renewals: readonly Renewal[];
   /** Q1: the recoveries and lease take-overs that answer a claim. */

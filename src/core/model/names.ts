@@ -6,9 +6,18 @@
 import type { StaticValue } from "./model.js";
 import { normalizeName } from "./settings.js";
 
+/**
+ * A model or table name in the singular, as English forms the plural: `companies` = `company`, `processes` =
+ * `process`, `statuses` = `status`, `batches` = `batch`, `jobs` = `job`; a name that is already singular
+ * (`status`, `process`, `analysis`) stays.
+ */
 export function normalizeModel(name: string): string {
   const n = normalizeName(name);
-  return n.length > 3 && n.endsWith("s") && !n.endsWith("ss") ? n.slice(0, -1) : n;
+  if (n.length <= 3) return n;
+  if (n.endsWith("ies") && n.length > 4) return `${n.slice(0, -3)}y`;
+  if (/(?:ss|us|x|ch|sh|z)es$/.test(n)) return n.slice(0, -2);
+  if (/(?:ss|us|is)$/.test(n)) return n;
+  return n.endsWith("s") ? n.slice(0, -1) : n;
 }
 
 export function sameValue(a: StaticValue, b: StaticValue): boolean {

@@ -49,7 +49,8 @@ export const DEFAULT_VOCABULARY: Vocabulary = {
   ],
   ownerFields: [
     "lockedBy", "claimedBy", "owner", "ownerId", "workerId", "worker", "lockToken", "fencingToken", "leaseToken",
-    "leaseId", "lockId", "lockOwner", "token", "runId", "processedBy", "leaseOwner", "version",
+    "leaseId", "lockId", "lockOwner", "token", "runId", "processedBy", "leaseOwner", "version", "holder",
+    "lockHolder", "lockValue", "ownedBy",
   ],
 };
 

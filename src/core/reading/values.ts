@@ -177,6 +177,13 @@ export function evaluate(sourceCode: SourceCode, node: Node, depth = 0): StaticV
         return v && typeof v.value === "number" ? { value: -v.value } : undefined;
       }
       return undefined;
+    case "NewExpression": {
+      // `new Date(0)`: a fixed instant, its epoch milliseconds (a lease cleared to the epoch).
+      const [first] = n.arguments;
+      const fixed = n.callee.type === "Identifier" && n.callee.name === "Date" && n.arguments.length === 1 &&
+        first?.type === "Literal" && typeof first.value === "number";
+      return fixed ? { value: first.value as number } : undefined;
+    }
     default:
       return undefined;
   }
@@ -193,7 +200,11 @@ export function isSqlNow(text: string): boolean {
 /** True for expressions that read the clock: `new Date()`, `Date.now()`, `new Date(Date.now() - ms)`, `sql\`now()\``. */
 export function isClockReading(node: Node): boolean {
   const n = unwrap(node);
-  if (n.type === "NewExpression" && n.callee.type === "Identifier" && n.callee.name === "Date") return true;
+  if (n.type === "NewExpression" && n.callee.type === "Identifier" && n.callee.name === "Date") {
+    // `new Date(0)`, `new Date("2000-01-01")`: a fixed instant, not the clock.
+    const [first] = n.arguments;
+    return !(n.arguments.length === 1 && first?.type === "Literal" && (typeof first.value === "number" || typeof first.value === "string"));
+  }
   if (n.type === "CallExpression") {
     const c = n.callee;
     if (c.type === "MemberExpression" && c.object.type === "Identifier" && c.object.name === "Date" && !c.computed &&
