@@ -528,8 +528,54 @@ const rowLock = (model: string, claimLine: string) => ({ lock: `the claimed ${mo
 const RESULT_REDIS = "it returns 0 once the key no longer holds this holder's token";
 const RESULT_ROW = "it matches no row once the lease is lost";
 
+
+/** A lock document created once under its fixed _id, then taken over by a lease update once its lease passed. */
+const LEASE_LOCK = `import mongoose from "mongoose";
+import { randomUUID } from "node:crypto";
+
+const JobLock = mongoose.model("JobLock", new mongoose.Schema({ _id: String, ownerId: String, lockedUntil: Date }));
+
+export async function acquire(name, ttlMs) {
+  const ownerId = randomUUID();
+  const until = new Date(Date.now() + ttlMs);
+  const taken = await JobLock.findOneAndUpdate(
+    { _id: name, $or: [{ lockedUntil: { $exists: false } }, { lockedUntil: { $lt: new Date() } }] },
+    { $set: { ownerId, lockedUntil: until } },
+    { new: true },
+  );
+  if (taken) return ownerId;
+  try {
+    await JobLock.create({ _id: name, ownerId, lockedUntil: until });
+    return ownerId;
+  } catch (err) {
+    if (err.code === 11000) return null;
+    throw err;
+  }
+}
+
+export async function release(name, ownerId) {
+  await JobLock.updateOne({ _id: name, ownerId }, { $set: { lockedUntil: new Date() } });
+}
+
+export function runEvery(name, ms, work) {
+  setInterval(async () => {
+    const ownerId = await acquire(name, ms);
+    if (!ownerId) return;
+    try {
+      await work();
+    } finally {
+      await release(name, ownerId);
+    }
+  }, ms);
+}`;
+
 ruleTester.run("heartbeat-abort", rule, {
   valid: [
+    {
+      // the release clears the lease (lockedUntil = now, owner-checked): it ends the hold, it is no renewal
+      code: LEASE_LOCK,
+      languageOptions: javascript,
+    },
     // owner-checked renewal in a timer: 0 and a rejection both abort the work
     `import Redis from "ioredis";
 

@@ -570,6 +570,15 @@ export function buildFacts(
   const holding = holdingIn(shape);
   const holderWrites = classified.holder.filter((h) => holding.after(h.claim.write.node, h.write.node));
 
+  // An inserted lock row whose table also has a lease take-over (the row is created once, then taken over by an
+  // update once its lease has passed): that take-over is the row's way out when its holder dies.
+  for (const claim of claims) {
+    if (!claim.insert || claim.takeover.length > 0) continue;
+    const lease = claims.find((c) => c !== claim && c.takeover.length > 0 && (c.lease || c.insert) &&
+      normalizeModel(c.write.model) === normalizeModel(claim.write.model));
+    if (lease) classified.recoveries.push({ write: lease.write, lock: claim.lock, claim, timePredicates: lease.takeover, flaws: [] });
+  }
+
   const byClaim = new Map<Claim, Recovery[]>();
   for (const r of classified.recoveries) {
     const list = byClaim.get(r.claim) ?? [];
@@ -588,7 +597,7 @@ export function buildFacts(
     recoveries: classified.recoveries,
     holderWrites,
     rowReleases: classified.releases,
-    renewals: buildRenewals(sourceCode, { kv, writes: mod.writes, claims }, shape, vocabulary),
+    renewals: buildRenewals(sourceCode, { kv, writes: mod.writes, claims, releases: classified.releases.map((r) => r.write) }, shape, vocabulary),
     recoveriesOf: (claim) => byClaim.get(claim) ?? [],
   };
 }

@@ -779,12 +779,13 @@ function failureSignal(write: StateWrite): "value" | "rejection" {
 
 function databaseRenewals(
   flow: Flow,
-  facts: { readonly writes: readonly StateWrite[]; readonly claims: readonly Claim[] },
+  facts: { readonly writes: readonly StateWrite[]; readonly claims: readonly Claim[]; readonly releases?: readonly StateWrite[] },
   vocabulary: ResolvedVocabulary,
 ): Renewal[] {
   if (facts.claims.length === 0) return [];
   const out: Renewal[] = [];
-  const claimWrites = new Set(facts.claims.map((c) => c.write));
+  // A lock row's release clears its lease (`lockedUntil = now()`): it ends the hold, it does not renew it.
+  const claimWrites = new Set([...facts.claims.map((c) => c.write), ...(facts.releases ?? [])]);
   for (const write of facts.writes) {
     if ((write.effect ?? "update") !== "update" || claimWrites.has(write)) continue;
     const progress = write.assignments.find((a) => a.value.kind !== "static" && vocabulary.isProgressTimeField(a.field));
@@ -824,6 +825,8 @@ export function buildRenewals(
     readonly kv: KvFacts;
     readonly writes: readonly StateWrite[];
     readonly claims: readonly Claim[];
+    /** Writes that release a lock row (pairing.ts): not renewals. */
+    readonly releases?: readonly StateWrite[];
   },
   shape: ModuleShape,
   vocabulary: ResolvedVocabulary,
