@@ -88,8 +88,8 @@ export default createRule({
         if (release.ownerChecked) continue;
         const { claim } = release;
         // A row that never changes hands while held (no expiry, no sweeper) cannot be freed for someone else.
+        if (!facts.changesHands(claim)) continue;
         const sweeper = facts.recoveriesOf(claim)[0];
-        if (claim.takeover.length === 0 && !sweeper) continue;
         context.report({
           node: release.write.node,
           messageId: "rowRelease",
@@ -100,8 +100,8 @@ export default createRule({
             filter: describeRowFilter(release.write),
             expires: claim.takeover.length > 0
               ? `is taken over once ${[...new Set(claim.takeover.map((t) => t.field))].join(", ")} has passed`
-              : "is swept when stale",
-            expiryLine: String((claim.takeover.length > 0 ? claim.write.node : sweeper!.write.node).loc.start.line),
+              : sweeper ? "is swept when stale" : "is recovered in the module its directive names",
+            expiryLine: String((claim.takeover.length > 0 || !sweeper ? claim.write.node : sweeper.write.node).loc.start.line),
           },
         });
       }

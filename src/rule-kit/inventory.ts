@@ -76,6 +76,7 @@ const EMPTY_FACTS: LockFacts = {
   held: [],
   writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], rowReleases: [], heldEffects: [], renewals: [],
   recoveriesOf: () => [],
+  changesHands: () => false,
 };
 
 /** Runs every recognizer over the candidate calls. Exported for the tests and the audit. */

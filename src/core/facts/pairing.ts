@@ -24,6 +24,7 @@ import { buildHeldEffects, type Holding } from "./fencing.js";
 import { buildKvFacts } from "./kv-pairing.js";
 import { buildRenewals } from "./renewals.js";
 import { normalizeModel, sameValue } from "../model/names.js";
+import { recoveredByDirective } from "../reading/directives.js";
 import { HOLE_SENTINEL as HOLE_MODEL } from "../languages/sql.js";
 import { hasLockWord, normalizeName } from "../model/settings.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
@@ -599,6 +600,8 @@ export function buildFacts(
     rowReleases: classified.releases,
     renewals: buildRenewals(sourceCode, { kv, writes: mod.writes, claims, releases: classified.releases.map((r) => r.write) }, shape, vocabulary),
     recoveriesOf: (claim) => byClaim.get(claim) ?? [],
+    changesHands: (claim) => claim.takeover.length > 0 || (byClaim.get(claim)?.length ?? 0) > 0 ||
+      recoveredByDirective(sourceCode, claim.write.node) !== undefined,
   };
 }
 

@@ -425,6 +425,12 @@ export interface LockFacts {
   readonly renewals: readonly Renewal[];
   /** Q1: the recoveries and lease take-overs that answer a claim. */
   recoveriesOf(claim: Claim): readonly Recovery[];
+  /**
+   * Whether the claim can pass to another holder while its holder still works: it takes over stale leases itself,
+   * a recovery in this module frees it, or a `locks-recovered-by` directive names the module that does. Only then
+   * can a late holder's write or release land on a newer holder's row (Q3); until then Q1 is the finding.
+   */
+  changesHands(claim: Claim): boolean;
 }
 
 /** The calls and functions of a module, collected once by the inventory for the facts that walk them. */
