@@ -743,6 +743,22 @@ module.exports = { settle };`,
       errors: [rowRelease(12, 9, { operation: "delete", lock: "lock row in app_locks", acquireLine: 4, filter: "lock_key", expires: "is taken over once expires_at has passed", expiryLine: 4 })],
     },
     {
+      // a lock row whose sweeper lives in another module, named by a directive: it changes hands just the same
+      code: `import { prisma } from "./db";
+export async function withCronLock(name: string, work: () => Promise<void>) {
+  try {
+    // locks-recovered-by: ./lock-sweeper
+    await prisma.cronLock.create({ data: { name, expiresAt: new Date(Date.now() + 60_000) } });
+  } catch (e: any) {
+    if (e.code === "P2002") return;
+    throw e;
+  }
+  await work();
+  await prisma.cronLock.deleteMany({ where: { name } });
+}`,
+      errors: [rowRelease(11, 9, { operation: "delete", lock: "lock row in cronLock", acquireLine: 5, filter: "name", expires: "is recovered in the module its directive names", expiryLine: 5 })],
+    },
+    {
       // a lock row with a sweeper: the sweep can hand the row to another holder while this one still works
       code: `import { prisma } from "./db";
 export async function sweepLocks() {
