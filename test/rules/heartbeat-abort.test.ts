@@ -1,5 +1,6 @@
 import rule from "../../rules/heartbeat-abort.js";
 import { javascript, ruleTester } from "../rule-tester.js";
+import { LEASE_LOCK } from "./lease-lock.js";
 
 /** A compare-and-expire script: renews only while the key still holds this holder's token. */
 const RENEW = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`;
@@ -529,45 +530,6 @@ const RESULT_REDIS = "it returns 0 once the key no longer holds this holder's to
 const RESULT_ROW = "it matches no row once the lease is lost";
 
 
-/** A lock document created once under its fixed _id, then taken over by a lease update once its lease passed. */
-const LEASE_LOCK = `import mongoose from "mongoose";
-import { randomUUID } from "node:crypto";
-
-const JobLock = mongoose.model("JobLock", new mongoose.Schema({ _id: String, ownerId: String, lockedUntil: Date }));
-
-export async function acquire(name, ttlMs) {
-  const ownerId = randomUUID();
-  const until = new Date(Date.now() + ttlMs);
-  const taken = await JobLock.findOneAndUpdate(
-    { _id: name, $or: [{ lockedUntil: { $exists: false } }, { lockedUntil: { $lt: new Date() } }] },
-    { $set: { ownerId, lockedUntil: until } },
-    { new: true },
-  );
-  if (taken) return ownerId;
-  try {
-    await JobLock.create({ _id: name, ownerId, lockedUntil: until });
-    return ownerId;
-  } catch (err) {
-    if (err.code === 11000) return null;
-    throw err;
-  }
-}
-
-export async function release(name, ownerId) {
-  await JobLock.updateOne({ _id: name, ownerId }, { $set: { lockedUntil: new Date() } });
-}
-
-export function runEvery(name, ms, work) {
-  setInterval(async () => {
-    const ownerId = await acquire(name, ms);
-    if (!ownerId) return;
-    try {
-      await work();
-    } finally {
-      await release(name, ownerId);
-    }
-  }, ms);
-}`;
 
 ruleTester.run("heartbeat-abort", rule, {
   valid: [

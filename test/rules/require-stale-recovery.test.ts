@@ -1,5 +1,6 @@
 import rule from "../../rules/require-stale-recovery.js";
 import { javascript, ruleTester } from "../rule-tester.js";
+import { LEASE_LOCK } from "./lease-lock.js";
 
 const missing = (line: number, column: number, data: Record<string, string>) => ({
   messageId: "missingRecovery" as const,
@@ -16,45 +17,6 @@ const lock = (model: string, field: string, value: string, claimLine: number) =>
 const jobGenerating = lock("job", "status", "GENERATING", 2);
 
 
-/** A lock document created once under its fixed _id, then taken over by a lease update once its lease passed. */
-const LEASE_LOCK = `import mongoose from "mongoose";
-import { randomUUID } from "node:crypto";
-
-const JobLock = mongoose.model("JobLock", new mongoose.Schema({ _id: String, ownerId: String, lockedUntil: Date }));
-
-export async function acquire(name, ttlMs) {
-  const ownerId = randomUUID();
-  const until = new Date(Date.now() + ttlMs);
-  const taken = await JobLock.findOneAndUpdate(
-    { _id: name, $or: [{ lockedUntil: { $exists: false } }, { lockedUntil: { $lt: new Date() } }] },
-    { $set: { ownerId, lockedUntil: until } },
-    { new: true },
-  );
-  if (taken) return ownerId;
-  try {
-    await JobLock.create({ _id: name, ownerId, lockedUntil: until });
-    return ownerId;
-  } catch (err) {
-    if (err.code === 11000) return null;
-    throw err;
-  }
-}
-
-export async function release(name, ownerId) {
-  await JobLock.updateOne({ _id: name, ownerId }, { $set: { lockedUntil: new Date() } });
-}
-
-export function runEvery(name, ms, work) {
-  setInterval(async () => {
-    const ownerId = await acquire(name, ms);
-    if (!ownerId) return;
-    try {
-      await work();
-    } finally {
-      await release(name, ownerId);
-    }
-  }, ms);
-}`;
 
 ruleTester.run("require-stale-recovery", rule, {
   valid: [
