@@ -326,6 +326,20 @@ export async function withJobLock(name: string, work: () => Promise<void>) {
 }`,
     },
     {
+      // extending a lease (the clock plus a TTL, in SQL and in JS) renews it; it does not release the row
+      code: `export async function acquire(pool, key, holder) {
+  const r = await pool.query("INSERT INTO app_locks (lock_key, holder, expires_at) VALUES ($1, $2, now() + interval '30 seconds') ON CONFLICT (lock_key) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at WHERE app_locks.expires_at < now()", [key, holder]);
+  return r.rowCount === 1;
+}
+export async function extend(pool, key) {
+  await pool.query("UPDATE app_locks SET expires_at = now() + interval '30 seconds' WHERE lock_key = $1", [key]);
+}
+export async function extendInJs(prisma, name) {
+  await prisma.appLock.updateMany({ where: { name }, data: { expiresAt: new Date(Date.now() + 30000) } });
+}`,
+      languageOptions: javascript,
+    },
+    {
       // a session table refreshed when expired and deleted on logout: no lock in its name, so not a lease
       code: `export async function touchSession(pool, id) {
   await pool.query("UPDATE sessions SET expires_at = now() + interval '1 hour' WHERE id = $1 AND expires_at < now()", [id]);

@@ -28,7 +28,7 @@ import { recoveredByDirective } from "../reading/directives.js";
 import { HOLE_SENTINEL as HOLE_MODEL } from "../languages/sql.js";
 import { hasLockWord, normalizeName } from "../model/settings.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
-import { findVariable, keyName, thenParameterOf, unwrap } from "../reading/values.js";
+import { findVariable, isClockReading, keyName, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Unit = TSESTree.FunctionLike | null;
@@ -272,12 +272,20 @@ function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
 const UNTIL = /until|expir|deadline/i;
 
 /**
- * A value that clears a lease column: null, false, a fixed instant (`new Date(0)`), or, for an until-column, the
- * clock. (`locked_at = now()` takes a lease; `locked_until = now()` ends one.)
+ * An assignment that clears a lease column: null, false, a fixed instant (`new Date(0)`), or, for an until-column,
+ * the clock itself (`lockedUntil: new Date()`). `locked_at = now()` takes a lease, and a clock reading with
+ * arithmetic (`new Date(Date.now() + ttl)`, SQL `now() + interval …`) extends one: neither clears.
  */
-function clears(field: string, value: Assignment["value"]): boolean {
-  if (value.kind === "now") return UNTIL.test(field);
-  return value.kind === "static" && (value.value.value === null || value.value.value === false || typeof value.value.value === "number");
+function clears(a: Assignment): boolean {
+  if (a.value.kind === "now") return UNTIL.test(a.field) && isBareClock(a.valueNode);
+  return a.value.kind === "static" && (a.value.value.value === null || a.value.value.value === false || typeof a.value.value.value === "number");
+}
+
+/** `new Date()` or `Date.now()`: the clock, nothing added (a SQL value's node is its whole query: not bare). */
+function isBareClock(node: Node): boolean {
+  const n = unwrap(node);
+  if (n.type === "NewExpression") return n.callee.type === "Identifier" && n.callee.name === "Date" && n.arguments.length === 0;
+  return n.type === "CallExpression" && n.arguments.length === 0 && isClockReading(n);
 }
 
 /**
@@ -294,7 +302,7 @@ function findLeaseClaim(mod: Module, write: StateWrite): Claim[] {
   if (branches.length === 0 || branches.some(isOpaque)) return [];
   for (const assignment of write.assignments) {
     const field = assignment.field;
-    if (!mod.vocabulary.isTimeField(field) || clears(field, assignment.value)) continue;
+    if (!mod.vocabulary.isTimeField(field) || clears(assignment)) continue;
     if (!hasLockWord(write.model) && !hasLockWord(field) && !write.assignments.some((a) => hasLockWord(a.field))) continue;
     const aged = branches.map((b) => agePredicates(b, mod.vocabulary).filter((t) => sameField(t.field, field)));
     const free = branches.every((b, i) => aged[i]!.length > 0 || pins(b, field, { value: null }) || ownerPinned(b, undefined, mod.vocabulary));
@@ -303,7 +311,7 @@ function findLeaseClaim(mod: Module, write: StateWrite): Claim[] {
     // Another write of the table stamps the lease column again (`touch`, a heartbeat): it tells progress, whatever
     // its name says.
     const renewed = mod.writes.some((w) => w !== write && normalizeModel(w.model) === normalizeModel(write.model) &&
-      w.assignments.some((a) => sameField(a.field, field) && !clears(field, a.value)));
+      w.assignments.some((a) => sameField(a.field, field) && !clears(a)));
     return [{ write, lock, assignment, takeover: aged.flat(), lease: true, ...(renewed ? { renewed } : {}) }];
   }
   return [];
@@ -431,10 +439,10 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   // A delete of the row, or a write that clears a lease column the claim stamped (`leaseUntil: new Date(0)`).
   const leaseColumn = (f: string) => claim.lease ? sameField(f, claim.lock.field)
     : mod.vocabulary.isTimeField(f) && claim.write.assignments.some((c) => sameField(c.field, f));
-  const releases = write.effect === "delete" || write.assignments.some((a) => leaseColumn(a.field) && clears(a.field, a.value));
+  const releases = write.effect === "delete" || write.assignments.some((a) => leaseColumn(a.field) && clears(a));
   if (!releases || !branches.every((b) => identityFields(b).length > 0)) return;
   const stamped = (f: string) => mod.vocabulary.isTimeField(f) &&
-    claim.write.assignments.some((a) => sameField(a.field, f) && a.value.kind !== "static" && !clears(f, a.value));
+    claim.write.assignments.some((a) => sameField(a.field, f) && a.value.kind !== "static" && !clears(a));
   const ownerChecked = branches.every((b) => ownerPinned(b, undefined, mod.vocabulary) || identityFields(b).some(stamped));
   out.releases.push({ write, claim, ownerChecked });
 }
