@@ -33,7 +33,6 @@ import { findVariable, isClockReading, keyName, thenParameterOf, unwrap } from "
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Unit = TSESTree.FunctionLike | null;
 
-/** What the inventory saw of the module besides writes: enough to follow calls from a claim to its holder's writes. */
 /** Values a recovery or failure path moves a row to: failed, retryable or waiting states. */
 const RESET_VALUE = /fail|error|pending|queue|wait|time_?out|stale|expire|abandon|retry|idle|ready|new|created|available|interrupt|crash|dead|stuck|unknown|open|todo|scheduled|init|reset|draft/i;
 /** Variable names that say nothing about which model a row belongs to. */
@@ -58,8 +57,6 @@ function isReset(target: StaticValue, lock: LockKey, vocabulary: ResolvedVocabul
   if (lock.value.value === true) return target.value === false || target.value === null;
   return typeof target.value === "string" && RESET_VALUE.test(target.value) && !isLockValue(target, vocabulary);
 }
-
-
 
 function allBranchesExclude(cond: Condition, field: string, value: StaticValue): boolean {
   const branches = toBranches(cond);
@@ -259,13 +256,20 @@ function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
   if (write.onConflict !== "update") return [{ write, lock, assignment, takeover: [], insert: true }];
   const branches = mod.branchesOf(write);
   const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
-  // An upsert that always overwrites is no lock; one that overwrites only expired rows is a lease. A branch
-  // that overwrites only the caller's own row (`OR locks.holder = EXCLUDED.holder`) lets a holder re-enter.
-  // A branch that takes a row with no lease at all (`leaseUntil: { $exists: false }`) is as free as an expired one.
-  const free = (i: number) => ownerPinned(branches[i]!, undefined, mod.vocabulary) ||
-    write.assignments.some((a) => mod.vocabulary.isTimeField(a.field) && pins(branches[i]!, a.field, { value: null }));
-  if (branches.length === 0 || ages.every((a) => a.length === 0) || ages.some((a, i) => a.length === 0 && !free(i))) return [];
+  // An upsert that always overwrites is no lock; one that overwrites only free rows (expired, with no lease, or
+  // the caller's own) is a lease.
+  const columns = write.assignments.map((a) => a.field).filter((f) => mod.vocabulary.isTimeField(f));
+  if (branches.length === 0 || ages.every((a) => a.length === 0) || !branches.every((b, i) => leaseFree(mod, b, ages[i]!, columns))) return [];
   return [{ write, lock, assignment, takeover: ages.flat(), insert: true }];
+}
+
+/**
+ * A branch of a lease write finds the lease free: its lease columns judged past (`aged`), absent
+ * (`leaseUntil: { $exists: false }`, `IS NULL`), or the caller's own (`OR locks.holder = EXCLUDED.holder`: a holder
+ * re-enters).
+ */
+function leaseFree(mod: Module, branch: Branch, aged: readonly TimePredicate[], columns: readonly string[]): boolean {
+  return aged.length > 0 || columns.some((c) => pins(branch, c, { value: null })) || ownerPinned(branch, undefined, mod.vocabulary);
 }
 
 /** Columns that say until when a lease holds (`lockedUntil`, `lease_expires_at`): set to the clock, the lease ends now. */
@@ -305,8 +309,7 @@ function findLeaseClaim(mod: Module, write: StateWrite): Claim[] {
     if (!mod.vocabulary.isTimeField(field) || clears(assignment)) continue;
     if (!hasLockWord(write.model) && !hasLockWord(field) && !write.assignments.some((a) => hasLockWord(a.field))) continue;
     const aged = branches.map((b) => agePredicates(b, mod.vocabulary).filter((t) => sameField(t.field, field)));
-    const free = branches.every((b, i) => aged[i]!.length > 0 || pins(b, field, { value: null }) || ownerPinned(b, undefined, mod.vocabulary));
-    if (!free || aged.every((a) => a.length === 0)) continue;
+    if (aged.every((a) => a.length === 0) || !branches.every((b, i) => leaseFree(mod, b, aged[i]!, [field]))) continue;
     const lock: LockKey = { model: write.model, field, value: { value: "held" }, valueText: "" };
     // Another write of the table stamps the lease column again (`touch`, a heartbeat): it tells progress, whatever
     // its name says.
