@@ -7,7 +7,9 @@ const above = {
   model: ["^src/core/(languages|reading|facts)/", "^src/(recognizers|rule-kit|audit|formatters)/", "^rules/", "^src/index\\.ts$"],
   languages: ["^src/core/(reading|facts)/", "^src/(recognizers|rule-kit|audit|formatters)/", "^rules/", "^src/index\\.ts$"],
   reading: ["^src/core/(languages|facts)/", "^src/(recognizers|rule-kit|audit|formatters)/", "^rules/", "^src/index\\.ts$"],
-  facts: ["^src/(recognizers|rule-kit|audit|formatters)/", "^rules/", "^src/index\\.ts$"],
+  facts: ["^src/core/summaries/", "^src/(recognizers|rule-kit|audit|formatters)/", "^rules/", "^src/index\\.ts$"],
+  // Function summaries read the accesses the recognizers made and hand instances to the facts, beside them.
+  summaries: ["^src/core/(languages|facts)/", "^src/(recognizers|rule-kit|audit|formatters)/", "^rules/", "^src/index\\.ts$"],
 };
 
 /** @type {import("dependency-cruiser").IConfiguration} */
@@ -26,7 +28,7 @@ module.exports = {
       severity: "error",
       comment: "A recognizer turns one store's calls into the model; it reads code and languages, never facts or the rule kit.",
       from: { path: "^src/recognizers/" },
-      to: { path: ["^src/core/facts/", "^src/(rule-kit|audit|formatters)/", "^rules/", "^src/index\\.ts$"] },
+      to: { path: ["^src/core/(facts|summaries)/", "^src/(rule-kit|audit|formatters)/", "^rules/", "^src/index\\.ts$"] },
     },
     {
       name: "rule-kit-below-rules",

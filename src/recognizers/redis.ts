@@ -154,6 +154,8 @@ function spreadTtl(arg: Node, isTtl: (n: Node) => boolean): "present" | "conditi
 interface SetOptions {
   nx: boolean;
   ttl: TtlPresence | "unknown";
+  /** The expiry's expression, when one option gives it. */
+  ttlNode?: Node;
   dialect: KvDialect | undefined;
   /** Where an expiry can be added, for suggestions. */
   insertAt?: { object?: TSESTree.ObjectExpression; afterValue?: Node; v5?: boolean };
@@ -163,6 +165,7 @@ interface SetOptions {
 function tokenOptions(ctx: RecognizerContext, rest: readonly Node[]): SetOptions {
   let nx = false;
   let ttl: SetOptions["ttl"] = "absent";
+  let ttlNode: Node | undefined;
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
     if (arg.type === "SpreadElement") {
@@ -185,10 +188,11 @@ function tokenOptions(ctx: RecognizerContext, rest: readonly Node[]): SetOptions
     else if (TTL_TOKENS.has(token)) {
       const value = rest[i + 1];
       ttl = value && mayBeMissing(ctx, value) ? "conditional" : "present";
+      ttlNode = value;
       i++;
     }
   }
-  return { nx, ttl, dialect: "ioredis" };
+  return { nx, ttl, ...(ttlNode ? { ttlNode } : {}), dialect: "ioredis" };
 }
 
 /** `{ NX: true, PX: ms }` (node-redis v4), `{ condition: "NX", expiration: { type, value } }` (v5), `{ nx, px }` (Upstash). */
@@ -197,6 +201,7 @@ function objectOptions(ctx: RecognizerContext, object: TSESTree.ObjectExpression
   let ttl: SetOptions["ttl"] = "absent";
   let lower = false;
   let v5 = false;
+  let ttlNode: Node | undefined;
   for (const p of object.properties) {
     if (p.type === "SpreadElement") {
       const isTtl = (n: Node) => n.type === "Property" && TTL_TOKENS.has((keyName(n.key, n.computed) ?? "").toLowerCase());
@@ -215,15 +220,18 @@ function objectOptions(ctx: RecognizerContext, object: TSESTree.ObjectExpression
       v5 = true;
       const v = evaluate(ctx.sourceCode, p.value);
       if (typeof v?.value === "string" && v.value.toUpperCase() === "NX") nx = true;
-    } else if (TTL_TOKENS.has(k)) ttl = mayBeMissing(ctx, p.value) ? "conditional" : "present";
-    else if (k === "expiration") {
+    } else if (TTL_TOKENS.has(k)) {
+      ttl = mayBeMissing(ctx, p.value) ? "conditional" : "present";
+      ttlNode = p.value;
+    } else if (k === "expiration") {
       v5 = true;
       const e = objectOf(ctx, p.value);
       const value = e?.properties.find((q) => q.type === "Property" && keyName(q.key, q.computed) === "value");
       ttl = value && value.type === "Property" && mayBeMissing(ctx, value.value) ? "conditional" : "present";
+      if (value && value.type === "Property") ttlNode = value.value;
     }
   }
-  return { nx, ttl, dialect: lower && !v5 && !object.properties.some((p) => p.type === "Property" && keyName(p.key, p.computed) === "NX") ? "upstash" : "node-redis", insertAt: { object, v5 } };
+  return { nx, ttl, ...(ttlNode ? { ttlNode } : {}), dialect: lower && !v5 && !object.properties.some((p) => p.type === "Property" && keyName(p.key, p.computed) === "NX") ? "upstash" : "node-redis", insertAt: { object, v5 } };
 }
 
 function scriptKey(ctx: RecognizerContext, args: readonly Node[]): Node | undefined {
@@ -363,6 +371,7 @@ function commandOp(
       const dialect = forced ?? options.dialect ?? fi.dialect;
       return {
         ...base, dialect, command, nx: options.nx, ttl: options.ttl,
+        ...(options.ttlNode ? { ttlNode: options.ttlNode } : {}),
         ...(args[1] ? { valueNode: args[1] } : {}),
         ...(constantOf(ctx, args[1]) ? { constantValue: constantOf(ctx, args[1])! } : {}),
         edits: editsFor(ctx, call, command, args, dialect, options),

@@ -14,6 +14,8 @@ import type { ModuleShape } from "../core/model/model.js";
 import { buildFacts } from "../core/facts/pairing.js";
 import { PathRecorder } from "../core/reading/code-paths.js";
 import { buildHeldLocks } from "../core/facts/held-locks.js";
+import { helperInstances } from "../core/summaries/summaries.js";
+import { exportedHelpers, importedInstances, type ImportedHelpers } from "../core/summaries/modules.js";
 import { extendVocabulary, getVocabulary, type Vocabulary } from "../core/model/settings.js";
 import { receiverTypes, type ReceiverTypes } from "../core/reading/types.js";
 import { unwrap } from "../core/reading/values.js";
@@ -72,7 +74,8 @@ function calleeMethod(call: TSESTree.CallExpression): string | undefined {
 }
 
 const EMPTY_FACTS: LockFacts = {
-  kv: { ops: [], locks: [], releases: [], takeovers: [], libraryLocks: [] },
+  kv: { ops: [], locks: [], releases: [], takeovers: [], libraryLocks: [], viaHelpers: { locks: [], releases: [] } },
+  helpers: [],
   held: [],
   writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], rowReleases: [], heldEffects: [], renewals: [],
   recoveriesOf: () => [],
@@ -183,8 +186,16 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
       try {
         const accesses = collectAccesses(sourceCode, state.calls, state.tagged, receiverTypes(context));
         const shape: ModuleShape = { calls: state.calls, functions: state.functions };
-        const built = buildFacts(sourceCode, accesses, shape, vocabulary);
-        facts = { ...built, held: buildHeldLocks(sourceCode, accesses, built.kv, shape, state.flags, paths) };
+        // Calls of helpers (this module's, and in the audit those it imports) are the helpers' ops at the call.
+        const imported = importedInstances(sourceCode, state.calls, importedHelpersOf(context.settings));
+        const instances = helperInstances(sourceCode, accesses, shape, imported);
+        const built = buildFacts(sourceCode, accesses, shape, vocabulary, instances);
+        const kvOps = [...built.kv.ops, ...instances];
+        facts = {
+          ...built,
+          held: buildHeldLocks(sourceCode, accesses, built.kv, shape, state.flags, paths),
+          helpers: exportedHelpers(sourceCode, kvOps, built.kv),
+        };
       } catch (error) {
         // A recognizer or the model met code it did not expect. One odd file must not stop a whole lint run:
         // it gets no lock findings. Tests and LOCKS_DEBUG=1 see the error.
@@ -194,6 +205,15 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
       for (const cb of state.callbacks) cb(facts);
     },
   };
+}
+
+/**
+ * The helpers the audit hands a module that imports them (`settings.locksImportedHelpers`, set by src/audit/ only;
+ * the editor sees one file and has none).
+ */
+function importedHelpersOf(settings: Readonly<Record<string, unknown>>): readonly ImportedHelpers[] {
+  const given = settings["locksImportedHelpers"];
+  return Array.isArray(given) ? (given as ImportedHelpers[]) : [];
 }
 
 let candidateText: RegExp | undefined;

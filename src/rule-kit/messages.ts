@@ -1,5 +1,5 @@
 /** Message data shared by the rules: every message names the lock (model, field, value) and where it is taken. */
-import type { Check, Claim, LockKey, StateWrite } from "../core/model/model.js";
+import type { Check, Claim, KvOp, LockKey, StateWrite } from "../core/model/model.js";
 import { formatValue } from "../core/model/names.js";
 import { identityFields, toBranches } from "../core/model/conditions.js";
 
@@ -24,4 +24,15 @@ export function checkData(check: Check): { checkedWhere: string; checkLine: stri
     checkedWhere: check.kind === "if" ? "in JavaScript" : "with a separate read",
     checkLine: String(check.node.loc.start.line),
   };
+}
+
+/**
+ * How a message names a command made through a helper (`KvOp.via`): `` (through `releaseLock`, line 10) ``, or with
+ * the helper's module when another module holds it. Empty for a command written at the call.
+ */
+export function throughHelper(op: KvOp): string {
+  const via = op.via;
+  if (!via) return "";
+  const where = via.file ? `${via.file}, line ${via.line}` : `line ${via.line}`;
+  return ` (through \`${via.helper}\`, ${where})`;
 }

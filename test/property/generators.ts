@@ -1012,9 +1012,11 @@ export function expectedKvFindings(p: KvLockParts): Expected[] {
   }
   // A release in the acquiring function but outside a `finally`: the awaited work can reject past it (and a
   // GET-then-compare release returns before its DEL when the value changed). With an expiry the TTL bounds it.
-  if (!p.split && !p.tryFinally && p.release !== "none" && lockLike) {
+  // Split into helpers, the runner holds the lock between its two calls (function summaries): the same finding,
+  // except that the GET-then-compare's early return is the release helper's, not a way out of the runner.
+  if (!p.tryFinally && p.release !== "none" && lockLike) {
     const ttl = p.acquire === "set-ttl" || p.acquire === "setnx-expire" || p.acquire === "multi-expire";
-    const messageId = ttl ? "ttlReleaseMissed" : p.release === "get-compare" ? "missedOnReturn" : "missedOnRejection";
+    const messageId = ttl ? "ttlReleaseMissed" : p.release === "get-compare" && !p.split ? "missedOnReturn" : "missedOnRejection";
     out.push({ rule: "locks/release-in-finally", messageId, fn: "runTask", data: { lock: `the lock \`${p.prefix}:*\`` } });
   }
   return out;

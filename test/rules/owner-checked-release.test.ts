@@ -40,7 +40,7 @@ function fixes(dialect: Dialect, code: string, call: string, key: string, token:
 }
 
 /** Data of a release report (plainDelete, getCompareDelete, constantValue). */
-function releaseData(command: "DEL" | "script", key: string, acquireLine: number, getLine?: number, value = "") {
+function releaseData(command: string, key: string, acquireLine: number, getLine?: number, value = "") {
   return { command, key, acquireLine: String(acquireLine), getLine: getLine === undefined ? "" : String(getLine), value };
 }
 
@@ -744,6 +744,37 @@ module.exports = { settle };`,
     },
   ],
   invalid: [
+    {
+      name: "a class's own release method: its flaw is the method's, reported once there and not at each call",
+      code: `import Redis from "ioredis";
+export class Rooms {
+  constructor(redis) { this.redis = redis; }
+  async lock(id) { return (await this.redis.set(\`room:\${id}:lock\`, "1", "EX", 5, "NX")) === "OK"; }
+  async unlock(id) { await this.redis.del(\`room:\${id}:lock\`); }
+  async join(id, seat) {
+    if (!(await this.lock(id))) return;
+    try { await seat(id); } finally { await this.unlock(id); }
+  }
+  async leave(id, unseat) {
+    if (!(await this.lock(id))) return;
+    try { await unseat(id); } finally { await this.unlock(id); }
+  }
+}`,
+      errors: [constantValue(5, 39, releaseData("DEL", '"room:*:lock"', 4, undefined, '"1"'))],
+    },
+    {
+      name: "acquired directly, released through a helper whose DEL pairs with nothing of its own: reported at the call, the helper named",
+      code: `import Redis from "ioredis";
+import { randomUUID } from "node:crypto";
+const redis = new Redis();
+async function dropKey(key) { await redis.del(key); }
+export async function rebuild(id) {
+  const token = randomUUID();
+  if ((await redis.set(\`lock:rebuild:\${id}\`, token, "PX", 30000, "NX")) !== "OK") return;
+  try { await work(id); } finally { await dropKey(\`lock:rebuild:\${id}\`); }
+}`,
+      errors: [plainDelete(8, 43, releaseData("DEL (through `dropKey`, line 4)", '"lock:rebuild:*"', 7), [])],
+    },
     {
       // a Mongoose lease cleared by name alone: after an overrun, it clears the lease the next holder took
       code: mongooseLease("await Lease.updateOne({ name }, { leaseUntil: new Date(0) });"),

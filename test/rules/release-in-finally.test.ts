@@ -470,8 +470,62 @@ export async function rebuild(redis, id) {
   await redis.eval(RELEASE, 1, \`lock:rebuild:\${id}\`, token);
 }`;
 
+
+// ---- locks taken and freed through the module's own helpers (function summaries) ----
+
+const LOCK_HELPERS = `import Redis from "ioredis";
+import { randomUUID } from "node:crypto";
+const redis = new Redis();
+const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
+async function takeLock(name) {
+  const token = randomUUID();
+  return (await redis.set(\`lock:\${name}\`, token, "PX", 60000, "NX")) === "OK" ? token : null;
+}
+async function giveBack(name, token) {
+  await redis.eval(RELEASE, 1, \`lock:\${name}\`, token);
+}
+export async function prune(run) {
+  const token = await takeLock("prune");
+  if (!token) return;
+  await run();
+  await giveBack("prune", token);
+}`;
+const CLASS_HELPERS = `import Redis from "ioredis";
+export class Rooms {
+  constructor(redis) { this.redis = redis; }
+  async lock(id) { return (await this.redis.set(\`room:\${id}:lock\`, "1", "EX", 5, "NX")) === "OK"; }
+  async unlock(id) { await this.redis.del(\`room:\${id}:lock\`); }
+  async join(id, seat) {
+    if (!(await this.lock(id))) return;
+    await seat(id);
+    await this.unlock(id);
+  }
+}`;
+const SCOPED_HELPER = `import Redis from "ioredis";
+const redis = new Redis();
+async function withLock(name, work) {
+  if ((await redis.set(\`lock:\${name}\`, "1", "PX", 30000, "NX")) !== "OK") return;
+  try {
+    await work();
+  } finally {
+    await redis.del(\`lock:\${name}\`);
+  }
+}
+export async function nightly(build) {
+  await withLock("nightly", build);
+  await build();
+}`;
+
 ruleTester.run("release-in-finally", rule, {
   valid: [
+    {
+      name: "a helper that takes and frees its lock itself around the callback: its callers hold nothing",
+      code: SCOPED_HELPER,
+    },
+    {
+      name: "taken and freed through helpers, the release in a finally",
+      code: LOCK_HELPERS.replace("  await run();\n  await giveBack(\"prune\", token);", "  try {\n    await run();\n  } finally {\n    await giveBack(\"prune\", token);\n  }"),
+    },
     { name: "mutex released in finally", code: MUTEX_WORK_FIXED },
     {
       name: "runExclusive releases on every path",
@@ -818,6 +872,18 @@ module.exports = async function tick() {
     },
   ],
   invalid: [
+    {
+      name: "taken and freed through the module's helpers: the caller holds the lock, and its release is skipped by a rejection",
+      code: LOCK_HELPERS,
+      errors: [ttlMissed(LOCK_HELPERS, "the lock `lock:prune`", "takeLock(\"prune\")", "giveBack(\"prune\"", "when the await rejects", "await run()",
+        LOCK_HELPERS.replace("  await run();\n  await giveBack(\"prune\", token);", "  try {\n    await run();\n  } finally {\n    await giveBack(\"prune\", token);\n  }"))],
+    },
+    {
+      name: "a class's own lock methods called through this",
+      code: CLASS_HELPERS,
+      errors: [ttlMissed(CLASS_HELPERS, "the lock `room:*:lock`", "this.lock(id)", "this.unlock(id)", "when the await rejects", "await seat(id)",
+        CLASS_HELPERS.replace("    await seat(id);\n    await this.unlock(id);", "    try {\n      await seat(id);\n    } finally {\n      await this.unlock(id);\n    }"))],
+    },
     {
       name: "mutex: an await between acquire and release can reject",
       code: MUTEX_WORK,

@@ -232,7 +232,7 @@ function heldLocks(input: FencingInput): Held[] {
       holds: (effect) => holding.after(claim.write.node, effect),
     });
   }
-  for (const lock of input.kv.locks) {
+  for (const lock of [...input.kv.locks, ...input.kv.viaHelpers.locks]) {
     if (!lock.lockLike) continue;
     const token = lock.acquire.constantValue ? undefined : valueToken(sourceCode, lock.acquire.valueNode);
     out.push({
@@ -483,7 +483,7 @@ function objectEffect(input: FencingInput, write: ObjectWrite, locks: readonly H
 }
 
 export function buildHeldEffects(input: FencingInput): HeldEffect[] {
-  if (input.claims.length === 0 && input.kv.locks.length === 0 && input.kv.libraryLocks.length === 0) return [];
+  if (input.claims.length === 0 && input.kv.locks.length === 0 && input.kv.viaHelpers.locks.length === 0 && input.kv.libraryLocks.length === 0) return [];
   const locks = heldLocks(input);
   if (locks.length === 0) return [];
   const claimWrites = new Set(input.claims.map((c) => c.write));

@@ -122,9 +122,17 @@ function heldRegion(sourceCode: SourceCode, acquire: Node): { start: number; end
       boundNames(statement.expression.left, names);
     }
     if (names.size === 0) return undefined;
+    // `try { locked = await acquire(); } catch { return; }  if (locked) …`: the test follows the `try`.
+    let rest = list.slice(list.indexOf(statement) + 1);
+    const block = statement.parent;
+    if (rest.length === 0 && block?.type === "BlockStatement" && block.parent?.type === "TryStatement" && block.parent.block === block &&
+      (!block.parent.handler || exits(block.parent.handler.body)) && !block.parent.finalizer) {
+      const after = statementOf(block.parent);
+      if (after) rest = after.list.slice(after.list.indexOf(after.statement) + 1);
+    }
     // Look past statements that derive from the outcome (`const got = rows[0].locked;`) to the `if` that tests it.
-    for (let i = list.indexOf(statement) + 1; i < list.length; i++) {
-      const s = list[i]!;
+    for (let i = 0; i < rest.length; i++) {
+      const s = rest[i]!;
       if (s.type === "IfStatement" && mentions(s.test, names)) {
         test = s;
         break;
@@ -137,13 +145,27 @@ function heldRegion(sourceCode: SourceCode, acquire: Node): { start: number; end
     }
   }
   if (!test) return undefined;
-  if (exits(test.consequent)) {
+  // `if (!locked) { …fallback… }`: the consequent runs without the lock, whether it exits or not.
+  if (exits(test.consequent) || failedTest(test.test)) {
     const block = statementOf(test);
     const parent = test.parent;
     if (!block || !parent) return undefined;
+    if (!exits(test.consequent) && test.alternate) return { start: test.alternate.range[0], end: test.alternate.range[1] };
     return { start: test.range[1], end: parent.range[1] };
   }
   return { start: test.consequent.range[0], end: test.consequent.range[1] };
+}
+
+/** A test that is true when the acquire failed: `!locked`, `locked === null`, `ok !== "OK"`. */
+function failedTest(test: Node): boolean {
+  const t = unwrap(test);
+  if (t.type === "UnaryExpression" && t.operator === "!") return true;
+  if (t.type !== "BinaryExpression") return false;
+  const other = unwrap(t.right);
+  const literal = other.type === "Literal" ? other.value : other.type === "Identifier" && other.name === "undefined" ? undefined : "?";
+  if (t.operator === "===" || t.operator === "==") return literal === null || literal === false || literal === undefined || literal === 0;
+  if (t.operator === "!==" || t.operator === "!=") return literal === "OK" || literal === true || literal === 1;
+  return false;
 }
 
 // ---- the kinds of held lock ----
@@ -207,12 +229,13 @@ function firstArgName(node: Node): string | undefined {
 
 function kvLocks(kv: KvFacts): Candidate[] {
   const out: Candidate[] = [];
-  for (const lock of kv.locks) {
+  const allReleases = [...kv.releases, ...kv.viaHelpers.releases];
+  for (const lock of [...kv.locks, ...kv.viaHelpers.locks]) {
     if (!lock.lockLike) continue;
-    const releases = kv.releases.filter((r) => r.lock === lock && sameFunction(r.op.node, lock.acquire.node)).map((r) => r.op.node);
+    const releases = allReleases.filter((r) => r.lock === lock && sameFunction(r.op.node, lock.acquire.node)).map((r) => r.op.node);
     if (releases.length === 0) continue;
     out.push({
-      kind: "kv", name: lock.acquire.key.text, acquire: lock.acquire.node, releases, ttl: lock.ttl === "present" || lock.ttl === "separate", try: true,
+      kind: "kv", name: lock.acquire.key.opaque ? lock.acquire.key.text.slice(1, -1) : lock.acquire.key.text, acquire: lock.acquire.node, releases, ttl: lock.ttl === "present" || lock.ttl === "separate", try: true,
       ...(lock.expire ? { protocol: [lock.expire.node] } : {}),
     });
   }

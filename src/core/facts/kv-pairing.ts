@@ -24,11 +24,15 @@ const MARKER_WORDS = /idempot|dedup|cache|rate|throttle|limit|seen|session|count
  */
 function namedLikeLock(op: KvOp): boolean {
   const unit = unitOf(op.node);
-  return hasLockWord([op.key.text, op.key.name ?? ""].join(" ")) || hasLockWord(unit ? functionName(unit) ?? "" : "", true);
+  // A method of a class named like a lock (`PayLock#take`) says lock as its name does.
+  const owner = unit?.parent?.type === "MethodDefinition" && unit.parent.parent.parent.type === "ClassDeclaration" ? unit.parent.parent.parent.id?.name : undefined;
+  return hasLockWord([op.key.text, op.key.name ?? ""].join(" ")) || hasLockWord(unit ? functionName(unit) ?? "" : "", true) ||
+    hasLockWord(owner ?? "", true) ||
+    hasLockWord(op.via?.helper.replace(/^.*\./, "") ?? "", true);
 }
 
 function isMarker(op: KvOp): boolean {
-  return MARKER_WORDS.test(op.key.text + " " + (op.key.name ?? ""));
+  return MARKER_WORDS.test(op.key.text + " " + (op.key.name ?? "") + " " + (op.via?.helper ?? ""));
 }
 
 /** The same key on the same client (`redis` and `this.redis` are one; `redis` and a Map are not). */
@@ -81,58 +85,127 @@ export function comparedGet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, Kv
   return undefined;
 }
 
-export function buildKvFacts(sourceCode: SourceCode, accesses: readonly StateAccess[], vocabulary: ResolvedVocabulary): KvFacts {
-  const ops = accesses.filter((a): a is KvOp => a.access === "kv");
+/** The helper's own op an instance stands for, through helpers calling helpers. */
+function rootOf(op: KvOp): KvOp {
+  let o = op;
+  for (let i = 0; i < 8 && o.via?.template; i++) o = o.via.template;
+  return o;
+}
+
+const NO_HELPERS = { locks: [], releases: [] } as const;
+
+/**
+ * `instances` are the ops the module's calls of its own helpers make (src/core/summaries/): paired like any op, so a
+ * caller's acquire and release through helpers make one lock. A flaw an instance shares with the helper's own op (a
+ * plain DEL, a missing TTL) is reported once, at the helper; the instance is kept in `viaHelpers` for what only the
+ * caller shows. An instance the helper's module cannot judge is reported at the call: a release whose helper
+ * pairs with no acquire there (the caller acquires directly), and every call of another module's helper (the audit).
+ */
+export function buildKvFacts(
+  sourceCode: SourceCode,
+  accesses: readonly StateAccess[],
+  vocabulary: ResolvedVocabulary,
+  instances: readonly KvOp[] = [],
+): KvFacts {
+  const direct = accesses.filter((a): a is KvOp => a.access === "kv");
+  const ops = [...direct, ...instances];
   const libraryLocks = accesses.filter((a): a is LibraryLockOp => a.access === "library");
   const acquires = ops.filter((o) => o.nx && (o.command === "set" || o.command === "setnx"));
-  if (acquires.length === 0) return { ops, locks: [], releases: [], takeovers: [], libraryLocks };
+  if (acquires.length === 0) return { ops: direct, locks: [], releases: [], takeovers: [], libraryLocks, viaHelpers: NO_HELPERS };
 
   const deletes = ops.filter((o) => o.command === "del" || (o.command === "script" && (o.script === "compare-and-delete" || o.script === "delete")));
   const gets = new Map<Node, KvOp>();
-  for (const o of ops) if (o.command === "get") gets.set(o.node, o);
-  const locks: KvLock[] = acquires.map((acquire) => {
+  for (const o of direct) if (o.command === "get") gets.set(o.node, o);
+  const byAcquire = new Map<KvOp, KvLock>();
+  // Helpers' own acquires first: an instance's TTL is its helper's (an EXPIRE the helper sends after its SETNX).
+  acquires.sort((a, b) => Number(a.via !== undefined) - Number(b.via !== undefined));
+  let locks: KvLock[] = acquires.map((acquire) => {
     const released = deletes.filter((d) => sameTarget(d, acquire));
     // Named like a lock, released on every path (finally), or taken over when stale: used as a lock.
-    const lockLike = !isMarker(acquire) && (
-      namedLikeLock(acquire) || released.some((d) => namedLikeLock(d) || inFinally(d.node)) ||
-      ops.some((o) => o.command === "set" && !o.nx && sameTarget(o, acquire) && comparedGet(sourceCode, o, gets, vocabulary)));
-    if (acquire.ttl !== "absent") return { acquire, ttl: acquire.ttl, lockLike };
-    // The EXPIRE that follows in the same function: another function's EXPIRE does not expire this acquire.
-    const unit = unitOf(acquire.node);
-    const expire = ops.find((o) => o.command === "expire" && sameTarget(o, acquire) && unitOf(o.node) === unit &&
-      o.node.range[1] > acquire.node.range[1]);
-    if (!expire) return { acquire, ttl: "absent", lockLike };
-    const together = expire.batch !== undefined && expire.batch === acquire.batch;
-    return { acquire, ttl: together ? "present" : "separate", expire, lockLike };
+    // Through another module's helper, behaviour decides: this module releases the key (a set-if-absent never
+    // released after the work is a marker, whatever the helper is called), or names the key like a lock.
+    const imported = acquire.via !== undefined && !acquire.via.template;
+    const lockLike = !isMarker(acquire) && (imported
+      ? released.length > 0 || hasLockWord([acquire.key.text, acquire.key.name ?? ""].join(" "))
+      : namedLikeLock(acquire) || released.some((d) => namedLikeLock(d) || inFinally(d.node)) ||
+        ops.some((o) => o.command === "set" && !o.nx && sameTarget(o, acquire) && comparedGet(sourceCode, o, gets, vocabulary)));
+    let lock: KvLock;
+    const helpers = acquire.via?.template ? byAcquire.get(rootOf(acquire)) : undefined;
+    if (helpers) lock = { acquire, ttl: helpers.ttl, lockLike, ...(helpers.expire ? { expire: helpers.expire } : {}) };
+    else if (acquire.via?.separateExpire) lock = { acquire, ttl: "separate", lockLike };
+    else if (acquire.ttl !== "absent") lock = { acquire, ttl: acquire.ttl, lockLike };
+    else {
+      // The EXPIRE that follows in the same function: another function's EXPIRE does not expire this acquire.
+      const unit = unitOf(acquire.node);
+      const expire = ops.find((o) => o.command === "expire" && sameTarget(o, acquire) && unitOf(o.node) === unit &&
+        o.node.range[1] > acquire.node.range[1]);
+      if (!expire) lock = { acquire, ttl: "absent", lockLike };
+      else {
+        const together = expire.batch !== undefined && expire.batch === acquire.batch;
+        lock = { acquire, ttl: together ? "present" : "separate", expire, lockLike };
+      }
+    }
+    byAcquire.set(acquire, lock);
+    return lock;
+  });
+  // A helper's acquire is a lock when a caller uses it as one (releases it in a finally), and the other way round.
+  const lockLikeRoots = new Set(locks.filter((l) => l.lockLike).map((l) => rootOf(l.acquire)));
+  locks = locks.map((l) => {
+    const root = rootOf(l.acquire);
+    const lockLike = l.lockLike || lockLikeRoots.has(root);
+    const repl = lockLike === l.lockLike ? l : { ...l, lockLike };
+    byAcquire.set(l.acquire, repl);
+    return repl;
   });
 
-  const lockFor = (op: KvOp) => locks.find((l) => l.lockLike && l.acquire !== op && sameTarget(l.acquire, op));
-  const watched = ops.filter((o) => o.command === "watch");
+  // The lock a release or take-over belongs to: the one its own function acquires, if any (a caller's acquire
+  // through a helper, rather than the helper's own `lock:*`), else the first of the module.
+  const lockFor = (op: KvOp) => {
+    const matching = locks.filter((l) => l.lockLike && l.acquire !== op && sameTarget(l.acquire, op));
+    const unit = unitOf(op.node);
+    return matching.find((l) => unitOf(l.acquire.node) === unit) ?? matching[0];
+  };
+  const watched = direct.filter((o) => o.command === "watch");
 
-  const releases: KvRelease[] = [];
+  /** How an op deletes, read where it is written (an instance is classified as its helper's op). */
+  const kindOf = (op: KvOp): { kind: KvRelease["kind"]; get?: KvOp } => {
+    const own = rootOf(op);
+    // A helper of another module: as that module classified it.
+    if (own.via) return { kind: own.via.release ?? "plain" };
+    if (own.script === "compare-and-delete") return { kind: "owner-checked" };
+    // WATCH key; GET; MULTI DEL EXEC is an optimistic owner-checked delete.
+    if (own.batch && watched.some((w) => sameKey(w.key, own.key))) return { kind: "owner-checked" };
+    const get = own.command === "del" ? comparedGet(sourceCode, own, gets, vocabulary) : undefined;
+    return get ? { kind: "get-compare", get } : { kind: "plain" };
+  };
+
+  const all: KvRelease[] = [];
   for (const op of deletes) {
     const lock = lockFor(op);
     if (!lock) continue;
-    if (op.script === "compare-and-delete") {
-      releases.push({ op, lock, kind: "owner-checked" });
-      continue;
-    }
-    // WATCH key; GET; MULTI DEL EXEC is an optimistic owner-checked delete.
-    if (op.batch && watched.some((w) => sameKey(w.key, op.key))) {
-      releases.push({ op, lock, kind: "owner-checked" });
-      continue;
-    }
-    const get = op.command === "del" ? comparedGet(sourceCode, op, gets, vocabulary) : undefined;
-    releases.push(get ? { op, lock, kind: "get-compare", get } : { op, lock, kind: "plain" });
+    const { kind, get } = kindOf(op);
+    all.push({ op, lock, kind, ...(get ? { get } : {}) });
   }
 
+  // What the helper reports itself: its own acquire is a lock of this module (its TTL is judged there), its own
+  // release pairs with an acquire (its owner check is judged there).
+  const ownLocks = new Set(locks.filter((l) => !l.acquire.via?.template).map((l) => l.acquire));
+  const ownReleases = new Set(all.filter((r) => !r.op.via?.template).map((r) => r.op));
+  const shownAtHelper = (op: KvOp, own: ReadonlySet<KvOp>) => op.via?.template !== undefined && own.has(rootOf(op));
+  const hiddenLock = (l: KvLock) => shownAtHelper(l.acquire, ownLocks);
+  const viaHelpers = {
+    locks: locks.filter(hiddenLock),
+    releases: all.filter((r) => shownAtHelper(r.op, ownReleases)),
+  };
+  const releases = all.filter((r) => !viaHelpers.releases.includes(r));
+
   const takeovers: KvTakeover[] = [];
-  for (const op of ops) {
+  for (const op of direct) {
     if (op.command !== "set" || op.nx) continue;
     const lock = lockFor(op);
     if (!lock) continue;
     const get = comparedGet(sourceCode, op, gets, vocabulary);
     if (get) takeovers.push({ op, lock, get });
   }
-  return { ops, locks, releases, takeovers, libraryLocks };
+  return { ops: direct, locks: locks.filter((l) => !hiddenLock(l)), releases, takeovers, libraryLocks, viaHelpers };
 }

@@ -14,7 +14,7 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type {
-  Assignment, Check, Claim, Condition, Guard, HolderWrite, LockFacts, LockKey, ModuleShape, Node, ObjectWrite, Recovery, RecoveryFlaw, RowRelease, StaleScan, StateAccess,
+  Assignment, Check, Claim, Condition, Guard, HolderWrite, KvOp, LockFacts, LockKey, ModuleShape, Node, ObjectWrite, Recovery, RecoveryFlaw, RowRelease, StaleScan, StateAccess,
   StateRead, StateWrite, StaticValue, TimePredicate,
 } from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
@@ -559,7 +559,9 @@ export function buildFacts(
   accesses: readonly StateAccess[],
   shape: ModuleShape,
   vocabulary: ResolvedVocabulary,
-): Omit<LockFacts, "held"> {
+  /** The key-value ops the module's calls of its own helpers make (src/core/summaries/). */
+  helperOps: readonly KvOp[] = [],
+): Omit<LockFacts, "held" | "helpers"> {
   const mod = new Module(sourceCode, accesses, vocabulary);
   const direct = mod.writes.flatMap((w) => findClaims(mod, w));
   const born = mod.writes.filter((w) => w.effect === "insert" && w.onConflict === undefined).flatMap((w) => findBornClaims(mod, w, direct));
@@ -597,7 +599,7 @@ export function buildFacts(
     list.push(r);
     byClaim.set(r.claim, list);
   }
-  const kv = buildKvFacts(sourceCode, accesses, vocabulary);
+  const kv = buildKvFacts(sourceCode, accesses, vocabulary, helperOps);
   const objects = accesses.filter((a): a is ObjectWrite => a.access === "object");
   return {
     kv,

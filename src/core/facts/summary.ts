@@ -9,7 +9,7 @@
  * writes that would recover such a key for a claim made anywhere (`buildForeignRecoveries`).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Claim, HeldLock, KvLock, LibraryLockOp, LockFacts, Recovery, StateAccess } from "../model/model.js";
+import type { Claim, ExportedHelper, HeldLock, KvLock, LibraryLockOp, LockFacts, Recovery, StateAccess } from "../model/model.js";
 import { buildForeignRecoveries } from "./pairing.js";
 import { formatValue, normalizeModel } from "../model/names.js";
 import { normalizeName, type ResolvedVocabulary } from "../model/settings.js";
@@ -75,6 +75,8 @@ export interface RecoverySummary {
 export interface ModuleSummary {
   readonly locks: readonly LockSummary[];
   readonly recoveries: readonly RecoverySummary[];
+  /** The module's exported lock helpers (src/core/summaries/), handed by the audit to the modules importing them. */
+  readonly helpers?: readonly ExportedHelper[];
 }
 
 export function spanOf(loc: TSESTree.SourceLocation): Span {
@@ -243,6 +245,6 @@ export function summarizeModule(sourceCode: SourceCode, facts: LockFacts, vocabu
     seen.add(id);
     recoveries.push(s);
   }
-  return { locks, recoveries };
+  return { locks, recoveries, ...(facts.helpers.length > 0 ? { helpers: facts.helpers } : {}) };
 }
 

@@ -137,6 +137,10 @@ export interface KvOp {
   readonly valueNode?: Node;
   /** The stored value when it is a constant (`"1"`, `true`): such a lock cannot tell its owner. */
   readonly constantValue?: StaticValue;
+  /** For SET: the expression of its expiry, when one option gives it (`"PX", ttlMs` or `{ PX: ttlMs }`). */
+  readonly ttlNode?: Node;
+  /** Set when this op is a call of a function that makes it (a lock helper, a wrapper method): the call site's view. */
+  readonly via?: KvVia;
   /** For EXPIRE-family commands: the expiry expression and its unit. */
   readonly expiry?: { readonly node: Node; readonly unit: "EX" | "PX" | "EXAT" | "PXAT" };
   /** For scripts: what the Lua does to the key. */
@@ -144,6 +148,75 @@ export interface KvOp {
   /** The MULTI/pipeline this command is queued in: its commands are sent together. */
   readonly batch?: Node;
   readonly edits?: KvEdits;
+}
+
+/** A parameter of a helper: its position, and for a destructured options object the property (`{ lockTtl }`). */
+export interface ParamRef {
+  readonly index: number;
+  readonly prop?: string;
+  /** The parameter has a default (`ttl = 30_000`): an omitted argument still gives a value. */
+  readonly hasDefault?: boolean;
+  /** Declared optional (`ttl?: number`): an omitted argument is undefined. */
+  readonly optional?: boolean;
+  /**
+   * A parameter of the class's constructor that the method reads from a field (`this._lock_key`, set from
+   * `constructor(redis, lock_key)`): the call's receiver supplies it, from its `new Lock(redis, key)`.
+   */
+  readonly ctor?: boolean;
+}
+
+/** A piece of a key as a helper builds it: literal text, a parameter's value, or a part nobody can read statically. */
+export type KeyPart = { readonly text: string } | { readonly param: ParamRef } | { readonly any: true };
+
+/**
+ * What a call of an exported helper does to a key-value lock, as plain data (the audit hands it to the modules that
+ * import the helper): the command, the key and TTL in terms of the parameters, and the verdicts the helper's own
+ * module reached (its TTL, how its delete checks the owner, whether the key is used as a lock).
+ */
+export interface HelperEffect {
+  readonly command: KvCommand;
+  readonly nx: boolean;
+  readonly script?: KvOp["script"];
+  /** The key: parts with parameters, or the helper's own shape when no parameter is part of it. */
+  readonly key: readonly KeyPart[] | { readonly fixed: KeyShape };
+  /** The client the helper sends on, as the helper's module names it, or the parameter that passes it in. */
+  readonly client: string | { readonly param: ParamRef };
+  /** For an acquire: its TTL as the helper's module judged it. */
+  readonly ttl?: KvLock["ttl"];
+  readonly value?: ParamRef;
+  readonly constantValue?: StaticValue;
+  /** For a delete: owner-checked, plain, or GET-compare-DEL. */
+  readonly release?: KvReleaseKind;
+  readonly line: number;
+}
+
+/**
+ * An exported helper's summary. `name` is how an importer reaches it: `acquireLock` (a function),
+ * `RedisLock.acquire` (a static method), `RedisLock#acquire` (an instance method), `default` (a default export).
+ */
+export interface ExportedHelper {
+  readonly name: string;
+  readonly effects: readonly HelperEffect[];
+  /** The module that defines it, when another one re-exports it (a barrel); relative to the project. */
+  readonly file?: string;
+}
+
+/**
+ * How a call of a helper makes a key-value op (src/core/summaries/): the helper's own op, seen at the call site with
+ * the call's arguments in place of the helper's parameters.
+ */
+export interface KvVia {
+  /** The helper as the call names it: `releaseLock`, `this.unlock`, `RedisLock.release`. */
+  readonly helper: string;
+  /** The helper's own op, when this module holds the helper: the instance is classified as that op is. */
+  readonly template?: KvOp;
+  /** The line of the helper's op (in `file` when another module holds the helper). */
+  readonly line: number;
+  readonly file?: string;
+  /** For a release the helper makes in another module: how that module's op deletes (owner-checked or not). */
+  readonly release?: KvReleaseKind;
+  /** For an acquire in another module: that module gives it its TTL by a separate EXPIRE. */
+  readonly separateExpire?: boolean;
 }
 
 /**
@@ -334,6 +407,12 @@ export interface KvFacts {
   readonly releases: readonly KvRelease[];
   readonly takeovers: readonly KvTakeover[];
   readonly libraryLocks: readonly LibraryLockOp[];
+  /**
+   * Locks and releases made through a helper of this module (`KvOp.via`) whose flaw, if any, is the helper's own and
+   * is reported there once (`locks`, `releases`): the callers' view, for what only a caller shows (the paths a held
+   * lock escapes by, the effects made while holding it).
+   */
+  readonly viaHelpers: { readonly locks: readonly KvLock[]; readonly releases: readonly KvRelease[] };
 }
 
 /** An in-process or session lock, its releases in the acquiring function, and the paths on which they are missed. */
@@ -423,6 +502,8 @@ export interface LockFacts {
   readonly rowReleases: readonly RowRelease[];
   /** Q2: lease renewals (EXPIRE of a held key, library extends, heartbeat writes) and where their failure lands (renewals.ts). */
   readonly renewals: readonly Renewal[];
+  /** The module's exported lock helpers, for the modules that import them (src/core/summaries/, the audit). */
+  readonly helpers: readonly ExportedHelper[];
   /** Q1: the recoveries and lease take-overs that answer a claim. */
   recoveriesOf(claim: Claim): readonly Recovery[];
   /**

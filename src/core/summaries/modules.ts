@@ -1,0 +1,301 @@
+/**
+ * Summaries across modules. A module's exported helpers become plain data (`ExportedHelper`: effects in terms of
+ * parameters, with the verdicts the helper's own module reached), and a module that imports them gets instances of
+ * their effects at its calls, exactly as for its own helpers (summaries.ts), with `via` naming the helper and where
+ * it lives. The audit (src/audit/) reads each module's exports and import bindings and hands every importer the
+ * helpers it imports, through `settings.locksImportedHelpers`; the editor sees one file and has none.
+ *
+ * Reached: `fn()` of a named or default import or a destructured `require`, `X.m()` of an imported class's static
+ * method or an imported object's method (`import * as locks`, `const lock = require(…)`), `x.m()` of a
+ * `const x = new X(…)` of an imported class, and `this.svc.m()` of a class field or constructor parameter typed
+ * as an imported class (the NestJS way of injecting a `RedisLockService`).
+ */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { ExportedHelper, HelperEffect, KeyShape, KvFacts, KvOp, Node } from "../model/model.js";
+import { classOf, functionName } from "../reading/units.js";
+import { evaluate, findVariable, keyName, unwrap } from "../reading/values.js";
+import { argumentFor, shapeFromParts, summarize, type KvEffect } from "./summaries.js";
+
+type SourceCode = Readonly<TSESLint.SourceCode>;
+type Fn = TSESTree.FunctionLike;
+
+
+/** What one import binding of a module brings in: the local name, the name imported (`default`, `*`), the helpers. */
+export interface ImportedHelpers {
+  readonly local: string;
+  /** `default`, `*` (a namespace or a whole `require`), or the imported name. */
+  readonly imported: string;
+  /** The helpers' module, relative to the project, for messages. */
+  readonly file: string;
+  readonly helpers: readonly ExportedHelper[];
+}
+
+// ---- the exporting side ----
+
+/** Export names of the module's top-level declarations: `local -> exported` (ESM and CommonJS). */
+function exportNames(program: TSESTree.Program): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const add = (local: string, exported: string) => out.set(local, [...(out.get(local) ?? []), exported]);
+  const declared = (d: Node | null | undefined, as?: string) => {
+    if (!d) return;
+    if ((d.type === "FunctionDeclaration" || d.type === "ClassDeclaration") && d.id) add(d.id.name, as ?? d.id.name);
+    if (d.type === "VariableDeclaration") for (const v of d.declarations) if (v.id.type === "Identifier") add(v.id.name, as ?? v.id.name);
+    if (d.type === "Identifier") add(d.name, as ?? d.name);
+  };
+  for (const s of program.body) {
+    if (s.type === "ExportNamedDeclaration") {
+      declared(s.declaration);
+      if (!s.source) for (const sp of s.specifiers) if (sp.local.type === "Identifier") add(sp.local.name, keyName(sp.exported, false) ?? sp.local.name);
+    }
+    if (s.type === "ExportDefaultDeclaration") declared(s.declaration as Node, "default");
+    // module.exports = { a, b } / module.exports = X / exports.a = a / module.exports.a = a
+    if (s.type === "ExpressionStatement" && s.expression.type === "AssignmentExpression") {
+      const { left, right } = s.expression;
+      const text = left.type === "MemberExpression" ? memberText(left) : undefined;
+      if (text === "module.exports") {
+        const r = unwrap(right);
+        if (r.type === "ObjectExpression") {
+          for (const p of r.properties) {
+            if (p.type === "Property" && unwrap(p.value as Node).type === "Identifier") add((unwrap(p.value as Node) as TSESTree.Identifier).name, keyName(p.key, p.computed) ?? "");
+          }
+        } else declared(r, "default");
+      } else if (text && /^(module\.)?exports\.[\w$]+$/.test(text) && unwrap(right).type === "Identifier") {
+        add((unwrap(right) as TSESTree.Identifier).name, text.replace(/^(module\.)?exports\./, ""));
+      }
+    }
+  }
+  return out;
+}
+
+function memberText(m: TSESTree.MemberExpression): string | undefined {
+  const o = unwrap(m.object);
+  const base = o.type === "Identifier" ? o.name : o.type === "MemberExpression" ? memberText(o) : undefined;
+  const name = keyName(m.property, m.computed);
+  return base && name ? `${base}.${name}` : undefined;
+}
+
+/** The names an importer reaches a function by: `fn`, `Class.m`, `Class#m`, `obj.m`, each under every export name. */
+function reachNames(fn: Fn, exports: Map<string, string[]>): string[] {
+  const own = functionName(fn);
+  if (own === undefined) return [];
+  const p = fn.parent;
+  if (fn.type === "FunctionDeclaration" || p?.type === "VariableDeclarator") return exports.get(own) ?? [];
+  if ((p?.type === "MethodDefinition" || p?.type === "PropertyDefinition") && p.parent.parent.type === "ClassDeclaration") {
+    const cls = p.parent.parent.id?.name;
+    const names = cls ? exports.get(cls) ?? [] : [];
+    return names.map((n) => `${n}${p.static ? "." : "#"}${own}`);
+  }
+  // `export const locks = { acquire() {} }`
+  if (p?.type === "Property" && p.parent.type === "ObjectExpression" && p.parent.parent.type === "VariableDeclarator" &&
+    p.parent.parent.id.type === "Identifier") {
+    return (exports.get(p.parent.parent.id.name) ?? []).map((n) => `${n}.${own}`);
+  }
+  // module.exports = { acquire() {} } / module.exports = { acquire: async () => … }
+  if (p?.type === "Property" && p.parent.type === "ObjectExpression" && p.parent.parent.type === "AssignmentExpression" &&
+    p.parent.parent.left.type === "MemberExpression" && memberText(p.parent.parent.left) === "module.exports") {
+    return [own];
+  }
+  return [];
+}
+
+function rootOf(op: KvOp): KvOp {
+  let o = op;
+  for (let i = 0; i < 8 && o.via?.template; i++) o = o.via.template;
+  return o;
+}
+
+/** The plain-data form of one effect, with the verdicts of this module's facts. */
+function plainEffect(effect: KvEffect, kv: KvFacts): HelperEffect {
+  const { op } = effect;
+  const root = rootOf(op);
+  const locks = [...kv.locks, ...kv.viaHelpers.locks];
+  const lock = locks.find((l) => l.acquire === op) ?? locks.find((l) => rootOf(l.acquire) === root);
+  const released = [...kv.releases, ...kv.viaHelpers.releases].find((r) => r.op === op || rootOf(r.op) === root);
+  const acquire = op.nx && (op.command === "set" || op.command === "setnx");
+  const deleting = op.command === "del" || (op.command === "script" && (op.script === "compare-and-delete" || op.script === "delete"));
+  const release = deleting ? (released?.kind ?? (root.script === "compare-and-delete" ? "owner-checked" : op.via?.release ?? "plain")) : undefined;
+  return {
+    command: op.command,
+    nx: op.nx,
+    ...(op.script ? { script: op.script } : {}),
+    key: effect.key ?? effect.fieldKey ?? { fixed: op.key },
+    client: effect.client ? { param: effect.client } : effect.fieldClient ? { param: effect.fieldClient } : op.client,
+    ...(acquire ? { ttl: lock?.ttl ?? op.ttl } : {}),
+    ...(effect.value ? { value: effect.value } : {}),
+    ...(op.constantValue ? { constantValue: op.constantValue } : {}),
+    ...(release ? { release } : {}),
+    line: root.loc.start.line,
+  };
+}
+
+/**
+ * The module's exported helpers: each exported function or method (of an exported class or object) with key-value
+ * effects a caller makes through it. `ops` are the module's key-value ops and instances, `kv` its paired facts.
+ */
+export function exportedHelpers(sourceCode: SourceCode, ops: readonly KvOp[], kv: KvFacts): ExportedHelper[] {
+  if (ops.length === 0) return [];
+  const exports = exportNames(sourceCode.ast as TSESTree.Program);
+  if (exports.size === 0) return [];
+  const out: ExportedHelper[] = [];
+  for (const summary of summarize(sourceCode, ops).values()) {
+    const effects = summary.effects.map((e) => plainEffect(e, kv));
+    for (const name of reachNames(summary.fn, exports)) out.push({ name, effects });
+  }
+  return out;
+}
+
+// ---- the importing side ----
+
+/** The import bindings of a module: `import`s and top-level `require`s, by local name. */
+export function importBindings(program: TSESTree.Program): { local: string; imported: string; specifier: string }[] {
+  const out: { local: string; imported: string; specifier: string }[] = [];
+  for (const s of program.body) {
+    if (s.type === "ImportDeclaration" && s.importKind !== "type") {
+      for (const sp of s.specifiers) {
+        const imported = sp.type === "ImportDefaultSpecifier" ? "default" : sp.type === "ImportNamespaceSpecifier" ? "*" : keyName(sp.imported, false) ?? "";
+        out.push({ local: sp.local.name, imported, specifier: s.source.value });
+      }
+    }
+    if (s.type === "VariableDeclaration") {
+      for (const d of s.declarations) {
+        const init = d.init && unwrap(d.init);
+        if (!init || init.type !== "CallExpression" || init.callee.type !== "Identifier" || init.callee.name !== "require") continue;
+        const arg = init.arguments[0];
+        if (!arg || arg.type !== "Literal" || typeof arg.value !== "string") continue;
+        if (d.id.type === "Identifier") out.push({ local: d.id.name, imported: "*", specifier: arg.value });
+        if (d.id.type === "ObjectPattern") {
+          for (const p of d.id.properties) {
+            if (p.type === "Property" && p.value.type === "Identifier") out.push({ local: p.value.name, imported: keyName(p.key, p.computed) ?? "", specifier: arg.value });
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** The import binding an identifier refers to (not a local that shadows it). */
+function bindingOf(sourceCode: SourceCode, id: TSESTree.Identifier, imports: ReadonlyMap<string, ImportedHelpers>): ImportedHelpers | undefined {
+  const binding = imports.get(id.name);
+  if (!binding) return undefined;
+  const def = findVariable(sourceCode, id)?.defs[0];
+  if (def?.type === "ImportBinding") return binding;
+  if (def?.type === "Variable" && def.node.init && unwrap(def.node.init).type === "CallExpression" && def.parent.parent?.type === "Program") return binding;
+  return undefined;
+}
+
+/** The names a call may reach an imported helper by, most specific first, and the binding. */
+function importedTarget(sourceCode: SourceCode, call: TSESTree.CallExpression, imports: ReadonlyMap<string, ImportedHelpers>):
+  { binding: ImportedHelpers; names: string[] } | undefined {
+  const callee = unwrap(call.callee);
+  if (callee.type === "Identifier") {
+    const binding = bindingOf(sourceCode, callee, imports);
+    return binding ? { binding, names: [binding.imported === "*" ? "default" : binding.imported] } : undefined;
+  }
+  if (callee.type !== "MemberExpression") return undefined;
+  const method = keyName(callee.property, callee.computed);
+  if (method === undefined) return undefined;
+  const object = unwrap(callee.object);
+  const ofClass = (id: TSESTree.Identifier | undefined, sep: "." | "#") => {
+    const binding = id && bindingOf(sourceCode, id, imports);
+    if (!binding) return undefined;
+    const base = binding.imported === "*" ? ["default"] : [binding.imported];
+    return { binding, names: [...(binding.imported === "*" && sep === "." ? [method] : []), ...base.map((b) => `${b}${sep}${method}`)] };
+  };
+  if (object.type === "Identifier") {
+    const def = findVariable(sourceCode, object)?.defs[0];
+    // `const lock = new RedisLock(…)`
+    if (def?.type === "Variable" && def.node.init) {
+      const init = unwrap(def.node.init);
+      if (init.type === "NewExpression" && init.callee.type === "Identifier") return ofClass(init.callee, "#");
+    }
+    return ofClass(object, ".");
+  }
+  // `this.redisLock.acquire()` with `private readonly redisLock: RedisLockService`
+  if (object.type === "MemberExpression" && unwrap(object.object).type === "ThisExpression") {
+    const field = keyName(object.property, object.computed);
+    const body = classOf(call);
+    if (!field || !body) return undefined;
+    const typeName = fieldType(body, field);
+    return typeName ? ofClass(typeName, "#") : undefined;
+  }
+  return undefined;
+}
+
+/** The class a field or constructor parameter property is declared as (`private lock: RedisLock`). */
+function fieldType(body: TSESTree.ClassBody, field: string): TSESTree.Identifier | undefined {
+  const ref = (annotation: TSESTree.TSTypeAnnotation | undefined) => {
+    const t = annotation?.typeAnnotation;
+    return t?.type === "TSTypeReference" && t.typeName.type === "Identifier" ? t.typeName : undefined;
+  };
+  for (const m of body.body) {
+    if (m.type === "PropertyDefinition" && m.key && keyName(m.key, m.computed) === field) {
+      const v = m.value && unwrap(m.value);
+      if (v?.type === "NewExpression" && v.callee.type === "Identifier") return v.callee;
+      return ref(m.typeAnnotation);
+    }
+    if (m.type === "MethodDefinition" && m.kind === "constructor") {
+      for (const p of m.value.params) {
+        if (p.type !== "TSParameterProperty") continue;
+        const param = p.parameter.type === "AssignmentPattern" ? p.parameter.left : p.parameter;
+        if (param.type === "Identifier" && param.name === field) return ref(param.typeAnnotation);
+      }
+    }
+  }
+  return undefined;
+}
+
+function shapeAt(sourceCode: SourceCode, call: TSESTree.CallExpression, key: HelperEffect["key"]): { key: KeyShape; keyNode: Node } | undefined {
+  return "fixed" in key ? { key: key.fixed, keyNode: call } : shapeFromParts(sourceCode, call, key);
+}
+
+/** The key-value ops the module's calls of imported helpers make, at the calls. */
+export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTree.CallExpression[], imported: readonly ImportedHelpers[]): KvOp[] {
+  if (imported.length === 0) return [];
+  const imports = new Map(imported.map((b) => [b.local, b]));
+  const out: KvOp[] = [];
+  for (const call of calls) {
+    const target = importedTarget(sourceCode, call, imports);
+    if (!target) continue;
+    const helper = target.names.map((n) => target.binding.helpers.find((h) => h.name === n)).find((h) => h !== undefined);
+    if (!helper) continue;
+    for (const effect of helper.effects) {
+      const shape = shapeAt(sourceCode, call, effect.key);
+      if (!shape) continue;
+      let client = typeof effect.client === "string" ? `${helper.file ?? target.binding.file}:${effect.client}` : undefined;
+      if (typeof effect.client !== "string") {
+        const arg = argumentFor(sourceCode, call, effect.client.param);
+        // A client the constructor was given, on an injected instance (`this.locks.acquire()`): the instance's own.
+        if (!arg && effect.client.param.ctor) client = `${helper.file ?? target.binding.file}#client${effect.client.param.index}`;
+        else if (!arg) continue;
+        else client = sourceCode.getText(arg).replace(/\s+/g, "").replace(/^this\./, "");
+      }
+      const valueArg = effect.value ? argumentFor(sourceCode, call, effect.value) : undefined;
+      const constantValue = effect.value ? (valueArg ? evaluate(sourceCode, valueArg) : undefined) : effect.constantValue;
+      out.push({
+        access: "kv",
+        store: "redis",
+        client: client!,
+        dialect: "ioredis",
+        command: effect.command,
+        key: shape.key,
+        keyNode: shape.keyNode,
+        node: call,
+        loc: call.loc,
+        nx: effect.nx,
+        ttl: effect.ttl === undefined || effect.ttl === "separate" ? "absent" : effect.ttl,
+        ...(effect.script ? { script: effect.script } : {}),
+        ...(valueArg ? { valueNode: valueArg } : {}),
+        ...(constantValue ? { constantValue } : {}),
+        via: {
+          helper: sourceCode.getText(call.callee).replace(/\s+/g, ""),
+          line: effect.line,
+          file: helper.file ?? target.binding.file,
+          ...(effect.release ? { release: effect.release } : {}),
+          ...(effect.ttl === "separate" ? { separateExpire: true } : {}),
+        },
+      });
+    }
+  }
+  return out;
+}
