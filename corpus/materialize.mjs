@@ -7,7 +7,8 @@
 import { execFileSync, execSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import ts from "typescript";
 
 const args = process.argv.slice(2);
 const outDir = args[0];
@@ -45,5 +46,50 @@ for (const e of manifest) {
     }
   }
 }
-console.log(`${written} files written to ${outDir}; ${missing} missing; ${moved} labelled lines that moved`);
+// Sites whose lock lives in a helper of another module (`helper_module`): a small project per file under
+// <out-dir>/projects/<id>/, the labelled file and its helpers at their repository paths with the repository's
+// tsconfig.json (for `paths` such as `@/lib/…`), for `score.mjs --projects`, which runs locks-audit on it.
+let projects = 0;
+for (const e of manifest) {
+  const helpers = [...new Set(e.sites.map((s) => s.helper_module).filter((h) => typeof h === "string" && /\.(ts|tsx|js|mjs|cjs|jsx)$/.test(h)))];
+  if (helpers.length === 0) continue;
+  const dir = gitDirOf ? execSync(gitDirOf.replace("{repo}", e.repo), { encoding: "utf8" }).trim() : join(mirror, e.repo.replace("/", "+"), "repo");
+  if (!existsSync(dir)) continue;
+  const show = (path) => {
+    try {
+      return execFileSync("git", ["--git-dir", dir, "show", `${e.commit}:${path}`], { encoding: "utf8", maxBuffer: 64 << 20, stdio: ["ignore", "pipe", "pipe"] });
+    } catch {
+      return undefined;
+    }
+  };
+  const project = join(outDir, "projects", e.id);
+  const put = (path, text) => {
+    mkdirSync(dirname(join(project, path)), { recursive: true });
+    writeFileSync(join(project, path), text);
+  };
+  let found = 0;
+  // A helper's folder may be imported through its barrel (`../class/` for `class/Lock.js`).
+  const barrels = helpers.flatMap((h) => ["index.ts", "index.js"].map((i) => [...h.split("/").slice(0, -1), i].join("/")));
+  for (const path of barrels) {
+    const text = show(path);
+    if (text !== undefined) put(path, text);
+  }
+  for (const path of [e.path, ...helpers]) {
+    const text = show(path);
+    if (text === undefined) console.log(`${e.id}: ${e.repo} has no helper module ${path} at ${e.commit}`);
+    else { put(path, text); found++; }
+  }
+  // The tsconfig of every folder on the way to the files (a package's own, the root's), without `extends` or
+  // `references` the project does not carry: only the options that resolve imports are kept.
+  const folders = new Set([e.path, ...helpers].flatMap((p) => p.split("/").slice(0, -1).map((_, i, a) => a.slice(0, i + 1).join("/"))).concat([""]));
+  for (const folder of folders) {
+    const text = show(folder ? `${folder}/tsconfig.json` : "tsconfig.json");
+    if (text === undefined) continue;
+    const options = ts.parseConfigFileTextToJson("tsconfig.json", text).config?.compilerOptions ?? {};
+    const keep = Object.fromEntries(Object.entries(options).filter(([k]) => ["baseUrl", "paths", "module", "moduleResolution"].includes(k)));
+    put(folder ? `${folder}/tsconfig.json` : "tsconfig.json", JSON.stringify({ compilerOptions: { ...keep, allowJs: true } }, null, 2) + "\n");
+  }
+  if (found > 0) projects++;
+}
+console.log(`${written} files written to ${outDir}; ${missing} missing; ${moved} labelled lines that moved; ${projects} helper projects`);
 process.exit(missing || moved ? 1 : 0);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Scores the plugin of this repository on the labelled real-code corpus (manifest.json beside this script).
 //   node corpus/score.mjs <files-dir> [--config strict|recommended] [--families A,B] [--slice redis-service]
-//                         [--manifest other.json] [--show]          (from the project root, after `npm run build`)
+//                         [--manifest other.json] [--projects <dir>] [--show]   (from the project root, after `npm run build`)
 // Site-level, as the development corpus in ../shared/corpus is scored: a report within a site's span (or its
 // line) give or take two lines hits it. A flag:true site hit is a true positive, missed a false negative;
 // borderline sites count neither way; a report that hits no flag:true site and no borderline site is a false
@@ -12,7 +12,7 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const args = process.argv.slice(2);
-const WITH_VALUE = new Set(["--config", "--families", "--slice", "--manifest"]);
+const WITH_VALUE = new Set(["--config", "--families", "--slice", "--manifest", "--projects"]);
 const filesDir = args.find((a, i) => !a.startsWith("--") && !WITH_VALUE.has(args[i - 1] ?? ""));
 if (!filesDir) {
   console.error("usage: node corpus/score.mjs <files-dir> [--config strict|recommended] [--families A,B] [--slice s] [--manifest m.json] [--show]");
@@ -23,6 +23,9 @@ const configName = arg("--config") ?? "strict";
 const families = arg("--families")?.split(",");
 const slice = arg("--slice");
 const show = args.includes("--show");
+// --projects <dir>: a file with a folder <dir>/<id>/ (materialize.mjs writes them for sites whose helper lives in
+// another module) is scored by locks-audit on that folder, so imported helpers count as the audit sees them.
+const projectsDir = arg("--projects");
 const root = resolve(new URL("..", import.meta.url).pathname);
 const manifestPath = resolve(arg("--manifest") ?? join(root, "corpus", "manifest.json"));
 const { ESLint } = await import(pathToFileURL(join(root, "node_modules", "eslint", "lib", "api.js")).href);
@@ -39,6 +42,11 @@ const eslint = new ESLint({
     { ...cfg, files: ["**/*.{ts,tsx,js,mjs,cjs,jsx}"] },
   ],
 });
+const { runAudit } = projectsDir ? await import(pathToFileURL(join(root, "dist", "src", "audit", "index.js")).href) : {};
+async function auditMessages(project, path) {
+  const { result } = await runAudit({ cwd: project, config: configName, eslintConfig: false, progress: false });
+  return result.findings.filter((f) => f.file === path).map((f) => ({ ruleId: f.ruleId, line: f.line, endLine: f.endLine, message: f.message }));
+}
 const stat = {};
 const out = [];
 let missingFiles = 0;
@@ -49,7 +57,9 @@ for (const e of manifest) {
   if (!file) { missingFiles++; out.push(`MISSING ${e.id} (${e.repo} ${e.path})`); continue; }
   let res;
   try {
-    [res] = await eslint.lintFiles([file]);
+    const project = projectsDir && join(resolve(projectsDir), e.id);
+    if (project && existsSync(join(project, e.path))) res = { messages: await auditMessages(project, e.path) };
+    else [res] = await eslint.lintFiles([file]);
   } catch (err) {
     crashes++;
     out.push(`CRASH ${e.id}: ${String(err.message).split("\n")[0]}`);

@@ -83,6 +83,8 @@ export async function runAudit(options: AuditOptions = {}): Promise<{ result: Au
     project: eslintConfig,
     progress: (n) => bar.tick(n),
     skipLockFree: !options.parseAll,
+    resolveModule: (specifier, from) => project.resolveModule(specifier, from),
+    importsOf: (path) => project.importsOf(path),
     ...(options.types ? { programs: project.createPrograms() } : {}),
   });
   bar.end();

@@ -12,6 +12,9 @@ import { summarizeModule, type ModuleSummary } from "../core/facts/summary.js";
 import { sharpenWith } from "../core/reading/named-types.js";
 import { AuditError, type SourceModule } from "./discover.js";
 import { ownMessages, withoutEslintEnv } from "./own-findings.js";
+import { importBindings, type ImportedHelpers } from "../core/summaries/modules.js";
+import type { ExportedHelper } from "../core/model/model.js";
+import { relative } from "node:path";
 import type { ModuleLintOptions, ProjectLintConfig } from "./project-config.js";
 
 export type ConfigName = "recommended" | "strict";
@@ -57,15 +60,21 @@ export async function lintModules(
     skipLockFree?: boolean;
     /** `--types`: the parser takes its ASTs and types from these programs, so recognizers can read receivers' types. */
     programs?: readonly import("typescript").Program[];
+    /** Resolves an import to a module of the project: given, imported lock helpers are followed across modules. */
+    resolveModule?: (specifier: string, from: string) => string | undefined;
+    /** The project modules a module imports (to parse a module that only calls imported helpers). */
+    importsOf?: (path: string) => readonly string[];
   },
 ): Promise<LintedModule[]> {
   const summaries = new Map<string, ModuleSummary>();
+  const bindings = new Map<string, ReturnType<typeof importBindings>>();
   const collect: Rule.RuleModule = {
     meta: { type: "suggestion", schema: [], docs: { description: "Collect each module's lock summary for locks-audit" } },
     create(context) {
       const filename = context.filename;
       return onLockFacts(context as never, (facts) => {
         summaries.set(filename, summarizeModule(context.sourceCode as never, facts, getVocabulary(context.settings)));
+        bindings.set(filename, importBindings(context.sourceCode.ast as never));
       }) as Rule.RuleListener;
     },
   };
@@ -73,8 +82,8 @@ export async function lintModules(
   for (const program of options.programs ?? []) sharpenWith(program);
   const programs = options.programs ? { programs: [...options.programs] } : {};
   const instances = new Map<string, ESLint>();
-  const eslintFor = (own: ModuleLintOptions): ESLint => {
-    const key = JSON.stringify([own.unused, own.settings ?? null]);
+  const eslintFor = (own: ModuleLintOptions, helpers?: readonly ImportedHelpers[]): ESLint => {
+    const key = JSON.stringify([own.unused, own.settings ?? null, helpers ?? null]);
     let eslint = instances.get(key);
     if (eslint) return eslint;
     eslint = new ESLint({
@@ -94,10 +103,31 @@ export async function lintModules(
         { plugins: { "locks-audit": { rules: { collect } } }, rules: { "locks-audit/collect": "error" } },
         ...(own.settings ? [{ settings: own.settings }] : []),
         ...(options.settings ? [{ settings: options.settings }] : []),
+        ...(helpers ? [{ settings: { locksImportedHelpers: helpers } }] : []),
       ],
     });
     instances.set(key, eslint);
     return eslint;
+  };
+  const lintOne = async (module: SourceModule, helpers?: readonly ImportedHelpers[]): Promise<LintedModule | undefined> => {
+    const own = options.project ? await options.project.optionsFor(module.path) : { unused: 0 as const };
+    let result: ESLint.LintResult | undefined;
+    try {
+      [result] = await eslintFor(own, helpers).lintText(withoutEslintEnv(module.text), { filePath: module.path, warnIgnored: false });
+    } catch (error) {
+      // The one way a rule throws on purpose: settings.locks that are not what the rules accept.
+      const message = (error as Error).message.split("\n")[0]!;
+      const at = message.indexOf("eslint-plugin-locks: settings.locks");
+      if (at >= 0) throw new AuditError(`invalid settings.locks for ${module.rel}: ${message.slice(at)}`);
+      throw error;
+    }
+    if (!result) return undefined;
+    const messages = ownMessages(result.messages, own.unused);
+    return {
+      module,
+      result: { ...result, messages, errorCount: messages.filter((m) => m.severity === 2).length, warningCount: messages.filter((m) => m.severity === 1).length },
+      summary: summaries.get(module.path) ?? EMPTY,
+    };
   };
   const out: LintedModule[] = [];
   for (const module of modules) {
@@ -107,25 +137,97 @@ export async function lintModules(
       options.progress?.(out.length);
       continue;
     }
-    const own = options.project ? await options.project.optionsFor(module.path) : { unused: 0 as const };
-    let result: ESLint.LintResult | undefined;
-    try {
-      [result] = await eslintFor(own).lintText(withoutEslintEnv(module.text), { filePath: module.path, warnIgnored: false });
-    } catch (error) {
-      // The one way a rule throws on purpose: settings.locks that are not what the rules accept.
-      const message = (error as Error).message.split("\n")[0]!;
-      const at = message.indexOf("eslint-plugin-locks: settings.locks");
-      if (at >= 0) throw new AuditError(`invalid settings.locks for ${module.rel}: ${message.slice(at)}`);
-      throw error;
-    }
-    if (!result) continue;
-    const messages = ownMessages(result.messages, own.unused);
-    out.push({
-      module,
-      result: { ...result, messages, errorCount: messages.filter((m) => m.severity === 2).length, warningCount: messages.filter((m) => m.severity === 1).length },
-      summary: summaries.get(module.path) ?? EMPTY,
-    });
+    const linted = await lintOne(module);
+    if (!linted) continue;
+    out.push(linted);
     options.progress?.(out.length);
+  }
+  if (!options.resolveModule) return out;
+  // Helpers across modules: a module that imports another's lock helpers is linted again with them, so its calls
+  // are the helpers' ops (src/core/summaries/modules.ts). A helper wrapping an imported helper exports the wrapped
+  // effects only after its own second lint, hence the rounds.
+  const given = new Map<string, string>();
+  const texts = new Map(modules.map((m) => [m.path, m.text]));
+  for (let round = 0; round < 3; round++) {
+    let changed = false;
+    // A module left unparsed (no call any recognizer knows) may still call an imported helper: parse it now.
+    const withHelpers = new Set([...summaries].filter(([, s]) => s.helpers && s.helpers.length > 0).map(([p]) => p));
+    // …or through a barrel (`index.ts` re-exporting `./redis-lock`).
+    for (const path of texts.keys()) if (!withHelpers.has(path) && helpersOf(path, summaries, options.resolveModule, texts, 0, root).length > 0) withHelpers.add(path);
+    for (const [i, linted] of out.entries()) {
+      if (bindings.has(linted.module.path) || !options.importsOf?.(linted.module.path).some((p) => withHelpers.has(p))) continue;
+      const parsed = await lintOne(linted.module);
+      if (parsed) out[i] = parsed;
+    }
+    for (const [i, linted] of out.entries()) {
+      const helpers = importedHelpers(linted.module, bindings.get(linted.module.path) ?? [], summaries, options.resolveModule, root, texts);
+      const key = JSON.stringify(helpers);
+      if (helpers.length === 0 || given.get(linted.module.path) === key) continue;
+      given.set(linted.module.path, key);
+      const again = await lintOne(linted.module, helpers);
+      if (!again) continue;
+      out[i] = again;
+      changed = true;
+    }
+    if (!changed) break;
+  }
+  return out;
+}
+
+/** The helpers each import binding of a module brings in, from the summaries of the modules it resolves to. */
+function importedHelpers(
+  module: SourceModule,
+  bindings: ReturnType<typeof importBindings>,
+  summaries: ReadonlyMap<string, ModuleSummary>,
+  resolveModule: (specifier: string, from: string) => string | undefined,
+  root: string,
+  texts: ReadonlyMap<string, string>,
+): ImportedHelpers[] {
+  const out: ImportedHelpers[] = [];
+  for (const b of bindings) {
+    const target = resolveModule(b.specifier, module.path);
+    const exported = target ? helpersOf(target, summaries, resolveModule, texts, 0, root) : undefined;
+    if (!target || !exported || exported.length === 0 || target === module.path) continue;
+    const base = b.imported === "*" ? undefined : b.imported;
+    const helpers = exported.filter((h) => base === undefined || h.name === base || h.name.startsWith(`${base}.`) || h.name.startsWith(`${base}#`));
+    if (helpers.length > 0) out.push({ local: b.local, imported: b.imported, file: relative(root, target), helpers });
+  }
+  return out;
+}
+
+const REEXPORT = /export\s*(\*|\{([^}]*)\})\s*from\s*["']([^"']+)["']/g;
+
+/**
+ * The helpers a module exports: its own, and those it re-exports from others (a barrel: `export * from "./lock"`,
+ * `export { RedisLock as Lock } from "./redis-lock"`), read from its text since a barrel makes no call to lint.
+ */
+function helpersOf(
+  path: string,
+  summaries: ReadonlyMap<string, ModuleSummary>,
+  resolveModule: (specifier: string, from: string) => string | undefined,
+  texts: ReadonlyMap<string, string>,
+  depth: number,
+  root: string,
+): readonly ExportedHelper[] {
+  const own = summaries.get(path)?.helpers ?? [];
+  const text = texts.get(path);
+  if (depth > 3 || !text || !text.includes("from")) return own;
+  const out = [...own];
+  for (const m of text.matchAll(REEXPORT)) {
+    const target = resolveModule(m[3]!, path);
+    if (!target || target === path) continue;
+    const theirs = helpersOf(target, summaries, resolveModule, texts, depth + 1, root).map((h) => (h.file ? h : { ...h, file: relative(root, target) }));
+    if (m[1] === "*") {
+      out.push(...theirs.filter((h) => !h.name.startsWith("default")));
+      continue;
+    }
+    for (const spec of m[2]!.split(",")) {
+      const [from, as] = spec.trim().replace(/^type\s+/, "").split(/\s+as\s+/).map((x) => x.trim());
+      if (!from) continue;
+      for (const h of theirs) {
+        if (h.name === from || h.name.startsWith(`${from}.`) || h.name.startsWith(`${from}#`)) out.push({ ...h, name: (as ?? from) + h.name.slice(from.length) });
+      }
+    }
   }
   return out;
 }

@@ -1,0 +1,62 @@
+// Locks written once in helpers and called from other modules (fixtures/projects/lock-helpers): the audit follows
+// the imports (a path alias, a barrel, a class made with `new`, a service injected through the constructor), so a
+// call of a helper is the helper's command at the call, reported there with the helper named.
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runAudit } from "../../src/audit/index.js";
+import { copyProject, projects } from "./helpers.js";
+
+const project = join(projects, "lock-helpers");
+const where = (list: readonly { ruleId: string; file: string; line: number }[]) => list.map((f) => `${f.file}:${f.line} ${f.ruleId}`);
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? listFiles(join(dir, e.name)) : /\.(ts|js)$/.test(e.name) ? [join(dir, e.name)] : []);
+}
+
+/** `// expect: a, b` (the editor and the audit) and `// audit-expect: a, b` (the audit only), as `file:line locks/rule`. */
+function marked(dir: string, markers: RegExp): string[] {
+  return listFiles(dir).flatMap((file) => readFileSync(file, "utf8").split("\n").flatMap((text, i) => {
+    const m = markers.exec(text);
+    return m ? m[1]!.split(", ").map((rule) => `${relative(dir, file)}:${i + 1} locks/${rule}`) : [];
+  }));
+}
+
+describe("locks-audit: lock helpers of other modules", () => {
+  it("reports exactly the `// expect:` and `// audit-expect:` lines of the project", async () => {
+    const { result } = await runAudit({ cwd: project, config: "strict", eslintConfig: false, progress: false });
+    const expected = marked(project, /\/\/ (?:audit-)?expect: ([\w-]+(?:, [\w-]+)*)\s*$/);
+    expect(expected.length).toBeGreaterThan(8);
+    expect(where(result.findings).sort()).toEqual(expected.sort());
+  });
+
+  it("names the helper and where it lives, and reports the calls of one release helper once per lock", async () => {
+    const { result } = await runAudit({ cwd: project, config: "strict", eslintConfig: false, progress: false });
+    const at = (file: string, line: number, rule: string) => result.findings.find((f) => f.file === file && f.line === line && f.ruleId === `locks/${rule}`)!.message;
+    expect(at("src/jobs/prune.ts", 10, "owner-checked-release")).toContain("this DEL (through `releaseLock`, src/lib/redis-lock.ts, line 10) removes whatever lock is there now");
+    expect(at("src/jobs/prune.ts", 8, "release-in-finally")).toContain("the lock `deploy:prune:lock` is released at line 10, but not when the await rejects (line 9)");
+    // Through the barrel, with the helper's own module named; the `finally` release is the same flaw, named with it.
+    expect(at("src/jobs/build.ts", 11, "owner-checked-release")).toContain("(through `releaseLock`, src/lib/redis-lock.ts, line 10; so do the calls at line 14)");
+    // A class made with `new PayLock(redis, key)`: the key is the constructor's argument.
+    expect(at("src/jobs/pay.js", 9, "require-lock-ttl")).toContain("this SETNX (through `lock.take`, src/lib/pay-lock.js, line 11) takes the lock \"paying:*\", and the helper gives it an expiry with a separate EXPIRE");
+    expect(at("src/services/sync.service.ts", 9, "release-in-finally")).toContain("the lock `sync:catalog` is released at line 12");
+  });
+
+  it("stays quiet where the callers get it right or hold no lock", async () => {
+    const { result } = await runAudit({ cwd: project, config: "strict", eslintConfig: false, progress: false });
+    const files = new Set(where(result.findings));
+    // The `finally` releases, the marker never freed, the injected service's sound release.
+    for (const quiet of ["src/jobs/build.ts:7 locks/release-in-finally", "src/jobs/pay.js:18 locks/require-lock-ttl", "src/services/sync.service.ts:16 locks/release-in-finally",
+      "src/services/sync.service.ts:12 locks/owner-checked-release"]) expect(files.has(quiet)).toBe(false);
+  });
+
+  it("unknown stays unknown: a helper module the audit cannot resolve gives the callers no finding", async () => {
+    const dir = copyProject("lock-helpers");
+    // Without the path alias, `@/lib/redis-lock` resolves to nothing: the prune's calls are calls of nobody knows what.
+    writeFileSync(join(dir, "tsconfig.json"), readFileSync(join(dir, "tsconfig.json"), "utf8").replace(/"paths": \{[^}]*\}/, '"paths": {}'));
+    const { result } = await runAudit({ cwd: dir, config: "strict", eslintConfig: false, progress: false });
+    expect(where(result.findings).filter((f) => f.startsWith("src/jobs/prune.ts"))).toEqual([]);
+    expect(where(result.findings)).toContain("src/jobs/build.ts:11 locks/owner-checked-release");
+  });
+});
