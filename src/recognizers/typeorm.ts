@@ -10,8 +10,9 @@
  *   callback parameter of `transaction(async (manager) => …)`, an `EntityManager`-typed binding).
  * - A query builder chain rooted in `createQueryBuilder(…)` with `.update(…)`: recognised at its `.execute()` call
  *   only. `.set({…})` gives the assignments; `.where`/`.andWhere`/`.orWhere` give the filter, from an object or from
- *   a simple SQL string (`status = :status`, `id IN (:...ids)`, `locked_at IS NULL`, `updated_at < :cutoff`) read by
- *   the small tokenizer below; anything else in a string is opaque.
+ *   an SQL fragment (`status = :status`, `id IN (:...ids)`, `updated_at < NOW() - INTERVAL '5 minutes'`) read by the
+ *   project's SQL parser as the WHERE of a SELECT from the builder's alias (`translateWhere`, core/languages/sql.ts),
+ *   one clause at a time; a fragment that does not parse makes the filter opaque.
  * - Active record: `job.status = X; await repo.save(job)` (or `manager.save(job)`, `job.save()`): an update of the
  *   entity's row (`id` = a run-time value) assigning the `job.field = value` statements directly before the save.
  *
@@ -32,6 +33,7 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { normalizeName } from "../core/model/settings.js";
+import { maskSql, translateWhere, type ParamResolver } from "../core/languages/sql.js";
 import { isFunction, unitOf } from "../core/reading/units.js";
 import { evaluate, findProperty, findVariable, getConstInit, isClockReading, isSqlNow, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
 
@@ -475,19 +477,17 @@ function parseRaw(ctx: RecognizerContext, field: string, call: TSESTree.CallExpr
   }
   body = body && unwrap(body);
   if (body?.type !== "TemplateLiteral") return opaque(at);
-  const params = paramLookup(ctx, [call.arguments[1]]);
-  const src: Src = { node: at, params };
-  const tokens: Tok[] = [];
+  // `Raw((alias) => \`${alias} < NOW() - INTERVAL '5 minutes'\`)`: the alias is the column the operator is on.
+  let text = "";
   for (let i = 0; i < body.quasis.length; i++) {
-    const part = tokenize(body.quasis[i]!.value.cooked ?? "", src);
-    if (!part) return opaque(at);
-    tokens.push(...part);
+    text += body.quasis[i]!.value.cooked ?? "";
     const expr = body.expressions[i];
     if (!expr) continue;
     if (expr.type !== "Identifier" || expr.name !== param.name) return opaque(at);
-    tokens.push({ k: "col", v: field, src });
+    text += field;
   }
-  return parseSql(ctx, tokens) ?? opaque(at);
+  const fragment = fragmentText(ctx, text, paramLookup(ctx, [call.arguments[1]]));
+  return translateWhere(fragment.text, fragment.resolve, at) ?? opaque(at);
 }
 
 /** One property of a where object: a value (`status: X`, `id`), a find operator, or a nested relation/embedded object. */
@@ -575,389 +575,48 @@ function parseCriteria(ctx: RecognizerContext, seen: Seen, node: Node): Conditio
 
 // ---- SQL where strings: a small tokenizer and a recursive-descent parser ----
 
-interface Src {
-  /** The node predicates read from this text point at (the string argument). */
-  readonly node: Node;
-  readonly params: (name: string) => Node | undefined;
-  /** With joins: whether a qualifier (`project` in `project.status`) names another table than the main alias. */
-  readonly foreignAlias?: (qualifier: string) => boolean;
+/**
+ * How a query-builder fragment's parameters resolve: `:status` to the JS value given for it (in the clause's
+ * parameter object, `setParameters`, `setParameter`), and `:...ids` of a static list to its elements.
+ */
+function fragmentText(ctx: RecognizerContext, text: string, params: (name: string) => Node | undefined): { text: string; resolve: ParamResolver } {
+  const elements = new Map<string, StaticValue>();
+  const expanded = text.replace(/:\.\.\.([A-Za-z_]\w*)/g, (_, name: string) => {
+    const values = listOf(ctx, params(name));
+    if (!values || values.length === 0) return `:${name}`;
+    return values.map((v, i) => {
+      elements.set(`${name}__${i}`, v);
+      return `:${name}__${i}`;
+    }).join(", ");
+  });
+  const resolve: ParamResolver = (ref) => {
+    if (ref.kind !== "named") return undefined;
+    const element = elements.get(ref.name);
+    if (element) return { value: element };
+    const node = params(ref.name);
+    if (!node) return undefined;
+    const value = evaluate(ctx.sourceCode, node);
+    return value ? { value, node } : { node };
+  };
+  return { text: expanded, resolve };
 }
 
-type Tok =
-  | { readonly k: "word"; readonly v: string; readonly quoted: boolean; readonly src: Src }
-  | { readonly k: "param"; readonly v: string; readonly spread: boolean; readonly src: Src }
-  | { readonly k: "str"; readonly v: string; readonly src: Src }
-  | { readonly k: "num"; readonly v: number; readonly src: Src }
-  | { readonly k: "sym"; readonly v: string; readonly src: Src }
-  /** A column known without text: the alias of a `Raw` operator. */
-  | { readonly k: "col"; readonly v: string; readonly src: Src }
-  /** A condition that is not text (an object `.where({…})`, `Brackets`): TypeORM wraps it, so it is one factor. */
-  | { readonly k: "cond"; readonly c: Condition; readonly src: Src };
-
-const SYMBOLS = ["<>", "!=", "<=", ">=", "||", "::", "=", "<", ">", "(", ")", ",", ".", "+", "-", "*", "/"];
-const COMPARE: Record<string, CompareOp> = { "=": "eq", "<>": "ne", "!=": "ne", "<": "lt", "<=": "lte", ">": "gt", ">=": "gte" };
-const FLIP: Partial<Record<CompareOp, CompareOp>> = { lt: "gt", lte: "gte", gt: "lt", gte: "lte" };
-const ARITHMETIC = new Set(["+", "-", "*", "/", "||"]);
-const RESERVED = new Set([
-  "AND", "OR", "NOT", "IS", "IN", "BETWEEN", "LIKE", "ILIKE", "SELECT", "FROM", "WHERE", "CASE", "WHEN", "THEN",
-  "ELSE", "END", "EXISTS", "ANY", "ALL", "SOME", "DISTINCT", "AS", "ON", "SIMILAR", "ESCAPE",
-]);
-const UNITS = new Set([
-  "MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "YEAR",
-  "SECONDS", "MINUTES", "HOURS", "DAYS", "WEEKS", "MONTHS", "YEARS",
-]);
-const CLOCK_WORDS = new Set(["CURRENT_TIMESTAMP", "CURRENT_DATE", "CURRENT_TIME", "LOCALTIMESTAMP", "LOCALTIME"]);
-
-function tokenize(text: string, src: Src): Tok[] | undefined {
-  const out: Tok[] = [];
-  let i = 0;
-  while (i < text.length) {
-    const ch = text[i]!;
-    if (/\s/.test(ch)) {
-      i++;
-      continue;
-    }
-    if (ch === "'") {
-      let v = "";
-      let j = i + 1;
-      for (;;) {
-        if (j >= text.length) return undefined;
-        if (text[j] === "'") {
-          if (text[j + 1] === "'") {
-            v += "'";
-            j += 2;
-            continue;
-          }
-          break;
-        }
-        v += text[j++];
-      }
-      out.push({ k: "str", v, src });
-      i = j + 1;
-      continue;
-    }
-    if (ch === '"' || ch === "`") {
-      const j = text.indexOf(ch, i + 1);
-      if (j < 0) return undefined;
-      out.push({ k: "word", v: text.slice(i + 1, j), quoted: true, src });
-      i = j + 1;
-      continue;
-    }
-    const rest = text.slice(i);
-    if (ch === ":" && rest[1] !== ":") {
-      const m = /^:(\.\.\.)?([A-Za-z_]\w*)/.exec(rest);
-      if (!m) return undefined;
-      out.push({ k: "param", v: m[2]!, spread: m[1] !== undefined, src });
-      i += m[0].length;
-      continue;
-    }
-    const num = /^\d+(?:\.\d+)?/.exec(rest);
-    if (num) {
-      out.push({ k: "num", v: Number(num[0]), src });
-      i += num[0].length;
-      continue;
-    }
-    const word = /^[A-Za-z_][\w$]*/.exec(rest);
-    if (word) {
-      out.push({ k: "word", v: word[0], quoted: false, src });
-      i += word[0].length;
-      continue;
-    }
-    const sym = SYMBOLS.find((s) => rest.startsWith(s));
-    if (!sym) return undefined;
-    out.push({ k: "sym", v: sym, src });
-    i += sym.length;
+/** An OR outside any parenthesis (strings and quoted names masked): TypeORM does not wrap a clause's text. */
+function topLevelOr(text: string): boolean {
+  const masked = maskSql(text).masked;
+  let depth = 0;
+  for (let i = 0; i < masked.length; i++) {
+    const c = masked[i];
+    if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (depth === 0 && /^or\b/i.test(masked.slice(i, i + 3)) && (i === 0 || /\W/.test(masked[i - 1]!))) return true;
   }
-  return out;
+  return false;
 }
 
-type Operand =
-  | { readonly kind: "column"; readonly field: string; readonly src: Src }
-  | { readonly kind: "param"; readonly name: string; readonly spread: boolean; readonly src: Src }
-  | { readonly kind: "literal"; readonly value: StaticValue["value"] }
-  /** Anything computed; `hasColumn` when it reads a column (then it cannot be a threshold). */
-  | { readonly kind: "expr"; readonly hasColumn: boolean };
-
-class SqlParser {
-  private pos = 0;
-  constructor(private readonly ctx: RecognizerContext, private readonly toks: readonly Tok[]) {}
-
-  parse(): Condition | undefined {
-    if (this.toks.length === 0) return undefined;
-    const c = this.or();
-    return c && this.pos === this.toks.length ? c : undefined;
-  }
-
-  private peek(offset = 0): Tok | undefined {
-    return this.toks[this.pos + offset];
-  }
-
-  private isWord(t: Tok | undefined, ...words: string[]): boolean {
-    return t?.k === "word" && !t.quoted && words.includes(t.v.toUpperCase());
-  }
-
-  private isSym(t: Tok | undefined, ...syms: string[]): boolean {
-    return t?.k === "sym" && syms.includes(t.v);
-  }
-
-  private or(): Condition | undefined {
-    const items: Condition[] = [];
-    do {
-      const c = this.and();
-      if (!c) return undefined;
-      items.push(c);
-    } while (this.isWord(this.peek(), "OR") && ++this.pos);
-    return or(items);
-  }
-
-  private and(): Condition | undefined {
-    const items: Condition[] = [];
-    do {
-      const c = this.not();
-      if (!c) return undefined;
-      items.push(c);
-    } while (this.isWord(this.peek(), "AND") && ++this.pos);
-    return and(items);
-  }
-
-  private not(): Condition | undefined {
-    const t = this.peek();
-    if (this.isWord(t, "NOT")) {
-      this.pos++;
-      const c = this.not();
-      return c && { kind: "not", item: c };
-    }
-    if (t?.k === "cond") {
-      this.pos++;
-      return t.c;
-    }
-    if (this.isSym(t, "(")) {
-      const save = this.pos;
-      this.pos++;
-      const c = this.or();
-      if (c && this.isSym(this.peek(), ")")) {
-        this.pos++;
-        if (!this.continuesOperand(this.peek())) return c;
-      }
-      this.pos = save; // `(a + b) > c`: the parenthesis opens an operand
-    }
-    return this.comparison();
-  }
-
-  private continuesOperand(t: Tok | undefined): boolean {
-    return (t?.k === "sym" && (t.v in COMPARE || ARITHMETIC.has(t.v) || t.v === "::")) ||
-      this.isWord(t, "IS", "IN", "NOT", "BETWEEN", "LIKE", "ILIKE");
-  }
-
-  private comparison(): Condition | undefined {
-    const start = this.peek();
-    if (!start || start.k === "cond") return undefined;
-    const node = start.src.node;
-    const left = this.operand();
-    if (!left) return undefined;
-    const t = this.peek();
-    if (t?.k === "sym" && t.v in COMPARE) {
-      this.pos++;
-      const right = this.operand();
-      return right && this.compare(left, COMPARE[t.v]!, right, node);
-    }
-    if (this.isWord(t, "IS")) {
-      this.pos++;
-      const negated = this.isWord(this.peek(), "NOT") && ++this.pos > 0;
-      const what = this.peek();
-      if (!this.isWord(what, "NULL", "TRUE", "FALSE")) return undefined;
-      this.pos++;
-      if (left.kind !== "column") return opaque(node);
-      const word = (what as { v: string }).v.toUpperCase();
-      const value = word === "NULL" ? null : word === "TRUE";
-      return pred(left.field, negated ? "ne" : "eq", [{ value }], left.src.node);
-    }
-    const negated = this.isWord(t, "NOT") && ++this.pos > 0;
-    const u = this.peek();
-    if (this.isWord(u, "IN")) {
-      this.pos++;
-      const values = this.inList();
-      if (values === null) return undefined;
-      if (left.kind !== "column" || values === "opaque") return opaque(node);
-      return pred(left.field, negated ? "notIn" : "in", values, left.src.node);
-    }
-    if (this.isWord(u, "BETWEEN")) {
-      this.pos++;
-      const low = this.operand();
-      if (!low || !this.isWord(this.peek(), "AND")) return undefined;
-      this.pos++;
-      const high = this.operand();
-      if (!high) return undefined;
-      const c = and([this.compare(left, "gte", low, node), this.compare(left, "lte", high, node)]);
-      return negated ? { kind: "not", item: c } : c;
-    }
-    if (this.isWord(u, "LIKE", "ILIKE")) {
-      this.pos++;
-      if (!this.operand()) return undefined;
-      return left.kind === "column" ? pred(left.field, "other", undefined, left.src.node) : opaque(node);
-    }
-    if (negated) return undefined;
-    return opaque(node); // a bare boolean column or expression
-  }
-
-  /** `(:...ids)`, `('A', 'B')`, `(:a, :b)`: the static values, undefined when some are run-time, "opaque" for a subquery; null on a syntax error. */
-  private inList(): StaticValue[] | undefined | "opaque" | null {
-    if (!this.isSym(this.peek(), "(")) return null;
-    if (this.isWord(this.peek(1), "SELECT")) return this.skipBalanced() ? "opaque" : null;
-    this.pos++;
-    const values: (StaticValue[] | undefined)[] = [];
-    for (;;) {
-      const item = this.operand();
-      if (!item) return null;
-      if (item.kind === "column" || (item.kind === "expr" && item.hasColumn)) values.push(undefined);
-      else if (item.kind === "param" && item.spread) values.push(listOf(this.ctx, item.src.params(item.name)));
-      else values.push(this.valueOf(item));
-      if (this.isSym(this.peek(), ",")) {
-        this.pos++;
-        continue;
-      }
-      if (!this.isSym(this.peek(), ")")) return null;
-      this.pos++;
-      break;
-    }
-    return values.every((v) => v !== undefined) ? values.flat() : undefined;
-  }
-
-  private skipBalanced(): boolean {
-    let depth = 0;
-    while (this.pos < this.toks.length) {
-      const t = this.toks[this.pos++]!;
-      if (this.isSym(t, "(")) depth++;
-      else if (this.isSym(t, ")") && --depth === 0) return true;
-    }
-    return false;
-  }
-
-  /** Whether the tokens skipped from `from` to here read a column (a bare or quoted name that is not a function). */
-  private readsColumn(from: number): boolean {
-    for (let i = from; i < this.pos; i++) {
-      const t = this.toks[i]!;
-      if (t.k === "col") return true;
-      if (t.k !== "word") continue;
-      if (t.quoted) return true;
-      const upper = t.v.toUpperCase();
-      if (this.isSym(this.toks[i + 1], "(") || UNITS.has(upper) || CLOCK_WORDS.has(upper)) continue;
-      if (["INTERVAL", "TRUE", "FALSE", "NULL", "AS"].includes(upper)) continue;
-      if (this.isSym(this.toks[i - 1], "::")) continue; // a type name
-      return true;
-    }
-    return false;
-  }
-
-  private operand(): Operand | undefined {
-    const parts: Operand[] = [];
-    for (;;) {
-      const term = this.term();
-      if (!term) return undefined;
-      parts.push(term);
-      while (this.isSym(this.peek(), "::")) {
-        this.pos++;
-        const type = this.peek();
-        if (type?.k !== "word") return undefined;
-        this.pos++;
-        if (this.isSym(this.peek(), "(") && !this.skipBalanced()) return undefined;
-      }
-      const t = this.peek();
-      if (t?.k === "sym" && ARITHMETIC.has(t.v)) {
-        this.pos++;
-        continue;
-      }
-      break;
-    }
-    if (parts.length === 1) return parts[0];
-    return { kind: "expr", hasColumn: parts.some((p) => p.kind === "column" || (p.kind === "expr" && p.hasColumn)) };
-  }
-
-  private term(): Operand | undefined {
-    const t = this.peek();
-    if (!t) return undefined;
-    const from = this.pos;
-    this.pos++;
-    switch (t.k) {
-      case "param":
-        return { kind: "param", name: t.v, spread: t.spread, src: t.src };
-      case "str":
-        return { kind: "literal", value: t.v };
-      case "num":
-        return { kind: "literal", value: t.v };
-      case "col":
-        return { kind: "column", field: t.v, src: t.src };
-      case "cond":
-        return undefined;
-      case "sym": {
-        if (t.v === "-") {
-          const inner = this.term();
-          if (inner?.kind === "literal" && typeof inner.value === "number") return { kind: "literal", value: -inner.value };
-          return inner && { kind: "expr", hasColumn: inner.kind === "column" || (inner.kind === "expr" && inner.hasColumn) };
-        }
-        if (t.v !== "(") return undefined;
-        this.pos = from;
-        if (!this.skipBalanced()) return undefined;
-        return { kind: "expr", hasColumn: true }; // a subquery or a grouped expression: not read
-      }
-      case "word": {
-        const upper = t.v.toUpperCase();
-        if (!t.quoted) {
-          if (upper === "TRUE" || upper === "FALSE") return { kind: "literal", value: upper === "TRUE" };
-          if (upper === "NULL") return { kind: "literal", value: null };
-          if (upper === "INTERVAL") {
-            const amount = this.peek();
-            if (amount?.k !== "str" && amount?.k !== "num") return undefined;
-            this.pos++;
-            if (this.isWord(this.peek(), ...UNITS)) this.pos++;
-            return { kind: "expr", hasColumn: false };
-          }
-          if (CLOCK_WORDS.has(upper)) {
-            if (this.isSym(this.peek(), "(") && !this.skipBalanced()) return undefined;
-            return { kind: "expr", hasColumn: false };
-          }
-          if (RESERVED.has(upper)) return undefined;
-          if (this.isSym(this.peek(), "(")) {
-            if (!this.skipBalanced()) return undefined;
-            return { kind: "expr", hasColumn: this.readsColumn(from + 1) };
-          }
-        }
-        // a column, maybe qualified: `job.status`, `"job"."status"`
-        let field = t.v;
-        while (this.isSym(this.peek(), ".") && this.peek(1)?.k === "word") {
-          field = (this.peek(1) as { v: string }).v;
-          this.pos += 2;
-        }
-        const qualifier = this.pos - from > 1 ? t.v : undefined;
-        return qualifier !== undefined && t.src.foreignAlias?.(qualifier)
-          ? { kind: "expr", hasColumn: true }
-          : { kind: "column", field, src: t.src };
-      }
-    }
-  }
-
-  private valueOf(operand: Operand): StaticValue[] | undefined {
-    if (operand.kind === "literal") return [{ value: operand.value }];
-    if (operand.kind === "param") {
-      const node = operand.src.params(operand.name);
-      const v = node && evaluate(this.ctx.sourceCode, node);
-      return v ? [v] : undefined;
-    }
-    return undefined;
-  }
-
-  private compare(left: Operand, op: CompareOp, right: Operand, node: Node): Condition {
-    const column = left.kind === "column" ? left : right.kind === "column" ? right : undefined;
-    const other = column === left ? right : left;
-    if (!column || other.kind === "column" || (other.kind === "expr" && other.hasColumn)) return opaque(node);
-    if ((other.kind === "param" && other.spread) || (other.kind === "literal" && other.value === null)) return opaque(node);
-    const finalOp = column === left ? op : FLIP[op] ?? op;
-    return pred(column.field, finalOp, this.valueOf(other), column.src.node);
-  }
-}
-
-function parseSql(ctx: RecognizerContext, tokens: readonly Tok[]): Condition | undefined {
-  return new SqlParser(ctx, tokens).parse();
+/** The qualifier a fragment's columns use (`job` in `job.status`), when the builder names no alias. */
+function qualifierOf(text: string): string | undefined {
+  return /(?:^|[^\w$."'])"?([A-Za-z_]\w*)"?\s*\.\s*"?[A-Za-z_]/.exec(text)?.[1];
 }
 
 /** A lookup of named parameters over parameter objects (the first that has the name wins). */
@@ -1056,26 +715,26 @@ function builderFilter(ctx: RecognizerContext, b: Builder): { filter: Condition;
     return undefined;
   };
   const hasJoins = links.some((l) => JOIN_METHODS.test(l.name));
-  const foreignAlias = hasJoins && b.mainAlias !== undefined ? (q: string) => q !== b.mainAlias : undefined;
+  const params = (name: string): Node | undefined => paramLookup(ctx, chainParams)(name) ?? setParameter(name);
 
-  type Clause = { conn: "and" | "or"; tokens: Tok[]; topOr: boolean };
+  // Each clause is read on its own (its predicates point at its own argument), then joined as TypeORM joins them.
+  type Clause = { conn: "and" | "or"; cond: Condition; topOr: boolean };
   let clauses: Clause[] = [];
-  let whole: Node | undefined; // set when the filter as a whole cannot be read
+  let alias = b.mainAlias;
   for (const l of links) {
     if (!WHERE_LINKS.test(l.name)) continue;
     const conn = l.name.startsWith("or") ? "or" : "and";
     if (l.name === "where" || l.name === "whereInIds" || l.name === "whereExists") clauses = [];
     const arg = l.call.arguments[0];
     const at: Node = arg ?? l.call;
-    const src: Src = { node: at, params: (name) => paramLookup(ctx, [l.call.arguments[1], ...chainParams])(name) ?? setParameter(name), ...(foreignAlias ? { foreignAlias } : {}) };
-    const cond = (c: Condition): Clause => ({ conn, tokens: [{ k: "cond", c, src }], topOr: false });
+    const push = (cond: Condition, topOr = false) => clauses.push({ conn, cond, topOr });
     if (/InIds$/.test(l.name)) {
       const ids = arg && unwrap(arg);
-      clauses.push(cond(pred("id", ids?.type === "ArrayExpression" || (ids && IDS_NAME.test(expressionName(ids) ?? "")) ? "in" : "eq", undefined, at)));
+      push(pred("id", ids?.type === "ArrayExpression" || (ids && IDS_NAME.test(expressionName(ids) ?? "")) ? "in" : "eq", undefined, at));
       continue;
     }
     if (/Exists$/.test(l.name) || !arg || arg.type === "SpreadElement") {
-      clauses.push(cond(opaque(at)));
+      push(opaque(at));
       continue;
     }
     const value = unwrap(arg);
@@ -1088,37 +747,30 @@ function builderFilter(ctx: RecognizerContext, b: Builder): { filter: Condition;
     }
     if (textValue === undefined) {
       const isObject = value.type === "ObjectExpression" || value.type === "ArrayExpression" || objectArgument(ctx, value) !== undefined;
-      clauses.push(cond(isObject ? parseWhere(ctx, seen, value) : opaque(at)));
+      push(isObject ? parseWhere(ctx, seen, value) : opaque(at));
       continue;
     }
-    const tokens = tokenize(textValue, src);
-    if (!tokens) {
-      whole = at;
-      break;
-    }
-    if (tokens.length === 0) {
-      clauses.push(cond(opaque(at)));
+    if (!/\S/.test(textValue)) {
+      push(opaque(at));
       continue;
     }
-    let depth = 0;
-    let topOr = false;
-    for (const t of tokens) {
-      if (t.k === "sym" && t.v === "(") depth++;
-      else if (t.k === "sym" && t.v === ")") depth--;
-      else if (depth === 0 && t.k === "word" && !t.quoted && t.v.toUpperCase() === "OR") topOr = true;
-    }
-    clauses.push({ conn, tokens, topOr });
+    // Without joins every qualifier is the builder's own table; with joins only its alias is.
+    if (!hasJoins) alias ??= qualifierOf(textValue);
+    const fragment = fragmentText(ctx, textValue, (name) => paramLookup(ctx, [l.call.arguments[1]])(name) ?? params(name));
+    const cond = translateWhere(fragment.text, fragment.resolve, at, alias);
+    if (!cond) return { filter: opaque(at), seen };
+    push(cond, topLevelOr(textValue));
   }
-  if (whole) return { filter: opaque(whole), seen };
   if (clauses.length === 0) return { filter: { kind: "and", items: [] }, seen };
   // `where("a OR b").andWhere("c")` is `a OR (b AND c)` by default and `(a OR b) AND c` with isolateWhereStatements.
-  if (clauses.length > 1 && clauses.some((c) => c.topOr)) return { filter: opaque(clauses[0]!.tokens[0]!.src.node), seen };
-  const tokens: Tok[] = [];
-  clauses.forEach((c, i) => {
-    if (i > 0) tokens.push({ k: "word", v: c.conn.toUpperCase(), quoted: false, src: c.tokens[0]!.src });
-    tokens.push(...c.tokens);
-  });
-  return { filter: parseSql(ctx, tokens) ?? opaque(clauses[0]!.tokens[0]!.src.node), seen };
+  if (clauses.length > 1 && clauses.some((c) => c.topOr)) return { filter: opaque(b.links[b.root + 1]?.call ?? b.links[b.root]!.call), seen };
+  // AND binds tighter than OR: `where(a).orWhere(b).andWhere(c)` is `a OR (b AND c)`.
+  const groups: Condition[][] = [[]];
+  for (const c of clauses) {
+    if (c.conn === "or" && groups.at(-1)!.length > 0) groups.push([]);
+    groups.at(-1)!.push(c.cond);
+  }
+  return { filter: or(groups.map((g) => and(g))), seen };
 }
 
 // ---- assignments ----

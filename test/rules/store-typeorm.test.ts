@@ -36,6 +36,27 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
     await this.jobs.update({ status: RenderStatus.Rendering, updatedAt: LessThan(cutoff) }, { status: RenderStatus.Queued });
   }
 }`,
+    // the sweeper's fragment judges age as elapsed time (EXTRACT(EPOCH FROM now() - col) > n), and MySQL's DATE_SUB:
+    // read by the project's SQL parser, as raw SQL is
+    `import { DataSource, Not } from "typeorm";
+export async function claim(ds: DataSource, id: string) {
+  return ds.getRepository(Export).update({ id, status: Not("RENDERING") }, { status: "RENDERING" });
+}
+export async function requeueStale(ds: DataSource) {
+  await ds.createQueryBuilder().update(Export).set({ status: "QUEUED" })
+    .where("status = :s", { s: "RENDERING" })
+    .andWhere("EXTRACT(EPOCH FROM now() - updated_at) > :secs", { secs: 600 })
+    .execute();
+}`,
+    `import { DataSource, Not } from "typeorm";
+export async function claim(ds: DataSource, id: string) {
+  return ds.getRepository(Export).update({ id, status: Not("RENDERING") }, { status: "RENDERING" });
+}
+export async function requeueStale(ds: DataSource) {
+  await ds.createQueryBuilder().update(Export).set({ status: "QUEUED" })
+    .where("status = 'RENDERING' AND updated_at < DATE_SUB(NOW(), INTERVAL 10 MINUTE)")
+    .execute();
+}`,
     // query builder claim; the sweeper is a query builder too, its age written in SQL
     `import { DataSource } from "typeorm";
 export class ExportWorker {

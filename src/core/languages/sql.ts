@@ -888,3 +888,20 @@ export function translateSql(parsed: ParsedSql, resolve: ParamResolver, node: No
     return undefined;
   }
 }
+
+const FRAGMENT_TABLE = "__builder_fragment";
+
+/**
+ * A WHERE fragment as query builders take it (`"job.status = :status AND job.updatedAt < NOW() - INTERVAL '5
+ * minutes'"`), read by the same parser as whole statements: as the WHERE of a SELECT from the builder's table,
+ * under `alias` when the builder names one. Named parameters (`:status`) reach `resolve`; a qualifier other than
+ * the alias names another (joined) table. Undefined when the fragment does not parse.
+ */
+export function translateWhere(fragment: string, resolve: ParamResolver, node: Node, alias?: string): Condition | undefined {
+  if (!/\S/.test(fragment)) return undefined;
+  const as = alias && /^[A-Za-z_][A-Za-z0-9_]*$/.test(alias) ? ` AS ${alias}` : "";
+  const parsed = parseSql(`SELECT * FROM ${FRAGMENT_TABLE}${as} WHERE ${fragment}`, false);
+  if (!parsed) return undefined;
+  const statement = translateSql(parsed, resolve, node);
+  return statement?.access === "read" && statement.model === FRAGMENT_TABLE ? statement.filter : undefined;
+}
