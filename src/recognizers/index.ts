@@ -11,7 +11,7 @@ import { redisLocksRecognizer } from "./redis-locks.js";
 import { redisRecognizer } from "./redis.js";
 import { sequelizeRecognizer } from "./sequelize.js";
 import { sqlRecognizer } from "./sql.js";
-import { typeormRecognizer } from "./typeorm.js";
+import { typeormRecognizer } from "./typeorm/typeorm.js";
 
 /**
  * Order matters only where two recognizers accept the same call: the first that returns an access wins.
