@@ -1,13 +1,13 @@
 import type { Claim, Node } from "../src/core/model/model.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
-import { claimData } from "../src/rule-kit/messages.js";
+import { claimData, lockData } from "../src/rule-kit/messages.js";
 import { getVocabulary, vocabularySchema } from "../src/core/model/settings.js";
 import { formatValue } from "../src/core/model/names.js";
 
 type Options = [{ startTimeFields?: string[]; progressTimeFields?: string[] }];
 
-export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeScan" | "startTimeTakeover", Options>({
+export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeScan" | "startTimeSweep" | "startTimeTakeover", Options>({
   name: "progress-based-staleness",
   meta: {
     type: "problem",
@@ -32,6 +32,8 @@ export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeS
         "Q2 (how do you tell alive from dead?): this recovery of {{model}}.{{field}} = {{value}} (claimed at line {{claimLine}}) judges age by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
       startTimeLockRow:
         "Q2 (how do you tell alive from dead?): this {{what}} of lock rows in {{model}} (taken at line {{claimLine}}) judges age by {{timeField}}, which is set once when the lock is taken. A slow but healthy holder loses its lock while it still works. Judge it by an expiry the holder renews, or a timestamp it keeps moving ({{progressFields}}).",
+      startTimeSweep:
+        "Q2 (how do you tell alive from dead?): this sweep of {{model}}.{{field}} = {{value}} (no claim of it in this module) judges age by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
       startTimeScan:
         "Q2 (how do you tell alive from dead?): this query picks {{model}} rows stuck in {{field}} = {{value}} by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
       startTimeTakeover:
@@ -66,6 +68,15 @@ export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeS
         }
         const data = { ...claimData(recovery.claim), timeField: start.field, progressFields };
         context.report({ node: start.node, messageId: "startTimeRecovery", data });
+      }
+      // A sweeper of claims made elsewhere (a cron job, a queue module's `resetStale`): its age test is its own.
+      for (const sweep of facts.sweeps()) {
+        if (seen.has(sweep.write.node) || sweep.check?.kind === "read" || sweep.claim.insert) continue;
+        const start = startTimeOnly(sweep.check ? sweep.check.timeFields : sweep.timePredicates);
+        if (!start) continue;
+        seen.add(sweep.write.node);
+        const { model, field, value } = lockData(sweep.lock);
+        context.report({ node: start.node, messageId: "startTimeSweep", data: { model, field, value, timeField: start.field, progressFields } });
       }
       for (const scan of facts.staleScans) {
         const start = startTimeOnly(scan.timePredicates);

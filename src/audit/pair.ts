@@ -141,6 +141,20 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
     return importers;
   };
 
+  // Lines where a module's own lint already judged a recovery's age (`progress-based-staleness` reports a sweeper's
+  // start-time test in the editor too): the audit does not say it again as remote-staleness, and a disable comment
+  // that silenced it there, with its reason, silences it here too.
+  const judgedAge = new Set<string>();
+  for (const { module, result } of linted) {
+    for (const m of [...result.messages, ...(result.suppressedMessages ?? [])]) {
+      if (m.ruleId === "locks/progress-based-staleness") judgedAge.add(`${module.rel}\0${m.line}`);
+    }
+  }
+  const ageJudgedIn = (file: string, at: { line: number; endLine: number }) => {
+    for (let line = at.line; line <= at.endLine; line++) if (judgedAge.has(`${file}\0${line}`)) return true;
+    return false;
+  };
+
   const locks: AuditLock[] = [];
   const findings: AuditFinding[] = [];
   const answered: AnsweredFinding[] = [];
@@ -190,7 +204,7 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
           entry = { ...entry, q1, q2, q3 };
           answeredClaims.set(`${lock.acquire.line}:${lock.acquire.column}`, { file: best.file, line: r.at.line, how: q1.how });
           const claimed = `${lock.name} (claimed in ${module.rel} at line ${lock.acquire.line})`;
-          if (r.startTimeOnly) {
+          if (r.startTimeOnly && !ageJudgedIn(best.file, r.at)) {
             add({
               ruleId: "locks-audit/remote-staleness",
               severity: "error",

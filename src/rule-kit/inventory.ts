@@ -79,6 +79,7 @@ const EMPTY_FACTS: LockFacts = {
   held: [],
   writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], rowReleases: [], heldEffects: [], renewals: [],
   recoveriesOf: () => [],
+  sweeps: () => [],
   changesHands: () => false,
 };
 

@@ -103,8 +103,30 @@ describe("cross-module pairing", () => {
     expect(exitCode).toBe(1);
     expect(result.locks).toHaveLength(1);
     expect(result.locks[0]).toMatchObject({ file: "lib/claim.js", q1: { status: "answered", file: "lib/reaper.js" }, q2: { status: "unanswered" } });
-    expect(result.findings.map((f) => [f.ruleId, f.file, f.line])).toEqual([["locks-audit/remote-staleness", "lib/reaper.js", 5]]);
+    // The reaper's start-time test is its own flaw: the rule reports it in the editor too, and the audit does not repeat it.
+    expect(result.findings.map((f) => [f.ruleId, f.file, f.line])).toEqual([["locks/progress-based-staleness", "lib/reaper.js", 5]]);
     expect(result.findings[0]!.message).toContain("judges age by started_at");
+  });
+
+  it("a lock-row sweeper in another module judged by the time the row was taken: remote-staleness (the rule sees no lock row there)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "locks-audit-lock-row-sweep-"));
+    mkdirSync(join(dir, "src"));
+    writeFileSync(join(dir, "src/lock.ts"), `import { Pool } from "pg";
+const pool = new Pool();
+export async function takeReportLock(name: string): Promise<boolean> {
+  const { rowCount } = await pool.query("INSERT INTO report_locks (name, locked_at) VALUES ($1, now()) ON CONFLICT DO NOTHING", [name]);
+  return rowCount === 1;
+}
+`);
+    writeFileSync(join(dir, "src/sweep.ts"), `import { Pool } from "pg";
+const pool = new Pool();
+export async function sweepReportLocks(): Promise<void> {
+  await pool.query("DELETE FROM report_locks WHERE locked_at < now() - interval '1 hour'");
+}
+`);
+    const { result } = await runAudit({ cwd: dir, eslintConfig: false, progress: false });
+    expect(result.findings.map((f) => [f.ruleId, f.file, f.line])).toEqual([["locks-audit/remote-staleness", "src/sweep.ts", 4]]);
+    expect(result.findings[0]!.message).toContain("judges age by locked_at");
   });
 
   it("resolves a directive through the tsconfig's path aliases", async () => {

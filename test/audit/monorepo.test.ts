@@ -237,6 +237,8 @@ describe("monorepos", () => {
       ["apps/admin/scripts/unlock-export.js", 10, "locks-audit/unused-disable-directive", "warning"],
     ]);
     expect(result.silenced.map((f) => [f.file, f.line, f.ruleId, f.justification])).toEqual([
+      // the admin script's start-time reset, a flaw of its own (progress-based-staleness in the editor), justified
+      ["apps/admin/scripts/reset-renders.js", 10, "locks/progress-based-staleness", "run by hand only, with every worker stopped"],
       ["packages/jobs/src/reports.ts", 9, "locks/require-lock-ttl", "the key names its day and the cleanup job deletes it"],
     ]);
     // Every `// expect:` in the project is a rule finding the audit reports or answers, and nothing else is.
@@ -250,7 +252,8 @@ describe("monorepos", () => {
   it("the package names are what pair them: with the names unresolvable, the admin script's start-time reset is taken instead", async () => {
     // Both recover the claim; the worker's sweeper wins because it is near the claim in the import graph (through
     // "@acme/db" and "@acme/jobs"). Rename the packages and those imports resolve to nothing: the far admin script
-    // (first by path) answers, and its start-time judgement is the audit's finding.
+    // (first by path) answers. Its start-time judgement is the lock's Q2, and stays what the script's own disable
+    // comment made it (silenced with its reason), not a second, remote finding.
     const dir = copyProject("monorepo");
     for (const pkg of ["packages/db/package.json", "packages/jobs/package.json"]) {
       const file = join(dir, pkg);
@@ -258,8 +261,11 @@ describe("monorepos", () => {
     }
     const { result, exitCode } = await runAudit({ cwd: dir });
     expect(result.locks.find((l) => l.name === "renderJob.status = RENDERING")!.q1.file).toBe("apps/admin/scripts/reset-renders.js");
-    expect(where(result.findings.filter((f) => f.severity === "error"))).toEqual(["apps/admin/scripts/reset-renders.js:9 locks-audit/remote-staleness"]);
-    expect(exitCode).toBe(1);
+    const render = result.locks.find((l) => l.name === "renderJob.status = RENDERING")!;
+    expect(render.q2).toMatchObject({ status: "unanswered", file: "apps/admin/scripts/reset-renders.js" });
+    expect(where(result.findings.filter((f) => f.severity === "error"))).toEqual([]);
+    expect(where(result.silenced)).toContain("apps/admin/scripts/reset-renders.js:10 locks/progress-based-staleness");
+    expect(exitCode).toBe(0);
   });
 
   it("pnpm-workspace.yaml, yarn's workspaces.packages, a negated glob, and a tsconfig extending a workspace package that is not installed", () => {

@@ -42,6 +42,12 @@ const takeover = (line: number, column: number, data: LockData) => ({
   column,
   data,
 });
+const sweep = (line: number, column: number, data: ScanData) => ({
+  messageId: "startTimeSweep" as const,
+  line,
+  column,
+  data,
+});
 const scan = (line: number, column: number, data: ScanData) => ({
   messageId: "startTimeScan" as const,
   line,
@@ -52,6 +58,18 @@ const scan = (line: number, column: number, data: ScanData) => ({
 ruleTester.run("progress-based-staleness", rule, {
   assertionOptions: { requireData: true },
   valid: [
+    {
+      name: "a sweeper with no claim in the module, judged by the progress timestamp",
+      code: `export async function requeueStuck(cutoff: Date) {
+  await prisma.task.updateMany({ where: { status: "RUNNING", updatedAt: { lt: cutoff } }, data: { status: "QUEUED" } });
+}`,
+    },
+    {
+      name: "a cleanup of finished rows by creation time is not a recovery: no in-progress value",
+      code: `export async function purge(cutoff: Date) {
+  await prisma.task.updateMany({ where: { status: "DONE", createdAt: { lt: cutoff } }, data: { status: "ARCHIVED" } });
+}`,
+    },
     {
       name: "a recovery judged by updatedAt",
       code: CLAIM + `async function reap(cutoff: Date) {
@@ -375,6 +393,21 @@ export class LockService {
 }`,
       languageOptions: javascript,
       errors: [takeover(3, 64, { model: "task", field: "status", value: "RUNNING", claimLine: "2", timeField: "claimedAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    // ---- startTimeSweep: a sweeper whose claim is made in another module ----
+    {
+      name: "a cron sweeper of running tasks judged by startedAt, with no claim in the module",
+      code: `export async function requeueStuck(cutoff: Date) {
+  await prisma.task.updateMany({ where: { status: "RUNNING", startedAt: { lt: cutoff } }, data: { status: "QUEUED", startedAt: null } });
+}`,
+      errors: [sweep(2, 62, { model: "task", field: "status", value: "RUNNING", timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      name: "a raw-SQL reaper judged by the claim time, with no claim in the module",
+      code: `export async function reap(pool) {
+  await pool.query("UPDATE renders SET status = 'QUEUED' WHERE status = 'RENDERING' AND locked_at < now() - interval '20 minutes'");
+}`,
+      errors: [sweep(2, 9, { model: "renders", field: "status", value: "RENDERING", timeField: "locked_at", progressFields: DEFAULT_PROGRESS })],
     },
     // ---- startTimeScan ----
     {

@@ -600,6 +600,7 @@ export function buildFacts(
     byClaim.set(r.claim, list);
   }
   const kv = buildKvFacts(sourceCode, accesses, vocabulary, helperOps);
+  let sweeps: Recovery[] | undefined;
   const objects = accesses.filter((a): a is ObjectWrite => a.access === "object");
   return {
     kv,
@@ -613,9 +614,21 @@ export function buildFacts(
     rowReleases: classified.releases,
     renewals: buildRenewals(sourceCode, { kv, writes: mod.writes, claims, releases: classified.releases.map((r) => r.write) }, shape, vocabulary),
     recoveriesOf: (claim) => byClaim.get(claim) ?? [],
+    sweeps: () => {
+      if (!sweeps) {
+        const own = new Set(claims.map((c) => lockKeyText(c.lock)));
+        sweeps = buildForeignRecoveries(sourceCode, accesses, vocabulary).filter((r) => !own.has(lockKeyText(r.lock)));
+      }
+      return sweeps;
+    },
     changesHands: (claim) => claim.takeover.length > 0 || (byClaim.get(claim)?.length ?? 0) > 0 ||
       recoveredByDirective(sourceCode, claim.write.node) !== undefined,
   };
+}
+
+/** A claim's lock as text, models and fields compared loosely: `job\0status\0RUNNING`. */
+function lockKeyText(lock: LockKey): string {
+  return `${normalizeModel(lock.model)}\0${normalizeName(lock.field)}\0${normalizeName(String(lock.value.value))}`;
 }
 
 /**

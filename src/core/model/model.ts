@@ -507,6 +507,11 @@ export interface LockFacts {
   /** Q1: the recoveries and lease take-overs that answer a claim. */
   recoveriesOf(claim: Claim): readonly Recovery[];
   /**
+   * A sweeper's recoveries of claims this module does not make (a cron job, a `resetStale` of a queue module): their
+   * `claim` is a stand-in for the claim made elsewhere. Computed when first asked.
+   */
+  sweeps(): readonly Recovery[];
+  /**
    * Whether the claim can pass to another holder while its holder still works: it takes over stale leases itself,
    * a recovery in this module frees it, or a `locks-recovered-by` directive names the module that does. Only then
    * can a late holder's write or release land on a newer holder's row (Q3); until then Q1 is the finding.
