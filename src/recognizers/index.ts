@@ -1,7 +1,7 @@
 /** Every recognizer the inventory runs. Adding a store means adding its file here; no rule changes. */
 import type { Recognizer } from "./recognizer.js";
 import { drizzleRecognizer } from "./drizzle.js";
-import { knexRecognizer } from "./knex.js";
+import { knexRecognizer } from "./knex/knex.js";
 import { kyselyRecognizer } from "./kysely.js";
 import { mongoRecognizer } from "./mongo.js";
 import { mutexRecognizer } from "./mutex.js";

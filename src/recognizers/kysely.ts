@@ -13,10 +13,8 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, Condition, Node, StateAccess, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, getConstInit, isClockReading, keyName, unwrap } from "../core/reading/values.js";
-import {
-  chainDown, comparison, fieldOf, isSqlNow, objectArgument, operatorOf, staticString, tableScope, type Link,
-  type TableScope,
-} from "./knex.js";
+import { chainDown, fieldOf, isSqlNow, objectArgument, staticString, tableScope, type Link, type TableScope } from "./knex/chains.js";
+import { comparison, operatorOf } from "./knex/filters.js";
 
 type Call = TSESTree.CallExpression;
 type Fn = TSESTree.ArrowFunctionExpression | TSESTree.FunctionExpression;

@@ -1,0 +1,229 @@
+/** Knex recognizer: builder chains (the table call at the root and the links after it), and their models. */
+import type { TSESTree } from "@typescript-eslint/utils";
+import type { Node } from "../../core/model/model.js";
+import type { RecognizerContext } from "../recognizer.js";
+import { evaluate, findVariable, isClockReading, isSqlNow, keyName, objectLiteral, staticList, unwrap } from "../../core/reading/values.js";
+
+export type Call = TSESTree.CallExpression;
+export type Arg = TSESTree.CallExpressionArgument;
+export type CompareOp = "eq" | "ne" | "in" | "notIn" | "lt" | "lte" | "gt" | "gte" | "other";
+
+/** One `.name(args)` of a builder chain. */
+export interface Link {
+  readonly name: string;
+  readonly call: Call;
+  readonly args: readonly Arg[];
+}
+
+/** The calls of a chain from its base outwards up to `call` (included), and the expression the chain starts from. */
+export function chainDown(call: Call): { base: Node; links: Link[] } {
+  const links: Link[] = [];
+  let node: Call = call;
+  for (;;) {
+    const callee = unwrap(node.callee);
+    if (callee.type !== "MemberExpression") return { base: node, links: links.reverse() };
+    const name = keyName(callee.property, callee.computed);
+    if (name === undefined) return { base: callee, links: [] };
+    links.push({ name, call: node, args: node.arguments });
+    const object = unwrap(callee.object);
+    if (object.type !== "CallExpression") return { base: object, links: links.reverse() };
+    node = object;
+  }
+}
+
+/** The calls made on the result of `call`, innermost first, while `keep` accepts their names. */
+export function chainUp(call: Call, keep: (name: string) => boolean): Link[] {
+  const links: Link[] = [];
+  let node: Node = call;
+  for (;;) {
+    let parent: Node | undefined = node.parent;
+    while (parent && (parent.type === "TSNonNullExpression" || parent.type === "TSAsExpression") && parent.expression === node) {
+      node = parent;
+      parent = parent.parent;
+    }
+    if (!parent || parent.type !== "MemberExpression" || parent.object !== node) return links;
+    const outer: Node | undefined = parent.parent;
+    if (!outer || outer.type !== "CallExpression" || outer.callee !== parent) return links;
+    const name = keyName(parent.property, parent.computed);
+    if (name === undefined || !keep(name)) return links;
+    links.push({ name, call: outer, args: outer.arguments });
+    node = outer;
+  }
+}
+
+/** A static string, or undefined. */
+export function staticString(ctx: RecognizerContext, node: Node | undefined): string | undefined {
+  if (!node || node.type === "SpreadElement") return undefined;
+  const v = evaluate(ctx.sourceCode, node);
+  return v && typeof v.value === "string" ? v.value : undefined;
+}
+
+/** The table a chain is about, how its columns may be prefixed, and the quote the file uses. */
+export interface TableScope {
+  readonly table: string;
+  readonly prefixes: readonly string[];
+  readonly quote: string;
+}
+
+/** `"jobs"`, `"public.jobs"`, `"jobs as j"`: the table, and the names its columns may be prefixed with. */
+export function tableScope(ctx: RecognizerContext, node: Node | undefined): TableScope | undefined {
+  const text = staticString(ctx, node);
+  if (!text) return undefined;
+  const m = /^\s*([\w$."]+?)(?:\s+as\s+([\w$"]+))?\s*$/i.exec(text);
+  if (!m) return undefined;
+  const path = m[1]!.replace(/"/g, "").split(".");
+  const table = path[path.length - 1]!;
+  if (!table) return undefined;
+  const prefixes = [table.toLowerCase()];
+  if (m[2]) prefixes.push(m[2].replace(/"/g, "").toLowerCase());
+  const raw = node && unwrap(node).type === "Literal" ? ctx.sourceCode.getText(node) : "";
+  return { table, prefixes, quote: raw.startsWith('"') ? '"' : "'" };
+}
+
+/** `"status"`, `"jobs.status"`, `"j.status"`: the field, or undefined for another table's column or a non-static one. */
+export function columnField(ctx: RecognizerContext, scope: TableScope, node: Node | undefined): string | undefined {
+  const text = staticString(ctx, node);
+  return text === undefined ? undefined : fieldOf(scope, text);
+}
+
+/** The field a column name stands for, stripping this table's prefix; undefined for another table's column. */
+export function fieldOf(scope: TableScope, column: string): string | undefined {
+  const text = column.trim();
+  if (!text || !/^[\w$."]+$/.test(text)) return undefined;
+  const parts = text.replace(/"/g, "").split(".");
+  const field = parts.pop()!;
+  if (!field) return undefined;
+  if (parts.length > 0 && !scope.prefixes.includes(parts[parts.length - 1]!.toLowerCase())) return undefined;
+  return field;
+}
+
+export const listOf = (ctx: RecognizerContext, node: Node) => staticList(ctx.sourceCode, node);
+
+export const objectArgument = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
+
+/** Re-exported for Kysely, which shares knex's helpers. */
+export { isSqlNow };
+
+/** `knex.fn.now()`, `trx.fn.now(6)`, `knex.raw('now()')`, and the JavaScript clock readings. */
+export function isKnexClock(ctx: RecognizerContext, node: Node): boolean {
+  const n = unwrap(node);
+  if (isClockReading(n)) return true;
+  if (n.type !== "CallExpression") return false;
+  const callee = unwrap(n.callee);
+  if (callee.type !== "MemberExpression") return false;
+  const name = keyName(callee.property, callee.computed);
+  if (name === "now") {
+    const object = unwrap(callee.object);
+    return object.type === "MemberExpression" && keyName(object.property, object.computed) === "fn";
+  }
+  if (name === "raw" && n.arguments.length === 1) {
+    const text = staticString(ctx, n.arguments[0]);
+    return text !== undefined && isSqlNow(text);
+  }
+  return false;
+}
+
+/** The part of the knex API a chain may use: where-links, and links that do not change which rows it touches. */
+export const WHERE_NAME = /^(?:(or|and)Where|where)(Not)?([A-Z]\w*)?$/;
+export const NEUTRAL = new Set([
+  "select", "column", "columns", "distinct", "distinctOn", "limit", "offset", "orderBy", "orderByRaw", "groupBy",
+  "groupByRaw", "having", "havingRaw", "forUpdate", "forShare", "forNoKeyUpdate", "forKeyShare", "skipLocked", "noWait",
+  "returning", "transacting", "timeout", "debug", "options", "connection", "queryContext", "comment", "hintComment", "as",
+  "join", "innerJoin", "leftJoin", "leftOuterJoin", "rightJoin", "rightOuterJoin", "fullOuterJoin", "crossJoin",
+  "joinRaw", "clearSelect", "clearOrder", "clearGroup", "clearHaving", "clearCounters", "withSchema", "from", "table",
+  "into", "first",
+]);
+/** Calls that may follow the end of a query. */
+export const TRAILING = new Set([
+  "returning", "then", "catch", "finally", "asCallback", "transacting", "timeout", "debug", "options", "connection",
+  "queryContext", "toSQL", "toString", "toQuery", "stream", "pipe",
+]);
+export const WRITES = new Set(["update", "del", "delete", "insert"]);
+export const READS = new Set(["first", "select"]);
+export const KNOWN = (name: string) =>
+  WHERE_NAME.test(name) || NEUTRAL.has(name) || WRITES.has(name) || name === "onConflict" || name === "ignore" ||
+  name === "merge" || name === "modify" || name === "clearWhere";
+/** Links that may come before the table link: `knex.select('id').from('jobs')`. */
+const LEADING = new Set(["select", "column", "columns", "distinct", "withSchema"]);
+export const TABLE_LINKS = new Set(["table", "from", "into"]);
+/** A knex instance held in a property: `this.knex('jobs')`, `ctx.db('jobs')`, `this.readDb('jobs')`. */
+const INSTANCE_NAME = /^(?:\w*(?:knex|Knex|KNEX|db|Db|DB|trx|Trx))$|^(?:tx|transaction|conn|connection|database|pg|mysql|sqlite|qb|queryBuilder|builder|k)$/;
+/** Callables taking a string that are not knex: hashes, i18n, repositories, document refs. */
+const NOT_KNEX = /^(?:require|\$|jQuery|_|t|i18n|gettext|create[A-Z]\w*|get(?:Custom)?Repository|getManager|getConnection|model|collection|doc|ref|child|Symbol|String|Number|Boolean|BigInt|URL|Buffer|fetch|gql|graphql|useQuery|useMutation)$/;
+/** Methods whose function arguments are knex builder callbacks: `whereIn('id', function () { this.select… })`. */
+const CALLBACK_HOSTS = /^(?:(?:or|and)?[wW]here\w*|join|\w+Join|with|withRecursive|union|unionAll|intersect|except|from|select|modify|onConflict|having\w*)$/;
+
+interface Root {
+  readonly scope: TableScope;
+  /** Index of the first link after the table call. */
+  readonly start: number;
+}
+
+export function methodName(call: Call): string | undefined {
+  const callee = unwrap(call.callee);
+  return callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : undefined;
+}
+
+/** A function passed to a knex builder method: its `this` / first parameter is a nested builder, not the knex instance. */
+function isBuilderCallback(fn: TSESTree.FunctionLike | undefined): boolean {
+  const parent = fn?.parent;
+  if (!fn || parent?.type !== "CallExpression" || !parent.arguments.includes(fn as TSESTree.Expression)) return false;
+  const name = methodName(parent);
+  return name !== undefined && CALLBACK_HOSTS.test(name);
+}
+
+function isNestedBuilder(ctx: RecognizerContext, base: Node): boolean {
+  if (base.type === "ThisExpression") {
+    let p: Node | undefined = base.parent;
+    while (p && p.type !== "FunctionExpression" && p.type !== "FunctionDeclaration") p = p.parent;
+    return isBuilderCallback(p as TSESTree.FunctionLike | undefined);
+  }
+  if (base.type === "Identifier") {
+    const def = findVariable(ctx.sourceCode, base)?.defs[0];
+    return def?.type === "Parameter" && isBuilderCallback(def.node as TSESTree.FunctionLike);
+  }
+  return false;
+}
+
+/**
+ * A repository's own table accessor, `this.table()` / `this.queueTable()` / `model.jobsQuery()`: a method with no
+ * arguments named like a table or query, returning a builder for its table. The model is the name minus
+ * `Table`/`Query` (`queueTable` → `queue`), or the name itself (`table`).
+ */
+const TABLE_ACCESSOR = /^(?:table|query|builder|queryBuilder|\w+Table|\w+Query)$/;
+
+function accessorScope(name: string): TableScope | undefined {
+  if (!TABLE_ACCESSOR.test(name)) return undefined;
+  const table = name.replace(/(?:Table|Query)$/, "") || name;
+  return { table, prefixes: [table.toLowerCase()], quote: "'" };
+}
+
+export function knexRoot(ctx: RecognizerContext, base: Node, links: readonly Link[]): Root | undefined {
+  if (base.type === "CallExpression") {
+    const callee = unwrap(base.callee);
+    if (callee.type === "MemberExpression" && base.arguments.length === 0 && !callee.computed && callee.property.type === "Identifier") {
+      const scope = accessorScope(callee.property.name);
+      return scope && { scope, start: 0 };
+    }
+    if (callee.type !== "Identifier" || NOT_KNEX.test(callee.name)) return undefined;
+    const scope = tableScope(ctx, base.arguments[0]);
+    return scope && { scope, start: 0 };
+  }
+  if (base.type !== "Identifier" && base.type !== "ThisExpression" && base.type !== "MemberExpression") return undefined;
+  let i = 0;
+  while (i < links.length && LEADING.has(links[i]!.name)) i++;
+  const link = links[i];
+  if (!link) return undefined;
+  // `this.table()`, `this.queueTable()`: a repository's accessor for its own table.
+  if (i === 0 && link.args.length === 0 && TABLE_ACCESSOR.test(link.name) && base.type !== "Identifier") {
+    const scope = accessorScope(link.name);
+    return scope && { scope, start: 1 };
+  }
+  if (TABLE_LINKS.has(link.name)) {
+    // `Array.from(…)`, `Buffer.from(…)`: classes, not knex instances; `this`/`qb` in a where callback: a subquery.
+    if (base.type === "Identifier" && /^[A-Z]/.test(base.name)) return undefined;
+    if (isNestedBuilder(ctx, base)) return undefined;
+  } else if (i !== 0 || !INSTANCE_NAME.test(link.name)) return undefined;
+  const scope = tableScope(ctx, link.args[0]);
+  return scope && { scope, start: i + 1 };
+}

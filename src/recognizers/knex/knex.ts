@@ -1,0 +1,208 @@
+/**
+ * Knex query builder chains: a chain rooted at a table call, `knex('jobs')`, `trx('jobs')`, `db('jobs')`,
+ * `this.knex('jobs')`, `knex.table('jobs')`, `knex.from('jobs')`, `knex.select('id').from('jobs')`, followed by
+ * where-family links and ending in a write or a read.
+ *
+ * Where each chain is recognised (exactly once):
+ * - `.update(…)`, `.del()`, `.delete()`: at that call (`.returning(…)` or `.then(…)` after it do not matter);
+ * - `.insert(…)`: at the insert call, unless `.onConflict(…)` follows; then at its `.ignore()` or `.merge(…)`
+ *   (where-links after `.merge()` are the condition of the conflict update);
+ * - reads: at the last `.first()` / `.select()` of a chain that has a where-link; the read's node is the
+ *   outermost call of the chain (`await knex('jobs').select('id').where(…)` is one read).
+ *
+ * Where-links combine as the SQL knex writes: `where A where B orWhere C` is `(A and B) or C`; callbacks
+ * (`where(function () { this.where(…).orWhere(…) })`, `where((qb) => …)`) are parenthesised groups. A chain
+ * with no table call at its root (`repo.update(a, b)`, `map.delete(k)`, `hash.update(s)`) is not knex.
+ */
+import type { TSESTree } from "@typescript-eslint/utils";
+import type { Assignment, AssignedValue, Node, StateAccess, TextEdit } from "../../core/model/model.js";
+import type { Recognizer, RecognizerContext } from "../recognizer.js";
+import { evaluate, keyName, unwrap } from "../../core/reading/values.js";
+import { type Arg, type Call, KNOWN, type Link, NEUTRAL, READS, TRAILING, type TableScope, WHERE_NAME, WRITES, chainDown, chainUp, columnField, fieldOf, isKnexClock, knexRoot, methodName, objectArgument } from "./chains.js";
+import { type Clause, KnexReader, combine } from "./filters.js";
+
+// ---- assignments ----
+
+function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
+  if (isKnexClock(ctx, node)) return { kind: "now" };
+  const v = evaluate(ctx.sourceCode, node);
+  return v ? { kind: "static", value: v } : { kind: "other" };
+}
+
+function objectAssignments(ctx: RecognizerContext, scope: TableScope, object: TSESTree.ObjectExpression): Assignment[] {
+  const out: Assignment[] = [];
+  for (const p of object.properties) {
+    if (p.type !== "Property") continue;
+    const key = keyName(p.key, p.computed);
+    const field = key === undefined ? undefined : fieldOf(scope, key);
+    if (!field) continue;
+    out.push({ field, value: assignedValue(ctx, p.value), node: p, valueNode: p.value });
+  }
+  return out;
+}
+
+/** `.insert({…})` or `.insert([{…}])` with one row. */
+function insertedRow(ctx: RecognizerContext, arg: Arg | undefined): TSESTree.ObjectExpression | undefined {
+  if (!arg || arg.type === "SpreadElement") return undefined;
+  const a = unwrap(arg);
+  if (a.type === "ArrayExpression") return a.elements.length === 1 ? objectArgument(ctx, a.elements[0] ?? undefined) : undefined;
+  return objectArgument(ctx, a);
+}
+
+/** Later assignments of a field replace earlier ones. */
+function mergeAssignments(base: readonly Assignment[], over: readonly Assignment[]): Assignment[] {
+  const fields = new Set(over.map((a) => a.field));
+  return [...base.filter((a) => !fields.has(a.field)), ...over];
+}
+
+// ---- edits ----
+
+function quoteField(scope: TableScope, field: string): string {
+  return `${scope.quote}${field.replace(/\\/g, "\\\\").replace(new RegExp(scope.quote, "g"), `\\${scope.quote}`)}${scope.quote}`;
+}
+
+/** Appends `.where('status', X)` / `.whereNot('status', X)` after the last top-level where-link (or before `before`). */
+function predicateAdder(
+  scope: TableScope,
+  clauses: readonly Clause[],
+  before: Call,
+): StateAccessEdit | undefined {
+  if (clauses.some((c) => c.bool === "or")) return undefined;
+  const callee = unwrap(before.callee);
+  if (callee.type !== "MemberExpression") return undefined;
+  const lastWhere = [...clauses].reverse().find((c) => c.link)?.link;
+  const at = lastWhere ? lastWhere.call.range[1] : callee.object.range[1];
+  return (field, op, valueText) => {
+    if (clauses.some((c) => c.fields.includes(field))) return undefined;
+    return { range: [at, at], text: `.${op === "eq" ? "where" : "whereNot"}(${quoteField(scope, field)}, ${valueText})` };
+  };
+}
+
+type StateAccessEdit = (field: string, op: "eq" | "ne", valueText: string) => TextEdit | undefined;
+
+// ---- recognition ----
+
+function updateAssignments(ctx: RecognizerContext, scope: TableScope, args: readonly Arg[]): Assignment[] | undefined {
+  const first = args[0];
+  if (!first || first.type === "SpreadElement") return undefined;
+  const column = unwrap(first);
+  if ((column.type === "Literal" && typeof column.value === "string") || column.type === "TemplateLiteral") {
+    // update('status', 'running'[, returning])
+    const field = columnField(ctx, scope, column);
+    const value = args[1];
+    if (!field || !value || value.type === "SpreadElement" || args.length > 3) return undefined;
+    return [{ field, value: assignedValue(ctx, value), node: column, valueNode: value }];
+  }
+  // update({ … }[, returning[, options]]): the second argument is a returning list, never an options object (that
+  // is TypeORM's and Sequelize's `update(criteria, values)`)
+  const second = args[1] && unwrap(args[1]);
+  if (args.length > 3 || (second && !(second.type === "Literal" && typeof second.value === "string") && second.type !== "ArrayExpression")) {
+    return undefined;
+  }
+  const object = objectArgument(ctx, first);
+  if (object) return objectAssignments(ctx, scope, object);
+  return column.type === "Identifier" || column.type === "MemberExpression" ? [] : undefined;
+}
+
+function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefined {
+  const operation = methodName(call);
+  if (!operation) return undefined;
+  const down = chainDown(call);
+  const up = chainUp(call, KNOWN);
+  // What follows the recognised call: knex ends a query there (`.returning()`, `.then()`); a client that filters
+  // after `.update()` (Supabase's `.from('jobs').update({…}).eq('id', id)`) is not knex.
+  const after = chainUp(call, () => true);
+  const trailing = (links: readonly Link[]) => links.every((l) => TRAILING.has(l.name));
+  const root = knexRoot(ctx, unwrap(down.base), [...down.links, ...up]);
+  if (!root) return undefined;
+  if (root.start > down.links.length && !READS.has(operation)) return undefined;
+  const before = down.links.slice(root.start, -1);
+  const reader = new KnexReader(ctx, root.scope);
+  const { scope } = root;
+  const base = { store: "knex", model: scope.table, operation } as const;
+
+  if (operation === "update" || operation === "del" || operation === "delete") {
+    // Knex also takes where-links after the write: `update({…}).where({ id })`. (Supabase filters with `.eq()`.)
+    let wheresAfter = 0;
+    while (wheresAfter < after.length && WHERE_NAME.test(after[wheresAfter]!.name)) wheresAfter++;
+    const clauses = reader.clauses([...before, ...after.slice(0, wheresAfter)]);
+    if (!clauses || !trailing(after.slice(wheresAfter))) return undefined;
+    const assignments = operation === "update" ? updateAssignments(ctx, scope, call.arguments) : [];
+    if (!assignments) return undefined;
+    if (operation !== "update" && call.arguments.length > 1) return undefined;
+    const addPredicate = predicateAdder(scope, clauses, call);
+    return {
+      access: "write",
+      ...base,
+      ...(operation === "update" ? {} : { effect: "delete" as const }),
+      filter: combine(clauses),
+      assignments,
+      node: call,
+      ...(addPredicate ? { addPredicate } : {}),
+    };
+  }
+
+  if (operation === "insert") {
+    if (up.some((l) => l.name === "onConflict")) return undefined; // recognised at .ignore() / .merge()
+    if (!trailing(after) || before.some((l) => !NEUTRAL.has(l.name)) || call.arguments.length === 0 || call.arguments.length > 2) return undefined;
+    const row = insertedRow(ctx, call.arguments[0]);
+    return {
+      access: "write", ...base, effect: "insert", filter: { kind: "and", items: [] },
+      assignments: row ? objectAssignments(ctx, scope, row) : [], node: call,
+    };
+  }
+
+  if (operation === "ignore" || operation === "merge") {
+    const links = down.links.slice(root.start);
+    const onConflict = links.length - 2;
+    const insert = links.findIndex((l) => l.name === "insert");
+    if (links[onConflict]?.name !== "onConflict" || insert < 0 || insert > onConflict) return undefined;
+    if (links.slice(0, insert).some((l) => !NEUTRAL.has(l.name))) return undefined;
+    if (links.slice(insert + 1, onConflict).some((l) => l.name !== "returning")) return undefined;
+    const row = insertedRow(ctx, links[insert]!.args[0]);
+    const inserted = row ? objectAssignments(ctx, scope, row) : [];
+    if (operation === "ignore") {
+      if (call.arguments.length > 0 || !trailing(after)) return undefined;
+      return {
+        access: "write", ...base, effect: "insert", onConflict: "ignore", filter: { kind: "and", items: [] },
+        assignments: inserted, node: call,
+      };
+    }
+    // The row ends up with the inserted values, or on conflict with `merge({…})`'s (merge() and merge([cols])
+    // copy inserted values).
+    const merged = objectArgument(ctx, call.arguments[0]);
+    const assignments = merged ? mergeAssignments(inserted, objectAssignments(ctx, scope, merged)) : inserted;
+    let wheres = 0;
+    while (wheres < after.length && WHERE_NAME.test(after[wheres]!.name)) wheres++;
+    const clauses = reader.clauses(after.slice(0, wheres));
+    if (!clauses || !trailing(after.slice(wheres))) return undefined;
+    return {
+      access: "write", ...base, effect: "insert", onConflict: "update", filter: combine(clauses), assignments, node: call,
+    };
+  }
+
+  if (READS.has(operation)) {
+    // The last first()/select() of the chain, and only reads: a select inside a write chain is not a read.
+    if (up.some((l) => READS.has(l.name) || WRITES.has(l.name) || l.name === "onConflict")) return undefined;
+    if (!trailing(after.slice(up.length))) return undefined;
+    const links = [...down.links, ...up].slice(root.start);
+    if (!links.some((l) => WHERE_NAME.test(l.name))) return undefined;
+    const clauses = reader.clauses(links);
+    if (!clauses) return undefined;
+    const top = up.length > 0 ? up[up.length - 1]!.call : call;
+    return { access: "read", ...base, filter: combine(clauses), node: top };
+  }
+  return undefined;
+}
+
+export const knexRecognizer: Recognizer = {
+  store: "knex",
+  methods: new Set(["update", "del", "delete", "insert", "ignore", "merge", "first", "select"]),
+  recognize(call, ctx): StateAccess | undefined {
+    try {
+      return recognizeKnex(call, ctx);
+    } catch {
+      return undefined;
+    }
+  },
+};
