@@ -149,18 +149,19 @@ export async function lintModules(
   const given = new Map<string, string>();
   const texts = new Map(modules.map((m) => [m.path, m.text]));
   for (let round = 0; round < 3; round++) {
+    // Most projects export no lock helper at all: nothing to follow.
+    if (![...summaries.values()].some((s) => s.helpers && s.helpers.length > 0)) break;
+    const exportsOf = helperIndex(summaries, options.resolveModule, texts, root);
     let changed = false;
-    // A module left unparsed (no call any recognizer knows) may still call an imported helper: parse it now.
-    const withHelpers = new Set([...summaries].filter(([, s]) => s.helpers && s.helpers.length > 0).map(([p]) => p));
-    // …or through a barrel (`index.ts` re-exporting `./redis-lock`).
-    for (const path of texts.keys()) if (!withHelpers.has(path) && helpersOf(path, summaries, options.resolveModule, texts, 0, root).length > 0) withHelpers.add(path);
+    // A module left unparsed (no call any recognizer knows) may still call an imported helper (directly or through
+    // a barrel re-exporting it): parse it now.
     for (const [i, linted] of out.entries()) {
-      if (bindings.has(linted.module.path) || !options.importsOf?.(linted.module.path).some((p) => withHelpers.has(p))) continue;
+      if (bindings.has(linted.module.path) || !options.importsOf?.(linted.module.path).some((p) => exportsOf(p).length > 0)) continue;
       const parsed = await lintOne(linted.module);
       if (parsed) out[i] = parsed;
     }
     for (const [i, linted] of out.entries()) {
-      const helpers = importedHelpers(linted.module, bindings.get(linted.module.path) ?? [], summaries, options.resolveModule, root, texts);
+      const helpers = importedHelpers(linted.module, bindings.get(linted.module.path) ?? [], exportsOf, options.resolveModule, root);
       const key = JSON.stringify(helpers);
       if (helpers.length === 0 || given.get(linted.module.path) === key) continue;
       given.set(linted.module.path, key);
@@ -174,22 +175,20 @@ export async function lintModules(
   return out;
 }
 
-/** The helpers each import binding of a module brings in, from the summaries of the modules it resolves to. */
+/** The helpers each import binding of a module brings in, from what the modules it resolves to export. */
 function importedHelpers(
   module: SourceModule,
   bindings: ReturnType<typeof importBindings>,
-  summaries: ReadonlyMap<string, ModuleSummary>,
+  exportsOf: (path: string) => readonly ExportedHelper[],
   resolveModule: (specifier: string, from: string) => string | undefined,
   root: string,
-  texts: ReadonlyMap<string, string>,
 ): ImportedHelpers[] {
   const out: ImportedHelpers[] = [];
   for (const b of bindings) {
     const target = resolveModule(b.specifier, module.path);
-    const exported = target ? helpersOf(target, summaries, resolveModule, texts, 0, root) : undefined;
-    if (!target || !exported || exported.length === 0 || target === module.path) continue;
+    if (!target || target === module.path) continue;
     const base = b.imported === "*" ? undefined : b.imported;
-    const helpers = exported.filter((h) => base === undefined || h.name === base || h.name.startsWith(`${base}.`) || h.name.startsWith(`${base}#`));
+    const helpers = exportsOf(target).filter((h) => base === undefined || h.name === base || h.name.startsWith(`${base}.`) || h.name.startsWith(`${base}#`));
     if (helpers.length > 0) out.push({ local: b.local, imported: b.imported, file: relative(root, target), helpers });
   }
   return out;
@@ -198,36 +197,46 @@ function importedHelpers(
 const REEXPORT = /export\s*(\*|\{([^}]*)\})\s*from\s*["']([^"']+)["']/g;
 
 /**
- * The helpers a module exports: its own, and those it re-exports from others (a barrel: `export * from "./lock"`,
- * `export { RedisLock as Lock } from "./redis-lock"`), read from its text since a barrel makes no call to lint.
+ * The helpers each module exports, memoised for one round: its own, and those it re-exports from others (a barrel:
+ * `export * from "./lock"`, `export { RedisLock as Lock } from "./redis-lock"`), read from its text since a barrel
+ * makes no call to lint.
  */
-function helpersOf(
-  path: string,
+function helperIndex(
   summaries: ReadonlyMap<string, ModuleSummary>,
   resolveModule: (specifier: string, from: string) => string | undefined,
   texts: ReadonlyMap<string, string>,
-  depth: number,
   root: string,
-): readonly ExportedHelper[] {
-  const own = summaries.get(path)?.helpers ?? [];
-  const text = texts.get(path);
-  if (depth > 3 || !text || !text.includes("from")) return own;
-  const out = [...own];
-  for (const m of text.matchAll(REEXPORT)) {
-    const target = resolveModule(m[3]!, path);
-    if (!target || target === path) continue;
-    const theirs = helpersOf(target, summaries, resolveModule, texts, depth + 1, root).map((h) => (h.file ? h : { ...h, file: relative(root, target) }));
-    if (m[1] === "*") {
-      out.push(...theirs.filter((h) => !h.name.startsWith("default")));
-      continue;
+): (path: string) => readonly ExportedHelper[] {
+  const memo = new Map<string, readonly ExportedHelper[]>();
+  const exportsOf = (path: string, depth: number): readonly ExportedHelper[] => {
+    const known = memo.get(path);
+    if (known) return known;
+    const own = summaries.get(path)?.helpers ?? [];
+    const text = texts.get(path);
+    if (depth > 3 || !text || !text.includes("from")) {
+      memo.set(path, own);
+      return own;
     }
-    for (const spec of m[2]!.split(",")) {
-      const [from, as] = spec.trim().replace(/^type\s+/, "").split(/\s+as\s+/).map((x) => x.trim());
-      if (!from) continue;
-      for (const h of theirs) {
-        if (h.name === from || h.name.startsWith(`${from}.`) || h.name.startsWith(`${from}#`)) out.push({ ...h, name: (as ?? from) + h.name.slice(from.length) });
+    memo.set(path, own); // a cycle of barrels ends here
+    const out = [...own];
+    for (const m of text.matchAll(REEXPORT)) {
+      const target = resolveModule(m[3]!, path);
+      if (!target || target === path) continue;
+      const theirs = exportsOf(target, depth + 1).map((h) => (h.file ? h : { ...h, file: relative(root, target) }));
+      if (m[1] === "*") {
+        out.push(...theirs.filter((h) => !h.name.startsWith("default")));
+        continue;
+      }
+      for (const spec of m[2]!.split(",")) {
+        const [from, as] = spec.trim().replace(/^type\s+/, "").split(/\s+as\s+/).map((x) => x.trim());
+        if (!from) continue;
+        for (const h of theirs) {
+          if (h.name === from || h.name.startsWith(`${from}.`) || h.name.startsWith(`${from}#`)) out.push({ ...h, name: (as ?? from) + h.name.slice(from.length) });
+        }
       }
     }
-  }
-  return out;
+    memo.set(path, out);
+    return out;
+  };
+  return (path) => exportsOf(path, 0);
 }

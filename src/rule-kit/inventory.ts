@@ -189,13 +189,12 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
         const shape: ModuleShape = { calls: state.calls, functions: state.functions };
         // Calls of helpers (this module's, and in the audit those it imports) are the helpers' ops at the call.
         const imported = importedInstances(sourceCode, state.calls, importedHelpersOf(context.settings));
-        const instances = helperInstances(sourceCode, accesses, shape, imported);
-        const built = buildFacts(sourceCode, accesses, shape, vocabulary, instances);
-        const kvOps = [...built.kv.ops, ...instances];
+        const helpers = helperInstances(sourceCode, accesses, shape, imported);
+        const built = buildFacts(sourceCode, accesses, shape, vocabulary, helpers.instances);
         facts = {
           ...built,
           held: buildHeldLocks(sourceCode, accesses, built.kv, shape, state.flags, paths),
-          helpers: exportedHelpers(sourceCode, kvOps, built.kv),
+          helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv),
         };
       } catch (error) {
         // A recognizer or the model met code it did not expect. One odd file must not stop a whole lint run:

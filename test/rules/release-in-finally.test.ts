@@ -523,6 +523,45 @@ ruleTester.run("release-in-finally", rule, {
       code: SCOPED_HELPER,
     },
     {
+      // Both shapes were reported before: the fallback's return read as a way out while holding, and the catch of a
+      // failed acquire too.
+      name: "`if (!locked) { fallback }` holds nothing in its consequent; `try { locked = await acquire() } catch { return }` is tested after the try",
+      code: `import Redis from "ioredis";
+const redis = new Redis();
+async function acquireJobLock(name: string, ttlMs: number): Promise<boolean> {
+  return (await redis.set(\`cron-lock:\${name}\`, "1", "PX", ttlMs, "NX")) === "OK";
+}
+async function releaseJobLock(name: string): Promise<void> {
+  await redis.del(\`cron-lock:\${name}\`);
+}
+export async function withJobLock(name: string, work: () => Promise<void>) {
+  const locked = await acquireJobLock(name, 60000);
+  if (!locked) {
+    if (await redis.exists(\`cron-lock:\${name}\`)) return;
+    console.warn("redis down, running unlocked");
+  }
+  try {
+    await work();
+  } finally {
+    await releaseJobLock(name);
+  }
+}
+export async function tolerant(name: string, work: () => Promise<void>) {
+  let locked: boolean;
+  try {
+    locked = await acquireJobLock(name, 60000);
+  } catch {
+    return;
+  }
+  if (!locked) return;
+  try {
+    await work();
+  } finally {
+    await releaseJobLock(name);
+  }
+}`,
+    },
+    {
       name: "taken and freed through helpers, the release in a finally",
       code: LOCK_HELPERS.replace("  await run();\n  await giveBack(\"prune\", token);", "  try {\n    await run();\n  } finally {\n    await giveBack(\"prune\", token);\n  }"),
     },

@@ -6,6 +6,7 @@
  */
 import type { TSESLint } from "@typescript-eslint/utils";
 import type { KvFacts, KvLock, KvOp, KvRelease, KvTakeover, LibraryLockOp, Node, StateAccess } from "../model/model.js";
+import { helperOrigin } from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { hasLockWord } from "../model/settings.js";
 import { guardsOf } from "../reading/guards.js";
@@ -85,13 +86,6 @@ export function comparedGet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, Kv
   return undefined;
 }
 
-/** The helper's own op an instance stands for, through helpers calling helpers. */
-function rootOf(op: KvOp): KvOp {
-  let o = op;
-  for (let i = 0; i < 8 && o.via?.template; i++) o = o.via.template;
-  return o;
-}
-
 const NO_HELPERS = { locks: [], releases: [] } as const;
 
 /**
@@ -130,7 +124,7 @@ export function buildKvFacts(
       : namedLikeLock(acquire) || released.some((d) => namedLikeLock(d) || inFinally(d.node)) ||
         ops.some((o) => o.command === "set" && !o.nx && sameTarget(o, acquire) && comparedGet(sourceCode, o, gets, vocabulary)));
     let lock: KvLock;
-    const helpers = acquire.via?.template ? byAcquire.get(rootOf(acquire)) : undefined;
+    const helpers = acquire.via?.template ? byAcquire.get(helperOrigin(acquire)) : undefined;
     if (helpers) lock = { acquire, ttl: helpers.ttl, lockLike, ...(helpers.expire ? { expire: helpers.expire } : {}) };
     else if (acquire.via?.separateExpire) lock = { acquire, ttl: "separate", lockLike };
     else if (acquire.ttl !== "absent") lock = { acquire, ttl: acquire.ttl, lockLike };
@@ -149,9 +143,9 @@ export function buildKvFacts(
     return lock;
   });
   // A helper's acquire is a lock when a caller uses it as one (releases it in a finally), and the other way round.
-  const lockLikeRoots = new Set(locks.filter((l) => l.lockLike).map((l) => rootOf(l.acquire)));
+  const lockLikeRoots = new Set(locks.filter((l) => l.lockLike).map((l) => helperOrigin(l.acquire)));
   locks = locks.map((l) => {
-    const root = rootOf(l.acquire);
+    const root = helperOrigin(l.acquire);
     const lockLike = l.lockLike || lockLikeRoots.has(root);
     const repl = lockLike === l.lockLike ? l : { ...l, lockLike };
     byAcquire.set(l.acquire, repl);
@@ -169,7 +163,7 @@ export function buildKvFacts(
 
   /** How an op deletes, read where it is written (an instance is classified as its helper's op). */
   const kindOf = (op: KvOp): { kind: KvRelease["kind"]; get?: KvOp } => {
-    const own = rootOf(op);
+    const own = helperOrigin(op);
     // A helper of another module: as that module classified it.
     if (own.via) return { kind: own.via.release ?? "plain" };
     if (own.script === "compare-and-delete") return { kind: "owner-checked" };
@@ -191,7 +185,7 @@ export function buildKvFacts(
   // release pairs with an acquire (its owner check is judged there).
   const ownLocks = new Set(locks.filter((l) => !l.acquire.via?.template).map((l) => l.acquire));
   const ownReleases = new Set(all.filter((r) => !r.op.via?.template).map((r) => r.op));
-  const shownAtHelper = (op: KvOp, own: ReadonlySet<KvOp>) => op.via?.template !== undefined && own.has(rootOf(op));
+  const shownAtHelper = (op: KvOp, own: ReadonlySet<KvOp>) => op.via?.template !== undefined && own.has(helperOrigin(op));
   const hiddenLock = (l: KvLock) => shownAtHelper(l.acquire, ownLocks);
   const viaHelpers = {
     locks: locks.filter(hiddenLock),

@@ -219,6 +219,13 @@ export interface KvVia {
   readonly separateExpire?: boolean;
 }
 
+/** The helper's own op an instance stands for, through helpers calling helpers (itself for an op written in place). */
+export function helperOrigin(op: KvOp): KvOp {
+  let o = op;
+  for (let i = 0; i < 8 && o.via?.template; i++) o = o.via.template;
+  return o;
+}
+
 /**
  * A lock taken through a lock library. Redlock and redis-semaphore hold it in Redis (TTL and owner check by
  * construction); `in-process` is a mutex or semaphore in the process's memory (async-mutex, await-lock,

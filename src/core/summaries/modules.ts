@@ -12,9 +12,10 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { ExportedHelper, HelperEffect, KeyShape, KvFacts, KvOp, Node } from "../model/model.js";
+import { helperOrigin } from "../model/model.js";
 import { classOf, functionName } from "../reading/units.js";
 import { evaluate, findVariable, keyName, unwrap } from "../reading/values.js";
-import { argumentFor, shapeFromParts, summarize, type KvEffect } from "./summaries.js";
+import { argumentFor, clientText, describeCallee, shapeFromParts, type FunctionSummary, type KvEffect } from "./summaries.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Fn = TSESTree.FunctionLike;
@@ -98,19 +99,13 @@ function reachNames(fn: Fn, exports: Map<string, string[]>): string[] {
   return [];
 }
 
-function rootOf(op: KvOp): KvOp {
-  let o = op;
-  for (let i = 0; i < 8 && o.via?.template; i++) o = o.via.template;
-  return o;
-}
-
 /** The plain-data form of one effect, with the verdicts of this module's facts. */
 function plainEffect(effect: KvEffect, kv: KvFacts): HelperEffect {
   const { op } = effect;
-  const root = rootOf(op);
+  const root = helperOrigin(op);
   const locks = [...kv.locks, ...kv.viaHelpers.locks];
-  const lock = locks.find((l) => l.acquire === op) ?? locks.find((l) => rootOf(l.acquire) === root);
-  const released = [...kv.releases, ...kv.viaHelpers.releases].find((r) => r.op === op || rootOf(r.op) === root);
+  const lock = locks.find((l) => l.acquire === op) ?? locks.find((l) => helperOrigin(l.acquire) === root);
+  const released = [...kv.releases, ...kv.viaHelpers.releases].find((r) => r.op === op || helperOrigin(r.op) === root);
   const acquire = op.nx && (op.command === "set" || op.command === "setnx");
   const deleting = op.command === "del" || (op.command === "script" && (op.script === "compare-and-delete" || op.script === "delete"));
   const release = deleting ? (released?.kind ?? (root.script === "compare-and-delete" ? "owner-checked" : op.via?.release ?? "plain")) : undefined;
@@ -130,14 +125,14 @@ function plainEffect(effect: KvEffect, kv: KvFacts): HelperEffect {
 
 /**
  * The module's exported helpers: each exported function or method (of an exported class or object) with key-value
- * effects a caller makes through it. `ops` are the module's key-value ops and instances, `kv` its paired facts.
+ * effects a caller makes through it. `summaries` are the module's (summaries.ts), `kv` its paired facts.
  */
-export function exportedHelpers(sourceCode: SourceCode, ops: readonly KvOp[], kv: KvFacts): ExportedHelper[] {
-  if (ops.length === 0) return [];
+export function exportedHelpers(sourceCode: SourceCode, summaries: ReadonlyMap<TSESTree.FunctionLike, FunctionSummary>, kv: KvFacts): ExportedHelper[] {
+  if (summaries.size === 0) return [];
   const exports = exportNames(sourceCode.ast as TSESTree.Program);
   if (exports.size === 0) return [];
   const out: ExportedHelper[] = [];
-  for (const summary of summarize(sourceCode, ops).values()) {
+  for (const summary of summaries.values()) {
     const effects = summary.effects.map((e) => plainEffect(e, kv));
     for (const name of reachNames(summary.fn, exports)) out.push({ name, effects });
   }
@@ -268,7 +263,7 @@ export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTr
         // A client the constructor was given, on an injected instance (`this.locks.acquire()`): the instance's own.
         if (!arg && effect.client.param.ctor) client = `${helper.file ?? target.binding.file}#client${effect.client.param.index}`;
         else if (!arg) continue;
-        else client = sourceCode.getText(arg).replace(/\s+/g, "").replace(/^this\./, "");
+        else client = clientText(sourceCode, arg);
       }
       const valueArg = effect.value ? argumentFor(sourceCode, call, effect.value) : undefined;
       const constantValue = effect.value ? (valueArg ? evaluate(sourceCode, valueArg) : undefined) : effect.constantValue;
@@ -288,7 +283,7 @@ export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTr
         ...(valueArg ? { valueNode: valueArg } : {}),
         ...(constantValue ? { constantValue } : {}),
         via: {
-          helper: sourceCode.getText(call.callee).replace(/\s+/g, ""),
+          helper: describeCallee(sourceCode, call),
           line: effect.line,
           file: helper.file ?? target.binding.file,
           ...(effect.release ? { release: effect.release } : {}),

@@ -328,8 +328,14 @@ function instanceKey(sourceCode: SourceCode, call: TSESTree.CallExpression, effe
   return effect.key ? shapeFromParts(sourceCode, call, effect.key) : { key: effect.op.key, keyNode: call };
 }
 
-function describeCallee(sourceCode: SourceCode, call: TSESTree.CallExpression): string {
+/** How messages name a helper at its call: the callee as written (`releaseLock`, `this.locks.release`). */
+export function describeCallee(sourceCode: SourceCode, call: TSESTree.CallExpression): string {
   return sourceCode.getText(call.callee).replace(/\s+/g, "");
+}
+
+/** A client handed to a helper, named as the recognizers name clients (`redis`, `this.redis` both `redis`). */
+export function clientText(sourceCode: SourceCode, arg: Node): string {
+  return sourceCode.getText(arg).replace(/\s+/g, "").replace(/^this\./, "");
 }
 
 function instance(sourceCode: SourceCode, call: TSESTree.CallExpression, effect: KvEffect): KvOp | undefined {
@@ -340,7 +346,7 @@ function instance(sourceCode: SourceCode, call: TSESTree.CallExpression, effect:
   if (effect.client) {
     const arg = argumentFor(sourceCode, call, effect.client);
     if (!arg) return undefined;
-    client = sourceCode.getText(arg).replace(/\s+/g, "").replace(/^this\./, "");
+    client = clientText(sourceCode, arg);
   }
   let valueNode = op.valueNode;
   let constantValue = op.constantValue;
@@ -372,30 +378,42 @@ function instance(sourceCode: SourceCode, call: TSESTree.CallExpression, effect:
   };
 }
 
+/** The calls of a module's helpers as ops, and the summaries of its functions (for its importers, modules.ts). */
+export interface HelperView {
+  readonly instances: readonly KvOp[];
+  readonly summaries: ReadonlyMap<Fn, FunctionSummary>;
+}
+
+const NO_HELPERS: HelperView = { instances: [], summaries: new Map() };
+
 /**
  * The key-value ops the module's calls of its own helpers make, at the calls, with `imported` (the calls of helpers
  * of other modules). Helpers calling helpers are followed (an instance inside a helper is one of its effects),
  * recursion is not.
  */
-export function helperInstances(sourceCode: SourceCode, accesses: readonly StateAccess[], shape: ModuleShape, imported: readonly KvOp[] = []): KvOp[] {
+export function helperInstances(sourceCode: SourceCode, accesses: readonly StateAccess[], shape: ModuleShape, imported: readonly KvOp[] = []): HelperView {
   const direct = accesses.filter((a): a is KvOp => a.access === "kv");
-  if (direct.length === 0 && imported.length === 0) return [];
+  if (direct.length === 0 && imported.length === 0) return NO_HELPERS;
   // Calls of imported helpers (modules.ts) are ops like the module's own: a local wrapper of one is a helper too.
   const out: KvOp[] = [...imported];
   let known = [...direct, ...imported];
   const done = new Map<TSESTree.CallExpression, Set<KvOp>>();
+  const callees = new Map<TSESTree.CallExpression, Fn | undefined>();
+  const callee = (call: TSESTree.CallExpression) => {
+    if (!callees.has(call)) callees.set(call, calledFunction(sourceCode, call));
+    return callees.get(call);
+  };
+  let summaries = summarize(sourceCode, known);
   // Each round instantiates the summaries of the ops known so far; instances inside helpers feed the next round.
-  for (let round = 0; round < MAX_DEPTH; round++) {
-    const summaries = summarize(sourceCode, known);
-    if (summaries.size === 0) break;
+  for (let round = 0; round < MAX_DEPTH && summaries.size > 0; round++) {
     const fresh: KvOp[] = [];
     for (const call of shape.calls) {
-      const fn = calledFunction(sourceCode, call);
+      const fn = callee(call);
       const summary = fn && summaries.get(fn);
       if (!summary) continue;
       // Recursion: a call inside the helper itself says nothing new.
       let inside = false;
-      for (let p: Node | undefined = call.parent; p; p = p.parent) if (p === fn) inside = true;
+      for (let p: Node | undefined = call.parent; p && !inside; p = p.parent) inside = p === fn;
       if (inside) continue;
       const instantiated = done.get(call) ?? new Set<KvOp>();
       done.set(call, instantiated);
@@ -409,6 +427,7 @@ export function helperInstances(sourceCode: SourceCode, accesses: readonly State
     if (fresh.length === 0) break;
     out.push(...fresh);
     known = [...known, ...fresh];
+    summaries = summarize(sourceCode, known);
   }
-  return out;
+  return { instances: out, summaries };
 }

@@ -92,7 +92,8 @@ export function builderFilter(ctx: RecognizerContext, b: Builder): { filter: Con
     return undefined;
   };
   const hasJoins = links.some((l) => JOIN_METHODS.test(l.name));
-  const params = (name: string): Node | undefined => paramLookup(ctx, chainParams)(name) ?? setParameter(name);
+  const chainLookup = paramLookup(ctx, chainParams);
+  const params = (name: string): Node | undefined => chainLookup(name) ?? setParameter(name);
 
   // Each clause is read on its own (its predicates point at its own argument), then joined as TypeORM joins them.
   type Clause = { conn: "and" | "or"; cond: Condition; topOr: boolean };
@@ -133,7 +134,8 @@ export function builderFilter(ctx: RecognizerContext, b: Builder): { filter: Con
     }
     // Without joins every qualifier is the builder's own table; with joins only its alias is.
     if (!hasJoins) alias ??= qualifierOf(textValue);
-    const fragment = fragmentText(ctx, textValue, (name) => paramLookup(ctx, [l.call.arguments[1]])(name) ?? params(name));
+    const own = paramLookup(ctx, [l.call.arguments[1]]);
+    const fragment = fragmentText(ctx, textValue, (name) => own(name) ?? params(name));
     const cond = translateWhere(fragment.text, fragment.resolve, at, alias);
     if (!cond) return { filter: opaque(at), seen };
     push(cond, topLevelOr(textValue));
