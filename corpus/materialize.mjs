@@ -46,12 +46,14 @@ for (const e of manifest) {
     }
   }
 }
-// Sites whose lock lives in a helper of another module (`helper_module`): a small project per file under
-// <out-dir>/projects/<id>/, the labelled file and its helpers at their repository paths with the repository's
-// tsconfig.json (for `paths` such as `@/lib/…`), for `score.mjs --projects`, which runs locks-audit on it.
+// Sites whose lock lives in a helper of another module (`helper_module`), or whose release or recovery does
+// (`cross_module_release`): a small project per file under <out-dir>/projects/<id>/, the labelled file and those
+// modules at their repository paths with the repository's tsconfig.json (for `paths` such as `@/lib/…`), for
+// `score.mjs --projects`, which runs locks-audit on it: only the project-wide audit sees another module.
 let projects = 0;
 for (const e of manifest) {
-  const helpers = [...new Set(e.sites.map((s) => s.helper_module).filter((h) => typeof h === "string" && /\.(ts|tsx|js|mjs|cjs|jsx)$/.test(h)))];
+  const helpers = [...new Set(e.sites.flatMap((s) => [s.helper_module, s.cross_module_release])
+    .filter((h) => typeof h === "string" && /\.(ts|tsx|js|mjs|cjs|jsx)$/.test(h) && h !== e.path))];
   if (helpers.length === 0) continue;
   const dir = gitDirOf ? execSync(gitDirOf.replace("{repo}", e.repo), { encoding: "utf8" }).trim() : join(mirror, e.repo.replace("/", "+"), "repo");
   if (!existsSync(dir)) continue;

@@ -92,8 +92,10 @@ export default createRule({
       context.report({ node: effect.write.node, messageId: "unconditionalRowWrite", data, suggest: suggestion("addCondition", { field: assignment.field, target }, edit) });
     }
 
-    function report(effect: HeldEffect): void {
+    function report(effect: HeldEffect, facts: LockFacts): void {
       if (effect.fenced || seen.has(effect.write.node)) return;
+      // A claim nothing can take from its holder has no newer holder to overwrite: Q1 is its finding.
+      if (effect.lock.kind === "claim" && !facts.changesHands(effect.lock.claim)) return;
       seen.add(effect.write.node);
       if (effect.write.access === "object") reportObject({ ...effect, write: effect.write });
       else if (effect.kind === "kv-row") reportKvRow({ ...effect, write: effect.write });
@@ -102,9 +104,9 @@ export default createRule({
 
     return onLockFacts(context, (facts: LockFacts) => {
       // Claims first (their messages name the claimed row), then what other locks hold.
-      for (const effect of facts.heldEffects) if (effect.lock.kind === "claim" && effect.write.access === "write") report(effect);
+      for (const effect of facts.heldEffects) if (effect.lock.kind === "claim" && effect.write.access === "write") report(effect, facts);
       for (const holder of facts.holderWrites) {
-        if (holder.fenced || seen.has(holder.write.node)) continue;
+        if (holder.fenced || seen.has(holder.write.node) || !facts.changesHands(holder.claim)) continue;
         seen.add(holder.write.node);
         const data = {
           ...claimData(holder.claim),
@@ -113,7 +115,7 @@ export default createRule({
         const edit = holder.write.addPredicate?.(holder.claim.lock.field, "eq", holder.claim.lock.valueText);
         context.report({ node: holder.write.node, messageId: "unfencedWrite", data, suggest: suggestion("addFence", data, edit) });
       }
-      for (const effect of facts.heldEffects) report(effect);
+      for (const effect of facts.heldEffects) report(effect, facts);
     });
   },
 });

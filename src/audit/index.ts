@@ -85,6 +85,11 @@ export async function runAudit(options: AuditOptions = {}): Promise<{ result: Au
     skipLockFree: !options.parseAll,
     resolveModule: (specifier, from) => project.resolveModule(specifier, from),
     importsOf: (path) => project.importsOf(path),
+    recoveredElsewhere: (modules) => {
+      const recovered = new Map<string, number[]>();
+      pairAcrossModules(project, modules, recovered);
+      return recovered;
+    },
     ...(options.types ? { programs: project.createPrograms() } : {}),
   });
   bar.end();

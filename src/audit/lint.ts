@@ -64,6 +64,12 @@ export async function lintModules(
     resolveModule?: (specifier: string, from: string) => string | undefined;
     /** The project modules a module imports (to parse a module that only calls imported helpers). */
     importsOf?: (path: string) => readonly string[];
+    /**
+     * Pairs the linted modules across the project and gives, per module, the lines of its claims recovered in
+     * another module (src/audit/pair.ts): those modules are linted once more with them, so Q3 is asked of their
+     * holders' writes as when the recovery is in the module.
+     */
+    recoveredElsewhere?: (linted: readonly LintedModule[]) => ReadonlyMap<string, readonly number[]>;
   },
 ): Promise<LintedModule[]> {
   const summaries = new Map<string, ModuleSummary>();
@@ -82,8 +88,8 @@ export async function lintModules(
   for (const program of options.programs ?? []) sharpenWith(program);
   const programs = options.programs ? { programs: [...options.programs] } : {};
   const instances = new Map<string, ESLint>();
-  const eslintFor = (own: ModuleLintOptions, helpers?: readonly ImportedHelpers[]): ESLint => {
-    const key = JSON.stringify([own.unused, own.settings ?? null, helpers ?? null]);
+  const eslintFor = (own: ModuleLintOptions, helpers?: readonly ImportedHelpers[], recovered?: readonly number[]): ESLint => {
+    const key = JSON.stringify([own.unused, own.settings ?? null, helpers ?? null, recovered ?? null]);
     let eslint = instances.get(key);
     if (eslint) return eslint;
     eslint = new ESLint({
@@ -104,16 +110,17 @@ export async function lintModules(
         ...(own.settings ? [{ settings: own.settings }] : []),
         ...(options.settings ? [{ settings: options.settings }] : []),
         ...(helpers ? [{ settings: { locksImportedHelpers: helpers } }] : []),
+        ...(recovered ? [{ settings: { locksRecoveredElsewhere: recovered } }] : []),
       ],
     });
     instances.set(key, eslint);
     return eslint;
   };
-  const lintOne = async (module: SourceModule, helpers?: readonly ImportedHelpers[]): Promise<LintedModule | undefined> => {
+  const lintOne = async (module: SourceModule, helpers?: readonly ImportedHelpers[], recovered?: readonly number[]): Promise<LintedModule | undefined> => {
     const own = options.project ? await options.project.optionsFor(module.path) : { unused: 0 as const };
     let result: ESLint.LintResult | undefined;
     try {
-      [result] = await eslintFor(own, helpers).lintText(withoutEslintEnv(module.text), { filePath: module.path, warnIgnored: false });
+      [result] = await eslintFor(own, helpers, recovered).lintText(withoutEslintEnv(module.text), { filePath: module.path, warnIgnored: false });
     } catch (error) {
       // The one way a rule throws on purpose: settings.locks that are not what the rules accept.
       const message = (error as Error).message.split("\n")[0]!;
@@ -130,6 +137,7 @@ export async function lintModules(
     };
   };
   const out: LintedModule[] = [];
+  const helpersGiven = new Map<string, readonly ImportedHelpers[]>();
   for (const module of modules) {
     // A module with no call any recognizer handles gives no rule anything to report: not parsed (mayHoldLocks).
     if (options.skipLockFree !== false && !mayHoldLocks(module.text)) {
@@ -142,37 +150,50 @@ export async function lintModules(
     out.push(linted);
     options.progress?.(out.length);
   }
-  if (!options.resolveModule) return out;
-  // Helpers across modules: a module that imports another's lock helpers is linted again with them, so its calls
-  // are the helpers' ops (src/core/summaries/modules.ts). A helper wrapping an imported helper exports the wrapped
-  // effects only after its own second lint, hence the rounds.
-  const given = new Map<string, string>();
-  const texts = new Map(modules.map((m) => [m.path, m.text]));
-  for (let round = 0; round < 3; round++) {
-    // Most projects export no lock helper at all: nothing to follow.
-    if (![...summaries.values()].some((s) => s.helpers && s.helpers.length > 0)) break;
-    const exportsOf = helperIndex(summaries, options.resolveModule, texts, root);
-    let changed = false;
-    // A module left unparsed (no call any recognizer knows) may still call an imported helper (directly or through
-    // a barrel re-exporting it): parse it now.
-    for (const [i, linted] of out.entries()) {
-      if (bindings.has(linted.module.path) || !options.importsOf?.(linted.module.path).some((p) => exportsOf(p).length > 0)) continue;
-      const parsed = await lintOne(linted.module);
-      if (parsed) out[i] = parsed;
+  if (options.resolveModule) await followHelpers(options.resolveModule);
+  if (options.recoveredElsewhere) {
+    const index = new Map(out.map((l, i) => [l.module.path, i]));
+    for (const [path, lines] of options.recoveredElsewhere(out)) {
+      const i = index.get(path);
+      if (i === undefined) continue;
+      const again = await lintOne(out[i]!.module, helpersGiven.get(path), lines);
+      if (again) out[i] = again;
     }
-    for (const [i, linted] of out.entries()) {
-      const helpers = importedHelpers(linted.module, bindings.get(linted.module.path) ?? [], exportsOf, options.resolveModule, root);
-      const key = JSON.stringify(helpers);
-      if (helpers.length === 0 || given.get(linted.module.path) === key) continue;
-      given.set(linted.module.path, key);
-      const again = await lintOne(linted.module, helpers);
-      if (!again) continue;
-      out[i] = again;
-      changed = true;
-    }
-    if (!changed) break;
   }
   return out;
+
+  async function followHelpers(resolveModule: (specifier: string, from: string) => string | undefined): Promise<void> {
+    // Helpers across modules: a module that imports another's lock helpers is linted again with them, so its calls
+    // are the helpers' ops (src/core/summaries/modules.ts). A helper wrapping an imported helper exports the wrapped
+    // effects only after its own second lint, hence the rounds.
+    const given = new Map<string, string>();
+    const texts = new Map(modules.map((m) => [m.path, m.text]));
+    for (let round = 0; round < 3; round++) {
+      // Most projects export no lock helper at all: nothing to follow.
+      if (![...summaries.values()].some((s) => s.helpers && s.helpers.length > 0)) break;
+      const exportsOf = helperIndex(summaries, resolveModule, texts, root);
+      let changed = false;
+      // A module left unparsed (no call any recognizer knows) may still call an imported helper (directly or through
+      // a barrel re-exporting it): parse it now.
+      for (const [i, linted] of out.entries()) {
+        if (bindings.has(linted.module.path) || !options.importsOf?.(linted.module.path).some((p) => exportsOf(p).length > 0)) continue;
+        const parsed = await lintOne(linted.module);
+        if (parsed) out[i] = parsed;
+      }
+      for (const [i, linted] of out.entries()) {
+        const helpers = importedHelpers(linted.module, bindings.get(linted.module.path) ?? [], exportsOf, resolveModule, root);
+        const key = JSON.stringify(helpers);
+        if (helpers.length === 0 || given.get(linted.module.path) === key) continue;
+        given.set(linted.module.path, key);
+        helpersGiven.set(linted.module.path, helpers);
+        const again = await lintOne(linted.module, helpers);
+        if (!again) continue;
+        out[i] = again;
+        changed = true;
+      }
+      if (!changed) break;
+    }
+  }
 }
 
 /** The helpers each import binding of a module brings in, from what the modules it resolves to export. */

@@ -122,7 +122,13 @@ function neighbourhood(project: Project, path: string, importers: Map<string, st
   return near;
 }
 
-export function pairAcrossModules(project: Project, linted: readonly LintedModule[]): AuditResult {
+/**
+ * Pairs claims with recoveries across modules. `recovered`, when given, receives for each module the lines of its
+ * claims that another module's recovery frees by age: such a claim can pass to a new holder while its holder
+ * still works, so the rules ask Q3 of the holder's writes when the module is linted again with them
+ * (`settings.locksRecoveredElsewhere`, src/audit/lint.ts).
+ */
+export function pairAcrossModules(project: Project, linted: readonly LintedModule[], recovered?: Map<string, number[]>): AuditResult {
   const byKey = new Map<string, Candidate[]>();
   for (const { module, summary } of linted) {
     for (const recovery of summary.recoveries) {
@@ -203,6 +209,9 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
             : lock.q3;
           entry = { ...entry, q1, q2, q3 };
           answeredClaims.set(`${lock.acquire.line}:${lock.acquire.column}`, { file: best.file, line: r.at.line, how: q1.how });
+          if (recovered && remote.some((c) => !c.recovery.flaws.includes("missing-time"))) {
+            recovered.set(module.path, [...(recovered.get(module.path) ?? []), lock.acquire.line]);
+          }
           const claimed = `${lock.name} (claimed in ${module.rel} at line ${lock.acquire.line})`;
           if (r.startTimeOnly && !ageJudgedIn(best.file, r.at)) {
             add({

@@ -190,7 +190,7 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
         // Calls of helpers (this module's, and in the audit those it imports) are the helpers' ops at the call.
         const imported = importedInstances(sourceCode, state.calls, importedHelpersOf(context.settings));
         const helpers = helperInstances(sourceCode, accesses, shape, imported);
-        const built = buildFacts(sourceCode, accesses, shape, vocabulary, helpers.instances);
+        const built = buildFacts(sourceCode, accesses, shape, vocabulary, helpers.instances, recoveredElsewhereOf(context.settings));
         facts = {
           ...built,
           held: buildHeldLocks(sourceCode, accesses, built.kv, shape, state.flags, paths),
@@ -214,6 +214,15 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
 function importedHelpersOf(settings: Readonly<Record<string, unknown>>): readonly ImportedHelpers[] {
   const given = settings["locksImportedHelpers"];
   return Array.isArray(given) ? (given as ImportedHelpers[]) : [];
+}
+
+/**
+ * The lines of this module's claims that the audit paired with a stale recovery in another module
+ * (`settings.locksRecoveredElsewhere`, set by src/audit/ only): those claims can pass to a new holder while held.
+ */
+function recoveredElsewhereOf(settings: Readonly<Record<string, unknown>>): ReadonlySet<number> {
+  const given = settings["locksRecoveredElsewhere"];
+  return new Set(Array.isArray(given) ? given.filter((n): n is number => typeof n === "number") : []);
 }
 
 let candidateText: RegExp | undefined;

@@ -1,12 +1,25 @@
-import { chmodSync, cpSync, mkdtempSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdtempSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 export const projects = join(repoRoot, "fixtures/projects");
 export const cli = join(repoRoot, "dist/src/audit/cli.js");
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? listFiles(join(dir, e.name)) : /\.(ts|js)$/.test(e.name) ? [join(dir, e.name)] : []);
+}
+
+/** `// expect: a, b` (the editor and the audit) and `// audit-expect: a, b` (the audit only), as `file:line locks/rule`. */
+export function marked(dir: string, markers: RegExp): string[] {
+  return listFiles(dir).flatMap((file) => readFileSync(file, "utf8").split("\n").flatMap((text, i) => {
+    const m = markers.exec(text);
+    return m ? m[1]!.split(", ").map((rule) => `${relative(dir, file)}:${i + 1} locks/${rule}`) : [];
+  }));
+}
 
 /** A copy of a fixture project in a temporary folder (so tests can edit it and make it a git repository). */
 export function copyProject(name: string): string {

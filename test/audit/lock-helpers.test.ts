@@ -1,27 +1,14 @@
 // Locks written once in helpers and called from other modules (fixtures/projects/lock-helpers): the audit follows
 // the imports (a path alias, a barrel, a class made with `new`, a service injected through the constructor), so a
 // call of a helper is the helper's command at the call, reported there with the helper named.
-import { readFileSync, readdirSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runAudit } from "../../src/audit/index.js";
-import { copyProject, projects } from "./helpers.js";
+import { copyProject, marked, projects } from "./helpers.js";
 
 const project = join(projects, "lock-helpers");
 const where = (list: readonly { ruleId: string; file: string; line: number }[]) => list.map((f) => `${f.file}:${f.line} ${f.ruleId}`);
-
-function listFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? listFiles(join(dir, e.name)) : /\.(ts|js)$/.test(e.name) ? [join(dir, e.name)] : []);
-}
-
-/** `// expect: a, b` (the editor and the audit) and `// audit-expect: a, b` (the audit only), as `file:line locks/rule`. */
-function marked(dir: string, markers: RegExp): string[] {
-  return listFiles(dir).flatMap((file) => readFileSync(file, "utf8").split("\n").flatMap((text, i) => {
-    const m = markers.exec(text);
-    return m ? m[1]!.split(", ").map((rule) => `${relative(dir, file)}:${i + 1} locks/${rule}`) : [];
-  }));
-}
 
 describe("locks-audit: lock helpers of other modules", () => {
   it("reports exactly the `// expect:` and `// audit-expect:` lines of the project", async () => {

@@ -786,6 +786,10 @@ export function expectedDbFindings(p: DbLockParts): Expected[] {
   const unfenced = (target: string) => takeover
     ? { messageId: "takeoverWrite", data: { field: lock.field, value: lock.value } }
     : { messageId: "unfencedWrite", data: { ...lock, target } };
+  // Q3 on the holder's writes is asked only once the claim can pass to a new holder while held: a lease, or a
+  // recovery that judges age (a reset with no age test is conditional-recovery's finding, and takes no live claim).
+  const changesHands = p.lease || (p.recovery !== "none" && p.recovery !== "missing-time");
+  if (!changesHands) return out;
   if (p.runner && p.completion === "unfenced") {
     out.push({ rule: "locks/require-fencing", fn: p.completionFn ? "finish" : "run", ...unfenced(String(p.done)) });
   }

@@ -52,6 +52,11 @@ function assertOracle(findings: readonly Finding[], expected: readonly Expected[
 const q1Key = (p: DbLockParts, model: string, field: string): string =>
   `locks/require-stale-recovery missingRecovery [field=${field}, model=${model}, value=${String(p.value)}] in claim`;
 
+const FENCING = "locks/require-fencing ";
+const fencingOf = (keys: readonly string[]): string[] => keys.filter((k) => k.startsWith(FENCING));
+/** How many holder writes the oracle says are unfenced once the claim can pass to a new holder. */
+const unfencedHolderWrites = (p: DbLockParts): number => expectedDbFindings(p).filter((e) => e.rule === "locks/require-fencing").length;
+
 describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
   describe("the oracle: findings are exactly the missing halves", () => {
     it("database locks in every store and syntax variant", () => {
@@ -124,9 +129,12 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
         const before = lintSpec(dbModule(p), t);
         const after = lintSpec(dbModule({ ...p, recovery: "valid" }), t);
         const q1 = before.findings.filter((f) => f.rule === "locks/require-stale-recovery");
-        const expectedAfter = minus(before.keys, [q1Key(p, q1[0]?.data["model"] ?? "?", q1[0]?.data["field"] ?? "?")]);
-        if (q1.length !== 1 || JSON.stringify(after.keys) !== JSON.stringify(expectedAfter)) {
-          throw mismatch("adding the recovery did not remove exactly the Q1 finding", { before: before.keys, after: after.keys },
+        // The claim can now pass to a new holder, so the holder's unfenced writes are asked Q3.
+        const asked = fencingOf(after.keys);
+        const expectedAfter = [...minus(before.keys, [q1Key(p, q1[0]?.data["model"] ?? "?", q1[0]?.data["field"] ?? "?")]), ...asked].sort();
+        if (q1.length !== 1 || fencingOf(before.keys).length !== 0 || asked.length !== unfencedHolderWrites({ ...p, recovery: "valid" }) ||
+          JSON.stringify(after.keys) !== JSON.stringify(expectedAfter)) {
+          throw mismatch("adding the recovery did not remove exactly the Q1 finding and ask Q3 of the unfenced holder writes", { before: before.keys, after: after.keys },
             { label: "without recovery", code: before.program.code }, { label: "with recovery", code: after.program.code });
         }
       }));
@@ -139,8 +147,10 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
         fc.pre(mixed !== undefined);
         const before = lintSpec(dbModule(p), t);
         const after = lintSpec(mixed!, t);
-        const expected = before.keys.filter((k) => !k.startsWith("locks/require-stale-recovery "));
-        if (JSON.stringify(after.keys) !== JSON.stringify(expected)) {
+        const asked = fencingOf(after.keys);
+        const expected = [...before.keys.filter((k) => !k.startsWith("locks/require-stale-recovery ")), ...asked].sort();
+        if (fencingOf(before.keys).length !== 0 || asked.length !== unfencedHolderWrites({ ...p, recovery: "valid" }) ||
+          JSON.stringify(after.keys) !== JSON.stringify(expected)) {
           throw mismatch(`a recovery written with ${other} did not answer exactly the Q1 finding`, { before: before.keys, after: after.keys },
             { label: "without recovery", code: before.program.code }, { label: "with the other store's recovery", code: after.program.code });
         }
@@ -154,8 +164,10 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
         const withoutIt = lintProgram(without(withIt.program, "recover"));
         const own = withIt.keys.filter((k) => k.endsWith(" in recover"));
         const restored = withoutIt.keys.filter((k) => k.startsWith("locks/require-stale-recovery "));
-        const expected = [...minus(withIt.keys, own), ...restored].sort();
-        if (restored.length !== 1 || !restored[0]!.endsWith(" in claim") || JSON.stringify(withoutIt.keys) !== JSON.stringify(expected)) {
+        // Without a recovery nothing passes the claim to a new holder: Q3 on the holder's writes goes with it.
+        const expected = [...minus(withIt.keys, [...own, ...fencingOf(withIt.keys)]), ...restored].sort();
+        if (restored.length !== 1 || !restored[0]!.endsWith(" in claim") || fencingOf(withIt.keys).length !== unfencedHolderWrites(p) ||
+          JSON.stringify(withoutIt.keys) !== JSON.stringify(expected)) {
           throw mismatch("deleting the recovery did not restore exactly the Q1 finding", { with: withIt.keys, without: withoutIt.keys },
             { label: "with recovery", code: withIt.program.code }, { label: "recovery deleted", code: withoutIt.program.code });
         }

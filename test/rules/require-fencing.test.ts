@@ -1,5 +1,5 @@
 import rule from "../../rules/require-fencing.js";
-import { javascript, ruleTester } from "../rule-tester.js";
+import { javascript, ruleTester, recoveredElsewhere } from "../rule-tester.js";
 
 type FenceData = {
   model: string;
@@ -30,6 +30,25 @@ const unfenced = (line: number, column: number, data: FenceData, output: string 
 
 ruleTester.run("require-fencing", rule, {
   valid: [
+    // nothing can take the claim from a live holder (no recovery, no take-over, no directive): no newer holder to
+    // overwrite. Q1 is this claim's finding (require-stale-recovery), Q3 comes once a recovery exists.
+    `async function generate(jobId: string) {
+  const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+  if (claimed.count === 0) return;
+  await render(jobId);
+  await prisma.job.update({ where: { id: jobId }, data: { status: "COMPLETED" } });
+}`,
+    // a boot-time reset with no age test frees rows only of holders that died with the last process: the claim does
+    // not pass to a new holder while this one works
+    `export async function resetOnBoot() {
+  await prisma.job.updateMany({ where: { status: "GENERATING" }, data: { status: "PENDING" } });
+}
+async function generate(jobId: string) {
+  const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+  if (claimed.count === 0) return;
+  await render(jobId);
+  await prisma.job.update({ where: { id: jobId }, data: { status: "COMPLETED" } });
+}`,
     // the completion requires the claimed value: a worker that lost its claim changes nothing
     `
     async function generate(jobId: string) {
@@ -248,6 +267,27 @@ ruleTester.run("require-fencing", rule, {
   ],
   invalid: [
     {
+      // a sweep in the module frees rows that stopped moving: a paused holder's completion lands on the next claim
+      code: `export async function sweep(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "PENDING" } });
+}
+async function generate(jobId: string) {
+  const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+  if (claimed.count === 0) return;
+  await render(jobId);
+  await prisma.job.update({ where: { id: jobId }, data: { status: "COMPLETED" } });
+}`,
+      errors: [unfenced(8, 9, lock("COMPLETED", 5), `export async function sweep(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "PENDING" } });
+}
+async function generate(jobId: string) {
+  const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+  if (claimed.count === 0) return;
+  await render(jobId);
+  await prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: "COMPLETED" } });
+}`)],
+    },
+    recoveredElsewhere({
       // await: the completion after the claim, in the same function
       code: `async function generate(jobId: string) {
   const claimed = await prisma.job.updateMany({
@@ -269,8 +309,8 @@ ruleTester.run("require-fencing", rule, {
   await prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: "COMPLETED", pdf } });
 }`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // try/catch: completion and failure are both unfenced
       code: `async function run(jobId: string) {
   const { count } = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
@@ -304,8 +344,8 @@ ruleTester.run("require-fencing", rule, {
   }
 }`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // finally: the release back to idle
       code: `async function run(jobId: string) {
   const { count } = await prisma.job.updateMany({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
@@ -327,8 +367,8 @@ ruleTester.run("require-fencing", rule, {
   }
 }`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // .then chain: the completion runs in an anonymous callback of the claiming function
       code: `function start(jobId: string) {
   return prisma.job
@@ -344,8 +384,8 @@ ruleTester.run("require-fencing", rule, {
     .then(() => prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: "COMPLETED" } }));
 }`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // a nested callback, per item of a loop
       code: `async function processBatch(ids: string[]) {
   for (const id of ids) {
@@ -369,8 +409,8 @@ ruleTester.run("require-fencing", rule, {
   }
 }`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // a function the claimer calls by name; the claim wrote an owner but the completion does not check it
       code: `async function claimAndRun(jobId: string, workerId: string) {
   const res = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING", lockedBy: workerId } });
@@ -394,8 +434,8 @@ async function markCompleted(jobId: string) {
   await prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: "COMPLETED", finishedAt: new Date() } });
 }`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // a function passed as an argument (failure handler)
       code: `async function start(jobId: string) {
   const res = await prisma.job.updateMany({ where: { id: jobId, status: { not: "EXPORTING" } }, data: { status: "EXPORTING" } });
@@ -415,8 +455,8 @@ const onFailure = async (jobId: string) => {
   await prisma.job.update({ where: { id: jobId, status: "EXPORTING" }, data: { status: "FAILED" } });
 };`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // NestJS-style service with a Prisma enum: this.finish(id)
       code: `import { JobStatus } from "@prisma/client";
 @Injectable()
@@ -458,8 +498,8 @@ export class ExportService {
   }
 }`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // plain JS: a class-field arrow reached through this.fail in a .catch callback
       code: `export class Worker {
   constructor(db) { this.db = db; }
@@ -488,8 +528,8 @@ export class ExportService {
   };
 }`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // plain JS: a destructured delegate
       code: `const { job } = prisma;
 async function publish(jobId) {
@@ -508,8 +548,8 @@ async function publish(jobId) {
   await job.update({ where: { id: jobId, status: "PUBLISHING" }, data: { status: "PUBLISHED" } });
 }`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // const chains and an aliased delegate; a where held in a variable gets no suggestion
       code: `const CLAIMED = "GENERATING";
 const IN_FLIGHT = CLAIMED;
@@ -544,8 +584,8 @@ async function generate(jobId: string) {
 }`),
         unfenced(13, 11, lock("FAILED", 6), null),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // a local TS string enum, another field name, notIn
       code: `enum JobState {
   Queued = "QUEUED",
@@ -569,8 +609,8 @@ async function render(jobId: string) {
   await prisma.job.update({ where: { id: jobId, state: JobState.Rendering }, data: { state: JobState.Ready } });
 }`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // an \`as const\` object of lower-case values, another model
       code: `const Sync = { Waiting: "waiting", Syncing: "syncing", Synced: "synced" } as const;
 export async function sync(accountId: string) {
@@ -593,8 +633,8 @@ export async function sync(accountId: string) {
 }`,
         ),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // $transaction: the completion inside an interactive transaction's callback
       code: `async function runExport(exportId: string) {
   const claimed = await prisma.export.updateMany({ where: { id: exportId, status: { not: "EXPORTING" } }, data: { status: "EXPORTING" } });
@@ -616,8 +656,8 @@ export async function sync(accountId: string) {
   });
 }`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // $transaction: claim inside the transaction, failure in a batch transaction of the catch
       code: `async function reserve(orderId: string) {
   await prisma.$transaction(async (tx) => {
@@ -649,8 +689,8 @@ export async function sync(accountId: string) {
   }
 }`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // optional chaining on the call and on the client
       code: `class JobRunner {
   async start(id: string) {
@@ -674,8 +714,8 @@ export async function sync(accountId: string) {
   }
 }`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // the filter already compares status, with other values only: no room for the fence, no suggestion
       code: `async function generate(jobId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
@@ -684,8 +724,8 @@ export async function sync(accountId: string) {
   await prisma.job.updateMany({ where: { id: jobId, status: { not: "CANCELLED" } }, data: { status: "COMPLETED" } });
 }`,
       errors: [unfenced(5, 9, lock("COMPLETED", 2), null)],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // multi-line where with a trailing comma; \`set\` in data
       code: `async function generate(jobId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
@@ -709,7 +749,7 @@ export async function sync(accountId: string) {
   });
 }`),
       ],
-    },
+    }),
     {
       // a lease claim that can take over a stale holder: exactly where a late holder must be fenced
       code: `async function acquire(jobId: string, cutoff: Date) {
@@ -733,7 +773,7 @@ export async function sync(accountId: string) {
 }`),
       ],
     },
-    {
+    recoveredElsewhere({
       // a second identity column that is no owner column (userId) does not fence
       code: `async function generate(jobId: string, userId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, userId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
@@ -747,8 +787,8 @@ export async function sync(accountId: string) {
   await prisma.job.updateMany({ where: { id: jobId, userId, status: "GENERATING" }, data: { status: "COMPLETED" } });
 }`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // the owner column is only an owner column when settings say so (same code as a valid case, without settings)
       code: `async function generate(jobId: string, holderId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING", holderId } });
@@ -762,8 +802,8 @@ export async function sync(accountId: string) {
   await prisma.job.updateMany({ where: { id: jobId, holderId, status: "GENERATING" }, data: { status: "COMPLETED" } });
 }`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // a check-then-act claim (read, then unconditional write) still has a holder
       code: `async function generate(jobId: string) {
   const free = await prisma.job.findFirst({ where: { id: jobId, status: { not: "GENERATING" } } });
@@ -781,8 +821,8 @@ export async function sync(accountId: string) {
   await prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: "COMPLETED" } });
 }`),
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // upsert's update half, on a pluralised delegate name (jobs = job)
       code: `async function generate(jobId: string) {
   const claimed = await db.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
@@ -796,7 +836,7 @@ export async function sync(accountId: string) {
   await db.jobs.upsert({ where: { id: jobId, status: "GENERATING" }, update: { status: "COMPLETED" }, create: { id: jobId, status: "COMPLETED" } });
 }`),
       ],
-    },
+    }),
   ],
 });
 
@@ -1260,20 +1300,20 @@ export async function settle(invoiceId: string) {
         { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", tokenField: "leaseToken", effect: "moves the claimed job row to SUCCEEDED", result: "status" }, suggestions: [] },
       ],
     },
-    {
+    recoveredElsewhere({
       // a result stored on a row claimed with an owner, by id alone
       code: code.resultById,
       errors: [
         { messageId: "unfencedResult", line: 8, column: 9, data: { model: "video", field: "status", value: "TRANSCODING", claimLine: "2", tokenField: "lockedBy", effect: "stores playlistUrl on the claimed video row", result: "playlistUrl" }, suggestions: [{ messageId: "addToken", data: { tokenField: "lockedBy", tokenText: "workerId" }, output: edit(code.resultById, "where: { id: videoId }, data: { playlistUrl", "where: { id: videoId, lockedBy: workerId }, data: { playlistUrl") }] },
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // the token is generated inline and not kept: the suggestion falls back to the claimed status
       code: code.inlineToken,
       errors: [
         { messageId: "unfencedResult", line: 9, column: 9, data: { model: "video", field: "status", value: "TRANSCODING", claimLine: "3", tokenField: "lockToken", effect: "stores playlistUrl on the claimed video row", result: "playlistUrl" }, suggestions: [{ messageId: "addFence", data: { model: "video", field: "status", value: "TRANSCODING", claimLine: "3" }, output: edit(code.inlineToken, "where: { id: videoId }, data: { playlistUrl", "where: { id: videoId, status: \"TRANSCODING\" }, data: { playlistUrl") }] },
       ],
-    },
+    }),
     {
       // a version the claim increments is the token; no expression to suggest
       code: code.versionToken,
@@ -1281,13 +1321,13 @@ export async function settle(invoiceId: string) {
         { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "searchIndex", field: "state", value: "BUILDING", claimLine: "2", tokenField: "version", effect: "moves the claimed searchIndex row to LIVE", result: "state" }, suggestions: [] },
       ],
     },
-    {
+    recoveredElsewhere({
       // S3 v3: a fixed key written while holding a status claim (no token: any fencing token)
       code: code.s3FixedKey,
       errors: [
         { messageId: "unfencedObjectWrite", line: 7, column: 9, data: { operation: "S3 PutObject", location: "\"exports/latest.csv\"", lock: "the claim of export.status = EXPORTING", acquireLine: "4", condition: "IfNoneMatch or IfMatch", token: "a fencing token" }, suggestions: [] },
       ],
-    },
+    }),
     {
       // lib-storage Upload under SET NX PX with a token; the key is per format, not per job
       code: code.uploadPerFormat,
@@ -1310,20 +1350,20 @@ export async function settle(invoiceId: string) {
         { messageId: "unfencedObjectWrite", line: 6, column: 11, data: { operation: "Cloud Storage save", location: "\"reports/current.pdf\"", lock: "the Redlock lock on \"locks:report:*\"", acquireLine: "4", condition: "ifGenerationMatch", token: "a fencing token" }, suggestions: [] },
       ],
     },
-    {
+    recoveredElsewhere({
       // a write stream in a function the claimer calls
       code: code.gcsStreamInHelper,
       errors: [
         { messageId: "unfencedObjectWrite", line: 9, column: 24, data: { operation: "Cloud Storage createWriteStream", location: "\"archive/rolling.ndjson\"", lock: "the claim of batch.phase = ARCHIVING", acquireLine: "3", condition: "ifGenerationMatch", token: "a fencing token" }, suggestions: [] },
       ],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // a named writeFile import, a path built from a module constant
       code: code.namedWriteFile,
       errors: [
         { messageId: "unfencedObjectWrite", line: 8, column: 9, data: { operation: "writeFile call", location: "path.join(OUTPUT_DIR, \"nightly.csv\")", lock: "the claim of report.status = GENERATING", acquireLine: "5", condition: "an exclusive flag, wx", token: "a fencing token" }, suggestions: [] },
       ],
-    },
+    }),
     {
       // Azure Blob under a node-redis lock
       code: code.azureUnderRedis,
@@ -1345,13 +1385,13 @@ export async function settle(invoiceId: string) {
         { messageId: "unconditionalRowWrite", line: 4, column: 11, data: { lock: "the Redlock lock on \"locks:report:*\"", acquireLine: "2", model: "report", field: "state", target: "PUBLISHED", token: "a fencing token" }, suggestions: [{ messageId: "addCondition", data: { field: "state", target: "PUBLISHED" }, output: edit(code.usingCompletion, "where: { id: reportId }", "where: { id: reportId, state: { not: \"PUBLISHED\" } }") }] },
       ],
     },
-    {
+    recoveredElsewhere({
       // keyed by another row (the project), not by the claimed export
       code: code.anotherRowsKey,
       errors: [
         { messageId: "unfencedObjectWrite", line: 7, column: 9, data: { operation: "S3 PutObject", location: "`projects/${project.id}/final.mp4`", lock: "the claim of export.status = RENDERING", acquireLine: "3", condition: "IfNoneMatch or IfMatch", token: "a fencing token" }, suggestions: [] },
       ],
-    },
+    }),
     {
       // a lock helper taking a callback: the callback holds the lock
       code: code.lockHelperCallback,
@@ -1359,13 +1399,13 @@ export async function settle(invoiceId: string) {
         { messageId: "unfencedObjectWrite", line: 15, column: 11, data: { operation: "S3 PutObject", location: "\"sitemap.xml\"", lock: "the lock \"lock:*\"", acquireLine: "5", condition: "IfNoneMatch or IfMatch", token: "the lock's token `token`" }, suggestions: [] },
       ],
     },
-    {
+    recoveredElsewhere({
       // a claim helper taking a callback: the completion inside it is a holder write
       code: code.claimHelperCallback,
       errors: [
         { messageId: "unfencedWrite", line: 9, column: 11, data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", target: "DONE" }, suggestions: [{ messageId: "addFence", data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", target: "DONE" }, output: edit(code.claimHelperCallback, "where: { id: jobId }, data: { status: \"DONE\" }", "where: { id: jobId, status: \"RUNNING\" }, data: { status: \"DONE\" }") }] },
       ],
-    },
+    }),
     {
       // redis-semaphore: writeFileSync of a fixed path while holding the mutex
       code: code.semaphoreFile,

@@ -7,7 +7,7 @@ import conditionalRecovery from "../../rules/conditional-recovery.js";
 import progressBasedStaleness from "../../rules/progress-based-staleness.js";
 import requireFencing from "../../rules/require-fencing.js";
 import requireStaleRecovery from "../../rules/require-stale-recovery.js";
-import { javascript, ruleTester } from "../rule-tester.js";
+import { javascript, ruleTester, recoveredElsewhere } from "../rule-tester.js";
 
 const PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
 const lock = (model: string, field: string, value: string) => ({ model, field, value });
@@ -520,7 +520,7 @@ app.post("/jobs/:id/cancel", async (req) => {
     },
   ],
   invalid: [
-    {
+    recoveredElsewhere({
       name: "completion by _id only",
       code: MONGOOSE_CLAIM.replace("  return job;\n", `  if (!job) return null;
   await Job.updateOne({ _id: id }, { $set: { status: "done", finishedAt: new Date() } });
@@ -537,8 +537,8 @@ app.post("/jobs/:id/cancel", async (req) => {
 `),
         }],
       }],
-    },
-    {
+    }),
+    recoveredElsewhere({
       name: "active record: the claimed document saved as done",
       code: MONGOOSE_CLAIM.replace("  return job;\n", `  if (!job) return null;
   job.status = "done";
@@ -550,8 +550,8 @@ app.post("/jobs/:id/cancel", async (req) => {
         data: { ...claimed("Job", "status", "processing", 3), target: "done" },
         suggestions: [],
       }],
-    },
-    {
+    }),
+    recoveredElsewhere({
       name: "a failure path reached through this.fail(): findByIdAndUpdate gets a filter",
       code: `export class Worker {
   async run(id: string) {
@@ -581,6 +581,6 @@ app.post("/jobs/:id/cancel", async (req) => {
 }`,
         }],
       }],
-    },
+    }),
   ],
 });

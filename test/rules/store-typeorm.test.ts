@@ -6,7 +6,7 @@ import conditionalRecovery from "../../rules/conditional-recovery.js";
 import progressBasedStaleness from "../../rules/progress-based-staleness.js";
 import requireFencing from "../../rules/require-fencing.js";
 import requireStaleRecovery from "../../rules/require-stale-recovery.js";
-import { javascript, ruleTester } from "../rule-tester.js";
+import { javascript, ruleTester, recoveredElsewhere } from "../rule-tester.js";
 
 const PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
 const lock = (model: string, value: string, claimLine: number, field = "status") => ({
@@ -572,7 +572,7 @@ export async function restart(jobRepository: Repository<Job>, id: string) {
 }`,
   ],
   invalid: [
-    {
+    recoveredElsewhere({
       // completion by id: the suggestion writes the fence into a criteria object
       code: NEST + `  async render(id: string) {
     const res = await this.jobs.update({ id, status: Not(RenderStatus.Rendering) }, { status: RenderStatus.Rendering });
@@ -594,8 +594,8 @@ export async function restart(jobRepository: Repository<Job>, id: string) {
 }`,
         }],
       }],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // failure in another method the claim reaches, as an active-record save: no filter to extend
       code: `import { Not, Repository } from "typeorm";
 export class Worker {
@@ -611,8 +611,8 @@ export class Worker {
   }
 }`,
       errors: [{ messageId: "unfencedWrite", line: 11, column: 11, data: fence("Job", "RUNNING", 5, "FAILED"), suggestions: [] }],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // query builder completion by whereInIds: the suggestion adds an andWhere
       code: `import { DataSource, Not } from "typeorm";
 export async function run(dataSource: DataSource, id: string) {
@@ -632,8 +632,8 @@ export async function run(dataSource: DataSource, id: string) {
 }`,
         }],
       }],
-    },
-    {
+    }),
+    recoveredElsewhere({
       // plain JavaScript, a transaction: completion through the callback's manager by id
       code: `const { Not } = require("typeorm");
 async function run(dataSource, id) {
@@ -658,6 +658,6 @@ async function run(dataSource, id) {
 }`,
         }],
       }],
-    },
+    }),
   ],
 });

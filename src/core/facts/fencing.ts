@@ -183,7 +183,7 @@ function claimJobNames(sourceCode: SourceCode, claim: Claim, vocabulary: Resolve
  * A write that hands rows still claimed to a new owner when their lease looks stale (`WHERE status = 'RUNNING' AND
  * heartbeat_at < $1 SET locked_by = $2`): the row keeps its status under a new holder.
  */
-function hasTakeoverWrite(claim: Claim, writes: readonly StateWrite[], vocabulary: ResolvedVocabulary): boolean {
+export function hasTakeoverWrite(claim: Claim, writes: readonly StateWrite[], vocabulary: ResolvedVocabulary): boolean {
   const { field, value } = claim.lock;
   return writes.some((w) => {
     if (w === claim.write || w.effect === "insert" || w.effect === "delete" || normalizeModel(w.model) !== normalizeModel(claim.write.model)) return false;

@@ -20,7 +20,7 @@ import type {
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { agePredicates, excludes, identityFields, isOpaque, ownerPinned, pins, toBranches, type Branch } from "../model/conditions.js";
 import { guardsOf, pathCondition } from "../reading/guards.js";
-import { buildHeldEffects, type Holding } from "./fencing.js";
+import { buildHeldEffects, hasTakeoverWrite, type Holding } from "./fencing.js";
 import { buildKvFacts } from "./kv-pairing.js";
 import { buildRenewals } from "./renewals.js";
 import { normalizeModel, sameValue } from "../model/names.js";
@@ -561,6 +561,8 @@ export function buildFacts(
   vocabulary: ResolvedVocabulary,
   /** The key-value ops the module's calls of its own helpers make (src/core/summaries/). */
   helperOps: readonly KvOp[] = [],
+  /** The lines of claims the audit found recovered by another module (`settings.locksRecoveredElsewhere`). */
+  recoveredElsewhere: ReadonlySet<number> = new Set(),
 ): Omit<LockFacts, "held" | "helpers"> {
   const mod = new Module(sourceCode, accesses, vocabulary);
   const direct = mod.writes.flatMap((w) => findClaims(mod, w));
@@ -621,7 +623,12 @@ export function buildFacts(
       }
       return sweeps;
     },
-    changesHands: (claim) => claim.takeover.length > 0 || (byClaim.get(claim)?.length ?? 0) > 0 ||
+    // A reset with no age test takes every in-progress row at once: a boot-time reset (a single instance's holders
+    // are dead by then), or a sweep that conditional-recovery reports for taking live work. Neither leaves a live
+    // holder a newer one to overwrite until it judges age.
+    changesHands: (claim) => claim.takeover.length > 0 || hasTakeoverWrite(claim, mod.writes, vocabulary) ||
+      (byClaim.get(claim) ?? []).some((r) => !r.flaws.includes("missing-time")) ||
+      recoveredElsewhere.has(claim.write.node.loc.start.line) ||
       recoveredByDirective(sourceCode, claim.write.node) !== undefined,
   };
 }

@@ -519,9 +519,11 @@ export interface LockFacts {
    */
   sweeps(): readonly Recovery[];
   /**
-   * Whether the claim can pass to another holder while its holder still works: it takes over stale leases itself,
-   * a recovery in this module frees it, or a `locks-recovered-by` directive names the module that does. Only then
-   * can a late holder's write or release land on a newer holder's row (Q3); until then Q1 is the finding.
+   * Whether the claim can pass to another holder while its holder still works: it takes over stale leases itself
+   * (in the claim, or by a separate write that re-stamps the owner of stale rows),
+   * a recovery in this module judges age and frees it, a `locks-recovered-by` directive names the module that does,
+   * or the audit paired it with such a recovery elsewhere. Only then can a late holder's write or release land on a
+   * newer holder's row (Q3: `require-fencing`, `owner-checked-release` on rows); until then Q1 is the finding.
    */
   changesHands(claim: Claim): boolean;
 }
