@@ -107,7 +107,10 @@ function receiverOf(ctx: RecognizerContext, node: Node, depth = 0): Receiver | u
     const callee = unwrap(r.callee);
     const name = callee.type === "Identifier" ? callee.name
       : callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : undefined;
-    const model = stringArg(ctx, r.arguments[0]);
+    const arg = r.arguments[0] ? unwrap(r.arguments[0]) : undefined;
+    // `this.model(modelName)` in a schema method or plugin: the model is whichever the name holds, the same one
+    // wherever the module writes it with that name.
+    const model = stringArg(ctx, r.arguments[0]) ?? (name === "model" && arg?.type === "Identifier" ? arg.name : undefined);
     if (!model) return undefined;
     if (name === "collection" && callee.type === "MemberExpression") return { model, mongooseModel: false };
     if (name === "model") return { model, mongooseModel: true };

@@ -308,6 +308,23 @@ module.exports = { acquireLock, releaseLock };`;
 
 ruleTester.run("owner-checked-release", rule, {
   valid: [
+    // a column stamped with the bare clock is a start time, not an until-instant: setting it to the clock again
+    // takes the lease anew, it releases nothing (and a table with no lock word holds no lease)
+    {
+      code: `export function touchPlugin(schema, modelName) {
+  schema.methods.lock = function (cutoff, cb) {
+    this.model(modelName).findOneAndUpdate({ _id: this._id, locked: { $lte: cutoff } }, { locked: new Date() }, { new: true }, cb);
+  };
+  schema.methods.touch = function (cb) {
+    this.model(modelName).findOneAndUpdate({ _id: this._id }, { locked: new Date() }, { new: true }, cb);
+  };
+}
+export async function seen(id) {
+  await this.model("visit").findOneAndUpdate({ _id: id, seenAt: { $lte: new Date() } }, { seenAt: new Date(Date.now() + 1000) });
+  await this.model("visit").findOneAndUpdate({ _id: id }, { seenAt: new Date() });
+}`,
+      languageOptions: javascript,
+    },
     // lock rows: the release names the holder too, or clears only the lease this holder stamped
     { code: sqlLockTable('"DELETE FROM app_locks WHERE lock_key = $1 AND holder = $2"'), languageOptions: javascript },
     { code: mongooseLease("await Lease.updateOne({ name, leaseUntil: until }, { leaseUntil: new Date(0) });"), languageOptions: javascript },
@@ -786,6 +803,22 @@ export async function rebuild(id) {
       code: sqlLockTable('"DELETE FROM app_locks WHERE lock_key = $1"'),
       languageOptions: javascript,
       errors: [rowRelease(12, 9, { operation: "delete", lock: "lock row in app_locks", acquireLine: 4, filter: "lock_key", expires: "is taken over once expires_at has passed", expiryLine: 4 })],
+    },
+    {
+      // a Mongoose schema plugin: the model is whichever \`this.model(modelName)\` names; \`locked\` says until when the
+      // lease holds by what the claim stores in it (the clock plus a term), so setting it to the clock releases it
+      code: `export function lockPlugin(schema, modelName) {
+  schema.add({ locked: { type: Date, default: Date.now } });
+  schema.methods.lock = function (duration, cb) {
+    const now = new Date();
+    this.model(modelName).findOneAndUpdate({ _id: this._id, locked: { $lte: now } }, { locked: new Date(now.getTime() + duration) }, { new: true }, cb);
+  };
+  schema.methods.release = function (cb) {
+    this.model(modelName).findOneAndUpdate({ _id: this._id }, { locked: new Date() }, { new: true }, cb);
+  };
+}`,
+      languageOptions: javascript,
+      errors: [rowRelease(8, 5, { operation: "write", lock: "lease on modelName.locked", acquireLine: 5, filter: "_id", expires: "is taken over once locked has passed", expiryLine: 5 })],
     },
     {
       // a lock row whose sweeper lives in another module, named by a directive: it changes hands just the same

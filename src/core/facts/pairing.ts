@@ -280,8 +280,8 @@ const UNTIL = /until|expir|deadline/i;
  * the clock itself (`lockedUntil: new Date()`). `locked_at = now()` takes a lease, and a clock reading with
  * arithmetic (`new Date(Date.now() + ttl)`, SQL `now() + interval …`) extends one: neither clears.
  */
-function clears(a: Assignment): boolean {
-  if (a.value.kind === "now") return UNTIL.test(a.field) && isBareClock(a.valueNode);
+function clears(a: Assignment, until = false): boolean {
+  if (a.value.kind === "now") return (until || UNTIL.test(a.field)) && isBareClock(a.valueNode);
   return a.value.kind === "static" && (a.value.value.value === null || a.value.value.value === false || typeof a.value.value.value === "number");
 }
 
@@ -306,9 +306,13 @@ function findLeaseClaim(mod: Module, write: StateWrite): Claim[] {
   if (branches.length === 0 || branches.some(isOpaque)) return [];
   for (const assignment of write.assignments) {
     const field = assignment.field;
-    if (!mod.vocabulary.isTimeField(field) || clears(assignment)) continue;
+    // A timestamp by its name, or by what this write stores in it: a clock reading (`locked: new Date(now + ttl)`).
+    const clocked = assignment.value.kind === "now";
+    if ((!mod.vocabulary.isTimeField(field) && !clocked) || clears(assignment)) continue;
     if (!hasLockWord(write.model) && !hasLockWord(field) && !write.assignments.some((a) => hasLockWord(a.field))) continue;
-    const aged = branches.map((b) => agePredicates(b, mod.vocabulary).filter((t) => sameField(t.field, field)));
+    const aged = branches.map((b) => mod.vocabulary.isTimeField(field)
+      ? agePredicates(b, mod.vocabulary).filter((t) => sameField(t.field, field))
+      : comparedBefore(b, field));
     if (aged.every((a) => a.length === 0) || !branches.every((b, i) => leaseFree(mod, b, aged[i]!, [field]))) continue;
     const lock: LockKey = { model: write.model, field, value: { value: "held" }, valueText: "" };
     // Another write of the table stamps the lease column again (`touch`, a heartbeat): it tells progress, whatever
@@ -318,6 +322,15 @@ function findLeaseClaim(mod: Module, write: StateWrite): Claim[] {
     return [{ write, lock, assignment, takeover: aged.flat(), lease: true, ...(renewed ? { renewed } : {}) }];
   }
   return [];
+}
+
+/** The branch's `field < x` and `field <= x` tests: a column the write stamps with the clock, judged by age. */
+function comparedBefore(branch: Branch, field: string): TimePredicate[] {
+  const out: TimePredicate[] = [];
+  for (const atom of branch) {
+    if (!("opaque" in atom) && (atom.op === "lt" || atom.op === "lte") && sameField(atom.pred.field, field)) out.push({ field, node: atom.pred.node });
+  }
+  return out;
 }
 
 /** The module gates on rows holding `field = value`: it claims that value elsewhere, or reads rows filtered on it. */
@@ -442,7 +455,10 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   // A delete of the row, or a write that clears a lease column the claim stamped (`leaseUntil: new Date(0)`).
   const leaseColumn = (f: string) => claim.lease ? sameField(f, claim.lock.field)
     : mod.vocabulary.isTimeField(f) && claim.write.assignments.some((c) => sameField(c.field, f));
-  const releases = write.effect === "delete" || write.assignments.some((a) => leaseColumn(a.field) && clears(a));
+  // The claim stamps the lease with the clock plus a term and takes it over once that instant passed: the column
+  // says until when the lease holds, whatever its name, and setting it to the clock ends the lease.
+  const until = claim.lease === true && claim.assignment.value.kind === "now" && !isBareClock(claim.assignment.valueNode);
+  const releases = write.effect === "delete" || write.assignments.some((a) => leaseColumn(a.field) && clears(a, until));
   if (!releases || !branches.every((b) => identityFields(b).length > 0)) return;
   const stamped = (f: string) => mod.vocabulary.isTimeField(f) &&
     claim.write.assignments.some((a) => sameField(a.field, f) && a.value.kind !== "static" && !clears(a));
