@@ -22,6 +22,7 @@ const allowed: Record<string, string> = {
   "src/recognizers/redis.ts METHODS": "filled once at load from the static command table",
   "src/recognizers/kysely.ts ROOTS": "a constant table",
   "src/core/reading/directives.ts byLine": "per-file state, a WeakMap keyed by the file's SourceCode",
+  "src/core/reading/exports.ts exportsByProgram": "per-file state, a WeakMap keyed by the file's Program node",
   "src/rule-kit/inventory.ts candidateText": "built lazily, once, from the static recognizer list; never written after",
   "src/core/reading/named-types.ts registered":
     "a WeakSet of the ts.Programs the audit built itself; an editor's or a type-checked config's program is never in it",

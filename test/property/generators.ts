@@ -477,6 +477,11 @@ export interface DbLockParts {
   readonly fence: "status" | "owner";
   /** The completion in its own function the runner calls, or inline in the runner. */
   readonly completionFn: boolean;
+  /**
+   * A repository split: the completion function is part of the module's API and the runner does not call it (a
+   * worker in another module calls the claim, then the completion).
+   */
+  readonly split?: boolean;
   readonly finallyRelease: HolderKind;
   readonly lookalikes: readonly DbLookalike[];
 }
@@ -711,7 +716,7 @@ export function dbModule(p: DbLockParts): ModuleSpec {
       const write: Step = { kind: "await", expr: (c) => d.update(holderWrite(p, p.completion === "fenced", p.done), c, s, false) };
       if (p.completionFn) {
         fns.push({ name: "finish", role: "completion", params: ids, steps: [write] });
-        complete.push({ kind: "await", expr: (c) => `${c.fn("finish")}(${ids.join(", ")})` });
+        if (!p.split) complete.push({ kind: "await", expr: (c) => `${c.fn("finish")}(${ids.join(", ")})` });
       } else complete.push(write);
     }
     const body: Step[] = [{ kind: "await", expr: () => "work(id)" }, ...complete];

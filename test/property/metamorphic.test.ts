@@ -94,6 +94,21 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
       }));
     });
 
+    it("database locks: a completion moved out of the runner into the module's API keeps its finding", () => {
+      // The worker that calls claim() and then finish() lives in another module: finish() is still the holder's write.
+      const parts = dbLockArb().map((p) => ({ ...p, runner: true, completionFn: true }));
+      check(fc.property(parts, transformArb, (p, t) => {
+        const called = lintSpec(dbModule(p), t);
+        const split = lintSpec(dbModule({ ...p, split: true }), t);
+        const inFinish = (keys: readonly string[]) => keys.filter((k) => k.endsWith(" in finish"));
+        if (JSON.stringify(inFinish(called.keys)) !== JSON.stringify(inFinish(split.keys)) ||
+          (p.completion === "unfenced" && (p.lease || (p.recovery !== "none" && p.recovery !== "missing-time")) && inFinish(split.keys).length !== 1)) {
+          throw mismatch("moving the completion into the module's API changed its finding", { called: called.keys, split: split.keys },
+            { label: "runner calls finish", code: called.program.code }, { label: "finish called from elsewhere", code: split.program.code });
+        }
+      }));
+    });
+
     it("lock rows: rename, reorder, .then (with .catch), class methods and client fields", () => {
       check(fc.property(lockRowArb(), transformArb, (p, t) => {
         const spec = lockRowModule(p);

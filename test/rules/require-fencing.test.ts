@@ -38,6 +38,27 @@ ruleTester.run("require-fencing", rule, {
   await render(jobId);
   await prisma.job.update({ where: { id: jobId }, data: { status: "COMPLETED" } });
 }`,
+    // a repository module whose completion is not exported and not reached from the claim: nobody holds the row
+    // when it runs (an internal helper of some other path)
+    `export async function claimNext(id: string) {
+  return prisma.job.updateMany({ where: { id, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+}
+export async function sweep(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "QUEUED" } });
+}
+async function archive(id: string) {
+  await prisma.job.update({ where: { id }, data: { status: "ARCHIVED" } });
+}`,
+    // the same API, its completion fenced by the claimed value
+    `export async function claimNext(id: string) {
+  return prisma.job.updateMany({ where: { id, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+}
+export async function sweep(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "QUEUED" } });
+}
+export async function complete(id: string) {
+  await prisma.job.updateMany({ where: { id, status: "GENERATING" }, data: { status: "COMPLETED" } });
+}`,
     // a boot-time reset with no age test frees rows only of holders that died with the last process: the claim does
     // not pass to a new holder while this one works
     `export async function resetOnBoot() {
@@ -286,6 +307,31 @@ async function generate(jobId: string) {
   await render(jobId);
   await prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: "COMPLETED" } });
 }`)],
+    },
+    {
+      // a queue repository module (CommonJS): the worker in another file calls claimBatch(), then settle(); the
+      // exported settle is the holder's write although nothing in this module calls it
+      code: `async function claimBatch(workerId) {
+  return Outbox.findOneAndUpdate({ status: { $in: ["pending", "retry"] } }, { $set: { status: "processing", lockedBy: workerId, heartbeatAt: new Date() } }, { new: true });
+}
+async function reap(cutoff) {
+  await Outbox.updateMany({ status: "processing", heartbeatAt: { $lte: cutoff } }, { $set: { status: "retry", lockedBy: null } });
+}
+async function settle(itemId) {
+  await Outbox.updateOne({ _id: itemId }, { $set: { status: "processed", lockedBy: null } });
+}
+module.exports = { claimBatch, reap, settle };`,
+      languageOptions: javascript,
+      errors: [unfenced(8, 9, lock("processed", 2, { model: "Outbox", value: "processing" }), `async function claimBatch(workerId) {
+  return Outbox.findOneAndUpdate({ status: { $in: ["pending", "retry"] } }, { $set: { status: "processing", lockedBy: workerId, heartbeatAt: new Date() } }, { new: true });
+}
+async function reap(cutoff) {
+  await Outbox.updateMany({ status: "processing", heartbeatAt: { $lte: cutoff } }, { $set: { status: "retry", lockedBy: null } });
+}
+async function settle(itemId) {
+  await Outbox.updateOne({ _id: itemId, status: "processing" }, { $set: { status: "processed", lockedBy: null } });
+}
+module.exports = { claimBatch, reap, settle };`)],
     },
     recoveredElsewhere({
       // await: the completion after the claim, in the same function

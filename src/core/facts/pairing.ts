@@ -25,6 +25,7 @@ import { buildKvFacts } from "./kv-pairing.js";
 import { buildRenewals } from "./renewals.js";
 import { normalizeModel, sameValue } from "../model/names.js";
 import { recoveredByDirective } from "../reading/directives.js";
+import { isExported } from "../reading/exports.js";
 import { HOLE_SENTINEL as HOLE_MODEL } from "../languages/sql.js";
 import { hasLockWord, normalizeName } from "../model/settings.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
@@ -598,9 +599,19 @@ export function buildFacts(
     }
   }
 
-  // Holder writes count only where the claiming code reaches them, and, in the claim's own function, after it.
+  // Holder writes count only where the claiming code reaches them, and, in the claim's own function, after it; or,
+  // in a repository module, in another function of its API: a module that exports the claim (`claimBatch`) and the
+  // writes that end it by id (`settleSuccess(id)`) is called by a worker elsewhere that holds the row between them.
   const holding = holdingIn(shape);
-  const holderWrites = classified.holder.filter((h) => holding.after(h.claim.write.node, h.write.node));
+  // The exported function a node belongs to, through the callbacks it hands on (`.then(() => …)`).
+  const api = (node: Node) => {
+    for (let fn = enclosingFunction(node); fn; fn = fn.parent ? enclosingFunction(fn.parent) : undefined) {
+      if (isExported(sourceCode.ast, fn)) return fn;
+    }
+    return undefined;
+  };
+  const holderWrites = classified.holder.filter((h) => holding.after(h.claim.write.node, h.write.node) ||
+    (api(h.claim.write.node) !== undefined && api(h.write.node) !== undefined && api(h.write.node) !== api(h.claim.write.node)));
 
   // An inserted lock row whose table also has a lease take-over (the row is created once, then taken over by an
   // update once its lease has passed): that take-over is the row's way out when its holder dies.

@@ -13,12 +13,12 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { ExportedHelper, HelperEffect, KeyShape, KvFacts, KvOp, Node } from "../model/model.js";
 import { helperOrigin } from "../model/model.js";
-import { classOf, functionName } from "../reading/units.js";
+import { classOf } from "../reading/units.js";
+import { exportNames, reachNames } from "../reading/exports.js";
 import { evaluate, findVariable, keyName, unwrap } from "../reading/values.js";
 import { argumentFor, clientText, describeCallee, shapeFromParts, type FunctionSummary, type KvEffect } from "./summaries.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
-type Fn = TSESTree.FunctionLike;
 
 
 /** What one import binding of a module brings in: the local name, the name imported (`default`, `*`), the helpers. */
@@ -32,72 +32,6 @@ export interface ImportedHelpers {
 }
 
 // ---- the exporting side ----
-
-/** Export names of the module's top-level declarations: `local -> exported` (ESM and CommonJS). */
-function exportNames(program: TSESTree.Program): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  const add = (local: string, exported: string) => out.set(local, [...(out.get(local) ?? []), exported]);
-  const declared = (d: Node | null | undefined, as?: string) => {
-    if (!d) return;
-    if ((d.type === "FunctionDeclaration" || d.type === "ClassDeclaration") && d.id) add(d.id.name, as ?? d.id.name);
-    if (d.type === "VariableDeclaration") for (const v of d.declarations) if (v.id.type === "Identifier") add(v.id.name, as ?? v.id.name);
-    if (d.type === "Identifier") add(d.name, as ?? d.name);
-  };
-  for (const s of program.body) {
-    if (s.type === "ExportNamedDeclaration") {
-      declared(s.declaration);
-      if (!s.source) for (const sp of s.specifiers) if (sp.local.type === "Identifier") add(sp.local.name, keyName(sp.exported, false) ?? sp.local.name);
-    }
-    if (s.type === "ExportDefaultDeclaration") declared(s.declaration as Node, "default");
-    // module.exports = { a, b } / module.exports = X / exports.a = a / module.exports.a = a
-    if (s.type === "ExpressionStatement" && s.expression.type === "AssignmentExpression") {
-      const { left, right } = s.expression;
-      const text = left.type === "MemberExpression" ? memberText(left) : undefined;
-      if (text === "module.exports") {
-        const r = unwrap(right);
-        if (r.type === "ObjectExpression") {
-          for (const p of r.properties) {
-            if (p.type === "Property" && unwrap(p.value as Node).type === "Identifier") add((unwrap(p.value as Node) as TSESTree.Identifier).name, keyName(p.key, p.computed) ?? "");
-          }
-        } else declared(r, "default");
-      } else if (text && /^(module\.)?exports\.[\w$]+$/.test(text) && unwrap(right).type === "Identifier") {
-        add((unwrap(right) as TSESTree.Identifier).name, text.replace(/^(module\.)?exports\./, ""));
-      }
-    }
-  }
-  return out;
-}
-
-function memberText(m: TSESTree.MemberExpression): string | undefined {
-  const o = unwrap(m.object);
-  const base = o.type === "Identifier" ? o.name : o.type === "MemberExpression" ? memberText(o) : undefined;
-  const name = keyName(m.property, m.computed);
-  return base && name ? `${base}.${name}` : undefined;
-}
-
-/** The names an importer reaches a function by: `fn`, `Class.m`, `Class#m`, `obj.m`, each under every export name. */
-function reachNames(fn: Fn, exports: Map<string, string[]>): string[] {
-  const own = functionName(fn);
-  if (own === undefined) return [];
-  const p = fn.parent;
-  if (fn.type === "FunctionDeclaration" || p?.type === "VariableDeclarator") return exports.get(own) ?? [];
-  if ((p?.type === "MethodDefinition" || p?.type === "PropertyDefinition") && p.parent.parent.type === "ClassDeclaration") {
-    const cls = p.parent.parent.id?.name;
-    const names = cls ? exports.get(cls) ?? [] : [];
-    return names.map((n) => `${n}${p.static ? "." : "#"}${own}`);
-  }
-  // `export const locks = { acquire() {} }`
-  if (p?.type === "Property" && p.parent.type === "ObjectExpression" && p.parent.parent.type === "VariableDeclarator" &&
-    p.parent.parent.id.type === "Identifier") {
-    return (exports.get(p.parent.parent.id.name) ?? []).map((n) => `${n}.${own}`);
-  }
-  // module.exports = { acquire() {} } / module.exports = { acquire: async () => … }
-  if (p?.type === "Property" && p.parent.type === "ObjectExpression" && p.parent.parent.type === "AssignmentExpression" &&
-    p.parent.parent.left.type === "MemberExpression" && memberText(p.parent.parent.left) === "module.exports") {
-    return [own];
-  }
-  return [];
-}
 
 /** The plain-data form of one effect, with the verdicts of this module's facts. */
 function plainEffect(effect: KvEffect, kv: KvFacts): HelperEffect {
