@@ -136,7 +136,8 @@ export default createRule({
     return onLockFacts(context, (facts) => {
       for (const lock of facts.kv.locks) {
         // A missing expiry matters for locks; an expiry set apart or only sometimes is a bug whatever the key is for.
-        if (lock.ttl === "present" || (lock.ttl === "absent" && !lock.lockLike)) continue;
+        // An expiry through an option no client defines is unknown: never reported on a guess.
+        if (lock.ttl === "present" || lock.ttl === "unknown" || (lock.ttl === "absent" && !lock.lockLike)) continue;
         // Through another module's helper, only where this module uses the key as a lock: the helper's own module
         // reports its EXPIRE; a marker set through it here (never released) is not this module's lock.
         if (lock.acquire.via && !lock.acquire.via.template && !lock.lockLike) continue;

@@ -153,7 +153,7 @@ function spreadTtl(arg: Node, isTtl: (n: Node) => boolean): "present" | "conditi
 
 interface SetOptions {
   nx: boolean;
-  ttl: TtlPresence | "unknown";
+  ttl: TtlPresence;
   /** The expiry's expression, when one option gives it. */
   ttlNode?: Node;
   dialect: KvDialect | undefined;
@@ -195,9 +195,13 @@ function tokenOptions(ctx: RecognizerContext, rest: readonly Node[]): SetOptions
   return { nx, ttl, ...(ttlNode ? { ttlNode } : {}), dialect: "ioredis" };
 }
 
+/** The SET options node-redis (v4, v5) and Upstash define besides the expiries (lower-cased). */
+const SET_OPTION_KEYS = new Set(["nx", "xx", "keepttl", "get", "condition", "expiration"]);
+
 /** `{ NX: true, PX: ms }` (node-redis v4), `{ condition: "NX", expiration: { type, value } }` (v5), `{ nx, px }` (Upstash). */
 function objectOptions(ctx: RecognizerContext, object: TSESTree.ObjectExpression): SetOptions {
   let nx = false;
+  let unknown = false;
   let ttl: SetOptions["ttl"] = "absent";
   let lower = false;
   let v5 = false;
@@ -212,9 +216,13 @@ function objectOptions(ctx: RecognizerContext, object: TSESTree.ObjectExpression
       continue;
     }
     const key = keyName(p.key, p.computed);
-    if (!key) continue;
+    if (!key) {
+      unknown = true;
+      continue;
+    }
     const k = key.toLowerCase();
     if (key === k) lower = true;
+    if (!SET_OPTION_KEYS.has(k) && !TTL_TOKENS.has(k)) unknown = true;
     if (k === "nx" && isTruthy(ctx, p.value)) nx = true;
     else if (k === "condition") {
       v5 = true;
@@ -231,6 +239,9 @@ function objectOptions(ctx: RecognizerContext, object: TSESTree.ObjectExpression
       if (value && value.type === "Property") ttlNode = value.value;
     }
   }
+  // An option no client defines (`{ ttlSec, nx: true }` to an app's own RedisService.set): what it does is unknown,
+  // and so is the expiry, never absent.
+  if (unknown && ttl === "absent") ttl = "unknown";
   return { nx, ttl, ...(ttlNode ? { ttlNode } : {}), dialect: lower && !v5 && !object.properties.some((p) => p.type === "Property" && keyName(p.key, p.computed) === "NX") ? "upstash" : "node-redis", insertAt: { object, v5 } };
 }
 
@@ -367,7 +378,6 @@ function commandOp(
       const rest = args.slice(2);
       const object = rest.length === 1 ? objectOf(ctx, rest[0]) : undefined;
       const options = object ? objectOptions(ctx, object) : tokenOptions(ctx, rest);
-      if (options.ttl === "unknown") return undefined;
       const dialect = forced ?? options.dialect ?? fi.dialect;
       return {
         ...base, dialect, command, nx: options.nx, ttl: options.ttl,

@@ -780,6 +780,19 @@ export class Rooms {
       errors: [constantValue(5, 39, releaseData("DEL", '"room:*:lock"', 4, undefined, '"1"'))],
     },
     {
+      // an expiry through an app wrapper's own option is unknown, but the constant value and the plain DEL are not:
+      // every instance stores "1", so a run that outlived the lock deletes the next run's
+      code: `export class ExpireTask {
+  constructor(private readonly redis: RedisService) {}
+  async handle() {
+    const got = await this.redis.set("lock:expire-holds", "1", { ttlSec: 55, nx: true });
+    if (!got) return;
+    try { await expireHolds(); } finally { await this.redis.del("lock:expire-holds"); }
+  }
+}`,
+      errors: [constantValue(6, 61, releaseData("DEL", '"lock:expire-holds"', 4, undefined, '"1"'))],
+    },
+    {
       name: "acquired directly, released through a helper whose DEL pairs with nothing of its own: reported at the call, the helper named",
       code: `import Redis from "ioredis";
 import { randomUUID } from "node:crypto";

@@ -70,6 +70,24 @@ const conditional = (line: number, column: number, command: string, key: string)
 
 ruleTester.run("require-lock-ttl", rule, {
   valid: [
+    // an app's own Redis service takes its expiry under a name no client defines (\`ttlSec\`): the expiry is unknown,
+    // not missing, so nothing is reported on a guess
+    `export class ExpireTask {
+  constructor(private readonly redis: RedisService) {}
+  async handle() {
+    const got = await this.redis.set("lock:expire-holds", "1", { ttlSec: 55, nx: true });
+    if (!got) return;
+    try { await expireHolds(); } finally { await this.redis.del("lock:expire-holds"); }
+  }
+}`,
+    // the wrapper itself: \`this.set\` with its own options, inside the service
+    `export class RedisService {
+  async acquireLock(key: string, token: string, ttlSec: number) {
+    const ok = await this.set(key, token, { ttlSec, nx: true });
+    return ok === "OK";
+  }
+  async releaseLock(key: string) { await this.del(key); }
+}`,
     // a run-once marker per day (never released, not named like a lock) is not a lock: no expiry needed to unwedge
     `import { kv } from "@vercel/kv";
 export async function runCronOnce(day: string) {

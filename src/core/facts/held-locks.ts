@@ -235,7 +235,7 @@ function kvLocks(kv: KvFacts): Candidate[] {
     const releases = allReleases.filter((r) => r.lock === lock && sameFunction(r.op.node, lock.acquire.node)).map((r) => r.op.node);
     if (releases.length === 0) continue;
     out.push({
-      kind: "kv", name: lock.acquire.key.opaque ? lock.acquire.key.text.slice(1, -1) : lock.acquire.key.text, acquire: lock.acquire.node, releases, ttl: lock.ttl === "present" || lock.ttl === "separate", try: true,
+      kind: "kv", name: lock.acquire.key.opaque ? lock.acquire.key.text.slice(1, -1) : lock.acquire.key.text, acquire: lock.acquire.node, releases, ttl: lock.ttl === "present" || lock.ttl === "separate" || lock.ttl === "unknown", try: true,
       ...(lock.expire ? { protocol: [lock.expire.node] } : {}),
     });
   }

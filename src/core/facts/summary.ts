@@ -153,6 +153,7 @@ function kvSummary(sourceCode: SourceCode, lock: KvLock, facts: LockFacts): Lock
     present: { status: "answered", how: "TTL on the acquire", at: acquire },
     conditional: { status: "unanswered", how: "TTL only on some paths", at: acquire },
     absent: { status: "unanswered", how: "no TTL", at: acquire },
+    unknown: { status: "not-applicable", how: "expiry through an option the plugin does not read", at: acquire },
     separate: { status: "unanswered", how: "TTL set by a separate EXPIRE (not atomic)", ...(lock.expire ? { at: spanOf(lock.expire.loc) } : {}) },
   };
   const renewals = facts.renewals.filter((r) => r.acquire === lock.acquire.node);

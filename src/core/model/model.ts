@@ -102,7 +102,11 @@ export interface KeyShape {
 }
 
 export type KvCommand = "set" | "setnx" | "expire" | "del" | "get" | "script" | "watch";
-export type TtlPresence = "present" | "conditional" | "absent";
+/**
+ * Whether a SET gives its key an expiry: on every path, on some, none, or unknown (an option object with a key no
+ * client defines, `{ ttlSec, nx: true }` to an app's own wrapper, or a spread nothing resolves).
+ */
+export type TtlPresence = "present" | "conditional" | "absent" | "unknown";
 /** How the client spells options: ioredis tokens (`"PX", ms, "NX"`), node-redis objects (`{ NX: true, PX }`), Upstash (`{ nx, px }`). */
 export type KvDialect = "ioredis" | "node-redis" | "upstash";
 
