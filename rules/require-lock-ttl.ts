@@ -141,6 +141,9 @@ export default createRule({
         // Through another module's helper, only where this module uses the key as a lock: the helper's own module
         // reports its EXPIRE; a marker set through it here (never released) is not this module's lock.
         if (lock.acquire.via && !lock.acquire.via.template && !lock.lockLike) continue;
+        // A timestamp-valued lock taken over once its instant passes: a holder that died before its EXPIRE (or with
+        // none) is taken over, so nothing wedges (the take-over's own race is owner-checked-release's).
+        if (lock.ttl !== "conditional" && facts.kv.takeovers.some((t) => t.lock === lock && t.byTime)) continue;
         report(lock);
       }
     });

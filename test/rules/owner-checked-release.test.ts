@@ -1189,6 +1189,28 @@ export async function tryLock(name: string): Promise<boolean> {
       errors: [staleTakeover(12, 18, '"lock:*"', 9, 10)],
     },
     {
+      // the old SETNX recipe, its value an expiry in seconds read back through a ternary and parseInt: two callers
+      // that both see it passed both take the lock
+      code: `export async function enqueueOnce(redis: Redis, key: string, timeoutSec: number) {
+  const now = Math.round(new Date().getTime() / 1000);
+  const until = now + timeoutSec + 1;
+  if (await redis.setnx(key, until)) {
+    await redis.expire(key, timeoutSec);
+    return true;
+  }
+  const stored = await redis.get(key);
+  const storedUntil = stored ? parseInt(stored) : 0;
+  if (now <= storedUntil) return false;
+  await redis.set(key, until);
+  await redis.expire(key, timeoutSec);
+  return true;
+}
+export async function done(redis: Redis, key: string) {
+  await redis.del(key);
+}`,
+      errors: [staleTakeover(11, 15, "`key`", 4, 8), plainDelete(16, 15, releaseData("DEL", "`key`", 4), [])],
+    },
+    {
       // Upstash: DEL in finally, only the script rewrite (no DELEX)
       code: upstashFinally,
       errors: [plainDelete(12, 17, releaseData("DEL", '"lock:*"', 7), fixes("upstash", upstashFinally, "del(key)", "key", "token"))],

@@ -70,6 +70,21 @@ const conditional = (line: number, column: number, command: string, key: string)
 
 ruleTester.run("require-lock-ttl", rule, {
   valid: [
+    // a timestamp-valued lock (the old SETNX recipe) is taken over once its instant has passed: a holder that died
+    // before its EXPIRE does not wedge it (the take-over's race is owner-checked-release's finding)
+    `export async function enqueueOnce(redis: Redis, key: string, timeoutSec: number) {
+  const now = Math.round(new Date().getTime() / 1000);
+  const until = now + timeoutSec + 1;
+  if (await redis.setnx(key, until)) {
+    await redis.expire(key, timeoutSec);
+    return true;
+  }
+  const stored = await redis.get(key);
+  if (now <= (stored ? parseInt(stored) : 0)) return false;
+  await redis.set(key, until);
+  return true;
+}
+export async function done(redis: Redis, key: string) { await redis.del(key); }`,
     // an app's own Redis service takes its expiry under a name no client defines (\`ttlSec\`): the expiry is unknown,
     // not missing, so nothing is reported on a guess
     `export class ExpireTask {
@@ -637,6 +652,32 @@ export async function acquireLock(id: string) {
       ],
     },
     // ---- separateExpire ----------------------------------------------------------------------------------
+    {
+      // a take-over that compares the value with a token, not with the clock, frees no dead holder's lock: the
+      // separate EXPIRE is still the wedge
+      code: `export async function lockFor(redis: Redis, key: string, token: string) {
+  if (await redis.setnx(key, token)) {
+    await redis.expire(key, 60);
+    return true;
+  }
+  const holder = await redis.get(key);
+  if (holder !== token) return false;
+  await redis.set(key, token);
+  return true;
+}
+export async function unlock(redis: Redis, key: string) { await redis.del(key); }`,
+      output: `export async function lockFor(redis: Redis, key: string, token: string) {
+  if (await redis.set(key, token, "EX", 60, "NX")) {
+    return true;
+  }
+  const holder = await redis.get(key);
+  if (holder !== token) return false;
+  await redis.set(key, token);
+  return true;
+}
+export async function unlock(redis: Redis, key: string) { await redis.del(key); }`,
+      errors: [separateFixed(2, 19, SETNX, "`key`", { expireCommand: "EXPIRE", unit: "EX", ttl: "60", expireLine: 3 })],
+    },
     {
       // mechanical: literal TTL, own statement, result only tested for truth
       code: `import Redis from "ioredis";

@@ -12,7 +12,7 @@ import { hasLockWord } from "../model/settings.js";
 import { guardsOf } from "../reading/guards.js";
 import { sameKey } from "../reading/keys.js";
 import { functionName, unitOf } from "../reading/units.js";
-import { getConstInit, thenParameterOf, unwrap } from "../reading/values.js";
+import { getConstInit, isClockReading, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -54,11 +54,24 @@ function inFinally(node: Node): boolean {
 
 /** The GET (of the same key) whose result a JS check on the way to `op` compares. */
 export function comparedGet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, vocabulary: ResolvedVocabulary): KvOp | undefined {
+  return comparedGetIn(sourceCode, op, gets, vocabulary)?.get;
+}
+
+/**
+ * The GET whose value a JS check on the way to `op` compares, followed through the consts derived from it
+ * (`parseInt(v)`, `Number(v)`, `v ? parseInt(v) : 0`); `byTime` when the check also reads the clock (`now <= until`,
+ * through consts too): the value is an instant, and the check asks whether it has passed.
+ */
+function comparedGetIn(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, vocabulary: ResolvedVocabulary): { get: KvOp; byTime: boolean } | undefined {
   for (const guard of guardsOf(sourceCode, op.node, vocabulary)) {
     let found: KvOp | undefined;
+    let byTime = false;
+    const seen = new Set<Node>();
     const visit = (n: Node): void => {
-      if (found) return;
+      if (seen.has(n)) return;
+      seen.add(n);
       const u = unwrap(n);
+      if (isClockReading(u)) byTime = true;
       const direct = gets.get(u.type === "AwaitExpression" ? unwrap(u.argument) : u);
       if (direct && sameTarget(direct, op)) found = direct;
       if (u.type === "Identifier") {
@@ -72,18 +85,32 @@ export function comparedGet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, Kv
           if (init.type === "AwaitExpression") init = unwrap(init.argument);
           const get = gets.get(init);
           if (get && sameTarget(get, op)) found = get;
+          // A const derived from the value (`parseInt(v)`, `v ? Number(v) : 0`) or from the clock.
+          else if (init.type !== "CallExpression" || isDerivation(init)) visit(init);
+          else if (isClockReading(init)) byTime = true;
         }
       }
-      for (const key of ["left", "right", "argument", "test", "expressions", "arguments", "object"] as const) {
+      for (const key of ["left", "right", "argument", "test", "consequent", "alternate", "expressions", "arguments", "object", "callee"] as const) {
         const child = (u as unknown as Record<string, unknown>)[key];
         if (Array.isArray(child)) child.forEach((c) => c && typeof c === "object" && visit(c as Node));
         else if (child && typeof child === "object" && "type" in child) visit(child as Node);
       }
     };
     visit(guard.test);
-    if (found) return found;
+    if (found) return { get: found, byTime };
   }
   return undefined;
+}
+
+/** A call that only converts or rounds its argument: `parseInt(v)`, `Number(v)`, `Math.round(t / 1000)`, `d.getTime()`. */
+function isDerivation(call: Node): boolean {
+  if (call.type !== "CallExpression") return false;
+  const c = unwrap(call.callee);
+  if (c.type === "Identifier") return /^(parseInt|parseFloat|Number)$/.test(c.name);
+  if (c.type !== "MemberExpression" || c.computed || c.property.type !== "Identifier") return false;
+  const o = unwrap(c.object);
+  if (o.type === "Identifier" && (o.name === "Math" || o.name === "Number")) return true;
+  return /^(getTime|valueOf)$/.test(c.property.name);
 }
 
 const NO_HELPERS = { locks: [], releases: [] } as const;
@@ -198,8 +225,8 @@ export function buildKvFacts(
     if (op.command !== "set" || op.nx) continue;
     const lock = lockFor(op);
     if (!lock) continue;
-    const get = comparedGet(sourceCode, op, gets, vocabulary);
-    if (get) takeovers.push({ op, lock, get });
+    const compared = comparedGetIn(sourceCode, op, gets, vocabulary);
+    if (compared) takeovers.push({ op, lock, get: compared.get, ...(compared.byTime ? { byTime: true } : {}) });
   }
   return { ops: direct, locks: locks.filter((l) => !hiddenLock(l)), releases, takeovers, libraryLocks, viaHelpers };
 }

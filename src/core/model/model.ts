@@ -410,6 +410,12 @@ export interface KvTakeover {
   readonly op: KvOp;
   readonly lock: KvLock;
   readonly get?: KvOp;
+  /**
+   * The check compares the value read with the clock: the lock's value is an expiry instant (the old SETNX recipe),
+   * and a stale lock is taken over once it has passed. That take-over answers Q1 for the lock (a holder that died
+   * before its EXPIRE is taken over all the same); its GET-then-SET race stays a Q3 finding.
+   */
+  readonly byTime?: boolean;
 }
 
 export interface KvFacts {
