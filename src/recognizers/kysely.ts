@@ -323,7 +323,8 @@ function recognizeKysely(call: Call, ctx: RecognizerContext): StateAccess | unde
 
   if (kind === "read") {
     if (!lastWhere) return undefined;
-    return { access: "read", ...base, filter };
+    const locking = body.some((l) => l.name === "forUpdate" || l.name === "forNoKeyUpdate");
+    return { access: "read", ...base, filter, ...(locking ? { locking } : {}) };
   }
   if (kind === "insert") {
     return {

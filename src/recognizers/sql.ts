@@ -104,15 +104,38 @@ function templateSegments(ctx: RecognizerContext, tpl: TSESTree.TemplateLiteral,
     const expr = tpl.expressions[i];
     if (!expr) return;
     if (tagged) out.push(...taggedHole(ctx, expr, depth));
-    else out.push(interpolation(ctx, expr));
+    else out.push(...interpolation(ctx, expr));
   });
   return out;
 }
 
-/** `${x}` in an untagged template, or `+ x`: a static value is text; anything else is only known at run time. */
-function interpolation(ctx: RecognizerContext, expr: Node): Segment {
+/**
+ * `${x}` in an untagged template, or `+ x`: a static value is text; anything else is only known at run time. An
+ * optional filter term (`${type ? `AND type = '${type}'` : ""}`) only narrows what the rest matches: one more AND
+ * term, unknown.
+ */
+function interpolation(ctx: RecognizerContext, expr: Node): Segment[] {
   const v = evaluate(ctx.sourceCode, expr);
-  return v ? { text: String(v.value) } : { hole: expr, interpolated: true };
+  if (v) return [{ text: String(v.value) }];
+  const e = unwrap(expr);
+  if (e.type === "ConditionalExpression" && [e.consequent, e.alternate].every((b) => optionalAndTerm(ctx, b)) &&
+    [e.consequent, e.alternate].some((b) => !isEmptyText(ctx, b))) {
+    return [{ text: " AND " }, { hole: expr, interpolated: true }, { text: " " }];
+  }
+  return [{ hole: expr, interpolated: true }];
+}
+
+function isEmptyText(ctx: RecognizerContext, n: Node): boolean {
+  const v = evaluate(ctx.sourceCode, n);
+  return v !== undefined && v.value === "";
+}
+
+/** Empty text, or text that starts with `AND ` (a template whose first quasi does). */
+function optionalAndTerm(ctx: RecognizerContext, n: Node): boolean {
+  if (isEmptyText(ctx, n)) return true;
+  const u = unwrap(n);
+  const first = u.type === "TemplateLiteral" ? (u.quasis[0]?.value.cooked ?? undefined) : u.type === "Literal" && typeof u.value === "string" ? u.value : undefined;
+  return first !== undefined && /^\s*and\s/i.test(first);
 }
 
 function textSegments(ctx: RecognizerContext, node: Node, depth: number): Segment[] | undefined {
@@ -131,7 +154,7 @@ function textSegments(ctx: RecognizerContext, node: Node, depth: number): Segmen
       if (n.operator !== "+") return undefined;
       const left = textSegments(ctx, n.left, depth + 1);
       if (!left) return undefined;
-      return [...left, ...(textSegments(ctx, n.right, depth + 1) ?? [interpolation(ctx, n.right)])];
+      return [...left, ...(textSegments(ctx, n.right, depth + 1) ?? interpolation(ctx, n.right))];
     }
     default:
       return undefined;
@@ -515,7 +538,8 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
   const statement = translateSql(parsed, resolver(ctx, rendered, params), node);
   if (!statement) return undefined;
   if (statement.access === "read") {
-    return { access: "read", store: STORE, model: statement.model, operation, filter: statement.filter, node };
+    const locking = /\bfor\s+(?:no\s+key\s+)?update\b/i.test(rendered.masked);
+    return { access: "read", store: STORE, model: statement.model, operation, filter: statement.filter, node, ...(locking ? { locking } : {}) };
   }
   const assignments: Assignment[] = statement.assignments.map((a) => ({
     field: a.field,

@@ -279,6 +279,19 @@ ruleTester.run("atomic-claim", atomicClaim, {
       languageOptions: javascript,
     },
     {
+      // forUpdate().skipLocked() in the transaction: the rows read stay locked until the update commits
+      name: "a locking read in a transaction, then whereIn(ids).update",
+      code: `export async function claimBatch(queue: string, n: number, worker: string) {
+  return knex.transaction(async (trx) => {
+    const picked = await trx("tasks").select("id").where("state", "waiting").andWhere("queue", queue).limit(n).forUpdate().skipLocked();
+    if (picked.length === 0) return [];
+    const ids = picked.map((t) => t.id);
+    await trx("tasks").whereIn("id", ids).update({ state: "claimed", claimed_by: worker });
+    return ids;
+  });
+}`,
+    },
+    {
       name: "Supabase filters after update(): not a knex chain, so no unconditional write is seen",
       code: `export async function start(id: string) {
   const { data: job } = await supabase.from('jobs').select('*').eq('id', id).single();

@@ -126,6 +126,21 @@ export async function sweep() {
   ],
   invalid: [
     {
+      // The locking read (with an optional AND term, unknown but only narrowing) and the write by id are one claim.
+      name: "a row locked by SELECT … FOR UPDATE in the transaction, then written by id: a claim, with no recovery",
+      code: `export async function claimNext(kind?: string) {
+  return prisma.$transaction(async (tx) => {
+    const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
+      \`SELECT id FROM jobs WHERE status = 'queued' \${kind ? \`AND kind = '\${kind}'\` : ""} ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED\`,
+    );
+    if (rows.length === 0) return null;
+    await tx.$executeRawUnsafe("UPDATE jobs SET status = 'running' WHERE id = $1", rows[0].id);
+    return rows[0].id;
+  });
+}`,
+      errors: [{ messageId: "missingRecovery", line: 7, column: 11, data: lock("jobs", "status", "running"), suggestions: [] }],
+    },
+    {
       name: "the queue claim with no recovery",
       code: QUEUE_CLAIM,
       errors: [{ messageId: "missingRecovery", line: 2, column: 26, data: lock("jobs", "status", "running"), suggestions: [] }],
@@ -201,6 +216,20 @@ export async function start(conn: Connection, id: number) {
 ruleTester.run("atomic-claim", atomicClaim, {
   valid: [
     {
+      // FOR UPDATE keeps the rows the read found until the transaction ends: nobody can claim them in between
+      name: "a locking read in the transaction, then the write by id",
+      code: `export async function claimNext(kind?: string) {
+  return prisma.$transaction(async (tx) => {
+    const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
+      \`SELECT id FROM jobs WHERE status = 'queued' \${kind ? \`AND kind = '\${kind}'\` : ""} ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED\`,
+    );
+    if (rows.length === 0) return null;
+    await tx.$executeRawUnsafe("UPDATE jobs SET status = 'running' WHERE id = $1", rows[0].id);
+    return rows[0].id;
+  });
+}`,
+    },
+    {
       name: "the status is compared in the UPDATE itself",
       code: `export async function start(id: string) {
   const { rows } = await pool.query("SELECT * FROM jobs WHERE id = $1", [id]);
@@ -237,6 +266,34 @@ ruleTester.run("atomic-claim", atomicClaim, {
   const { rows: [job] } = await pool.query("SELECT * FROM jobs WHERE id = $1", [id]);
   if (job.status === "running") return;
   await pool.query("UPDATE jobs SET status = 'running' WHERE status <> 'running' AND id = $1", [id]);
+}`,
+        }],
+      }],
+    },
+    {
+      // the same read without FOR UPDATE locks nothing: two callers read the same queued row and both claim it
+      name: "a plain read in the transaction, then the write by id",
+      code: `export async function claimNext() {
+  return prisma.$transaction(async (tx) => {
+    const rows = await tx.$queryRawUnsafe("SELECT id FROM jobs WHERE status = 'queued' ORDER BY id LIMIT 1");
+    if (rows.length === 0) return null;
+    await tx.$executeRawUnsafe("UPDATE jobs SET status = 'running' WHERE id = $1", rows[0].id);
+  });
+}`,
+      errors: [{
+        messageId: "checkThenAct",
+        line: 5,
+        column: 11,
+        data: { ...claimed("jobs", "status", "running", 5), checkedWhere: "with a separate read", checkLine: "3" },
+        suggestions: [{
+          messageId: "addCondition",
+          data: { ...claimed("jobs", "status", "running", 5), checkedWhere: "with a separate read", checkLine: "3" },
+          output: `export async function claimNext() {
+  return prisma.$transaction(async (tx) => {
+    const rows = await tx.$queryRawUnsafe("SELECT id FROM jobs WHERE status = 'queued' ORDER BY id LIMIT 1");
+    if (rows.length === 0) return null;
+    await tx.$executeRawUnsafe("UPDATE jobs SET status = 'running' WHERE status <> 'running' AND id = $1", rows[0].id);
+  });
 }`,
         }],
       }],

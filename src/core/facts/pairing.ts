@@ -152,6 +152,21 @@ class CallGraph {
 
 // ---- the module being classified ----
 
+/**
+ * A write after locking reads of the same model in the same unit (`SELECT … FOR UPDATE`, `.forUpdate()`,
+ * `setLock("pessimistic_write")`, `lock: true`): the rows it names are those the reads locked, which nobody can
+ * change until the transaction ends, so the reads' filters still hold when it writes. `UPDATE … WHERE id IN (…)`
+ * after `SELECT id … WHERE status = 'PENDING' FOR UPDATE SKIP LOCKED` is one conditional claim, not check-then-act.
+ * The read itself is opaque in what it adds (which of the rows it matched the write takes).
+ */
+function underLockingReads(write: StateWrite, locking: readonly StateRead[]): StateWrite {
+  const unit = unitOf(write.node);
+  const model = normalizeModel(write.model);
+  const held = locking.filter((r) => r.node.range[1] <= write.node.range[0] && unitOf(r.node) === unit && normalizeModel(r.model) === model);
+  if (held.length === 0) return write;
+  return { ...write, filter: { kind: "and", items: [write.filter, ...held.flatMap((r): Condition[] => [r.filter, { kind: "opaque", node: r.node }])] } };
+}
+
 class Module {
   readonly writes: StateWrite[];
   readonly reads: StateRead[];
@@ -164,8 +179,10 @@ class Module {
     accesses: readonly StateAccess[],
     readonly vocabulary: ResolvedVocabulary,
   ) {
-    this.writes = accesses.filter((a): a is StateWrite => a.access === "write");
     this.reads = accesses.filter((a): a is StateRead => a.access === "read");
+    const writes = accesses.filter((a): a is StateWrite => a.access === "write");
+    const locking = this.reads.filter((r) => r.locking);
+    this.writes = locking.length === 0 ? writes : writes.map((w) => underLockingReads(w, locking));
     for (const r of this.reads) this.readByCall.set(r.node, r);
   }
 
@@ -585,7 +602,8 @@ export function buildFacts(
   const direct = mod.writes.flatMap((w) => findClaims(mod, w));
   const born = mod.writes.filter((w) => w.effect === "insert" && w.onConflict === undefined).flatMap((w) => findBornClaims(mod, w, direct));
   const claims = [...direct, ...born];
-  const staleScans = mod.reads.map((r) => findStaleScan(r, vocabulary)).filter((s): s is StaleScan => s !== undefined);
+  // A locking read's judgment goes with the writes made under it (underLockingReads), not a scan of its own.
+  const staleScans = mod.reads.filter((r) => !r.locking).map((r) => findStaleScan(r, vocabulary)).filter((s): s is StaleScan => s !== undefined);
 
   const classified: Classified = { recoveries: [], holder: [], releases: [] };
   if (claims.length > 0) {

@@ -90,6 +90,11 @@ export interface StateRead {
   readonly operation: string;
   readonly filter: Condition;
   readonly node: Node;
+  /**
+   * The read locks the rows it returns until its transaction ends (`FOR UPDATE`, `FOR NO KEY UPDATE`, a
+   * pessimistic write lock): writes of the same model after it in the same unit write under its filter.
+   */
+  readonly locking?: boolean;
 }
 
 /** A key pattern: `lock:*` for `` `lock:${id}` ``; `opaque` keys are kept as their source text (`{this.key(doc)}`). */

@@ -190,7 +190,9 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
     const clauses = reader.clauses(links);
     if (!clauses) return undefined;
     const top = up.length > 0 ? up[up.length - 1]!.call : call;
-    return { access: "read", ...base, filter: combine(clauses), node: top };
+    // `.forUpdate()` / `.forNoKeyUpdate()`: the rows stay locked until the transaction ends.
+    const locking = [...down.links, ...up].some((l) => l.name === "forUpdate" || l.name === "forNoKeyUpdate");
+    return { access: "read", ...base, filter: combine(clauses), node: top, ...(locking ? { locking } : {}) };
   }
   return undefined;
 }

@@ -31,9 +31,9 @@ import { appendProperty } from "../../core/reading/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
-import { isFunction, unitOf } from "../../core/reading/units.js";
+import { isFunction } from "../../core/reading/units.js";
 import { evaluate, findVariable, isClockReading, isSqlNow, keyName, unwrap } from "../../core/reading/values.js";
-import { BUILDER_READS, BY_READS, FOREIGN_FIND_KEYS, OPTION_KEYS, OPTION_READS, STORE, WRITE_LOCKS, entityName, isEntityTarget, keysOf, methodName, objectArgument, opaque, pred, property, sameModel, WRITE_METHODS } from "./shared.js";
+import { BUILDER_READS, BY_READS, FOREIGN_FIND_KEYS, OPTION_KEYS, OPTION_READS, STORE, WRITE_LOCKS, entityName, isEntityTarget, keysOf, methodName, objectArgument, pred, property, WRITE_METHODS } from "./shared.js";
 import { exportRef, flavorOf, resolveTarget, typeName } from "./targets.js";
 import { Seen, parseCriteria, parseWhere } from "./criteria.js";
 import { Builder, WHERE_LINKS, builderFilter, builderOf } from "./builder.js";
@@ -134,27 +134,6 @@ function builderEdit(ctx: RecognizerContext, b: Builder, field: string, op: "eq"
   return anchor && { range: [anchor.call.range[1], anchor.call.range[1]], text: `.where(${condition})` };
 }
 
-// ---- reads held under a pessimistic write lock ----
-
-interface LockedRead {
-  readonly node: Node;
-  readonly model: string;
-  readonly filter: Condition;
-  readonly unit: TSESTree.FunctionLike | null;
-}
-
-function lockedReads(ctx: RecognizerContext): LockedRead[] {
-  return (ctx.scratch.get("typeorm:locked") as LockedRead[] | undefined) ?? [];
-}
-
-/** The filter of a write, with what earlier locked reads of the same model in the same function still guarantee. */
-function underLocks(ctx: RecognizerContext, node: Node, model: string, filter: Condition): Condition {
-  const unit = unitOf(node);
-  const held = lockedReads(ctx).filter((r) => r.unit === unit && r.node.range[1] <= node.range[0] && sameModel(r.model, model));
-  if (held.length === 0) return filter;
-  return { kind: "and", items: [filter, ...held.flatMap((r) => [r.filter, opaque(r.node)])] };
-}
-
 // ---- the calls ----
 
 interface ReadResult {
@@ -249,7 +228,7 @@ function recognizeUpdate(ctx: RecognizerContext, call: TSESTree.CallExpression):
     store: STORE,
     model,
     operation: "update",
-    filter: underLocks(ctx, call, model, filter),
+    filter,
     assignments: parsePartial(ctx, partial),
     node: call,
     ...(editable ? { addPredicate: (field, op, valueText) => criteriaEdit(ctx, criteriaNode, field, op, valueText) } : {}),
@@ -275,7 +254,7 @@ function recognizeBuilderUpdate(ctx: RecognizerContext, call: TSESTree.CallExpre
     store: STORE,
     model: b.model,
     operation: "update",
-    filter: underLocks(ctx, call, b.model, filter),
+    filter,
     assignments,
     node: call,
     addPredicate: (field, op, valueText) => builderEdit(ctx, b, field, op, valueText),
@@ -400,7 +379,7 @@ function recognizeSave(ctx: RecognizerContext, call: TSESTree.CallExpression): S
     const assignments = parsePartial(ctx, rest);
     if (assignments.length === 0) return undefined;
     const filter = pred("id", "eq", undefined, idProp);
-    return { access: "write", store: STORE, model, operation: "save", filter: underLocks(ctx, call, model, filter), assignments, node: call };
+    return { access: "write", store: STORE, model, operation: "save", filter, assignments, node: call };
   }
   if (e.type !== "Identifier" || isNewEntity(ctx, e)) return undefined;
   model ??= entityModel(ctx, e) ?? e.name;
@@ -422,7 +401,7 @@ function recognizeSave(ctx: RecognizerContext, call: TSESTree.CallExpression): S
     store: STORE,
     model,
     operation: "save",
-    filter: underLocks(ctx, call, model, filter),
+    filter,
     assignments: [...byField.values()],
     node: call,
   };
@@ -452,28 +431,12 @@ function recognizeAny(ctx: RecognizerContext, call: TSESTree.CallExpression): St
 export const typeormRecognizer: Recognizer = {
   store: STORE,
   methods: new Set([...WRITE_METHODS, ...OPTION_READS, ...BY_READS, ...BUILDER_READS]),
-  prepare(calls, ctx) {
-    const locked: LockedRead[] = [];
-    for (const call of calls) {
-      const method = methodName(call);
-      if (!method || !(OPTION_READS.has(method) || BUILDER_READS.has(method) || method === "execute")) continue;
-      try {
-        const r = recognizeAny(ctx, call);
-        if (r && "locked" in r && r.locked) locked.push({ node: call, model: r.read.model, filter: r.read.filter, unit: unitOf(call) });
-      } catch {
-        // an unexpected shape is not a locked read
-      }
-    }
-    ctx.scratch.set("typeorm:locked", locked);
-    return [];
-  },
   recognize(call, ctx) {
     try {
       const r = recognizeAny(ctx, call);
       if (!r || !("locked" in r)) return r;
-      // A locked read's filter lives on in the writes that follow it (see `underLocks`); as a read of its own it
-      // would be a second stale scan of the same rows.
-      return r.locked ? { ...r.read, filter: opaque(call) } : r.read;
+      // A pessimistic write lock: the writes after it write under its filter (core/facts, underLockingReads).
+      return r.locked ? { ...r.read, locking: true } : r.read;
     } catch {
       return undefined; // an unexpected shape is not ours
     }
