@@ -29,6 +29,8 @@ import { evaluate, findVariable, getConstInit, isClockReading, keyName, objectLi
 
 const STORE = "mongo";
 const UPDATE_METHODS = new Set(["updateOne", "updateMany", "findOneAndUpdate", "findByIdAndUpdate"]);
+/** `collection.update(selector, modifier)`: the legacy driver (2.x) and Meteor collections. */
+const LEGACY_UPDATES = ["update"];
 const DELETE_METHODS = new Set(["deleteOne", "deleteMany", "findOneAndDelete", "findByIdAndDelete"]);
 const READ_METHODS = new Set(["findOne", "find", "findById", "countDocuments"]);
 const INSERT_METHODS = new Set(["insertOne", "create"]);
@@ -553,7 +555,7 @@ function recognizeRead(ctx: RecognizerContext, call: TSESTree.CallExpression, mo
 
 export const mongoRecognizer: Recognizer = {
   store: STORE,
-  methods: new Set([...UPDATE_METHODS, ...DELETE_METHODS, ...READ_METHODS, ...INSERT_METHODS, "save"]),
+  methods: new Set([...UPDATE_METHODS, ...DELETE_METHODS, ...READ_METHODS, ...INSERT_METHODS, "save", ...LEGACY_UPDATES]),
   recognize(call, ctx): StateAccess | undefined {
     const m = methodName(call);
     if (!m) return undefined;
@@ -566,6 +568,19 @@ export const mongoRecognizer: Recognizer = {
     const [first, second] = call.arguments;
 
     if (READ_METHODS.has(operation)) return recognizeRead(ctx, call, model, operation);
+
+    // The legacy driver's and Meteor's `update(selector, modifier)`: ours only when the modifier is made of update
+    // operators (`$set`, `$unset`, `$inc`), which no other store's `update` takes.
+    if (operation === "update") {
+      const modifier = second && objectOf(ctx, second);
+      if (!first || !modifier || modifier.properties.length === 0 || !keysOf(modifier).every((k) => k?.startsWith("$"))) return undefined;
+      const filterObject = objectOf(ctx, first);
+      if (filterObject && isForeignBag(filterObject)) return undefined;
+      const inline = unwrap(first).type === "ObjectExpression" ? filterObject : undefined;
+      return write(model, operation, call, filterOf(ctx, first), parseUpdate(ctx, second!), {
+        ...(inline ? { addPredicate: (field: string, op: "eq" | "ne", valueText: string) => insertPredicate(ctx, inline, field, op, valueText) } : {}),
+      });
+    }
 
     if (UPDATE_METHODS.has(operation)) {
       if (!first) return undefined;

@@ -24,6 +24,15 @@ export async function claim(id) {
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
     {
+      // update(criteria, partial) without update operators is another store's (TypeORM, Sequelize), or a
+      // replacement document: not read as a Mongo update
+      name: "an update() whose second argument has no update operators",
+      code: `export async function start(repo, id) {
+  await repo.update({ id, locked: false }, { locked: true });
+}`,
+      languageOptions: javascript,
+    },
+    {
       name: "a claim with a conditional recovery judged by a progress timestamp",
       code: MONGOOSE_CLAIM + `export async function reap(cutoff) {
   await Job.updateMany({ status: "processing", updatedAt: { $lt: cutoff } }, { $set: { status: "queued" } });
@@ -125,6 +134,19 @@ export async function sweep() {
     },
   ],
   invalid: [
+    {
+      // Meteor and the 2.x driver: update(selector, modifier); the control document's flag is taken atomically,
+      // but nothing expires it or looks at lockedAt, so a process killed mid-migration leaves it locked
+      name: "a legacy update() flag claim on a control document (plain JS)",
+      code: `Migrations.lock = function () {
+  return this._collection.update({ _id: "control", locked: false }, { $set: { locked: true, lockedAt: new Date() } }) === 1;
+};
+Migrations.unlock = function () {
+  this._collection.update({ _id: "control" }, { $set: { locked: false } });
+};`,
+      languageOptions: javascript,
+      errors: [{ messageId: "missingRecovery", line: 2, column: 10, data: lock("_collection", "locked", "true") }],
+    },
     {
       name: "Mongoose findOneAndUpdate claim with no recovery (plain JS)",
       code: MONGOOSE_CLAIM,
