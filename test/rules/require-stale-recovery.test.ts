@@ -20,6 +20,20 @@ const jobGenerating = lock("job", "status", "GENERATING", 2);
 
 ruleTester.run("require-stale-recovery", rule, {
   valid: [
+    // a tombstone: every run reads all DELETING rows, whoever flipped them, and deletes them by id, so a run killed
+    // after the flip leaves its rows to the next run. The value is a queue state, not a lock anybody holds.
+    `export async function prune(cutoff: Date) {
+  await prisma.attachment.updateMany({ where: { status: "PENDING", createdAt: { lt: cutoff } }, data: { status: "DELETING" } });
+  await reclaim();
+}
+async function reclaim() {
+  for (;;) {
+    const batch = await prisma.attachment.findMany({ where: { status: "DELETING" }, take: 100 });
+    if (batch.length === 0) return;
+    await Promise.all(batch.map((a) => storage.delete(a.key)));
+    await prisma.attachment.deleteMany({ where: { id: { in: batch.map((a) => a.id) }, status: "DELETING" } });
+  }
+}`,
     {
       name: "a lock row created once, then taken over by a lease update of the same table once its lease passed",
       code: LEASE_LOCK,
@@ -296,6 +310,19 @@ ruleTester.run("require-stale-recovery", rule, {
     }`,
   ],
   invalid: [
+    {
+      // the same flip, but the module only ever works off the rows it flipped itself (by id): a run killed in
+      // between leaves them DELETING for good
+      code: `export async function prune(id: string) {
+  await prisma.attachment.updateMany({ where: { id, status: { not: "DELETING" } }, data: { status: "DELETING" } });
+  await storage.delete(id);
+  await prisma.attachment.delete({ where: { id } });
+}
+export async function listDeleting() {
+  return prisma.attachment.findMany({ where: { status: "DELETING" } });
+}`,
+      errors: [missing(2, 9, lock("attachment", "status", "DELETING", 2))],
+    },
     {
       // a directive separated from the claim by code speaks for nothing
       code: `export async function start(jobId: string) {

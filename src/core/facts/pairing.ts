@@ -419,6 +419,31 @@ function findStateClaims(mod: Module, write: StateWrite): Claim[] {
   return claims;
 }
 
+/**
+ * The module reads every row in the claimed value, whoever put it there (no id, owner or age in the filter), and
+ * moves the rows it read off the value by id in the same function: `findMany({ where: { status: DELETING } })`
+ * then `deleteMany({ where: { id: { in: ids } } })`. The value is a queue the next run works off, not a lock a
+ * holder keeps: a run killed after the flip leaves its rows to the next run. Not a claim (no Q1 to ask).
+ */
+function workedOffInBulk(mod: Module, claim: Claim): boolean {
+  if (claim.insert || claim.lease || claim.lock.value.value === true) return false;
+  const { field, value } = claim.lock;
+  const model = normalizeModel(claim.write.model);
+  return mod.reads.some((r) => {
+    if (normalizeModel(r.model) !== model) return false;
+    const branches = toBranches(r.filter);
+    if (branches.length === 0 || branches.some(isOpaque)) return false;
+    if (!branches.every((b) => pins(b, field, value) && identityFields(b).length === 0 && agePredicates(b, mod.vocabulary).length === 0 &&
+      !ownerPinned(b, undefined, mod.vocabulary))) return false;
+    const fn = enclosingFunction(r.node);
+    return fn !== undefined && mod.writes.some((w) => w !== claim.write && enclosingFunction(w.node) === fn && w.node.range[0] > r.node.range[1] &&
+      normalizeModel(w.model) === model && w.effect !== "insert" &&
+      (w.effect === "delete" || w.assignments.some((a) => sameField(a.field, field) && a.value.kind === "static" && !sameValue(a.value.value, value))) &&
+      mod.branchesOf(w).length > 0 && mod.branchesOf(w).every((b) => b.some((atom) => !("opaque" in atom) && (atom.op === "in" || atom.op === "eq") &&
+        /^_?id$/i.test(atom.pred.field))));
+  });
+}
+
 /** A JS check or an earlier read on the way to `write` that excludes `field = value`. */
 function checkBefore(mod: Module, write: StateWrite, field: string, value: StaticValue): Check | undefined {
   const guards = mod.guards(write);
@@ -601,7 +626,8 @@ export function buildFacts(
   const mod = new Module(sourceCode, accesses, vocabulary);
   const direct = mod.writes.flatMap((w) => findClaims(mod, w));
   const born = mod.writes.filter((w) => w.effect === "insert" && w.onConflict === undefined).flatMap((w) => findBornClaims(mod, w, direct));
-  const claims = [...direct, ...born];
+  // A value the module itself works off in bulk is a queue state, not a lock (workedOffInBulk).
+  const claims = [...direct, ...born].filter((c) => !workedOffInBulk(mod, c));
   // A locking read's judgment goes with the writes made under it (underLockingReads), not a scan of its own.
   const staleScans = mod.reads.filter((r) => !r.locking).map((r) => findStaleScan(r, vocabulary)).filter((s): s is StaleScan => s !== undefined);
 
