@@ -10,6 +10,27 @@ const flagData = (model: string, field: string) => ({ model, field, value: "true
 
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
+    // a lock row created once, then taken over when free or expired by a compare-and-set on the version read
+    // (`clock: lock.clock`, decided in JavaScript): the take-over is the row's way out when its holder dies
+    `export async function acquire(name: string, ownerId: string) {
+  try {
+    const lock = await prisma.lock.findFirst({ where: { name } });
+    if (!lock) {
+      await prisma.lock.create({ data: { name, isLocked: true, ownerId, expiresAt: new Date(Date.now() + 5000) } });
+    } else if (!lock.isLocked || lock.expiresAt < new Date()) {
+      await prisma.lock.update({
+        where: { id: lock.id, clock: lock.clock },
+        data: { isLocked: true, ownerId, expiresAt: new Date(Date.now() + 5000), clock: { increment: 1 } },
+      });
+    } else {
+      throw new Error("taken");
+    }
+  } catch (e: any) {
+    if (e.code === "P2002" || e.code === "P2025") return false;
+    throw e;
+  }
+  return true;
+}`,
     // a flag claim with a conditional recovery judged by a progress timestamp
     `export async function start(id: string) {
   await prisma.campaign.updateMany({ where: { id, is_processing: false }, data: { is_processing: true } });
@@ -65,6 +86,30 @@ export async function sweep() { await prisma.jobLock.deleteMany({ where: { expir
   try { await work(); } finally { await prisma.jobLock.delete({ where: { name } }); }
 }`,
       errors: [{ messageId: "missingExpiry", line: 3, column: 11, data: { model: "jobLock" } }],
+    },
+    {
+      // the same take-over by id alone is no compare-and-set: two takers that both saw it expired both write, and
+      // nothing here is a take-over the model can trust, so the row has no way out
+      code: `export async function acquire(name: string, ownerId: string) {
+  try {
+    const lock = await prisma.lock.findFirst({ where: { name } });
+    if (!lock) {
+      await prisma.lock.create({ data: { name, isLocked: true, ownerId, expiresAt: new Date(Date.now() + 5000) } });
+    } else if (!lock.isLocked || lock.expiresAt < new Date()) {
+      await prisma.lock.update({
+        where: { id: lock.id },
+        data: { isLocked: true, ownerId, expiresAt: new Date(Date.now() + 5000), clock: { increment: 1 } },
+      });
+    } else {
+      throw new Error("taken");
+    }
+  } catch (e: any) {
+    if (e.code === "P2002" || e.code === "P2025") return false;
+    throw e;
+  }
+  return true;
+}`,
+      errors: [{ messageId: "missingExpiry", line: 5, column: 13, data: { model: "lock" } }],
     },
   ],
 });

@@ -412,7 +412,14 @@ function findStateClaims(mod: Module, write: StateWrite): Claim[] {
     // The write admits V. It is a check-then-act claim if the code on the way to it excluded V, unless the
     // write is a compare-and-set on something else (`status: job.status`, `version: job.version`).
     const check = checkBefore(mod, write, field, value);
-    if (!check) continue;
+    if (!check) {
+      // A compare-and-set take-over decided in JavaScript: `if (!lock.isLocked || lock.expiresAt < now)` then a
+      // write pinned to the value read (`clock: lock.clock`). Every way to it finds the lock free or expired, and
+      // only one taker's compare-and-set wins.
+      const takeover = casTakeover(mod, write, field, value, branches);
+      if (takeover) claims.push({ write, lock, assignment, takeover });
+      continue;
+    }
     if (branches.every((b) => ownerPinned(b, field, mod.vocabulary))) claims.push({ write, lock, assignment, takeover: [] });
     else claims.push({ write, lock, assignment, takeover: [], check });
   }
@@ -442,6 +449,30 @@ function workedOffInBulk(mod: Module, claim: Claim): boolean {
       mod.branchesOf(w).length > 0 && mod.branchesOf(w).every((b) => b.some((atom) => !("opaque" in atom) && (atom.op === "in" || atom.op === "eq") &&
         /^_?id$/i.test(atom.pred.field))));
   });
+}
+
+/**
+ * The branch compares a column with the value read from the row before (`clock: lock.clock`, `version: row.version`):
+ * a compare-and-set whatever the column is called. The row's id is no such column (every writer of it knows it).
+ */
+function comparesValueRead(branch: Branch): boolean {
+  return branch.some((atom) => {
+    if ("opaque" in atom || atom.op !== "eq" || atom.pred.values || /^_?id$/i.test(atom.pred.field)) return false;
+    let n = unwrap(atom.pred.node);
+    if (n.type === "Property") n = unwrap(n.value as Node);
+    return n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier" &&
+      normalizeName(n.property.name) === normalizeName(atom.pred.field) && unwrap(n.object).type === "Identifier";
+  });
+}
+
+/** The age tests of a compare-and-set write reached only where the lock was free or had expired (see its caller). */
+function casTakeover(mod: Module, write: StateWrite, field: string, value: StaticValue, branches: readonly Branch[]): TimePredicate[] | undefined {
+  const aging = mod.guards(write).filter((g) => g.judgesAge);
+  if (aging.length === 0 || branches.length === 0 || !branches.every((b) => ownerPinned(b, field, mod.vocabulary) || comparesValueRead(b))) return undefined;
+  const path = toBranches(mod.pathCondition(write));
+  if (path.length === 0 || !path.every((b) => excludes(b, field, value) || agePredicates(b, mod.vocabulary).length > 0)) return undefined;
+  const out = aging.flatMap((g) => g.timeFields.map((f) => ({ field: f, node: g.test as Node })));
+  return out.length > 0 ? out : undefined;
 }
 
 /** A JS check or an earlier read on the way to `write` that excludes `field = value`. */
@@ -661,8 +692,7 @@ export function buildFacts(
   // update once its lease has passed): that take-over is the row's way out when its holder dies.
   for (const claim of claims) {
     if (!claim.insert || claim.takeover.length > 0) continue;
-    const lease = claims.find((c) => c !== claim && c.takeover.length > 0 && (c.lease || c.insert) &&
-      normalizeModel(c.write.model) === normalizeModel(claim.write.model));
+    const lease = claims.find((c) => c !== claim && c.takeover.length > 0 && normalizeModel(c.write.model) === normalizeModel(claim.write.model));
     if (lease) classified.recoveries.push({ write: lease.write, lock: claim.lock, claim, timePredicates: lease.takeover, flaws: [] });
   }
 
