@@ -16,6 +16,8 @@ export default createRule({
     messages: {
       missingExpiry:
         "Q1 (if the holder dies, who unlocks?): this insert takes a lock row in {{model}}, guarded by a unique key, and nothing in this module removes a row whose holder died. A holder killed by SIGKILL, OOM or a deploy leaves the row forever and every later insert fails; catch/finally never run. Give the row an expiry column and let a take-over (ON CONFLICT … DO UPDATE … WHERE expires_at < now()) or a sweeper (DELETE … WHERE expires_at < now()) use it.",
+      missingLockExpiry:
+        "Q1 (if the holder dies, who unlocks?): this write takes the lock {{model}}.{{field}} where it is empty, and nothing in this module expires it or clears one whose holder died. A holder killed by SIGKILL, OOM or a deploy leaves {{field}} set forever and every later take fails; catch/finally never run. Take it also where {{field}} is older than a threshold (a take-over), or add a recovery that clears it there.",
       missingRecovery:
         "Q1 (if the holder dies, who unlocks?): this write claims {{model}}.{{field}} = {{value}}, but nothing in this module moves a stalled {{value}} row back. A holder killed by SIGKILL, OOM or a deploy leaves it {{value}} forever, and catch/finally never run. Add a conditional recovery that moves {{field}} off {{value}} where a progress timestamp is older than a threshold, or let the claim take over an expired lease.",
     },
@@ -27,6 +29,7 @@ export default createRule({
         // `// locks-recovered-by: src/jobs/sweeper.ts`: the recovery lives in another module; locks-audit checks it.
         if (recoveredByDirective(context.sourceCode, claim.write.node)) continue;
         if (claim.insert) context.report({ node: claim.write.node, messageId: "missingExpiry", data: { model: claim.lock.model } });
+        else if (claim.lease) context.report({ node: claim.write.node, messageId: "missingLockExpiry", data: { model: claim.lock.model, field: claim.lock.field } });
         else context.report({ node: claim.write.node, messageId: "missingRecovery", data: claimData(claim) });
       }
     });

@@ -10,6 +10,20 @@ const flagData = (model: string, field: string) => ({ model, field, value: "true
 
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
+    // a lock timestamp taken where empty, with a sweeper that clears it once it is older than a threshold
+    `export async function runTask(taskId: string, work: () => Promise<void>) {
+  const { count } = await prisma.scheduledTask.updateMany({ where: { taskId, lockedAt: null }, data: { lockedAt: new Date() } });
+  if (count === 0) return;
+  await work();
+  await prisma.scheduledTask.updateMany({ where: { taskId }, data: { lockedAt: null } });
+}
+export async function clearStale(cutoff: Date) {
+  await prisma.scheduledTask.updateMany({ where: { lockedAt: { lt: cutoff } }, data: { lockedAt: null } });
+}`,
+    // an account lockout stamped where empty and never cleared here: no holder that does work and lets go
+    `export async function lockOut(userId: string) {
+  await prisma.user.updateMany({ where: { id: userId, lockedAt: null }, data: { lockedAt: new Date() } });
+}`,
     // a lock row created once, then taken over when free or expired by a compare-and-set on the version read
     // (`clock: lock.clock`, decided in JavaScript): the take-over is the row's way out when its holder dies
     `export async function acquire(name: string, ownerId: string) {
@@ -86,6 +100,17 @@ export async function sweep() { await prisma.jobLock.deleteMany({ where: { expir
   try { await work(); } finally { await prisma.jobLock.delete({ where: { name } }); }
 }`,
       errors: [{ messageId: "missingExpiry", line: 3, column: 11, data: { model: "jobLock" } }],
+    },
+    {
+      // a lock timestamp taken where empty and cleared after the work, with nothing that clears one whose holder
+      // died: a task killed mid-run never runs again
+      code: `export async function runTask(taskId: string, work: () => Promise<void>) {
+  const { count } = await prisma.scheduledTask.updateMany({ where: { taskId, lockedAt: null }, data: { lockedAt: new Date() } });
+  if (count === 0) return;
+  await work();
+  await prisma.scheduledTask.updateMany({ where: { taskId }, data: { lockedAt: null } });
+}`,
+      errors: [{ messageId: "missingLockExpiry", line: 2, column: 27, data: { model: "scheduledTask", field: "lockedAt" } }],
     },
     {
       // the same take-over by id alone is no compare-and-set: two takers that both saw it expired both write, and

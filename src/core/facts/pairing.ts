@@ -157,14 +157,13 @@ class CallGraph {
  * `setLock("pessimistic_write")`, `lock: true`): the rows it names are those the reads locked, which nobody can
  * change until the transaction ends, so the reads' filters still hold when it writes. `UPDATE … WHERE id IN (…)`
  * after `SELECT id … WHERE status = 'PENDING' FOR UPDATE SKIP LOCKED` is one conditional claim, not check-then-act.
- * The read itself is opaque in what it adds (which of the rows it matched the write takes).
  */
 function underLockingReads(write: StateWrite, locking: readonly StateRead[]): StateWrite {
   const unit = unitOf(write.node);
   const model = normalizeModel(write.model);
   const held = locking.filter((r) => r.node.range[1] <= write.node.range[0] && unitOf(r.node) === unit && normalizeModel(r.model) === model);
   if (held.length === 0) return write;
-  return { ...write, filter: { kind: "and", items: [write.filter, ...held.flatMap((r): Condition[] => [r.filter, { kind: "opaque", node: r.node }])] } };
+  return { ...write, filter: { kind: "and", items: [write.filter, ...held.map((r) => r.filter)] }, underLock: true };
 }
 
 class Module {
@@ -331,7 +330,11 @@ function findLeaseClaim(mod: Module, write: StateWrite): Claim[] {
     const aged = branches.map((b) => mod.vocabulary.isTimeField(field)
       ? agePredicates(b, mod.vocabulary).filter((t) => sameField(t.field, field))
       : comparedBefore(b, field));
-    if (aged.every((a) => a.length === 0) || !branches.every((b, i) => leaseFree(mod, b, aged[i]!, [field]))) continue;
+    // A lock timestamp stamped only where it is empty, and cleared by the module afterwards: a lock with no
+    // expiry of its own (`lockedAt IS NULL` -> `lockedAt = now()`, released by `lockedAt = null`).
+    const unexpiring = aged.every((a) => a.length === 0) && hasLockWord(field) &&
+      branches.every((b) => pins(b, field, { value: null })) && clearedById(mod, write, field);
+    if (!unexpiring && (aged.every((a) => a.length === 0) || !branches.every((b, i) => leaseFree(mod, b, aged[i]!, [field])))) continue;
     const lock: LockKey = { model: write.model, field, value: { value: "held" }, valueText: "" };
     // Another write of the table stamps the lease column again (`touch`, a heartbeat): it tells progress, whatever
     // its name says.
@@ -340,6 +343,14 @@ function findLeaseClaim(mod: Module, write: StateWrite): Claim[] {
     return [{ write, lock, assignment, takeover: aged.flat(), lease: true, ...(renewed ? { renewed } : {}) }];
   }
   return [];
+}
+
+/** Another write of the model clears `field` (null) on rows it names by a key: the lock's release. */
+function clearedById(mod: Module, write: StateWrite, field: string): boolean {
+  const model = normalizeModel(write.model);
+  return mod.writes.some((w) => w !== write && normalizeModel(w.model) === model && w.effect !== "insert" &&
+    w.assignments.some((a) => sameField(a.field, field) && a.value.kind === "static" && a.value.value.value === null) &&
+    mod.branchesOf(w).length > 0 && mod.branchesOf(w).every((b) => identityFields(b).length > 0));
 }
 
 /** The branch's `field < x` and `field <= x` tests: a column the write stamps with the clock, judged by age. */
@@ -420,7 +431,8 @@ function findStateClaims(mod: Module, write: StateWrite): Claim[] {
       if (takeover) claims.push({ write, lock, assignment, takeover });
       continue;
     }
-    if (branches.every((b) => ownerPinned(b, field, mod.vocabulary))) claims.push({ write, lock, assignment, takeover: [] });
+    // Checked under a row lock (a locking read of the row in the same unit): nobody can change the row in between.
+    if (write.underLock || branches.every((b) => ownerPinned(b, field, mod.vocabulary))) claims.push({ write, lock, assignment, takeover: [] });
     else claims.push({ write, lock, assignment, takeover: [], check });
   }
   return claims;

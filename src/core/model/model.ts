@@ -75,6 +75,8 @@ export interface StateWrite {
    * row is updated (`filter` says when); `error`: the insert throws and the caller treats that as "taken".
    */
   readonly onConflict?: "ignore" | "update" | "error";
+  /** Made after a locking read of the same model in the same unit: the rows it names are held (facts/pairing.ts). */
+  readonly underLock?: boolean;
   readonly filter: Condition;
   readonly assignments: readonly Assignment[];
   /** The whole call: where findings about the write are reported. */
