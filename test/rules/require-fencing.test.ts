@@ -59,6 +59,16 @@ export async function sweep(cutoff: Date) {
 export async function complete(id: string) {
   await prisma.job.updateMany({ where: { id, status: "GENERATING" }, data: { status: "COMPLETED" } });
 }`,
+    // a choice that may keep the claimed value is no completion (it may be a progress write)
+    `export async function sweep(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "PENDING" } });
+}
+async function generate(jobId: string, partial: boolean) {
+  const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+  if (claimed.count === 0) return;
+  await render(jobId);
+  await prisma.job.update({ where: { id: jobId }, data: { status: partial ? "GENERATING" : "COMPLETED" } });
+}`,
     // a boot-time reset with no age test frees rows only of holders that died with the last process: the claim does
     // not pass to a new holder while this one works
     `export async function resetOnBoot() {
@@ -306,6 +316,27 @@ async function generate(jobId: string) {
   if (claimed.count === 0) return;
   await render(jobId);
   await prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: "COMPLETED" } });
+}`)],
+    },
+    {
+      // the status chosen by a ternary of two literals: a completion either way, by id alone
+      code: `export async function sweep(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "PENDING" } });
+}
+async function generate(jobId: string) {
+  const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+  if (claimed.count === 0) return;
+  const ok = await render(jobId);
+  await prisma.job.update({ where: { id: jobId }, data: { status: ok ? "COMPLETED" : "FAILED" } });
+}`,
+      errors: [unfenced(8, 9, lock("another state", 5), `export async function sweep(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "PENDING" } });
+}
+async function generate(jobId: string) {
+  const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+  if (claimed.count === 0) return;
+  const ok = await render(jobId);
+  await prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: ok ? "COMPLETED" : "FAILED" } });
 }`)],
     },
     {

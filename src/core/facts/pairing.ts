@@ -29,7 +29,7 @@ import { isExported } from "../reading/exports.js";
 import { HOLE_SENTINEL as HOLE_MODEL } from "../languages/sql.js";
 import { hasLockWord, normalizeName } from "../model/settings.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
-import { findVariable, isClockReading, keyName, thenParameterOf, unwrap } from "../reading/values.js";
+import { findVariable, isClockReading, keyName, staticChoices, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Unit = TSESTree.FunctionLike | null;
@@ -567,6 +567,21 @@ function ageCheckOf(mod: Module, write: StateWrite, claim: Claim, scans: readonl
   return scan && { kind: "read", node: scan.read.node, timeFields: scan.timePredicates };
 }
 
+/**
+ * `status: ok ? "COMPLETED" : "FAILED"`: a write by id whose every choice moves the row off the claimed value is
+ * the holder's (a completion either way). No choice is judged as a reset, so it is never read as a recovery.
+ */
+function classifyChoice(mod: Module, write: StateWrite, claim: Claim, assignment: Assignment, branches: readonly Branch[], out: Classified): void {
+  const { field, value } = claim.lock;
+  const choices = staticChoices(mod.sourceCode, assignment.valueNode);
+  if (!choices || choices.some((c) => sameValue(c, value))) return;
+  if (branches.length === 0 || branches.every((b) => excludes(b, field, value))) return;
+  if (!branches.every((b) => identityFields(b).some((f) => !sameField(f, field)))) return;
+  const fenced = branches.every((b) => pins(b, field, value)) || branches.some(isOpaque) ||
+    branches.every((b) => ownerPinned(b, undefined, mod.vocabulary));
+  out.holder.push({ write, claim, assignment, fenced });
+}
+
 function classifyAgainst(mod: Module, write: StateWrite, claim: Claim, scans: readonly StaleScan[], out: Classified): void {
   const { field, value } = claim.lock;
   const branches = mod.branchesOf(write);
@@ -583,7 +598,9 @@ function classifyAgainst(mod: Module, write: StateWrite, claim: Claim, scans: re
     return;
   }
   const assignment = write.assignments.find((a) => sameField(a.field, field));
-  if (!assignment || assignment.value.kind !== "static" || sameValue(assignment.value.value, value)) return;
+  if (!assignment) return;
+  if (assignment.value.kind !== "static") return classifyChoice(mod, write, claim, assignment, branches, out);
+  if (sameValue(assignment.value.value, value)) return;
   if (branches.length === 0 || branches.every((b) => excludes(b, field, value))) return; // never touches claimed rows
   const opaque = branches.some(isOpaque);
   const pinned = branches.every((b) => pins(b, field, value));

@@ -269,3 +269,22 @@ export function thenParameterOf(sourceCode: SourceCode, id: TSESTree.Identifier)
   if (call.callee.computed || method.type !== "Identifier" || method.name !== "then") return undefined;
   return unwrap(call.callee.object);
 }
+
+/**
+ * The static values an expression can take when it chooses between them: `ok ? "COMPLETED" : "FAILED"` (nested
+ * too). Undefined when any branch is not static.
+ */
+export function staticChoices(sourceCode: SourceCode, node: Node, depth = 0): StaticValue[] | undefined {
+  const n = unwrap(node);
+  if (n.type !== "ConditionalExpression" || depth > 3) return undefined;
+  const out: StaticValue[] = [];
+  for (const branch of [n.consequent, n.alternate]) {
+    const b = unwrap(branch);
+    const nested = b.type === "ConditionalExpression" ? staticChoices(sourceCode, b, depth + 1) : undefined;
+    const v = nested ? undefined : evaluate(sourceCode, b);
+    if (nested) out.push(...nested);
+    else if (v) out.push(v);
+    else return undefined;
+  }
+  return out;
+}
