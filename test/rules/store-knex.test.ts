@@ -22,6 +22,16 @@ const CLAIM = `export async function claimExport(id) {
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
     {
+      // a number on a field that is no flag stays a number: attempts = 1 after a check of attempts is no claim
+      name: "a counter set to 1 is not a flag",
+      code: `export async function reset(id) {
+  const [row] = await knex("jobs").where({ id }).forUpdate();
+  if (row.attempts) return;
+  await knex("jobs").where({ id }).update({ attempts: 1 });
+}`,
+      languageOptions: javascript,
+    },
+    {
       name: "a claim with a conditional recovery judged by a progress timestamp (knex.raw threshold)",
       code: CLAIM + `export async function sweep() {
   await knex('exports').where('status', 'running').andWhere('updated_at', '<', knex.raw("now() - interval '15 minutes'")).update({ status: 'failed' });
@@ -102,6 +112,24 @@ export async function lookalikes(id: string, cache: Map<string, string>) {
     },
   ],
   invalid: [
+    {
+      // a migration lock row: read under FOR UPDATE (a builder awaited as is), checked in JavaScript, then the flag
+      // written as 1 through whichever of the transaction and the connection is there; nothing clears it if the
+      // migration dies
+      name: "a numeric flag taken under a locking read, through (trx || knex)(table) (plain JS)",
+      code: `exports.lock = function lock(knex, trx) {
+  return knex.transaction(async (transacting) => {
+    const rows = await transacting("migrations_lock").where({ lock_key: "km01" }).forUpdate();
+    if (!rows.length || rows[0].locked) throw new Error("migrations are locked");
+    return (trx || knex)("migrations_lock").where({ lock_key: "km01" }).update({ locked: 1 });
+  });
+};
+exports.unlock = function unlock(knex) {
+  return knex("migrations_lock").where({ lock_key: "km01" }).update({ locked: 0 });
+};`,
+      languageOptions: javascript,
+      errors: [{ messageId: "missingRecovery", line: 5, column: 12, data: lock("migrations_lock", "locked", "true"), suggestions: [] }],
+    },
     {
       name: "the claim from the fixture, with no recovery (plain JS)",
       code: CLAIM,

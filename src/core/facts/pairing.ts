@@ -153,6 +153,41 @@ class CallGraph {
 // ---- the module being classified ----
 
 /**
+ * Flags written as numbers (`locked = 1`, `is_running: 0`, MySQL and SQLite booleans) are booleans: on a flag field,
+ * 1 and 0 read as true and false in assignments and filters, so `locked = 1 WHERE locked = 0` is the flag claim.
+ */
+class FlagValues {
+  constructor(private readonly vocabulary: ResolvedVocabulary) {}
+
+  private value(field: string, v: StaticValue): StaticValue {
+    return (v.value === 1 || v.value === 0) && this.vocabulary.isFlagField(field) ? { value: v.value === 1 } : v;
+  }
+
+  private condition(c: Condition): Condition {
+    switch (c.kind) {
+      case "and":
+      case "or":
+        return { kind: c.kind, items: c.items.map((i) => this.condition(i)) };
+      case "not":
+        return { kind: "not", item: this.condition(c.item) };
+      case "pred":
+        return c.values ? { ...c, values: c.values.map((v) => this.value(c.field, v)) } : c;
+      default:
+        return c;
+    }
+  }
+
+  read(r: StateRead): StateRead {
+    return { ...r, filter: this.condition(r.filter) };
+  }
+
+  write(w: StateWrite): StateWrite {
+    const assignments = w.assignments.map((a) => a.value.kind === "static" ? { ...a, value: { kind: "static" as const, value: this.value(a.field, a.value.value) } } : a);
+    return { ...w, filter: this.condition(w.filter), assignments };
+  }
+}
+
+/**
  * A write after locking reads of the same model in the same unit (`SELECT … FOR UPDATE`, `.forUpdate()`,
  * `setLock("pessimistic_write")`, `lock: true`): the rows it names are those the reads locked, which nobody can
  * change until the transaction ends, so the reads' filters still hold when it writes. `UPDATE … WHERE id IN (…)`
@@ -178,8 +213,9 @@ class Module {
     accesses: readonly StateAccess[],
     readonly vocabulary: ResolvedVocabulary,
   ) {
-    this.reads = accesses.filter((a): a is StateRead => a.access === "read");
-    const writes = accesses.filter((a): a is StateWrite => a.access === "write");
+    const flags = new FlagValues(vocabulary);
+    this.reads = accesses.filter((a): a is StateRead => a.access === "read").map((r) => flags.read(r));
+    const writes = accesses.filter((a): a is StateWrite => a.access === "write").map((w) => flags.write(w));
     const locking = this.reads.filter((r) => r.locking);
     this.writes = locking.length === 0 ? writes : writes.map((w) => underLockingReads(w, locking));
     for (const r of this.reads) this.readByCall.set(r.node, r);

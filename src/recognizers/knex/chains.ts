@@ -205,7 +205,14 @@ export function knexRoot(ctx: RecognizerContext, base: Node, links: readonly Lin
       const scope = accessorScope(callee.property.name);
       return scope && { scope, start: 0 };
     }
-    if (callee.type !== "Identifier" || NOT_KNEX.test(callee.name)) return undefined;
+    // `(trx || knex)("migrations_lock")`: the transaction when there is one, else the instance.
+    const either = callee.type === "LogicalExpression" && (callee.operator === "||" || callee.operator === "??") &&
+      [callee.left, callee.right].every((side) => {
+        const s = unwrap(side);
+        const name = s.type === "Identifier" ? s.name : s.type === "MemberExpression" && !s.computed && s.property.type === "Identifier" ? s.property.name : undefined;
+        return name !== undefined && (INSTANCE_NAME.test(name) || /^transacting$|^connection$/.test(name));
+      });
+    if (!either && (callee.type !== "Identifier" || NOT_KNEX.test(callee.name))) return undefined;
     const scope = tableScope(ctx, base.arguments[0]);
     return scope && { scope, start: 0 };
   }

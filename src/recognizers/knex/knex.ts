@@ -104,6 +104,9 @@ function updateAssignments(ctx: RecognizerContext, scope: TableScope, args: read
   return column.type === "Identifier" || column.type === "MemberExpression" ? [] : undefined;
 }
 
+/** Locking links that end an implicit select (a builder is awaited as a query). */
+const LOCKING_READS = new Set(["forUpdate", "forNoKeyUpdate"]);
+
 function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefined {
   const operation = methodName(call);
   if (!operation) return undefined;
@@ -115,7 +118,10 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
   const trailing = (links: readonly Link[]) => links.every((l) => TRAILING.has(l.name));
   const root = knexRoot(ctx, unwrap(down.base), [...down.links, ...up]);
   if (!root) return undefined;
-  if (root.start > down.links.length && !READS.has(operation)) return undefined;
+  // `trx("locks").where({ key }).forUpdate()`, awaited as is: a select of the rows, locked.
+  const lockingRead = LOCKING_READS.has(operation) && !down.links.some((l) => READS.has(l.name) || WRITES.has(l.name));
+  if (LOCKING_READS.has(operation) && !lockingRead) return undefined;
+  if (root.start > down.links.length && !READS.has(operation) && !lockingRead) return undefined;
   const before = down.links.slice(root.start, -1);
   const reader = new KnexReader(ctx, root.scope);
   const { scope } = root;
@@ -181,7 +187,7 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
     };
   }
 
-  if (READS.has(operation)) {
+  if (READS.has(operation) || lockingRead) {
     // The last first()/select() of the chain, and only reads: a select inside a write chain is not a read.
     if (up.some((l) => READS.has(l.name) || WRITES.has(l.name) || l.name === "onConflict")) return undefined;
     if (!trailing(after.slice(up.length))) return undefined;
@@ -199,7 +205,7 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
 
 export const knexRecognizer: Recognizer = {
   store: "knex",
-  methods: new Set(["update", "del", "delete", "insert", "ignore", "merge", "first", "select"]),
+  methods: new Set(["update", "del", "delete", "insert", "ignore", "merge", "first", "select", ...LOCKING_READS]),
   recognize(call, ctx): StateAccess | undefined {
     try {
       return recognizeKnex(call, ctx);
