@@ -311,6 +311,18 @@ async function reclaim() {
   ],
   invalid: [
     {
+      // a bulk reader that takes only some of the rows in the value (those already uploaded) works off those: a run
+      // killed before the upload leaves its rows PROCESSING for good
+      code: `export async function claim(ids: string[]) {
+  await prisma.item.updateMany({ where: { id: { in: ids }, status: "PENDING" }, data: { status: "PROCESSING" } });
+}
+export async function finishUploaded() {
+  const done = await prisma.item.findMany({ where: { status: "PROCESSING", uploadedAt: { not: null } } });
+  await prisma.item.updateMany({ where: { id: { in: done.map((d) => d.id) } }, data: { status: "DONE" } });
+}`,
+      errors: [missing(2, 9, lock("item", "status", "PROCESSING", 2))],
+    },
+    {
       // the same flip, but the module only ever works off the rows it flipped itself (by id): a run killed in
       // between leaves them DELETING for good
       code: `export async function prune(id: string) {

@@ -475,7 +475,7 @@ function findStateClaims(mod: Module, write: StateWrite): Claim[] {
 }
 
 /**
- * The module reads every row in the claimed value, whoever put it there (no id, owner or age in the filter), and
+ * The module reads every row in the claimed value, whoever put it there (nothing else in the filter), and
  * moves the rows it read off the value by id in the same function: `findMany({ where: { status: DELETING } })`
  * then `deleteMany({ where: { id: { in: ids } } })`. The value is a queue the next run works off, not a lock a
  * holder keeps: a run killed after the flip leaves its rows to the next run. Not a claim (no Q1 to ask).
@@ -488,8 +488,10 @@ function workedOffInBulk(mod: Module, claim: Claim): boolean {
     if (normalizeModel(r.model) !== model) return false;
     const branches = toBranches(r.filter);
     if (branches.length === 0 || branches.some(isOpaque)) return false;
-    if (!branches.every((b) => pins(b, field, value) && identityFields(b).length === 0 && agePredicates(b, mod.vocabulary).length === 0 &&
-      !ownerPinned(b, undefined, mod.vocabulary))) return false;
+    // Every row in the value: the branch tests nothing else (but rows this run set aside, `id: { notIn: failed }`).
+    const onlyTheValue = (b: Branch) => b.every((atom) => !("opaque" in atom) &&
+      (sameField(atom.pred.field, field) || (/^_?id$/i.test(atom.pred.field) && atom.op !== "eq" && atom.op !== "in")));
+    if (!branches.every((b) => pins(b, field, value) && onlyTheValue(b))) return false;
     const fn = enclosingFunction(r.node);
     return fn !== undefined && mod.writes.some((w) => w !== claim.write && enclosingFunction(w.node) === fn && w.node.range[0] > r.node.range[1] &&
       normalizeModel(w.model) === model && w.effect !== "insert" &&
