@@ -13,7 +13,7 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, Condition, Node, StateAccess, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, getConstInit, isClockReading, keyName, unwrap } from "../core/reading/values.js";
-import { chainDown, fieldOf, isSqlNow, objectArgument, staticString, tableScope, type Link, type TableScope } from "./knex/chains.js";
+import { LOCKING_LINKS, chainDown, fieldOf, isSqlNow, objectArgument, staticString, tableScope, type Link, type TableScope } from "./knex/chains.js";
 import { comparison, operatorOf } from "./knex/filters.js";
 
 type Call = TSESTree.CallExpression;
@@ -323,7 +323,7 @@ function recognizeKysely(call: Call, ctx: RecognizerContext): StateAccess | unde
 
   if (kind === "read") {
     if (!lastWhere) return undefined;
-    const locking = body.some((l) => l.name === "forUpdate" || l.name === "forNoKeyUpdate");
+    const locking = body.some((l) => LOCKING_LINKS.has(l.name));
     return { access: "read", ...base, filter, ...(locking ? { locking } : {}) };
   }
   if (kind === "insert") {

@@ -25,7 +25,7 @@ import type { AdvisoryLockOp, Assignment, Condition, Node, StateAccess, TextEdit
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { receiverText } from "../core/reading/ast.js";
 import {
-  HOLE_SENTINEL, blankUnsupported, maskSql, parseSql, questionMarks, startsWithStatement, topLevelWhere, translateSql,
+  HOLE_SENTINEL, blankUnsupported, locksRowsForWrite, maskSql, parseSql, questionMarks, startsWithStatement, topLevelWhere, translateSql,
   type ParamRef, type ParamValue, type ParsedSql, type SqlAssignment, type SqlStatement,
 } from "../core/languages/sql.js";
 import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
@@ -538,7 +538,7 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
   const statement = translateSql(parsed, resolver(ctx, rendered, params), node);
   if (!statement) return undefined;
   if (statement.access === "read") {
-    const locking = /\bfor\s+(?:no\s+key\s+)?update\b/i.test(rendered.masked);
+    const locking = locksRowsForWrite(rendered.masked);
     return { access: "read", store: STORE, model: statement.model, operation, filter: statement.filter, node, ...(locking ? { locking } : {}) };
   }
   const assignments: Assignment[] = statement.assignments.map((a) => ({

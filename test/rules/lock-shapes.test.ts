@@ -8,32 +8,23 @@ import { javascript, ruleTester } from "../rule-tester.js";
 
 const flagData = (model: string, field: string) => ({ model, field, value: "true" });
 
-ruleTester.run("require-stale-recovery", requireStaleRecovery, {
-  valid: [
-    // a lock timestamp taken where empty, with a sweeper that clears it once it is older than a threshold
-    `export async function runTask(taskId: string, work: () => Promise<void>) {
+/** A lock timestamp taken where empty and cleared after the work (no expiry of its own). */
+const TASK_LOCK = `export async function runTask(taskId: string, work: () => Promise<void>) {
   const { count } = await prisma.scheduledTask.updateMany({ where: { taskId, lockedAt: null }, data: { lockedAt: new Date() } });
   if (count === 0) return;
   await work();
   await prisma.scheduledTask.updateMany({ where: { taskId }, data: { lockedAt: null } });
-}
-export async function clearStale(cutoff: Date) {
-  await prisma.scheduledTask.updateMany({ where: { lockedAt: { lt: cutoff } }, data: { lockedAt: null } });
-}`,
-    // an account lockout stamped where empty and never cleared here: no holder that does work and lets go
-    `export async function lockOut(userId: string) {
-  await prisma.user.updateMany({ where: { id: userId, lockedAt: null }, data: { lockedAt: new Date() } });
-}`,
-    // a lock row created once, then taken over when free or expired by a compare-and-set on the version read
-    // (`clock: lock.clock`, decided in JavaScript): the take-over is the row's way out when its holder dies
-    `export async function acquire(name: string, ownerId: string) {
+}`;
+
+/** A lock row created once, then taken over (when free or expired, checked in JavaScript) by a write filtered on `where`. */
+const takeOver = (where: string) => `export async function acquire(name: string, ownerId: string) {
   try {
     const lock = await prisma.lock.findFirst({ where: { name } });
     if (!lock) {
       await prisma.lock.create({ data: { name, isLocked: true, ownerId, expiresAt: new Date(Date.now() + 5000) } });
     } else if (!lock.isLocked || lock.expiresAt < new Date()) {
       await prisma.lock.update({
-        where: { id: lock.id, clock: lock.clock },
+        where: ${where},
         data: { isLocked: true, ownerId, expiresAt: new Date(Date.now() + 5000), clock: { increment: 1 } },
       });
     } else {
@@ -44,7 +35,22 @@ export async function clearStale(cutoff: Date) {
     throw e;
   }
   return true;
+}`;
+
+ruleTester.run("require-stale-recovery", requireStaleRecovery, {
+  valid: [
+    // a lock timestamp taken where empty, with a sweeper that clears it once it is older than a threshold
+    `${TASK_LOCK}
+export async function clearStale(cutoff: Date) {
+  await prisma.scheduledTask.updateMany({ where: { lockedAt: { lt: cutoff } }, data: { lockedAt: null } });
 }`,
+    // an account lockout stamped where empty and never cleared here: no holder that does work and lets go
+    `export async function lockOut(userId: string) {
+  await prisma.user.updateMany({ where: { id: userId, lockedAt: null }, data: { lockedAt: new Date() } });
+}`,
+    // a lock row created once, then taken over when free or expired by a compare-and-set on the version read
+    // (`clock: lock.clock`, decided in JavaScript): the take-over is the row's way out when its holder dies
+    takeOver("{ id: lock.id, clock: lock.clock }"),
     // a flag claim with a conditional recovery judged by a progress timestamp
     `export async function start(id: string) {
   await prisma.campaign.updateMany({ where: { id, is_processing: false }, data: { is_processing: true } });
@@ -104,36 +110,13 @@ export async function sweep() { await prisma.jobLock.deleteMany({ where: { expir
     {
       // a lock timestamp taken where empty and cleared after the work, with nothing that clears one whose holder
       // died: a task killed mid-run never runs again
-      code: `export async function runTask(taskId: string, work: () => Promise<void>) {
-  const { count } = await prisma.scheduledTask.updateMany({ where: { taskId, lockedAt: null }, data: { lockedAt: new Date() } });
-  if (count === 0) return;
-  await work();
-  await prisma.scheduledTask.updateMany({ where: { taskId }, data: { lockedAt: null } });
-}`,
+      code: TASK_LOCK,
       errors: [{ messageId: "missingLockExpiry", line: 2, column: 27, data: { model: "scheduledTask", field: "lockedAt" } }],
     },
     {
       // the same take-over by id alone is no compare-and-set: two takers that both saw it expired both write, and
       // nothing here is a take-over the model can trust, so the row has no way out
-      code: `export async function acquire(name: string, ownerId: string) {
-  try {
-    const lock = await prisma.lock.findFirst({ where: { name } });
-    if (!lock) {
-      await prisma.lock.create({ data: { name, isLocked: true, ownerId, expiresAt: new Date(Date.now() + 5000) } });
-    } else if (!lock.isLocked || lock.expiresAt < new Date()) {
-      await prisma.lock.update({
-        where: { id: lock.id },
-        data: { isLocked: true, ownerId, expiresAt: new Date(Date.now() + 5000), clock: { increment: 1 } },
-      });
-    } else {
-      throw new Error("taken");
-    }
-  } catch (e: any) {
-    if (e.code === "P2002" || e.code === "P2025") return false;
-    throw e;
-  }
-  return true;
-}`,
+      code: takeOver("{ id: lock.id }"),
       errors: [{ messageId: "missingExpiry", line: 5, column: 13, data: { model: "lock" } }],
     },
   ],

@@ -28,6 +28,12 @@ const unfenced = (line: number, column: number, data: FenceData, output: string 
   suggestions: output === null ? [] : [{ messageId: "addFence" as const, data, output }],
 });
 
+/** A sweeper in the module that frees GENERATING rows once they stop moving: the claim can change hands. */
+const SWEEP = `export async function sweep(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "PENDING" } });
+}
+`;
+
 ruleTester.run("require-fencing", rule, {
   valid: [
     // nothing can take the claim from a live holder (no recovery, no take-over, no directive): no newer holder to
@@ -60,10 +66,7 @@ export async function complete(id: string) {
   await prisma.job.updateMany({ where: { id, status: "GENERATING" }, data: { status: "COMPLETED" } });
 }`,
     // a choice that may keep the claimed value is no completion (it may be a progress write)
-    `export async function sweep(cutoff: Date) {
-  await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "PENDING" } });
-}
-async function generate(jobId: string, partial: boolean) {
+    `${SWEEP}async function generate(jobId: string, partial: boolean) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
   await render(jobId);
@@ -299,19 +302,13 @@ async function generate(jobId: string) {
   invalid: [
     {
       // a sweep in the module frees rows that stopped moving: a paused holder's completion lands on the next claim
-      code: `export async function sweep(cutoff: Date) {
-  await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "PENDING" } });
-}
-async function generate(jobId: string) {
+      code: `${SWEEP}async function generate(jobId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
   await render(jobId);
   await prisma.job.update({ where: { id: jobId }, data: { status: "COMPLETED" } });
 }`,
-      errors: [unfenced(8, 9, lock("COMPLETED", 5), `export async function sweep(cutoff: Date) {
-  await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "PENDING" } });
-}
-async function generate(jobId: string) {
+      errors: [unfenced(8, 9, lock("COMPLETED", 5), `${SWEEP}async function generate(jobId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
   await render(jobId);
@@ -320,19 +317,13 @@ async function generate(jobId: string) {
     },
     {
       // the status chosen by a ternary of two literals: a completion either way, by id alone
-      code: `export async function sweep(cutoff: Date) {
-  await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "PENDING" } });
-}
-async function generate(jobId: string) {
+      code: `${SWEEP}async function generate(jobId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
   const ok = await render(jobId);
   await prisma.job.update({ where: { id: jobId }, data: { status: ok ? "COMPLETED" : "FAILED" } });
 }`,
-      errors: [unfenced(8, 9, lock("another state", 5), `export async function sweep(cutoff: Date) {
-  await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "PENDING" } });
-}
-async function generate(jobId: string) {
+      errors: [unfenced(8, 9, lock("another state", 5), `${SWEEP}async function generate(jobId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
   const ok = await render(jobId);

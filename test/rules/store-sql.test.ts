@@ -24,6 +24,18 @@ const QUEUE_CLAIM = `export async function claimNext(workerId: string) {
 }
 `;
 
+/** A queue claim through Prisma raw SQL: the next queued row read FOR UPDATE SKIP LOCKED, then written by id. */
+const LOCKED_CLAIM = `export async function claimNext(kind?: string) {
+  return prisma.$transaction(async (tx) => {
+    const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
+      \`SELECT id FROM jobs WHERE status = 'queued' \${kind ? \`AND kind = '\${kind}'\` : ""} ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED\`,
+    );
+    if (rows.length === 0) return null;
+    await tx.$executeRawUnsafe("UPDATE jobs SET status = 'running' WHERE id = $1", rows[0].id);
+    return rows[0].id;
+  });
+}`;
+
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
     {
@@ -128,16 +140,7 @@ export async function sweep() {
     {
       // The locking read (with an optional AND term, unknown but only narrowing) and the write by id are one claim.
       name: "a row locked by SELECT … FOR UPDATE in the transaction, then written by id: a claim, with no recovery",
-      code: `export async function claimNext(kind?: string) {
-  return prisma.$transaction(async (tx) => {
-    const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
-      \`SELECT id FROM jobs WHERE status = 'queued' \${kind ? \`AND kind = '\${kind}'\` : ""} ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED\`,
-    );
-    if (rows.length === 0) return null;
-    await tx.$executeRawUnsafe("UPDATE jobs SET status = 'running' WHERE id = $1", rows[0].id);
-    return rows[0].id;
-  });
-}`,
+      code: LOCKED_CLAIM,
       errors: [{ messageId: "missingRecovery", line: 7, column: 11, data: lock("jobs", "status", "running"), suggestions: [] }],
     },
     {
@@ -218,16 +221,7 @@ ruleTester.run("atomic-claim", atomicClaim, {
     {
       // FOR UPDATE keeps the rows the read found until the transaction ends: nobody can claim them in between
       name: "a locking read in the transaction, then the write by id",
-      code: `export async function claimNext(kind?: string) {
-  return prisma.$transaction(async (tx) => {
-    const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
-      \`SELECT id FROM jobs WHERE status = 'queued' \${kind ? \`AND kind = '\${kind}'\` : ""} ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED\`,
-    );
-    if (rows.length === 0) return null;
-    await tx.$executeRawUnsafe("UPDATE jobs SET status = 'running' WHERE id = $1", rows[0].id);
-    return rows[0].id;
-  });
-}`,
+      code: LOCKED_CLAIM,
     },
     {
       name: "the status is compared in the UPDATE itself",

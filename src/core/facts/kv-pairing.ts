@@ -12,7 +12,7 @@ import { hasLockWord } from "../model/settings.js";
 import { guardsOf } from "../reading/guards.js";
 import { sameKey } from "../reading/keys.js";
 import { functionName, unitOf } from "../reading/units.js";
-import { getConstInit, isClockReading, thenParameterOf, unwrap } from "../reading/values.js";
+import { getConstInit, isClockReading, readsClock, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -87,7 +87,7 @@ function comparedGetIn(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, 
           if (get && sameTarget(get, op)) found = get;
           // A const derived from the value (`parseInt(v)`, `v ? Number(v) : 0`) or from the clock.
           else if (init.type !== "CallExpression" || isDerivation(init)) visit(init);
-          else if (isClockReading(init)) byTime = true;
+          else if (readsClock(sourceCode, init)) byTime = true;
         }
       }
       for (const key of ["left", "right", "argument", "test", "consequent", "alternate", "expressions", "arguments", "object", "callee"] as const) {

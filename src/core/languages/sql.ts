@@ -107,6 +107,16 @@ const LOCKING = new RegExp(
   "gi",
 );
 
+/**
+ * Whether a statement locks the rows it selects for writing until its transaction ends (`FOR UPDATE`,
+ * `FOR NO KEY UPDATE`; not the share locks). `masked`: the text with literals masked.
+ */
+export function locksRowsForWrite(masked: string): boolean {
+  LOCKING.lastIndex = 0;
+  for (let m = LOCKING.exec(masked); m; m = LOCKING.exec(masked)) if (/update/i.test(m[0])) return true;
+  return false;
+}
+
 /** Blanks (with spaces, keeping offsets) what the grammars reject but rows do not depend on: locking clauses, casts. */
 export function blankUnsupported(text: string, masked: string): string {
   const ranges: [number, number][] = [];

@@ -6,7 +6,7 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Condition, Guard, Node, StaticValue } from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { isFunction, functionName } from "./units.js";
-import { evaluate, getConstInit, isClockReading, unwrap } from "./values.js";
+import { evaluate, getConstInit, readsClock, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -101,7 +101,7 @@ export function testCondition(
     for (const [side, other, passed] of [[n.left, n.right, before], [n.right, n.left, !before]] as const) {
       const s = unwrap(side as Node);
       const field = memberName(s);
-      if (!field || s.type !== "MemberExpression" || !accepts(s.object) || !passed || !isClock(sourceCode, other as Node)) continue;
+      if (!field || s.type !== "MemberExpression" || !accepts(s.object) || !passed || !readsClock(sourceCode, other as Node)) continue;
       return { kind: "pred", field, op: n.operator.endsWith("=") ? "lte" : "lt", values: undefined, node: n };
     }
     return opaque;
@@ -116,19 +116,6 @@ export function testCondition(
     }
   }
   return opaque;
-}
-
-/** The clock, read here or through a const (`const now = new Date()`, `Date.now()`, `new Date().getTime()`). */
-function isClock(sourceCode: SourceCode, node: Node, depth = 0): boolean {
-  const n = unwrap(node);
-  if (isClockReading(n)) return true;
-  if (n.type === "CallExpression" && n.callee.type === "MemberExpression" && !n.callee.computed && n.callee.property.type === "Identifier" &&
-    n.callee.property.name === "getTime") return isClock(sourceCode, n.callee.object, depth);
-  if (n.type === "Identifier" && depth < 3) {
-    const init = getConstInit(sourceCode, n);
-    return init !== undefined && isClock(sourceCode, init, depth + 1);
-  }
-  return false;
 }
 
 /** The condition that holds where the guarded code runs: the test, or its negation past an early exit. */

@@ -198,6 +198,22 @@ export function isSqlNow(text: string): boolean {
 }
 
 /** True for expressions that read the clock: `new Date()`, `Date.now()`, `new Date(Date.now() - ms)`, `sql\`now()\``. */
+/**
+ * The clock as a value: a reading here or through consts (`const now = new Date()`), or its epoch milliseconds
+ * (`new Date().getTime()`).
+ */
+export function readsClock(sourceCode: SourceCode, node: Node, depth = 0): boolean {
+  const n = unwrap(node);
+  if (isClockReading(n)) return true;
+  if (n.type === "CallExpression" && n.callee.type === "MemberExpression" && !n.callee.computed && n.callee.property.type === "Identifier" &&
+    n.callee.property.name === "getTime") return readsClock(sourceCode, n.callee.object, depth);
+  if (n.type === "Identifier" && depth < 3) {
+    const init = getConstInit(sourceCode, n);
+    return init !== undefined && init.type !== "TSEnumDeclaration" && readsClock(sourceCode, init, depth + 1);
+  }
+  return false;
+}
+
 export function isClockReading(node: Node): boolean {
   const n = unwrap(node);
   if (n.type === "NewExpression" && n.callee.type === "Identifier" && n.callee.name === "Date") {

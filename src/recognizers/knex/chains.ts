@@ -146,6 +146,8 @@ export const KNOWN = (name: string) =>
 /** Links that may come before the table link: `knex.select('id').from('jobs')`. */
 const LEADING = new Set(["select", "column", "columns", "distinct", "withSchema"]);
 export const TABLE_LINKS = new Set(["table", "from", "into"]);
+/** Builder links that lock the selected rows for writing until the transaction ends (knex and Kysely alike). */
+export const LOCKING_LINKS = new Set(["forUpdate", "forNoKeyUpdate"]);
 /** A knex instance held in a property: `this.knex('jobs')`, `ctx.db('jobs')`, `this.readDb('jobs')`. */
 const INSTANCE_NAME = /^(?:\w*(?:knex|Knex|KNEX|db|Db|DB|trx|Trx))$|^(?:tx|transaction|conn|connection|database|pg|mysql|sqlite|qb|queryBuilder|builder|k)$/;
 /** Callables taking a string that are not knex: hashes, i18n, repositories, document refs. */

@@ -18,7 +18,7 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, Node, StateAccess, TextEdit } from "../../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { evaluate, keyName, unwrap } from "../../core/reading/values.js";
-import { type Arg, type Call, KNOWN, type Link, NEUTRAL, READS, TRAILING, type TableScope, WHERE_NAME, WRITES, chainDown, chainUp, columnField, fieldOf, isKnexClock, knexRoot, methodName, objectArgument } from "./chains.js";
+import { type Arg, type Call, KNOWN, LOCKING_LINKS, type Link, NEUTRAL, READS, TRAILING, type TableScope, WHERE_NAME, WRITES, chainDown, chainUp, columnField, fieldOf, isKnexClock, knexRoot, methodName, objectArgument } from "./chains.js";
 import { type Clause, KnexReader, combine } from "./filters.js";
 
 // ---- assignments ----
@@ -104,9 +104,6 @@ function updateAssignments(ctx: RecognizerContext, scope: TableScope, args: read
   return column.type === "Identifier" || column.type === "MemberExpression" ? [] : undefined;
 }
 
-/** Locking links that end an implicit select (a builder is awaited as a query). */
-const LOCKING_READS = new Set(["forUpdate", "forNoKeyUpdate"]);
-
 function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefined {
   const operation = methodName(call);
   if (!operation) return undefined;
@@ -118,9 +115,9 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
   const trailing = (links: readonly Link[]) => links.every((l) => TRAILING.has(l.name));
   const root = knexRoot(ctx, unwrap(down.base), [...down.links, ...up]);
   if (!root) return undefined;
-  // `trx("locks").where({ key }).forUpdate()`, awaited as is: a select of the rows, locked.
-  const lockingRead = LOCKING_READS.has(operation) && !down.links.some((l) => READS.has(l.name) || WRITES.has(l.name));
-  if (LOCKING_READS.has(operation) && !lockingRead) return undefined;
+  // `trx("locks").where({ key }).forUpdate()`, awaited as is (a builder is a query): a select of the rows, locked.
+  const lockingRead = LOCKING_LINKS.has(operation) && !down.links.some((l) => READS.has(l.name) || WRITES.has(l.name));
+  if (LOCKING_LINKS.has(operation) && !lockingRead) return undefined;
   if (root.start > down.links.length && !READS.has(operation) && !lockingRead) return undefined;
   const before = down.links.slice(root.start, -1);
   const reader = new KnexReader(ctx, root.scope);
@@ -197,7 +194,7 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
     if (!clauses) return undefined;
     const top = up.length > 0 ? up[up.length - 1]!.call : call;
     // `.forUpdate()` / `.forNoKeyUpdate()`: the rows stay locked until the transaction ends.
-    const locking = [...down.links, ...up].some((l) => l.name === "forUpdate" || l.name === "forNoKeyUpdate");
+    const locking = [...down.links, ...up].some((l) => LOCKING_LINKS.has(l.name));
     return { access: "read", ...base, filter: combine(clauses), node: top, ...(locking ? { locking } : {}) };
   }
   return undefined;
@@ -205,7 +202,7 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
 
 export const knexRecognizer: Recognizer = {
   store: "knex",
-  methods: new Set(["update", "del", "delete", "insert", "ignore", "merge", "first", "select", ...LOCKING_READS]),
+  methods: new Set(["update", "del", "delete", "insert", "ignore", "merge", "first", "select", ...LOCKING_LINKS]),
   recognize(call, ctx): StateAccess | undefined {
     try {
       return recognizeKnex(call, ctx);
