@@ -8,10 +8,11 @@
  *   them), an upsert (`{ upsert: true }`) with that error caught (an insert whose conflict updates under the filter:
  *   a lease taken over when expired), and the active-record `doc.x = v; await doc.save()` (an update of the document's
  *   `_id` whose assignments are the `doc.x = v` statements right before it; an insert when `doc` was built with
- *   `new Model({…})`).
+ *   `new Model({…})`), and the shell's and old drivers' `findAndModify({ query, update })` /
+ *   `findAndModify(query, sort, update)` (a delete with `remove: true`).
  * - Reads: `findOne|find|countDocuments(filter)` and `findById(id)`.
  * - Receivers: `db.collection("jobs")`, a variable holding one, `this.jobs`, a Mongoose model (`Job`,
- *   `mongoose.model("Job")`, `this.jobModel`: a `Model`/`Collection` suffix is dropped).
+ *   `mongoose.model("Job")`, `this.jobModel`: a `Model`/`Collection` suffix is dropped; `require("../models/Job")`).
  *
  * What tells Mongo apart from the other clients: two arguments for updates (Prisma's `updateMany({ where, data })`
  * has one), a filter object that is not an ORM options bag (`{ where }` is Sequelize, TypeORM, Prisma), and
@@ -25,12 +26,19 @@ import type {
   Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit,
 } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
+import { isFunction } from "../core/reading/units.js";
 import { evaluate, findVariable, getConstInit, isClockReading, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
 
 const STORE = "mongo";
 const UPDATE_METHODS = new Set(["updateOne", "updateMany", "findOneAndUpdate", "findByIdAndUpdate"]);
 /** `collection.update(selector, modifier)`: the legacy driver (2.x) and Meteor collections. */
 const LEGACY_UPDATES = ["update"];
+/**
+ * `findAndModify`: the shell's and the 1.x/2.x driver's find-and-update, in its options form
+ * (`findAndModify({ query, sort, update, new })`, a delete with `remove: true`) or positionally
+ * (`findAndModify(query, sort, update, options, callback)`).
+ */
+const FIND_AND_MODIFY = "findAndModify";
 const DELETE_METHODS = new Set(["deleteOne", "deleteMany", "findOneAndDelete", "findByIdAndDelete"]);
 const READ_METHODS = new Set(["findOne", "find", "findById", "countDocuments"]);
 const INSERT_METHODS = new Set(["insertOne", "create"]);
@@ -114,6 +122,12 @@ function receiverOf(ctx: RecognizerContext, node: Node, depth = 0): Receiver | u
     // wherever the module writes it with that name.
     const model = stringArg(ctx, r.arguments[0]) ?? (name === "model" && arg?.type === "Identifier" ? arg.name : undefined);
     if (!model) return undefined;
+    // `require("../models/Export").findOneAndUpdate(…)`: the model module's export, named by its file.
+    if (name === "require" && callee.type === "Identifier") {
+      const file = /(?:^|\/)([A-Za-z_$][\w$]*)(?:\.[cm]?[jt]s)?$/.exec(model)?.[1];
+      const fromModels = /(?:^|\/)models?\//i.test(model);
+      return file && (fromModels || /^[A-Z]/.test(file)) ? { model: file, mongooseModel: true } : undefined;
+    }
     if (name === "collection" && callee.type === "MemberExpression") return { model, mongooseModel: false };
     if (name === "model") return { model, mongooseModel: true };
     return undefined;
@@ -283,7 +297,12 @@ function parseList(ctx: RecognizerContext, node: Node): Condition[] {
 export function parseFilter(ctx: RecognizerContext, filter: TSESTree.ObjectExpression): Condition {
   const items: Condition[] = [];
   for (const p of filter.properties) {
-    if (p.type !== "Property") { items.push({ kind: "opaque", node: p }); continue; }
+    if (p.type !== "Property") {
+      // `{ ...staleQuery, _id: { $in: ids } }`: the terms of a filter object the module holds in a const.
+      const spread = p.type === "SpreadElement" ? objectOf(ctx, p.argument) : undefined;
+      items.push(spread && spread !== filter ? parseFilter(ctx, spread) : { kind: "opaque", node: p });
+      continue;
+    }
     const key = keyName(p.key, p.computed);
     if (key === undefined) items.push({ kind: "opaque", node: p });
     else if (key === "$and") items.push({ kind: "and", items: parseList(ctx, p.value) });
@@ -553,9 +572,46 @@ function recognizeRead(ctx: RecognizerContext, call: TSESTree.CallExpression, mo
   return { access: "read", store: STORE, model, operation, filter, node: call };
 }
 
+/** The property `key` of an object literal, when it is a plain `key: value`. */
+function propertyValue(object: TSESTree.ObjectExpression, key: string): TSESTree.Node | undefined {
+  for (const p of object.properties) {
+    if (p.type === "Property" && !p.computed && keyName(p.key, false) === key) return p.value;
+  }
+  return undefined;
+}
+
+function recognizeFindAndModify(ctx: RecognizerContext, call: TSESTree.CallExpression, model: string): StateWrite | undefined {
+  const [first, , third] = call.arguments;
+  const options = call.arguments.length === 1 || (call.arguments.length === 2 && isFunction(call.arguments[1]!)) ? objectOf(ctx, first) : undefined;
+  let query: Node | undefined;
+  let update: Node | undefined;
+  let remove = false;
+  if (options) {
+    query = propertyValue(options, "query");
+    update = propertyValue(options, "update");
+    const removal = propertyValue(options, "remove");
+    remove = removal !== undefined && evaluate(ctx.sourceCode, removal)?.value === true;
+  } else {
+    // Positional: the update must be made of update operators, which only Mongo's takes.
+    query = first;
+    const modifier = third && objectOf(ctx, third);
+    if (!modifier || modifier.properties.length === 0 || !keysOf(modifier).every((k) => k?.startsWith("$"))) return undefined;
+    update = third;
+  }
+  if (!query) return undefined;
+  const filterObject = objectOf(ctx, query);
+  if (filterObject && isForeignBag(filterObject)) return undefined;
+  if (remove) return write(model, FIND_AND_MODIFY, call, filterOf(ctx, query), [], { effect: "delete" });
+  if (!update) return undefined;
+  const inline = unwrap(query).type === "ObjectExpression" ? filterObject : undefined;
+  return write(model, FIND_AND_MODIFY, call, filterOf(ctx, query), parseUpdate(ctx, update), {
+    ...(inline ? { addPredicate: (field: string, op: "eq" | "ne", valueText: string) => insertPredicate(ctx, inline, field, op, valueText) } : {}),
+  });
+}
+
 export const mongoRecognizer: Recognizer = {
   store: STORE,
-  methods: new Set([...UPDATE_METHODS, ...DELETE_METHODS, ...READ_METHODS, ...INSERT_METHODS, "save", ...LEGACY_UPDATES]),
+  methods: new Set([...UPDATE_METHODS, ...DELETE_METHODS, ...READ_METHODS, ...INSERT_METHODS, "save", ...LEGACY_UPDATES, FIND_AND_MODIFY]),
   recognize(call, ctx): StateAccess | undefined {
     const m = methodName(call);
     if (!m) return undefined;
@@ -581,6 +637,8 @@ export const mongoRecognizer: Recognizer = {
         ...(inline ? { addPredicate: (field: string, op: "eq" | "ne", valueText: string) => insertPredicate(ctx, inline, field, op, valueText) } : {}),
       });
     }
+
+    if (operation === FIND_AND_MODIFY) return recognizeFindAndModify(ctx, call, model);
 
     if (UPDATE_METHODS.has(operation)) {
       if (!first) return undefined;

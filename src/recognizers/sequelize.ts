@@ -112,7 +112,13 @@ function definedName(node: Node | undefined): string | undefined {
 /** The model a static call is made on: `Job`, `models.Job`, `this.jobModel`, `sequelize.models.Job`. */
 function modelOf(ctx: RecognizerContext, receiver: Node | undefined): string | undefined {
   if (!receiver) return undefined;
-  const r = unwrap(receiver);
+  let r = unwrap(receiver);
+  // `FileOperation.unscoped().findAll(…)`, `Job.scope("active").update(…)`: the same model, another default scope.
+  while (r.type === "CallExpression" && /^(?:unscoped|scope|schema)$/.test(methodName(r) ?? "")) {
+    const inner = receiverOf(r);
+    if (!inner) return undefined;
+    r = inner;
+  }
   if (r.type === "Identifier") {
     if (NOT_A_MODEL.test(r.name)) return undefined;
     const init = getConstInit(ctx.sourceCode, r);

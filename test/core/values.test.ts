@@ -134,10 +134,14 @@ describe("evaluate", () => {
     expect(one(`probe(JobStatus.COMPLETED);`)).toEqual({ value: "COMPLETED", symbolic: true });
   });
 
-  it("does not guess for lower-case namespaces", () => {
+  it("does not guess for lower-case namespaces, unless the key is named like a constant", () => {
     const code = `import { status } from "./status";
-      probe(status.RUNNING);`;
-    expect(probes(code)).toEqual([undefined]);
+      const statusEnum = require("../constants/status-enum");
+      probe(status.running);
+      probe(status.RUNNING);
+      probe(statusEnum.IN_PROGRESS);
+      probe(process.env.STATUS);`;
+    expect(probes(code)).toEqual([undefined, { value: "RUNNING", symbolic: true }, { value: "IN_PROGRESS", symbolic: true }, undefined]);
   });
 
   it("reads lower-case members of an imported enum by their key (Prisma enums keep the schema's case)", () => {

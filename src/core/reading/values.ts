@@ -121,24 +121,40 @@ function evaluateMember(sourceCode: SourceCode, node: TSESTree.MemberExpression,
   const name = propertyName(node, sourceCode, depth);
   if (name === undefined) return undefined;
   const object = unwrap(node.object);
+  let imported = false;
   if (object.type === "Identifier") {
     const init = getConstInit(sourceCode, object);
     if (init) {
       const target = unwrap(init);
       if (target.type === "TSEnumDeclaration") return enumMemberValue(sourceCode, target, name, depth);
       if (target.type === "ObjectExpression") return objectPropertyValue(sourceCode, target, name, depth);
-      return undefined;
+      // `const statusEnum = require("../constants/status-enum")`: a CommonJS import of another module's constants.
+      if (!isRequire(target)) return undefined;
+      imported = true;
+    } else {
+      const variable = findVariable(sourceCode, object);
+      // Bound locally to something we cannot read (a parameter, a mutable variable): no value.
+      if (variable && variable.defs.some((d) => d.type !== "ImportBinding")) return undefined;
+      imported = variable !== undefined && variable.defs.length > 0;
     }
-    const variable = findVariable(sourceCode, object);
-    // Bound locally to something we cannot read (a parameter, a mutable variable): no value.
-    if (variable && variable.defs.some((d) => d.type !== "ImportBinding")) return undefined;
   } else if (object.type !== "MemberExpression") {
     return undefined;
   }
-  // An imported or global enum-like namespace (`JobStatus.GENERATING`, `Prisma.$Enums.Status.RUNNING`):
-  // Prisma enums and most string enums use the key as the value.
-  if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && /^[A-Z$]/.test(rootName(object) ?? "")) return { value: name, symbolic: true };
+  // An imported or global enum-like namespace (`JobStatus.GENERATING`, `Prisma.$Enums.Status.RUNNING`), or a
+  // constant of an imported module named like one (`statusEnum.INPROGRESS`): Prisma enums and most string enums use
+  // the key as the value, and a value known by its name compares equal wherever the module names it.
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return undefined;
+  if (/^[A-Z$]/.test(rootName(object) ?? "")) return { value: name, symbolic: true };
+  if (imported && /^[A-Z][A-Z0-9_]+$/.test(name)) return { value: name, symbolic: true };
   return undefined;
+}
+
+/** `require("…")`, or a member of it (`require("./status").JobStatus`). */
+function isRequire(node: Node): boolean {
+  let n = unwrap(node);
+  while (n.type === "MemberExpression") n = unwrap(n.object);
+  return n.type === "CallExpression" && n.callee.type === "Identifier" && n.callee.name === "require" &&
+    n.arguments.length === 1 && n.arguments[0]!.type === "Literal" && typeof n.arguments[0]!.value === "string";
 }
 
 function rootName(node: Node): string | undefined {
@@ -251,12 +267,30 @@ export function findProperty(object: TSESTree.ObjectExpression, name: string): T
   return undefined;
 }
 
+const ARRAY_MUTATORS = new Set(["push", "unshift", "splice", "pop", "shift", "fill", "copyWithin"]);
+
+/** Whether the array a name holds is changed in place anywhere: `ids.push(id)`, `ids[i] = id`, `ids.length = 0`. */
+function arrayMutated(sourceCode: SourceCode, id: TSESTree.Identifier): boolean {
+  const variable = findVariable(sourceCode, id);
+  if (!variable) return false;
+  return variable.references.some((ref) => {
+    const parent = ref.identifier.parent;
+    if (parent?.type !== "MemberExpression" || parent.object !== ref.identifier) return false;
+    const call = parent.parent;
+    const name = keyName(parent.property, parent.computed);
+    if (call?.type === "CallExpression" && call.callee === parent && name !== undefined && ARRAY_MUTATORS.has(name)) return true;
+    return call?.type === "AssignmentExpression" && call.left === parent;
+  });
+}
+
 /** The static elements of an array, inline or held by a `const`; undefined when any is known only at run time. */
 export function staticList(sourceCode: SourceCode, node: Node | undefined): StaticValue[] | undefined {
   if (!node || node.type === "SpreadElement") return undefined;
   let n = unwrap(node);
   if (n.type === "Identifier") {
     const init = getConstInit(sourceCode, n);
+    // `const ids = []; rows.forEach((r) => ids.push(r.id))`: a const binding, but not a const list.
+    if (arrayMutated(sourceCode, n)) return undefined;
     if (init && init.type !== "TSEnumDeclaration") n = unwrap(init);
   }
   if (n.type !== "ArrayExpression") return undefined;

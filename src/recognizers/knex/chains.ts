@@ -66,8 +66,18 @@ export interface TableScope {
 }
 
 /** `"jobs"`, `"public.jobs"`, `"jobs as j"`: the table, and the names its columns may be prefixed with. */
+/** `${schema}.Task`: a table qualified by a schema known only at run time; the table itself is static. */
+function schemaQualified(node: Node | undefined): string | undefined {
+  const n = node && node.type !== "SpreadElement" ? unwrap(node) : undefined;
+  if (n?.type !== "TemplateLiteral" || n.expressions.length === 0) return undefined;
+  const quasis = n.quasis.map((q) => q.value.cooked ?? "");
+  if (quasis.slice(0, -1).some((q) => q !== "" && q !== ".")) return undefined;
+  const tail = /^\.([\w$]+)$/.exec(quasis[quasis.length - 1]!);
+  return tail?.[1];
+}
+
 export function tableScope(ctx: RecognizerContext, node: Node | undefined): TableScope | undefined {
-  const text = staticString(ctx, node);
+  const text = staticString(ctx, node) ?? schemaQualified(node);
   if (!text) return undefined;
   const m = /^\s*([\w$."]+?)(?:\s+as\s+([\w$"]+))?\s*$/i.exec(text);
   if (!m) return undefined;
