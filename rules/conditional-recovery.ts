@@ -1,8 +1,16 @@
-import type { Node } from "../src/core/model/model.js";
+import type { Node, Recovery } from "../src/core/model/model.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
-import { checkData, claimData, describeRowFilter } from "../src/rule-kit/messages.js";
+import { checkData, claimData, describeRowFilter, lockData } from "../src/rule-kit/messages.js";
 import { formatValue } from "../src/core/model/names.js";
+import { runsRepeatedly } from "../src/core/reading/units.js";
+
+/** The message for each flaw: of a claim made in this module, and of a sweep of claims made elsewhere. */
+const MESSAGES = {
+  "check-in-js": ["checkInJs", "sweepCheckInJs"],
+  "missing-status": ["missingStatus", "sweepMissingStatus"],
+  "missing-time": ["missingTime", "sweepMissingTime"],
+} as const;
 
 export default createRule({
   name: "conditional-recovery",
@@ -22,19 +30,25 @@ export default createRule({
         "Q3 (is the release race-safe?): this recovery moves stale {{model}} rows to {{target}} without requiring {{field}} = {{value}} (claimed at line {{claimLine}}) in its filter, so a row that completed in the meantime is overwritten. Add {{field}} = {{value}} to the filter.",
       missingTime:
         "Q3 (is the release race-safe?): this recovery moves every {{model}} row with {{field}} = {{value}} (claimed at line {{claimLine}}) to {{target}} without an age condition, so it also takes the lock from holders that are alive and working. Add a progress-timestamp condition (such as updatedAt older than a threshold) to the filter.",
+      sweepCheckInJs:
+        "Q3 (is the release race-safe?): this sweep of {{model}} rows stuck in {{field}} = {{value}} judges staleness {{checkedWhere}} at line {{checkLine}}, then writes by {{rowFilter}} only. A holder that finishes or reports progress between the read and the write is overwritten. Put the status and age conditions in the write's filter and treat zero affected rows as handled by someone else.",
+      sweepMissingStatus:
+        "Q3 (is the release race-safe?): this sweep moves stale {{model}} rows to {{target}} without requiring {{field}} = {{value}} in its filter, so a row that completed in the meantime is overwritten. Add {{field}} = {{value}} to the filter.",
+      sweepMissingTime:
+        "Q3 (is the release race-safe?): this scheduled sweep moves every {{model}} row with {{field}} = {{value}} to {{target}} each time it runs, without an age condition, so it also takes the lock from holders that are alive and working. Add a progress-timestamp condition (such as updatedAt older than a threshold) to the filter.",
       addStatus: "Add {{field}} = {{value}} to the filter.",
     },
   },
   create(context) {
     return onLockFacts(context, (facts) => {
       const seen = new Set<Node>();
-      for (const recovery of facts.recoveries) {
-        const flaw = recovery.flaws[0];
-        if (!flaw || seen.has(recovery.write.node)) continue;
+      // A claim of this module names its line; a sweep of claims made elsewhere names only the lock.
+      const report = (recovery: Recovery, sweep: boolean): void => {
+        const flaw = recovery.flaws[0]!;
         seen.add(recovery.write.node);
         const target = recovery.write.assignments.find((a) => a.field === recovery.lock.field);
         const data = {
-          ...claimData(recovery.claim),
+          ...(sweep ? lockData(recovery.lock) : claimData(recovery.claim)),
           target: target?.value.kind === "static" ? formatValue(target.value.value) : "another state",
           rowFilter: describeRowFilter(recovery.write),
           ...(recovery.check ? checkData(recovery.check) : { checkedWhere: "", checkLine: "" }),
@@ -44,12 +58,23 @@ export default createRule({
           : undefined;
         context.report({
           node: recovery.write.node,
-          messageId: flaw === "check-in-js" ? "checkInJs" : flaw === "missing-status" ? "missingStatus" : "missingTime",
+          messageId: MESSAGES[flaw][sweep ? 1 : 0],
           data,
           suggest: edit
             ? [{ messageId: "addStatus", data, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }]
             : [],
         });
+      };
+      for (const recovery of facts.recoveries) {
+        if (recovery.flaws.length > 0 && !seen.has(recovery.write.node)) report(recovery, false);
+      }
+      // A sweeper of claims made elsewhere (a cron job, a queue module's `resetStale`). A reset with no age test is
+      // reported there only when a scheduler runs it again and again (`cron.schedule("*/15 * * * *", …)`): once, at
+      // boot, every holder of a single instance is dead.
+      for (const sweep of facts.sweeps()) {
+        const flaw = sweep.flaws[0];
+        if (!flaw || seen.has(sweep.write.node) || (flaw === "missing-time" && !runsRepeatedly(sweep.write.node))) continue;
+        report(sweep, true);
       }
     });
   },

@@ -78,13 +78,20 @@ export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeS
         const { model, field, value } = lockData(sweep.lock);
         context.report({ node: start.node, messageId: "startTimeSweep", data: { model, field, value, timeField: start.field, progressFields } });
       }
+      // One report per age test: a scan of several stuck values (`state = creating OR state = uploading`) names them all.
+      const scans = new Map<Node, { scan: (typeof facts.staleScans)[number]; timeField: string; values: string[] }>();
       for (const scan of facts.staleScans) {
         const start = startTimeOnly(scan.timePredicates);
         if (!start) continue;
+        const entry = scans.get(start.node);
+        if (entry) entry.values.push(formatValue(scan.value));
+        else scans.set(start.node, { scan, timeField: start.field, values: [formatValue(scan.value)] });
+      }
+      for (const [node, { scan, timeField, values }] of scans) {
         context.report({
-          node: start.node,
+          node,
           messageId: "startTimeScan",
-          data: { model: scan.read.model, field: scan.field, value: formatValue(scan.value), timeField: start.field, progressFields },
+          data: { model: scan.read.model, field: scan.field, value: values.join(" or "), timeField, progressFields },
         });
       }
       for (const claim of facts.claims) {

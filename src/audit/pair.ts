@@ -150,16 +150,21 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
   // Lines where a module's own lint already judged a recovery's age (`progress-based-staleness` reports a sweeper's
   // start-time test in the editor too): the audit does not say it again as remote-staleness, and a disable comment
   // that silenced it there, with its reason, silences it here too.
+  // Likewise `conditional-recovery` reports a sweeper's racy write in the editor: no remote-race on top of it.
   const judgedAge = new Set<string>();
+  const judgedRace = new Set<string>();
   for (const { module, result } of linted) {
     for (const m of [...result.messages, ...(result.suppressedMessages ?? [])]) {
       if (m.ruleId === "locks/progress-based-staleness") judgedAge.add(`${module.rel}\0${m.line}`);
+      if (m.ruleId === "locks/conditional-recovery") judgedRace.add(`${module.rel}\0${m.line}`);
     }
   }
-  const ageJudgedIn = (file: string, at: { line: number; endLine: number }) => {
-    for (let line = at.line; line <= at.endLine; line++) if (judgedAge.has(`${file}\0${line}`)) return true;
+  const judgedIn = (set: Set<string>) => (file: string, at: { line: number; endLine: number }) => {
+    for (let line = at.line; line <= at.endLine; line++) if (set.has(`${file}\0${line}`)) return true;
     return false;
   };
+  const ageJudgedIn = judgedIn(judgedAge);
+  const raceJudgedIn = judgedIn(judgedRace);
 
   const locks: AuditLock[] = [];
   const findings: AuditFinding[] = [];
@@ -221,7 +226,7 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
               message: `Q2 (how do you tell alive from dead?): this recovery of ${claimed} judges age by ${r.timeFields.join(", ")}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving.`,
             });
           }
-          if (q3 !== lock.q3) {
+          if (q3 !== lock.q3 && !raceJudgedIn(best.file, r.at)) {
             add({
               ruleId: "locks-audit/remote-race",
               severity: "error",

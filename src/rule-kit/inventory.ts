@@ -80,6 +80,7 @@ const EMPTY_FACTS: LockFacts = {
   writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], rowReleases: [], heldEffects: [], renewals: [],
   recoveriesOf: () => [],
   sweeps: () => [],
+  staleRowsHandedOut: () => undefined,
   changesHands: () => false,
 };
 

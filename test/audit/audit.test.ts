@@ -56,14 +56,15 @@ describe("cross-module pairing", () => {
     expect(lookalike.result.answered).toEqual([]);
     expect(lookalike.result.findings.map((f) => [f.ruleId, f.file, f.line])).toEqual([["locks/require-stale-recovery", "claim.js", 2]]);
 
-    // The age checked in a SELECT, the write by id: it answers Q1, and its race is the audit's finding.
+    // The age checked in a SELECT, the write by id: it answers Q1. Its race is conditional-recovery's finding in the
+    // sweeper's own module (the editor sees it too), so the audit does not repeat it as remote-race.
     const racy = "export async function sweep(pool) {\n" +
       "  const { rows } = await pool.query(\"SELECT id FROM jobs WHERE status = 'running' AND heartbeat_at < now() - interval '5 minutes'\");\n" +
       "  for (const row of rows) await pool.query(\"UPDATE jobs SET status = 'queued' WHERE id = $1 AND status = 'running'\", [row.id]);\n}\n";
     const raced = await runAudit({ cwd: project({ "claim.js": claim, "racy.js": racy }), format: "json" });
     expect(raced.exitCode).toBe(1);
     expect(raced.result.answered.map((f) => [f.ruleId, f.file, f.line])).toEqual([["locks/require-stale-recovery", "claim.js", 2]]);
-    expect(raced.result.findings.map((f) => [f.ruleId, f.file, f.line])).toEqual([["locks-audit/remote-race", "racy.js", 3]]);
+    expect(raced.result.findings.map((f) => [f.ruleId, f.file, f.line])).toEqual([["locks/conditional-recovery", "racy.js", 3]]);
     expect(raced.result.locks[0]!.q3).toMatchObject({ status: "unanswered", file: "racy.js" });
   });
 

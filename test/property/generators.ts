@@ -502,6 +502,7 @@ export function dbLockArb(options: {
   stores?: readonly DbStore[];
   recovery?: fc.Arbitrary<RecoveryKind>;
   lease?: fc.Arbitrary<boolean>;
+  staleScan?: fc.Arbitrary<DbLockParts["staleScan"]>;
 } = {}): fc.Arbitrary<DbLockParts> {
   const stores = options.stores ?? DB_STORES;
   return fc.record({
@@ -523,7 +524,7 @@ export function dbLockArb(options: {
     claimStyle: fc.constantFrom<ClaimStyle>("cas", "cas", "check-if", "check-read"),
     rowName: fc.constantFrom<"entity" | "row">("entity", "row"),
     rowBinding: fc.constantFrom<"direct" | "array">("direct", "array"),
-    staleScan: fc.constantFrom<"none" | "progress" | "start-time">("none", "none", "progress", "start-time"),
+    staleScan: options.staleScan ?? fc.constantFrom<"none" | "progress" | "start-time">("none", "none", "progress", "start-time"),
     touch: fc.boolean(),
     lease: options.lease ?? fc.boolean(),
     recovery: options.recovery ?? fc.constantFrom<RecoveryKind>("none", "valid", "start-time", "missing-status", "missing-time", "check-in-js"),
@@ -774,7 +775,9 @@ export function expectedDbFindings(p: DbLockParts): Expected[] {
   const d = DIALECTS[p.store];
   const lock = { model: d.model(p.entity), field: d.column(p.field), value: String(p.value) };
   const out: Expected[] = [];
-  if (p.recovery === "none" && !p.lease) out.push({ rule: "locks/require-stale-recovery", messageId: "missingRecovery", fn: "claim", data: lock });
+  // An exported finder of stuck rows (`findStuck(cutoff)`, no write after it) hands the recovery to its callers.
+  const handsOut = p.staleScan !== "none";
+  if (p.recovery === "none" && !p.lease && !handsOut) out.push({ rule: "locks/require-stale-recovery", messageId: "missingRecovery", fn: "claim", data: lock });
   if (p.claimStyle !== "cas") {
     out.push({ rule: "locks/atomic-claim", messageId: "checkThenAct", fn: "claim", data: { ...lock, checkedWhere: p.claimStyle === "check-if" ? "in JavaScript" : "with a separate read" } });
   }
@@ -793,7 +796,7 @@ export function expectedDbFindings(p: DbLockParts): Expected[] {
     : { messageId: "unfencedWrite", data: { ...lock, target } };
   // Q3 on the holder's writes is asked only once the claim can pass to a new holder while held: a lease, or a
   // recovery that judges age (a reset with no age test is conditional-recovery's finding, and takes no live claim).
-  const changesHands = p.lease || (p.recovery !== "none" && p.recovery !== "missing-time");
+  const changesHands = p.lease || handsOut || (p.recovery !== "none" && p.recovery !== "missing-time");
   if (!changesHands) return out;
   if (p.runner && p.completion === "unfenced") {
     out.push({ rule: "locks/require-fencing", fn: p.completionFn ? "finish" : "run", ...unfenced(String(p.done)) });

@@ -53,6 +53,8 @@ const q1Key = (p: DbLockParts, model: string, field: string): string =>
   `locks/require-stale-recovery missingRecovery [field=${field}, model=${model}, value=${String(p.value)}] in claim`;
 
 const FENCING = "locks/require-fencing ";
+/** Draws whose module has no exported finder of stuck rows: such a finder hands Q1 to its callers (tested below). */
+const NO_SCAN = fc.constant<"none">("none");
 const fencingOf = (keys: readonly string[]): string[] => keys.filter((k) => k.startsWith(FENCING));
 /** How many holder writes the oracle says are unfenced once the claim can pass to a new holder. */
 const unfencedHolderWrites = (p: DbLockParts): number => expectedDbFindings(p).filter((e) => e.rule === "locks/require-fencing").length;
@@ -139,7 +141,7 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
 
   describe("recovery: adding one removes exactly Q1, deleting it restores Q1", () => {
     it("adding a sound recovery removes exactly the require-stale-recovery finding", () => {
-      const parts = dbLockArb({ recovery: fc.constant("none"), lease: fc.constant(false) });
+      const parts = dbLockArb({ recovery: fc.constant("none"), lease: fc.constant(false), staleScan: NO_SCAN });
       check(fc.property(parts, transformArb, (p, t) => {
         const before = lintSpec(dbModule(p), t);
         const after = lintSpec(dbModule({ ...p, recovery: "valid" }), t);
@@ -156,7 +158,7 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
     });
 
     it("a sound recovery written with another store's client answers the claim just the same", () => {
-      const parts = dbLockArb({ recovery: fc.constant("none"), lease: fc.constant(false) });
+      const parts = dbLockArb({ recovery: fc.constant("none"), lease: fc.constant(false), staleScan: NO_SCAN });
       check(fc.property(parts, fc.constantFrom(...DB_STORES), transformArb, (p, other, t) => {
         const mixed = dbModuleRecoveredBy(p, other);
         fc.pre(mixed !== undefined);
@@ -172,8 +174,24 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
       }));
     });
 
+    it("an exported finder of stuck rows hands the recovery to its callers: it removes exactly Q1 and asks Q3", () => {
+      // A repository module's `findStuck(cutoff)` (judged on the progress column, so no Q2 of its own).
+      const parts = dbLockArb({ recovery: fc.constant("none"), lease: fc.constant(false), staleScan: NO_SCAN });
+      check(fc.property(parts, transformArb, (p, t) => {
+        const before = lintSpec(dbModule(p), t);
+        const after = lintSpec(dbModule({ ...p, staleScan: "progress" }), t);
+        const q1 = before.keys.filter((k) => k.startsWith("locks/require-stale-recovery "));
+        const asked = fencingOf(after.keys);
+        const expected = [...minus(before.keys, q1), ...asked].sort();
+        if (q1.length !== 1 || asked.length !== unfencedHolderWrites({ ...p, staleScan: "progress" }) || JSON.stringify(after.keys) !== JSON.stringify(expected)) {
+          throw mismatch("the finder of stuck rows did not answer exactly the Q1 finding", { before: before.keys, after: after.keys },
+            { label: "no finder", code: before.program.code }, { label: "with findStuck", code: after.program.code });
+        }
+      }));
+    });
+
     it("deleting a recovery (sound or flawed) removes only its own findings and restores Q1", () => {
-      const parts = dbLockArb({ recovery: fc.constantFrom("valid", "start-time", "missing-status", "missing-time", "check-in-js"), lease: fc.constant(false) });
+      const parts = dbLockArb({ recovery: fc.constantFrom("valid", "start-time", "missing-status", "missing-time", "check-in-js"), lease: fc.constant(false), staleScan: NO_SCAN });
       check(fc.property(parts, transformArb, (p, t) => {
         const withIt = lintSpec(dbModule(p), t);
         const withoutIt = lintProgram(without(withIt.program, "recover"));
@@ -218,7 +236,7 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
     });
 
     it("a release in finally does not answer Q1 (SIGKILL runs no finally)", () => {
-      const parts = dbLockArb({ recovery: fc.constant("none"), lease: fc.constant(false) }).map((p) => ({ ...p, runner: true }));
+      const parts = dbLockArb({ recovery: fc.constant("none"), lease: fc.constant(false), staleScan: NO_SCAN }).map((p) => ({ ...p, runner: true }));
       check(fc.property(parts, transformArb, (p, t) => {
         const plain = lintSpec(dbModule({ ...p, finallyRelease: "none" }), t);
         const fenced = lintSpec(dbModule({ ...p, finallyRelease: "fenced" }), t);
@@ -301,7 +319,7 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
 
 describe("the harness itself", () => {
   it("maps renamed names back, and builds the same program for the identity transform", () => {
-    const [p] = fc.sample(dbLockArb({ stores: ["prisma"], recovery: fc.constant("none"), lease: fc.constant(false) }), { numRuns: 1, seed: 1 });
+    const [p] = fc.sample(dbLockArb({ stores: ["prisma"], recovery: fc.constant("none"), lease: fc.constant(false), staleScan: NO_SCAN }), { numRuns: 1, seed: 1 });
     const spec = dbModule(p!);
     const renamed = build(spec, { ...IDENTITY, rename: ["alpha"] });
     expect(renamed.code).not.toContain("function claim(");

@@ -301,8 +301,74 @@ async function reap(now: Date) {
   await prisma.job.update({ where: { id }, data: { attempts: { increment: 1 } } });
 }`,
     },
+    {
+      name: "a sweeper of claims made elsewhere that judges age outside the row (how long it watched it) and pins the status",
+      code: `export async function sweepDeploys(watchedFor: (id: string) => Promise<number>, budgetMs: number) {
+  const running = await prisma.deploy.findMany({ where: { status: "RUNNING" } });
+  for (const deploy of running) {
+    if ((await watchedFor(deploy.id)) < budgetMs) continue;
+    await prisma.deploy.updateMany({ where: { id: deploy.id, status: "RUNNING" }, data: { status: "FAILED" } });
+  }
+}`,
+    },
+    {
+      name: "a sweeper of claims made elsewhere that resets every running row at boot (no age test): not judged here",
+      code: `export async function resetOnBoot() {
+  await prisma.deploy.updateMany({ where: { status: "RUNNING" }, data: { status: "QUEUED" } });
+}`,
+    },
+    {
+      name: "a sweeper whose write filter comes from elsewhere (opaque): unknown, not reported",
+      code: `export async function sweep(cutoff: Date, extra: object) {
+  const stuck = await prisma.deploy.findMany({ where: { status: "RUNNING", updatedAt: { lt: cutoff } } });
+  for (const d of stuck) await prisma.deploy.updateMany({ where: { ...extra, id: d.id }, data: { status: "FAILED" } });
+}`,
+    },
   ],
   invalid: [
+    // ---- sweeps of claims made in another module ----
+    {
+      name: "a cron job that unlocks every locked case every 15 minutes, whoever holds it and for how long",
+      code: `const cron = require("node-cron");
+cron.schedule("*/15 * * * *", () => {
+  db.Case.update({ currentStatus: "Open" }, { where: { currentStatus: "Locked" } });
+});`,
+      languageOptions: javascript,
+      errors: [{
+        messageId: "sweepMissingTime",
+        line: 3,
+        column: 3,
+        data: { model: "Case", field: "currentStatus", value: "Locked", target: "Open", rowFilter: "currentStatus", ...noCheck },
+      }],
+    },
+    {
+      name: "a sweeper module: stuck rows read by age, then each written by id only",
+      code: `export async function failStuckExports(cutoff: Date) {
+  const stuck = await prisma.exportJob.findMany({ where: { status: "IN_PROGRESS", updatedAt: { lt: cutoff } } });
+  for (const job of stuck) {
+    await prisma.exportJob.update({ where: { id: job.id }, data: { status: "FAILED" } });
+  }
+}`,
+      errors: [{
+        messageId: "sweepCheckInJs",
+        line: 4,
+        column: 11,
+        data: { model: "exportJob", field: "status", value: "IN_PROGRESS", target: "FAILED", rowFilter: "id", ...byRead(2) },
+      }],
+    },
+    {
+      name: "a Mongo shell sweep: the age column is the one the module stamps with the clock (ts), the write repeats only the state",
+      code: `db.queue.find({ state: "PROCESSING", ts: { $lt: cutoff } }).forEach(function (job) {
+  db.queue.update({ _id: job._id, state: "PROCESSING" }, { $set: { state: "NEW", ts: new Date() } });
+});`,
+      languageOptions: javascript,
+      errors: [{
+        messageId: "sweepCheckInJs",
+        line: 2,
+        column: 3,
+        data: { model: "queue", field: "state", value: "PROCESSING", target: "NEW", rowFilter: "_id", ...byRead(1) },
+      }],
+    },
     // ---- checkInJs ----
     {
       name: "age judged in an if, then a write by id",

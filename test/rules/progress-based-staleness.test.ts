@@ -411,6 +411,17 @@ export class LockService {
     },
     // ---- startTimeScan ----
     {
+      name: "one Sequelize read (through unscoped()) of rows stuck in either of two values by createdAt: one report naming both",
+      code: `import { Op } from "sequelize";
+export async function errorTimedOut(cutoff: Date) {
+  const ops = await FileOperation.unscoped().findAll({
+    where: { createdAt: { [Op.lt]: cutoff }, [Op.or]: [{ state: "creating" }, { state: "uploading" }] },
+  });
+  return ops;
+}`,
+      errors: [scan(4, 14, { model: "FileOperation", field: "state", value: "creating or uploading", timeField: "createdAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
       name: "a read that picks running rows by startedAt",
       code: `function findStuck(cutoff: Date) {
   return prisma.job.findMany({ where: { status: "RUNNING", startedAt: { lt: cutoff } } });

@@ -20,6 +20,29 @@ const jobGenerating = lock("job", "status", "GENERATING", 2);
 
 ruleTester.run("require-stale-recovery", rule, {
   valid: [
+    // status bookkeeping beside a queue that keeps the work single itself: the write's failure is swallowed and its
+    // result unread, so it cannot stop the handler that follows and a row left PROCESSING blocks nothing
+    `export async function handle(job: { backgroundJobId: string }) {
+  await prisma.backgroundJob.update({ where: { id: job.backgroundJobId, status: "PENDING" }, data: { status: "PROCESSING" } }).catch(() => null);
+  await runHandler(job);
+}`,
+    // a repository module that hands its stuck rows to a caller: `staleJobs()` returns claimed rows older than the
+    // cutoff and writes nothing after; the engine that calls it moves them back (the audit follows that caller)
+    `export class JobStore {
+  constructor(private readonly db: Knex) {}
+  async claimNext(worker: string) {
+    return this.db("jobs").where({ state: "waiting" }).update({ state: "claimed", claimed_by: worker, claimed_at: new Date() });
+  }
+  async staleJobs(cutoff: Date) {
+    return this.db("jobs").where("state", "claimed").andWhere("claimed_at", "<", cutoff).select("*");
+  }
+}`,
+    // the Mongo shell's findAndModify in its options form, with a sweep of stuck documents by the stamped clock
+    {
+      code: `const doc = db.queue.findAndModify({ query: { state: "NEW" }, update: { $set: { state: "PROCESSING", ts: new Date() } }, new: true });
+db.queue.updateMany({ state: "PROCESSING", ts: { $lt: cutoff } }, { $set: { state: "NEW" } });`,
+      languageOptions: javascript,
+    },
     // a tombstone: every run reads all DELETING rows, whoever flipped them, and deletes them by id, so a run killed
     // after the flip leaves its rows to the next run. The value is a queue state, not a lock anybody holds.
     `export async function prune(cutoff: Date) {
@@ -310,6 +333,66 @@ async function reclaim() {
     }`,
   ],
   invalid: [
+    {
+      // the same write, its failure not swallowed: a row left PROCESSING by a killed handler is never taken again
+      code: `export async function handle(job: { backgroundJobId: string }) {
+  await prisma.backgroundJob.update({ where: { id: job.backgroundJobId, status: "PENDING" }, data: { status: "PROCESSING" } });
+  await runHandler(job);
+}`,
+      errors: [missing(2, 9, lock("backgroundJob", "status", "PROCESSING", 2))],
+    },
+    {
+      // a catch that rethrows keeps the write's failure: the handler does not run, so it is a claim
+      code: `export async function handle(job: { backgroundJobId: string }) {
+  await prisma.backgroundJob.update({ where: { id: job.backgroundJobId, status: "PENDING" }, data: { status: "PROCESSING" } }).catch((e) => { log(e); throw e; });
+  await runHandler(job);
+}`,
+      errors: [missing(2, 9, lock("backgroundJob", "status", "PROCESSING", 2))],
+    },
+    {
+      // a finder of stuck rows that only counts them (for a dashboard) is not exported and hands nothing out
+      code: `export async function claimNext(worker: string) {
+  return db("jobs").where({ state: "waiting" }).update({ state: "claimed", claimed_by: worker, claimed_at: new Date() });
+}
+async function countStale(cutoff: Date) {
+  return db("jobs").where("state", "claimed").andWhere("claimed_at", "<", cutoff).count();
+}
+export async function metrics() { return { stale: await countStale(new Date(Date.now() - 60_000)) }; }`,
+      errors: [missing(2, 10, lock("jobs", "state", "claimed", 2))],
+    },
+    {
+      // the Mongo shell's findAndModify in its options form: a claim, with nothing that moves PROCESSING back
+      code: `const doc = db.queue.findAndModify({ query: { state: "NEW" }, update: { $set: { state: "PROCESSING", worker: "w1" } }, new: true });`,
+      languageOptions: javascript,
+      errors: [missing(1, 13, lock("queue", "state", "PROCESSING", 1))],
+    },
+    {
+      // the 2.x driver's positional findAndModify(query, sort, update, options, callback)
+      code: `exports.next = function (cb) {
+  this.collection.findAndModify({ status: "queued" }, [["_id", 1]], { $set: { status: "processing" } }, { new: true }, cb);
+};`,
+      languageOptions: javascript,
+      errors: [missing(2, 3, lock("collection", "status", "processing", 2))],
+    },
+    {
+      // a model module required inline: require("../models/Export") is the Export model
+      code: `module.exports = () => require("../models/Export").findOneAndUpdate({ status: "pending" }, { status: "started" }, { new: true });`,
+      languageOptions: javascript,
+      errors: [missing(1, 24, lock("Export", "status", "started", 1))],
+    },
+    {
+      // statuses named by the constants of a required module, a table qualified by a schema known at run time, and
+      // the ids collected into a const array before the update by id
+      code: `const statusEnum = require("../constants/status-enum");
+module.exports = async (db, schema) => {
+  const rows = await db.select().table(\`\${schema}.Task\`).where("Status", statusEnum.PENDING);
+  const ids = [];
+  rows.forEach((r) => ids.push(r.TaskId));
+  await db(\`\${schema}.Task\`).whereIn("TaskId", ids).update("Status", statusEnum.INPROGRESS);
+};`,
+      languageOptions: javascript,
+      errors: [missing(6, 9, lock("Task", "Status", "INPROGRESS", 6))],
+    },
     {
       // a bulk reader that takes only some of the rows in the value (those already uploaded) works off those: a run
       // killed before the upload leaves its rows PROCESSING for good

@@ -27,8 +27,9 @@ import { normalizeModel, sameValue } from "../model/names.js";
 import { recoveredByDirective } from "../reading/directives.js";
 import { isExported } from "../reading/exports.js";
 import { HOLE_SENTINEL as HOLE_MODEL } from "../languages/sql.js";
-import { hasLockWord, normalizeName } from "../model/settings.js";
+import { hasLockWord, normalizeName, withClockedFields } from "../model/settings.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
+import { walk } from "../reading/ast.js";
 import { findVariable, isClockReading, keyName, staticChoices, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -425,7 +426,40 @@ function findBornClaims(mod: Module, write: StateWrite, claims: readonly Claim[]
   return born;
 }
 
+/**
+ * `await prisma.job.update({ where: { id, status: PENDING }, data: { status: PROCESSING } }).catch(() => null);`:
+ * a write whose failure is swallowed and whose result nobody reads cannot stop the work that follows, so it guards
+ * nothing: bookkeeping of a status, not a claim (another mechanism, a queue's own lock, keeps the work single).
+ */
+function gatesNothing(node: Node): boolean {
+  const member = node.parent;
+  if (member?.type !== "MemberExpression" || member.object !== node || keyName(member.property, member.computed) !== "catch") return false;
+  const call = member.parent;
+  if (call?.type !== "CallExpression" || call.callee !== member || call.arguments.length !== 1) return false;
+  const handler = call.arguments[0]!;
+  if (!isFunction(handler)) return false;
+  const body = handler.body;
+  const swallows = body.type !== "BlockStatement"
+    ? !containsThrow(body)
+    : body.body.every((st) => st.type === "ExpressionStatement" || st.type === "EmptyStatement" ||
+      (st.type === "ReturnStatement" && (!st.argument || unwrap(st.argument).type !== "CallExpression"))) && !containsThrow(body);
+  if (!swallows) return false;
+  let up: Node | undefined = call.parent;
+  if (up?.type === "AwaitExpression") up = up.parent;
+  return up?.type === "ExpressionStatement";
+}
+
+function containsThrow(node: Node): boolean {
+  let found = false;
+  walk(node, (n) => {
+    if (n.type === "ThrowStatement") found = true;
+    return !found && (n === node || !isFunction(n));
+  });
+  return found;
+}
+
 function findClaims(mod: Module, write: StateWrite): Claim[] {
+  if (gatesNothing(write.node)) return [];
   const claims = findStateClaims(mod, write);
   return claims.length > 0 ? claims : findLeaseClaim(mod, write);
 }
@@ -540,21 +574,43 @@ function checkBefore(mod: Module, write: StateWrite, field: string, value: Stati
   return read && { kind: "read", node: read.node, timeFields: [] };
 }
 
-/** Reads that pick rows stuck in an in-progress value by age: `findMany({ where: { status: RUNNING, startedAt: { lt } } })`. */
-function findStaleScan(read: StateRead, vocabulary: ResolvedVocabulary): StaleScan | undefined {
+/**
+ * Reads that pick rows stuck in an in-progress value by age: `findMany({ where: { status: RUNNING, startedAt: { lt } } })`;
+ * one scan per value when the branches pin different ones (`createdAt < cutoff AND (state = creating OR state = uploading)`).
+ */
+function findStaleScans(read: StateRead, vocabulary: ResolvedVocabulary): StaleScan[] {
   const branches = toBranches(read.filter);
-  if (branches.length === 0 || branches.some(isOpaque)) return undefined;
+  if (branches.length === 0 || branches.some(isOpaque)) return [];
   const ages = branches.map((b) => agePredicates(b, vocabulary));
-  if (ages.some((a) => a.length === 0)) return undefined;
+  if (ages.some((a) => a.length === 0)) return [];
+  const out: StaleScan[] = [];
   for (const atom of branches[0]!) {
     if ("opaque" in atom || (atom.op !== "eq" && atom.op !== "in") || !atom.pred.values) continue;
-    for (const value of atom.pred.values) {
-      if (isLockAssignment(atom.pred.field, value, vocabulary) && branches.every((b) => pins(b, atom.pred.field, value))) {
-        return { read, field: atom.pred.field, value, timePredicates: ages.flat() };
-      }
+    const field = atom.pred.field;
+    if (!atom.pred.values.some((v) => isLockAssignment(field, v, vocabulary))) continue;
+    // Every branch must be about this field's lock values: one that is not picks other rows too.
+    const perBranch = branches.map((b) => lockValuesPinned(b, field, vocabulary));
+    if (perBranch.some((vs) => vs.length === 0)) continue;
+    const seen = new Set<string>();
+    for (const value of perBranch.flat()) {
+      const key = String(value.value);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({ read, field, value, timePredicates: ages.flat() });
     }
+    if (out.length > 0) return out;
   }
-  return undefined;
+  return out;
+}
+
+/** The lock values a branch pins `field` to (`status = RUNNING`, `status IN (RUNNING, CLAIMED)`). */
+function lockValuesPinned(branch: Branch, field: string, vocabulary: ResolvedVocabulary): StaticValue[] {
+  const out: StaticValue[] = [];
+  for (const atom of branch) {
+    if ("opaque" in atom || !sameField(atom.pred.field, field) || (atom.op !== "eq" && atom.op !== "in") || !atom.pred.values) continue;
+    for (const v of atom.pred.values) if (isLockAssignment(field, v, vocabulary) && pins(branch, field, v)) out.push(v);
+  }
+  return out;
 }
 
 interface Classified {
@@ -663,7 +719,7 @@ function classifyAgainst(mod: Module, write: StateWrite, claim: Claim, scans: re
     const check = ageCheckOf(mod, write, claim, scans);
     // Age judged in JS, then a compare-and-set on what was read (`status: run.status`, `version: run.version`):
     // the write fails if anything moved in between, so the recovery is race-safe.
-    if (check) return recovery(branches.every((b) => ownerPinned(b, field, mod.vocabulary)) ? [] : ["check-in-js"], check);
+    if (check) return recovery(opaque || branches.every((b) => ownerPinned(b, field, mod.vocabulary)) ? [] : ["check-in-js"], check);
   }
   if (identified) {
     const fenced = pinned || opaque || branches.every((b) => ownerPinned(b, undefined, mod.vocabulary));
@@ -721,13 +777,14 @@ export function buildFacts(
   /** The lines of claims the audit found recovered by another module (`settings.locksRecoveredElsewhere`). */
   recoveredElsewhere: ReadonlySet<number> = new Set(),
 ): Omit<LockFacts, "held" | "helpers"> {
+  vocabulary = withClockedFields(vocabulary, accesses);
   const mod = new Module(sourceCode, accesses, vocabulary);
   const direct = mod.writes.flatMap((w) => findClaims(mod, w));
   const born = mod.writes.filter((w) => w.effect === "insert" && w.onConflict === undefined).flatMap((w) => findBornClaims(mod, w, direct));
   // A value the module itself works off in bulk is a queue state, not a lock (workedOffInBulk).
   const claims = [...direct, ...born].filter((c) => !workedOffInBulk(mod, c));
   // A locking read's judgment goes with the writes made under it (underLockingReads), not a scan of its own.
-  const staleScans = mod.reads.filter((r) => !r.locking).map((r) => findStaleScan(r, vocabulary)).filter((s): s is StaleScan => s !== undefined);
+  const staleScans = mod.reads.filter((r) => !r.locking).flatMap((r) => findStaleScans(r, vocabulary));
 
   const classified: Classified = { recoveries: [], holder: [], releases: [] };
   if (claims.length > 0) {
@@ -769,6 +826,16 @@ export function buildFacts(
     list.push(r);
     byClaim.set(r.claim, list);
   }
+  // A repository module's exported finder of stuck rows, read by no write of its own: its caller recovers them.
+  const handedOut = (claim: Claim): StateRead | undefined => {
+    const { field, value } = claim.lock;
+    return mod.reads.find((r) => {
+      if (r.locking || normalizeModel(r.model) !== normalizeModel(claim.write.model)) return false;
+      const fn = api(r.node);
+      if (!fn || !toBranches(r.filter).some((b) => !isOpaque(b) && pins(b, field, value) && agePredicates(b, vocabulary).length > 0)) return false;
+      return !mod.writes.some((w) => enclosingFunction(w.node) === fn && w.node.range[0] > r.node.range[1]);
+    });
+  };
   const kv = buildKvFacts(sourceCode, accesses, vocabulary, helperOps);
   let sweeps: Recovery[] | undefined;
   const objects = accesses.filter((a): a is ObjectWrite => a.access === "object");
@@ -794,7 +861,9 @@ export function buildFacts(
     // A reset with no age test takes every in-progress row at once: a boot-time reset (a single instance's holders
     // are dead by then), or a sweep that conditional-recovery reports for taking live work. Neither leaves a live
     // holder a newer one to overwrite until it judges age.
+    staleRowsHandedOut: handedOut,
     changesHands: (claim) => claim.takeover.length > 0 || hasTakeoverWrite(claim, mod.writes, vocabulary) ||
+      handedOut(claim) !== undefined ||
       (byClaim.get(claim) ?? []).some((r) => !r.flaws.includes("missing-time")) ||
       recoveredElsewhere.has(claim.write.node.loc.start.line) ||
       recoveredByDirective(sourceCode, claim.write.node) !== undefined,
@@ -817,6 +886,7 @@ export function buildForeignRecoveries(
   accesses: readonly StateAccess[],
   vocabulary: ResolvedVocabulary,
 ): Recovery[] {
+  vocabulary = withClockedFields(vocabulary, accesses);
   const mod = new Module(sourceCode, accesses, vocabulary);
   const program = sourceCode.ast as unknown as Node;
   // A stand-in claim: no write of the module runs after it, in its unit or elsewhere.
@@ -843,13 +913,25 @@ export function buildForeignRecoveries(
       }
     }
   }
+  // A read that picks rows stuck in an in-progress value by age (`find({ status: "in_progress", startedAt: { lt } })`)
+  // stands for a claim made elsewhere just as a write's filter does: the writes after it move those rows.
+  const scans = mod.reads.filter((r) => !r.locking).flatMap((r) => findStaleScans(r, vocabulary));
+  for (const scan of scans) {
+    const key = `${normalizeModel(scan.read.model)}\0${normalizeName(scan.field)}\0${String(scan.value.value)}`;
+    if (standIns.has(key)) continue;
+    const valueText = typeof scan.value.value === "string" ? JSON.stringify(scan.value.value) : String(scan.value.value);
+    standIns.set(key, standIn(scan.read.model, { model: scan.read.model, field: scan.field, value: scan.value, valueText }, false));
+  }
   if (standIns.size === 0) return [];
-  const scans = mod.reads.map((r) => findStaleScan(r, vocabulary)).filter((s): s is StaleScan => s !== undefined);
   const out: Classified = { recoveries: [], holder: [], releases: [] };
   for (const claim of standIns.values()) {
     for (const w of mod.writes) {
       if (normalizeModel(claim.write.model) === normalizeModel(w.model)) classifyAgainst(mod, w, claim, scans, out);
     }
   }
-  return out.recoveries;
+  // A sweep that judges age in JS on something outside the row (how long it has watched the row, a liveness key)
+  // and then writes with the status pinned has no column it could repeat in the filter: a holder that finished in
+  // between no longer matches. Only a by-id write, or one that drops the row's own age column, races.
+  return out.recoveries.map((r) => r.flaws[0] === "check-in-js" && r.check?.kind === "if" &&
+    mod.branchesOf(r.write).every((b) => pins(b, r.lock.field, r.lock.value)) ? { ...r, flaws: [] } : r);
 }

@@ -536,6 +536,12 @@ export interface LockFacts {
    */
   sweeps(): readonly Recovery[];
   /**
+   * Q1 answered by the module's callers: an exported read that picks the claim's rows stuck by age
+   * (`staleJobs()` returning `state = claimed AND claimed_at < cutoff`), with no write of the module after it. A
+   * repository module hands its stale rows to whoever moves them back; the audit follows that caller.
+   */
+  staleRowsHandedOut(claim: Claim): StateRead | undefined;
+  /**
    * Whether the claim can pass to another holder while its holder still works: it takes over stale leases itself
    * (in the claim, or by a separate write that re-stamps the owner of stale rows),
    * a recovery in this module judges age and frees it, a `locks-recovered-by` directive names the module that does,

@@ -228,6 +228,20 @@ const LOCK_VERBS = new Set(["acquire", "release", "unlock", "relinquish"]);
  * Whether a name says "lock": one of its words (split at `_`, `-`, `:`, `.`, spaces and camelCase humps) is a lock
  * word. `job_lock`, `acquireLock`, `lock:report:*` do; `actor_block`, `clock`, `blockUser` do not.
  */
+/**
+ * The module's vocabulary with the fields it writes the clock into (`ts: new Date()`) read as timestamps, whatever
+ * their names: a filter `ts < cutoff` on such a field judges age as surely as one on `updatedAt`.
+ */
+export function withClockedFields(base: ResolvedVocabulary, accesses: readonly { access: string; assignments?: readonly { field: string; value: { kind: string } }[] }[]): ResolvedVocabulary {
+  const clocked = new Set<string>();
+  for (const a of accesses) {
+    if (a.access !== "write") continue;
+    for (const as of a.assignments ?? []) if (as.value.kind === "now" && !base.isTimeField(as.field)) clocked.add(normalizeName(as.field));
+  }
+  if (clocked.size === 0) return base;
+  return { ...base, isTimeField: (field) => base.isTimeField(field) || clocked.has(normalizeName(field)) };
+}
+
 export function hasLockWord(text: string, verbs = false): boolean {
   for (const word of text.split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/)) {
     const w = word.toLowerCase();

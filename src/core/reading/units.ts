@@ -59,3 +59,33 @@ export function classOf(node: Node): TSESTree.ClassBody | undefined {
   }
   return undefined;
 }
+
+/**
+ * Schedulers that call a function again and again: `cron.schedule(expr, fn)`, `setInterval(fn, ms)`,
+ * `schedule.scheduleJob(rule, fn)`, `new CronJob(expr, fn)`, `agenda.every(…)` is not here (it names a job).
+ */
+const REPEATING_CALLS = /^(?:setInterval|schedule|scheduleJob|cron)$/;
+const REPEATING_CLASSES = /^(?:CronJob|Cron)$/;
+
+/** Whether `node` runs in a function handed to a repeating scheduler, or in a method decorated `@Cron(…)`/`@Interval(…)`. */
+export function runsRepeatedly(node: Node): boolean {
+  for (let p = node.parent; p; p = p.parent) {
+    if (!isFunction(p)) continue;
+    const host = p.parent;
+    if ((host?.type === "CallExpression" || host?.type === "NewExpression") && host.arguments.includes(p as TSESTree.Expression)) {
+      const callee = host.callee;
+      const name = callee.type === "Identifier" ? callee.name
+        : callee.type === "MemberExpression" && !callee.computed && callee.property.type === "Identifier" ? callee.property.name : undefined;
+      if (name !== undefined && (host.type === "NewExpression" ? REPEATING_CLASSES.test(name) : REPEATING_CALLS.test(name))) return true;
+    }
+    if (host?.type === "MethodDefinition") {
+      const decorators = host.decorators ?? [];
+      return decorators.some((d) => {
+        const e = d.expression;
+        const c = e.type === "CallExpression" ? e.callee : e;
+        return c.type === "Identifier" && /^(?:Cron|Interval)$/.test(c.name);
+      });
+    }
+  }
+  return false;
+}
