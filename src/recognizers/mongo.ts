@@ -27,7 +27,7 @@ import type {
 } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { isFunction } from "../core/reading/units.js";
-import { evaluate, findVariable, getConstInit, isClockReading, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
+import { evaluate, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList as sharedStaticList, unwrap } from "../core/reading/values.js";
 
 const STORE = "mongo";
 const UPDATE_METHODS = new Set(["updateOne", "updateMany", "findOneAndUpdate", "findByIdAndUpdate"]);
@@ -225,17 +225,8 @@ function docOrigin(ctx: RecognizerContext, id: TSESTree.Identifier): DocOrigin {
 
 // ---- filters ----
 
-function staticList(ctx: RecognizerContext, node: Node): StaticValue[] | undefined {
-  const list = arrayOf(ctx, node);
-  if (!list) return undefined;
-  const out: StaticValue[] = [];
-  for (const el of list.elements) {
-    const v = el && el.type !== "SpreadElement" ? evaluate(ctx.sourceCode, el) : undefined;
-    if (!v) return undefined;
-    out.push(v);
-  }
-  return out;
-}
+/** The static values of an `$in` list (one the module fills in place, `ids.push(id)`, is not static). */
+const staticList = (ctx: RecognizerContext, node: Node): StaticValue[] | undefined => sharedStaticList(ctx.sourceCode, node);
 
 function isRegex(node: Node): boolean {
   const n = unwrap(node);

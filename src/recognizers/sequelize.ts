@@ -4,7 +4,8 @@
  * - `Job.update(values, { where, transaction })`: an update; the `where` in the second argument is what makes it
  *   Sequelize (TypeORM's `update(criteria, partial)` and Mongoose's `update(filter, doc)` have none).
  * - `Job.destroy({ where })`: a delete.
- * - `Job.findOne|findAll|findAndCountAll({ where })` and `Job.findByPk(id)`: reads.
+ * - `Job.findOne|findAll|findAndCountAll({ where })`, `Job.findAllInBatches({ where }, callback)` and
+ *   `Job.findByPk(id)`: reads.
  * - instances: `job.status = "RUNNING"; await job.save()`, `await job.update({ status: "RUNNING" })` and
  *   `await job.destroy()`: writes by the instance's identity (`id` = a run-time value). An object counts as an
  *   instance when it holds a read of a model (`await Job.findByPk(id)`, a `findAll` loop variable), or, in a module
@@ -18,9 +19,11 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
+import { isFunction } from "../core/reading/units.js";
 
 const STORE = "sequelize";
-const READS = new Set(["findOne", "findAll", "findAndCountAll"]);
+/** `findAllInBatches(options, callback)`: a model's batch finder (Outline's), its callback handed the rows in pages. */
+const READS = new Set(["findOne", "findAll", "findAndCountAll", "findAllInBatches"]);
 const INSTANCE_READS = new Set(["findByPk", "findOne", "findAll", "findAndCountAll", "findOrCreate", "create", "build", "findCreateFind"]);
 const MODEL_SUFFIX = /(?:Model|Entity)$/;
 const NOT_A_MODEL = /(?:Repository|Repo|Manager|manager|repository|repo|Collection|collection|Client|client)$/;
@@ -484,7 +487,8 @@ function recognizeStatic(call: TSESTree.CallExpression, ctx: RecognizerContext, 
     return { access: "read", store: STORE, model, operation, filter, node: call } satisfies StateRead;
   }
   const optionsIndex = operation === "update" ? 1 : 0;
-  if (call.arguments.length !== optionsIndex + 1) return undefined;
+  const batches = operation === "findAllInBatches" && call.arguments.length === 2 && isFunction(call.arguments[1]!);
+  if (call.arguments.length !== optionsIndex + 1 && !batches) return undefined;
   const options = objectOf(ctx, call.arguments[optionsIndex]);
   const whereProp = options && property(options, "where");
   if (!whereProp) return undefined;

@@ -308,6 +308,29 @@ module.exports = { acquireLock, releaseLock };`;
 
 ruleTester.run("owner-checked-release", rule, {
   valid: [
+    // ioredis: the lock's value is a JSON document; the script decodes it and compares its owner field
+    `import Redis from "ioredis";
+
+const redis = new Redis();
+const RELEASE = \`
+  local current = redis.call("get", KEYS[1])
+  if not current then return 0 end
+  local held = cjson.decode(current)
+  if held["agentId"] == ARGV[1] then
+    return redis.call("del", KEYS[1])
+  end
+  return 0
+\`;
+
+export async function takeConversation(id: string, agentId: string) {
+  const key = \`lock:conversation:\${id}\`;
+  if ((await redis.set(key, JSON.stringify({ agentId }), "NX", "PX", 30_000)) === null) return;
+  try {
+    await reply(id);
+  } finally {
+    await redis.eval(RELEASE, 1, key, agentId);
+  }
+}`,
     // a column stamped with the bare clock is a start time, not an until-instant: setting it to the clock again
     // takes the lease anew, it releases nothing (and a table with no lock word holds no lease)
     {
@@ -761,6 +784,27 @@ module.exports = { settle };`,
     },
   ],
   invalid: [
+    {
+      // the same JSON lock, but the script decodes the value and deletes whatever the owner field says
+      code: `import Redis from "ioredis";
+
+const redis = new Redis();
+const RELEASE = \`
+  local held = cjson.decode(redis.call("get", KEYS[1]) or "{}")
+  if held then return redis.call("del", KEYS[1]) end
+\`;
+
+export async function takeConversation(id: string, agentId: string) {
+  const key = \`lock:conversation:\${id}\`;
+  if ((await redis.set(key, JSON.stringify({ agentId }), "NX", "PX", 30_000)) === null) return;
+  try {
+    await reply(id);
+  } finally {
+    await redis.eval(RELEASE, 1, key, agentId);
+  }
+}`,
+      errors: [plainDelete(15, 17, releaseData("script", '"lock:conversation:*"', 11), [])],
+    },
     {
       name: "a class's own release method: its flaw is the method's, reported once there and not at each call",
       code: `import Redis from "ioredis";

@@ -422,6 +422,16 @@ export async function errorTimedOut(cutoff: Date) {
       errors: [scan(4, 14, { model: "FileOperation", field: "state", value: "creating or uploading", timeField: "createdAt", progressFields: DEFAULT_PROGRESS })],
     },
     {
+      name: "a model's batch finder (findAllInBatches(options, callback)) of in-progress rows by createdAt",
+      code: `import { Op } from "sequelize";
+export async function errorStuckImports(cutoff: Date) {
+  await ImportTask.findAllInBatches({ where: { state: ["created", "in_progress"], createdAt: { [Op.lt]: cutoff } }, batchLimit: 100 }, async (tasks) => {
+    for (const task of tasks) await markErrored(task);
+  });
+}`,
+      errors: [scan(3, 83, { model: "ImportTask", field: "state", value: "in_progress", timeField: "createdAt", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
       name: "a read that picks running rows by startedAt",
       code: `function findStuck(cutoff: Date) {
   return prisma.job.findMany({ where: { status: "RUNNING", startedAt: { lt: cutoff } } });

@@ -50,19 +50,50 @@ function redisCommand(node: LuaNode): string | undefined {
   return Array.isArray(args) ? stringValue(args[0])?.toLowerCase() : undefined;
 }
 
-/** An `==` comparison that reads a key's value (GET) and compares it with an argument. */
-function comparesOwner(condition: unknown): boolean {
+/**
+ * Whether an expression is the key's value or derived from it: the GET itself, a local bound to it
+ * (`local current = redis.call("get", KEYS[1])`), a decoding of it (`cjson.decode(current)`, `tonumber(current)`),
+ * or a field of one (`decoded["agentId"]`, `decoded.owner`).
+ */
+function derivesFromValue(node: unknown, locals: ReadonlySet<string>): boolean {
+  if (!isNode(node)) return false;
+  if (["get", "hget"].includes(redisCommand(node) ?? "")) return true;
+  if (node.type === "Identifier") return locals.has(String(node["name"]));
+  if (node.type === "IndexExpression" || node.type === "MemberExpression") return derivesFromValue(node["base"], locals);
+  if (node.type === "CallExpression") {
+    const args = node["arguments"];
+    return Array.isArray(args) && args.some((a) => derivesFromValue(a, locals));
+  }
+  return false;
+}
+
+/** The locals a script binds to the key's value or to something derived from it, in order of binding. */
+function valueLocals(chunk: unknown): Set<string> {
+  const locals = new Set<string>();
+  walk(chunk, (n) => {
+    if (n.type !== "LocalStatement" && n.type !== "AssignmentStatement") return;
+    const vars = n["variables"];
+    const init = n["init"];
+    if (!Array.isArray(vars) || !Array.isArray(init)) return;
+    vars.forEach((v, i) => {
+      if (isNode(v) && v.type === "Identifier" && derivesFromValue(init[i], locals)) locals.add(String(v["name"]));
+    });
+  });
+  return locals;
+}
+
+/** An `==` / `~=` comparison of the key's value (or something derived from it) with something else. */
+function comparesOwner(condition: unknown, locals: ReadonlySet<string>): boolean {
   let found = false;
   walk(condition, (n) => {
     if (n.type !== "BinaryExpression" || (n["operator"] !== "==" && n["operator"] !== "~=")) return;
-    const sides = [n["left"], n["right"]];
-    const readsKey = sides.some((s) => isNode(s) && ["get", "hget"].includes(redisCommand(s) ?? ""));
-    if (readsKey) found = true;
+    if ([n["left"], n["right"]].some((side) => derivesFromValue(side, locals))) found = true;
   });
   return found;
 }
 
 function classify(chunk: unknown): ScriptKind {
+  const locals = valueLocals(chunk);
   let kind: ScriptKind = "other";
   let deletes = false;
   walk(chunk, (n) => {
@@ -70,7 +101,7 @@ function classify(chunk: unknown): ScriptKind {
     const clauses = n["clauses"];
     if (!Array.isArray(clauses)) return;
     for (const clause of clauses) {
-      if (!isNode(clause) || clause.type !== "IfClause" || !comparesOwner(clause["condition"])) continue;
+      if (!isNode(clause) || clause.type !== "IfClause" || !comparesOwner(clause["condition"], locals)) continue;
       walk(clause["body"], (m) => {
         const cmd = redisCommand(m);
         if (cmd === "del" || cmd === "unlink") kind = "compare-and-delete";
@@ -87,7 +118,7 @@ function classify(chunk: unknown): ScriptKind {
     if (cmd === "del" || cmd === "unlink") deletes = true;
     if (n.type === "IfStatement" && Array.isArray(n["clauses"])) {
       for (const clause of n["clauses"] as unknown[]) {
-        if (isNode(clause) && clause.type === "IfClause" && comparesOwner(clause["condition"]) &&
+        if (isNode(clause) && clause.type === "IfClause" && comparesOwner(clause["condition"], locals) &&
           Array.isArray(clause["body"]) && (clause["body"] as unknown[]).some((b) => isNode(b) && b.type === "ReturnStatement")) guarded = true;
       }
     }
