@@ -324,9 +324,29 @@ async function reap(now: Date) {
   for (const d of stuck) await prisma.deploy.updateMany({ where: { ...extra, id: d.id }, data: { status: "FAILED" } });
 }`,
     },
+    {
+      name: "a reset handed to a one-off scheduler (a Date, a delay), not a repeating one: it may be a boot reset",
+      code: `const schedule = require("node-schedule");
+schedule.scheduleJob(new Date(Date.now() + 5000), () => {
+  db.Case.update({ currentStatus: "Open" }, { where: { currentStatus: "Locked" } });
+});`,
+      languageOptions: javascript,
+    },
   ],
   invalid: [
     // ---- sweeps of claims made in another module ----
+    {
+      name: "a setInterval sweep that resets every PROCESSING upload, live or not",
+      code: `setInterval(async () => {
+  await prisma.upload.updateMany({ where: { status: "PROCESSING" }, data: { status: "PENDING" } });
+}, 60_000);`,
+      errors: [{
+        messageId: "sweepMissingTime",
+        line: 2,
+        column: 9,
+        data: { model: "upload", field: "status", value: "PROCESSING", target: "PENDING", rowFilter: "status", ...noCheck },
+      }],
+    },
     {
       name: "a cron job that unlocks every locked case every 15 minutes, whoever holds it and for how long",
       code: `const cron = require("node-cron");

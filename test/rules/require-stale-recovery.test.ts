@@ -342,6 +342,14 @@ async function reclaim() {
       errors: [missing(2, 9, lock("backgroundJob", "status", "PROCESSING", 2))],
     },
     {
+      // a catch that ends the process stops the handler too: still a claim
+      code: `export async function handle(job: { backgroundJobId: string }) {
+  await prisma.backgroundJob.update({ where: { id: job.backgroundJobId, status: "PENDING" }, data: { status: "PROCESSING" } }).catch((e) => { console.error(e); process.exit(1); });
+  await runHandler(job);
+}`,
+      errors: [missing(2, 9, lock("backgroundJob", "status", "PROCESSING", 2))],
+    },
+    {
       // a catch that rethrows keeps the write's failure: the handler does not run, so it is a claim
       code: `export async function handle(job: { backgroundJobId: string }) {
   await prisma.backgroundJob.update({ where: { id: job.backgroundJobId, status: "PENDING" }, data: { status: "PROCESSING" } }).catch((e) => { log(e); throw e; });

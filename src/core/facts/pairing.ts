@@ -29,7 +29,6 @@ import { isExported } from "../reading/exports.js";
 import { HOLE_SENTINEL as HOLE_MODEL } from "../languages/sql.js";
 import { hasLockWord, normalizeName, withClockedFields } from "../model/settings.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
-import { walk } from "../reading/ast.js";
 import { findVariable, isClockReading, keyName, staticChoices, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -438,24 +437,26 @@ function gatesNothing(node: Node): boolean {
   if (call?.type !== "CallExpression" || call.callee !== member || call.arguments.length !== 1) return false;
   const handler = call.arguments[0]!;
   if (!isFunction(handler)) return false;
+  // The handler only logs or gives a value back: anything else (a rethrow, `next(err)`, `process.exit(1)`) may
+  // stop the work, and what it does is not known.
   const body = handler.body;
   const swallows = body.type !== "BlockStatement"
-    ? !containsThrow(body)
-    : body.body.every((st) => st.type === "ExpressionStatement" || st.type === "EmptyStatement" ||
-      (st.type === "ReturnStatement" && (!st.argument || unwrap(st.argument).type !== "CallExpression"))) && !containsThrow(body);
+    ? isLogging(body) || ["Literal", "Identifier", "ObjectExpression", "ArrayExpression"].includes(unwrap(body).type)
+    : body.body.every((st) => st.type === "EmptyStatement" || (st.type === "ExpressionStatement" && isLogging(st.expression)) ||
+      (st.type === "ReturnStatement" && (!st.argument || ["Literal", "Identifier"].includes(unwrap(st.argument).type))));
   if (!swallows) return false;
   let up: Node | undefined = call.parent;
   if (up?.type === "AwaitExpression") up = up.parent;
   return up?.type === "ExpressionStatement";
 }
 
-function containsThrow(node: Node): boolean {
-  let found = false;
-  walk(node, (n) => {
-    if (n.type === "ThrowStatement") found = true;
-    return !found && (n === node || !isFunction(n));
-  });
-  return found;
+/** `console.error(err)`, `this.logger.warn(…)`, `Sentry.captureException(err)`: a call that only reports. */
+function isLogging(node: Node): boolean {
+  const n = unwrap(node);
+  if (n.type !== "CallExpression") return false;
+  const callee = unwrap(n.callee);
+  const name = callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : callee.type === "Identifier" ? callee.name : undefined;
+  return name !== undefined && /^(?:log|info|debug|warn|warning|error|trace|captureException|captureMessage)$/.test(name);
 }
 
 function findClaims(mod: Module, write: StateWrite): Claim[] {

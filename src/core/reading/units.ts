@@ -5,7 +5,7 @@
  */
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../model/model.js";
-import { keyName } from "./values.js";
+import { keyName, unwrap } from "./values.js";
 
 export function isFunction(node: Node): node is TSESTree.FunctionLike {
   return node.type === "FunctionDeclaration" || node.type === "FunctionExpression" || node.type === "ArrowFunctionExpression";
@@ -61,11 +61,21 @@ export function classOf(node: Node): TSESTree.ClassBody | undefined {
 }
 
 /**
- * Schedulers that call a function again and again: `cron.schedule(expr, fn)`, `setInterval(fn, ms)`,
- * `schedule.scheduleJob(rule, fn)`, `new CronJob(expr, fn)`, `agenda.every(…)` is not here (it names a job).
+ * Schedulers that call a function again and again: `setInterval(fn, ms)`, and, with a cron expression first,
+ * `cron.schedule("*\/15 * * * *", fn)` (node-cron), `schedule.scheduleJob("0 * * * *", fn)` (node-schedule; a Date
+ * there runs once), `new CronJob("0 * * * *", fn)` (cron). `agenda.every(…)` names a job, not a function.
  */
-const REPEATING_CALLS = /^(?:setInterval|schedule|scheduleJob|cron)$/;
+const REPEATING_CALLS = /^setInterval$/;
+const CRON_CALLS = /^(?:schedule|scheduleJob)$/;
 const REPEATING_CLASSES = /^(?:CronJob|Cron)$/;
+const CRON_EXPRESSION = /^\s*(?:@\w+|(?:\S+\s+){4,6}\S+)\s*$/;
+
+function isCronExpression(node: Node | undefined): boolean {
+  const n = node && node.type !== "SpreadElement" ? unwrap(node) : undefined;
+  const text = n?.type === "Literal" && typeof n.value === "string" ? n.value
+    : n?.type === "TemplateLiteral" && n.expressions.length === 0 ? n.quasis[0]?.value.cooked ?? undefined : undefined;
+  return text !== undefined && CRON_EXPRESSION.test(text);
+}
 
 /** Whether `node` runs in a function handed to a repeating scheduler, or in a method decorated `@Cron(…)`/`@Interval(…)`. */
 export function runsRepeatedly(node: Node): boolean {
@@ -76,7 +86,8 @@ export function runsRepeatedly(node: Node): boolean {
       const callee = host.callee;
       const name = callee.type === "Identifier" ? callee.name
         : callee.type === "MemberExpression" && !callee.computed && callee.property.type === "Identifier" ? callee.property.name : undefined;
-      if (name !== undefined && (host.type === "NewExpression" ? REPEATING_CLASSES.test(name) : REPEATING_CALLS.test(name))) return true;
+      if (name !== undefined && (host.type === "NewExpression" ? REPEATING_CLASSES.test(name) && isCronExpression(host.arguments[0])
+        : REPEATING_CALLS.test(name) || (CRON_CALLS.test(name) && isCronExpression(host.arguments[0])))) return true;
     }
     if (host?.type === "MethodDefinition") {
       const decorators = host.decorators ?? [];
