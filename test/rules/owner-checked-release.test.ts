@@ -308,6 +308,16 @@ module.exports = { acquireLock, releaseLock };`;
 
 ruleTester.run("owner-checked-release", rule, {
   valid: [
+    // the same helper-rooted upsert on a table with no lock word, overwriting where an ordinary timestamp has passed:
+    // a cache refresh, not a lock; its delete by key frees nobody's lock
+    `import type { Knex } from "knex";
+function snapshotsTable(db: Knex) { return db("snapshots"); }
+export async function refresh(db: Knex, row: { key: string; refreshedAt: Date }) {
+  await snapshotsTable(db).insert(row).onConflict("key").merge().where("refreshedAt", "<", new Date(Date.now() - 60_000));
+}
+export async function drop(db: Knex, key: string) {
+  await snapshotsTable(db).where({ key }).delete();
+}`,
     // ioredis: the lock's value is a JSON document; the script decodes it and compares its owner field
     `import Redis from "ioredis";
 
@@ -784,6 +794,20 @@ module.exports = { settle };`,
     },
   ],
   invalid: [
+    {
+      // a task table (no lock word in its name) whose upsert takes a row only once its lockExpiresAt has passed is
+      // a lock row; the module's table helper takes the knex instance, and the release deletes by task name alone
+      code: `import type { Knex } from "knex";
+const tables = { scheduledTasks: (db: Knex) => db(ScheduledTasks.name) };
+export const acquire = ({ db }: { db: Knex }) => async (task: { taskName: string; lockExpiresAt: Date }) => {
+  const [lock] = await tables.scheduledTasks(db).insert(task).onConflict("taskName").merge().where("lockExpiresAt", "<", new Date()).returning("*");
+  return lock ?? null;
+};
+export const release = ({ db }: { db: Knex }) => async ({ taskName }: { taskName: string }) => {
+  await tables.scheduledTasks(db).where({ taskName }).delete();
+};`,
+      errors: [rowRelease(8, 9, { operation: "delete", lock: "lock row in scheduledTasks", acquireLine: 4, filter: "taskName", expires: "is taken over once lockExpiresAt has passed", expiryLine: 4 })],
+    },
     {
       // the same JSON lock, but the script decodes the value and deletes whatever the owner field says
       code: `import Redis from "ioredis";

@@ -302,13 +302,16 @@ class Module {
  * error is a claim; `ON CONFLICT DO UPDATE … WHERE expires_at < now()` is a claim that takes over expired rows.
  */
 function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
-  // Lock tables: `locks`, `job_lease`, `mutexes` (not `actor_block`).
-  if (!hasLockWord(write.model) || write.onConflict === undefined) return [];
+  // Lock tables: `locks`, `job_lease`, `mutexes` (not `actor_block`); or, for an upsert, any table whose conflict
+  // branch overwrites a row only once its lock's expiry has passed (`scheduled_tasks` where `lockExpiresAt < now`).
+  if (write.onConflict === undefined) return [];
+  const branches = write.onConflict === "update" ? mod.branchesOf(write) : [];
+  const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
+  const lockColumns = ages.length > 0 && ages.every((a) => a.length > 0 && a.every((t) => hasLockWord(t.field)));
+  if (!hasLockWord(write.model) && !lockColumns) return [];
   const lock: LockKey = { model: write.model, field: "row", value: { value: "held" }, valueText: "" };
   const assignment = write.assignments[0] ?? { field: "", value: { kind: "other" as const }, node: write.node, valueNode: write.node };
   if (write.onConflict !== "update") return [{ write, lock, assignment, takeover: [], insert: true }];
-  const branches = mod.branchesOf(write);
-  const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
   // An upsert that always overwrites is no lock; one that overwrites only free rows (expired, with no lease, or
   // the caller's own) is a lease.
   const columns = write.assignments.map((a) => a.field).filter((f) => mod.vocabulary.isTimeField(f));

@@ -2,7 +2,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../../core/model/model.js";
 import type { RecognizerContext } from "../recognizer.js";
-import { evaluate, findVariable, isClockReading, isSqlNow, keyName, objectLiteral, staticList, unwrap } from "../../core/reading/values.js";
+import { evaluate, findVariable, getConstInit, isClockReading, isSqlNow, keyName, objectLiteral, staticList, unwrap } from "../../core/reading/values.js";
 
 export type Call = TSESTree.CallExpression;
 export type Arg = TSESTree.CallExpressionArgument;
@@ -210,6 +210,42 @@ function accessorScope(name: string): TableScope | undefined {
   return { table, prefixes: [table.toLowerCase()], quote: "'" };
 }
 
+/**
+ * A module's own table helper that takes the knex instance: `const tables = { jobs: (db: Knex) => db("jobs") }`,
+ * then `tables.jobs(db).where(…)`, or `function jobsTable(db) { return db("jobs") }`. The table is the helper's
+ * static table name, or, when that comes from elsewhere (`db(Jobs.name)`), the helper's own name.
+ */
+function helperScope(ctx: RecognizerContext, fnNode: Node | undefined, name: string): TableScope | undefined {
+  const fn = fnNode && unwrap(fnNode);
+  if (!fn || (fn.type !== "ArrowFunctionExpression" && fn.type !== "FunctionExpression" && fn.type !== "FunctionDeclaration")) return undefined;
+  const param = fn.params[0];
+  if (fn.params.length !== 1 || param?.type !== "Identifier") return undefined;
+  let body: Node | null | undefined = fn.body;
+  if (body?.type === "BlockStatement") {
+    const only = body.body.length === 1 ? body.body[0] : undefined;
+    body = only?.type === "ReturnStatement" ? only.argument : undefined;
+  }
+  const call = body && unwrap(body);
+  if (call?.type !== "CallExpression" || call.arguments.length !== 1) return undefined;
+  const callee = unwrap(call.callee);
+  const onParam = callee.type === "Identifier" && callee.name === param.name;
+  const tableLink = callee.type === "MemberExpression" && unwrap(callee.object).type === "Identifier" &&
+    (unwrap(callee.object) as TSESTree.Identifier).name === param.name && TABLE_LINKS.has(keyName(callee.property, callee.computed) ?? "");
+  if (!onParam && !tableLink) return undefined;
+  // A name known only by reference (`db(ScheduledTasks.name)`) is no table name: the helper's own name is.
+  const named = evaluate(ctx.sourceCode, call.arguments[0]!);
+  return (named?.symbolic ? undefined : tableScope(ctx, call.arguments[0])) ?? { table: name, prefixes: [name.toLowerCase()], quote: "'" };
+}
+
+function tableHelper(ctx: RecognizerContext, base: Node, link: Link): TableScope | undefined {
+  if (link.args.length !== 1 || base.type !== "Identifier") return undefined;
+  const init = getConstInit(ctx.sourceCode, base);
+  const object = init && init.type !== "TSEnumDeclaration" ? unwrap(init) : undefined;
+  if (object?.type !== "ObjectExpression") return undefined;
+  const property = object.properties.find((p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === link.name);
+  return property && helperScope(ctx, property.value, link.name);
+}
+
 export function knexRoot(ctx: RecognizerContext, base: Node, links: readonly Link[]): Root | undefined {
   if (base.type === "CallExpression") {
     const callee = unwrap(base.callee);
@@ -225,6 +261,13 @@ export function knexRoot(ctx: RecognizerContext, base: Node, links: readonly Lin
         return name !== undefined && (INSTANCE_NAME.test(name) || /^transacting$|^connection$/.test(name));
       });
     if (!either && (callee.type !== "Identifier" || NOT_KNEX.test(callee.name))) return undefined;
+    // `jobsTable(db)`: the module's own function returning `db("jobs")`.
+    if (callee.type === "Identifier" && base.arguments.length === 1) {
+      const def = findVariable(ctx.sourceCode, callee)?.defs[0];
+      const fn = def?.type === "FunctionName" ? def.node : def?.type === "Variable" && def.node.id.type === "Identifier" && def.parent?.kind === "const" ? def.node.init : undefined;
+      const helper = fn ? helperScope(ctx, fn as Node, callee.name) : undefined;
+      if (helper) return { scope: helper, start: 0 };
+    }
     const scope = tableScope(ctx, base.arguments[0]);
     return scope && { scope, start: 0 };
   }
@@ -237,6 +280,11 @@ export function knexRoot(ctx: RecognizerContext, base: Node, links: readonly Lin
   if (i === 0 && link.args.length === 0 && TABLE_ACCESSOR.test(link.name) && base.type !== "Identifier") {
     const scope = accessorScope(link.name);
     return scope && { scope, start: 1 };
+  }
+  // `tables.scheduledTasks(db)`: the module's helper for the table, handed the instance.
+  if (i === 0) {
+    const helper = tableHelper(ctx, base, link);
+    if (helper) return { scope: helper, start: 1 };
   }
   if (TABLE_LINKS.has(link.name)) {
     // `Array.from(…)`, `Buffer.from(…)`: classes, not knex instances; `this`/`qb` in a where callback: a subquery.
