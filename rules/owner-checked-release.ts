@@ -117,9 +117,10 @@ export default createRule({
           messageId: "rowRelease",
           data: {
             operation: release.write.effect === "delete" ? "delete" : "write",
-            lock: claim.lease ? `lease on ${claim.lock.model}.${claim.lock.field}` : `lock row in ${claim.lock.model}`,
+            lock: claim.lease ? `lease on ${claim.lock.model}.${claim.lock.field}`
+              : claim.keyed ? `lock row ${formatValue(claim.lock.value)} in ${claim.lock.model}` : `lock row in ${claim.lock.model}`,
             acquireLine: String(claim.write.node.loc.start.line),
-            filter: describeRowFilter(release.write),
+            filter: claim.keyed ? `its name (${claim.lock.field})` : describeRowFilter(release.write),
             expires: claim.takeover.length > 0
               ? `is taken over once ${[...new Set(claim.takeover.map((t) => t.field))].join(", ")} has passed`
               : sweeper ? "is swept when stale" : "is recovered in the module its directive names",

@@ -1,5 +1,6 @@
 import rule from "../../rules/atomic-claim.js";
 import { javascript, ruleTester } from "../rule-tester.js";
+import { KEYED_LOCK } from "./lease-lock.js";
 
 type Where = "in JavaScript" | "with a separate read";
 
@@ -21,8 +22,25 @@ const checkThenAct = (line: number, column: number, data: ReturnType<typeof clai
   suggestions: output === null ? [] : [{ messageId: "addCondition" as const, data, output }],
 });
 
+
 ruleTester.run("atomic-claim", rule, {
   valid: [
+    // a settings row read and then written under a name that is no lock: a setting, not a lock row
+    `export async function saveTheme(theme: string) {
+  const current = await prisma.appConfig.findUnique({ where: { name: "theme" } });
+  if (current?.payload === theme) return;
+  await prisma.appConfig.upsert({ where: { name: "theme" }, update: { payload: theme }, create: { name: "theme", payload: theme } });
+}`,
+    // the same lock row taken by a create under its unique key, the duplicate treated as held: one step
+    `export async function takeDigestLock() {
+  try {
+    await prisma.appConfig.create({ data: { name: "weekly_digest_lock", payload: String(Date.now()) } });
+    return true;
+  } catch (e) {
+    if (e.code === "P2002") return false;
+    throw e;
+  }
+}`,
     // the claim is conditional: the write's filter excludes the value
     `
     export async function start(jobId: string) {
@@ -212,6 +230,16 @@ ruleTester.run("atomic-claim", rule, {
     },
   ],
   invalid: [
+    {
+      // a row of a settings table used as a lock under a constant name: read, checked in JS, then upserted
+      code: KEYED_LOCK,
+      errors: [{
+        messageId: "checkThenTake",
+        line: 10,
+        column: 9,
+        data: { model: "appConfig", field: "name", value: "weekly_digest_lock", claimLine: "10", checkedWhere: "with a separate read", checkLine: "5" },
+      }],
+    },
     {
       // early return after a JS check
       code: `export async function startJob(jobId: string) {

@@ -38,3 +38,27 @@ export function runEvery(name, ms, work) {
     }
   }, ms);
 }`;
+
+/**
+ * A row of a settings table used as a lock under a constant name (shared corpus a10, in our words): read, checked
+ * in JS (a stale timestamp is taken over), then upserted; released by a delete by name; force-unlocked by an operator.
+ */
+export const KEYED_LOCK = `const DIGEST_LOCK = "weekly_digest_lock";
+export async function takeDigestLock(maxAgeMs = 120_000) {
+  const clock = Date.now();
+  const staleBefore = clock - maxAgeMs;
+  const row = await prisma.appConfig.findUnique({ where: { name: DIGEST_LOCK } });
+  if (row) {
+    const stampedAt = Number(row.payload);
+    if (stampedAt > staleBefore) return false;
+  }
+  await prisma.appConfig.upsert({ where: { name: DIGEST_LOCK }, update: { payload: String(clock) }, create: { name: DIGEST_LOCK, payload: String(clock) } });
+  return true;
+}
+export async function dropDigestLock() {
+  await prisma.appConfig.deleteMany({ where: { name: DIGEST_LOCK } });
+}
+export async function forceUnlockDigest() {
+  await prisma.appConfig.deleteMany({ where: { name: DIGEST_LOCK } });
+}
+`;

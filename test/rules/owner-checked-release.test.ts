@@ -1,5 +1,6 @@
 import rule from "../../rules/owner-checked-release.js";
 import { javascript, ruleTester } from "../rule-tester.js";
+import { KEYED_LOCK } from "./lease-lock.js";
 
 /** The compare-and-delete script the suggestions write, and the same text as a JS string literal. */
 const CAD = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end';
@@ -794,6 +795,12 @@ module.exports = { settle };`,
     },
   ],
   invalid: [
+    {
+      // a settings row used as a lock under a constant name, taken over once stale: the release by name alone frees
+      // whoever took it over; the operator's forceUnlock is an override on purpose and is not reported
+      code: KEYED_LOCK,
+      errors: [rowRelease(14, 9, { operation: "delete", lock: "lock row weekly_digest_lock in appConfig", acquireLine: 10, filter: "its name (name)", expires: "is taken over once payload has passed", expiryLine: 10 })],
+    },
     {
       // a task table (no lock word in its name) whose upsert takes a row only once its lockExpiresAt has passed is
       // a lock row; the module's table helper takes the knex instance, and the release deletes by task name alone

@@ -1,6 +1,6 @@
 import rule from "../../rules/require-stale-recovery.js";
 import { javascript, ruleTester } from "../rule-tester.js";
-import { LEASE_LOCK } from "./lease-lock.js";
+import { KEYED_LOCK, LEASE_LOCK } from "./lease-lock.js";
 
 const missing = (line: number, column: number, data: Record<string, string>) => ({
   messageId: "missingRecovery" as const,
@@ -20,6 +20,8 @@ const jobGenerating = lock("job", "status", "GENERATING", 2);
 
 ruleTester.run("require-stale-recovery", rule, {
   valid: [
+    // a settings row used as a lock under a constant name: the JS check takes a stale one over
+    KEYED_LOCK,
     // status bookkeeping beside a queue that keeps the work single itself: the write's failure is swallowed and its
     // result unread, so it cannot stop the handler that follows and a row left PROCESSING blocks nothing
     `export async function handle(job: { backgroundJobId: string }) {
@@ -333,6 +335,17 @@ async function reclaim() {
     }`,
   ],
   invalid: [
+    {
+      // the same settings-row lock with no age in its check: a holder that dies leaves the row, and every later
+      // caller finds it held
+      code: `export async function takeDigestLock() {
+  const row = await prisma.appConfig.findUnique({ where: { name: "weekly_digest_lock" } });
+  if (row) return false;
+  await prisma.appConfig.upsert({ where: { name: "weekly_digest_lock" }, update: { payload: "1" }, create: { name: "weekly_digest_lock", payload: "1" } });
+  return true;
+}`,
+      errors: [{ messageId: "missingExpiry", line: 4, column: 9, data: { model: "appConfig" } }],
+    },
     {
       // the same write, its failure not swallowed: a row left PROCESSING by a killed handler is never taken again
       code: `export async function handle(job: { backgroundJobId: string }) {

@@ -19,7 +19,7 @@ import type {
 } from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { agePredicates, excludes, identityFields, isOpaque, ownerPinned, pins, toBranches, type Branch } from "../model/conditions.js";
-import { guardsOf, pathCondition } from "../reading/guards.js";
+import { describeTest, guardsOf, pathCondition } from "../reading/guards.js";
 import { buildHeldEffects, hasTakeoverWrite, type Holding } from "./fencing.js";
 import { buildKvFacts } from "./kv-pairing.js";
 import { buildRenewals } from "./renewals.js";
@@ -29,6 +29,7 @@ import { isExported } from "../reading/exports.js";
 import { HOLE_SENTINEL as HOLE_MODEL } from "../languages/sql.js";
 import { hasLockWord, normalizeName, withClockedFields } from "../model/settings.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
+import { walk } from "../reading/ast.js";
 import { findVariable, isClockReading, keyName, staticChoices, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -465,7 +466,71 @@ function isLogging(node: Node): boolean {
 function findClaims(mod: Module, write: StateWrite): Claim[] {
   if (gatesNothing(write.node)) return [];
   const claims = findStateClaims(mod, write);
-  return claims.length > 0 ? claims : findLeaseClaim(mod, write);
+  if (claims.length > 0) return claims;
+  const lease = findLeaseClaim(mod, write);
+  return lease.length > 0 ? lease : findKeyedLockRow(mod, write);
+}
+
+const OVERRIDE = /^(?:force|admin)[A-Z_]/;
+
+/** A write in a function named as an operator's override of a lock (`forceUnlockAutoPayout`, `adminReleaseLock`). */
+function isOverride(node: Node): boolean {
+  for (let fn = enclosingFunction(node); fn; fn = fn.parent ? enclosingFunction(fn.parent) : undefined) {
+    const name = functionName(fn);
+    if (name !== undefined) return OVERRIDE.test(name);
+  }
+  return false;
+}
+
+/** The `if` tests between a read and a write of the same function, read for age (`describeTest`). */
+function checksBetween(mod: Module, from: Node, to: Node): Guard[] {
+  const fn = enclosingFunction(to);
+  const body = fn?.body;
+  if (!fn || !body || enclosingFunction(from) !== fn) return [];
+  const out: Guard[] = [];
+  walk(body, (n) => {
+    if (n !== body && isFunction(n)) return false;
+    if (n.type === "IfStatement" && n.range[0] > from.range[1] && n.range[1] < to.range[0]) {
+      out.push(describeTest(mod.sourceCode, n.test, false, mod.vocabulary));
+    }
+    return true;
+  });
+  return out;
+}
+
+/** The constant lock name every branch of a filter picks its row by (`key = "auto_payout_lock"`), with its column. */
+function lockName(branches: readonly Branch[]): { field: string; value: StaticValue } | undefined {
+  if (branches.length === 0 || branches.some(isOpaque)) return undefined;
+  for (const atom of branches[0]!) {
+    if ("opaque" in atom || atom.op !== "eq" || atom.pred.values?.length !== 1) continue;
+    const value = atom.pred.values[0]!;
+    if (typeof value.value !== "string" || value.symbolic || !hasLockWord(value.value)) continue;
+    if (branches.every((b) => pins(b, atom.pred.field, value))) return { field: atom.pred.field, value };
+  }
+  return undefined;
+}
+
+/**
+ * A row of an ordinary table used as a lock under a constant name: `findUnique({ where: { key: "payout_lock" } })`,
+ * a JS check of what it holds, then `upsert` of that row. The read and the write are two steps (`check`), so two
+ * callers can both take it. When the check judges the stored time (`t > ttlCutoff`), a stale row is taken over.
+ */
+function findKeyedLockRow(mod: Module, write: StateWrite): Claim[] {
+  if (write.effect === "delete" || write.assignments.length === 0) return [];
+  const name = lockName(mod.branchesOf(write));
+  if (!name) return [];
+  const read = mod.earlierReads(write.node, write.model).find((r) => {
+    const branches = toBranches(r.filter);
+    return branches.length > 0 && branches.every((b) => !isOpaque(b) && pins(b, name.field, name.value));
+  });
+  if (!read) return [];
+  const lock: LockKey = { model: write.model, field: name.field, value: name.value, valueText: JSON.stringify(name.value.value) };
+  // The check between the read and the write: `if (t > ttlCutoff) return { ok: false }` inside `if (existing)`.
+  const aging = [...mod.guards(write), ...checksBetween(mod, read.node, write.node)].filter((g) => g.judgesAge);
+  const stamp = write.assignments[0]!;
+  const takeover: TimePredicate[] = aging.length === 0 ? []
+    : aging.flatMap((g) => g.timeFields.length > 0 ? g.timeFields.map((f) => ({ field: f, node: g.test as Node })) : [{ field: stamp.field, node: g.test as Node }]);
+  return [{ write, lock, assignment: stamp, takeover, check: { kind: "read", node: read.node, timeFields: [] }, insert: true, keyed: true }];
 }
 
 function findStateClaims(mod: Module, write: StateWrite): Claim[] {
@@ -631,6 +696,8 @@ interface Classified {
 function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Classified): void {
   const branches = mod.branchesOf(write);
   if (branches.length === 0 || branches.some(isOpaque)) return;
+  // A keyed lock row shares its table with other rows (settings): only writes of the row by its name are about it.
+  if (claim.keyed && !branches.every((b) => pins(b, claim.lock.field, claim.lock.value))) return;
   const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
   if (ages.every((a) => a.length > 0)) {
     out.recoveries.push({ write, lock: claim.lock, claim, timePredicates: ages.flat(), flaws: [] });
@@ -643,7 +710,11 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   // says until when the lease holds, whatever its name, and setting it to the clock ends the lease.
   const until = claim.lease === true && claim.assignment.value.kind === "now" && !isBareClock(claim.assignment.valueNode);
   const releases = write.effect === "delete" || write.assignments.some((a) => leaseColumn(a.field) && clears(a, until));
-  if (!releases || !branches.every((b) => identityFields(b).length > 0)) return;
+  // A keyed lock row is picked by its constant name, not by a value known at run time.
+  const picked = (b: Branch) => claim.keyed === true || identityFields(b).length > 0;
+  if (!releases || !branches.every(picked)) return;
+  // An operator's override (`forceUnlock()`, `adminRelease()`) frees whatever holds the row, on purpose.
+  if (isOverride(write.node)) return;
   const stamped = (f: string) => mod.vocabulary.isTimeField(f) &&
     claim.write.assignments.some((a) => sameField(a.field, f) && a.value.kind !== "static" && !clears(a));
   const ownerChecked = branches.every((b) => ownerPinned(b, undefined, mod.vocabulary) || identityFields(b).some(stamped));

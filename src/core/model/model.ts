@@ -351,6 +351,12 @@ export interface Claim {
   readonly lease?: boolean;
   /** For a lease: another write stamps the lease column again (a heartbeat), so its age tells progress, not the start. */
   readonly renewed?: boolean;
+  /**
+   * A lock row of an ordinary table picked by a constant lock name (`systemSetting` where `key = "payout_lock"`):
+   * `lock.field` is the key column and `lock.value` the name. It is taken after a read of the row (`check`), so
+   * releases are the deletes of that row by the same name.
+   */
+  readonly keyed?: boolean;
 }
 
 /** A lock row's release by its holder: a delete of the row, or a write that clears its lease, picked by the row's key. */
