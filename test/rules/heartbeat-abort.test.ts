@@ -525,6 +525,45 @@ export function keepLeading(id: string, controller: AbortController) {
 // ---------------------------------------------------------------- data helpers
 
 const redisLock = (key: string, acquireLine: string) => ({ lock: `the lock "${key}"`, where: `acquired at line ${acquireLine}` });
+/** A lease row module whose renewal helper answers its caller with true or false (in our words, after corpus Cp19). */
+const LEASE_HELPERS = `import mongoose from "mongoose";
+const Lease = mongoose.model("Lease");
+const ME = \`\${process.pid}\`;
+export async function takeLease(name) {
+  try {
+    await Lease.create({ _id: name, holder: ME, expiresAt: new Date(Date.now() + 30_000) });
+    return true;
+  } catch (e) {
+    if (e.code === 11000) return false;
+    throw e;
+  }
+}
+export async function renewLease(name, ms = 30_000) {
+  try {
+    const r = await Lease.updateOne({ _id: name, holder: ME }, { $set: { expiresAt: new Date(Date.now() + ms) } });
+    if (r.matchedCount > 0) {
+      return true;
+    } else {
+      return false;
+    }
+  } catch (err) {
+    console.error(err);
+    return false;
+  }
+}
+`;
+/** The same module with its own worker, which drops the helper's answer. */
+const LEASE_HELPERS_USED = LEASE_HELPERS + `export async function rebuild(name) {
+  if (!(await takeLease(name))) return;
+  const timer = setInterval(() => { void renewLease(name); }, 10_000);
+  try {
+    await rebuildIndex();
+  } finally {
+    clearInterval(timer);
+  }
+}
+`;
+
 const rowLock = (model: string, claimLine: string) => ({ lock: `the claimed ${model} row`, where: `claimed at line ${claimLine}` });
 const RESULT_REDIS = "it returns 0 once the key no longer holds this holder's token";
 const RESULT_ROW = "it matches no row once the lease is lost";
@@ -533,6 +572,9 @@ const RESULT_ROW = "it matches no row once the lease is lost";
 
 ruleTester.run("heartbeat-abort", rule, {
   valid: [
+    // an exported renewal helper that tells its callers (all in other modules) whether the lease was extended:
+    // whether the work stops is their decision, which this module cannot see
+    { code: LEASE_HELPERS, languageOptions: javascript },
     {
       // the release clears the lease (lockedUntil = now, owner-checked): it ends the hold, it is no renewal
       code: LEASE_LOCK,
@@ -1010,6 +1052,17 @@ export async function withLock(key: string, token: string, args: any[]) {
 }`,
   ],
   invalid: [
+    {
+      // the same helper, called by this module's own worker, which drops its answer: the catch that only logs is
+      // judged here
+      code: LEASE_HELPERS_USED,
+      languageOptions: javascript,
+      errors: [{
+        messageId: "swallowed",
+        data: { ...rowLock("Lease", "6"), handlerLine: lineOf(LEASE_HELPERS_USED, "catch (err)") },
+        ...at(LEASE_HELPERS_USED, "updateOne("),
+      }],
+    },
     {
       // ioredis: a plain PEXPIRE on a timer renews whoever holds the key
       code: ioredisPlainPexpire,

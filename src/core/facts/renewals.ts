@@ -28,6 +28,58 @@ import { normalizeModel, sameValue } from "../model/names.js";
 import { calleeName, contains, exits, walk } from "../reading/ast.js";
 import { classOf, enclosingFunction, functionName, isFunction } from "../reading/units.js";
 import { findVariable, getConstInit, keyName, unwrap } from "../reading/values.js";
+import { isExported } from "../reading/exports.js";
+
+/**
+ * A `try` whose `catch` ends by returning a plain value (`return false`, `return null`) in a helper of other modules
+ * that returns on success too: a renewal helper that tells its caller whether the lease was extended.
+ */
+/** A plain value given back: `return false`, `return null`, `return undefined`. */
+function returnsPlainValue(stmt: Node | null | undefined): boolean {
+  const last = stmt?.type === "BlockStatement" ? stmt.body.at(-1) : stmt;
+  const value = last?.type === "ReturnStatement" && last.argument ? unwrap(last.argument) : undefined;
+  return value !== undefined && (value.type === "Literal" || (value.type === "Identifier" && value.name === "undefined"));
+}
+
+/**
+ * An exported helper whose callers are all in other modules: what it returns is their business. A helper the
+ * module calls itself is judged at that call (`void renewLease(name)` drops the answer).
+ */
+function helperOfOtherModules(sourceCode: Readonly<TSESLint.SourceCode>, fn: TSESTree.FunctionLike | undefined): boolean {
+  if (!fn || !isExported(sourceCode.ast, fn)) return false;
+  const name = functionName(fn);
+  if (name === undefined) return false;
+  let called = false;
+  walk(sourceCode.ast, (n) => {
+    if (called) return false;
+    if (n.type === "CallExpression") {
+      const callee = unwrap(n.callee);
+      const named = callee.type === "Identifier" ? callee.name
+        : callee.type === "MemberExpression" && !callee.computed && callee.property.type === "Identifier" ? callee.property.name : undefined;
+      if (named === name) called = true;
+    }
+    return true;
+  });
+  return !called;
+}
+
+/** `if (result.matchedCount > 0) { return true } else { return false }` in such a helper: its caller decides. */
+function answersCallerWith(sourceCode: Readonly<TSESLint.SourceCode>, test: TSESTree.IfStatement): boolean {
+  if (!returnsPlainValue(test.consequent) || !returnsPlainValue(test.alternate)) return false;
+  return helperOfOtherModules(sourceCode, enclosingFunction(test));
+}
+
+function answersCaller(sourceCode: Readonly<TSESLint.SourceCode>, tryStmt: TSESTree.TryStatement): boolean {
+  if (!returnsPlainValue(tryStmt.handler?.body)) return false;
+  const fn = enclosingFunction(tryStmt);
+  if (!fn || !helperOfOtherModules(sourceCode, fn)) return false;
+  let returnsOnSuccess = false;
+  walk(tryStmt.block, (n) => {
+    if (n.type === "ReturnStatement" && n.argument) returnsOnSuccess = true;
+    return !isFunction(n);
+  });
+  return returnsOnSuccess;
+}
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 /** A function with a body (units.ts's `isFunction` types also admit bodiless TS declarations). */
@@ -310,6 +362,9 @@ class Flow {
         if (p.type === "TryStatement" && p.block === child && p.handler) {
           const inside = this.reachesAbort([p.handler.body], site);
           if (inside.kind === "stops" || inside.kind === "unknown") return inside;
+          // `extendLock()` exported, `catch { return false }`: the failure is the helper's answer to its caller,
+          // which decides whether the work stops; this module cannot see that caller.
+          if (inside.kind === "swallowed" && answersCaller(this.sourceCode, p)) return { kind: "unknown" };
           return inside.kind === "swallowed" ? { kind: "swallowed", at: p.handler } : inside;
         }
         if (isFn(p)) {
@@ -472,6 +527,7 @@ class Flow {
           if (block?.type === "BlockStatement") region.push(...block.body.slice(block.body.indexOf(p) + 1));
         }
         const fate = this.reachesAbort(region, undefined);
+        if (fate.kind !== "stops" && p.type === "IfStatement" && answersCallerWith(this.sourceCode, p)) return { kind: "unknown" };
         return fate.kind === "stops" ? fate : { kind: "no-abort", at: p.test };
       }
       case "LogicalExpression": {
