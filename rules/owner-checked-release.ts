@@ -74,7 +74,9 @@ export default createRule({
       // Calls of another module's release helper share one flaw, fixed in the helper: one finding per lock and
       // helper, at the first call, naming the others.
       const byHelper = new Map<string, KvRelease[]>();
-      for (const release of facts.kv.releases) {
+      // A key whose expiry outlasts any work (a day or more) is not taken by anyone else while its holder works.
+      const releases = facts.kv.releases.filter((r) => !r.lock.outlastsWork);
+      for (const release of releases) {
         const via = release.op.via;
         if (release.kind === "owner-checked" || !via?.file) continue;
         const group = `${release.lock.acquire.loc.start.line}:${release.lock.acquire.loc.start.column}|${via.file}:${via.line}|${release.kind}`;
@@ -86,7 +88,7 @@ export default createRule({
         others.set(first!, rest.map((r) => r.op.loc.start.line));
         for (const r of rest) seen.add(r.op.node);
       }
-      for (const release of facts.kv.releases) {
+      for (const release of releases) {
         if (release.kind === "owner-checked" || seen.has(release.op.node)) continue;
         seen.add(release.op.node);
         const { acquire } = release.lock;

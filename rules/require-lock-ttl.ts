@@ -52,6 +52,9 @@ function expireRemoval(expire: KvOp): Node | undefined {
   return undefined;
 }
 
+/** An expiry this long is none (a year; `Number.MAX_SAFE_INTEGER` ms is 285,000 years). */
+const NEVER_MS = 365 * 24 * 60 * 60 * 1000;
+
 export default createRule({
   name: "require-lock-ttl",
   meta: {
@@ -73,6 +76,8 @@ export default createRule({
         "Q1 (if the holder dies, who unlocks?): this {{command}} takes the lock {{key}}, and the helper gives it an expiry with a separate EXPIRE. A crash between the two round trips leaves a lock that never expires. Set the expiry in the helper's acquire itself (SET key token NX EX seconds).",
       conditionalTtl:
         "Q1 (if the holder dies, who unlocks?): this {{command}} takes the lock {{key}} with an expiry only on some paths (the TTL can be missing at run time), and on the others the lock never expires if its holder dies. Always set an expiry, with a default.",
+      neverExpires:
+        "Q1 (if the holder dies, who unlocks?): this {{command}} takes the lock {{key}} with an expiry of {{ttl}}, which never comes in practice. If the holder is killed before it releases the lock (SIGKILL, OOM, a deploy), the lock is held for good and every later attempt fails; catch/finally never run. Give it an expiry a little longer than the work, and renew it while the work runs.",
       addTtl: "Add a 30-second expiry (PX 30000) to the acquire.",
       mergeExpire: "Set the expiry in the acquire ({{unit}} {{ttl}}) and drop the separate {{expireCommand}}.",
       expireInAcquire: "Set the expiry in the acquire ({{unit}} {{ttl}}); the separate {{expireCommand}} can stay.",
@@ -134,7 +139,18 @@ export default createRule({
       });
     }
     return onLockFacts(context, (facts) => {
+      // An expiry of a year or more (`Number.MAX_SAFE_INTEGER` ms) is none: a dead holder's lock outlives the service.
+      const never = (ms: number | undefined) => ms !== undefined && ms >= NEVER_MS;
+      for (const op of facts.kv.libraryLocks) {
+        if ((op.op !== "acquire" && op.op !== "using") || !never(op.ttlMs)) continue;
+        const key = op.keyNode ? `\`${sourceCode.getText(op.keyNode).replace(/\s+/g, " ").replace(/\( /g, "(").replace(/,? \)/g, ")")}\`` : "the lock";
+        context.report({ node: op.node, messageId: "neverExpires", data: { command: `Redlock ${op.op}`, key, ttl: sourceCode.getText(op.node.type === "CallExpression" ? op.node.arguments[1]! : op.node) } });
+      }
       for (const lock of facts.kv.locks) {
+        if (lock.ttl === "present" && lock.lockLike && never(lock.acquire.ttlMs) && lock.acquire.ttlNode) {
+          context.report({ loc: lock.acquire.loc, messageId: "neverExpires", data: { command: commandName(lock.acquire), key: describeKey(lock.acquire.key), ttl: sourceCode.getText(lock.acquire.ttlNode) } });
+          continue;
+        }
         // A missing expiry matters for locks; an expiry set apart or only sometimes is a bug whatever the key is for.
         // An expiry through an option no client defines is unknown: never reported on a guess.
         if (lock.ttl === "present" || lock.ttl === "unknown" || (lock.ttl === "absent" && !lock.lockLike)) continue;

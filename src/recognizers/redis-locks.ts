@@ -8,7 +8,7 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { LibraryLockOp, Node } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { receiverText } from "../core/reading/ast.js";
-import { findVariable, getConstInit, keyName, unwrap } from "../core/reading/values.js";
+import { evaluateNumber, findVariable, getConstInit, keyName, unwrap } from "../core/reading/values.js";
 
 const OPS: Record<string, LibraryLockOp["op"]> = {
   acquire: "acquire", tryAcquire: "acquire", lock: "acquire", using: "using",
@@ -76,6 +76,12 @@ export const redisLocksRecognizer: Recognizer = {
     const receiver = receiverText(ctx.sourceCode, callee.object);
     const isTry = keyName(callee.property, callee.computed) === "tryAcquire";
     const keyNode = op === "acquire" || op === "using" ? resourceOf(ctx, library, callee.object, call) : undefined;
-    return { access: "library", library, op, node: call, receiver, ...(isTry ? { try: true } : {}), ...(keyNode ? { keyNode } : {}) };
+    // Redlock's `acquire(resources, duration)`, `using(resources, duration, routine)`, v4's `lock(key, ttl)`.
+    const duration = library === "redlock" && (op === "acquire" || op === "using") ? call.arguments[1] : undefined;
+    const ttlMs = duration && duration.type !== "SpreadElement" ? evaluateNumber(ctx.sourceCode, duration) : undefined;
+    return {
+      access: "library", library, op, node: call, receiver, ...(isTry ? { try: true } : {}), ...(keyNode ? { keyNode } : {}),
+      ...(ttlMs !== undefined ? { ttlMs } : {}),
+    };
   },
 };

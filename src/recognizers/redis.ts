@@ -14,7 +14,7 @@ import type { KvCommand, KvDialect, KvEdits, KvOp, Node, StaticValue, TextEdit, 
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { keyShape } from "../core/reading/keys.js";
 import { classifyScript } from "../core/languages/lua.js";
-import { evaluate, findVariable, getConstInit, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
+import { evaluate, evaluateNumber, findVariable, getConstInit, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
 
 const COMMANDS: Record<string, KvCommand> = {
   set: "set", setnx: "setnx", expire: "expire", pexpire: "expire", expireat: "expire", pexpireat: "expire",
@@ -156,16 +156,26 @@ interface SetOptions {
   ttl: TtlPresence;
   /** The expiry's expression, when one option gives it. */
   ttlNode?: Node;
+  /** The relative expiry in milliseconds, when static. */
+  ttlMs?: number;
   dialect: KvDialect | undefined;
   /** Where an expiry can be added, for suggestions. */
   insertAt?: { object?: TSESTree.ObjectExpression; afterValue?: Node; v5?: boolean };
 }
 
 /** `SET key value [NX|XX] [EX s|PX ms|…]` as ioredis tokens. */
+/** A relative expiry in milliseconds, when its value is a static number (`"EX", 90 * 24 * 3600`, `{ px: TTL_MS }`). */
+function ttlMsOf(ctx: RecognizerContext, node: Node | undefined, unit: string | undefined): { ttlMs?: number } {
+  if (!node || node.type === "SpreadElement" || (unit !== "ex" && unit !== "px")) return {};
+  const n = evaluateNumber(ctx.sourceCode, node);
+  return n === undefined || !(n > 0) ? {} : { ttlMs: unit === "ex" ? n * 1000 : n };
+}
+
 function tokenOptions(ctx: RecognizerContext, rest: readonly Node[]): SetOptions {
   let nx = false;
   let ttl: SetOptions["ttl"] = "absent";
   let ttlNode: Node | undefined;
+  let ttlUnit: string | undefined;
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
     if (arg.type === "SpreadElement") {
@@ -189,10 +199,11 @@ function tokenOptions(ctx: RecognizerContext, rest: readonly Node[]): SetOptions
       const value = rest[i + 1];
       ttl = value && mayBeMissing(ctx, value) ? "conditional" : "present";
       ttlNode = value;
+      ttlUnit = token;
       i++;
     }
   }
-  return { nx, ttl, ...(ttlNode ? { ttlNode } : {}), dialect: "ioredis" };
+  return { nx, ttl, ...(ttlNode ? { ttlNode } : {}), ...ttlMsOf(ctx, ttlNode, ttlUnit), dialect: "ioredis" };
 }
 
 /** The SET options node-redis (v4, v5) and Upstash define besides the expiries (lower-cased). */
@@ -206,6 +217,7 @@ function objectOptions(ctx: RecognizerContext, object: TSESTree.ObjectExpression
   let lower = false;
   let v5 = false;
   let ttlNode: Node | undefined;
+  let ttlUnit: string | undefined;
   for (const p of object.properties) {
     if (p.type === "SpreadElement") {
       const isTtl = (n: Node) => n.type === "Property" && TTL_TOKENS.has((keyName(n.key, n.computed) ?? "").toLowerCase());
@@ -231,18 +243,22 @@ function objectOptions(ctx: RecognizerContext, object: TSESTree.ObjectExpression
     } else if (TTL_TOKENS.has(k)) {
       ttl = mayBeMissing(ctx, p.value) ? "conditional" : "present";
       ttlNode = p.value;
+      ttlUnit = k;
     } else if (k === "expiration") {
       v5 = true;
       const e = objectOf(ctx, p.value);
       const value = e?.properties.find((q) => q.type === "Property" && keyName(q.key, q.computed) === "value");
       ttl = value && value.type === "Property" && mayBeMissing(ctx, value.value) ? "conditional" : "present";
       if (value && value.type === "Property") ttlNode = value.value;
+      const type = e?.properties.find((q) => q.type === "Property" && keyName(q.key, q.computed) === "type");
+      const t = type && type.type === "Property" ? evaluate(ctx.sourceCode, type.value) : undefined;
+      if (typeof t?.value === "string") ttlUnit = t.value.toLowerCase();
     }
   }
   // An option no client defines (`{ ttlSec, nx: true }` to an app's own RedisService.set): what it does is unknown,
   // and so is the expiry, never absent.
   if (unknown && ttl === "absent") ttl = "unknown";
-  return { nx, ttl, ...(ttlNode ? { ttlNode } : {}), dialect: lower && !v5 && !object.properties.some((p) => p.type === "Property" && keyName(p.key, p.computed) === "NX") ? "upstash" : "node-redis", insertAt: { object, v5 } };
+  return { nx, ttl, ...(ttlNode ? { ttlNode } : {}), ...ttlMsOf(ctx, ttlNode, ttlUnit), dialect: lower && !v5 && !object.properties.some((p) => p.type === "Property" && keyName(p.key, p.computed) === "NX") ? "upstash" : "node-redis", insertAt: { object, v5 } };
 }
 
 function scriptKey(ctx: RecognizerContext, args: readonly Node[]): Node | undefined {
@@ -382,6 +398,7 @@ function commandOp(
       return {
         ...base, dialect, command, nx: options.nx, ttl: options.ttl,
         ...(options.ttlNode ? { ttlNode: options.ttlNode } : {}),
+        ...(options.ttlMs !== undefined ? { ttlMs: options.ttlMs } : {}),
         ...(args[1] ? { valueNode: args[1] } : {}),
         ...(constantOf(ctx, args[1]) ? { constantValue: constantOf(ctx, args[1])! } : {}),
         edits: editsFor(ctx, call, command, args, dialect, options),

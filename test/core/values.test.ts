@@ -3,7 +3,7 @@ import * as tsParser from "@typescript-eslint/parser";
 import * as espree from "espree";
 import { describe, expect, it } from "vitest";
 import type { Node, StaticValue } from "../../src/core/model/model.js";
-import { evaluate } from "../../src/core/reading/values.js";
+import { evaluate, evaluateNumber } from "../../src/core/reading/values.js";
 import { normalizeModel, sameValue } from "../../src/core/model/names.js";
 import { isClockReading } from "../../src/core/reading/values.js";
 
@@ -12,7 +12,16 @@ import { isClockReading } from "../../src/core/reading/values.js";
  * ESLint's traversal is running (so the scope manager is live).
  */
 function probes(code: string, { js = false } = {}): (StaticValue | undefined)[] {
-  const results: (StaticValue | undefined)[] = [];
+  return probeWith(code, js, (sourceCode, node) => evaluate(sourceCode, node));
+}
+
+/** The same probes read by `evaluateNumber`. */
+function numbers(code: string): (number | undefined)[] {
+  return probeWith(code, false, (sourceCode, node) => evaluateNumber(sourceCode, node));
+}
+
+function probeWith<T>(code: string, js: boolean, read: (sourceCode: Parameters<typeof evaluate>[0], node: Node) => T): T[] {
+  const results: T[] = [];
   const capture: Rule.RuleModule = {
     meta: { type: "problem", schema: [] },
     create(context) {
@@ -20,7 +29,7 @@ function probes(code: string, { js = false } = {}): (StaticValue | undefined)[] 
         CallExpression(node) {
           if (node.callee.type === "Identifier" && node.callee.name === "probe") {
             // ESLint's and typescript-eslint's AST and SourceCode types describe the same objects
-            results.push(evaluate(context.sourceCode as unknown as Parameters<typeof evaluate>[0], node.arguments[0] as unknown as Node));
+            results.push(read(context.sourceCode as unknown as Parameters<typeof evaluate>[0], node.arguments[0] as unknown as Node));
           }
         },
       };
@@ -214,5 +223,19 @@ describe("sameValue", () => {
     expect(sameValue({ value: true }, { value: "true" })).toBe(false);
     expect(sameValue({ value: null }, { value: null })).toBe(true);
     expect(sameValue({ value: 0 }, { value: false })).toBe(false);
+  });
+});
+
+describe("evaluateNumber", () => {
+  it("computes durations from literals, consts and arithmetic, and knows the never-expiring constants", () => {
+    const code = `const DAYS = 90;
+      const TTL = DAYS * 24 * 60 * 60;
+      probe(TTL);
+      probe(5 * 60_000 - 1);
+      probe(Number.MAX_SAFE_INTEGER);
+      probe(-(2 + 3));
+      probe(ttlFromConfig * 1000);
+      probe(1 / 0);`;
+    expect(numbers(code)).toEqual([7_776_000, 299_999, Number.MAX_SAFE_INTEGER, -5, undefined, undefined]);
   });
 });

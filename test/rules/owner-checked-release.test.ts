@@ -307,8 +307,26 @@ async function releaseLock(key, holder) {
 
 module.exports = { acquireLock, releaseLock };`;
 
+/** A per-notice Upstash lock held by a constant value, released by key when the send fails; its expiry is `keep`. */
+const noticeLock = (keep: string) => `import { Redis } from "@upstash/redis";
+const redis = Redis.fromEnv();
+const KEEP_SECONDS = ${keep};
+export async function sendOnce(noticeId: string) {
+  const key = \`lock:notice:\${noticeId}\`;
+  if ((await redis.set(key, 1, { ex: KEEP_SECONDS, nx: true })) !== "OK") return;
+  try {
+    await deliver(noticeId);
+  } catch (err) {
+    await redis.del(key);
+    throw err;
+  }
+}`;
+
 ruleTester.run("owner-checked-release", rule, {
   valid: [
+    // a per-notice lock kept for 90 days (Upstash), held by a constant value and released by key when the send
+    // fails: nobody else takes the key while its holder works, since its expiry outlasts any work
+    noticeLock("90 * 24 * 60 * 60"),
     // the same helper-rooted upsert on a table with no lock word, overwriting where an ordinary timestamp has passed:
     // a cache refresh, not a lock; its delete by key frees nobody's lock
     `import type { Knex } from "knex";
@@ -795,6 +813,11 @@ module.exports = { settle };`,
     },
   ],
   invalid: [
+    {
+      // the same lock kept for ten minutes: a send that outlasts it and then fails frees the next sender's lock
+      code: noticeLock("10 * 60"),
+      errors: [{ messageId: "constantValue", line: 10, column: 17, data: { key: '"lock:notice:*"', acquireLine: "6", getLine: "", value: '"1"', command: "DEL" } }],
+    },
     {
       // a settings row used as a lock under a constant name, taken over once stale: the release by name alone frees
       // whoever took it over; the operator's forceUnlock is an override on purpose and is not reported

@@ -70,6 +70,19 @@ const conditional = (line: number, column: number, command: string, key: string)
 
 ruleTester.run("require-lock-ttl", rule, {
   valid: [
+    // Redlock with a duration a little longer than the work, and a Redis lock whose expiry is a day: both expire
+    `import Redlock from "redlock";
+const redlock = new Redlock([redis]);
+export async function grab(seat: string) {
+  const lock = await redlock.acquire([\`seat:\${seat}\`], 30_000);
+  try { await book(seat); } finally { await lock.release(); }
+}`,
+    `import Redis from "ioredis";
+const redis = new Redis();
+export async function nightly(token: string) {
+  if ((await redis.set("lock:nightly-report", token, "NX", "EX", 24 * 60 * 60)) !== "OK") return;
+  await buildReport();
+}`,
     // a timestamp-valued lock (the old SETNX recipe) is taken over once its instant has passed: a holder that died
     // before its EXPIRE does not wedge it (the take-over's race is owner-checked-release's finding)
     `export async function enqueueOnce(redis: Redis, key: string, timeoutSec: number) {
@@ -349,6 +362,45 @@ export async function runCronOnce(day: string) {
     },
   ],
   invalid: [
+    {
+      // "regenerate" holds the letters of "rate" but is no rate-limit key: the lock (released in finally) is a lock
+      code: `import Redis from "ioredis";
+const redis = new Redis();
+export async function regenerate(token: string) {
+  if ((await redis.set("regenerate:sitemap", token, "NX")) !== "OK") return;
+  try { await buildSitemap(); } finally { await redis.del("regenerate:sitemap"); }
+}`,
+      errors: [missing(4, 20, SET_NX, '"regenerate:sitemap"', `import Redis from "ioredis";
+const redis = new Redis();
+export async function regenerate(token: string) {
+  if ((await redis.set("regenerate:sitemap", token, "PX", 30_000, "NX")) !== "OK") return;
+  try { await buildSitemap(); } finally { await redis.del("regenerate:sitemap"); }
+}`)],
+    },
+    {
+      // Redlock asked for a lock that "never" expires: Number.MAX_SAFE_INTEGER ms, 285,000 years
+      code: `import Redlock from "redlock";
+const redlock = new Redlock([redis]);
+export async function grab(room: string, item: string) {
+  const lock = await redlock.acquire(
+    [grabKey(room, item)],
+    Number.MAX_SAFE_INTEGER,
+  );
+  holders.set(item, lock);
+}`,
+      errors: [{ messageId: "neverExpires", line: 4, column: 22, data: { command: "Redlock acquire", key: "\`grabKey(room, item)\`", ttl: "Number.MAX_SAFE_INTEGER" } }],
+    },
+    {
+      // a Redis lock whose expiry is ten years: none in practice
+      code: `import Redis from "ioredis";
+const redis = new Redis();
+const TEN_YEARS = 10 * 365 * 24 * 60 * 60;
+export async function migrate(token: string) {
+  if ((await redis.set("lock:migrate", token, "NX", "EX", TEN_YEARS)) !== "OK") return;
+  try { await runMigrations(); } finally { await redis.del("lock:migrate"); }
+}`,
+      errors: [{ messageId: "neverExpires", line: 5, column: 20, data: { command: "SET … NX", key: '"lock:migrate"', ttl: "TEN_YEARS" } }],
+    },
     // ---- missingTtl --------------------------------------------------------------------------------------
     {
       // ioredis SET NX, template key

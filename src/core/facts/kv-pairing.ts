@@ -12,11 +12,22 @@ import { hasLockWord } from "../model/settings.js";
 import { guardsOf } from "../reading/guards.js";
 import { sameKey } from "../reading/keys.js";
 import { functionName, unitOf } from "../reading/units.js";
+
+/** An expiry this long outlasts any work held under a lock (a nightly job's lock of 24 h included). */
+const OUTLASTS_WORK_MS = 24 * 60 * 60 * 1000;
 import { getConstInit, isClockReading, readsClock, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
-const MARKER_WORDS = /idempot|dedup|cache|rate|throttle|limit|seen|session|counter|visited|debounce|nonce/i;
+/**
+ * Words of keys that are markers, not locks, matched as whole words of the key (`rate:ip`, `rateLimit`, `dedupe_key`),
+ * never inside another word: `lock:migrate` and `lock:generate` are locks.
+ */
+const MARKER_WORDS = /^(?:idempot\w*|dedup\w*|cache[sd]?|rate|ratelimit\w*|throttle\w*|limit|limits|limiter|seen|sessions?|counters?|visited|debounce\w*|nonces?)$/;
+
+function keyWords(text: string): string[] {
+  return text.split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/).filter((w) => w.length > 0).map((w) => w.toLowerCase());
+}
 
 /**
  * NX is also how idempotency keys, caches, throttles and nonces are written. A key is a lock when it, the
@@ -33,7 +44,7 @@ function namedLikeLock(op: KvOp): boolean {
 }
 
 function isMarker(op: KvOp): boolean {
-  return MARKER_WORDS.test(op.key.text + " " + (op.key.name ?? "") + " " + (op.via?.helper ?? ""));
+  return keyWords(op.key.text + " " + (op.key.name ?? "") + " " + (op.via?.helper ?? "")).some((w) => MARKER_WORDS.test(w));
 }
 
 /** The same key on the same client (`redis` and `this.redis` are one; `redis` and a Map are not). */
@@ -166,6 +177,8 @@ export function buildKvFacts(
         lock = { acquire, ttl: together ? "present" : "separate", expire, lockLike };
       }
     }
+    // A TTL of a day or more does not lapse under the work a lock guards: nobody else takes the key meanwhile.
+    if (lock.ttl === "present" && (acquire.ttlMs ?? 0) >= OUTLASTS_WORK_MS) lock = { ...lock, outlastsWork: true };
     byAcquire.set(acquire, lock);
     return lock;
   });

@@ -150,6 +150,8 @@ export interface KvOp {
   readonly constantValue?: StaticValue;
   /** For SET: the expression of its expiry, when one option gives it (`"PX", ttlMs` or `{ PX: ttlMs }`). */
   readonly ttlNode?: Node;
+  /** For SET: the relative expiry in milliseconds, when it is a static number. */
+  readonly ttlMs?: number;
   /** Set when this op is a call of a function that makes it (a lock helper, a wrapper method): the call site's view. */
   readonly via?: KvVia;
   /** For EXPIRE-family commands: the expiry expression and its unit. */
@@ -253,6 +255,8 @@ export interface LibraryLockOp {
   readonly try?: boolean;
   /** For acquire and using: the resource (Redlock's key list, the semaphore's key), for messages and job keys. */
   readonly keyNode?: Node;
+  /** For Redlock's acquire and using: the lock's duration in milliseconds, when it is a static number. */
+  readonly ttlMs?: number;
 }
 
 /**
@@ -406,6 +410,11 @@ export interface KvLock {
   readonly expire?: KvOp;
   /** The key looks like a lock, or this module releases it: it is not a one-shot marker. */
   readonly lockLike: boolean;
+  /**
+   * Its expiry is a day or more (`EX 90 * 24 * 3600`): it does not lapse while its holder works, so no other holder
+   * takes the key meanwhile and a release by key alone frees nobody else's lock (Q3 is moot; a wedge, if any, is Q1).
+   */
+  readonly outlastsWork?: boolean;
 }
 
 export type KvReleaseKind = "owner-checked" | "plain" | "get-compare";

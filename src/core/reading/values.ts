@@ -338,3 +338,48 @@ export function staticChoices(sourceCode: SourceCode, node: Node, depth = 0): St
   }
   return out;
 }
+
+/**
+ * The static number an expression computes, for durations: literals, `const`s, `+ - * /` of those, and the
+ * constants `Number.MAX_SAFE_INTEGER`, `Number.MAX_VALUE`, `Infinity` (`90 * 24 * 60 * 60`, `TTL_SECONDS`).
+ */
+export function evaluateNumber(sourceCode: SourceCode, node: Node, depth = 0): number | undefined {
+  if (depth > MAX_DEPTH) return undefined;
+  const n = unwrap(node);
+  switch (n.type) {
+    case "Literal":
+      return typeof n.value === "number" ? n.value : undefined;
+    case "Identifier": {
+      if (n.name === "Infinity") return Infinity;
+      const init = getConstInit(sourceCode, n);
+      return init && init.type !== "TSEnumDeclaration" ? evaluateNumber(sourceCode, init, depth + 1) : undefined;
+    }
+    case "MemberExpression": {
+      const object = unwrap(n.object);
+      const key = keyName(n.property, n.computed);
+      if (object.type === "Identifier" && object.name === "Number" && key === "MAX_SAFE_INTEGER") return Number.MAX_SAFE_INTEGER;
+      if (object.type === "Identifier" && object.name === "Number" && key === "MAX_VALUE") return Number.MAX_VALUE;
+      const v = evaluate(sourceCode, n, depth + 1);
+      return typeof v?.value === "number" && !v.symbolic ? v.value : undefined;
+    }
+    case "UnaryExpression": {
+      const v = n.operator === "-" || n.operator === "+" ? evaluateNumber(sourceCode, n.argument, depth + 1) : undefined;
+      return v === undefined ? undefined : n.operator === "-" ? -v : v;
+    }
+    case "BinaryExpression": {
+      if (n.left.type === "PrivateIdentifier") return undefined;
+      const a = evaluateNumber(sourceCode, n.left, depth + 1);
+      const b = a === undefined ? undefined : evaluateNumber(sourceCode, n.right, depth + 1);
+      if (a === undefined || b === undefined) return undefined;
+      switch (n.operator) {
+        case "+": return a + b;
+        case "-": return a - b;
+        case "*": return a * b;
+        case "/": return b === 0 ? undefined : a / b;
+        default: return undefined;
+      }
+    }
+    default:
+      return undefined;
+  }
+}
