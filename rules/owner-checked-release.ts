@@ -61,6 +61,8 @@ export default createRule({
         "Q3 (is the release race-safe?): the lock {{key}} is acquired at line {{acquireLine}} with the constant value {{value}}, so no release can tell whose lock it deletes, and this {{command}} removes whatever lock is there now. Store a unique token per acquire (a random id) and delete only while the key still holds it.",
       staleTakeover:
         "Q3 (is the take-over race-safe?): this SET overwrites the lock {{key}} (acquired at line {{acquireLine}}) after reading its value with a separate GET at line {{getLine}}: two workers that both see a stale lock both take it. Let the lock expire (SET NX with an expiry), or check and set in one script.",
+      releasedUntaken:
+        "Q3 (is the release race-safe?): the {{exitKind}} at line {{exitLine}} leaves the `try` before {{lock}} is taken (line {{acquireLine}}), and the `finally` still releases it (line {{releaseLine}}): a caller that found it held frees it for everyone while its holder still works. Check and take it before the `try`, so only the holder's way out runs the release.",
       rowRelease:
         "Q3 (is the release race-safe?): this {{operation}} releases the {{lock}} (taken at line {{acquireLine}}) by {{filter}} alone, without checking that this holder still owns it. The lock {{expires}} (line {{expiryLine}}), so a holder that outlived it frees the row another worker holds now. Release only this holder's row: add its owner or token column, or the lease value it stamped, to the filter.",
       useScript: "Delete with a compare-and-delete script on {{token}}.",
@@ -107,6 +109,22 @@ export default createRule({
         }
         const messageId = acquire.constantValue ? "constantValue" : release.kind === "get-compare" ? "getCompareDelete" : "plainDelete";
         context.report({ loc: release.op.loc, messageId, data, suggest });
+      }
+      // An in-process guard or mutex checked inside the `try` whose `finally` releases it.
+      for (const lock of facts.held) {
+        if (!lock.releasedUntaken) continue;
+        const { exit, release } = lock.releasedUntaken;
+        context.report({
+          node: exit,
+          messageId: "releasedUntaken",
+          data: {
+            lock: lock.kind === "mutex" ? `the mutex \`${lock.name}\`` : `the guard \`${lock.name}\``,
+            acquireLine: String(lock.acquire.loc.start.line),
+            exitKind: exit.type === "ThrowStatement" ? "throw" : "return",
+            exitLine: String(exit.loc.start.line),
+            releaseLine: String(release.loc.start.line),
+          },
+        });
       }
       for (const release of facts.rowReleases) {
         if (release.ownerChecked) continue;

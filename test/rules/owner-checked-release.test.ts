@@ -307,6 +307,34 @@ async function releaseLock(key, holder) {
 
 module.exports = { acquireLock, releaseLock };`;
 
+/** A poller whose check of its guard sits inside the `try`: the caller that finds it busy runs the `finally` too. */
+const UNTAKEN_GUARD = `export class InboxPoller {
+  private busy = false;
+  async poll() {
+    try {
+      if (this.busy) return;
+      this.busy = true;
+      await this.fetchAll();
+    } catch (err) {
+      console.error(err);
+    } finally {
+      this.busy = false;
+    }
+  }
+}`;
+/** The same with a mutex: the caller that sees it locked leaves through a `finally` that releases it. */
+const UNTAKEN_MUTEX = `import { Mutex } from "async-mutex";
+const mutex = new Mutex();
+export async function syncCatalog() {
+  try {
+    if (mutex.isLocked()) return;
+    await mutex.acquire();
+    await pullCatalog();
+  } finally {
+    mutex.release();
+  }
+}`;
+
 /** A per-notice Upstash lock held by a constant value, released by key when the send fails; its expiry is `keep`. */
 const noticeLock = (keep: string) => `import { Redis } from "@upstash/redis";
 const redis = Redis.fromEnv();
@@ -324,6 +352,20 @@ export async function sendOnce(noticeId: string) {
 
 ruleTester.run("owner-checked-release", rule, {
   valid: [
+    // the check before the `try`: only the holder enters it; a way out inside the `try` before the flag is set
+    // (nothing to do) is taken only when nobody holds it
+    `let running = false;
+export async function tick(items: string[]) {
+  if (running) return;
+  try {
+    if (items.length === 0) return;
+    running = true;
+    await work(items);
+  } finally {
+    running = false;
+  }
+}`,
+
     // a per-notice lock kept for 90 days (Upstash), held by a constant value and released by key when the send
     // fails: nobody else takes the key while its holder works, since its expiry outlasts any work
     noticeLock("90 * 24 * 60 * 60"),
@@ -813,6 +855,22 @@ module.exports = { settle };`,
     },
   ],
   invalid: [
+    {
+      // a poller whose guard is checked inside the try: a caller that finds it busy clears it in finally
+      code: UNTAKEN_GUARD,
+      errors: [{
+        messageId: "releasedUntaken", line: 5, column: 22,
+        data: { lock: "the guard `this.busy`", acquireLine: "6", exitKind: "return", exitLine: "5", releaseLine: "11" },
+      }],
+    },
+    {
+      // the same with a mutex: a caller that sees it locked releases it in finally
+      code: UNTAKEN_MUTEX,
+      errors: [{
+        messageId: "releasedUntaken", line: 5, column: 27,
+        data: { lock: "the mutex `mutex`", acquireLine: "6", exitKind: "return", exitLine: "5", releaseLine: "9" },
+      }],
+    },
     {
       // the same lock kept for ten minutes: a send that outlasts it and then fails frees the next sender's lock
       code: noticeLock("10 * 60"),

@@ -911,6 +911,7 @@ module.exports = async function tick() {
     },
   ],
   invalid: [
+
     {
       name: "taken and freed through the module's helpers: the caller holds the lock, and its release is skipped by a rejection",
       code: LOCK_HELPERS,

@@ -520,6 +520,44 @@ function coveringTries(c: Candidate): TSESTree.TryStatement[] {
   return out;
 }
 
+/**
+ * A `return` or `throw` in the block of a `try` whose `finally` releases the lock, before the acquire in that block:
+ * whoever leaves there never took the lock, and its `finally` frees whoever holds it. Only locks any caller can free
+ * (an in-process flag, a mutex): a key or row released by key is owner-checked-release's, an advisory unlock of a
+ * lock this session does not hold does nothing.
+ */
+function releasedUntaken(sourceCode: SourceCode, c: Candidate, tries: readonly TSESTree.TryStatement[]): HeldLock["releasedUntaken"] {
+  if (c.kind !== "flag" && c.kind !== "mutex") return undefined;
+  // The way out must be the one taken when the lock is held (`if (running) return`, `if (mutex.isLocked()) return`):
+  // one taken before the check, when nobody holds it, releases nothing that matters.
+  const name = c.name.replace(/^this\./, "");
+  const named = new RegExp(`(?:^|[^\\w$])${name.replace(/[$.]/g, "\\$&")}(?![\\w$])`);
+  const testsLock = (exit: Node) => {
+    for (let p = exit.parent; p; p = p.parent) {
+      if (p.type === "IfStatement") return named.test(sourceCode.getText(p.test));
+      if (isFunction(p) || p.type === "TryStatement") return false;
+    }
+    return false;
+  };
+  for (const t of tries) {
+    if (!within(c.acquire, t.block) || !t.finalizer) continue;
+    const release = c.releases.find((r) => within(r, t.finalizer));
+    if (!release) continue;
+    let exit: Node | undefined;
+    walk(t.block, (n) => {
+      if (exit || n.range[0] >= c.acquire.range[0]) return false;
+      if (n !== t.block && isFunction(n)) return false;
+      if ((n.type === "ReturnStatement" || n.type === "ThrowStatement") && testsLock(n)) {
+        exit = n;
+        return false;
+      }
+      return true;
+    });
+    if (exit) return { exit, release };
+  }
+  return undefined;
+}
+
 function analyse(sourceCode: SourceCode, c: Candidate, paths: PathRecorder, shape: ModuleShape, rejections: Rejections): HeldLock {
   const releases = new Set(c.releases);
   const tries = coveringTries(c);
@@ -536,6 +574,7 @@ function analyse(sourceCode: SourceCode, c: Candidate, paths: PathRecorder, shap
     if (tries.length > 0) escapes = escapes.filter((e) => e.kind !== "end");
   }
   const early = c.skipPaths ? undefined : releasedEarly(sourceCode, c, shape);
+  const untaken = releasedUntaken(sourceCode, c, tries);
   return {
     kind: c.kind,
     name: c.name,
@@ -544,6 +583,7 @@ function analyse(sourceCode: SourceCode, c: Candidate, paths: PathRecorder, shap
     ttl: c.ttl,
     escapes,
     ...(early ? { releasedEarly: early } : {}),
+    ...(untaken ? { releasedUntaken: untaken } : {}),
     ...(c.advisory ? { advisory: c.advisory } : {}),
   };
 }

@@ -476,6 +476,11 @@ export interface HeldLock {
   readonly escapes: readonly PathEscape[];
   /** `return work()` inside the `try` whose `finally` releases: the release runs before the returned promise settles. */
   readonly releasedEarly?: Node;
+  /**
+   * `try { if (running) return; running = true; … } finally { running = false }`: a way out of the `try` before the
+   * lock is taken, through a `finally` that releases it, so a caller that never took the lock frees the one who did.
+   */
+  readonly releasedUntaken?: { readonly exit: Node; readonly release: Node };
   /** Advisory locks: how lock and unlock reach the database. */
   readonly advisory?: {
     readonly via: AdvisoryLockOp["via"];
