@@ -388,7 +388,7 @@ export async function grab(room: string, item: string) {
   );
   holders.set(item, lock);
 }`,
-      errors: [{ messageId: "neverExpires", line: 4, column: 22, data: { command: "Redlock acquire", key: "\`grabKey(room, item)\`", ttl: "Number.MAX_SAFE_INTEGER" } }],
+      errors: [{ messageId: "neverExpires", line: 4, column: 22, data: { command: "Redlock acquire", key: "`grabKey(room, item)`", ttl: "Number.MAX_SAFE_INTEGER" } }],
     },
     {
       // a Redis lock whose expiry is ten years: none in practice
