@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_VOCABULARY, getVocabulary } from "../../src/core/model/settings.js";
+import { DEFAULT_VOCABULARY, getVocabulary, namesALock } from "../../src/core/model/settings.js";
 
 describe("getVocabulary: defaults", () => {
   const v = getVocabulary({});
@@ -147,5 +147,14 @@ describe("getVocabulary: settings.locks and rule options", () => {
   it("throws when settings.locks is not an object", () => {
     expect(() => getVocabulary({ locks: ["lockedBy"] })).toThrow("eslint-plugin-locks: settings.locks must be an object.");
     expect(() => getVocabulary({ locks: "strict" })).toThrow("eslint-plugin-locks: settings.locks must be an object.");
+  });
+});
+
+describe("namesALock", () => {
+  it("reads a constant as a lock's name when a lock word ends it or opens its namespace", () => {
+    expect(["auto_payout_lock", "cronLock", "lock:payout", "mutex/reindex", "weekly-digest-lease"].map(namesALock)).toEqual([true, true, true, true, true]);
+  });
+  it("does not read settings about locks as locks", () => {
+    expect(["lock_screen_enabled", "lockTimeoutMinutes", "unlock_hint", "clock_offset", "theme"].map(namesALock)).toEqual([false, false, false, false, false]);
   });
 });

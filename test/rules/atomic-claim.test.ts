@@ -25,6 +25,12 @@ const checkThenAct = (line: number, column: number, data: ReturnType<typeof clai
 
 ruleTester.run("atomic-claim", rule, {
   valid: [
+    // a user-interface setting whose name holds "lock" (lock_screen_enabled) is a setting about a lock, not one
+    `export async function toggleLockScreen(on: boolean) {
+  const current = await prisma.appConfig.findUnique({ where: { name: "lock_screen_enabled" } });
+  if (current?.payload === String(on)) return;
+  await prisma.appConfig.upsert({ where: { name: "lock_screen_enabled" }, update: { payload: String(on) }, create: { name: "lock_screen_enabled", payload: String(on) } });
+}`,
     // a settings row read and then written under a name that is no lock: a setting, not a lock row
     `export async function saveTheme(theme: string) {
   const current = await prisma.appConfig.findUnique({ where: { name: "theme" } });

@@ -27,7 +27,7 @@ import { normalizeModel, sameValue } from "../model/names.js";
 import { recoveredByDirective } from "../reading/directives.js";
 import { isExported } from "../reading/exports.js";
 import { HOLE_SENTINEL as HOLE_MODEL } from "../languages/sql.js";
-import { hasLockWord, normalizeName, withClockedFields } from "../model/settings.js";
+import { hasLockWord, namesALock, normalizeName, withClockedFields } from "../model/settings.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
 import { walk } from "../reading/ast.js";
 import { findVariable, isClockReading, keyName, staticChoices, thenParameterOf, unwrap } from "../reading/values.js";
@@ -504,7 +504,7 @@ function lockName(branches: readonly Branch[]): { field: string; value: StaticVa
   for (const atom of branches[0]!) {
     if ("opaque" in atom || atom.op !== "eq" || atom.pred.values?.length !== 1) continue;
     const value = atom.pred.values[0]!;
-    if (typeof value.value !== "string" || value.symbolic || !hasLockWord(value.value)) continue;
+    if (typeof value.value !== "string" || value.symbolic || !namesALock(value.value)) continue;
     if (branches.every((b) => pins(b, atom.pred.field, value))) return { field: atom.pred.field, value };
   }
   return undefined;

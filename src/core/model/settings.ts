@@ -225,10 +225,6 @@ const LOCK_WORDS = new Set([
 const LOCK_VERBS = new Set(["acquire", "release", "unlock", "relinquish"]);
 
 /**
- * Whether a name says "lock": one of its words (split at `_`, `-`, `:`, `.`, spaces and camelCase humps) is a lock
- * word. `job_lock`, `acquireLock`, `lock:report:*` do; `actor_block`, `clock`, `blockUser` do not.
- */
-/**
  * The module's vocabulary with the fields it writes the clock into (`ts: new Date()`) read as timestamps, whatever
  * their names: a filter `ts < cutoff` on such a field judges age as surely as one on `updatedAt`.
  */
@@ -242,10 +238,26 @@ export function withClockedFields(base: ResolvedVocabulary, accesses: readonly {
   return { ...base, isTimeField: (field) => base.isTimeField(field) || clocked.has(normalizeName(field)) };
 }
 
+/**
+ * Whether a name says "lock": one of its words (split at `_`, `-`, `:`, `.`, spaces and camelCase humps) is a lock
+ * word. `job_lock`, `acquireLock`, `lock:report:*` do; `actor_block`, `clock`, `blockUser` do not.
+ */
 export function hasLockWord(text: string, verbs = false): boolean {
   for (const word of text.split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/)) {
     const w = word.toLowerCase();
     if (LOCK_WORDS.has(w) || (verbs && LOCK_VERBS.has(w))) return true;
   }
   return false;
+}
+
+/**
+ * Whether a constant names a lock, not a setting about one: its last word is a lock word (`auto_payout_lock`,
+ * `cronLock`), or a lock word opens a namespace (`lock:payout`, `mutex/reindex`). `lock_screen_enabled` and
+ * `lockTimeoutMinutes` are settings.
+ */
+export function namesALock(text: string): boolean {
+  const words = text.split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/).filter((w) => w.length > 0).map((w) => w.toLowerCase());
+  if (words.length === 0) return false;
+  if (LOCK_WORDS.has(words[words.length - 1]!)) return true;
+  return LOCK_WORDS.has(words[0]!) && /^[A-Za-z]+[:./]/.test(text);
 }
