@@ -336,6 +336,16 @@ async function reclaim() {
   ],
   invalid: [
     {
+      // an exported count of stuck rows (a health check) hands no rows to anyone who could move them back
+      code: `export async function claim(id: string) {
+  await prisma.job.updateMany({ where: { id, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+}
+export async function stuckCount(cutoff: Date) {
+  return prisma.job.count({ where: { status: "GENERATING", updatedAt: { lt: cutoff } } });
+}`,
+      errors: [missing(2, 9, lock("job", "status", "GENERATING", 2))],
+    },
+    {
       // the same settings-row lock with no age in its check: a holder that dies leaves the row, and every later
       // caller finds it held
       code: `export async function takeDigestLock() {

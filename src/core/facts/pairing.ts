@@ -906,6 +906,8 @@ export function buildFacts(
     const { field, value } = claim.lock;
     return mod.reads.find((r) => {
       if (r.locking || normalizeModel(r.model) !== normalizeModel(claim.write.model)) return false;
+      // A count or an existence test of stuck rows (a dashboard, a health check) hands no rows to anyone.
+      if (/count|exist|aggregate/i.test(r.operation)) return false;
       const fn = api(r.node);
       if (!fn || !toBranches(r.filter).some((b) => !isOpaque(b) && pins(b, field, value) && agePredicates(b, vocabulary).length > 0)) return false;
       return !mod.writes.some((w) => enclosingFunction(w.node) === fn && w.node.range[0] > r.node.range[1]);
