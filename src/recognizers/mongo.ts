@@ -27,7 +27,7 @@ import type {
 } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { isFunction } from "../core/reading/units.js";
-import { evaluate, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList as sharedStaticList, unwrap } from "../core/reading/values.js";
+import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList as sharedStaticList, unwrap } from "../core/reading/values.js";
 
 const STORE = "mongo";
 const UPDATE_METHODS = new Set(["updateOne", "updateMany", "findOneAndUpdate", "findByIdAndUpdate"]);
@@ -563,14 +563,6 @@ function recognizeRead(ctx: RecognizerContext, call: TSESTree.CallExpression, mo
   return { access: "read", store: STORE, model, operation, filter, node: call };
 }
 
-/** The property `key` of an object literal, when it is a plain `key: value`. */
-function propertyValue(object: TSESTree.ObjectExpression, key: string): TSESTree.Node | undefined {
-  for (const p of object.properties) {
-    if (p.type === "Property" && !p.computed && keyName(p.key, false) === key) return p.value;
-  }
-  return undefined;
-}
-
 function recognizeFindAndModify(ctx: RecognizerContext, call: TSESTree.CallExpression, model: string): StateWrite | undefined {
   const [first, , third] = call.arguments;
   const options = call.arguments.length === 1 || (call.arguments.length === 2 && isFunction(call.arguments[1]!)) ? objectOf(ctx, first) : undefined;
@@ -578,9 +570,9 @@ function recognizeFindAndModify(ctx: RecognizerContext, call: TSESTree.CallExpre
   let update: Node | undefined;
   let remove = false;
   if (options) {
-    query = propertyValue(options, "query");
-    update = propertyValue(options, "update");
-    const removal = propertyValue(options, "remove");
+    query = findProperty(options, "query")?.value;
+    update = findProperty(options, "update")?.value;
+    const removal = findProperty(options, "remove")?.value;
     remove = removal !== undefined && evaluate(ctx.sourceCode, removal)?.value === true;
   } else {
     // Positional: the update must be made of update operators, which only Mongo's takes.

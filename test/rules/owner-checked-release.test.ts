@@ -335,6 +335,22 @@ export async function syncCatalog() {
   }
 }`;
 
+/** A lock whose value is a JSON document naming its agent, released by the Lua script given. */
+const jsonLock = (script: string) => `import Redis from "ioredis";
+
+const redis = new Redis();
+const RELEASE = \`${script}\`;
+
+export async function takeConversation(id: string, agentId: string) {
+  const key = \`lock:conversation:\${id}\`;
+  if ((await redis.set(key, JSON.stringify({ agentId }), "NX", "PX", 30_000)) === null) return;
+  try {
+    await reply(id);
+  } finally {
+    await redis.eval(RELEASE, 1, key, agentId);
+  }
+}`;
+
 /** A per-notice Upstash lock held by a constant value, released by key when the send fails; its expiry is `keep`. */
 const noticeLock = (keep: string) => `import { Redis } from "@upstash/redis";
 const redis = Redis.fromEnv();
@@ -380,10 +396,7 @@ export async function drop(db: Knex, key: string) {
   await snapshotsTable(db).where({ key }).delete();
 }`,
     // ioredis: the lock's value is a JSON document; the script decodes it and compares its owner field
-    `import Redis from "ioredis";
-
-const redis = new Redis();
-const RELEASE = \`
+    jsonLock(`
   local current = redis.call("get", KEYS[1])
   if not current then return 0 end
   local held = cjson.decode(current)
@@ -391,17 +404,7 @@ const RELEASE = \`
     return redis.call("del", KEYS[1])
   end
   return 0
-\`;
-
-export async function takeConversation(id: string, agentId: string) {
-  const key = \`lock:conversation:\${id}\`;
-  if ((await redis.set(key, JSON.stringify({ agentId }), "NX", "PX", 30_000)) === null) return;
-  try {
-    await reply(id);
-  } finally {
-    await redis.eval(RELEASE, 1, key, agentId);
-  }
-}`,
+`),
     // a column stamped with the bare clock is a start time, not an until-instant: setting it to the clock again
     // takes the lease anew, it releases nothing (and a table with no lock word holds no lease)
     {
@@ -898,23 +901,10 @@ export const release = ({ db }: { db: Knex }) => async ({ taskName }: { taskName
     },
     {
       // the same JSON lock, but the script decodes the value and deletes whatever the owner field says
-      code: `import Redis from "ioredis";
-
-const redis = new Redis();
-const RELEASE = \`
+      code: jsonLock(`
   local held = cjson.decode(redis.call("get", KEYS[1]) or "{}")
   if held then return redis.call("del", KEYS[1]) end
-\`;
-
-export async function takeConversation(id: string, agentId: string) {
-  const key = \`lock:conversation:\${id}\`;
-  if ((await redis.set(key, JSON.stringify({ agentId }), "NX", "PX", 30_000)) === null) return;
-  try {
-    await reply(id);
-  } finally {
-    await redis.eval(RELEASE, 1, key, agentId);
-  }
-}`,
+`),
       errors: [plainDelete(15, 17, releaseData("script", '"lock:conversation:*"', 11), [])],
     },
     {

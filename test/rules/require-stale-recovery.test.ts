@@ -20,6 +20,16 @@ const jobGenerating = lock("job", "status", "GENERATING", 2);
 
 ruleTester.run("require-stale-recovery", rule, {
   valid: [
+    // a module required in place that is no model (a cache helper, no models/ folder, a lower-case name): not a claim
+    {
+      code: `module.exports = () => require("./cache").findOneAndUpdate({ status: "pending" }, { status: "started" });`,
+      languageOptions: javascript,
+    },
+    // findAndModify with remove: true takes the document out of the queue: a delete, not a claim of its status
+    {
+      code: `const doc = db.queue.findAndModify({ query: { state: "NEW" }, update: { $set: { state: "PROCESSING" } }, remove: true });`,
+      languageOptions: javascript,
+    },
     // a settings row used as a lock under a constant name: the JS check takes a stale one over
     KEYED_LOCK,
     // status bookkeeping beside a queue that keeps the work single itself: the write's failure is swallowed and its

@@ -2,7 +2,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../../core/model/model.js";
 import type { RecognizerContext } from "../recognizer.js";
-import { evaluate, findVariable, getConstInit, isClockReading, isSqlNow, keyName, objectLiteral, staticList, unwrap } from "../../core/reading/values.js";
+import { evaluate, findProperty, findVariable, getConstInit, isClockReading, isSqlNow, keyName, objectLiteral, staticList, unwrap } from "../../core/reading/values.js";
 
 export type Call = TSESTree.CallExpression;
 export type Arg = TSESTree.CallExpressionArgument;
@@ -242,7 +242,7 @@ function tableHelper(ctx: RecognizerContext, base: Node, link: Link): TableScope
   const init = getConstInit(ctx.sourceCode, base);
   const object = init && init.type !== "TSEnumDeclaration" ? unwrap(init) : undefined;
   if (object?.type !== "ObjectExpression") return undefined;
-  const property = object.properties.find((p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === link.name);
+  const property = findProperty(object, link.name);
   return property && helperScope(ctx, property.value, link.name);
 }
 
