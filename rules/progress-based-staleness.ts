@@ -43,10 +43,17 @@ export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeS
   create(context) {
     const vocabulary = getVocabulary(context.settings, context.options[0]);
     const progressFields = vocabulary.raw.progressTimeFields.slice(0, 3).join(", ");
-    /** The first start-time field judged, unless a progress field is judged too. */
-    function startTimeOnly(fields: readonly { field: string; node: Node }[]) {
+    /**
+     * The first start-time field judged, unless a progress field is judged too. With `claimed`, the job rows a
+     * status claim of the module takes: a field named in neither list that the module stamps only in its claims
+     * is a start time too (`picked: now()` when a job is taken, touched by nothing after). A field named as
+     * progress stays one: a lease expiry with no heartbeat here is still a lease, whose late writes Q3 fences.
+     */
+    function startTimeOnly(fields: readonly { field: string; node: Node }[], claimed?: Claim, stamped?: (model: string, field: string) => boolean) {
       if (fields.some((f) => vocabulary.isProgressTimeField(f.field))) return undefined;
-      return fields.find((f) => vocabulary.isStartTimeField(f.field));
+      const job = claimed && !claimed.insert && !claimed.lease && !claimed.keyed && claimed.lock.value.value !== true ? claimed : undefined;
+      const atClaim = (f: { field: string }) => job !== undefined && stamped!(job.write.model, f.field);
+      return fields.find((f) => vocabulary.isStartTimeField(f.field) || atClaim(f));
     }
     function reportLockRow(what: string, claim: Claim, start: { field: string; node: Node }): void {
       const data = { what, model: claim.lock.model, claimLine: String(claim.write.node.loc.start.line), timeField: start.field, progressFields };
@@ -59,7 +66,7 @@ export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeS
         // A stale scan that found the rows is reported on its own, below.
         if (recovery.check?.kind === "read") continue;
         const judged = recovery.check ? recovery.check.timeFields : recovery.timePredicates;
-        const start = startTimeOnly(judged);
+        const start = startTimeOnly(judged, recovery.claim, facts.stampedOnlyByClaims);
         if (!start) continue;
         seen.add(recovery.write.node);
         if (recovery.claim.insert) {
@@ -96,7 +103,7 @@ export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeS
       }
       for (const claim of facts.claims) {
         if (claim.renewed) continue;
-        const start = startTimeOnly(claim.takeover);
+        const start = startTimeOnly(claim.takeover, claim, facts.stampedOnlyByClaims);
         if (!start) continue;
         if (claim.insert) {
           reportLockRow("take-over", claim, start);

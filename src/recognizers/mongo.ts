@@ -27,6 +27,7 @@ import type {
 } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { isFunction } from "../core/reading/units.js";
+import { walk } from "../core/reading/ast.js";
 import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList as sharedStaticList, unwrap } from "../core/reading/values.js";
 
 const STORE = "mongo";
@@ -179,11 +180,13 @@ interface DocOrigin {
   readonly model: string;
   /** Built with `new Model({…})`: its first save inserts it. */
   readonly created?: TSESTree.ObjectExpression | null;
+  /** Not traced to a model (a parameter): `model` is only the variable's name. */
+  readonly byName?: true;
 }
 
 /** Where a Mongoose document comes from: a read of a model, `new Model({…})`, or a loop over a read. */
 function docOrigin(ctx: RecognizerContext, id: TSESTree.Identifier): DocOrigin {
-  const fallback: DocOrigin = { model: id.name };
+  const fallback: DocOrigin = { model: id.name, byName: true };
   const variable = findVariable(ctx.sourceCode, id);
   const def = variable?.defs[0];
   if (!variable || !def || variable.defs.length !== 1 || def.type !== "Variable") return fallback;
@@ -462,7 +465,7 @@ function write(
   call: TSESTree.CallExpression,
   filter: Condition,
   assignments: Assignment[],
-  extra: Partial<Pick<StateWrite, "effect" | "onConflict" | "addPredicate">> = {},
+  extra: Partial<Pick<StateWrite, "effect" | "onConflict" | "addPredicate" | "modelFromName">> = {},
 ): StateWrite {
   return { access: "write", store: STORE, model, operation, filter, assignments, node: call, ...extra };
 }
@@ -519,6 +522,48 @@ function docAssignments(ctx: RecognizerContext, stmt: TSESTree.Node, name: strin
   return undefined;
 }
 
+/** Whether an identifier called `name` occurs in `node` (a property key or member name is no occurrence). */
+function namesIdentifier(node: Node, name: string): boolean {
+  let found = false;
+  walk(node, (n) => {
+    if (found) return false;
+    if (n.type === "MemberExpression" && !n.computed) {
+      if (namesIdentifier(n.object, name)) found = true;
+      return false;
+    }
+    if (n.type === "Property" && !n.computed && !n.shorthand) {
+      if (namesIdentifier(n.value as Node, name)) found = true;
+      return false;
+    }
+    if (n.type === "Identifier" && n.name === name) found = true;
+    return undefined;
+  });
+  return found;
+}
+
+/**
+ * `if (doc.attempts < max) doc.nextAt = later; else doc.nextAt = null;`: an `if` whose branches only change the
+ * document, besides locals computed on the way (its test only reads). Each field it sets may or may not be written, so its value is not known.
+ */
+function conditionalAssignments(ctx: RecognizerContext, stmt: TSESTree.Node, name: string): Assignment[] | undefined {
+  if (stmt.type !== "IfStatement") return undefined;
+  const out: Assignment[] = [];
+  const branch = (b: TSESTree.Statement | null): boolean => {
+    if (!b) return true;
+    const list = b.type === "BlockStatement" ? b.body : [b];
+    for (const st of list) {
+      // A local computed on the way (`const backoff = 2 ** doc.attempts`) only reads.
+      if (st.type === "VariableDeclaration") continue;
+      const found = st.type === "IfStatement" ? conditionalAssignments(ctx, st, name) : docAssignments(ctx, st, name);
+      if (!found) return false;
+      out.push(...found);
+    }
+    return true;
+  };
+  if (!branch(stmt.consequent) || !branch(stmt.alternate)) return undefined;
+  return out.map((a) => ({ ...a, value: { kind: "other" } }));
+}
+
 /** `doc.x = v; …; await doc.save()`: an update of the document's `_id` (or an insert of a `new Model({…})`). */
 function recognizeSave(ctx: RecognizerContext, call: TSESTree.CallExpression, callee: TSESTree.MemberExpression): StateWrite | undefined {
   const doc = unwrap(callee.object);
@@ -533,7 +578,10 @@ function recognizeSave(ctx: RecognizerContext, call: TSESTree.CallExpression, ca
   const at = statementOf(call);
   if (at) {
     for (let i = at.index - 1; i >= 0; i--) {
-      const found = docAssignments(ctx, at.body[i]!, doc.name);
+      const stmt = at.body[i]!;
+      // A statement that never names the document cannot change it (`const backoff = …`): passed over.
+      if (!namesIdentifier(stmt, doc.name)) continue;
+      const found = docAssignments(ctx, stmt, doc.name) ?? conditionalAssignments(ctx, stmt, doc.name);
       if (!found) break;
       // Walking backwards: a later assignment of the same field wins.
       for (const a of found.reverse()) if (!assignments.some((b) => b.field === a.field)) assignments.unshift(a);
@@ -547,7 +595,8 @@ function recognizeSave(ctx: RecognizerContext, call: TSESTree.CallExpression, ca
     });
   }
   if (assignments.length === 0) return undefined;
-  return write(origin.model, "save", call, { kind: "and", items: [pred("_id", "eq", undefined, doc)] }, assignments);
+  return write(origin.model, "save", call, { kind: "and", items: [pred("_id", "eq", undefined, doc)] }, assignments,
+    origin.byName ? { modelFromName: true } : {});
 }
 
 function recognizeRead(ctx: RecognizerContext, call: TSESTree.CallExpression, model: string, operation: string): StateRead | undefined {
@@ -632,7 +681,8 @@ export const mongoRecognizer: Recognizer = {
         const update = objectOf(ctx, first);
         if (!update || !keysOf(update).some((k) => k?.startsWith("$"))) return undefined;
         const origin = docOrigin(ctx, doc);
-        return write(origin.model, operation, call, { kind: "and", items: [pred("_id", "eq", undefined, doc)] }, parseUpdate(ctx, first));
+        return write(origin.model, operation, call, { kind: "and", items: [pred("_id", "eq", undefined, doc)] }, parseUpdate(ctx, first),
+          origin.byName ? { modelFromName: true } : {});
       }
       const filterObject = objectOf(ctx, first);
       if (filterObject && isForeignBag(filterObject)) return undefined;

@@ -82,6 +82,7 @@ const EMPTY_FACTS: LockFacts = {
   sweeps: () => [],
   staleRowsHandedOut: () => undefined,
   changesHands: () => false,
+  stampedOnlyByClaims: () => false,
 };
 
 /** Runs every recognizer over the candidate calls. Exported for the tests and the audit. */

@@ -23,8 +23,31 @@ const checkThenAct = (line: number, column: number, data: ReturnType<typeof clai
 });
 
 
+/**
+ * A picking queue written in Spanish: the status values are no English in-progress words, but the claim stamps
+ * `lockedBy` with the picker and the module clears it again, so EN_PREPARACION is held. `owner` renames the
+ * holder column (a lookalike uses `assigneeId`, no lock word).
+ */
+const pickQueue = (owner = "lockedBy") => `export async function nextForPicker(pickerId: string) {
+  const item = await prisma.pickItem.findFirst({ where: { status: "ABIERTO", ${owner}: null } });
+  if (!item) return null;
+  return prisma.pickItem.update({
+    where: { id: item.id },
+    data: { status: "EN_PREPARACION", ${owner}: pickerId, lockedAt: new Date() },
+  });
+}
+export async function finish(id: string) {
+  await prisma.pickItem.update({ where: { id }, data: { status: "LISTO", ${owner}: null, lockedAt: null } });
+}
+`;
+
 ruleTester.run("atomic-claim", rule, {
   valid: [
+    {
+      // an assignment to an agent is business state: the holder column says nothing of a lock
+      name: "a status set with an assignee (no lock-named holder) is no claim",
+      code: pickQueue("assigneeId"),
+    },
     // a user-interface setting whose name holds "lock" (lock_screen_enabled) is a setting about a lock, not one
     `export async function toggleLockScreen(on: boolean) {
   const current = await prisma.appConfig.findUnique({ where: { name: "lock_screen_enabled" } });
@@ -236,6 +259,14 @@ ruleTester.run("atomic-claim", rule, {
     },
   ],
   invalid: [
+    {
+      name: "a status taken with a lock-named holder is a claim, whatever language its value is in",
+      code: pickQueue(),
+      errors: [
+        checkThenAct(4, 10, claim("pickItem", "status", "EN_PREPARACION", 4, "with a separate read", 2),
+          pickQueue().replace("where: { id: item.id },", 'where: { id: item.id, status: { not: "EN_PREPARACION" } },')),
+      ],
+    },
     {
       // a row of a settings table used as a lock under a constant name: read, checked in JS, then upserted
       code: KEYED_LOCK,

@@ -366,6 +366,38 @@ export async function sendOnce(noticeId: string) {
   }
 }`;
 
+/**
+ * A Mongoose lease on notifications, taken per row where `leaseUntil` is absent or past (line 5), and a
+ * `giveUp(doc)` whose document is a parameter: its writes are set in an `if` and saved after it.
+ */
+const notificationLease = (docName: string, models = "") => `export async function leaseBatch(limit) {
+  const now = new Date();
+  const picked = [];
+  for (const c of await Notification.find({ state: "queued" }).limit(limit)) {
+    const got = await Notification.findOneAndUpdate(
+      { _id: c._id, $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }] },
+      { $set: { leaseUntil: new Date(now.getTime() + 30000) } },
+      { new: true },
+    );
+    if (got) picked.push(got);
+  }
+  return picked;
+}
+
+export async function giveUp(${docName}, reason) {
+  ${docName}.state = "failed";
+  ${docName}.reason = reason;
+  ${docName}.leaseUntil = null;
+  if (${docName}.tries < 5) {
+    const wait = 2 ** ${docName}.tries * 1000;
+    ${docName}.retryAt = new Date(Date.now() + wait);
+  } else {
+    ${docName}.retryAt = null;
+  }
+  await ${docName}.save();
+}
+${models}`;
+
 ruleTester.run("owner-checked-release", rule, {
   valid: [
     // the check before the `try`: only the holder enters it; a way out inside the `try` before the flag is set
@@ -856,8 +888,29 @@ async function settle(id) {
 module.exports = { settle };`,
       languageOptions: javascript,
     },
+    {
+      // a document known only as a parameter is given to a model named like it; `thing` is named like none
+      name: "a saved parameter named like no model of the module stays unknown",
+      code: notificationLease("thing"),
+      languageOptions: javascript,
+    },
+    {
+      // `event` could be a MessageEvent or an AuditEvent: two models alike, so it is neither
+      name: "a saved parameter named like two models stays unknown",
+      code: notificationLease("event").replaceAll("Notification", "MessageEvent") +
+        `export async function audit(id) { await AuditEvent.updateOne({ _id: id }, { $set: { leaseUntil: null } }); }\n`,
+      languageOptions: javascript,
+    },
   ],
   invalid: [
+    {
+      // `giveUp(notification)` saves a parameter: the document is the module's Notification (named like it), and
+      // its save clears the lease by _id alone after an if that sets retryAt either way
+      name: "a lease cleared by saving a parameter document, past an if of its own writes",
+      code: notificationLease("notification"),
+      languageOptions: javascript,
+      errors: [rowRelease(25, 9, { operation: "write", lock: "lease on Notification.leaseUntil", acquireLine: 5, filter: "_id", expires: "is taken over once leaseUntil has passed", expiryLine: 5 })],
+    },
     {
       // a poller whose guard is checked inside the try: a caller that finds it busy clears it in finally
       code: UNTAKEN_GUARD,

@@ -10,6 +10,16 @@ const CLAIM = `async function claim(id: string) {
 }
 `;
 
+/** A claim that stamps `grabbed`, a name in neither list, and a reaper judged by it (line 6). */
+const GRABBED = `async function claim(id: string) {
+  const result = await prisma.job.updateMany({ where: { id, status: { not: "GENERATING" } }, data: { status: "GENERATING", grabbed: new Date() } });
+  if (result.count === 0) throw new Error("already generating");
+}
+async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", grabbed: { lt: cutoff } }, data: { status: "FAILED" } });
+}
+`;
+
 /** The first three default progress fields, as the messages list them. */
 const DEFAULT_PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
 const generating = { model: "job", field: "status", value: "GENERATING", claimLine: "2" };
@@ -58,6 +68,18 @@ const scan = (line: number, column: number, data: ScanData) => ({
 ruleTester.run("progress-based-staleness", rule, {
   assertionOptions: { requireData: true },
   valid: [
+    {
+      // the worker re-stamps `grabbed` after every chunk: whatever its name, it moves while the holder works
+      name: "a field stamped by the claim and again by a heartbeat is progress",
+      code: GRABBED + `async function beat(id: string) {
+  await prisma.job.update({ where: { id }, data: { grabbed: new Date() } });
+}`,
+    },
+    {
+      // a lease expiry keeps its name's meaning: with no heartbeat here it is still a lease, which Q3 fences
+      name: "a lease expiry stamped only by the claim stays a progress field",
+      code: GRABBED.replaceAll("grabbed", "leaseExpiresAt"),
+    },
     {
       name: "a sweeper with no claim in the module, judged by the progress timestamp",
       code: `export async function requeueStuck(cutoff: Date) {
@@ -244,6 +266,12 @@ async function reap(cutoff: Date) {
     },
   ],
   invalid: [
+    {
+      // named in neither list, `grabbed` is written only by the claim: it says when the work began
+      name: "a recovery judged by a field the module stamps only when claiming",
+      code: GRABBED,
+      errors: [recovery(6, 64, { ...generating, timeField: "grabbed", progressFields: DEFAULT_PROGRESS })],
+    },
     // ---- startTimeRecovery ----
     {
       name: "a recovery judged by startedAt",

@@ -27,7 +27,7 @@ import { normalizeModel, sameValue } from "../model/names.js";
 import { recoveredByDirective } from "../reading/directives.js";
 import { isExported } from "../reading/exports.js";
 import { HOLE_SENTINEL as HOLE_MODEL } from "../languages/sql.js";
-import { hasLockWord, namesALock, normalizeName, withClockedFields } from "../model/settings.js";
+import { hasLockWord, namesALock, normalizeName, withClockedFields, withHeldValues } from "../model/settings.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
 import { walk } from "../reading/ast.js";
 import { findVariable, isClockReading, keyName, staticChoices, thenParameterOf, unwrap } from "../reading/values.js";
@@ -202,6 +202,24 @@ function underLockingReads(write: StateWrite, locking: readonly StateRead[]): St
   return { ...write, filter: { kind: "and", items: [write.filter, ...held.map((r) => r.filter)] }, underLock: true };
 }
 
+/**
+ * Writes of a document known only by its variable's name (`markFailed(event)` then `event.save()`) go to the one
+ * model the module names elsewhere whose name contains it or is contained in it (`event` → `MessageEvent`). With
+ * none, or two alike (`event` → `MessageEvent` and `AuditEvent`), the name stays as it is: a model of its own
+ * that pairs with nothing.
+ */
+function attributeByName(writes: readonly StateWrite[]): StateWrite[] {
+  const known = [...new Set(writes.filter((w) => !w.modelFromName).map((w) => w.model))];
+  return writes.map((w) => {
+    if (!w.modelFromName) return w;
+    const n = normalizeModel(w.model);
+    if (n.length < 3) return w;
+    const alike = [...new Set(known.filter((m) => { const k = normalizeModel(m); return k.includes(n) || n.includes(k); }).map(normalizeModel))];
+    if (alike.length !== 1) return w;
+    return { ...w, model: known.find((m) => normalizeModel(m) === alike[0])! };
+  });
+}
+
 class Module {
   readonly writes: StateWrite[];
   readonly reads: StateRead[];
@@ -216,7 +234,7 @@ class Module {
   ) {
     const flags = new FlagValues(vocabulary);
     this.reads = accesses.filter((a): a is StateRead => a.access === "read").map((r) => flags.read(r));
-    const writes = accesses.filter((a): a is StateWrite => a.access === "write").map((w) => flags.write(w));
+    const writes = attributeByName(accesses.filter((a): a is StateWrite => a.access === "write")).map((w) => flags.write(w));
     const locking = this.reads.filter((r) => r.locking);
     this.writes = locking.length === 0 ? writes : writes.map((w) => underLockingReads(w, locking));
     for (const r of this.reads) this.readByCall.set(r.node, r);
@@ -852,7 +870,7 @@ export function buildFacts(
   /** The lines of claims the audit found recovered by another module (`settings.locksRecoveredElsewhere`). */
   recoveredElsewhere: ReadonlySet<number> = new Set(),
 ): Omit<LockFacts, "held" | "helpers"> {
-  vocabulary = withClockedFields(vocabulary, accesses);
+  vocabulary = withHeldValues(withClockedFields(vocabulary, accesses), accesses);
   const mod = new Module(sourceCode, accesses, vocabulary);
   const direct = mod.writes.flatMap((w) => findClaims(mod, w));
   const born = mod.writes.filter((w) => w.effect === "insert" && w.onConflict === undefined).flatMap((w) => findBornClaims(mod, w, direct));
@@ -939,6 +957,16 @@ export function buildFacts(
     // are dead by then), or a sweep that conditional-recovery reports for taking live work. Neither leaves a live
     // holder a newer one to overwrite until it judges age.
     staleRowsHandedOut: handedOut,
+    stampedOnlyByClaims: (model, field) => {
+      const claimWrites = new Set(claims.map((c) => c.write));
+      let stamped = false;
+      for (const w of mod.writes) {
+        if (normalizeModel(w.model) !== normalizeModel(model) || !w.assignments.some((a) => sameField(a.field, field) && !clears(a))) continue;
+        if (!claimWrites.has(w)) return false;
+        stamped = true;
+      }
+      return stamped;
+    },
     changesHands: (claim) => claim.takeover.length > 0 || hasTakeoverWrite(claim, mod.writes, vocabulary) ||
       handedOut(claim) !== undefined ||
       (byClaim.get(claim) ?? []).some((r) => !r.flaws.includes("missing-time")) ||
@@ -963,7 +991,7 @@ export function buildForeignRecoveries(
   accesses: readonly StateAccess[],
   vocabulary: ResolvedVocabulary,
 ): Recovery[] {
-  vocabulary = withClockedFields(vocabulary, accesses);
+  vocabulary = withHeldValues(withClockedFields(vocabulary, accesses), accesses);
   const mod = new Module(sourceCode, accesses, vocabulary);
   const program = sourceCode.ast as unknown as Node;
   // A stand-in claim: no write of the module runs after it, in its unit or elsewhere.

@@ -77,6 +77,11 @@ export interface StateWrite {
   readonly onConflict?: "ignore" | "update" | "error";
   /** Made after a locking read of the same model in the same unit: the rows it names are held (facts/pairing.ts). */
   readonly underLock?: boolean;
+  /**
+   * `model` is only the name of the variable holding the document (`event.save()` on a parameter `event`): the
+   * module attributes the write to the one model of its own named like it (`MessageEvent`), or leaves it unknown.
+   */
+  readonly modelFromName?: boolean;
   readonly filter: Condition;
   readonly assignments: readonly Assignment[];
   /** The whole call: where findings about the write are reported. */
@@ -569,6 +574,12 @@ export interface LockFacts {
    * newer holder's row (Q3: `require-fencing`, `owner-checked-release` on rows); until then Q1 is the finding.
    */
   changesHands(claim: Claim): boolean;
+  /**
+   * Q2: the module stamps `field` of the model only in its claims (`lock_expires_at = now() + interval '5 minutes'`
+   * when a job is claimed) and in no other write: no heartbeat renews it, so whatever its name, it says when
+   * the work started, not whether it still progresses.
+   */
+  stampedOnlyByClaims(model: string, field: string): boolean;
 }
 
 /** The calls and functions of a module, collected once by the inventory for the facts that walk them. */

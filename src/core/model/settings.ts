@@ -238,6 +238,36 @@ export function withClockedFields(base: ResolvedVocabulary, accesses: readonly {
   return { ...base, isTimeField: (field) => base.isTimeField(field) || clocked.has(normalizeName(field)) };
 }
 
+type WriteLike = { access: string; assignments?: readonly { field: string; value: { kind: string; value?: { value: unknown } } }[] };
+
+/**
+ * The module's vocabulary with the statuses it takes a row into *with a holder* read as in-progress values, whatever
+ * language they are named in: a write that sets `status` to a literal and a lock-named owner column (`lockedBy`,
+ * `lockOwner`) to who takes it, where another write of the module clears that column again (`lockedBy: null`),
+ * takes a lock (`status: EM_CONTAGEM, lockedBy: userId`). A waiting value (`PENDING`) never becomes one.
+ */
+export function withHeldValues(base: ResolvedVocabulary, accesses: readonly WriteLike[]): ResolvedVocabulary {
+  const writes = accesses.filter((a) => a.access === "write");
+  const isHolder = (field: string) => base.isOwnerField(field) && hasLockWord(field);
+  const cleared = new Set<string>();
+  for (const w of writes) {
+    for (const a of w.assignments ?? []) if (isHolder(a.field) && a.value.kind === "static" && a.value.value?.value === null) cleared.add(normalizeName(a.field));
+  }
+  if (cleared.size === 0) return base;
+  const held = new Set<string>();
+  const waiting = nameSet(base.raw.waitingValues);
+  for (const w of writes) {
+    const as = w.assignments ?? [];
+    if (!as.some((a) => cleared.has(normalizeName(a.field)) && a.value.kind !== "static")) continue;
+    for (const a of as) {
+      const v = a.value.kind === "static" ? a.value.value?.value : undefined;
+      if (typeof v === "string" && base.isStateField(a.field) && !waiting.has(normalizeName(v)) && !base.isInProgressValue(v)) held.add(normalizeName(v));
+    }
+  }
+  if (held.size === 0) return base;
+  return { ...base, isInProgressValue: (value) => base.isInProgressValue(value) || held.has(normalizeName(value)) };
+}
+
 /**
  * Whether a name says "lock": one of its words (split at `_`, `-`, `:`, `.`, spaces and camelCase humps) is a lock
  * word. `job_lock`, `acquireLock`, `lock:report:*` do; `actor_block`, `clock`, `blockUser` do not.
