@@ -58,7 +58,8 @@ describe("docs/stores.md", () => {
 
   it("has one example per store", () => {
     expect(examples.map(([store]) => store)).toEqual([
-      "Prisma", "TypeORM", "Knex", "Kysely", "Drizzle", "Sequelize", "MongoDB driver and Mongoose", "Raw SQL", "Redis",
+      "Prisma", "TypeORM", "Knex", "Kysely", "Drizzle", "Sequelize", "MongoDB driver and Mongoose", "Payload CMS", "Raw SQL",
+      "Redis",
     ]);
   });
 

@@ -6,6 +6,7 @@ import { kyselyRecognizer } from "./kysely.js";
 import { mongoRecognizer } from "./mongo.js";
 import { mutexRecognizer } from "./mutex.js";
 import { azureBlobRecognizer, fsRecognizer, gcsRecognizer, s3Recognizer } from "./object-storage.js";
+import { payloadRecognizer } from "./payload.js";
 import { prismaRecognizer } from "./prisma.js";
 import { redisLocksRecognizer } from "./redis-locks.js";
 import { redisRecognizer } from "./redis.js";
@@ -15,7 +16,8 @@ import { typeormRecognizer } from "./typeorm/typeorm.js";
 
 /**
  * Order matters only where two recognizers accept the same call: the first that returns an access wins.
- * Raw SQL comes first (a `query("UPDATE …")` is SQL whatever the receiver); Prisma before the two-argument
+ * Raw SQL comes first (a `query("UPDATE …")` is SQL whatever the receiver); Payload's `payload.update({ collection,
+ * where, data })` before Prisma, whose calls look alike; Prisma before the two-argument
  * `update(criteria, values)` clients. In-process mutexes before the Redis lock libraries, which share their
  * class and method names (`new Mutex()` against redis-semaphore's `new Mutex(redis, key)`).
  * Object storage before the ORMs: GCS `file.save(data)` is no document save.
@@ -26,6 +28,7 @@ export const recognizers: readonly Recognizer[] = [
   gcsRecognizer,
   azureBlobRecognizer,
   fsRecognizer,
+  payloadRecognizer,
   prismaRecognizer,
   typeormRecognizer,
   sequelizeRecognizer,

@@ -32,7 +32,13 @@ import { evaluate, findProperty, findVariable, getConstInit, isClockReading, key
 import { normalizeName } from "../core/model/settings.js";
 
 const STORE = "sql";
-const METHODS = new Set(["query", "execute", "$executeRawUnsafe", "$queryRawUnsafe", "raw", "unsafe", "prepare"]);
+/**
+ * SQLite's drivers and the adapters written on them (`sqlite`, `sqlite3`, a service's `db_adapter`): `db.run(sql,
+ * a, b)`, `db.all(sql, [a])`, `db.get(sql)`. The names are everywhere (`map.get(k)`), so only a first argument
+ * whose text opens like a statement counts, as for every method here.
+ */
+const SQLITE_METHODS = new Set(["run", "all", "get", "each"]);
+const METHODS = new Set(["query", "execute", "$executeRawUnsafe", "$queryRawUnsafe", "raw", "unsafe", "prepare", ...SQLITE_METHODS]);
 /**
  * A service's own query helper, called as a plain function (`const { query } = require("./db")`, `query(sql,
  * params)`): the SQL text is the evidence, so only a first argument that parses as a statement counts.
@@ -259,6 +265,10 @@ function fromCall(ctx: RecognizerContext, call: TSESTree.CallExpression, method:
     params = args.length === 1 && args[0]!.type !== "SpreadElement" && unwrap(args[0]!).type === "ObjectExpression"
       ? paramsFrom(ctx, args[0])
       : { positional: args.map((a) => (a.type === "SpreadElement" ? undefined : a)) };
+  } else if (SQLITE_METHODS.has(method) && second && second.type !== "SpreadElement" && !["ArrayExpression", "ObjectExpression"].includes(unwrap(second).type)) {
+    // Bindings one by one (`db.run(sql, a, b)`), the node-style callback last.
+    const args = call.arguments.slice(1);
+    params = { positional: args.filter((a, i) => !(i === args.length - 1 && a.type !== "SpreadElement" && isCallback(a))).map((a) => (a.type === "SpreadElement" ? undefined : a)) };
   } else if (second && second.type !== "SpreadElement") {
     params = paramsFrom(ctx, second);
   }
@@ -266,6 +276,11 @@ function fromCall(ctx: RecognizerContext, call: TSESTree.CallExpression, method:
   if (!segments) return undefined;
   const t = unwrap(textNode).type;
   return { source: { segments, inline: t === "Literal" || t === "TemplateLiteral", tagged: false }, params };
+}
+
+function isCallback(node: Node): boolean {
+  const n = unwrap(node);
+  return n.type === "ArrowFunctionExpression" || n.type === "FunctionExpression";
 }
 
 // ---- rendering and parsing ----

@@ -1,6 +1,7 @@
 // Raw SQL through the five database rules: `pool.query(text, params)`, `query({ text, values })`, mysql2
 // `execute` with `?`, Prisma `$executeRaw`/`$queryRaw` tagged templates and `$executeRawUnsafe`, `knex.raw`,
-// postgres.js `sql` tags, better-sqlite3 `prepare(…).run(…)`. The statement is parsed: subqueries and CTEs
+// postgres.js `sql` tags, better-sqlite3 `prepare(…).run(…)`, and the `sqlite` driver's (or an adapter's)
+// `db.run(text, a, b)` / `db.all(text, [a])` / `db.get(text)`. The statement is parsed: subqueries and CTEs
 // that pick rows of the same table (`FOR UPDATE SKIP LOCKED`) are read into the filter, `now() - interval …`
 // is the clock, parameters take the static value of their JS expression.
 import atomicClaim from "../../rules/atomic-claim.js";
@@ -36,8 +37,39 @@ const LOCKED_CLAIM = `export async function claimNext(kind?: string) {
   });
 }`;
 
+/** A task queue on SQLite through a service's adapter: ids read, then flipped to running by id (line 6). */
+const sqliteBatch = (extra = "") => `const db = require("./db");
+async function takeBatch(workerId) {
+  await db.run("BEGIN");
+  const rows = await db.all("SELECT id FROM tasks WHERE status = 'queued' LIMIT ?", 10);
+  const ids = rows.map((r) => r.id).join(",");
+  await db.run(\`UPDATE tasks SET status = 'running', owner = ? WHERE id IN (\${ids})\`, workerId);
+  await db.run("COMMIT");
+  return rows;
+}
+${extra}module.exports = { takeBatch };
+`;
+
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
+    {
+      // the same names on routers, maps and caches: no statement text, no access
+      name: "get/run/all calls whose first argument is no SQL statement",
+      code: `export function routes(app, cache, settings) {
+  app.get("/tasks/running", (req, res) => res.json(cache.get("running")));
+  settings.all("UPDATE");
+  return jobs.run("status = 'running'", { status: "running" });
+}`,
+      languageOptions: javascript,
+    },
+    {
+      name: "SQLite adapter: the batch with a sweeper judged by the heartbeat",
+      code: sqliteBatch(`async function sweep() {
+  await db.run("UPDATE tasks SET status = 'queued' WHERE status = 'running' AND heartbeat_at < datetime('now', '-10 minutes')");
+}
+`),
+      languageOptions: javascript,
+    },
     {
       name: "the queue claim with a conditional recovery judged by heartbeat",
       code: QUEUE_CLAIM + `export async function sweep() {
@@ -137,6 +169,12 @@ export async function sweep() {
     },
   ],
   invalid: [
+    {
+      name: "SQLite adapter: db.run flips read ids to running, with nothing to move them back",
+      code: sqliteBatch(),
+      languageOptions: javascript,
+      errors: [{ messageId: "missingRecovery", line: 6, column: 9, data: lock("tasks", "status", "running") }],
+    },
     {
       // The locking read (with an optional AND term, unknown but only narrowing) and the write by id are one claim.
       name: "a row locked by SELECT … FOR UPDATE in the transaction, then written by id: a claim, with no recovery",

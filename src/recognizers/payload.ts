@@ -1,0 +1,146 @@
+/**
+ * Payload CMS's Local API: `payload.find|findByID|count({ collection, where })`, `payload.update({ collection, id |
+ * where, data })`, `payload.create({ collection, data })`, `payload.delete({ collection, id | where })`, and the
+ * database adapter under it, `payload.db.find|findOne|updateOne|updateMany|deleteOne|deleteMany({ collection, where,
+ * data })`. Plugins and apps built on Payload keep their job queues and lock flags in collections and write them
+ * through this API, not through an ORM.
+ *
+ * The model is the collection's slug (`"ai-sync-queue"`). Filters use Payload's operators (`equals`, `not_equals`,
+ * `in`, `not_in`, `exists`, `less_than`, `less_than_equal`, `greater_than`, `greater_than_equal`) joined by `and` /
+ * `or` lists. The receiver must be called `payload` (`payload`, `req.payload`, `this.payload`) or be its `db`:
+ * an object argument with a `collection` key is common elsewhere.
+ */
+import type { TSESTree } from "@typescript-eslint/utils";
+import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess } from "../core/model/model.js";
+import type { Recognizer, RecognizerContext } from "./recognizer.js";
+import { evaluate, findProperty, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
+
+const STORE = "payload";
+const READS = new Set(["find", "findByID", "count", "findOne"]);
+const UPDATES = new Set(["update", "updateOne", "updateMany", "findOneAndUpdate"]);
+const DELETES = new Set(["delete", "deleteOne", "deleteMany"]);
+const INSERTS = new Set(["create"]);
+const COMPARE: Record<string, CompareOp> = {
+  equals: "eq", not_equals: "ne", in: "in", not_in: "notIn",
+  less_than: "lt", less_than_equal: "lte", greater_than: "gt", greater_than_equal: "gte",
+};
+
+/** `payload`, `req.payload`, `this.payload`, `ctx.payload`; with `db`: the adapter (`payload.db`). */
+function isPayload(node: Node): { db: boolean } | undefined {
+  const n = unwrap(node);
+  const named = (x: Node) => {
+    const u = unwrap(x);
+    if (u.type === "Identifier") return /^payload$/i.test(u.name);
+    return u.type === "MemberExpression" && /^payload$/i.test(keyName(u.property, u.computed) ?? "");
+  };
+  if (named(n)) return { db: false };
+  if (n.type === "MemberExpression" && keyName(n.property, n.computed) === "db" && named(n.object)) return { db: true };
+  return undefined;
+}
+
+function pred(ctx: RecognizerContext, field: string, op: CompareOp, value: Node, at: Node): Condition {
+  if (op === "in" || op === "notIn") return { kind: "pred", field, op, values: staticList(ctx.sourceCode, value), node: at };
+  const v = evaluate(ctx.sourceCode, value);
+  return { kind: "pred", field, op, values: v ? [v] : undefined, node: at };
+}
+
+/** One field's operators: `status: { equals: "pending" }`, `lockedUntil: { less_than: now }`, `token: { exists: false }`. */
+function fieldFilter(ctx: RecognizerContext, field: string, value: Node, at: Node): Condition {
+  const obj = objectLiteral(ctx.sourceCode, value);
+  // A bare value is no Payload filter; a nested path (`"meta.status"`) keeps its name.
+  if (!obj) return { kind: "opaque", node: at };
+  const items: Condition[] = [];
+  for (const p of obj.properties) {
+    if (p.type !== "Property") { items.push({ kind: "opaque", node: p }); continue; }
+    const op = keyName(p.key, p.computed) ?? "";
+    if (op in COMPARE) items.push(pred(ctx, field, COMPARE[op]!, p.value, at));
+    else if (op === "exists") {
+      const v = evaluate(ctx.sourceCode, p.value);
+      if (typeof v?.value !== "boolean") items.push({ kind: "opaque", node: p });
+      else items.push({ kind: "pred", field, op: v.value ? "ne" : "eq", values: [{ value: null }], node: at });
+    } else items.push({ kind: "pred", field, op: "other", values: undefined, node: at });
+  }
+  return { kind: "and", items };
+}
+
+function parseWhere(ctx: RecognizerContext, where: TSESTree.ObjectExpression, depth = 0): Condition {
+  const items: Condition[] = [];
+  for (const p of where.properties) {
+    const key = p.type === "Property" ? keyName(p.key, p.computed) : undefined;
+    if (p.type !== "Property" || key === undefined || depth > 4) { items.push({ kind: "opaque", node: p }); continue; }
+    if (key === "and" || key === "or") {
+      const list = unwrap(p.value);
+      if (list.type !== "ArrayExpression") { items.push({ kind: "opaque", node: p }); continue; }
+      const parts = list.elements.map((el): Condition => {
+        const obj = el && el.type !== "SpreadElement" ? objectLiteral(ctx.sourceCode, el) : undefined;
+        return obj ? parseWhere(ctx, obj, depth + 1) : { kind: "opaque", node: el ?? list };
+      });
+      items.push({ kind: key, items: parts });
+    } else items.push(fieldFilter(ctx, key, p.value, p));
+  }
+  return { kind: "and", items };
+}
+
+function assigned(ctx: RecognizerContext, node: Node): AssignedValue {
+  let n = unwrap(node);
+  // `new Date().toISOString()`: Payload stores dates as strings.
+  if (n.type === "CallExpression" && n.callee.type === "MemberExpression" && keyName(n.callee.property, n.callee.computed) === "toISOString") {
+    n = unwrap(n.callee.object);
+  }
+  if (isClockReading(n)) return { kind: "now" };
+  const v = evaluate(ctx.sourceCode, n);
+  return v ? { kind: "static", value: v } : { kind: "other" };
+}
+
+function parseData(ctx: RecognizerContext, data: TSESTree.ObjectExpression): Assignment[] {
+  const out: Assignment[] = [];
+  for (const p of data.properties) {
+    const field = p.type === "Property" ? keyName(p.key, p.computed) : undefined;
+    if (p.type !== "Property" || !field) continue;
+    out.push({ field, value: assigned(ctx, p.value), node: p, valueNode: p.value });
+  }
+  return out;
+}
+
+/** The rows a call names: its `where`, or its `id` (a document by id). */
+function filterOf(ctx: RecognizerContext, arg: TSESTree.ObjectExpression): Condition | undefined {
+  const id = findProperty(arg, "id");
+  if (id) return { kind: "and", items: [{ kind: "pred", field: "id", op: "eq", values: undefined, node: id }] };
+  const whereProp = findProperty(arg, "where");
+  if (!whereProp) return undefined;
+  const where = objectLiteral(ctx.sourceCode, whereProp.value);
+  return where ? parseWhere(ctx, where) : { kind: "opaque", node: whereProp.value };
+}
+
+export const payloadRecognizer: Recognizer = {
+  store: STORE,
+  methods: new Set([...READS, ...UPDATES, ...DELETES, ...INSERTS]),
+  recognize(call, ctx): StateAccess | undefined {
+    const callee = unwrap(call.callee);
+    if (callee.type !== "MemberExpression" || call.arguments.length !== 1) return undefined;
+    const operation = keyName(callee.property, callee.computed);
+    if (!operation || !isPayload(callee.object)) return undefined;
+    const arg = objectLiteral(ctx.sourceCode, call.arguments[0]);
+    const slug = arg && findProperty(arg, "collection");
+    const model = slug && evaluate(ctx.sourceCode, slug.value)?.value;
+    if (!arg || typeof model !== "string") return undefined;
+    if (READS.has(operation)) {
+      const filter = filterOf(ctx, arg);
+      return filter && { access: "read", store: STORE, model, operation, filter, node: call };
+    }
+    if (INSERTS.has(operation)) {
+      const data = findProperty(arg, "data");
+      const obj = data && objectLiteral(ctx.sourceCode, data.value);
+      if (!obj) return undefined;
+      return { access: "write", store: STORE, model, operation, effect: "insert", filter: { kind: "and", items: [] }, assignments: parseData(ctx, obj), node: call };
+    }
+    const filter = filterOf(ctx, arg);
+    if (!filter) return undefined;
+    if (DELETES.has(operation)) return { access: "write", store: STORE, model, operation, effect: "delete", filter, assignments: [], node: call };
+    if (!UPDATES.has(operation)) return undefined;
+    const data = findProperty(arg, "data");
+    const obj = data && objectLiteral(ctx.sourceCode, data.value);
+    if (!obj) return undefined;
+    return { access: "write", store: STORE, model, operation, filter, assignments: parseData(ctx, obj), node: call };
+  },
+};
