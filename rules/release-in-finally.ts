@@ -175,8 +175,10 @@ export default createRule<
         if (lock.ttl && !ttlLocks) continue;
         const adv = lock.advisory;
         if (adv) {
-          const client = lock.acquire.type === "CallExpression" || lock.acquire.type === "TaggedTemplateExpression"
-            ? clientName(sourceCode, lock.acquire) : "the pool";
+          // Through a helper of another module: its pool, named where it lives.
+          const client = adv.helper ? `${adv.helper.pool} of ${adv.helper.file}`
+            : lock.acquire.type === "CallExpression" || lock.acquire.type === "TaggedTemplateExpression"
+              ? clientName(sourceCode, lock.acquire) : "the pool";
           if (adv.via === "pool") {
             context.report({ node: lock.acquire, messageId: "advisoryOnPool", data: { client } });
             for (const u of adv.pooledUnlocks) {

@@ -7,7 +7,7 @@
  * receives the same facts. No second AST walk, no work for files without candidate calls.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { LockFacts, StateAccess } from "../core/model/model.js";
+import type { AdvisoryLockOp, LockFacts, StateAccess } from "../core/model/model.js";
 import { recognizers } from "../recognizers/index.js";
 import type { Recognizer } from "../recognizers/recognizer.js";
 import type { ModuleShape } from "../core/model/model.js";
@@ -15,7 +15,7 @@ import { buildFacts } from "../core/facts/pairing.js";
 import { PathRecorder } from "../core/reading/code-paths.js";
 import { buildHeldLocks } from "../core/facts/held-locks.js";
 import { helperInstances } from "../core/summaries/summaries.js";
-import { exportedHelpers, importedInstances, type ImportedHelpers } from "../core/summaries/modules.js";
+import { exportedHelpers, importedAdvisory, importedInstances, type ImportedHelpers } from "../core/summaries/modules.js";
 import { extendVocabulary, getVocabulary, type Vocabulary } from "../core/model/settings.js";
 import { receiverTypes, type ReceiverTypes } from "../core/reading/types.js";
 import { unwrap } from "../core/reading/values.js";
@@ -190,13 +190,17 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
         const accesses = collectAccesses(sourceCode, state.calls, state.tagged, receiverTypes(context));
         const shape: ModuleShape = { calls: state.calls, functions: state.functions };
         // Calls of helpers (this module's, and in the audit those it imports) are the helpers' ops at the call.
-        const imported = importedInstances(sourceCode, state.calls, importedHelpersOf(context.settings));
+        const given = importedHelpersOf(context.settings);
+        const imported = importedInstances(sourceCode, state.calls, given);
         const helpers = helperInstances(sourceCode, accesses, shape, imported);
         const built = buildFacts(sourceCode, accesses, shape, vocabulary, helpers.instances, recoveredElsewhereOf(context.settings));
+        const advisory = accesses.filter((a): a is AdvisoryLockOp => a.access === "advisory");
+        // An imported helper's advisory lock is the held lock of the code that calls it.
+        const viaHelpers = importedAdvisory(sourceCode, state.calls, given);
         facts = {
           ...built,
-          held: buildHeldLocks(sourceCode, accesses, built.kv, shape, state.flags, paths),
-          helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv),
+          held: buildHeldLocks(sourceCode, viaHelpers.length > 0 ? [...accesses, ...viaHelpers] : accesses, built.kv, shape, state.flags, paths),
+          helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory),
         };
       } catch (error) {
         // A recognizer or the model met code it did not expect. One odd file must not stop a whole lint run:

@@ -265,6 +265,7 @@ function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLockOp[], s
       pooledUnlocks,
       neverUnlocked,
       ...(neverUnlocked && returns[0] ? { returnedToPool: returns[0] } : {}),
+      ...(op.helper ? { helper: op.helper } : {}),
     };
     out.push({
       kind: "advisory",

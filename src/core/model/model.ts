@@ -215,8 +215,21 @@ export interface HelperEffect {
 export interface ExportedHelper {
   readonly name: string;
   readonly effects: readonly HelperEffect[];
+  /**
+   * Its session advisory locks and unlocks on the module's pool (`db.$queryRaw\`SELECT pg_try_advisory_lock(…)\``
+   * in `tryAdvisoryLock(id)`): the pool is the module's own, so every caller's lock is a pool's lock.
+   */
+  readonly advisory?: readonly AdvisoryHelperEffect[];
   /** The module that defines it, when another one re-exports it (a barrel); relative to the project. */
   readonly file?: string;
+}
+
+export interface AdvisoryHelperEffect {
+  readonly fn: AdvisoryLockOp["fn"];
+  readonly try: boolean;
+  /** The client as the helper's module names it (`db`). */
+  readonly client: string;
+  readonly line: number;
 }
 
 /**
@@ -283,6 +296,17 @@ export interface AdvisoryLockOp {
    */
   readonly via: "pool" | "connection" | "transaction" | "unknown";
   readonly node: Node;
+  /** Made through an exported helper of another module (`tryAdvisoryLock(id)`): `node` is the call of it. */
+  readonly helper?: AdvisoryHelper;
+}
+
+/** Where a helper's advisory op lives: the helper as the call names it, its module and the op's line. */
+export interface AdvisoryHelper {
+  readonly name: string;
+  readonly file: string;
+  readonly line: number;
+  /** The pool as that module names it (`db`). */
+  readonly pool: string;
 }
 
 
@@ -495,6 +519,8 @@ export interface HeldLock {
     readonly neverUnlocked: boolean;
     /** The connection goes back to the pool (`client.release()`) with the lock still held. */
     readonly returnedToPool?: Node;
+    /** Taken through a helper of another module, which sends it on that module's pool. */
+    readonly helper?: AdvisoryHelper;
   };
 }
 

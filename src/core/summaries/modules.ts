@@ -11,9 +11,9 @@
  * as an imported class (the NestJS way of injecting a `RedisLockService`).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { ExportedHelper, HelperEffect, KeyShape, KvFacts, KvOp, Node } from "../model/model.js";
+import type { AdvisoryHelperEffect, AdvisoryLockOp, ExportedHelper, HelperEffect, KeyShape, KvFacts, KvOp, Node } from "../model/model.js";
 import { helperOrigin } from "../model/model.js";
-import { classOf } from "../reading/units.js";
+import { classOf, functionName, unitOf } from "../reading/units.js";
 import { exportNames, reachNames } from "../reading/exports.js";
 import { evaluate, findVariable, keyName, unwrap } from "../reading/values.js";
 import { argumentFor, clientText, describeCallee, shapeFromParts, type FunctionSummary, type KvEffect } from "./summaries.js";
@@ -61,16 +61,60 @@ function plainEffect(effect: KvEffect, kv: KvFacts): HelperEffect {
  * The module's exported helpers: each exported function or method (of an exported class or object) with key-value
  * effects a caller makes through it. `summaries` are the module's (summaries.ts), `kv` its paired facts.
  */
-export function exportedHelpers(sourceCode: SourceCode, summaries: ReadonlyMap<TSESTree.FunctionLike, FunctionSummary>, kv: KvFacts): ExportedHelper[] {
-  if (summaries.size === 0) return [];
+export function exportedHelpers(
+  sourceCode: SourceCode,
+  summaries: ReadonlyMap<TSESTree.FunctionLike, FunctionSummary>,
+  kv: KvFacts,
+  advisory: readonly AdvisoryLockOp[] = [],
+): ExportedHelper[] {
+  const pooled = advisoryHelpers(advisory);
+  if (summaries.size === 0 && pooled.size === 0) return [];
   const exports = exportNames(sourceCode.ast as TSESTree.Program);
   if (exports.size === 0) return [];
   const out: ExportedHelper[] = [];
   for (const summary of summaries.values()) {
     const effects = summary.effects.map((e) => plainEffect(e, kv));
-    for (const name of reachNames(summary.fn, exports)) out.push({ name, effects });
+    const locks = pooled.get(summary.fn);
+    for (const name of reachNames(summary.fn, exports)) out.push({ name, effects, ...(locks ? { advisory: locks } : {}) });
+  }
+  for (const [fn, locks] of pooled) {
+    if (summaries.has(fn)) continue;
+    for (const name of reachNames(fn, exports)) out.push({ name, effects: [], advisory: locks });
   }
   return out;
+}
+
+/**
+ * The functions that take or free a session advisory lock on a pool the module holds (not one they are handed, and
+ * not a connection they check out): what a call of them does wherever it is. A function that locks and unlocks
+ * itself (`withAdvisoryLock(key, fn)`) is scoped, its own paths are analysed where it is written, and it gives none.
+ */
+function advisoryHelpers(ops: readonly AdvisoryLockOp[]): Map<TSESTree.FunctionLike, AdvisoryHelperEffect[]> {
+  const byFn = new Map<TSESTree.FunctionLike, AdvisoryLockOp[]>();
+  for (const op of ops) {
+    if (op.scope !== "session" || op.via !== "pool" || op.helper || !op.client) continue;
+    const fn = unitOf(op.node);
+    if (!fn || functionName(fn) === undefined || isParameter(op.client, fn)) continue;
+    byFn.set(fn, [...(byFn.get(fn) ?? []), op]);
+  }
+  const out = new Map<TSESTree.FunctionLike, AdvisoryHelperEffect[]>();
+  for (const [fn, fnOps] of byFn) {
+    if (fnOps.some((o) => o.fn === "lock") && fnOps.some((o) => o.fn !== "lock")) continue;
+    out.set(fn, fnOps.map((o) => ({ fn: o.fn, try: o.try, client: o.client, line: o.node.loc.start.line })));
+  }
+  return out;
+}
+
+/** Whether the function's parameter list names `client` (a pool it is handed: its caller's, not the module's). */
+function isParameter(client: string, fn: TSESTree.FunctionLike): boolean {
+  const names = new Set<string>();
+  for (const p of fn.params) {
+    const target = p.type === "TSParameterProperty" ? p.parameter : p;
+    const id = target.type === "AssignmentPattern" ? target.left : target;
+    if (id.type === "Identifier") names.add(id.name);
+    if (id.type === "ObjectPattern") for (const prop of id.properties) if (prop.type === "Property" && prop.value.type === "Identifier") names.add(prop.value.name);
+  }
+  return names.has(client.split(".")[0]!);
 }
 
 // ---- the importing side ----
@@ -176,6 +220,34 @@ function fieldType(body: TSESTree.ClassBody, field: string): TSESTree.Identifier
 
 function shapeAt(sourceCode: SourceCode, call: TSESTree.CallExpression, key: HelperEffect["key"]): { key: KeyShape; keyNode: Node } | undefined {
   return "fixed" in key ? { key: key.fixed, keyNode: call } : shapeFromParts(sourceCode, call, key);
+}
+
+/** The advisory locks and unlocks the module's calls of imported helpers make, at the calls (on the helpers' pools). */
+export function importedAdvisory(sourceCode: SourceCode, calls: readonly TSESTree.CallExpression[], imported: readonly ImportedHelpers[]): AdvisoryLockOp[] {
+  if (imported.length === 0) return [];
+  const imports = new Map(imported.map((b) => [b.local, b]));
+  const out: AdvisoryLockOp[] = [];
+  for (const call of calls) {
+    const target = importedTarget(sourceCode, call, imports);
+    if (!target) continue;
+    const helper = target.names.map((n) => target.binding.helpers.find((h) => h.name === n)).find((h) => h !== undefined);
+    for (const effect of helper?.advisory ?? []) {
+      const file = helper!.file ?? target.binding.file;
+      out.push({
+        access: "advisory",
+        store: "sql",
+        fn: effect.fn,
+        try: effect.try,
+        scope: "session",
+        // The pool is the helper module's: one name for every helper of that module, so its lock and unlock pair.
+        client: `${file}:${effect.client}`,
+        via: "pool",
+        node: call,
+        helper: { name: describeCallee(sourceCode, call), file, line: effect.line, pool: effect.client },
+      });
+    }
+  }
+  return out;
 }
 
 /** The key-value ops the module's calls of imported helpers make, at the calls. */
