@@ -30,6 +30,8 @@ export default createRule({
         "Q3 (is the release race-safe?): this recovery moves stale {{model}} rows to {{target}} without requiring {{field}} = {{value}} (claimed at line {{claimLine}}) in its filter, so a row that completed in the meantime is overwritten. Add {{field}} = {{value}} to the filter.",
       missingTime:
         "Q3 (is the release race-safe?): this recovery moves every {{model}} row with {{field}} = {{value}} (claimed at line {{claimLine}}) to {{target}} without an age condition, so it also takes the lock from holders that are alive and working. Add a progress-timestamp condition (such as updatedAt older than a threshold) to the filter.",
+      lockRowCheckInJs:
+        "Q3 (is the release race-safe?): this take-over of the lock row in {{model}} (taken at line {{claimLine}}) judges the row stale {{checkedWhere}} at line {{checkLine}}, then deletes by {{rowFilter}} only. Two takers that both saw it stale both delete, and the second removes the lock the first has just taken. Delete only the row that was judged (its token or stamped time in the filter), or put the age condition in the delete.",
       sweepCheckInJs:
         "Q3 (is the release race-safe?): this sweep of {{model}} rows stuck in {{field}} = {{value}} judges staleness {{checkedWhere}} at line {{checkLine}}, then writes by {{rowFilter}} only. A holder that finishes or reports progress between the read and the write is overwritten. Put the status and age conditions in the write's filter and treat zero affected rows as handled by someone else.",
       sweepMissingStatus:
@@ -58,7 +60,7 @@ export default createRule({
           : undefined;
         context.report({
           node: recovery.write.node,
-          messageId: MESSAGES[flaw][sweep ? 1 : 0],
+          messageId: recovery.claim.insert && flaw === "check-in-js" && !sweep ? "lockRowCheckInJs" : MESSAGES[flaw][sweep ? 1 : 0],
           data,
           suggest: edit
             ? [{ messageId: "addStatus", data, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }]

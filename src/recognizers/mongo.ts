@@ -137,6 +137,9 @@ function receiverOf(ctx: RecognizerContext, node: Node, depth = 0): Receiver | u
     const name = keyName(r.property, r.computed);
     if (!name || name.startsWith("$")) return undefined;
     const object = unwrap(r.object);
+    // `self.db` with `self.db = await self.apos.db.collection("aposLocks")` once in the module: that collection.
+    const assigned = fieldCollections(ctx).get(`${ctx.sourceCode.getText(object)}.${name}`);
+    if (assigned) return assigned;
     // `prisma.session.deleteMany({})`: a Prisma delegate, whatever the arguments look like.
     const owner = object.type === "Identifier" ? object.name
       : object.type === "MemberExpression" ? keyName(object.property, object.computed) : undefined;
@@ -160,6 +163,33 @@ function receiverOf(ctx: RecognizerContext, node: Node, depth = 0): Receiver | u
     return { model: stripped, mongooseModel: /Model$/.test(r.name) || /^[A-Z]/.test(r.name) };
   }
   return undefined;
+}
+
+/**
+ * The fields the module sets, exactly once, to a collection or model (`this.jobs = db.collection("jobs")`,
+ * `self.db = await apos.db.collection("aposLocks")`), by the field's text (`self.db`). A field set twice, or to
+ * anything else, is not in the map: its name is all there is.
+ */
+function fieldCollections(ctx: RecognizerContext): ReadonlyMap<string, Receiver> {
+  const cached = ctx.scratch.get("mongo:fields") as Map<string, Receiver> | undefined;
+  if (cached) return cached;
+  const seen = new Map<string, Receiver | null>();
+  walk(ctx.sourceCode.ast, (n) => {
+    if (n.type !== "AssignmentExpression" || n.operator !== "=" || n.left.type !== "MemberExpression") return;
+    const field = keyName(n.left.property, n.left.computed);
+    if (!field) return;
+    const text = `${ctx.sourceCode.getText(unwrap(n.left.object))}.${field}`;
+    let right = unwrap(n.right);
+    if (right.type === "AwaitExpression") right = unwrap(right.argument);
+    const call = right.type === "CallExpression" ? right : undefined;
+    const m = call && methodName(call);
+    const receiver = m && (m.name === "collection" || m.name === "model") && call.arguments.length <= 2 ? receiverOf(ctx, call) : undefined;
+    seen.set(text, seen.has(text) ? null : receiver ?? null);
+  });
+  const out = new Map<string, Receiver>();
+  for (const [k, v] of seen) if (v) out.set(k, v);
+  ctx.scratch.set("mongo:fields", out);
+  return out;
 }
 
 /** Strips query-chain links: `Job.findOne(f).lean().exec()` → `Job.findOne(f)`. */
@@ -383,7 +413,7 @@ function mentionsDuplicateKey(ctx: RecognizerContext, node: Node): boolean {
 }
 
 /** A duplicate-key error (11000, `E11000`) caught around the insert: a `try` whose `catch` names it, or `.catch(…)`. */
-function catchesDuplicateKey(ctx: RecognizerContext, call: TSESTree.CallExpression): boolean {
+function catchesDuplicateKey(ctx: RecognizerContext, call: TSESTree.CallExpression, depth = 0): boolean {
   let child: Node = call;
   let parent: Node | undefined = call.parent;
   // `insertOne(doc).catch((e) => …)`, `create(doc).then(() => true).catch((e) => …)`, `.then(ok, (e) => …)`
@@ -397,7 +427,7 @@ function catchesDuplicateKey(ctx: RecognizerContext, call: TSESTree.CallExpressi
   }
   while (parent) {
     if (parent.type === "FunctionDeclaration" || parent.type === "FunctionExpression" || parent.type === "ArrowFunctionExpression") {
-      return false;
+      return depth === 0 && parent.type === "FunctionDeclaration" && callersCatchDuplicateKey(ctx, parent);
     }
     if (parent.type === "TryStatement" && child === parent.block && parent.handler && mentionsDuplicateKey(ctx, parent.handler)) {
       return true;
@@ -406,6 +436,19 @@ function catchesDuplicateKey(ctx: RecognizerContext, call: TSESTree.CallExpressi
     parent = parent.parent;
   }
   return false;
+}
+
+/**
+ * `async function insert() { await locks.insertOne(…) }` called only as `await insert()` inside a `try` whose
+ * catch tests E11000 (Apostrophe's lock module): the error reaches that catch. Every call must be so; one level.
+ */
+function callersCatchDuplicateKey(ctx: RecognizerContext, fn: TSESTree.FunctionDeclaration): boolean {
+  if (!fn.id) return false;
+  const variable = findVariable(ctx.sourceCode, fn.id);
+  const calls = (variable?.references ?? []).map((r) => r.identifier.parent).filter((p): p is TSESTree.CallExpression =>
+    p?.type === "CallExpression" && p.callee.type === "Identifier" && p.callee.name === fn.id!.name);
+  if (calls.length === 0 || calls.length !== (variable?.references.length ?? 0)) return false;
+  return calls.every((c) => c.parent?.type === "AwaitExpression" && catchesDuplicateKey(ctx, c, 1));
 }
 
 /**

@@ -904,6 +904,35 @@ module.exports = { settle };`,
   ],
   invalid: [
     {
+      // the take-over deletes only the row it judged stale, so the lock changes hands; the unlock by name frees
+      // whoever holds it now
+      name: "a lock document released by its name alone after a token-checked take-over",
+      code: `module.exports = (app) => {
+  const self = {};
+  self.lock = async function (name, ttlMs) {
+    const now = Date.now();
+    try {
+      const held = await self.locks.findOne({ _id: name });
+      if (held && held.takenAt + held.ttlMs < now) await self.locks.deleteOne({ _id: name, token: held.token });
+      await self.locks.insertOne({ _id: name, takenAt: now, ttlMs, token: app.newId() });
+      return true;
+    } catch (err) {
+      if (err.code === 11000) return false;
+      throw err;
+    }
+  };
+  self.unlock = async function (name) {
+    await self.locks.deleteOne({ _id: name });
+  };
+  self.init = async function () {
+    self.locks = await app.db.collection("reportLocks");
+  };
+  return self;
+};`,
+      languageOptions: javascript,
+      errors: [rowRelease(16, 11, { operation: "delete", lock: "lock row in reportLocks", acquireLine: 8, filter: "_id", expires: "is swept when stale", expiryLine: 7 })],
+    },
+    {
       // `giveUp(notification)` saves a parameter: the document is the module's Notification (named like it), and
       // its save clears the lease by _id alone after an if that sets retryAt either way
       name: "a lease cleared by saving a parameter document, past an if of its own writes",

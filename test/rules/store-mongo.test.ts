@@ -21,8 +21,59 @@ export async function claim(id) {
 }
 `;
 
+/**
+ * A lock module on a Mongo collection held in a field (`self.locks = await app.db.collection("reportLocks")`): the
+ * insert under the name's `_id` is called from a `try` that catches E11000 one function up, and a stale row is
+ * taken over after a JS deadline test (`takenAt + ttlMs >= now`) by a delete of the very row judged (`token`).
+ * `takeOver` swaps that delete (line 17).
+ */
+const fieldLock = (takeOver = "await self.locks.deleteOne({ _id: name, token: held.token });", field = `self.locks = await app.db.collection("reportLocks");`) => `module.exports = (app) => {
+  const self = {};
+  self.lock = async function (name, ttlMs) {
+    const now = Date.now();
+    try {
+      await clearStale();
+      await take();
+    } catch (err) {
+      if (err.code !== 11000) throw err;
+      return false;
+    }
+    return true;
+
+    async function clearStale() {
+      const held = await self.locks.findOne({ _id: name });
+      if (!held || held.takenAt + held.ttlMs >= now) return;
+      ${takeOver}
+    }
+
+    async function take() {
+      await self.locks.insertOne({ _id: name, takenAt: now, ttlMs, token: app.newId() });
+    }
+  };
+  self.unlock = async function (name) {
+    await self.locks.deleteOne({ _id: name });
+  };
+  self.init = async function () {
+    ${field}
+  };
+  return self;
+};
+`;
+
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
+    {
+      name: "a lock document taken over after a JS deadline test, by a delete of the row judged",
+      code: fieldLock(),
+      languageOptions: javascript,
+    },
+    {
+      // a field set to two collections is known by its name only: `store` says nothing of a lock
+      name: "a collection field assigned twice stays unknown",
+      code: fieldLock("return;").replaceAll("self.locks", "self.store").replace(`self.store = await app.db.collection("reportLocks");`,
+        `self.store = await app.db.collection("reportLocks");\n    self.store = await app.db.collection("reports");`),
+      languageOptions: javascript,
+    },
     {
       // update(criteria, partial) without update operators is another store's (TypeORM, Sequelize), or a
       // replacement document: not read as a Mongo update
@@ -134,6 +185,12 @@ export async function sweep() {
     },
   ],
   invalid: [
+    {
+      name: "a lock document in a field-held collection, with no way to clear a dead holder's row",
+      code: fieldLock("return;"),
+      languageOptions: javascript,
+      errors: [{ messageId: "missingExpiry", line: 21, column: 13, data: { model: "reportLocks" } }],
+    },
     {
       // Meteor and the 2.x driver: update(selector, modifier); the control document's flag is taken atomically,
       // but nothing expires it or looks at lockedAt, so a process killed mid-migration leaves it locked
@@ -373,6 +430,7 @@ ruleTester.run("atomic-claim", atomicClaim, {
 
 ruleTester.run("conditional-recovery", conditionalRecovery, {
   valid: [
+    { name: "the take-over deletes only the row it judged (its token)", code: fieldLock(), languageOptions: javascript },
     {
       name: "status and age in one filter",
       code: MONGOOSE_CLAIM + `export async function reap() {
@@ -396,6 +454,17 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
     },
   ],
   invalid: [
+    {
+      name: "a lock document taken over after a JS deadline test by a delete by name alone",
+      code: fieldLock("await self.locks.deleteOne({ _id: name });"),
+      languageOptions: javascript,
+      errors: [{
+        messageId: "lockRowCheckInJs",
+        line: 17,
+        column: 13,
+        data: { model: "reportLocks", field: "row", value: "held", claimLine: "21", target: "another state", rowFilter: "_id", checkedWhere: "in JavaScript", checkLine: "16" },
+      }],
+    },
     {
       name: "a boot-time reset of every processing job: no age",
       code: MONGOOSE_CLAIM + `export async function onBoot() {

@@ -721,6 +721,20 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
     out.recoveries.push({ write, lock: claim.lock, claim, timePredicates: ages.flat(), flaws: [] });
     return;
   }
+  // A take-over decided in JavaScript: the way to the delete judges the row's age (`if (lock.when + lock.ttl >=
+  // now) return`), and the delete compares a column with the value read (`unique: lock.unique`), so only a taker
+  // that saw this very holder removes it (Apostrophe's lock module, shared corpus dC02).
+  // The same delete by the row's name alone is a take-over too, but two takers that both judged the row stale both
+  // delete, and the second removes the lock the first has just taken (`check-in-js`, conditional-recovery's).
+  if (write.effect === "delete" && branches.every((b) => comparesValueRead(b) || identityFields(b).length > 0 || claim.keyed === true)) {
+    const aging = mod.guards(write).filter((g) => g.judgesAge && g.timeFields.length > 0);
+    const timeFields = aging.flatMap((g) => g.timeFields.map((f) => ({ field: f, node: g.test as Node })));
+    if (aging.length > 0 && !isOverride(write.node)) {
+      const check: Check = { kind: "if", node: aging[0]!.test, timeFields };
+      out.recoveries.push({ write, lock: claim.lock, claim, timePredicates: timeFields, flaws: branches.every(comparesValueRead) ? [] : ["check-in-js"], check });
+      return;
+    }
+  }
   // A delete of the row, or a write that clears a lease column the claim stamped (`leaseUntil: new Date(0)`).
   const leaseColumn = (f: string) => claim.lease ? sameField(f, claim.lock.field)
     : mod.vocabulary.isTimeField(f) && claim.write.assignments.some((c) => sameField(c.field, f));

@@ -152,6 +152,11 @@ export function describeTest(
           if (m.type === "Identifier" && AGE_NAME.test(m.name)) timed = duration = true;
           if (m.type === "CallExpression" && memberName(m.callee) === "now") timed = true;
           if (m.type === "BinaryExpression" && m.operator === "-") duration = true;
+          // An instant plus a term is a deadline (`lock.takenAt + lock.ttlMs >= now`): past it, the row is stale.
+          if (m.type === "BinaryExpression" && m.operator === "+" && [m.left, m.right].some((side) => {
+            const t = memberName(side as Node) ?? (side.type === "Identifier" ? side.name : undefined);
+            return t !== undefined && vocabulary.isTimeField(t);
+          })) duration = true;
           if (m.type === "CallExpression" && DURATION_CALL.test(memberName(m.callee) ?? (m.callee.type === "Identifier" ? m.callee.name : ""))) duration = true;
           // `const idleFor = Date.now() - job.updatedAt.getTime(); if (idleFor > LIMIT)`: read the const once.
           if (followConsts && m.type === "Identifier") {
