@@ -126,8 +126,25 @@ export default createRule({
           },
         });
       }
+      // The row form: the claim's release sits in the `finally` of a `try` that is left early when the row is found
+      // held. Reported at the release, the write that frees someone else's row.
+      for (const { claim, release, exit } of facts.untakenReleases) {
+        if (seen.has(release.node)) continue;
+        seen.add(release.node);
+        context.report({
+          node: release.node,
+          messageId: "releasedUntaken",
+          data: {
+            lock: `the claim of ${claim.lock.model}.${claim.lock.field} = ${formatValue(claim.lock.value)}`,
+            acquireLine: String(claim.write.node.loc.start.line),
+            exitKind: exit.type === "ThrowStatement" ? "throw" : "return",
+            exitLine: String(exit.loc.start.line),
+            releaseLine: String(release.node.loc.start.line),
+          },
+        });
+      }
       for (const release of facts.rowReleases) {
-        if (release.ownerChecked) continue;
+        if (release.ownerChecked || seen.has(release.write.node)) continue;
         const { claim } = release;
         // A row that never changes hands while held (no expiry, no sweeper) cannot be freed for someone else.
         if (!facts.changesHands(claim)) continue;

@@ -77,7 +77,7 @@ const EMPTY_FACTS: LockFacts = {
   kv: { ops: [], locks: [], releases: [], takeovers: [], libraryLocks: [], viaHelpers: { locks: [], releases: [] } },
   helpers: [],
   held: [],
-  writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], rowReleases: [], heldEffects: [], renewals: [],
+  writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], untakenReleases: [], rowReleases: [], heldEffects: [], renewals: [],
   recoveriesOf: () => [],
   sweeps: () => [],
   staleRowsHandedOut: () => undefined,

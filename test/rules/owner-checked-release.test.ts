@@ -398,6 +398,23 @@ export async function giveUp(${docName}, reason) {
 }
 ${models}`;
 
+/**
+ * An export guarded by a flag row of `taskFlag`, read and tested inside the `try` whose `finally` clears it.
+ * `exit` is the early way out at line 5.
+ */
+const flagRowTask = (exit = "if (flag.exporting) return;") => `export async function runExport(name: string, run: () => Promise<void>) {
+  try {
+    const flag = await prisma.taskFlag.findUnique({ where: { name } });
+    if (!flag) return;
+    ${exit}
+    await prisma.taskFlag.update({ where: { name }, data: { exporting: true } });
+    await run();
+  } finally {
+    await prisma.taskFlag.update({ where: { name }, data: { exporting: false } });
+  }
+}
+`;
+
 ruleTester.run("owner-checked-release", rule, {
   valid: [
     // the check before the `try`: only the holder enters it; a way out inside the `try` before the flag is set
@@ -889,6 +906,11 @@ module.exports = { settle };`,
       languageOptions: javascript,
     },
     {
+      // the early way out is taken when the feature is off, not when the row is held: it frees nobody's claim
+      name: "a flag row cleared in finally after an exit that does not test the flag",
+      code: flagRowTask("if (process.env.EXPORTS_OFF) return;"),
+    },
+    {
       // a document known only as a parameter is given to a model named like it; `thing` is named like none
       name: "a saved parameter named like no model of the module stays unknown",
       code: notificationLease("thing"),
@@ -903,6 +925,17 @@ module.exports = { settle };`,
     },
   ],
   invalid: [
+    {
+      // the second caller finds the row held and returns; its finally clears the first caller's flag
+      name: "a flag row cleared in the finally of a try left early when the row is held",
+      code: flagRowTask(),
+      errors: [{
+        messageId: "releasedUntaken",
+        line: 9,
+        column: 11,
+        data: { lock: "the claim of taskFlag.exporting = true", acquireLine: "6", exitKind: "return", exitLine: "5", releaseLine: "9" },
+      }],
+    },
     {
       // the take-over deletes only the row it judged stale, so the lock changes hands; the unlock by name frees
       // whoever holds it now

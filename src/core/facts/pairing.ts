@@ -957,6 +957,10 @@ export function buildFacts(
     claims,
     recoveries: classified.recoveries,
     holderWrites,
+    untakenReleases: holderWrites.flatMap((h) => {
+      const exit = exitBeforeClaim(sourceCode, h);
+      return exit ? [{ claim: h.claim, release: h.write, exit }] : [];
+    }),
     rowReleases: classified.releases,
     renewals: buildRenewals(sourceCode, { kv, writes: mod.writes, claims, releases: classified.releases.map((r) => r.write) }, shape, vocabulary),
     recoveriesOf: (claim) => byClaim.get(claim) ?? [],
@@ -987,6 +991,42 @@ export function buildFacts(
       recoveredElsewhere.has(claim.write.node.loc.start.line) ||
       recoveredByDirective(sourceCode, claim.write.node) !== undefined,
   };
+}
+
+/**
+ * `try { const lock = await find(…); if (lock.is_running) return; await claim(…); … } finally { await release(…) }`:
+ * the way out taken when the row is found held, before the claim, in a `try` whose `finally` holds the holder's
+ * write that frees the row. Only a way out under a test of the lock's own field counts (one taken when nobody holds
+ * it frees nothing that matters).
+ */
+function exitBeforeClaim(sourceCode: SourceCode, h: HolderWrite): Node | undefined {
+  const { claim, write } = h;
+  if (h.assignment.value.kind !== "static" || sameValue(h.assignment.value.value, claim.lock.value)) return undefined;
+  const field = claim.lock.field;
+  const named = new RegExp(`(?:^|[^\\w$])${field.replace(/[$.]/g, "\\$&")}(?![\\w$])`);
+  const testsLock = (exit: Node) => {
+    for (let p = exit.parent; p; p = p.parent) {
+      if (p.type === "IfStatement") return named.test(sourceCode.getText(p.test));
+      if (isFunction(p) || p.type === "TryStatement") return false;
+    }
+    return false;
+  };
+  const within = (inner: Node, outer: Node | null | undefined) => !!outer && outer.range[0] <= inner.range[0] && inner.range[1] <= outer.range[1];
+  for (let t: Node | undefined = write.node.parent; t && !isFunction(t); t = t.parent) {
+    if (t.type !== "TryStatement" || !within(write.node, t.finalizer) || !within(claim.write.node, t.block)) continue;
+    let exit: Node | undefined;
+    walk(t.block, (n) => {
+      if (exit || n.range[0] >= claim.write.node.range[0]) return false;
+      if (n !== t.block && isFunction(n)) return false;
+      if ((n.type === "ReturnStatement" || n.type === "ThrowStatement") && testsLock(n)) {
+        exit = n;
+        return false;
+      }
+      return true;
+    });
+    if (exit) return exit;
+  }
+  return undefined;
 }
 
 /** A claim's lock as text, models and fields compared loosely: `job\0status\0RUNNING`. */

@@ -421,6 +421,13 @@ export interface HolderWrite {
   readonly fenced: boolean;
 }
 
+/** A row release reached without the claim: `exit` leaves the `try` before the claim, `release` runs in its `finally`. */
+export interface UntakenRelease {
+  readonly claim: Claim;
+  readonly release: StateWrite;
+  readonly exit: Node;
+}
+
 /** Everything the rules ask about one module: built once, shared by every rule. */
 /** A read that looks for rows stuck in an in-progress value by age: where a recovery decides who is dead. */
 export interface StaleScan {
@@ -573,6 +580,11 @@ export interface LockFacts {
   readonly claims: readonly Claim[];
   readonly recoveries: readonly Recovery[];
   readonly holderWrites: readonly HolderWrite[];
+  /**
+   * Q3: holder writes that free the claim from a `finally` whose `try` also holds a way out taken when the row is
+   * found held (`if (lock.is_running) return;` before the claim): a caller that never claimed frees the holder's row.
+   */
+  readonly untakenReleases: readonly UntakenRelease[];
   /** Q3: the releases of lock rows (inserted under a unique key, or leased), owner-checked or not. */
   readonly rowReleases: readonly RowRelease[];
   /** Q2: lease renewals (EXPIRE of a held key, library extends, heartbeat writes) and where their failure lands (renewals.ts). */
