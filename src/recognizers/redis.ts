@@ -20,7 +20,13 @@ const COMMANDS: Record<string, KvCommand> = {
   set: "set", setnx: "setnx", expire: "expire", pexpire: "expire", expireat: "expire", pexpireat: "expire",
   del: "del", unlink: "del", get: "get", eval: "script", evalsha: "script", evalro: "script", evalsharo: "script",
   watch: "watch",
+  // An application's cache service over Redis (`this.cache.setnx(key, 1, { ttl })`, `setIfNotExists(key, v, ttl)`,
+  // `delete(key)`): its own names for SETNX and DEL. A DEL matters only where its key is an acquired lock's.
+  delete: "del", setifnotexists: "setnx", setifnotexist: "setnx", setifabsent: "setnx", setifnotexistsorget: "setnx",
 };
+const WRAPPER_NAMES = new Set(["delete", "setifnotexists", "setifnotexist", "setifabsent", "setifnotexistsorget"]);
+/** The expiry an application's set-if-absent wrapper is given: an option or argument named like one. */
+const WRAPPER_TTL = /^(?:ttl|ex|px|expire|expires|expiry|expiresIn|expiration|timeout|lease)/i;
 const EXPIRY_UNIT: Record<string, "EX" | "PX" | "EXAT" | "PXAT"> = {
   expire: "EX", pexpire: "PX", expireat: "EXAT", pexpireat: "PXAT",
 };
@@ -35,7 +41,8 @@ for (const name of [...Object.keys(COMMANDS), "call", "sendCommand", "send_comma
   METHODS.add(name);
   METHODS.add(name.toUpperCase());
 }
-for (const name of ["setNX", "pExpire", "expireAt", "pExpireAt", "evalSha", "evalRo", "evalShaRo"]) METHODS.add(name);
+for (const name of ["setNX", "pExpire", "expireAt", "pExpireAt", "evalSha", "evalRo", "evalShaRo", "setIfNotExists", "setIfNotExist",
+  "setIfAbsent", "setIfNotExistsOrGet"]) METHODS.add(name);
 
 interface DefinedScript {
   readonly kind: KvOp["script"];
@@ -361,6 +368,23 @@ function constantOf(ctx: RecognizerContext, node: Node | undefined): StaticValue
   return node ? evaluate(ctx.sourceCode, node) : undefined;
 }
 
+function isFunctionNode(node: Node): boolean {
+  const n = unwrap(node);
+  return n.type === "ArrowFunctionExpression" || n.type === "FunctionExpression";
+}
+
+/** `{ ttl: 600_000 }`, `LOCK_TTL_SECONDS`, `{ expiresIn }`: an expiry by its name; anything else is unknown. */
+function wrapperTtl(ctx: RecognizerContext, node: Node): TtlPresence {
+  const object = objectOf(ctx, node);
+  if (object) {
+    const named = object.properties.some((p) => p.type === "Property" && WRAPPER_TTL.test(keyName(p.key, p.computed) ?? ""));
+    return named ? "present" : "unknown";
+  }
+  const n = unwrap(node);
+  const name = n.type === "Identifier" ? n.name : n.type === "MemberExpression" ? keyName(n.property, n.computed) : undefined;
+  return name !== undefined && /ttl|expir|timeout|lease/i.test(name) ? "present" : "unknown";
+}
+
 function commandOp(
   ctx: RecognizerContext,
   call: TSESTree.CallExpression,
@@ -409,11 +433,15 @@ function commandOp(
       const spelled = methodName(call);
       const dialect: KvDialect = forced ??
         (spelled === "setNX" || (spelled === "SETNX" && fi.dialect === "node-redis") ? "node-redis" : fi.dialect === "upstash" ? "upstash" : "ioredis");
+      // SETNX takes a key and a value (and a callback): more is an application wrapper's, whose expiry is read from
+      // the option's name, and is unknown otherwise, never absent.
+      const extra = args[2] && !isFunctionNode(args[2]) ? args[2] : undefined;
       return {
-        ...base, dialect, command, nx: true, ttl: "absent",
+        ...base, dialect, command, nx: true, ttl: extra ? wrapperTtl(ctx, extra) : COMMANDS[name] === "setnx" && name !== "setnx" ? "unknown" : "absent",
         ...(args[1] ? { valueNode: args[1] } : {}),
         ...(constantOf(ctx, args[1]) ? { constantValue: constantOf(ctx, args[1])! } : {}),
-        edits: editsFor(ctx, call, command, args, dialect),
+        // An application's wrapper has its own methods: no client command to rewrite it into.
+        ...(WRAPPER_NAMES.has(name) || extra ? {} : { edits: editsFor(ctx, call, command, args, dialect) }),
       };
     }
     case "expire": {
@@ -425,7 +453,7 @@ function commandOp(
       return undefined; // handled by scriptOp
     default: {
       const dialect = forced ?? fi.dialect;
-      return { ...base, dialect, command, nx: false, ttl: "absent", edits: editsFor(ctx, call, command, args, dialect) };
+      return { ...base, dialect, command, nx: false, ttl: "absent", ...(WRAPPER_NAMES.has(name) ? {} : { edits: editsFor(ctx, call, command, args, dialect) }) };
     }
   }
 }

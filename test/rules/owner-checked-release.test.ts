@@ -415,6 +415,35 @@ const flagRowTask = (exit = "if (flag.exporting) return;") => `export async func
 }
 `;
 
+/**
+ * An application's cache service over Redis, with its own names: `setIfNotExistsOrGet(key, token, ttl)` and
+ * `setnx(key, value, { ttl })` take the lock, `delete(key)` frees it (in a finally, or in a disposer that runs
+ * on every path).
+ */
+const CACHE_SERVICE = `import { randomUUID } from "node:crypto";
+export class ReportService {
+  constructor(private readonly cache: CacheService) {}
+  async rebuild(id: string) {
+    const key = \`report:rebuild:\${id}\`;
+    const token = randomUUID();
+    const seen = await this.cache.setIfNotExistsOrGet(key, token, REBUILD_TTL_SECONDS);
+    if (seen !== token) return;
+    try {
+      await this.build(id);
+    } finally {
+      await this.cache.delete(key);
+    }
+  }
+  async upgrade() {
+    const acquired = await this.cache.setnx("schema:upgrade", 1, { ttl: 10 * 60 * 1000 });
+    await using _ = defer(async () => {
+      await this.cache.delete("schema:upgrade");
+    });
+    if (acquired) await this.migrate();
+  }
+}
+`;
+
 ruleTester.run("owner-checked-release", rule, {
   valid: [
     // the check before the `try`: only the holder enters it; a way out inside the `try` before the flag is set
@@ -925,6 +954,15 @@ module.exports = { settle };`,
     },
   ],
   invalid: [
+    {
+      // the wrapper's own method names; no suggestion, since a wrapper has no client command to rewrite into
+      name: "an application cache service's set-if-absent and delete",
+      code: CACHE_SERVICE,
+      errors: [
+        plainDelete(12, 24, releaseData("DEL", '"report:rebuild:*"', 7), []),
+        constantValue(18, 24, releaseData("DEL", '"schema:upgrade"', 16, undefined, '"1"')),
+      ],
+    },
     {
       // the second caller finds the row held and returns; its finally clears the first caller's flag
       name: "a flag row cleared in the finally of a try left early when the row is held",

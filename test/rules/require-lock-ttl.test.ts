@@ -70,6 +70,26 @@ const conditional = (line: number, column: number, command: string, key: string)
 
 ruleTester.run("require-lock-ttl", rule, {
   valid: [
+    {
+      // an application cache service's set-if-absent: an option under a name it defines is an expiry; one nobody
+      // knows (`retention`) may be one, so the expiry is unknown, never absent
+      name: "a cache service's setnx with its own expiry options, released in finally",
+      code: `export class Jobs {
+  constructor(private readonly cache: CacheService) {}
+  async a(id: string) {
+    if (!(await this.cache.setnx(\`lock:a:\${id}\`, 1, { ttl: 60_000 }))) return;
+    try { await this.run(id); } finally { await this.cache.delete(\`lock:a:\${id}\`); }
+  }
+  async b(id: string) {
+    if (!(await this.cache.setnx(\`lock:b:\${id}\`, 1, { retention: 60 }))) return;
+    try { await this.run(id); } finally { await this.cache.delete(\`lock:b:\${id}\`); }
+  }
+  async c(id: string) {
+    if (!(await this.cache.setIfNotExists(\`lock:c:\${id}\`, 1))) return;
+    try { await this.run(id); } finally { await this.cache.delete(\`lock:c:\${id}\`); }
+  }
+}`,
+    },
     // Redlock with a duration a little longer than the work, and a Redis lock whose expiry is a day: both expire
     `import Redlock from "redlock";
 const redlock = new Redlock([redis]);

@@ -4,7 +4,7 @@
  * deleting script of the same key is its release, owner-checked or not; a plain SET of the same key after a JS
  * check of its value is a take-over.
  */
-import type { TSESLint } from "@typescript-eslint/utils";
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { KvFacts, KvLock, KvOp, KvRelease, KvTakeover, LibraryLockOp, Node, StateAccess } from "../model/model.js";
 import { helperOrigin } from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
@@ -59,6 +59,11 @@ function inFinally(node: Node): boolean {
     if (p.type === "TryStatement" && p.finalizer === child) return true;
     if (p.type === "CallExpression" && p.arguments[0] === child && p.callee.type === "MemberExpression" &&
       !p.callee.computed && p.callee.property.type === "Identifier" && p.callee.property.name === "finally") return true;
+    // `await using _ = defer(async () => del(key))`: a disposer runs when the scope is left, on every path.
+    if (p.type === "CallExpression" && p.arguments.includes(child as TSESTree.CallExpressionArgument) &&
+      (child.type === "ArrowFunctionExpression" || child.type === "FunctionExpression") &&
+      p.parent?.type === "VariableDeclarator" && p.parent.init === p &&
+      (p.parent.parent.kind === "using" || p.parent.parent.kind === "await using")) return true;
   }
   return false;
 }
