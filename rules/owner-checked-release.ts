@@ -57,6 +57,8 @@ export default createRule({
         "Q3 (is the release race-safe?): this {{command}} removes the lock {{key}} (acquired at line {{acquireLine}}) without checking that this holder still owns it. A holder that outlived the expiry deletes the lock another worker holds now. Delete only while the key still holds this holder's token: a compare-and-delete script, or DELEX key IFEQ token on Redis 8.4+.",
       getCompareDelete:
         "Q3 (is the release race-safe?): this release reads the lock {{key}} (GET at line {{getLine}}), compares it in JavaScript and then deletes it in a separate command. The key can expire and be taken by another worker between the two, and the DEL removes that worker's lock. Compare and delete in one step: a compare-and-delete script, or DELEX key IFEQ token on Redis 8.4+.",
+      selfComparedDelete:
+        "Q3 (is the release race-safe?): this compare-and-delete of the lock {{key}} (acquired at line {{acquireLine}}) is handed, as the owner's token, the value it just read from the key itself (GET at line {{getLine}}), so the comparison always matches and it removes whatever lock is there now. Pass the token this holder stored when it acquired the lock.",
       constantValue:
         "Q3 (is the release race-safe?): the lock {{key}} is acquired at line {{acquireLine}} with the constant value {{value}}, so no release can tell whose lock it deletes, and this {{command}} removes whatever lock is there now. Store a unique token per acquire (a random id) and delete only while the key still holds it.",
       staleTakeover:
@@ -107,7 +109,8 @@ export default createRule({
           const edit = token !== undefined && release.kind === "plain" ? release.op.edits?.toOwnerCheckedDelete?.(token, how) : undefined;
           if (edit) suggest.push({ messageId, data: { token: token! }, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) });
         }
-        const messageId = acquire.constantValue ? "constantValue" : release.kind === "get-compare" ? "getCompareDelete" : "plainDelete";
+        const messageId = acquire.constantValue ? "constantValue" : release.kind === "get-compare" ? "getCompareDelete"
+          : release.kind === "self-compared" ? "selfComparedDelete" : "plainDelete";
         context.report({ loc: release.op.loc, messageId, data, suggest });
       }
       // An in-process guard or mutex checked inside the `try` whose `finally` releases it.

@@ -462,10 +462,25 @@ function scriptOp(ctx: RecognizerContext, call: TSESTree.CallExpression, args: r
   if (!keyNode || keyNode.type === "SpreadElement") return undefined;
   const callee = unwrap(call.callee);
   const batch = callee.type === "MemberExpression" ? batchOf(ctx, callee.object) : undefined;
+  const token = kind === "compare-and-delete" ? firstArgv(ctx, args) : undefined;
   return {
     access: "kv", store: "redis", client: clientOf(ctx, call), dialect: info(ctx).dialect, command: "script", key: keyShape(ctx.sourceCode, keyNode),
     keyNode, node: call, loc: commandLoc(call), nx: false, ttl: "absent", script: kind, ...(batch ? { batch } : {}),
+    ...(token ? { valueNode: token } : {}),
   };
+}
+
+/** ARGV[1] of an EVAL: ioredis `eval(s, n, ...keys, ...argv)`, node-redis `{ arguments: [a] }`, Upstash `eval(s, [k], [a])`. */
+function firstArgv(ctx: RecognizerContext, args: readonly Node[]): Node | undefined {
+  const second = args[1] && unwrap(args[1]);
+  if (!second) return undefined;
+  const n = evaluate(ctx.sourceCode, second);
+  if (typeof n?.value === "number" && args.slice(0, 2 + n.value + 1).every((a) => a.type !== "SpreadElement")) return args[2 + n.value];
+  const options = objectOf(ctx, second);
+  const list = options?.properties.find((p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === "arguments");
+  const listed = list ? unwrap(list.value as Node) : args[2] && unwrap(args[2]);
+  if (listed?.type === "ArrayExpression" && listed.elements[0] && listed.elements[0].type !== "SpreadElement") return listed.elements[0];
+  return undefined;
 }
 
 export const redisRecognizer: Recognizer = {

@@ -955,6 +955,24 @@ module.exports = { settle };`,
   ],
   invalid: [
     {
+      // "release only if we own it", with the owner read from the key a moment before: it always matches
+      name: "a compare-and-delete handed the value just read from the key",
+      code: `import Redis from "ioredis";
+const redis = new Redis();
+const RELEASE = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end';
+export async function withExportLock(id: string, work: () => Promise<void>) {
+  const key = \`lock:export:\${id}\`;
+  if ((await redis.set(key, \`\${process.pid}:\${Date.now()}\`, "PX", 30_000, "NX")) !== "OK") return;
+  try {
+    await work();
+  } finally {
+    const current = await redis.get(key);
+    if (current) await redis.eval(RELEASE, 1, key, current);
+  }
+}`,
+      errors: [{ messageId: "selfComparedDelete", line: 11, column: 30, data: releaseData("script", '"lock:export:*"', 6, 10), suggestions: [] }],
+    },
+    {
       // the wrapper's own method names; no suggestion, since a wrapper has no client command to rewrite into
       name: "an application cache service's set-if-absent and delete",
       code: CACHE_SERVICE,

@@ -68,6 +68,18 @@ function inFinally(node: Node): boolean {
   return false;
 }
 
+/** The GET of the same key, on the same client, whose result a compare-and-delete is handed as its token. */
+function tokenReadFromKey(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>): KvOp | undefined {
+  const token = op.valueNode && unwrap(op.valueNode);
+  if (token?.type !== "Identifier") return undefined;
+  let init = getConstInit(sourceCode, token);
+  if (!init || init.type === "TSEnumDeclaration") return undefined;
+  init = unwrap(init);
+  if (init.type === "AwaitExpression") init = unwrap(init.argument);
+  const get = gets.get(init);
+  return get && sameTarget(get, op) ? get : undefined;
+}
+
 /** The GET (of the same key) whose result a JS check on the way to `op` compares. */
 export function comparedGet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, vocabulary: ResolvedVocabulary): KvOp | undefined {
   return comparedGetIn(sourceCode, op, gets, vocabulary)?.get;
@@ -211,7 +223,11 @@ export function buildKvFacts(
     const own = helperOrigin(op);
     // A helper of another module: as that module classified it.
     if (own.via) return { kind: own.via.release ?? "plain" };
-    if (own.script === "compare-and-delete") return { kind: "owner-checked" };
+    if (own.script === "compare-and-delete") {
+      // The token is what the key holds right now (`const v = await redis.get(key)`): compared with itself.
+      const read = tokenReadFromKey(sourceCode, own, gets);
+      return read ? { kind: "self-compared", get: read } : { kind: "owner-checked" };
+    }
     // WATCH key; GET; MULTI DEL EXEC is an optimistic owner-checked delete.
     if (own.batch && watched.some((w) => sameKey(w.key, own.key))) return { kind: "owner-checked" };
     const get = own.command === "del" ? comparedGet(sourceCode, own, gets, vocabulary) : undefined;

@@ -453,13 +453,17 @@ export interface KvLock {
   readonly outlastsWork?: boolean;
 }
 
-export type KvReleaseKind = "owner-checked" | "plain" | "get-compare";
+/**
+ * `self-compared`: a compare-and-delete whose token is the value just read from the key itself (`const v = await
+ * redis.get(key); eval(CAD, 1, key, v)`): the comparison always matches, so it checks no owner.
+ */
+export type KvReleaseKind = "owner-checked" | "plain" | "get-compare" | "self-compared";
 
 export interface KvRelease {
   readonly op: KvOp;
   readonly lock: KvLock;
   readonly kind: KvReleaseKind;
-  /** For `get-compare`: the GET whose result the JS compares. */
+  /** For `get-compare`: the GET whose result the JS compares; for `self-compared`, the GET the token comes from. */
   readonly get?: KvOp;
 }
 
