@@ -3,7 +3,7 @@ import type { KvOp, KvRelease, Node } from "../src/core/model/model.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { describeKey } from "../src/core/reading/keys.js";
-import { findVariable, unwrap } from "../src/core/reading/values.js";
+import { evaluate, findVariable, unwrap } from "../src/core/reading/values.js";
 import { formatValue } from "../src/core/model/names.js";
 import { describeRowFilter, throughHelper } from "../src/rule-kit/messages.js";
 
@@ -73,6 +73,14 @@ export default createRule({
   },
   create(context) {
     const sourceCode = context.sourceCode;
+    // A compare-and-delete checks the owner only if owners differ: handed the one constant every holder stores
+    // (`acquire(key, "true")` … `release(key, "true")`), it matches whoever holds the key now.
+    const ownerChecked = (r: KvRelease) => {
+      if (r.kind !== "owner-checked") return false;
+      const stored = r.lock.acquire.constantValue;
+      const token = r.op.constantValue ?? (r.op.valueNode ? evaluate(sourceCode, r.op.valueNode) : undefined);
+      return !stored || !token || token.value !== stored.value;
+    };
     return onLockFacts(context, (facts) => {
       const seen = new Set<Node>();
       // Calls of another module's release helper share one flaw, fixed in the helper: one finding per lock and
@@ -82,7 +90,7 @@ export default createRule({
       const releases = facts.kv.releases.filter((r) => !r.lock.outlastsWork);
       for (const release of releases) {
         const via = release.op.via;
-        if (release.kind === "owner-checked" || !via?.file) continue;
+        if (ownerChecked(release) || !via?.file) continue;
         const group = `${release.lock.acquire.loc.start.line}:${release.lock.acquire.loc.start.column}|${via.file}:${via.line}|${release.kind}`;
         byHelper.set(group, [...(byHelper.get(group) ?? []), release]);
       }
@@ -93,7 +101,7 @@ export default createRule({
         for (const r of rest) seen.add(r.op.node);
       }
       for (const release of releases) {
-        if (release.kind === "owner-checked" || seen.has(release.op.node)) continue;
+        if (ownerChecked(release) || seen.has(release.op.node)) continue;
         seen.add(release.op.node);
         const { acquire } = release.lock;
         const data = {

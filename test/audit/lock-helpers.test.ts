@@ -28,6 +28,8 @@ describe("locks-audit: lock helpers of other modules", () => {
     // A class made with `new PayLock(redis, key)`: the key is the constructor's argument.
     expect(at("src/jobs/pay.js", 9, "require-lock-ttl")).toContain("this SETNX (through `lock.take`, src/lib/pay-lock.js, line 11) takes the lock \"paying:*\", and the helper gives it an expiry with a separate EXPIRE");
     expect(at("src/services/sync.service.ts", 9, "release-in-finally")).toContain("the lock `sync:catalog` is released at line 12");
+    // A compare-and-delete helper handed the one constant every holder stores checks nobody.
+    expect(at("src/jobs/revalidate.ts", 14, "owner-checked-release")).toContain("the lock \"revalidating:routes\" is acquired at line 10 with the constant value \"true\"");
     // A session advisory lock on the helper module's own pool is the caller's pool lock, named with that module.
     expect(at("src/jobs/report.ts", 8, "release-in-finally")).toContain("this session advisory lock is taken through a pool (pool of src/lib/report-lock.ts)");
     expect(at("src/jobs/report.ts", 12, "release-in-finally")).toContain("this unlock goes through the pool (pool of src/lib/report-lock.ts) and may run on a different connection than the lock at line 8");
@@ -41,7 +43,9 @@ describe("locks-audit: lock helpers of other modules", () => {
       "src/services/sync.service.ts:12 locks/owner-checked-release",
       // The scoped advisory helper (lock, work and unlock on one checked-out client) and a helper handed the
       // caller's own client leave the caller no pool lock.
-      "src/jobs/report.ts:17 locks/release-in-finally", "src/jobs/report.ts:23 locks/release-in-finally"]) expect(files.has(quiet)).toBe(false);
+      "src/jobs/report.ts:17 locks/release-in-finally", "src/jobs/report.ts:23 locks/release-in-finally",
+      // The same helper handed a token of the caller's own.
+      "src/jobs/revalidate.ts:24 locks/owner-checked-release"]) expect(files.has(quiet)).toBe(false);
     expect(where(result.findings).filter((f) => f.startsWith("src/jobs/report.ts"))).toEqual(["src/jobs/report.ts:8 locks/release-in-finally", "src/jobs/report.ts:12 locks/release-in-finally"]);
   });
 

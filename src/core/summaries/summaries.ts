@@ -174,7 +174,7 @@ function effectOf(sourceCode: SourceCode, fn: Fn, op: KvOp): KvEffect {
   const receiver = callee?.type === "MemberExpression" ? unwrap(callee.object) : undefined;
   const client = receiver?.type === "Identifier" && receiver.name === op.client ? asParam(sourceCode, fn, receiver) : undefined;
   const fieldClient = receiver?.type === "MemberExpression" ? ctorParam(sourceCode, fn, receiver) : undefined;
-  const value = asParam(sourceCode, fn, op.valueNode);
+  const value = asParam(sourceCode, fn, op.valueNode) ?? encodedParam(sourceCode, fn, op.valueNode);
   return {
     op,
     ...(key ? { key } : {}),
@@ -183,6 +183,22 @@ function effectOf(sourceCode: SourceCode, fn: Fn, op: KvOp): KvEffect {
     ...(fieldClient ? { fieldClient } : {}),
     ...(value ? { value } : {}),
   };
+}
+
+/**
+ * A value the helper stores as an encoding of a parameter (`const v = this.serialize(value)`, `JSON.stringify(value)`,
+ * `String(value)`): one call of one argument. A constant handed in is stored as a constant.
+ */
+function encodedParam(sourceCode: SourceCode, fn: Fn, node: Node | undefined): ParamRef | undefined {
+  if (!node) return undefined;
+  let n = unwrap(node);
+  if (n.type === "Identifier") {
+    const init = getConstInit(sourceCode, n);
+    if (!init || init.type === "TSEnumDeclaration") return undefined;
+    n = unwrap(init);
+  }
+  if (n.type !== "CallExpression" || n.arguments.length !== 1 || n.arguments[0]!.type === "SpreadElement") return undefined;
+  return asParam(sourceCode, fn, n.arguments[0]);
 }
 
 function sameParts(a: readonly KeyPart[] | undefined, b: readonly KeyPart[] | undefined, ops: [KvOp, KvOp]): boolean {
