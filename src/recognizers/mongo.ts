@@ -657,7 +657,10 @@ function recognizeRead(ctx: RecognizerContext, call: TSESTree.CallExpression, mo
 
 function recognizeFindAndModify(ctx: RecognizerContext, call: TSESTree.CallExpression, model: string): StateWrite | undefined {
   const [first, , third] = call.arguments;
-  const options = call.arguments.length === 1 || (call.arguments.length === 2 && isFunction(call.arguments[1]!)) ? objectOf(ctx, first) : undefined;
+  // The options form, with a callback (inline or passed on: `findAndModify({ query, update }, callback)`).
+  const inOptions = (o: TSESTree.ObjectExpression | undefined) => o !== undefined && findProperty(o, "query") !== undefined;
+  const options = call.arguments.length === 1 || (call.arguments.length === 2 && (isFunction(call.arguments[1]!) || inOptions(objectOf(ctx, first))))
+    ? objectOf(ctx, first) : undefined;
   let query: Node | undefined;
   let update: Node | undefined;
   let remove = false;

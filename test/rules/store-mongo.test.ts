@@ -186,6 +186,15 @@ export async function sweep() {
   ],
   invalid: [
     {
+      // a job taken off the queue is in progress under the name the queue gives it
+      name: "a job flipped from queued to dequeued, with nothing to put it back",
+      code: `export function dequeue(db, callback) {
+  db.collection("jobs").findAndModify({ query: { status: "queued" }, update: { $set: { status: "dequeued", dequeuedAt: new Date() } }, new: true }, callback);
+}`,
+      languageOptions: javascript,
+      errors: [{ messageId: "missingRecovery", line: 2, column: 3, data: lock("jobs", "status", "dequeued") }],
+    },
+    {
       name: "a lock document in a field-held collection, with no way to clear a dead holder's row",
       code: fieldLock("return;"),
       languageOptions: javascript,

@@ -31,7 +31,7 @@ export const DEFAULT_VOCABULARY: Vocabulary = {
   inProgressValues: [
     // Not ACTIVE or RESERVED: in most schemas they mean "enabled" and "booked", not "someone is working on it".
     "GENERATING", "RUNNING", "PROCESSING", "IN_PROGRESS", "LOCKED", "CLAIMED", "STARTED", "BUSY",
-    "EXECUTING", "WORKING", "LEASED", "ACQUIRED", "PROCESS", "IN_PROCESS", "ONGOING", "WIP",
+    "EXECUTING", "WORKING", "LEASED", "ACQUIRED", "PROCESS", "IN_PROCESS", "ONGOING", "WIP", "DEQUEUED",
   ],
   waitingValues: [
     "PENDING", "WAITING", "AWAITING", "REMAINING", "MISSING", "UPCOMING", "INCOMING", "OUTGOING", "EXISTING", "TRAILING",
