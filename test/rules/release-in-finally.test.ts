@@ -519,6 +519,12 @@ export async function nightly(build) {
 ruleTester.run("release-in-finally", rule, {
   valid: [
     {
+      // a worker process's own loop, whose every caller ends the process when it rejects: the guard dies with it
+      name: "a guard of a function every caller exits the process on",
+      code: GUARD_LOOP.replace("export async function", "async function") +
+        `\nprocess.on("message", () => { drain().catch((err) => { console.error(err); process.exit(1); }); });`,
+    },
+    {
       name: "a helper that takes and frees its lock itself around the callback: its callers hold nothing",
       code: SCOPED_HELPER,
     },
@@ -971,6 +977,21 @@ module.exports = async function tick() {
       name: "loop condition awaits: a failing nextTask() leaves the guard set",
       code: GUARD_LOOP,
       errors: [missed(GUARD_LOOP, "missedOnRejection", GUARD("running"), "running = true", "await nextTask()", "  running = false;\n}", GUARD_LOOP_FIXED)],
+    },
+    {
+      // the same caller logs instead of exiting: the process lives on with the guard set
+      name: "a guard of a function whose caller only logs a rejection",
+      code: GUARD_LOOP.replace("export async function", "async function") + `\nsetInterval(() => { drain().catch((err) => console.error(err)); }, 1000);`,
+      errors: [missed(GUARD_LOOP.replace("export async function", "async function") + `\nsetInterval(() => { drain().catch((err) => console.error(err)); }, 1000);`,
+        "missedOnRejection", GUARD("running"), "running = true", "await nextTask()", "  running = false;\n}",
+        GUARD_LOOP_FIXED.replace("export async function", "async function") + `\nsetInterval(() => { drain().catch((err) => console.error(err)); }, 1000);`)],
+    },
+    {
+      // exported, it may be called from modules that keep the process alive
+      name: "an exported guard's module caller exits, but other modules may call it",
+      code: GUARD_LOOP + `\nprocess.on("message", () => { drain().catch(() => process.exit(1)); });`,
+      errors: [missed(GUARD_LOOP + `\nprocess.on("message", () => { drain().catch(() => process.exit(1)); });`, "missedOnRejection", GUARD("running"), "running = true",
+        "await nextTask()", "  running = false;\n}", GUARD_LOOP_FIXED + `\nprocess.on("message", () => { drain().catch(() => process.exit(1)); });`)],
     },
     {
       name: "nested try covers the sends, not the await after the loop",

@@ -15,8 +15,9 @@ import type {
 import type { PathRecorder } from "../reading/code-paths.js";
 import type { ModuleShape } from "../model/model.js";
 import { calleeName, contains, exits, receiverText, walk } from "../reading/ast.js";
-import { classOf, enclosingFunction, isFunction } from "../reading/units.js";
+import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
 import { findVariable, keyName, unwrap } from "../reading/values.js";
+import { isExported } from "../reading/exports.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Variable = TSESLint.Scope.Variable;
@@ -439,6 +440,35 @@ function releasedEarly(sourceCode: SourceCode, c: Candidate, shape: ModuleShape)
  * throw nothing outside a `try` that catches. `await this.sendWithRetry()` whose body catches everything does not
  * skip a release.
  */
+/** `process.exit(…)` / `process.abort()` somewhere in the handler: the process ends there. */
+function endsProcess(sourceCode: SourceCode, handler: Node | null | undefined): boolean {
+  return !!handler && /\bprocess\s*\.\s*(?:exit|abort)\s*\(/.test(sourceCode.getText(handler));
+}
+
+/**
+ * The function holding `node` is called only where a rejection ends the process: `.catch((e) => process.exit(1))`,
+ * or awaited in a `try` whose `catch` exits (its own recursive calls aside). A call of it that is passed on, or
+ * handled otherwise, keeps the process alive.
+ */
+function diesOnRejection(sourceCode: SourceCode, node: Node, shape: ModuleShape): boolean {
+  const fn = unitOf(node);
+  const name = fn ? functionName(fn) : undefined;
+  // Another module may call an exported function, and handle its rejection otherwise.
+  if (!fn || !name || isExported(sourceCode.ast, fn)) return false;
+  const calls = shape.calls.filter((c) => unwrap(c.callee).type === "Identifier" && calleeName(c) === name && !within(c, fn));
+  if (calls.length === 0) return false;
+  return calls.every((call) => {
+    const parent = call.parent;
+    if (parent?.type === "MemberExpression" && parent.object === call && keyName(parent.property, parent.computed) === "catch" &&
+      parent.parent?.type === "CallExpression") return endsProcess(sourceCode, parent.parent.arguments[0]);
+    if (parent?.type !== "AwaitExpression") return false;
+    for (let p: Node | undefined = parent.parent, child: Node = parent; p && !isFunction(p); child = p, p = p.parent) {
+      if (p.type === "TryStatement" && p.block === child) return endsProcess(sourceCode, p.handler);
+    }
+    return false;
+  });
+}
+
 class Rejections {
   private readonly memo = new Map<TSESTree.FunctionLike, boolean>();
   constructor(private readonly shape: ModuleShape) {}
@@ -573,6 +603,11 @@ function analyse(sourceCode: SourceCode, c: Candidate, paths: PathRecorder, shap
     if (found && (found.reachesRelease || c.kind !== "flag")) escapes = found.escapes;
     // A path that falls off the end after a covering `try` went through its `finally`.
     if (tries.length > 0) escapes = escapes.filter((e) => e.kind !== "end");
+    // An in-process guard of a function whose every caller ends the process when it rejects
+    // (`run().catch(() => process.exit(1))`): the guard dies with the process, so a rejection wedges nothing.
+    if ((c.kind === "flag" || c.kind === "mutex") && escapes.some((e) => e.kind === "await" || e.kind === "throw") && diesOnRejection(sourceCode, c.acquire, shape)) {
+      escapes = escapes.filter((e) => e.kind !== "await" && e.kind !== "throw");
+    }
   }
   const early = c.skipPaths ? undefined : releasedEarly(sourceCode, c, shape);
   const untaken = releasedUntaken(sourceCode, c, tries);

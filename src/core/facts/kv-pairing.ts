@@ -15,7 +15,7 @@ import { functionName, unitOf } from "../reading/units.js";
 
 /** An expiry this long outlasts any work held under a lock (a nightly job's lock of 24 h included). */
 const OUTLASTS_WORK_MS = 24 * 60 * 60 * 1000;
-import { getConstInit, isClockReading, readsClock, thenParameterOf, unwrap } from "../reading/values.js";
+import { findVariable, getConstInit, isClockReading, readsClock, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -50,6 +50,26 @@ function isMarker(op: KvOp): boolean {
 /** The same key on the same client (`redis` and `this.redis` are one; `redis` and a Map are not). */
 function sameTarget(a: KvOp, b: KvOp): boolean {
   return a.client === b.client && sameKey(a.key, b.key);
+}
+
+/** The key is exactly a parameter of the function the op is written in (`del(key)` in `deleteKey(key)`). */
+function keyIsParameter(sourceCode: SourceCode, op: KvOp): boolean {
+  const n = unwrap(op.keyNode);
+  if (n.type !== "Identifier") return false;
+  const def = findVariable(sourceCode, n)?.defs[0];
+  return def?.type === "Parameter" && def.node === unitOf(op.node);
+}
+
+/**
+ * A delete releases an acquire of the same key shape, except where both keys are only their own functions'
+ * parameters (`acquire(key)` and a generic `deleteKey(key)` of one service): the shapes are two unrelated values,
+ * and the delete is the lock's release only when its function is named like one (`releaseLock(key)`, `unlock`).
+ */
+function releasesKey(sourceCode: SourceCode, del: KvOp, acquire: KvOp): boolean {
+  if (!sameTarget(del, acquire)) return false;
+  const unit = unitOf(del.node);
+  if (del.via || acquire.via || unit === unitOf(acquire.node) || !keyIsParameter(sourceCode, del) || !keyIsParameter(sourceCode, acquire)) return true;
+  return hasLockWord(unit ? functionName(unit) ?? "" : "", true);
 }
 
 /** A statement inside the `finally` of a try: runs on every path the process survives. */
@@ -169,7 +189,7 @@ export function buildKvFacts(
   // Helpers' own acquires first: an instance's TTL is its helper's (an EXPIRE the helper sends after its SETNX).
   acquires.sort((a, b) => Number(a.via !== undefined) - Number(b.via !== undefined));
   let locks: KvLock[] = acquires.map((acquire) => {
-    const released = deletes.filter((d) => sameTarget(d, acquire));
+    const released = deletes.filter((d) => releasesKey(sourceCode, d, acquire));
     // Named like a lock, released on every path (finally), or taken over when stale: used as a lock.
     // Through another module's helper, behaviour decides: this module releases the key (a set-if-absent never
     // released after the work is a marker, whatever the helper is called), or names the key like a lock.
@@ -212,7 +232,7 @@ export function buildKvFacts(
   // The lock a release or take-over belongs to: the one its own function acquires, if any (a caller's acquire
   // through a helper, rather than the helper's own `lock:*`), else the first of the module.
   const lockFor = (op: KvOp) => {
-    const matching = locks.filter((l) => l.lockLike && l.acquire !== op && sameTarget(l.acquire, op));
+    const matching = locks.filter((l) => l.lockLike && l.acquire !== op && (op.command === "del" || op.command === "script" ? releasesKey(sourceCode, op, l.acquire) : sameTarget(l.acquire, op)));
     const unit = unitOf(op.node);
     return matching.find((l) => unitOf(l.acquire.node) === unit) ?? matching[0];
   };
