@@ -1018,7 +1018,8 @@ export function expectedKvFindings(p: KvLockParts): Expected[] {
     out.push({ rule: "locks/require-lock-ttl", messageId: "missingTtl", fn, data: { command: p.acquire === "set" ? "SET … NX" : "SETNX", key } });
   }
   if (p.acquire === "setnx-expire") out.push({ rule: "locks/require-lock-ttl", messageId: "separateExpire", fn, data: { command: "SETNX", key } });
-  if ((p.release === "plain" || p.release === "get-compare") && lockLike) {
+  // A compare-and-delete handed the constant every holder stores checks no owner either (constantValue).
+  if ((p.release === "plain" || p.release === "get-compare" || (p.release === "owner" && p.token === "constant")) && lockLike) {
     const messageId = p.token === "constant" ? "constantValue" : p.release === "plain" ? "plainDelete" : "getCompareDelete";
     out.push({ rule: "locks/owner-checked-release", messageId, fn: p.split ? "release" : "runTask", data: { key } });
   }

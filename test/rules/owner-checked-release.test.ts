@@ -940,6 +940,21 @@ module.exports = { settle };`,
       code: flagRowTask("if (process.env.EXPORTS_OFF) return;"),
     },
     {
+      // two methods of one service whose keys are only their own parameters are two unrelated values: a generic
+      // deleteKey(key) is no release of acquire(key)'s lock (releaseLock(key) would be, by its name)
+      name: "a generic delete helper next to a lock helper, each keyed by its own parameter",
+      code: `import Redis from "ioredis";
+export class RedisStore {
+  constructor(private readonly redis: Redis) {}
+  async acquire(key: string, token: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.set(key, token, "PX", ttlMs, "NX")) === "OK";
+  }
+  async deleteKey(key: string): Promise<void> {
+    await this.redis.del(key);
+  }
+}`,
+    },
+    {
       // a document known only as a parameter is given to a model named like it; `thing` is named like none
       name: "a saved parameter named like no model of the module stays unknown",
       code: notificationLease("thing"),
@@ -1507,7 +1522,8 @@ export async function tryLock(name: string): Promise<boolean> {
     },
     {
       // the old SETNX recipe, its value an expiry in seconds read back through a ternary and parseInt: two callers
-      // that both see it passed both take the lock
+      // that both see it passed both take the lock. The release is another function keyed by its own parameter:
+      // its name says it unlocks (a generic `done(key)` would pair with nothing)
       code: `export async function enqueueOnce(redis: Redis, key: string, timeoutSec: number) {
   const now = Math.round(new Date().getTime() / 1000);
   const until = now + timeoutSec + 1;
@@ -1522,7 +1538,7 @@ export async function tryLock(name: string): Promise<boolean> {
   await redis.expire(key, timeoutSec);
   return true;
 }
-export async function done(redis: Redis, key: string) {
+export async function unlockEnqueue(redis: Redis, key: string) {
   await redis.del(key);
 }`,
       errors: [staleTakeover(11, 15, "`key`", 4, 8), plainDelete(16, 15, releaseData("DEL", "`key`", 4), [])],
