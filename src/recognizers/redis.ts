@@ -400,6 +400,13 @@ function commandOp(
   if (keyType === "ObjectExpression" || keyType === "ArrayExpression" || keyType === "ArrowFunctionExpression" ||
     keyType === "FunctionExpression" || keyType === "ThisExpression") return undefined;
   if ((command === "set" || command === "setnx" || command === "expire") && args.length < 2) return undefined;
+  // `delete(key)` is every Map's and Set's: a DEL only on a receiver named as a cache or key-value store.
+  if (name === "delete") {
+    const callee = unwrap(call.callee);
+    const receiver = callee.type === "MemberExpression" ? unwrap(callee.object) : undefined;
+    const text = receiver ? (receiver.type === "MemberExpression" ? keyName(receiver.property, receiver.computed) : receiver.type === "Identifier" ? receiver.name : undefined) : undefined;
+    if (!text || !/cache|redis|kv|store/i.test(text)) return undefined;
+  }
   const fi = info(ctx);
   const callee = unwrap(call.callee);
   const batch = callee.type === "MemberExpression" ? batchOf(ctx, callee.object) : undefined;

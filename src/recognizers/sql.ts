@@ -244,8 +244,10 @@ function fromCall(ctx: RecognizerContext, call: TSESTree.CallExpression, method:
   const [first, second] = call.arguments;
   if (!first || first.type === "SpreadElement") return undefined;
   const argNode = unwrap(first);
-  // Cheap shape test before anything else: calls named `query`/`raw` are everywhere.
+  // Cheap shape test before anything else: calls named `query`/`raw` are everywhere, and SQLite's `get`/`all`/`run`
+  // far more (`map.get(key)`, `Promise.all(list)`): for those only statement text in place, or a const holding it.
   if (!["Literal", "TemplateLiteral", "Identifier", "BinaryExpression", "ObjectExpression"].includes(argNode.type)) return undefined;
+  if (SQLITE_METHODS.has(method) && !sqliteText(ctx, argNode)) return undefined;
   let textNode: Node = first;
   let params: Params = {};
   const config = (method === "query" || method === "execute") ? constObject(ctx, first) : undefined;
@@ -276,6 +278,17 @@ function fromCall(ctx: RecognizerContext, call: TSESTree.CallExpression, method:
   if (!segments) return undefined;
   const t = unwrap(textNode).type;
   return { source: { segments, inline: t === "Literal" || t === "TemplateLiteral", tagged: false }, params };
+}
+
+/** A string or template in place, or a `const` of the module holding one: what a SQLite call's text can be. */
+function sqliteText(ctx: RecognizerContext, node: Node): boolean {
+  let n = unwrap(node);
+  if (n.type === "Identifier") {
+    const init = getConstInit(ctx.sourceCode, n);
+    if (!init || init.type === "TSEnumDeclaration") return false;
+    n = unwrap(init);
+  }
+  return (n.type === "Literal" && typeof n.value === "string") || n.type === "TemplateLiteral" || n.type === "BinaryExpression";
 }
 
 function isCallback(node: Node): boolean {

@@ -940,6 +940,23 @@ module.exports = { settle };`,
       code: flagRowTask("if (process.env.EXPORTS_OFF) return;"),
     },
     {
+      // an application cache's `delete(key)` is a DEL; a Map's delete of the same key text is another store's
+      name: "a Map's delete of a Redis lock's key is no release",
+      code: `import Redis from "ioredis";
+const redis = new Redis();
+const inFlight = new Map<string, Promise<void>>();
+export async function once(id: string, token: string, work: () => Promise<void>) {
+  const key = \`lock:once:\${id}\`;
+  if ((await redis.set(key, token, "PX", 60_000, "NX")) !== "OK") return;
+  try {
+    inFlight.set(key, work());
+    await inFlight.get(key);
+  } finally {
+    inFlight.delete(key);
+  }
+}`,
+    },
+    {
       // two methods of one service whose keys are only their own parameters are two unrelated values: a generic
       // deleteKey(key) is no release of acquire(key)'s lock (releaseLock(key) would be, by its name)
       name: "a generic delete helper next to a lock helper, each keyed by its own parameter",
