@@ -138,7 +138,8 @@ function receiverOf(ctx: RecognizerContext, node: Node, depth = 0): Receiver | u
     if (!name || name.startsWith("$")) return undefined;
     const object = unwrap(r.object);
     // `self.db` with `self.db = await self.apos.db.collection("aposLocks")` once in the module: that collection.
-    const assigned = fieldCollections(ctx).get(`${ctx.sourceCode.getText(object)}.${name}`);
+    // (The module's text must assign such a field at all before its tree is walked for it.)
+    const assigned = assignsField(ctx, name) ? fieldCollections(ctx).get(`${ctx.sourceCode.getText(object)}.${name}`) : undefined;
     if (assigned) return assigned;
     // `prisma.session.deleteMany({})`: a Prisma delegate, whatever the arguments look like.
     const owner = object.type === "Identifier" ? object.name
@@ -163,6 +164,18 @@ function receiverOf(ctx: RecognizerContext, node: Node, depth = 0): Receiver | u
     return { model: stripped, mongooseModel: /Model$/.test(r.name) || /^[A-Z]/.test(r.name) };
   }
   return undefined;
+}
+
+/** Whether the module's text assigns a field of this name anywhere (`.db = …`), remembered per name. */
+function assignsField(ctx: RecognizerContext, name: string): boolean {
+  let seen = ctx.scratch.get("mongo:assigned") as Map<string, boolean> | undefined;
+  if (!seen) ctx.scratch.set("mongo:assigned", (seen = new Map()));
+  let found = seen.get(name);
+  if (found === undefined) {
+    found = new RegExp(`\\.${name.replace(/\$/g, "\\$")}\\s*=[^=]`).test(ctx.sourceCode.text);
+    seen.set(name, found);
+  }
+  return found;
 }
 
 /**
