@@ -44,6 +44,11 @@ export async function finish(id: string) {
 ruleTester.run("atomic-claim", rule, {
   valid: [
     {
+      // the holder kept for the record on a finished row: COMPLETED is not held
+      name: "a terminal status written with the holder is no claim",
+      code: pickQueue().replace('status: "EN_PREPARACION"', 'status: "COMPLETED"'),
+    },
+    {
       // an assignment to an agent is business state: the holder column says nothing of a lock
       name: "a status set with an assignee (no lock-named holder) is no claim",
       code: pickQueue("assigneeId"),

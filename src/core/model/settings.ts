@@ -238,13 +238,17 @@ export function withClockedFields(base: ResolvedVocabulary, accesses: readonly {
   return { ...base, isTimeField: (field) => base.isTimeField(field) || clocked.has(normalizeName(field)) };
 }
 
+/** Values that say the work is over, in English at least: never held, whoever the row still names. */
+const ENDED = /done|complete|success|succeed|finish|cancel|fail|error|closed|archiv|resolv|paid|sent|deliver|expire|abort|reject|skip/i;
+
 type WriteLike = { access: string; assignments?: readonly { field: string; value: { kind: string; value?: { value: unknown } } }[] };
 
 /**
  * The module's vocabulary with the statuses it takes a row into *with a holder* read as in-progress values, whatever
  * language they are named in: a write that sets `status` to a literal and a lock-named owner column (`lockedBy`,
  * `lockOwner`) to who takes it, where another write of the module clears that column again (`lockedBy: null`),
- * takes a lock (`status: EM_CONTAGEM, lockedBy: userId`). A waiting value (`PENDING`) never becomes one.
+ * takes a lock (`status: EM_CONTAGEM, lockedBy: userId`). A waiting value (`PENDING`) or one that says the work
+ * ended (`COMPLETED` written with the holder kept for the record) never becomes one.
  */
 export function withHeldValues(base: ResolvedVocabulary, accesses: readonly WriteLike[]): ResolvedVocabulary {
   const writes = accesses.filter((a) => a.access === "write");
@@ -261,7 +265,7 @@ export function withHeldValues(base: ResolvedVocabulary, accesses: readonly Writ
     if (!as.some((a) => cleared.has(normalizeName(a.field)) && a.value.kind !== "static")) continue;
     for (const a of as) {
       const v = a.value.kind === "static" ? a.value.value?.value : undefined;
-      if (typeof v === "string" && base.isStateField(a.field) && !waiting.has(normalizeName(v)) && !base.isInProgressValue(v)) held.add(normalizeName(v));
+      if (typeof v === "string" && base.isStateField(a.field) && !waiting.has(normalizeName(v)) && !ENDED.test(v) && !base.isInProgressValue(v)) held.add(normalizeName(v));
     }
   }
   if (held.size === 0) return base;
