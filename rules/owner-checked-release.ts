@@ -3,7 +3,7 @@ import type { KvOp, KvRelease, Node } from "../src/core/model/model.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { describeKey } from "../src/core/reading/keys.js";
-import { evaluate, findVariable, unwrap } from "../src/core/reading/values.js";
+import { findVariable, unwrap } from "../src/core/reading/values.js";
 import { formatValue } from "../src/core/model/names.js";
 import { describeRowFilter, throughHelper } from "../src/rule-kit/messages.js";
 
@@ -73,14 +73,7 @@ export default createRule({
   },
   create(context) {
     const sourceCode = context.sourceCode;
-    // A compare-and-delete checks the owner only if owners differ: handed the one constant every holder stores
-    // (`acquire(key, "true")` … `release(key, "true")`), it matches whoever holds the key now.
-    const ownerChecked = (r: KvRelease) => {
-      if (r.kind !== "owner-checked") return false;
-      const stored = r.lock.acquire.constantValue;
-      const token = r.op.constantValue ?? (r.op.valueNode ? evaluate(sourceCode, r.op.valueNode) : undefined);
-      return !stored || !token || token.value !== stored.value;
-    };
+    const ownerChecked = (r: KvRelease) => r.kind === "owner-checked";
     return onLockFacts(context, (facts) => {
       const seen = new Set<Node>();
       // Calls of another module's release helper share one flaw, fixed in the helper: one finding per lock and

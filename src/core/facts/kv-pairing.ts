@@ -15,7 +15,7 @@ import { functionName, unitOf } from "../reading/units.js";
 
 /** An expiry this long outlasts any work held under a lock (a nightly job's lock of 24 h included). */
 const OUTLASTS_WORK_MS = 24 * 60 * 60 * 1000;
-import { findVariable, getConstInit, isClockReading, readsClock, thenParameterOf, unwrap } from "../reading/values.js";
+import { evaluate, findVariable, getConstInit, isClockReading, readsClock, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -259,7 +259,10 @@ export function buildKvFacts(
     const lock = lockFor(op);
     if (!lock) continue;
     const { kind, get } = kindOf(op);
-    all.push({ op, lock, kind, ...(get ? { get } : {}) });
+    // The owner check compares with what this call hands it: the constant every holder stores checks nobody.
+    const shared = kind === "owner-checked" && lock.acquire.constantValue !== undefined &&
+      (op.constantValue ?? (op.valueNode ? evaluate(sourceCode, op.valueNode) : undefined))?.value === lock.acquire.constantValue.value;
+    all.push({ op, lock, kind: shared ? "shared-token" : kind, ...(get ? { get } : {}) });
   }
 
   // What the helper reports itself: its own acquire is a lock of this module (its TTL is judged there), its own

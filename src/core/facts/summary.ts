@@ -9,7 +9,7 @@
  * writes that would recover such a key for a claim made anywhere (`buildForeignRecoveries`).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Claim, ExportedHelper, HeldLock, KvLock, LibraryLockOp, LockFacts, Recovery, StateAccess } from "../model/model.js";
+import type { Claim, ExportedHelper, HeldLock, KvLock, KvReleaseKind, LibraryLockOp, LockFacts, Recovery, StateAccess } from "../model/model.js";
 import { buildForeignRecoveries } from "./pairing.js";
 import { formatValue, normalizeModel } from "../model/names.js";
 import { normalizeName, type ResolvedVocabulary } from "../model/settings.js";
@@ -168,12 +168,21 @@ function kvSummary(sourceCode: SourceCode, lock: KvLock, facts: LockFacts): Lock
   const unsafe = releases.find((r) => r.kind !== "owner-checked");
   let q3: Answer;
   if (takeover) q3 = { status: "unanswered", how: "taken over by a plain SET after a GET", at: spanOf(takeover.op.loc) };
-  else if (unsafe) q3 = { status: "unanswered", how: unsafe.kind === "plain" ? "released by a plain DEL" : "released by GET, compare in JavaScript, then DEL", at: spanOf(unsafe.op.loc) };
+  else if (unsafe) q3 = { status: "unanswered", how: RELEASE_HOW[unsafe.kind], at: spanOf(unsafe.op.loc) };
   else if (lock.acquire.constantValue && releases.length > 0) q3 = { status: "unanswered", how: "constant lock value: the release cannot tell its owner", at: acquire };
   else if (releases.length > 0) q3 = { status: "answered", how: "owner-checked release", at: spanOf(releases[0]!.op.loc) };
   else q3 = { status: "not-applicable", how: "no release in this module: the lock expires" };
   return { kind: "kv", name: lock.acquire.key.opaque ? sourceCode.getText(lock.acquire.keyNode) : lock.acquire.key.text, acquire, q1: ttl[lock.ttl], q2, q3 };
 }
+
+/** How an unchecked release of a key-value lock is made, for the inventory's Q3 column. */
+const RELEASE_HOW: Record<KvReleaseKind, string> = {
+  "owner-checked": "owner-checked release",
+  "plain": "released by a plain DEL",
+  "get-compare": "released by GET, compare in JavaScript, then DEL",
+  "self-compared": "compare-and-delete handed the value just read from the key",
+  "shared-token": "compare-and-delete handed the constant every holder stores",
+};
 
 function librarySummary(sourceCode: SourceCode, op: LibraryLockOp): LockSummary {
   const acquire = spanOf(op.node.loc);

@@ -455,9 +455,11 @@ export interface KvLock {
 
 /**
  * `self-compared`: a compare-and-delete whose token is the value just read from the key itself (`const v = await
- * redis.get(key); eval(CAD, 1, key, v)`): the comparison always matches, so it checks no owner.
+ * redis.get(key); eval(CAD, 1, key, v)`): the comparison always matches, so it checks no owner. `shared-token`: a
+ * compare-and-delete handed the one constant every holder of the lock stores (`acquire(KEY, "true")` …
+ * `release(KEY, "true")`): it matches whoever holds the key now.
  */
-export type KvReleaseKind = "owner-checked" | "plain" | "get-compare" | "self-compared";
+export type KvReleaseKind = "owner-checked" | "plain" | "get-compare" | "self-compared" | "shared-token";
 
 export interface KvRelease {
   readonly op: KvOp;
