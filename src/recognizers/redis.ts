@@ -12,6 +12,7 @@ import { appendProperty } from "../core/reading/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { KvCommand, KvDialect, KvEdits, KvOp, Node, StaticValue, TextEdit, TtlPresence } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
+import { isFunction } from "../core/reading/units.js";
 import { keyShape } from "../core/reading/keys.js";
 import { classifyScript } from "../core/languages/lua.js";
 import { evaluate, evaluateNumber, findVariable, getConstInit, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
@@ -368,11 +369,6 @@ function constantOf(ctx: RecognizerContext, node: Node | undefined): StaticValue
   return node ? evaluate(ctx.sourceCode, node) : undefined;
 }
 
-function isFunctionNode(node: Node): boolean {
-  const n = unwrap(node);
-  return n.type === "ArrowFunctionExpression" || n.type === "FunctionExpression";
-}
-
 /** `{ ttl: 600_000 }`, `LOCK_TTL_SECONDS`, `{ expiresIn }`: an expiry by its name; anything else is unknown. */
 function wrapperTtl(ctx: RecognizerContext, node: Node): TtlPresence {
   const object = objectOf(ctx, node);
@@ -442,7 +438,7 @@ function commandOp(
         (spelled === "setNX" || (spelled === "SETNX" && fi.dialect === "node-redis") ? "node-redis" : fi.dialect === "upstash" ? "upstash" : "ioredis");
       // SETNX takes a key and a value (and a callback): more is an application wrapper's, whose expiry is read from
       // the option's name, and is unknown otherwise, never absent.
-      const extra = args[2] && !isFunctionNode(args[2]) ? args[2] : undefined;
+      const extra = args[2] && !isFunction(unwrap(args[2])) ? args[2] : undefined;
       return {
         ...base, dialect, command, nx: true, ttl: extra ? wrapperTtl(ctx, extra) : COMMANDS[name] === "setnx" && name !== "setnx" ? "unknown" : "absent",
         ...(args[1] ? { valueNode: args[1] } : {}),

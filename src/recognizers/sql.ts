@@ -23,6 +23,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { AdvisoryLockOp, Assignment, Condition, Node, StateAccess, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
+import { isFunction } from "../core/reading/units.js";
 import { receiverText } from "../core/reading/ast.js";
 import {
   HOLE_SENTINEL, blankUnsupported, locksRowsForWrite, maskSql, parseSql, questionMarks, startsWithStatement, topLevelWhere, translateSql,
@@ -270,7 +271,7 @@ function fromCall(ctx: RecognizerContext, call: TSESTree.CallExpression, method:
   } else if (SQLITE_METHODS.has(method) && second && second.type !== "SpreadElement" && !["ArrayExpression", "ObjectExpression"].includes(unwrap(second).type)) {
     // Bindings one by one (`db.run(sql, a, b)`), the node-style callback last.
     const args = call.arguments.slice(1);
-    params = { positional: args.filter((a, i) => !(i === args.length - 1 && a.type !== "SpreadElement" && isCallback(a))).map((a) => (a.type === "SpreadElement" ? undefined : a)) };
+    params = { positional: args.filter((a, i) => !(i === args.length - 1 && a.type !== "SpreadElement" && isFunction(unwrap(a)))).map((a) => (a.type === "SpreadElement" ? undefined : a)) };
   } else if (second && second.type !== "SpreadElement") {
     params = paramsFrom(ctx, second);
   }
@@ -289,11 +290,6 @@ function sqliteText(ctx: RecognizerContext, node: Node): boolean {
     n = unwrap(init);
   }
   return (n.type === "Literal" && typeof n.value === "string") || n.type === "TemplateLiteral" || n.type === "BinaryExpression";
-}
-
-function isCallback(node: Node): boolean {
-  const n = unwrap(node);
-  return n.type === "ArrowFunctionExpression" || n.type === "FunctionExpression";
 }
 
 // ---- rendering and parsing ----

@@ -15,7 +15,7 @@ import { buildFacts } from "../core/facts/pairing.js";
 import { PathRecorder } from "../core/reading/code-paths.js";
 import { buildHeldLocks } from "../core/facts/held-locks.js";
 import { helperInstances } from "../core/summaries/summaries.js";
-import { exportedHelpers, importedAdvisory, importedInstances, type ImportedHelpers } from "../core/summaries/modules.js";
+import { exportedHelpers, importedInstances, type ImportedHelpers } from "../core/summaries/modules.js";
 import { extendVocabulary, getVocabulary, type Vocabulary } from "../core/model/settings.js";
 import { receiverTypes, type ReceiverTypes } from "../core/reading/types.js";
 import { unwrap } from "../core/reading/values.js";
@@ -192,11 +192,11 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
         // Calls of helpers (this module's, and in the audit those it imports) are the helpers' ops at the call.
         const given = importedHelpersOf(context.settings);
         const imported = importedInstances(sourceCode, state.calls, given);
-        const helpers = helperInstances(sourceCode, accesses, shape, imported);
+        const helpers = helperInstances(sourceCode, accesses, shape, imported.kv);
         const built = buildFacts(sourceCode, accesses, shape, vocabulary, helpers.instances, recoveredElsewhereOf(context.settings));
         const advisory = accesses.filter((a): a is AdvisoryLockOp => a.access === "advisory");
         // An imported helper's advisory lock is the held lock of the code that calls it.
-        const viaHelpers = importedAdvisory(sourceCode, state.calls, given);
+        const viaHelpers = imported.advisory;
         facts = {
           ...built,
           held: buildHeldLocks(sourceCode, viaHelpers.length > 0 ? [...accesses, ...viaHelpers] : accesses, built.kv, shape, state.flags, paths),

@@ -68,6 +68,13 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
       languageOptions: javascript,
     },
     {
+      // the insert's E11000 is caught only where take() is awaited in the try: a second call outside it may throw
+      // the duplicate error anywhere, so the insert is no lock taken
+      name: "an insert whose function is also called outside the try that catches E11000",
+      code: fieldLock("return;").replace("    return true;\n\n    async function clearStale", "    await take();\n    return true;\n\n    async function clearStale"),
+      languageOptions: javascript,
+    },
+    {
       // a field set to two collections is known by its name only: `store` says nothing of a lock
       name: "a collection field assigned twice stays unknown",
       code: fieldLock("return;").replaceAll("self.locks", "self.store").replace(`self.store = await app.db.collection("reportLocks");`,

@@ -18,6 +18,7 @@ import { calleeName, contains, exits, receiverText, walk } from "../reading/ast.
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
 import { findVariable, keyName, unwrap } from "../reading/values.js";
 import { isExported } from "../reading/exports.js";
+import { exitWhenHeld } from "../reading/guards.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Variable = TSESLint.Scope.Variable;
@@ -562,28 +563,11 @@ function releasedUntaken(sourceCode: SourceCode, c: Candidate, tries: readonly T
   // The way out must be the one taken when the lock is held (`if (running) return`, `if (mutex.isLocked()) return`):
   // one taken before the check, when nobody holds it, releases nothing that matters.
   const name = c.name.replace(/^this\./, "");
-  const named = new RegExp(`(?:^|[^\\w$])${name.replace(/[$.]/g, "\\$&")}(?![\\w$])`);
-  const testsLock = (exit: Node) => {
-    for (let p = exit.parent; p; p = p.parent) {
-      if (p.type === "IfStatement") return named.test(sourceCode.getText(p.test));
-      if (isFunction(p) || p.type === "TryStatement") return false;
-    }
-    return false;
-  };
   for (const t of tries) {
     if (!within(c.acquire, t.block) || !t.finalizer) continue;
     const release = c.releases.find((r) => within(r, t.finalizer));
     if (!release) continue;
-    let exit: Node | undefined;
-    walk(t.block, (n) => {
-      if (exit || n.range[0] >= c.acquire.range[0]) return false;
-      if (n !== t.block && isFunction(n)) return false;
-      if ((n.type === "ReturnStatement" || n.type === "ThrowStatement") && testsLock(n)) {
-        exit = n;
-        return false;
-      }
-      return true;
-    });
+    const exit = exitWhenHeld(sourceCode, t.block, c.acquire, name);
     if (exit) return { exit, release };
   }
   return undefined;

@@ -19,7 +19,7 @@ import type {
 } from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { agePredicates, excludes, identityFields, isOpaque, ownerPinned, pins, toBranches, type Branch } from "../model/conditions.js";
-import { describeTest, guardsOf, pathCondition } from "../reading/guards.js";
+import { describeTest, exitWhenHeld, guardsOf, pathCondition } from "../reading/guards.js";
 import { buildHeldEffects, hasTakeoverWrite, type Holding } from "./fencing.js";
 import { buildKvFacts } from "./kv-pairing.js";
 import { buildRenewals } from "./renewals.js";
@@ -29,7 +29,7 @@ import { isExported } from "../reading/exports.js";
 import { HOLE_SENTINEL as HOLE_MODEL } from "../languages/sql.js";
 import { hasLockWord, namesALock, normalizeName, withClockedFields, withHeldValues } from "../model/settings.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
-import { walk } from "../reading/ast.js";
+import { contains, walk } from "../reading/ast.js";
 import { findVariable, isClockReading, keyName, staticChoices, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -1002,28 +1002,9 @@ export function buildFacts(
 function exitBeforeClaim(sourceCode: SourceCode, h: HolderWrite): Node | undefined {
   const { claim, write } = h;
   if (h.assignment.value.kind !== "static" || sameValue(h.assignment.value.value, claim.lock.value)) return undefined;
-  const field = claim.lock.field;
-  const named = new RegExp(`(?:^|[^\\w$])${field.replace(/[$.]/g, "\\$&")}(?![\\w$])`);
-  const testsLock = (exit: Node) => {
-    for (let p = exit.parent; p; p = p.parent) {
-      if (p.type === "IfStatement") return named.test(sourceCode.getText(p.test));
-      if (isFunction(p) || p.type === "TryStatement") return false;
-    }
-    return false;
-  };
-  const within = (inner: Node, outer: Node | null | undefined) => !!outer && outer.range[0] <= inner.range[0] && inner.range[1] <= outer.range[1];
   for (let t: Node | undefined = write.node.parent; t && !isFunction(t); t = t.parent) {
-    if (t.type !== "TryStatement" || !within(write.node, t.finalizer) || !within(claim.write.node, t.block)) continue;
-    let exit: Node | undefined;
-    walk(t.block, (n) => {
-      if (exit || n.range[0] >= claim.write.node.range[0]) return false;
-      if (n !== t.block && isFunction(n)) return false;
-      if ((n.type === "ReturnStatement" || n.type === "ThrowStatement") && testsLock(n)) {
-        exit = n;
-        return false;
-      }
-      return true;
-    });
+    if (t.type !== "TryStatement" || !contains(t.finalizer, write.node) || !contains(t.block, claim.write.node)) continue;
+    const exit = exitWhenHeld(sourceCode, t.block, claim.write.node, claim.lock.field);
     if (exit) return exit;
   }
   return undefined;

@@ -6,6 +6,7 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Condition, Guard, Node, StaticValue } from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { isFunction, functionName } from "./units.js";
+import { walk } from "./ast.js";
 import { evaluate, getConstInit, readsClock, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -229,4 +230,31 @@ export function guardsOf(sourceCode: SourceCode, node: Node, vocabulary: Resolve
     parent = parent.parent;
   }
   return out;
+}
+
+/**
+ * The first `return` or `throw` in `block` before `before` (outside nested functions) under an `if` whose test names
+ * `name`: the way out taken when a lock is found held (`if (running) return`, `if (lock.is_running) return`). One
+ * taken under another test (nothing to do yet) is not it.
+ */
+export function exitWhenHeld(sourceCode: SourceCode, block: Node, before: Node, name: string): Node | undefined {
+  const named = new RegExp(`(?:^|[^\\w$])${name.replace(/[$.]/g, "\\$&")}(?![\\w$])`);
+  const testsLock = (exit: Node) => {
+    for (let p = exit.parent; p; p = p.parent) {
+      if (p.type === "IfStatement") return named.test(sourceCode.getText(p.test));
+      if (isFunction(p) || p.type === "TryStatement") return false;
+    }
+    return false;
+  };
+  let exit: Node | undefined;
+  walk(block, (n) => {
+    if (exit || n.range[0] >= before.range[0]) return false;
+    if (n !== block && isFunction(n)) return false;
+    if ((n.type === "ReturnStatement" || n.type === "ThrowStatement") && testsLock(n)) {
+      exit = n;
+      return false;
+    }
+    return true;
+  });
+  return exit;
 }

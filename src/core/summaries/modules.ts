@@ -222,18 +222,28 @@ function shapeAt(sourceCode: SourceCode, call: TSESTree.CallExpression, key: Hel
   return "fixed" in key ? { key: key.fixed, keyNode: call } : shapeFromParts(sourceCode, call, key);
 }
 
-/** The advisory locks and unlocks the module's calls of imported helpers make, at the calls (on the helpers' pools). */
-export function importedAdvisory(sourceCode: SourceCode, calls: readonly TSESTree.CallExpression[], imported: readonly ImportedHelpers[]): AdvisoryLockOp[] {
-  if (imported.length === 0) return [];
+/** What the module's calls of imported helpers do, at the calls: key-value ops, and advisory locks on the helpers' pools. */
+export interface ImportedOps {
+  readonly kv: readonly KvOp[];
+  readonly advisory: readonly AdvisoryLockOp[];
+}
+
+const NO_IMPORTED: ImportedOps = { kv: [], advisory: [] };
+
+/** The ops the module's calls of imported helpers make, at the calls. */
+export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTree.CallExpression[], imported: readonly ImportedHelpers[]): ImportedOps {
+  if (imported.length === 0) return NO_IMPORTED;
   const imports = new Map(imported.map((b) => [b.local, b]));
-  const out: AdvisoryLockOp[] = [];
+  const out: KvOp[] = [];
+  const advisory: AdvisoryLockOp[] = [];
   for (const call of calls) {
     const target = importedTarget(sourceCode, call, imports);
     if (!target) continue;
     const helper = target.names.map((n) => target.binding.helpers.find((h) => h.name === n)).find((h) => h !== undefined);
-    for (const effect of helper?.advisory ?? []) {
-      const file = helper!.file ?? target.binding.file;
-      out.push({
+    if (!helper) continue;
+    for (const effect of helper.advisory ?? []) {
+      const file = helper.file ?? target.binding.file;
+      advisory.push({
         access: "advisory",
         store: "sql",
         fn: effect.fn,
@@ -246,20 +256,6 @@ export function importedAdvisory(sourceCode: SourceCode, calls: readonly TSESTre
         helper: { name: describeCallee(sourceCode, call), file, line: effect.line, pool: effect.client },
       });
     }
-  }
-  return out;
-}
-
-/** The key-value ops the module's calls of imported helpers make, at the calls. */
-export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTree.CallExpression[], imported: readonly ImportedHelpers[]): KvOp[] {
-  if (imported.length === 0) return [];
-  const imports = new Map(imported.map((b) => [b.local, b]));
-  const out: KvOp[] = [];
-  for (const call of calls) {
-    const target = importedTarget(sourceCode, call, imports);
-    if (!target) continue;
-    const helper = target.names.map((n) => target.binding.helpers.find((h) => h.name === n)).find((h) => h !== undefined);
-    if (!helper) continue;
     for (const effect of helper.effects) {
       const shape = shapeAt(sourceCode, call, effect.key);
       if (!shape) continue;
@@ -298,5 +294,5 @@ export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTr
       });
     }
   }
-  return out;
+  return { kv: out, advisory };
 }
