@@ -63,6 +63,8 @@ export default createRule({
         "Q3 (is the release race-safe?): the lock {{key}} is acquired at line {{acquireLine}} with the constant value {{value}}, so no release can tell whose lock it deletes, and this {{command}} removes whatever lock is there now. Store a unique token per acquire (a random id) and delete only while the key still holds it.",
       staleTakeover:
         "Q3 (is the take-over race-safe?): this SET overwrites the lock {{key}} (acquired at line {{acquireLine}}) after reading its value with a separate GET at line {{getLine}}: two workers that both see a stale lock both take it. Let the lock expire (SET NX with an expiry), or check and set in one script.",
+      checkedAcquire:
+        "Q3 (is the acquire race-safe?): this SET takes the lock {{key}} after a separate GET at line {{getLine}} found it free or already this holder's: two workers that both read it before either writes both take it, and the later SET silently replaces the first holder. Take it in one command: SET key token NX with an expiry, or a script that checks and sets.",
       releasedUntaken:
         "Q3 (is the release race-safe?): the {{exitKind}} at line {{exitLine}} leaves the `try` before {{lock}} is taken (line {{acquireLine}}), and the `finally` still releases it (line {{releaseLine}}): a caller that found it held frees it for everyone while its holder still works. Check and take it before the `try`, so only the holder's way out runs the release.",
       rowRelease:
@@ -172,7 +174,7 @@ export default createRule({
       for (const takeover of facts.kv.takeovers) {
         context.report({
           loc: takeover.op.loc,
-          messageId: "staleTakeover",
+          messageId: takeover.acquire ? "checkedAcquire" : "staleTakeover",
           data: {
             key: describeKey(takeover.lock.acquire.key),
             acquireLine: String(takeover.lock.acquire.loc.start.line),

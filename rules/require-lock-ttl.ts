@@ -11,8 +11,10 @@ const EXPIRE_COMMAND = { EX: "EXPIRE", PX: "PEXPIRE", EXAT: "EXPIREAT", PXAT: "P
 /** The expiry a suggestion proposes: long enough for most critical sections, short enough to unwedge. */
 const SUGGESTED_TTL_MS = "30_000";
 
-function commandName(op: KvOp): string {
-  return (op.command === "setnx" ? "SETNX" : "SET … NX") + throughHelper(op);
+function commandName(op: KvOp, lock?: KvLock): string {
+  const own = op.command === "setnx" ? "SETNX" : op.script === "set-if-absent" ? "script's SET … NX"
+    : lock?.checkedBy ? "SET (after a GET check)" : "SET … NX";
+  return own + throughHelper(op);
 }
 
 /** The statement an expression call stands in, through `await` and `void`. */
@@ -87,13 +89,14 @@ export default createRule({
     const sourceCode = context.sourceCode;
     function report(lock: KvLock): void {
       const { acquire } = lock;
-      const data = { command: commandName(acquire), key: describeKey(acquire.key) };
+      const data = { command: commandName(acquire, lock), key: describeKey(acquire.key) };
       if (lock.ttl === "conditional") {
         context.report({ loc: acquire.loc, messageId: "conditionalTtl", data });
         return;
       }
       if (lock.ttl === "absent") {
-        const edit = acquire.command === "setnx"
+        // A SET checked in JS wants NX as well as an expiry, and its GET gone: no edit of this call alone does that.
+        const edit = lock.checkedBy ? undefined : acquire.command === "setnx"
           ? acquire.edits?.toSetWithTtl?.(SUGGESTED_TTL_MS, "PX")
           : acquire.edits?.addTtl?.(SUGGESTED_TTL_MS, "PX");
         context.report({

@@ -14,7 +14,7 @@ import type { KvCommand, KvDialect, KvEdits, KvOp, Node, StaticValue, TextEdit, 
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { isFunction } from "../core/reading/units.js";
 import { keyShape } from "../core/reading/keys.js";
-import { classifyScript } from "../core/languages/lua.js";
+import { classifyScript, type ScriptShape } from "../core/languages/lua.js";
 import { evaluate, evaluateNumber, findVariable, getConstInit, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
 
 const COMMANDS: Record<string, KvCommand> = {
@@ -46,7 +46,7 @@ for (const name of ["setNX", "pExpire", "expireAt", "pExpireAt", "evalSha", "eva
   "setIfAbsent", "setIfNotExistsOrGet"]) METHODS.add(name);
 
 interface DefinedScript {
-  readonly kind: KvOp["script"];
+  readonly shape: ScriptShape;
   readonly numberOfKeys: number | undefined;
 }
 
@@ -97,11 +97,22 @@ function mayBeMissing(ctx: RecognizerContext, node: Node): boolean {
   return param.optional === true && param.parent?.type !== "AssignmentPattern";
 }
 
-/** The client a command is sent on: the receiver below any multi()/pipeline() chain, `this.` dropped. */
+/**
+ * The client a command is sent on: the receiver below any multi()/pipeline() chain, `this.` dropped. A batch held in
+ * a variable (`const p = redis.pipeline(); p.del(key)`) sends on the client it was made from.
+ */
 function clientOf(ctx: RecognizerContext, call: TSESTree.CallExpression): string {
   let r: Node = unwrap(call.callee);
   if (r.type === "MemberExpression") r = unwrap(r.object);
-  for (let i = 0; i < 50 && r.type === "CallExpression"; i++) {
+  for (let i = 0; i < 50; i++) {
+    if (r.type === "Identifier") {
+      const init = getConstInit(ctx.sourceCode, r);
+      const batch = init && init.type !== "TSEnumDeclaration" ? unwrap(init) : undefined;
+      const m = batch?.type === "CallExpression" ? methodName(batch) : undefined;
+      if (!batch || !m || !BATCH_METHODS.has(m.toLowerCase())) break;
+      r = batch;
+    }
+    if (r.type !== "CallExpression") break;
     const callee = unwrap(r.callee);
     if (callee.type !== "MemberExpression") break;
     r = unwrap(callee.object);
@@ -461,29 +472,93 @@ function commandOp(
   }
 }
 
-function scriptOp(ctx: RecognizerContext, call: TSESTree.CallExpression, args: readonly Node[], kind: KvOp["script"], keyNode: Node | undefined): KvOp | undefined {
+const OTHER_SCRIPT: ScriptShape = { kind: "other" };
+
+/** The ARGV (1-based) of a script call, as the JavaScript passes it; undefined when it cannot be told. */
+type ArgvAt = (index: number) => Node | undefined;
+
+function scriptOp(ctx: RecognizerContext, call: TSESTree.CallExpression, shape: ScriptShape, keyNode: Node | undefined, argv: ArgvAt): KvOp | undefined {
   if (!keyNode || keyNode.type === "SpreadElement") return undefined;
   const callee = unwrap(call.callee);
   const batch = callee.type === "MemberExpression" ? batchOf(ctx, callee.object) : undefined;
-  const token = kind === "compare-and-delete" ? firstArgv(ctx, args) : undefined;
-  return {
-    access: "kv", store: "redis", client: clientOf(ctx, call), dialect: info(ctx).dialect, command: "script", key: keyShape(ctx.sourceCode, keyNode),
-    keyNode, node: call, loc: commandLoc(call), nx: false, ttl: "absent", script: kind, ...(batch ? { batch } : {}),
-    ...(token ? { valueNode: token } : {}),
+  const base = {
+    access: "kv", store: "redis", client: clientOf(ctx, call), dialect: info(ctx).dialect, key: keyShape(ctx.sourceCode, keyNode),
+    keyNode, node: call, loc: commandLoc(call), ...(batch ? { batch } : {}),
+  } as const;
+  const acquire = shape.acquire;
+  if (shape.kind === "set-if-absent" && acquire) {
+    // A Lua set-if-absent is a SET … NX whose value and expiry are the ARGVs the call passes; no client command to
+    // rewrite it into.
+    const value = acquire.valueArgv !== undefined ? argv(acquire.valueArgv) : undefined;
+    const constant = value ? constantOf(ctx, value) : undefined;
+    return {
+      ...base, command: "set", nx: true, script: "set-if-absent", ...argvTtl(ctx, acquire.ttl, argv),
+      ...(value ? { valueNode: value } : {}), ...(constant ? { constantValue: constant } : {}),
+    };
+  }
+  const token = shape.kind === "compare-and-delete" ? argv(1) : undefined;
+  return { ...base, command: "script", nx: false, ttl: "absent", script: shape.kind === "set-if-absent" ? "other" : shape.kind, ...(token ? { valueNode: token } : {}) };
+}
+
+/**
+ * A Lua acquire's expiry as the call gives it. Given only when positive (`if ttl > 0 then … "EX", ttl`), a literal
+ * 0 on one path of the argument (`opts.expire ? seconds : 0`, `ttl ?? 0`) leaves the lock without one there.
+ */
+function argvTtl(ctx: RecognizerContext, ttl: NonNullable<ScriptShape["acquire"]>["ttl"], argv: ArgvAt): Pick<KvOp, "ttl" | "ttlNode" | "ttlMs"> {
+  if (ttl === "none") return { ttl: "absent" };
+  if (ttl === "constant") return { ttl: "present" };
+  if (ttl === "unknown") return { ttl: "unknown" };
+  const node = argv(ttl.argv);
+  if (!node) return { ttl: "unknown" };
+  const paths = (x: Node, depth: number): ("some" | "none" | "unknown")[] => {
+    const u = unwrap(x);
+    if (depth > 4) return ["unknown"];
+    if (u.type === "ConditionalExpression") return [...paths(u.consequent, depth + 1), ...paths(u.alternate, depth + 1)];
+    if (u.type === "LogicalExpression" && (u.operator === "??" || u.operator === "||")) return ["some", ...paths(u.right, depth + 1)];
+    if (u.type === "Identifier") {
+      const init = getConstInit(ctx.sourceCode, u);
+      if (init) return paths(init, depth + 1);
+      if (mayBeMissing(ctx, u)) return ["some", "none"];
+    }
+    const n = evaluateNumber(ctx.sourceCode, u);
+    if (n !== undefined) return [n > 0 ? "some" : ttl.onlyWhenPositive ? "none" : "unknown"];
+    const v = evaluate(ctx.sourceCode, u);
+    if (v && (v.value === null || v.value === undefined)) return [ttl.onlyWhenPositive ? "none" : "unknown"];
+    return ["some"];
+  };
+  const all = paths(node, 0);
+  if (all.includes("unknown")) return { ttl: "unknown" };
+  if (all.every((p) => p === "none")) return { ttl: "absent" };
+  const n = evaluateNumber(ctx.sourceCode, node);
+  const ttlMs = n !== undefined && n > 0 ? { ttlMs: ttl.unit === "EX" ? n * 1000 : n } : {};
+  return { ttl: all.includes("none") ? "conditional" : "present", ttlNode: node, ...ttlMs };
+}
+
+/** ARGV[i] of an EVAL: ioredis `eval(s, n, ...keys, ...argv)`, node-redis `{ arguments: [a] }`, Upstash `eval(s, [k], [a])`. */
+function evalArgv(ctx: RecognizerContext, args: readonly Node[]): ArgvAt {
+  return (index) => {
+    const second = args[1] && unwrap(args[1]);
+    if (!second) return undefined;
+    const n = evaluate(ctx.sourceCode, second);
+    if (typeof n?.value === "number") {
+      const at = 2 + n.value + index - 1;
+      return args.slice(0, at + 1).every((a) => a.type !== "SpreadElement") ? args[at] : undefined;
+    }
+    const options = objectOf(ctx, second);
+    const list = options?.properties.find((p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === "arguments");
+    const listed = list ? unwrap(list.value as Node) : args[2] && unwrap(args[2]);
+    if (listed?.type !== "ArrayExpression" || listed.elements.slice(0, index).some((e) => !e || e.type === "SpreadElement")) return undefined;
+    return listed.elements[index - 1] ?? undefined;
   };
 }
 
-/** ARGV[1] of an EVAL: ioredis `eval(s, n, ...keys, ...argv)`, node-redis `{ arguments: [a] }`, Upstash `eval(s, [k], [a])`. */
-function firstArgv(ctx: RecognizerContext, args: readonly Node[]): Node | undefined {
-  const second = args[1] && unwrap(args[1]);
-  if (!second) return undefined;
-  const n = evaluate(ctx.sourceCode, second);
-  if (typeof n?.value === "number" && args.slice(0, 2 + n.value + 1).every((a) => a.type !== "SpreadElement")) return args[2 + n.value];
-  const options = objectOf(ctx, second);
-  const list = options?.properties.find((p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === "arguments");
-  const listed = list ? unwrap(list.value as Node) : args[2] && unwrap(args[2]);
-  if (listed?.type === "ArrayExpression" && listed.elements[0] && listed.elements[0].type !== "SpreadElement") return listed.elements[0];
-  return undefined;
+/** ARGV[i] of an ioredis `defineCommand` command: `redis.name(key1, …, keyN, argv1, …)`. */
+function definedArgv(args: readonly Node[], numberOfKeys: number | undefined): ArgvAt {
+  return (index) => {
+    if (numberOfKeys === undefined) return undefined;
+    const at = numberOfKeys + index - 1;
+    return args.slice(0, at + 1).every((a) => a.type !== "SpreadElement") ? args[at] : undefined;
+  };
 }
 
 export const redisRecognizer: Recognizer = {
@@ -508,7 +583,7 @@ export const redisRecognizer: Recognizer = {
           if (typeof v?.value === "number") numberOfKeys = v.value;
         }
       }
-      fi.defined.set(name.value, { kind: lua === undefined ? "other" : classifyScript(lua), numberOfKeys });
+      fi.defined.set(name.value, { shape: lua === undefined ? OTHER_SCRIPT : classifyScript(lua), numberOfKeys });
     }
     return [...fi.defined.keys()];
   },
@@ -518,7 +593,7 @@ export const redisRecognizer: Recognizer = {
     const lower = method.toLowerCase();
     const args = call.arguments;
     const defined = info(ctx).defined.get(method);
-    if (defined) return scriptOp(ctx, call, args, defined.kind, defined.numberOfKeys === 0 ? undefined : args[0]);
+    if (defined) return scriptOp(ctx, call, defined.shape, defined.numberOfKeys === 0 ? undefined : args[0], definedArgv(args, defined.numberOfKeys));
     if (GENERIC.has(lower)) {
       // ioredis call("SET", key, …); node-redis sendCommand(["SET", key, …]).
       const list = lower === "sendcommand" || lower === "send_command"
@@ -532,13 +607,13 @@ export const redisRecognizer: Recognizer = {
       const cmd = name.value.toLowerCase();
       if (COMMANDS[cmd] === "script") {
         const text = scriptText(ctx, rest[0]);
-        return scriptOp(ctx, call, rest, text === undefined ? "other" : classifyScript(text), rest[2]);
+        return scriptOp(ctx, call, text === undefined ? OTHER_SCRIPT : classifyScript(text), rest[2], evalArgv(ctx, rest));
       }
       return commandOp(ctx, call, cmd, rest, forced);
     }
     if (COMMANDS[lower] === "script") {
       const text = lower.startsWith("evalsha") ? undefined : scriptText(ctx, args[0]);
-      return scriptOp(ctx, call, args, text === undefined ? "other" : classifyScript(text), scriptKey(ctx, args));
+      return scriptOp(ctx, call, text === undefined ? OTHER_SCRIPT : classifyScript(text), scriptKey(ctx, args), evalArgv(ctx, args));
     }
     if (lower === "definecommand") return undefined;
     return commandOp(ctx, call, lower, args, undefined);

@@ -63,6 +63,25 @@ const staleTakeover = (line: number, column: number, key: string, acquireLine: n
   data: { key, acquireLine: String(acquireLine), getLine: String(getLine) },
   suggestions: [],
 });
+const checkedAcquire = (line: number, column: number, key: string, getLine: number) => ({
+  messageId: "checkedAcquire" as const,
+  line,
+  column,
+  data: { key, getLine: String(getLine) },
+  suggestions: [],
+});
+
+/** A lock written as GET, a JS check of the holder, then a plain SET: set-if-absent in two round trips. */
+const CHECKED_SET = `export class Locker {
+  constructor(private readonly cache: Cache) {}
+  async lock(owner: string, name: string) {
+    const key = \`mutex:\${name}\`;
+    const holder = await this.cache.get(key);
+    if (holder && holder !== owner) throw new Error("held by another owner");
+    await this.cache.set(key, owner, { ttl: 30_000 });
+    return async () => { await this.cache.delete(key); };
+  }
+}`;
 
 // ---------------------------------------------------------------- invalid sources
 
@@ -446,6 +465,21 @@ export class ReportService {
 
 ruleTester.run("owner-checked-release", rule, {
   valid: [
+    {
+      // a check of the key's value against something other than what the SET stores (a count kept between runs)
+      // is no acquire: nothing is turned away for holding it
+      name: "GET, a check of another value, then a SET of the key",
+      code: `export class SyncGuard {
+  constructor(private readonly store: Store) {}
+  async push(data: { items: string[] }) {
+    const previous = await this.store.get("sync-lock:count");
+    const current = data.items.length;
+    if (previous > 0 && current === 0) return false;
+    await this.store.set("sync-lock:count", current);
+    return true;
+  }
+}`,
+    },
     // the check before the `try`: only the holder enters it; a way out inside the `try` before the flag is set
     // (nothing to do) is taken only when nobody holds it
     `let running = false;
@@ -1536,6 +1570,34 @@ export async function tryLock(name: string): Promise<boolean> {
   return false;
 }`,
       errors: [staleTakeover(12, 18, '"lock:*"', 9, 10)],
+    },
+    {
+      // a MULTI held in a variable sends on the client it was made from: the DEL of the same key elsewhere is the
+      // lock's release
+      name: "a lock taken in a MULTI held in a variable, deleted by key",
+      code: `import Redis from "ioredis";
+const redis = new Redis();
+export async function lockRoom(id: string, token: string) {
+  const tx = redis.multi();
+  tx.set(\`room-lock:\${id}\`, token, "NX");
+  tx.expire(\`room-lock:\${id}\`, 30);
+  await tx.exec();
+}
+export async function unlockRoom(id: string) {
+  await redis.del(\`room-lock:\${id}\`);
+}`,
+      // the token is not in scope at the release: no rewrite is offered
+      errors: [plainDelete(10, 15, releaseData("DEL", '"room-lock:*"', 5), [])],
+    },
+    {
+      // the SET is the acquire, checked in JavaScript: two callers that both read the key free both take it; the
+      // release the lock hands back deletes by key alone (the GET before the acquire checks nothing at the release)
+      name: "a lock taken by GET, a holder check and a plain SET, released by key",
+      code: CHECKED_SET,
+      errors: [
+        checkedAcquire(7, 22, '"mutex:*"', 5),
+        plainDelete(8, 43, releaseData("DEL", '"mutex:*"', 7), []),
+      ],
     },
     {
       // the old SETNX recipe, its value an expiry in seconds read back through a ternary and parseInt: two callers

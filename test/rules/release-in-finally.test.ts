@@ -516,8 +516,30 @@ export async function nightly(build) {
   await build();
 }`;
 
+// ---- an acquire settled by a later await (a race with a deadline, Promise.all) ----
+
+const RACED_ACQUIRE = `import Redis from "ioredis";
+const redis = new Redis();
+export async function exclusive(name: string, token: string, job: () => Promise<void>) {
+  const pending: Promise<unknown>[] = [];
+  pending.push(redis.set(\`lock:\${name}\`, token, "PX", 30_000, "NX"));
+  pending.push(giveUpAfter(5_000));
+  await Promise.race(pending);
+  try {
+    await job();
+  } finally {
+    await redis.del(\`lock:\${name}\`);
+  }
+}`;
+const ALL_ACQUIRE = RACED_ACQUIRE.replace(/  const pending[^]*?race\(pending\);\n/, "  await Promise.all([redis.set(`lock:${name}`, token, \"PX\", 30_000, \"NX\"), loadSettings()]);\n");
+const RACED_THEN_WORK = RACED_ACQUIRE.replace("  await Promise.race(pending);\n", "  await Promise.race(pending);\n  await warmUp();\n");
+
 ruleTester.run("release-in-finally", rule, {
   valid: [
+    // the await that settles the acquire (a race with a deadline, Promise.all) is where holding starts: its own
+    // rejection is a failed acquire, not a way out while holding
+    { name: "an acquire raced against a deadline, then held in try/finally", code: RACED_ACQUIRE },
+    { name: "an acquire awaited through Promise.all, then held in try/finally", code: ALL_ACQUIRE },
     {
       // a worker process's own loop, whose every caller ends the process when it rejects: the guard dies with it
       name: "a guard of a function every caller exits the process on",
@@ -917,6 +939,12 @@ module.exports = async function tick() {
     },
   ],
   invalid: [
+    {
+      name: "an acquire settled by a race, then another await before the try",
+      code: RACED_THEN_WORK,
+      // the release is already in a finally: moving the stray await into its try is the author's edit, none is offered
+      errors: [{ ...ttlMissed(RACED_THEN_WORK, "the lock `lock:*`", "redis.set(", "redis.del(", "when the await rejects", "await warmUp()", ""), suggestions: [] }],
+    },
 
     {
       name: "taken and freed through the module's helpers: the caller holds the lock, and its release is skipped by a rejection",

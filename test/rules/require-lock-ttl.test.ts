@@ -68,8 +68,66 @@ const conditional = (line: number, column: number, command: string, key: string)
   suggestions: [],
 });
 
+/** An ioredis command defined from Lua that sets the key if absent, with an expiry only when ARGV[2] is positive. */
+const LUA_ACQUIRE = `import Redis from "ioredis";
+const redis = new Redis();
+redis.defineCommand("takeSlot", {
+  numberOfKeys: 1,
+  lua: \`
+    local ttl = tonumber(ARGV[2])
+    local args = {KEYS[1], ARGV[1], "NX"}
+    if ttl > 0 then
+      table.insert(args, "EX")
+      table.insert(args, ttl)
+    end
+    if redis.call("SET", unpack(args)) then return 1 end
+    if redis.call("GET", KEYS[1]) == ARGV[1] then return 1 end
+    return 0
+  \`,
+});
+redis.defineCommand("giveSlot", {
+  numberOfKeys: 1,
+  lua: 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0',
+});`;
+
 ruleTester.run("require-lock-ttl", rule, {
   valid: [
+    {
+      // the Lua acquire's expiry is the ARGV the call passes: a positive constant always gives one
+      name: "a Lua set-if-absent called with a positive expiry",
+      code: `${LUA_ACQUIRE}
+export async function withSlot(id: string, owner: string, work: () => Promise<void>) {
+  if ((await redis.takeSlot(\`slot-lock:\${id}\`, owner, 30)) !== 1) return;
+  try { await work(); } finally { await redis.giveSlot(\`slot-lock:\${id}\`, owner); }
+}`,
+    },
+    {
+      // an EVAL whose script sets with NX and PX from ARGV[2], handed a value the rule cannot read: given, not missing
+      name: "an EVAL set-if-absent with its expiry from the call",
+      code: `import Redis from "ioredis";
+const redis = new Redis();
+const ACQUIRE = 'return redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2])';
+export async function lockJob(id: string, token: string, leaseMs: number) {
+  return redis.eval(ACQUIRE, 1, \`job-lock:\${id}\`, token, leaseMs);
+}
+export async function unlockJob(id: string) {
+  await redis.del(\`job-lock:\${id}\`);
+}`,
+    },
+    {
+      // a cache filled on a miss reads, tests and sets, but compares nothing with what it stores: not a lock
+      name: "cache-aside: GET, return on a hit, SET",
+      code: `export class Profiles {
+  constructor(private readonly cache: CacheService, private readonly db: Db) {}
+  async get(id: string) {
+    const cached = await this.cache.get(\`profile-lock:\${id}\`);
+    if (cached) return cached;
+    const profile = await this.db.profile(id);
+    await this.cache.set(\`profile-lock:\${id}\`, profile);
+    return profile;
+  }
+}`,
+    },
     {
       // an application cache service's set-if-absent: an option under a name it defines is an expiry; one nobody
       // knows (`retention`) may be one, so the expiry is unknown, never absent
@@ -1045,7 +1103,45 @@ export async function acquireLock(id: string, at: number) {
       output: null,
       errors: [separateSuggested(4, 15, SET_NX, '"lock:*"', { expireCommand: "EXPIREAT", unit: "EXAT", ttl: "at", expireLine: 5 }, null)],
     },
+    {
+      // a SET after a GET check of the holder is a set-if-absent in JavaScript; without an expiry a dead holder keeps it
+      name: "a lock taken by a SET after a GET check, with no expiry",
+      code: `export class Locker {
+  constructor(private readonly cache: Cache) {}
+  async lock(owner: string, name: string) {
+    const key = \`mutex:\${name}\`;
+    const holder = await this.cache.get(key);
+    if (holder && holder !== owner) throw new Error("held by another owner");
+    await this.cache.set(key, owner);
+    return async () => { await this.cache.delete(key); };
+  }
+}`,
+      errors: [missing(7, 22, "SET (after a GET check)", '"mutex:*"', null)],
+    },
+    {
+      // a Lua SETNX with no EXPIRE after it in the script
+      name: "a Lua SETNX with no expiry",
+      code: `import Redis from "ioredis";
+const redis = new Redis();
+export async function lockImport(id: string, token: string) {
+  return redis.eval('return redis.call("SETNX", KEYS[1], ARGV[1])', 1, \`import-lock:\${id}\`, token);
+}
+export async function unlockImport(id: string) {
+  await redis.del(\`import-lock:\${id}\`);
+}`,
+      errors: [missing(4, 16, "script's SET … NX", '"import-lock:*"', null)],
+    },
     // ---- conditionalTtl ----------------------------------------------------------------------------------
+    {
+      // the script adds EX only when ARGV[2] is positive, and the call passes 0 unless asked for an expiry
+      name: "a Lua set-if-absent whose expiry the caller passes as 0 by default",
+      code: `${LUA_ACQUIRE}
+export async function withSlot(id: string, owner: string, work: () => Promise<void>, opts?: { expire?: number }) {
+  if ((await redis.takeSlot(\`slot-lock:\${id}\`, owner, opts?.expire ? opts.expire : 0)) !== 1) return;
+  try { await work(); } finally { await redis.giveSlot(\`slot-lock:\${id}\`, owner); }
+}`,
+      errors: [conditional(22, 20, "script's SET … NX", '"slot-lock:*"')],
+    },
     {
       // ioredis: TTL tokens spread only when ttl is set
       code: `import Redis from "ioredis";

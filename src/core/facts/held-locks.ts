@@ -573,6 +573,52 @@ function releasedUntaken(sourceCode: SourceCode, c: Candidate, tries: readonly T
   return undefined;
 }
 
+/** `Promise.race(…)`, `Promise.all(…)`: a call that settles with the promises it is given. */
+function promiseCombinator(n: Node): n is TSESTree.CallExpression {
+  if (n.type !== "CallExpression") return false;
+  const c = unwrap(n.callee);
+  return c.type === "MemberExpression" && unwrap(c.object).type === "Identifier" && (unwrap(c.object) as TSESTree.Identifier).name === "Promise" &&
+    /^(race|all|any)$/.test(keyName(c.property, c.computed) ?? "");
+}
+
+/**
+ * The `await` that settles an acquire started without one: `promises.push(acquire()); await Promise.race(promises)`,
+ * `await Promise.all([acquire(), …])`, `const p = acquire(); …; await p`. The lock is taken when that await
+ * resumes; a rejection of it is the acquire's own failure, not a way out while holding.
+ */
+function settlingAwait(sourceCode: SourceCode, acquire: Node): TSESTree.AwaitExpression | undefined {
+  if (acquire.type !== "CallExpression") return undefined;
+  const fn = enclosingFunction(acquire);
+  const awaited = (n: Node | undefined): TSESTree.AwaitExpression | undefined => {
+    let p = n?.parent;
+    while (p && (p.type === "TSAsExpression" || p.type === "TSNonNullExpression")) p = p.parent;
+    return p?.type === "AwaitExpression" && enclosingFunction(p) === fn ? p : undefined;
+  };
+  /** The awaits in this function of a const array or promise variable, after the acquire. */
+  const awaitsOf = (id: TSESTree.Identifier, viaCombinator: boolean): TSESTree.AwaitExpression | undefined => {
+    const variable = findVariable(sourceCode, id);
+    if (!variable || variable.defs[0]?.node.type !== "VariableDeclarator" || variable.defs[0].node.parent?.kind !== "const") return undefined;
+    for (const ref of variable.references) {
+      const r = ref.identifier as Node;
+      if (r.range[0] < acquire.range[1]) continue;
+      const at = viaCombinator ? (r.parent && promiseCombinator(r.parent) && r.parent.arguments[0] === r ? awaited(r.parent) : undefined) : awaited(r);
+      if (at) return at;
+    }
+    return undefined;
+  };
+  const parent = acquire.parent;
+  if (!parent || parent.type === "AwaitExpression") return undefined;
+  if (parent.type === "ArrayExpression" && parent.parent && promiseCombinator(parent.parent) && parent.parent.arguments[0] === parent) return awaited(parent.parent);
+  if (parent.type === "CallExpression" && parent.arguments.includes(acquire as TSESTree.CallExpression)) {
+    const callee = unwrap(parent.callee);
+    if (callee.type === "MemberExpression" && keyName(callee.property, callee.computed) === "push" && unwrap(callee.object).type === "Identifier") {
+      return awaitsOf(unwrap(callee.object) as TSESTree.Identifier, true);
+    }
+  }
+  if (parent.type === "VariableDeclarator" && parent.init === acquire && parent.id.type === "Identifier") return awaitsOf(parent.id, false);
+  return undefined;
+}
+
 function analyse(sourceCode: SourceCode, c: Candidate, paths: PathRecorder, shape: ModuleShape, rejections: Rejections): HeldLock {
   const releases = new Set(c.releases);
   const tries = coveringTries(c);
@@ -581,8 +627,10 @@ function analyse(sourceCode: SourceCode, c: Candidate, paths: PathRecorder, shap
   if (!c.skipPaths && paths.has(c.acquire)) {
     const handled = (a: TSESTree.AwaitExpression) => awaitHandled(a, releases, c.protocol) || rejections.never(a);
     const region = c.try ? heldRegion(sourceCode, c.acquire) : undefined;
-    const start = region ? paths.firstIn(c.acquire, region.start, region.end) : c.acquire;
-    const found = start ? paths.escapes(start, isRelease, handled, start !== c.acquire) : undefined;
+    const settled = region ? undefined : settlingAwait(sourceCode, c.acquire);
+    const from = settled && paths.has(settled) ? settled : c.acquire;
+    const start = region ? paths.firstIn(c.acquire, region.start, region.end) : from;
+    const found = start ? paths.escapes(start, isRelease, handled, region !== undefined && start !== c.acquire) : undefined;
     // A flag "reset" that no path from the set reaches (`else isFinished = false`) is state, not a release.
     if (found && (found.reachesRelease || c.kind !== "flag")) escapes = found.escapes;
     // A path that falls off the end after a covering `try` went through its `finally`.

@@ -15,7 +15,7 @@ import { functionName, unitOf } from "../reading/units.js";
 
 /** An expiry this long outlasts any work held under a lock (a nightly job's lock of 24 h included). */
 const OUTLASTS_WORK_MS = 24 * 60 * 60 * 1000;
-import { evaluate, findVariable, getConstInit, isClockReading, readsClock, thenParameterOf, unwrap } from "../reading/values.js";
+import { evaluate, findVariable, getConstInit, isClockReading, keyName, readsClock, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -163,6 +163,72 @@ function isDerivation(call: Node): boolean {
 
 const NO_HELPERS = { locks: [], releases: [] } as const;
 
+const COLLECTIONS = /^(Map|WeakMap|Set|WeakSet|URLSearchParams|Headers|FormData)$/;
+
+/** The receiver is a JavaScript collection the module builds (`const seen = new Map()`, `private byId = new Map()`). */
+function builtInCollection(sourceCode: SourceCode, call: Node): boolean {
+  if (call.type !== "CallExpression") return false;
+  const callee = unwrap(call.callee);
+  if (callee.type !== "MemberExpression") return false;
+  const receiver = unwrap(callee.object);
+  let init: Node | undefined;
+  if (receiver.type === "Identifier") {
+    const found = getConstInit(sourceCode, receiver);
+    init = found && found.type !== "TSEnumDeclaration" ? found : undefined;
+  } else if (receiver.type === "MemberExpression" && unwrap(receiver.object).type === "ThisExpression") {
+    const name = keyName(receiver.property, receiver.computed);
+    for (let p: Node | undefined = receiver.parent; p && !init; p = p.parent) {
+      if (p.type !== "ClassBody") continue;
+      const field = p.body.find((el): el is TSESTree.PropertyDefinition => el.type === "PropertyDefinition" && keyName(el.key, el.computed) === name);
+      init = field?.value ?? undefined;
+      break;
+    }
+  }
+  const n = init && unwrap(init);
+  return n?.type === "NewExpression" && n.callee.type === "Identifier" && COLLECTIONS.test(n.callee.name);
+}
+
+/**
+ * The GET a plain SET is checked against as an acquire: a test before it compares the key's value (or a const
+ * derived from it) with the very value the SET stores, and turns the caller away on a mismatch. A cache filled on
+ * a miss (`if (cached) return cached`) compares nothing with what it stores, and is not one.
+ */
+function checkedSet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, vocabulary: ResolvedVocabulary): KvOp | undefined {
+  if (builtInCollection(sourceCode, op.node)) return undefined;
+  const value = op.valueNode && unwrap(op.valueNode);
+  if (!value || (value.type !== "Identifier" && value.type !== "MemberExpression")) return undefined;
+  const stored = sourceCode.getText(value);
+  const get = comparedGet(sourceCode, op, gets, vocabulary);
+  if (!get) return undefined;
+  /** The GET's result itself, awaited in place or through the const holding it. */
+  const readsGet = (side: Node): boolean => {
+    let u = unwrap(side);
+    if (u.type === "Identifier") {
+      const init = getConstInit(sourceCode, u);
+      if (!init || init.type === "TSEnumDeclaration") return false;
+      u = unwrap(init);
+    }
+    if (u.type === "AwaitExpression") u = unwrap(u.argument);
+    return gets.get(u) === get;
+  };
+  for (const guard of guardsOf(sourceCode, op.node, vocabulary)) {
+    let compares = false;
+    const visit = (n: Node): void => {
+      const u = unwrap(n);
+      if (u.type === "BinaryExpression" && /^[!=]==?$/.test(u.operator) && u.left.type !== "PrivateIdentifier" &&
+        ((sourceCode.getText(unwrap(u.left)) === stored && readsGet(u.right)) || (sourceCode.getText(unwrap(u.right)) === stored && readsGet(u.left)))) compares = true;
+      if (u.type === "LogicalExpression") {
+        visit(u.left);
+        visit(u.right);
+      }
+      if (u.type === "UnaryExpression") visit(u.argument);
+    };
+    visit(guard.test);
+    if (compares) return get;
+  }
+  return undefined;
+}
+
 /**
  * `instances` are the ops the module's calls of its own helpers make (src/core/summaries/): paired like any op, so a
  * caller's acquire and release through helpers make one lock. A flaw an instance shares with the helper's own op (a
@@ -179,12 +245,23 @@ export function buildKvFacts(
   const direct = accesses.filter((a): a is KvOp => a.access === "kv");
   const ops = [...direct, ...instances];
   const libraryLocks = accesses.filter((a): a is LibraryLockOp => a.access === "library");
-  const acquires = ops.filter((o) => o.nx && (o.command === "set" || o.command === "setnx"));
+  const nxAcquires = ops.filter((o) => o.nx && (o.command === "set" || o.command === "setnx"));
+  const gets = new Map<Node, KvOp>();
+  for (const o of direct) if (o.command === "get") gets.set(o.node, o);
+  // A set-if-absent written in JavaScript: a plain SET of a key no NX takes, after a check that turns away a holder
+  // other than the one it stores (`if (prev && prev !== owner) throw …; await cache.set(key, owner)`).
+  const checked = new Map<KvOp, KvOp>();
+  if (gets.size > 0) {
+    for (const o of direct) {
+      if (o.command !== "set" || o.nx || nxAcquires.some((a) => sameTarget(a, o))) continue;
+      const get = checkedSet(sourceCode, o, gets, vocabulary);
+      if (get) checked.set(o, get);
+    }
+  }
+  const acquires = [...nxAcquires, ...checked.keys()];
   if (acquires.length === 0) return { ops: direct, locks: [], releases: [], takeovers: [], libraryLocks, viaHelpers: NO_HELPERS };
 
   const deletes = ops.filter((o) => o.command === "del" || (o.command === "script" && (o.script === "compare-and-delete" || o.script === "delete")));
-  const gets = new Map<Node, KvOp>();
-  for (const o of direct) if (o.command === "get") gets.set(o.node, o);
   const byAcquire = new Map<KvOp, KvLock>();
   // Helpers' own acquires first: an instance's TTL is its helper's (an EXPIRE the helper sends after its SETNX).
   acquires.sort((a, b) => Number(a.via !== undefined) - Number(b.via !== undefined));
@@ -197,7 +274,7 @@ export function buildKvFacts(
     const lockLike = !isMarker(acquire) && (imported
       ? released.length > 0 || hasLockWord([acquire.key.text, acquire.key.name ?? ""].join(" "))
       : namedLikeLock(acquire) || released.some((d) => namedLikeLock(d) || inFinally(d.node)) ||
-        ops.some((o) => o.command === "set" && !o.nx && sameTarget(o, acquire) && comparedGet(sourceCode, o, gets, vocabulary)));
+        ops.some((o) => o.command === "set" && !o.nx && o !== acquire && sameTarget(o, acquire) && comparedGet(sourceCode, o, gets, vocabulary)));
     let lock: KvLock;
     const helpers = acquire.via?.template ? byAcquire.get(helperOrigin(acquire)) : undefined;
     if (helpers) lock = { acquire, ttl: helpers.ttl, lockLike, ...(helpers.expire ? { expire: helpers.expire } : {}) };
@@ -216,6 +293,8 @@ export function buildKvFacts(
     }
     // A TTL of a day or more does not lapse under the work a lock guards: nobody else takes the key meanwhile.
     if (lock.ttl === "present" && (acquire.ttlMs ?? 0) >= OUTLASTS_WORK_MS) lock = { ...lock, outlastsWork: true };
+    const checkedBy = checked.get(acquire);
+    if (checkedBy) lock = { ...lock, checkedBy };
     byAcquire.set(acquire, lock);
     return lock;
   });
@@ -258,7 +337,10 @@ export function buildKvFacts(
   for (const op of deletes) {
     const lock = lockFor(op);
     if (!lock) continue;
-    const { kind, get } = kindOf(op);
+    let { kind, get } = kindOf(op);
+    // The GET the acquire itself was checked against (a release in a closure made after it) checks nothing at the
+    // release.
+    if (kind === "get-compare" && get && lock.checkedBy === get) ({ kind, get } = { kind: "plain", get: undefined });
     // The owner check compares with what this call hands it: the constant every holder stores checks nobody.
     const shared = kind === "owner-checked" && lock.acquire.constantValue !== undefined &&
       (op.constantValue ?? (op.valueNode ? evaluate(sourceCode, op.valueNode) : undefined))?.value === lock.acquire.constantValue.value;
@@ -280,6 +362,11 @@ export function buildKvFacts(
   const takeovers: KvTakeover[] = [];
   for (const op of direct) {
     if (op.command !== "set" || op.nx) continue;
+    const own = checked.has(op) ? byAcquire.get(op) : undefined;
+    if (checked.has(op)) {
+      if (own?.lockLike) takeovers.push({ op, lock: own, get: checked.get(op)!, acquire: true });
+      continue;
+    }
     const lock = lockFor(op);
     if (!lock) continue;
     const compared = comparedGetIn(sourceCode, op, gets, vocabulary);

@@ -161,8 +161,11 @@ export interface KvOp {
   readonly via?: KvVia;
   /** For EXPIRE-family commands: the expiry expression and its unit. */
   readonly expiry?: { readonly node: Node; readonly unit: "EX" | "PX" | "EXAT" | "PXAT" };
-  /** For scripts: what the Lua does to the key. */
-  readonly script?: "compare-and-delete" | "compare-and-expire" | "delete" | "other";
+  /**
+   * For scripts: what the Lua does to the key. A `set-if-absent` script is a SET … NX (`command: "set"`) whose value
+   * and expiry are the ARGVs the call passes.
+   */
+  readonly script?: "compare-and-delete" | "compare-and-expire" | "delete" | "set-if-absent" | "other";
   /** The MULTI/pipeline this command is queued in: its commands are sent together. */
   readonly batch?: Node;
   readonly edits?: KvEdits;
@@ -451,6 +454,11 @@ export interface KvLock {
    * takes the key meanwhile and a release by key alone frees nobody else's lock (Q3 is moot; a wedge, if any, is Q1).
    */
   readonly outlastsWork?: boolean;
+  /**
+   * Taken by a plain SET after a JS check of a GET of the key that turns away any other holder: a set-if-absent in
+   * two round trips, which two callers can both pass.
+   */
+  readonly checkedBy?: KvOp;
 }
 
 /**
@@ -480,6 +488,8 @@ export interface KvTakeover {
    * before its EXPIRE is taken over all the same); its GET-then-SET race stays a Q3 finding.
    */
   readonly byTime?: boolean;
+  /** The SET is the lock's own acquire, checked in JS (`KvLock.checkedBy`): two acquirers race, not a take-over. */
+  readonly acquire?: boolean;
 }
 
 export interface KvFacts {
