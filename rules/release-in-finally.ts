@@ -182,7 +182,8 @@ export default createRule<
           if (adv.via === "pool") {
             context.report({ node: lock.acquire, messageId: "advisoryOnPool", data: { client } });
             for (const u of adv.pooledUnlocks) {
-              context.report({ node: u, messageId: "advisoryUnlockOnPool", data: { client, acquireLine: String(lock.acquire.loc.start.line) } });
+              const through = !adv.helper && (u.type === "CallExpression" || u.type === "TaggedTemplateExpression") ? clientName(sourceCode, u) : client;
+              context.report({ node: u, messageId: "advisoryUnlockOnPool", data: { client: through, acquireLine: String(lock.acquire.loc.start.line) } });
             }
             continue;
           }
@@ -250,6 +251,13 @@ function toTransactionLock(sourceCode: SourceCode, node: Node): TSESLint.ReportF
 function clientName(sourceCode: SourceCode, node: TSESTree.CallExpression | TSESTree.TaggedTemplateExpression): string {
   const callee = node.type === "CallExpression" ? node.callee : node.tag;
   if (callee.type === "MemberExpression") return sourceCode.getText(callee.object);
+  // A helper named after the SQL function, handed its client: `pgTryAdvisoryLock(prisma, KEY)`.
+  const bare = callee.type === "TSAsExpression" || callee.type === "TSNonNullExpression" ? callee.expression : callee;
+  const first = node.type === "CallExpression" ? node.arguments[0] : undefined;
+  if (bare.type === "Identifier" && /advisory/i.test(bare.name) && first && first.type !== "SpreadElement" && node.type === "CallExpression" && node.arguments.length >= 2) {
+    const client = first.type === "TSAsExpression" || first.type === "TSNonNullExpression" ? first.expression : first;
+    return `${sourceCode.getText(client)}, through ${bare.name}`;
+  }
   if (node.type === "TaggedTemplateExpression" && node.parent?.type === "CallExpression" && node.parent.callee.type === "MemberExpression") {
     return sourceCode.getText(node.parent.callee.object);
   }

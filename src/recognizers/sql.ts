@@ -39,12 +39,20 @@ const STORE = "sql";
  * whose text opens like a statement counts, as for every method here.
  */
 const SQLITE_METHODS = new Set(["run", "all", "get", "each"]);
-const METHODS = new Set(["query", "execute", "$executeRawUnsafe", "$queryRawUnsafe", "raw", "unsafe", "prepare", ...SQLITE_METHODS]);
+/**
+ * JavaScript helpers named after PostgreSQL's advisory-lock functions (`pgTryAdvisoryLock(pool, key)`,
+ * `pgAdvisoryUnlock(pool, key)`): the name says which function the helper sends and at which scope, and the first
+ * argument, when it is a client rather than the key, is the connection it runs on.
+ */
+const ADVISORY_HELPER = /^pg_?(try_?)?advisory_?(xact_?)?(lock|unlock|unlock_?all)(_?shared)?$/i;
+const ADVISORY_HELPERS: readonly string[] = ["", "Try"].flatMap((t) => ["", "Xact"].flatMap((x) =>
+  ["Lock", "Unlock", "UnlockAll"].flatMap((f) => ["", "Shared"].map((sh) => `pg${t}Advisory${x}${f}${sh}`))));
+const METHODS = new Set(["query", "execute", "$executeRawUnsafe", "$queryRawUnsafe", "raw", "unsafe", "prepare", ...SQLITE_METHODS, ...ADVISORY_HELPERS]);
 /**
  * A service's own query helper, called as a plain function (`const { query } = require("./db")`, `query(sql,
  * params)`): the SQL text is the evidence, so only a first argument that parses as a statement counts.
  */
-const FUNCTIONS = new Set(["query", "execute"]);
+const FUNCTIONS = new Set(["query", "execute", ...ADVISORY_HELPERS]);
 const TAGS = new Set(["sql", "SQL", "$executeRaw", "$queryRaw"]);
 /** Helpers whose static string argument is SQL text spliced in as is (`Prisma.raw("…")`, `sql.raw("…")`). */
 const RAW_HELPERS = new Set(["raw", "unsafe"]);
@@ -534,16 +542,34 @@ function advisoryOp(ctx: RecognizerContext, node: Node, operation: string, parse
   const m = advisoryFunction(parsed.ast);
   if (!m) return undefined;
   const client = clientNode(node);
+  return advisory(m, client ? receiverText(ctx.sourceCode, client) : "", client ? connectionOf(ctx, client, operation) : "unknown", node);
+}
+
+/** The op of an advisory function matched by `ADVISORY`, sent on `client` through `via`. */
+function advisory(m: RegExpExecArray, client: string, via: AdvisoryLockOp["via"], node: Node): AdvisoryLockOp {
   return {
     access: "advisory",
     store: STORE,
     fn: m[3] === "lock" ? "lock" : m[3] === "unlock" ? "unlock" : "unlock-all",
     try: m[1] !== undefined,
     scope: m[2] !== undefined ? "transaction" : "session",
-    client: client ? receiverText(ctx.sourceCode, client) : "",
-    via: client ? connectionOf(ctx, client, operation) : "unknown",
+    client,
+    via,
     node,
   };
+}
+
+/** `pgTryAdvisoryLock(prisma, KEY)`: the advisory op its name says, on the client it is handed. */
+function advisoryHelperOp(ctx: RecognizerContext, call: TSESTree.CallExpression, name: string): AdvisoryLockOp | undefined {
+  const m = ADVISORY.exec(name.replace(/(?<=[a-z])(?=[A-Z])/g, "_").toLowerCase().replace(/__+/g, "_"));
+  if (!m) return undefined;
+  const first = call.arguments[0];
+  // The client comes first (`(db, key)`); a lone key leaves the connection unknown.
+  const arg = first && first.type !== "SpreadElement" && call.arguments.length >= 2 ? unwrap(first) : undefined;
+  const client = arg && (arg.type === "Identifier" || arg.type === "MemberExpression") ? arg : undefined;
+  const text = client ? receiverText(ctx.sourceCode, client) : "";
+  // A Prisma client sends each statement on whichever pooled connection is free.
+  return advisory(m, text, client ? (/^(this\.)?prisma$/i.test(text) ? "pool" : connectionOf(ctx, client, name)) : "unknown", call);
 }
 
 function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, found: Found): StateAccess | undefined {
@@ -596,6 +622,7 @@ export const sqlRecognizer: Recognizer = {
     const method = callee.type === "MemberExpression" ? keyName(callee.property, callee.computed)
       : callee.type === "Identifier" && FUNCTIONS.has(callee.name) ? callee.name : undefined;
     if (!method || !METHODS.has(method)) return undefined;
+    if (ADVISORY_HELPER.test(method)) return advisoryHelperOp(ctx, call, method);
     try {
       const found = fromCall(ctx, call, method);
       return found && recognizeSource(ctx, call, method, found);

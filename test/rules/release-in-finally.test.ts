@@ -534,12 +534,45 @@ export async function exclusive(name: string, token: string, job: () => Promise<
 const ALL_ACQUIRE = RACED_ACQUIRE.replace(/  const pending[^]*?race\(pending\);\n/, "  await Promise.all([redis.set(`lock:${name}`, token, \"PX\", 30_000, \"NX\"), loadSettings()]);\n");
 const RACED_THEN_WORK = RACED_ACQUIRE.replace("  await Promise.race(pending);\n", "  await Promise.race(pending);\n  await warmUp();\n");
 
+// ---- helpers named after PostgreSQL's advisory functions, handed their client ----
+
+const NAMED_HELPERS_POOL = `import { prisma } from "./db";
+import { pgTryAdvisoryLock, pgAdvisoryUnlock } from "./pg-locks";
+const LEADER = 4242;
+export async function leaderTick() {
+  const leader = await pgTryAdvisoryLock(prisma, LEADER);
+  if (!leader) return;
+  try {
+    await compactLedgers();
+  } finally {
+    await pgAdvisoryUnlock(prisma, LEADER);
+  }
+}`;
+const NAMED_HELPERS_CLIENT = `import { pool } from "./db";
+import { pgTryAdvisoryLock, pgAdvisoryUnlock } from "./pg-locks";
+const LEADER = 4242;
+export async function leaderTick() {
+  const client = await pool.connect();
+  try {
+    if (!(await pgTryAdvisoryLock(client, LEADER))) return;
+    try {
+      await compactLedgers(client);
+    } finally {
+      await pgAdvisoryUnlock(client, LEADER);
+    }
+  } finally {
+    client.release();
+  }
+}`;
+
 ruleTester.run("release-in-finally", rule, {
   valid: [
     // the await that settles the acquire (a race with a deadline, Promise.all) is where holding starts: its own
     // rejection is a failed acquire, not a way out while holding
     { name: "an acquire raced against a deadline, then held in try/finally", code: RACED_ACQUIRE },
     { name: "an acquire awaited through Promise.all, then held in try/finally", code: ALL_ACQUIRE },
+    // the named helpers on one checked-out client: lock, work and unlock share the session
+    { name: "advisory helpers named after the SQL functions, on a checked-out client", code: NAMED_HELPERS_CLIENT },
     {
       // a worker process's own loop, whose every caller ends the process when it rejects: the guard dies with it
       name: "a guard of a function every caller exits the process on",
@@ -1063,6 +1096,20 @@ module.exports = async function tick() {
           messageId: "advisoryUnlockOnPool",
           ...at(ADVISORY_PRISMA, "prisma.$executeRaw"),
           data: { client: "prisma", acquireLine: lineOf(ADVISORY_PRISMA, "prisma.$queryRaw") },
+        },
+      ],
+    },
+    {
+      // `pgTryAdvisoryLock(prisma, key)` sends pg_try_advisory_lock on the pool it is handed: the lock and the unlock
+      // may land on two connections
+      name: "advisory helpers named after the SQL functions, handed the Prisma pool",
+      code: NAMED_HELPERS_POOL,
+      errors: [
+        { messageId: "advisoryOnPool", ...at(NAMED_HELPERS_POOL, "pgTryAdvisoryLock(prisma"), data: { client: "prisma, through pgTryAdvisoryLock" } },
+        {
+          messageId: "advisoryUnlockOnPool",
+          ...at(NAMED_HELPERS_POOL, "pgAdvisoryUnlock(prisma"),
+          data: { client: "prisma, through pgAdvisoryUnlock", acquireLine: lineOf(NAMED_HELPERS_POOL, "pgTryAdvisoryLock(prisma") },
         },
       ],
     },
