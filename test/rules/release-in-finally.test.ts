@@ -531,7 +531,7 @@ export async function exclusive(name: string, token: string, job: () => Promise<
     await redis.del(\`lock:\${name}\`);
   }
 }`;
-const ALL_ACQUIRE = RACED_ACQUIRE.replace(/  const pending[^]*?race\(pending\);\n/, "  await Promise.all([redis.set(`lock:${name}`, token, \"PX\", 30_000, \"NX\"), loadSettings()]);\n");
+const ALL_ACQUIRE = RACED_ACQUIRE.replace(/ {2}const pending[^]*?race\(pending\);\n/, "  await Promise.all([redis.set(`lock:${name}`, token, \"PX\", 30_000, \"NX\"), loadSettings()]);\n");
 const RACED_THEN_WORK = RACED_ACQUIRE.replace("  await Promise.race(pending);\n", "  await Promise.race(pending);\n  await warmUp();\n");
 
 // ---- helpers named after PostgreSQL's advisory functions, handed their client ----
