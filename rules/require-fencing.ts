@@ -106,7 +106,7 @@ export default createRule({
       // Claims first (their messages name the claimed row), then what other locks hold.
       for (const effect of facts.heldEffects) if (effect.lock.kind === "claim" && effect.write.access === "write") report(effect, facts);
       for (const holder of facts.holderWrites) {
-        if (holder.fenced || seen.has(holder.write.node) || !facts.changesHands(holder.claim)) continue;
+        if (holder.fenced || holder.beforeAnyWait || seen.has(holder.write.node) || !facts.changesHands(holder.claim)) continue;
         seen.add(holder.write.node);
         const data = {
           ...claimData(holder.claim),

@@ -36,6 +36,21 @@ const SWEEP = `export async function sweep(cutoff: Date) {
 
 ruleTester.run("require-fencing", rule, {
   valid: [
+    {
+      // written right after the claim, before anything is awaited: the holder cannot have outlived its claim, so
+      // there is no newer holder to overwrite
+      name: "a write of the claimed row before any await since the claim",
+      code: `${SWEEP}async function generate(jobId: string, kind: string) {
+  const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+  if (claimed.count === 0) return;
+  const renderer = renderers.get(kind);
+  if (!renderer) {
+    await prisma.job.update({ where: { id: jobId }, data: { status: "FAILED" } });
+    return;
+  }
+  await prisma.job.updateMany({ where: { id: jobId, status: "GENERATING" }, data: { status: (await renderer(jobId)) ? "COMPLETED" : "FAILED" } });
+}`,
+    },
     // nothing can take the claim from a live holder (no recovery, no take-over, no directive): no newer holder to
     // overwrite. Q1 is this claim's finding (require-stale-recovery), Q3 comes once a recovery exists.
     `async function generate(jobId: string) {
@@ -300,6 +315,26 @@ async function generate(jobId: string) {
     }`,
   ],
   invalid: [
+    {
+      // a loop's later turn runs after the await of the earlier one: the write is not before every wait
+      name: "a write in a loop after the claim, whose body awaits",
+      code: `${SWEEP}async function generate(jobId: string, parts: string[]) {
+  const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+  if (claimed.count === 0) return;
+  for (const part of parts) {
+    if (!part) await prisma.job.update({ where: { id: jobId }, data: { status: "FAILED" } });
+    await renderPart(jobId, part);
+  }
+}`,
+      errors: [unfenced(8, 22, lock("FAILED", 5), `${SWEEP}async function generate(jobId: string, parts: string[]) {
+  const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
+  if (claimed.count === 0) return;
+  for (const part of parts) {
+    if (!part) await prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: "FAILED" } });
+    await renderPart(jobId, part);
+  }
+}`)],
+    },
     {
       // a sweep in the module frees rows that stopped moving: a paused holder's completion lands on the next claim
       code: `${SWEEP}async function generate(jobId: string) {
@@ -663,10 +698,11 @@ async function generate(jobId: string) {
 async function render(jobId: string) {
   const res = await prisma.job.updateMany({ where: { id: jobId, state: { notIn: [JobState.Rendering] } }, data: { state: JobState.Rendering } });
   if (res.count === 0) return;
+  await encode(jobId);
   await prisma.job.update({ where: { id: jobId }, data: { state: JobState.Ready } });
 }`,
       errors: [
-        unfenced(9, 9, lock("READY", 7, { field: "state", value: "RENDERING" }), `enum JobState {
+        unfenced(10, 9, lock("READY", 7, { field: "state", value: "RENDERING" }), `enum JobState {
   Queued = "QUEUED",
   Rendering = "RENDERING",
   Ready = "READY",
@@ -674,6 +710,7 @@ async function render(jobId: string) {
 async function render(jobId: string) {
   const res = await prisma.job.updateMany({ where: { id: jobId, state: { notIn: [JobState.Rendering] } }, data: { state: JobState.Rendering } });
   if (res.count === 0) return;
+  await encode(jobId);
   await prisma.job.update({ where: { id: jobId, state: JobState.Rendering }, data: { state: JobState.Ready } });
 }`),
       ],
@@ -798,6 +835,7 @@ export async function sync(accountId: string) {
       code: `async function generate(jobId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
+  await render(jobId);
   await prisma.job.update({
     where: {
       id: jobId,
@@ -806,9 +844,10 @@ export async function sync(accountId: string) {
   });
 }`,
       errors: [
-        unfenced(4, 9, lock("FAILED", 2), `async function generate(jobId: string) {
+        unfenced(5, 9, lock("FAILED", 2), `async function generate(jobId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
+  await render(jobId);
   await prisma.job.update({
     where: {
       id: jobId, status: "GENERATING",
@@ -846,12 +885,14 @@ export async function sync(accountId: string) {
       code: `async function generate(jobId: string, userId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, userId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
+  await render(jobId);
   await prisma.job.updateMany({ where: { id: jobId, userId }, data: { status: "COMPLETED" } });
 }`,
       errors: [
-        unfenced(4, 9, lock("COMPLETED", 2), `async function generate(jobId: string, userId: string) {
+        unfenced(5, 9, lock("COMPLETED", 2), `async function generate(jobId: string, userId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, userId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
+  await render(jobId);
   await prisma.job.updateMany({ where: { id: jobId, userId, status: "GENERATING" }, data: { status: "COMPLETED" } });
 }`),
       ],
@@ -861,12 +902,14 @@ export async function sync(accountId: string) {
       code: `async function generate(jobId: string, holderId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING", holderId } });
   if (claimed.count === 0) return;
+  await render(jobId);
   await prisma.job.updateMany({ where: { id: jobId, holderId }, data: { status: "COMPLETED" } });
 }`,
       errors: [
-        unfenced(4, 9, lock("COMPLETED", 2), `async function generate(jobId: string, holderId: string) {
+        unfenced(5, 9, lock("COMPLETED", 2), `async function generate(jobId: string, holderId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING", holderId } });
   if (claimed.count === 0) return;
+  await render(jobId);
   await prisma.job.updateMany({ where: { id: jobId, holderId, status: "GENERATING" }, data: { status: "COMPLETED" } });
 }`),
       ],
@@ -895,12 +938,14 @@ export async function sync(accountId: string) {
       code: `async function generate(jobId: string) {
   const claimed = await db.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
+  await render(jobId);
   await db.jobs.upsert({ where: { id: jobId }, update: { status: "COMPLETED" }, create: { id: jobId, status: "COMPLETED" } });
 }`,
       errors: [
-        unfenced(4, 9, lock("COMPLETED", 2), `async function generate(jobId: string) {
+        unfenced(5, 9, lock("COMPLETED", 2), `async function generate(jobId: string) {
   const claimed = await db.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
+  await render(jobId);
   await db.jobs.upsert({ where: { id: jobId, status: "GENERATING" }, update: { status: "COMPLETED" }, create: { id: jobId, status: "COMPLETED" } });
 }`),
       ],

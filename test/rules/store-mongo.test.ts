@@ -630,16 +630,18 @@ app.post("/jobs/:id/cancel", async (req) => {
     recoveredElsewhere({
       name: "completion by _id only",
       code: MONGOOSE_CLAIM.replace("  return job;\n", `  if (!job) return null;
+  await runJob(job);
   await Job.updateOne({ _id: id }, { $set: { status: "done", finishedAt: new Date() } });
 `),
       languageOptions: javascript,
       errors: [{
-        messageId: "unfencedWrite", line: 5, column: 9,
+        messageId: "unfencedWrite", line: 6, column: 9,
         data: { ...claimed("Job", "status", "processing", 3), target: "done" },
         suggestions: [{
           messageId: "addFence",
           data: { ...claimed("Job", "status", "processing", 3), target: "done" },
           output: MONGOOSE_CLAIM.replace("  return job;\n", `  if (!job) return null;
+  await runJob(job);
   await Job.updateOne({ _id: id, status: "processing" }, { $set: { status: "done", finishedAt: new Date() } });
 `),
         }],
@@ -648,12 +650,13 @@ app.post("/jobs/:id/cancel", async (req) => {
     recoveredElsewhere({
       name: "active record: the claimed document saved as done",
       code: MONGOOSE_CLAIM.replace("  return job;\n", `  if (!job) return null;
+  await runJob(job);
   job.status = "done";
   await job.save();
 `),
       languageOptions: javascript,
       errors: [{
-        messageId: "unfencedWrite", line: 6, column: 9,
+        messageId: "unfencedWrite", line: 7, column: 9,
         data: { ...claimed("Job", "status", "processing", 3), target: "done" },
         suggestions: [],
       }],

@@ -577,11 +577,12 @@ export async function restart(jobRepository: Repository<Job>, id: string) {
       code: NEST + `  async render(id: string) {
     const res = await this.jobs.update({ id, status: Not(RenderStatus.Rendering) }, { status: RenderStatus.Rendering });
     if (!res.affected) return;
+    await this.renderer.render(id);
     await this.jobs.update(id, { status: RenderStatus.Done });
   }
 }`,
       errors: [{
-        messageId: "unfencedWrite", line: 11, column: 11,
+        messageId: "unfencedWrite", line: 12, column: 11,
         data: fence("RenderJob", "rendering", 9, "done"),
         suggestions: [{
           messageId: "addFence",
@@ -589,6 +590,7 @@ export async function restart(jobRepository: Repository<Job>, id: string) {
           output: NEST + `  async render(id: string) {
     const res = await this.jobs.update({ id, status: Not(RenderStatus.Rendering) }, { status: RenderStatus.Rendering });
     if (!res.affected) return;
+    await this.renderer.render(id);
     await this.jobs.update({ id, status: RenderStatus.Rendering }, { status: RenderStatus.Done });
   }
 }`,
@@ -617,10 +619,11 @@ export class Worker {
       code: `import { DataSource, Not } from "typeorm";
 export async function run(dataSource: DataSource, id: string) {
   await dataSource.getRepository(Job).update({ id, status: Not("RUNNING") }, { status: "RUNNING" });
+  await renderJob(id);
   await dataSource.createQueryBuilder().update(Job).set({ status: "DONE" }).whereInIds(id).execute();
 }`,
       errors: [{
-        messageId: "unfencedWrite", line: 4, column: 9,
+        messageId: "unfencedWrite", line: 5, column: 9,
         data: fence("Job", "RUNNING", 3, "DONE"),
         suggestions: [{
           messageId: "addFence",
@@ -628,6 +631,7 @@ export async function run(dataSource: DataSource, id: string) {
           output: `import { DataSource, Not } from "typeorm";
 export async function run(dataSource: DataSource, id: string) {
   await dataSource.getRepository(Job).update({ id, status: Not("RUNNING") }, { status: "RUNNING" });
+  await renderJob(id);
   await dataSource.createQueryBuilder().update(Job).set({ status: "DONE" }).whereInIds(id).andWhere("status = :status", { status: "RUNNING" }).execute();
 }`,
         }],
@@ -639,12 +643,13 @@ export async function run(dataSource: DataSource, id: string) {
 async function run(dataSource, id) {
   await dataSource.transaction(async (manager) => {
     await manager.update(Job, { id, status: Not("RUNNING") }, { status: "RUNNING" });
+    await renderJob(manager, id);
     await manager.update(Job, id, { status: "DONE" });
   });
 }`,
       languageOptions: javascript,
       errors: [{
-        messageId: "unfencedWrite", line: 5, column: 11,
+        messageId: "unfencedWrite", line: 6, column: 11,
         data: fence("Job", "RUNNING", 4, "DONE"),
         suggestions: [{
           messageId: "addFence",
@@ -653,6 +658,7 @@ async function run(dataSource, id) {
 async function run(dataSource, id) {
   await dataSource.transaction(async (manager) => {
     await manager.update(Job, { id, status: Not("RUNNING") }, { status: "RUNNING" });
+    await renderJob(manager, id);
     await manager.update(Job, { id, status: "RUNNING" }, { status: "DONE" });
   });
 }`,

@@ -413,7 +413,7 @@ function claimRowEffects(input: FencingInput, held: Held, claim: Claim, claimWri
   const base = { lock: held.lock, token: held.token };
   if (takeover) {
     for (const h of input.holderWrites) {
-      if (h.claim !== claim) continue;
+      if (h.claim !== claim || h.beforeAnyWait) continue;
       out.push({ ...base, kind: "takeover-row", write: h.write, assignment: h.assignment, fenced: ownerFenced(h.write, vocabulary) });
     }
   }

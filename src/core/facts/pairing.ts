@@ -868,6 +868,33 @@ function holdingIn(shape: ModuleShape): Holding {
   };
 }
 
+/**
+ * A write of the claim's own function that nothing awaited since the claim: `const job = await claim(); if
+ * (!handler) { await markFailed(job.id); return; }`. The holder cannot have outlived its claim in between (no other
+ * work ran), so there is no newer holder to overwrite. An await anywhere between the two in the source counts, and
+ * so does any await of a loop that holds the write and not the claim (a later turn of it runs after that await).
+ */
+function beforeAnyWait(claim: Node, write: Node): boolean {
+  const fn = enclosingFunction(claim);
+  if (!fn || enclosingFunction(write) !== fn || write.range[0] < claim.range[1]) return false;
+  let loop: Node | undefined;
+  for (let p = write.parent; p && p !== fn; p = p.parent) {
+    if (/^(For|ForIn|ForOf|While|DoWhile)Statement$/.test(p.type) && !contains(p, claim)) loop = p;
+  }
+  const from = loop ? Math.min(loop.range[0], claim.range[1]) : claim.range[1];
+  const to = loop ? Math.max(loop.range[1], write.range[0]) : write.range[0];
+  let waits = false;
+  if (!fn.body) return false;
+  walk(fn.body, (n) => {
+    if (waits || n.range[1] <= from || n.range[0] >= to) return false;
+    if (n !== fn && isFunction(n)) return false;
+    if ((n.type === "AwaitExpression" || n.type === "YieldExpression" || (n.type === "ForOfStatement" && n.await)) &&
+      n.range[0] >= from && n.range[1] <= to) waits = true;
+    return undefined;
+  });
+  return !waits;
+}
+
 /** `effect` sits in a function handed to `call` as an argument. */
 function insideCallback(call: Node, effect: Node): boolean {
   if (call.type !== "CallExpression") return false;
@@ -917,7 +944,8 @@ export function buildFacts(
     return undefined;
   };
   const holderWrites = classified.holder.filter((h) => holding.after(h.claim.write.node, h.write.node) ||
-    (api(h.claim.write.node) !== undefined && api(h.write.node) !== undefined && api(h.write.node) !== api(h.claim.write.node)));
+    (api(h.claim.write.node) !== undefined && api(h.write.node) !== undefined && api(h.write.node) !== api(h.claim.write.node)))
+    .map((h) => (beforeAnyWait(h.claim.write.node, h.write.node) ? { ...h, beforeAnyWait: true } : h));
 
   // An inserted lock row whose table also has a lease take-over (the row is created once, then taken over by an
   // update once its lease has passed): that take-over is the row's way out when its holder dies.

@@ -422,6 +422,12 @@ export interface HolderWrite {
   readonly assignment: Assignment;
   /** Whether the filter still requires the claim to be held (claimed value, owner or token column). */
   readonly fenced: boolean;
+  /**
+   * Written in the claim's own function before anything is awaited since the claim (`if (!handler) { await
+   * fail(job.id); return; }`): the holder cannot have outlived its claim yet, so no newer holder can be overwritten.
+   * Still a holder write for every other question (a `finally` that releases a row never taken).
+   */
+  readonly beforeAnyWait?: boolean;
 }
 
 /** A row release reached without the claim: `exit` leaves the `try` before the claim, `release` runs in its `finally`. */
