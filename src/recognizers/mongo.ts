@@ -386,10 +386,52 @@ function fieldsOf(
 }
 
 /**
+ * A value of an update pipeline's `$set`: `"$$NOW"` is the clock, another `"$field"` or `"$$var"` string and any
+ * expression object are computed by the server (other); a plain value is what it says.
+ */
+function pipelineValue(ctx: RecognizerContext, node: Node): AssignedValue {
+  const v = evaluate(ctx.sourceCode, node);
+  if (typeof v?.value === "string" && v.value.startsWith("$")) return v.value === "$$NOW" ? { kind: "now" } : { kind: "other" };
+  if (unwrap(node).type === "ObjectExpression") return { kind: "other" };
+  return assignedValue(ctx, node);
+}
+
+/**
+ * The fields an update pipeline (`[{ $set: { status: "PENDING", at: "$$NOW" } }, { $unset: "lease" }]`) writes:
+ * `$set`/`$addFields` stages, `$unset` of a field or a list of them. Another stage (`$replaceWith`, `$project`)
+ * rewrites the document in ways not read: the whole update is then unknown and gives no assignments.
+ */
+function parsePipelineUpdate(ctx: RecognizerContext, stages: TSESTree.ArrayExpression): Assignment[] {
+  const out: Assignment[] = [];
+  for (const el of stages.elements) {
+    const stage = el && el.type !== "SpreadElement" ? objectOf(ctx, el) : undefined;
+    const only = stage?.properties.length === 1 ? stage.properties[0] : undefined;
+    const key = only?.type === "Property" ? keyName(only.key, only.computed) : undefined;
+    if (!only || only.type !== "Property" || key === undefined) return [];
+    if (key === "$set" || key === "$addFields") {
+      const fields = objectOf(ctx, only.value);
+      if (!fields) return [];
+      fieldsOf(ctx, fields, (f) => pipelineValue(ctx, f.value), out);
+    } else if (key === "$unset") {
+      const list = unwrap(only.value);
+      const names = list.type === "ArrayExpression" ? list.elements : [list];
+      for (const n of names) {
+        const v = n && n.type !== "SpreadElement" ? evaluate(ctx.sourceCode, n) : undefined;
+        if (typeof v?.value !== "string") return [];
+        out.push({ field: v.value, value: { kind: "static", value: { value: null } }, node: n as Node, valueNode: n as Node });
+      }
+    } else return [];
+  }
+  return out;
+}
+
+/**
  * The fields an update document sets: `$set` (and top-level fields, which Mongoose casts to `$set`), `$unset`
- * (null), `$currentDate` (now), `$inc` and other operators (other). A pipeline update (an array) is not read.
+ * (null), `$currentDate` (now), `$inc` and other operators (other); or an update pipeline's stages.
  */
 function parseUpdate(ctx: RecognizerContext, node: Node): Assignment[] {
+  const n = unwrap(node);
+  if (n.type === "ArrayExpression") return parsePipelineUpdate(ctx, n);
   const update = objectOf(ctx, node);
   if (!update) return [];
   const out: Assignment[] = [];

@@ -63,6 +63,14 @@ const fieldLock = (takeOver = "await self.locks.deleteOne({ _id: name, token: he
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
     {
+      // a pipeline stage that rewrites the document (\`$replaceWith\`) is not read: no claim on a guess
+      name: "an update pipeline with a stage the recognizer does not read",
+      code: `export async function takeExport(id) {
+  return Export.findOneAndUpdate({ _id: id, status: { $ne: "exporting" } }, [{ $replaceWith: { $mergeObjects: ["$$ROOT", { status: "exporting" }] } }]);
+}`,
+      languageOptions: javascript,
+    },
+    {
       name: "a lock document taken over after a JS deadline test, by a delete of the row judged",
       code: fieldLock(),
       languageOptions: javascript,
@@ -134,12 +142,6 @@ export class CampaignService {
 }`,
     },
     {
-      name: "a pipeline update is not read: nothing is claimed",
-      code: `export async function bump(id: string) {
-  await db.collection("jobs").updateOne({ _id: id, status: { $ne: "running" } }, [{ $set: { status: "running" } }]);
-}`,
-    },
-    {
       name: "an unreadable filter ($expr) never yields a finding",
       code: `export async function start(id: string) {
   await db.collection("jobs").updateOne({ _id: id, $expr: { $lt: ["$attempts", "$maxAttempts"] } }, { $set: { status: "running" } });
@@ -192,6 +194,15 @@ export async function sweep() {
     },
   ],
   invalid: [
+    {
+      // an update pipeline's $set stage writes the claim; "$$NOW" is the server's clock
+      name: "a claim written as an update pipeline, with nothing to put it back",
+      code: `export async function takeExport(id) {
+  return Export.findOneAndUpdate({ _id: id, status: { $ne: "exporting" } }, [{ $set: { status: "exporting", startedAt: "$$NOW" } }], { new: true });
+}`,
+      languageOptions: javascript,
+      errors: [{ messageId: "missingRecovery", line: 2, column: 10, data: lock("Export", "status", "exporting") }],
+    },
     {
       // a job taken off the queue is in progress under the name the queue gives it
       name: "a job flipped from queued to dequeued, with nothing to put it back",
