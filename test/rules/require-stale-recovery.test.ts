@@ -16,10 +16,51 @@ const lock = (model: string, field: string, value: string, claimLine: number) =>
 });
 const jobGenerating = lock("job", "status", "GENERATING", 2);
 
+/**
+ * A value held across work whatever its name: PENDING taken only from null or FAILED, the gateway called, then
+ * PROCESSED or FAILED by id in the same function. Nothing else in the module acts on PENDING refunds.
+ */
+const REFUND_CLAIM = `export async function refund(paymentId: string) {
+  const taken = await prisma.payment.updateMany({
+    where: { id: paymentId, OR: [{ refundStatus: null }, { refundStatus: "FAILED" }] },
+    data: { refundStatus: "PENDING", refundAttemptAt: new Date() },
+  });
+  if (taken.count === 0) return;
+  try {
+    const refundId = await gateway.refund(paymentId);
+    await prisma.payment.update({ where: { id: paymentId }, data: { refundStatus: "PROCESSED", refundId } });
+  } catch (err) {
+    await prisma.payment.update({ where: { id: paymentId }, data: { refundStatus: "FAILED" } });
+    throw err;
+  }
+}`;
+
 
 
 ruleTester.run("require-stale-recovery", rule, {
   valid: [
+    {
+      // PENDING is a state others act on here (an admin approves pending requests by id): a workflow state, not a
+      // hold of the function that set it, whatever it does after
+      name: "a waiting value that another function selects rows by",
+      code: `export async function reopen(requestId: string) {
+  const moved = await prisma.mediaRequest.updateMany({ where: { id: requestId, status: "APPROVED" }, data: { status: "PENDING" } });
+  if (moved.count === 0) return;
+  await notifyAdmins(requestId);
+  await prisma.mediaRequest.update({ where: { id: requestId }, data: { status: "DECLINED" } });
+}
+export async function approve(requestId: string) {
+  await prisma.mediaRequest.updateMany({ where: { id: requestId, status: "PENDING" }, data: { status: "APPROVED" } });
+}`,
+    },
+    {
+      // the same refund with a sweep that hands stale PENDING refunds back: answered
+      name: "a value held across work, with a recovery",
+      code: REFUND_CLAIM + `
+export async function releaseStaleRefunds(cutoff: Date) {
+  await prisma.payment.updateMany({ where: { refundStatus: "PENDING", refundAttemptAt: { lt: cutoff } }, data: { refundStatus: "FAILED" } });
+}`,
+    },
     // a module required in place that is no model (a cache helper, no models/ folder, a lower-case name): not a claim
     {
       code: `module.exports = () => require("./cache").findOneAndUpdate({ status: "pending" }, { status: "started" });`,
@@ -345,6 +386,13 @@ async function reclaim() {
     }`,
   ],
   invalid: [
+    {
+      // PENDING is taken from null or FAILED only, held while the gateway is called, and moved off by id after it:
+      // a claim by behaviour, and nothing moves a refund left PENDING by a killed process back
+      name: "a waiting-named value held across work, with no recovery",
+      code: REFUND_CLAIM,
+      errors: [missing(2, 23, lock("payment", "refundStatus", "PENDING", 2))],
+    },
     {
       // an exported count of stuck rows (a health check) hands no rows to anyone who could move them back
       code: `export async function claim(id: string) {

@@ -27,7 +27,7 @@ import { normalizeModel, sameValue } from "../model/names.js";
 import { recoveredByDirective } from "../reading/directives.js";
 import { isExported } from "../reading/exports.js";
 import { HOLE_SENTINEL as HOLE_MODEL } from "../languages/sql.js";
-import { hasLockWord, namesALock, normalizeName, withClockedFields, withHeldValues } from "../model/settings.js";
+import { hasLockWord, namesALock, normalizeName, saysEnded, withClockedFields, withHeldValues } from "../model/settings.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
 import { contains, walk } from "../reading/ast.js";
 import { findVariable, isClockReading, keyName, staticChoices, thenParameterOf, unwrap } from "../reading/values.js";
@@ -44,20 +44,20 @@ function sameField(a: string, b: string): boolean {
   return normalizeName(a) === normalizeName(b);
 }
 
-function isLockValue(value: StaticValue, vocabulary: ResolvedVocabulary): boolean {
-  return typeof value.value === "string" && vocabulary.isInProgressValue(value.value);
+function isLockValue(value: StaticValue, vocabulary: ResolvedVocabulary, field?: string): boolean {
+  return typeof value.value === "string" && vocabulary.isInProgressValue(value.value, field);
 }
 
 /** Setting `field` to `value` takes a lock: an in-progress status, or a processing flag set true. */
 function isLockAssignment(field: string, value: StaticValue, vocabulary: ResolvedVocabulary): boolean {
   if (value.value === true) return vocabulary.isFlagField(field);
-  return isLockValue(value, vocabulary) && vocabulary.isStateField(field);
+  return isLockValue(value, vocabulary, field) && vocabulary.isStateField(field);
 }
 
 /** Moving a row to `target` gives it back: a failed, retryable or waiting status, or a flag cleared. */
 function isReset(target: StaticValue, lock: LockKey, vocabulary: ResolvedVocabulary): boolean {
   if (lock.value.value === true) return target.value === false || target.value === null;
-  return typeof target.value === "string" && RESET_VALUE.test(target.value) && !isLockValue(target, vocabulary);
+  return typeof target.value === "string" && RESET_VALUE.test(target.value) && !isLockValue(target, vocabulary, lock.field);
 }
 
 function allBranchesExclude(cond: Condition, field: string, value: StaticValue): boolean {
@@ -596,6 +596,54 @@ function findStateClaims(mod: Module, write: StateWrite): Claim[] {
 }
 
 /**
+ * The module's vocabulary with the values it holds a row in across work read as in-progress, whatever they are
+ * called: a write sets F = V only where the row is not V already (every branch of its filter excludes V), and the
+ * same function, after awaiting something, moves that row by identity off V again (`refundStatus: "PENDING"` taken
+ * from null or FAILED, the refund sent, then PROCESSED or FAILED by id: corpus Ap12). Its holder owns the row until
+ * that second write, as a claim's does, even where the name is a waiting one. A value some other access of the
+ * module selects rows by (a worker taking them, an admin approving one by id: corpus shared dA10) is a state of the
+ * workflow that others act on: it keeps its name's meaning. A value that says the work ended is never held.
+ */
+function withValuesHeldAcrossWork(base: ResolvedVocabulary, accesses: readonly StateAccess[]): ResolvedVocabulary {
+  const writes = accesses.filter((a): a is StateWrite => a.access === "write");
+  const byIdentity = (w: StateWrite) => {
+    const branches = toBranches(w.filter);
+    return branches.length > 0 && branches.every((b) => identityFields(b).length > 0);
+  };
+  const held = new Set<string>();
+  for (const w1 of writes) {
+    if (w1.effect === "insert" || w1.effect === "delete") continue;
+    // An opaque term ANDed in only narrows; an opaque alternative admits V (`excludes` is false on it).
+    const branches = toBranches(w1.filter);
+    if (branches.length === 0) continue;
+    for (const a of w1.assignments) {
+      const v = a.value.kind === "static" ? a.value.value.value : undefined;
+      if (typeof v !== "string" || !base.isStateField(a.field) || base.isInProgressValue(v, a.field) || saysEnded(v)) continue;
+      if (!branches.every((b) => excludes(b, a.field, { value: v }))) continue;
+      const fn = enclosingFunction(w1.node);
+      const model = normalizeModel(w1.model);
+      const movedOff = writes.some((w2) => w2 !== w1 && enclosingFunction(w2.node) === fn && w2.node.range[0] > w1.node.range[1] &&
+        normalizeModel(w2.model) === model && byIdentity(w2) && !beforeAnyWait(w1.node, w2.node) &&
+        w2.assignments.some((b) => sameField(b.field, a.field) && b.value.kind === "static" && !sameValue(b.value.value, { value: v })));
+      if (!movedOff) continue;
+      // Anyone else acting on rows in V (a worker taking them, an admin approving one by id) makes V a state of the
+      // workflow, not a hold: only the holder's own later writes may select by it.
+      const own = (o: StateAccess) => o.access === "write" && enclosingFunction(o.node) === fn && o.node.range[0] > w1.node.range[1];
+      // A sweep that judges age is the hold's recovery (or its stale scan), not someone else's use of V.
+      const consumed = accesses.some((o) => o !== w1 && (o.access === "read" || o.access === "write") && !own(o) && normalizeModel(o.model) === model &&
+        toBranches(o.filter).some((b) => pins(b, a.field, { value: v }) && agePredicates(b, base).length === 0));
+      if (!consumed) held.add(`${normalizeName(a.field)}=${normalizeName(v)}`);
+    }
+  }
+  if (held.size === 0) return base;
+  // Held in that field only: `refundStatus: PENDING` held says nothing of `status: PENDING`.
+  return {
+    ...base,
+    isInProgressValue: (value, field) => base.isInProgressValue(value, field) || (field !== undefined && held.has(`${normalizeName(field)}=${normalizeName(value)}`)),
+  };
+}
+
+/**
  * The module reads every row in the claimed value, whoever put it there (nothing else in the filter), and
  * moves the rows it read off the value by id in the same function: `findMany({ where: { status: DELETING } })`
  * then `deleteMany({ where: { id: { in: ids } } })`. The value is a queue the next run works off, not a lock a
@@ -911,7 +959,7 @@ export function buildFacts(
   /** The lines of claims the audit found recovered by another module (`settings.locksRecoveredElsewhere`). */
   recoveredElsewhere: ReadonlySet<number> = new Set(),
 ): Omit<LockFacts, "held" | "helpers"> {
-  vocabulary = withHeldValues(withClockedFields(vocabulary, accesses), accesses);
+  vocabulary = withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses);
   const mod = new Module(sourceCode, accesses, vocabulary);
   const direct = mod.writes.flatMap((w) => findClaims(mod, w));
   const born = mod.writes.filter((w) => w.effect === "insert" && w.onConflict === undefined).flatMap((w) => findBornClaims(mod, w, direct));
@@ -1054,7 +1102,7 @@ export function buildForeignRecoveries(
   accesses: readonly StateAccess[],
   vocabulary: ResolvedVocabulary,
 ): Recovery[] {
-  vocabulary = withHeldValues(withClockedFields(vocabulary, accesses), accesses);
+  vocabulary = withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses);
   const mod = new Module(sourceCode, accesses, vocabulary);
   const program = sourceCode.ast as unknown as Node;
   // A stand-in claim: no write of the module runs after it, in its unit or elsewhere.

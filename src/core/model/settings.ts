@@ -87,7 +87,8 @@ export interface ResolvedVocabulary {
   isStateField(field: string): boolean;
   /** A processing flag: named in `flagFields`, with or without an `is` prefix. */
   isFlagField(field: string): boolean;
-  isInProgressValue(value: string): boolean;
+  /** An in-progress value, of `field` when given (a module may hold a row in a value of one field only). */
+  isInProgressValue(value: string, field?: string): boolean;
   isProgressTimeField(field: string): boolean;
   isStartTimeField(field: string): boolean;
   /** A timestamp-looking field: in either vocabulary, or named like one (`*At`, `*_at`, `*_on`, `*Time`, `*Until`). */
@@ -241,6 +242,11 @@ export function withClockedFields(base: ResolvedVocabulary, accesses: readonly {
 /** Values that say the work is over, in English at least: never held, whoever the row still names. */
 const ENDED = /done|complete|success|succeed|finish|cancel|fail|error|closed|archiv|resolv|paid|sent|deliver|expire|abort|reject|skip/i;
 
+/** The value says the work it stands for is over (`COMPLETED`, `failed`, `sent`): no holder keeps a row in it. */
+export function saysEnded(value: string): boolean {
+  return ENDED.test(value);
+}
+
 type WriteLike = { access: string; assignments?: readonly { field: string; value: { kind: string; value?: { value: unknown } } }[] };
 
 /**
@@ -265,11 +271,11 @@ export function withHeldValues(base: ResolvedVocabulary, accesses: readonly Writ
     if (!as.some((a) => cleared.has(normalizeName(a.field)) && a.value.kind !== "static")) continue;
     for (const a of as) {
       const v = a.value.kind === "static" ? a.value.value?.value : undefined;
-      if (typeof v === "string" && base.isStateField(a.field) && !waiting.has(normalizeName(v)) && !ENDED.test(v) && !base.isInProgressValue(v)) held.add(normalizeName(v));
+      if (typeof v === "string" && base.isStateField(a.field) && !waiting.has(normalizeName(v)) && !saysEnded(v) && !base.isInProgressValue(v)) held.add(normalizeName(v));
     }
   }
   if (held.size === 0) return base;
-  return { ...base, isInProgressValue: (value) => base.isInProgressValue(value) || held.has(normalizeName(value)) };
+  return { ...base, isInProgressValue: (value, field) => base.isInProgressValue(value, field) || held.has(normalizeName(value)) };
 }
 
 /**
