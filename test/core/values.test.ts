@@ -202,6 +202,20 @@ describe("fixed instants", () => {
     expect(isClockReading(node("new Date()"))).toBe(true);
     expect(isClockReading(node("new Date(Date.now() - 60000)"))).toBe(true);
   });
+
+  it("reads new Date().getTime() and .valueOf() as the clock, not a fixed instant's or a computed one's", () => {
+    const call = (code: string): Node => {
+      let found: Node | undefined;
+      const linter = new Linter({ configType: "flat" });
+      linter.verify(code, [{ plugins: { t: { rules: { r: { meta: { type: "problem", schema: [] }, create: () => ({ "Program > ExpressionStatement > CallExpression"(n: unknown) { found ??= n as Node; } }) } } } }, rules: { "t/r": "error" } }]);
+      return found!;
+    };
+    expect(isClockReading(call("new Date().getTime()"))).toBe(true);
+    expect(isClockReading(call("new Date().valueOf()"))).toBe(true);
+    expect(isClockReading(call("new Date(0).getTime()"))).toBe(false);
+    expect(isClockReading(call("new Date(now.getTime() + ttl).getTime()"))).toBe(true);
+    expect(isClockReading(call("job.startedAt.getTime()"))).toBe(false);
+  });
 });
 
 describe("sameValue", () => {

@@ -1572,6 +1572,26 @@ export async function tryLock(name: string): Promise<boolean> {
       errors: [staleTakeover(12, 18, '"lock:*"', 9, 10)],
     },
     {
+      // a field named like a flag but compared with the clock is a lease: resetting it to now releases it, and
+      // does so by id alone (it is not a flag taken with a timestamp)
+      name: "a lease kept in a flag-named date field, released to now by id",
+      code: `export function leasePlugin(schema, modelName) {
+  schema.methods.take = async function (ms) {
+    const now = new Date();
+    return this.model(modelName).findOneAndUpdate({ _id: this._id, locked: { $lte: now } }, { locked: new Date(now.getTime() + ms) }, { new: true });
+  };
+  schema.methods.give = async function () {
+    return this.model(modelName).findOneAndUpdate({ _id: this._id }, { locked: new Date() }, { new: true });
+  };
+}`,
+      languageOptions: javascript,
+      errors: [{
+        messageId: "rowRelease", line: 7, column: 12,
+        data: { operation: "write", lock: "lease on modelName.locked", acquireLine: "4", filter: "_id", expires: "is taken over once locked has passed", expiryLine: "4" },
+        suggestions: [],
+      }],
+    },
+    {
       // a MULTI held in a variable sends on the client it was made from: the DEL of the same key elsewhere is the
       // lock's release
       name: "a lock taken in a MULTI held in a variable, deleted by key",

@@ -63,6 +63,18 @@ const fieldLock = (takeOver = "await self.locks.deleteOne({ _id: name, token: he
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
     {
+      // the same field compared as an instant is a lease taken over once old, not a flag: it answers Q1
+      name: "a flag-named field compared with the clock is a lease",
+      code: `export async function lockMigrations(db) {
+  const res = await db.collection("control").updateOne({ _id: "migrations", isLocked: { $lt: Date.now() - 600000 } }, { $set: { isLocked: new Date().getTime() } });
+  if (res.modifiedCount === 0) return false;
+  await runMigrations(db);
+  await db.collection("control").updateOne({ _id: "migrations" }, { $set: { isLocked: 0 } });
+  return true;
+}`,
+      languageOptions: javascript,
+    },
+    {
       // a pipeline stage that rewrites the document (\`$replaceWith\`) is not read: no claim on a guess
       name: "an update pipeline with a stage the recognizer does not read",
       code: `export async function takeExport(id) {
@@ -194,6 +206,19 @@ export async function sweep() {
     },
   ],
   invalid: [
+    {
+      // a flag set to the time it was taken is set: nothing clears it if the migration runner dies
+      name: "a flag taken with a timestamp, with no expiry",
+      code: `export async function lockMigrations(db) {
+  const res = await db.collection("control").updateOne({ _id: "migrations", isLocked: { $in: [null, false] } }, { $set: { isLocked: new Date().getTime() } });
+  if (res.modifiedCount === 0) return false;
+  await runMigrations(db);
+  await db.collection("control").updateOne({ _id: "migrations" }, { $set: { isLocked: false } });
+  return true;
+}`,
+      languageOptions: javascript,
+      errors: [{ messageId: "missingRecovery", line: 2, column: 21, data: lock("control", "isLocked", "true") }],
+    },
     {
       // an update pipeline's $set stage writes the claim; "$$NOW" is the server's clock
       name: "a claim written as an update pipeline, with nothing to put it back",

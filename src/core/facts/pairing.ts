@@ -156,9 +156,21 @@ class CallGraph {
 /**
  * Flags written as numbers (`locked = 1`, `is_running: 0`, MySQL and SQLite booleans) are booleans: on a flag field,
  * 1 and 0 read as true and false in assignments and filters, so `locked = 1 WHERE locked = 0` is the flag claim.
+ * A flag set to the time it was taken (`isLocked: new Date().getTime()`, corpus Cp02) is set: truthy until cleared;
+ * not one the module compares as an instant (`locked: { $lte: now }` is a lease, corpus Cm01).
  */
 class FlagValues {
-  constructor(private readonly vocabulary: ResolvedVocabulary) {}
+  /** Flag-named fields the module compares as instants (`locked: { $lte: now }`): a lease, whatever its name. */
+  private readonly timed = new Set<string>();
+
+  constructor(private readonly vocabulary: ResolvedVocabulary, accesses: readonly StateAccess[]) {
+    const visit = (c: Condition): void => {
+      if (c.kind === "and" || c.kind === "or") c.items.forEach(visit);
+      else if (c.kind === "not") visit(c.item);
+      else if (c.kind === "pred" && /^(lt|lte|gt|gte)$/.test(c.op) && vocabulary.isFlagField(c.field)) this.timed.add(normalizeName(c.field));
+    };
+    for (const a of accesses) if (a.access === "read" || a.access === "write") visit(a.filter);
+  }
 
   private value(field: string, v: StaticValue): StaticValue {
     return (v.value === 1 || v.value === 0) && this.vocabulary.isFlagField(field) ? { value: v.value === 1 } : v;
@@ -183,7 +195,9 @@ class FlagValues {
   }
 
   write(w: StateWrite): StateWrite {
-    const assignments = w.assignments.map((a) => a.value.kind === "static" ? { ...a, value: { kind: "static" as const, value: this.value(a.field, a.value.value) } } : a);
+    const assignments = w.assignments.map((a) => a.value.kind === "static" ? { ...a, value: { kind: "static" as const, value: this.value(a.field, a.value.value) } }
+      : a.value.kind === "now" && this.vocabulary.isFlagField(a.field) && !this.timed.has(normalizeName(a.field))
+        ? { ...a, value: { kind: "static" as const, value: { value: true } } } : a);
     return { ...w, filter: this.condition(w.filter), assignments };
   }
 }
@@ -232,7 +246,7 @@ class Module {
     accesses: readonly StateAccess[],
     readonly vocabulary: ResolvedVocabulary,
   ) {
-    const flags = new FlagValues(vocabulary);
+    const flags = new FlagValues(vocabulary, accesses);
     this.reads = accesses.filter((a): a is StateRead => a.access === "read").map((r) => flags.read(r));
     const writes = attributeByName(accesses.filter((a): a is StateWrite => a.access === "write")).map((w) => flags.write(w));
     const locking = this.reads.filter((r) => r.locking);

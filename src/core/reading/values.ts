@@ -242,6 +242,9 @@ export function isClockReading(node: Node): boolean {
     if (c.type === "MemberExpression" && c.object.type === "Identifier" && c.object.name === "Date" && !c.computed &&
       c.property.type === "Identifier" && c.property.name === "now") return true;
     if (c.type === "Identifier" && /^(now|currentTime|getNow)$/i.test(c.name)) return true;
+    // `new Date().getTime()`, `new Date().valueOf()`: Date.now() spelled longer.
+    if (c.type === "MemberExpression" && !c.computed && c.property.type === "Identifier" && /^(getTime|valueOf)$/.test(c.property.name) &&
+      n.arguments.length === 0 && unwrap(c.object).type === "NewExpression" && isClockReading(c.object)) return true;
   }
   return false;
 }
