@@ -2,8 +2,9 @@
  * Payload CMS's Local API: `payload.find|findByID|count({ collection, where })`, `payload.update({ collection, id |
  * where, data })`, `payload.create({ collection, data })`, `payload.delete({ collection, id | where })`, and the
  * database adapter under it, `payload.db.find|findOne|updateOne|updateMany|deleteOne|deleteMany({ collection, where,
- * data })`. Plugins and apps built on Payload keep their job queues and lock flags in collections and write them
- * through this API, not through an ORM.
+ * data })`, and the adapter's `payload.db.updateJobs({ data, where })` on the jobs collection (`payload-jobs`).
+ * Plugins and apps built on Payload keep their job queues and lock flags in collections and write them through this
+ * API, not through an ORM. A `where`'s `and` may be a const list that code pushes more terms into: they only narrow.
  *
  * The model is the collection's slug (`"ai-sync-queue"`). Filters use Payload's operators (`equals`, `not_equals`,
  * `in`, `not_in`, `exists`, `less_than`, `less_than_equal`, `greater_than`, `greater_than_equal`) joined by `and` /
@@ -13,11 +14,13 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findProperty, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
+import { andTerms, evaluate, findProperty, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
 
 const STORE = "payload";
 const READS = new Set(["find", "findByID", "count", "findOne"]);
-const UPDATES = new Set(["update", "updateOne", "updateMany", "findOneAndUpdate"]);
+const UPDATES = new Set(["update", "updateOne", "updateMany", "findOneAndUpdate", "updateJobs"]);
+/** Payload's jobs queue keeps its jobs in this collection; `payload.db.updateJobs` writes it without naming it. */
+const JOBS_COLLECTION = "payload-jobs";
 const DELETES = new Set(["delete", "deleteOne", "deleteMany"]);
 const INSERTS = new Set(["create"]);
 const COMPARE: Record<string, CompareOp> = {
@@ -69,12 +72,14 @@ function parseWhere(ctx: RecognizerContext, where: TSESTree.ObjectExpression, de
     const key = p.type === "Property" ? keyName(p.key, p.computed) : undefined;
     if (p.type !== "Property" || key === undefined || depth > 4) { items.push({ kind: "opaque", node: p }); continue; }
     if (key === "and" || key === "or") {
-      const list = unwrap(p.value);
-      if (list.type !== "ArrayExpression") { items.push({ kind: "opaque", node: p }); continue; }
-      const parts = list.elements.map((el): Condition => {
-        const obj = el && el.type !== "SpreadElement" ? objectLiteral(ctx.sourceCode, el) : undefined;
-        return obj ? parseWhere(ctx, obj, depth + 1) : { kind: "opaque", node: el ?? list };
+      // A const list of terms (`where: { and }`); more AND terms pushed later only narrow it (an opaque term).
+      const list = andTerms(ctx.sourceCode, p.value);
+      if (!list || (list.grows && key === "or")) { items.push({ kind: "opaque", node: p }); continue; }
+      const parts = list.terms.map((el): Condition => {
+        const obj = objectLiteral(ctx.sourceCode, el);
+        return obj ? parseWhere(ctx, obj, depth + 1) : { kind: "opaque", node: el };
       });
+      if (list.grows) parts.push({ kind: "opaque", node: p });
       items.push({ kind: key, items: parts });
     } else items.push(fieldFilter(ctx, key, p.value, p));
   }
@@ -122,7 +127,7 @@ export const payloadRecognizer: Recognizer = {
     if (!operation || !isPayload(callee.object)) return undefined;
     const arg = objectLiteral(ctx.sourceCode, call.arguments[0]);
     const slug = arg && findProperty(arg, "collection");
-    const model = slug && evaluate(ctx.sourceCode, slug.value)?.value;
+    const model = operation === "updateJobs" ? (isPayload(callee.object)?.db ? JOBS_COLLECTION : undefined) : slug && evaluate(ctx.sourceCode, slug.value)?.value;
     if (!arg || typeof model !== "string") return undefined;
     if (READS.has(operation)) {
       const filter = filterOf(ctx, arg);

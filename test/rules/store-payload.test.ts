@@ -35,8 +35,39 @@ export async function claimExport(payload: Payload, id: string) {
 }
 `;
 
+/**
+ * Payload's own jobs queue through the adapter: `payload.db.updateJobs` writes the `payload-jobs` collection; its
+ * filter is a const `and` list the runner pushes more terms into (they only narrow). The claim is at line 4.
+ */
+const JOBS_RUNNER = `export async function claimJobs(payload: Payload, queue: string | undefined, token: string) {
+  const and: Where[] = [{ completedAt: { exists: false } }, { processing: { equals: false } }];
+  if (queue) and.push({ queue: { equals: queue } });
+  const jobs = await payload.db.updateJobs({ data: { processing: true, processingToken: token }, limit: 10, returning: true, where: { and } });
+  for (const job of jobs ?? []) {
+    await runJob(job);
+    await payload.db.updateJobs({ data: { processing: false, completedAt: new Date().toISOString() }, where: { id: { equals: job.id } } });
+  }
+}
+`;
+
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
+    {
+      name: "the jobs runner with a sweep of jobs whose processing stopped moving",
+      code: JOBS_RUNNER + `export async function releaseStuckJobs(payload: Payload) {
+  const cutoff = new Date(Date.now() - 10 * 60_000).toISOString();
+  await payload.db.updateJobs({ data: { processing: false }, where: { and: [{ processing: { equals: true } }, { updatedAt: { less_than: cutoff } }] } });
+}`,
+    },
+    {
+      // alternatives pushed into an \`or\` widen what it matches: the filter is unknown, nothing is claimed on a guess
+      name: "a filter whose or-list grows at run time is not read",
+      code: `export async function claimJobs(payload: Payload, extra: Where[]) {
+  const or: Where[] = [{ processing: { equals: false } }];
+  for (const w of extra) or.push(w);
+  await payload.db.updateJobs({ data: { processing: true }, where: { or } });
+}`,
+    },
     {
       name: "a conditional claim with a sweeper through payload.db that judges the heartbeat",
       code: CONDITIONAL + `export async function sweepExports(payload: Payload) {
@@ -65,6 +96,11 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
     },
   ],
   invalid: [
+    {
+      name: "Payload jobs claimed through payload.db.updateJobs, with nothing to free a dead runner's jobs",
+      code: JOBS_RUNNER,
+      errors: [{ messageId: "missingRecovery", line: 4, column: 22, data: lock("payload-jobs", "processing", "true") }],
+    },
     {
       name: "a job flipped to running by id, with nothing to move it back",
       code: READ_THEN_FLIP,

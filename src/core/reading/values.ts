@@ -286,6 +286,35 @@ function arrayMutated(sourceCode: SourceCode, id: TSESTree.Identifier): boolean 
   });
 }
 
+/**
+ * The terms of a filter list ANDed together (`const and = [{ processing: { equals: false } }]; …; and.push(more)`;
+ * `where: { and }`), inline or held by a `const`: its own elements, and whether code adds more in place. Pushing more
+ * AND terms only narrows what the list matches; any other change in place (`splice`, an index written) may widen
+ * it, so the list is then unknown (undefined), as is a list built from spreads.
+ */
+export function andTerms(sourceCode: SourceCode, node: Node | undefined): { terms: readonly Node[]; grows: boolean } | undefined {
+  if (!node || node.type === "SpreadElement") return undefined;
+  let n = unwrap(node);
+  let grows = false;
+  if (n.type === "Identifier") {
+    const variable = findVariable(sourceCode, n);
+    const init = getConstInit(sourceCode, n);
+    if (!variable || !init || init.type === "TSEnumDeclaration") return undefined;
+    for (const ref of variable.references) {
+      const parent = ref.identifier.parent;
+      if (parent?.type !== "MemberExpression" || parent.object !== ref.identifier) continue;
+      const name = keyName(parent.property, parent.computed);
+      const call = parent.parent;
+      if (call?.type === "CallExpression" && call.callee === parent && name === "push") grows = true;
+      else if ((call?.type === "CallExpression" && call.callee === parent && name !== undefined && ARRAY_MUTATORS.has(name)) ||
+        (call?.type === "AssignmentExpression" && call.left === parent)) return undefined;
+    }
+    n = unwrap(init);
+  }
+  if (n.type !== "ArrayExpression" || n.elements.some((e) => !e || e.type === "SpreadElement")) return undefined;
+  return { terms: n.elements as Node[], grows };
+}
+
 /** The static elements of an array, inline or held by a `const`; undefined when any is known only at run time. */
 export function staticList(sourceCode: SourceCode, node: Node | undefined): StaticValue[] | undefined {
   if (!node || node.type === "SpreadElement") return undefined;
