@@ -106,10 +106,8 @@ function clientOf(ctx: RecognizerContext, call: TSESTree.CallExpression): string
   if (r.type === "MemberExpression") r = unwrap(r.object);
   for (let i = 0; i < 50; i++) {
     if (r.type === "Identifier") {
-      const init = getConstInit(ctx.sourceCode, r);
-      const batch = init && init.type !== "TSEnumDeclaration" ? unwrap(init) : undefined;
-      const m = batch?.type === "CallExpression" ? methodName(batch) : undefined;
-      if (!batch || !m || !BATCH_METHODS.has(m.toLowerCase())) break;
+      const batch = batchHeldIn(ctx, r);
+      if (!batch) break;
       r = batch;
     }
     if (r.type !== "CallExpression") break;
@@ -118,6 +116,32 @@ function clientOf(ctx: RecognizerContext, call: TSESTree.CallExpression): string
     r = unwrap(callee.object);
   }
   return ctx.sourceCode.getText(r).replace(/\s+/g, "").replace(/^this\./, "");
+}
+
+/**
+ * The batch a variable holds: `const p = redis.pipeline()`, or a `let`/`var` that every assignment gives a new batch
+ * of the same client (`var multi = client.multi(); …; multi = client.multi();`).
+ */
+function batchHeldIn(ctx: RecognizerContext, id: TSESTree.Identifier): TSESTree.CallExpression | undefined {
+  const isBatch = (n: Node | null | undefined): n is TSESTree.CallExpression => {
+    const u = n ? unwrap(n) : undefined;
+    const m = u?.type === "CallExpression" ? methodName(u) : undefined;
+    return m !== undefined && BATCH_METHODS.has(m.toLowerCase());
+  };
+  const variable = findVariable(ctx.sourceCode, id);
+  const def = variable?.defs[0];
+  if (!variable || def?.node.type !== "VariableDeclarator" || !isBatch(def.node.init)) return undefined;
+  const first = unwrap(def.node.init!) as TSESTree.CallExpression;
+  const client = ctx.sourceCode.getText(unwrap(first.callee).type === "MemberExpression" ? (unwrap(first.callee) as TSESTree.MemberExpression).object : first.callee);
+  for (const ref of variable.references) {
+    if (!ref.isWrite() || ref.init) continue;
+    const assignment = ref.identifier.parent;
+    if (assignment?.type !== "AssignmentExpression" || assignment.operator !== "=" || !isBatch(assignment.right)) return undefined;
+    const again = unwrap(assignment.right) as TSESTree.CallExpression;
+    const callee = unwrap(again.callee);
+    if (callee.type !== "MemberExpression" || ctx.sourceCode.getText(callee.object) !== client) return undefined;
+  }
+  return first;
 }
 
 /** The batch (`multi()`/`pipeline()`) a command is queued on, if any. */

@@ -1592,6 +1592,28 @@ export async function tryLock(name: string): Promise<boolean> {
       }],
     },
     {
+      // a \`var\` that every assignment gives a new MULTI of the same client is that client's batch too (legacy
+      // callback code): the lock's constant value is then seen at the client's own DEL
+      name: "a lock taken in a MULTI held in a reassigned var, released by a DEL of its constant value",
+      code: `var client = require("./redis-client");
+function request(id, callback) {
+  var multi = client.multi();
+  multi.SETNX("sync:lease:" + id, true);
+  multi.EXPIRE("sync:lease:" + id, 60);
+  multi.exec(function (err, replies) {
+    multi = client.multi();
+    multi.SADD("sync:active", id);
+    multi.exec(function () { callback(err, replies[0] === 1); });
+  });
+}
+function release(id, callback) {
+  client.DEL("sync:lease:" + id, callback);
+}
+module.exports = { request, release };`,
+      languageOptions: javascript,
+      errors: [constantValue(13, 10, releaseData("DEL", '"sync:lease:*"', 4, undefined, "\"true\""))],
+    },
+    {
       // a MULTI held in a variable sends on the client it was made from: the DEL of the same key elsewhere is the
       // lock's release
       name: "a lock taken in a MULTI held in a variable, deleted by key",
