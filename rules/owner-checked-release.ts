@@ -67,6 +67,8 @@ export default createRule({
         "Q3 (is the acquire race-safe?): this SET takes the lock {{key}} after a separate GET at line {{getLine}} found it free or already this holder's: two workers that both read it before either writes both take it, and the later SET silently replaces the first holder. Take it in one command: SET key token NX with an expiry, or a script that checks and sets.",
       releasedUntaken:
         "Q3 (is the release race-safe?): the {{exitKind}} at line {{exitLine}} leaves the `try` before {{lock}} is taken (line {{acquireLine}}), and the `finally` still releases it (line {{releaseLine}}): a caller that found it held frees it for everyone while its holder still works. Check and take it before the `try`, so only the holder's way out runs the release.",
+      releasedNotAcquired:
+        "Q3 (is the release race-safe?): the {{exitKind}} at line {{exitLine}} leaves the `try` when {{lock}} was not acquired (line {{acquireLine}}), and the `finally` still releases it by key alone (line {{releaseLine}}): every caller that loses the race deletes the winner's lock at once, and a third caller takes it while the winner still works. Return before the `try`, or release only with this caller's token (a compare-and-delete).",
       rowRelease:
         "Q3 (is the release race-safe?): this {{operation}} releases the {{lock}} (taken at line {{acquireLine}}) by {{filter}} alone, without checking that this holder still owns it. The lock {{expires}} (line {{expiryLine}}), so a holder that outlived it frees the row another worker holds now. Release only this holder's row: add its owner or token column, or the lease value it stamped, to the filter.",
       useScript: "Delete with a compare-and-delete script on {{token}}.",
@@ -116,15 +118,17 @@ export default createRule({
           : release.kind === "self-compared" ? "selfComparedDelete" : "plainDelete";
         context.report({ loc: release.op.loc, messageId, data, suggest });
       }
-      // An in-process guard or mutex checked inside the `try` whose `finally` releases it.
+      // An in-process guard or mutex, or a key released by key alone, checked inside the `try` whose `finally`
+      // releases it.
       for (const lock of facts.held) {
         if (!lock.releasedUntaken) continue;
         const { exit, release } = lock.releasedUntaken;
+        // A key's is reported at its release, the call that deletes the winner's lock (as a row's is).
         context.report({
-          node: exit,
-          messageId: "releasedUntaken",
+          node: lock.kind === "kv" ? release : exit,
+          messageId: lock.kind === "kv" ? "releasedNotAcquired" : "releasedUntaken",
           data: {
-            lock: lock.kind === "mutex" ? `the mutex \`${lock.name}\`` : `the guard \`${lock.name}\``,
+            lock: lock.kind === "mutex" ? `the mutex \`${lock.name}\`` : lock.kind === "kv" ? `the lock \`${lock.name}\`` : `the guard \`${lock.name}\``,
             acquireLine: String(lock.acquire.loc.start.line),
             exitKind: exit.type === "ThrowStatement" ? "throw" : "return",
             exitLine: String(exit.loc.start.line),

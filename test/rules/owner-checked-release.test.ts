@@ -71,6 +71,19 @@ const checkedAcquire = (line: number, column: number, key: string, getLine: numb
   suggestions: [],
 });
 
+/** A try-acquire left early inside the try whose finally deletes the key by key alone. */
+const LOSER_RELEASES = `import Redis from "ioredis";
+const redis = new Redis();
+export async function nightly(token: string) {
+  try {
+    const got = await redis.set("nightly:lock", token, "EX", 600, "NX");
+    if (!got) return;
+    await buildReport();
+  } finally {
+    await redis.del("nightly:lock");
+  }
+}`;
+
 /** A lock written as GET, a JS check of the holder, then a plain SET: set-if-absent in two round trips. */
 const CHECKED_SET = `export class Locker {
   constructor(private readonly cache: Cache) {}
@@ -465,6 +478,13 @@ export class ReportService {
 
 ruleTester.run("owner-checked-release", rule, {
   valid: [
+    {
+      // the same early return, but the finally's compare-and-delete carries this caller's token: it deletes nothing
+      // of the winner's
+      name: "a try-acquire left early inside the try whose finally compares the token",
+      code: LOSER_RELEASES.replace("const redis = new Redis();\n", "const redis = new Redis();\nconst RELEASE = 'if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) end return 0';\n")
+        .replace('await redis.del("nightly:lock");', 'await redis.eval(RELEASE, 1, "nightly:lock", token);'),
+    },
     {
       // a check of the key's value against something other than what the SET stores (a count kept between runs)
       // is no acquire: nothing is turned away for holding it
@@ -1590,6 +1610,18 @@ export async function tryLock(name: string): Promise<boolean> {
         data: { operation: "write", lock: "lease on modelName.locked", acquireLine: "4", filter: "_id", expires: "is taken over once locked has passed", expiryLine: "4" },
         suggestions: [],
       }],
+    },
+    {
+      // the caller that loses the race returns inside the try, and its finally deletes the winner's key at once
+      name: "a try-acquire left early inside the try whose finally deletes the key",
+      code: LOSER_RELEASES,
+      errors: [
+        {
+          messageId: "releasedNotAcquired", line: 9, column: 11,
+          data: { lock: "the lock `nightly:lock`", acquireLine: "5", exitKind: "return", exitLine: "6", releaseLine: "9" },
+        },
+        plainDelete(9, 17, releaseData("DEL", '"nightly:lock"', 5), fixes("ioredis", LOSER_RELEASES, 'del("nightly:lock")', '"nightly:lock"', "token")),
+      ],
     },
     {
       // a \`var\` that every assignment gives a new MULTI of the same client is that client's batch too (legacy

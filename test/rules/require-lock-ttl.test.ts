@@ -1131,6 +1131,22 @@ export async function unlockImport(id: string) {
 }`,
       errors: [missing(4, 16, "script's SET … NX", '"import-lock:*"', null)],
     },
+    {
+      // a key that ends in "lock" names the lock of whatever it guards, a cache preload here: not a cache entry
+      name: "the lock of a cache preload, with no expiry",
+      code: `import Redis from "ioredis";
+const redis = new Redis();
+export async function preload() {
+  if (!(await redis.setnx("sitemap-cache:lock", "1"))) return;
+  try { await rebuildSitemapCache(); } finally { await redis.del("sitemap-cache:lock"); }
+}`,
+      errors: [missing(4, 21, SETNX, '"sitemap-cache:lock"', `import Redis from "ioredis";
+const redis = new Redis();
+export async function preload() {
+  if (!(await redis.set("sitemap-cache:lock", "1", "PX", 30_000, "NX"))) return;
+  try { await rebuildSitemapCache(); } finally { await redis.del("sitemap-cache:lock"); }
+}`)],
+    },
     // ---- conditionalTtl ----------------------------------------------------------------------------------
     {
       // the script adds EX only when ARGV[2] is positive, and the call passes 0 unless asked for an expiry

@@ -36,6 +36,8 @@ interface Candidate {
   readonly skipPaths?: boolean;
   /** Calls that belong to taking the lock (the EXPIRE after a SETNX): `require-lock-ttl` reports their failure. */
   readonly protocol?: readonly Node[];
+  /** A key-value lock whose releases here check no owner: a release by a caller that never took it frees the holder's. */
+  readonly uncheckedRelease?: boolean;
 }
 
 function calleeObject(call: Node): Node | undefined {
@@ -234,11 +236,13 @@ function kvLocks(kv: KvFacts): Candidate[] {
   const allReleases = [...kv.releases, ...kv.viaHelpers.releases];
   for (const lock of [...kv.locks, ...kv.viaHelpers.locks]) {
     if (!lock.lockLike) continue;
-    const releases = allReleases.filter((r) => r.lock === lock && sameFunction(r.op.node, lock.acquire.node)).map((r) => r.op.node);
+    const own = allReleases.filter((r) => r.lock === lock && sameFunction(r.op.node, lock.acquire.node));
+    const releases = own.map((r) => r.op.node);
     if (releases.length === 0) continue;
     out.push({
       kind: "kv", name: lock.acquire.key.opaque ? lock.acquire.key.text.slice(1, -1) : lock.acquire.key.text, acquire: lock.acquire.node, releases, ttl: lock.ttl === "present" || lock.ttl === "separate" || lock.ttl === "unknown", try: true,
       ...(lock.expire ? { protocol: [lock.expire.node] } : {}),
+      ...(own.every((r) => r.kind !== "owner-checked") ? { uncheckedRelease: true } : {}),
     });
   }
   return out;
@@ -559,18 +563,46 @@ function coveringTries(c: Candidate): TSESTree.TryStatement[] {
  * lock this session does not hold does nothing.
  */
 function releasedUntaken(sourceCode: SourceCode, c: Candidate, tries: readonly TSESTree.TryStatement[]): HeldLock["releasedUntaken"] {
-  if (c.kind !== "flag" && c.kind !== "mutex") return undefined;
+  // A key released by key alone, too (`try { if (!(await acquireLock(k))) return; … } finally { await releaseLock(k) }`
+  // with a plain DEL): the caller that lost the race deletes the winner's key at once. A compare-and-delete with this
+  // caller's token deletes nothing of anyone else's.
+  const kv = c.kind === "kv" && c.uncheckedRelease === true;
+  if (c.kind !== "flag" && c.kind !== "mutex" && !kv) return undefined;
   // The way out must be the one taken when the lock is held (`if (running) return`, `if (mutex.isLocked()) return`):
-  // one taken before the check, when nobody holds it, releases nothing that matters.
-  const name = c.name.replace(/^this\./, "");
+  // one taken before the check, when nobody holds it, releases nothing that matters. For a key, the test of what its
+  // try-acquire returned (`if (!acquired) return`).
+  const stored = kv ? resultDeclarator(c.acquire)?.id : undefined;
+  if (kv && stored?.type !== "Identifier") return undefined;
+  const name = kv ? (stored as TSESTree.Identifier).name : c.name.replace(/^this\./, "");
   for (const t of tries) {
     if (!within(c.acquire, t.block) || !t.finalizer) continue;
     const release = c.releases.find((r) => within(r, t.finalizer));
     if (!release) continue;
-    const exit = exitWhenHeld(sourceCode, t.block, c.acquire, name);
+    const exit = kv ? exitWhenNotTaken(sourceCode, t.block, c.acquire, name) : exitWhenHeld(sourceCode, t.block, c.acquire, name);
     if (exit) return { exit, release };
   }
   return undefined;
+}
+
+/**
+ * The `return`/`throw` after a try-acquire that leaves when it failed: `if (!acquired) return;`, `if (got !== "OK")
+ * throw …`, in `block` and outside nested functions.
+ */
+function exitWhenNotTaken(sourceCode: SourceCode, block: Node, acquire: Node, name: string): Node | undefined {
+  const id = name.replace(/[$]/g, "\\$&");
+  const failed = new RegExp(`^(?:!\\s*\\(?\\s*${id}\\b|${id}\\s*={2,3}\\s*(?:null|false|0|undefined)\\b|${id}\\s*!={1,2}\\s*(?:"OK"|'OK'|1|true)\\b)`);
+  let found: Node | undefined;
+  walk(block, (n) => {
+    if (found || (n !== block && isFunction(n))) return false;
+    if (n.type === "IfStatement" && n.range[0] > acquire.range[1] && failed.test(sourceCode.getText(n.test).trim())) {
+      const c = n.consequent;
+      const exit = c.type === "ReturnStatement" || c.type === "ThrowStatement" ? c
+        : c.type === "BlockStatement" ? c.body.find((st) => st.type === "ReturnStatement" || st.type === "ThrowStatement") : undefined;
+      if (exit) found = exit;
+    }
+    return undefined;
+  });
+  return found;
 }
 
 /** `Promise.race(…)`, `Promise.all(…)`: a call that settles with the promises it is given. */

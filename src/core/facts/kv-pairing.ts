@@ -8,7 +8,7 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { KvFacts, KvLock, KvOp, KvRelease, KvTakeover, LibraryLockOp, Node, StateAccess } from "../model/model.js";
 import { helperOrigin } from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
-import { hasLockWord } from "../model/settings.js";
+import { hasLockWord, namesALock } from "../model/settings.js";
 import { guardsOf } from "../reading/guards.js";
 import { sameKey } from "../reading/keys.js";
 import { functionName, unitOf } from "../reading/units.js";
@@ -44,6 +44,9 @@ function namedLikeLock(op: KvOp): boolean {
 }
 
 function isMarker(op: KvOp): boolean {
+  // A key that ends in a lock word (or opens with a lock namespace) names the lock, whatever it guards:
+  // `matrix:preload-cache:lock` is the lock of a cache preload, not a cache entry (corpus Br02).
+  if (namesALock(op.key.text) || (op.key.name !== undefined && namesALock(op.key.name))) return false;
   return keyWords(op.key.text + " " + (op.key.name ?? "") + " " + (op.via?.helper ?? "")).some((w) => MARKER_WORDS.test(w));
 }
 
