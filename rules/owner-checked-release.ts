@@ -176,6 +176,7 @@ export default createRule({
         });
       }
       for (const takeover of facts.kv.takeovers) {
+        if (takeover.swapChecked) continue;
         context.report({
           loc: takeover.op.loc,
           messageId: takeover.acquire ? "checkedAcquire" : "staleTakeover",

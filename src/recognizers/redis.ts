@@ -19,7 +19,7 @@ import { evaluate, evaluateNumber, findVariable, getConstInit, keyName, objectLi
 
 const COMMANDS: Record<string, KvCommand> = {
   set: "set", setnx: "setnx", expire: "expire", pexpire: "expire", expireat: "expire", pexpireat: "expire",
-  del: "del", unlink: "del", get: "get", eval: "script", evalsha: "script", evalro: "script", evalsharo: "script",
+  del: "del", unlink: "del", get: "get", getset: "set", eval: "script", evalsha: "script", evalro: "script", evalsharo: "script",
   watch: "watch",
   // An application's cache service over Redis (`this.cache.setnx(key, 1, { ttl })`, `setIfNotExists(key, v, ttl)`,
   // `delete(key)`): its own names for SETNX and DEL. A DEL matters only where its key is an acquired lock's.
@@ -42,7 +42,7 @@ for (const name of [...Object.keys(COMMANDS), "call", "sendCommand", "send_comma
   METHODS.add(name);
   METHODS.add(name.toUpperCase());
 }
-for (const name of ["setNX", "pExpire", "expireAt", "pExpireAt", "evalSha", "evalRo", "evalShaRo", "setIfNotExists", "setIfNotExist",
+for (const name of ["setNX", "getSet", "pExpire", "expireAt", "pExpireAt", "evalSha", "evalRo", "evalShaRo", "setIfNotExists", "setIfNotExist",
   "setIfAbsent", "setIfNotExistsOrGet"]) METHODS.add(name);
 
 interface DefinedScript {
@@ -115,7 +115,15 @@ function clientOf(ctx: RecognizerContext, call: TSESTree.CallExpression): string
     if (callee.type !== "MemberExpression") break;
     r = unwrap(callee.object);
   }
-  return ctx.sourceCode.getText(r).replace(/\s+/g, "").replace(/^this\./, "");
+  // `var self = this; self._redis.get(…)` sends on the same client as `this._redis.setnx(…)`.
+  let root: Node = r;
+  while (root.type === "MemberExpression") root = unwrap(root.object);
+  const aliasOfThis = root.type === "Identifier" && (() => {
+    const init = getConstInit(ctx.sourceCode, root as TSESTree.Identifier);
+    return init !== undefined && init.type !== "TSEnumDeclaration" && unwrap(init).type === "ThisExpression";
+  })();
+  const text = ctx.sourceCode.getText(r).replace(/\s+/g, "");
+  return aliasOfThis ? text.replace(/^[^.]+\./, "") : text.replace(/^this\./, "");
 }
 
 /**
@@ -457,6 +465,10 @@ function commandOp(
       const object = rest.length === 1 ? objectOf(ctx, rest[0]) : undefined;
       const options = object ? objectOptions(ctx, object) : tokenOptions(ctx, rest);
       const dialect = forced ?? options.dialect ?? fi.dialect;
+      // GETSET swaps the value in and returns the one it replaced: a plain SET with no options to rewrite.
+      if (name === "getset") {
+        return { ...base, dialect, command, nx: false, ttl: "absent", swap: true, ...(args[1] ? { valueNode: args[1] } : {}) };
+      }
       return {
         ...base, dialect, command, nx: options.nx, ttl: options.ttl,
         ...(options.ttlNode ? { ttlNode: options.ttlNode } : {}),

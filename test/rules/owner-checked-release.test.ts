@@ -479,6 +479,27 @@ export class ReportService {
 ruleTester.run("owner-checked-release", rule, {
   valid: [
     {
+      // GETSET swaps the stale instant out and hands back the one it replaced: only the caller that swapped out the
+      // value it judged stale goes on, the old recipe's race-safe take-over
+      name: "a stale timestamp lock taken over with GETSET whose old value is checked",
+      code: `function withLock(redis, key, timeoutSec, callback) {
+  var now = Date.now();
+  var expiry = now + timeoutSec * 1000 + 1;
+  redis.setnx(key, expiry, function (error, set) {
+    if (set === 1) return callback();
+    redis.get(key, function (error, timeout) {
+      if (!timeout) return;
+      if (now < parseInt(timeout, 10)) return;
+      redis.getset(key, expiry, function (error, old) {
+        if (old !== timeout) return;
+        callback();
+      });
+    });
+  });
+}`,
+      languageOptions: javascript,
+    },
+    {
       // the same early return, but the finally's compare-and-delete carries this caller's token: it deletes nothing
       // of the winner's
       name: "a try-acquire left early inside the try whose finally compares the token",
@@ -1610,6 +1631,24 @@ export async function tryLock(name: string): Promise<boolean> {
         data: { operation: "write", lock: "lease on modelName.locked", acquireLine: "4", filter: "_id", expires: "is taken over once locked has passed", expiryLine: "4" },
         suggestions: [],
       }],
+    },
+    {
+      // a GETSET whose replaced value nobody reads is a plain SET: two callers that both judged the lock stale both go on
+      name: "a stale timestamp lock taken over with GETSET, its old value ignored",
+      code: `function withLock(redis, key, timeoutSec, callback) {
+  var now = Date.now();
+  var expiry = now + timeoutSec * 1000 + 1;
+  redis.setnx(key, expiry, function (error, set) {
+    if (set === 1) return callback();
+    redis.get(key, function (error, timeout) {
+      if (!timeout || now < parseInt(timeout, 10)) return;
+      redis.getset(key, expiry);
+      callback();
+    });
+  });
+}`,
+      languageOptions: javascript,
+      errors: [staleTakeover(8, 13, "`key`", 4, 6)],
     },
     {
       // the caller that loses the race returns inside the try, and its finally deletes the winner's key at once

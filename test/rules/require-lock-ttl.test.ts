@@ -176,6 +176,27 @@ export async function nightly(token: string) {
   return true;
 }
 export async function done(redis: Redis, key: string) { await redis.del(key); }`,
+    // the same recipe written with callbacks and GETSET, on `self` (this): the take-over answers Q1
+    {
+      name: "a timestamp lock taken over with GETSET in node-style callbacks",
+      code: `function Engine(redis) { this._redis = redis; }
+Engine.prototype.withLock = function (name, timeoutSec, callback) {
+  var key = "locks/" + name, now = new Date().getTime(), expiry = now + timeoutSec * 1000 + 1, self = this;
+  this._redis.setnx(key, expiry, function (error, set) {
+    if (set === 1) return callback();
+    self._redis.get(key, function (error, timeout) {
+      if (!timeout) return;
+      var stored = parseInt(timeout, 10);
+      if (now < stored) return;
+      self._redis.getset(key, expiry, function (error, old) {
+        if (old !== timeout) return;
+        callback();
+      });
+    });
+  });
+};`,
+      languageOptions: javascript,
+    },
     // an app's own Redis service takes its expiry under a name no client defines (\`ttlSec\`): the expiry is unknown,
     // not missing, so nothing is reported on a guess
     `export class ExpireTask {

@@ -15,7 +15,7 @@ import { functionName, unitOf } from "../reading/units.js";
 
 /** An expiry this long outlasts any work held under a lock (a nightly job's lock of 24 h included). */
 const OUTLASTS_WORK_MS = 24 * 60 * 60 * 1000;
-import { evaluate, findVariable, getConstInit, isClockReading, keyName, readsClock, thenParameterOf, unwrap } from "../reading/values.js";
+import { callbackValueOf, evaluate, findVariable, getConstInit, isClockReading, keyName, readsClock, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -114,6 +114,7 @@ export function comparedGet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, Kv
  * through consts too): the value is an instant, and the check asks whether it has passed.
  */
 function comparedGetIn(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, vocabulary: ResolvedVocabulary): { get: KvOp; byTime: boolean } | undefined {
+  let first: { get: KvOp; byTime: boolean } | undefined;
   for (const guard of guardsOf(sourceCode, op.node, vocabulary)) {
     let found: KvOp | undefined;
     let byTime = false;
@@ -130,6 +131,10 @@ function comparedGetIn(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, 
         const param = thenParameterOf(sourceCode, u);
         const viaThen = param && gets.get(param);
         if (viaThen && sameTarget(viaThen, op)) found = viaThen;
+        // redis.get(key, function (err, value) { if (now < parseInt(value)) return; … })
+        const called = callbackValueOf(sourceCode, u);
+        const viaCallback = called && gets.get(called);
+        if (viaCallback && sameTarget(viaCallback, op)) found = viaCallback;
         let init = getConstInit(sourceCode, u);
         if (init) {
           init = unwrap(init);
@@ -148,9 +153,24 @@ function comparedGetIn(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, 
       }
     };
     visit(guard.test);
-    if (found) return { get: found, byTime };
+    // Every test on the way counts: `if (!value) return; if (now < parseInt(value)) return;` judges the instant in
+    // the second.
+    if (found && (!first || found === first.get)) first = { get: found, byTime: (first?.byTime ?? false) || byTime };
   }
-  return undefined;
+  return first;
+}
+
+/**
+ * A GETSET whose old value the code reads (a callback that takes it, or a result that is not thrown away): the
+ * old SETNX recipe's safe take-over, where only the caller that swapped out the stale value goes on.
+ */
+function swapChecked(op: KvOp): boolean {
+  if (!op.swap || op.node.type !== "CallExpression") return false;
+  const last = op.node.arguments[op.node.arguments.length - 1];
+  if (last && (last.type === "FunctionExpression" || last.type === "ArrowFunctionExpression")) return last.params.length >= 2;
+  let p: Node | undefined = op.node.parent;
+  while (p && (p.type === "AwaitExpression" || p.type === "TSAsExpression")) p = p.parent;
+  return p !== undefined && p.type !== "ExpressionStatement";
 }
 
 /** A call that only converts or rounds its argument: `parseInt(v)`, `Number(v)`, `Math.round(t / 1000)`, `d.getTime()`. */
@@ -373,7 +393,7 @@ export function buildKvFacts(
     const lock = lockFor(op);
     if (!lock) continue;
     const compared = comparedGetIn(sourceCode, op, gets, vocabulary);
-    if (compared) takeovers.push({ op, lock, get: compared.get, ...(compared.byTime ? { byTime: true } : {}) });
+    if (compared) takeovers.push({ op, lock, get: compared.get, ...(compared.byTime ? { byTime: true } : {}), ...(swapChecked(op) ? { swapChecked: true } : {}) });
   }
   return { ops: direct, locks: locks.filter((l) => !hiddenLock(l)), releases, takeovers, libraryLocks, viaHelpers };
 }

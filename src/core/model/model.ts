@@ -166,6 +166,8 @@ export interface KvOp {
    * and expiry are the ARGVs the call passes.
    */
   readonly script?: "compare-and-delete" | "compare-and-expire" | "delete" | "set-if-absent" | "other";
+  /** GETSET: a SET that returns the value it replaced. */
+  readonly swap?: boolean;
   /** The MULTI/pipeline this command is queued in: its commands are sent together. */
   readonly batch?: Node;
   readonly edits?: KvEdits;
@@ -496,6 +498,8 @@ export interface KvTakeover {
   readonly byTime?: boolean;
   /** The SET is the lock's own acquire, checked in JS (`KvLock.checkedBy`): two acquirers race, not a take-over. */
   readonly acquire?: boolean;
+  /** A GETSET whose replaced value the code reads: of two takers only the one that swapped out the stale value goes on. */
+  readonly swapChecked?: boolean;
 }
 
 export interface KvFacts {

@@ -353,6 +353,20 @@ export function thenParameterOf(sourceCode: SourceCode, id: TSESTree.Identifier)
 }
 
 /**
+ * The call whose value a node-style callback's second parameter receives: `value` in `redis.get(key, function (err,
+ * value) { … })`, the callback being the call's last argument.
+ */
+export function callbackValueOf(sourceCode: SourceCode, id: TSESTree.Identifier): TSESTree.CallExpression | undefined {
+  const def = findVariable(sourceCode, id)?.defs[0];
+  if (def?.type !== "Parameter") return undefined;
+  const fn = def.node;
+  if (fn.type !== "FunctionExpression" && fn.type !== "ArrowFunctionExpression") return undefined;
+  if (fn.params[1] !== def.name) return undefined;
+  const call = fn.parent;
+  return call?.type === "CallExpression" && call.arguments[call.arguments.length - 1] === fn ? call : undefined;
+}
+
+/**
  * The static values an expression can take when it chooses between them: `ok ? "COMPLETED" : "FAILED"` (nested
  * too). Undefined when any branch is not static.
  */
