@@ -71,6 +71,23 @@ const checkedAcquire = (line: number, column: number, key: string, getLine: numb
   suggestions: [],
 });
 
+/** The old SETNX recipe in callbacks: a stale instant taken over with GETSET, its replaced value checked. */
+const GETSET_TAKEOVER = `function withLock(redis, key, timeoutSec, callback) {
+  var now = Date.now();
+  var expiry = now + timeoutSec * 1000 + 1;
+  redis.setnx(key, expiry, function (error, set) {
+    if (set === 1) return callback();
+    redis.get(key, function (error, timeout) {
+      if (!timeout) return;
+      if (now < parseInt(timeout, 10)) return;
+      redis.getset(key, expiry, function (error, old) {
+        if (old !== timeout) return;
+        callback();
+      });
+    });
+  });
+}`;
+
 /** A try-acquire left early inside the try whose finally deletes the key by key alone. */
 const LOSER_RELEASES = `import Redis from "ioredis";
 const redis = new Redis();
@@ -482,21 +499,7 @@ ruleTester.run("owner-checked-release", rule, {
       // GETSET swaps the stale instant out and hands back the one it replaced: only the caller that swapped out the
       // value it judged stale goes on, the old recipe's race-safe take-over
       name: "a stale timestamp lock taken over with GETSET whose old value is checked",
-      code: `function withLock(redis, key, timeoutSec, callback) {
-  var now = Date.now();
-  var expiry = now + timeoutSec * 1000 + 1;
-  redis.setnx(key, expiry, function (error, set) {
-    if (set === 1) return callback();
-    redis.get(key, function (error, timeout) {
-      if (!timeout) return;
-      if (now < parseInt(timeout, 10)) return;
-      redis.getset(key, expiry, function (error, old) {
-        if (old !== timeout) return;
-        callback();
-      });
-    });
-  });
-}`,
+      code: GETSET_TAKEOVER,
       languageOptions: javascript,
     },
     {
@@ -1635,18 +1638,8 @@ export async function tryLock(name: string): Promise<boolean> {
     {
       // a GETSET whose replaced value nobody reads is a plain SET: two callers that both judged the lock stale both go on
       name: "a stale timestamp lock taken over with GETSET, its old value ignored",
-      code: `function withLock(redis, key, timeoutSec, callback) {
-  var now = Date.now();
-  var expiry = now + timeoutSec * 1000 + 1;
-  redis.setnx(key, expiry, function (error, set) {
-    if (set === 1) return callback();
-    redis.get(key, function (error, timeout) {
-      if (!timeout || now < parseInt(timeout, 10)) return;
-      redis.getset(key, expiry);
-      callback();
-    });
-  });
-}`,
+      code: GETSET_TAKEOVER.replace("      if (!timeout) return;\n      if (now < parseInt(timeout, 10)) return;\n", "      if (!timeout || now < parseInt(timeout, 10)) return;\n")
+        .replace("      redis.getset(key, expiry, function (error, old) {\n        if (old !== timeout) return;\n        callback();\n      });", "      redis.getset(key, expiry);\n      callback();"),
       languageOptions: javascript,
       errors: [staleTakeover(8, 13, "`key`", 4, 6)],
     },
