@@ -54,6 +54,8 @@ interface FileInfo {
   /** Read on first use: finding it scans the module's imports and text, and most modules send no Redis command. */
   readonly dialect: KvDialect;
   readonly defined: Map<string, DefinedScript>;
+  /** Read on first use from the module's text: whether it makes a batch, whether it binds `this` to a name. */
+  readonly text: { readonly batches: boolean; readonly aliasesThis: boolean };
 }
 
 function methodName(call: TSESTree.CallExpression): string | undefined {
@@ -65,7 +67,15 @@ function info(ctx: RecognizerContext): FileInfo {
   let fi = ctx.scratch.get("redis") as FileInfo | undefined;
   if (!fi) {
     let dialect: KvDialect | undefined;
-    fi = { get dialect() { return (dialect ??= importedDialect(ctx)); }, defined: new Map() };
+    let text: FileInfo["text"] | undefined;
+    fi = {
+      get dialect() { return (dialect ??= importedDialect(ctx)); },
+      defined: new Map(),
+      get text() {
+        const t = ctx.sourceCode.text;
+        return (text ??= { batches: /\.(?:multi|pipeline|batch)\s*\(/i.test(t), aliasesThis: /=\s*this\s*[;,\n]/.test(t) });
+      },
+    };
     ctx.scratch.set("redis", fi);
   }
   return fi;
@@ -104,9 +114,11 @@ function mayBeMissing(ctx: RecognizerContext, node: Node): boolean {
 function clientOf(ctx: RecognizerContext, call: TSESTree.CallExpression): string {
   let r: Node = unwrap(call.callee);
   if (r.type === "MemberExpression") r = unwrap(r.object);
+  const fi = info(ctx);
   for (let i = 0; i < 50; i++) {
     if (r.type === "Identifier") {
-      const batch = batchHeldIn(ctx, r);
+      // Most modules make no batch and alias no `this`: their receivers are taken as written, with no scope lookup.
+      const batch = fi.text.batches ? batchHeldIn(ctx, r) : undefined;
       if (!batch) break;
       r = batch;
     }
@@ -118,7 +130,7 @@ function clientOf(ctx: RecognizerContext, call: TSESTree.CallExpression): string
   // `var self = this; self._redis.get(…)` sends on the same client as `this._redis.setnx(…)`.
   let root: Node = r;
   while (root.type === "MemberExpression") root = unwrap(root.object);
-  const aliasOfThis = root.type === "Identifier" && (() => {
+  const aliasOfThis = root.type === "Identifier" && fi.text.aliasesThis && (() => {
     const init = getConstInit(ctx.sourceCode, root as TSESTree.Identifier);
     return init !== undefined && init.type !== "TSEnumDeclaration" && unwrap(init).type === "ThisExpression";
   })();

@@ -627,13 +627,13 @@ function withValuesHeldAcrossWork(base: ResolvedVocabulary, accesses: readonly S
   const held = new Set<string>();
   for (const w1 of writes) {
     if (w1.effect === "insert" || w1.effect === "delete") continue;
-    // An opaque term ANDed in only narrows; an opaque alternative admits V (`excludes` is false on it).
-    const branches = toBranches(w1.filter);
-    if (branches.length === 0) continue;
+    let branches: Branch[] | undefined;
     for (const a of w1.assignments) {
       const v = a.value.kind === "static" ? a.value.value.value : undefined;
       if (typeof v !== "string" || !base.isStateField(a.field) || base.isInProgressValue(v, a.field) || saysEnded(v)) continue;
-      if (!branches.every((b) => excludes(b, a.field, { value: v }))) continue;
+      // An opaque term ANDed in only narrows; an opaque alternative admits V (`excludes` is false on it).
+      branches ??= toBranches(w1.filter);
+      if (branches.length === 0 || !branches.every((b) => excludes(b, a.field, { value: v }))) continue;
       const fn = enclosingFunction(w1.node);
       const model = normalizeModel(w1.model);
       const movedOff = writes.some((w2) => w2 !== w1 && enclosingFunction(w2.node) === fn && w2.node.range[0] > w1.node.range[1] &&
