@@ -33,6 +33,8 @@ const EXPIRY_UNIT: Record<string, "EX" | "PX" | "EXAT" | "PXAT"> = {
 };
 const TTL_TOKENS = new Set(["ex", "px", "exat", "pxat"]);
 const BATCH_METHODS = new Set(["multi", "pipeline", "batch"]);
+/** A service's accessor for the client it wraps: `getClient()`, `getRedis()`, `client()`. */
+const CLIENT_GETTER = /^(?:get)?(?:client|redis|redisClient|connection)$/i;
 const GENERIC = new Set(["call", "sendcommand", "send_command", "callbuffer"]);
 const RELEASE_LUA = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
 
@@ -55,7 +57,7 @@ interface FileInfo {
   readonly dialect: KvDialect;
   readonly defined: Map<string, DefinedScript>;
   /** Read on first use from the module's text: whether it makes a batch, whether it binds `this` to a name. */
-  readonly text: { readonly batches: boolean; readonly aliasesThis: boolean };
+  readonly text: { readonly batches: boolean; readonly aliasesThis: boolean; readonly clientGetters: boolean };
 }
 
 function methodName(call: TSESTree.CallExpression): string | undefined {
@@ -73,7 +75,11 @@ function info(ctx: RecognizerContext): FileInfo {
       defined: new Map(),
       get text() {
         const t = ctx.sourceCode.text;
-        return (text ??= { batches: /\.(?:multi|pipeline|batch)\s*\(/i.test(t), aliasesThis: /=\s*this\s*[;,\n]/.test(t) });
+        return (text ??= {
+          batches: /\.(?:multi|pipeline|batch)\s*\(/i.test(t),
+          aliasesThis: /=\s*this\s*[;,\n]/.test(t),
+          clientGetters: /\.(?:get)?(?:client|redis|redisClient|connection)\s*\(\s*\)/i.test(t),
+        });
       },
     };
     ctx.scratch.set("redis", fi);
@@ -117,8 +123,14 @@ function clientOf(ctx: RecognizerContext, call: TSESTree.CallExpression): string
   const fi = info(ctx);
   for (let i = 0; i < 50; i++) {
     if (r.type === "Identifier") {
-      // Most modules make no batch and alias no `this`: their receivers are taken as written, with no scope lookup.
+      // Most modules make no batch, get no client from a service and alias no `this`: their receivers are taken as
+      // written, with no scope lookup.
       const batch = fi.text.batches ? batchHeldIn(ctx, r) : undefined;
+      const service = !batch && fi.text.clientGetters ? serviceOfClient(ctx, r) : undefined;
+      if (service) {
+        r = service;
+        break;
+      }
       if (!batch) break;
       r = batch;
     }
@@ -162,6 +174,19 @@ function batchHeldIn(ctx: RecognizerContext, id: TSESTree.Identifier): TSESTree.
     if (callee.type !== "MemberExpression" || ctx.sourceCode.getText(callee.object) !== client) return undefined;
   }
   return first;
+}
+
+/**
+ * The service a client variable was taken from: `const redisClient = this.redisService.getClient()` sends on the
+ * client `this.redisService` wraps, so its SET and the service's own `del(key)` are on one client (corpus Br08).
+ */
+function serviceOfClient(ctx: RecognizerContext, id: TSESTree.Identifier): Node | undefined {
+  const init = getConstInit(ctx.sourceCode, id);
+  const call = init && init.type !== "TSEnumDeclaration" ? unwrap(init) : undefined;
+  if (call?.type !== "CallExpression" || call.arguments.length > 0) return undefined;
+  const callee = unwrap(call.callee);
+  if (callee.type !== "MemberExpression" || !CLIENT_GETTER.test(keyName(callee.property, callee.computed) ?? "")) return undefined;
+  return unwrap(callee.object);
 }
 
 /** The batch (`multi()`/`pipeline()`) a command is queued on, if any. */

@@ -1636,6 +1636,22 @@ export async function tryLock(name: string): Promise<boolean> {
       }],
     },
     {
+      // the acquire sends on the client taken from the app's Redis service, the release through the service's own
+      // del(): one client, so the constant-valued lock meets its release
+      name: "a lock set on a service's client and deleted through the service",
+      code: `export class LoansService {
+  constructor(private readonly redisService: RedisService) {}
+  private async acquireLock(key: string, ttlSeconds: number): Promise<boolean> {
+    const redisClient = this.redisService.getClient();
+    return (await redisClient.set(key, "1", "EX", ttlSeconds, "NX")) === "OK";
+  }
+  private async releaseLock(key: string): Promise<void> {
+    await this.redisService.del(key);
+  }
+}`,
+      errors: [constantValue(8, 29, releaseData("DEL", "`key`", 5, undefined, '"1"'))],
+    },
+    {
       // a GETSET whose replaced value nobody reads is a plain SET: two callers that both judged the lock stale both go on
       name: "a stale timestamp lock taken over with GETSET, its old value ignored",
       code: GETSET_TAKEOVER.replace("      if (!timeout) return;\n      if (now < parseInt(timeout, 10)) return;\n", "      if (!timeout || now < parseInt(timeout, 10)) return;\n")
