@@ -11,7 +11,7 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { LibraryLockOp, Node } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { receiverText } from "../core/reading/ast.js";
-import { getConstInit, keyName, unwrap } from "../core/reading/values.js";
+import { fieldInit, getConstInit, keyName, unwrap } from "../core/reading/values.js";
 
 const OPS: Record<string, { op: LibraryLockOp["op"]; try?: boolean }> = {
   acquire: { op: "acquire" },
@@ -41,32 +41,6 @@ function imports(ctx: RecognizerContext): Set<string> {
   }
   ctx.scratch.set("mutex:imports", out);
   return out;
-}
-
-/** What a `this.field` was initialised with: the class property, or `this.field = …` in the constructor. */
-function fieldInit(member: TSESTree.MemberExpression): Node | undefined {
-  const name = keyName(member.property, member.computed);
-  let body: TSESTree.ClassBody | undefined;
-  for (let p: Node | undefined = member.parent; p; p = p.parent) {
-    if (p.type === "ClassBody") {
-      body = p;
-      break;
-    }
-  }
-  if (!body || name === undefined) return undefined;
-  for (const el of body.body) {
-    if (el.type === "PropertyDefinition" && keyName(el.key, el.computed) === name && el.value) return el.value;
-    if (el.type === "MethodDefinition" && el.kind === "constructor") {
-      for (const s of el.value.body?.body ?? []) {
-        if (s.type !== "ExpressionStatement" || s.expression.type !== "AssignmentExpression") continue;
-        const left = s.expression.left;
-        if (left.type === "MemberExpression" && left.object.type === "ThisExpression" && keyName(left.property, left.computed) === name) {
-          return s.expression.right;
-        }
-      }
-    }
-  }
-  return undefined;
 }
 
 /** `new Mutex()`, `new Semaphore(4)`, `withTimeout(new Mutex(), 1000)`, `new AwaitLock()`, `new Sema(2)`. */

@@ -151,29 +151,34 @@ function clientOf(ctx: RecognizerContext, call: TSESTree.CallExpression): string
 }
 
 /**
- * The batch a variable holds: `const p = redis.pipeline()`, or a `let`/`var` that every assignment gives a new batch
- * of the same client (`var multi = client.multi(); …; multi = client.multi();`).
+ * The batch a variable holds where it is used: `const p = redis.pipeline()`, or a `let`/`var` that every assignment
+ * gives a new batch of the same client (`var multi = client.multi(); …; multi = client.multi();`), in which case
+ * the one assigned last before the use.
  */
 function batchHeldIn(ctx: RecognizerContext, id: TSESTree.Identifier): TSESTree.CallExpression | undefined {
-  const isBatch = (n: Node | null | undefined): n is TSESTree.CallExpression => {
-    const u = n ? unwrap(n) : undefined;
+  const batchIn = (n: Node | null | undefined): TSESTree.CallExpression | undefined => {
+    let u = n ? unwrap(n) : undefined;
+    if (u?.type === "AwaitExpression") u = unwrap(u.argument);
     const m = u?.type === "CallExpression" ? methodName(u) : undefined;
-    return m !== undefined && BATCH_METHODS.has(m.toLowerCase());
+    return m !== undefined && BATCH_METHODS.has(m.toLowerCase()) ? (u as TSESTree.CallExpression) : undefined;
+  };
+  const clientText = (b: TSESTree.CallExpression) => {
+    const callee = unwrap(b.callee);
+    return ctx.sourceCode.getText(callee.type === "MemberExpression" ? callee.object : callee);
   };
   const variable = findVariable(ctx.sourceCode, id);
   const def = variable?.defs[0];
-  if (!variable || def?.node.type !== "VariableDeclarator" || !isBatch(def.node.init)) return undefined;
-  const first = unwrap(def.node.init!) as TSESTree.CallExpression;
-  const client = ctx.sourceCode.getText(unwrap(first.callee).type === "MemberExpression" ? (unwrap(first.callee) as TSESTree.MemberExpression).object : first.callee);
+  const first = def?.node.type === "VariableDeclarator" ? batchIn(def.node.init) : undefined;
+  if (!variable || !first) return undefined;
+  let held = first;
   for (const ref of variable.references) {
     if (!ref.isWrite() || ref.init) continue;
     const assignment = ref.identifier.parent;
-    if (assignment?.type !== "AssignmentExpression" || assignment.operator !== "=" || !isBatch(assignment.right)) return undefined;
-    const again = unwrap(assignment.right) as TSESTree.CallExpression;
-    const callee = unwrap(again.callee);
-    if (callee.type !== "MemberExpression" || ctx.sourceCode.getText(callee.object) !== client) return undefined;
+    const again = assignment?.type === "AssignmentExpression" && assignment.operator === "=" ? batchIn(assignment.right) : undefined;
+    if (!again || clientText(again) !== clientText(first)) return undefined;
+    if (again.range[0] < id.range[0] && again.range[0] > held.range[0]) held = again;
   }
-  return first;
+  return held;
 }
 
 /**
@@ -200,10 +205,8 @@ function batchOf(ctx: RecognizerContext, receiver: Node): Node | undefined {
       if (callee.type !== "MemberExpression") return undefined;
       r = unwrap(callee.object);
     } else if (r.type === "Identifier") {
-      const init = getConstInit(ctx.sourceCode, r);
-      if (!init) return undefined;
-      r = unwrap(init);
-      if (r.type === "AwaitExpression") r = unwrap(r.argument);
+      // A batch held in a variable; most modules make none, and their receivers need no scope lookup.
+      return info(ctx).text.batches ? batchHeldIn(ctx, r) : undefined;
     } else return undefined;
   }
   return undefined;

@@ -44,9 +44,8 @@ const SQLITE_METHODS = new Set(["run", "all", "get", "each"]);
  * `pgAdvisoryUnlock(pool, key)`): the name says which function the helper sends and at which scope, and the first
  * argument, when it is a client rather than the key, is the connection it runs on.
  */
-const ADVISORY_HELPER = /^pg_?(try_?)?advisory_?(xact_?)?(lock|unlock|unlock_?all)(_?shared)?$/i;
-const ADVISORY_HELPERS: readonly string[] = ["", "Try"].flatMap((t) => ["", "Xact"].flatMap((x) =>
-  ["Lock", "Unlock", "UnlockAll"].flatMap((f) => ["", "Shared"].map((sh) => `pg${t}Advisory${x}${f}${sh}`))));
+const ADVISORY_HELPERS: ReadonlySet<string> = new Set(["", "Try"].flatMap((t) => ["", "Xact"].flatMap((x) =>
+  ["Lock", "Unlock", "UnlockAll"].flatMap((f) => ["", "Shared"].map((sh) => `pg${t}Advisory${x}${f}${sh}`)))));
 const METHODS = new Set(["query", "execute", "$executeRawUnsafe", "$queryRawUnsafe", "raw", "unsafe", "prepare", ...SQLITE_METHODS, ...ADVISORY_HELPERS]);
 /**
  * A service's own query helper, called as a plain function (`const { query } = require("./db")`, `query(sql,
@@ -561,7 +560,8 @@ function advisory(m: RegExpExecArray, client: string, via: AdvisoryLockOp["via"]
 
 /** `pgTryAdvisoryLock(prisma, KEY)`: the advisory op its name says, on the client it is handed. */
 function advisoryHelperOp(ctx: RecognizerContext, call: TSESTree.CallExpression, name: string): AdvisoryLockOp | undefined {
-  const m = ADVISORY.exec(name.replace(/(?<=[a-z])(?=[A-Z])/g, "_").toLowerCase().replace(/__+/g, "_"));
+  // `pgTryAdvisoryXactLock` is pg_try_advisory_xact_lock.
+  const m = ADVISORY.exec(name.replace(/(?<=[a-z])(?=[A-Z])/g, "_").toLowerCase());
   if (!m) return undefined;
   const first = call.arguments[0];
   // The client comes first (`(db, key)`); a lone key leaves the connection unknown.
@@ -622,7 +622,7 @@ export const sqlRecognizer: Recognizer = {
     const method = callee.type === "MemberExpression" ? keyName(callee.property, callee.computed)
       : callee.type === "Identifier" && FUNCTIONS.has(callee.name) ? callee.name : undefined;
     if (!method || !METHODS.has(method)) return undefined;
-    if (ADVISORY_HELPER.test(method)) return advisoryHelperOp(ctx, call, method);
+    if (ADVISORY_HELPERS.has(method)) return advisoryHelperOp(ctx, call, method);
     try {
       const found = fromCall(ctx, call, method);
       return found && recognizeSource(ctx, call, method, found);

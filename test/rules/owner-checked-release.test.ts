@@ -510,6 +510,19 @@ ruleTester.run("owner-checked-release", rule, {
         .replace('await redis.del("nightly:lock");', 'await redis.eval(RELEASE, 1, "nightly:lock", token);'),
     },
     {
+      // a Map the module builds is no store, however its get/compare/set reads: a per-key owner table in memory
+      name: "a Map of owners checked and set in JavaScript",
+      code: `export class Rooms {
+  private readonly owners = new Map<string, string>();
+  claim(roomLock: string, owner: string) {
+    const holder = this.owners.get(roomLock);
+    if (holder && holder !== owner) throw new Error("taken");
+    this.owners.set(roomLock, owner);
+    return () => this.owners.delete(roomLock);
+  }
+}`,
+    },
+    {
       // a check of the key's value against something other than what the SET stores (a count kept between runs)
       // is no acquire: nothing is turned away for holding it
       name: "GET, a check of another value, then a SET of the key",

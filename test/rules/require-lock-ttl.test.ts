@@ -287,6 +287,23 @@ export async function runCronOnce(day: string) {
     export async function refreshLock(key: string, token: string) {
       await redis.set(key, token, "XX");
     }`,
+    {
+      // queued in one MULTI held in a reassigned var: the SETNX and its EXPIRE are sent together
+      name: "SETNX and EXPIRE in one MULTI held in a var that is later given a new MULTI",
+      code: `var client = require("./redis-client");
+function request(id, callback) {
+  var multi = client.multi();
+  multi.SETNX("sync:lease:" + id, "1");
+  multi.EXPIRE("sync:lease:" + id, 60);
+  multi.exec(function (err, replies) {
+    multi = client.multi();
+    multi.SADD("sync:active", id);
+    multi.exec(callback);
+  });
+}
+function release(id, callback) { client.DEL("sync:lease:" + id, callback); }`,
+      languageOptions: javascript,
+    },
     // SETNX + EXPIRE queued in one multi() chain: sent together
     `
     import Redis from "ioredis";
@@ -1167,6 +1184,32 @@ export async function preload() {
   if (!(await redis.set("sitemap-cache:lock", "1", "PX", 30_000, "NX"))) return;
   try { await rebuildSitemapCache(); } finally { await redis.del("sitemap-cache:lock"); }
 }`)],
+    },
+    {
+      // the var is given a new MULTI between the two: the EXPIRE goes in another round trip
+      name: "SETNX and EXPIRE in two MULTIs held in the same var",
+      code: `var client = require("./redis-client");
+function request(id, callback) {
+  var multi = client.multi();
+  multi.SETNX("sync:lease:" + id, "1");
+  multi.exec(function () {
+    multi = client.multi();
+    multi.EXPIRE("sync:lease:" + id, 60);
+    multi.exec(callback);
+  });
+}
+function release(id, callback) { client.DEL("sync:lease:" + id, callback); }`,
+      languageOptions: javascript,
+      errors: [separateSuggested(4, 9, SETNX, '"sync:lease:*"', { expireCommand: "EXPIRE", unit: "EX", ttl: "60", expireLine: 7 }, `var client = require("./redis-client");
+function request(id, callback) {
+  var multi = client.multi();
+  multi.set("sync:lease:" + id, "1", "EX", 60, "NX");
+  multi.exec(function () {
+    multi = client.multi();
+    multi.exec(callback);
+  });
+}
+function release(id, callback) { client.DEL("sync:lease:" + id, callback); }`)],
     },
     // ---- conditionalTtl ----------------------------------------------------------------------------------
     {

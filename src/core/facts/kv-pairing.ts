@@ -15,7 +15,7 @@ import { functionName, unitOf } from "../reading/units.js";
 
 /** An expiry this long outlasts any work held under a lock (a nightly job's lock of 24 h included). */
 const OUTLASTS_WORK_MS = 24 * 60 * 60 * 1000;
-import { callbackValueOf, evaluate, findVariable, getConstInit, isClockReading, keyName, readsClock, thenParameterOf, unwrap } from "../reading/values.js";
+import { callbackValueOf, evaluate, fieldInit, findVariable, getConstInit, isClockReading, readsClock, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -91,15 +91,23 @@ function inFinally(node: Node): boolean {
   return false;
 }
 
+/** The GET whose result an expression is: the call awaited in place, or a const holding it. */
+function getRead(sourceCode: SourceCode, node: Node, gets: Map<Node, KvOp>): KvOp | undefined {
+  let u = unwrap(node);
+  if (u.type === "Identifier") {
+    const init = getConstInit(sourceCode, u);
+    if (!init || init.type === "TSEnumDeclaration") return undefined;
+    u = unwrap(init);
+  }
+  if (u.type === "AwaitExpression") u = unwrap(u.argument);
+  return gets.get(u);
+}
+
 /** The GET of the same key, on the same client, whose result a compare-and-delete is handed as its token. */
 function tokenReadFromKey(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>): KvOp | undefined {
   const token = op.valueNode && unwrap(op.valueNode);
   if (token?.type !== "Identifier") return undefined;
-  let init = getConstInit(sourceCode, token);
-  if (!init || init.type === "TSEnumDeclaration") return undefined;
-  init = unwrap(init);
-  if (init.type === "AwaitExpression") init = unwrap(init.argument);
-  const get = gets.get(init);
+  const get = getRead(sourceCode, token, gets);
   return get && sameTarget(get, op) ? get : undefined;
 }
 
@@ -199,13 +207,7 @@ function builtInCollection(sourceCode: SourceCode, call: Node): boolean {
     const found = getConstInit(sourceCode, receiver);
     init = found && found.type !== "TSEnumDeclaration" ? found : undefined;
   } else if (receiver.type === "MemberExpression" && unwrap(receiver.object).type === "ThisExpression") {
-    const name = keyName(receiver.property, receiver.computed);
-    for (let p: Node | undefined = receiver.parent; p && !init; p = p.parent) {
-      if (p.type !== "ClassBody") continue;
-      const field = p.body.find((el): el is TSESTree.PropertyDefinition => el.type === "PropertyDefinition" && keyName(el.key, el.computed) === name);
-      init = field?.value ?? undefined;
-      break;
-    }
+    init = fieldInit(receiver);
   }
   const n = init && unwrap(init);
   return n?.type === "NewExpression" && n.callee.type === "Identifier" && COLLECTIONS.test(n.callee.name);
@@ -223,17 +225,7 @@ function checkedSet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, voc
   const stored = sourceCode.getText(value);
   const get = comparedGet(sourceCode, op, gets, vocabulary);
   if (!get) return undefined;
-  /** The GET's result itself, awaited in place or through the const holding it. */
-  const readsGet = (side: Node): boolean => {
-    let u = unwrap(side);
-    if (u.type === "Identifier") {
-      const init = getConstInit(sourceCode, u);
-      if (!init || init.type === "TSEnumDeclaration") return false;
-      u = unwrap(init);
-    }
-    if (u.type === "AwaitExpression") u = unwrap(u.argument);
-    return gets.get(u) === get;
-  };
+  const readsGet = (side: Node): boolean => getRead(sourceCode, side, gets) === get;
   for (const guard of guardsOf(sourceCode, op.node, vocabulary)) {
     let compares = false;
     const visit = (n: Node): void => {

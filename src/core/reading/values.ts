@@ -272,18 +272,29 @@ export function findProperty(object: TSESTree.ObjectExpression, name: string): T
 
 const ARRAY_MUTATORS = new Set(["push", "unshift", "splice", "pop", "shift", "fill", "copyWithin"]);
 
-/** Whether the array a name holds is changed in place anywhere: `ids.push(id)`, `ids[i] = id`, `ids.length = 0`. */
-function arrayMutated(sourceCode: SourceCode, id: TSESTree.Identifier): boolean {
+/**
+ * How the array a name holds is changed in place: not at all, only by `push` (it only grows), or otherwise
+ * (`ids[i] = id`, `ids.length = 0`, `splice`).
+ */
+function arrayChanges(sourceCode: SourceCode, id: TSESTree.Identifier): "none" | "pushes" | "other" {
   const variable = findVariable(sourceCode, id);
-  if (!variable) return false;
-  return variable.references.some((ref) => {
+  if (!variable) return "none";
+  let out: "none" | "pushes" | "other" = "none";
+  for (const ref of variable.references) {
     const parent = ref.identifier.parent;
-    if (parent?.type !== "MemberExpression" || parent.object !== ref.identifier) return false;
+    if (parent?.type !== "MemberExpression" || parent.object !== ref.identifier) continue;
     const call = parent.parent;
     const name = keyName(parent.property, parent.computed);
-    if (call?.type === "CallExpression" && call.callee === parent && name !== undefined && ARRAY_MUTATORS.has(name)) return true;
-    return call?.type === "AssignmentExpression" && call.left === parent;
-  });
+    if (call?.type === "CallExpression" && call.callee === parent && name === "push") out = "pushes";
+    else if ((call?.type === "CallExpression" && call.callee === parent && name !== undefined && ARRAY_MUTATORS.has(name)) ||
+      (call?.type === "AssignmentExpression" && call.left === parent)) return "other";
+  }
+  return out;
+}
+
+/** Whether the array a name holds is changed in place anywhere: `ids.push(id)`, `ids[i] = id`, `ids.length = 0`. */
+function arrayMutated(sourceCode: SourceCode, id: TSESTree.Identifier): boolean {
+  return arrayChanges(sourceCode, id) !== "none";
 }
 
 /**
@@ -297,18 +308,10 @@ export function andTerms(sourceCode: SourceCode, node: Node | undefined): { term
   let n = unwrap(node);
   let grows = false;
   if (n.type === "Identifier") {
-    const variable = findVariable(sourceCode, n);
     const init = getConstInit(sourceCode, n);
-    if (!variable || !init || init.type === "TSEnumDeclaration") return undefined;
-    for (const ref of variable.references) {
-      const parent = ref.identifier.parent;
-      if (parent?.type !== "MemberExpression" || parent.object !== ref.identifier) continue;
-      const name = keyName(parent.property, parent.computed);
-      const call = parent.parent;
-      if (call?.type === "CallExpression" && call.callee === parent && name === "push") grows = true;
-      else if ((call?.type === "CallExpression" && call.callee === parent && name !== undefined && ARRAY_MUTATORS.has(name)) ||
-        (call?.type === "AssignmentExpression" && call.left === parent)) return undefined;
-    }
+    const changes = arrayChanges(sourceCode, n);
+    if (!init || init.type === "TSEnumDeclaration" || changes === "other") return undefined;
+    grows = changes === "pushes";
     n = unwrap(init);
   }
   if (n.type !== "ArrayExpression" || n.elements.some((e) => !e || e.type === "SpreadElement")) return undefined;
@@ -428,4 +431,30 @@ export function evaluateNumber(sourceCode: SourceCode, node: Node, depth = 0): n
     default:
       return undefined;
   }
+}
+
+/** What a `this.field` was initialised with: the class property, or `this.field = …` in the constructor. */
+export function fieldInit(member: TSESTree.MemberExpression): Node | undefined {
+  const name = keyName(member.property, member.computed);
+  let body: TSESTree.ClassBody | undefined;
+  for (let p: Node | undefined = member.parent; p; p = p.parent) {
+    if (p.type === "ClassBody") {
+      body = p;
+      break;
+    }
+  }
+  if (!body || name === undefined) return undefined;
+  for (const el of body.body) {
+    if (el.type === "PropertyDefinition" && keyName(el.key, el.computed) === name && el.value) return el.value;
+    if (el.type === "MethodDefinition" && el.kind === "constructor") {
+      for (const s of el.value.body?.body ?? []) {
+        if (s.type !== "ExpressionStatement" || s.expression.type !== "AssignmentExpression") continue;
+        const left = s.expression.left;
+        if (left.type === "MemberExpression" && left.object.type === "ThisExpression" && keyName(left.property, left.computed) === name) {
+          return s.expression.right;
+        }
+      }
+    }
+  }
+  return undefined;
 }
