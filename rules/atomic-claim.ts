@@ -18,6 +18,8 @@ export default createRule({
         "Q3 (is the claim race-safe?): this claim of {{model}}.{{field}} = {{value}} checks {{field}} {{checkedWhere}} at line {{checkLine}} and then writes {{value}} unconditionally, so two callers that read at the same time both claim it. Make the write conditional ({{field}} not {{value}} in its filter) and act on the affected-row count.",
       checkThenTake:
         "Q3 (is the claim race-safe?): this write takes the lock row {{value}} in {{model}} after a separate read at line {{checkLine}} found it free or stale, and writes it unconditionally, so two callers that read at the same time both take it. Take it in one conditional write: create it under its unique key and treat the duplicate as held, or update it only where it is still stale, and act on the result.",
+      checkThenLease:
+        "Q3 (is the claim race-safe?): this write takes the lease on {{model}}.{{field}} after a separate read at line {{checkLine}} judged it free or expired in JavaScript, and writes it by id alone, so two callers that read at the same time both take it. Make the write conditional (its filter requires {{field}} to be empty or past the cutoff, or the holder's own) and act on the affected-row count.",
       addCondition: "Require {{field}} to differ from {{value}} in the write's filter (then treat zero affected rows, or a not-found error, as already claimed).",
     },
   },
@@ -27,6 +29,10 @@ export default createRule({
         if (!claim.check) continue;
         const data = { ...claimData(claim), ...checkData(claim.check) };
         // A keyed lock row has no status to add to the filter: the fix is a different write.
+        if (claim.lease) {
+          context.report({ node: claim.write.node, messageId: "checkThenLease", data });
+          continue;
+        }
         if (claim.keyed) {
           context.report({ node: claim.write.node, messageId: "checkThenTake", data });
           continue;

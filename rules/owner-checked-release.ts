@@ -171,7 +171,9 @@ export default createRule({
             expires: claim.takeover.length > 0
               ? `is taken over once ${[...new Set(claim.takeover.map((t) => t.field))].join(", ")} has passed`
               : sweeper ? "is swept when stale" : "is recovered in the module its directive names",
-            expiryLine: String((claim.takeover.length > 0 || !sweeper ? claim.write.node : sweeper.write.node).loc.start.line),
+            // A take-over judged in JavaScript is decided at its check; one in the filter at the claim itself.
+            expiryLine: String((claim.takeover.length > 0 ? (claim.check ? claim.takeover[0]!.node : claim.write.node)
+              : !sweeper ? claim.write.node : sweeper.write.node).loc.start.line),
           },
         });
       }

@@ -58,7 +58,7 @@ describe("docs/stores.md", () => {
 
   it("has one example per store", () => {
     expect(examples.map(([store]) => store)).toEqual([
-      "Prisma", "TypeORM", "Knex", "Kysely", "Drizzle", "Sequelize", "MongoDB driver and Mongoose", "Payload CMS", "Raw SQL",
+      "Prisma", "TypeORM", "Knex", "Kysely", "Drizzle", "Sequelize", "MongoDB driver and Mongoose", "Payload CMS", "Strapi", "Raw SQL",
       "Redis",
     ]);
   });

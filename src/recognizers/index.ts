@@ -12,12 +12,13 @@ import { redisLocksRecognizer } from "./redis-locks.js";
 import { redisRecognizer } from "./redis.js";
 import { sequelizeRecognizer } from "./sequelize.js";
 import { sqlRecognizer } from "./sql.js";
+import { strapiRecognizer } from "./strapi.js";
 import { typeormRecognizer } from "./typeorm/typeorm.js";
 
 /**
  * Order matters only where two recognizers accept the same call: the first that returns an access wins.
  * Raw SQL comes first (a `query("UPDATE …")` is SQL whatever the receiver); Payload's `payload.update({ collection,
- * where, data })` before Prisma, whose calls look alike; Prisma before the two-argument
+ * where, data })` and Strapi's `strapi.db.query(uid).update({ where, data })` before Prisma, whose calls look alike; Prisma before the two-argument
  * `update(criteria, values)` clients. In-process mutexes before the Redis lock libraries, which share their
  * class and method names (`new Mutex()` against redis-semaphore's `new Mutex(redis, key)`).
  * Object storage before the ORMs: GCS `file.save(data)` is no document save.
@@ -29,6 +30,7 @@ export const recognizers: readonly Recognizer[] = [
   azureBlobRecognizer,
   fsRecognizer,
   payloadRecognizer,
+  strapiRecognizer,
   prismaRecognizer,
   typeormRecognizer,
   sequelizeRecognizer,

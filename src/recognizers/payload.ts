@@ -12,9 +12,10 @@
  * an object argument with a `collection` key is common elsewhere.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess } from "../core/model/model.js";
+import type { CompareOp, Condition, Node, StateAccess } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { andTerms, evaluate, findProperty, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
+import { andTerms, evaluate, findProperty, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
+import { comparison, dataAssignments } from "./document-api.js";
 
 const STORE = "payload";
 const READS = new Set(["find", "findByID", "count", "findOne"]);
@@ -41,12 +42,6 @@ function isPayload(node: Node): { db: boolean } | undefined {
   return undefined;
 }
 
-function pred(ctx: RecognizerContext, field: string, op: CompareOp, value: Node, at: Node): Condition {
-  if (op === "in" || op === "notIn") return { kind: "pred", field, op, values: staticList(ctx.sourceCode, value), node: at };
-  const v = evaluate(ctx.sourceCode, value);
-  return { kind: "pred", field, op, values: v ? [v] : undefined, node: at };
-}
-
 /** One field's operators: `status: { equals: "pending" }`, `lockedUntil: { less_than: now }`, `token: { exists: false }`. */
 function fieldFilter(ctx: RecognizerContext, field: string, value: Node, at: Node): Condition {
   const obj = objectLiteral(ctx.sourceCode, value);
@@ -56,7 +51,7 @@ function fieldFilter(ctx: RecognizerContext, field: string, value: Node, at: Nod
   for (const p of obj.properties) {
     if (p.type !== "Property") { items.push({ kind: "opaque", node: p }); continue; }
     const op = keyName(p.key, p.computed) ?? "";
-    if (op in COMPARE) items.push(pred(ctx, field, COMPARE[op]!, p.value, at));
+    if (op in COMPARE) items.push(comparison(ctx, field, COMPARE[op]!, p.value, at));
     else if (op === "exists") {
       const v = evaluate(ctx.sourceCode, p.value);
       if (typeof v?.value !== "boolean") items.push({ kind: "opaque", node: p });
@@ -86,27 +81,6 @@ function parseWhere(ctx: RecognizerContext, where: TSESTree.ObjectExpression, de
   return { kind: "and", items };
 }
 
-function assigned(ctx: RecognizerContext, node: Node): AssignedValue {
-  let n = unwrap(node);
-  // `new Date().toISOString()`: Payload stores dates as strings.
-  if (n.type === "CallExpression" && n.callee.type === "MemberExpression" && keyName(n.callee.property, n.callee.computed) === "toISOString") {
-    n = unwrap(n.callee.object);
-  }
-  if (isClockReading(n)) return { kind: "now" };
-  const v = evaluate(ctx.sourceCode, n);
-  return v ? { kind: "static", value: v } : { kind: "other" };
-}
-
-function parseData(ctx: RecognizerContext, data: TSESTree.ObjectExpression): Assignment[] {
-  const out: Assignment[] = [];
-  for (const p of data.properties) {
-    const field = p.type === "Property" ? keyName(p.key, p.computed) : undefined;
-    if (p.type !== "Property" || !field) continue;
-    out.push({ field, value: assigned(ctx, p.value), node: p, valueNode: p.value });
-  }
-  return out;
-}
-
 /** The rows a call names: its `where`, or its `id` (a document by id). */
 function filterOf(ctx: RecognizerContext, arg: TSESTree.ObjectExpression): Condition | undefined {
   const id = findProperty(arg, "id");
@@ -130,22 +104,21 @@ export const payloadRecognizer: Recognizer = {
     const model = operation === "updateJobs" ? (isPayload(callee.object)?.db ? JOBS_COLLECTION : undefined) : slug && evaluate(ctx.sourceCode, slug.value)?.value;
     if (!arg || typeof model !== "string") return undefined;
     if (READS.has(operation)) {
-      const filter = filterOf(ctx, arg);
-      return filter && { access: "read", store: STORE, model, operation, filter, node: call };
+      // No `where` and no `id`: every document of the collection (`payload.find({ collection, limit })`).
+      const filter = filterOf(ctx, arg) ?? { kind: "and", items: [] };
+      return { access: "read", store: STORE, model, operation, filter, node: call };
     }
     if (INSERTS.has(operation)) {
-      const data = findProperty(arg, "data");
-      const obj = data && objectLiteral(ctx.sourceCode, data.value);
-      if (!obj) return undefined;
-      return { access: "write", store: STORE, model, operation, effect: "insert", filter: { kind: "and", items: [] }, assignments: parseData(ctx, obj), node: call };
+      const assignments = dataAssignments(ctx, findProperty(arg, "data")?.value);
+      if (!assignments) return undefined;
+      return { access: "write", store: STORE, model, operation, effect: "insert", filter: { kind: "and", items: [] }, assignments, node: call };
     }
     const filter = filterOf(ctx, arg);
     if (!filter) return undefined;
     if (DELETES.has(operation)) return { access: "write", store: STORE, model, operation, effect: "delete", filter, assignments: [], node: call };
     if (!UPDATES.has(operation)) return undefined;
-    const data = findProperty(arg, "data");
-    const obj = data && objectLiteral(ctx.sourceCode, data.value);
-    if (!obj) return undefined;
-    return { access: "write", store: STORE, model, operation, filter, assignments: parseData(ctx, obj), node: call };
+    const assignments = dataAssignments(ctx, findProperty(arg, "data")?.value);
+    if (!assignments) return undefined;
+    return { access: "write", store: STORE, model, operation, filter, assignments, node: call };
   },
 };

@@ -23,6 +23,16 @@ const checkThenAct = (line: number, column: number, data: ReturnType<typeof clai
 });
 
 
+/** A migration lock flag on a metadata document, read into a module-level variable and checked there. */
+const MIGRATION_LOCK = `let migrationLock = null;
+export async function takeMigrationLock(meta) {
+  const [row] = await meta.find({ name: "schema" }).toArray();
+  migrationLock = row;
+  if (migrationLock.isLocked) return false;
+  await meta.updateOne({ name: "schema" }, { $set: { isLocked: true } });
+  return true;
+}`;
+
 /**
  * A picking queue written in Spanish: the status values are no English in-progress words, but the claim stamps
  * `lockedBy` with the picker and the module clears it again, so EN_PREPARACION is held. `owner` renames the
@@ -43,6 +53,17 @@ export async function finish(id: string) {
 
 ruleTester.run("atomic-claim", rule, {
   valid: [
+    {
+      name: "lookalike: a reassigned variable that holds another collection's row checks nothing about this write",
+      code: `let current = null;
+export async function markMigrating(meta, settings) {
+  current = await settings.findOne({ name: "maintenance" });
+  if (current.isLocked) return false;
+  await meta.updateOne({ name: "schema" }, { $set: { isLocked: true } });
+  return true;
+}`,
+      languageOptions: javascript,
+    },
     {
       // the holder kept for the record on a finished row: COMPLETED is not held
       name: "a terminal status written with the holder is no claim",
@@ -264,6 +285,15 @@ ruleTester.run("atomic-claim", rule, {
     },
   ],
   invalid: [
+    {
+      name: "a module-level variable set to the row just read is that row where the check reads it",
+      code: MIGRATION_LOCK,
+      languageOptions: javascript,
+      errors: [
+        checkThenAct(6, 9, claim("meta", "isLocked", "true", 6, "in JavaScript", 5),
+          MIGRATION_LOCK.replace('{ name: "schema" }, { $set', '{ name: "schema", isLocked: { $ne: true } }, { $set')),
+      ],
+    },
     {
       name: "a status taken with a lock-named holder is a claim, whatever language its value is in",
       code: pickQueue(),

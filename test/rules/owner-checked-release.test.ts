@@ -308,6 +308,26 @@ export async function rollout(id: string, token: string) {
 }`;
 
 
+/**
+ * A job-queue plugin's key, set (or taken over once its stamped time passed) in one lifecycle hook and deleted in
+ * another: `beforeEnqueue` to `beforePerform` marks a queued job, `beforePerform` to `afterPerform` holds the work.
+ */
+const queuedMarker = (acquireHook: string, releaseHook: string) => `export class SingleQueuedPlugin extends Plugin {
+  async ${acquireHook}() {
+    const key = \`queued:\${this.job}\`;
+    const until = Date.now() + 60_000;
+    if (await this.redis.set(key, String(until), "PX", 60_000, "NX")) return true;
+    const held = Number(await this.redis.get(key));
+    if (Date.now() <= held) return false;
+    await this.redis.set(key, String(until), "PX", 60_000);
+    return true;
+  }
+  async ${releaseHook}() {
+    await this.redis.del(\`queued:\${this.job}\`);
+    return true;
+  }
+}`;
+
 /** A lock row's release by its key alone, once the row can pass to another holder. */
 function rowRelease(line: number, column: number, data: { operation: string; lock: string; acquireLine: number; filter: string; expires: string; expiryLine: number }) {
   return {
@@ -1078,6 +1098,16 @@ export class RedisStore {
   ],
   invalid: [
     {
+      name: "a queued-job marker deleted by the next stage's beforePerform hook is handed off, not released; its take-over still races",
+      code: queuedMarker("beforeEnqueue", "beforePerform"),
+      errors: [staleTakeover(8, 22, '"queued:*"', 5, 6)],
+    },
+    {
+      name: "the same key held from beforePerform to afterPerform is released by its holder: the plain DEL is reported",
+      code: queuedMarker("beforePerform", "afterPerform"),
+      errors: [staleTakeover(8, 22, '"queued:*"', 5, 6), plainDelete(12, 22, releaseData("DEL", '"queued:*"', 5), [])],
+    },
+    {
       // "release only if we own it", with the owner read from the key a moment before: it always matches
       name: "a compare-and-delete handed the value just read from the key",
       code: `import Redis from "ioredis";
@@ -1177,7 +1207,8 @@ export async function withExportLock(id: string, work: () => Promise<void>) {
       // a settings row used as a lock under a constant name, taken over once stale: the release by name alone frees
       // whoever took it over; the operator's forceUnlock is an override on purpose and is not reported
       code: KEYED_LOCK,
-      errors: [rowRelease(14, 9, { operation: "delete", lock: "lock row weekly_digest_lock in appConfig", acquireLine: 10, filter: "its name (name)", expires: "is taken over once payload has passed", expiryLine: 10 })],
+      // The take-over is decided at the JavaScript check (line 8), not at the upsert.
+      errors: [rowRelease(14, 9, { operation: "delete", lock: "lock row weekly_digest_lock in appConfig", acquireLine: 10, filter: "its name (name)", expires: "is taken over once payload has passed", expiryLine: 8 })],
     },
     {
       // a task table (no lock word in its name) whose upsert takes a row only once its lockExpiresAt has passed is

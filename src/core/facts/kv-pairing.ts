@@ -50,6 +50,24 @@ function isMarker(op: KvOp): boolean {
   return keyWords(op.key.text + " " + (op.key.name ?? "") + " " + (op.via?.helper ?? "")).some((w) => MARKER_WORDS.test(w));
 }
 
+/** A lifecycle hook that runs before a stage starts (`beforePerform`, `beforeEnqueue`, `before_run`). */
+const BEFORE_HOOK = /^before(?:[A-Z_]|$)/;
+
+/**
+ * A key set in one lifecycle hook and deleted in the `before…` hook of a later stage (node-resque's queue lock: set
+ * in `beforeEnqueue`, taken over by timestamp when stale, deleted in `beforePerform`) is cleared as the work starts
+ * by whoever runs that stage, not by its holder once its work is done: the delete hands the key off, it is no
+ * release to ask Q3 of (shared corpus b09). The key is still a lock for its acquire and its take-over. A key held
+ * from `beforePerform` to `afterPerform` is released by its holder.
+ */
+function handedOff(acquire: KvOp, release: KvOp): boolean {
+  if (acquire.via || release.via) return false;
+  const from = unitOf(acquire.node);
+  const to = unitOf(release.node);
+  const name = (fn: typeof from) => (fn ? functionName(fn) : undefined) ?? "";
+  return from !== to && to?.parent?.type === "MethodDefinition" && /^(?:before|after)[A-Z_]/.test(name(from)) && BEFORE_HOOK.test(name(to));
+}
+
 /** The same key on the same client (`redis` and `this.redis` are one; `redis` and a Map are not). */
 function sameTarget(a: KvOp, b: KvOp): boolean {
   return a.client === b.client && sameKey(a.key, b.key);
@@ -351,7 +369,8 @@ export function buildKvFacts(
   const all: KvRelease[] = [];
   for (const op of deletes) {
     const lock = lockFor(op);
-    if (!lock) continue;
+    // A delete by the next stage's `before…` hook hands the key off as the work starts: no holder's release.
+    if (!lock || handedOff(lock.acquire, op)) continue;
     let { kind, get } = kindOf(op);
     // The GET the acquire itself was checked against (a release in a closure made after it) checks nothing at the
     // release.

@@ -28,7 +28,7 @@ import { recoveredByDirective } from "../reading/directives.js";
 import { isExported } from "../reading/exports.js";
 import { HOLE_SENTINEL as HOLE_MODEL } from "../languages/sql.js";
 import { hasLockWord, namesALock, normalizeName, saysEnded, withClockedFields, withHeldValues } from "../model/settings.js";
-import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
+import { classOf, enclosingFunction, functionName, isFunction, serializableTransaction, unitOf } from "../reading/units.js";
 import { contains, walk } from "../reading/ast.js";
 import { findVariable, isClockReading, keyName, staticChoices, thenParameterOf, unwrap } from "../reading/values.js";
 
@@ -203,15 +203,37 @@ class FlagValues {
 }
 
 /**
+ * The value a reassigned variable holds where `use` reads it: the last `x = value` before it in the same function,
+ * in a block around it (`currentLock = document[0]; if (currentLock.isLocked) …`). A module-level `let` that
+ * several functions set is read where one of them has just set it; an assignment in a branch that may not run,
+ * or in another function, says nothing.
+ */
+function latestAssignment(variable: NonNullable<ReturnType<typeof findVariable>>, use: TSESTree.Identifier): Node | undefined {
+  const fn = enclosingFunction(use);
+  let best: { at: number; value: Node } | undefined;
+  for (const ref of variable.references) {
+    if (!ref.isWrite() || !ref.writeExpr || ref.identifier.range[1] > use.range[0] || enclosingFunction(ref.identifier) !== fn) continue;
+    const statement = ref.identifier.parent?.type === "AssignmentExpression" ? ref.identifier.parent.parent : undefined;
+    const block = statement?.type === "ExpressionStatement" ? statement.parent : undefined;
+    if (!block || !contains(block, use)) continue;
+    if (!best || ref.identifier.range[0] > best.at) best = { at: ref.identifier.range[0], value: ref.writeExpr };
+  }
+  return best?.value;
+}
+
+/**
  * A write after locking reads of the same model in the same unit (`SELECT … FOR UPDATE`, `.forUpdate()`,
  * `setLock("pessimistic_write")`, `lock: true`): the rows it names are those the reads locked, which nobody can
- * change until the transaction ends, so the reads' filters still hold when it writes. `UPDATE … WHERE id IN (…)`
+ * change until the transaction ends, so the reads' filters still hold when it writes. So do plain reads of a
+ * SERIALIZABLE transaction for the writes of that transaction (`serializableTransaction`). `UPDATE … WHERE id IN (…)`
  * after `SELECT id … WHERE status = 'PENDING' FOR UPDATE SKIP LOCKED` is one conditional claim, not check-then-act.
  */
 function underLockingReads(write: StateWrite, locking: readonly StateRead[]): StateWrite {
   const unit = unitOf(write.node);
   const model = normalizeModel(write.model);
-  const held = locking.filter((r) => r.node.range[1] <= write.node.range[0] && unitOf(r.node) === unit && normalizeModel(r.model) === model);
+  const tx = serializableTransaction(write.node);
+  const held = locking.filter((r) => r.node.range[1] <= write.node.range[0] && normalizeModel(r.model) === model &&
+    (r.locking ? unitOf(r.node) === unit : tx !== undefined && serializableTransaction(r.node) === tx));
   if (held.length === 0) return write;
   return { ...write, filter: { kind: "and", items: [write.filter, ...held.map((r) => r.filter)] }, underLock: true };
 }
@@ -249,7 +271,8 @@ class Module {
     const flags = new FlagValues(vocabulary, accesses);
     this.reads = accesses.filter((a): a is StateRead => a.access === "read").map((r) => flags.read(r));
     const writes = attributeByName(accesses.filter((a): a is StateWrite => a.access === "write")).map((w) => flags.write(w));
-    const locking = this.reads.filter((r) => r.locking);
+    // Reads in a SERIALIZABLE transaction hold what they read for the writes after them in that transaction.
+    const locking = this.reads.filter((r) => r.locking || serializableTransaction(r.node) !== undefined);
     this.writes = locking.length === 0 ? writes : writes.map((w) => underLockingReads(w, locking));
     for (const r of this.reads) this.readByCall.set(r.node, r);
   }
@@ -294,7 +317,7 @@ class Module {
     let init: Node | undefined;
     if (def?.type === "Variable" && def.node.init && (def.parent.kind === "const" || variable!.references.filter((r) => r.isWrite()).length === 1)) {
       init = def.node.init;
-    } else init = thenParameterOf(this.sourceCode, id);
+    } else init = thenParameterOf(this.sourceCode, id) ?? (variable ? latestAssignment(variable, id) : undefined);
     if (!init) return undefined;
     let n = unwrap(init);
     if (n.type === "AwaitExpression") n = unwrap(n.argument);
@@ -500,7 +523,42 @@ function findClaims(mod: Module, write: StateWrite): Claim[] {
   const claims = findStateClaims(mod, write);
   if (claims.length > 0) return claims;
   const lease = findLeaseClaim(mod, write);
-  return lease.length > 0 ? lease : findKeyedLockRow(mod, write);
+  if (lease.length > 0) return lease;
+  const keyed = findKeyedLockRow(mod, write);
+  return keyed.length > 0 ? keyed : findCheckedLease(mod, write);
+}
+
+/**
+ * A lease taken after a check in JavaScript: the function reads the row, judges in an `if` whether its lock columns
+ * are still fresh (`lockedAt > cutoff`, `isLockValid(lock.updatedAt)`), and then stamps them by id alone
+ * (`update({ id, data: { lockedAt: new Date(), lockedBy: me } })`). The read and the write are two steps
+ * (`check`): two callers that read the lease expired both take it. It is still a lease (`lease`): the take-over
+ * the check judges answers who unlocks a dead holder, and its releases clear the lock columns by id.
+ */
+function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
+  if (write.effect !== undefined && write.effect !== "update") return [];
+  if (write.model === HOLE_MODEL) return [];
+  const branches = mod.branchesOf(write);
+  // The row by id and nothing else: a write whose filter tests anything more is a compare-and-set. Under a locking
+  // read (or in a SERIALIZABLE transaction) the read's filter is the write's: the take-over is one step, still a lease.
+  if (!write.underLock && (branches.length === 0 || !branches.every((b) => !isOpaque(b) && b.length > 0 && identityFields(b).length === b.length))) return [];
+  const stamp = write.assignments.find((a) => a.value.kind === "now" && hasLockWord(a.field) && !clears(a));
+  if (!stamp) return [];
+  const read = mod.earlierReads(write.node, write.model).find((r) => enclosingFunction(r.node) === enclosingFunction(write.node));
+  if (!read || isOverride(write.node)) return [];
+  const tests = new Set<Node>();
+  const aging = [...mod.guards(write), ...checksBetween(mod, read.node, write.node)]
+    .filter((g) => g.judgesAge && !tests.has(g.test) && tests.add(g.test));
+  if (aging.length === 0) return [];
+  const takeover: TimePredicate[] = aging.flatMap((g) => g.timeFields.length > 0
+    ? g.timeFields.map((f) => ({ field: f, node: g.test as Node }))
+    : [{ field: stamp.field, node: g.test as Node }]);
+  const lock: LockKey = { model: write.model, field: stamp.field, value: { value: "held" }, valueText: "" };
+  // A heartbeat stamps the same column again: its age tells progress.
+  const renewed = mod.writes.some((w) => w !== write && normalizeModel(w.model) === normalizeModel(write.model) &&
+    w.assignments.some((a) => sameField(a.field, stamp.field) && a.value.kind === "now" && !clears(a)));
+  const check: Check | undefined = write.underLock ? undefined : { kind: "read", node: read.node, timeFields: takeover };
+  return [{ write, lock, assignment: stamp, takeover, ...(check ? { check } : {}), lease: true, ...(renewed ? { renewed } : {}) }];
 }
 
 const OVERRIDE = /^(?:force|admin)[A-Z_]/;
@@ -798,7 +856,10 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
     }
   }
   // A delete of the row, or a write that clears a lease column the claim stamped (`leaseUntil: new Date(0)`).
-  const leaseColumn = (f: string) => claim.lease ? sameField(f, claim.lock.field)
+  // A lease checked in JavaScript is freed by clearing any lock column it stamped (`locked: false` after
+  // `locked: true, locked_at: now`).
+  const leaseColumn = (f: string) => claim.lease ? sameField(f, claim.lock.field) ||
+      (claim.check !== undefined && hasLockWord(f) && claim.write.assignments.some((c) => sameField(c.field, f)))
     : mod.vocabulary.isTimeField(f) && claim.write.assignments.some((c) => sameField(c.field, f));
   // The claim stamps the lease with the clock plus a term and takes it over once that instant passed: the column
   // says until when the lease holds, whatever its name, and setting it to the clock ends the lease.

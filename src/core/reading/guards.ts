@@ -7,7 +7,7 @@ import type { Condition, Guard, Node, StaticValue } from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { isFunction, functionName } from "./units.js";
 import { walk } from "./ast.js";
-import { evaluate, getConstInit, readsClock, unwrap } from "./values.js";
+import { evaluate, findVariable, getConstInit, readsClock, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -125,12 +125,33 @@ export function pathCondition(sourceCode: SourceCode, guard: Guard, accepts: (ob
   return guard.negated ? { kind: "not", item: c } : c;
 }
 
+/**
+ * The one expression a helper function of this module gives back (`const isLockValid = (at) => Date.now() - at <
+ * TTL`, or a body of consts and one `return`), to read what a call of it tests. Anything longer is unknown.
+ */
+function helperExpression(sourceCode: SourceCode, callee: TSESTree.Identifier): TSESTree.Expression | undefined {
+  const init = getConstInit(sourceCode, callee);
+  let fn: Node | undefined = init && init.type !== "TSEnumDeclaration" ? unwrap(init as Node) : undefined;
+  if (!fn) {
+    const def = findVariable(sourceCode, callee)?.defs[0]?.node;
+    if (def?.type === "FunctionDeclaration") fn = def;
+  }
+  if (!fn || !isFunction(fn)) return undefined;
+  const body = (fn as TSESTree.FunctionLike).body;
+  if (!body) return undefined;
+  if (body.type !== "BlockStatement") return body as TSESTree.Expression;
+  const rest = body.body.filter((st) => st.type !== "VariableDeclaration");
+  const last = rest[0];
+  return rest.length === 1 && last?.type === "ReturnStatement" && last.argument ? last.argument : undefined;
+}
+
 /** Reads one `if` test for age: which timestamps it judges, if any. */
 export function describeTest(
   sourceCode: SourceCode,
   test: TSESTree.Expression,
   negated: boolean,
   vocabulary: ResolvedVocabulary,
+  depth = 0,
 ): Guard {
 
   const timeFields = new Set<string>();
@@ -184,6 +205,17 @@ export function describeTest(
           const name = memberName(m);
           if (name && vocabulary.isTimeField(name)) timeFields.add(name);
         });
+      }
+    }
+    // `isLockValid(lock.updatedAt)`: a helper of this module whose one expression judges age on what it is passed.
+    if (n.type === "CallExpression" && n.callee.type === "Identifier" && depth < 2) {
+      const body = helperExpression(sourceCode, n.callee);
+      if (body && describeTest(sourceCode, body, false, vocabulary, depth + 1).judgesAge) {
+        judgesAge = true;
+        for (const arg of n.arguments) {
+          const name = memberName(arg as Node);
+          if (name && vocabulary.isTimeField(name)) timeFields.add(name);
+        }
       }
     }
     if (n.type === "Identifier" && AGE_CALL.test(n.name) && /^(is|has)?_?(stale|expired|timedOut|dead|hung|stuck)/i.test(n.name)) {

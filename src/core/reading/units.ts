@@ -50,6 +50,33 @@ export function unitOf(node: Node): TSESTree.FunctionLike | null {
   return outermost;
 }
 
+/**
+ * The transaction callback `node` runs in when the transaction is SERIALIZABLE: Prisma's `$transaction(fn, {
+ * isolationLevel: Prisma.TransactionIsolationLevel.Serializable })`, knex's `transaction(fn, { isolationLevel:
+ * "serializable" })`, Sequelize's `transaction({ isolationLevel: …SERIALIZABLE }, fn)`, TypeORM's
+ * `transaction("SERIALIZABLE", fn)`. Under it a read and a later write of the same rows are one step: a concurrent
+ * change of what was read fails one of the two transactions. REPEATABLE READ is not enough on every database
+ * (MySQL lets the later write through), so it is not read as one.
+ */
+export function serializableTransaction(node: Node): TSESTree.FunctionLike | undefined {
+  for (let p = node.parent; p; p = p.parent) {
+    if (!isFunction(p)) continue;
+    const call = p.parent;
+    if (call?.type !== "CallExpression" || !call.arguments.includes(p as TSESTree.CallExpressionArgument)) continue;
+    const callee = call.callee.type === "MemberExpression" ? call.callee.property : call.callee;
+    if (callee.type !== "Identifier" || !/^\$?transaction$/i.test(callee.name)) continue;
+    const serializable = call.arguments.some((a) => {
+      if (a === p) return false;
+      if (a.type === "Literal") return typeof a.value === "string" && /^serializable$/i.test(a.value);
+      if (a.type !== "ObjectExpression") return false;
+      return a.properties.some((q) => q.type === "Property" && q.key.type === "Identifier" && q.key.name === "isolationLevel" &&
+        /serializ/i.test(q.value.type === "Literal" ? String(q.value.value) : q.value.type === "MemberExpression" && q.value.property.type === "Identifier" ? q.value.property.name : ""));
+    });
+    return serializable ? p : undefined;
+  }
+  return undefined;
+}
+
 /** The class body a function is a member of (directly), for `this.method()` resolution. */
 export function classOf(node: Node): TSESTree.ClassBody | undefined {
   let p = node.parent;

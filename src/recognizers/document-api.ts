@@ -1,0 +1,39 @@
+/**
+ * What the document APIs of the CMS frameworks (Payload's Local API, Strapi's services) share: a field compared
+ * with a value read statically, the values a `data` object stores (dates sent as ISO strings are the clock), and
+ * the `data` object itself. Their filter operators differ and stay in each recognizer.
+ */
+import type { TSESTree } from "@typescript-eslint/utils";
+import type { Assignment, AssignedValue, CompareOp, Condition, Node } from "../core/model/model.js";
+import type { RecognizerContext } from "./recognizer.js";
+import { evaluate, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
+
+/** `field op value`, the value read statically where it can be (a list for `in` / `notIn`). */
+export function comparison(ctx: RecognizerContext, field: string, op: CompareOp, value: Node, at: Node): Condition {
+  if (op === "in" || op === "notIn") return { kind: "pred", field, op, values: staticList(ctx.sourceCode, value), node: at };
+  const v = evaluate(ctx.sourceCode, value);
+  return { kind: "pred", field, op, values: v ? [v] : undefined, node: at };
+}
+
+/** What a `data` property stores: the clock (`new Date()`, also `new Date().toISOString()`), a static value, or other. */
+export function storedValue(ctx: RecognizerContext, node: Node): AssignedValue {
+  let n = unwrap(node);
+  if (n.type === "CallExpression" && n.callee.type === "MemberExpression" && keyName(n.callee.property, n.callee.computed) === "toISOString") {
+    n = unwrap(n.callee.object);
+  }
+  if (isClockReading(n)) return { kind: "now" };
+  const v = evaluate(ctx.sourceCode, n);
+  return v ? { kind: "static", value: v } : { kind: "other" };
+}
+
+/** The assignments of a `data` object the file spells out; undefined when it is not one. */
+export function dataAssignments(ctx: RecognizerContext, node: Node | undefined): Assignment[] | undefined {
+  const obj: TSESTree.ObjectExpression | undefined = objectLiteral(ctx.sourceCode, node);
+  if (!obj) return undefined;
+  const out: Assignment[] = [];
+  for (const p of obj.properties) {
+    const field = p.type === "Property" ? keyName(p.key, p.computed) : undefined;
+    if (p.type === "Property" && field) out.push({ field, value: storedValue(ctx, p.value), node: p, valueNode: p.value });
+  }
+  return out;
+}
