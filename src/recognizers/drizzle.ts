@@ -20,6 +20,7 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
+import { catchesDuplicate, SQL_DUPLICATE } from "../core/reading/failures.js";
 
 const STORE = "drizzle";
 const UPDATE_CHAIN = new Set(["update", "set", "where", "returning"]);
@@ -412,7 +413,8 @@ function recognizeWrite(call: TSESTree.CallExpression, ctx: RecognizerContext, l
   }
   return {
     access: "write", store: STORE, model, operation: doNothing ? "onConflictDoNothing" : "insert", effect: "insert",
-    ...(doNothing ? { onConflict: "ignore" as const } : {}),
+    ...(doNothing ? { onConflict: "ignore" as const }
+      : catchesDuplicate(env.ctx.sourceCode, call, SQL_DUPLICATE) ? { onConflict: "error" as const } : {}),
     filter: { kind: "and", items: [] }, assignments, node: call,
   };
 }

@@ -15,6 +15,7 @@ import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, getConstInit, isClockReading, keyName, unwrap } from "../core/reading/values.js";
 import { LOCKING_LINKS, chainDown, fieldOf, isSqlNow, objectArgument, staticString, tableScope, type Link, type TableScope } from "./knex/chains.js";
 import { comparison, operatorOf } from "./knex/filters.js";
+import { catchesDuplicate, SQL_DUPLICATE } from "../core/reading/failures.js";
 
 type Call = TSESTree.CallExpression;
 type Fn = TSESTree.ArrowFunctionExpression | TSESTree.FunctionExpression;
@@ -331,7 +332,8 @@ function recognizeKysely(call: Call, ctx: RecognizerContext): StateAccess | unde
       access: "write",
       ...base,
       effect: "insert",
-      ...(conflict ? { onConflict: conflict.onConflict } : {}),
+      ...(conflict ? { onConflict: conflict.onConflict }
+        : catchesDuplicate(ctx.sourceCode, call, SQL_DUPLICATE) ? { onConflict: "error" as const } : {}),
       filter: conflict?.filter ?? { kind: "and", items: [] },
       assignments: conflict ? mergeAssignments(insertValues, conflict.assignments) : insertValues,
     };

@@ -28,6 +28,7 @@ import type {
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { isFunction } from "../core/reading/units.js";
 import { walk } from "../core/reading/ast.js";
+import { catchesDuplicate } from "../core/reading/failures.js";
 import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList as sharedStaticList, unwrap } from "../core/reading/values.js";
 
 const STORE = "mongo";
@@ -463,48 +464,10 @@ function parseDocument(ctx: RecognizerContext, doc: TSESTree.ObjectExpression): 
 
 // ---- inserts guarded by a unique key ----
 
-function mentionsDuplicateKey(ctx: RecognizerContext, node: Node): boolean {
-  return /\b11000\b|E11000/.test(ctx.sourceCode.getText(node));
-}
+/** MongoDB's duplicate-key error. */
+const MONGO_DUPLICATE = /\b11000\b|E11000/;
 
-/** A duplicate-key error (11000, `E11000`) caught around the insert: a `try` whose `catch` names it, or `.catch(…)`. */
-function catchesDuplicateKey(ctx: RecognizerContext, call: TSESTree.CallExpression, depth = 0): boolean {
-  let child: Node = call;
-  let parent: Node | undefined = call.parent;
-  // `insertOne(doc).catch((e) => …)`, `create(doc).then(() => true).catch((e) => …)`, `.then(ok, (e) => …)`
-  while (parent?.type === "MemberExpression" && parent.object === child && parent.parent?.type === "CallExpression") {
-    const link = keyName(parent.property, parent.computed);
-    const handler = link === "catch" ? parent.parent.arguments[0] : link === "then" ? parent.parent.arguments[1] : undefined;
-    if (handler && mentionsDuplicateKey(ctx, handler)) return true;
-    if (link !== "then" && link !== "catch" && link !== "finally") return false;
-    child = parent.parent;
-    parent = child.parent;
-  }
-  while (parent) {
-    if (parent.type === "FunctionDeclaration" || parent.type === "FunctionExpression" || parent.type === "ArrowFunctionExpression") {
-      return depth === 0 && parent.type === "FunctionDeclaration" && callersCatchDuplicateKey(ctx, parent);
-    }
-    if (parent.type === "TryStatement" && child === parent.block && parent.handler && mentionsDuplicateKey(ctx, parent.handler)) {
-      return true;
-    }
-    child = parent;
-    parent = parent.parent;
-  }
-  return false;
-}
-
-/**
- * `async function insert() { await locks.insertOne(…) }` called only as `await insert()` inside a `try` whose
- * catch tests E11000 (Apostrophe's lock module): the error reaches that catch. Every call must be so; one level.
- */
-function callersCatchDuplicateKey(ctx: RecognizerContext, fn: TSESTree.FunctionDeclaration): boolean {
-  if (!fn.id) return false;
-  const variable = findVariable(ctx.sourceCode, fn.id);
-  const calls = (variable?.references ?? []).map((r) => r.identifier.parent).filter((p): p is TSESTree.CallExpression =>
-    p?.type === "CallExpression" && p.callee.type === "Identifier" && p.callee.name === fn.id!.name);
-  if (calls.length === 0 || calls.length !== (variable?.references.length ?? 0)) return false;
-  return calls.every((c) => c.parent?.type === "AwaitExpression" && catchesDuplicateKey(ctx, c, 1));
-}
+const catchesDuplicateKey = (ctx: RecognizerContext, call: TSESTree.CallExpression) => catchesDuplicate(ctx.sourceCode, call, MONGO_DUPLICATE);
 
 /**
  * `updateOne({ _id: name, expiresAt: { $lt: now } }, { $set: … }, { upsert: true })` with E11000 caught: the lock

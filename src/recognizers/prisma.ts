@@ -10,6 +10,7 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, findProperty, findVariable, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
+import { catchesDuplicate } from "../core/reading/failures.js";
 
 const WRITE_METHODS = new Set(["updateMany", "update", "updateManyAndReturn", "upsert"]);
 const INSERT_METHODS = new Set(["create"]);
@@ -161,21 +162,8 @@ function insertPredicate(
   return appendProperty(ctx.sourceCode, where, `${propertyKey(field)}: ${op === "eq" ? valueText : `{ not: ${valueText} }`}`);
 }
 
-/** A try around the call whose catch handles Prisma's unique-constraint error (P2002): the insert is a claim. */
-function catchesDuplicate(ctx: RecognizerContext, node: Node): boolean {
-  let child: Node = node;
-  for (let p = node.parent; p; child = p, p = p.parent) {
-    if (p.type === "TryStatement" && p.block === child && p.handler) {
-      return /P2002|Unique constraint|unique/i.test(ctx.sourceCode.getText(p.handler));
-    }
-    if (p.type === "CallExpression" && p.callee.type === "MemberExpression" && !p.callee.computed &&
-      p.callee.property.type === "Identifier" && p.callee.property.name === "catch" && p.arguments[0]) {
-      if (/P2002/.test(ctx.sourceCode.getText(p.arguments[0]))) return true;
-    }
-    if (p.type === "FunctionDeclaration" || p.type === "FunctionExpression" || p.type === "ArrowFunctionExpression") return false;
-  }
-  return false;
-}
+/** Prisma's unique-constraint error (P2002), caught around a create: the insert is a claim. */
+const PRISMA_DUPLICATE = /P2002|Unique constraint|unique/i;
 
 /** `create({ data })`: an insert; a claim on a lock table when a duplicate-key error is caught as "taken". */
 function recognizeCreate(
@@ -191,7 +179,7 @@ function recognizeCreate(
   if (!data || !model) return undefined;
   return {
     access: "write", store: "prisma", model, operation, effect: "insert",
-    ...(catchesDuplicate(ctx, call) ? { onConflict: "error" as const } : {}),
+    ...(catchesDuplicate(ctx.sourceCode, call, PRISMA_DUPLICATE) ? { onConflict: "error" as const } : {}),
     filter: { kind: "and", items: [] }, assignments: parseData(ctx, data), node: call,
   };
 }

@@ -31,6 +31,7 @@ import {
 } from "../core/languages/sql.js";
 import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
 import { normalizeName } from "../core/model/settings.js";
+import { catchesDuplicate, SQL_DUPLICATE } from "../core/reading/failures.js";
 
 const STORE = "sql";
 /**
@@ -604,7 +605,9 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
     model: statement.model,
     operation,
     effect: statement.effect ?? "update",
-    ...(statement.onConflict ? { onConflict: statement.onConflict } : {}),
+    // An INSERT whose duplicate-key error the code catches is taken under a unique key, like ON CONFLICT DO NOTHING.
+    ...(statement.onConflict ? { onConflict: statement.onConflict }
+      : statement.effect === "insert" && catchesDuplicate(ctx.sourceCode, node, SQL_DUPLICATE) ? { onConflict: "error" as const } : {}),
     filter: statement.filter,
     assignments,
     node,

@@ -39,6 +39,18 @@ const takeOver = (where: string) => `export async function acquire(name: string,
 
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
+    {
+      // lookalike: a duplicate e-mail caught on an ordinary table is a user error, not a lock
+      code: `export async function signUp(pool: Pool, email: string) {
+  try {
+    await pool.query("INSERT INTO users (email) VALUES ($1)", [email]);
+  } catch (e) {
+    if (e.code === "23505") return "taken";
+    throw e;
+  }
+  return "created";
+}`,
+    },
     // a lock timestamp taken where empty, with a sweeper that clears it once it is older than a threshold
     `${TASK_LOCK}
 export async function clearStale(cutoff: Date) {
@@ -106,6 +118,31 @@ export async function sweep() { await prisma.jobLock.deleteMany({ where: { expir
   try { await work(); } finally { await prisma.jobLock.delete({ where: { name } }); }
 }`,
       errors: [{ messageId: "missingExpiry", line: 3, column: 11, data: { model: "jobLock" } }],
+    },
+    {
+      // raw SQL: PostgreSQL's unique_violation (23505) caught around a plain INSERT is the claim, as with P2002
+      code: `export async function withLock(pool: Pool, name: string, work: () => Promise<void>) {
+  try {
+    await pool.query("INSERT INTO job_locks (name, owner) VALUES ($1, $2)", [name, process.pid]);
+  } catch (e) {
+    if (e.code === "23505") return;
+    throw e;
+  }
+  try { await work(); } finally { await pool.query("DELETE FROM job_locks WHERE name = $1", [name]); }
+}`,
+      errors: [{ messageId: "missingExpiry", line: 3, column: 11, data: { model: "job_locks" } }],
+    },
+    {
+      // MySQL through a promise: ER_DUP_ENTRY handled in .catch() on a knex insert with later builder links
+      code: `export async function withLock(db: Knex, name: string, work: () => Promise<void>) {
+  const took = await db("job_locks").insert({ name }).returning("name").then(() => true, (e) => {
+    if (e.code === "ER_DUP_ENTRY") return false;
+    throw e;
+  });
+  if (!took) return;
+  try { await work(); } finally { await db("job_locks").where({ name }).delete(); }
+}`,
+      errors: [{ messageId: "missingExpiry", line: 2, column: 22, data: { model: "job_locks" } }],
     },
     {
       // a lock timestamp taken where empty and cleared after the work, with nothing that clears one whose holder

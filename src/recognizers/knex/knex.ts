@@ -20,6 +20,7 @@ import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { evaluate, keyName, unwrap } from "../../core/reading/values.js";
 import { type Arg, type Call, KNOWN, LOCKING_LINKS, type Link, NEUTRAL, READS, TRAILING, type TableScope, WHERE_NAME, WRITES, chainDown, chainUp, columnField, fieldOf, isKnexClock, knexRoot, methodName, objectArgument } from "./chains.js";
 import { type Clause, KnexReader, combine } from "./filters.js";
+import { catchesDuplicate, SQL_DUPLICATE } from "../../core/reading/failures.js";
 
 // ---- assignments ----
 
@@ -151,6 +152,8 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
     const row = insertedRow(ctx, call.arguments[0]);
     return {
       access: "write", ...base, effect: "insert", filter: { kind: "and", items: [] },
+      // The duplicate-key error caught: taken under a unique key (`try { await knex("locks").insert(…) } catch …`).
+      ...(catchesDuplicate(ctx.sourceCode, call, SQL_DUPLICATE) ? { onConflict: "error" as const } : {}),
       assignments: row ? objectAssignments(ctx, scope, row) : [], node: call,
     };
   }

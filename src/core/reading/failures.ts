@@ -1,0 +1,55 @@
+/**
+ * How code treats a write that fails: an insert whose duplicate-key error is caught is an insert under a unique
+ * key, and the duplicate means "someone holds it" (a lock row taken like `ON CONFLICT DO NOTHING`). Each store
+ * names its duplicate differently: PostgreSQL `23505` (`unique_violation`, a `…_pkey` constraint), MySQL
+ * `ER_DUP_ENTRY`, SQLite `SQLITE_CONSTRAINT` / "UNIQUE constraint failed", Sequelize `UniqueConstraintError`,
+ * Prisma `P2002`, MongoDB `11000` / `E11000`.
+ */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { Node } from "../model/model.js";
+import { findVariable, keyName } from "./values.js";
+
+type SourceCode = Readonly<TSESLint.SourceCode>;
+
+/** The duplicate-key errors of the SQL databases and their clients. */
+export const SQL_DUPLICATE = /\b23505\b|unique_violation|ER_DUP_ENTRY|ER_DUP_KEY|SQLITE_CONSTRAINT|UNIQUE constraint|UniqueConstraintError|duplicate key|Duplicate entry|_pkey\b/i;
+
+/**
+ * A duplicate-key error (`pattern`) caught around the write `node`: a `try` whose `catch` names it, a
+ * `.catch(…)` or `.then(ok, …)` handler on its promise that does, or, one level up, every call of the function
+ * declaration it is made in awaited inside such a `try` (`async function insert() { await locks.insertOne(…) }`
+ * called as `try { await insert() } catch (e) { if (e.code === 11000) … }`).
+ */
+export function catchesDuplicate(sourceCode: SourceCode, node: Node, pattern: RegExp, depth = 0): boolean {
+  const names = (n: Node) => pattern.test(sourceCode.getText(n));
+  let child: Node = node;
+  let parent: Node | undefined = node.parent;
+  // `insert(…).catch((e) => …)`, `create(…).then(() => true).catch((e) => …)`, `.then(ok, (e) => …)`; a builder's
+  // later links pass the error on (`insert(row).returning("id")`).
+  while (parent?.type === "MemberExpression" && parent.object === child && parent.parent?.type === "CallExpression") {
+    const link = keyName(parent.property, parent.computed);
+    const handler = link === "catch" ? parent.parent.arguments[0] : link === "then" ? parent.parent.arguments[1] : undefined;
+    if (handler && names(handler)) return true;
+    child = parent.parent;
+    parent = child.parent;
+  }
+  while (parent) {
+    if (parent.type === "FunctionDeclaration" || parent.type === "FunctionExpression" || parent.type === "ArrowFunctionExpression") {
+      return depth === 0 && parent.type === "FunctionDeclaration" && callersCatch(sourceCode, parent, pattern);
+    }
+    if (parent.type === "TryStatement" && child === parent.block && parent.handler && names(parent.handler)) return true;
+    child = parent;
+    parent = parent.parent;
+  }
+  return false;
+}
+
+/** Every call of `fn` is awaited inside a `try` that catches the duplicate (one level). */
+function callersCatch(sourceCode: SourceCode, fn: TSESTree.FunctionDeclaration, pattern: RegExp): boolean {
+  if (!fn.id) return false;
+  const variable = findVariable(sourceCode, fn.id);
+  const calls = (variable?.references ?? []).map((r) => r.identifier.parent).filter((p): p is TSESTree.CallExpression =>
+    p?.type === "CallExpression" && p.callee.type === "Identifier" && p.callee.name === fn.id!.name);
+  if (calls.length === 0 || calls.length !== (variable?.references.length ?? 0)) return false;
+  return calls.every((c) => c.parent?.type === "AwaitExpression" && catchesDuplicate(sourceCode, c, pattern, 1));
+}
