@@ -80,6 +80,8 @@ export default createRule({
         "Q1 (if the holder dies, who unlocks?): this {{command}} takes the lock {{key}} with an expiry only on some paths (the TTL can be missing at run time), and on the others the lock never expires if its holder dies. Always set an expiry, with a default.",
       neverExpires:
         "Q1 (if the holder dies, who unlocks?): this {{command}} takes the lock {{key}} with an expiry of {{ttl}}, which never comes in practice. If the holder is killed before it releases the lock (SIGKILL, OOM, a deploy), the lock is held for good and every later attempt fails; catch/finally never run. Give it an expiry a little longer than the work, and renew it while the work runs.",
+      semaphoreNoExpiry:
+        "Q1 (if the holder dies, who unlocks?): this INCR takes a slot of the semaphore {{key}} (given back by the DECR at line {{releaseLine}}), and the counter never expires and records no holder. A holder killed before its DECR (SIGKILL, OOM, a deploy) keeps its slot forever; enough of them and nobody gets one; catch/finally never run. Keep one entry per holder with its lease time (a sorted set: ZADD, and ZREMRANGEBYSCORE of expired entries before counting), or use a semaphore library with leases.",
       addTtl: "Add a 30-second expiry (PX 30000) to the acquire.",
       mergeExpire: "Set the expiry in the acquire ({{unit}} {{ttl}}) and drop the separate {{expireCommand}}.",
       expireInAcquire: "Set the expiry in the acquire ({{unit}} {{ttl}}); the separate {{expireCommand}} can stay.",
@@ -142,6 +144,14 @@ export default createRule({
       });
     }
     return onLockFacts(context, (facts) => {
+      for (const semaphore of facts.kv.semaphores) {
+        if (semaphore.expire) continue;
+        context.report({
+          loc: semaphore.acquire.loc,
+          messageId: "semaphoreNoExpiry",
+          data: { key: describeKey(semaphore.acquire.key), releaseLine: String(semaphore.releases[0]!.loc.start.line) },
+        });
+      }
       // An expiry of a year or more (`Number.MAX_SAFE_INTEGER` ms) is none: a dead holder's lock outlives the service.
       const never = (ms: number | undefined) => ms !== undefined && ms >= NEVER_MS;
       for (const op of facts.kv.libraryLocks) {

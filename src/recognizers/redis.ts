@@ -20,7 +20,7 @@ import { evaluate, evaluateNumber, findVariable, getConstInit, keyName, objectLi
 const COMMANDS: Record<string, KvCommand> = {
   set: "set", setnx: "setnx", expire: "expire", pexpire: "expire", expireat: "expire", pexpireat: "expire",
   del: "del", unlink: "del", get: "get", getset: "set", eval: "script", evalsha: "script", evalro: "script", evalsharo: "script",
-  watch: "watch",
+  watch: "watch", incr: "incr", incrby: "incr", decr: "decr", decrby: "decr",
   // An application's cache service over Redis (`this.cache.setnx(key, 1, { ttl })`, `setIfNotExists(key, v, ttl)`,
   // `delete(key)`): its own names for SETNX and DEL. A DEL matters only where its key is an acquired lock's.
   delete: "del", setifnotexists: "setnx", setifnotexist: "setnx", setifabsent: "setnx", setifnotexistsorget: "setnx",
@@ -539,6 +539,10 @@ function commandOp(
       if (!ttl) return undefined;
       return { ...base, dialect: forced ?? fi.dialect, command, nx: false, ttl: "present", expiry: { node: ttl, unit: EXPIRY_UNIT[name]! } };
     }
+    case "incr":
+    case "decr":
+      // Counting: nothing to rewrite, no expiry of its own.
+      return { ...base, dialect: forced ?? fi.dialect, command, nx: false, ttl: "absent" };
     case "script":
       return undefined; // handled by scriptOp
     default: {

@@ -74,7 +74,7 @@ function calleeMethod(call: TSESTree.CallExpression): string | undefined {
 }
 
 const EMPTY_FACTS: LockFacts = {
-  kv: { ops: [], locks: [], releases: [], takeovers: [], libraryLocks: [], viaHelpers: { locks: [], releases: [] } },
+  kv: { ops: [], locks: [], releases: [], takeovers: [], libraryLocks: [], viaHelpers: { locks: [], releases: [] }, semaphores: [] },
   helpers: [],
   held: [],
   writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], untakenReleases: [], rowReleases: [], heldEffects: [], renewals: [],

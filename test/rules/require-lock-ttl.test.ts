@@ -90,8 +90,44 @@ redis.defineCommand("giveSlot", {
   lua: 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0',
 });`;
 
+/** A render-slot semaphore: INCR against a bound, DECR in release; `extra` goes into `takeSlot` after the INCR. */
+const renderSlots = (extra = "") => `import Redis from "ioredis";
+const redis = new Redis();
+const MAX_RENDERS = 4;
+export async function takeSlot(): Promise<boolean> {
+  const inUse = await redis.incr("render:slots");${extra}
+  if (inUse > MAX_RENDERS) {
+    await redis.decr("render:slots");
+    return false;
+  }
+  return true;
+}
+export async function giveSlot(): Promise<void> {
+  await redis.decr("render:slots");
+}`;
+
 ruleTester.run("require-lock-ttl", rule, {
   valid: [
+    { name: "a semaphore whose counter expires: dead holders' slots come back when it resets", code: renderSlots('\n  await redis.expire("render:slots", 600);') },
+    {
+      name: "lookalike: a rate limiter counts against a bound but gives nothing back",
+      code: `export async function allow(redis: Redis, ip: string) {
+  const hits = await redis.incr(\`rate:\${ip}\`);
+  if (hits === 1) await redis.expire(\`rate:\${ip}\`, 60);
+  return hits <= 100;
+}`,
+    },
+    {
+      name: "lookalike: a counter decremented only to roll back a refused increment is no semaphore",
+      code: `export async function reserveSeat(redis: Redis, show: string, seats: number) {
+  const sold = await redis.incr(\`sold:\${show}\`);
+  if (sold > seats) {
+    await redis.decr(\`sold:\${show}\`);
+    return false;
+  }
+  return true;
+}`,
+    },
     {
       // the Lua acquire's expiry is the ARGV the call passes: a positive constant always gives one
       name: "a Lua set-if-absent called with a positive expiry",
@@ -478,6 +514,11 @@ function release(id, callback) { client.DEL("sync:lease:" + id, callback); }`,
     },
   ],
   invalid: [
+    {
+      name: "a semaphore in one counter with no expiry: a holder that dies keeps its slot",
+      code: renderSlots(),
+      errors: [{ messageId: "semaphoreNoExpiry", line: 5, column: 29, data: { key: '"render:slots"', releaseLine: "13" } }],
+    },
     {
       // "regenerate" holds the letters of "rate" but is no rate-limit key: the lock (released in finally) is a lock
       code: `import Redis from "ioredis";

@@ -5,7 +5,7 @@
  * check of its value is a take-over.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { KvFacts, KvLock, KvOp, KvRelease, KvTakeover, LibraryLockOp, Node, StateAccess } from "../model/model.js";
+import type { KvFacts, KvLock, KvOp, KvRelease, KvSemaphore, KvTakeover, LibraryLockOp, Node, StateAccess } from "../model/model.js";
 import { helperOrigin } from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { hasLockWord, namesALock } from "../model/settings.js";
@@ -66,6 +66,38 @@ function handedOff(acquire: KvOp, release: KvOp): boolean {
   const to = unitOf(release.node);
   const name = (fn: typeof from) => (fn ? functionName(fn) : undefined) ?? "";
   return from !== to && to?.parent?.type === "MethodDefinition" && /^(?:before|after)[A-Z_]/.test(name(from)) && BEFORE_HOOK.test(name(to));
+}
+
+/**
+ * Counting semaphores (`KvSemaphore`): an INCR whose result a comparison bounds (`const n = await redis.incr(key);
+ * if (n > max) …`, or the call itself in the test), given back by a DECR of the same key in another function (the
+ * release; a DECR in the acquiring function is the roll-back of a refused slot).
+ */
+function findSemaphores(sourceCode: SourceCode, ops: readonly KvOp[]): KvSemaphore[] {
+  const out: KvSemaphore[] = [];
+  for (const acquire of ops) {
+    if (acquire.command !== "incr" || !bounded(sourceCode, acquire.node)) continue;
+    const unit = unitOf(acquire.node);
+    // The counter itself, not a key its pattern overlaps (`lock:*` is not `lock:*:count`).
+    const counter = (o: KvOp) => o.client === acquire.client && o.key.text === acquire.key.text;
+    const releases = ops.filter((o) => o.command === "decr" && counter(o) && unitOf(o.node) !== unit);
+    if (releases.length === 0) continue;
+    const expire = ops.find((o) => o.command === "expire" && counter(o));
+    out.push({ acquire, releases, ...(expire ? { expire } : {}) });
+  }
+  return out;
+}
+
+/** The value of a call is compared with a bound: in a relational test itself, or through the const that holds it. */
+function bounded(sourceCode: SourceCode, call: Node): boolean {
+  let n: Node = call;
+  if (n.parent?.type === "AwaitExpression") n = n.parent;
+  const relational = (p: Node | undefined) => p?.type === "BinaryExpression" && ["<", "<=", ">", ">="].includes(p.operator);
+  if (relational(n.parent)) return true;
+  const decl = n.parent;
+  if (decl?.type !== "VariableDeclarator" || decl.init !== n || decl.id.type !== "Identifier") return false;
+  const variable = findVariable(sourceCode, decl.id);
+  return (variable?.references ?? []).some((r) => !r.isWrite() && relational(r.identifier.parent));
 }
 
 /** The same key on the same client (`redis` and `this.redis` are one; `redis` and a Map are not). */
@@ -292,7 +324,8 @@ export function buildKvFacts(
     }
   }
   const acquires = [...nxAcquires, ...checked.keys()];
-  if (acquires.length === 0) return { ops: direct, locks: [], releases: [], takeovers: [], libraryLocks, viaHelpers: NO_HELPERS };
+  const semaphores = findSemaphores(sourceCode, direct);
+  if (acquires.length === 0) return { ops: direct, locks: [], releases: [], takeovers: [], libraryLocks, viaHelpers: NO_HELPERS, semaphores };
 
   const deletes = ops.filter((o) => o.command === "del" || (o.command === "script" && (o.script === "compare-and-delete" || o.script === "delete")));
   const byAcquire = new Map<KvOp, KvLock>();
@@ -406,5 +439,5 @@ export function buildKvFacts(
     const compared = comparedGetIn(sourceCode, op, gets, vocabulary);
     if (compared) takeovers.push({ op, lock, get: compared.get, ...(compared.byTime ? { byTime: true } : {}), ...(swapChecked(op) ? { swapChecked: true } : {}) });
   }
-  return { ops: direct, locks: locks.filter((l) => !hiddenLock(l)), releases, takeovers, libraryLocks, viaHelpers };
+  return { ops: direct, locks: locks.filter((l) => !hiddenLock(l)), releases, takeovers, libraryLocks, viaHelpers, semaphores };
 }

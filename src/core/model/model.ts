@@ -113,7 +113,8 @@ export interface KeyShape {
   readonly name?: string;
 }
 
-export type KvCommand = "set" | "setnx" | "expire" | "del" | "get" | "script" | "watch";
+/** `incr` and `decr` count (INCR/INCRBY, DECR/DECRBY): a counter compared with a bound is a semaphore. */
+export type KvCommand = "set" | "setnx" | "expire" | "del" | "get" | "script" | "watch" | "incr" | "decr";
 /**
  * Whether a SET gives its key an expiry: on every path, on some, none, or unknown (an option object with a key no
  * client defines, `{ ttlSec, nx: true }` to an app's own wrapper, or a spread nothing resolves).
@@ -514,6 +515,21 @@ export interface KvFacts {
    * lock escapes by, the effects made while holding it).
    */
   readonly viaHelpers: { readonly locks: readonly KvLock[]; readonly releases: readonly KvRelease[] };
+  /** Counting semaphores: slots taken by INCR against a bound and given back by DECR. */
+  readonly semaphores: readonly KvSemaphore[];
+}
+
+/**
+ * A counting semaphore kept in one counter: a slot is taken by an INCR whose result is compared with a bound
+ * (`if (await redis.incr(key) > max) …`), and given back by a DECR of the same key in another function. The
+ * counter does not know who holds a slot: a holder that dies never gives its slot back unless the key expires.
+ * A rate limiter counts too, but never gives anything back (no DECR elsewhere): it is no semaphore.
+ */
+export interface KvSemaphore {
+  readonly acquire: KvOp;
+  readonly releases: readonly KvOp[];
+  /** An EXPIRE of the counter anywhere in the module: the counter resets, so dead holders' slots come back. */
+  readonly expire?: KvOp;
 }
 
 /** An in-process or session lock, its releases in the acquiring function, and the paths on which they are missed. */
