@@ -105,7 +105,8 @@ export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeS
         if (claim.renewed) continue;
         const start = startTimeOnly(claim.takeover, claim, facts.stampedOnlyByClaims);
         if (!start) continue;
-        if (claim.insert) {
+        // A lock row or a lease has no claimed value to name: its take-over is the lock row's.
+        if (claim.insert || claim.lease) {
           reportLockRow("take-over", claim, start);
           continue;
         }

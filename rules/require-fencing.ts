@@ -3,7 +3,7 @@ import type { HeldEffect, LockFacts, Node, ObjectWrite, StateWrite, TextEdit } f
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { describeEffectLock, describeObjectWrite, describeToken, tokenTextAt } from "../src/core/facts/fencing.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
-import { claimData } from "../src/rule-kit/messages.js";
+import { claimData, describeRowFilter } from "../src/rule-kit/messages.js";
 import { formatValue } from "../src/core/model/names.js";
 
 type MessageId =
@@ -30,6 +30,8 @@ export default createRule({
         "Q3 (is the release race-safe?): this write moves the claimed {{model}} row to {{target}} without checking that this worker still holds the claim ({{field}} = {{value}}, taken at line {{claimLine}}). After a stale recovery or a new claim, a late holder overwrites the newer state. Require {{field}} = {{value}}, or the holder's owner or token column, in the filter.",
       takeoverWrite:
         "Q3 (is the release race-safe?): this write {{effect}} checking at most {{field}} = {{value}}, but the claim at line {{claimLine}} takes over leases that look stale and the new holder has the same {{field}} = {{value}}: only the {{tokenField}} column the claim stamps tells the holders apart. A worker that paused past its lease resumes and overwrites the new holder's work. Require {{tokenField}} to hold this worker's token in the filter.",
+      leaseWrite:
+        "Q3 (is the release race-safe?): this write {{effect}} by {{filter}} alone, but the lease on {{field}} taken at line {{claimLine}} passes to another worker once it looks stale: only the {{tokenField}} column the lease stamps tells the holders apart. A worker that paused past its lease resumes and overwrites the new holder's work. Require {{tokenField}} to hold this worker's token in the filter.",
       unfencedResult:
         "Q3 (is the release race-safe?): this write stores {{result}} on the claimed {{model}} row without checking that this worker still holds the claim ({{field}} = {{value}} with its {{tokenField}}, taken at line {{claimLine}}). A worker that paused past its claim resumes and writes its result onto a row that was recovered and claimed again. Require {{tokenField}}, or {{field}} = {{value}}, in the filter.",
       unfencedObjectWrite:
@@ -57,6 +59,7 @@ export default createRule({
         tokenField,
         effect: moves ? `moves the claimed ${claim.lock.model} row to ${target}` : `stores ${assignment.field} on the claimed ${claim.lock.model} row`,
         result: assignment.field,
+        filter: describeRowFilter(effect.write),
       };
       const tokenText = tokenTextAt(sourceCode, effect.token, effect.write.node);
       const suggest = tokenText !== undefined
@@ -64,7 +67,9 @@ export default createRule({
         : effect.kind === "result-row"
           ? suggestion("addFence", claimData(claim), effect.write.addPredicate?.(claim.lock.field, "eq", claim.lock.valueText))
           : [];
-      context.report({ node: effect.write.node, messageId: effect.kind === "takeover-row" ? "takeoverWrite" : "unfencedResult", data, suggest });
+      // A lease has no claimed value to name: what fences its holder is the token alone.
+      const messageId = effect.kind !== "takeover-row" ? "unfencedResult" : claim.lease ? "leaseWrite" : "takeoverWrite";
+      context.report({ node: effect.write.node, messageId, data, suggest });
     }
 
     function reportObject(effect: HeldEffect & { write: ObjectWrite }): void {

@@ -267,6 +267,21 @@ async function reap(cutoff: Date) {
   ],
   invalid: [
     {
+      name: "a lease checked in JavaScript and judged by the time it was taken is reported as the lock row's take-over",
+      code: `export async function importPost(id: string, me: string) {
+  const cutoff = new Date(Date.now() - 5 * 60_000);
+  const post = await prisma.importedPost.findUnique({ where: { id } });
+  if (post.lockedAt && post.lockedAt > cutoff && post.lockedBy !== me) return;
+  await prisma.importedPost.update({ where: { id }, data: { lockedAt: new Date(), lockedBy: me } });
+  const result = await translate(post);
+  await prisma.importedPost.update({ where: { id }, data: { status: "completed", body: result } });
+}`,
+      errors: [{
+        messageId: "startTimeLockRow", line: 4, column: 7,
+        data: { what: "take-over", model: "importedPost", claimLine: "5", timeField: "lockedAt", progressFields: "updatedAt, modifiedAt, heartbeatAt" },
+      }],
+    },
+    {
       // named in neither list, `grabbed` is written only by the claim: it says when the work began
       name: "a recovery judged by a field the module stamps only when claiming",
       code: GRABBED,
