@@ -809,7 +809,8 @@ export function expectedDbFindings(p: DbLockParts): Expected[] {
 // Redis locks
 
 export type RedisClientKind = "ioredis" | "node-redis" | "upstash";
-export type KvAcquire = "set-ttl" | "set" | "setnx" | "setnx-expire" | "multi-expire";
+/** `multi-var-expire`: the MULTI held in a const, SETNX and EXPIRE queued on it, then `exec()` (issue 16's pipelines in variables). */
+export type KvAcquire = "set-ttl" | "set" | "setnx" | "setnx-expire" | "multi-expire" | "multi-var-expire";
 export type KvRelease = "none" | "plain" | "owner" | "get-compare";
 export const KV_LOOKALIKES = ["idempotency", "cache", "rate", "marker"] as const;
 export type KvLookalike = (typeof KV_LOOKALIKES)[number];
@@ -841,7 +842,7 @@ export function kvLockArb(options: { acquire?: fc.Arbitrary<KvAcquire>; release?
     keyStyle: fc.constantFrom<"template" | "concat">("template", "concat"),
     keyVar: fc.boolean(),
     token: fc.constantFrom<"uuid" | "constant">("uuid", "constant"),
-    acquire: options.acquire ?? fc.constantFrom<KvAcquire>("set-ttl", "set", "setnx", "setnx-expire", "multi-expire"),
+    acquire: options.acquire ?? fc.constantFrom<KvAcquire>("set-ttl", "set", "setnx", "setnx-expire", "multi-expire", "multi-var-expire"),
     ttlVariant: fc.nat({ max: 3 }),
     release: options.release ?? fc.constantFrom<KvRelease>("none", "plain", "owner", "get-compare"),
     tryFinally: fc.boolean(),
@@ -939,7 +940,7 @@ function kvLookalikeFn(p: KvLockParts, kind: KvLookalike): Fn {
 /** The test that an acquire failed: SET NX answers "OK" or null, ioredis SETNX 1 or 0, node-redis setNX a boolean. */
 function notAcquired(p: KvLockParts, bind: string): string {
   if (p.acquire === "set" || p.acquire === "set-ttl") return `${bind} !== ${p.quote}OK${p.quote}`;
-  if (p.acquire === "multi-expire") return `!${bind}`;
+  if (p.acquire === "multi-expire" || p.acquire === "multi-var-expire") return `!${bind}`;
   return p.client === "node-redis" ? `!${bind}` : `${bind} !== 1`;
 }
 
@@ -955,13 +956,20 @@ export function kvModule(p: KvLockParts): ModuleSpec {
   const token = p.token === "uuid" ? "token" : `${q}1${q}`;
   const ops = (c: Ctx) => redisOps(p, c);
 
+  const setnxName = p.client === "node-redis" ? "setNX" : "setnx";
   const acquire: Step[] = [
     ...keyStep,
     ...(p.token === "uuid" ? [{ kind: "const", name: "token", value: () => "randomUUID()" } as const] : []),
+    ...(p.acquire === "multi-var-expire" ? [
+      { kind: "const", name: "tx", value: (c: Ctx) => `${c.client(p.client === "node-redis" ? "client" : "redis")}.multi()` } as const,
+      { kind: "stmt", text: `tx.${setnxName}(${key}, ${token});` } as const,
+      { kind: "stmt", text: `tx.expire(${key}, 30);` } as const,
+    ] : []),
     {
       kind: "await", bind: "ok",
       expr: (c) => (p.acquire === "set-ttl" || p.acquire === "set" ? ops(c).set(key, token, p.acquire === "set-ttl")
-        : p.acquire === "multi-expire" ? ops(c).multiSetnxExpire(key, token) : ops(c).setnx(key, token)),
+        : p.acquire === "multi-expire" ? ops(c).multiSetnxExpire(key, token)
+        : p.acquire === "multi-var-expire" ? "tx.exec()" : ops(c).setnx(key, token)),
     },
   ];
   const expire: Step[] = p.acquire === "setnx-expire" ? [{ kind: "await", expr: (c) => ops(c).expire(key) }] : [];
@@ -1028,7 +1036,7 @@ export function expectedKvFindings(p: KvLockParts): Expected[] {
   // Split into helpers, the runner holds the lock between its two calls (function summaries): the same finding,
   // except that the GET-then-compare's early return is the release helper's, not a way out of the runner.
   if (!p.tryFinally && p.release !== "none" && lockLike) {
-    const ttl = p.acquire === "set-ttl" || p.acquire === "setnx-expire" || p.acquire === "multi-expire";
+    const ttl = p.acquire === "set-ttl" || p.acquire === "setnx-expire" || p.acquire === "multi-expire" || p.acquire === "multi-var-expire";
     const messageId = ttl ? "ttlReleaseMissed" : p.release === "get-compare" && !p.split ? "missedOnReturn" : "missedOnRejection";
     out.push({ rule: "locks/release-in-finally", messageId, fn: "runTask", data: { lock: `the lock \`${p.prefix}:*\`` } });
   }
@@ -1054,6 +1062,8 @@ export interface LockRowParts {
   readonly release: "none" | "after" | "finally";
   /** The release deletes only this holder's row (`owner = process.pid` in its filter). */
   readonly ownerCheck: boolean;
+  /** knex and pg: a plain insert whose duplicate-key error is caught (`23505`, `ER_DUP_ENTRY`), not ON CONFLICT. */
+  readonly duplicate: boolean;
 }
 
 export function lockRowArb(): fc.Arbitrary<LockRowParts> {
@@ -1065,7 +1075,14 @@ export function lockRowArb(): fc.Arbitrary<LockRowParts> {
     sweeper: fc.constantFrom<LockRowParts["sweeper"]>("none", "expired", "created"),
     release: fc.constantFrom<LockRowParts["release"]>("none", "after", "finally"),
     ownerCheck: fc.boolean(),
+    duplicate: fc.boolean(),
   });
+}
+
+/** `try { await insert; return true } catch (e) { if (duplicate) return false; throw e; }` around a plain insert. */
+function caughtInsert(insert: Expr, duplicate: string): Step[] {
+  return [{ kind: "catch", body: [{ kind: "await", expr: insert }, { kind: "return", value: () => "true" }],
+    param: "e", handler: [{ kind: "exit", cond: duplicate, value: "false" }, { kind: "stmt", text: "throw e;" }] }];
 }
 
 /** The table as each store names it: `jobLock` (Prisma delegate, Drizzle table), `job_locks` (SQL). */
@@ -1097,10 +1114,13 @@ export function lockRowModule(p: LockRowParts): ModuleSpec {
     }
     case "knex": {
       clients = knex.clients;
-      insert = [
-        { kind: "await", bind: "rows", expr: (c) => `${c.client("knex")}(${q}${t}${q}).insert({ name, owner: process.pid${p.expiry ? `, expires_at: ${until}` : ""} }).onConflict(${q}name${q}).ignore().returning(${q}name${q})` },
-        { kind: "return", value: () => "rows.length === 1" },
-      ];
+      const row = `{ name, owner: process.pid${p.expiry ? `, expires_at: ${until}` : ""} }`;
+      insert = p.duplicate
+        ? caughtInsert((c) => `${c.client("knex")}(${q}${t}${q}).insert(${row})`, `e.code === ${q}ER_DUP_ENTRY${q} || e.code === ${q}23505${q}`)
+        : [
+          { kind: "await", bind: "rows", expr: (c) => `${c.client("knex")}(${q}${t}${q}).insert(${row}).onConflict(${q}name${q}).ignore().returning(${q}name${q})` },
+          { kind: "return", value: () => "rows.length === 1" },
+        ];
       sweep = (c) => `${c.client("knex")}(${q}${t}${q}).where(${q}${col(cutoffTime)}${q}, ${q}<${q}, cutoff).del()`;
       remove = (c) => `${c.client("knex")}(${q}${t}${q}).where({ name${p.ownerCheck ? ", owner: process.pid" : ""} }).del()`;
       break;
@@ -1130,10 +1150,12 @@ export function lockRowModule(p: LockRowParts): ModuleSpec {
       clients = pg.clients;
       const cols = `name, owner${p.expiry ? ", expires_at" : ""}`;
       const vals = `$1, $2${p.expiry ? ", now() + interval '1 minute'" : ""}`;
-      insert = [
-        { kind: "await", bind: "r", expr: (c) => `${c.client("pool")}.query("INSERT INTO ${t} (${cols}) VALUES (${vals}) ON CONFLICT DO NOTHING", [name, process.pid])` },
-        { kind: "return", value: () => "r.rowCount === 1" },
-      ];
+      insert = p.duplicate
+        ? caughtInsert((c) => `${c.client("pool")}.query("INSERT INTO ${t} (${cols}) VALUES (${vals})", [name, process.pid])`, `e.code === ${q}23505${q}`)
+        : [
+          { kind: "await", bind: "r", expr: (c) => `${c.client("pool")}.query("INSERT INTO ${t} (${cols}) VALUES (${vals}) ON CONFLICT DO NOTHING", [name, process.pid])` },
+          { kind: "return", value: () => "r.rowCount === 1" },
+        ];
       sweep = (c) => `${c.client("pool")}.query("DELETE FROM ${t} WHERE ${col(cutoffTime)} < $1", [cutoff])`;
       remove = (c) => p.ownerCheck ? `${c.client("pool")}.query("DELETE FROM ${t} WHERE name = $1 AND owner = $2", [name, process.pid])` : `${c.client("pool")}.query("DELETE FROM ${t} WHERE name = $1", [name])`;
       break;

@@ -567,6 +567,24 @@ export async function leaderTick() {
 
 ruleTester.run("release-in-finally", rule, {
   valid: [
+    {
+      name: "an acquire queued on a MULTI held in a const is taken when the batch runs: the not-acquired return leaves nothing held",
+      code: `import Redis from "ioredis";
+const redis = new Redis();
+export async function rebuildIndex(id: string, token: string) {
+  const tx = redis.multi();
+  tx.setnx(\`lock:index:\${id}\`, token);
+  tx.expire(\`lock:index:\${id}\`, 30);
+  const ok = await tx.exec();
+  if (!ok) return false;
+  try {
+    await rebuild(id);
+  } finally {
+    await redis.del(\`lock:index:\${id}\`);
+  }
+  return true;
+}`,
+    },
     // the await that settles the acquire (a race with a deadline, Promise.all) is where holding starts: its own
     // rejection is a failed acquire, not a way out while holding
     { name: "an acquire raced against a deadline, then held in try/finally", code: RACED_ACQUIRE },

@@ -614,6 +614,35 @@ function promiseCombinator(n: Node): n is TSESTree.CallExpression {
 }
 
 /**
+ * An acquire queued on a MULTI or pipeline held in a const (`tx.setnx(key, token); …; const ok = await tx.exec()`):
+ * the command runs, and its result is known, when the batch is executed, at that await.
+ */
+function queuedBatchExec(sourceCode: SourceCode, acquire: Node): TSESTree.AwaitExpression | undefined {
+  if (acquire.type !== "CallExpression" || acquire.parent?.type !== "ExpressionStatement") return undefined;
+  const callee = unwrap(acquire.callee);
+  const object = callee.type === "MemberExpression" ? unwrap(callee.object) : undefined;
+  if (object?.type !== "Identifier") return undefined;
+  const variable = findVariable(sourceCode, object);
+  const init = variable?.defs[0]?.node.type === "VariableDeclarator" ? variable.defs[0].node.init : undefined;
+  const made = init ? unwrap(init) : undefined;
+  if (made?.type !== "CallExpression" || made.callee.type !== "MemberExpression" || !BATCH_CALL.test(keyName(made.callee.property, made.callee.computed) ?? "")) return undefined;
+  const fn = enclosingFunction(acquire);
+  for (const ref of variable!.references) {
+    const r = ref.identifier as Node;
+    const member = r.parent;
+    if (r.range[0] < acquire.range[1] || member?.type !== "MemberExpression" || member.object !== r || keyName(member.property, member.computed) !== "exec") continue;
+    const call = member.parent;
+    let p = call?.type === "CallExpression" && call.callee === member ? call.parent : undefined;
+    while (p && (p.type === "TSAsExpression" || p.type === "TSNonNullExpression")) p = p.parent;
+    if (p?.type === "AwaitExpression" && enclosingFunction(p) === fn) return p;
+  }
+  return undefined;
+}
+
+/** Calls that open a batch of Redis commands sent together: `multi()`, `pipeline()`, node-redis `batch()`. */
+const BATCH_CALL = /^(?:multi|pipeline|batch)$/;
+
+/**
  * The `await` that settles an acquire started without one: `promises.push(acquire()); await Promise.race(promises)`,
  * `await Promise.all([acquire(), …])`, `const p = acquire(); …; await p`. The lock is taken when that await
  * resumes; a rejection of it is the acquire's own failure, not a way out while holding.
@@ -640,6 +669,8 @@ function settlingAwait(sourceCode: SourceCode, acquire: Node): TSESTree.AwaitExp
   };
   const parent = acquire.parent;
   if (!parent || parent.type === "AwaitExpression") return undefined;
+  const queued = queuedBatchExec(sourceCode, acquire);
+  if (queued) return queued;
   if (parent.type === "ArrayExpression" && parent.parent && promiseCombinator(parent.parent) && parent.parent.arguments[0] === parent) return awaited(parent.parent);
   if (parent.type === "CallExpression" && parent.arguments.includes(acquire as TSESTree.CallExpression)) {
     const callee = unwrap(parent.callee);
@@ -658,7 +689,8 @@ function analyse(sourceCode: SourceCode, c: Candidate, paths: PathRecorder, shap
   let escapes: PathEscape[] = [];
   if (!c.skipPaths && paths.has(c.acquire)) {
     const handled = (a: TSESTree.AwaitExpression) => awaitHandled(a, releases, c.protocol) || rejections.never(a);
-    const region = c.try ? heldRegion(sourceCode, c.acquire) : undefined;
+    // Queued on a batch, the acquire's outcome is the batch's result: where it is tested is where holding starts.
+    const region = c.try ? heldRegion(sourceCode, queuedBatchExec(sourceCode, c.acquire) ?? c.acquire) : undefined;
     const settled = region ? undefined : settlingAwait(sourceCode, c.acquire);
     const from = settled && paths.has(settled) ? settled : c.acquire;
     const start = region ? paths.firstIn(c.acquire, region.start, region.end) : from;
