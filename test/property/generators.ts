@@ -808,7 +808,8 @@ export function expectedDbFindings(p: DbLockParts): Expected[] {
 // ---------------------------------------------------------------------------------------------------------------
 // Redis locks
 
-export type RedisClientKind = "ioredis" | "node-redis" | "upstash";
+/** `app-cache`: an application's own cache service over Redis (`cache.set(key, v, { nx: true, ttl })`, `cache.delete(key)`). */
+export type RedisClientKind = "ioredis" | "node-redis" | "upstash" | "app-cache";
 /** `multi-var-expire`: the MULTI held in a const, SETNX and EXPIRE queued on it, then `exec()` (issue 16's pipelines in variables). */
 export type KvAcquire = "set-ttl" | "set" | "setnx" | "setnx-expire" | "multi-expire" | "multi-var-expire";
 export type KvRelease = "none" | "plain" | "owner" | "get-compare";
@@ -836,7 +837,7 @@ export interface KvLockParts {
 
 export function kvLockArb(options: { acquire?: fc.Arbitrary<KvAcquire>; release?: fc.Arbitrary<KvRelease> } = {}): fc.Arbitrary<KvLockParts> {
   return fc.record({
-    client: fc.constantFrom<RedisClientKind>("ioredis", "node-redis", "upstash"),
+    client: fc.constantFrom<RedisClientKind>("ioredis", "node-redis", "upstash", "app-cache"),
     quote: fc.constantFrom<'"' | "'">('"', "'"),
     prefix: fc.constantFrom("lock:report", "locks:export", "mutex:sync", "leader:billing", "report-run"),
     keyStyle: fc.constantFrom<"template" | "concat">("template", "concat"),
@@ -848,7 +849,8 @@ export function kvLockArb(options: { acquire?: fc.Arbitrary<KvAcquire>; release?
     tryFinally: fc.boolean(),
     split: fc.boolean(),
     lookalikes: fc.subarray([...KV_LOOKALIKES], { maxLength: 2 }),
-  });
+  // An application's cache service sends no MULTI and has no script call of its own.
+  }).filter((p) => p.client !== "app-cache" || (!p.acquire.startsWith("multi") && p.release !== "owner"));
 }
 
 const RELEASE_SCRIPT = "const RELEASE_IF_OWNER = `if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) else return 0 end`;";
@@ -861,15 +863,20 @@ function redisClient(kind: RedisClientKind): Client {
       return { name: "client", declaration: `import { createClient } from "redis";\nconst client = createClient();`, type: "RedisClientType", typeImport: `import type { RedisClientType } from "redis";` };
     case "upstash":
       return { name: "redis", declaration: `import { Redis } from "@upstash/redis";\nconst redis = Redis.fromEnv();`, type: "Redis", typeImport: `import type { Redis } from "@upstash/redis";` };
+    case "app-cache":
+      return { name: "cache", declaration: `import { cache } from "./cache";`, type: "CacheService", typeImport: `import type { CacheService } from "./cache";` };
   }
 }
 
 /** The Redis commands of one client, spelled its way. */
 function redisOps(p: KvLockParts, c: Ctx) {
-  const r = c.client(p.client === "node-redis" ? "client" : "redis");
+  const r = c.client(p.client === "node-redis" ? "client" : p.client === "app-cache" ? "cache" : "redis");
   const q = p.quote;
+  const app = p.client === "app-cache";
   return {
     set(key: string, value: string, ttl: boolean, nx = true): string {
+      // The service's own option names: `nx`, and `ttl` in seconds.
+      if (app) return `${r}.set(${key}, ${value}, { ${[...(nx ? ["nx: true"] : []), ...(ttl ? ["ttl: 30"] : [])].join(", ")} })`;
       if (p.client === "ioredis") {
         const opts = !ttl ? (nx ? [`${q}NX${q}`] : []) : p.ttlVariant % 2 === 0 ? [`${q}PX${q}`, "30000", ...(nx ? [`${q}NX${q}`] : [])] : [...(nx ? [`${q}NX${q}`] : []), `${q}EX${q}`, "30"];
         return `${r}.set(${[key, value, ...opts].join(", ")})`;
@@ -885,13 +892,15 @@ function redisOps(p: KvLockParts, c: Ctx) {
     /** SETNX and EXPIRE queued in one MULTI: sent together, so the key never lives without its expiry. */
     multiSetnxExpire: (key: string, value: string) => `${r}.multi().${p.client === "node-redis" ? "setNX" : "setnx"}(${key}, ${value}).expire(${key}, 30).exec()`,
     expire: (key: string) => `${r}.expire(${key}, 30)`,
-    del: (key: string) => `${r}.del(${key})`,
+    del: (key: string) => `${r}.${app ? "delete" : "del"}(${key})`,
     get: (key: string) => `${r}.get(${key})`,
     incr: (key: string) => `${r}.incr(${key})`,
     ownerDelete: (key: string, token: string) => ({
       ioredis: `${r}.eval(RELEASE_IF_OWNER, 1, ${key}, ${token})`,
       "node-redis": `${r}.eval(RELEASE_IF_OWNER, { keys: [${key}], arguments: [${token}] })`,
       upstash: `${r}.eval(RELEASE_IF_OWNER, [${key}], [${token}])`,
+      // Not generated (kvLockArb): a cache service has no script call the plugin could read.
+      "app-cache": `${r}.eval(RELEASE_IF_OWNER, [${key}], [${token}])`,
     })[p.client],
   };
 }
