@@ -31,7 +31,8 @@ import {
 } from "../core/languages/sql.js";
 import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
 import { normalizeName } from "../core/model/settings.js";
-import { catchesDuplicate, SQL_DUPLICATE } from "../core/reading/failures.js";
+import { catchesDuplicate, failureEndsAttempt, SQL_DUPLICATE } from "../core/reading/failures.js";
+import { hasLockWord } from "../core/model/settings.js";
 
 const STORE = "sql";
 /**
@@ -607,7 +608,8 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
     effect: statement.effect ?? "update",
     // An INSERT whose duplicate-key error the code catches is taken under a unique key, like ON CONFLICT DO NOTHING.
     ...(statement.onConflict ? { onConflict: statement.onConflict }
-      : statement.effect === "insert" && catchesDuplicate(ctx.sourceCode, node, SQL_DUPLICATE) ? { onConflict: "error" as const } : {}),
+      : statement.effect === "insert" && (catchesDuplicate(ctx.sourceCode, node, SQL_DUPLICATE) ||
+        (hasLockWord(statement.model) && failureEndsAttempt(ctx.sourceCode, node))) ? { onConflict: "error" as const } : {}),
     filter: statement.filter,
     assignments,
     node,

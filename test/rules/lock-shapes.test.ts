@@ -40,6 +40,18 @@ const takeOver = (where: string) => `export async function acquire(name: string,
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
     {
+      // lookalike: an audit row whose failed insert is only logged is no lock, whatever the catch does
+      code: `export async function record(pool: Pool, event: string) {
+  try {
+    await pool.query("INSERT INTO audit_events (event) VALUES ($1)", [event]);
+  } catch (e) {
+    logger.warn("audit failed", e);
+    return false;
+  }
+  return true;
+}`,
+    },
+    {
       // lookalike: a duplicate e-mail caught on an ordinary table is a user error, not a lock
       code: `export async function signUp(pool: Pool, email: string) {
   try {
@@ -143,6 +155,30 @@ export async function sweep() { await prisma.jobLock.deleteMany({ where: { expir
   try { await work(); } finally { await db("job_locks").where({ name }).delete(); }
 }`,
       errors: [{ messageId: "missingExpiry", line: 2, column: 22, data: { model: "job_locks" } }],
+    },
+    {
+      // a lock table's insert whose failure, any failure, ends the attempt: the row was already there
+      code: `export async function withLock(pool: Pool, name: string, work: () => Promise<void>) {
+  try {
+    await pool.query("INSERT INTO cron_locks (name) VALUES ($1)", [name]);
+  } catch (e) {
+    logger.warn("cron lock busy", e);
+    return false;
+  }
+  try { await work(); } finally { await pool.query("DELETE FROM cron_locks WHERE name = $1", [name]); }
+  return true;
+}`,
+      errors: [{ messageId: "missingExpiry", line: 3, column: 11, data: { model: "cron_locks" } }],
+    },
+    {
+      // the same through a wrapper that hands the error back instead of throwing it
+      code: `export async function withLock(db: Knex, name: string, work: () => Promise<void>) {
+  const taken = await attempt(() => db("run_locks").insert({ name }));
+  if (taken instanceof Error) return false;
+  try { await work(); } finally { await db("run_locks").where({ name }).delete(); }
+  return true;
+}`,
+      errors: [{ messageId: "missingExpiry", line: 2, column: 37, data: { model: "run_locks" } }],
     },
     {
       // a lock timestamp taken where empty and cleared after the work, with nothing that clears one whose holder

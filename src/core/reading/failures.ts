@@ -53,3 +53,73 @@ function callersCatch(sourceCode: SourceCode, fn: TSESTree.FunctionDeclaration, 
   if (calls.length === 0 || calls.length !== (variable?.references.length ?? 0)) return false;
   return calls.every((c) => c.parent?.type === "AwaitExpression" && catchesDuplicate(sourceCode, c, pattern, 1));
 }
+
+/**
+ * The code gives up when the write fails, whatever the error: a `try` around it whose `catch` returns, a
+ * `.catch(() => false)` on its promise, or a wrapper that hands the error back (`const r = await attempt(() =>
+ * insert(…)); if (isError(r)) return;`). On a lock table that is how a taken lock reads: the insert failed because
+ * the row is there. Only asked of inserts into tables named like a lock.
+ */
+export function failureEndsAttempt(sourceCode: SourceCode, node: Node): boolean {
+  let child: Node = node;
+  let parent: Node | undefined = node.parent;
+  while (parent?.type === "MemberExpression" && parent.object === child && parent.parent?.type === "CallExpression") {
+    const link = keyName(parent.property, parent.computed);
+    const handler = link === "catch" ? parent.parent.arguments[0] : undefined;
+    if (handler && givesUp(handler as Node)) return true;
+    child = parent.parent;
+    parent = child.parent;
+  }
+  if (parent?.type === "AwaitExpression") {
+    child = parent;
+    parent = parent.parent;
+  }
+  // `() => insert(…)` or `() => { return insert(…); }` handed to a wrapper whose result is tested for an error.
+  const arrow = parent?.type === "ArrowFunctionExpression" && parent.body === child ? parent
+    : parent?.type === "ReturnStatement" && parent.parent?.type === "BlockStatement" && parent.parent.body.length === 1 &&
+      parent.parent.parent?.type === "ArrowFunctionExpression" ? parent.parent.parent : undefined;
+  if (arrow) return wrapperTestedForError(sourceCode, arrow);
+  for (; parent; child = parent, parent = parent.parent) {
+    if (parent.type === "FunctionDeclaration" || parent.type === "FunctionExpression" || parent.type === "ArrowFunctionExpression") return false;
+    if (parent.type === "TryStatement" && child === parent.block && parent.handler) return returnsIn(parent.handler.body);
+  }
+  return false;
+}
+
+/** A handler that gives a value back instead of rethrowing: `() => false`, `(e) => { log(e); return null; }`. */
+function givesUp(handler: Node): boolean {
+  if (handler.type !== "ArrowFunctionExpression" && handler.type !== "FunctionExpression") return false;
+  if (handler.body.type !== "BlockStatement") return handler.body.type === "Literal" || (handler.body.type === "Identifier" && handler.body.name === "undefined");
+  return returnsIn(handler.body);
+}
+
+/** The block ends in a `return` (not a `throw`). */
+function returnsIn(block: TSESTree.BlockStatement): boolean {
+  const last = block.body[block.body.length - 1];
+  return last?.type === "ReturnStatement";
+}
+
+/** `const r = await wrap(() => …); if (isError(r)) return;` (or `r instanceof Error`): the wrapper returns the error. */
+function wrapperTestedForError(sourceCode: SourceCode, arrow: TSESTree.ArrowFunctionExpression): boolean {
+  const call: Node | undefined = arrow.parent;
+  if (call?.type !== "CallExpression" || !call.arguments.includes(arrow)) return false;
+  let top: Node = call;
+  if (top.parent?.type === "AwaitExpression") top = top.parent;
+  const decl = top.parent;
+  if (decl?.type !== "VariableDeclarator" || decl.init !== top || decl.id.type !== "Identifier") return false;
+  const variable = findVariable(sourceCode, decl.id);
+  return (variable?.references ?? []).some((ref) => {
+    const use = ref.identifier.parent;
+    const test = use?.type === "CallExpression" && /(?:^|\.)isError$/.test(calleeName(use.callee)) && use.arguments[0] === ref.identifier ? use
+      : use?.type === "BinaryExpression" && use.operator === "instanceof" && use.left === ref.identifier ? use : undefined;
+    const statement = test?.parent;
+    return statement?.type === "IfStatement" && statement.test === test && (statement.consequent.type === "ReturnStatement" ||
+      (statement.consequent.type === "BlockStatement" && returnsIn(statement.consequent)));
+  });
+}
+
+function calleeName(callee: Node): string {
+  if (callee.type === "Identifier") return callee.name;
+  if (callee.type === "MemberExpression") return `${calleeName(callee.object)}.${keyName(callee.property, callee.computed) ?? ""}`;
+  return "";
+}

@@ -20,7 +20,8 @@ import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { evaluate, keyName, unwrap } from "../../core/reading/values.js";
 import { type Arg, type Call, KNOWN, LOCKING_LINKS, type Link, NEUTRAL, READS, TRAILING, type TableScope, WHERE_NAME, WRITES, chainDown, chainUp, columnField, fieldOf, isKnexClock, knexRoot, methodName, objectArgument } from "./chains.js";
 import { type Clause, KnexReader, combine } from "./filters.js";
-import { catchesDuplicate, SQL_DUPLICATE } from "../../core/reading/failures.js";
+import { catchesDuplicate, failureEndsAttempt, SQL_DUPLICATE } from "../../core/reading/failures.js";
+import { hasLockWord } from "../../core/model/settings.js";
 
 // ---- assignments ----
 
@@ -153,7 +154,9 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
     return {
       access: "write", ...base, effect: "insert", filter: { kind: "and", items: [] },
       // The duplicate-key error caught: taken under a unique key (`try { await knex("locks").insert(…) } catch …`).
-      ...(catchesDuplicate(ctx.sourceCode, call, SQL_DUPLICATE) ? { onConflict: "error" as const } : {}),
+      // On a lock table any failure that ends the attempt is the row already there (`if (isError(r)) return`).
+      ...(catchesDuplicate(ctx.sourceCode, call, SQL_DUPLICATE) || (hasLockWord(base.model) && failureEndsAttempt(ctx.sourceCode, call))
+        ? { onConflict: "error" as const } : {}),
       assignments: row ? objectAssignments(ctx, scope, row) : [], node: call,
     };
   }
