@@ -554,8 +554,8 @@ function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
     ? g.timeFields.map((f) => ({ field: f, node: g.test as Node }))
     : [{ field: stamp.field, node: g.test as Node }]);
   const lock: LockKey = { model: write.model, field: stamp.field, value: { value: "held" }, valueText: "" };
-  // A heartbeat stamps the same column again: its age tells progress.
-  const renewed = mod.writes.some((w) => w !== write && normalizeModel(w.model) === normalizeModel(write.model) &&
+  // A heartbeat stamps the same column again: its age tells progress. Creating the row is no renewal.
+  const renewed = mod.writes.some((w) => w !== write && w.effect !== "insert" && normalizeModel(w.model) === normalizeModel(write.model) &&
     w.assignments.some((a) => sameField(a.field, stamp.field) && a.value.kind === "now" && !clears(a)));
   const check: Check | undefined = write.underLock ? undefined : { kind: "read", node: read.node, timeFields: takeover };
   return [{ write, lock, assignment: stamp, takeover, ...(check ? { check } : {}), lease: true, ...(renewed ? { renewed } : {}) }];
