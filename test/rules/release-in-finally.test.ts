@@ -568,6 +568,31 @@ export async function leaderTick() {
 ruleTester.run("release-in-finally", rule, {
   valid: [
     {
+      name: "a processed marker written over the claim through a helper ends the hold on the success path, as the release does on failure",
+      code: `import Redis from "ioredis";
+const redis = new Redis();
+async function claimEvent(id: string) {
+  return (await redis.set(\`webhook:event:\${id}\`, "processing", "EX", 300, "NX")) === "OK";
+}
+async function markDone(id: string) {
+  await redis.set(\`webhook:event:\${id}\`, "done", "EX", 604800);
+}
+async function releaseEvent(id: string) {
+  await redis.del(\`webhook:event:\${id}\`);
+}
+export async function handle(id: string) {
+  if (!(await claimEvent(id))) return 200;
+  try {
+    await apply(id);
+  } catch (error) {
+    await releaseEvent(id);
+    return 500;
+  }
+  await markDone(id);
+  return 200;
+}`,
+    },
+    {
       name: "an acquire queued on a MULTI held in a const is taken when the batch runs: the not-acquired return leaves nothing held",
       code: `import Redis from "ioredis";
 const redis = new Redis();

@@ -237,8 +237,10 @@ function kvLocks(kv: KvFacts): Candidate[] {
   for (const lock of [...kv.locks, ...kv.viaHelpers.locks]) {
     if (!lock.lockLike) continue;
     const own = allReleases.filter((r) => r.lock === lock && sameFunction(r.op.node, lock.acquire.node));
-    const releases = own.map((r) => r.op.node);
-    if (releases.length === 0) continue;
+    // A marker written over the lock ends the hold on its path, as a release does (it deletes nothing: not a release).
+    const ended = (lock.endedBy ?? []).filter((o) => sameFunction(o.node, lock.acquire.node)).map((o) => o.node);
+    const releases = [...own.map((r) => r.op.node), ...ended];
+    if (own.length === 0) continue;
     out.push({
       kind: "kv", name: lock.acquire.key.opaque ? lock.acquire.key.text.slice(1, -1) : lock.acquire.key.text, acquire: lock.acquire.node, releases, ttl: lock.ttl === "present" || lock.ttl === "separate" || lock.ttl === "unknown", try: true,
       ...(lock.expire ? { protocol: [lock.expire.node] } : {}),

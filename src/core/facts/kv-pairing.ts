@@ -361,6 +361,11 @@ export function buildKvFacts(
     if (lock.ttl === "present" && (acquire.ttlMs ?? 0) >= OUTLASTS_WORK_MS) lock = { ...lock, outlastsWork: true };
     const checkedBy = checked.get(acquire);
     if (checkedBy) lock = { ...lock, checkedBy };
+    // A processed marker written over the claim (`set(key, "done", { ex: week })` after `set(key, "processing", { nx })`).
+    const held = acquire.constantValue;
+    const endedBy = held === undefined ? [] : ops.filter((o) => o.command === "set" && !o.nx && o !== acquire && sameTarget(o, acquire) &&
+      o.constantValue !== undefined && o.constantValue.value !== held.value);
+    if (endedBy.length > 0) lock = { ...lock, endedBy };
     byAcquire.set(acquire, lock);
     return lock;
   });

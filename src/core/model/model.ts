@@ -468,6 +468,11 @@ export interface KvLock {
    * two round trips, which two callers can both pass.
    */
   readonly checkedBy?: KvOp;
+  /**
+   * Plain SETs of the key that replace the lock's constant value with another one (`"processing"` by `"done"`, a
+   * processed marker that outlives the claim): the hold ends there, as at a release, though nothing is deleted.
+   */
+  readonly endedBy?: readonly KvOp[];
 }
 
 /**

@@ -46,7 +46,7 @@ export interface FunctionSummary {
 }
 
 const MAX_DEPTH = 4;
-/** Commands a helper's caller makes through it: acquires, releases, expiries. Reads are not effects. */
+/** Commands a helper's caller makes through it: acquires, releases, expiries, constant markers. Reads are not effects. */
 const EFFECT_COMMANDS = new Set(["set", "setnx", "del", "script", "expire"]);
 
 function isDeleting(op: KvOp): boolean {
@@ -270,7 +270,10 @@ export function calledFunction(sourceCode: SourceCode, call: TSESTree.CallExpres
 export function summarize(sourceCode: SourceCode, ops: readonly KvOp[]): Map<Fn, FunctionSummary> {
   const byFn = new Map<Fn, KvOp[]>();
   for (const op of ops) {
-    if (!EFFECT_COMMANDS.has(op.command) || (op.command === "set" && !op.nx) || (op.command === "script" && !isDeleting(op) && op.script !== "compare-and-expire")) continue;
+    // A plain SET is an effect only when it stores a constant (a "done" marker written over a claim); a helper that
+    // caches a value it computes makes no lock op its caller could be said to make.
+    if (!EFFECT_COMMANDS.has(op.command) || (op.command === "set" && !op.nx && op.constantValue === undefined) ||
+      (op.command === "script" && !isDeleting(op) && op.script !== "compare-and-expire")) continue;
     const fn = unitOf(op.node);
     if (!fn || functionName(fn) === undefined) continue;
     byFn.set(fn, [...(byFn.get(fn) ?? []), op]);
