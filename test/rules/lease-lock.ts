@@ -62,3 +62,16 @@ export async function forceUnlockDigest() {
   await prisma.appConfig.deleteMany({ where: { name: DIGEST_LOCK } });
 }
 `;
+
+/**
+ * A lease checked in JavaScript: the row is read, its `lockedAt` judged against a cutoff in an `if`, then stamped by
+ * id with this worker's `lockedBy`; the import's result is written by id alone afterwards (line 7).
+ */
+export const CHECKED_LEASE = `export async function importPost(id: string, me: string) {
+  const cutoff = new Date(Date.now() - 5 * 60_000);
+  const post = await prisma.importedPost.findUnique({ where: { id } });
+  if (post.lockedAt && post.lockedAt > cutoff && post.lockedBy !== me) return;
+  await prisma.importedPost.update({ where: { id }, data: { lockedAt: new Date(), lockedBy: me } });
+  const result = await translate(post);
+  await prisma.importedPost.update({ where: { id }, data: { status: "completed", body: result } });
+}`;

@@ -2,6 +2,7 @@ import { type ESLint, Linter } from "eslint";
 import { describe, expect, it } from "vitest";
 import rule from "../../rules/progress-based-staleness.js";
 import { javascript, ruleTester } from "../rule-tester.js";
+import { CHECKED_LEASE } from "./lease-lock.js";
 
 /** The claim most cases pair with: job.status = GENERATING, taken at line 2. The code after it starts at line 5. */
 const CLAIM = `async function claim(id: string) {
@@ -268,14 +269,7 @@ async function reap(cutoff: Date) {
   invalid: [
     {
       name: "a lease checked in JavaScript and judged by the time it was taken is reported as the lock row's take-over",
-      code: `export async function importPost(id: string, me: string) {
-  const cutoff = new Date(Date.now() - 5 * 60_000);
-  const post = await prisma.importedPost.findUnique({ where: { id } });
-  if (post.lockedAt && post.lockedAt > cutoff && post.lockedBy !== me) return;
-  await prisma.importedPost.update({ where: { id }, data: { lockedAt: new Date(), lockedBy: me } });
-  const result = await translate(post);
-  await prisma.importedPost.update({ where: { id }, data: { status: "completed", body: result } });
-}`,
+      code: CHECKED_LEASE,
       errors: [{
         messageId: "startTimeLockRow", line: 4, column: 7,
         data: { what: "take-over", model: "importedPost", claimLine: "5", timeField: "lockedAt", progressFields: "updatedAt, modifiedAt, heartbeatAt" },

@@ -1,5 +1,6 @@
 import rule from "../../rules/require-fencing.js";
 import { javascript, ruleTester, recoveredElsewhere } from "../rule-tester.js";
+import { CHECKED_LEASE } from "./lease-lock.js";
 
 type FenceData = {
   model: string;
@@ -317,25 +318,11 @@ async function generate(jobId: string) {
   invalid: [
     {
       name: "a lease checked in JavaScript: the holder's write by id alone is told apart from a new holder's only by lockedBy",
-      code: `export async function importPost(id: string, me: string) {
-  const cutoff = new Date(Date.now() - 5 * 60_000);
-  const post = await prisma.importedPost.findUnique({ where: { id } });
-  if (post.lockedAt && post.lockedAt > cutoff && post.lockedBy !== me) return;
-  await prisma.importedPost.update({ where: { id }, data: { lockedAt: new Date(), lockedBy: me } });
-  const result = await translate(post);
-  await prisma.importedPost.update({ where: { id }, data: { status: "completed", body: result } });
-}`,
+      code: CHECKED_LEASE,
       errors: [{
         messageId: "leaseWrite", line: 7, column: 9,
         data: { model: "importedPost", field: "lockedAt", claimLine: "5", tokenField: "lockedBy", effect: "stores status on the claimed importedPost row", filter: "id" },
-        suggestions: [{ messageId: "addToken", data: { tokenField: "lockedBy", tokenText: "me" }, output: `export async function importPost(id: string, me: string) {
-  const cutoff = new Date(Date.now() - 5 * 60_000);
-  const post = await prisma.importedPost.findUnique({ where: { id } });
-  if (post.lockedAt && post.lockedAt > cutoff && post.lockedBy !== me) return;
-  await prisma.importedPost.update({ where: { id }, data: { lockedAt: new Date(), lockedBy: me } });
-  const result = await translate(post);
-  await prisma.importedPost.update({ where: { id, lockedBy: me }, data: { status: "completed", body: result } });
-}` }],
+        suggestions: [{ messageId: "addToken", data: { tokenField: "lockedBy", tokenText: "me" }, output: CHECKED_LEASE.replace("{ where: { id }, data: { status", "{ where: { id, lockedBy: me }, data: { status") }],
       }],
     },
     {

@@ -9,7 +9,7 @@ import requireStaleRecovery from "../../rules/require-stale-recovery.js";
 import { javascript, ruleTester } from "../rule-tester.js";
 
 /** A cron lock entry read through the Entity Service, judged by a helper, then stamped by id: the claim is line 7. */
-const CHECKED_LEASE = `const LOCK = "api::job-lock.job-lock";
+const ENTITY_SERVICE_LEASE = `const LOCK = "api::job-lock.job-lock";
 const TTL_MS = 60_000;
 const fresh = (at) => Date.now() - new Date(at).getTime() < TTL_MS;
 export async function takeLock(strapi, job) {
@@ -78,7 +78,7 @@ ruleTester.run("atomic-claim", atomicClaim, {
   invalid: [
     {
       name: "Entity Service: a lease judged fresh by a helper, then stamped by id",
-      code: CHECKED_LEASE,
+      code: ENTITY_SERVICE_LEASE,
       languageOptions: javascript,
       errors: [{ messageId: "checkThenLease", line: 7, data: leaseData }],
     },
@@ -120,7 +120,7 @@ ruleTester.run("owner-checked-release", ownerCheckedRelease, {
   invalid: [
     {
       name: "the checked lease released by clearing its flag by id alone",
-      code: CHECKED_LEASE + `export async function dropLock(strapi, job) {
+      code: ENTITY_SERVICE_LEASE + `export async function dropLock(strapi, job) {
   const [entry] = await strapi.entityService.findMany(LOCK, { filters: { job }, limit: 1 });
   if (entry) await strapi.entityService.update(LOCK, entry.id, { data: { locked: false } });
 }`,
@@ -146,7 +146,7 @@ ruleTester.run("owner-checked-release", ownerCheckedRelease, {
 
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
-    { name: "a checked lease: the take-over its check judges answers a dead holder", code: CHECKED_LEASE, languageOptions: javascript },
+    { name: "a checked lease: the take-over its check judges answers a dead holder", code: ENTITY_SERVICE_LEASE, languageOptions: javascript },
   ],
   invalid: [
     {

@@ -38,6 +38,8 @@ interface Candidate {
   readonly protocol?: readonly Node[];
   /** A key-value lock whose releases here check no owner: a release by a caller that never took it frees the holder's. */
   readonly uncheckedRelease?: boolean;
+  /** The MULTI or pipeline the acquire is queued on (`KvOp.batch`, resolved by the recognizer). */
+  readonly batch?: Node;
 }
 
 function calleeObject(call: Node): Node | undefined {
@@ -245,6 +247,7 @@ function kvLocks(kv: KvFacts): Candidate[] {
       kind: "kv", name: lock.acquire.key.opaque ? lock.acquire.key.text.slice(1, -1) : lock.acquire.key.text, acquire: lock.acquire.node, releases, ttl: lock.ttl === "present" || lock.ttl === "separate" || lock.ttl === "unknown", try: true,
       ...(lock.expire ? { protocol: [lock.expire.node] } : {}),
       ...(own.every((r) => r.kind !== "owner-checked") ? { uncheckedRelease: true } : {}),
+      ...(lock.acquire.batch ? { batch: lock.acquire.batch } : {}),
     });
   }
   return out;
@@ -616,20 +619,15 @@ function promiseCombinator(n: Node): n is TSESTree.CallExpression {
 }
 
 /**
- * An acquire queued on a MULTI or pipeline held in a const (`tx.setnx(key, token); …; const ok = await tx.exec()`):
- * the command runs, and its result is known, when the batch is executed, at that await.
+ * An acquire queued on a MULTI or pipeline held in a const (`const tx = redis.multi(); tx.setnx(key, token); …;
+ * const ok = await tx.exec()`): the command runs, and its result is known, when the batch is executed, at the
+ * first await of that const's `exec()` after the acquire. `batch` is the `multi()` call the recognizer found.
  */
-function queuedBatchExec(sourceCode: SourceCode, acquire: Node): TSESTree.AwaitExpression | undefined {
-  if (acquire.type !== "CallExpression" || acquire.parent?.type !== "ExpressionStatement") return undefined;
-  const callee = unwrap(acquire.callee);
-  const object = callee.type === "MemberExpression" ? unwrap(callee.object) : undefined;
-  if (object?.type !== "Identifier") return undefined;
-  const variable = findVariable(sourceCode, object);
-  const init = variable?.defs[0]?.node.type === "VariableDeclarator" ? variable.defs[0].node.init : undefined;
-  const made = init ? unwrap(init) : undefined;
-  if (made?.type !== "CallExpression" || made.callee.type !== "MemberExpression" || !BATCH_CALL.test(keyName(made.callee.property, made.callee.computed) ?? "")) return undefined;
+function queuedBatchExec(sourceCode: SourceCode, acquire: Node, batch: Node | undefined): TSESTree.AwaitExpression | undefined {
+  const declarator = batch?.parent;
+  if (declarator?.type !== "VariableDeclarator" || declarator.init !== batch || declarator.id.type !== "Identifier") return undefined;
   const fn = enclosingFunction(acquire);
-  for (const ref of variable!.references) {
+  for (const ref of findVariable(sourceCode, declarator.id)?.references ?? []) {
     const r = ref.identifier as Node;
     const member = r.parent;
     if (r.range[0] < acquire.range[1] || member?.type !== "MemberExpression" || member.object !== r || keyName(member.property, member.computed) !== "exec") continue;
@@ -641,15 +639,12 @@ function queuedBatchExec(sourceCode: SourceCode, acquire: Node): TSESTree.AwaitE
   return undefined;
 }
 
-/** Calls that open a batch of Redis commands sent together: `multi()`, `pipeline()`, node-redis `batch()`. */
-const BATCH_CALL = /^(?:multi|pipeline|batch)$/;
-
 /**
  * The `await` that settles an acquire started without one: `promises.push(acquire()); await Promise.race(promises)`,
  * `await Promise.all([acquire(), …])`, `const p = acquire(); …; await p`. The lock is taken when that await
  * resumes; a rejection of it is the acquire's own failure, not a way out while holding.
  */
-function settlingAwait(sourceCode: SourceCode, acquire: Node): TSESTree.AwaitExpression | undefined {
+function settlingAwait(sourceCode: SourceCode, acquire: Node, batch?: Node): TSESTree.AwaitExpression | undefined {
   if (acquire.type !== "CallExpression") return undefined;
   const fn = enclosingFunction(acquire);
   const awaited = (n: Node | undefined): TSESTree.AwaitExpression | undefined => {
@@ -671,7 +666,7 @@ function settlingAwait(sourceCode: SourceCode, acquire: Node): TSESTree.AwaitExp
   };
   const parent = acquire.parent;
   if (!parent || parent.type === "AwaitExpression") return undefined;
-  const queued = queuedBatchExec(sourceCode, acquire);
+  const queued = queuedBatchExec(sourceCode, acquire, batch);
   if (queued) return queued;
   if (parent.type === "ArrayExpression" && parent.parent && promiseCombinator(parent.parent) && parent.parent.arguments[0] === parent) return awaited(parent.parent);
   if (parent.type === "CallExpression" && parent.arguments.includes(acquire as TSESTree.CallExpression)) {
@@ -692,8 +687,8 @@ function analyse(sourceCode: SourceCode, c: Candidate, paths: PathRecorder, shap
   if (!c.skipPaths && paths.has(c.acquire)) {
     const handled = (a: TSESTree.AwaitExpression) => awaitHandled(a, releases, c.protocol) || rejections.never(a);
     // Queued on a batch, the acquire's outcome is the batch's result: where it is tested is where holding starts.
-    const region = c.try ? heldRegion(sourceCode, queuedBatchExec(sourceCode, c.acquire) ?? c.acquire) : undefined;
-    const settled = region ? undefined : settlingAwait(sourceCode, c.acquire);
+    const region = c.try ? heldRegion(sourceCode, queuedBatchExec(sourceCode, c.acquire, c.batch) ?? c.acquire) : undefined;
+    const settled = region ? undefined : settlingAwait(sourceCode, c.acquire, c.batch);
     const from = settled && paths.has(settled) ? settled : c.acquire;
     const start = region ? paths.firstIn(c.acquire, region.start, region.end) : from;
     const found = start ? paths.escapes(start, isRelease, handled, region !== undefined && start !== c.acquire) : undefined;

@@ -538,12 +538,12 @@ function findClaims(mod: Module, write: StateWrite): Claim[] {
 function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
   if (write.effect !== undefined && write.effect !== "update") return [];
   if (write.model === HOLE_MODEL) return [];
+  const stamp = write.assignments.find((a) => a.value.kind === "now" && hasLockWord(a.field) && !clears(a));
+  if (!stamp) return [];
   const branches = mod.branchesOf(write);
   // The row by id and nothing else: a write whose filter tests anything more is a compare-and-set. Under a locking
   // read (or in a SERIALIZABLE transaction) the read's filter is the write's: the take-over is one step, still a lease.
   if (!write.underLock && (branches.length === 0 || !branches.every((b) => !isOpaque(b) && b.length > 0 && identityFields(b).length === b.length))) return [];
-  const stamp = write.assignments.find((a) => a.value.kind === "now" && hasLockWord(a.field) && !clears(a));
-  if (!stamp) return [];
   const read = mod.earlierReads(write.node, write.model).find((r) => enclosingFunction(r.node) === enclosingFunction(write.node));
   if (!read || isOverride(write.node)) return [];
   const tests = new Set<Node>();
