@@ -22,10 +22,16 @@ const gitDirOf = arg("--git-dir-of");
 const manifestPath = resolve(arg("--manifest") ?? new URL("./manifest.json", import.meta.url).pathname);
 const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
 mkdirSync(outDir, { recursive: true });
+/** The git directory of a repository: the command's answer, or `<mirror>/<owner>+<name>/repo` (its `.git` when the snapshot is a clone with a work tree). */
+function gitDirFor(repo) {
+  if (gitDirOf) return execSync(gitDirOf.replace("{repo}", repo), { encoding: "utf8" }).trim();
+  const dir = join(mirror, repo.replace("/", "+"), "repo");
+  return existsSync(join(dir, ".git")) ? join(dir, ".git") : dir;
+}
 const sha1 = (text) => createHash("sha1").update(text.trim()).digest("hex");
 let written = 0, missing = 0, moved = 0;
 for (const e of manifest) {
-  const dir = gitDirOf ? execSync(gitDirOf.replace("{repo}", e.repo), { encoding: "utf8" }).trim() : join(mirror, e.repo.replace("/", "+"), "repo");
+  const dir = gitDirFor(e.repo);
   if (!existsSync(dir)) { missing++; console.log(`no git directory for ${e.repo} (${dir})`); continue; }
   let text;
   try {
@@ -47,15 +53,19 @@ for (const e of manifest) {
   }
 }
 // Sites whose lock lives in a helper of another module (`helper_module`), or whose release or recovery does
-// (`cross_module_release`): a small project per file under <out-dir>/projects/<id>/, the labelled file and those
-// modules at their repository paths with the repository's tsconfig.json (for `paths` such as `@/lib/…`), for
-// `score.mjs --projects`, which runs locks-audit on it: only the project-wide audit sees another module.
+// (`cross_module_release`), or whose verdict rests on the unique keys a schema declares (`schema_module`: a
+// schema.prisma, a Strapi schema.json): a small project per file under <out-dir>/projects/<id>/, the labelled file
+// and those files at their repository paths with the repository's tsconfig.json (for `paths` such as `@/lib/…`),
+// for `score.mjs --projects`, which runs locks-audit on it: only the project-wide audit sees another module.
 let projects = 0;
 for (const e of manifest) {
   const helpers = [...new Set(e.sites.flatMap((s) => [s.helper_module, s.cross_module_release])
     .filter((h) => typeof h === "string" && /\.(ts|tsx|js|mjs|cjs|jsx)$/.test(h) && h !== e.path))];
-  if (helpers.length === 0) continue;
-  const dir = gitDirOf ? execSync(gitDirOf.replace("{repo}", e.repo), { encoding: "utf8" }).trim() : join(mirror, e.repo.replace("/", "+"), "repo");
+  // The schema that declares the tables' unique keys (`schema_module`: a schema.prisma, a Strapi schema.json),
+  // where a verdict rests on what it declares.
+  const schemas = [...new Set(e.sites.map((s) => s.schema_module).filter((h) => typeof h === "string"))];
+  if (helpers.length === 0 && schemas.length === 0) continue;
+  const dir = gitDirFor(e.repo);
   if (!existsSync(dir)) continue;
   const show = (path) => {
     try {
@@ -76,7 +86,7 @@ for (const e of manifest) {
     const text = show(path);
     if (text !== undefined) put(path, text);
   }
-  for (const path of [e.path, ...helpers]) {
+  for (const path of [e.path, ...helpers, ...schemas]) {
     const text = show(path);
     if (text === undefined) console.log(`${e.id}: ${e.repo} has no helper module ${path} at ${e.commit}`);
     else { put(path, text); found++; }

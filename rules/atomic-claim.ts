@@ -20,6 +20,8 @@ export default createRule({
         "Q3 (is the claim race-safe?): this write takes the lock row {{value}} in {{model}} after a separate read at line {{checkLine}} found it free or stale, and writes it unconditionally, so two callers that read at the same time both take it. Take it in one conditional write: create it under its unique key and treat the duplicate as held, or update it only where it is still stale, and act on the result.",
       checkThenLease:
         "Q3 (is the claim race-safe?): this write takes the lease on {{model}}.{{field}} after a separate read at line {{checkLine}} judged it free or expired in JavaScript, and writes it by id alone, so two callers that read at the same time both take it. Make the write conditional (its filter requires {{field}} to be empty or past the cutoff, or the holder's own) and act on the affected-row count.",
+      checkThenInsert:
+        "Q3 (is the claim race-safe?): this create takes a lock row in {{model}} after a separate read at line {{checkLine}} found none for {{fields}}, but no unique key of {{model}} lies within {{fields}} (the schema's keys: {{keys}}), so two callers that read at the same time both create one and both go on as its holder. Add a unique key on {{fields}} and treat the duplicate-key error as held, or take the row in one conditional write.",
       addCondition: "Require {{field}} to differ from {{value}} in the write's filter (then treat zero affected rows, or a not-found error, as already claimed).",
     },
   },
@@ -31,6 +33,12 @@ export default createRule({
         // A keyed lock row has no status to add to the filter: the fix is a different write.
         if (claim.lease) {
           context.report({ node: claim.write.node, messageId: "checkThenLease", data });
+          continue;
+        }
+        if (claim.unenforced) {
+          const list = (fields: readonly string[]) => `(${fields.join(", ")})`;
+          const keys = claim.unenforced.keys.map(list).join(", ") || "none";
+          context.report({ node: claim.write.node, messageId: "checkThenInsert", data: { model: data.model, checkLine: data.checkLine, fields: list(claim.unenforced.fields), keys } });
           continue;
         }
         if (claim.keyed) {

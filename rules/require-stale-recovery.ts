@@ -16,6 +16,8 @@ export default createRule({
     messages: {
       missingExpiry:
         "Q1 (if the holder dies, who unlocks?): this insert takes a lock row in {{model}}, guarded by a unique key, and nothing in this module removes a row whose holder died. A holder killed by SIGKILL, OOM or a deploy leaves the row forever and every later insert fails; catch/finally never run. Give the row an expiry column and let a take-over (ON CONFLICT … DO UPDATE … WHERE expires_at < now()) or a sweeper (DELETE … WHERE expires_at < now()) use it.",
+      missingRowExpiry:
+        "Q1 (if the holder dies, who unlocks?): this create takes a lock row in {{model}} once a read at line {{checkLine}} found none, and nothing in this module removes a row whose holder died. A holder killed by SIGKILL, OOM or a deploy leaves the row forever, and every later caller finds it and stays out; catch/finally never run. Give the row an expiry column, treat an expired row as free, and remove it in the same conditional write (DELETE … WHERE expires_at < now()).",
       missingLockExpiry:
         "Q1 (if the holder dies, who unlocks?): this write takes the lock {{model}}.{{field}} where it is empty, and nothing in this module expires it or clears one whose holder died. A holder killed by SIGKILL, OOM or a deploy leaves {{field}} set forever and every later take fails; catch/finally never run. Take it also where {{field}} is older than a threshold (a take-over), or add a recovery that clears it there.",
       missingRecovery:
@@ -30,7 +32,9 @@ export default createRule({
         if (recoveredByDirective(context.sourceCode, claim.write.node)) continue;
         // A repository module that hands its stuck rows to a caller (`staleJobs()`): the caller moves them back.
         if (facts.staleRowsHandedOut(claim)) continue;
-        if (claim.insert) context.report({ node: claim.write.node, messageId: "missingExpiry", data: { model: claim.lock.model } });
+        if (claim.unenforced && claim.check) {
+          context.report({ node: claim.write.node, messageId: "missingRowExpiry", data: { model: claim.lock.model, checkLine: String(claim.check.node.loc.start.line) } });
+        } else if (claim.insert) context.report({ node: claim.write.node, messageId: "missingExpiry", data: { model: claim.lock.model } });
         else if (claim.lease) context.report({ node: claim.write.node, messageId: "missingLockExpiry", data: { model: claim.lock.model, field: claim.lock.field } });
         else context.report({ node: claim.write.node, messageId: "missingRecovery", data: claimData(claim) });
       }

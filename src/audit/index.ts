@@ -13,6 +13,7 @@ import { formatMarkdown } from "./formats/markdown.js";
 import { formatSarif } from "./formats/sarif.js";
 import { progressBar } from "./progress.js";
 import { projectLintConfig } from "./project-config.js";
+import { readUniqueKeys } from "./schemas.js";
 
 export { AuditError };
 export type { AuditResult };
@@ -91,6 +92,7 @@ export async function runAudit(options: AuditOptions = {}): Promise<{ result: Au
       return recovered;
     },
     ...(options.types ? { programs: project.createPrograms() } : {}),
+    uniqueKeys: readUniqueKeys(project.root),
   });
   bar.end();
   let result = pairAcrossModules(project, linted);

@@ -70,6 +70,8 @@ export async function lintModules(
      * holders' writes as when the recovery is in the module.
      */
     recoveredElsewhere?: (linted: readonly LintedModule[]) => ReadonlyMap<string, readonly number[]>;
+    /** The unique keys the project's schemas declare (src/audit/schemas.ts), given to every module. */
+    uniqueKeys?: Readonly<Record<string, readonly (readonly string[])[]>>;
   },
 ): Promise<LintedModule[]> {
   const summaries = new Map<string, ModuleSummary>();
@@ -88,6 +90,7 @@ export async function lintModules(
   for (const program of options.programs ?? []) sharpenWith(program);
   const programs = options.programs ? { programs: [...options.programs] } : {};
   const instances = new Map<string, ESLint>();
+  const uniqueKeys = options.uniqueKeys && Object.keys(options.uniqueKeys).length > 0 ? options.uniqueKeys : undefined;
   const eslintFor = (own: ModuleLintOptions, helpers?: readonly ImportedHelpers[], recovered?: readonly number[]): ESLint => {
     const key = JSON.stringify([own.unused, own.settings ?? null, helpers ?? null, recovered ?? null]);
     let eslint = instances.get(key);
@@ -111,6 +114,7 @@ export async function lintModules(
         ...(options.settings ? [{ settings: options.settings }] : []),
         ...(helpers ? [{ settings: { locksImportedHelpers: helpers } }] : []),
         ...(recovered ? [{ settings: { locksRecoveredElsewhere: recovered } }] : []),
+        ...(uniqueKeys ? [{ settings: { locksUniqueKeys: uniqueKeys } }] : []),
       ],
     });
     instances.set(key, eslint);

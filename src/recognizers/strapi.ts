@@ -12,7 +12,8 @@
  * document service of it (`const locks = strapi.db.query("api::lock.lock")`). The model is the content type's name,
  * the last part of its uid (`api::cron-lock.cron-lock` is `cron-lock`). Filters use Strapi's operators (`$eq`,
  * `$ne`, `$in`, `$notIn`, `$lt`, `$lte`, `$gt`, `$gte`, `$null`, `$notNull`, `$not`, `$and`, `$or`); a field given a
- * bare value is compared equal, and a relation filter (`room: { id }`) is a match this recognizer does not read.
+ * bare value is compared equal, a relation named by its related document's id (`room: { documentId }`) holds that
+ * document, and any other relation filter (`room: { name }`) is a match this recognizer does not read.
  * Strapi's `create` never upserts: a create is a plain insert, exclusive only under a unique attribute the schema
  * declares, which the code does not show.
  */
@@ -85,10 +86,17 @@ function fieldFilter(ctx: RecognizerContext, field: string, valueNode: Node, at:
   const obj = value.type === "ObjectExpression" ? value : undefined;
   if (!obj) return comparison(ctx, field, "eq", value, at);
   const items: Condition[] = [];
+  // A relation named by its related document (`room: { documentId: roomId }`, `{ id }`): the relation holds that
+  // document, as `data: { room: roomId }` stores it.
+  const only = obj.properties.length === 1 ? obj.properties[0] : undefined;
+  const onlyKey = only?.type === "Property" ? keyName(only.key, only.computed) : undefined;
+  if (only?.type === "Property" && (onlyKey === "documentId" || onlyKey === "id") && unwrap(only.value as Node).type !== "ObjectExpression") {
+    return comparison(ctx, field, "eq", only.value as Node, only);
+  }
   for (const p of obj.properties) {
     const op = p.type === "Property" ? keyName(p.key, p.computed) : undefined;
     if (p.type !== "Property" || op === undefined) return { kind: "opaque", node: p };
-    // A relation or component filter (`room: { id: roomId }`): a match on another content type, not read here.
+    // Any other relation or component filter (`room: { name: "x" }`): a match on another content type, not read here.
     if (!op.startsWith("$")) return { kind: "pred", field, op: "other", values: undefined, node: at };
     if (op === "$eq" || op === "$eqi") items.push(comparison(ctx, field, op === "$eq" ? "eq" : "other", p.value, at));
     else if (op === "$ne") items.push(comparison(ctx, field, "ne", p.value, at));

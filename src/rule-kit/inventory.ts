@@ -11,7 +11,7 @@ import type { AdvisoryLockOp, LockFacts, StateAccess } from "../core/model/model
 import { recognizers } from "../recognizers/index.js";
 import type { Recognizer } from "../recognizers/recognizer.js";
 import type { ModuleShape } from "../core/model/model.js";
-import { buildFacts } from "../core/facts/pairing.js";
+import { buildFacts, type UniqueKeyMap } from "../core/facts/pairing.js";
 import { PathRecorder } from "../core/reading/code-paths.js";
 import { buildHeldLocks } from "../core/facts/held-locks.js";
 import { helperInstances } from "../core/summaries/summaries.js";
@@ -193,7 +193,7 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
         const given = importedHelpersOf(context.settings);
         const imported = importedInstances(sourceCode, state.calls, given);
         const helpers = helperInstances(sourceCode, accesses, shape, imported.kv);
-        const built = buildFacts(sourceCode, accesses, shape, vocabulary, helpers.instances, recoveredElsewhereOf(context.settings));
+        const built = buildFacts(sourceCode, accesses, shape, vocabulary, helpers.instances, recoveredElsewhereOf(context.settings), uniqueKeysOf(context.settings));
         const advisory = accesses.filter((a): a is AdvisoryLockOp => a.access === "advisory");
         // An imported helper's advisory lock is the held lock of the code that calls it.
         const viaHelpers = imported.advisory;
@@ -229,6 +229,25 @@ function importedHelpersOf(settings: Readonly<Record<string, unknown>>): readonl
 function recoveredElsewhereOf(settings: Readonly<Record<string, unknown>>): ReadonlySet<number> {
   const given = settings["locksRecoveredElsewhere"];
   return new Set(Array.isArray(given) ? given.filter((n): n is number => typeof n === "number") : []);
+}
+
+const NO_KEYS: UniqueKeyMap = new Map();
+const keyMaps = new WeakMap<object, UniqueKeyMap>();
+
+/**
+ * The unique keys the project's schemas declare (`settings.locksUniqueKeys`, set by src/audit/ only, from
+ * src/audit/schemas.ts): without them an insert's exclusivity is unknown.
+ */
+function uniqueKeysOf(settings: Readonly<Record<string, unknown>>): UniqueKeyMap {
+  const given = settings["locksUniqueKeys"];
+  if (!given || typeof given !== "object") return NO_KEYS;
+  let map = keyMaps.get(given);
+  if (!map) {
+    const entries = Object.entries(given as Record<string, unknown>)
+      .filter((e): e is [string, string[][]] => Array.isArray(e[1]) && e[1].every((k) => Array.isArray(k) && k.every((f) => typeof f === "string")));
+    keyMaps.set(given, (map = new Map(entries)));
+  }
+  return map;
 }
 
 let candidateText: RegExp | undefined;

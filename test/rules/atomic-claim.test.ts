@@ -1,6 +1,20 @@
 import rule from "../../rules/atomic-claim.js";
 import { javascript, ruleTester } from "../rule-tester.js";
 import { KEYED_LOCK } from "./lease-lock.js";
+import { normalizeModel } from "../../src/core/model/names.js";
+
+/** An editor row looked up by its document and created when none is found; released by its whole key. */
+const EDITOR_ROW = `export async function startEditing(db, documentId, editorId) {
+  const current = await db.documentEditor.findFirst({ where: { documentId } });
+  if (current) return false;
+  await db.documentEditor.create({ data: { documentId, editorId } });
+  return true;
+}
+export async function stopEditing(db, documentId, editorId) {
+  await db.documentEditor.deleteMany({ where: { documentId, editorId } });
+}`;
+/** \`settings.locksUniqueKeys\`, as locks-audit fills it from the project's schemas. */
+const keys = (list: string[][]) => ({ locksUniqueKeys: { [normalizeModel("documentEditor")]: list } });
 
 type Where = "in JavaScript" | "with a separate read";
 
@@ -53,6 +67,12 @@ export async function finish(id: string) {
 
 ruleTester.run("atomic-claim", rule, {
   valid: [
+    // no schema read (the editor): whether the create is exclusive is unknown, so nothing is reported
+    { code: EDITOR_ROW },
+    // a unique key within what the row is looked up by: the second create fails, the insert is exclusive
+    { code: EDITOR_ROW, settings: keys([["documentId"]]) },
+    // a key on the document and more (editor) does not make it exclusive, but a row never removed is no lock
+    { code: EDITOR_ROW.replace(/export async function stopEditing[\s\S]*$/, ""), settings: keys([["documentId", "editorId"]]) },
     {
       name: "lookalike: a reassigned variable that holds another collection's row checks nothing about this write",
       code: `let current = null;
@@ -782,6 +802,17 @@ export class ImportService {
   await prisma.job.update({ where: { id: job.id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
 }`),
       ],
+    },
+    {
+      // the schema's key is (documentId, editorId): two editors that both find no row both create one
+      code: EDITOR_ROW,
+      settings: keys([["documentId", "editorId"]]),
+      errors: [{
+        messageId: "checkThenInsert",
+        line: 4,
+        column: 9,
+        data: { model: "documentEditor", checkLine: "2", fields: "(documentId)", keys: "(documentId, editorId)" },
+      }],
     },
   ],
 });

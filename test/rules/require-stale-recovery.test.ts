@@ -1,6 +1,16 @@
 import rule from "../../rules/require-stale-recovery.js";
 import { javascript, ruleTester } from "../rule-tester.js";
 import { KEYED_LOCK, LEASE_LOCK } from "./lease-lock.js";
+import { normalizeModel } from "../../src/core/model/names.js";
+
+/** A stage lock row looked up by its stage and created when none is found (or the one found has expired). */
+const STAGE_ROW = (takeover: boolean) => `export async function lockStage(db, stageId, owner) {
+  const found = await db.stageLock.findFirst({ where: { stageId } });
+  ${takeover ? "if (found && found.expiresAt > new Date()) return false;\n  if (found) await db.stageLock.deleteMany({ where: { id: found.id, expiresAt: found.expiresAt } });" : "if (found) return false;"}
+  await db.stageLock.create({ data: { stageId, owner, expiresAt: new Date(Date.now() + 60000) } });
+  return true;
+}`;
+const stageKeys = { locksUniqueKeys: { [normalizeModel("stageLock")]: [["id"]] } };
 
 const missing = (line: number, column: number, data: Record<string, string>) => ({
   messageId: "missingRecovery" as const,
@@ -39,6 +49,8 @@ const REFUND_CLAIM = `export async function refund(paymentId: string) {
 
 ruleTester.run("require-stale-recovery", rule, {
   valid: [
+    // the lookup judges the row's expiry and removes an expired one before creating: a dead holder's row is taken over
+    { code: STAGE_ROW(true), settings: stageKeys },
     {
       // PENDING is a state others act on here (an admin approves pending requests by id): a workflow state, not a
       // hold of the function that set it, whatever it does after
@@ -827,6 +839,14 @@ export async function claim(id: string) {
   });
 }`,
       errors: [missing(2, 9, lock("deployment", "status", "DEPLOYING", 2))],
+    },
+    {
+      // created once a lookup found none, in a table whose only key is its id: nothing removes a dead holder's row
+      code: STAGE_ROW(false),
+      settings: stageKeys,
+      errors: [
+        { messageId: "missingRowExpiry", line: 4, column: 9, data: { model: "stageLock", checkLine: "2" } },
+      ],
     },
   ],
 });

@@ -267,6 +267,8 @@ class Module {
     readonly sourceCode: SourceCode,
     accesses: readonly StateAccess[],
     readonly vocabulary: ResolvedVocabulary,
+    /** The unique keys of the tables a schema declares (normalised model -> keys); empty where none was read. */
+    readonly uniqueKeys: UniqueKeyMap = new Map(),
   ) {
     const flags = new FlagValues(vocabulary, accesses);
     this.reads = accesses.filter((a): a is StateRead => a.access === "read").map((r) => flags.read(r));
@@ -623,8 +625,73 @@ function findKeyedLockRow(mod: Module, write: StateWrite): Claim[] {
   return [{ write, lock, assignment: stamp, takeover, check: { kind: "read", node: read.node, timeFields: [] }, insert: true, keyed: true }];
 }
 
+/** Normalised model name -> the unique keys its schema declares, each a list of fields. */
+export type UniqueKeyMap = ReadonlyMap<string, readonly (readonly string[])[]>;
+
+/** The variable a read's result is kept in: `const found = await prisma.lock.findFirst(…)`. */
+function resultName(node: Node): string | undefined {
+  let n: Node | undefined = node.parent;
+  while (n && (n.type === "AwaitExpression" || n.type === "TSAsExpression" || n.type === "TSNonNullExpression")) n = n.parent;
+  return n?.type === "VariableDeclarator" && n.id.type === "Identifier" ? n.id.name : undefined;
+}
+
+/** The text of the value a predicate or an assignment compares or stores, where its node is a property. */
+function valueText(mod: Module, node: Node | undefined): string | undefined {
+  return node?.type === "Property" ? mod.sourceCode.getText(node.value) : undefined;
+}
+
+/**
+ * A lock row created after a read found none, in a table the schema gives no unique key within what the read
+ * looked it up by: `findFirst({ where: { transactionId } })`, `if (!found) create({ data: { transactionId, userId } })`
+ * where the key is (transactionId, userId). Two callers that both find none both insert and both hold it (Q3).
+ * Unknown without a schema (the editor): then no claim. The row is a lock by what the module does with it: a lock
+ * word in the table's name, or a delete of the row by those same fields (its release).
+ */
+function findCheckedInsert(mod: Module, write: StateWrite): Claim[] {
+  if (write.underLock || write.model === HOLE_MODEL || write.assignments.length === 0) return [];
+  const keys = mod.uniqueKeys.get(normalizeModel(write.model));
+  if (!keys) return [];
+  const fn = enclosingFunction(write.node);
+  for (const read of mod.earlierReads(write.node, write.model)) {
+    if (enclosingFunction(read.node) !== fn) continue;
+    const name = resultName(read.node);
+    const branches = toBranches(read.filter);
+    if (!name || branches.length !== 1 || isOpaque(branches[0]!)) continue;
+    // The fields the read pins, each stored by the insert with the same value.
+    const looked = branches[0]!.filter((a) => !("opaque" in a) && a.op === "eq");
+    const fields: string[] = [];
+    let same = looked.length > 0;
+    for (const atom of looked) {
+      if ("opaque" in atom) continue;
+      const stored = write.assignments.find((a) => sameField(a.field, atom.pred.field));
+      const readText = valueText(mod, atom.pred.node);
+      const storedText = stored && valueText(mod, stored.node);
+      if (!stored || (readText !== undefined && storedText !== undefined && readText !== storedText)) { same = false; break; }
+      fields.push(atom.pred.field);
+    }
+    if (!same) continue;
+    // A unique key within those fields makes the insert exclusive: a second caller's create fails.
+    if (keys.some((k) => k.length > 0 && k.every((f) => fields.some((g) => sameField(f, g))))) return [];
+    // The insert runs only when the read found no live row: a test of its result on the way.
+    const tests = [...mod.guards(write), ...checksBetween(mod, read.node, write.node)];
+    const mentions = new RegExp(`\\b${name}\\b`);
+    if (!tests.some((g) => mentions.test(mod.sourceCode.getText(g.test as Node)))) continue;
+    const released = mod.writes.some((w) => w.effect === "delete" && normalizeModel(w.model) === normalizeModel(write.model) &&
+      mod.branchesOf(w).length > 0 && mod.branchesOf(w).every((b) => fields.every((f) => identityFields(b).some((g) => sameField(f, g)))));
+    if (!hasLockWord(write.model) && !released) continue;
+    // An expired row taken over in JavaScript (`if (new Date(lock.expires_at) > now) return false`, then delete and
+    // create): the columns the check judges.
+    const takeover: TimePredicate[] = tests.filter((g) => g.judgesAge)
+      .flatMap((g) => g.timeFields.map((f) => ({ field: f, node: g.test as Node })));
+    const stamp = write.assignments.find((a) => sameField(a.field, fields[0]!)) ?? write.assignments[0]!;
+    const lock: LockKey = { model: write.model, field: "row", value: { value: "held" }, valueText: "" };
+    return [{ write, lock, assignment: stamp, takeover, check: { kind: "read", node: read.node, timeFields: [] }, insert: true, unenforced: { fields, keys } }];
+  }
+  return [];
+}
+
 function findStateClaims(mod: Module, write: StateWrite): Claim[] {
-  if (write.effect === "insert") return write.onConflict === undefined ? [] : findInsertClaim(mod, write);
+  if (write.effect === "insert") return write.onConflict === undefined ? findCheckedInsert(mod, write) : findInsertClaim(mod, write);
   if (write.effect === "delete") return [];
   const claims: Claim[] = [];
   const branches = mod.branchesOf(write);
@@ -872,7 +939,12 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   if (isOverride(write.node)) return;
   const stamped = (f: string) => mod.vocabulary.isTimeField(f) &&
     claim.write.assignments.some((a) => sameField(a.field, f) && a.value.kind !== "static" && !clears(a));
-  const ownerChecked = branches.every((b) => ownerPinned(b, undefined, mod.vocabulary) || identityFields(b).some(stamped));
+  // A lock row created per acquisition after a lookup (`unenforced`) and released by a whole unique key of its
+  // table beyond what it was looked up by (`documentId`, or (transactionId, userId) where it was looked up by
+  // transactionId) names that acquisition's own row: a later holder creates a row of its own.
+  const ownRow = (b: Branch) => claim.unenforced !== undefined && claim.unenforced.keys.some((k) => k.length > 0 &&
+    !k.every((f) => claim.unenforced!.fields.some((g) => sameField(f, g))) && k.every((f) => identityFields(b).some((g) => sameField(f, g))));
+  const ownerChecked = branches.every((b) => ownerPinned(b, undefined, mod.vocabulary) || identityFields(b).some(stamped) || ownRow(b));
   out.releases.push({ write, claim, ownerChecked });
 }
 
@@ -1033,9 +1105,11 @@ export function buildFacts(
   helperOps: readonly KvOp[] = [],
   /** The lines of claims the audit found recovered by another module (`settings.locksRecoveredElsewhere`). */
   recoveredElsewhere: ReadonlySet<number> = new Set(),
+  /** The unique keys the project's schemas declare (`settings.locksUniqueKeys`, the audit's). */
+  uniqueKeys: UniqueKeyMap = new Map(),
 ): Omit<LockFacts, "held" | "helpers"> {
   vocabulary = withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses);
-  const mod = new Module(sourceCode, accesses, vocabulary);
+  const mod = new Module(sourceCode, accesses, vocabulary, uniqueKeys);
   const direct = mod.writes.flatMap((w) => findClaims(mod, w));
   const born = mod.writes.filter((w) => w.effect === "insert" && w.onConflict === undefined).flatMap((w) => findBornClaims(mod, w, direct));
   // A value the module itself works off in bulk is a queue state, not a lock (workedOffInBulk).

@@ -396,6 +396,13 @@ export interface Claim {
    * releases are the deletes of that row by the same name.
    */
   readonly keyed?: boolean;
+  /**
+   * A lock row created after a read found none (`findFirst({ where: { transactionId } })`, then `create` with that
+   * `transactionId`), in a table whose unique keys the project's schema declares and none of which lies within the
+   * fields the read looked the row up by: the insert is not exclusive, so two callers that both found none both
+   * create one (`check` is the read). Known only where a schema was read (the audit, src/audit/schemas.ts).
+   */
+  readonly unenforced?: { readonly fields: readonly string[]; readonly keys: readonly (readonly string[])[] };
 }
 
 /** A lock row's release by its holder: a delete of the row, or a write that clears its lease, picked by the row's key. */
