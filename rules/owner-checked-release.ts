@@ -57,6 +57,8 @@ export default createRule({
         "Q3 (is the release race-safe?): this {{command}} removes the lock {{key}} (acquired at line {{acquireLine}}) without checking that this holder still owns it. A holder that outlived the expiry deletes the lock another worker holds now. Delete only while the key still holds this holder's token: a compare-and-delete script, or DELEX key IFEQ token on Redis 8.4+.",
       getCompareDelete:
         "Q3 (is the release race-safe?): this release reads the lock {{key}} (GET at line {{getLine}}), compares it in JavaScript and then deletes it in a separate command. The key can expire and be taken by another worker between the two, and the DEL removes that worker's lock. Compare and delete in one step: a compare-and-delete script, or DELEX key IFEQ token on Redis 8.4+.",
+      getCompareDeleteVia:
+        "Q3 (is the release race-safe?): this release{{command}} reads the lock {{key}}, compares it in JavaScript and then deletes it in a separate command. The key can expire and be taken by another worker between the two, and the DEL removes that worker's lock. Compare and delete in one step in the helper: a compare-and-delete script, or DELEX key IFEQ token on Redis 8.4+.",
       selfComparedDelete:
         "Q3 (is the release race-safe?): this compare-and-delete of the lock {{key}} (acquired at line {{acquireLine}}) is handed, as the owner's token, the value it just read from the key itself (GET at line {{getLine}}), so the comparison always matches and it removes whatever lock is there now. Pass the token this holder stored when it acquired the lock.",
       constantValue:
@@ -113,6 +115,11 @@ export default createRule({
         for (const [how, messageId] of [["script", "useScript"], ["delex", "useDelex"]] as const) {
           const edit = token !== undefined && release.kind === "plain" ? release.op.edits?.toOwnerCheckedDelete?.(token, how) : undefined;
           if (edit) suggest.push({ messageId, data: { token: token! }, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) });
+        }
+        // Compared in a helper of another module: its GET is there, named with the helper.
+        if (!acquire.constantValue && release.kind === "get-compare" && !release.get && release.op.via) {
+          context.report({ loc: release.op.loc, messageId: "getCompareDeleteVia", data: { command: throughHelper(release.op).replace(/\)$/, alsoAt(others.get(release)) + ")"), key: data.key } });
+          continue;
         }
         const messageId = acquire.constantValue ? "constantValue" : release.kind === "get-compare" ? "getCompareDelete"
           : release.kind === "self-compared" ? "selfComparedDelete" : "plainDelete";

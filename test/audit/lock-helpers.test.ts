@@ -30,6 +30,10 @@ describe("locks-audit: lock helpers of other modules", () => {
     expect(at("src/services/sync.service.ts", 9, "release-in-finally")).toContain("the lock `sync:catalog` is released at line 12");
     // A compare-and-delete helper handed the one constant every holder stores checks nobody.
     expect(at("src/jobs/revalidate.ts", 14, "owner-checked-release")).toContain("the lock \"revalidating:routes\" is acquired at line 10 with the constant value \"true\"");
+    // A release made through the handle the helper returns (`lock.release()`, a destructured `release()`): the
+    // handle's GET-compare-DEL, named with the helper's module; the key is the one the handle was taken with.
+    expect(at("src/jobs/digest.ts", 11, "owner-checked-release")).toBe("Q3 (is the release race-safe?): this release (through `lock.release`, src/lib/cron-lock.ts, line 20) reads the lock \"cron:digest\", compares it in JavaScript and then deletes it in a separate command. The key can expire and be taken by another worker between the two, and the DEL removes that worker's lock. Compare and delete in one step in the helper: a compare-and-delete script, or DELEX key IFEQ token on Redis 8.4+.");
+    expect(at("src/jobs/digest.ts", 16, "release-in-finally")).toContain("the lock `cron:cleanup` is released at line 19, but not when the await rejects (line 18)");
     // A session advisory lock on the helper module's own pool is the caller's pool lock, named with that module.
     expect(at("src/jobs/report.ts", 8, "release-in-finally")).toContain("this session advisory lock is taken through a pool (pool of src/lib/report-lock.ts)");
     expect(at("src/jobs/report.ts", 12, "release-in-finally")).toContain("this unlock goes through the pool (pool of src/lib/report-lock.ts) and may run on a different connection than the lock at line 8");

@@ -53,6 +53,22 @@ function ttlMissed(code: string, lock: string, acquire: string, release: string,
   };
 }
 
+/** A lock handle returned by a helper of the module: the caller releases through `lock.release()`. */
+const HANDLE = (release: string) => `import Redis from "ioredis";
+const redis = new Redis();
+async function takeLock(name, ttlMs) {
+  const key = \`lock:\${name}\`;
+  const ok = await redis.set(key, "1", "PX", ttlMs, "NX");
+  return { acquired: ok === "OK", release: async () => { await redis.del(key); } };
+}
+export async function rebuild(run) {
+  const lock = await takeLock("rebuild", 60000);
+  if (!lock.acquired) return;
+${release}
+}`;
+const HANDLE_LATE = HANDLE("  await run();\n  await lock.release();");
+const HANDLE_FINALLY = HANDLE("  try {\n    await run();\n  } finally {\n    await lock.release();\n  }");
+
 // ---- async-mutex and friends ----
 
 const MUTEX_WORK = `import { Mutex } from "async-mutex";
@@ -567,6 +583,8 @@ export async function leaderTick() {
 
 ruleTester.run("release-in-finally", rule, {
   valid: [
+    // a lock handle released in `finally`
+    HANDLE_FINALLY,
     {
       name: "a processed marker written over the claim through a helper ends the hold on the success path, as the release does on failure",
       code: `import Redis from "ioredis";
@@ -1244,6 +1262,11 @@ exports.process = async function (job) {
 };`,
         }],
       }],
+    },
+    {
+      // the release through the handle the helper returned is skipped when the work throws
+      code: HANDLE_LATE,
+      errors: [ttlMissed(HANDLE_LATE, "the lock `lock:rebuild`", "takeLock(\"rebuild\"", "lock.release()", "when the await rejects", "await run()", HANDLE_FINALLY)],
     },
   ],
 });

@@ -211,6 +211,11 @@ export interface HelperEffect {
   readonly constantValue?: StaticValue;
   /** For a delete: owner-checked, plain, or GET-compare-DEL. */
   readonly release?: KvReleaseKind;
+  /**
+   * Made through the handle the helper returns, not by its call: the method of the returned object (`release` of
+   * `{ acquired: true, release: async () => … }`) the caller calls later (`lock.release()`).
+   */
+  readonly handle?: string;
   readonly line: number;
 }
 

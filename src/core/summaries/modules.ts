@@ -16,7 +16,7 @@ import { helperOrigin } from "../model/model.js";
 import { classOf, functionName, unitOf } from "../reading/units.js";
 import { exportNames, reachNames } from "../reading/exports.js";
 import { evaluate, findVariable, keyName, unwrap } from "../reading/values.js";
-import { argumentFor, clientText, describeCallee, shapeFromParts, type FunctionSummary, type KvEffect } from "./summaries.js";
+import { argumentFor, clientText, describeCallee, handleCalls, shapeFromParts, type FunctionSummary, type KvEffect } from "./summaries.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -53,6 +53,7 @@ function plainEffect(effect: KvEffect, kv: KvFacts): HelperEffect {
     ...(effect.value ? { value: effect.value } : {}),
     ...(op.constantValue ? { constantValue: op.constantValue } : {}),
     ...(release ? { release } : {}),
+    ...(effect.handle ? { handle: effect.handle } : {}),
     line: root.loc.start.line,
   };
 }
@@ -259,6 +260,8 @@ export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTr
     for (const effect of helper.effects) {
       const shape = shapeAt(sourceCode, call, effect.key);
       if (!shape) continue;
+      // Made through the returned handle: at each call of its method (`lock.release()`), the key still the call's.
+      for (const at of effect.handle ? handleCalls(sourceCode, call, effect.handle) : [call]) {
       let client = typeof effect.client === "string" ? `${helper.file ?? target.binding.file}:${effect.client}` : undefined;
       if (typeof effect.client !== "string") {
         const arg = argumentFor(sourceCode, call, effect.client.param);
@@ -277,21 +280,22 @@ export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTr
         command: effect.command,
         key: shape.key,
         keyNode: shape.keyNode,
-        node: call,
-        loc: call.loc,
+        node: at,
+        loc: at.loc,
         nx: effect.nx,
         ttl: effect.ttl === undefined || effect.ttl === "separate" ? "absent" : effect.ttl,
         ...(effect.script ? { script: effect.script } : {}),
         ...(valueArg ? { valueNode: valueArg } : {}),
         ...(constantValue ? { constantValue } : {}),
         via: {
-          helper: describeCallee(sourceCode, call),
+          helper: describeCallee(sourceCode, at),
           line: effect.line,
           file: helper.file ?? target.binding.file,
           ...(effect.release ? { release: effect.release } : {}),
           ...(effect.ttl === "separate" ? { separateExpire: true } : {}),
         },
       });
+      }
     }
   }
   return { kv: out, advisory };

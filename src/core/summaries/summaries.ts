@@ -21,7 +21,7 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { KeyPart, KeyShape, KvOp, ModuleShape, Node, ParamRef, StateAccess } from "../model/model.js";
 import { keyShape, sameKey } from "../reading/keys.js";
-import { classOf, functionName, isFunction, unitOf } from "../reading/units.js";
+import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
 import { evaluate, findVariable, getConstInit, keyName, objectLiteral, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -38,6 +38,8 @@ export interface KvEffect {
   readonly fieldKey?: readonly KeyPart[];
   readonly fieldClient?: ParamRef;
   readonly value?: ParamRef;
+  /** Made through the lock handle the function returns: the method of the returned object (`release`). */
+  readonly handle?: string;
 }
 
 export interface FunctionSummary {
@@ -263,26 +265,80 @@ export function calledFunction(sourceCode: SourceCode, call: TSESTree.CallExpres
 }
 
 /**
+ * A lock handle's method: a function that is a property of an object literal a named function returns
+ * (`return { acquired: true, release: async () => { … } }`, or an arrow's object body). The caller keeps the object
+ * and calls the method later (`lock.release()`); what it does is the returning function's, in terms of its
+ * parameters (the key it was called with).
+ */
+function handleOf(fn: Fn): { factory: Fn; method: string } | undefined {
+  // A method that takes arguments (`acquire: (key) => …`) is the object's own helper, not a handle of one lock.
+  if (fn.params.length > 0) return undefined;
+  const prop = fn.parent;
+  if (prop?.type !== "Property" || prop.value !== fn || prop.parent.type !== "ObjectExpression") return undefined;
+  const method = keyName(prop.key, prop.computed);
+  const object = prop.parent;
+  const returned = object.parent;
+  let factory: Node | undefined;
+  if (returned?.type === "ReturnStatement") factory = enclosingFunction(returned);
+  else if (returned && isFunction(returned) && returned.body === object) factory = returned;
+  if (!method || !factory || !isFunction(factory) || functionName(factory) === undefined) return undefined;
+  return { factory, method };
+}
+
+/**
+ * The calls of a handle's method after `call` returned the handle: `const lock = await acquireLock(…)` then
+ * `lock.release()`, or `const { release } = await acquireLock(…)` then `release()`. A handle kept in anything but a
+ * variable of its own (passed on, stored in a field) is not followed.
+ */
+export function handleCalls(sourceCode: SourceCode, call: TSESTree.CallExpression, method: string): TSESTree.CallExpression[] {
+  let up: Node | undefined = call.parent;
+  while (up && (up.type === "AwaitExpression" || up.type === "TSAsExpression" || up.type === "TSNonNullExpression")) up = up.parent;
+  if (up?.type !== "VariableDeclarator" || up.init === null) return [];
+  const out: TSESTree.CallExpression[] = [];
+  const callsOf = (id: TSESTree.Identifier, member: boolean) => {
+    const variable = findVariable(sourceCode, id);
+    for (const ref of variable?.references ?? []) {
+      const at = ref.identifier.parent;
+      if (member && at?.type === "MemberExpression" && at.object === ref.identifier && keyName(at.property, at.computed) === method &&
+        at.parent.type === "CallExpression" && at.parent.callee === at) out.push(at.parent);
+      if (!member && at?.type === "CallExpression" && at.callee === ref.identifier) out.push(at);
+    }
+  };
+  if (up.id.type === "Identifier") callsOf(up.id, true);
+  else if (up.id.type === "ObjectPattern") {
+    for (const p of up.id.properties) {
+      if (p.type === "Property" && keyName(p.key, p.computed) === method && p.value.type === "Identifier") callsOf(p.value, false);
+    }
+  }
+  return out;
+}
+
+/**
  * The summaries of the module's named functions that make key-value ops a caller can be said to make: every
  * effect of a function, except an acquire and a release of the same key the function makes itself (it holds the
  * lock around its own work). Instances made inside a function (it calls another helper) are its effects too.
  */
 export function summarize(sourceCode: SourceCode, ops: readonly KvOp[]): Map<Fn, FunctionSummary> {
-  const byFn = new Map<Fn, KvOp[]>();
+  const byFn = new Map<Fn, { op: KvOp; handle?: string }[]>();
   for (const op of ops) {
     // A plain SET is an effect only when it stores a constant (a "done" marker written over a claim); a helper that
     // caches a value it computes makes no lock op its caller could be said to make.
     if (!EFFECT_COMMANDS.has(op.command) || (op.command === "set" && !op.nx && op.constantValue === undefined) ||
       (op.command === "script" && !isDeleting(op) && op.script !== "compare-and-expire")) continue;
-    const fn = unitOf(op.node);
-    if (!fn || functionName(fn) === undefined) continue;
-    byFn.set(fn, [...(byFn.get(fn) ?? []), op]);
+    const unit = unitOf(op.node);
+    if (!unit) continue;
+    // An op of a handle's method is the returning function's, made when the caller calls the method.
+    const handle = functionName(unit) === undefined || unit.parent?.type === "Property" ? handleOf(unit) : undefined;
+    const fn = handle?.factory ?? unit;
+    if (functionName(fn) === undefined) continue;
+    byFn.set(fn, [...(byFn.get(fn) ?? []), { op, ...(handle ? { handle: handle.method } : {}) }]);
   }
   const out = new Map<Fn, FunctionSummary>();
   for (const [fn, fnOps] of byFn) {
-    const effects = fnOps.map((op) => effectOf(sourceCode, fn, op));
+    const effects = fnOps.map(({ op, handle }): KvEffect => ({ ...effectOf(sourceCode, fn, op), ...(handle ? { handle } : {}) }));
     // A helper that takes and frees the same key itself is a scoped lock: the caller holds nothing after it returns.
-    const scoped = (e: KvEffect) => effects.some((o) => o !== e && (isAcquire(e.op) ? isDeleting(o.op) : isDeleting(e.op) && isAcquire(o.op)) &&
+    // A release through the handle it returns is the caller's to make.
+    const scoped = (e: KvEffect) => !e.handle && effects.some((o) => o !== e && !o.handle && (isAcquire(e.op) ? isDeleting(o.op) : isDeleting(e.op) && isAcquire(o.op)) &&
       o.op.client === e.op.client && (sameParts(o.key, e.key, [o.op, e.op]) || sameKey(o.op.key, e.op.key)));
     const kept = effects.filter((e) => !scoped(e));
     if (kept.length > 0) out.set(fn, { fn, effects: kept });
@@ -357,7 +413,11 @@ export function clientText(sourceCode: SourceCode, arg: Node): string {
   return sourceCode.getText(arg).replace(/\s+/g, "").replace(/^this\./, "");
 }
 
-function instance(sourceCode: SourceCode, call: TSESTree.CallExpression, effect: KvEffect): KvOp | undefined {
+/**
+ * The helper's effect as an op: the arguments read from `call`, the op placed at `at` (the call itself, or the call
+ * of the handle's method that makes it).
+ */
+function instance(sourceCode: SourceCode, call: TSESTree.CallExpression, effect: KvEffect, at: TSESTree.CallExpression = call): KvOp | undefined {
   const { op } = effect;
   const key = instanceKey(sourceCode, call, effect);
   if (!key) return undefined;
@@ -386,14 +446,14 @@ function instance(sourceCode: SourceCode, call: TSESTree.CallExpression, effect:
     client,
     key: key.key,
     keyNode: key.keyNode,
-    node: call,
-    loc: call.loc,
+    node: at,
+    loc: at.loc,
     ...(op.script ? { script: op.script } : {}),
     ...(op.expiry ? { expiry: op.expiry } : {}),
     ...(op.ttlNode ? { ttlNode: op.ttlNode } : {}),
     ...(valueNode ? { valueNode } : {}),
     ...(constantValue ? { constantValue } : {}),
-    via: { helper: describeCallee(sourceCode, call), template: op, line: op.loc.start.line },
+    via: { helper: describeCallee(sourceCode, at), template: op, line: op.loc.start.line },
   };
 }
 
@@ -439,8 +499,11 @@ export function helperInstances(sourceCode: SourceCode, accesses: readonly State
       for (const effect of summary.effects) {
         if (instantiated.has(effect.op)) continue;
         instantiated.add(effect.op);
-        const made = instance(sourceCode, call, effect);
-        if (made) fresh.push(made);
+        const at = effect.handle ? handleCalls(sourceCode, call, effect.handle) : [call];
+        for (const c of at) {
+          const made = instance(sourceCode, call, effect, c);
+          if (made) fresh.push(made);
+        }
       }
     }
     if (fresh.length === 0) break;
