@@ -231,23 +231,15 @@ function recoveredElsewhereOf(settings: Readonly<Record<string, unknown>>): Read
   return new Set(Array.isArray(given) ? given.filter((n): n is number => typeof n === "number") : []);
 }
 
-const NO_KEYS: UniqueKeyMap = new Map();
-const keyMaps = new WeakMap<object, UniqueKeyMap>();
-
 /**
  * The unique keys the project's schemas declare (`settings.locksUniqueKeys`, set by src/audit/ only, from
- * src/audit/schemas.ts): without them an insert's exclusivity is unknown.
+ * src/audit/schemas.ts): without them an insert's exclusivity is unknown. Read once per file, at its end.
  */
 function uniqueKeysOf(settings: Readonly<Record<string, unknown>>): UniqueKeyMap {
   const given = settings["locksUniqueKeys"];
-  if (!given || typeof given !== "object") return NO_KEYS;
-  let map = keyMaps.get(given);
-  if (!map) {
-    const entries = Object.entries(given as Record<string, unknown>)
-      .filter((e): e is [string, string[][]] => Array.isArray(e[1]) && e[1].every((k) => Array.isArray(k) && k.every((f) => typeof f === "string")));
-    keyMaps.set(given, (map = new Map(entries)));
-  }
-  return map;
+  if (!given || typeof given !== "object") return new Map();
+  return new Map(Object.entries(given as Record<string, unknown>)
+    .filter((e): e is [string, string[][]] => Array.isArray(e[1]) && e[1].every((k) => Array.isArray(k) && k.every((f) => typeof f === "string"))));
 }
 
 let candidateText: RegExp | undefined;
