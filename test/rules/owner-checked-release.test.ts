@@ -1472,6 +1472,47 @@ export async function acquireLock(key: string, token: string, ttlMs: number): Pr
       errors: [getCompareDelete(8, 17, releaseData("DEL", "`key`", 15, 6))],
     },
     {
+      // the comparison made in a method of the class the check calls: still a GET, a compare, then a DEL
+      code: `import Redis from "ioredis";
+const redis = new Redis();
+export class Leader {
+  constructor(private key: string, private id: string) {}
+  async elect() {
+    return (await redis.set(this.key, this.id, "PX", 10000, "NX")) === "OK";
+  }
+  async isLeader() {
+    const current = await redis.get(this.key);
+    return current === this.id;
+  }
+  async resign() {
+    if (await this.isLeader()) await redis.del(this.key);
+  }
+}`,
+      errors: [getCompareDelete(13, 44, releaseData("DEL", "`this.key`", 6, 9))],
+    },
+    {
+      // callback style on a prototype: the helper hands the comparison to its callback, bound with .bind(this);
+      // comparing the key's value with the holder's id is what makes the key a lock here, whatever it is called
+      code: `function Leader(redis, key, id) { this.redis = redis; this.key = key; this.id = id; }
+Leader.prototype.elect = function (done) {
+  this.redis.set(this.key, this.id, "PX", 10000, "NX", done);
+};
+Leader.prototype.isLeader = function (done) {
+  this.redis.get(this.key, function (err, id) {
+    if (err) return done(err);
+    done(null, id === this.id);
+  }.bind(this));
+};
+Leader.prototype.resign = function () {
+  this.isLeader(function (err, leading) {
+    if (leading) this.redis.del(this.key);
+  }.bind(this));
+};
+module.exports = Leader;`,
+      languageOptions: javascript,
+      errors: [getCompareDelete(13, 29, releaseData("DEL", "`this.key`", 3, 6))],
+    },
+    {
       // plain JS: the GET compared inline, early return
       code: `import Redis from "ioredis";
 

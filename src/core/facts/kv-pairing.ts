@@ -9,6 +9,7 @@ import type { KvFacts, KvLock, KvOp, KvRelease, KvSemaphore, KvTakeover, Library
 import { helperOrigin } from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { hasLockWord, namesALock } from "../model/settings.js";
+import { callbackArguments, returnedValues } from "../reading/calls.js";
 import { guardsOf } from "../reading/guards.js";
 import { sameKey } from "../reading/keys.js";
 import { functionName, unitOf } from "../reading/units.js";
@@ -184,7 +185,11 @@ function comparedGetIn(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, 
       if (isClockReading(u)) byTime = true;
       const direct = gets.get(u.type === "AwaitExpression" ? unwrap(u.argument) : u);
       if (direct && sameTarget(direct, op)) found = direct;
+      // A check through a helper of the module: `if (await this.isLeader())` with `return current === this.id`.
+      if (u.type === "CallExpression" && !direct) for (const r of returnedValues(sourceCode, u)) visit(r);
       if (u.type === "Identifier") {
+        // this.isLeader(function (err, isLeader) { if (isLeader) … }) with `done(null, id === this.id)` in it
+        for (const a of callbackArguments(sourceCode, u)) visit(a);
         // redis.get(key).then((value) => { if (value === token) … })
         const param = thenParameterOf(sourceCode, u);
         const viaThen = param && gets.get(param);
@@ -339,7 +344,8 @@ export function buildKvFacts(
     const imported = acquire.via !== undefined && !acquire.via.template;
     const lockLike = !isMarker(acquire) && (imported
       ? released.length > 0 || hasLockWord([acquire.key.text, acquire.key.name ?? ""].join(" "))
-      : namedLikeLock(acquire) || released.some((d) => namedLikeLock(d) || inFinally(d.node)) ||
+      // A release that first compares the key's value (`if (id === this.id) del`) checks who holds it: an owner.
+      : namedLikeLock(acquire) || released.some((d) => namedLikeLock(d) || inFinally(d.node) || comparedGet(sourceCode, d, gets, vocabulary) !== undefined) ||
         ops.some((o) => o.command === "set" && !o.nx && o !== acquire && sameTarget(o, acquire) && comparedGet(sourceCode, o, gets, vocabulary)));
     let lock: KvLock;
     const helpers = acquire.via?.template ? byAcquire.get(helperOrigin(acquire)) : undefined;

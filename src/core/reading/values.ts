@@ -365,8 +365,17 @@ export function callbackValueOf(sourceCode: SourceCode, id: TSESTree.Identifier)
   const fn = def.node;
   if (fn.type !== "FunctionExpression" && fn.type !== "ArrowFunctionExpression") return undefined;
   if (fn.params[1] !== def.name) return undefined;
-  const call = fn.parent;
-  return call?.type === "CallExpression" && call.arguments[call.arguments.length - 1] === fn ? call : undefined;
+  const arg = boundCallback(fn);
+  const call = arg.parent;
+  return call?.type === "CallExpression" && call.arguments[call.arguments.length - 1] === arg ? call : undefined;
+}
+
+/** A callback as it is passed: the function itself, or its `.bind(this)` (`function (err, id) { … }.bind(this)`). */
+export function boundCallback(fn: TSESTree.FunctionLike): Node {
+  const member = fn.parent;
+  if (member?.type === "MemberExpression" && member.object === fn && keyName(member.property, member.computed) === "bind" &&
+    member.parent.type === "CallExpression" && member.parent.callee === member) return member.parent;
+  return fn;
 }
 
 /**

@@ -21,6 +21,7 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { KeyPart, KeyShape, KvOp, ModuleShape, Node, ParamRef, StateAccess } from "../model/model.js";
 import { keyShape, sameKey } from "../reading/keys.js";
+import { calledFunction } from "../reading/calls.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
 import { evaluate, findVariable, getConstInit, keyName, objectLiteral, unwrap } from "../reading/values.js";
 
@@ -206,62 +207,6 @@ function encodedParam(sourceCode: SourceCode, fn: Fn, node: Node | undefined): P
 function sameParts(a: readonly KeyPart[] | undefined, b: readonly KeyPart[] | undefined, ops: [KvOp, KvOp]): boolean {
   if (!a || !b) return !a && !b && ops[0].key.text === ops[1].key.text;
   return JSON.stringify(a) === JSON.stringify(b);
-}
-
-/** The function a call runs, when the module shows exactly one: `fn()`, `this.method()`, `Class.method()`, `obj.method()`. */
-export function calledFunction(sourceCode: SourceCode, call: TSESTree.CallExpression): Fn | undefined {
-  const callee = unwrap(call.callee);
-  const fromInit = (init: Node | null | undefined): Fn | undefined => {
-    const i = init ? unwrap(init) : undefined;
-    return i && isFunction(i) ? i : undefined;
-  };
-  if (callee.type === "Identifier") {
-    const def = findVariable(sourceCode, callee)?.defs[0];
-    if (def?.type === "FunctionName") return def.node as Fn;
-    if (def?.type === "Variable" && def.parent.kind === "const") return fromInit(def.node.init);
-    return undefined;
-  }
-  if (callee.type !== "MemberExpression") return undefined;
-  const name = keyName(callee.property, callee.computed);
-  if (name === undefined) return undefined;
-  const object = unwrap(callee.object);
-  const member = (body: TSESTree.ClassBody | undefined, isStatic: boolean): Fn | undefined => {
-    for (const m of body?.body ?? []) {
-      if ((m.type === "MethodDefinition" || m.type === "PropertyDefinition") && m.static === isStatic && m.key &&
-        keyName(m.key, m.computed) === name && !(m.type === "MethodDefinition" && m.kind === "constructor")) {
-        return fromInit(m.value);
-      }
-    }
-    return undefined;
-  };
-  if (object.type === "ThisExpression") {
-    // `this` is the function that binds it: a class's method, or an object literal's (arrows keep the outer `this`).
-    let fn: Node | undefined = call.parent;
-    while (fn && !(fn.type === "FunctionExpression" || fn.type === "FunctionDeclaration" || fn.type === "ClassBody")) fn = fn.parent;
-    // An arrow class field (`run = async () => this.lock()`): `this` is the instance.
-    if (fn?.type === "ClassBody") return member(fn, false);
-    const holder = fn?.parent;
-    if (holder?.type === "MethodDefinition" || holder?.type === "PropertyDefinition") return member(classOf(holder), holder.static);
-    if (holder?.type === "Property" && holder.parent.type === "ObjectExpression") {
-      const prop = holder.parent.properties.find((q): q is TSESTree.Property => q.type === "Property" && keyName(q.key, q.computed) === name);
-      return fromInit(prop?.value);
-    }
-    return undefined;
-  }
-  if (object.type !== "Identifier") return undefined;
-  const def = findVariable(sourceCode, object)?.defs[0];
-  if (def?.type === "ClassName") return member((def.node as TSESTree.ClassDeclaration).body, true);
-  if (def?.type !== "Variable" || def.parent.kind !== "const" || !def.node.init) return undefined;
-  const init = unwrap(def.node.init);
-  // `const lock = new RedisLock(…)` of a class this module declares
-  if (init.type === "NewExpression" && init.callee.type === "Identifier") {
-    const cls = findVariable(sourceCode, init.callee)?.defs[0];
-    return cls?.type === "ClassName" ? member((cls.node as TSESTree.ClassDeclaration).body, false) : undefined;
-  }
-  // `export const locks = { acquire(name) { … } }`
-  const object2 = objectLiteral(sourceCode, init);
-  const prop = object2?.properties.find((p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === name);
-  return fromInit(prop?.value);
 }
 
 /**

@@ -1,0 +1,132 @@
+/**
+ * Which function of the module a call runs, when the module shows exactly one: the reading the function summaries
+ * (src/core/summaries/) instantiate helpers by, and the facts follow a check through (a guard that calls the module's
+ * own `isLeader()`).
+ */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { Node } from "../model/model.js";
+import { classOf, isFunction } from "./units.js";
+import { walk } from "./ast.js";
+import { boundCallback, findVariable, keyName, objectLiteral, unwrap } from "./values.js";
+
+type SourceCode = Readonly<TSESLint.SourceCode>;
+type Fn = TSESTree.FunctionLike;
+
+/** The function a call runs, when the module shows exactly one: `fn()`, `this.method()`, `Class.method()`, `obj.method()`. */
+export function calledFunction(sourceCode: SourceCode, call: TSESTree.CallExpression): Fn | undefined {
+  const callee = unwrap(call.callee);
+  const fromInit = (init: Node | null | undefined): Fn | undefined => {
+    const i = init ? unwrap(init) : undefined;
+    return i && isFunction(i) ? i : undefined;
+  };
+  if (callee.type === "Identifier") {
+    const def = findVariable(sourceCode, callee)?.defs[0];
+    if (def?.type === "FunctionName") return def.node as Fn;
+    if (def?.type === "Variable" && def.parent.kind === "const") return fromInit(def.node.init);
+    return undefined;
+  }
+  if (callee.type !== "MemberExpression") return undefined;
+  const name = keyName(callee.property, callee.computed);
+  if (name === undefined) return undefined;
+  const object = unwrap(callee.object);
+  const member = (body: TSESTree.ClassBody | undefined, isStatic: boolean): Fn | undefined => {
+    for (const m of body?.body ?? []) {
+      if ((m.type === "MethodDefinition" || m.type === "PropertyDefinition") && m.static === isStatic && m.key &&
+        keyName(m.key, m.computed) === name && !(m.type === "MethodDefinition" && m.kind === "constructor")) {
+        return fromInit(m.value);
+      }
+    }
+    return undefined;
+  };
+  if (object.type === "ThisExpression") {
+    // `this` is the function that binds it: a class's method, or an object literal's (arrows keep the outer `this`).
+    let fn: Node | undefined = call.parent;
+    while (fn && !(fn.type === "FunctionExpression" || fn.type === "FunctionDeclaration" || fn.type === "ClassBody")) fn = fn.parent;
+    // An arrow class field (`run = async () => this.lock()`): `this` is the instance.
+    if (fn?.type === "ClassBody") return member(fn, false);
+    const holder = fn?.parent;
+    if (holder?.type === "MethodDefinition" || holder?.type === "PropertyDefinition") return member(classOf(holder), holder.static);
+    // `Leader.prototype.stop = function () { this.isLeader(…) }`: the method assigned to the same prototype.
+    const proto = holder?.type === "AssignmentExpression" ? prototypeOf(holder.left) : undefined;
+    if (proto) return prototypeMethod(sourceCode, proto, name);
+    if (holder?.type === "Property" && holder.parent.type === "ObjectExpression") {
+      const prop = holder.parent.properties.find((q): q is TSESTree.Property => q.type === "Property" && keyName(q.key, q.computed) === name);
+      return fromInit(prop?.value);
+    }
+    return undefined;
+  }
+  if (object.type !== "Identifier") return undefined;
+  const def = findVariable(sourceCode, object)?.defs[0];
+  if (def?.type === "ClassName") return member((def.node as TSESTree.ClassDeclaration).body, true);
+  if (def?.type !== "Variable" || def.parent.kind !== "const" || !def.node.init) return undefined;
+  const init = unwrap(def.node.init);
+  // `const lock = new RedisLock(…)` of a class this module declares
+  if (init.type === "NewExpression" && init.callee.type === "Identifier") {
+    const cls = findVariable(sourceCode, init.callee)?.defs[0];
+    return cls?.type === "ClassName" ? member((cls.node as TSESTree.ClassDeclaration).body, false) : undefined;
+  }
+  // `export const locks = { acquire(name) { … } }`
+  const object2 = objectLiteral(sourceCode, init);
+  const prop = object2?.properties.find((p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === name);
+  return fromInit(prop?.value);
+}
+
+/** What a call of a module function gives back: the arguments of its own `return`s (an arrow's expression body). */
+export function returnedValues(sourceCode: SourceCode, call: TSESTree.CallExpression): Node[] {
+  const body = calledFunction(sourceCode, call)?.body;
+  if (!body) return [];
+  if (body.type !== "BlockStatement") return [body];
+  const out: Node[] = [];
+  walk(body, (n) => {
+    if (n !== body && isFunction(n)) return false;
+    if (n.type === "ReturnStatement" && n.argument) out.push(n.argument);
+    return true;
+  });
+  return out;
+}
+
+/**
+ * What a module function hands the callback a parameter belongs to: for `isLeader` in `this.isLeader(function (err,
+ * isLeader) { … })`, the second argument of every call of `isLeader(done)`'s `done` (`done(null, id === this.id)`).
+ */
+export function callbackArguments(sourceCode: SourceCode, id: TSESTree.Identifier): Node[] {
+  const def = findVariable(sourceCode, id)?.defs[0];
+  if (def?.type !== "Parameter" || !isFunction(def.node)) return [];
+  const cb = def.node;
+  const index = cb.params.indexOf(def.name as TSESTree.Parameter);
+  const arg = boundCallback(cb);
+  const call = arg.parent;
+  if (index < 0 || call?.type !== "CallExpression" || call.callee === arg) return [];
+  const position = call.arguments.indexOf(arg as TSESTree.CallExpressionArgument);
+  const fn = position >= 0 ? calledFunction(sourceCode, call) : undefined;
+  const param = fn?.params[position];
+  if (!fn?.body || param?.type !== "Identifier") return [];
+  const out: Node[] = [];
+  walk(fn.body, (n) => {
+    if (n.type === "CallExpression" && n.callee.type === "Identifier" && n.callee.name === param.name && n.arguments[index]) out.push(n.arguments[index]!);
+    return true;
+  });
+  return out;
+}
+
+/** The constructor named in `Leader.prototype.stop` (an assignment's target), or undefined. */
+function prototypeOf(target: Node): string | undefined {
+  const t = unwrap(target);
+  if (t.type !== "MemberExpression") return undefined;
+  const proto = unwrap(t.object);
+  if (proto.type !== "MemberExpression" || keyName(proto.property, proto.computed) !== "prototype") return undefined;
+  const ctor = unwrap(proto.object);
+  return ctor.type === "Identifier" ? ctor.name : undefined;
+}
+
+/** The function assigned at module level to `<ctor>.prototype.<name>`, when exactly one is. */
+function prototypeMethod(sourceCode: SourceCode, ctor: string, name: string): Fn | undefined {
+  const found: Fn[] = [];
+  for (const st of (sourceCode.ast as TSESTree.Program).body) {
+    if (st.type !== "ExpressionStatement" || st.expression.type !== "AssignmentExpression" || st.expression.operator !== "=") continue;
+    const { left, right } = st.expression;
+    const value = unwrap(right);
+    if (left.type === "MemberExpression" && prototypeOf(left) === ctor && keyName(left.property, left.computed) === name && isFunction(value)) found.push(value);
+  }
+  return found.length === 1 ? found[0] : undefined;
+}
