@@ -71,6 +71,8 @@ ruleTester.run("atomic-claim", rule, {
     { code: EDITOR_ROW },
     // a unique key within what the row is looked up by: the second create fails, the insert is exclusive
     { code: EDITOR_ROW, settings: keys([["documentId"]]) },
+    // the create does not depend on what the read found: the test reads a property of the same name elsewhere
+    { code: EDITOR_ROW.replace("if (current) return false;", "if (session.current) return false;"), settings: keys([["documentId", "editorId"]]) },
     // a key on the document and more (editor) does not make it exclusive, but a row never removed is no lock
     { code: EDITOR_ROW.replace(/export async function stopEditing[\s\S]*$/, ""), settings: keys([["documentId", "editorId"]]) },
     {

@@ -674,8 +674,18 @@ function findCheckedInsert(mod: Module, write: StateWrite): Claim[] {
     if (keys.some((k) => k.length > 0 && k.every((f) => fields.some((g) => sameField(f, g))))) return [];
     // The insert runs only when the read found no live row: a test of its result on the way.
     const tests = [...mod.guards(write), ...checksBetween(mod, read.node, write.node)];
-    const mentions = new RegExp(`\\b${name}\\b`);
-    if (!tests.some((g) => mentions.test(mod.sourceCode.getText(g.test as Node)))) continue;
+    const mentions = (test: Node) => {
+      let found = false;
+      walk(test, (n) => {
+        // The variable itself, not a property of the same name (`lock.current`, `{ current: 1 }`).
+        const p = n.parent;
+        const property = (p?.type === "MemberExpression" && p.property === n && !p.computed) || (p?.type === "Property" && p.key === n && !p.computed && !p.shorthand);
+        if (n.type === "Identifier" && n.name === name && !property) found = true;
+        return !found;
+      });
+      return found;
+    };
+    if (!tests.some((g) => mentions(g.test as Node))) continue;
     const released = mod.writes.some((w) => w.effect === "delete" && normalizeModel(w.model) === normalizeModel(write.model) &&
       mod.branchesOf(w).length > 0 && mod.branchesOf(w).every((b) => fields.every((f) => identityFields(b).some((g) => sameField(f, g)))));
     if (!hasLockWord(write.model) && !released) continue;
