@@ -262,41 +262,51 @@ export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTr
       if (!shape) continue;
       // Made through the returned handle: at each call of its method (`lock.release()`), the key still the call's.
       for (const at of effect.handle ? handleCalls(sourceCode, call, effect.handle) : [call]) {
-      let client = typeof effect.client === "string" ? `${helper.file ?? target.binding.file}:${effect.client}` : undefined;
-      if (typeof effect.client !== "string") {
-        const arg = argumentFor(sourceCode, call, effect.client.param);
-        // A client the constructor was given, on an injected instance (`this.locks.acquire()`): the instance's own.
-        if (!arg && effect.client.param.ctor) client = `${helper.file ?? target.binding.file}#client${effect.client.param.index}`;
-        else if (!arg) continue;
-        else client = clientText(sourceCode, arg);
-      }
-      const valueArg = effect.value ? argumentFor(sourceCode, call, effect.value) : undefined;
-      const constantValue = effect.value ? (valueArg ? evaluate(sourceCode, valueArg) : undefined) : effect.constantValue;
-      out.push({
-        access: "kv",
-        store: "redis",
-        client: client!,
-        dialect: "ioredis",
-        command: effect.command,
-        key: shape.key,
-        keyNode: shape.keyNode,
-        node: at,
-        loc: at.loc,
-        nx: effect.nx,
-        ttl: effect.ttl === undefined || effect.ttl === "separate" ? "absent" : effect.ttl,
-        ...(effect.script ? { script: effect.script } : {}),
-        ...(valueArg ? { valueNode: valueArg } : {}),
-        ...(constantValue ? { constantValue } : {}),
-        via: {
-          helper: describeCallee(sourceCode, at),
-          line: effect.line,
-          file: helper.file ?? target.binding.file,
-          ...(effect.release ? { release: effect.release } : {}),
-          ...(effect.ttl === "separate" ? { separateExpire: true } : {}),
-        },
-      });
+        const op = importedOp(sourceCode, call, at, effect, shape, helper.file ?? target.binding.file);
+        if (op) out.push(op);
       }
     }
   }
   return { kv: out, advisory };
+}
+
+/**
+ * One effect of an imported helper as an op: the arguments read from `call`, the op placed at `at` (the call, or the
+ * call of the returned handle's method that makes it). Undefined when the client it needs cannot be read.
+ */
+function importedOp(sourceCode: SourceCode, call: TSESTree.CallExpression, at: TSESTree.CallExpression, effect: HelperEffect,
+  shape: { key: KeyShape; keyNode: Node }, file: string): KvOp | undefined {
+  let client = typeof effect.client === "string" ? `${file}:${effect.client}` : undefined;
+  if (typeof effect.client !== "string") {
+    const arg = argumentFor(sourceCode, call, effect.client.param);
+    // A client the constructor was given, on an injected instance (`this.locks.acquire()`): the instance's own.
+    if (!arg && effect.client.param.ctor) client = `${file}#client${effect.client.param.index}`;
+    else if (!arg) return undefined;
+    else client = clientText(sourceCode, arg);
+  }
+  const valueArg = effect.value ? argumentFor(sourceCode, call, effect.value) : undefined;
+  const constantValue = effect.value ? (valueArg ? evaluate(sourceCode, valueArg) : undefined) : effect.constantValue;
+  return {
+    access: "kv",
+    store: "redis",
+    client: client!,
+    dialect: "ioredis",
+    command: effect.command,
+    key: shape.key,
+    keyNode: shape.keyNode,
+    node: at,
+    loc: at.loc,
+    nx: effect.nx,
+    ttl: effect.ttl === undefined || effect.ttl === "separate" ? "absent" : effect.ttl,
+    ...(effect.script ? { script: effect.script } : {}),
+    ...(valueArg ? { valueNode: valueArg } : {}),
+    ...(constantValue ? { constantValue } : {}),
+    via: {
+      helper: describeCallee(sourceCode, at),
+      line: effect.line,
+      file,
+      ...(effect.release ? { release: effect.release } : {}),
+      ...(effect.ttl === "separate" ? { separateExpire: true } : {}),
+    },
+  };
 }
