@@ -1021,9 +1021,12 @@ export function kvLookalikeModule(p: KvLockParts, kinds: readonly KvLookalike[])
   return { head: [WORK_IMPORT], clients: [redisClient(p.client)], fns: kinds.map((k) => kvLookalikeFn(p, k)) };
 }
 
-/** Whether the plugin should take the key for a lock (kv-pairing.ts): a lock word in the key or the functions, or a release in `finally`. */
+/**
+ * Whether the plugin should take the key for a lock (kv-pairing.ts): a lock word in the key or the functions, a
+ * release in `finally`, or a release that checks who holds it (a GET compared first, or a compare-and-delete script).
+ */
 export function kvLockLike(p: KvLockParts): boolean {
-  return /^(lock|locks|mutex|leader)\b/.test(p.prefix) || p.split || (p.tryFinally && p.release !== "none");
+  return /^(lock|locks|mutex|leader)\b/.test(p.prefix) || p.split || (p.tryFinally && p.release !== "none") || p.release === "get-compare" || p.release === "owner";
 }
 
 export function expectedKvFindings(p: KvLockParts): Expected[] {

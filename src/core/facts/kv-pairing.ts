@@ -344,8 +344,10 @@ export function buildKvFacts(
     const imported = acquire.via !== undefined && !acquire.via.template;
     const lockLike = !isMarker(acquire) && (imported
       ? released.length > 0 || hasLockWord([acquire.key.text, acquire.key.name ?? ""].join(" "))
-      // A release that first compares the key's value (`if (id === this.id) del`) checks who holds it: an owner.
-      : namedLikeLock(acquire) || released.some((d) => namedLikeLock(d) || inFinally(d.node) || comparedGet(sourceCode, d, gets, vocabulary) !== undefined) ||
+      // A release that checks who holds the key, by comparing its value first (`if (id === this.id) del`) or in a
+      // compare-and-delete script, is a lock's release: only a lock has an owner.
+      : namedLikeLock(acquire) || released.some((d) => namedLikeLock(d) || inFinally(d.node) ||
+        (d.command === "script" && d.script === "compare-and-delete") || comparedGet(sourceCode, d, gets, vocabulary) !== undefined) ||
         ops.some((o) => o.command === "set" && !o.nx && o !== acquire && sameTarget(o, acquire) && comparedGet(sourceCode, o, gets, vocabulary)));
     let lock: KvLock;
     const helpers = acquire.via?.template ? byAcquire.get(helperOrigin(acquire)) : undefined;
