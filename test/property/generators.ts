@@ -1023,10 +1023,11 @@ export function kvLookalikeModule(p: KvLockParts, kinds: readonly KvLookalike[])
 
 /**
  * Whether the plugin should take the key for a lock (kv-pairing.ts): a lock word in the key or the functions, a
- * release in `finally`, or a release that checks who holds it (a GET compared first, or a compare-and-delete script).
+ * release in `finally`, or a release that checks the holder: the GET compared with the token stored, or a
+ * compare-and-delete script handed it.
  */
 export function kvLockLike(p: KvLockParts): boolean {
-  return /^(lock|locks|mutex|leader)\b/.test(p.prefix) || p.split || (p.tryFinally && p.release !== "none") || p.release === "get-compare" || p.release === "owner";
+  return /^(lock|locks|mutex|leader)\b/.test(p.prefix) || p.split || (p.tryFinally && p.release !== "none") || (p.token === "uuid" && (p.release === "get-compare" || p.release === "owner"));
 }
 
 export function expectedKvFindings(p: KvLockParts): Expected[] {

@@ -515,6 +515,27 @@ export class ReportService {
 
 ruleTester.run("owner-checked-release", rule, {
   valid: [
+    // A coalescing window, not a lock: the key is claimed NX as "pending", later holds the batch id, and is
+    // cleared by a script that checks a state (the "pending:" prefix), not a holder's token, or deleted outright
+    // when the batch is dropped. Nothing here compares the key with what this caller stored.
+    {
+      code: `import Redis from "ioredis";
+const redis = new Redis();
+redis.defineCommand("dropIfPending", {
+  numberOfKeys: 1,
+  lua: "local v = redis.call('GET', KEYS[1]) if v and string.sub(v, 1, 8) == 'pending:' then redis.call('DEL', KEYS[1]) end return 1",
+});
+export async function openWindow(scope: string, claimId: string, ttlMs: number) {
+  const windowKey = \`coalesce:\${scope}\`;
+  return (await redis.set(windowKey, \`pending:\${claimId}\`, "PX", ttlMs, "NX")) === "OK";
+}
+export async function abandonWindow(scope: string) {
+  await redis.dropIfPending(\`coalesce:\${scope}\`);
+}
+export async function dropBatch(scope: string) {
+  await redis.del(\`coalesce:\${scope}\`);
+}`,
+    },
     {
       // GETSET swaps the stale instant out and hands back the one it replaced: only the caller that swapped out the
       // value it judged stale goes on, the old recipe's race-safe take-over

@@ -172,16 +172,21 @@ export function comparedGet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, Kv
  * (`parseInt(v)`, `Number(v)`, `v ? parseInt(v) : 0`); `byTime` when the check also reads the clock (`now <= until`,
  * through consts too): the value is an instant, and the check asks whether it has passed.
  */
-function comparedGetIn(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, vocabulary: ResolvedVocabulary): { get: KvOp; byTime: boolean } | undefined {
-  let first: { get: KvOp; byTime: boolean } | undefined;
+function comparedGetIn(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, vocabulary: ResolvedVocabulary, stored?: string):
+  { get: KvOp; byTime: boolean; withStored: boolean } | undefined {
+  let first: { get: KvOp; byTime: boolean; withStored: boolean } | undefined;
   for (const guard of guardsOf(sourceCode, op.node, vocabulary)) {
     let found: KvOp | undefined;
     let byTime = false;
+    // `stored`: the text of the value the acquire stores; a test that compares something with it (`id === this.id`).
+    let withStored = false;
     const seen = new Set<Node>();
     const visit = (n: Node): void => {
       if (seen.has(n)) return;
       seen.add(n);
       const u = unwrap(n);
+      if (stored !== undefined && u.type === "BinaryExpression" && /^[!=]==?$/.test(u.operator) && u.left.type !== "PrivateIdentifier" &&
+        (sourceCode.getText(unwrap(u.left)) === stored || sourceCode.getText(unwrap(u.right)) === stored)) withStored = true;
       if (isClockReading(u)) byTime = true;
       const direct = gets.get(u.type === "AwaitExpression" ? unwrap(u.argument) : u);
       if (direct && sameTarget(direct, op)) found = direct;
@@ -218,9 +223,22 @@ function comparedGetIn(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, 
     visit(guard.test);
     // Every test on the way counts: `if (!value) return; if (now < parseInt(value)) return;` judges the instant in
     // the second.
-    if (found && (!first || found === first.get)) first = { get: found, byTime: (first?.byTime ?? false) || byTime };
+    if (found && (!first || found === first.get)) first = { get: found, byTime: (first?.byTime ?? false) || byTime, withStored: (first?.withStored ?? false) || withStored };
   }
   return first;
+}
+
+/**
+ * A release that checks who holds the key is a lock's release (only a lock has an owner): the value read from the key
+ * compared first with the very value the acquire stored (`if (id === this.id) del`, also inside a helper of the module
+ * the test calls), or a compare-and-delete script handed that value. A script or a test that compares the value with
+ * anything else (a `pending:` prefix, a state) checks a state, not a holder.
+ */
+function checksHolder(sourceCode: SourceCode, del: KvOp, acquire: KvOp, gets: Map<Node, KvOp>, vocabulary: ResolvedVocabulary): boolean {
+  const stored = acquire.valueNode && !acquire.constantValue ? sourceCode.getText(unwrap(acquire.valueNode)) : undefined;
+  if (stored === undefined) return false;
+  if (del.command === "script") return del.script === "compare-and-delete" && del.valueNode !== undefined && sourceCode.getText(unwrap(del.valueNode)) === stored;
+  return comparedGetIn(sourceCode, del, gets, vocabulary, stored)?.withStored === true;
 }
 
 /**
@@ -344,10 +362,7 @@ export function buildKvFacts(
     const imported = acquire.via !== undefined && !acquire.via.template;
     const lockLike = !isMarker(acquire) && (imported
       ? released.length > 0 || hasLockWord([acquire.key.text, acquire.key.name ?? ""].join(" "))
-      // A release that checks who holds the key, by comparing its value first (`if (id === this.id) del`) or in a
-      // compare-and-delete script, is a lock's release: only a lock has an owner.
-      : namedLikeLock(acquire) || released.some((d) => namedLikeLock(d) || inFinally(d.node) ||
-        (d.command === "script" && d.script === "compare-and-delete") || comparedGet(sourceCode, d, gets, vocabulary) !== undefined) ||
+      : namedLikeLock(acquire) || released.some((d) => namedLikeLock(d) || inFinally(d.node) || checksHolder(sourceCode, d, acquire, gets, vocabulary)) ||
         ops.some((o) => o.command === "set" && !o.nx && o !== acquire && sameTarget(o, acquire) && comparedGet(sourceCode, o, gets, vocabulary)));
     let lock: KvLock;
     const helpers = acquire.via?.template ? byAcquire.get(helperOrigin(acquire)) : undefined;
