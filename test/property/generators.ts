@@ -832,6 +832,8 @@ export interface KvLockParts {
   readonly tryFinally: boolean;
   /** Acquire and release in their own functions (`acquire`, `release`), called by the runner. */
   readonly split: boolean;
+  /** With `split`: `acquire` hands back a handle whose `release()` the runner calls (`held.release()`). */
+  readonly handle: boolean;
   readonly lookalikes: readonly KvLookalike[];
 }
 
@@ -848,6 +850,7 @@ export function kvLockArb(options: { acquire?: fc.Arbitrary<KvAcquire>; release?
     release: options.release ?? fc.constantFrom<KvRelease>("none", "plain", "owner", "get-compare"),
     tryFinally: fc.boolean(),
     split: fc.boolean(),
+    handle: fc.boolean(),
     lookalikes: fc.subarray([...KV_LOOKALIKES], { maxLength: 2 }),
   // An application's cache service sends no MULTI and has no script call of its own.
   }).filter((p) => p.client !== "app-cache" || (!p.acquire.startsWith("multi") && p.release !== "owner"));
@@ -992,13 +995,23 @@ export function kvModule(p: KvLockParts): ModuleSpec {
     : [{ kind: "await", expr: (c) => (p.release === "owner" ? ops(c).ownerDelete(key, token) : ops(c).del(key)) }];
   const work: Step = { kind: "await", expr: () => "work(id)" };
 
-  if (p.split) {
+  if (p.split && p.handle && p.release !== "none") {
+    // acquire(id) returns a handle (or null) whose release() gives the lock back: the key and token are the acquire's.
+    fns.push({ name: "acquire", role: "acquire", params: ["id"], steps: [
+      ...acquire, { kind: "exit", cond: notAcquired(p, "ok"), value: "null" }, ...expire,
+      { kind: "handle", value: () => token, method: "release", body: release },
+    ] });
+  } else if (p.split) {
     // acquire(id) returns the token (or null); release(id[, token]) gives the lock back; the runner calls both.
     fns.push({ name: "acquire", role: "acquire", params: ["id"], steps: [
       ...acquire, { kind: "exit", cond: notAcquired(p, "ok"), value: "null" }, ...expire, { kind: "return", value: () => token },
     ] });
     if (p.release !== "none") fns.push({ name: "release", role: "release", params: p.token === "uuid" ? ["id", "token"] : ["id"], steps: [...keyStep, ...release] });
-    const releaseCall: Step[] = p.release === "none" ? [] : [{ kind: "await", expr: (c) => `${c.fn("release")}(${p.token === "uuid" ? "id, held" : "id"})` }];
+  }
+  if (p.split) {
+    const releaseCall: Step[] = p.release === "none" ? []
+      : p.handle ? [{ kind: "await", expr: () => "held.release()" }]
+      : [{ kind: "await", expr: (c) => `${c.fn("release")}(${p.token === "uuid" ? "id, held" : "id"})` }];
     const steps: Step[] = [
       { kind: "await", bind: "held", expr: (c) => `${c.fn("acquire")}(id)` },
       { kind: "exit", cond: "held === null", value: "false" },

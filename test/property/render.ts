@@ -26,7 +26,12 @@ export type Step =
   /** `try { body } finally { cleanup }`: only as the last step of a body. */
   | { readonly kind: "try"; readonly body: readonly Step[]; readonly cleanup: readonly Step[] }
   /** `try { body } catch (param) { handler }` (`.catch((param) => …)` in `.then` style): only as the last step. */
-  | { readonly kind: "catch"; readonly body: readonly Step[]; readonly param: string; readonly handler: readonly Step[] };
+  | { readonly kind: "catch"; readonly body: readonly Step[]; readonly param: string; readonly handler: readonly Step[] }
+  /**
+   * `return { token: value, [method]: async () => { body } };`: a lock handle whose method the caller calls later
+   * (`() => promise` in `.then` style).
+   */
+  | { readonly kind: "handle"; readonly value: Expr; readonly method: string; readonly body: readonly Step[] };
 
 export interface Fn {
   /** The function's name: what `Finding.fn` reports and the oracle expects. */
@@ -86,6 +91,8 @@ function syncStep(step: Step, c: Ctx): string {
       return `return ${step.value(c)};`;
     case "stmt":
       return step.text;
+    case "handle":
+      return `return { token: ${step.value(c)}, ${step.method}: () => ${promiseOf(step.body, c)} };`;
     default:
       throw new Error(`not a synchronous step: ${step.kind}`);
   }
@@ -97,7 +104,9 @@ function awaitBody(steps: readonly Step[], c: Ctx): string[] {
     if (step.kind === "await") out.push(step.bind ? `const ${step.bind} = await ${step.expr(c)};` : `await ${step.expr(c)};`);
     else if (step.kind === "try") out.push("try {", ...indent(awaitBody(step.body, c)), "} finally {", ...indent(awaitBody(step.cleanup, c)), "}");
     else if (step.kind === "catch") out.push("try {", ...indent(awaitBody(step.body, c)), `} catch (${step.param}) {`, ...indent(awaitBody(step.handler, c)), "}");
-    else out.push(syncStep(step, c));
+    else if (step.kind === "handle") {
+      out.push("return {", `  token: ${step.value(c)},`, `  ${step.method}: async () => {`, ...indent(awaitBody(step.body, c), "    "), "  },", "};");
+    } else out.push(syncStep(step, c));
   }
   return out;
 }

@@ -22,7 +22,7 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { KeyPart, KeyShape, KvOp, ModuleShape, Node, ParamRef, StateAccess } from "../model/model.js";
 import { keyShape, sameKey } from "../reading/keys.js";
 import { calledFunction } from "../reading/calls.js";
-import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
+import { classOf, functionName, isFunction, unitOf } from "../reading/units.js";
 import { evaluate, findVariable, getConstInit, keyName, objectLiteral, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -224,21 +224,32 @@ function handleOf(fn: Fn): { factory: Fn; method: string } | undefined {
   const object = prop.parent;
   const returned = object.parent;
   let factory: Node | undefined;
-  if (returned?.type === "ReturnStatement") factory = enclosingFunction(returned);
-  else if (returned && isFunction(returned) && returned.body === object) factory = returned;
+  // The named function that hands it back, also from inside its own `.then` callback (`return set(…).then((ok) =>
+  // ({ release: … }))`).
+  if (returned?.type === "ReturnStatement") factory = unitOf(returned) ?? undefined;
+  else if (returned && isFunction(returned) && returned.body === object) factory = functionName(returned) !== undefined ? returned : unitOf(returned) ?? undefined;
   if (!method || !factory || !isFunction(factory) || functionName(factory) === undefined) return undefined;
   return { factory, method };
 }
 
 /**
  * The calls of a handle's method after `call` returned the handle: `const lock = await acquireLock(…)` then
- * `lock.release()`, or `const { release } = await acquireLock(…)` then `release()`. A handle kept in anything but a
+ * `lock.release()`, `const { release } = await acquireLock(…)` then `release()`, or the parameter of a `.then`
+ * callback on the call. A handle kept in anything but a
  * variable of its own (passed on, stored in a field) is not followed.
  */
 export function handleCalls(sourceCode: SourceCode, call: TSESTree.CallExpression, method: string): TSESTree.CallExpression[] {
   let up: Node | undefined = call.parent;
   while (up && (up.type === "AwaitExpression" || up.type === "TSAsExpression" || up.type === "TSNonNullExpression")) up = up.parent;
-  if (up?.type !== "VariableDeclarator" || up.init === null) return [];
+  // `acquireLock(…).then((lock) => { … lock.release() })`: the handle is the callback's parameter.
+  let holder: TSESTree.Node | undefined;
+  if (up?.type === "VariableDeclarator" && up.init !== null) holder = up.id;
+  else if (up?.type === "MemberExpression" && up.object === call && keyName(up.property, up.computed) === "then" &&
+    up.parent.type === "CallExpression" && up.parent.callee === up) {
+    const cb = up.parent.arguments[0];
+    if (cb && isFunction(cb)) holder = cb.params[0];
+  }
+  if (!holder) return [];
   const out: TSESTree.CallExpression[] = [];
   const callsOf = (id: TSESTree.Identifier, member: boolean) => {
     const variable = findVariable(sourceCode, id);
@@ -249,9 +260,9 @@ export function handleCalls(sourceCode: SourceCode, call: TSESTree.CallExpressio
       if (!member && at?.type === "CallExpression" && at.callee === ref.identifier) out.push(at);
     }
   };
-  if (up.id.type === "Identifier") callsOf(up.id, true);
-  else if (up.id.type === "ObjectPattern") {
-    for (const p of up.id.properties) {
+  if (holder.type === "Identifier") callsOf(holder, true);
+  else if (holder.type === "ObjectPattern") {
+    for (const p of holder.properties) {
       if (p.type === "Property" && keyName(p.key, p.computed) === method && p.value.type === "Identifier") callsOf(p.value, false);
     }
   }
