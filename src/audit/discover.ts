@@ -39,7 +39,8 @@ function loadTypeScript(): typeof ts {
 
 const SOURCE = /\.(?:[cm]?[jt]s|[jt]sx)$/;
 const DECLARATION = /\.d\.[cm]?ts$/;
-const SKIP_DIRS = new Set(["node_modules", "dist", "build", "coverage", ".git", ".next", "out"]);
+/** Folders no project source lives in: dependencies, builds, coverage (schemas.ts skips them too). */
+export const SKIP_DIRS: ReadonlySet<string> = new Set(["node_modules", "dist", "build", "coverage", ".git", ".next", "out"]);
 const EXTENSIONS = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
 /** Folders a package's build usually goes to; an entry there that the repository does not hold maps to `src/`. */
 const BUILD_DIRS = new Set(["dist", "build", "lib", "out", "esm", "cjs", "es", "types"]);

@@ -11,34 +11,23 @@
  *
  * A model two schemas declare with different keys is left out: which one a module writes is not known.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { getSchema } from "@mrleebo/prisma-ast";
+import { globSync } from "tinyglobby";
 import { normalizeModel } from "../core/model/names.js";
+import { SKIP_DIRS } from "./discover.js";
 
 /** Model (normalised, `normalizeModel`) -> its unique keys, each a list of field names. */
 export type UniqueKeys = Record<string, string[][]>;
 
-const SKIP_DIRS = new Set(["node_modules", "dist", "build", "coverage", ".git", ".next", "out", ".cache"]);
-const MAX_DEPTH = 10;
-
-function schemaFiles(dir: string, out: { prisma: string[]; strapi: string[] }, depth = 0): void {
-  if (depth > MAX_DEPTH) return;
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const entry of entries) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (!entry.name.startsWith(".") && !SKIP_DIRS.has(entry.name)) schemaFiles(path, out, depth + 1);
-    } else if (entry.isFile()) {
-      if (entry.name.endsWith(".prisma")) out.prisma.push(path);
-      else if (entry.name === "schema.json" && /[/\\]content-types[/\\][^/\\]+[/\\]schema\.json$/.test(path)) out.strapi.push(path);
-    }
-  }
+/**
+ * The schema files under `root`, found as the audit finds manifests (tinyglobby): not in dependency or build folders
+ * (discover.ts's `SKIP_DIRS`), nor in hidden ones.
+ */
+function schemaFiles(root: string): { prisma: string[]; strapi: string[] } {
+  const ignore = [...SKIP_DIRS].map((d) => `**/${d}/**`);
+  const found = globSync(["**/*.prisma", "**/content-types/*/schema.json"], { cwd: root, ignore, absolute: true }).sort();
+  return { prisma: found.filter((f) => f.endsWith(".prisma")), strapi: found.filter((f) => f.endsWith("schema.json")) };
 }
 
 /** A Prisma attribute's field list: `@@id([a, b])`, `@@unique(fields: [a, b], name: "x")`. */
@@ -103,8 +92,7 @@ const keyText = (keys: readonly string[][]) => JSON.stringify(keys.map((k) => [.
 
 /** The unique keys every schema under `root` declares (see the module comment); models declared twice differently are left out. */
 export function readUniqueKeys(root: string): UniqueKeys {
-  const files = { prisma: [] as string[], strapi: [] as string[] };
-  schemaFiles(root, files);
+  const files = schemaFiles(root);
   const found = new Map<string, string[][] | null>();
   const add = (keys: Map<string, string[][]>) => {
     for (const [name, k] of keys) {

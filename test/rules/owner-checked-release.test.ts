@@ -515,6 +515,25 @@ export class ReportService {
 
 ruleTester.run("owner-checked-release", rule, {
   valid: [
+    // The same window cleared in JavaScript through a method of the class: the method compares the value with a
+    // state ("pending:"), never with what this caller stored, so the key is still no lock.
+    {
+      code: `import Redis from "ioredis";
+const redis = new Redis();
+export class Window {
+  constructor(private key: string, private claimId: string) {}
+  async open(ttlMs: number) {
+    return (await redis.set(this.key, \`pending:\${this.claimId}\`, "PX", ttlMs, "NX")) === "OK";
+  }
+  async isPending() {
+    const value = await redis.get(this.key);
+    return value !== null && value.startsWith("pending:");
+  }
+  async abandon() {
+    if (await this.isPending()) await redis.del(this.key);
+  }
+}`,
+    },
     // A coalescing window, not a lock: the key is claimed NX as "pending", later holds the batch id, and is
     // cleared by a script that checks a state (the "pending:" prefix), not a holder's token, or deleted outright
     // when the batch is dropped. Nothing here compares the key with what this caller stored.

@@ -29,7 +29,7 @@ import { agePredicates, allowedIn, isOpaque, ownerPinned, pins, toBranches } fro
 import { formatValue, normalizeModel, sameValue } from "../model/names.js";
 import { normalizeName } from "../model/settings.js";
 import { describeKey, keyShape } from "../reading/keys.js";
-import { findVariable, getConstInit, keyName, unwrap } from "../reading/values.js";
+import { findVariable, getConstInit, keyName, resultBinding, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -120,19 +120,7 @@ function namesIn(sourceCode: SourceCode, node: Node | undefined, out = new Set<s
 }
 
 /** The variable a call's result is stored in (`const job = await Job.findOneAndUpdate(…)`, `const [row] = …`). */
-function resultName(node: Node): string | undefined {
-  let child: Node = node;
-  let p = node.parent;
-  while (p && (p.type === "AwaitExpression" || p.type === "TSAsExpression" || p.type === "TSNonNullExpression" ||
-    (p.type === "MemberExpression" && p.object === child) || (p.type === "CallExpression" && p.callee === child))) {
-    child = p;
-    p = p.parent;
-  }
-  if (p?.type !== "VariableDeclarator" || p.init !== child) return undefined;
-  if (p.id.type === "Identifier") return p.id.name;
-  if (p.id.type === "ArrayPattern" && p.id.elements[0]?.type === "Identifier") return p.id.elements[0].name;
-  return undefined;
-}
+const resultName = (node: Node): string | undefined => resultBinding(node)?.name;
 
 /** The token expression's text when a write elsewhere can name it: the same binding in scope there, or `this.x`. */
 export function tokenTextAt(sourceCode: SourceCode, token: LockToken | undefined, at: Node): string | undefined {

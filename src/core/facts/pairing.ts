@@ -30,7 +30,7 @@ import { HOLE_SENTINEL as HOLE_MODEL } from "../languages/sql.js";
 import { hasLockWord, namesALock, normalizeName, saysEnded, withClockedFields, withHeldValues } from "../model/settings.js";
 import { classOf, enclosingFunction, functionName, isFunction, serializableTransaction, unitOf } from "../reading/units.js";
 import { contains, walk } from "../reading/ast.js";
-import { findVariable, isClockReading, keyName, staticChoices, thenParameterOf, unwrap } from "../reading/values.js";
+import { findVariable, isClockReading, keyName, resultBinding, staticChoices, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Unit = TSESTree.FunctionLike | null;
@@ -628,13 +628,6 @@ function findKeyedLockRow(mod: Module, write: StateWrite): Claim[] {
 /** Normalised model name -> the unique keys its schema declares, each a list of fields. */
 export type UniqueKeyMap = ReadonlyMap<string, readonly (readonly string[])[]>;
 
-/** The variable a read's result is kept in: `const found = await prisma.lock.findFirst(…)`. */
-function resultName(node: Node): string | undefined {
-  let n: Node | undefined = node.parent;
-  while (n && (n.type === "AwaitExpression" || n.type === "TSAsExpression" || n.type === "TSNonNullExpression")) n = n.parent;
-  return n?.type === "VariableDeclarator" && n.id.type === "Identifier" ? n.id.name : undefined;
-}
-
 /** The text of the value a predicate or an assignment compares or stores, where its node is a property. */
 function valueText(mod: Module, node: Node | undefined): string | undefined {
   return node?.type === "Property" ? mod.sourceCode.getText(node.value) : undefined;
@@ -654,9 +647,9 @@ function findCheckedInsert(mod: Module, write: StateWrite): Claim[] {
   const fn = enclosingFunction(write.node);
   for (const read of mod.earlierReads(write.node, write.model)) {
     if (enclosingFunction(read.node) !== fn) continue;
-    const name = resultName(read.node);
+    const result = resultBinding(read.node);
     const branches = toBranches(read.filter);
-    if (!name || branches.length !== 1 || isOpaque(branches[0]!)) continue;
+    if (!result || branches.length !== 1 || isOpaque(branches[0]!)) continue;
     // The fields the read pins, each stored by the insert with the same value.
     const looked = branches[0]!.filter((a) => !("opaque" in a) && a.op === "eq");
     const fields: string[] = [];
@@ -674,18 +667,9 @@ function findCheckedInsert(mod: Module, write: StateWrite): Claim[] {
     if (keys.some((k) => k.length > 0 && k.every((f) => fields.some((g) => sameField(f, g))))) return [];
     // The insert runs only when the read found no live row: a test of its result on the way.
     const tests = [...mod.guards(write), ...checksBetween(mod, read.node, write.node)];
-    const mentions = (test: Node) => {
-      let found = false;
-      walk(test, (n) => {
-        // The variable itself, not a property of the same name (`lock.current`, `{ current: 1 }`).
-        const p = n.parent;
-        const property = (p?.type === "MemberExpression" && p.property === n && !p.computed) || (p?.type === "Property" && p.key === n && !p.computed && !p.shorthand);
-        if (n.type === "Identifier" && n.name === name && !property) found = true;
-        return !found;
-      });
-      return found;
-    };
-    if (!tests.some((g) => mentions(g.test as Node))) continue;
+    // A test that reads the variable itself (its references, not a property of the same name elsewhere).
+    const uses = findVariable(mod.sourceCode, result)?.references.map((r) => r.identifier) ?? [];
+    if (!tests.some((g) => uses.some((id) => contains(g.test as Node, id)))) continue;
     const released = mod.writes.some((w) => w.effect === "delete" && normalizeModel(w.model) === normalizeModel(write.model) &&
       mod.branchesOf(w).length > 0 && mod.branchesOf(w).every((b) => fields.every((f) => identityFields(b).some((g) => sameField(f, g)))));
     if (!hasLockWord(write.model) && !released) continue;

@@ -467,3 +467,21 @@ export function fieldInit(member: TSESTree.MemberExpression): Node | undefined {
   }
   return undefined;
 }
+
+/**
+ * The identifier a call's result is stored in: `const job = await Job.findOneAndUpdate(…)`, through `as`, `!`, a
+ * member or a chained call (`(await q).rows`, `q.catch(…)`), or the first element of `const [row] = …`.
+ */
+export function resultBinding(node: Node): TSESTree.Identifier | undefined {
+  let child: Node = node;
+  let p = node.parent;
+  while (p && (p.type === "AwaitExpression" || p.type === "TSAsExpression" || p.type === "TSNonNullExpression" ||
+    (p.type === "MemberExpression" && p.object === child) || (p.type === "CallExpression" && p.callee === child))) {
+    child = p;
+    p = p.parent;
+  }
+  if (p?.type !== "VariableDeclarator" || p.init !== child) return undefined;
+  if (p.id.type === "Identifier") return p.id;
+  if (p.id.type === "ArrayPattern" && p.id.elements[0]?.type === "Identifier") return p.id.elements[0];
+  return undefined;
+}
