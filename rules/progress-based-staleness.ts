@@ -1,13 +1,13 @@
-import type { Claim, Node } from "../src/core/model/model.js";
+import type { Claim, LockFacts, Node } from "../src/core/model/model.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { claimData, lockData } from "../src/rule-kit/messages.js";
-import { getVocabulary, vocabularySchema } from "../src/core/model/settings.js";
+import { getVocabulary, normalizeName, vocabularySchema } from "../src/core/model/settings.js";
 import { formatValue } from "../src/core/model/names.js";
 
 type Options = [{ startTimeFields?: string[]; progressTimeFields?: string[] }];
 
-export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeScan" | "startTimeSweep" | "startTimeTakeover", Options>({
+export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery" | "startTimeScan" | "startTimeSweep" | "startTimeTakeover", Options>({
   name: "progress-based-staleness",
   meta: {
     type: "problem",
@@ -28,6 +28,8 @@ export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeS
     ],
     defaultOptions: [{}],
     messages: {
+      fixedLease:
+        "Q2 (how do you tell alive from dead?): this claim of {{model}}.{{field}} = {{value}} stamps the lease {{timeField}} once, and nothing in this module renews it, yet {{judges}} judges the holder dead by it. A slow but healthy holder loses its job while it still works, and the work runs twice. Renew {{timeField}} while the work progresses (a heartbeat), and stop the work when the renewal fails.",
       startTimeRecovery:
         "Q2 (how do you tell alive from dead?): this recovery of {{model}}.{{field}} = {{value}} (claimed at line {{claimLine}}) judges age by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
       startTimeLockRow:
@@ -47,13 +49,29 @@ export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeS
      * The first start-time field judged, unless a progress field is judged too. With `claimed`, the job rows a
      * status claim of the module takes: a field named in neither list that the module stamps only in its claims
      * is a start time too (`picked: now()` when a job is taken, touched by nothing after). A field named as
-     * progress stays one: a lease expiry with no heartbeat here is still a lease, whose late writes Q3 fences.
+     * progress (a lease expiry) stays one, unless it is a fixed lease: see `fixedLease`.
      */
-    function startTimeOnly(fields: readonly { field: string; node: Node }[], claimed?: Claim, stamped?: (model: string, field: string) => boolean) {
+    function startTimeOnly(fields: readonly { field: string; node: Node }[], claimed?: Claim, facts?: LockFacts) {
+      const job = jobClaim(claimed);
+      const atClaim = (f: { field: string }) => job !== undefined && facts!.stampedOnlyByClaims(job.write.model, f.field);
       if (fields.some((f) => vocabulary.isProgressTimeField(f.field))) return undefined;
-      const job = claimed && !claimed.insert && !claimed.lease && !claimed.keyed && claimed.lock.value.value !== true ? claimed : undefined;
-      const atClaim = (f: { field: string }) => job !== undefined && stamped!(job.write.model, f.field);
       return fields.find((f) => vocabulary.isStartTimeField(f.field) || atClaim(f));
+    }
+    /**
+     * A lease expiry (a field named as progress, `lock_expires_at`) that only the module's claims stamp and that its
+     * other writes clear when the job completes or fails: the module keeps the column's whole life, and nothing
+     * renews it, so a holder slower than the term is judged dead while it works. Reported once, at the claim that
+     * stamps it (the fix is there: renew it while the work runs), not at each age test that reads it.
+     */
+    function fixedLease(fields: readonly { field: string; node: Node }[], claimed: Claim, facts: LockFacts) {
+      const job = jobClaim(claimed);
+      if (!job || fields.some((f) => vocabulary.isStartTimeField(f.field))) return undefined;
+      const fixed = (f: { field: string }) => vocabulary.isProgressTimeField(f.field) &&
+        facts.stampedOnlyByClaims(job.write.model, f.field) && facts.clearedOutsideClaims(job.write.model, f.field);
+      return fields.every(fixed) ? fields[0] : undefined;
+    }
+    function jobClaim(claim: Claim | undefined): Claim | undefined {
+      return claim && !claim.insert && !claim.lease && !claim.keyed && claim.lock.value.value !== true ? claim : undefined;
     }
     function reportLockRow(what: string, claim: Claim, start: { field: string; node: Node }): void {
       const data = { what, model: claim.lock.model, claimLine: String(claim.write.node.loc.start.line), timeField: start.field, progressFields };
@@ -61,12 +79,24 @@ export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeS
     }
     return onLockFacts(context, (facts) => {
       const seen = new Set<Node>();
+      const fixedLeases = new Map<Claim, { field: string; takeover: boolean; recoveryLines: number[] }>();
+      function noteFixed(claim: Claim, field: string, by: number | "takeover"): void {
+        const entry = fixedLeases.get(claim) ?? { field, takeover: false, recoveryLines: [] };
+        if (by === "takeover") entry.takeover = true;
+        else if (!entry.recoveryLines.includes(by)) entry.recoveryLines.push(by);
+        fixedLeases.set(claim, entry);
+      }
       for (const recovery of facts.recoveries) {
         if (seen.has(recovery.write.node)) continue;
         // A stale scan that found the rows is reported on its own, below.
         if (recovery.check?.kind === "read") continue;
         const judged = recovery.check ? recovery.check.timeFields : recovery.timePredicates;
-        const start = startTimeOnly(judged, recovery.claim, facts.stampedOnlyByClaims);
+        const lease = fixedLease(judged, recovery.claim, facts);
+        if (lease) {
+          noteFixed(recovery.claim, lease.field, recovery.write.node.loc.start.line);
+          continue;
+        }
+        const start = startTimeOnly(judged, recovery.claim, facts);
         if (!start) continue;
         seen.add(recovery.write.node);
         if (recovery.claim.insert) {
@@ -103,7 +133,12 @@ export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeS
       }
       for (const claim of facts.claims) {
         if (claim.renewed) continue;
-        const start = startTimeOnly(claim.takeover, claim, facts.stampedOnlyByClaims);
+        const lease = claim.takeover.length > 0 ? fixedLease(claim.takeover, claim, facts) : undefined;
+        if (lease) {
+          noteFixed(claim, lease.field, "takeover");
+          continue;
+        }
+        const start = startTimeOnly(claim.takeover, claim, facts);
         if (!start) continue;
         // A lock row or a lease has no claimed value to name: its take-over is the lock row's.
         if (claim.insert || claim.lease) {
@@ -112,6 +147,18 @@ export default createRule<"startTimeLockRow" | "startTimeRecovery" | "startTimeS
         }
         const data = { ...claimData(claim), timeField: start.field, progressFields };
         context.report({ node: start.node, messageId: "startTimeTakeover", data });
+      }
+      for (const [claim, { field, takeover, recoveryLines }] of fixedLeases) {
+        const stamp = claim.write.assignments.find((a) => normalizeName(a.field) === normalizeName(field));
+        const judges = [
+          ...(takeover ? ["its own take-over"] : []),
+          ...recoveryLines.sort((a, b) => a - b).map((l) => `the recovery at line ${l}`),
+        ].join(" and ");
+        context.report({
+          node: stamp?.node ?? claim.write.node,
+          messageId: "fixedLease",
+          data: { ...claimData(claim), timeField: field, judges },
+        });
       }
     }, context.options[0]);
   },

@@ -83,6 +83,7 @@ const EMPTY_FACTS: LockFacts = {
   staleRowsHandedOut: () => undefined,
   changesHands: () => false,
   stampedOnlyByClaims: () => false,
+  clearedOutsideClaims: () => false,
 };
 
 /** Runs every recognizer over the candidate calls. Exported for the tests and the audit. */

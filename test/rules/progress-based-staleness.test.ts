@@ -21,6 +21,22 @@ async function reap(cutoff: Date) {
 }
 `;
 
+/**
+ * A job queue's module with a fixed lease: the claim (line 2) stamps leaseExpiresAt, completion (line 6) clears it,
+ * and a sweeper (line 9) judges the holder dead by it. Nothing renews it.
+ */
+const FIXED_LEASE = `async function claim(id: string) {
+  const result = await prisma.job.updateMany({ where: { id, status: "QUEUED" }, data: { status: "RUNNING", leaseExpiresAt: new Date(Date.now() + 300_000) } });
+  if (result.count === 0) throw new Error("taken");
+}
+async function complete(id: string) {
+  await prisma.job.updateMany({ where: { id, status: "RUNNING" }, data: { status: "DONE", leaseExpiresAt: null } });
+}
+async function requeue(now: Date) {
+  await prisma.job.updateMany({ where: { status: "RUNNING", leaseExpiresAt: { lt: now } }, data: { status: "QUEUED", leaseExpiresAt: null } });
+}
+`;
+
 /** The first three default progress fields, as the messages list them. */
 const DEFAULT_PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
 const generating = { model: "job", field: "status", value: "GENERATING", claimLine: "2" };
@@ -77,9 +93,20 @@ ruleTester.run("progress-based-staleness", rule, {
 }`,
     },
     {
-      // a lease expiry keeps its name's meaning: with no heartbeat here it is still a lease, which Q3 fences
-      name: "a lease expiry stamped only by the claim stays a progress field",
+      // a lease expiry keeps its name's meaning while nothing here clears it: its heartbeat may live in the worker
+      name: "a lease expiry stamped only by the claim, and cleared by no write of the module, stays a progress field",
       code: GRABBED.replaceAll("grabbed", "leaseExpiresAt"),
+    },
+    {
+      name: "a fixed-looking lease that a heartbeat of the module renews is progress",
+      code: FIXED_LEASE + `async function beat(id: string) {
+  await prisma.job.update({ where: { id }, data: { leaseExpiresAt: new Date(Date.now() + 60_000) } });
+}`,
+    },
+    {
+      // updatedAt moves while the holder works (the ORM stamps it on every write): the age test is not the lease's alone
+      name: "a sweeper that judges updatedAt beside a fixed lease judges progress",
+      code: FIXED_LEASE.replace("leaseExpiresAt: { lt: now }", "leaseExpiresAt: { lt: now }, updatedAt: { lt: now }"),
     },
     {
       name: "a sweeper with no claim in the module, judged by the progress timestamp",
@@ -280,6 +307,34 @@ async function reap(cutoff: Date) {
       name: "a recovery judged by a field the module stamps only when claiming",
       code: GRABBED,
       errors: [recovery(6, 64, { ...generating, timeField: "grabbed", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      // reported once, at the stamp in the claim, where the heartbeat belongs; the sweeper that trusts it is named
+      name: "a lease expiry only the claim stamps and completion clears, judged by a sweeper: a fixed lease",
+      code: FIXED_LEASE,
+      errors: [{
+        messageId: "fixedLease", line: 2, column: 108,
+        data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", timeField: "leaseExpiresAt", judges: "the recovery at line 9" },
+      }],
+    },
+    {
+      name: "a claim that takes over expired fixed leases itself, in raw SQL",
+      code: `async function claimJobs(workerId: string) {
+  const { rows } = await pool.query(
+    \`UPDATE jobs SET status = 'running', locked_by = $1, lock_expires_at = NOW() + INTERVAL '5 minutes'
+     WHERE id IN (SELECT id FROM jobs WHERE status = 'queued' OR (status = 'running' AND lock_expires_at < NOW())
+     FOR UPDATE SKIP LOCKED LIMIT 10)\`,
+    [workerId],
+  );
+  return rows;
+}
+async function completeJob(id: string) {
+  await pool.query("UPDATE jobs SET status = 'done', locked_by = NULL, lock_expires_at = NULL WHERE id = $1", [id]);
+}`,
+      errors: [{
+        messageId: "fixedLease", line: 2, column: 26,
+        data: { model: "jobs", field: "status", value: "running", claimLine: "2", timeField: "lock_expires_at", judges: "its own take-over" },
+      }],
     },
     // ---- startTimeRecovery ----
     {

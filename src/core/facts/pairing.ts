@@ -1204,6 +1204,11 @@ export function buildFacts(
       }
       return stamped;
     },
+    clearedOutsideClaims: (model, field) => {
+      const claimWrites = new Set(claims.map((c) => c.write));
+      return mod.writes.some((w) => !claimWrites.has(w) && normalizeModel(w.model) === normalizeModel(model) &&
+        w.assignments.some((a) => sameField(a.field, field) && clears(a)));
+    },
     changesHands: (claim) => claim.takeover.length > 0 || hasTakeoverWrite(claim, mod.writes, vocabulary) ||
       handedOut(claim) !== undefined ||
       (byClaim.get(claim) ?? []).some((r) => !r.flaws.includes("missing-time")) ||

@@ -677,6 +677,11 @@ export interface LockFacts {
    * the work started, not whether it still progresses.
    */
   stampedOnlyByClaims(model: string, field: string): boolean;
+  /**
+   * A write of the model that is not a claim clears `field` (`lock_expires_at = NULL` when a job completes or fails):
+   * the module keeps the column's whole lifecycle, so a stamp only its claims make is one nothing renews.
+   */
+  clearedOutsideClaims(model: string, field: string): boolean;
 }
 
 /** The calls and functions of a module, collected once by the inventory for the facts that walk them. */
