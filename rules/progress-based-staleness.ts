@@ -154,11 +154,8 @@ export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery
           ...(takeover ? ["its own take-over"] : []),
           ...recoveryLines.sort((a, b) => a - b).map((l) => `the recovery at line ${l}`),
         ].join(" and ");
-        context.report({
-          node: stamp?.node ?? claim.write.node,
-          messageId: "fixedLease",
-          data: { ...claimData(claim), timeField: field, judges },
-        });
+        const { model, field: lockField, value } = lockData(claim.lock);
+        context.report({ node: stamp?.node ?? claim.write.node, messageId: "fixedLease", data: { model, field: lockField, value, timeField: field, judges } });
       }
     }, context.options[0]);
   },

@@ -314,7 +314,7 @@ async function reap(cutoff: Date) {
       code: FIXED_LEASE,
       errors: [{
         messageId: "fixedLease", line: 2, column: 108,
-        data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", timeField: "leaseExpiresAt", judges: "the recovery at line 9" },
+        data: { model: "job", field: "status", value: "RUNNING", timeField: "leaseExpiresAt", judges: "the recovery at line 9" },
       }],
     },
     {
@@ -333,7 +333,7 @@ async function completeJob(id: string) {
 }`,
       errors: [{
         messageId: "fixedLease", line: 2, column: 26,
-        data: { model: "jobs", field: "status", value: "running", claimLine: "2", timeField: "lock_expires_at", judges: "its own take-over" },
+        data: { model: "jobs", field: "status", value: "running", timeField: "lock_expires_at", judges: "its own take-over" },
       }],
     },
     // ---- startTimeRecovery ----
