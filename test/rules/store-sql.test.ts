@@ -53,6 +53,16 @@ ${extra}module.exports = { takeBatch };
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
     {
+      // the claim's time lives in a JSON document (`metadata->>'claimedAt'`): the sweep's age test reads that member
+      name: "a recovery whose age test compares a JSON member cast to a timestamp",
+      code: `export async function claim(id: number) {
+  return prisma.$executeRaw\`UPDATE "Report" SET status = 'Rendering', metadata = metadata || jsonb_build_object('heartbeatAt', now()) WHERE id = \${id} AND status = 'Queued'\`;
+}
+export async function reset(minutes = 10) {
+  return prisma.$executeRaw\`UPDATE "Report" SET status = 'Queued' WHERE status = 'Rendering' AND (metadata->>'heartbeatAt')::timestamptz < now() - \${\`\${minutes} minutes\`}::interval\`;
+}`,
+    },
+    {
       // the same names on routers, maps and caches: no statement text, no access
       name: "get/run/all calls whose first argument is no SQL statement",
       code: `export function routes(app, cache, settings) {
@@ -430,6 +440,12 @@ export async function unstick(id: string) {
 ruleTester.run("progress-based-staleness", progressBasedStaleness, {
   valid: [
     {
+      name: "a JSON member named as progress (metadata->>'heartbeatAt')",
+      code: QUEUE_CLAIM + `export async function sweep() {
+  await pool.query("UPDATE jobs SET status = 'queued' WHERE status = 'running' AND (meta->>'heartbeatAt')::timestamptz < now() - interval '5 minutes'");
+}`,
+    },
+    {
       name: "judged by the heartbeat, through COALESCE with the start time",
       code: QUEUE_CLAIM + `export async function sweep() {
   await pool.query("UPDATE jobs SET status = 'queued' WHERE status = 'running' AND COALESCE(heartbeat_at, started_at) < now() - interval '5 minutes'");
@@ -444,6 +460,14 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
     },
   ],
   invalid: [
+    {
+      // a member of a JSON column is a field like any other: a claim time kept in `metadata` is still a start time
+      name: "a recovery judged by a JSON member cast to a timestamp, named as a start time",
+      code: QUEUE_CLAIM + `export async function sweep() {
+  await pool.query("UPDATE jobs SET status = 'queued' WHERE status = 'running' AND (meta->>'claimedAt')::timestamptz < now() - interval '1 hour'");
+}`,
+      errors: [{ messageId: "startTimeRecovery", line: 9, column: 9, data: { ...claimed("jobs", "status", "running", 2), timeField: "claimedAt", progressFields: PROGRESS } }],
+    },
     {
       name: "a recovery judged by started_at",
       code: QUEUE_CLAIM + `export async function sweep() {

@@ -455,6 +455,10 @@ function operand(e: Ast | undefined, depth = 0): { col: ColumnRef; mirror: boole
     const op = text(e["operator"]);
     const left = child(e, "left");
     const right = child(e, "right");
+    // A JSON document's member (`(metadata->>'claimedAt')::timestamptz`): the member is the field compared.
+    if ((op === "->>" || op === "->") && columnRef(left) && typeof right?.["value"] === "string" && /string$/.test(String(right["type"]))) {
+      return { col: { column: right["value"] as string }, mirror: false };
+    }
     if (op === "-" && isClock(left)) {
       const inner = operand(right, depth + 1);
       return inner && { col: inner.col, mirror: !inner.mirror };
