@@ -1,7 +1,8 @@
 import type { Node, Recovery } from "../src/core/model/model.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
-import { checkData, claimData, describeRowFilter, lockData } from "../src/rule-kit/messages.js";
+import { checkData, claimData, lockData } from "../src/rule-kit/messages.js";
+import { describeRowFilter } from "../src/core/model/describe.js";
 import { formatValue } from "../src/core/model/names.js";
 import { runsRepeatedly } from "../src/core/reading/units.js";
 
@@ -52,7 +53,7 @@ export default createRule({
         const data = {
           ...(sweep ? lockData(recovery.lock) : claimData(recovery.claim)),
           target: target?.value.kind === "static" ? formatValue(target.value.value) : "another state",
-          rowFilter: describeRowFilter(recovery.write),
+          rowFilter: describeRowFilter(recovery.write.filter),
           ...(recovery.check ? checkData(recovery.check) : { checkedWhere: "", checkLine: "" }),
         };
         const edit = flaw === "missing-status"

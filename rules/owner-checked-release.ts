@@ -5,7 +5,8 @@ import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { describeKey } from "../src/core/reading/keys.js";
 import { findVariable, unwrap } from "../src/core/reading/values.js";
 import { formatValue } from "../src/core/model/names.js";
-import { describeRowFilter, throughHelper } from "../src/rule-kit/messages.js";
+import { throughHelper } from "../src/rule-kit/messages.js";
+import { describeRowRelease } from "../src/core/model/describe.js";
 
 function commandName(op: KvOp): string {
   return (op.command === "script" ? "script" : "DEL") + throughHelper(op);
@@ -73,6 +74,8 @@ export default createRule({
         "Q3 (is the release race-safe?): the {{exitKind}} at line {{exitLine}} leaves the `try` when {{lock}} was not acquired (line {{acquireLine}}), and the `finally` still releases it by key alone (line {{releaseLine}}): every caller that loses the race deletes the winner's lock at once, and a third caller takes it while the winner still works. Return before the `try`, or release only with this caller's token (a compare-and-delete).",
       rowRelease:
         "Q3 (is the release race-safe?): this {{operation}} releases the {{lock}} (taken at line {{acquireLine}}) by {{filter}} alone, without checking that this holder still owns it. The lock {{expires}} (line {{expiryLine}}), so a holder that outlived it frees the row another worker holds now. Release only this holder's row: add its owner or token column, or the lease value it stamped, to the filter.",
+      rowReleaseVia:
+        "Q3 (is the release race-safe?): this call releases the {{lock}} through `{{helper}}` ({{where}}), which {{how}} it by {{filter}} alone, without checking that this holder still owns it. The lock changes hands once it looks stale (taken at line {{acquireLine}} there), so a holder that outlived it frees the row another worker holds now. Pass this holder's owner or token to the helper, and release only the row that still carries it.",
       useScript: "Delete with a compare-and-delete script on {{token}}.",
       useDelex: "Delete with DELEX … IFEQ {{token}} (Redis 8.4+, Valkey 9: DELIFEQ).",
     },
@@ -166,21 +169,37 @@ export default createRule({
         // A row that never changes hands while held (no expiry, no sweeper) cannot be freed for someone else.
         if (!facts.changesHands(claim)) continue;
         const sweeper = facts.recoveriesOf(claim)[0];
+        const described = describeRowRelease(release);
         context.report({
           node: release.write.node,
           messageId: "rowRelease",
           data: {
-            operation: release.write.effect === "delete" ? "delete" : "write",
-            lock: claim.lease ? `lease on ${claim.lock.model}.${claim.lock.field}`
-              : claim.keyed ? `lock row ${formatValue(claim.lock.value)} in ${claim.lock.model}` : `lock row in ${claim.lock.model}`,
+            operation: described.operation,
+            lock: described.lock,
+            filter: described.filter,
             acquireLine: String(claim.write.node.loc.start.line),
-            filter: claim.keyed ? `its name (${claim.lock.field})` : describeRowFilter(release.write),
             expires: claim.takeover.length > 0
               ? `is taken over once ${[...new Set(claim.takeover.map((t) => t.field))].join(", ")} has passed`
               : sweeper ? "is swept when stale" : "is recovered in the module its directive names",
             // A take-over judged in JavaScript is decided at its check; one in the filter at the claim itself.
             expiryLine: String((claim.takeover.length > 0 ? (claim.check ? claim.takeover[0]!.node : claim.write.node)
               : !sweeper ? claim.write.node : sweeper.write.node).loc.start.line),
+          },
+        });
+      }
+      // Another module's release helper (`clearLease(id)`): its unchecked release is made where it is called, one
+      // finding at the first call, naming the others.
+      for (const { call, alsoAt: others, helper, file, effect } of facts.importedRowReleases) {
+        context.report({
+          node: call,
+          messageId: "rowReleaseVia",
+          data: {
+            helper,
+            where: `${file}, line ${effect.line}${alsoAt(others)}`,
+            how: effect.operation === "delete" ? "deletes" : "clears",
+            lock: effect.lock,
+            filter: effect.filter,
+            acquireLine: String(effect.acquireLine),
           },
         });
       }

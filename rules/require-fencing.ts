@@ -3,7 +3,8 @@ import type { HeldEffect, LockFacts, Node, ObjectWrite, StateWrite, TextEdit } f
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { describeEffectLock, describeObjectWrite, describeToken, tokenTextAt } from "../src/core/facts/fencing.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
-import { claimData, describeRowFilter } from "../src/rule-kit/messages.js";
+import { claimData } from "../src/rule-kit/messages.js";
+import { describeRowFilter } from "../src/core/model/describe.js";
 import { formatValue } from "../src/core/model/names.js";
 
 type MessageId =
@@ -59,7 +60,7 @@ export default createRule({
         tokenField,
         effect: moves ? `moves the claimed ${claim.lock.model} row to ${target}` : `stores ${assignment.field} on the claimed ${claim.lock.model} row`,
         result: assignment.field,
-        filter: describeRowFilter(effect.write),
+        filter: describeRowFilter(effect.write.filter),
       };
       const tokenText = tokenTextAt(sourceCode, effect.token, effect.write.node);
       const suggest = tokenText !== undefined

@@ -20,6 +20,8 @@ export default createRule({
         "Q1 (if the holder dies, who unlocks?): this create takes a lock row in {{model}} once a read at line {{checkLine}} found none, and nothing in this module removes a row whose holder died. A holder killed by SIGKILL, OOM or a deploy leaves the row forever, and every later caller finds it and stays out; catch/finally never run. Give the row an expiry column, treat an expired row as free, and remove it in the same conditional write (DELETE … WHERE expires_at < now()).",
       missingLockExpiry:
         "Q1 (if the holder dies, who unlocks?): this write takes the lock {{model}}.{{field}} where it is empty, and nothing in this module expires it or clears one whose holder died. A holder killed by SIGKILL, OOM or a deploy leaves {{field}} set forever and every later take fails; catch/finally never run. Take it also where {{field}} is older than a threshold (a take-over), or add a recovery that clears it there.",
+      missingRecoveryVia:
+        "Q1 (if the holder dies, who unlocks?): this call takes {{lock}} through `{{helper}}` ({{where}}), and nothing in this module or the helper's moves a row that stays {{stuck}} back. A holder killed by SIGKILL, OOM or a deploy leaves it so forever, and catch/finally never run. Add a conditional recovery that frees it where a progress timestamp is older than a threshold, or let the claim take over an expired lease.",
       missingRecovery:
         "Q1 (if the holder dies, who unlocks?): this write claims {{model}}.{{field}} = {{value}}, but nothing in this module moves a stalled {{value}} row back. A holder killed by SIGKILL, OOM or a deploy leaves it {{value}} forever, and catch/finally never run. Add a conditional recovery that moves {{field}} off {{value}} where a progress timestamp is older than a threshold, or let the claim take over an expired lease.",
     },
@@ -37,6 +39,15 @@ export default createRule({
         } else if (claim.insert) context.report({ node: claim.write.node, messageId: "missingExpiry", data: { model: claim.lock.model } });
         else if (claim.lease) context.report({ node: claim.write.node, messageId: "missingLockExpiry", data: { model: claim.lock.model, field: claim.lock.field } });
         else context.report({ node: claim.write.node, messageId: "missingRecovery", data: claimData(claim) });
+      }
+      // In the audit: a claim taken through another module's helper that nothing answers, reported at the call.
+      for (const { call, alsoAt, helper, file, effect } of facts.importedClaims) {
+        const others = alsoAt.length === 0 ? "" : `; so do the calls at ${alsoAt.length === 1 ? "line" : "lines"} ${alsoAt.join(", ")}`;
+        context.report({
+          node: call,
+          messageId: "missingRecoveryVia",
+          data: { lock: effect.name, helper, where: `${file}, line ${effect.line}${others}`, stuck: effect.stuck },
+        });
       }
     });
   },

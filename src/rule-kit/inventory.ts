@@ -14,8 +14,9 @@ import type { ModuleShape } from "../core/model/model.js";
 import { buildFacts, type UniqueKeyMap } from "../core/facts/pairing.js";
 import { PathRecorder } from "../core/reading/code-paths.js";
 import { buildHeldLocks } from "../core/facts/held-locks.js";
+import { unrecoveredImportedClaims } from "../core/facts/summary.js";
 import { helperInstances } from "../core/summaries/summaries.js";
-import { exportedHelpers, importedInstances, type ImportedHelpers } from "../core/summaries/modules.js";
+import { claimHelpers, exportedHelpers, importedInstances, rowReleaseHelpers, type ImportedHelpers } from "../core/summaries/modules.js";
 import { extendVocabulary, getVocabulary, type Vocabulary } from "../core/model/settings.js";
 import { receiverTypes, type ReceiverTypes } from "../core/reading/types.js";
 import { unwrap } from "../core/reading/values.js";
@@ -76,6 +77,8 @@ function calleeMethod(call: TSESTree.CallExpression): string | undefined {
 const EMPTY_FACTS: LockFacts = {
   kv: { ops: [], locks: [], releases: [], takeovers: [], libraryLocks: [], viaHelpers: { locks: [], releases: [] }, semaphores: [] },
   helpers: [],
+  importedRowReleases: [],
+  importedClaims: [],
   held: [],
   writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], untakenReleases: [], rowReleases: [], heldEffects: [], renewals: [],
   recoveriesOf: () => [],
@@ -201,7 +204,12 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
         facts = {
           ...built,
           held: buildHeldLocks(sourceCode, viaHelpers.length > 0 ? [...accesses, ...viaHelpers] : accesses, built.kv, shape, state.flags, paths),
-          helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory),
+          helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory, {
+            rowReleases: rowReleaseHelpers(built),
+            claims: claimHelpers(sourceCode, built),
+          }),
+          importedRowReleases: imported.rows,
+          importedClaims: unrecoveredImportedClaims(sourceCode, imported.claims, built),
         };
       } catch (error) {
         // A recognizer or the model met code it did not expect. One odd file must not stop a whole lint run:

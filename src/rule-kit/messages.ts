@@ -1,7 +1,6 @@
 /** Message data shared by the rules: every message names the lock (model, field, value) and where it is taken. */
-import type { Check, Claim, KvOp, LockKey, StateWrite } from "../core/model/model.js";
+import type { Check, Claim, KvOp, LockKey } from "../core/model/model.js";
 import { formatValue } from "../core/model/names.js";
-import { identityFields, toBranches } from "../core/model/conditions.js";
 
 export function lockData(lock: LockKey): { model: string; field: string; value: string } {
   return { model: lock.model, field: lock.field, value: formatValue(lock.value) };
@@ -11,12 +10,6 @@ export function claimData(claim: Claim): { model: string; field: string; value: 
   return { ...lockData(claim.lock), claimLine: String(claim.write.node.loc.start.line) };
 }
 
-/** How a write picks its rows, in words: "id", "id and userId", or "its filter". */
-export function describeRowFilter(write: StateWrite): string {
-  const fields = new Set<string>();
-  for (const branch of toBranches(write.filter)) for (const f of identityFields(branch)) fields.add(f);
-  return fields.size > 0 ? [...fields].join(" and ") : "its filter";
-}
 
 /** Where a check-then-act made its check, in words, and the line. */
 export function checkData(check: Check): { checkedWhere: string; checkLine: string } {

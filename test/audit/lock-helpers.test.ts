@@ -37,6 +37,11 @@ describe("locks-audit: lock helpers of other modules", () => {
     // A session advisory lock on the helper module's own pool is the caller's pool lock, named with that module.
     expect(at("src/jobs/report.ts", 8, "release-in-finally")).toContain("this session advisory lock is taken through a pool (pool of src/lib/report-lock.ts)");
     expect(at("src/jobs/report.ts", 12, "release-in-finally")).toContain("this unlock goes through the pool (pool of src/lib/report-lock.ts) and may run on a different connection than the lock at line 8");
+    // A lock row's release helper of another module (CommonJS `exports.clearLease = async (id) => …`): its unchecked
+    // release is made at the worker's calls, one finding for both, with the helper's verdict and where it lives.
+    // A claim helper of another module whose claim nothing recovers: taken at the caller's first call, the second named.
+    expect(at("src/jobs/send-email.ts", 6, "require-stale-recovery")).toBe("Q1 (if the holder dies, who unlocks?): this call takes email.status = SENDING through `claimEmail` (src/lib/outbox-store.ts, line 8; so do the calls at line 12), and nothing in this module or the helper's moves a row that stays SENDING back. A holder killed by SIGKILL, OOM or a deploy leaves it so forever, and catch/finally never run. Add a conditional recovery that frees it where a progress timestamp is older than a threshold, or let the claim take over an expired lease.");
+    expect(at("src/jobs/deliver.js", 13, "owner-checked-release")).toBe("Q3 (is the release race-safe?): this call releases the lease on Message.lockedUntil through `clearLease` (src/lib/lease-store.js, line 20; so do the calls at line 17), which clears it by _id alone, without checking that this holder still owns it. The lock changes hands once it looks stale (taken at line 12 there), so a holder that outlived it frees the row another worker holds now. Pass this holder's owner or token to the helper, and release only the row that still carries it.");
   });
 
   it("stays quiet where the callers get it right or hold no lock", async () => {
@@ -49,7 +54,13 @@ describe("locks-audit: lock helpers of other modules", () => {
       // caller's own client leave the caller no pool lock.
       "src/jobs/report.ts:17 locks/release-in-finally", "src/jobs/report.ts:23 locks/release-in-finally",
       // The same helper handed a token of the caller's own.
-      "src/jobs/revalidate.ts:24 locks/owner-checked-release"]) expect(files.has(quiet)).toBe(false);
+      "src/jobs/revalidate.ts:24 locks/owner-checked-release",
+      // A lock row's release helper that checks the token, and a helper that does the holder's work and then
+      // clears the lease (judged in its own module), leave the worker quiet; the second clearLease is the first's.
+      "src/jobs/deliver.js:17 locks/owner-checked-release", "src/jobs/deliver.js:20 locks/owner-checked-release",
+      "src/jobs/deliver.js:25 locks/owner-checked-release",
+      // The second call of the claim helper is the first's finding; a helper that claims and logs is judged at home.
+      "src/jobs/send-email.ts:12 locks/require-stale-recovery", "src/jobs/send-email.ts:18 locks/require-stale-recovery"]) expect(files.has(quiet)).toBe(false);
     expect(where(result.findings).filter((f) => f.startsWith("src/jobs/report.ts"))).toEqual(["src/jobs/report.ts:8 locks/release-in-finally", "src/jobs/report.ts:12 locks/release-in-finally"]);
   });
 

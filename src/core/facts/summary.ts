@@ -9,10 +9,10 @@
  * writes that would recover such a key for a claim made anywhere (`buildForeignRecoveries`).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Claim, ExportedHelper, HeldLock, KvLock, KvReleaseKind, LibraryLockOp, LockFacts, Recovery, StateAccess } from "../model/model.js";
+import type { Claim, ExportedHelper, HeldLock, ImportedClaim, KvLock, KvReleaseKind, LibraryLockOp, LockFacts, Recovery, StateAccess } from "../model/model.js";
 import { buildForeignRecoveries } from "./pairing.js";
-import { formatValue, normalizeModel } from "../model/names.js";
-import { normalizeName, type ResolvedVocabulary } from "../model/settings.js";
+import { claimKey, claimName } from "../model/names.js";
+import type { ResolvedVocabulary } from "../model/settings.js";
 import { recoveredByDirective } from "../reading/directives.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -83,18 +83,6 @@ export function spanOf(loc: TSESTree.SourceLocation): Span {
   return { line: loc.start.line, column: loc.start.column + 1, endLine: loc.end.line, endColumn: loc.end.column + 1 };
 }
 
-/** The pairing key of a claim's lock: (model, field, value) with model and field compared loosely. */
-export function lockKey(model: string, field: string, value: unknown): string {
-  return `${normalizeModel(model)}|${normalizeName(field)}|${String(value)}`;
-}
-
-function claimName(claim: Claim): string {
-  return claim.insert ? `${claim.lock.model} (lock row)` : `${claim.lock.model}.${claim.lock.field} = ${formatValue(claim.lock.value)}`;
-}
-
-function keyOf(claim: Claim): string {
-  return claim.insert ? lockKey(claim.lock.model, "row", "held") : lockKey(claim.lock.model, claim.lock.field, claim.lock.value.value);
-}
 
 function timeFieldsOf(r: Recovery): { field: string }[] {
   return r.check ? [...r.check.timeFields] : [...r.timePredicates];
@@ -140,7 +128,7 @@ function claimSummary(sourceCode: SourceCode, claim: Claim, facts: LockFacts, vo
   return {
     kind: claim.insert ? "lock-row" : "claim",
     name: claimName(claim),
-    key: keyOf(claim),
+    key: claimKey(claim),
     acquire,
     q1, q2, q3,
     ...(directive ? { directive: { target: directive.target, at: spanOf(directive.comment.loc) } } : {}),
@@ -224,7 +212,7 @@ function recoverySummary(r: Recovery, vocabulary: ResolvedVocabulary): RecoveryS
   const fields = timeFieldsOf(r).map((f) => f.field);
   const q2 = ageAnswer(timeFieldsOf(r), vocabulary, undefined);
   return {
-    key: keyOf(r.claim),
+    key: claimKey(r.claim),
     name: claimName(r.claim),
     at: spanOf(r.write.node.loc),
     flaws: [...r.flaws],
@@ -233,10 +221,37 @@ function recoverySummary(r: Recovery, vocabulary: ResolvedVocabulary): RecoveryS
   };
 }
 
+/**
+ * The claims taken through another module's helper that this module does not answer: no recovery of the same key
+ * here (its own, or a sweep of claims made elsewhere), no `locks-recovered-by` directive at the call. What is left
+ * is `require-stale-recovery`'s at the call, and a lock of this module for the audit to pair by key.
+ */
+export function unrecoveredImportedClaims(sourceCode: SourceCode, claims: readonly ImportedClaim[], facts: Pick<LockFacts, "recoveries" | "sweeps">): ImportedClaim[] {
+  if (claims.length === 0) return [];
+  const recovered = new Set([...facts.recoveries, ...facts.sweeps()].map((r) => claimKey(r.claim)));
+  return claims.filter((c) => !recovered.has(c.effect.key) && !recoveredByDirective(sourceCode, c.call));
+}
+
+/** A claim taken through another module's helper, as this module's lock: Q1 open until the audit pairs its key. */
+function importedClaimSummary(sourceCode: SourceCode, claim: ImportedClaim): LockSummary {
+  const directive = recoveredByDirective(sourceCode, claim.call);
+  return {
+    kind: "claim",
+    name: claim.effect.name,
+    key: claim.effect.key,
+    acquire: spanOf(claim.call.loc),
+    q1: { status: "unanswered", how: `no stale recovery (claimed through \`${claim.helper}\`, ${claim.file} line ${claim.effect.line})` },
+    q2: { status: "not-applicable", how: "no recovery to judge age" },
+    q3: { status: "answered", how: `conditional claim, in ${claim.file}` },
+    ...(directive ? { directive: { target: directive.target, at: spanOf(directive.comment.loc) } } : {}),
+  };
+}
+
 /** The module's locks and the recoveries it offers to other modules. Pure; safe to JSON.stringify. */
 export function summarizeModule(sourceCode: SourceCode, facts: LockFacts, vocabulary: ResolvedVocabulary): ModuleSummary {
   const locks: LockSummary[] = [];
   for (const claim of facts.claims) locks.push(claimSummary(sourceCode, claim, facts, vocabulary));
+  for (const claim of facts.importedClaims) locks.push(importedClaimSummary(sourceCode, claim));
   for (const lock of facts.kv.locks) if (lock.lockLike) locks.push(kvSummary(sourceCode, lock, facts));
   for (const op of facts.kv.libraryLocks) {
     if (op.library !== "in-process" && (op.op === "acquire" || op.op === "using")) locks.push(librarySummary(sourceCode, op));

@@ -233,6 +233,64 @@ export interface ExportedHelper {
   readonly advisory?: readonly AdvisoryHelperEffect[];
   /** The module that defines it, when another one re-exports it (a barrel); relative to the project. */
   readonly file?: string;
+  /**
+   * Its releases of lock rows that change hands while held, made by the row's key alone (`clearLease(id)` unsetting
+   * a lease by `_id`): a function whose every state write is such a release is that release wherever it is called.
+   */
+  readonly rowReleases?: readonly RowReleaseEffect[];
+  /**
+   * Its claims that nothing in its module recovers (`require-stale-recovery` there): a function whose every state
+   * write is such a claim (`claimNextPending()`) takes that lock wherever it is called.
+   */
+  readonly claims?: readonly ClaimEffect[];
+}
+
+/** A claim with no recovery in the helper's module, as plain data for the modules that call the helper. */
+export interface ClaimEffect {
+  /** The lock in words: `outbox.status = "processing"`, `locks (lock row)`, `job.lockedUntil (lease)`. */
+  readonly name: string;
+  /** The pairing key across modules (`summary.ts`'s `lockKey`): a recovery of it anywhere answers the claim. */
+  readonly key: string;
+  /** What nothing moves back: the claimed value (`"processing"`), or how the lock row or lease stays taken. */
+  readonly stuck: string;
+  readonly line: number;
+}
+
+/** A call of another module's claim helper: the helper's unrecovered claim, taken where the call is. */
+export interface ImportedClaim {
+  /** The first call of the helper; the calls after it share its one finding (`alsoAt`, their lines). */
+  readonly call: TSESTree.CallExpression;
+  readonly alsoAt: readonly number[];
+  readonly helper: string;
+  readonly file: string;
+  readonly effect: ClaimEffect;
+}
+
+/**
+ * An unchecked release of a lock row, as the helper's module judged it (`owner-checked-release`'s `rowRelease`
+ * there): plain data for the modules that call the helper. The lock in words, how the write picks the row, and
+ * where the helper's write and the lock's acquire are, in the helper's module.
+ */
+export interface RowReleaseEffect {
+  /** `lease on MessageEvent.lockUntil`, `lock row in scheduledTasks`, `lock row "payout" in setting`. */
+  readonly lock: string;
+  /** The fields the write picks the row by (`_id`, `taskName`), in words. */
+  readonly filter: string;
+  readonly operation: "delete" | "write";
+  readonly line: number;
+  readonly acquireLine: number;
+}
+
+/** A call of another module's lock-row release helper: the helper's unchecked release, made where the call is. */
+export interface ImportedRowRelease {
+  /** The first call of the helper; the calls after it share its one finding (`alsoAt`, their lines). */
+  readonly call: TSESTree.CallExpression;
+  readonly alsoAt: readonly number[];
+  /** The helper as the call names it (`clearLease`, `queue.release`). */
+  readonly helper: string;
+  /** The helper's module, relative to the project. */
+  readonly file: string;
+  readonly effect: RowReleaseEffect;
 }
 
 export interface AdvisoryHelperEffect {
@@ -650,6 +708,10 @@ export interface LockFacts {
   readonly renewals: readonly Renewal[];
   /** The module's exported lock helpers, for the modules that import them (src/core/summaries/, the audit). */
   readonly helpers: readonly ExportedHelper[];
+  /** Q3: calls of imported helpers that release a lock row by its key alone (the audit only: `locksImportedHelpers`). */
+  readonly importedRowReleases: readonly ImportedRowRelease[];
+  /** Q1: calls of imported helpers that take a claim nothing recovers (the audit only: `locksImportedHelpers`). */
+  readonly importedClaims: readonly ImportedClaim[];
   /** Q1: the recoveries and lease take-overs that answer a claim. */
   recoveriesOf(claim: Claim): readonly Recovery[];
   /**

@@ -3,7 +3,7 @@
  * client named it (a Prisma delegate, a TypeORM entity, a raw SQL table); and values, as claims and recoveries
  * compare them (`IN_PROGRESS` = `in-progress`).
  */
-import type { StaticValue } from "./model.js";
+import type { Claim, StaticValue } from "./model.js";
 import { normalizeName } from "./settings.js";
 
 /**
@@ -29,4 +29,19 @@ export function sameValue(a: StaticValue, b: StaticValue): boolean {
 
 export function formatValue(v: StaticValue): string {
   return typeof v.value === "string" ? v.value : String(v.value);
+}
+
+/** The pairing key of a claim's lock across modules: (model, field, value) with model and field compared loosely. */
+export function lockKey(model: string, field: string, value: unknown): string {
+  return `${normalizeModel(model)}|${normalizeName(field)}|${String(value)}`;
+}
+
+/** A claim's pairing key: its (model, field, value), or the lock table's for a lock row inserted under a unique key. */
+export function claimKey(claim: Claim): string {
+  return claim.insert ? lockKey(claim.lock.model, "row", "held") : lockKey(claim.lock.model, claim.lock.field, claim.lock.value.value);
+}
+
+/** A claim in words: `job.status = "GENERATING"`, `locks (lock row)`. */
+export function claimName(claim: Claim): string {
+  return claim.insert ? `${claim.lock.model} (lock row)` : `${claim.lock.model}.${claim.lock.field} = ${formatValue(claim.lock.value)}`;
 }

@@ -5,7 +5,7 @@
  */
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../model/model.js";
-import { functionName } from "./units.js";
+import { commonJsExportName, functionName, isFunction } from "./units.js";
 import { keyName, unwrap } from "./values.js";
 
 type Fn = TSESTree.FunctionLike;
@@ -39,6 +39,10 @@ export function exportNames(program: TSESTree.Program): Map<string, string[]> {
         } else declared(r, "default");
       } else if (text && /^(module\.)?exports\.[\w$]+$/.test(text) && unwrap(right).type === "Identifier") {
         add((unwrap(right) as TSESTree.Identifier).name, text.replace(/^(module\.)?exports\./, ""));
+      } else if (isFunction(unwrap(right))) {
+        // exports.clearLease = async (id) => …: the function is known by that name in the module too (functionName).
+        const name = commonJsExportName(left);
+        if (name !== undefined) add(name, name);
       }
     }
   }
@@ -68,6 +72,8 @@ export function reachNames(fn: Fn, exports: Map<string, string[]>): string[] {
     p.parent.parent.id.type === "Identifier") {
     return (exports.get(p.parent.parent.id.name) ?? []).map((n) => `${n}.${own}`);
   }
+  // exports.acquire = async () => … / module.exports.acquire = function () { … }
+  if (p?.type === "AssignmentExpression" && p.right === fn && commonJsExportName(p.left) !== undefined) return [own];
   // module.exports = { acquire() {} } / module.exports = { acquire: async () => … }
   if (p?.type === "Property" && p.parent.type === "ObjectExpression" && p.parent.parent.type === "AssignmentExpression" &&
     p.parent.parent.left.type === "MemberExpression" && memberText(p.parent.parent.left) === "module.exports") {

@@ -23,7 +23,19 @@ export function functionName(fn: TSESTree.FunctionLike): string | undefined {
   if (p.type === "Property" && p.parent.type === "ObjectExpression" && p.parent.parent?.type !== "CallExpression") {
     return keyName(p.key, p.computed);
   }
+  // CommonJS: `exports.clearLease = async (id) => …`, `module.exports.clearLease = function () { … }`.
+  if (p.type === "AssignmentExpression" && p.right === fn) return commonJsExportName(p.left);
   return undefined;
+}
+
+/** `exports.name` or `module.exports.name` as an assignment's target: the name it exports, else undefined. */
+export function commonJsExportName(target: Node): string | undefined {
+  if (target.type !== "MemberExpression" || target.computed || target.property.type !== "Identifier") return undefined;
+  const o = target.object;
+  const onExports = (o.type === "Identifier" && o.name === "exports") ||
+    (o.type === "MemberExpression" && !o.computed && o.object.type === "Identifier" && o.object.name === "module" &&
+      o.property.type === "Identifier" && o.property.name === "exports");
+  return onExports ? target.property.name : undefined;
 }
 
 /** The function a node sits in, or undefined at module level. */

@@ -11,7 +11,10 @@
  * as an imported class (the NestJS way of injecting a `RedisLockService`).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { AdvisoryHelperEffect, AdvisoryLockOp, ExportedHelper, HelperEffect, KeyShape, KvFacts, KvOp, Node } from "../model/model.js";
+import type { AdvisoryHelperEffect, AdvisoryLockOp, ClaimEffect, ExportedHelper, HelperEffect, ImportedClaim, ImportedRowRelease, KeyShape, KvFacts, KvOp, LockFacts, Node, RowReleaseEffect, StateWrite } from "../model/model.js";
+import { claimKey, claimName, formatValue } from "../model/names.js";
+import { recoveredByDirective } from "../reading/directives.js";
+import { describeRowRelease } from "../model/describe.js";
 import { helperOrigin } from "../model/model.js";
 import { classOf, functionName, unitOf } from "../reading/units.js";
 import { exportNames, reachNames } from "../reading/exports.js";
@@ -67,20 +70,83 @@ export function exportedHelpers(
   summaries: ReadonlyMap<TSESTree.FunctionLike, FunctionSummary>,
   kv: KvFacts,
   advisory: readonly AdvisoryLockOp[] = [],
+  rowLocks: { readonly rowReleases: RowHelpers<RowReleaseEffect>; readonly claims: RowHelpers<ClaimEffect> } = { rowReleases: new Map(), claims: new Map() },
 ): ExportedHelper[] {
   const pooled = advisoryHelpers(advisory);
-  if (summaries.size === 0 && pooled.size === 0) return [];
+  const { rowReleases, claims } = rowLocks;
+  if (summaries.size === 0 && pooled.size === 0 && rowReleases.size === 0 && claims.size === 0) return [];
   const exports = exportNames(sourceCode.ast as TSESTree.Program);
   if (exports.size === 0) return [];
   const out: ExportedHelper[] = [];
-  for (const summary of summaries.values()) {
-    const effects = summary.effects.map((e) => plainEffect(e, kv));
-    const locks = pooled.get(summary.fn);
-    for (const name of reachNames(summary.fn, exports)) out.push({ name, effects, ...(locks ? { advisory: locks } : {}) });
+  const functions = new Set([...summaries.keys(), ...pooled.keys(), ...rowReleases.keys(), ...claims.keys()]);
+  for (const fn of functions) {
+    const summary = summaries.get(fn);
+    const effects = summary ? summary.effects.map((e) => plainEffect(e, kv)) : [];
+    const locks = pooled.get(fn);
+    const rows = rowReleases.get(fn);
+    const taken = claims.get(fn);
+    for (const name of reachNames(fn, exports)) {
+      out.push({ name, effects, ...(locks ? { advisory: locks } : {}), ...(rows ? { rowReleases: rows } : {}), ...(taken ? { claims: taken } : {}) });
+    }
   }
-  for (const [fn, locks] of pooled) {
-    if (summaries.has(fn)) continue;
-    for (const name of reachNames(fn, exports)) out.push({ name, effects: [], advisory: locks });
+  return out;
+}
+
+type RowHelpers<T> = ReadonlyMap<TSESTree.FunctionLike, T[]>;
+
+/** The named function whose every state write is one of `own` (its other code reads, or calls, but writes nothing else). */
+function soleWriter(write: StateWrite, own: ReadonlySet<StateWrite>, writes: readonly StateWrite[]): TSESTree.FunctionLike | undefined {
+  const fn = unitOf(write.node);
+  if (!fn || functionName(fn) === undefined) return undefined;
+  return writes.some((w) => !own.has(w) && unitOf(w.node) === fn) ? undefined : fn;
+}
+
+/**
+ * The functions whose every state write is a claim nothing in this module recovers (no take-over, no recovery, no
+ * directive, no stuck rows handed out: what `require-stale-recovery` reports here), `claimNextPending()`: a caller
+ * in another module takes that lock at its call, and only a recovery somewhere in the project (the audit pairs
+ * it by key) answers it.
+ */
+export function claimHelpers(sourceCode: SourceCode, facts: Pick<LockFacts, "claims" | "writes" | "recoveriesOf" | "staleRowsHandedOut">): Map<TSESTree.FunctionLike, ClaimEffect[]> {
+  const out = new Map<TSESTree.FunctionLike, ClaimEffect[]>();
+  const unrecovered = facts.claims.filter((c) => c.takeover.length === 0 && facts.recoveriesOf(c).length === 0 &&
+    !facts.staleRowsHandedOut(c) && !recoveredByDirective(sourceCode, c.write.node));
+  if (unrecovered.length === 0) return out;
+  const own = new Set(unrecovered.map((c) => c.write));
+  for (const claim of unrecovered) {
+    const fn = soleWriter(claim.write, own, facts.writes);
+    if (!fn) continue;
+    const effect: ClaimEffect = {
+      name: claimName(claim),
+      key: claimKey(claim),
+      stuck: claim.insert ? "its lock row" : claim.lease ? `${claim.lock.field} set` : formatValue(claim.lock.value),
+      line: claim.write.node.loc.start.line,
+    };
+    out.set(fn, [...(out.get(fn) ?? []), effect]);
+  }
+  return out;
+}
+
+/**
+ * The functions whose every state write is an unchecked release of a lock row that changes hands while held
+ * (`clearLease(id)`: `$unset: { lockUntil }` by `_id`): the release step itself, which a caller makes wherever it
+ * calls it. A function that also does other writes (the work, then its completion) is the holder's own code,
+ * judged in this module only. The verdicts are `owner-checked-release`'s in this module.
+ */
+export function rowReleaseHelpers(facts: Pick<LockFacts, "rowReleases" | "writes" | "changesHands">): Map<TSESTree.FunctionLike, RowReleaseEffect[]> {
+  const out = new Map<TSESTree.FunctionLike, RowReleaseEffect[]>();
+  const unchecked = facts.rowReleases.filter((r) => !r.ownerChecked && facts.changesHands(r.claim));
+  if (unchecked.length === 0) return out;
+  const releasing = new Set(unchecked.map((r) => r.write));
+  for (const release of unchecked) {
+    const fn = soleWriter(release.write, releasing, facts.writes);
+    if (!fn) continue;
+    const effect: RowReleaseEffect = {
+      ...describeRowRelease(release),
+      line: release.write.node.loc.start.line,
+      acquireLine: release.claim.write.node.loc.start.line,
+    };
+    out.set(fn, [...(out.get(fn) ?? []), effect]);
   }
   return out;
 }
@@ -227,9 +293,11 @@ function shapeAt(sourceCode: SourceCode, call: TSESTree.CallExpression, key: Hel
 export interface ImportedOps {
   readonly kv: readonly KvOp[];
   readonly advisory: readonly AdvisoryLockOp[];
+  readonly rows: readonly ImportedRowRelease[];
+  readonly claims: readonly ImportedClaim[];
 }
 
-const NO_IMPORTED: ImportedOps = { kv: [], advisory: [] };
+const NO_IMPORTED: ImportedOps = { kv: [], advisory: [], rows: [], claims: [] };
 
 /** The ops the module's calls of imported helpers make, at the calls. */
 export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTree.CallExpression[], imported: readonly ImportedHelpers[]): ImportedOps {
@@ -237,11 +305,23 @@ export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTr
   const imports = new Map(imported.map((b) => [b.local, b]));
   const out: KvOp[] = [];
   const advisory: AdvisoryLockOp[] = [];
+  const rows: ImportedRowRelease[] = [];
+  const claims: ImportedClaim[] = [];
   for (const call of calls) {
     const target = importedTarget(sourceCode, call, imports);
     if (!target) continue;
     const helper = target.names.map((n) => target.binding.helpers.find((h) => h.name === n)).find((h) => h !== undefined);
     if (!helper) continue;
+    const file = helper.file ?? target.binding.file;
+    // The calls of one helper share its flaw, fixed in the helper: one instance, at the first call, naming the others.
+    const name = describeCallee(sourceCode, call);
+    const add = <E extends { readonly line: number }>(list: { call: TSESTree.CallExpression; alsoAt: readonly number[]; helper: string; file: string; effect: E }[], effect: E) => {
+      const i = list.findIndex((x) => x.file === file && x.helper === name && x.effect.line === effect.line);
+      if (i < 0) list.push({ call, alsoAt: [], helper: name, file, effect });
+      else list[i] = { ...list[i]!, alsoAt: [...list[i]!.alsoAt, call.loc.start.line] };
+    };
+    for (const effect of helper.rowReleases ?? []) add(rows, effect);
+    for (const effect of helper.claims ?? []) add(claims, effect);
     for (const effect of helper.advisory ?? []) {
       const file = helper.file ?? target.binding.file;
       advisory.push({
@@ -267,7 +347,7 @@ export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTr
       }
     }
   }
-  return { kv: out, advisory };
+  return { kv: out, advisory, rows, claims };
 }
 
 /**

@@ -1,0 +1,30 @@
+/**
+ * The model in words, for messages: how a write picks its rows, and a lock row and its release. Shared by the rules
+ * and by the summaries that hand a helper's verdict to the modules calling it.
+ */
+import type { Claim, Condition, RowRelease } from "./model.js";
+import { identityFields, toBranches } from "./conditions.js";
+import { formatValue } from "./names.js";
+
+/** How a write picks its rows, in words: "id", "id and userId", or "its filter". */
+export function describeRowFilter(filter: Condition): string {
+  const fields = new Set<string>();
+  for (const branch of toBranches(filter)) for (const f of identityFields(branch)) fields.add(f);
+  return fields.size > 0 ? [...fields].join(" and ") : "its filter";
+}
+
+/** A lock row: `lease on job.lockedUntil`, `lock row "payout" in setting`, `lock row in locks`. */
+export function describeRowLock(claim: Claim): string {
+  return claim.lease ? `lease on ${claim.lock.model}.${claim.lock.field}`
+    : claim.keyed ? `lock row ${formatValue(claim.lock.value)} in ${claim.lock.model}` : `lock row in ${claim.lock.model}`;
+}
+
+/** A lock row's release: the lock, how the write picks the row, and whether it deletes the row or writes it. */
+export function describeRowRelease(release: RowRelease): { lock: string; filter: string; operation: "delete" | "write" } {
+  const { claim, write } = release;
+  return {
+    lock: describeRowLock(claim),
+    filter: claim.keyed ? `its name (${claim.lock.field})` : describeRowFilter(write.filter),
+    operation: write.effect === "delete" ? "delete" : "write",
+  };
+}
