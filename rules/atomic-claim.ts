@@ -8,7 +8,7 @@ export default createRule({
     type: "problem",
     hasSuggestions: true,
     docs: {
-      description: "Disallow check-then-act claims that test the status in JavaScript and then write the claimed value unconditionally",
+      description: "Disallow claims that let a second caller in: a status tested in JavaScript and then written unconditionally, or a lock acquire whose failure the work ignores",
       recommended: true,
       question: "Q3",
     },
@@ -22,11 +22,16 @@ export default createRule({
         "Q3 (is the claim race-safe?): this write takes the lease on {{model}}.{{field}} after a separate read at line {{checkLine}} judged it free or expired in JavaScript, and writes it by id alone, so two callers that read at the same time both take it. Make the write conditional (its filter requires {{field}} to be empty or past the cutoff, or the holder's own) and act on the affected-row count.",
       checkThenInsert:
         "Q3 (is the claim race-safe?): this create takes a lock row in {{model}} after a separate read at line {{checkLine}} found none for {{fields}}, but no unique key of {{model}} lies within {{fields}} (the schema's keys: {{keys}}), so two callers that read at the same time both create one and both go on as its holder. Add a unique key on {{fields}} and treat the duplicate-key error as held, or take the row in one conditional write.",
+      acquireFailureIgnored:
+        "Q3 (is the acquire race-safe?): this acquire of {{name}} throws when another worker holds the lock, but the `catch` at line {{catchLine}} goes on, and the work after the `try` runs whether or not the lock was taken, so every worker does it. Leave when the acquire fails: return or rethrow in the `catch`, or do the work inside the `try`.",
       addCondition: "Require {{field}} to differ from {{value}} in the write's filter (then treat zero affected rows, or a not-found error, as already claimed).",
     },
   },
   create(context) {
     return onLockFacts(context, (facts) => {
+      for (const { acquire, handler, name } of facts.ignoredAcquireFailures) {
+        context.report({ node: acquire, messageId: "acquireFailureIgnored", data: { name, catchLine: String(handler.loc.start.line) } });
+      }
       for (const claim of facts.claims) {
         if (!claim.check) continue;
         const data = { ...claimData(claim), ...checkData(claim.check) };

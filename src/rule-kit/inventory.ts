@@ -13,7 +13,7 @@ import type { Recognizer } from "../recognizers/recognizer.js";
 import type { ModuleShape } from "../core/model/model.js";
 import { buildFacts, type UniqueKeyMap } from "../core/facts/pairing.js";
 import { PathRecorder } from "../core/reading/code-paths.js";
-import { buildHeldLocks } from "../core/facts/held-locks.js";
+import { buildHeldLocks, ignoredAcquireFailures } from "../core/facts/held-locks.js";
 import { unrecoveredImportedClaims } from "../core/facts/summary.js";
 import { helperInstances } from "../core/summaries/summaries.js";
 import { claimHelpers, exportedHelpers, importedInstances, rowReleaseHelpers, type ImportedHelpers } from "../core/summaries/modules.js";
@@ -80,6 +80,7 @@ const EMPTY_FACTS: LockFacts = {
   importedRowReleases: [],
   importedClaims: [],
   held: [],
+  ignoredAcquireFailures: [],
   writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], untakenReleases: [], rowReleases: [], heldEffects: [], renewals: [],
   recoveriesOf: () => [],
   sweeps: () => [],
@@ -204,6 +205,7 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
         facts = {
           ...built,
           held: buildHeldLocks(sourceCode, viaHelpers.length > 0 ? [...accesses, ...viaHelpers] : accesses, built.kv, shape, state.flags, paths),
+          ignoredAcquireFailures: ignoredAcquireFailures(sourceCode, accesses),
           helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory, {
             rowReleases: rowReleaseHelpers(built),
             claims: claimHelpers(sourceCode, built),

@@ -18,6 +18,22 @@ const keys = (list: string[][]) => ({ locksUniqueKeys: { [normalizeModel("docume
 
 type Where = "in JavaScript" | "with a separate read";
 
+/**
+ * A nightly export guarded by a Redlock lock (line 5): `catch` at line 6 only logs, and the export after the `try`
+ * (line 9) runs in every worker. `CATCH` and `AFTER` are replaced by the lookalikes below.
+ */
+const IGNORED_ACQUIRE = `import Redlock from "redlock";
+const redlock = new Redlock([redis]);
+export async function exportNightly(day: string) {
+  let lock;
+  try { lock = await redlock.acquire([\`export:\${day}\`], 60_000); }
+  catch (err) { console.warn("export already running?", err); CATCH }
+  AFTER
+  await writeExport(day);
+  if (lock) await lock.release();
+}`;
+const ignoredAcquire = (catchBody = "", after = "") => IGNORED_ACQUIRE.replace("CATCH", catchBody).replace("AFTER", after);
+
 const claim = (model: string, field: string, value: string, claimLine: number, checkedWhere: Where, checkLine: number) => ({
   model,
   field,
@@ -67,6 +83,32 @@ export async function finish(id: string) {
 
 ruleTester.run("atomic-claim", rule, {
   valid: [
+    { name: "a lock acquire whose catch returns: the work runs only in the holder", code: ignoredAcquire("return;") },
+    { name: "a lock acquire whose catch rethrows", code: ignoredAcquire("throw err;") },
+    { name: "a lock acquire whose result is tested before the work", code: ignoredAcquire("", "if (!lock) return;") },
+    {
+      name: "the work inside the try: a failed acquire skips it",
+      code: `export async function exportNightly(day: string) {
+  try {
+    const lock = await redlock.acquire([\`export:\${day}\`], 60_000);
+    await writeExport(day);
+    await lock.release();
+  } catch (err) { console.warn(err); }
+  await report(day);
+}`,
+    },
+    {
+      // an in-process mutex waits for its turn: its acquire does not fail because someone else holds it
+      name: "an async-mutex acquire in a try whose catch logs",
+      code: `import { Mutex } from "async-mutex";
+const mutex = new Mutex();
+export async function flush() {
+  let release;
+  try { release = await mutex.acquire(); } catch (err) { console.warn(err); }
+  await writeAll();
+  release?.();
+}`,
+    },
     // no schema read (the editor): whether the create is exclusive is unknown, so nothing is reported
     { code: EDITOR_ROW },
     // a unique key within what the row is looked up by: the second create fails, the insert is exclusive
@@ -307,6 +349,27 @@ export async function markMigrating(meta, settings) {
     },
   ],
   invalid: [
+    {
+      name: "a Redlock acquire whose failure is only logged, with the work after the try",
+      code: ignoredAcquire(),
+      errors: [{ messageId: "acquireFailureIgnored", line: 5, column: 22, data: { name: "`export:${day}`", catchLine: "6" } }],
+    },
+    {
+      // testing the lock without leaving (`if (lock) await lock.release()`) does not keep the work out
+      name: "a Redlock v4 lock() whose catch logs, tested only to release it",
+      code: `export async function beforePerform(jobId: string) {
+  let lock;
+  try {
+    lock = await redlock.lock(\`job:\${jobId}\`, 5000);
+  } catch (err) {
+    logger.error(err);
+  }
+  const proceed = await checkBlocking(jobId);
+  if (lock) await lock.unlock();
+  return proceed;
+}`,
+      errors: [{ messageId: "acquireFailureIgnored", line: 4, column: 18, data: { name: "`job:${jobId}`", catchLine: "5" } }],
+    },
     {
       name: "a module-level variable set to the row just read is that row where the check reads it",
       code: MIGRATION_LOCK,

@@ -1101,7 +1101,7 @@ export function buildFacts(
   recoveredElsewhere: ReadonlySet<number> = new Set(),
   /** The unique keys the project's schemas declare (`settings.locksUniqueKeys`, the audit's). */
   uniqueKeys: UniqueKeyMap = new Map(),
-): Omit<LockFacts, "held" | "helpers" | "importedRowReleases" | "importedClaims"> {
+): Omit<LockFacts, "held" | "helpers" | "importedRowReleases" | "importedClaims" | "ignoredAcquireFailures"> {
   vocabulary = withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses);
   const mod = new Module(sourceCode, accesses, vocabulary, uniqueKeys);
   const direct = mod.writes.flatMap((w) => findClaims(mod, w));

@@ -648,6 +648,18 @@ export interface HeldLock {
   };
 }
 
+/**
+ * A lock library's acquire that throws when the lock is held elsewhere (Redlock's `acquire`/`lock`, redis-semaphore's
+ * `acquire`), awaited in a `try` whose `catch` neither returns nor throws, with work after the `try` that does not
+ * test whether the lock was taken: the work runs in every caller, the lock excludes nobody.
+ */
+export interface IgnoredAcquireFailure {
+  readonly acquire: Node;
+  readonly handler: TSESTree.CatchClause;
+  /** The lock's resource as the code writes it (`\`job:${id}\``), or the library's receiver. */
+  readonly name: string;
+}
+
 /** A lock that effects are made under: a database claim, a key-value lock, or a lock library's lock. */
 export type EffectLock =
   | { readonly kind: "claim"; readonly claim: Claim }
@@ -689,6 +701,8 @@ export interface LockFacts {
   readonly kv: KvFacts;
   /** Locks whose release must be reached on every path of the acquiring function. */
   readonly held: readonly HeldLock[];
+  /** Q3: library acquires whose failure is caught and the guarded work run anyway. */
+  readonly ignoredAcquireFailures: readonly IgnoredAcquireFailure[];
   /** Effects made while holding a lock, fenced or not (`require-fencing`). */
   readonly heldEffects: readonly HeldEffect[];
   readonly writes: readonly StateWrite[];
