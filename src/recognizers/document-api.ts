@@ -6,7 +6,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, CompareOp, Condition, Node } from "../core/model/model.js";
 import type { RecognizerContext } from "./recognizer.js";
-import { evaluate, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
+import { evaluate, keyName, objectLiteral, readsClock, staticList, unwrap } from "../core/reading/values.js";
 
 /** `field op value`, the value read statically where it can be (a list for `in` / `notIn`). */
 export function comparison(ctx: RecognizerContext, field: string, op: CompareOp, value: Node, at: Node): Condition {
@@ -21,7 +21,7 @@ export function storedValue(ctx: RecognizerContext, node: Node): AssignedValue {
   if (n.type === "CallExpression" && n.callee.type === "MemberExpression" && keyName(n.callee.property, n.callee.computed) === "toISOString") {
     n = unwrap(n.callee.object);
   }
-  if (isClockReading(n)) return { kind: "now" };
+  if (readsClock(ctx.sourceCode, n)) return { kind: "now" };
   const v = evaluate(ctx.sourceCode, n);
   return v ? { kind: "static", value: v } : { kind: "other" };
 }

@@ -19,7 +19,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
+import { evaluate, findProperty, findVariable, getConstInit, keyName, objectLiteral, readsClock, staticList, unwrap } from "../core/reading/values.js";
 import { catchesDuplicate, SQL_DUPLICATE } from "../core/reading/failures.js";
 
 const STORE = "drizzle";
@@ -277,7 +277,7 @@ function isSqlTag(node: Node): node is TSESTree.TaggedTemplateExpression {
 
 function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
   const n = unwrap(node);
-  if (isClockReading(n)) return { kind: "now" };
+  if (readsClock(ctx.sourceCode, n)) return { kind: "now" };
   if (isSqlTag(n)) {
     const q = n.quasi;
     return q.expressions.length === 0 && CLOCK_SQL.test(q.quasis.map((x) => x.value.cooked ?? x.value.raw).join("")) ? { kind: "now" } : { kind: "other" };

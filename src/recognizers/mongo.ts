@@ -29,7 +29,7 @@ import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { isFunction } from "../core/reading/units.js";
 import { walk } from "../core/reading/ast.js";
 import { catchesDuplicate } from "../core/reading/failures.js";
-import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList as sharedStaticList, unwrap } from "../core/reading/values.js";
+import { evaluate, findProperty, findVariable, getConstInit, keyName, objectLiteral, readsClock, staticList as sharedStaticList, unwrap } from "../core/reading/values.js";
 
 const STORE = "mongo";
 const UPDATE_METHODS = new Set(["updateOne", "updateMany", "findOneAndUpdate", "findByIdAndUpdate"]);
@@ -347,10 +347,43 @@ export function parseFilter(ctx: RecognizerContext, filter: TSESTree.ObjectExpre
     else if (key === "$or") items.push({ kind: "or", items: parseList(ctx, p.value) });
     else if (key === "$nor") items.push({ kind: "not", item: { kind: "or", items: parseList(ctx, p.value) } });
     else if (key === "$comment") continue;
-    else if (key.startsWith("$")) items.push({ kind: "opaque", node: p }); // $expr, $where, $text, $jsonSchema
+    else if (key === "$expr") items.push(parseExpr(ctx, p.value, p));
+    else if (key.startsWith("$")) items.push({ kind: "opaque", node: p }); // $where, $text, $jsonSchema
     else items.push(parseFieldFilter(ctx, key, p.value, p));
   }
   return { kind: "and", items };
+}
+
+const EXPR_OPS: Record<string, CompareOp> = { ...RANGE_OPS, $eq: "eq", $ne: "ne" };
+const MIRRORED: Partial<Record<CompareOp, CompareOp>> = { lt: "gt", lte: "gte", gt: "lt", gte: "lte", eq: "eq", ne: "ne" };
+
+/**
+ * An aggregation expression in a filter's `$expr`: a comparison of a field path with a value
+ * (`{ $lt: ["$keepAlive", { $subtract: [now, ttl] }] }`, either side), and `$and`/`$or` of such. The value is read
+ * when it is static; a computed one (an age threshold) leaves it unknown, which is enough to judge age. Anything
+ * else is opaque.
+ */
+function parseExpr(ctx: RecognizerContext, node: Node, at: Node, depth = 0): Condition {
+  const obj = objectOf(ctx, node);
+  const only = obj?.properties.length === 1 ? obj.properties[0] : undefined;
+  if (depth > 4 || only?.type !== "Property") return { kind: "opaque", node };
+  const op = keyName(only.key, only.computed);
+  const args = arrayOf(ctx, only.value)?.elements ?? [];
+  if ((op === "$and" || op === "$or") && args.length > 0) {
+    const items = args.map((a): Condition => (a && a.type !== "SpreadElement" ? parseExpr(ctx, a, at, depth + 1) : { kind: "opaque", node }));
+    return { kind: op === "$and" ? "and" : "or", items };
+  }
+  const compare = op ? EXPR_OPS[op] : undefined;
+  const [a, b] = args;
+  if (!compare || args.length !== 2 || !a || !b || a.type === "SpreadElement" || b.type === "SpreadElement") return { kind: "opaque", node };
+  const path = (n: Node) => {
+    const v = unwrap(n);
+    return v.type === "Literal" && typeof v.value === "string" && /^\$[^$]/.test(v.value) ? v.value.slice(1) : undefined;
+  };
+  const [field, value, cmp] = path(a) !== undefined ? [path(a)!, b, compare] : path(b) !== undefined ? [path(b)!, a, MIRRORED[compare]!] : [];
+  if (field === undefined || path(value!) !== undefined) return { kind: "opaque", node };
+  const v = evaluate(ctx.sourceCode, value!);
+  return pred(field, cmp!, v ? [v] : undefined, at);
 }
 
 /** A filter argument: an object we can read, or opaque (a variable, a helper's result). */
@@ -367,7 +400,7 @@ function idFilter(ctx: RecognizerContext, node: Node): Condition {
 // ---- updates ----
 
 function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
-  if (isClockReading(node)) return { kind: "now" };
+  if (readsClock(ctx.sourceCode, node)) return { kind: "now" };
   const v = evaluate(ctx.sourceCode, node);
   return v ? { kind: "static", value: v } : { kind: "other" };
 }

@@ -9,7 +9,7 @@ import { appendProperty, propertyKey } from "../core/reading/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findProperty, findVariable, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
+import { evaluate, findProperty, findVariable, keyName, objectLiteral, readsClock, staticList, unwrap } from "../core/reading/values.js";
 import { catchesDuplicate } from "../core/reading/failures.js";
 
 const WRITE_METHODS = new Set(["updateMany", "update", "updateManyAndReturn", "upsert"]);
@@ -133,7 +133,7 @@ function assignedValue(ctx: RecognizerContext, node: Node): { value: AssignedVal
       return { value: { kind: "other" }, valueNode: n };
     } else return undefined; // a nested relation write: not a field of this model
   }
-  if (isClockReading(n)) return { value: { kind: "now" }, valueNode: n };
+  if (readsClock(ctx.sourceCode, n)) return { value: { kind: "now" }, valueNode: n };
   const v = evaluate(ctx.sourceCode, n);
   return { value: v ? { kind: "static", value: v } : { kind: "other" }, valueNode: n };
 }

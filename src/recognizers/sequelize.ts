@@ -18,7 +18,7 @@ import { appendProperty, propertyKey } from "../core/reading/edits.js";
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
+import { evaluate, findProperty, findVariable, getConstInit, keyName, objectLiteral, readsClock, staticList, unwrap } from "../core/reading/values.js";
 import { isFunction } from "../core/reading/units.js";
 
 const STORE = "sequelize";
@@ -280,7 +280,7 @@ function clockHelper(node: Node): boolean {
 
 function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
   const n = unwrap(node);
-  if (isClockReading(n) || clockHelper(n)) return { kind: "now" };
+  if (readsClock(ctx.sourceCode, n) || clockHelper(n)) return { kind: "now" };
   if (helperCall(n)) return { kind: "other" };
   const v = evaluate(ctx.sourceCode, n);
   return v ? { kind: "static", value: v } : { kind: "other" };

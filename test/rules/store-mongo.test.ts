@@ -568,6 +568,17 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
 ruleTester.run("progress-based-staleness", progressBasedStaleness, {
   valid: [
     {
+      // the same value and stamp without an age test to take stale rows over: a status, not a lease
+      name: "ACTIVE written with a clock stamp but no take-over by its age",
+      code: `export async function activate(col: Collection, ids: string[]) {
+  const now = new Date();
+  await col.updateMany({ _id: { $in: ids }, status: "CREATED" }, { $set: { status: "ACTIVE", keepAlive: now } });
+}
+export async function purge(col: Collection) {
+  await col.deleteMany({ status: "ACTIVE", $expr: { $lt: ["$keepAlive", { $subtract: [new Date(), 86_400_000] }] } });
+}`,
+    },
+    {
       name: "a recovery judged by a nested progress field (lease.heartbeatAt)",
       code: `export async function claim(id: string) {
   await db.collection("jobs").updateOne({ _id: id, status: "queued" }, { $set: { status: "running", "lease.heartbeatAt": new Date() } });
@@ -590,6 +601,20 @@ export async function reap(cutoff: Date) {
     },
   ],
   invalid: [
+    {
+      // ACTIVE names no work in progress, but taking over rows by the age of the very stamp the write makes is a
+      // lease: the value is held. The stamp is a `const now` and the age test an aggregation expression.
+      name: "an outbox's ACTIVE events, taken over by an $expr age test of keepAlive, which only the claim stamps",
+      code: `export async function claimBatch(col: Collection, ids: string[]) {
+  const now = new Date();
+  const query = { $or: [{ status: "CREATED" }, { $expr: { $lt: ["$keepAlive", { $subtract: [now, 60_000] }] } }] };
+  await col.updateMany({ _id: { $in: ids }, ...query }, { $set: { status: "ACTIVE", keepAlive: now } });
+}`,
+      errors: [{
+        messageId: "startTimeTakeover", line: 3, column: 50,
+        data: { ...claimed("col", "status", "ACTIVE", 4), timeField: "keepAlive", progressFields: PROGRESS },
+      }],
+    },
     {
       name: "a recovery judged by lockedAt, set once when the claim is taken (plain JS)",
       code: `export async function claim(id) {

@@ -729,6 +729,36 @@ function findStateClaims(mod: Module, write: StateWrite): Claim[] {
 }
 
 /**
+ * The module's vocabulary with the values it takes rows into under a lease read as in-progress, whatever they are
+ * called: a write sets F = V and stamps a field with the clock (`keepAlive: now`), and every branch of its filter
+ * either excludes V or takes over rows whose stamp has aged (`$expr: { $lt: ["$keepAlive", cutoff] }`). Taking over
+ * by the age of the very stamp the write makes is a lease, so V is held (corpus Ak25: an outbox's ACTIVE events).
+ * Held in that field only, as `withValuesHeldAcrossWork`'s.
+ */
+function withLeasedValues(base: ResolvedVocabulary, accesses: readonly StateAccess[]): ResolvedVocabulary {
+  const held = new Set<string>();
+  for (const w of accesses) {
+    if (w.access !== "write" || w.effect === "insert" || w.effect === "delete") continue;
+    const stamped = w.assignments.filter((a) => a.value.kind === "now").map((a) => normalizeName(a.field));
+    if (stamped.length === 0) continue;
+    let branches: Branch[] | undefined;
+    for (const a of w.assignments) {
+      const v = a.value.kind === "static" ? a.value.value.value : undefined;
+      if (typeof v !== "string" || !base.isStateField(a.field) || base.isInProgressValue(v, a.field) || saysEnded(v)) continue;
+      branches ??= toBranches(w.filter);
+      const takesOver = (b: Branch) => agePredicates(b, base).some((t) => stamped.includes(normalizeName(t.field)));
+      if (!branches.some(takesOver) || !branches.every((b) => takesOver(b) || excludes(b, a.field, { value: v }))) continue;
+      held.add(`${normalizeName(a.field)}=${normalizeName(v)}`);
+    }
+  }
+  if (held.size === 0) return base;
+  return {
+    ...base,
+    isInProgressValue: (value, field) => base.isInProgressValue(value, field) || (field !== undefined && held.has(`${normalizeName(field)}=${normalizeName(value)}`)),
+  };
+}
+
+/**
  * The module's vocabulary with the values it holds a row in across work read as in-progress, whatever they are
  * called: a write sets F = V only where the row is not V already (every branch of its filter excludes V), and the
  * same function, after awaiting something, moves that row by identity off V again (`refundStatus: "PENDING"` taken
@@ -1102,7 +1132,7 @@ export function buildFacts(
   /** The unique keys the project's schemas declare (`settings.locksUniqueKeys`, the audit's). */
   uniqueKeys: UniqueKeyMap = new Map(),
 ): Omit<LockFacts, "held" | "helpers" | "importedRowReleases" | "importedClaims" | "ignoredAcquireFailures"> {
-  vocabulary = withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses);
+  vocabulary = withLeasedValues(withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses), accesses);
   const mod = new Module(sourceCode, accesses, vocabulary, uniqueKeys);
   const direct = mod.writes.flatMap((w) => findClaims(mod, w));
   const born = mod.writes.filter((w) => w.effect === "insert" && w.onConflict === undefined).flatMap((w) => findBornClaims(mod, w, direct));
@@ -1250,7 +1280,7 @@ export function buildForeignRecoveries(
   accesses: readonly StateAccess[],
   vocabulary: ResolvedVocabulary,
 ): Recovery[] {
-  vocabulary = withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses);
+  vocabulary = withLeasedValues(withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses), accesses);
   const mod = new Module(sourceCode, accesses, vocabulary);
   const program = sourceCode.ast as unknown as Node;
   // A stand-in claim: no write of the module runs after it, in its unit or elsewhere.

@@ -32,7 +32,7 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { isFunction } from "../../core/reading/units.js";
-import { evaluate, findVariable, isClockReading, isSqlNow, keyName, unwrap } from "../../core/reading/values.js";
+import { evaluate, findVariable, isSqlNow, keyName, readsClock, unwrap } from "../../core/reading/values.js";
 import { BUILDER_READS, BY_READS, FOREIGN_FIND_KEYS, OPTION_KEYS, OPTION_READS, STORE, WRITE_LOCKS, entityName, isEntityTarget, keysOf, methodName, objectArgument, pred, property, WRITE_METHODS } from "./shared.js";
 import { exportRef, flavorOf, resolveTarget, typeName } from "./targets.js";
 import { Seen, parseCriteria, parseWhere } from "./criteria.js";
@@ -55,7 +55,7 @@ function rawSqlValue(fn: Node): string | undefined {
 
 function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
   const n = unwrap(node);
-  if (isClockReading(n)) return { kind: "now" };
+  if (readsClock(ctx.sourceCode, n)) return { kind: "now" };
   if (n.type === "ArrowFunctionExpression" || n.type === "FunctionExpression") {
     const sql = rawSqlValue(n);
     return sql !== undefined && isSqlNow(sql) ? { kind: "now" } : { kind: "other" };
