@@ -1,7 +1,6 @@
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { claimData } from "../src/rule-kit/messages.js";
-import { recoveredByDirective } from "../src/core/reading/directives.js";
 
 export default createRule({
   name: "require-stale-recovery",
@@ -29,11 +28,9 @@ export default createRule({
   create(context) {
     return onLockFacts(context, (facts) => {
       for (const claim of facts.claims) {
-        if (claim.takeover.length > 0 || facts.recoveriesOf(claim).length > 0) continue;
-        // `// locks-recovered-by: src/jobs/sweeper.ts`: the recovery lives in another module; locks-audit checks it.
-        if (recoveredByDirective(context.sourceCode, claim.write.node)) continue;
-        // A repository module that hands its stuck rows to a caller (`staleJobs()`): the caller moves them back.
-        if (facts.staleRowsHandedOut(claim)) continue;
+        // A take-over, a recovery here, stuck rows handed to a caller (`staleJobs()`), or a `locks-recovered-by`
+        // directive naming the module that recovers it (locks-audit checks it).
+        if (facts.answeredHere(claim)) continue;
         if (claim.unenforced && claim.check) {
           context.report({ node: claim.write.node, messageId: "missingRowExpiry", data: { model: claim.lock.model, checkLine: String(claim.check.node.loc.start.line) } });
         } else if (claim.insert) context.report({ node: claim.write.node, messageId: "missingExpiry", data: { model: claim.lock.model } });

@@ -85,6 +85,7 @@ const EMPTY_FACTS: LockFacts = {
   recoveriesOf: () => [],
   sweeps: () => [],
   staleRowsHandedOut: () => undefined,
+  answeredHere: () => false,
   changesHands: () => false,
   stampedOnlyByClaims: () => false,
   clearedOutsideClaims: () => false,
@@ -208,7 +209,7 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
           ignoredAcquireFailures: ignoredAcquireFailures(sourceCode, accesses),
           helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory, {
             rowReleases: rowReleaseHelpers(built),
-            claims: claimHelpers(sourceCode, built),
+            claims: claimHelpers(built),
           }),
           importedRowReleases: imported.rows,
           importedClaims: unrecoveredImportedClaims(sourceCode, imported.claims, built),

@@ -1224,6 +1224,8 @@ export function buildFacts(
     // are dead by then), or a sweep that conditional-recovery reports for taking live work. Neither leaves a live
     // holder a newer one to overwrite until it judges age.
     staleRowsHandedOut: handedOut,
+    answeredHere: (claim) => claim.takeover.length > 0 || (byClaim.get(claim) ?? []).length > 0 || handedOut(claim) !== undefined ||
+      recoveredByDirective(sourceCode, claim.write.node) !== undefined,
     stampedOnlyByClaims: (model, field) => {
       const claimWrites = new Set(claims.map((c) => c.write));
       let stamped = false;

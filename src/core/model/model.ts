@@ -740,6 +740,12 @@ export interface LockFacts {
    */
   staleRowsHandedOut(claim: Claim): StateRead | undefined;
   /**
+   * Q1 answered in this module: the claim takes over expired leases itself, a recovery of the module frees it,
+   * the module hands its stuck rows to a caller (`staleRowsHandedOut`), or a `locks-recovered-by` directive names
+   * the module that does (the audit checks it). What is left is `require-stale-recovery`'s.
+   */
+  answeredHere(claim: Claim): boolean;
+  /**
    * Whether the claim can pass to another holder while its holder still works: it takes over stale leases itself
    * (in the claim, or by a separate write that re-stamps the owner of stale rows),
    * a recovery in this module judges age and frees it, a `locks-recovered-by` directive names the module that does,

@@ -13,7 +13,6 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { AdvisoryHelperEffect, AdvisoryLockOp, ClaimEffect, ExportedHelper, HelperEffect, ImportedClaim, ImportedRowRelease, KeyShape, KvFacts, KvOp, LockFacts, Node, RowReleaseEffect, StateWrite } from "../model/model.js";
 import { claimKey, claimName, formatValue } from "../model/names.js";
-import { recoveredByDirective } from "../reading/directives.js";
 import { describeRowRelease } from "../model/describe.js";
 import { helperOrigin } from "../model/model.js";
 import { classOf, functionName, unitOf } from "../reading/units.js";
@@ -94,11 +93,19 @@ export function exportedHelpers(
 
 type RowHelpers<T> = ReadonlyMap<TSESTree.FunctionLike, T[]>;
 
-/** The named function whose every state write is one of `own` (its other code reads, or calls, but writes nothing else). */
-function soleWriter(write: StateWrite, own: ReadonlySet<StateWrite>, writes: readonly StateWrite[]): TSESTree.FunctionLike | undefined {
-  const fn = unitOf(write.node);
-  if (!fn || functionName(fn) === undefined) return undefined;
-  return writes.some((w) => !own.has(w) && unitOf(w.node) === fn) ? undefined : fn;
+/**
+ * The named functions whose every state write is one of the items' (they read, or call, but write nothing else), with
+ * the items' effects: what a call of such a function does wherever it is made.
+ */
+function soleWriters<T, E>(items: readonly T[], writeOf: (item: T) => StateWrite, writes: readonly StateWrite[], effectOf: (item: T) => E): Map<TSESTree.FunctionLike, E[]> {
+  const out = new Map<TSESTree.FunctionLike, E[]>();
+  const own = new Set(items.map(writeOf));
+  for (const item of items) {
+    const fn = unitOf(writeOf(item).node);
+    if (!fn || functionName(fn) === undefined || writes.some((w) => !own.has(w) && unitOf(w.node) === fn)) continue;
+    out.set(fn, [...(out.get(fn) ?? []), effectOf(item)]);
+  }
+  return out;
 }
 
 /**
@@ -107,24 +114,13 @@ function soleWriter(write: StateWrite, own: ReadonlySet<StateWrite>, writes: rea
  * in another module takes that lock at its call, and only a recovery somewhere in the project (the audit pairs
  * it by key) answers it.
  */
-export function claimHelpers(sourceCode: SourceCode, facts: Pick<LockFacts, "claims" | "writes" | "recoveriesOf" | "staleRowsHandedOut">): Map<TSESTree.FunctionLike, ClaimEffect[]> {
-  const out = new Map<TSESTree.FunctionLike, ClaimEffect[]>();
-  const unrecovered = facts.claims.filter((c) => c.takeover.length === 0 && facts.recoveriesOf(c).length === 0 &&
-    !facts.staleRowsHandedOut(c) && !recoveredByDirective(sourceCode, c.write.node));
-  if (unrecovered.length === 0) return out;
-  const own = new Set(unrecovered.map((c) => c.write));
-  for (const claim of unrecovered) {
-    const fn = soleWriter(claim.write, own, facts.writes);
-    if (!fn) continue;
-    const effect: ClaimEffect = {
-      name: claimName(claim),
-      key: claimKey(claim),
-      stuck: claim.insert ? "its lock row" : claim.lease ? `${claim.lock.field} set` : formatValue(claim.lock.value),
-      line: claim.write.node.loc.start.line,
-    };
-    out.set(fn, [...(out.get(fn) ?? []), effect]);
-  }
-  return out;
+export function claimHelpers(facts: Pick<LockFacts, "claims" | "writes" | "answeredHere">): Map<TSESTree.FunctionLike, ClaimEffect[]> {
+  return soleWriters(facts.claims.filter((c) => !facts.answeredHere(c)), (c) => c.write, facts.writes, (claim) => ({
+    name: claimName(claim),
+    key: claimKey(claim),
+    stuck: claim.insert ? "its lock row" : claim.lease ? `${claim.lock.field} set` : formatValue(claim.lock.value),
+    line: claim.write.node.loc.start.line,
+  }));
 }
 
 /**
@@ -134,21 +130,12 @@ export function claimHelpers(sourceCode: SourceCode, facts: Pick<LockFacts, "cla
  * judged in this module only. The verdicts are `owner-checked-release`'s in this module.
  */
 export function rowReleaseHelpers(facts: Pick<LockFacts, "rowReleases" | "writes" | "changesHands">): Map<TSESTree.FunctionLike, RowReleaseEffect[]> {
-  const out = new Map<TSESTree.FunctionLike, RowReleaseEffect[]>();
   const unchecked = facts.rowReleases.filter((r) => !r.ownerChecked && facts.changesHands(r.claim));
-  if (unchecked.length === 0) return out;
-  const releasing = new Set(unchecked.map((r) => r.write));
-  for (const release of unchecked) {
-    const fn = soleWriter(release.write, releasing, facts.writes);
-    if (!fn) continue;
-    const effect: RowReleaseEffect = {
-      ...describeRowRelease(release),
-      line: release.write.node.loc.start.line,
-      acquireLine: release.claim.write.node.loc.start.line,
-    };
-    out.set(fn, [...(out.get(fn) ?? []), effect]);
-  }
-  return out;
+  return soleWriters(unchecked, (r) => r.write, facts.writes, (release) => ({
+    ...describeRowRelease(release),
+    line: release.write.node.loc.start.line,
+    acquireLine: release.claim.write.node.loc.start.line,
+  }));
 }
 
 /**
