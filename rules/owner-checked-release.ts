@@ -5,19 +5,13 @@ import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { describeKey } from "../src/core/reading/keys.js";
 import { findVariable, unwrap } from "../src/core/reading/values.js";
 import { formatValue } from "../src/core/model/names.js";
-import { throughHelper } from "../src/rule-kit/messages.js";
+import { alsoAt, throughHelper } from "../src/rule-kit/messages.js";
 import { describeRowRelease } from "../src/core/model/describe.js";
 
 function commandName(op: KvOp): string {
   return (op.command === "script" ? "script" : "DEL") + throughHelper(op);
 }
 
-/** `; so do the calls at lines 234 and 253`: the other calls of the same release helper, inside its parenthesis. */
-function alsoAt(lines: readonly number[] | undefined): string {
-  if (!lines || lines.length === 0) return "";
-  const list = lines.length === 1 ? `line ${lines[0]}` : `lines ${lines.slice(0, -1).join(", ")} and ${lines[lines.length - 1]}`;
-  return `; so do the calls at ${list}`;
-}
 
 /**
  * The acquire's token as an expression that means the same thing at the release: the same variable in scope,

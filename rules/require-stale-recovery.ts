@@ -1,6 +1,6 @@
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
-import { claimData } from "../src/rule-kit/messages.js";
+import { alsoAt, claimData } from "../src/rule-kit/messages.js";
 
 export default createRule({
   name: "require-stale-recovery",
@@ -38,12 +38,11 @@ export default createRule({
         else context.report({ node: claim.write.node, messageId: "missingRecovery", data: claimData(claim) });
       }
       // In the audit: a claim taken through another module's helper that nothing answers, reported at the call.
-      for (const { call, alsoAt, helper, file, effect } of facts.importedClaims) {
-        const others = alsoAt.length === 0 ? "" : `; so do the calls at ${alsoAt.length === 1 ? "line" : "lines"} ${alsoAt.join(", ")}`;
+      for (const { call, alsoAt: others, helper, file, effect } of facts.importedClaims) {
         context.report({
           node: call,
           messageId: "missingRecoveryVia",
-          data: { lock: effect.name, helper, where: `${file}, line ${effect.line}${others}`, stuck: effect.stuck },
+          data: { lock: effect.name, helper, where: `${file}, line ${effect.line}${alsoAt(others)}`, stuck: effect.stuck },
         });
       }
     });

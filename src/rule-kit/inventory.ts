@@ -16,7 +16,7 @@ import { PathRecorder } from "../core/reading/code-paths.js";
 import { buildHeldLocks, ignoredAcquireFailures } from "../core/facts/held-locks.js";
 import { unrecoveredImportedClaims } from "../core/facts/summary.js";
 import { helperInstances } from "../core/summaries/summaries.js";
-import { claimHelpers, exportedHelpers, importedInstances, rowReleaseHelpers, type ImportedHelpers } from "../core/summaries/modules.js";
+import { exportedHelpers, importedInstances, rowLockHelpers, type ImportedHelpers } from "../core/summaries/modules.js";
 import { extendVocabulary, getVocabulary, type Vocabulary } from "../core/model/settings.js";
 import { receiverTypes, type ReceiverTypes } from "../core/reading/types.js";
 import { unwrap } from "../core/reading/values.js";
@@ -207,10 +207,7 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
           ...built,
           held: buildHeldLocks(sourceCode, viaHelpers.length > 0 ? [...accesses, ...viaHelpers] : accesses, built.kv, shape, state.flags, paths),
           ignoredAcquireFailures: ignoredAcquireFailures(sourceCode, accesses),
-          helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory, {
-            rowReleases: rowReleaseHelpers(built),
-            claims: claimHelpers(built),
-          }),
+          helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory, rowLockHelpers(built)),
           importedRowReleases: imported.rows,
           importedClaims: unrecoveredImportedClaims(sourceCode, imported.claims, built),
         };

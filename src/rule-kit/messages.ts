@@ -29,3 +29,10 @@ export function throughHelper(op: KvOp): string {
   const where = via.file ? `${via.file}, line ${via.line}` : `line ${via.line}`;
   return ` (through \`${via.helper}\`, ${where})`;
 }
+
+/** `; so do the calls at lines 234 and 253`: the other calls of the same helper, inside its parenthesis. */
+export function alsoAt(lines: readonly number[] | undefined): string {
+  if (!lines || lines.length === 0) return "";
+  const list = lines.length === 1 ? `line ${lines[0]}` : `lines ${lines.slice(0, -1).join(", ")} and ${lines[lines.length - 1]}`;
+  return `; so do the calls at ${list}`;
+}

@@ -60,7 +60,10 @@ describe("locks-audit: lock helpers of other modules", () => {
       "src/jobs/deliver.js:17 locks/owner-checked-release", "src/jobs/deliver.js:20 locks/owner-checked-release",
       "src/jobs/deliver.js:25 locks/owner-checked-release",
       // The second call of the claim helper is the first's finding; a helper that claims and logs is judged at home.
-      "src/jobs/send-email.ts:12 locks/require-stale-recovery", "src/jobs/send-email.ts:18 locks/require-stale-recovery"]) expect(files.has(quiet)).toBe(false);
+      "src/jobs/send-email.ts:12 locks/require-stale-recovery", "src/jobs/send-email.ts:18 locks/require-stale-recovery",
+      // Callers that hold nothing: an operator's unstick frees a lease it never took; a controller takes an email and
+      // hands it on without freeing it through the data layer. The data layer's own findings stand for them.
+      "src/jobs/deliver.js:32 locks/owner-checked-release", "src/jobs/send-email.ts:23 locks/require-stale-recovery"]) expect(files.has(quiet)).toBe(false);
     expect(where(result.findings).filter((f) => f.startsWith("src/jobs/report.ts"))).toEqual(["src/jobs/report.ts:8 locks/release-in-finally", "src/jobs/report.ts:12 locks/release-in-finally"]);
   });
 

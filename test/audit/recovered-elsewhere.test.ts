@@ -16,7 +16,7 @@ describe("locks-audit: claims recovered in another module", () => {
     const editor = marked(project, /\/\/ expect: ([\w-]+(?:, [\w-]+)*)\s*$/);
     // A claim taken through another module's helper (src/reports/print.ts) is the audit's alone, answered with it.
     const answeredCalls = marked(project, /\/\/ audit-answered: ([\w-]+(?:, [\w-]+)*)\s*$/);
-    expect(answeredCalls).toEqual(["src/reports/print.ts:5 locks/require-stale-recovery"]);
+    expect(answeredCalls).toEqual(["src/reports/print.ts:6 locks/require-stale-recovery"]);
     expect(auditOnly).toEqual(["src/reports/build.ts:15 locks/require-fencing", "src/reports/build.ts:17 locks/require-fencing"]);
     expect(where(result.findings).filter((f) => f.includes(" locks/")).sort()).toEqual(auditOnly.sort());
     expect(where(result.answered).sort()).toEqual([...editor, ...answeredCalls].sort());

@@ -243,12 +243,20 @@ export interface ExportedHelper {
    * write is such a claim (`claimNextPending()`) takes that lock wherever it is called.
    */
   readonly claims?: readonly ClaimEffect[];
+  /**
+   * The claims and lock rows (by `claimKey`) it moves off their held value or frees by identity (`markProcessed(id)`,
+   * `clearLease(id)`): a caller that makes such a call after taking the lock through the module holds it across
+   * its work, so the module's verdicts on the take and the release are that caller's too.
+   */
+  readonly frees?: readonly string[];
 }
 
 /** A claim with no recovery in the helper's module, as plain data for the modules that call the helper. */
 export interface ClaimEffect {
   /** The lock in words: `outbox.status = "processing"`, `locks (lock row)`, `job.lockedUntil (lease)`. */
   readonly name: string;
+  /** Q1 is answered in the helper's module (a take-over, a recovery): the call takes the lock, nothing to report. */
+  readonly answered: boolean;
   /** The pairing key across modules (`summary.ts`'s `lockKey`): a recovery of it anywhere answers the claim. */
   readonly key: string;
   /** What nothing moves back: the claimed value (`"processing"`), or how the lock row or lease stays taken. */
@@ -272,6 +280,8 @@ export interface ImportedClaim {
  * where the helper's write and the lock's acquire are, in the helper's module.
  */
 export interface RowReleaseEffect {
+  /** The lock row's pairing key (`claimKey` of its claim). */
+  readonly key: string;
   /** `lease on MessageEvent.lockUntil`, `lock row in scheduledTasks`, `lock row "payout" in setting`. */
   readonly lock: string;
   /** The fields the write picks the row by (`_id`, `taskName`), in words. */

@@ -15,7 +15,7 @@ import type { AdvisoryHelperEffect, AdvisoryLockOp, ClaimEffect, ExportedHelper,
 import { claimKey, claimName, formatValue } from "../model/names.js";
 import { describeRowRelease } from "../model/describe.js";
 import { helperOrigin } from "../model/model.js";
-import { classOf, functionName, unitOf } from "../reading/units.js";
+import { classOf, enclosingFunction, functionName, unitOf } from "../reading/units.js";
 import { exportNames, reachNames } from "../reading/exports.js";
 import { evaluate, findVariable, keyName, unwrap } from "../reading/values.js";
 import { argumentFor, clientText, describeCallee, handleCalls, shapeFromParts, type FunctionSummary, type KvEffect } from "./summaries.js";
@@ -69,24 +69,63 @@ export function exportedHelpers(
   summaries: ReadonlyMap<TSESTree.FunctionLike, FunctionSummary>,
   kv: KvFacts,
   advisory: readonly AdvisoryLockOp[] = [],
-  rowLocks: { readonly rowReleases: RowHelpers<RowReleaseEffect>; readonly claims: RowHelpers<ClaimEffect> } = { rowReleases: new Map(), claims: new Map() },
+  rowLocks: RowLockHelpers = { rowReleases: new Map(), claims: new Map(), frees: new Map() },
 ): ExportedHelper[] {
   const pooled = advisoryHelpers(advisory);
-  const { rowReleases, claims } = rowLocks;
-  if (summaries.size === 0 && pooled.size === 0 && rowReleases.size === 0 && claims.size === 0) return [];
+  const { rowReleases, claims, frees } = rowLocks;
+  if (summaries.size === 0 && pooled.size === 0 && rowReleases.size === 0 && claims.size === 0 && frees.size === 0) return [];
   const exports = exportNames(sourceCode.ast as TSESTree.Program);
   if (exports.size === 0) return [];
   const out: ExportedHelper[] = [];
-  const functions = new Set([...summaries.keys(), ...pooled.keys(), ...rowReleases.keys(), ...claims.keys()]);
+  const functions = new Set([...summaries.keys(), ...pooled.keys(), ...rowReleases.keys(), ...claims.keys(), ...frees.keys()]);
   for (const fn of functions) {
     const summary = summaries.get(fn);
     const effects = summary ? summary.effects.map((e) => plainEffect(e, kv)) : [];
     const locks = pooled.get(fn);
     const rows = rowReleases.get(fn);
     const taken = claims.get(fn);
+    const freed = frees.get(fn);
     for (const name of reachNames(fn, exports)) {
-      out.push({ name, effects, ...(locks ? { advisory: locks } : {}), ...(rows ? { rowReleases: rows } : {}), ...(taken ? { claims: taken } : {}) });
+      out.push({
+        name, effects, ...(locks ? { advisory: locks } : {}), ...(rows ? { rowReleases: rows } : {}), ...(taken ? { claims: taken } : {}),
+        ...(freed ? { frees: freed } : {}),
+      });
     }
+  }
+  return out;
+}
+
+/** What a module's functions do to its claims and lock rows, for `exportedHelpers`. */
+export interface RowLockHelpers {
+  readonly rowReleases: RowHelpers<RowReleaseEffect>;
+  readonly claims: RowHelpers<ClaimEffect>;
+  readonly frees: RowHelpers<string>;
+}
+
+/** The three kinds of row-lock helper of a module (`rowReleaseHelpers`, `claimHelpers`, `freeingHelpers`). */
+export function rowLockHelpers(facts: Pick<LockFacts, "claims" | "writes" | "answeredHere" | "rowReleases" | "changesHands" | "holderWrites">): RowLockHelpers {
+  return { rowReleases: rowReleaseHelpers(facts), claims: claimHelpers(facts), frees: freeingHelpers(facts) };
+}
+
+/** The function a write is made in directly, when it has a name: not a factory around the function that writes. */
+function namedWriter(write: StateWrite): TSESTree.FunctionLike | undefined {
+  const fn = unitOf(write.node);
+  return fn && functionName(fn) !== undefined && enclosingFunction(write.node) === fn ? fn : undefined;
+}
+
+/**
+ * The functions that move a claimed row off its held value or free a lock row by identity (`markProcessed(id)`,
+ * `clearLease(id)`), with the keys of those locks: whoever calls one after taking the lock through the module holds
+ * the lock across its work.
+ */
+function freeingHelpers(facts: Pick<LockFacts, "rowReleases" | "holderWrites">): Map<TSESTree.FunctionLike, string[]> {
+  const out = new Map<TSESTree.FunctionLike, string[]>();
+  for (const { write, claim } of [...facts.holderWrites, ...facts.rowReleases]) {
+    const fn = namedWriter(write);
+    if (!fn) continue;
+    const keys = out.get(fn) ?? [];
+    const key = claimKey(claim);
+    if (!keys.includes(key)) out.set(fn, [...keys, key]);
   }
   return out;
 }
@@ -101,22 +140,23 @@ function soleWriters<T, E>(items: readonly T[], writeOf: (item: T) => StateWrite
   const out = new Map<TSESTree.FunctionLike, E[]>();
   const own = new Set(items.map(writeOf));
   for (const item of items) {
-    const fn = unitOf(writeOf(item).node);
-    if (!fn || functionName(fn) === undefined || writes.some((w) => !own.has(w) && unitOf(w.node) === fn)) continue;
+    const fn = namedWriter(writeOf(item));
+    if (!fn || writes.some((w) => !own.has(w) && unitOf(w.node) === fn)) continue;
     out.set(fn, [...(out.get(fn) ?? []), effectOf(item)]);
   }
   return out;
 }
 
 /**
- * The functions whose every state write is a claim nothing in this module recovers (no take-over, no recovery, no
- * directive, no stuck rows handed out: what `require-stale-recovery` reports here), `claimNextPending()`: a caller
+ * The functions whose every state write is a claim nothing in this module recovers (`answeredHere` false: what
+ * `require-stale-recovery` reports here), `claimNextPending()`: a caller
  * in another module takes that lock at its call, and only a recovery somewhere in the project (the audit pairs
  * it by key) answers it.
  */
-export function claimHelpers(facts: Pick<LockFacts, "claims" | "writes" | "answeredHere">): Map<TSESTree.FunctionLike, ClaimEffect[]> {
-  return soleWriters(facts.claims.filter((c) => !facts.answeredHere(c)), (c) => c.write, facts.writes, (claim) => ({
+function claimHelpers(facts: Pick<LockFacts, "claims" | "writes" | "answeredHere">): Map<TSESTree.FunctionLike, ClaimEffect[]> {
+  return soleWriters(facts.claims, (c) => c.write, facts.writes, (claim) => ({
     name: claimName(claim),
+    answered: facts.answeredHere(claim),
     key: claimKey(claim),
     stuck: claim.insert ? "its lock row" : claim.lease ? `${claim.lock.field} set` : formatValue(claim.lock.value),
     line: claim.write.node.loc.start.line,
@@ -129,9 +169,10 @@ export function claimHelpers(facts: Pick<LockFacts, "claims" | "writes" | "answe
  * calls it. A function that also does other writes (the work, then its completion) is the holder's own code,
  * judged in this module only. The verdicts are `owner-checked-release`'s in this module.
  */
-export function rowReleaseHelpers(facts: Pick<LockFacts, "rowReleases" | "writes" | "changesHands">): Map<TSESTree.FunctionLike, RowReleaseEffect[]> {
+function rowReleaseHelpers(facts: Pick<LockFacts, "rowReleases" | "writes" | "changesHands">): Map<TSESTree.FunctionLike, RowReleaseEffect[]> {
   const unchecked = facts.rowReleases.filter((r) => !r.ownerChecked && facts.changesHands(r.claim));
   return soleWriters(unchecked, (r) => r.write, facts.writes, (release) => ({
+    key: claimKey(release.claim),
     ...describeRowRelease(release),
     line: release.write.node.loc.start.line,
     acquireLine: release.claim.write.node.loc.start.line,
@@ -292,25 +333,23 @@ export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTr
   const imports = new Map(imported.map((b) => [b.local, b]));
   const out: KvOp[] = [];
   const advisory: AdvisoryLockOp[] = [];
-  const rows: ImportedRowRelease[] = [];
-  const claims: ImportedClaim[] = [];
+  const rowCalls: Called<RowReleaseEffect>[] = [];
+  const claimCalls: Called<ClaimEffect>[] = [];
+  // Which lock (by its module and key) each call takes or frees, to keep only the instances of a holder.
+  const uses: { call: TSESTree.CallExpression; file: string; key: string; takes: boolean; frees: boolean }[] = [];
   for (const call of calls) {
     const target = importedTarget(sourceCode, call, imports);
     if (!target) continue;
     const helper = target.names.map((n) => target.binding.helpers.find((h) => h.name === n)).find((h) => h !== undefined);
     if (!helper) continue;
     const file = helper.file ?? target.binding.file;
-    // The calls of one helper share its flaw, fixed in the helper: one instance, at the first call, naming the others.
     const name = describeCallee(sourceCode, call);
-    const add = <E extends { readonly line: number }>(list: { call: TSESTree.CallExpression; alsoAt: readonly number[]; helper: string; file: string; effect: E }[], effect: E) => {
-      const i = list.findIndex((x) => x.file === file && x.helper === name && x.effect.line === effect.line);
-      if (i < 0) list.push({ call, alsoAt: [], helper: name, file, effect });
-      else list[i] = { ...list[i]!, alsoAt: [...list[i]!.alsoAt, call.loc.start.line] };
-    };
-    for (const effect of helper.rowReleases ?? []) add(rows, effect);
-    for (const effect of helper.claims ?? []) add(claims, effect);
+    for (const effect of helper.rowReleases ?? []) rowCalls.push({ call, helper: name, file, effect });
+    for (const effect of helper.claims ?? []) claimCalls.push({ call, helper: name, file, effect });
+    for (const key of [...(helper.claims ?? []).map((c) => c.key), ...(helper.rowReleases ?? []).map((r) => r.key), ...(helper.frees ?? [])]) {
+      uses.push({ call, file, key, takes: (helper.claims ?? []).some((c) => c.key === key), frees: !(helper.claims ?? []).some((c) => c.key === key) });
+    }
     for (const effect of helper.advisory ?? []) {
-      const file = helper.file ?? target.binding.file;
       advisory.push({
         access: "advisory",
         store: "sql",
@@ -329,12 +368,44 @@ export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTr
       if (!shape) continue;
       // Made through the returned handle: at each call of its method (`lock.release()`), the key still the call's.
       for (const at of effect.handle ? handleCalls(sourceCode, call, effect.handle) : [call]) {
-        const op = importedOp(sourceCode, call, at, effect, shape, helper.file ?? target.binding.file);
+        const op = importedOp(sourceCode, call, at, effect, shape, file);
         if (op) out.push(op);
       }
     }
   }
-  return { kv: out, advisory, rows, claims };
+  // A caller holds a lock row it takes through the helper's module and then frees through it, in one function (the
+  // worker's loop: claimNext(), the work, markDone(id)). Only then are the module's verdicts on the take (Q1) and on
+  // the release (Q3) the caller's: a controller that only resumes a row, or an admin path that only clears one, holds
+  // nothing, and the module's own finding stands alone.
+  const holds = (call: TSESTree.CallExpression, file: string, key: string, side: "takes" | "frees") => {
+    const fn = unitOf(call);
+    return uses.some((u) => u.file === file && u.key === key && u[side] && unitOf(u.call) === fn &&
+      (side === "frees" ? u.call.range[0] > call.range[1] : u.call.range[1] < call.range[0]));
+  };
+  return {
+    kv: out,
+    advisory,
+    rows: grouped(rowCalls.filter((r) => holds(r.call, r.file, r.effect.key, "takes"))),
+    claims: grouped(claimCalls.filter((c) => !c.effect.answered && holds(c.call, c.file, c.effect.key, "frees"))),
+  };
+}
+
+interface Called<E> {
+  readonly call: TSESTree.CallExpression;
+  readonly helper: string;
+  readonly file: string;
+  readonly effect: E;
+}
+
+/** The calls of one helper share its flaw, fixed in the helper: one instance, at the first call, naming the others. */
+function grouped<E extends { readonly line: number }>(calls: readonly Called<E>[]): (Called<E> & { readonly alsoAt: readonly number[] })[] {
+  const out: (Called<E> & { alsoAt: readonly number[] })[] = [];
+  for (const c of calls) {
+    const i = out.findIndex((x) => x.file === c.file && x.helper === c.helper && x.effect.line === c.effect.line);
+    if (i < 0) out.push({ ...c, alsoAt: [] });
+    else out[i] = { ...out[i]!, alsoAt: [...out[i]!.alsoAt, c.call.loc.start.line] };
+  }
+  return out;
 }
 
 /**
