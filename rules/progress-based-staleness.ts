@@ -29,7 +29,7 @@ export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery
     defaultOptions: [{}],
     messages: {
       fixedLease:
-        "Q2 (how do you tell alive from dead?): this claim of {{model}}.{{field}} = {{value}} stamps the lease {{timeField}} once, and nothing in this module renews it, yet {{judges}} judges the holder dead by it. A slow but healthy holder loses its job while it still works, and the work runs twice. Renew {{timeField}} while the work progresses (a heartbeat), and stop the work when the renewal fails.",
+        "Q2 (how do you tell alive from dead?): this claim of {{model}}.{{field}} = {{value}} stamps the lease {{timeField}} once, and nothing in this module renews it, yet {{judges}} the holder dead by it. A slow but healthy holder loses its job while it still works, and the work runs twice. Renew {{timeField}} while the work progresses (a heartbeat), and stop the work when the renewal fails.",
       startTimeRecovery:
         "Q2 (how do you tell alive from dead?): this recovery of {{model}}.{{field}} = {{value}} (claimed at line {{claimLine}}) judges age by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
       startTimeLockRow:
@@ -150,10 +150,8 @@ export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery
       }
       for (const [claim, { field, takeover, recoveryLines }] of fixedLeases) {
         const stamp = claim.write.assignments.find((a) => normalizeName(a.field) === normalizeName(field));
-        const judges = [
-          ...(takeover ? ["its own take-over"] : []),
-          ...recoveryLines.sort((a, b) => a - b).map((l) => `the recovery at line ${l}`),
-        ].join(" and ");
+        const by = [...(takeover ? ["its own take-over"] : []), ...recoveryLines.sort((a, b) => a - b).map((l) => `the recovery at line ${l}`)];
+        const judges = `${by.join(" and ")} ${by.length > 1 ? "judge" : "judges"}`;
         const { model, field: lockField, value } = lockData(claim.lock);
         context.report({ node: stamp?.node ?? claim.write.node, messageId: "fixedLease", data: { model, field: lockField, value, timeField: field, judges } });
       }

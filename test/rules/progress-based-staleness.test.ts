@@ -314,7 +314,16 @@ async function reap(cutoff: Date) {
       code: FIXED_LEASE,
       errors: [{
         messageId: "fixedLease", line: 2, column: 108,
-        data: { model: "job", field: "status", value: "RUNNING", timeField: "leaseExpiresAt", judges: "the recovery at line 9" },
+        data: { model: "job", field: "status", value: "RUNNING", timeField: "leaseExpiresAt", judges: "the recovery at line 9 judges" },
+      }],
+    },
+    {
+      // one report for the lease, naming every age test that trusts it
+      name: "a fixed lease trusted by the claim's own take-over and by a sweeper",
+      code: FIXED_LEASE.replace('where: { id, status: "QUEUED" }', 'where: { id, OR: [{ status: "QUEUED" }, { status: "RUNNING", leaseExpiresAt: { lt: new Date() } }] }'),
+      errors: [{
+        messageId: "fixedLease", line: 2, column: 177,
+        data: { model: "job", field: "status", value: "RUNNING", timeField: "leaseExpiresAt", judges: "its own take-over and the recovery at line 9 judge" },
       }],
     },
     {
@@ -333,7 +342,7 @@ async function completeJob(id: string) {
 }`,
       errors: [{
         messageId: "fixedLease", line: 2, column: 26,
-        data: { model: "jobs", field: "status", value: "running", timeField: "lock_expires_at", judges: "its own take-over" },
+        data: { model: "jobs", field: "status", value: "running", timeField: "lock_expires_at", judges: "its own take-over judges" },
       }],
     },
     // ---- startTimeRecovery ----
