@@ -85,6 +85,17 @@ ruleTester.run("atomic-claim", rule, {
   valid: [
     { name: "a lock acquire whose catch returns: the work runs only in the holder", code: ignoredAcquire("return;") },
     { name: "a lock acquire whose catch rethrows", code: ignoredAcquire("throw err;") },
+    {
+      name: "a worker loop whose catch goes on to the next job: the work after the try is skipped",
+      code: `export async function drain(jobs: string[]) {
+  for (const id of jobs) {
+    let lock;
+    try { lock = await redlock.acquire([\`job:\${id}\`], 30_000); } catch { continue; }
+    await run(id);
+    await lock.release();
+  }
+}`,
+    },
     { name: "a lock acquire whose result is tested before the work", code: ignoredAcquire("", "if (!lock) return;") },
     {
       name: "the work inside the try: a failed acquire skips it",

@@ -741,7 +741,7 @@ export function buildHeldLocks(
 /**
  * Library acquires that throw when the lock is held elsewhere, caught by a `catch` that lets the function go on to
  * the work after the `try` (`try { lock = await redlock.acquire([key], ttl) } catch (e) { log(e) }` then the work):
- * every caller does the work, holder or not. Not when the `catch` may leave (a `return`, a `throw`), when the
+ * every caller does the work, holder or not. Not when the `catch` may leave (a `return`, a `throw`, a `continue`), when the
  * acquire cannot fail by throwing (`tryAcquire`, an in-process mutex that waits), when nothing follows the `try`,
  * or when what follows tests the lock's binding and may leave (`if (!lock) return`).
  */
@@ -793,9 +793,12 @@ function anyNode(node: Node, test: (n: Node) => boolean): boolean {
   return found;
 }
 
-/** Whether code may leave its function from here: a `return` or `throw` outside nested functions, or `process.exit`. */
+/**
+ * Whether code may leave the work after it from here: a `return` or `throw` outside nested functions, a `continue` or
+ * `break` (the next turn of a worker's loop), or `process.exit`.
+ */
 function mayLeave(node: Node): boolean {
-  return anyNode(node, (n) => n.type === "ReturnStatement" || n.type === "ThrowStatement" ||
+  return anyNode(node, (n) => n.type === "ReturnStatement" || n.type === "ThrowStatement" || n.type === "ContinueStatement" || n.type === "BreakStatement" ||
     (n.type === "CallExpression" && calleeName(n) === "exit" && n.callee.type === "MemberExpression" && unwrap(n.callee.object).type === "Identifier" &&
       (unwrap(n.callee.object) as TSESTree.Identifier).name === "process"));
 }
