@@ -18,6 +18,7 @@
  */
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
+import { SWAPPED } from "../core/model/conditions.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, findProperty, findVariable, getConstInit, keyName, objectLiteral, readsClock, staticList, unwrap } from "../core/reading/values.js";
 import { catchesDuplicate, SQL_DUPLICATE } from "../core/reading/failures.js";
@@ -34,7 +35,6 @@ const RELATIONAL_READS = new Set(["findFirst", "findMany"]);
 
 const COMPARE: Record<string, CompareOp> = { eq: "eq", ne: "ne", lt: "lt", lte: "lte", gt: "gt", gte: "gte" };
 /** `a < col` is `col > a`. */
-const FLIP: Record<CompareOp, CompareOp> = { eq: "eq", ne: "ne", lt: "gt", lte: "gte", gt: "lt", gte: "lte", in: "in", notIn: "notIn", other: "other" };
 /** Column operators we do not model: a predicate on the column, op `other`. */
 const OTHER_COLUMN_OPS = new Set([
   "like", "ilike", "notLike", "notIlike", "between", "notBetween", "arrayContains", "arrayContained", "arrayOverlaps",
@@ -222,7 +222,7 @@ function comparison(env: ConditionEnv, op: CompareOp, call: TSESTree.CallExpress
   } else if (columnField(b) !== undefined) {
     column = b;
     value = a;
-    normalized = FLIP[op];
+    normalized = SWAPPED[op];
   } else return opaque;
   const field = columnField(column);
   if (field === undefined) return opaque; // `jobs[key]`: a column chosen at run time

@@ -26,6 +26,7 @@ import type {
   Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit,
 } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
+import { SWAPPED } from "../core/model/conditions.js";
 import { isFunction } from "../core/reading/units.js";
 import { walk } from "../core/reading/ast.js";
 import { catchesDuplicate } from "../core/reading/failures.js";
@@ -355,7 +356,6 @@ export function parseFilter(ctx: RecognizerContext, filter: TSESTree.ObjectExpre
 }
 
 const EXPR_OPS: Record<string, CompareOp> = { ...RANGE_OPS, $eq: "eq", $ne: "ne" };
-const MIRRORED: Partial<Record<CompareOp, CompareOp>> = { lt: "gt", lte: "gte", gt: "lt", gte: "lte", eq: "eq", ne: "ne" };
 
 /**
  * An aggregation expression in a filter's `$expr`: a comparison of a field path with a value
@@ -380,7 +380,7 @@ function parseExpr(ctx: RecognizerContext, node: Node, at: Node, depth = 0): Con
     const v = unwrap(n);
     return v.type === "Literal" && typeof v.value === "string" && /^\$[^$]/.test(v.value) ? v.value.slice(1) : undefined;
   };
-  const [field, value, cmp] = path(a) !== undefined ? [path(a)!, b, compare] : path(b) !== undefined ? [path(b)!, a, MIRRORED[compare]!] : [];
+  const [field, value, cmp] = path(a) !== undefined ? [path(a)!, b, compare] : path(b) !== undefined ? [path(b)!, a, SWAPPED[compare]] : [];
   if (field === undefined || path(value!) !== undefined) return { kind: "opaque", node };
   const v = evaluate(ctx.sourceCode, value!);
   return pred(field, cmp!, v ? [v] : undefined, at);

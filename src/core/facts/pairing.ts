@@ -751,6 +751,11 @@ function withLeasedValues(base: ResolvedVocabulary, accesses: readonly StateAcce
       held.add(`${normalizeName(a.field)}=${normalizeName(v)}`);
     }
   }
+  return withHeldInField(base, held);
+}
+
+/** `base` with the `field=value` pairs of `held` read as in-progress, in that field only. */
+function withHeldInField(base: ResolvedVocabulary, held: ReadonlySet<string>): ResolvedVocabulary {
   if (held.size === 0) return base;
   return {
     ...base,
@@ -798,12 +803,8 @@ function withValuesHeldAcrossWork(base: ResolvedVocabulary, accesses: readonly S
       if (!consumed) held.add(`${normalizeName(a.field)}=${normalizeName(v)}`);
     }
   }
-  if (held.size === 0) return base;
   // Held in that field only: `refundStatus: PENDING` held says nothing of `status: PENDING`.
-  return {
-    ...base,
-    isInProgressValue: (value, field) => base.isInProgressValue(value, field) || (field !== undefined && held.has(`${normalizeName(field)}=${normalizeName(value)}`)),
-  };
+  return withHeldInField(base, held);
 }
 
 /**

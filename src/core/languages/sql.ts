@@ -11,6 +11,7 @@
  */
 import { createRequire } from "node:module";
 import type { AssignedValue, CompareOp, Condition, Node, StaticValue } from "../model/model.js";
+import { SWAPPED } from "../model/conditions.js";
 
 // ---------------------------------------------------------------------------------------------------------------
 // Lexing: mask strings, quoted identifiers and comments (same length), so regexes only see SQL code.
@@ -421,9 +422,6 @@ interface Scope {
 const MAX_DEPTH = 4;
 const TRUE: Condition = { kind: "and", items: [] };
 
-const FLIP: Record<CompareOp, CompareOp> = {
-  eq: "eq", ne: "ne", in: "in", notIn: "notIn", lt: "gt", lte: "gte", gt: "lt", gte: "lte", other: "other",
-};
 const OPERATORS: Record<string, CompareOp> = {
   "=": "eq", "==": "eq", "<>": "ne", "!=": "ne", "<": "lt", "<=": "lte", ">": "gt", ">=": "gte",
   "IN": "in", "NOT IN": "notIn", "IS": "eq", "IS NOT": "ne",
@@ -578,8 +576,8 @@ function comparison(e: Ast, scope: Scope, ctx: Context): Condition {
   const side = lo ?? ro;
   if (!side) return opaque(ctx);
   const valueExpr = lo ? right : left;
-  let effective = lo ? op : FLIP[op];
-  if (side.mirror) effective = FLIP[effective];
+  let effective = lo ? op : SWAPPED[op];
+  if (side.mirror) effective = SWAPPED[effective];
   const where = sideOf(side.col, scope);
   if (where !== "self" && !RANGE.has(effective)) return opaque(ctx);
   const field = side.col.column;

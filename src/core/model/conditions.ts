@@ -18,6 +18,11 @@ const NEGATE: Record<CompareOp, CompareOp> = {
 };
 const OPAQUE: Branch = [{ opaque: true }];
 
+/** The operator with its two sides swapped: `5 < col` is `col > 5`. Shared by every reader of comparisons. */
+export const SWAPPED: Readonly<Record<CompareOp, CompareOp>> = {
+  eq: "eq", ne: "ne", in: "in", notIn: "notIn", lt: "gt", lte: "gte", gt: "lt", gte: "lte", other: "other",
+};
+
 function product(a: readonly Branch[], b: readonly Branch[]): Branch[] {
   const out: Branch[] = [];
   for (const x of a) for (const y of b) out.push([...x, ...y]);
