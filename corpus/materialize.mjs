@@ -57,13 +57,15 @@ for (const e of manifest) {
 // schema.prisma, a Strapi schema.json): a small project per file under <out-dir>/projects/<id>/, the labelled file
 // and those files at their repository paths with the repository's tsconfig.json (for `paths` such as `@/lib/…`),
 // for `score.mjs --projects`, which runs locks-audit on it: only the project-wide audit sees another module.
+// Labellers wrote these names on the site or inside its `expected`; both are read.
+const named = (s, key) => s[key] ?? s.expected?.[key];
 let projects = 0;
 for (const e of manifest) {
-  const helpers = [...new Set(e.sites.flatMap((s) => [s.helper_module, s.cross_module_release])
+  const helpers = [...new Set(e.sites.flatMap((s) => [named(s, "helper_module"), named(s, "cross_module_release")])
     .filter((h) => typeof h === "string" && /\.(ts|tsx|js|mjs|cjs|jsx)$/.test(h) && h !== e.path))];
   // The schema that declares the tables' unique keys (`schema_module`: a schema.prisma, a Strapi schema.json),
   // where a verdict rests on what it declares.
-  const schemas = [...new Set(e.sites.map((s) => s.schema_module).filter((h) => typeof h === "string"))];
+  const schemas = [...new Set(e.sites.map((s) => named(s, "schema_module")).filter((h) => typeof h === "string"))];
   if (helpers.length === 0 && schemas.length === 0) continue;
   const dir = gitDirFor(e.repo);
   if (!existsSync(dir)) continue;
@@ -86,6 +88,22 @@ for (const e of manifest) {
     const text = show(path);
     if (text !== undefined) put(path, text);
   }
+  // A helper reached through a module the file imports (an aggregate: `db.locks.acquire` of `export class db {
+  // static locks = locks }`): that module too, one hop, as the audit of the whole repository sees it.
+  const via = [];
+  const resolve = (spec, from) => {
+    if (!spec.startsWith(".")) return undefined;
+    const base = join(dirname(from), spec).replace(/\.(js|mjs|cjs)$/, "");
+    return ["", ".ts", ".tsx", ".js", ".mjs", ".cjs", "/index.ts", "/index.js"].map((x) => base + x).find((c) => /\.[cm]?[jt]sx?$/.test(c) && show(c) !== undefined);
+  };
+  const importsOf = (path, text) => [...text.matchAll(/(?:from\s*|require\(\s*)["']([^"']+)["']/g)].map((m) => resolve(m[1], path)).filter(Boolean);
+  const own = show(e.path) ?? "";
+  for (const hop of importsOf(e.path, own)) {
+    if (helpers.includes(hop)) continue;
+    const text = show(hop);
+    if (text !== undefined && importsOf(hop, text).some((p) => helpers.includes(p))) via.push(hop);
+  }
+  for (const path of via) put(path, show(path));
   for (const path of [e.path, ...helpers, ...schemas]) {
     const text = show(path);
     if (text === undefined) console.log(`${e.id}: ${e.repo} has no helper module ${path} at ${e.commit}`);
