@@ -13,6 +13,7 @@ import { sharpenWith } from "../core/reading/named-types.js";
 import { AuditError, type SourceModule } from "./discover.js";
 import { ownMessages, withoutEslintEnv } from "./own-findings.js";
 import { importBindings, type ImportedHelpers } from "../core/summaries/modules.js";
+import { heldBindings } from "../core/reading/exports.js";
 import type { ExportedHelper } from "../core/model/model.js";
 import { relative } from "node:path";
 import type { ModuleLintOptions, ProjectLintConfig } from "./project-config.js";
@@ -76,6 +77,8 @@ export async function lintModules(
 ): Promise<LintedModule[]> {
   const summaries = new Map<string, ModuleSummary>();
   const bindings = new Map<string, ReturnType<typeof importBindings>>();
+  // What each module's exports hold of its imports (`export class db { static locks = locks }`): see helperIndex.
+  const held = new Map<string, ReturnType<typeof heldBindings>>();
   const collect: Rule.RuleModule = {
     meta: { type: "suggestion", schema: [], docs: { description: "Collect each module's lock summary for locks-audit" } },
     create(context) {
@@ -83,6 +86,7 @@ export async function lintModules(
       return onLockFacts(context as never, (facts) => {
         summaries.set(filename, summarizeModule(context.sourceCode as never, facts, getVocabulary(context.settings)));
         bindings.set(filename, importBindings(context.sourceCode.ast as never));
+        held.set(filename, heldBindings(context.sourceCode.ast as never));
       }) as Rule.RuleListener;
     },
   };
@@ -175,7 +179,7 @@ export async function lintModules(
     for (let round = 0; round < 3; round++) {
       // Most projects export no lock helper at all: nothing to follow.
       if (![...summaries.values()].some((s) => s.helpers && s.helpers.length > 0)) break;
-      const exportsOf = helperIndex(summaries, resolveModule, texts, root);
+      const exportsOf = helperIndex(summaries, resolveModule, texts, root, (path) => heldImports(path, bindings, held));
       let changed = false;
       // A module left unparsed (no call any recognizer knows) may still call an imported helper (directly or through
       // a barrel re-exporting it): parse it now.
@@ -219,18 +223,33 @@ function importedHelpers(
   return out;
 }
 
+/** The module's exports that hold one of its import bindings: the export's path and the binding. */
+function heldImports(
+  path: string,
+  bindings: ReadonlyMap<string, ReturnType<typeof importBindings>>,
+  held: ReadonlyMap<string, ReturnType<typeof heldBindings>>,
+): { path: string; specifier: string; imported: string }[] {
+  const imports = bindings.get(path) ?? [];
+  return (held.get(path) ?? []).flatMap((h) => {
+    const b = imports.find((i) => i.local === h.local);
+    return b ? [{ path: h.path, specifier: b.specifier, imported: b.imported }] : [];
+  });
+}
+
 const REEXPORT = /export\s*(\*|\{([^}]*)\})\s*from\s*["']([^"']+)["']/g;
 
 /**
  * The helpers each module exports, memoised for one round: its own, and those it re-exports from others (a barrel:
  * `export * from "./lock"`, `export { RedisLock as Lock } from "./redis-lock"`), read from its text since a barrel
- * makes no call to lint.
+ * makes no call to lint; and those its exports hold (an aggregate: `export class db { static locks = locks }` of an
+ * imported `locks` exports `locks.acquire` as `db.locks.acquire`), read from the module once it is parsed.
  */
 function helperIndex(
   summaries: ReadonlyMap<string, ModuleSummary>,
   resolveModule: (specifier: string, from: string) => string | undefined,
   texts: ReadonlyMap<string, string>,
   root: string,
+  heldOf: (path: string) => readonly { path: string; specifier: string; imported: string }[],
 ): (path: string) => readonly ExportedHelper[] {
   const memo = new Map<string, readonly ExportedHelper[]>();
   const exportsOf = (path: string, depth: number): readonly ExportedHelper[] => {
@@ -238,12 +257,25 @@ function helperIndex(
     if (known) return known;
     const own = summaries.get(path)?.helpers ?? [];
     const text = texts.get(path);
-    if (depth > 3 || !text || !text.includes("from")) {
+    if (depth > 3 || !text || (!text.includes("from") && heldOf(path).length === 0)) {
       memo.set(path, own);
       return own;
     }
     memo.set(path, own); // a cycle of barrels ends here
     const out = [...own];
+    for (const h of heldOf(path)) {
+      const target = resolveModule(h.specifier, path);
+      if (!target || target === path) continue;
+      const base = h.imported === "*" ? undefined : h.imported;
+      for (const theirs of exportsOf(target, depth + 1)) {
+        const mine = theirs.file ? theirs : { ...theirs, file: relative(root, target) };
+        if (base === undefined) {
+          if (!theirs.name.startsWith("default")) out.push({ ...mine, name: `${h.path}.${theirs.name}` });
+        } else if (theirs.name === base || theirs.name.startsWith(`${base}.`) || theirs.name.startsWith(`${base}#`)) {
+          out.push({ ...mine, name: h.path + theirs.name.slice(base.length) });
+        }
+      }
+    }
     for (const m of text.matchAll(REEXPORT)) {
       const target = resolveModule(m[3]!, path);
       if (!target || target === path) continue;

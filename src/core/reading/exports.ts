@@ -93,3 +93,57 @@ export function isExported(program: TSESTree.Program, fn: Fn): boolean {
   }
   return exports.size > 0 && reachNames(fn, exports).length > 0;
 }
+
+/**
+ * Exports that hold a module-level binding rather than declare a function: `export { locks }` of an imported
+ * `locks`, a class's static field (`export class db { static locks = locks }`) or an exported object's property
+ * (`export const db = { locks, users }`). Each is `{ path, local }`: an importer reaching `db.locks.acquire` reaches
+ * `local.acquire`. The audit keeps those whose local is an import binding, so an aggregate re-exports its helpers.
+ */
+export function heldBindings(program: TSESTree.Program): { path: string; local: string }[] {
+  const exports = exportNames(program);
+  if (exports.size === 0) return [];
+  const out: { path: string; local: string }[] = [];
+  const declared = new Set<string>();
+  const holding = (name: string, members: readonly { key: string; value: string }[]) => {
+    for (const e of exports.get(name) ?? []) for (const m of members) out.push({ path: `${e}.${m.key}`, local: m.value });
+  };
+  const objectMembers = (o: TSESTree.ObjectExpression) => o.properties.flatMap((p) => {
+    if (p.type !== "Property" || p.kind !== "init") return [];
+    const key = keyName(p.key, p.computed);
+    const value = unwrap(p.value as Node);
+    return key !== undefined && value.type === "Identifier" ? [{ key, value: value.name }] : [];
+  });
+  const classMembers = (c: TSESTree.ClassDeclaration | TSESTree.ClassExpression) => c.body.body.flatMap((m) => {
+    if (m.type !== "PropertyDefinition" || !m.static || !m.value) return [];
+    const key = keyName(m.key, m.computed);
+    const value = unwrap(m.value);
+    return key !== undefined && value.type === "Identifier" ? [{ key, value: value.name }] : [];
+  });
+  const statements = program.body.map((s) => (s.type === "ExportNamedDeclaration" || s.type === "ExportDefaultDeclaration") && s.declaration ? s.declaration as Node : s);
+  for (const s of statements) {
+    if (s.type === "ClassDeclaration" && s.id) {
+      declared.add(s.id.name);
+      holding(s.id.name, classMembers(s));
+    } else if (s.type === "FunctionDeclaration" && s.id) declared.add(s.id.name);
+    else if (s.type === "VariableDeclaration") {
+      for (const d of s.declarations) {
+        if (d.id.type !== "Identifier") continue;
+        declared.add(d.id.name);
+        const init = d.init && unwrap(d.init);
+        if (init?.type === "ObjectExpression") holding(d.id.name, objectMembers(init));
+        else if (init?.type === "ClassExpression") holding(d.id.name, classMembers(init));
+      }
+    }
+  }
+  // `export default { locks }` / `export default class { static locks = locks }`
+  for (const s of program.body) {
+    if (s.type !== "ExportDefaultDeclaration") continue;
+    const d = unwrap(s.declaration as Node);
+    const members = d.type === "ObjectExpression" ? objectMembers(d) : (d.type === "ClassDeclaration" && !d.id) || d.type === "ClassExpression" ? classMembers(d) : [];
+    for (const m of members) out.push({ path: `default.${m.key}`, local: m.value });
+  }
+  // `export { locks }`, `export { locks as lockHelpers }`, `module.exports = { locks }` of a binding not declared here.
+  for (const [local, names] of exports) if (!declared.has(local)) for (const e of names) out.push({ path: e, local });
+  return out;
+}

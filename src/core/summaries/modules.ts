@@ -8,7 +8,8 @@
  * Reached: `fn()` of a named or default import or a destructured `require`, `X.m()` of an imported class's static
  * method or an imported object's method (`import * as locks`, `const lock = require(…)`), `x.m()` of a
  * `const x = new X(…)` of an imported class, and `this.svc.m()` of a class field or constructor parameter typed
- * as an imported class (the NestJS way of injecting a `RedisLockService`).
+ * as an imported class (the NestJS way of injecting a `RedisLockService`); `db.locks.m()` of an imported `db` whose
+ * export holds another module's helpers (`static locks = locks`, `{ locks }`), named so by the audit.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { AdvisoryHelperEffect, AdvisoryLockOp, ClaimEffect, ExportedHelper, HelperEffect, ImportedClaim, ImportedRowRelease, KeyShape, KvFacts, KvOp, LockFacts, Node, RowReleaseEffect, StateWrite } from "../model/model.js";
@@ -278,6 +279,21 @@ function importedTarget(sourceCode: SourceCode, call: TSESTree.CallExpression, i
       if (init.type === "NewExpression" && init.callee.type === "Identifier") return ofClass(init.callee, "#");
     }
     return ofClass(object, ".");
+  }
+  // `db.locks.acquire()` of an imported `db` whose export holds another module's helpers (an aggregate)
+  if (object.type === "MemberExpression" && unwrap(object.object).type !== "ThisExpression") {
+    const path: string[] = [];
+    let o: TSESTree.Node = object;
+    while (o.type === "MemberExpression") {
+      const key = keyName(o.property, o.computed);
+      if (key === undefined) return undefined;
+      path.unshift(key);
+      o = unwrap(o.object);
+    }
+    const binding = o.type === "Identifier" ? bindingOf(sourceCode, o, imports) : undefined;
+    if (!binding) return undefined;
+    const held = `${path.join(".")}.${method}`;
+    return { binding, names: binding.imported === "*" ? [held, `default.${held}`] : [`${binding.imported}.${held}`] };
   }
   // `this.redisLock.acquire()` with `private readonly redisLock: RedisLockService`
   if (object.type === "MemberExpression" && unwrap(object.object).type === "ThisExpression") {
