@@ -31,7 +31,7 @@ export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery
       fixedLease:
         "Q2 (how do you tell alive from dead?): this claim of {{model}}.{{field}} = {{value}} stamps the lease {{timeField}} once, and nothing in this module renews it, yet {{judges}} the holder dead by it. A slow but healthy holder loses its job while it still works, and the work runs twice. Renew {{timeField}} while the work progresses (a heartbeat), and stop the work when the renewal fails.",
       startTimeRecovery:
-        "Q2 (how do you tell alive from dead?): this recovery of {{model}}.{{field}} = {{value}} (claimed at line {{claimLine}}) judges age by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
+        "Q2 (how do you tell alive from dead?): this recovery of {{model}}.{{field}} = {{value}} (claimed at line {{claimLine}}) judges age by {{timeField}}, which is {{stamped}}. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
       startTimeLockRow:
         "Q2 (how do you tell alive from dead?): this {{what}} of lock rows in {{model}} (taken at line {{claimLine}}) judges age by {{timeField}}, which is set once when the lock is taken. A slow but healthy holder loses its lock while it still works. Judge it by an expiry the holder renews, or a timestamp it keeps moving ({{progressFields}}).",
       startTimeSweep:
@@ -39,7 +39,7 @@ export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery
       startTimeScan:
         "Q2 (how do you tell alive from dead?): this query picks {{model}} rows stuck in {{field}} = {{value}} by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
       startTimeTakeover:
-        "Q2 (how do you tell alive from dead?): this claim of {{model}}.{{field}} = {{value}} takes over a lease judged by {{timeField}}, which is set once when work starts. A slow but healthy holder loses its lease while it still works. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
+        "Q2 (how do you tell alive from dead?): this claim of {{model}}.{{field}} = {{value}} takes over a lease judged by {{timeField}}, which is {{stamped}}. A slow but healthy holder loses its lease while it still works. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
     },
   },
   create(context) {
@@ -48,12 +48,13 @@ export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery
     /**
      * The first start-time field judged, unless a progress field is judged too. With `claimed`, the job rows a
      * status claim of the module takes: a field named in neither list that the module stamps only in its claims
-     * is a start time too (`picked: now()` when a job is taken, touched by nothing after). A field named as
+     * is a start time too (`picked: now()` when a job is taken, touched by nothing after), and so is one it writes
+     * only when a row is created or claimed (`next_run_at`, the time a job was due). A field named as
      * progress (a lease expiry) stays one, unless it is a fixed lease: see `fixedLease`.
      */
     function startTimeOnly(fields: readonly { field: string; node: Node }[], claimed?: Claim, facts?: LockFacts) {
       const job = jobClaim(claimed);
-      const atClaim = (f: { field: string }) => job !== undefined && facts!.stampedOnlyByClaims(job.write.model, f.field);
+      const atClaim = (f: { field: string }) => job !== undefined && facts!.stampedOnlyAtCreationOrClaim(job.write.model, f.field);
       if (fields.some((f) => vocabulary.isProgressTimeField(f.field))) return undefined;
       return fields.find((f) => vocabulary.isStartTimeField(f.field) || atClaim(f));
     }
@@ -69,6 +70,12 @@ export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery
       const fixed = (f: { field: string }) => vocabulary.isProgressTimeField(f.field) &&
         facts.stampedOnlyByClaims(job.write.model, f.field) && facts.clearedOutsideClaims(job.write.model, f.field);
       return fields.every(fixed) ? fields[0] : undefined;
+    }
+    /** When the judged field is written, as the message says it: a start time, or a stamp made with the row. */
+    function stampedWhen(claim: Claim, field: string, facts: LockFacts): string {
+      return vocabulary.isStartTimeField(field) || facts.stampedOnlyByClaims(claim.write.model, field)
+        ? "set once when work starts"
+        : "written only when the row is created or claimed, never while the work runs";
     }
     function jobClaim(claim: Claim | undefined): Claim | undefined {
       return claim && !claim.insert && !claim.lease && !claim.keyed && claim.lock.value.value !== true ? claim : undefined;
@@ -103,7 +110,7 @@ export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery
           reportLockRow("sweep", recovery.claim, start);
           continue;
         }
-        const data = { ...claimData(recovery.claim), timeField: start.field, progressFields };
+        const data = { ...claimData(recovery.claim), timeField: start.field, stamped: stampedWhen(recovery.claim, start.field, facts), progressFields };
         context.report({ node: start.node, messageId: "startTimeRecovery", data });
       }
       // A sweeper of claims made elsewhere (a cron job, a queue module's `resetStale`): its age test is its own.
@@ -145,7 +152,7 @@ export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery
           reportLockRow("take-over", claim, start);
           continue;
         }
-        const data = { ...claimData(claim), timeField: start.field, progressFields };
+        const data = { ...claimData(claim), timeField: start.field, stamped: stampedWhen(claim, start.field, facts), progressFields };
         context.report({ node: start.node, messageId: "startTimeTakeover", data });
       }
       for (const [claim, { field, takeover, recoveryLines }] of fixedLeases) {

@@ -88,6 +88,7 @@ const EMPTY_FACTS: LockFacts = {
   answeredHere: () => false,
   changesHands: () => false,
   stampedOnlyByClaims: () => false,
+  stampedOnlyAtCreationOrClaim: () => false,
   clearedOutsideClaims: () => false,
 };
 

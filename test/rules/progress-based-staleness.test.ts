@@ -22,6 +22,21 @@ async function reap(cutoff: Date) {
 `;
 
 /**
+ * A queue whose rows are created with `dueAt` (line 2), claimed without touching it (line 5) and requeued when it
+ * is old (line 8): `dueAt`, a name in neither list, says when the job was due, not whether its holder works.
+ */
+const DUE_AT = `async function enqueue(kind: string, delayMs: number) {
+  await prisma.job.create({ data: { kind, status: "QUEUED", dueAt: new Date(Date.now() + delayMs) } });
+}
+async function claim(id: string) {
+  return prisma.job.updateMany({ where: { id, status: "QUEUED" }, data: { status: "GENERATING" } });
+}
+async function requeue(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", dueAt: { lt: cutoff } }, data: { status: "QUEUED" } });
+}
+`;
+
+/**
  * A job queue's module with a fixed lease: the claim (line 2) stamps leaseExpiresAt, completion (line 6) clears it,
  * and a sweeper (line 9) judges the holder dead by it. Nothing renews it.
  */
@@ -39,6 +54,8 @@ async function requeue(now: Date) {
 
 /** The first three default progress fields, as the messages list them. */
 const DEFAULT_PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
+/** How the messages say a start time is written. */
+const START = "set once when work starts";
 const generating = { model: "job", field: "status", value: "GENERATING", claimLine: "2" };
 
 type LockData = {
@@ -48,6 +65,8 @@ type LockData = {
   claimLine: string;
   timeField: string;
   progressFields: string;
+  /** When the judged field is written, as the message says it; a start time unless given. */
+  stamped?: string;
 };
 type ScanData = {
   model: string;
@@ -61,13 +80,13 @@ const recovery = (line: number, column: number, data: LockData) => ({
   messageId: "startTimeRecovery" as const,
   line,
   column,
-  data,
+  data: { stamped: START, ...data },
 });
 const takeover = (line: number, column: number, data: LockData) => ({
   messageId: "startTimeTakeover" as const,
   line,
   column,
-  data,
+  data: { stamped: START, ...data },
 });
 const sweep = (line: number, column: number, data: ScanData) => ({
   messageId: "startTimeSweep" as const,
@@ -85,6 +104,14 @@ const scan = (line: number, column: number, data: ScanData) => ({
 ruleTester.run("progress-based-staleness", rule, {
   assertionOptions: { requireData: true },
   valid: [
+    {
+      // a retry moves `dueAt` on a row it puts back: written by more than its creation and its claim, it is not known
+      // to be a creation time, so unknown stays unknown
+      name: "a field written at creation and by another write is not read as a creation time",
+      code: DUE_AT + `async function postpone(id: string) {
+  await prisma.job.update({ where: { id }, data: { dueAt: new Date(Date.now() + 60_000) } });
+}`,
+    },
     {
       // the worker re-stamps `grabbed` after every chunk: whatever its name, it moves while the holder works
       name: "a field stamped by the claim and again by a heartbeat is progress",
@@ -307,6 +334,12 @@ async function reap(cutoff: Date) {
       name: "a recovery judged by a field the module stamps only when claiming",
       code: GRABBED,
       errors: [recovery(6, 64, { ...generating, timeField: "grabbed", progressFields: DEFAULT_PROGRESS })],
+    },
+    {
+      // named in neither list, `dueAt` is written only when a job is created: it says when the job was due
+      name: "a recovery judged by a field the module writes only when creating the row",
+      code: DUE_AT,
+      errors: [recovery(8, 64, { ...generating, claimLine: "5", timeField: "dueAt", stamped: "written only when the row is created or claimed, never while the work runs", progressFields: DEFAULT_PROGRESS })],
     },
     {
       // reported once, at the stamp in the claim, where the heartbeat belongs; the sweeper that trusts it is named

@@ -1198,6 +1198,17 @@ export function buildFacts(
   const kv = buildKvFacts(sourceCode, accesses, vocabulary, helperOps);
   let sweeps: Recovery[] | undefined;
   const objects = accesses.filter((a): a is ObjectWrite => a.access === "object");
+  /** `field` of `model` is stamped (written with a value, not cleared) by claims only, or by claims and creations. */
+  const stampedOnly = (model: string, field: string, orCreated: boolean): boolean => {
+    const claimWrites = new Set(claims.map((c) => c.write));
+    let stamped = false;
+    for (const w of mod.writes) {
+      if (normalizeModel(w.model) !== normalizeModel(model) || !w.assignments.some((a) => sameField(a.field, field) && !clears(a))) continue;
+      if (!claimWrites.has(w) && !(orCreated && w.effect === "insert")) return false;
+      stamped = true;
+    }
+    return stamped;
+  };
   return {
     kv,
     heldEffects: buildHeldEffects({ sourceCode, vocabulary, claims, holderWrites, writes: mod.writes, objects, kv, holding }),
@@ -1227,16 +1238,8 @@ export function buildFacts(
     staleRowsHandedOut: handedOut,
     answeredHere: (claim) => claim.takeover.length > 0 || (byClaim.get(claim) ?? []).length > 0 || handedOut(claim) !== undefined ||
       recoveredByDirective(sourceCode, claim.write.node) !== undefined,
-    stampedOnlyByClaims: (model, field) => {
-      const claimWrites = new Set(claims.map((c) => c.write));
-      let stamped = false;
-      for (const w of mod.writes) {
-        if (normalizeModel(w.model) !== normalizeModel(model) || !w.assignments.some((a) => sameField(a.field, field) && !clears(a))) continue;
-        if (!claimWrites.has(w)) return false;
-        stamped = true;
-      }
-      return stamped;
-    },
+    stampedOnlyByClaims: (model, field) => stampedOnly(model, field, false),
+    stampedOnlyAtCreationOrClaim: (model, field) => stampedOnly(model, field, true),
     clearedOutsideClaims: (model, field) => {
       const claimWrites = new Set(claims.map((c) => c.write));
       return mod.writes.some((w) => !claimWrites.has(w) && normalizeModel(w.model) === normalizeModel(model) &&

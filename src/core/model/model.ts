@@ -770,6 +770,12 @@ export interface LockFacts {
    */
   stampedOnlyByClaims(model: string, field: string): boolean;
   /**
+   * `field` is written when a row of the model is created (an INSERT, a `create`) or claimed, and by no other write
+   * (`next_run_at`, set when a job is queued, rewritten by no claim and no heartbeat): it says when the row was made
+   * or due, not whether its holder still works.
+   */
+  stampedOnlyAtCreationOrClaim(model: string, field: string): boolean;
+  /**
    * A write of the model that is not a claim clears `field` (`lock_expires_at = NULL` when a job completes or fails):
    * the module keeps the column's whole lifecycle, so a stamp only its claims make is one nothing renews.
    */
