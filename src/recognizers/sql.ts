@@ -5,7 +5,9 @@
  * - `X.query(text, params?)`, `X.query({ text, values })` / `{ sql, values }` (pg, mysql2, TypeORM, Sequelize with
  *   `{ bind }` or `{ replacements }`), `X.execute(text, params)` (mysql2);
  * - `X.$executeRawUnsafe(text, ...params)`, `X.$queryRawUnsafe(…)` (Prisma), `knex.raw(text, bindings)`,
- *   `sql.unsafe(text, params)` (postgres.js), `db.prepare(text).run(...params)` (better-sqlite3);
+ *   `sql.unsafe(text, params)` (postgres.js), `db.prepare(text).run(...params)` (better-sqlite3), and a statement
+ *   prepared once into a variable or a field and run elsewhere (`const claim = db.prepare(text)`, `claim.run({ id })`):
+ *   made at each run with that run's values, its predicates reported in its text;
  * - tagged templates: `X.$executeRaw\`…\``, `X.$queryRaw\`…\`` (Prisma), `sql\`…\`` (postgres.js, @vercel/postgres,
  *   slonik, Prisma.sql, Drizzle), `SQL\`…\`` (sql-template-strings). Their holes are parameters; a hole that is
  *   itself a `sql` fragment, or `Prisma.raw("…")`, is inlined.
@@ -23,7 +25,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { AdvisoryLockOp, Assignment, Condition, Node, StateAccess, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { isFunction } from "../core/reading/units.js";
+import { classOf, isFunction } from "../core/reading/units.js";
 import { receiverText } from "../core/reading/ast.js";
 import {
   HOLE_SENTINEL, blankUnsupported, locksRowsForWrite, maskSql, parseSql, questionMarks, startsWithStatement, topLevelWhere, translateSql,
@@ -63,7 +65,7 @@ type Quote = "'" | '"' | "`";
 /** A piece of statement text; `src` is where its characters sit in the file, one for one, when they do. */
 type Segment =
   | { readonly text: string; readonly src?: number; readonly quote?: Quote }
-  | { readonly hole: Node; readonly interpolated: boolean };
+  | { readonly hole: Node; readonly interpolated: boolean; readonly symbolic?: boolean };
 
 interface SqlSource {
   readonly segments: readonly Segment[];
@@ -132,6 +134,8 @@ function templateSegments(ctx: RecognizerContext, tpl: TSESTree.TemplateLiteral,
  */
 function interpolation(ctx: RecognizerContext, expr: Node): Segment[] {
   const v = evaluate(ctx.sourceCode, expr);
+  // `${JobStatus.Processing}` of an enum declared elsewhere: a value whose text is unknown, known by its name.
+  if (v?.symbolic) return [{ hole: expr, interpolated: true, symbolic: true }];
   if (v) return [{ text: String(v.value) }];
   const e = unwrap(expr);
   if (e.type === "ConditionalExpression" && [e.consequent, e.alternate].every((b) => optionalAndTerm(ctx, b)) &&
@@ -248,9 +252,97 @@ function paramValue(ctx: RecognizerContext, node: Node | undefined): ParamValue 
 interface Found {
   readonly source: SqlSource;
   readonly params: Params;
+  /** Where the statement's text is written, when not at the call: a statement prepared once and run here. */
+  readonly textAt?: Node;
+}
+
+// ---- statements prepared once and run elsewhere ----
+
+/** The methods that run a prepared statement (better-sqlite3, sqlite3, node:sqlite, bun:sqlite). */
+const RUNNERS = SQLITE_METHODS;
+
+/**
+ * A prepare call whose statement is kept to be run later: `const stmt = db.prepare(…)`, `stmt = …`,
+ * `this.stmt = db.prepare(…)`, a class field, an object's property (`{ claim: db.prepare(…) }`).
+ */
+function isHeld(prepare: TSESTree.CallExpression): boolean {
+  const p = prepare.parent;
+  if (p?.type === "VariableDeclarator") return p.init === prepare;
+  if (p?.type === "AssignmentExpression") return p.right === prepare;
+  if (p?.type === "PropertyDefinition") return p.value === prepare;
+  return p?.type === "Property" && p.value === prepare;
+}
+
+const isPrepare = (n: Node | null | undefined): n is TSESTree.CallExpression => {
+  const c = n && unwrap(n);
+  return c?.type === "CallExpression" && c.callee.type === "MemberExpression" && keyName(c.callee.property, c.callee.computed) === "prepare";
+};
+
+/** Per class: the fields given exactly one value, a prepared statement, in the whole class (`this.x = db.prepare(…)`). */
+const preparedFields = new WeakMap<TSESTree.ClassBody, ReadonlyMap<string, TSESTree.CallExpression>>();
+
+function fieldStatements(body: TSESTree.ClassBody): ReadonlyMap<string, TSESTree.CallExpression> {
+  const known = preparedFields.get(body);
+  if (known) return known;
+  const given = new Map<string, Node[]>();
+  const give = (field: string | undefined, value: Node) => {
+    if (field !== undefined) given.set(field, [...(given.get(field) ?? []), value]);
+  };
+  const visit = (n: Node) => {
+    if (n.type === "AssignmentExpression" && n.left.type === "MemberExpression" && n.left.object.type === "ThisExpression") give(keyName(n.left.property, n.left.computed), n.right);
+    if (n.type === "PropertyDefinition" && n.key && n.value) give(keyName(n.key, n.computed), n.value);
+    for (const key of Object.keys(n) as (keyof typeof n)[]) {
+      if (key === "parent") continue;
+      const v = n[key] as unknown;
+      if (Array.isArray(v)) { for (const c of v) if (c && typeof (c as Node).type === "string") visit(c as Node); }
+      else if (v && typeof (v as Node).type === "string") visit(v as Node);
+    }
+  };
+  visit(body);
+  const out = new Map<string, TSESTree.CallExpression>();
+  for (const [field, values] of given) if (values.length === 1 && isPrepare(values[0])) out.set(field, unwrap(values[0]!) as TSESTree.CallExpression);
+  preparedFields.set(body, out);
+  return out;
+}
+
+/** The prepare call a runner's receiver holds (`stmt`, `this.stmt`), when one statement, and only it, was put there. */
+function preparedFor(ctx: RecognizerContext, receiver: Node): TSESTree.CallExpression | undefined {
+  const r = unwrap(receiver);
+  if (r.type === "Identifier") {
+    const variable = findVariable(ctx.sourceCode, r);
+    const def = variable?.defs[0];
+    if (def?.type !== "Variable" || def.node.id.type !== "Identifier" || !isPrepare(def.node.init)) return undefined;
+    // Given another value somewhere (`stmt = db.prepare(other)`): which statement runs is not known.
+    if (variable!.references.some((ref) => ref.isWrite() && !ref.init)) return undefined;
+    return unwrap(def.node.init!) as TSESTree.CallExpression;
+  }
+  if (r.type === "MemberExpression" && r.object.type === "ThisExpression") {
+    const field = keyName(r.property, r.computed);
+    const body = classOf(r);
+    return field === undefined || !body ? undefined : fieldStatements(body).get(field);
+  }
+  return undefined;
+}
+
+/** A runner's arguments as the statement's parameters: one object of named ones, or positional ones. */
+function runnerParams(ctx: RecognizerContext, args: readonly TSESTree.CallExpressionArgument[]): Params {
+  return args.length === 1 && args[0]!.type !== "SpreadElement" && unwrap(args[0]!).type === "ObjectExpression"
+    ? paramsFrom(ctx, args[0])
+    : { positional: args.map((a) => (a.type === "SpreadElement" ? undefined : a)) };
 }
 
 function fromCall(ctx: RecognizerContext, call: TSESTree.CallExpression, method: string): Found | undefined {
+  const callee = unwrap(call.callee);
+  // `stmt.run({ id })` of `const stmt = db.prepare("UPDATE …")`: the statement's text, this run's values.
+  if (RUNNERS.has(method) && callee.type === "MemberExpression") {
+    const prepare = preparedFor(ctx, callee.object);
+    if (prepare) {
+      const text = prepare.arguments[0];
+      if (!text || text.type === "SpreadElement") return undefined;
+      const segments = textSegments(ctx, text, 0);
+      return segments ? { source: { segments, inline: false, tagged: false }, params: runnerParams(ctx, call.arguments), textAt: prepare } : undefined;
+    }
+  }
   const [first, second] = call.arguments;
   if (!first || first.type === "SpreadElement") return undefined;
   const argNode = unwrap(first);
@@ -273,10 +365,10 @@ function fromCall(ctx: RecognizerContext, call: TSESTree.CallExpression, method:
     // better-sqlite3: db.prepare(text).run(a, b) / .get(…) / .all(…)
     const parent = call.parent;
     const runner = parent?.type === "MemberExpression" && parent.object === call && parent.parent?.type === "CallExpression" ? parent.parent : undefined;
-    const args = runner?.arguments ?? [];
-    params = args.length === 1 && args[0]!.type !== "SpreadElement" && unwrap(args[0]!).type === "ObjectExpression"
-      ? paramsFrom(ctx, args[0])
-      : { positional: args.map((a) => (a.type === "SpreadElement" ? undefined : a)) };
+    // Prepared into a variable or a field: the statement is made at each run (with that run's values), not here;
+    // where the runs are not known (a variable given another statement too), nothing is.
+    if (!runner && isHeld(call)) return undefined;
+    params = runnerParams(ctx, runner?.arguments ?? []);
   } else if (SQLITE_METHODS.has(method) && second && second.type !== "SpreadElement" && !["ArrayExpression", "ObjectExpression"].includes(unwrap(second).type)) {
     // Bindings one by one (`db.run(sql, a, b)`), the node-style callback last.
     const args = call.arguments.slice(1);
@@ -329,11 +421,16 @@ function render(source: SqlSource, params: Params): Rendered {
       const state = maskSql(plain).state;
       // `'${name}'`: a value inside a SQL string, only known at run time.
       if (state === "single" || state === "double" || state === "dollar") { plain += HOLE_SENTINEL; continue; }
-      slots.push(undefined);
+      slots.push(s.symbolic ? s.hole : undefined);
     } else {
       slots.push(s.hole);
     }
     plain += `:__p${slots.length - 1}`;
+  }
+  // SQLite's other named parameters, `@id` and `$id`, are `:id` when the run hands one object of named values.
+  if (params.named) {
+    const m = maskSql(plain).masked;
+    plain = plain.replace(/[@$](?=[A-Za-z_]\w*)/g, (c, at: number) => (m[at] === c && !/[\w@$:]/.test(m[at - 1] ?? "") ? ":" : c));
   }
   const masked = maskSql(plain).masked;
   const marks = questionMarks(masked);
@@ -587,7 +684,8 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
   if (/^\s*select\b/i.test(rendered.masked) && !/\bwhere\b/i.test(rendered.masked)) return undefined;
   const parsed = parseSql(rendered.parseText, rendered.mysqlFirst);
   if (!parsed) return undefined;
-  const statement = translateSql(parsed, resolver(ctx, rendered, params), node);
+  // A statement prepared elsewhere is made at the run (`node`), and its predicates are in its text (`textAt`).
+  const statement = translateSql(parsed, resolver(ctx, rendered, params), found.textAt ?? node);
   if (!statement) return undefined;
   if (statement.access === "read") {
     const locking = locksRowsForWrite(rendered.masked);

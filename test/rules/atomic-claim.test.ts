@@ -34,6 +34,19 @@ export async function exportNightly(day: string) {
 }`;
 const ignoredAcquire = (catchBody = "", after = "") => IGNORED_ACQUIRE.replace("CATCH", catchBody).replace("AFTER", after);
 
+/**
+ * better-sqlite3: an export picked by one prepared statement and taken by another, run in `WRAP` (the body of
+ * `take`). The pick is at line 5, the take at line 6.
+ */
+const SQLITE_TAKE = `import Database from "better-sqlite3";
+const db = new Database("jobs.db");
+const pick = db.prepare("SELECT id FROM exports WHERE state = 'queued' LIMIT 1");
+const start = db.prepare("UPDATE exports SET state = @state WHERE id = @id");
+export const take = () => WRAP(() => { const row = pick.get();
+  if (row) start.run({ id: row.id, state: "running" });
+  return row; })WRAPPED;`;
+const sqliteTake = (wrap: string, wrapped = "") => SQLITE_TAKE.replace("WRAP", wrap).replace("WRAPPED", wrapped);
+
 const claim = (model: string, field: string, value: string, claimLine: number, checkedWhere: Where, checkLine: number) => ({
   model,
   field,
@@ -83,6 +96,25 @@ export async function finish(id: string) {
 
 ruleTester.run("atomic-claim", rule, {
   valid: [
+    // better-sqlite3's transaction is serializable (and synchronous): the pick and the take in one are one step,
+    // whether it is called directly or as IMMEDIATE.
+    { name: "a pick and a take in a better-sqlite3 transaction called directly", code: sqliteTake("db.transaction", "()") },
+    { name: "a pick and a take in an IMMEDIATE better-sqlite3 transaction", code: sqliteTake("db.transaction", ".immediate()") },
+    // A statement variable given one of two statements holds neither for certain: its run is no known write.
+    {
+      name: "a statement variable reassigned is unknown",
+      code: `import Database from "better-sqlite3";
+const db = new Database("jobs.db");
+const pick = db.prepare("SELECT id FROM exports WHERE state = 'queued' LIMIT 1");
+export function take(draft: boolean) {
+  const row = pick.get();
+  if (!row) return;
+  let stmt;
+  stmt = db.prepare("UPDATE exports SET state = 'running' WHERE id = ?");
+  if (draft) stmt = db.prepare("UPDATE exports SET state = 'draft' WHERE id = ?");
+  stmt.run(row.id);
+}`,
+    },
     { name: "a lock acquire whose catch returns: the work runs only in the holder", code: ignoredAcquire("return;") },
     { name: "a lock acquire whose catch rethrows", code: ignoredAcquire("throw err;") },
     {
@@ -360,6 +392,18 @@ export async function markMigrating(meta, settings) {
     },
   ],
   invalid: [
+    {
+      // Statements prepared once and run here: the write is made at the run, with the run's values.
+      name: "a pick and a take of statements prepared once, outside any transaction",
+      code: sqliteTake("(", ")()"),
+      errors: [checkThenAct(6, 12, claim("exports", "state", "running", 6, "with a separate read", 5), null)],
+    },
+    {
+      // An async callback is no better-sqlite3 transaction: other clients' transaction(fn) run at READ COMMITTED.
+      name: "a pick and a take in an async transaction callback",
+      code: sqliteTake("db.transaction(async", ")"),
+      errors: [checkThenAct(6, 12, claim("exports", "state", "running", 6, "with a separate read", 5), null)],
+    },
     {
       name: "a Redlock acquire whose failure is only logged, with the work after the try",
       code: ignoredAcquire(),

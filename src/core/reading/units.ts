@@ -66,7 +66,7 @@ export function unitOf(node: Node): TSESTree.FunctionLike | null {
  * The transaction callback `node` runs in when the transaction is SERIALIZABLE: Prisma's `$transaction(fn, {
  * isolationLevel: Prisma.TransactionIsolationLevel.Serializable })`, knex's `transaction(fn, { isolationLevel:
  * "serializable" })`, Sequelize's `transaction({ isolationLevel: …SERIALIZABLE }, fn)`, TypeORM's
- * `transaction("SERIALIZABLE", fn)`. Under it a read and a later write of the same rows are one step: a concurrent
+ * `transaction("SERIALIZABLE", fn)`, and every SQLite transaction of better-sqlite3 (`sqliteTransaction`). Under it a read and a later write of the same rows are one step: a concurrent
  * change of what was read fails one of the two transactions. REPEATABLE READ is not enough on every database
  * (MySQL lets the later write through), so it is not read as one.
  */
@@ -84,9 +84,24 @@ export function serializableTransaction(node: Node): TSESTree.FunctionLike | und
       return a.properties.some((q) => q.type === "Property" && q.key.type === "Identifier" && q.key.name === "isolationLevel" &&
         /serializ/i.test(q.value.type === "Literal" ? String(q.value.value) : q.value.type === "MemberExpression" && q.value.property.type === "Identifier" ? q.value.property.name : ""));
     });
-    return serializable ? p : undefined;
+    return serializable || sqliteTransaction(call, p) ? p : undefined;
   }
   return undefined;
+}
+
+/**
+ * better-sqlite3's (and bun:sqlite's) `db.transaction(fn)`: a function that runs `fn` in a transaction when called,
+ * `db.transaction(fn)()` or `.immediate()` / `.exclusive()` / `.deferred()`. `fn` is synchronous, so nothing else of
+ * the process runs inside it, and SQLite's transactions are serializable: a second process that read the same rows
+ * cannot write after the first has (SQLITE_BUSY). Only the call of the result tells it from the promise-returning
+ * `transaction(fn)` of the other clients.
+ */
+function sqliteTransaction(call: TSESTree.CallExpression, fn: TSESTree.FunctionLike): boolean {
+  if (fn.async || fn.generator) return false;
+  const up = call.parent;
+  if (up?.type === "CallExpression" && up.callee === call) return true;
+  return up?.type === "MemberExpression" && up.object === call && up.property.type === "Identifier" &&
+    ["immediate", "exclusive", "deferred"].includes(up.property.name) && up.parent?.type === "CallExpression" && up.parent.callee === up;
 }
 
 /** The class body a function is a member of (directly), for `this.method()` resolution. */
