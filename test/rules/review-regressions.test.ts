@@ -255,7 +255,7 @@ export async function sweep(t: Date) { await prisma.job.updateMany({ where: { st
       options: [{ startTimeFields: ["kickoff"] }],
       errors: [{
         messageId: "startTimeRecovery", line: 2, column: 101,
-        data: { model: "job", field: "status", value: "GENERATING", claimLine: "1", timeField: "kickoff", progressFields: "updatedAt, modifiedAt, heartbeatAt" },
+        data: { model: "job", field: "status", value: "GENERATING", claimLine: "1", stamped: "set once when work starts", timeField: "kickoff", progressFields: "updatedAt, modifiedAt, heartbeatAt" },
       }],
     },
   ],

@@ -345,7 +345,7 @@ export async function sweep(cutoff: Date) {
 }`,
       errors: [{
         messageId: "startTimeRecovery", line: 6, column: 89,
-        data: { ...lock("running", 3), timeField: "startedAt", progressFields: PROGRESS },
+        data: { ...lock("running", 3), stamped: "set once when work starts", timeField: "startedAt", progressFields: PROGRESS },
         suggestions: [],
       }],
     },
@@ -368,7 +368,7 @@ export async function sweep(cutoff: Date) {
 }`,
       errors: [{
         messageId: "startTimeTakeover", line: 4, column: 65,
-        data: { ...lock("locked", 3, "tasks"), timeField: "lockedAt", progressFields: PROGRESS },
+        data: { ...lock("locked", 3, "tasks"), stamped: "set once when work starts", timeField: "lockedAt", progressFields: PROGRESS },
         suggestions: [],
       }],
     },

@@ -200,7 +200,7 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
       languageOptions: javascript,
       errors: [{
         messageId: "startTimeRecovery", line: 6, column: 58,
-        data: { ...claimed("exports", "status", "running", 2), timeField: "started_at", progressFields: PROGRESS },
+        data: { ...claimed("exports", "status", "running", 2), stamped: "set once when work starts", timeField: "started_at", progressFields: PROGRESS },
         suggestions: [],
       }],
     },
@@ -222,7 +222,7 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
 }`,
       errors: [{
         messageId: "startTimeTakeover", line: 2, column: 93,
-        data: { ...claimed("jobs", "status", "running", 2), timeField: "claimed_at", progressFields: PROGRESS },
+        data: { ...claimed("jobs", "status", "running", 2), stamped: "set once when work starts", timeField: "claimed_at", progressFields: PROGRESS },
         suggestions: [],
       }],
     },

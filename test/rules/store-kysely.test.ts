@@ -166,7 +166,7 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
 }`,
       errors: [{
         messageId: "startTimeRecovery", line: 7, column: 96,
-        data: { ...claimed("jobs", "status", "running", 3), timeField: "started_at", progressFields: PROGRESS },
+        data: { ...claimed("jobs", "status", "running", 3), stamped: "set once when work starts", timeField: "started_at", progressFields: PROGRESS },
         suggestions: [],
       }],
     },
@@ -189,7 +189,7 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
 }`,
       errors: [{
         messageId: "startTimeTakeover", line: 3, column: 53,
-        data: { ...claimed("jobs", "status", "running", 2), timeField: "claimed_at", progressFields: PROGRESS },
+        data: { ...claimed("jobs", "status", "running", 2), stamped: "set once when work starts", timeField: "claimed_at", progressFields: PROGRESS },
         suggestions: [],
       }],
     },

@@ -612,7 +612,7 @@ export async function reap(cutoff: Date) {
 }`,
       errors: [{
         messageId: "startTimeTakeover", line: 3, column: 50,
-        data: { ...claimed("col", "status", "ACTIVE", 4), timeField: "keepAlive", progressFields: PROGRESS },
+        data: { ...claimed("col", "status", "ACTIVE", 4), stamped: "set once when work starts", timeField: "keepAlive", progressFields: PROGRESS },
       }],
     },
     {
@@ -626,7 +626,7 @@ export async function recover() {
       languageOptions: javascript,
       errors: [{
         messageId: "startTimeRecovery", line: 5, column: 48,
-        data: { ...claimed("Job", "status", "processing", 2), timeField: "lockedAt", progressFields: PROGRESS },
+        data: { ...claimed("Job", "status", "processing", 2), stamped: "set once when work starts", timeField: "lockedAt", progressFields: PROGRESS },
       }],
     },
     {

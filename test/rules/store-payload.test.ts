@@ -165,7 +165,7 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
         messageId: "startTimeRecovery",
         line: 11,
         column: 100,
-        data: { ...lock("export-jobs", "status", "running"), claimLine: "3", timeField: "startedAt", progressFields: PROGRESS },
+        data: { ...lock("export-jobs", "status", "running"), claimLine: "3", stamped: "set once when work starts", timeField: "startedAt", progressFields: PROGRESS },
       }],
     },
   ],

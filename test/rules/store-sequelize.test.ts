@@ -286,7 +286,7 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
 }`,
       errors: [{
         messageId: "startTimeRecovery", line: 7, column: 72,
-        data: { ...lock("running", 3), timeField: "createdAt", progressFields: PROGRESS },
+        data: { ...lock("running", 3), stamped: "set once when work starts", timeField: "createdAt", progressFields: PROGRESS },
         suggestions: [],
       }],
     },
@@ -311,7 +311,7 @@ export async function findStuck(cutoff: Date) {
 }`,
       errors: [{
         messageId: "startTimeTakeover", line: 4, column: 65,
-        data: { ...lock("locked", 3, "Task"), timeField: "lockedAt", progressFields: PROGRESS },
+        data: { ...lock("locked", 3, "Task"), stamped: "set once when work starts", timeField: "lockedAt", progressFields: PROGRESS },
         suggestions: [],
       }],
     },

@@ -466,7 +466,7 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
       code: QUEUE_CLAIM + `export async function sweep() {
   await pool.query("UPDATE jobs SET status = 'queued' WHERE status = 'running' AND (meta->>'claimedAt')::timestamptz < now() - interval '1 hour'");
 }`,
-      errors: [{ messageId: "startTimeRecovery", line: 9, column: 9, data: { ...claimed("jobs", "status", "running", 2), timeField: "claimedAt", progressFields: PROGRESS } }],
+      errors: [{ messageId: "startTimeRecovery", line: 9, column: 9, data: { ...claimed("jobs", "status", "running", 2), stamped: "set once when work starts", timeField: "claimedAt", progressFields: PROGRESS } }],
     },
     {
       name: "a recovery judged by started_at",
@@ -477,7 +477,7 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
         messageId: "startTimeRecovery",
         line: 9,
         column: 9,
-        data: { ...claimed("jobs", "status", "running", 2), timeField: "started_at", progressFields: PROGRESS },
+        data: { ...claimed("jobs", "status", "running", 2), stamped: "set once when work starts", timeField: "started_at", progressFields: PROGRESS },
       }],
     },
     {
@@ -502,7 +502,7 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
         messageId: "startTimeTakeover",
         line: 2,
         column: 10,
-        data: { ...claimed("jobs", "status", "running", 2), timeField: "claimed_at", progressFields: PROGRESS },
+        data: { ...claimed("jobs", "status", "running", 2), stamped: "set once when work starts", timeField: "claimed_at", progressFields: PROGRESS },
       }],
     },
   ],

@@ -216,7 +216,7 @@ export async function old(jobRepository: Repository<Job>, cutoff: Date) {
 }`,
       errors: [{
         messageId: "startTimeRecovery", line: 12, column: 62, suggestions: [],
-        data: { ...lock("RenderJob", "rendering", 9), timeField: "startedAt", progressFields: PROGRESS },
+        data: { ...lock("RenderJob", "rendering", 9), stamped: "set once when work starts", timeField: "startedAt", progressFields: PROGRESS },
       }],
     },
     {
@@ -233,7 +233,7 @@ export async function old(jobRepository: Repository<Job>, cutoff: Date) {
 }`,
       errors: [{
         messageId: "startTimeRecovery", line: 14, column: 89, suggestions: [],
-        data: { ...lock("RenderJob", "rendering", 9), timeField: "startedAt", progressFields: PROGRESS },
+        data: { ...lock("RenderJob", "rendering", 9), stamped: "set once when work starts", timeField: "startedAt", progressFields: PROGRESS },
       }],
     },
     {
@@ -255,7 +255,7 @@ export async function old(jobRepository: Repository<Job>, cutoff: Date) {
 }`,
       errors: [{
         messageId: "startTimeTakeover", line: 3, column: 41, suggestions: [],
-        data: { ...lock("Lock", "LOCKED", 2, "state"), timeField: "locked_at", progressFields: PROGRESS },
+        data: { ...lock("Lock", "LOCKED", 2, "state"), stamped: "set once when work starts", timeField: "locked_at", progressFields: PROGRESS },
       }],
     },
     {
