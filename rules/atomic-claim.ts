@@ -24,6 +24,8 @@ export default createRule({
         "Q3 (is the claim race-safe?): this create takes a lock row in {{model}} after a separate read at line {{checkLine}} found none for {{fields}}, but no unique key of {{model}} lies within {{fields}} (the schema's keys: {{keys}}), so two callers that read at the same time both create one and both go on as its holder. Add a unique key on {{fields}} and treat the duplicate-key error as held, or take the row in one conditional write.",
       acquireFailureIgnored:
         "Q3 (is the acquire race-safe?): this acquire of {{name}} throws when another worker holds the lock, but the `catch` at line {{catchLine}} goes on, and the work after the `try` runs whether or not the lock was taken, so every worker does it. Leave when the acquire fails: return or rethrow in the `catch`, or do the work inside the `try`.",
+      holderFromKey:
+        "Q3 (is the claim race-safe?): this write takes the lock row in {{model}} where it is free or already held by {{owner}}, but {{owner}} is written with a value made of {{sources}}, as the lock's {{keyField}} is: every caller of this lock writes the same holder, so each one counts as the holder and re-enters the lock another caller holds. Write a value unique to this acquire (a random token the caller keeps) as {{owner}}, and release and renew with it.",
       addCondition: "Require {{field}} to differ from {{value}} in the write's filter (then treat zero affected rows, or a not-found error, as already claimed).",
     },
   },
@@ -31,6 +33,9 @@ export default createRule({
     return onLockFacts(context, (facts) => {
       for (const { acquire, handler, name } of facts.ignoredAcquireFailures) {
         context.report({ node: acquire, messageId: "acquireFailureIgnored", data: { name, catchLine: String(handler.loc.start.line) } });
+      }
+      for (const { claim, owner, keyField, sources } of facts.keyDerivedHolders) {
+        context.report({ node: claim.write.node, messageId: "holderFromKey", data: { model: claim.lock.model, owner: owner.field, keyField, sources: sources.join(", ") } });
       }
       for (const claim of facts.claims) {
         if (!claim.check) continue;

@@ -81,7 +81,7 @@ const EMPTY_FACTS: LockFacts = {
   importedClaims: [],
   held: [],
   ignoredAcquireFailures: [],
-  writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], untakenReleases: [], rowReleases: [], heldEffects: [], renewals: [],
+  writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], untakenReleases: [], rowReleases: [], keyDerivedHolders: [], heldEffects: [], renewals: [],
   recoveriesOf: () => [],
   sweeps: () => [],
   staleRowsHandedOut: () => undefined,

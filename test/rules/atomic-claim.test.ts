@@ -45,6 +45,22 @@ const start = db.prepare("UPDATE exports SET state = @state WHERE id = @id");
 export const take = () => WRAP(() => { const row = pick.get();
   if (row) start.run({ id: row.id, state: "running" });
   return row; })WRAPPED;`;
+/**
+ * A tenant lock row taken where it is free or already the caller's (`OR holder = EXCLUDED.holder`), the row at
+ * line 4; HOLDER is what the caller writes as the holder (line 8).
+ */
+const TENANT_LOCK = `import { pool } from "./db";
+export async function lockTenant(tenantId: string, token: string) {
+  const key = \`tenant:\${tenantId}\`;
+  const res = await pool.query(
+    \`INSERT INTO app_locks (lock_key, holder, expires_at) VALUES ($1, $2, now() + interval '30 seconds')
+     ON CONFLICT (lock_key) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+     WHERE app_locks.expires_at < now() OR app_locks.holder = EXCLUDED.holder\`,
+    [key, HOLDER]);
+  return res.rowCount === 1;
+}`;
+const tenantLock = (holder: string) => TENANT_LOCK.replace("HOLDER", holder);
+
 const sqliteTake = (wrap: string, wrapped = "") => SQLITE_TAKE.replace("WRAP", wrap).replace("WRAPPED", wrapped);
 
 const claim = (model: string, field: string, value: string, claimLine: number, checkedWhere: Where, checkLine: number) => ({
@@ -96,6 +112,10 @@ export async function finish(id: string) {
 
 ruleTester.run("atomic-claim", rule, {
   valid: [
+    // The holder is the caller's own: a token it was handed, a random id, the process. Only the caller re-enters.
+    { name: "a lock row re-entered by the token the caller holds", code: tenantLock("token") },
+    { name: "a lock row re-entered by a random holder id", code: `import { randomUUID } from "node:crypto";\n` + tenantLock("randomUUID()") },
+    { name: "a lock row re-entered by the process that holds it", code: `import { hostname } from "node:os";\n` + tenantLock("`${hostname()}:${process.pid}`") },
     // better-sqlite3's transaction is serializable (and synchronous): the pick and the take in one are one step,
     // whether it is called directly or as IMMEDIATE.
     { name: "a pick and a take in a better-sqlite3 transaction called directly", code: sqliteTake("db.transaction", "()") },
@@ -392,6 +412,17 @@ export async function markMigrating(meta, settings) {
     },
   ],
   invalid: [
+    {
+      // The holder is the tenant, as the key is: every request of the tenant is "the holder" and re-enters.
+      name: "a lock row whose holder is made of what its key is made of",
+      code: tenantLock("tenantId.trim()"),
+      errors: [{ messageId: "holderFromKey", line: 4, column: 21, data: { model: "app_locks", owner: "holder", keyField: "lock_key", sources: "tenantId" } }],
+    },
+    {
+      name: "a lock row whose holder is the key itself",
+      code: tenantLock("key"),
+      errors: [{ messageId: "holderFromKey", line: 4, column: 21, data: { model: "app_locks", owner: "holder", keyField: "lock_key", sources: "tenantId" } }],
+    },
     {
       // Statements prepared once and run here: the write is made at the run, with the run's values.
       name: "a pick and a take of statements prepared once, outside any transaction",

@@ -20,7 +20,7 @@ import type {
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { agePredicates, excludes, identityFields, isOpaque, ownerPinned, pins, toBranches, type Branch } from "../model/conditions.js";
 import { describeTest, exitWhenHeld, guardsOf, pathCondition } from "../reading/guards.js";
-import { buildHeldEffects, hasTakeoverWrite, type Holding } from "./fencing.js";
+import { buildHeldEffects, hasTakeoverWrite, keyDerivedHolders, type Holding } from "./fencing.js";
 import { buildKvFacts } from "./kv-pairing.js";
 import { buildRenewals } from "./renewals.js";
 import { normalizeModel, sameValue } from "../model/names.js";
@@ -1223,6 +1223,7 @@ export function buildFacts(
       return exit ? [{ claim: h.claim, release: h.write, exit }] : [];
     }),
     rowReleases: classified.releases,
+    keyDerivedHolders: keyDerivedHolders(sourceCode, claims, vocabulary),
     renewals: buildRenewals(sourceCode, { kv, writes: mod.writes, claims, releases: classified.releases.map((r) => r.write) }, shape, vocabulary),
     recoveriesOf: (claim) => byClaim.get(claim) ?? [],
     sweeps: () => {

@@ -358,7 +358,7 @@ function paramRef(e: Ast): ParamRef | undefined {
 type Value =
   | { readonly kind: "static"; readonly value: StaticValue; readonly literal: boolean; readonly node?: Node }
   | { readonly kind: "now" }
-  | { readonly kind: "unknown"; readonly param: boolean };
+  | { readonly kind: "unknown"; readonly param: boolean; readonly node?: Node };
 
 const STRING_TYPES = new Set(["single_quote_string", "string", "double_quote_string", "natural_string", "regex_string"]);
 
@@ -381,7 +381,7 @@ function valueOf(e: Ast | undefined, ctx: Context): Value {
     const p = ctx.resolve(ref);
     if (p?.now) return { kind: "now" };
     if (p?.value) return { kind: "static", value: p.value, literal: false, ...(p.node ? { node: p.node } : {}) };
-    return { kind: "unknown", param: true };
+    return { kind: "unknown", param: true, ...(p?.node ? { node: p.node } : {}) };
   }
   if (isClock(e)) return { kind: "now" };
   return { kind: "unknown", param: false };
@@ -696,7 +696,8 @@ function assigned(e: Ast | undefined, ctx: Context): Omit<SqlAssignment, "field"
   if (v.kind === "static") {
     return { value: { kind: "static", value: v.value }, ...(v.literal ? { literal: sqlLiteral(v.value) } : {}), ...(v.node ? { node: v.node } : {}) };
   }
-  return { value: { kind: "other" } };
+  // A parameter whose value is known only at run time: the JS expression that gives it (`$2` of `[key, holder]`).
+  return { value: { kind: "other" }, ...(v.kind === "unknown" && v.node ? { node: v.node } : {}) };
 }
 
 /** `SET a = 1, t.b = now()`: the target's fields (MySQL multi-table updates may set other tables' columns too). */

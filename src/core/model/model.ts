@@ -707,6 +707,17 @@ export interface HeldEffect {
   readonly fenced: boolean;
 }
 
+/** A lock row whose owner column is written with a value made only from what its key is made of. */
+export interface KeyDerivedHolder {
+  readonly claim: Claim;
+  /** The owner column and the assignment that writes it. */
+  readonly owner: Assignment;
+  /** The column that names the lock (`lock_key`), and the assignment or filter value that gives it. */
+  readonly keyField: string;
+  /** The variables both are made of (`userId`), for the message. */
+  readonly sources: readonly string[];
+}
+
 export interface LockFacts {
   readonly kv: KvFacts;
   /** Locks whose release must be reached on every path of the acquiring function. */
@@ -728,6 +739,12 @@ export interface LockFacts {
   readonly untakenReleases: readonly UntakenRelease[];
   /** Q3: the releases of lock rows (inserted under a unique key, or leased), owner-checked or not. */
   readonly rowReleases: readonly RowRelease[];
+  /**
+   * Q3: lock rows and leases taken where the row is free or already the caller's own (`OR holder =
+   * EXCLUDED.holder`), whose holder is made from the lock's own key (`lock_key = 'lock:' || user`, `holder = user`):
+   * every caller of the key writes the same holder, so each is "the holder" and the lock lets them all in.
+   */
+  readonly keyDerivedHolders: readonly KeyDerivedHolder[];
   /** Q2: lease renewals (EXPIRE of a held key, library extends, heartbeat writes) and where their failure lands (renewals.ts). */
   readonly renewals: readonly Renewal[];
   /** The module's exported lock helpers, for the modules that import them (src/core/summaries/, the audit). */
