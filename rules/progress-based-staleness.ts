@@ -37,7 +37,7 @@ export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery
       startTimeSweep:
         "Q2 (how do you tell alive from dead?): this sweep of {{model}}.{{field}} = {{value}} (no claim of it in this module) judges age by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
       startTimeScan:
-        "Q2 (how do you tell alive from dead?): this query picks {{model}} rows stuck in {{field}} = {{value}} by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
+        "Q2 (how do you tell alive from dead?): this age test picks {{model}} rows stuck in {{field}} = {{value}} by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
       startTimeTakeover:
         "Q2 (how do you tell alive from dead?): this claim of {{model}}.{{field}} = {{value}} takes over a lease judged by {{timeField}}, which is {{stamped}}. A slow but healthy holder loses its lease while it still works. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
     },

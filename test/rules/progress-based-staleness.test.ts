@@ -22,6 +22,17 @@ async function reap(cutoff: Date) {
 `;
 
 /**
+ * A finder of stuck jobs that reads the running ones (line 2) and judges their age in JavaScript, for every row
+ * (line 4, after a `.map`): `KEEP` is what the filter keeps a row by.
+ */
+const JS_AGE = `export async function stuckJobs(maxMs: number) {
+  const rows = await prisma.job.findMany({ where: { status: "RUNNING" } });
+  const jobs = rows.map((r) => ({ ...r, meta: JSON.parse(r.meta) }));
+  return jobs.filter((job) => KEEP);
+}`;
+const jsAge = (keep: string) => JS_AGE.replace("KEEP", keep);
+
+/**
  * A queue whose rows are created with `dueAt` (line 2), claimed without touching it (line 5) and requeued when it
  * is old (line 8): `dueAt`, a name in neither list, says when the job was due, not whether its holder works.
  */
@@ -104,6 +115,14 @@ const scan = (line: number, column: number, data: ScanData) => ({
 ruleTester.run("progress-based-staleness", rule, {
   assertionOptions: { requireData: true },
   valid: [
+    // the filter's age test is on the heartbeat the holder moves; a filter that judges no age makes no scan
+    { name: "running rows judged in JavaScript by their heartbeat", code: jsAge("new Date(job.heartbeatAt).getTime() < Date.now() - maxMs") },
+    { name: "running rows filtered in JavaScript by kind, not by age", code: jsAge('job.kind === "export"') },
+    {
+      // the filter judges a row it did not read (another array's): not an age test of these rows
+      name: "a filter whose age test is about another row",
+      code: jsAge("new Date(latest.attemptedAt).getTime() < Date.now() - maxMs").replace("export async function stuckJobs(maxMs: number) {", "export async function stuckJobs(maxMs: number, latest: { attemptedAt: string }) {"),
+    },
     {
       // a retry moves `dueAt` on a row it puts back: written by more than its creation and its claim, it is not known
       // to be a creation time, so unknown stays unknown
@@ -544,6 +563,12 @@ export class LockService {
       errors: [sweep(2, 9, { model: "renders", field: "status", value: "RENDERING", timeField: "locked_at", progressFields: DEFAULT_PROGRESS })],
     },
     // ---- startTimeScan ----
+    {
+      // the query picks every running row; the age test is the filter's, in JavaScript, over each of them
+      name: "running rows judged in JavaScript by when the attempt started",
+      code: jsAge("new Date(job.attemptedAt).getTime() < Date.now() - maxMs"),
+      errors: [scan(4, 31, { model: "job", field: "status", value: "RUNNING", timeField: "attemptedAt", progressFields: DEFAULT_PROGRESS })],
+    },
     {
       name: "one Sequelize read (through unscoped()) of rows stuck in either of two values by createdAt: one report naming both",
       code: `import { Op } from "sequelize";

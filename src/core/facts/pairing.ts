@@ -877,11 +877,17 @@ function checkBefore(mod: Module, write: StateWrite, field: string, value: Stati
  * Reads that pick rows stuck in an in-progress value by age: `findMany({ where: { status: RUNNING, startedAt: { lt } } })`;
  * one scan per value when the branches pin different ones (`createdAt < cutoff AND (state = creating OR state = uploading)`).
  */
-function findStaleScans(read: StateRead, vocabulary: ResolvedVocabulary): StaleScan[] {
+function findStaleScans(sourceCode: SourceCode, read: StateRead, vocabulary: ResolvedVocabulary): StaleScan[] {
   const branches = toBranches(read.filter);
   if (branches.length === 0 || branches.some(isOpaque)) return [];
-  const ages = branches.map((b) => agePredicates(b, vocabulary));
-  if (ages.some((a) => a.length === 0)) return [];
+  let ages = branches.map((b) => agePredicates(b, vocabulary));
+  // Age judged in JavaScript over the rows read, for every row (`rows.filter((job) => job.startedAt < cutoff)`):
+  // the branches whose query judges none are judged by it.
+  if (ages.some((a) => a.length === 0)) {
+    const js = rowsFilteredByAge(sourceCode, read, vocabulary);
+    if (js.length === 0) return [];
+    ages = ages.map((a) => (a.length === 0 ? js : a));
+  }
   const out: StaleScan[] = [];
   for (const atom of branches[0]!) {
     if ("opaque" in atom || (atom.op !== "eq" && atom.op !== "in") || !atom.pred.values) continue;
@@ -895,11 +901,68 @@ function findStaleScans(read: StateRead, vocabulary: ResolvedVocabulary): StaleS
       const key = String(value.value);
       if (seen.has(key)) continue;
       seen.add(key);
-      out.push({ read, field, value, timePredicates: ages.flat() });
+      // Each value is judged by the age tests of the branches that pin it (`claimed` by claimed_at, `running` by
+      // attempted_at), the same test once.
+      const judged = [...new Set(branches.flatMap((_, i) => perBranch[i]!.some((v) => String(v.value) === key) ? ages[i]! : []))];
+      out.push({ read, field, value, timePredicates: judged });
     }
     if (out.length > 0) return out;
   }
   return out;
+}
+
+/**
+ * The age tests JavaScript makes of every row a read returns: the rows (`const jobs = await …`, and arrays made from
+ * them with `.map(…)`) handed to `.filter((job) => …)` whose callback keeps a row by an age test of its own fields
+ * (`return new Date(job.attempted_at).getTime() < now - timeout`). Each field judged, at its test.
+ */
+function rowsFilteredByAge(sourceCode: SourceCode, read: StateRead, vocabulary: ResolvedVocabulary): TimePredicate[] {
+  const first = resultBinding(read.node);
+  if (!first) return [];
+  const out: TimePredicate[] = [];
+  const arrays = [first];
+  for (let i = 0; i < arrays.length && i < 4; i++) {
+    const variable = findVariable(sourceCode, arrays[i]!);
+    for (const ref of variable?.references ?? []) {
+      const member = ref.identifier.parent;
+      if (member?.type !== "MemberExpression" || member.object !== ref.identifier) continue;
+      const method = keyName(member.property, member.computed);
+      const call = member.parent;
+      if ((method !== "map" && method !== "filter") || call?.type !== "CallExpression" || call.callee !== member) continue;
+      const next = resultBinding(call);
+      if (method === "map" && next) arrays.push(next);
+      if (method !== "filter") continue;
+      const callback = call.arguments[0] && unwrap(call.arguments[0]);
+      const row = callback && isFunction(callback) ? callback.params[0] : undefined;
+      const body = callback && isFunction(callback) ? callback.body : undefined;
+      if (!body || row?.type !== "Identifier") continue;
+      // What the callback keeps a row by: its returned expressions (and an expression body), not nested functions'.
+      const kept: TSESTree.Expression[] = body.type !== "BlockStatement" ? [body as TSESTree.Expression] : [];
+      walk(body, (n) => {
+        if (n !== body && isFunction(n)) return false;
+        if (n.type === "ReturnStatement" && n.argument) kept.push(n.argument);
+        return true;
+      });
+      for (const test of kept) {
+        const judged = describeTest(sourceCode, test, false, vocabulary);
+        if (!judged.judgesAge) continue;
+        for (const field of judged.timeFields) if (readsField(test, row.name, field)) out.push({ field, node: test });
+      }
+    }
+  }
+  return out;
+}
+
+/** Whether `expr` reads `row.field` (`row.field`, `row["field"]`), the field of the row the callback was handed. */
+function readsField(expr: Node, row: string, field: string): boolean {
+  let found = false;
+  walk(expr, (n) => {
+    if (found) return false;
+    if (n.type === "MemberExpression" && unwrap(n.object).type === "Identifier" && (unwrap(n.object) as TSESTree.Identifier).name === row &&
+      keyName(n.property, n.computed) === field) found = true;
+    return !found;
+  });
+  return found;
 }
 
 /** The lock values a branch pins `field` to (`status = RUNNING`, `status IN (RUNNING, CLAIMED)`). */
@@ -1140,7 +1203,7 @@ export function buildFacts(
   // A value the module itself works off in bulk is a queue state, not a lock (workedOffInBulk).
   const claims = [...direct, ...born].filter((c) => !workedOffInBulk(mod, c));
   // A locking read's judgment goes with the writes made under it (underLockingReads), not a scan of its own.
-  const staleScans = mod.reads.filter((r) => !r.locking).flatMap((r) => findStaleScans(r, vocabulary));
+  const staleScans = mod.reads.filter((r) => !r.locking).flatMap((r) => findStaleScans(sourceCode, r, vocabulary));
 
   const classified: Classified = { recoveries: [], holder: [], releases: [] };
   if (claims.length > 0) {
@@ -1316,7 +1379,7 @@ export function buildForeignRecoveries(
   }
   // A read that picks rows stuck in an in-progress value by age (`find({ status: "in_progress", startedAt: { lt } })`)
   // stands for a claim made elsewhere just as a write's filter does: the writes after it move those rows.
-  const scans = mod.reads.filter((r) => !r.locking).flatMap((r) => findStaleScans(r, vocabulary));
+  const scans = mod.reads.filter((r) => !r.locking).flatMap((r) => findStaleScans(sourceCode, r, vocabulary));
   for (const scan of scans) {
     const key = `${normalizeModel(scan.read.model)}\0${normalizeName(scan.field)}\0${String(scan.value.value)}`;
     if (standIns.has(key)) continue;

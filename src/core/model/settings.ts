@@ -45,7 +45,7 @@ export const DEFAULT_VOCABULARY: Vocabulary = {
   ],
   startTimeFields: [
     "startedAt", "startedOn", "createdAt", "createdOn", "claimedAt", "lockedAt", "enqueuedAt", "queuedAt",
-    "requestedAt", "beganAt", "startTime", "startAt", "acquiredAt", "pickedAt", "pickedUpAt", "insertedAt",
+    "requestedAt", "beganAt", "startTime", "startAt", "acquiredAt", "pickedAt", "pickedUpAt", "insertedAt", "attemptedAt",
   ],
   ownerFields: [
     "lockedBy", "claimedBy", "owner", "ownerId", "workerId", "worker", "lockToken", "fencingToken", "leaseToken",
