@@ -26,7 +26,7 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { AdvisoryLockOp, Assignment, Condition, Node, StateAccess, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { classOf, isFunction } from "../core/reading/units.js";
-import { receiverText } from "../core/reading/ast.js";
+import { receiverText, walk } from "../core/reading/ast.js";
 import {
   HOLE_SENTINEL, blankUnsupported, locksRowsForWrite, maskSql, parseSql, questionMarks, startsWithStatement, topLevelWhere, translateSql,
   type ParamRef, type ParamValue, type ParsedSql, type SqlAssignment, type SqlStatement,
@@ -288,17 +288,10 @@ function fieldStatements(body: TSESTree.ClassBody): ReadonlyMap<string, TSESTree
   const give = (field: string | undefined, value: Node) => {
     if (field !== undefined) given.set(field, [...(given.get(field) ?? []), value]);
   };
-  const visit = (n: Node) => {
+  walk(body, (n) => {
     if (n.type === "AssignmentExpression" && n.left.type === "MemberExpression" && n.left.object.type === "ThisExpression") give(keyName(n.left.property, n.left.computed), n.right);
     if (n.type === "PropertyDefinition" && n.key && n.value) give(keyName(n.key, n.computed), n.value);
-    for (const key of Object.keys(n) as (keyof typeof n)[]) {
-      if (key === "parent") continue;
-      const v = n[key] as unknown;
-      if (Array.isArray(v)) { for (const c of v) if (c && typeof (c as Node).type === "string") visit(c as Node); }
-      else if (v && typeof (v as Node).type === "string") visit(v as Node);
-    }
-  };
-  visit(body);
+  });
   const out = new Map<string, TSESTree.CallExpression>();
   for (const [field, values] of given) if (values.length === 1 && isPrepare(values[0])) out.set(field, unwrap(values[0]!) as TSESTree.CallExpression);
   preparedFields.set(body, out);

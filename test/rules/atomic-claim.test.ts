@@ -115,6 +115,19 @@ ruleTester.run("atomic-claim", rule, {
     // The holder is the caller's own: a token it was handed, a random id, the process. Only the caller re-enters.
     { name: "a lock row re-entered by the token the caller holds", code: tenantLock("token") },
     { name: "a lock row re-entered by a random holder id", code: `import { randomUUID } from "node:crypto";\n` + tenantLock("randomUUID()") },
+    {
+      // the editor is the holder of the document's lock: its own id column says who edits, not which lock it is
+      name: "a document lock re-entered by the user who holds it, with the user's id in a column of its own",
+      code: `import { pool } from "./db";
+export async function lockDocument(documentId: string, userId: string) {
+  const res = await pool.query(
+    \`INSERT INTO edit_locks (document_key, user_id, holder, expires_at) VALUES ($1, $2, $2, now() + interval '1 minute')
+     ON CONFLICT (document_key) DO UPDATE SET holder = EXCLUDED.holder, user_id = EXCLUDED.user_id, expires_at = EXCLUDED.expires_at
+     WHERE edit_locks.expires_at < now() OR edit_locks.holder = EXCLUDED.holder\`,
+    [\`doc:\${documentId}\`, userId]);
+  return res.rowCount === 1;
+}`,
+    },
     { name: "a lock row re-entered by the process that holds it", code: `import { hostname } from "node:os";\n` + tenantLock("`${hostname()}:${process.pid}`") },
     // better-sqlite3's transaction is serializable (and synchronous): the pick and the take in one are one step,
     // whether it is called directly or as IMMEDIATE.

@@ -602,10 +602,11 @@ export function keyDerivedHolders(sourceCode: SourceCode, claims: readonly Claim
     if (!owner) continue;
     const holder = madeOf(sourceCode, owner.valueNode);
     if (!holder || holder.size === 0) continue;
-    // The column that names the lock: written by the same write, named like a key or a name, not a time or owner.
+    // The column that names the lock: written by the same write, named like a key or a name (`lock_key`, `name`), not
+    // a time or an owner; a row's other ids (`user_id` beside `document_id`) may well be the holder's own.
     for (const a of claim.write.assignments) {
       if (a === owner || vocabulary.isOwnerField(a.field) || vocabulary.isTimeField(a.field) || a.valueNode === claim.write.node) continue;
-      if (!/(key|name|lock|resource|id)$/i.test(a.field)) continue;
+      if (!/(key|name|resource)$/i.test(a.field)) continue;
       const key = madeOf(sourceCode, a.valueNode);
       if (!key || ![...holder].every((v) => key.has(v))) continue;
       out.push({ claim, owner, keyField: a.field, sources: [...holder] });
