@@ -278,11 +278,14 @@ const isPrepare = (n: Node | null | undefined): n is TSESTree.CallExpression => 
   return c?.type === "CallExpression" && c.callee.type === "MemberExpression" && keyName(c.callee.property, c.callee.computed) === "prepare";
 };
 
-/** Per class: the fields given exactly one value, a prepared statement, in the whole class (`this.x = db.prepare(…)`). */
-const preparedFields = new WeakMap<TSESTree.ClassBody, ReadonlyMap<string, TSESTree.CallExpression>>();
-
-function fieldStatements(body: TSESTree.ClassBody): ReadonlyMap<string, TSESTree.CallExpression> {
-  const known = preparedFields.get(body);
+/**
+ * Per class: the fields given exactly one value, a prepared statement, in the whole class (`this.x = db.prepare(…)`),
+ * kept in the file's scratch memory.
+ */
+function fieldStatements(ctx: RecognizerContext, body: TSESTree.ClassBody): ReadonlyMap<string, TSESTree.CallExpression> {
+  let perClass = ctx.scratch.get("sql:preparedFields") as Map<TSESTree.ClassBody, ReadonlyMap<string, TSESTree.CallExpression>> | undefined;
+  if (!perClass) ctx.scratch.set("sql:preparedFields", (perClass = new Map()));
+  const known = perClass.get(body);
   if (known) return known;
   const given = new Map<string, Node[]>();
   const give = (field: string | undefined, value: Node) => {
@@ -294,7 +297,7 @@ function fieldStatements(body: TSESTree.ClassBody): ReadonlyMap<string, TSESTree
   });
   const out = new Map<string, TSESTree.CallExpression>();
   for (const [field, values] of given) if (values.length === 1 && isPrepare(values[0])) out.set(field, unwrap(values[0]!) as TSESTree.CallExpression);
-  preparedFields.set(body, out);
+  perClass.set(body, out);
   return out;
 }
 
@@ -312,7 +315,7 @@ function preparedFor(ctx: RecognizerContext, receiver: Node): TSESTree.CallExpre
   if (r.type === "MemberExpression" && r.object.type === "ThisExpression") {
     const field = keyName(r.property, r.computed);
     const body = classOf(r);
-    return field === undefined || !body ? undefined : fieldStatements(body).get(field);
+    return field === undefined || !body ? undefined : fieldStatements(ctx, body).get(field);
   }
   return undefined;
 }

@@ -21,6 +21,13 @@ describe("getVocabulary: defaults", () => {
     }
   });
 
+  it("takes a value that ends in an -ING verb as in progress unless an earlier word says the work has not started", () => {
+    for (const value of ["VIDEO_PROCESSING", "dataSyncing", "pdf-rendering"]) expect(v.isInProgressValue(value), value).toBe(true);
+    for (const value of ["INCOMPLETE_ONBOARDING", "READY_FOR_PROCESSING", "awaitingShipping", "PENDING_PROCESSING", "not_started_uploading"]) {
+      expect(v.isInProgressValue(value), value).toBe(false);
+    }
+  });
+
   it("does not take waiting states or resting states as in progress", () => {
     for (const value of ["PENDING", "pending", "WAITING", "AWAITING", "PENDING_RETRY", "pendingRetry", "UPCOMING", "QUEUED", "DONE", "FAILED", "COMPLETED", "IDLE"]) {
       expect(v.isInProgressValue(value), value).toBe(false);

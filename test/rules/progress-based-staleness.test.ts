@@ -119,6 +119,20 @@ ruleTester.run("progress-based-staleness", rule, {
     { name: "running rows judged in JavaScript by their heartbeat", code: jsAge("new Date(job.heartbeatAt).getTime() < Date.now() - maxMs") },
     { name: "running rows filtered in JavaScript by kind, not by age", code: jsAge('job.kind === "export"') },
     {
+      // a dashboard's count of stuck rows returns a number: it hands no row to anyone, so nothing runs twice by it
+      name: "a count of processing rows by createdAt",
+      code: `function countStuck(cutoff: Date) {
+  return prisma.task.count({ where: { state: "PROCESSING", createdAt: { lt: cutoff } } });
+}`,
+    },
+    {
+      // a window of start times bounded from below (what starts this week, a report's period) is no age test
+      name: "rows in a registering state due within the next week",
+      code: `function upcoming(now: Date, weekAhead: Date) {
+  return prisma.tournament.findMany({ where: { status: "REGISTERING", scheduledStartAt: { gt: now, lte: weekAhead } } });
+}`,
+    },
+    {
       // the filter judges a row it did not read (another array's): not an age test of these rows
       name: "a filter whose age test is about another row",
       code: jsAge("new Date(latest.attemptedAt).getTime() < Date.now() - maxMs").replace("export async function stuckJobs(maxMs: number) {", "export async function stuckJobs(maxMs: number, latest: { attemptedAt: string }) {"),
@@ -606,12 +620,12 @@ export async function errorStuckImports(cutoff: Date) {
       errors: [scan(6, 76, { model: "job", field: "status", value: "GENERATING", timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
     },
     {
-      name: "a count of processing rows by createdAt, with an imported enum",
+      name: "a scan of processing rows by createdAt, with an imported enum",
       code: `import { TaskState } from "@prisma/client";
-function countStuck(cutoff: Date) {
-  return prisma.task.count({ where: { state: TaskState.PROCESSING, createdAt: { lt: cutoff } } });
+function stuckTasks(cutoff: Date) {
+  return prisma.task.findMany({ where: { state: TaskState.PROCESSING, createdAt: { lt: cutoff } } });
 }`,
-      errors: [scan(3, 68, { model: "task", field: "state", value: "PROCESSING", timeField: "createdAt", progressFields: DEFAULT_PROGRESS })],
+      errors: [scan(3, 71, { model: "task", field: "state", value: "PROCESSING", timeField: "createdAt", progressFields: DEFAULT_PROGRESS })],
     },
     {
       name: "findFirst with status in a one-value list, by claimedAt",

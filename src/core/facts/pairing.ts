@@ -878,6 +878,8 @@ function checkBefore(mod: Module, write: StateWrite, field: string, value: Stati
  * one scan per value when the branches pin different ones (`createdAt < cutoff AND (state = creating OR state = uploading)`).
  */
 function findStaleScans(sourceCode: SourceCode, read: StateRead, vocabulary: ResolvedVocabulary): StaleScan[] {
+  // A count of stuck rows (a dashboard's, a metric's) returns a number: no row it finds is handed to anyone.
+  if (COUNTING.test(read.operation)) return [];
   const branches = toBranches(read.filter);
   if (branches.length === 0 || branches.some(isOpaque)) return [];
   let ages = branches.map((b) => agePredicates(b, vocabulary));
@@ -910,6 +912,9 @@ function findStaleScans(sourceCode: SourceCode, read: StateRead, vocabulary: Res
   }
   return out;
 }
+
+/** Reads that return how many rows match, not the rows. */
+const COUNTING = /^(count|countDocuments|estimatedDocumentCount|countBy|exists)$/;
 
 /**
  * The age tests JavaScript makes of every row a read returns: the rows (`const jobs = await …`, and arrays made from

@@ -109,9 +109,12 @@ export function pins(branch: Branch, field: string, value: StaticValue): boolean
 /** "Older than" predicates in a branch: a timestamp compared below a threshold (`updatedAt < threshold`). */
 export function agePredicates(branch: Branch, vocabulary: ResolvedVocabulary): TimePredicate[] {
   const out: TimePredicate[] = [];
+  // A time bounded from below too is a window (`scheduled_start_at > now AND <= now + 7 days`: what starts this
+  // week; `createdAt` between two report dates), not rows left behind by age.
+  const floored = new Set(branch.flatMap((a) => !("opaque" in a) && (a.op === "gt" || a.op === "gte") ? [normalizeName(a.pred.field)] : []));
   for (const atom of branch) {
     if ("opaque" in atom) continue;
-    if ((atom.op === "lt" || atom.op === "lte") && vocabulary.isTimeField(atom.pred.field)) {
+    if ((atom.op === "lt" || atom.op === "lte") && vocabulary.isTimeField(atom.pred.field) && !floored.has(normalizeName(atom.pred.field))) {
       out.push({ field: atom.pred.field, node: atom.pred.node });
     }
   }

@@ -22,6 +22,9 @@ export interface Vocabulary {
   readonly ownerFields: readonly string[];
 }
 
+/** Words that, before an -ING verb, say the work has not started: INCOMPLETE_ONBOARDING, READY_FOR_PROCESSING. */
+const NOT_YET = new Set(["incomplete", "ready", "for", "to", "not", "needs", "need", "requires", "before", "pre", "queued", "scheduled", "unstarted"]);
+
 export const DEFAULT_VOCABULARY: Vocabulary = {
   stateFields: ["status", "state", "phase", "stage"],
   flagFields: [
@@ -132,8 +135,11 @@ function resolveVocabulary(raw: Vocabulary): ResolvedVocabulary {
       const n = normalizeName(value);
       if (inProgress.has(n)) return true;
       if (waiting.has(n)) return false;
-      // Any -ING verb that is not a waiting state: RENDERING, EXPORTING, SYNCING.
-      return /^[a-z]{4,}ing$/.test(n);
+      // Any -ING verb that is not a waiting state: RENDERING, EXPORTING, SYNCING, VIDEO_PROCESSING; not one an earlier
+      // word says is not under way yet (INCOMPLETE_ONBOARDING, READY_FOR_PROCESSING, AWAITING_SHIPPING).
+      if (!/^[a-z]{4,}ing$/.test(n)) return false;
+      const words = String(value).split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/).filter(Boolean).map((w) => w.toLowerCase());
+      return !words.slice(0, -1).some((w) => NOT_YET.has(w) || waiting.has(w));
     },
     isProgressTimeField: (field) => matchesField(progress, field),
     isStartTimeField: (field) => matchesField(start, field) && !matchesField(progress, field),
