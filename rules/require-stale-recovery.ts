@@ -38,11 +38,11 @@ export default createRule({
         else context.report({ node: claim.write.node, messageId: "missingRecovery", data: claimData(claim) });
       }
       // In the audit: a claim taken through another module's helper that nothing answers, reported at the call.
-      for (const { call, alsoAt: others, helper, file, effect } of facts.importedClaims) {
+      for (const { call, alsoAt: others, helper, file, effect, row } of facts.importedClaims) {
         context.report({
           node: call,
           messageId: "missingRecoveryVia",
-          data: { lock: effect.name, helper, where: `${file}, line ${effect.line}${alsoAt(others)}`, stuck: effect.stuck },
+          data: { lock: row === undefined ? effect.name : `${effect.name} (the row ${JSON.stringify(row)})`, helper, where: `${file}, line ${effect.line}${alsoAt(others)}`, stuck: effect.stuck },
         });
       }
     });

@@ -303,6 +303,10 @@ function fieldStatements(ctx: RecognizerContext, body: TSESTree.ClassBody): Read
 
 /** The prepare call a runner's receiver holds (`stmt`, `this.stmt`), when one statement, and only it, was put there. */
 function preparedFor(ctx: RecognizerContext, receiver: Node): TSESTree.CallExpression | undefined {
+  // `.get(`, `.all(` and `.run(` are everywhere (`map.get(k)`, `Promise.all(…)`): look only in files that prepare.
+  let prepares = ctx.scratch.get("sql:prepares") as boolean | undefined;
+  if (prepares === undefined) ctx.scratch.set("sql:prepares", (prepares = ctx.sourceCode.text.includes(".prepare(")));
+  if (!prepares) return undefined;
   const r = unwrap(receiver);
   if (r.type === "Identifier") {
     const variable = findVariable(ctx.sourceCode, r);

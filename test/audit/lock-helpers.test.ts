@@ -42,8 +42,10 @@ describe("locks-audit: lock helpers of other modules", () => {
     // A claim helper of another module whose claim nothing recovers: taken at the caller's first call, the second named.
     expect(at("src/jobs/send-email.ts", 6, "require-stale-recovery")).toBe("Q1 (if the holder dies, who unlocks?): this call takes email.status = SENDING through `claimEmail` (src/lib/outbox-store.ts, line 8; so do the calls at line 12), and nothing in this module or the helper's moves a row that stays SENDING back. A holder killed by SIGKILL, OOM or a deploy leaves it so forever, and catch/finally never run. Add a conditional recovery that frees it where a progress timestamp is older than a threshold, or let the claim take over an expired lease.");
     // Through an aggregate that holds the helpers' class: a class's static field and an object's property.
-    expect(at("src/jobs/nightly.ts", 6, "require-stale-recovery")).toContain("this call takes runLock.locked = true through `store.locks.take` (src/lib/store/run-locks.ts, line 8), and nothing");
-    expect(at("src/jobs/compact.ts", 5, "require-stale-recovery")).toContain("through `tables.locks.take` (src/lib/store/run-locks.ts, line 8)");
+    // One finding per lock: the retry's take of the same row is named in the first's; the vacuum's row is its own.
+    expect(at("src/jobs/nightly.ts", 7, "require-stale-recovery")).toContain("this call takes runLock.locked = true (the row \"rebuild-index\") through `store.locks.take` (src/lib/store/run-locks.ts, line 8; so do the calls at line 14), and nothing");
+    expect(at("src/jobs/nightly.ts", 20, "require-stale-recovery")).toContain("this call takes runLock.locked = true (the row \"vacuum-index\") through `store.locks.take` (src/lib/store/run-locks.ts, line 8), and nothing");
+    expect(at("src/jobs/compact.ts", 5, "require-stale-recovery")).toContain("(the row \"compact-reports\") through `tables.locks.take` (src/lib/store/run-locks.ts, line 8)");
     expect(at("src/jobs/deliver.js", 13, "owner-checked-release")).toBe("Q3 (is the release race-safe?): this call releases the lease on Message.lockedUntil through `clearLease` (src/lib/lease-store.js, line 20; so do the calls at line 17), which clears it by _id alone, without checking that this holder still owns it. The lock changes hands once it looks stale (taken at line 12 there), so a holder that outlived it frees the row another worker holds now. Pass this holder's owner or token to the helper, and release only the row that still carries it.");
   });
 
@@ -69,9 +71,10 @@ describe("locks-audit: lock helpers of other modules", () => {
       "src/jobs/deliver.js:32 locks/owner-checked-release", "src/jobs/send-email.ts:23 locks/require-stale-recovery",
       // Through the aggregate: an admin action that takes the run lock for someone else to give back; a local object
       // of the aggregate's shape, which is no import.
-      "src/jobs/nightly.ts:14 locks/require-stale-recovery", "src/jobs/compact.ts:17 locks/require-stale-recovery"]) expect(files.has(quiet)).toBe(false);
+      "src/jobs/nightly.ts:14 locks/require-stale-recovery", "src/jobs/nightly.ts:27 locks/require-stale-recovery",
+      "src/jobs/compact.ts:17 locks/require-stale-recovery"]) expect(files.has(quiet)).toBe(false);
     expect(where(result.findings).filter((f) => f.startsWith("src/jobs/nightly.ts") || f.startsWith("src/jobs/compact.ts")).sort())
-      .toEqual(["src/jobs/compact.ts:5 locks/require-stale-recovery", "src/jobs/nightly.ts:6 locks/require-stale-recovery"]);
+      .toEqual(["src/jobs/compact.ts:5 locks/require-stale-recovery", "src/jobs/nightly.ts:20 locks/require-stale-recovery", "src/jobs/nightly.ts:7 locks/require-stale-recovery"]);
     expect(where(result.findings).filter((f) => f.startsWith("src/jobs/report.ts"))).toEqual(["src/jobs/report.ts:8 locks/release-in-finally", "src/jobs/report.ts:12 locks/release-in-finally"]);
   });
 

@@ -883,13 +883,7 @@ function findStaleScans(sourceCode: SourceCode, read: StateRead, vocabulary: Res
   const branches = toBranches(read.filter);
   if (branches.length === 0 || branches.some(isOpaque)) return [];
   let ages = branches.map((b) => agePredicates(b, vocabulary));
-  // Age judged in JavaScript over the rows read, for every row (`rows.filter((job) => job.startedAt < cutoff)`):
-  // the branches whose query judges none are judged by it.
-  if (ages.some((a) => a.length === 0)) {
-    const js = rowsFilteredByAge(sourceCode, read, vocabulary);
-    if (js.length === 0) return [];
-    ages = ages.map((a) => (a.length === 0 ? js : a));
-  }
+  let js: TimePredicate[] | undefined;
   const out: StaleScan[] = [];
   for (const atom of branches[0]!) {
     if ("opaque" in atom || (atom.op !== "eq" && atom.op !== "in") || !atom.pred.values) continue;
@@ -898,6 +892,14 @@ function findStaleScans(sourceCode: SourceCode, read: StateRead, vocabulary: Res
     // Every branch must be about this field's lock values: one that is not picks other rows too.
     const perBranch = branches.map((b) => lockValuesPinned(b, field, vocabulary));
     if (perBranch.some((vs) => vs.length === 0)) continue;
+    // Age judged in JavaScript over the rows read, for every row (`rows.filter((job) => job.startedAt < cutoff)`):
+    // the branches whose query judges none are judged by it. Looked for only in a read of rows held in a lock value.
+    if (ages.some((a) => a.length === 0)) {
+      js ??= rowsFilteredByAge(sourceCode, read, vocabulary);
+      if (js.length === 0) return [];
+      const fill = js;
+      ages = ages.map((a) => (a.length === 0 ? fill : a));
+    }
     const seen = new Set<string>();
     for (const value of perBranch.flat()) {
       const key = String(value.value);

@@ -111,10 +111,10 @@ export function agePredicates(branch: Branch, vocabulary: ResolvedVocabulary): T
   const out: TimePredicate[] = [];
   // A time bounded from below too is a window (`scheduled_start_at > now AND <= now + 7 days`: what starts this
   // week; `createdAt` between two report dates), not rows left behind by age.
-  const floored = new Set(branch.flatMap((a) => !("opaque" in a) && (a.op === "gt" || a.op === "gte") ? [normalizeName(a.pred.field)] : []));
+  const floored = (field: string) => branch.some((a) => !("opaque" in a) && (a.op === "gt" || a.op === "gte") && normalizeName(a.pred.field) === normalizeName(field));
   for (const atom of branch) {
     if ("opaque" in atom) continue;
-    if ((atom.op === "lt" || atom.op === "lte") && vocabulary.isTimeField(atom.pred.field) && !floored.has(normalizeName(atom.pred.field))) {
+    if ((atom.op === "lt" || atom.op === "lte") && vocabulary.isTimeField(atom.pred.field) && !floored(atom.pred.field)) {
       out.push({ field: atom.pred.field, node: atom.pred.node });
     }
   }

@@ -262,6 +262,11 @@ export interface ClaimEffect {
   /** What nothing moves back: the claimed value (`"processing"`), or how the lock row or lease stays taken. */
   readonly stuck: string;
   readonly line: number;
+  /**
+   * The helper's parameter that picks the row (`acquireLock(name)`: `{ name, locked: false }`): calls with different
+   * arguments take different locks, each its own finding.
+   */
+  readonly rowParam?: number;
 }
 
 /** A call of another module's claim helper: the helper's unrecovered claim, taken where the call is. */
@@ -272,6 +277,8 @@ export interface ImportedClaim {
   readonly helper: string;
   readonly file: string;
   readonly effect: ClaimEffect;
+  /** The row the calls take, when the helper picks it by a static argument (`acquireLock("resetDailyTasks")`). */
+  readonly row?: string;
 }
 
 /**

@@ -19,6 +19,7 @@ import { helperOrigin } from "../model/model.js";
 import { classOf, enclosingFunction, functionName, unitOf } from "../reading/units.js";
 import { exportNames, reachNames } from "../reading/exports.js";
 import { evaluate, findVariable, keyName, unwrap } from "../reading/values.js";
+import { toBranches } from "../model/conditions.js";
 import { argumentFor, clientText, describeCallee, handleCalls, shapeFromParts, type FunctionSummary, type KvEffect } from "./summaries.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -155,13 +156,39 @@ function soleWriters<T, E>(items: readonly T[], writeOf: (item: T) => StateWrite
  * it by key) answers it.
  */
 function claimHelpers(facts: Pick<LockFacts, "claims" | "writes" | "answeredHere">): Map<TSESTree.FunctionLike, ClaimEffect[]> {
-  return soleWriters(facts.claims, (c) => c.write, facts.writes, (claim) => ({
-    name: claimName(claim),
-    answered: facts.answeredHere(claim),
-    key: claimKey(claim),
-    stuck: claim.insert ? "its lock row" : claim.lease ? `${claim.lock.field} set` : formatValue(claim.lock.value),
-    line: claim.write.node.loc.start.line,
-  }));
+  return soleWriters(facts.claims, (c) => c.write, facts.writes, (claim) => {
+    const rowParam = rowParameter(claim.write);
+    return {
+      name: claimName(claim),
+      answered: facts.answeredHere(claim),
+      key: claimKey(claim),
+      stuck: claim.insert ? "its lock row" : claim.lease ? `${claim.lock.field} set` : formatValue(claim.lock.value),
+      line: claim.write.node.loc.start.line,
+      ...(rowParam !== undefined ? { rowParam } : {}),
+    };
+  });
+}
+
+/** The parameter of the writing function that every branch of the write's filter pins a row by (`{ name: lockName }`). */
+function rowParameter(write: StateWrite): number | undefined {
+  const fn = namedWriter(write);
+  if (!fn) return undefined;
+  const branches = toBranches(write.filter);
+  if (branches.length === 0) return undefined;
+  let found: number | undefined;
+  for (const branch of branches) {
+    let here: number | undefined;
+    for (const atom of branch) {
+      if ("opaque" in atom || atom.op !== "eq" || atom.pred.values) continue;
+      const n = atom.pred.node.type === "Property" ? unwrap(atom.pred.node.value as Node) : unwrap(atom.pred.node);
+      if (n.type !== "Identifier") continue;
+      const i = fn.params.findIndex((p) => p.type === "Identifier" && p.name === n.name);
+      if (i >= 0) here = i;
+    }
+    if (here === undefined || (found !== undefined && found !== here)) return undefined;
+    found = here;
+  }
+  return found;
 }
 
 /**
@@ -361,7 +388,7 @@ export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTr
     const file = helper.file ?? target.binding.file;
     const name = describeCallee(sourceCode, call);
     for (const effect of helper.rowReleases ?? []) rowCalls.push({ call, helper: name, file, effect });
-    for (const effect of helper.claims ?? []) claimCalls.push({ call, helper: name, file, effect });
+    for (const effect of helper.claims ?? []) claimCalls.push({ call, helper: name, file, effect, row: rowArgument(sourceCode, call, effect.rowParam) });
     for (const key of [...(helper.claims ?? []).map((c) => c.key), ...(helper.rowReleases ?? []).map((r) => r.key), ...(helper.frees ?? [])]) {
       uses.push({ call, file, key, takes: (helper.claims ?? []).some((c) => c.key === key), frees: !(helper.claims ?? []).some((c) => c.key === key) });
     }
@@ -411,13 +438,27 @@ interface Called<E> {
   readonly helper: string;
   readonly file: string;
   readonly effect: E;
+  /** The row the call takes, when the helper picks it by an argument known here (`acquireLock("nightly")`). */
+  readonly row?: string;
 }
 
-/** The calls of one helper share its flaw, fixed in the helper: one instance, at the first call, naming the others. */
+/** The value of the argument a claim helper picks its row by, when it is static (`"resetDailyTasks"`). */
+function rowArgument(sourceCode: SourceCode, call: TSESTree.CallExpression, index: number | undefined): string | undefined {
+  const arg = index === undefined ? undefined : call.arguments[index];
+  if (!arg || arg.type === "SpreadElement") return undefined;
+  const v = evaluate(sourceCode, arg);
+  return v && !v.symbolic ? String(v.value) : undefined;
+}
+
+/**
+ * The calls of one helper share its flaw, fixed in the helper: one instance, at the first call, naming the others;
+ * calls that take different rows by a static argument (`acquireLock("daily")`, `acquireLock("weekly")`) take
+ * different locks, one instance each.
+ */
 function grouped<E extends { readonly line: number }>(calls: readonly Called<E>[]): (Called<E> & { readonly alsoAt: readonly number[] })[] {
   const out: (Called<E> & { alsoAt: readonly number[] })[] = [];
   for (const c of calls) {
-    const i = out.findIndex((x) => x.file === c.file && x.helper === c.helper && x.effect.line === c.effect.line);
+    const i = out.findIndex((x) => x.file === c.file && x.helper === c.helper && x.effect.line === c.effect.line && x.row === c.row);
     if (i < 0) out.push({ ...c, alsoAt: [] });
     else out[i] = { ...out[i]!, alsoAt: [...out[i]!.alsoAt, c.call.loc.start.line] };
   }
