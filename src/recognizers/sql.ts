@@ -25,13 +25,13 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { AdvisoryLockOp, Assignment, Condition, Node, StateAccess, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { classOf, isFunction } from "../core/reading/units.js";
-import { receiverText, walk } from "../core/reading/ast.js";
+import { isFunction } from "../core/reading/units.js";
+import { receiverText } from "../core/reading/ast.js";
 import {
   HOLE_SENTINEL, blankUnsupported, locksRowsForWrite, maskSql, parseSql, questionMarks, startsWithStatement, topLevelWhere, translateSql,
   type ParamRef, type ParamValue, type ParsedSql, type SqlAssignment, type SqlStatement,
 } from "../core/languages/sql.js";
-import { evaluate, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
+import { evaluate, fieldInit, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
 import { normalizeName } from "../core/model/settings.js";
 import { catchesDuplicate, failureEndsAttempt, SQL_DUPLICATE } from "../core/reading/failures.js";
 import { hasLockWord } from "../core/model/settings.js";
@@ -279,49 +279,18 @@ const isPrepare = (n: Node | null | undefined): n is TSESTree.CallExpression => 
 };
 
 /**
- * Per class: the fields given exactly one value, a prepared statement, in the whole class (`this.x = db.prepare(…)`),
- * kept in the file's scratch memory.
+ * The prepare call a runner's receiver holds: a `const` (or a `let` never given another value) initialised with
+ * `db.prepare(…)`, or a class field so initialised (`fieldInit`: its property, or `this.x = …` in the constructor).
  */
-function fieldStatements(ctx: RecognizerContext, body: TSESTree.ClassBody): ReadonlyMap<string, TSESTree.CallExpression> {
-  let perClass = ctx.scratch.get("sql:preparedFields") as Map<TSESTree.ClassBody, ReadonlyMap<string, TSESTree.CallExpression>> | undefined;
-  if (!perClass) ctx.scratch.set("sql:preparedFields", (perClass = new Map()));
-  const known = perClass.get(body);
-  if (known) return known;
-  const given = new Map<string, Node[]>();
-  const give = (field: string | undefined, value: Node) => {
-    if (field !== undefined) given.set(field, [...(given.get(field) ?? []), value]);
-  };
-  walk(body, (n) => {
-    if (n.type === "AssignmentExpression" && n.left.type === "MemberExpression" && n.left.object.type === "ThisExpression") give(keyName(n.left.property, n.left.computed), n.right);
-    if (n.type === "PropertyDefinition" && n.key && n.value) give(keyName(n.key, n.computed), n.value);
-  });
-  const out = new Map<string, TSESTree.CallExpression>();
-  for (const [field, values] of given) if (values.length === 1 && isPrepare(values[0])) out.set(field, unwrap(values[0]!) as TSESTree.CallExpression);
-  perClass.set(body, out);
-  return out;
-}
-
-/** The prepare call a runner's receiver holds (`stmt`, `this.stmt`), when one statement, and only it, was put there. */
 function preparedFor(ctx: RecognizerContext, receiver: Node): TSESTree.CallExpression | undefined {
   // `.get(`, `.all(` and `.run(` are everywhere (`map.get(k)`, `Promise.all(…)`): look only in files that prepare.
   let prepares = ctx.scratch.get("sql:prepares") as boolean | undefined;
   if (prepares === undefined) ctx.scratch.set("sql:prepares", (prepares = ctx.sourceCode.text.includes(".prepare(")));
   if (!prepares) return undefined;
   const r = unwrap(receiver);
-  if (r.type === "Identifier") {
-    const variable = findVariable(ctx.sourceCode, r);
-    const def = variable?.defs[0];
-    if (def?.type !== "Variable" || def.node.id.type !== "Identifier" || !isPrepare(def.node.init)) return undefined;
-    // Given another value somewhere (`stmt = db.prepare(other)`): which statement runs is not known.
-    if (variable!.references.some((ref) => ref.isWrite() && !ref.init)) return undefined;
-    return unwrap(def.node.init!) as TSESTree.CallExpression;
-  }
-  if (r.type === "MemberExpression" && r.object.type === "ThisExpression") {
-    const field = keyName(r.property, r.computed);
-    const body = classOf(r);
-    return field === undefined || !body ? undefined : fieldStatements(ctx, body).get(field);
-  }
-  return undefined;
+  const init = r.type === "Identifier" ? getConstInit(ctx.sourceCode, r)
+    : r.type === "MemberExpression" && unwrap(r.object).type === "ThisExpression" ? fieldInit(r) : undefined;
+  return isPrepare(init) ? unwrap(init) as TSESTree.CallExpression : undefined;
 }
 
 /** A runner's arguments as the statement's parameters: one object of named ones, or positional ones. */

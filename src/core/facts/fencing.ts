@@ -536,7 +536,11 @@ export function describeObjectWrite(sourceCode: SourceCode, write: ObjectWrite):
 
 // ---- holders made from the key ----
 
-/** Calls whose result is new on every call, or tells one process from another: a holder made with one is its own. */
+/**
+ * Calls that may make a value of its own each time (a token, an id, the clock, the host): a holder made with one may
+ * be the caller's, so it is not taken as made of the key. Wider than `GENERATOR` (calls that surely make a new value,
+ * for object locations) on purpose: here a guess would be a finding.
+ */
 const UNIQUE_CALL = /uuid|random|nanoid|cuid|ulid|token|crypto|hostname|pid|now|time|date|counter|seq/i;
 
 /**

@@ -66,9 +66,10 @@ export function unitOf(node: Node): TSESTree.FunctionLike | null {
  * The transaction callback `node` runs in when the transaction is SERIALIZABLE: Prisma's `$transaction(fn, {
  * isolationLevel: Prisma.TransactionIsolationLevel.Serializable })`, knex's `transaction(fn, { isolationLevel:
  * "serializable" })`, Sequelize's `transaction({ isolationLevel: …SERIALIZABLE }, fn)`, TypeORM's
- * `transaction("SERIALIZABLE", fn)`, and every SQLite transaction of better-sqlite3 (`sqliteTransaction`). Under it a read and a later write of the same rows are one step: a concurrent
- * change of what was read fails one of the two transactions. REPEATABLE READ is not enough on every database
- * (MySQL lets the later write through), so it is not read as one.
+ * `transaction("SERIALIZABLE", fn)`, and every SQLite transaction of better-sqlite3 (`sqliteTransaction`). Under it
+ * a read and a later write of the same rows are one step: a concurrent change of what was read fails one of the two
+ * transactions. REPEATABLE READ is not enough on every database (MySQL lets the later write through), so it is not
+ * read as one.
  */
 export function serializableTransaction(node: Node): TSESTree.FunctionLike | undefined {
   for (let p = node.parent; p; p = p.parent) {
