@@ -70,6 +70,8 @@ export default createRule({
         "Q3 (is the release race-safe?): this {{operation}} releases the {{lock}} (taken at line {{acquireLine}}) by {{filter}} alone, without checking that this holder still owns it. The lock {{expires}} (line {{expiryLine}}), so a holder that outlived it frees the row another worker holds now. Release only this holder's row: add its owner or token column, or the lease value it stamped, to the filter.",
       rowReleaseVia:
         "Q3 (is the release race-safe?): this call releases the {{lock}} through `{{helper}}` ({{where}}), which {{how}} it by {{filter}} alone, without checking that this holder still owns it. The lock changes hands once it looks stale (taken at line {{acquireLine}} there), so a holder that outlived it frees the row another worker holds now. Pass this holder's owner or token to the helper, and release only the row that still carries it.",
+      tableRelease:
+        "Q3 (is the release race-safe?): this delete frees an entry of the in-process lock table `{{table}}` (taken at line {{acquireLine}}) by its key alone, without checking that the entry is still this holder's. {{expiry}} (line {{expiryLine}}), so a holder that outlives its entry deletes the one of the caller that took over, and a third caller gets in while both still work. Delete only the entry this holder set: `if ({{table}}.get(key) === entry) {{table}}.delete(key)`.",
       useScript: "Delete with a compare-and-delete script on {{token}}.",
       useDelex: "Delete with DELEX … IFEQ {{token}} (Redis 8.4+, Valkey 9: DELIFEQ).",
     },
@@ -139,6 +141,25 @@ export default createRule({
             releaseLine: String(release.loc.start.line),
           },
         });
+      }
+      // In-process lock tables whose entries are freed by age: the release by key alone frees a newer holder's.
+      const EXPIRY = { takeover: "Entries older than a limit are taken over", expires: "An expired entry counts as free", timer: "A timer deletes each entry", sweep: "Expired entries are deleted" } as const;
+      for (const table of facts.lockTables) {
+        if (!table.expiry) continue;
+        for (const release of table.releases) {
+          if (release.ownerChecked || seen.has(release.op.node)) continue;
+          seen.add(release.op.node);
+          context.report({
+            node: release.op.node,
+            messageId: "tableRelease",
+            data: {
+              table: table.table,
+              acquireLine: String(table.acquire.node.loc.start.line),
+              expiry: EXPIRY[table.expiry.kind],
+              expiryLine: String(table.expiry.node.loc.start.line),
+            },
+          });
+        }
       }
       // The row form: the claim's release sits in the `finally` of a `try` that is left early when the row is found
       // held. Reported at the release, the write that frees someone else's row.

@@ -1,6 +1,7 @@
 /** Every recognizer the inventory runs. Adding a store means adding its file here; no rule changes. */
 import type { Recognizer } from "./recognizer.js";
 import { drizzleRecognizer } from "./drizzle.js";
+import { lockTableRecognizer } from "./lock-table.js";
 import { knexRecognizer } from "./knex/knex.js";
 import { kyselyRecognizer } from "./kysely.js";
 import { mongoRecognizer } from "./mongo.js";
@@ -20,7 +21,8 @@ import { typeormRecognizer } from "./typeorm/typeorm.js";
  * Raw SQL comes first (a `query("UPDATE …")` is SQL whatever the receiver); Payload's `payload.update({ collection,
  * where, data })` and Strapi's `strapi.db.query(uid).update({ where, data })` before Prisma, whose calls look alike; Prisma before the two-argument
  * `update(criteria, values)` clients. In-process mutexes before the Redis lock libraries, which share their
- * class and method names (`new Mutex()` against redis-semaphore's `new Mutex(redis, key)`).
+ * class and method names (`new Mutex()` against redis-semaphore's `new Mutex(redis, key)`). A `Map` the module keeps (an in-process lock
+ * table) before Redis, whose `get`/`set` it shares.
  * Object storage before the ORMs: GCS `file.save(data)` is no document save.
  */
 export const recognizers: readonly Recognizer[] = [
@@ -38,6 +40,7 @@ export const recognizers: readonly Recognizer[] = [
   knexRecognizer,
   kyselyRecognizer,
   drizzleRecognizer,
+  lockTableRecognizer,
   redisRecognizer,
   mutexRecognizer,
   redisLocksRecognizer,

@@ -13,6 +13,11 @@ export interface Recognizer {
   readonly store: string;
   /** Method names a call must end in to be worth a look: the inventory's cheap pre-filter. */
   readonly methods: ReadonlySet<string>;
+  /**
+   * Method names it also reads, but only in a module some call already makes a candidate (`has`, `delete` of a lock
+   * table): no evidence on their own, so they do not make a module's text a candidate (`mayHoldLocks`).
+   */
+  readonly companions?: ReadonlySet<string>;
   /** Plain function names a call may have instead (`writeFile(path, data)` after a named import). */
   readonly functions?: ReadonlySet<string>;
   /** Looks at the file's calls once before `recognize`; returns method names it learnt (defined commands). */

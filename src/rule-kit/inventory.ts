@@ -14,6 +14,7 @@ import type { ModuleShape } from "../core/model/model.js";
 import { buildFacts, type UniqueKeyMap } from "../core/facts/pairing.js";
 import { PathRecorder } from "../core/reading/code-paths.js";
 import { buildHeldLocks, ignoredAcquireFailures } from "../core/facts/held-locks.js";
+import { buildLockTables } from "../core/facts/lock-tables.js";
 import { unrecoveredImportedClaims } from "../core/facts/summary.js";
 import { helperInstances } from "../core/summaries/summaries.js";
 import { exportedHelpers, importedInstances, rowLockHelpers, type ImportedHelpers } from "../core/summaries/modules.js";
@@ -54,6 +55,9 @@ function tagName(node: TSESTree.TaggedTemplateExpression): string | undefined {
 /** Recognizers by the method names they handle: the cheap pre-filter every call goes through. */
 const byMethod = new Map<string, Recognizer[]>();
 for (const r of recognizers) for (const m of r.methods) byMethod.set(m, [...(byMethod.get(m) ?? []), r]);
+/** The method names that are evidence on their own: what `mayHoldLocks` looks for. */
+const evidenceMethods = [...byMethod.keys()];
+for (const r of recognizers) for (const m of r.companions ?? []) byMethod.set(m, [...(byMethod.get(m) ?? []), r]);
 
 /** Recognizers by the plain function names they handle (`writeFile(path, data)` imported from `node:fs/promises`). */
 const byFunction = new Map<string, Recognizer[]>();
@@ -81,6 +85,7 @@ const EMPTY_FACTS: LockFacts = {
   importedClaims: [],
   held: [],
   ignoredAcquireFailures: [],
+  lockTables: [],
   writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], untakenReleases: [], rowReleases: [], keyDerivedHolders: [], heldEffects: [], renewals: [],
   recoveriesOf: () => [],
   sweeps: () => [],
@@ -208,6 +213,7 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
           ...built,
           held: buildHeldLocks(sourceCode, viaHelpers.length > 0 ? [...accesses, ...viaHelpers] : accesses, built.kv, shape, state.flags, paths),
           ignoredAcquireFailures: ignoredAcquireFailures(sourceCode, accesses),
+          lockTables: buildLockTables(sourceCode, accesses),
           helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory, rowLockHelpers(built)),
           importedRowReleases: imported.rows,
           importedClaims: unrecoveredImportedClaims(sourceCode, imported.claims, built),
@@ -264,7 +270,7 @@ let candidateText: RegExp | undefined;
 export function mayHoldLocks(text: string): boolean {
   if (!candidateText) {
     const escape = (s: string) => s.replace(/[$]/g, "\\$");
-    const methods = [...new Set([...byMethod.keys(), ...recognizers.flatMap((r) => [...(r.functions ?? [])])])].map(escape).join("|");
+    const methods = [...new Set([...evidenceMethods, ...recognizers.flatMap((r) => [...(r.functions ?? [])])])].map(escape).join("|");
     const tags = [...taggedRecognizers.keys()].map(escape).join("|");
     candidateText = new RegExp(
       // `.update(`, `?.update(`, `.update<T>(`, `["update"](`, `writeFile(`, sql`…`, `running = true`

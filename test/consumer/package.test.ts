@@ -172,8 +172,8 @@ const redis = new Redis();
 export async function lockReport(id${ts ? ": string" : ""}) {
   return redis.set(\`lock:report:\${id}\`, "1", "NX");
 }
-const memo = new Map();
-export function lockLocal(id${ts ? ": string" : ""}) {
+// a Map handed in: only its type tells it from a Redis client (one the module builds is never read as Redis)
+export function lockLocal(memo${ts ? ": Map<string, string>" : ""}, id${ts ? ": string" : ""}) {
   return memo.set(\`lock:local:\${id}\`, "1", "NX");
 }
 `;

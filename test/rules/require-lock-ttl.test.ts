@@ -108,6 +108,14 @@ export async function giveSlot(): Promise<void> {
 
 ruleTester.run("require-lock-ttl", rule, {
   valid: [
+    {
+      // The same call on a parameter of unknown type is read as Redis (the consumer test's type-aware case).
+      name: "lookalike: a Map the module builds is never a Redis client, whatever its set is handed",
+      code: `const memo = new Map();
+export function lockLocal(id) {
+  return memo.set(\`lock:local:\${id}\`, "1", "NX");
+}`,
+    },
     { name: "a semaphore whose counter expires: dead holders' slots come back when it resets", code: renderSlots('\n  await redis.expire("render:slots", 600);') },
     {
       name: "lookalike: a rate limiter counts against a bound but gives nothing back",

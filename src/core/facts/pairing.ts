@@ -1202,7 +1202,7 @@ export function buildFacts(
   recoveredElsewhere: ReadonlySet<number> = new Set(),
   /** The unique keys the project's schemas declare (`settings.locksUniqueKeys`, the audit's). */
   uniqueKeys: UniqueKeyMap = new Map(),
-): Omit<LockFacts, "held" | "helpers" | "importedRowReleases" | "importedClaims" | "ignoredAcquireFailures"> {
+): Omit<LockFacts, "held" | "helpers" | "importedRowReleases" | "importedClaims" | "ignoredAcquireFailures" | "lockTables"> {
   vocabulary = withLeasedValues(withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses), accesses);
   const mod = new Module(sourceCode, accesses, vocabulary, uniqueKeys);
   const direct = mod.writes.flatMap((w) => findClaims(mod, w));

@@ -417,7 +417,22 @@ export interface ObjectWrite {
   readonly node: Node;
 }
 
-export type StateAccess = StateWrite | StateRead | KvOp | LibraryLockOp | AdvisoryLockOp | ObjectWrite;
+/**
+ * A call on a `Map` that outlives the call (a module-level `const locks = new Map()`, a class field, a factory's
+ * closure): an in-process table whose entries can be locks, one per key (src/recognizers/lock-table.ts).
+ */
+export interface TableOp {
+  readonly access: "table";
+  readonly store: "in-process";
+  /** The table as the code names it (`locks`, `this.locks`): calls naming the same text share one table. */
+  readonly table: string;
+  readonly op: "get" | "has" | "set" | "delete";
+  readonly node: TSESTree.CallExpression;
+  readonly keyNode?: Node;
+  readonly valueNode?: Node;
+}
+
+export type StateAccess = StateWrite | StateRead | KvOp | LibraryLockOp | AdvisoryLockOp | ObjectWrite | TableOp;
 
 /** A comparison of a timestamp with a threshold that means "older than" (`updatedAt < threshold`). */
 export interface TimePredicate {
@@ -624,6 +639,27 @@ export interface KvSemaphore {
   readonly expire?: KvOp;
 }
 
+/**
+ * An in-process lock table: an entry set after a test that turns the caller away while the key is present
+ * (`if (locks.has(key)) return; locks.set(key, { at: now })`), and deleted when its holder is done. It dies with its
+ * process, so Q1 does not arise. Q3 does once an entry can be freed by age (an old entry taken over, an expiry the
+ * test reads, a timer that deletes it): a holder that outlives it and then deletes by key alone frees the entry of
+ * whoever took over.
+ */
+export interface LockTable {
+  readonly table: string;
+  readonly acquire: TableOp;
+  /** The test of the key's presence that the acquire is taken after. */
+  readonly test: Node;
+  /**
+   * How an entry is freed by age, when it is: taken over by the next caller, treated as free once expired, deleted by
+   * a timer, or by a sweep of expired entries.
+   */
+  readonly expiry?: { readonly node: Node; readonly kind: "takeover" | "expires" | "timer" | "sweep" };
+  /** The deletes that end a hold, and whether each checks first that the entry is still its holder's. */
+  readonly releases: readonly { readonly op: TableOp; readonly ownerChecked: boolean }[];
+}
+
 /** An in-process or session lock, its releases in the acquiring function, and the paths on which they are missed. */
 export type HeldLockKind = "mutex" | "flag" | "advisory" | "kv" | "library";
 
@@ -729,6 +765,8 @@ export interface LockFacts {
   readonly kv: KvFacts;
   /** Locks whose release must be reached on every path of the acquiring function. */
   readonly held: readonly HeldLock[];
+  /** In-process lock tables (a `Map` of entries per key) and their releases: Q3 once entries expire. */
+  readonly lockTables: readonly LockTable[];
   /** Q3: library acquires whose failure is caught and the guarded work run anyway. */
   readonly ignoredAcquireFailures: readonly IgnoredAcquireFailure[];
   /** Effects made while holding a lock, fenced or not (`require-fencing`). */

@@ -1,0 +1,257 @@
+/**
+ * In-process lock tables (model.ts `LockTable`): a `Map` the module keeps, whose entry for a key is set after a
+ * test that turns the caller away while the key is present, and deleted when the holder is done.
+ *
+ * Behaviour decides what is a lock, as for keys and rows: the acquire is a set dominated by a presence test whose
+ * branch leaves (`if (locks.has(key)) return`), with no `await` in between (one turn of the event loop, so the test
+ * and the set are one step); and the table is deleted from afterwards, by a release the table's or the functions'
+ * names call a lock, or in the acquiring function's `finally`. A cache filled on a miss uses what it finds and is
+ * not turned away; a throttle never deletes after the work. Both stay out.
+ *
+ * The table dies with its process, so only Q3 is asked, and only once an entry can be freed by age: an old entry
+ * deleted or replaced by the next caller (a take-over), a test that treats an expired entry as free, or a timer
+ * that deletes it. Then a holder that outlived its entry and deletes by key alone frees the entry of the caller that
+ * took over. A delete under any equality test (`if (locks.get(key) === mine)`, `v.holder === guid`) is taken as
+ * checking the owner: unknown stays unknown.
+ */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { LockTable, Node, StateAccess, TableOp } from "../model/model.js";
+import { contains, exits, walk } from "../reading/ast.js";
+import { returnedValues } from "../reading/calls.js";
+import { classOf, enclosingFunction, functionName, isFunction } from "../reading/units.js";
+import { findVariable, getConstInit, readsClock, unwrap } from "../reading/values.js";
+
+type SourceCode = Readonly<TSESLint.SourceCode>;
+type Fn = TSESTree.FunctionLike;
+
+/** Names that call a table, or the functions taking and freeing its entries, a lock. */
+const LOCK_NAME = /lock|mutex|in_?flight|busy/i;
+
+/** The clock: a reading, a const holding one, or a call of a module function that returns one (`_now()`). */
+function isClock(sourceCode: SourceCode, node: Node, depth = 0): boolean {
+  const n = unwrap(node);
+  if (readsClock(sourceCode, n)) return true;
+  if (depth > 2) return false;
+  if (n.type === "CallExpression") return returnedValues(sourceCode, n).some((v) => isClock(sourceCode, v, depth + 1));
+  if (n.type === "Identifier") {
+    const init = getConstInit(sourceCode, n);
+    return init !== undefined && init.type !== "TSEnumDeclaration" && isClock(sourceCode, init, depth + 1);
+  }
+  return false;
+}
+
+/** The identifier a table read is kept in (`const existing = locks.get(key)`). */
+function binding(op: TableOp): TSESTree.Identifier | undefined {
+  const p = op.node.parent;
+  return p?.type === "VariableDeclarator" && p.init === op.node && p.id.type === "Identifier" ? p.id : undefined;
+}
+
+/** Whether `test` reads the table: one of `reads` inside it, or the variable one of them is kept in. */
+function readsTable(sourceCode: SourceCode, test: Node, reads: readonly TableOp[]): boolean {
+  for (const r of reads) {
+    if (contains(test, r.node)) return true;
+    const id = binding(r);
+    const variable = id && findVariable(sourceCode, id);
+    if (variable?.references.some((ref) => !ref.isWrite() && contains(test, ref.identifier))) return true;
+  }
+  return false;
+}
+
+/** `test` compares something with the clock (`now - entry.at > TTL`, `held > now`). */
+function comparesClock(sourceCode: SourceCode, test: Node): boolean {
+  let found = false;
+  walk(test, (n) => {
+    if (found || isFunction(n)) return false;
+    if (n.type === "BinaryExpression" && /^[<>]=?$/.test(n.operator)) {
+      const sides: Node[] = [];
+      for (const s of [n.left, n.right]) {
+        const u = unwrap(s as Node);
+        if (u.type === "BinaryExpression" && (u.operator === "-" || u.operator === "+")) sides.push(u.left as Node, u.right);
+        else sides.push(u);
+      }
+      if (sides.some((s) => isClock(sourceCode, s))) found = true;
+    }
+    return true;
+  });
+  return found;
+}
+
+/** An `await` or `yield` between two points of a function, outside nested functions. */
+function waitsBetween(fn: Fn, from: number, to: number): boolean {
+  let found = false;
+  const body = fn.body;
+  if (!body) return false;
+  walk(body, (n) => {
+    if (found || n.range[1] <= from || n.range[0] >= to) return false;
+    if (n !== body && isFunction(n)) return false;
+    if ((n.type === "AwaitExpression" || n.type === "YieldExpression") && n.range[0] >= from) found = true;
+    return true;
+  });
+  return found;
+}
+
+/** The `if` whose test holds `node`, within `fn`. */
+function ifOfTest(node: Node, fn: Fn): TSESTree.IfStatement | undefined {
+  for (let p = node.parent; p && p !== fn; p = p.parent) {
+    if (p.type === "IfStatement") return contains(p.test, node) ? p : undefined;
+    if (isFunction(p)) return undefined;
+  }
+  return undefined;
+}
+
+/**
+ * The branch hands back what it found in the table (`return hit.value`, `return inflight.get(key)`): a cache or a
+ * join of work in flight, which uses the entry rather than turning the caller away.
+ */
+function returnsFound(sourceCode: SourceCode, branch: Node, reads: readonly TableOp[]): boolean {
+  let found = false;
+  walk(branch, (n) => {
+    if (found || isFunction(n)) return false;
+    if (n.type === "ReturnStatement" && n.argument && readsTable(sourceCode, n.argument, reads)) found = true;
+    return true;
+  });
+  return found;
+}
+
+/**
+ * The presence test a set is taken after: an `if` before it, in its function, whose test reads the table and whose
+ * branch leaves (`if (locks.has(key)) return`), or an `if (!locks.has(key))` the set sits in.
+ */
+function presenceTest(sourceCode: SourceCode, set: TableOp, reads: readonly TableOp[]): TSESTree.IfStatement | undefined {
+  const fn = enclosingFunction(set.node);
+  if (!fn) return undefined;
+  const own = reads.filter((r) => enclosingFunction(r.node) === fn && r.node.range[0] < set.node.range[0]);
+  for (const r of own) {
+    const use = binding(r);
+    const uses: Node[] = [r.node];
+    const variable = use && findVariable(sourceCode, use);
+    for (const ref of variable?.references ?? []) if (!ref.isWrite()) uses.push(ref.identifier);
+    for (const u of uses) {
+      const stmt = ifOfTest(u, fn);
+      if (!stmt || contains(stmt.test, set.node)) continue;
+      const leaves = exits(stmt.consequent) && stmt.range[1] <= set.node.range[0] && !returnsFound(sourceCode, stmt.consequent, own);
+      const negated = unwrap(stmt.test).type === "UnaryExpression" && contains(stmt.consequent, set.node);
+      if ((leaves || negated) && !waitsBetween(fn, stmt.range[0], set.node.range[0])) return stmt;
+    }
+  }
+  return undefined;
+}
+
+function hasEquality(test: Node): boolean {
+  let equality = false;
+  walk(test, (n) => {
+    if (n.type === "BinaryExpression" && /^[!=]==?$/.test(n.operator)) equality = true;
+    return !equality && !isFunction(n);
+  });
+  return equality;
+}
+
+/** The tests a node runs under in its function: those of the branches it sits in. */
+function enclosingTests(node: Node): Node[] {
+  const tests: Node[] = [];
+  for (let p = node.parent; p && !isFunction(p); p = p.parent) {
+    const test = p.type === "IfStatement" || p.type === "ConditionalExpression" ? p.test : p.type === "LogicalExpression" ? p.left : undefined;
+    if (test && !contains(test, node)) tests.push(test);
+  }
+  return tests;
+}
+
+/**
+ * Checked as the entry's owner: under an equality test (`if (locks.get(key) === mine)`), or after a guard with one
+ * that leaves (`if (entry.owner !== token) return false`). Any equality counts: unknown stays unknown.
+ */
+function ownerChecked(node: Node): boolean {
+  if (enclosingTests(node).some(hasEquality)) return true;
+  const fn = enclosingFunction(node);
+  if (!fn?.body) return false;
+  let guarded = false;
+  walk(fn.body, (n) => {
+    if (guarded || n.range[0] >= node.range[0] || (n !== fn.body && isFunction(n))) return false;
+    if (n.type === "IfStatement" && n.range[1] <= node.range[0] && exits(n.consequent) && hasEquality(n.test)) guarded = true;
+    return true;
+  });
+  return guarded;
+}
+
+/** In a loop over the table's own entries (`for (const [key, lock] of locks)`): a bulk clear, not a holder's release. */
+function inLoopOver(node: Node, table: string, sourceCode: SourceCode): boolean {
+  for (let p = node.parent; p && !isFunction(p); p = p.parent) {
+    if (p.type === "ForOfStatement" && sourceCode.getText(p.right).startsWith(table)) return true;
+  }
+  return false;
+}
+
+function inFinallyOf(node: Node, fn: Fn): boolean {
+  for (let p = node.parent; p && p !== fn; p = p.parent) {
+    if (p.type === "TryStatement" && p.finalizer && contains(p.finalizer, node)) return true;
+  }
+  return false;
+}
+
+function nameOf(fn: Fn | undefined): string {
+  return (fn && functionName(fn)) ?? "";
+}
+
+export function buildLockTables(sourceCode: SourceCode, accesses: readonly StateAccess[]): LockTable[] {
+  const ops = accesses.filter((a): a is TableOp => a.access === "table");
+  if (!ops.some((o) => o.op === "set")) return [];
+  // One table per receiver text, and per class for fields.
+  const groups = new Map<string, TableOp[]>();
+  for (const o of ops) {
+    const id = `${o.table}@${o.table.startsWith("this.") ? classOf(o.node)?.range[0] ?? -1 : -1}`;
+    groups.set(id, [...(groups.get(id) ?? []), o]);
+  }
+  const out: LockTable[] = [];
+  for (const group of groups.values()) {
+    const reads = group.filter((o) => o.op === "has" || o.op === "get");
+    const deletes = group.filter((o) => o.op === "delete");
+    if (deletes.length === 0) continue;
+    for (const acquire of group.filter((o) => o.op === "set")) {
+      const test = presenceTest(sourceCode, acquire, reads);
+      if (!test) continue;
+      const fn = enclosingFunction(acquire.node)!;
+      const body = fn.body;
+      if (!body) continue;
+      // How an entry is freed by age.
+      let expiry: LockTable["expiry"];
+      const freedBy = new Set<Node>();
+      const own = reads.filter((r) => enclosingFunction(r.node) === fn && r.node.range[0] < acquire.node.range[0]);
+      walk(body, (n) => {
+        if (n !== body && isFunction(n)) return false;
+        if (n.range[0] >= acquire.node.range[0]) return false;
+        if (n.type === "IfStatement" && readsTable(sourceCode, n.test, own) && comparesClock(sourceCode, n.test)) {
+          const frees = group.filter((o) => o !== acquire && (o.op === "delete" || o.op === "set") && contains(n.consequent, o.node));
+          if (frees.length > 0) {
+            expiry ??= { node: n.test, kind: "takeover" };
+            for (const f of frees) freedBy.add(f.node);
+          } else if (n === test) expiry ??= { node: n.test, kind: "expires" };
+        }
+        return true;
+      });
+      // `setTimeout(() => locks.delete(key), ttl)` made with the entry.
+      walk(body, (n) => {
+        if (n.type !== "CallExpression" || unwrap(n.callee).type !== "Identifier" || (unwrap(n.callee) as TSESTree.Identifier).name !== "setTimeout") return true;
+        const timed = deletes.filter((d) => contains(n.arguments[0], d.node));
+        if (timed.length > 0) {
+          expiry ??= { node: n, kind: "timer" };
+          for (const d of timed) freedBy.add(d.node);
+        }
+        return true;
+      });
+      // A delete under a test of the clock (`if (lock.expiresAt <= now)`) frees expired entries: a sweep.
+      for (const d of deletes) {
+        if (freedBy.has(d.node) || !enclosingTests(d.node).some((t) => comparesClock(sourceCode, t))) continue;
+        expiry ??= { node: d.node, kind: "sweep" };
+        freedBy.add(d.node);
+      }
+      const releases = deletes.filter((d) => !freedBy.has(d.node) && !inLoopOver(d.node, d.table, sourceCode))
+        .map((op) => ({ op, ownerChecked: ownerChecked(op.node) }));
+      if (releases.length === 0) continue;
+      const named = LOCK_NAME.test(acquire.table) || LOCK_NAME.test(nameOf(fn)) ||
+        releases.some((r) => LOCK_NAME.test(nameOf(enclosingFunction(r.op.node))) || inFinallyOf(r.op.node, fn));
+      if (!named) continue;
+      out.push({ table: acquire.table, acquire, test, ...(expiry ? { expiry } : {}), releases });
+    }
+  }
+  return out;
+}
