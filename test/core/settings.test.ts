@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_VOCABULARY, getVocabulary, namesALock } from "../../src/core/model/settings.js";
+import { DEFAULT_VOCABULARY, getVocabulary, namesALock, saysEnded } from "../../src/core/model/settings.js";
 
 describe("getVocabulary: defaults", () => {
   const v = getVocabulary({});
@@ -31,6 +31,15 @@ describe("getVocabulary: defaults", () => {
   it("does not take waiting states or resting states as in progress", () => {
     for (const value of ["PENDING", "pending", "WAITING", "AWAITING", "PENDING_RETRY", "pendingRetry", "UPCOMING", "QUEUED", "DONE", "FAILED", "COMPLETED", "IDLE"]) {
       expect(v.isInProgressValue(value), value).toBe(false);
+    }
+  });
+
+  it("reads terminal values as ended, and no waiting, resting or in-progress value as one", () => {
+    for (const value of ["COMPLETED", "failed", "DISMISSED", "discarded", "DECLINED", "revoked", "SUPERSEDED", "obsolete", "TERMINATED", "stopped", "REMOVED", "deleted"]) {
+      expect(saysEnded(value), value).toBe(true);
+    }
+    for (const value of ["PENDING", "QUEUED", "ACTIVE", "RUNNING", "SUSPENDED", "DEFERRED", "OPEN"]) {
+      expect(saysEnded(value), value).toBe(false);
     }
   });
 

@@ -49,6 +49,21 @@ const REFUND_CLAIM = `export async function refund(paymentId: string) {
 
 ruleTester.run("require-stale-recovery", rule, {
   valid: [
+    {
+      // Each branch moves the row off QUEUED once and returns: no holder keeps it in PARKED across work.
+      name: "lookalike: a value written on a path that returns before the later write by id is no hold",
+      code: `import { Pool } from "pg";
+const pool = new Pool();
+export async function triage(id: string, attempts: number) {
+  if (attempts >= 5) {
+    await pool.query("UPDATE tickets SET status = 'PARKED', parked_at = now() WHERE id = $1 AND status = 'QUEUED'", [id]);
+    return;
+  }
+  const owner = await findOwner(id);
+  await pool.query("UPDATE tickets SET status = 'ASSIGNED', owner = $2 WHERE id = $1 AND status = 'QUEUED'", [id, owner]);
+}
+declare function findOwner(id: string): Promise<string>;`,
+    },
     // the lookup judges the row's expiry and removes an expired one before creating: a dead holder's row is taken over
     { code: STAGE_ROW(true), settings: stageKeys },
     {

@@ -29,7 +29,7 @@ import { isExported } from "../reading/exports.js";
 import { HOLE_SENTINEL as HOLE_MODEL } from "../languages/sql.js";
 import { hasLockWord, namesALock, normalizeName, saysEnded, withClockedFields, withHeldValues } from "../model/settings.js";
 import { classOf, enclosingFunction, functionName, isFunction, serializableTransaction, unitOf } from "../reading/units.js";
-import { contains, walk } from "../reading/ast.js";
+import { contains, runsAfter, walk } from "../reading/ast.js";
 import { findVariable, isClockReading, keyName, resultBinding, staticChoices, thenParameterOf, unwrap } from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -791,7 +791,7 @@ function withValuesHeldAcrossWork(base: ResolvedVocabulary, accesses: readonly S
       const fn = enclosingFunction(w1.node);
       const model = normalizeModel(w1.model);
       const movedOff = writes.some((w2) => w2 !== w1 && enclosingFunction(w2.node) === fn && w2.node.range[0] > w1.node.range[1] &&
-        normalizeModel(w2.model) === model && byIdentity(w2) && !beforeAnyWait(w1.node, w2.node) &&
+        normalizeModel(w2.model) === model && byIdentity(w2) && !beforeAnyWait(w1.node, w2.node) && runsAfter(w1.node, w2.node) &&
         w2.assignments.some((b) => sameField(b.field, a.field) && b.value.kind === "static" && !sameValue(b.value.value, { value: v })));
       if (!movedOff) continue;
       // Anyone else acting on rows in V (a worker taking them, an admin approving one by id) makes V a state of the

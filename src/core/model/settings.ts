@@ -246,7 +246,7 @@ export function withClockedFields(base: ResolvedVocabulary, accesses: readonly {
 }
 
 /** Values that say the work is over, in English at least: never held, whoever the row still names. */
-const ENDED = /done|complete|success|succeed|finish|cancel|fail|error|closed|archiv|resolv|paid|sent|deliver|expire|abort|reject|skip/i;
+const ENDED = /done|complete|success|succeed|finish|cancel|fail|error|closed|archiv|resolv|paid|sent|deliver|expire|abort|reject|skip|dismiss|discard|declin|revok|supersed|obsolete|terminated|stopped|removed|deleted/i;
 
 /** The value says the work it stands for is over (`COMPLETED`, `failed`, `sent`): no holder keeps a row in it. */
 export function saysEnded(value: string): boolean {

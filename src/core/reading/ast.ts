@@ -36,6 +36,55 @@ export function exits(node: Node): boolean {
   return false;
 }
 
+const LOOP = /^(For|ForIn|ForOf|While|DoWhile)Statement$/;
+const FUNCTION = /^(FunctionDeclaration|FunctionExpression|ArrowFunctionExpression)$/;
+
+/**
+ * `statement` always leaves before anything after it that lies in `scope` runs: a `return` or `throw`, a `continue`
+ * or `break` of a loop (or `switch`) around `scope` too (the next iteration is another item), a block ending in one,
+ * an `if` whose branches both do.
+ */
+function leavesBefore(statement: Node, scope: Node): boolean {
+  switch (statement.type) {
+    case "ReturnStatement":
+    case "ThrowStatement":
+      return true;
+    case "ContinueStatement":
+    case "BreakStatement":
+      for (let p: Node | undefined = statement.parent; p && !FUNCTION.test(p.type); p = p.parent) {
+        if (LOOP.test(p.type) || (statement.type === "BreakStatement" && p.type === "SwitchStatement")) return contains(p, scope);
+      }
+      return false;
+    case "BlockStatement":
+      return statement.body.length > 0 && leavesBefore(statement.body[statement.body.length - 1]!, scope);
+    case "IfStatement":
+      return statement.alternate !== null && leavesBefore(statement.consequent, scope) && leavesBefore(statement.alternate, scope);
+    default:
+      return false;
+  }
+}
+
+/**
+ * Whether `later` can run after `first` in one run of their function (one iteration of a loop around both): not
+ * when a statement after `first` always leaves first, nor when they sit in the two branches of one `if`.
+ * Structural, from the syntax alone; callbacks count as their own functions.
+ */
+export function runsAfter(first: Node, later: Node): boolean {
+  if (later.range[0] < first.range[1]) return false;
+  let child: Node = first;
+  for (let p = first.parent; p && !FUNCTION.test(child.type); child = p, p = p.parent) {
+    const list = p.type === "BlockStatement" || p.type === "Program" ? p.body : p.type === "SwitchCase" ? p.consequent : undefined;
+    const shared = contains(p, later);
+    if (p.type === "IfStatement" && shared && contains(p.consequent, first) && p.alternate && contains(p.alternate, later)) return false;
+    for (const s of list ?? []) {
+      if (s.range[0] < child.range[1] || (shared && (s.range[0] >= later.range[0] || contains(s, later)))) continue;
+      if (leavesBefore(s, later)) return false;
+    }
+    if (shared) return true;
+  }
+  return true;
+}
+
 /** Each child node, `parent` excluded. */
 function children(node: Node): Node[] {
   const out: Node[] = [];
