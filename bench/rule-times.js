@@ -6,10 +6,10 @@
 // CPU times of this process, which do not grow while other processes hold the CPU.
 //
 // The plugin builds its facts once per file, in the `Program:exit` of the first `locks/*` rule, and hands them to
-// every rule's callback there; ESLint's TIMING and `stats` therefore show the whole plugin under that one rule. The
-// "split" setup measures each part on its own: a marker rule before the inventory and a marker callback after each
-// rule (marker callbacks run in the order rules were created) read the clock, so the differences are the building
-// of the facts and each rule's own work.
+// each rule's callback in that rule's own `Program:exit`; ESLint's TIMING and `stats` show the building under the
+// first rule. The "split" setup measures each part on its own: a marker rule before the inventory and a marker
+// callback after each rule (Program:exit listeners run in the order rules were created) read the clock, so the
+// differences are the building of the facts and each rule's own work.
 //
 // Some work is cached beyond one lint: raw SQL is parsed once per distinct text for the process, and ESLint caches
 // scope lookups per node of a parsed file. So each chunk is first linted once, untimed for the setups, by

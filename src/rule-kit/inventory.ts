@@ -2,9 +2,12 @@
  * The per-module inventory, built once per file and shared by every rule of the plugin.
  *
  * The first `locks/*` rule that ESLint creates for a file installs the only listeners the plugin needs (calls and
- * functions, collected during ESLint's own traversal); every later rule just registers a callback. At `Program:exit`
- * the collected calls go through the recognizers, the writes are paired into lock facts, and each rule's callback
- * receives the same facts. No second AST walk, no work for files without candidate calls.
+ * functions, collected during ESLint's own traversal); every rule, that one included, listens to `Program:exit` on
+ * its own. The first `Program:exit` to run (the first rule's, as ESLint calls them in the order the rules were
+ * created) puts the collected calls through the recognizers and pairs the writes into lock facts, once; each rule's
+ * callback then receives the same facts in its own listener, so ESLint's `TIMING` and `--stats` show the facts
+ * under the first rule and each rule's own work under its own name. No second AST walk, no work for files without
+ * candidate calls.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { AdvisoryLockOp, LockFacts, StateAccess } from "../core/model/model.js";
@@ -36,7 +39,10 @@ interface FileState {
   /** `x = true` / `this.x = false`: in-process guards are made of these. */
   readonly flags: TSESTree.AssignmentExpression[];
   readonly paths: PathRecorder;
-  readonly callbacks: Callback[];
+  /** The rule context facts are built with (the first rule's: settings and parser services are the file's). */
+  readonly context: Context;
+  /** Built at the first `Program:exit`, then shared. */
+  facts?: LockFacts;
 }
 
 const states = new WeakMap<SourceCode, FileState>();
@@ -141,19 +147,23 @@ export function collectAccesses(
 /**
  * Gives a rule the module's lock facts. `extension` adds a rule's vocabulary options to what the shared model
  * recognises (a timestamp the rule was told about must count as one when the facts are built). Returns the listeners the rule must return from `create` (the collecting
- * listeners for the first rule of a file, none for the others); `callback` runs once, at the end of the traversal.
+ * listeners for the first rule of a file, and a `Program:exit` for every rule); `callback` runs once, in that rule's
+ * own `Program:exit`.
  */
 export function onLockFacts(context: Context, callback: Callback, extension?: Partial<Vocabulary>): TSESLint.RuleListener {
   const sourceCode = context.sourceCode;
   const existing = states.get(sourceCode);
   if (existing && !existing.done) {
-    existing.callbacks.push(callback);
     if (extension) existing.extensions.push(extension);
-    return {};
+    return {
+      "Program:exit"() {
+        callback(factsOf(existing));
+      },
+    };
   }
   const state: FileState = {
     done: false, extensions: extension ? [extension] : [], calls: [], tagged: [], functions: [], flags: [],
-    paths: new PathRecorder(), callbacks: [callback],
+    paths: new PathRecorder(), context,
   };
   states.set(sourceCode, state);
   const { paths } = state;
@@ -195,38 +205,50 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
       state.functions.push(node);
     },
     "Program:exit"() {
-      state.done = true;
-      const vocabulary = extendVocabulary(getVocabulary(context.settings), state.extensions);
-      let facts: LockFacts;
-      try {
-        const accesses = collectAccesses(sourceCode, state.calls, state.tagged, receiverTypes(context));
-        const shape: ModuleShape = { calls: state.calls, functions: state.functions };
-        // Calls of helpers (this module's, and in the audit those it imports) are the helpers' ops at the call.
-        const given = importedHelpersOf(context.settings);
-        const imported = importedInstances(sourceCode, state.calls, given);
-        const helpers = helperInstances(sourceCode, accesses, shape, imported.kv);
-        const built = buildFacts(sourceCode, accesses, shape, vocabulary, helpers.instances, recoveredElsewhereOf(context.settings), uniqueKeysOf(context.settings));
-        const advisory = accesses.filter((a): a is AdvisoryLockOp => a.access === "advisory");
-        // An imported helper's advisory lock is the held lock of the code that calls it.
-        const viaHelpers = imported.advisory;
-        facts = {
-          ...built,
-          held: buildHeldLocks(sourceCode, viaHelpers.length > 0 ? [...accesses, ...viaHelpers] : accesses, built.kv, shape, state.flags, paths),
-          ignoredAcquireFailures: ignoredAcquireFailures(sourceCode, accesses),
-          lockTables: buildLockTables(sourceCode, accesses),
-          helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory, rowLockHelpers(built)),
-          importedRowReleases: imported.rows,
-          importedClaims: unrecoveredImportedClaims(sourceCode, imported.claims, built),
-        };
-      } catch (error) {
-        // A recognizer or the model met code it did not expect. One odd file must not stop a whole lint run:
-        // it gets no lock findings. Tests and LOCKS_DEBUG=1 see the error.
-        if (process.env["LOCKS_DEBUG"]) throw error;
-        facts = EMPTY_FACTS;
-      }
-      for (const cb of state.callbacks) cb(facts);
+      callback(factsOf(state));
     },
   };
+}
+
+/**
+ * The module's lock facts, built by the first `Program:exit` that asks (by then ESLint has visited every node, and
+ * every rule has added its vocabulary in `create`), then the same object for every rule of this lint of the file.
+ */
+function factsOf(state: FileState): LockFacts {
+  if (state.facts) return state.facts;
+  state.done = true;
+  const { context, paths } = state;
+  const sourceCode = context.sourceCode;
+  const vocabulary = extendVocabulary(getVocabulary(context.settings), state.extensions);
+  let facts: LockFacts;
+  try {
+    const accesses = collectAccesses(sourceCode, state.calls, state.tagged, receiverTypes(context));
+    const shape: ModuleShape = { calls: state.calls, functions: state.functions };
+    // Calls of helpers (this module's, and in the audit those it imports) are the helpers' ops at the call.
+    const given = importedHelpersOf(context.settings);
+    const imported = importedInstances(sourceCode, state.calls, given);
+    const helpers = helperInstances(sourceCode, accesses, shape, imported.kv);
+    const built = buildFacts(sourceCode, accesses, shape, vocabulary, helpers.instances, recoveredElsewhereOf(context.settings), uniqueKeysOf(context.settings));
+    const advisory = accesses.filter((a): a is AdvisoryLockOp => a.access === "advisory");
+    // An imported helper's advisory lock is the held lock of the code that calls it.
+    const viaHelpers = imported.advisory;
+    facts = {
+      ...built,
+      held: buildHeldLocks(sourceCode, viaHelpers.length > 0 ? [...accesses, ...viaHelpers] : accesses, built.kv, shape, state.flags, paths),
+      ignoredAcquireFailures: ignoredAcquireFailures(sourceCode, accesses),
+      lockTables: buildLockTables(sourceCode, accesses),
+      helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory, rowLockHelpers(built)),
+      importedRowReleases: imported.rows,
+      importedClaims: unrecoveredImportedClaims(sourceCode, imported.claims, built),
+    };
+  } catch (error) {
+    // A recognizer or the model met code it did not expect. One odd file must not stop a whole lint run:
+    // it gets no lock findings. Tests and LOCKS_DEBUG=1 see the error.
+    if (process.env["LOCKS_DEBUG"]) throw error;
+    facts = EMPTY_FACTS;
+  }
+  state.facts = facts;
+  return facts;
 }
 
 /**
