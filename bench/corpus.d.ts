@@ -19,5 +19,7 @@ export interface Corpus {
 
 export const repoRoot: string;
 export const corpusConfigPath: string;
-export function listCorpus(options?: { limit?: number; root?: string }): Corpus;
+export const appCorpusConfigPath: string;
+export function appCorpusDir(pkg: { name: string; version: string }, root?: string): string;
+export function listCorpus(options?: { limit?: number; root?: string; corpus?: "library" | "application" }): Corpus;
 export function displayPath(file: string, root?: string): string;

@@ -6,6 +6,13 @@ import { fileURLToPath } from "node:url";
 
 export const repoRoot = fileURLToPath(new URL("..", import.meta.url));
 export const corpusConfigPath = fileURLToPath(new URL("corpus.json", import.meta.url));
+/** The application corpus (issue 17): server packages fetched on demand by bench/app-corpus.js. */
+export const appCorpusConfigPath = fileURLToPath(new URL("app-corpus.json", import.meta.url));
+
+/** Where bench/app-corpus.js puts one package of the application corpus: its tarball's `package/` folder. */
+export function appCorpusDir(pkg, root = repoRoot) {
+  return join(root, "node_modules", ".cache", "locks-app-corpus", `${pkg.name.replace("/", "+")}@${pkg.version}`, "package");
+}
 
 const DECLARATION = /\.d\.[cm]?ts$/;
 
@@ -29,14 +36,17 @@ function walk(dir, excluded) {
 }
 
 /**
- * Lists the corpus. Throws when a package is missing or installed at another version than the one pinned (the
- * figures would not be comparable): run `npm ci`.
- * @param {{ limit?: number, root?: string }} [options] `limit`: an evenly spread sample of that many files.
+ * Lists a corpus: the library corpus (`bench/corpus.json`, installed by `npm ci`) or the application corpus
+ * (`bench/app-corpus.json`, fetched by `node bench/app-corpus.js`). Throws when a package is missing or at another
+ * version than the one pinned (the figures would not be comparable).
+ * @param {{ limit?: number, root?: string, corpus?: "library" | "application" }} [options] `limit`: an evenly spread
+ *   sample of that many files.
  * @returns {Corpus} `files` is the sample (or every file); `filesByPackage` always lists every file.
  */
 export function listCorpus(options = {}) {
   const root = options.root ?? repoRoot;
-  const config = readJson(corpusConfigPath);
+  const application = options.corpus === "application";
+  const config = readJson(application ? appCorpusConfigPath : corpusConfigPath);
   const manifest = readJson(join(root, "package.json"));
   const problems = [];
   const packages = [];
@@ -46,17 +56,18 @@ export function listCorpus(options = {}) {
   let skippedDeclarations = 0;
   for (const pkg of config.packages) {
     const pinned = manifest.devDependencies?.[pkg.name];
-    if (pinned !== pkg.version) {
+    if (!application && pinned !== pkg.version) {
       problems.push(`${pkg.name}: bench/corpus.json pins ${pkg.version}, package.json devDependencies has ${pinned ?? "nothing"}`);
     }
-    const dir = join(root, "node_modules", ...pkg.name.split("/"));
+    const dir = application ? appCorpusDir(pkg, root) : join(root, "node_modules", ...pkg.name.split("/"));
     const manifestFile = join(dir, "package.json");
+    const fix = application ? "run node bench/app-corpus.js" : "run npm ci";
     if (!existsSync(manifestFile)) {
-      problems.push(`${pkg.name}: not installed (run npm ci)`);
+      problems.push(`${pkg.name}: not ${application ? "fetched" : "installed"} (${fix})`);
       continue;
     }
     const installed = readJson(manifestFile).version;
-    if (installed !== pkg.version) problems.push(`${pkg.name}: ${installed} installed, ${pkg.version} pinned (run npm ci)`);
+    if (installed !== pkg.version) problems.push(`${pkg.name}: ${installed} installed, ${pkg.version} pinned (${fix})`);
     const extensions = pkg.extensions ?? config.extensions;
     const excluded = new Set((pkg.exclude ?? []).map((e) => join(dir, e)));
     const own = [];
@@ -86,7 +97,7 @@ export function listCorpus(options = {}) {
     filesByPackage[pkg.name] = own;
     files.push(...own);
   }
-  if (problems.length > 0) throw new Error(`The benchmark corpus is not as pinned:\n  ${problems.join("\n  ")}`);
+  if (problems.length > 0) throw new Error(`The ${application ? "application" : "benchmark"} corpus is not as pinned:\n  ${problems.join("\n  ")}`);
   const total = files.length;
   const limit = options.limit;
   const chosen = limit !== undefined && limit < total

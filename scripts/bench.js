@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { displayPath, listCorpus, repoRoot } from "../bench/corpus.js";
+import { fetchAppCorpus } from "../bench/app-corpus.js";
 import { DEFAULT_SETUPS, KNOWN_SETUPS, SETUP_DESCRIPTIONS } from "../bench/setups.js";
 
 const HELP = `Usage: npm run bench -- [options]
@@ -16,6 +17,8 @@ const HELP = `Usage: npm run bench -- [options]
   --rounds N      rounds of the per-rule measurement (default 3)
   --no-rules      skip the per-rule measurement
   --no-stats      skip the runs with ESLint's own stats
+  --corpus NAME   library (default: bench/corpus.json, installed by npm ci) or application (bench/app-corpus.json:
+                  server packages, fetched on first use into node_modules/.cache/locks-app-corpus/)
   --eslint 9|10   ESLint major to run (default 10)
   --out FILE      where to write the figures as JSON (default bench/results/latest.json)
   --check         exit 1 when a target is missed (plugin > 5 % of the floor, a rule > 1 %)
@@ -23,7 +26,7 @@ const HELP = `Usage: npm run bench -- [options]
 `;
 
 function parseArgs(argv) {
-  const options = { runs: 5, files: undefined, setups: DEFAULT_SETUPS, rounds: 3, rules: true, stats: true, eslint: "10", out: join(repoRoot, "bench/results/latest.json"), check: false };
+  const options = { runs: 5, files: undefined, setups: DEFAULT_SETUPS, rounds: 3, rules: true, stats: true, eslint: "10", corpus: "library", out: undefined, check: false };
   const number = (name, value) => {
     const n = Number(value);
     if (!Number.isInteger(n) || n < 1) throw new Error(`${name} needs a positive whole number, got ${value}`);
@@ -45,6 +48,7 @@ function parseArgs(argv) {
     else if (arg === "--no-rules") options.rules = false;
     else if (arg === "--no-stats") options.stats = false;
     else if (arg === "--eslint") options.eslint = value();
+    else if (arg === "--corpus") options.corpus = value();
     else if (arg === "--out") options.out = value();
     else if (arg === "--check") options.check = true;
     else throw new Error(`unknown option ${arg} (see --help)`);
@@ -54,6 +58,8 @@ function parseArgs(argv) {
   }
   if (!options.setups.includes("floor")) options.setups = ["floor", ...options.setups];
   if (options.eslint !== "9" && options.eslint !== "10") throw new Error("--eslint takes 9 or 10");
+  if (options.corpus !== "library" && options.corpus !== "application") throw new Error("--corpus takes library or application");
+  options.out ??= join(repoRoot, options.corpus === "application" ? "bench/results/latest-application.json" : "bench/results/latest.json");
   return options;
 }
 
@@ -106,7 +112,8 @@ async function main() {
     process.stdout.write(HELP);
     return 0;
   }
-  const corpus = listCorpus({ limit: options.files });
+  if (options.corpus === "application") fetchAppCorpus({ log });
+  const corpus = listCorpus({ limit: options.files, corpus: options.corpus });
   const files = corpus.files;
   let bytes = 0;
   for (const file of files) bytes += readFileSync(file).length; // also warms the page cache for every run alike
@@ -195,7 +202,7 @@ function buildReport({ options, corpus, files, bytes, machine, summary, perRule,
   const lines = [];
   lines.push(`## eslint-plugin-locks benchmark, ${started.toISOString().slice(0, 10)}`);
   lines.push("");
-  lines.push(`${files.length} files (${(bytes / 2 ** 20).toFixed(1)} MiB) from ${corpus.packages.length} pinned packages; ${options.runs} interleaved run(s) per setup, medians; ESLint ${versionOf(options.eslint === "9" ? "eslint-v9" : "eslint")}, @typescript-eslint/parser ${versionOf("@typescript-eslint/parser")}, Node ${machine.node}, ${machine.cores} × ${machine.cpu}, load average ${machine.loadavgAtStart.join(" ")} at start, ${loadavg().map(round1).join(" ")} at end.`);
+  lines.push(`${files.length} files (${(bytes / 2 ** 20).toFixed(1)} MiB) from ${corpus.packages.length} pinned packages (the ${options.corpus} corpus); ${options.runs} interleaved run(s) per setup, medians; ESLint ${versionOf(options.eslint === "9" ? "eslint-v9" : "eslint")}, @typescript-eslint/parser ${versionOf("@typescript-eslint/parser")}, Node ${machine.node}, ${machine.cores} × ${machine.cpu}, load average ${machine.loadavgAtStart.join(" ")} at start, ${loadavg().map(round1).join(" ")} at end.`);
   lines.push("");
   lines.push(table(
     ["setup", "wall", "vs floor", "cpu", "vs floor", "lint only", "files/s", "gc", "peak RSS"],

@@ -1,5 +1,6 @@
 // Zero crashes on real code: lints every file of the benchmark corpus (bench/corpus.json: the sources of pinned
-// packages that `npm ci` installs) with configs.strict, and fails on any exception a rule throws, naming the file
+// packages that `npm ci` installs) and of the application corpus (bench/app-corpus.json: server packages, fetched on
+// first use as their npm tarballs by bench/app-corpus.js, which needs the registry like `npm ci`) with configs.strict, and fails on any exception a rule throws, naming the file
 // and the stack. LOCKS_DEBUG=1 turns off the inventory's safety net, so a recognizer or the model that meets code it
 // did not expect fails here instead of silently giving that file no findings. ESLint 10 lints every file; ESLint 9,
 // whose rule API differs in small ways, lints an evenly spread sample.
@@ -9,11 +10,14 @@ import { Linter as Linter10 } from "eslint";
 import { Linter as Linter9 } from "eslint-v9";
 import { describe, expect, it } from "vitest";
 import { displayPath, listCorpus, repoRoot } from "../../bench/corpus.js";
+import { fetchAppCorpus } from "../../bench/app-corpus.js";
 import plugin from "../../src/index.js";
 
 process.env["LOCKS_DEBUG"] = "1";
 
 const corpus = listCorpus();
+fetchAppCorpus();
+const applications = listCorpus({ corpus: "application" });
 /** ESLint 9 sample size: enough to reach every package, a tenth of the time. */
 const ESLINT9_SAMPLE = 300;
 
@@ -76,6 +80,20 @@ describe("configs.strict on the benchmark corpus, ESLint 9", () => {
     const linter = new Linter9({ configType: "flat", cwd: repoRoot }) as unknown as Linter10;
     expectClean(lintAll(linter, listCorpus({ limit: ESLINT9_SAMPLE }).files));
   }, 300_000);
+});
+
+describe("configs.strict on the application corpus, ESLint 10", () => {
+  const linter = new Linter10({ configType: "flat", cwd: repoRoot });
+  it.each(applications.packages.map((p) => [`${p.name}@${p.version} (${p.files} files)`, p.name] as const))(
+    "%s: no rule throws",
+    (_label, name) => expectClean(lintAll(linter, applications.filesByPackage[name] ?? [])),
+    300_000,
+  );
+});
+
+it("the application corpus is what bench/app-corpus.json pins: thousands of files of server code from every package", () => {
+  expect(applications.total).toBeGreaterThan(3000);
+  for (const p of applications.packages) expect(p.files, p.name).toBeGreaterThan(0);
 });
 
 it("the corpus is what bench/corpus.json pins: several thousand files from every package", () => {
