@@ -176,7 +176,9 @@ function ownerChecked(node: Node): boolean {
 /** In a loop over the table's own entries (`for (const [key, lock] of locks)`): a bulk clear, not a holder's release. */
 function inLoopOver(node: Node, table: string, sourceCode: SourceCode): boolean {
   for (let p = node.parent; p && !isFunction(p); p = p.parent) {
-    if (p.type === "ForOfStatement" && sourceCode.getText(p.right).startsWith(table)) return true;
+    if (p.type !== "ForOfStatement") continue;
+    const over = sourceCode.getText(p.right);
+    if (over === table || over.startsWith(`${table}.`)) return true;
   }
   return false;
 }
