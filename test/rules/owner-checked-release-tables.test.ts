@@ -175,6 +175,22 @@ export function forget(userId) {
   ],
   invalid: [
     {
+      name: "a table with a neutral name, taken and freed by functions named acquire… and release…",
+      code: `const slots = new Map();
+export function acquireSlot(userId) {
+  const now = Date.now();
+  const held = slots.get(userId);
+  if (held !== undefined && held > now) return false;
+  slots.set(userId, now + 30_000);
+  return true;
+}
+export function releaseSlot(userId) {
+  slots.delete(userId);
+}`,
+      languageOptions: javascript,
+      errors: [tableRelease(10, 3, "slots", 6, "An expired entry counts as free", 5)],
+    },
+    {
       name: "an old entry is taken over by the next request, and the finish handler deletes by key",
       code: WEBHOOK_GATE,
       languageOptions: javascript,

@@ -5,7 +5,7 @@
  * Behaviour decides what is a lock, as for keys and rows: the acquire is a set dominated by a presence test whose
  * branch leaves (`if (locks.has(key)) return`), with no `await` in between (one turn of the event loop, so the test
  * and the set are one step); and the table is deleted from afterwards, by a release the table's or the functions'
- * names call a lock, or in the acquiring function's `finally`. A cache filled on a miss uses what it finds and is
+ * names call a lock (or the functions are named `acquire…`/`release…`), or in the acquiring function's `finally`. A cache filled on a miss uses what it finds and is
  * not turned away; a throttle never deletes after the work. Both stay out.
  *
  * The table dies with its process, so only Q3 is asked, and only once an entry can be freed by age: an old entry
@@ -26,6 +26,8 @@ type Fn = TSESTree.FunctionLike;
 
 /** Names that call a table, or the functions taking and freeing its entries, a lock. */
 const LOCK_NAME = /lock|mutex|in_?flight|busy/i;
+/** Verbs that name a function taking or ending a hold (`acquireSlot`, `releaseChat`). */
+const HOLD_VERB = /^(acquire|release)/i;
 
 /** The clock: a reading, a const holding one, or a call of a module function that returns one (`_now()`). */
 function isClock(sourceCode: SourceCode, node: Node, depth = 0): boolean {
@@ -249,8 +251,9 @@ export function buildLockTables(sourceCode: SourceCode, accesses: readonly State
       const releases = deletes.filter((d) => !freedBy.has(d.node) && !inLoopOver(d.node, d.table, sourceCode))
         .map((op) => ({ op, ownerChecked: ownerChecked(op.node) }));
       if (releases.length === 0) continue;
-      const named = LOCK_NAME.test(acquire.table) || LOCK_NAME.test(nameOf(fn)) ||
-        releases.some((r) => LOCK_NAME.test(nameOf(enclosingFunction(r.op.node))) || inFinallyOf(r.op.node, fn));
+      const heldName = (name: string) => LOCK_NAME.test(name) || HOLD_VERB.test(name);
+      const named = LOCK_NAME.test(acquire.table) || heldName(nameOf(fn)) ||
+        releases.some((r) => heldName(nameOf(enclosingFunction(r.op.node))) || inFinallyOf(r.op.node, fn));
       if (!named) continue;
       out.push({ table: acquire.table, acquire, test, ...(expiry ? { expiry } : {}), releases });
     }
