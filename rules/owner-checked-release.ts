@@ -42,7 +42,7 @@ export default createRule({
     type: "problem",
     hasSuggestions: true,
     docs: {
-      description: "Require a lock (a key-value lock or a lock row) to be released only by its owner, in one atomic compare-and-delete",
+      description: "Require a lock (a key-value lock, a lock row or an in-process lock table) to be released only by its owner, in one atomic compare-and-delete",
       recommended: true,
       question: "Q3",
     },
