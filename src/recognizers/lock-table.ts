@@ -18,25 +18,11 @@ function isNewMap(init: Node | undefined): boolean {
   return n?.type === "NewExpression" && n.callee.type === "Identifier" && n.callee.name === "Map";
 }
 
-/** `this.#locks`: the class's private field initialiser. */
-function privateFieldInit(member: TSESTree.MemberExpression): Node | undefined {
-  if (member.property.type !== "PrivateIdentifier") return undefined;
-  const name = member.property.name;
-  for (let p: Node | undefined = member.parent; p; p = p.parent) {
-    if (p.type !== "ClassBody") continue;
-    for (const el of p.body) {
-      if (el.type === "PropertyDefinition" && el.key.type === "PrivateIdentifier" && el.key.name === name && el.value) return el.value;
-    }
-    return undefined;
-  }
-  return undefined;
-}
-
 /** Whether the receiver is a `Map` kept beyond the call: a field, or a `const` declared outside the calling function. */
 function isLastingMap(ctx: RecognizerContext, call: TSESTree.CallExpression, receiver: Node): boolean {
   const r = unwrap(receiver);
   if (r.type === "MemberExpression" && unwrap(r.object).type === "ThisExpression") {
-    return isNewMap(r.property.type === "PrivateIdentifier" ? privateFieldInit(r) : fieldInit(r));
+    return isNewMap(fieldInit(r));
   }
   if (r.type !== "Identifier") return false;
   const variable = findVariable(ctx.sourceCode, r);

@@ -236,7 +236,7 @@ function factsOf(state: FileState): LockFacts {
       ...built,
       held: buildHeldLocks(sourceCode, viaHelpers.length > 0 ? [...accesses, ...viaHelpers] : accesses, built.kv, shape, state.flags, paths),
       ignoredAcquireFailures: ignoredAcquireFailures(sourceCode, accesses),
-      lockTables: buildLockTables(sourceCode, accesses),
+      lockTables: buildLockTables(sourceCode, accesses, vocabulary),
       helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory, rowLockHelpers(built)),
       importedRowReleases: imported.rows,
       importedClaims: unrecoveredImportedClaims(sourceCode, imported.claims, built),

@@ -197,6 +197,11 @@ export function releaseSlot(userId) {
       errors: [tableRelease(5, 3, "busy", 17, "Entries older than a limit are taken over", 12)],
     },
     {
+      name: "the same table in a private field (`this.#held`), read through the class's field initialiser",
+      code: EXPIRING_LOCKS.replaceAll("this.held", "this.#held").replace("private held = new Map<string, number>();", "#held = new Map<string, number>();"),
+      errors: [tableRelease(13, 5, "this.#held", 8, "An expired entry counts as free", 7)],
+    },
+    {
       name: "an expired entry counts as free, and unlock deletes by key",
       code: EXPIRING_LOCKS,
       errors: [tableRelease(13, 5, "this.held", 8, "An expired entry counts as free", 7)],

@@ -16,7 +16,9 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { LockTable, Node, StateAccess, TableOp } from "../model/model.js";
+import type { ResolvedVocabulary } from "../model/settings.js";
 import { contains, exits, walk } from "../reading/ast.js";
+import { guardsOf } from "../reading/guards.js";
 import { returnedValues } from "../reading/calls.js";
 import { classOf, enclosingFunction, functionName, isFunction } from "../reading/units.js";
 import { findVariable, getConstInit, readsClock, unwrap } from "../reading/values.js";
@@ -148,7 +150,10 @@ function hasEquality(test: Node): boolean {
   return equality;
 }
 
-/** The tests a node runs under in its function: those of the branches it sits in. */
+/**
+ * The tests of the branches a node sits in, in its own function. Not `guardsOf`'s earlier early exits: an acquire's
+ * expiry test (`if (held > now) return false`) is no condition of the release that follows it.
+ */
 function enclosingTests(node: Node): Node[] {
   const tests: Node[] = [];
   for (let p = node.parent; p && !isFunction(p); p = p.parent) {
@@ -156,23 +161,6 @@ function enclosingTests(node: Node): Node[] {
     if (test && !contains(test, node)) tests.push(test);
   }
   return tests;
-}
-
-/**
- * Checked as the entry's owner: under an equality test (`if (locks.get(key) === mine)`), or after a guard with one
- * that leaves (`if (entry.owner !== token) return false`). Any equality counts: unknown stays unknown.
- */
-function ownerChecked(node: Node): boolean {
-  if (enclosingTests(node).some(hasEquality)) return true;
-  const fn = enclosingFunction(node);
-  if (!fn?.body) return false;
-  let guarded = false;
-  walk(fn.body, (n) => {
-    if (guarded || n.range[0] >= node.range[0] || (n !== fn.body && isFunction(n))) return false;
-    if (n.type === "IfStatement" && n.range[1] <= node.range[0] && exits(n.consequent) && hasEquality(n.test)) guarded = true;
-    return true;
-  });
-  return guarded;
 }
 
 /** In a loop over the table's own entries (`for (const [key, lock] of locks)`): a bulk clear, not a holder's release. */
@@ -196,7 +184,7 @@ function nameOf(fn: Fn | undefined): string {
   return (fn && functionName(fn)) ?? "";
 }
 
-export function buildLockTables(sourceCode: SourceCode, accesses: readonly StateAccess[]): LockTable[] {
+export function buildLockTables(sourceCode: SourceCode, accesses: readonly StateAccess[], vocabulary: ResolvedVocabulary): LockTable[] {
   const ops = accesses.filter((a): a is TableOp => a.access === "table");
   if (!ops.some((o) => o.op === "set")) return [];
   // One table per receiver text, and per class for fields.
@@ -248,8 +236,10 @@ export function buildLockTables(sourceCode: SourceCode, accesses: readonly State
         expiry ??= { node: d.node, kind: "sweep" };
         freedBy.add(d.node);
       }
+      // Checked as the entry's owner: under an equality test (`if (locks.get(key) === mine)`), or after a guard with
+      // one that leaves (`if (entry.owner !== token) return false`). Any equality counts: unknown stays unknown.
       const releases = deletes.filter((d) => !freedBy.has(d.node) && !inLoopOver(d.node, d.table, sourceCode))
-        .map((op) => ({ op, ownerChecked: ownerChecked(op.node) }));
+        .map((op) => ({ op, ownerChecked: guardsOf(sourceCode, op.node, vocabulary).some((g) => hasEquality(g.test)) }));
       if (releases.length === 0) continue;
       const heldName = (name: string) => LOCK_NAME.test(name) || HOLD_VERB.test(name);
       const named = LOCK_NAME.test(acquire.table) || heldName(nameOf(fn)) ||

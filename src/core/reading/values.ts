@@ -442,9 +442,14 @@ export function evaluateNumber(sourceCode: SourceCode, node: Node, depth = 0): n
   }
 }
 
-/** What a `this.field` was initialised with: the class property, or `this.field = …` in the constructor. */
+/** A member's name, `#name` for a private one: what a class property of that name is keyed by. */
+function memberKey(key: Node, computed: boolean): string | undefined {
+  return key.type === "PrivateIdentifier" ? `#${key.name}` : keyName(key, computed);
+}
+
+/** What a `this.field` (or `this.#field`) was initialised with: the class property, or `this.field = …` in the constructor. */
 export function fieldInit(member: TSESTree.MemberExpression): Node | undefined {
-  const name = keyName(member.property, member.computed);
+  const name = memberKey(member.property, member.computed);
   let body: TSESTree.ClassBody | undefined;
   for (let p: Node | undefined = member.parent; p; p = p.parent) {
     if (p.type === "ClassBody") {
@@ -454,12 +459,12 @@ export function fieldInit(member: TSESTree.MemberExpression): Node | undefined {
   }
   if (!body || name === undefined) return undefined;
   for (const el of body.body) {
-    if (el.type === "PropertyDefinition" && keyName(el.key, el.computed) === name && el.value) return el.value;
+    if (el.type === "PropertyDefinition" && memberKey(el.key, el.computed) === name && el.value) return el.value;
     if (el.type === "MethodDefinition" && el.kind === "constructor") {
       for (const s of el.value.body?.body ?? []) {
         if (s.type !== "ExpressionStatement" || s.expression.type !== "AssignmentExpression") continue;
         const left = s.expression.left;
-        if (left.type === "MemberExpression" && left.object.type === "ThisExpression" && keyName(left.property, left.computed) === name) {
+        if (left.type === "MemberExpression" && left.object.type === "ThisExpression" && memberKey(left.property, left.computed) === name) {
           return s.expression.right;
         }
       }
