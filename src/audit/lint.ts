@@ -114,6 +114,8 @@ export async function lintModules(
         { files: ["**/*.cjs"], languageOptions: { parser, sourceType: "commonjs", ...(options.programs ? { parserOptions: programs } : {}) } },
         plugin.configs[options.config] as Linter.Config,
         { plugins: { "locks-audit": { rules: { collect } } }, rules: { "locks-audit/collect": "error" } },
+        // Every module it parses is read whole: a sweeper or a helper module can answer another module's lock.
+        { settings: { locksAllModules: true } },
         ...(own.settings ? [{ settings: own.settings }] : []),
         ...(options.settings ? [{ settings: options.settings }] : []),
         ...(helpers ? [{ settings: { locksImportedHelpers: helpers } }] : []),

@@ -1,6 +1,7 @@
 /** The contract every store recognizer meets: a call in, a normalised state write or read out (or nothing). */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { StateAccess } from "../core/model/model.js";
+import type { TextEvidence } from "../core/model/evidence.js";
 
 export interface RecognizerContext {
   readonly sourceCode: Readonly<TSESLint.SourceCode>;
@@ -20,6 +21,12 @@ export interface Recognizer {
   readonly companions?: ReadonlySet<string>;
   /** Plain function names a call may have instead (`writeFile(path, data)` after a named import). */
   readonly functions?: ReadonlySet<string>;
+  /**
+   * What a module's text must contain for this store's accesses to make a lock beyond what the shared vocabulary
+   * names (lock words, state and flag fields, deletes: core/model/evidence.ts): `NX` for Redis, `Map` and `delete`
+   * for a lock table. The inventory skips a module with none of either (issue 17).
+   */
+  readonly evidence?: TextEvidence;
   /** Looks at the file's calls once before `recognize`; returns method names it learnt (defined commands). */
   prepare?(calls: readonly TSESTree.CallExpression[], ctx: RecognizerContext): readonly string[];
   recognize(call: TSESTree.CallExpression, ctx: RecognizerContext): StateAccess | undefined;

@@ -22,6 +22,7 @@ import { unrecoveredImportedClaims } from "../core/facts/summary.js";
 import { helperInstances } from "../core/summaries/summaries.js";
 import { exportedHelpers, importedInstances, rowLockHelpers, type ImportedHelpers } from "../core/summaries/modules.js";
 import { extendVocabulary, getVocabulary, type Vocabulary } from "../core/model/settings.js";
+import { lockEvidence } from "../core/model/evidence.js";
 import { receiverTypes, type ReceiverTypes } from "../core/reading/types.js";
 import { unwrap } from "../core/reading/values.js";
 
@@ -38,6 +39,7 @@ interface FileState {
   readonly functions: TSESTree.FunctionLike[];
   /** `x = true` / `this.x = false`: in-process guards are made of these. */
   readonly flags: TSESTree.AssignmentExpression[];
+  /** The code paths of the calls, awaits, returns and throws: recorded only where a held lock can be. */
   readonly paths: PathRecorder;
   /** The rule context facts are built with (the first rule's: settings and parser services are the file's). */
   readonly context: Context;
@@ -144,6 +146,21 @@ export function collectAccesses(
   return accesses;
 }
 
+/** What the recognizers add to the model's text evidence (core/model/evidence.ts). */
+const storeEvidence = recognizers.flatMap((r) => (r.evidence ? [r.evidence] : []));
+/** The modules the first rule found no lock evidence in: no rule listens to them. */
+const lockFree = new WeakMap<SourceCode, true>();
+
+/**
+ * Whether a module is worth listening to, from its text alone (issue 17): the audit, which also needs modules that
+ * only recover or export helpers, says `settings.locksAllModules`, as does the test that proves the check changes
+ * no finding. Rule options add time fields only, which make no lock, so the settings' vocabulary decides.
+ */
+function worthListening(context: Context): boolean {
+  if (context.settings["locksAllModules"] === true) return true;
+  return lockEvidence(getVocabulary(context.settings), storeEvidence).facts(context.sourceCode.text);
+}
+
 /**
  * Gives a rule the module's lock facts. `extension` adds a rule's vocabulary options to what the shared model
  * recognises (a timestamp the rule was told about must count as one when the facts are built). Returns the listeners the rule must return from `create` (the collecting
@@ -152,6 +169,8 @@ export function collectAccesses(
  */
 export function onLockFacts(context: Context, callback: Callback, extension?: Partial<Vocabulary>): TSESLint.RuleListener {
   const sourceCode = context.sourceCode;
+  // A module with no lock evidence gives every rule empty facts: no listener at all, not even `Program:exit`.
+  if (lockFree.has(sourceCode)) return {};
   const existing = states.get(sourceCode);
   if (existing && !existing.done) {
     if (extension) existing.extensions.push(extension);
@@ -161,19 +180,35 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
       },
     };
   }
+  if (!worthListening(context)) {
+    lockFree.set(sourceCode, true);
+    return {};
+  }
+  const recording = context.settings["locksAllModules"] === true || lockEvidence(getVocabulary(context.settings), storeEvidence).paths(sourceCode.text);
   const state: FileState = {
     done: false, extensions: extension ? [extension] : [], calls: [], tagged: [], functions: [], flags: [],
     paths: new PathRecorder(), context,
   };
   states.set(sourceCode, state);
   const { paths } = state;
-  return {
+  // Without its listeners the recorder sees no code path and records nothing: awaits, returns and throws are
+  // listened to only for it.
+  const recordOnly = recording ? {
     ...paths.listeners,
-    CallExpression(node) {
-      state.calls.push(node);
+    AwaitExpression(node: TSESTree.AwaitExpression) {
       paths.record(node);
     },
-    AwaitExpression(node) {
+    ReturnStatement(node: TSESTree.ReturnStatement) {
+      paths.record(node);
+    },
+    ThrowStatement(node: TSESTree.ThrowStatement) {
+      paths.record(node);
+    },
+  } : {};
+  return {
+    ...recordOnly,
+    CallExpression(node) {
+      state.calls.push(node);
       paths.record(node);
     },
     AssignmentExpression(node) {
@@ -181,12 +216,6 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
         state.flags.push(node);
         paths.record(node);
       }
-    },
-    ReturnStatement(node) {
-      paths.record(node);
-    },
-    ThrowStatement(node) {
-      paths.record(node);
     },
     TaggedTemplateExpression(node) {
       if (taggedRecognizers.has(tagName(node) ?? "")) {

@@ -16,6 +16,8 @@ const allowed: Record<string, string> = {
   "src/rule-kit/inventory.ts byMethod": "built once at load from the static recognizer list, never written after",
   "src/rule-kit/inventory.ts byFunction": "built once at load from the static recognizer list, never written after",
   "src/core/model/settings.ts cache": "a WeakMap keyed by the settings object ESLint hands every rule",
+  "src/core/model/evidence.ts cache": "a WeakMap keyed by the vocabulary resolved from the settings object ESLint hands every rule",
+  "src/rule-kit/inventory.ts lockFree": "per-file state, a WeakMap keyed by the file's SourceCode",
   "src/core/languages/sql.ts cache": "memo of parseSql: a pure function of the SQL text and dialect order",
   "src/core/languages/lua.ts cache": "memo of the Lua script classifier: a pure function of the script text",
   "src/core/languages/lua.ts luaparse": "the lazily required parser module",

@@ -223,13 +223,13 @@ export function extendVocabulary(base: ResolvedVocabulary, extensions: readonly 
   return resolveVocabulary(raw);
 }
 
-const LOCK_WORDS = new Set([
+export const LOCK_WORDS: ReadonlySet<string> = new Set([
   "lock", "locks", "locked", "locking", "unlock", "mutex", "mutexes", "semaphore", "semaphores", "leader", "leaders",
   "leadership", "lease", "leases", "singleton", "exclusive",
 ]);
 
 /** Function names that take or give back a lock when they wrap an NX key (`acquire(key)`, `release(key)`). */
-const LOCK_VERBS = new Set(["acquire", "release", "unlock", "relinquish"]);
+export const LOCK_VERBS: ReadonlySet<string> = new Set(["acquire", "release", "unlock", "relinquish"]);
 
 /**
  * The module's vocabulary with the fields it writes the clock into (`ts: new Date()`) read as timestamps, whatever

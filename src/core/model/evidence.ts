@@ -1,0 +1,96 @@
+/**
+ * What a module's text must contain for its lock facts to hold anything a rule reads (issue 17). The inventory asks
+ * it once per file, before it installs a listener: a module whose text has none of it gets no listener, no code
+ * path recorded and no facts built, and so no finding, which is what building its facts would have given.
+ *
+ * Every lock the model knows is named by something in the text, and this module lists what, concept by concept
+ * (the recognizers add their own stores' marks, `Recognizer.evidence`):
+ * - lock words and lock verbs (settings.ts `LOCK_WORDS`, `LOCK_VERBS`): lock rows, leases, keyed rows, held values,
+ *   advisory locks, lock libraries, helpers named like locks;
+ * - a state or flag field of the vocabulary (settings or rule options included), written or read as a field:
+ *   claims of in-progress values and flags, their stale scans and recoveries, values held across work;
+ * - a delete: an insert checked by a read is a claim when the module also deletes that row (`findCheckedInsert`),
+ *   and a lock table's entries are released by one (lock-tables.ts);
+ * - `= true` and `= false`: in-process flags that guard work (held-locks.ts `flagLocks`).
+ *
+ * Words are matched as substrings, without case, so every spelling the model accepts (`acquireLock`, `LOCK_KEY`,
+ * `job_lease`) is found, at the price of a few lookalikes (`block`). A field name must not run on into a longer
+ * word, a call or a member (`status:`, `status =`, `"status"`, `j.status IN`, not `res.status(404)`, `statusCode`
+ * or `state.user`): the model reads a field only where it is one. The equivalence test
+ * (test/robustness/corpus.test.ts) lints the benchmark corpora with and without this check and requires the same
+ * findings file by file, and facts with no lock in every module it rules out.
+ */
+import { DEFAULT_VOCABULARY, LOCK_VERBS, LOCK_WORDS, normalizeName, type ResolvedVocabulary } from "./settings.js";
+
+/** The words of `words` that contain no other of them: `lock` stands for `locked`, `unlock` and `locks`. */
+function roots(words: Iterable<string>): string[] {
+  const all = [...new Set([...words].map((w) => w.toLowerCase()))];
+  return all.filter((w) => !all.some((o) => o !== w && w.includes(o)));
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+const DEFAULT_NAMES = new Set([...DEFAULT_VOCABULARY.stateFields, ...DEFAULT_VOCABULARY.flagFields]);
+
+/**
+ * A vocabulary name in the spellings `normalizeName` folds together: `inProgress`, `in_progress`, `IN-PROGRESS`. A
+ * default name may be split only where its words meet (the pattern stays fast); a name from the settings anywhere,
+ * since how the project spells it is not known (`lifecycle` matches `life_cycle`).
+ */
+function spellings(name: string): string {
+  if (!DEFAULT_NAMES.has(name)) return [...normalizeName(name)].map(escape).join("[-_\\s]*");
+  return name.split(/(?<=[a-z0-9])(?=[A-Z])|[-_\s]+/).map((w) => escape(w.toLowerCase())).join("[-_\\s]*");
+}
+
+/** Ends a field name: not the start of a longer word, a call or a member. */
+const FIELD_END = "(?![\\w$(.])";
+
+/** Deletes of every store the recognizers read: `delete(`, `deleteMany(`, `findOneAndDelete(`, `destroy(`, `del()`, `DELETE FROM`. */
+const DELETES = /(?:delete\w*|destroy|remove\w*|\bdel)\s*[(<]|delete\s+from/i;
+/** In-process flags: a boolean set and cleared again. */
+const SET_TRUE = /=\s*true\b/;
+const SET_FALSE = /=\s*false\b/;
+
+export interface TextEvidence {
+  /** Any of these in the text is enough. */
+  readonly any: readonly RegExp[];
+  /** Or all of the patterns of one of these sets. */
+  readonly all?: readonly (readonly RegExp[])[];
+}
+
+export interface LockEvidence {
+  /** The text may give the model a lock of any kind. */
+  facts(text: string): boolean;
+  /**
+   * The text may give it a lock held across code paths (held-locks.ts: a key-value lock, an advisory lock, a lock
+   * library's, an in-process flag), the only facts made from the code paths: where it cannot, none are recorded.
+   */
+  paths(text: string): boolean;
+}
+
+const cache = new WeakMap<object, LockEvidence>();
+
+function anyOf(sources: readonly string[]): RegExp {
+  return new RegExp(sources.map((s) => `(?:${s})`).join("|"), "i");
+}
+
+/**
+ * The checks for one vocabulary and the recognizers' evidence. Built once per vocabulary (ESLint hands every file
+ * of a configuration the same settings object).
+ */
+export function lockEvidence(vocabulary: ResolvedVocabulary, stores: readonly TextEvidence[]): LockEvidence {
+  const hit = cache.get(vocabulary.raw);
+  if (hit) return hit;
+  const named = [...roots([...LOCK_WORDS, ...LOCK_VERBS]).map(escape), ...stores.flatMap((s) => s.any.map((r) => r.source))];
+  const fields = [...vocabulary.raw.stateFields, ...vocabulary.raw.flagFields].map(spellings);
+  const anyFact = anyOf([...named, `(?:${fields.join("|")})${FIELD_END}`, DELETES.source]);
+  const anyHeld = anyOf(named);
+  const all: (readonly RegExp[])[] = [[SET_TRUE, SET_FALSE], ...stores.flatMap((s) => s.all ?? [])];
+  const allOf = (text: string) => all.some((set) => set.every((r) => r.test(text)));
+  const evidence: LockEvidence = {
+    facts: (text) => anyFact.test(text) || allOf(text),
+    paths: (text) => anyHeld.test(text) || allOf(text),
+  };
+  cache.set(vocabulary.raw, evidence);
+  return evidence;
+}
