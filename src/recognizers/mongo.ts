@@ -180,6 +180,9 @@ function assignsField(ctx: RecognizerContext, name: string): boolean {
   return found;
 }
 
+/** The text of a `collection(…)` or `model(…)` call: `.collection("jobs")`, `["model"]<Job>(name)`. */
+const COLLECTION_CALL = /(?:collection|model)["'`\]]?\s*[(<]/;
+
 /**
  * The fields the module sets, exactly once, to a collection or model (`this.jobs = db.collection("jobs")`,
  * `self.db = await apos.db.collection("aposLocks")`), by the field's text (`self.db`). A field set twice, or to
@@ -189,7 +192,8 @@ function fieldCollections(ctx: RecognizerContext): ReadonlyMap<string, Receiver>
   const cached = ctx.scratch.get("mongo:fields") as Map<string, Receiver> | undefined;
   if (cached) return cached;
   const seen = new Map<string, Receiver | null>();
-  walk(ctx.sourceCode.ast, (n) => {
+  // Only a `collection(…)` or `model(…)` call is recorded: a module that makes none is not walked for them.
+  if (COLLECTION_CALL.test(ctx.sourceCode.text)) walk(ctx.sourceCode.ast, (n) => {
     if (n.type !== "AssignmentExpression" || n.operator !== "=" || n.left.type !== "MemberExpression") return;
     const field = keyName(n.left.property, n.left.computed);
     if (!field) return;

@@ -22,7 +22,7 @@ import { unrecoveredImportedClaims } from "../core/facts/summary.js";
 import { helperInstances } from "../core/summaries/summaries.js";
 import { exportedHelpers, importedInstances, rowLockHelpers, type ImportedHelpers } from "../core/summaries/modules.js";
 import { extendVocabulary, getVocabulary, type Vocabulary } from "../core/model/settings.js";
-import { lockEvidence } from "../core/model/evidence.js";
+import { lockEvidence, type Evidence } from "../core/model/evidence.js";
 import { receiverTypes, type ReceiverTypes } from "../core/reading/types.js";
 import { unwrap } from "../core/reading/values.js";
 
@@ -152,13 +152,13 @@ const storeEvidence = recognizers.flatMap((r) => (r.evidence ? [r.evidence] : []
 const lockFree = new WeakMap<SourceCode, true>();
 
 /**
- * Whether a module is worth listening to, from its text alone (issue 17): the audit, which also needs modules that
- * only recover or export helpers, says `settings.locksAllModules`, as does the test that proves the check changes
- * no finding. Rule options add time fields only, which make no lock, so the settings' vocabulary decides.
+ * What a module may hold, from its text alone (issue 17): the audit, which also needs modules that only recover or
+ * export helpers, says `settings.locksAllModules`, as does the test that proves the check changes no finding. Rule
+ * options add time fields only, which make no lock, so the settings' vocabulary decides.
  */
-function worthListening(context: Context): boolean {
-  if (context.settings["locksAllModules"] === true) return true;
-  return lockEvidence(getVocabulary(context.settings), storeEvidence).facts(context.sourceCode.text);
+function evidenceOf(context: Context): Evidence {
+  if (context.settings["locksAllModules"] === true) return "held";
+  return lockEvidence(getVocabulary(context.settings), storeEvidence)(context.sourceCode.text);
 }
 
 /**
@@ -180,11 +180,12 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
       },
     };
   }
-  if (!worthListening(context)) {
+  const evidence = evidenceOf(context);
+  if (evidence === "none") {
     lockFree.set(sourceCode, true);
     return {};
   }
-  const recording = context.settings["locksAllModules"] === true || lockEvidence(getVocabulary(context.settings), storeEvidence).paths(sourceCode.text);
+  const recording = evidence === "held";
   const state: FileState = {
     done: false, extensions: extension ? [extension] : [], calls: [], tagged: [], functions: [], flags: [],
     paths: new PathRecorder(), context,

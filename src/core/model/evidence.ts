@@ -58,39 +58,35 @@ export interface TextEvidence {
   readonly all?: readonly (readonly RegExp[])[];
 }
 
-export interface LockEvidence {
-  /** The text may give the model a lock of any kind. */
-  facts(text: string): boolean;
-  /**
-   * The text may give it a lock held across code paths (held-locks.ts: a key-value lock, an advisory lock, a lock
-   * library's, an in-process flag), the only facts made from the code paths: where it cannot, none are recorded.
-   */
-  paths(text: string): boolean;
-}
+/**
+ * What a module's text says it may hold: nothing (`none`), locks of some kind (`locks`), or locks held across code
+ * paths too (`held`: held-locks.ts reads the code paths of key-value locks, advisory locks, lock libraries and
+ * in-process flags, the only facts made from them; where none can be, none are recorded).
+ */
+export type Evidence = "none" | "locks" | "held";
 
-const cache = new WeakMap<object, LockEvidence>();
+const cache = new WeakMap<object, (text: string) => Evidence>();
 
 function anyOf(sources: readonly string[]): RegExp {
   return new RegExp(sources.map((s) => `(?:${s})`).join("|"), "i");
 }
 
 /**
- * The checks for one vocabulary and the recognizers' evidence. Built once per vocabulary (ESLint hands every file
- * of a configuration the same settings object).
+ * The check for one vocabulary and the recognizers' evidence, built once per vocabulary (ESLint hands every file of
+ * a configuration the same settings object). A module is read at most twice: most modules with a lock name it
+ * early, and the field and delete patterns are tried only on the others.
  */
-export function lockEvidence(vocabulary: ResolvedVocabulary, stores: readonly TextEvidence[]): LockEvidence {
+export function lockEvidence(vocabulary: ResolvedVocabulary, stores: readonly TextEvidence[]): (text: string) => Evidence {
   const hit = cache.get(vocabulary.raw);
   if (hit) return hit;
-  const named = [...roots([...LOCK_WORDS, ...LOCK_VERBS]).map(escape), ...stores.flatMap((s) => s.any.map((r) => r.source))];
+  const named = anyOf([...roots([...LOCK_WORDS, ...LOCK_VERBS]).map(escape), ...stores.flatMap((s) => s.any.map((r) => r.source))]);
   const fields = [...vocabulary.raw.stateFields, ...vocabulary.raw.flagFields].map(spellings);
-  const anyFact = anyOf([...named, `(?:${fields.join("|")})${FIELD_END}`, DELETES.source]);
-  const anyHeld = anyOf(named);
+  const fieldsOrDeletes = anyOf([`(?:${fields.join("|")})${FIELD_END}`, DELETES.source]);
   const all: (readonly RegExp[])[] = [[SET_TRUE, SET_FALSE], ...stores.flatMap((s) => s.all ?? [])];
-  const allOf = (text: string) => all.some((set) => set.every((r) => r.test(text)));
-  const evidence: LockEvidence = {
-    facts: (text) => anyFact.test(text) || allOf(text),
-    paths: (text) => anyHeld.test(text) || allOf(text),
+  const check = (text: string): Evidence => {
+    if (named.test(text) || all.some((set) => set.every((r) => r.test(text)))) return "held";
+    return fieldsOrDeletes.test(text) ? "locks" : "none";
   };
-  cache.set(vocabulary.raw, evidence);
-  return evidence;
+  cache.set(vocabulary.raw, check);
+  return check;
 }
