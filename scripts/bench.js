@@ -21,7 +21,8 @@ const HELP = `Usage: npm run bench -- [options]
                   server packages, fetched on first use into node_modules/.cache/locks-app-corpus/)
   --eslint 9|10   ESLint major to run (default 10)
   --out FILE      where to write the figures as JSON (default bench/results/latest.json)
-  --check         exit 1 when a target is missed (plugin > 5 % of the floor, a rule > 1 %)
+  --check         exit 1 when a target is missed (in one process: the plugin > 2 % of the floor, a rule > 0.5 %;
+                  whole runs: the plugin > 5 % of the floor's wall time)
   --help          this text
 `;
 
@@ -213,7 +214,11 @@ function buildReport({ options, corpus, files, bytes, machine, summary, perRule,
     ]),
   ));
 
-  const targets = { plugin: undefined, rules: [], missed: [] };
+  // Issue 17: in one process, the whole plugin at most 2 % of the floor and no rule above 0.5 %; the whole-run wall
+  // target (5 %) is the earlier one, kept as a check on what a user's run sees.
+  const IN_PROCESS_TARGET = 2;
+  const RULE_TARGET = 0.5;
+  const targets = { plugin: undefined, inProcess: undefined, rules: [], missed: [] };
   if (summary.strict) {
     const added = pct(summary.strict.wallMs - floor.wallMs, floor.wallMs);
     targets.plugin = { addedToFloorPct: added, target: 5, met: added <= 5 };
@@ -239,11 +244,14 @@ function buildReport({ options, corpus, files, bytes, machine, summary, perRule,
     ].map((r) => ({ ...r, pctOfFloor: pct(r.cpuMs, floorCpu) }));
     perRuleJson = { files: perRule.files, rounds: perRule.rounds, floorCpuMs: floorCpu, cpuMs: perRule.cpuMs, splitMs: perRule.splitMs, firstSightCpuMs: perRule.firstSightCpuMs, rows, fatal: perRule.fatal.map((f) => ({ ...f, file: displayPath(f.file) })) };
     for (const row of rows.filter((r) => r.rule)) {
-      targets.rules.push({ rule: row.rule, pctOfFloor: row.pctOfFloor, met: row.pctOfFloor <= 1 });
-      if (row.pctOfFloor > 1) targets.missed.push(`${row.rule} takes ${row.pctOfFloor.toFixed(2)} % of the floor (target 1 %)`);
+      targets.rules.push({ rule: row.rule, pctOfFloor: row.pctOfFloor, target: RULE_TARGET, met: row.pctOfFloor <= RULE_TARGET });
+      if (row.pctOfFloor > RULE_TARGET) targets.missed.push(`${row.rule} takes ${row.pctOfFloor.toFixed(2)} % of the floor (target ${RULE_TARGET} %)`);
     }
     const shared = pct(over("inventory") + perRule.firstSightCpuMs, floorCpu);
     targets.sharedCore = { pctOfFloor: shared };
+    const inAll = rows[rows.length - 1].pctOfFloor;
+    targets.inProcess = { pctOfFloor: inAll, target: IN_PROCESS_TARGET, met: inAll <= IN_PROCESS_TARGET };
+    if (!targets.inProcess.met) targets.missed.push(`configs.strict in all takes ${inAll.toFixed(1)} % of the floor in one process (target ${IN_PROCESS_TARGET} %)`);
     lines.push("");
     lines.push(`Where the time goes (CPU time; each file parsed once, then linted by each setup in turn, ${perRule.rounds} round(s); floor here: ${fmtMs(floorCpu)} to parse and traverse ${perRule.files} files). The plugin builds its facts once per file and every rule reads them, so the shared inventory (${fmtPct(shared)} of the floor with first sight) is listed apart from each rule's own work:`);
     lines.push("");
