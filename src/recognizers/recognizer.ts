@@ -23,8 +23,8 @@ export interface Recognizer {
   readonly functions?: ReadonlySet<string>;
   /**
    * What a module's text must contain for this store's accesses to make a lock beyond what the shared vocabulary
-   * names (lock words, state and flag fields, deletes: core/model/evidence.ts): `NX` for Redis, `Map` and `delete`
-   * for a lock table. The inventory skips a module with none of either (issue 17).
+   * names (lock words, state and flag fields, deletes: core/model/evidence.ts): `NX` for Redis, `Sema` for
+   * async-sema. The inventory skips a module with none of either (issue 17).
    */
   readonly evidence?: TextEvidence;
   /** Looks at the file's calls once before `recognize`; returns method names it learnt (defined commands). */

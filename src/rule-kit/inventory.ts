@@ -170,7 +170,7 @@ function evidenceOf(context: Context): Evidence {
 export function onLockFacts(context: Context, callback: Callback, extension?: Partial<Vocabulary>): TSESLint.RuleListener {
   const sourceCode = context.sourceCode;
   // A module with no lock evidence gives every rule empty facts: no listener at all, not even `Program:exit`.
-  if (lockFree.has(sourceCode)) return {};
+  if (lockFree.has(sourceCode) && context.settings["locksAllModules"] !== true) return {};
   const existing = states.get(sourceCode);
   if (existing && !existing.done) {
     if (extension) existing.extensions.push(extension);

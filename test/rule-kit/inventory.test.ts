@@ -94,6 +94,26 @@ describe("the text pre-check: modules with no lock evidence get no listener (iss
     expect(facts?.claims).toEqual([]);
   });
 
+  it("reads a SourceCode whole when told to, even after a lint with the pre-check ruled it out", () => {
+    const seen: string[][] = [];
+    const probe: Rule.RuleModule = {
+      meta: { type: "problem", schema: [] },
+      create: (context) => {
+        const l = onLockFacts(context as never, () => undefined);
+        seen.push(Object.keys(l));
+        return l as Rule.RuleListener;
+      },
+    };
+    const config = (settings: Record<string, unknown>) => [{
+      files: ["**/*.ts"], languageOptions: { parser: tsParser }, plugins: { p: { rules: { probe } } }, rules: { "p/probe": "error" as const }, settings,
+    }];
+    const linter = new Linter({ configType: "flat" });
+    linter.verify(VIEW, config({}), { filename: "view.ts" });
+    linter.verify(linter.getSourceCode()!, config({ locksAllModules: true }), { filename: "view.ts" });
+    expect(seen[0]).toEqual([]);
+    expect(seen[1]).toContain("CallExpression");
+  });
+
   it("listens to a module that writes a state field, and records no code path where no lock is held across paths", () => {
     const { listeners, facts } = listen(CLAIM);
     expect(listeners[0]).toEqual(expect.arrayContaining(["CallExpression", "Program:exit"]));

@@ -7,8 +7,8 @@
  * (the recognizers add their own stores' marks, `Recognizer.evidence`):
  * - lock words and lock verbs (settings.ts `LOCK_WORDS`, `LOCK_VERBS`): lock rows, leases, keyed rows, held values,
  *   advisory locks, lock libraries, helpers named like locks;
- * - a state or flag field of the vocabulary (settings or rule options included), written or read as a field:
- *   claims of in-progress values and flags, their stale scans and recoveries, values held across work;
+ * - a state or flag field of the vocabulary (`settings.locks` included; rule options add time fields only), used as
+ *   a field: claims of in-progress values and flags, their stale scans and recoveries, values held across work;
  * - a delete: an insert checked by a read is a claim when the module also deletes that row (`findCheckedInsert`),
  *   and a lock table's entries are released by one (lock-tables.ts);
  * - `= true` and `= false`: in-process flags that guard work (held-locks.ts `flagLocks`).
