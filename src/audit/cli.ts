@@ -21,6 +21,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("-o, --output <file>", "write the report to a file instead of stdout")
     .option("--types", "build a TypeScript program so receivers' types sharpen what syntax cannot tell (a repository typed through an alias, a delegate held by a wrapper); costs about a tsc")
     .option("--parse-all", "parse every module, also those with no call any recognizer handles (slower; same results)")
+    .option("--cache", "keep each module's lint between runs: a re-run lints only the modules whose text or inputs changed")
+    .option("--cache-location <path>", "the cache file, or a folder for .locks-audit-cache (default: ./.locks-audit-cache)")
     .addOption(new Option("--config <name>", "the plugin config whose rules report").choices(["recommended", "strict"]).default("recommended"))
     .option("--eslint-config <file>", "the project's ESLint config to read settings.locks and reportUnusedDisableDirectives from (default: looked up as ESLint does)")
     .option("--no-eslint-config", "read no ESLint config of the project: the plugin's default vocabularies, unused disable comments not reported")
@@ -36,7 +38,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const opts = program.opts<{
     project?: string; format: Format; diff?: string; output?: string; config: "recommended" | "strict"; parseAll?: boolean; types?: boolean;
-    eslintConfig?: string | boolean; maxFindings?: number; maxWarnings?: number;
+    eslintConfig?: string | boolean; maxFindings?: number; maxWarnings?: number; cache?: boolean; cacheLocation?: string;
   }>();
   try {
     const { output, exitCode, warnings } = await runAudit({
@@ -45,6 +47,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       config: opts.config,
       ...(opts.parseAll ? { parseAll: true } : {}),
       ...(opts.types ? { types: true } : {}),
+      ...(opts.cache ? { cache: true } : {}),
+      ...(opts.cacheLocation !== undefined ? { cacheLocation: opts.cacheLocation } : {}),
       ...(opts.project !== undefined ? { project: opts.project } : {}),
       ...(opts.diff !== undefined ? { diff: opts.diff } : {}),
       ...(typeof opts.eslintConfig === "string" ? { eslintConfig: opts.eslintConfig } : opts.eslintConfig === false ? { eslintConfig: false } : {}),

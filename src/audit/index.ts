@@ -2,7 +2,7 @@
  * `locks-audit` as a function: discover the project, lint every module with the plugin, pair across modules,
  * optionally keep only what a diff touches, and format. The CLI (cli.ts) is a thin shell around `runAudit`.
  */
-import { resolve } from "node:path";
+import { relative, resolve } from "node:path";
 import { discoverProject, AuditError } from "./discover.js";
 import { lintModules, type ConfigName } from "./lint.js";
 import { pairAcrossModules, type AuditResult } from "./pair.js";
@@ -14,6 +14,10 @@ import { formatSarif } from "./formats/sarif.js";
 import { progressBar } from "./progress.js";
 import { projectLintConfig } from "./project-config.js";
 import { readUniqueKeys } from "./schemas.js";
+import { cacheFile, LintCache } from "./cache.js";
+import { ESLint } from "eslint";
+import { createRequire } from "node:module";
+import plugin from "../index.js";
 
 export { AuditError };
 export type { AuditResult };
@@ -43,6 +47,29 @@ export interface AuditOptions {
   readonly parseAll?: boolean;
   /** Build a TypeScript program so receivers' types sharpen what syntax cannot tell (slower: about a `tsc`). */
   readonly types?: boolean;
+  /** Keep each module's lint between runs (cache.ts); not with `types`. */
+  readonly cache?: boolean;
+  /** The cache file, or a folder for `.locks-audit-cache` (default: that file in `cwd`). */
+  readonly cacheLocation?: string;
+}
+
+/**
+ * What `--cache` did: the file, how many module lints it gave (`hits`) or had to run (`misses`; a module that imports
+ * lock helpers is linted twice, without and with them), and the modules whose lint ran, relative to the project.
+ */
+export interface CacheUse {
+  readonly file: string;
+  readonly hits: number;
+  readonly misses: number;
+  readonly linted: readonly string[];
+}
+
+function parserVersion(): string {
+  try {
+    return (createRequire(import.meta.url)("@typescript-eslint/parser/package.json") as { version: string }).version;
+  } catch {
+    return "";
+  }
 }
 
 export function format(result: AuditResult, name: Format): string {
@@ -71,12 +98,15 @@ export function exitCodeOf(result: AuditResult, options: Pick<AuditOptions, "max
  * Runs the audit. `exitCode`: see `exitCodeOf`. Usage and project errors throw `AuditError` (exit 2). `warnings`
  * are sentences for stderr (the project's ESLint config could not be loaded, say).
  */
-export async function runAudit(options: AuditOptions = {}): Promise<{ result: AuditResult; output: string; exitCode: 0 | 1; warnings: string[] }> {
+export async function runAudit(options: AuditOptions = {}): Promise<{ result: AuditResult; output: string; exitCode: 0 | 1; warnings: string[]; cache?: CacheUse }> {
   const cwd = resolve(options.cwd ?? process.cwd());
   const project = discoverProject({ cwd, ...(options.project !== undefined ? { project: options.project } : {}) });
   // Read `--diff` before linting: a bad ref should fail fast.
   const changed = options.diff !== undefined ? changedLines(project.root, options.diff) : undefined;
   const bar = options.progress === false ? { tick() {}, end() {} } : progressBar(project.modules.length);
+  if (options.cacheLocation !== undefined && !options.cache) throw new AuditError("--cache-location needs --cache");
+  if (options.cache && options.types) throw new AuditError("--cache cannot be used with --types: a module's lint then reads the types of the whole project");
+  const cache = options.cache ? new LintCache(cacheFile(cwd, options.cacheLocation), [plugin.meta.version, ESLint.version, parserVersion()]) : undefined;
   const eslintConfig = projectLintConfig(project.root, typeof options.eslintConfig === "string" ? resolve(cwd, options.eslintConfig) : options.eslintConfig);
   const linted = await lintModules(project.root, project.modules, {
     config: options.config ?? "recommended",
@@ -93,8 +123,10 @@ export async function runAudit(options: AuditOptions = {}): Promise<{ result: Au
     },
     ...(options.types ? { programs: project.createPrograms() } : {}),
     uniqueKeys: readUniqueKeys(project.root),
+    ...(cache ? { cache } : {}),
   });
   bar.end();
+  cache?.save();
   let result = pairAcrossModules(project, linted);
   if (options.paths && options.paths.length > 0) {
     const wanted = options.paths.map((p) => resolve(cwd, p));
@@ -119,5 +151,6 @@ export async function runAudit(options: AuditOptions = {}): Promise<{ result: Au
     output: format(result, options.format ?? "text"),
     exitCode: exitCodeOf(result, options),
     warnings: eslintConfig.warning !== undefined ? [eslintConfig.warning] : [],
+    ...(cache ? { cache: { file: cache.file, hits: cache.hits, misses: cache.misses, linted: [...cache.linted].map((p) => relative(project.root, p)).sort() } } : {}),
   };
 }

@@ -17,6 +17,7 @@ import { heldBindings } from "../core/reading/exports.js";
 import type { ExportedHelper } from "../core/model/model.js";
 import { relative } from "node:path";
 import type { ModuleLintOptions, ProjectLintConfig } from "./project-config.js";
+import type { LintCache } from "./cache.js";
 
 export type ConfigName = "recommended" | "strict";
 
@@ -73,6 +74,8 @@ export async function lintModules(
     recoveredElsewhere?: (linted: readonly LintedModule[]) => ReadonlyMap<string, readonly number[]>;
     /** The unique keys the project's schemas declare (src/audit/schemas.ts), given to every module. */
     uniqueKeys?: Readonly<Record<string, readonly (readonly string[])[]>>;
+    /** `--cache` (cache.ts): lints kept from the last run, by everything each lint reads. Not with `programs`. */
+    cache?: LintCache;
   },
 ): Promise<LintedModule[]> {
   const summaries = new Map<string, ModuleSummary>();
@@ -126,8 +129,18 @@ export async function lintModules(
     instances.set(key, eslint);
     return eslint;
   };
+  const cache = options.programs ? undefined : options.cache;
   const lintOne = async (module: SourceModule, helpers?: readonly ImportedHelpers[], recovered?: readonly number[]): Promise<LintedModule | undefined> => {
     const own = options.project ? await options.project.optionsFor(module.path) : { unused: 0 as const };
+    // Everything this lint reads, for the cache; the plugin, ESLint and the parser are the cache file's own salt.
+    const key = cache?.key([module.path, module.text, options.config, own, options.settings ?? null, helpers ?? null, recovered ?? null, uniqueKeys ?? null]);
+    const hit = key !== undefined ? cache!.get(key, module.path) : undefined;
+    if (hit) {
+      summaries.set(module.path, hit.summary);
+      bindings.set(module.path, hit.bindings);
+      held.set(module.path, hit.held);
+      return { module, result: hit.result, summary: hit.summary };
+    }
     let result: ESLint.LintResult | undefined;
     try {
       [result] = await eslintFor(own, helpers, recovered).lintText(withoutEslintEnv(module.text), { filePath: module.path, warnIgnored: false });
@@ -140,11 +153,13 @@ export async function lintModules(
     }
     if (!result) return undefined;
     const messages = ownMessages(result.messages, own.unused);
-    return {
+    const linted: LintedModule = {
       module,
       result: { ...result, messages, errorCount: messages.filter((m) => m.severity === 2).length, warningCount: messages.filter((m) => m.severity === 1).length },
       summary: summaries.get(module.path) ?? EMPTY,
     };
+    if (key !== undefined) cache!.set(key, { result: linted.result, summary: linted.summary, bindings: bindings.get(module.path) ?? [], held: held.get(module.path) ?? [] });
+    return linted;
   };
   const out: LintedModule[] = [];
   const helpersGiven = new Map<string, readonly ImportedHelpers[]>();
