@@ -389,7 +389,17 @@ export function discoverProject(options: { readonly project?: string; readonly c
     return undefined;
   };
 
+  // Resolved once per specifier, folder and configuration: the audit asks again for every import of every module, in
+  // each round of following helpers, and 20,000 modules import the same few hundred modules.
+  const resolved = new Map<string, string | undefined>();
   const resolveModule = (specifier: string, from: string): string | undefined => {
+    const key = `${specifier}\0${dirname(from)}\0${unitOf(from).configFile}`;
+    if (resolved.has(key)) return resolved.get(key);
+    const found = resolveUncached(specifier, from);
+    resolved.set(key, found);
+    return found;
+  };
+  const resolveUncached = (specifier: string, from: string): string | undefined => {
     // A project-relative or file-relative path, with or without an extension.
     const bases = isAbsolute(specifier) ? [specifier] : [resolve(root, specifier), resolve(dirname(from), specifier)];
     for (const base of bases) {
