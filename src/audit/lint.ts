@@ -21,6 +21,9 @@ import type { LintCache } from "./cache.js";
 
 export type ConfigName = "recommended" | "strict";
 
+/** ESLint instances kept for modules linted with other modules' helpers or recovered lines (see `eslintFor`). */
+const MAX_SPECIFIC_INSTANCES = 8;
+
 export interface LintedModule {
   readonly module: SourceModule;
   /** ESLint's result, its messages narrowed to what the audit owns (own-findings.ts). */
@@ -97,6 +100,8 @@ export async function lintModules(
   for (const program of options.programs ?? []) sharpenWith(program);
   const programs = options.programs ? { programs: [...options.programs] } : {};
   const instances = new Map<string, ESLint>();
+  /** The instance of the first module's options (most modules share it); never dropped. */
+  let firstKey: string | undefined;
   const uniqueKeys = options.uniqueKeys && Object.keys(options.uniqueKeys).length > 0 ? options.uniqueKeys : undefined;
   const eslintFor = (own: ModuleLintOptions, helpers?: readonly ImportedHelpers[], recovered?: readonly number[]): ESLint => {
     const key = JSON.stringify([own.unused, own.settings ?? null, helpers ?? null, recovered ?? null]);
@@ -126,6 +131,16 @@ export async function lintModules(
         ...(uniqueKeys ? [{ settings: { locksUniqueKeys: uniqueKeys } }] : []),
       ],
     });
+    // An instance keeps its configuration and the last file it linted: those made for one module's helpers or
+    // recovered lines are seldom asked for again, so only a few are kept (without the bound, a 20,000-module
+    // project held thousands of them).
+    if (helpers || recovered) {
+      for (const k of instances.keys()) {
+        if (instances.size < MAX_SPECIFIC_INSTANCES + 1) break;
+        if (k !== firstKey) instances.delete(k);
+      }
+    }
+    firstKey ??= key;
     instances.set(key, eslint);
     return eslint;
   };
