@@ -77,7 +77,7 @@ export const mutexRecognizer: Recognizer = {
   store: "in-process",
   methods: new Set(Object.keys(OPS)),
   // `acquire`, `release`, `runExclusive`, `Mutex` are lock words and verbs already; async-sema's `Sema` is not.
-  evidence: { any: [/sema/] },
+  evidence: /sema/,
   recognize(call: TSESTree.CallExpression, ctx: RecognizerContext): LibraryLockOp | undefined {
     const callee = unwrap(call.callee);
     if (callee.type !== "MemberExpression") return undefined;

@@ -1,7 +1,6 @@
 /** The contract every store recognizer meets: a call in, a normalised state write or read out (or nothing). */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { StateAccess } from "../core/model/model.js";
-import type { TextEvidence } from "../core/model/evidence.js";
 
 export interface RecognizerContext {
   readonly sourceCode: Readonly<TSESLint.SourceCode>;
@@ -24,9 +23,9 @@ export interface Recognizer {
   /**
    * What a module's text must contain for this store's accesses to make a lock beyond what the shared vocabulary
    * names (lock words, state and flag fields, deletes: core/model/evidence.ts): `NX` for Redis, `Sema` for
-   * async-sema. The inventory skips a module with none of either (issue 17).
+   * async-sema, matched without case. The inventory skips a module with none of either (issue 17).
    */
-  readonly evidence?: TextEvidence;
+  readonly evidence?: RegExp;
   /** Looks at the file's calls once before `recognize`; returns method names it learnt (defined commands). */
   prepare?(calls: readonly TSESTree.CallExpression[], ctx: RecognizerContext): readonly string[];
   recognize(call: TSESTree.CallExpression, ctx: RecognizerContext): StateAccess | undefined;

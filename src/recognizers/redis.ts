@@ -646,7 +646,7 @@ export const redisRecognizer: Recognizer = {
   methods: METHODS,
   // An acquire is a SET with NX (`"NX"`, `{ NX: true }`, `setnx`, `setNX`, `setIfNotExists`, `setIfAbsent`), a
   // counting semaphore an INCR, a take-over a GETSET; every other command matters only next to one of them.
-  evidence: { any: [/\bnx\b|setnx|if_?not_?exists?|if_?absent|\bincr|getset/] },
+  evidence: /\bnx\b|setnx|if_?not_?exists?|if_?absent|\bincr|getset/,
   prepare(calls, ctx) {
     // ioredis `defineCommand("releaseLock", { numberOfKeys: 1, lua })`: later `redis.releaseLock(key, token)` calls.
     const fi = info(ctx);

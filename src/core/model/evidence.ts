@@ -51,13 +51,6 @@ const DELETES = /(?:delete\w*|destroy|remove\w*|\bdel)\s*[(<]|delete\s+from/i;
 const SET_TRUE = /=\s*true\b/;
 const SET_FALSE = /=\s*false\b/;
 
-export interface TextEvidence {
-  /** Any of these in the text is enough. */
-  readonly any: readonly RegExp[];
-  /** Or all of the patterns of one of these sets. */
-  readonly all?: readonly (readonly RegExp[])[];
-}
-
 /**
  * What a module's text says it may hold: nothing (`none`), locks of some kind (`locks`), or locks held across code
  * paths too (`held`: held-locks.ts reads the code paths of key-value locks, advisory locks, lock libraries and
@@ -76,15 +69,14 @@ function anyOf(sources: readonly string[]): RegExp {
  * a configuration the same settings object). A module is read at most twice: most modules with a lock name it
  * early, and the field and delete patterns are tried only on the others.
  */
-export function lockEvidence(vocabulary: ResolvedVocabulary, stores: readonly TextEvidence[]): (text: string) => Evidence {
+export function lockEvidence(vocabulary: ResolvedVocabulary, stores: readonly RegExp[]): (text: string) => Evidence {
   const hit = cache.get(vocabulary.raw);
   if (hit) return hit;
-  const named = anyOf([...roots([...LOCK_WORDS, ...LOCK_VERBS]).map(escape), ...stores.flatMap((s) => s.any.map((r) => r.source))]);
+  const named = anyOf([...roots([...LOCK_WORDS, ...LOCK_VERBS]).map(escape), ...stores.map((r) => r.source)]);
   const fields = [...vocabulary.raw.stateFields, ...vocabulary.raw.flagFields].map(spellings);
   const fieldsOrDeletes = anyOf([`(?:${fields.join("|")})${FIELD_END}`, DELETES.source]);
-  const all: (readonly RegExp[])[] = [[SET_TRUE, SET_FALSE], ...stores.flatMap((s) => s.all ?? [])];
   const check = (text: string): Evidence => {
-    if (named.test(text) || all.some((set) => set.every((r) => r.test(text)))) return "held";
+    if (named.test(text) || (SET_TRUE.test(text) && SET_FALSE.test(text))) return "held";
     return fieldsOrDeletes.test(text) ? "locks" : "none";
   };
   cache.set(vocabulary.raw, check);
