@@ -12,10 +12,18 @@
  * A model two schemas declare with different keys is left out: which one a module writes is not known.
  */
 import { readFileSync } from "node:fs";
-import { getSchema } from "@mrleebo/prisma-ast";
+import { createRequire } from "node:module";
 import { globSync } from "tinyglobby";
 import { normalizeModel } from "../core/model/names.js";
 import { SKIP_DIRS } from "./discover.js";
+
+let loaded: typeof import("@mrleebo/prisma-ast") | undefined;
+
+/** The Prisma schema parser, loaded at the first `.prisma` file (it takes a third of a second; most projects have none). */
+function prismaAst(): typeof import("@mrleebo/prisma-ast") {
+  loaded ??= createRequire(import.meta.url)("@mrleebo/prisma-ast") as typeof import("@mrleebo/prisma-ast");
+  return loaded;
+}
 
 /** Model (normalised, `normalizeModel`) -> its unique keys, each a list of field names. */
 export type UniqueKeys = Record<string, string[][]>;
@@ -46,7 +54,7 @@ function prismaKeys(text: string): Map<string, string[][]> {
   const out = new Map<string, string[][]>();
   let schema;
   try {
-    schema = getSchema(text);
+    schema = prismaAst().getSchema(text);
   } catch {
     return out; // a schema this parser cannot read tells nothing
   }
