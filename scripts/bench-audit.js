@@ -5,7 +5,7 @@
 //   npm run build && node scripts/bench-audit.js [--modules 1200] [--runs 5] [--dir /tmp/locks-audit-bench] [--cache]
 import { spawnSync } from "node:child_process";
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { generateProject } from "./gen-audit-project.js";
@@ -19,6 +19,7 @@ const modules = Number(arg("--modules", "1200"));
 const runs = Number(arg("--runs", "5"));
 const dir = arg("--dir", join(tmpdir(), "locks-audit-bench"));
 const withCache = process.argv.includes("--cache");
+const withThreads = process.argv.includes("--concurrency");
 
 const count = generateProject(dir, modules);
 const commands = {
@@ -27,6 +28,11 @@ const commands = {
   "locks-audit --parse-all": [join(repo, "dist/src/audit/cli.js"), ["--format", "json", "--parse-all", "--output", join(dir, "audit-all.json")]],
   "locks-audit --types": [join(repo, "dist/src/audit/cli.js"), ["--format", "json", "--types", "--output", join(dir, "audit-types.json")]],
 };
+const cores = availableParallelism();
+if (withThreads) {
+  commands["locks-audit --concurrency auto"] = [commands["locks-audit"][0], ["--format", "json", "--concurrency", "auto", "--output", join(dir, "audit-auto.json")]];
+  commands[`locks-audit --concurrency ${cores}`] = [commands["locks-audit"][0], ["--format", "json", "--concurrency", String(cores), "--output", join(dir, "audit-threads.json")]];
+}
 
 /** Peak RSS of each command, in MiB (the largest seen). */
 const peakMb = {};
@@ -67,6 +73,9 @@ for (let i = 0; i < runs; i++) {
 // Skipping lock-free modules must not change the result.
 const [a, b] = ["audit.json", "audit-all.json"].map((f) => readFileSync(join(dir, f), "utf8"));
 if (a !== b) throw new Error("locks-audit and locks-audit --parse-all disagree");
+for (const f of withThreads ? ["audit-auto.json", "audit-threads.json"] : []) {
+  if (readFileSync(join(dir, f), "utf8") !== a) throw new Error(`locks-audit and ${f} (worker threads) disagree`);
+}
 const tsc = median(samples["tsc --noEmit"]);
 const audit = median(samples["locks-audit"]);
 console.log(`project: ${count} modules in ${dir}, ${runs} runs each, alternated, wall time per fresh process`);
@@ -75,6 +84,12 @@ for (const [name, xs] of Object.entries(samples)) {
 }
 const ratio = (name) => (median(samples[name]) / tsc).toFixed(2);
 console.log(`ratio audit / tsc: ${(audit / tsc).toFixed(2)}; --parse-all: ${ratio("locks-audit --parse-all")}; --types: ${ratio("locks-audit --types")}`);
+if (withThreads) {
+  const off = median(samples["locks-audit"]);
+  for (const name of ["locks-audit --concurrency auto", `locks-audit --concurrency ${cores}`]) {
+    console.log(`${name} / off (one thread): ${(median(samples[name]) / off).toFixed(2)} (${cores} cores)`);
+  }
+}
 console.log(`peak RSS: ${Object.entries(peakMb).map(([n, mb]) => `${n} ${Math.round(mb)} MiB`).join("; ")}`);
 
 if (withCache) {

@@ -23,6 +23,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--parse-all", "parse every module, also those with no call any recognizer handles (slower; same results)")
     .option("--cache", "keep each module's lint between runs: a re-run lints only the modules whose text or inputs changed")
     .option("--cache-location <path>", "the cache file, or a folder for .locks-audit-cache (default: ./.locks-audit-cache)")
+    .option("--concurrency <n>", "lint in ESLint's worker threads: off, auto (ESLint's choice: up to half the cores, none on two) or a number of threads (default: off)", concurrency)
     .addOption(new Option("--config <name>", "the plugin config whose rules report").choices(["recommended", "strict"]).default("recommended"))
     .option("--eslint-config <file>", "the project's ESLint config to read settings.locks and reportUnusedDisableDirectives from (default: looked up as ESLint does)")
     .option("--no-eslint-config", "read no ESLint config of the project: the plugin's default vocabularies, unused disable comments not reported")
@@ -39,6 +40,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const opts = program.opts<{
     project?: string; format: Format; diff?: string; output?: string; config: "recommended" | "strict"; parseAll?: boolean; types?: boolean;
     eslintConfig?: string | boolean; maxFindings?: number; maxWarnings?: number; cache?: boolean; cacheLocation?: string;
+    concurrency?: "off" | "auto" | number;
   }>();
   try {
     const { output, exitCode, warnings } = await runAudit({
@@ -49,6 +51,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...(opts.types ? { types: true } : {}),
       ...(opts.cache ? { cache: true } : {}),
       ...(opts.cacheLocation !== undefined ? { cacheLocation: opts.cacheLocation } : {}),
+      ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
       ...(opts.project !== undefined ? { project: opts.project } : {}),
       ...(opts.diff !== undefined ? { diff: opts.diff } : {}),
       ...(typeof opts.eslintConfig === "string" ? { eslintConfig: opts.eslintConfig } : opts.eslintConfig === false ? { eslintConfig: false } : {}),
@@ -79,6 +82,13 @@ function count(flag: string): (value: string) => number {
     if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${flag} takes a whole number (0 or more), not ${JSON.stringify(value)}.`);
     return Number(value);
   };
+}
+
+/** A commander parser for `--concurrency`: what ESLint's CLI takes (off, auto, or a positive whole number). */
+function concurrency(value: string): "off" | "auto" | number {
+  if (value === "off" || value === "auto") return value;
+  if (/^[1-9]\d*$/.test(value)) return Number(value);
+  throw new InvalidArgumentError(`--concurrency takes off, auto or a number of threads (1 or more), not ${JSON.stringify(value)}.`);
 }
 
 function invokedDirectly(): boolean {

@@ -4,7 +4,7 @@
  */
 import { relative, resolve } from "node:path";
 import { discoverProject, AuditError } from "./discover.js";
-import { lintModules, type ConfigName } from "./lint.js";
+import { lintModules, type Concurrency, type ConfigName } from "./lint.js";
 import { pairAcrossModules, type AuditResult } from "./pair.js";
 import { changedLines, filterByDiff } from "./diff.js";
 import { formatText } from "./formats/text.js";
@@ -51,6 +51,8 @@ export interface AuditOptions {
   readonly cache?: boolean;
   /** The cache file, or a folder for `.locks-audit-cache` (default: that file in `cwd`). */
   readonly cacheLocation?: string;
+  /** ESLint's worker threads: "off" (default), "auto" (ESLint's choice) or a count; not with `types`. */
+  readonly concurrency?: Concurrency;
 }
 
 /**
@@ -106,7 +108,11 @@ export async function runAudit(options: AuditOptions = {}): Promise<{ result: Au
   const bar = options.progress === false ? { tick() {}, end() {} } : progressBar(project.modules.length);
   if (options.cacheLocation !== undefined && !options.cache) throw new AuditError("--cache-location needs --cache");
   if (options.cache && options.types) throw new AuditError("--cache cannot be used with --types: a module's lint then reads the types of the whole project");
+  if (options.types && options.concurrency !== undefined && options.concurrency !== "off" && options.concurrency !== 1) {
+    throw new AuditError("--concurrency cannot be used with --types: the TypeScript program cannot be handed to worker threads");
+  }
   const cache = options.cache ? new LintCache(cacheFile(cwd, options.cacheLocation), [plugin.meta.version, ESLint.version, parserVersion()]) : undefined;
+  const warnings: string[] = [];
   const eslintConfig = projectLintConfig(project.root, typeof options.eslintConfig === "string" ? resolve(cwd, options.eslintConfig) : options.eslintConfig);
   const linted = await lintModules(project.root, project.modules, {
     config: options.config ?? "recommended",
@@ -124,6 +130,8 @@ export async function runAudit(options: AuditOptions = {}): Promise<{ result: Au
     ...(options.types ? { programs: project.createPrograms() } : {}),
     uniqueKeys: readUniqueKeys(project.root),
     ...(cache ? { cache } : {}),
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+    warn: (sentence) => warnings.push(sentence),
   });
   bar.end();
   cache?.save();
@@ -150,7 +158,7 @@ export async function runAudit(options: AuditOptions = {}): Promise<{ result: Au
     result,
     output: format(result, options.format ?? "text"),
     exitCode: exitCodeOf(result, options),
-    warnings: eslintConfig.warning !== undefined ? [eslintConfig.warning] : [],
+    warnings: [...(eslintConfig.warning !== undefined ? [eslintConfig.warning] : []), ...warnings],
     ...(cache ? { cache: { file: cache.file, hits: cache.hits, misses: cache.misses, linted: [...cache.linted].map((p) => relative(project.root, p)).sort() } } : {}),
   };
 }

@@ -1,43 +1,37 @@
 /**
- * Per-module findings and summaries, from one ESLint run with the plugin: the rules report exactly what they report
- * in the editor, and a collecting rule (never reporting) takes each module's `summarizeModule` from the same
- * inventory, through `onLockFacts` (src/core/summary.ts is the seam). ESLint's Node API also gives the standard
+ * Per-module findings and summaries, from ESLint runs with the plugin: the rules report exactly what they report in
+ * the editor, and a collecting rule (lint-options.ts) hands back each module's `summarizeModule` from the same
+ * inventory, through `onLockFacts` (src/core/facts/summary.ts is the seam). ESLint's Node API also gives the standard
  * result objects that formatters read.
+ *
+ * Modules are linted in batches, one configuration per batch: first every module that may hold a lock, then those
+ * that import lock helpers (with them), then those whose claims another module recovers (with those lines). What
+ * each module is given travels in the batch's settings, by file, so one ESLint instance lints the whole batch, in
+ * this thread or (`concurrency`) in ESLint's worker threads.
  */
-import { ESLint, type Linter, type Rule } from "eslint";
-import plugin from "../index.js";
-import { mayHoldLocks, onLockFacts } from "../rule-kit/inventory.js";
-import { getVocabulary } from "../core/model/settings.js";
-import { summarizeModule, type ModuleSummary } from "../core/facts/summary.js";
+import { ESLint } from "eslint";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { mayHoldLocks } from "../rule-kit/inventory.js";
+import type { ModuleSummary } from "../core/facts/summary.js";
 import { sharpenWith } from "../core/reading/named-types.js";
 import { AuditError, type SourceModule } from "./discover.js";
-import { ownMessages, withoutEslintEnv } from "./own-findings.js";
-import { importBindings, type ImportedHelpers } from "../core/summaries/modules.js";
-import { heldBindings } from "../core/reading/exports.js";
+import { ownMessages } from "./own-findings.js";
+import type { importBindings, ImportedHelpers } from "../core/summaries/modules.js";
+import type { heldBindings } from "../core/reading/exports.js";
 import type { ExportedHelper } from "../core/model/model.js";
-import { relative } from "node:path";
 import type { ModuleLintOptions, ProjectLintConfig } from "./project-config.js";
 import type { LintCache } from "./cache.js";
+import { lintOptions, takeCollected, type Concurrency, type ConfigName, type LintJob, type ModuleGiven } from "./lint-options.js";
 
-export type ConfigName = "recommended" | "strict";
-
-/** ESLint instances kept for modules linted with other modules' helpers or recovered lines (see `eslintFor`). */
-const MAX_SPECIFIC_INSTANCES = 8;
+export type { ConfigName, Concurrency };
 
 export interface LintedModule {
   readonly module: SourceModule;
   /** ESLint's result, its messages narrowed to what the audit owns (own-findings.ts). */
   readonly result: ESLint.LintResult;
   readonly summary: ModuleSummary;
-}
-
-async function loadTsParser(): Promise<Linter.Parser> {
-  try {
-    const mod = (await import("@typescript-eslint/parser")) as { default?: Linter.Parser } & Linter.Parser;
-    return mod.default ?? mod;
-  } catch {
-    throw new AuditError("locks-audit needs @typescript-eslint/parser to read TypeScript: npm install --save-dev @typescript-eslint/parser");
-  }
 }
 
 const EMPTY: ModuleSummary = { locks: [], recoveries: [] };
@@ -49,8 +43,28 @@ function emptyResult(filePath: string): ESLint.LintResult {
   };
 }
 
+/** One module of a batch and what it is given. */
+interface BatchItem {
+  readonly module: SourceModule;
+  readonly helpers?: readonly ImportedHelpers[];
+  readonly recovered?: readonly number[];
+}
+
 /**
- * Lints `modules` in order, calling `progress` after each. `settings` are flat-config `settings` that override the
+ * The one way a rule throws on purpose: settings.locks that are not what the rules accept. `rel`: the module, when
+ * known; from a worker thread, ESLint's "Occurred while linting <file>" line names it.
+ */
+function settingsError(error: unknown, root: string, rel?: string): never {
+  const full = (error as Error).message;
+  const message = full.split("\n")[0]!;
+  const at = message.indexOf("eslint-plugin-locks: settings.locks");
+  if (at < 0) throw error;
+  const file = rel ?? /^Occurred while linting (.+?)(?::\d+)?$/m.exec(full)?.[1];
+  throw new AuditError(`invalid settings.locks${file !== undefined ? ` for ${rel ?? relative(root, file)}` : ""}: ${message.slice(at)}`);
+}
+
+/**
+ * Lints `modules`, calling `progress` as they are done. `settings` are flat-config `settings` that override the
  * project's (`settings.locks`); `project` gives each module the project's own `settings.locks` and
  * `reportUnusedDisableDirectives` (project-config.ts). Modules with the same options share one ESLint instance.
  */
@@ -79,130 +93,161 @@ export async function lintModules(
     uniqueKeys?: Readonly<Record<string, readonly (readonly string[])[]>>;
     /** `--cache` (cache.ts): lints kept from the last run, by everything each lint reads. Not with `programs`. */
     cache?: LintCache;
+    /** ESLint's worker threads (its `concurrency` option): "off" (the default), "auto" or a count. Not with `programs`. */
+    concurrency?: Concurrency;
+    /** A sentence for stderr, said once per run (ESLint's advice on its worker threads). */
+    warn?: (sentence: string) => void;
   },
 ): Promise<LintedModule[]> {
   const summaries = new Map<string, ModuleSummary>();
   const bindings = new Map<string, ReturnType<typeof importBindings>>();
   // What each module's exports hold of its imports (`export class db { static locks = locks }`): see helperIndex.
   const held = new Map<string, ReturnType<typeof heldBindings>>();
-  const collect: Rule.RuleModule = {
-    meta: { type: "suggestion", schema: [], docs: { description: "Collect each module's lock summary for locks-audit" } },
-    create(context) {
-      const filename = context.filename;
-      return onLockFacts(context as never, (facts) => {
-        summaries.set(filename, summarizeModule(context.sourceCode as never, facts, getVocabulary(context.settings)));
-        bindings.set(filename, importBindings(context.sourceCode.ast as never));
-        held.set(filename, heldBindings(context.sourceCode.ast as never));
-      }) as Rule.RuleListener;
-    },
-  };
-  const parser = await loadTsParser();
   for (const program of options.programs ?? []) sharpenWith(program);
-  const programs = options.programs ? { programs: [...options.programs] } : {};
-  const instances = new Map<string, ESLint>();
-  /** The instance of the first module's options (most modules share it); never dropped. */
-  let firstKey: string | undefined;
+  const concurrency = options.programs ? "off" : options.concurrency ?? "off";
   const uniqueKeys = options.uniqueKeys && Object.keys(options.uniqueKeys).length > 0 ? options.uniqueKeys : undefined;
-  const eslintFor = (own: ModuleLintOptions, helpers?: readonly ImportedHelpers[], recovered?: readonly number[]): ESLint => {
-    const key = JSON.stringify([own.unused, own.settings ?? null, helpers ?? null, recovered ?? null]);
-    let eslint = instances.get(key);
-    if (eslint) return eslint;
-    eslint = new ESLint({
-      cwd: root,
-      overrideConfigFile: true,
-      ignore: false,
-      overrideConfig: [
-        {
-          files: ["**/*.{ts,tsx,mts,cts,js,jsx,mjs}"],
-          languageOptions: { parser, sourceType: "module", parserOptions: { ecmaFeatures: { jsx: true }, ...programs } },
-          // Unused directives are reported at the project's severity and narrowed to locks/* ones (own-findings.ts):
-          // the project's other disable comments name rules this run does not load.
-          linterOptions: { reportUnusedDisableDirectives: own.unused === 0 ? "off" : "warn" },
-        },
-        { files: ["**/*.cjs"], languageOptions: { parser, sourceType: "commonjs", ...(options.programs ? { parserOptions: programs } : {}) } },
-        plugin.configs[options.config] as Linter.Config,
-        { plugins: { "locks-audit": { rules: { collect } } }, rules: { "locks-audit/collect": "error" } },
-        // Every module it parses is read whole: a sweeper or a helper module can answer another module's lock.
-        { settings: { locksAllModules: true } },
-        ...(own.settings ? [{ settings: own.settings }] : []),
-        ...(options.settings ? [{ settings: options.settings }] : []),
-        ...(helpers ? [{ settings: { locksImportedHelpers: helpers } }] : []),
-        ...(recovered ? [{ settings: { locksRecoveredElsewhere: recovered } }] : []),
-        ...(uniqueKeys ? [{ settings: { locksUniqueKeys: uniqueKeys } }] : []),
-      ],
-    });
-    // An instance keeps its configuration and the last file it linted: those made for one module's helpers or
-    // recovered lines are seldom asked for again, so only a few are kept (without the bound, a 20,000-module
-    // project held thousands of them).
-    if (helpers || recovered) {
-      for (const k of instances.keys()) {
-        if (instances.size < MAX_SPECIFIC_INSTANCES + 1) break;
-        if (k !== firstKey) instances.delete(k);
+  const cache = options.programs ? undefined : options.cache;
+  let done = 0;
+  const tick = () => options.progress?.(++done);
+  // The worker threads read each batch's job from a file (lint-worker.ts).
+  const jobs = concurrency === "off" ? undefined : mkdtempSync(join(tmpdir(), "locks-audit-"));
+  let batches = 0;
+  let poorConcurrency: string | undefined;
+
+  /** Lints one group of modules with the same project options in one ESLint instance; results by path. */
+  const run = async (job: LintJob, items: readonly BatchItem[]): Promise<Map<string, ESLint.LintResult>> => {
+    const out = new Map<string, ESLint.LintResult>();
+    if (jobs === undefined) {
+      const eslint = new ESLint(await lintOptions(job, options.programs));
+      for (const { module } of items) {
+        try {
+          const [result] = await eslint.lintText(module.text, { filePath: module.path, warnIgnored: false });
+          if (result) out.set(module.path, result);
+        } catch (error) {
+          settingsError(error, root, module.rel);
+        }
+      }
+      return out;
+    }
+    const file = join(jobs, `job-${batches++}.json`);
+    writeFileSync(file, JSON.stringify(job));
+    // ESLint warns, batch by batch, when its threads spent more time starting than linting: said once, at the end.
+    const emit = process.emitWarning;
+    process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+      const type = typeof rest[0] === "string" ? rest[0] : (rest[0] as { type?: string } | undefined)?.type;
+      if (type === "ESLintPoorConcurrencyWarning") poorConcurrency ??= String(warning);
+      else (emit as (...args: unknown[]) => void).call(process, warning, ...rest);
+    }) as typeof process.emitWarning;
+    let eslint: ESLint;
+    try {
+      // The instance keeps the emitter it was made with.
+      eslint = await ESLint.fromOptionsModule(new URL(`./lint-worker.js?job=${encodeURIComponent(file)}`, import.meta.url));
+    } finally {
+      process.emitWarning = emit;
+    }
+    try {
+      for (const result of await eslint.lintFiles(items.map((i) => i.module.path))) out.set(result.filePath, result);
+    } catch (error) {
+      settingsError(error, root);
+    }
+    return out;
+  };
+
+  /** Lints `items` (from the cache where it has them); undefined for a module ESLint gave no result. */
+  const lintBatch = async (items: readonly BatchItem[], counted = false): Promise<(LintedModule | undefined)[]> => {
+    const out: (LintedModule | undefined)[] = new Array(items.length);
+    const groups = new Map<string, { own: ModuleLintOptions; members: { index: number; key: string | undefined }[] }>();
+    for (const [index, item] of items.entries()) {
+      const { module, helpers, recovered } = item;
+      const own = options.project ? await options.project.optionsFor(module.path) : { unused: 0 as const };
+      // Everything this lint reads, for the cache; the plugin, ESLint and the parser are the cache file's own salt.
+      const key = cache?.key([module.path, module.text, options.config, own, options.settings ?? null, helpers ?? null, recovered ?? null, uniqueKeys ?? null]);
+      const hit = key !== undefined ? cache!.get(key, module.path) : undefined;
+      if (hit) {
+        summaries.set(module.path, hit.summary);
+        bindings.set(module.path, hit.bindings);
+        held.set(module.path, hit.held);
+        out[index] = { module, result: hit.result, summary: hit.summary };
+        if (counted) tick();
+        continue;
+      }
+      const groupKey = JSON.stringify([own.unused, own.settings ?? null]);
+      let group = groups.get(groupKey);
+      if (!group) groups.set(groupKey, (group = { own, members: [] }));
+      group.members.push({ index, key });
+    }
+    for (const { own, members } of groups.values()) {
+      const files: Record<string, ModuleGiven> = {};
+      for (const { index } of members) {
+        const { module, helpers, recovered } = items[index]!;
+        if (helpers || recovered) files[module.path] = { ...(helpers ? { locksImportedHelpers: helpers } : {}), ...(recovered ? { locksRecoveredElsewhere: recovered } : {}) };
+      }
+      const job: LintJob = {
+        root, config: options.config, unused: own.unused, files, concurrency,
+        ...(own.settings ? { ownSettings: own.settings } : {}),
+        ...(options.settings ? { settings: options.settings } : {}),
+        ...(uniqueKeys ? { uniqueKeys } : {}),
+      };
+      const results = await run(job, members.map((m) => items[m.index]!));
+      for (const { index, key } of members) {
+        const { module } = items[index]!;
+        const result = results.get(module.path);
+        if (counted) tick();
+        if (!result) continue;
+        const collected = takeCollected(result);
+        const summary = collected?.summary ?? EMPTY;
+        summaries.set(module.path, summary);
+        bindings.set(module.path, collected?.bindings ?? []);
+        held.set(module.path, collected?.held ?? []);
+        const messages = ownMessages(result.messages, own.unused);
+        const linted: LintedModule = {
+          module,
+          result: { ...result, messages, errorCount: messages.filter((m) => m.severity === 2).length, warningCount: messages.filter((m) => m.severity === 1).length },
+          summary,
+        };
+        if (key !== undefined) cache!.set(key, { result: linted.result, summary, bindings: collected?.bindings ?? [], held: collected?.held ?? [] });
+        out[index] = linted;
       }
     }
-    firstKey ??= key;
-    instances.set(key, eslint);
-    return eslint;
+    return out;
   };
-  const cache = options.programs ? undefined : options.cache;
-  const lintOne = async (module: SourceModule, helpers?: readonly ImportedHelpers[], recovered?: readonly number[]): Promise<LintedModule | undefined> => {
-    const own = options.project ? await options.project.optionsFor(module.path) : { unused: 0 as const };
-    // Everything this lint reads, for the cache; the plugin, ESLint and the parser are the cache file's own salt.
-    const key = cache?.key([module.path, module.text, options.config, own, options.settings ?? null, helpers ?? null, recovered ?? null, uniqueKeys ?? null]);
-    const hit = key !== undefined ? cache!.get(key, module.path) : undefined;
-    if (hit) {
-      summaries.set(module.path, hit.summary);
-      bindings.set(module.path, hit.bindings);
-      held.set(module.path, hit.held);
-      return { module, result: hit.result, summary: hit.summary };
-    }
-    let result: ESLint.LintResult | undefined;
-    try {
-      [result] = await eslintFor(own, helpers, recovered).lintText(withoutEslintEnv(module.text), { filePath: module.path, warnIgnored: false });
-    } catch (error) {
-      // The one way a rule throws on purpose: settings.locks that are not what the rules accept.
-      const message = (error as Error).message.split("\n")[0]!;
-      const at = message.indexOf("eslint-plugin-locks: settings.locks");
-      if (at >= 0) throw new AuditError(`invalid settings.locks for ${module.rel}: ${message.slice(at)}`);
-      throw error;
-    }
-    if (!result) return undefined;
-    const messages = ownMessages(result.messages, own.unused);
-    const linted: LintedModule = {
-      module,
-      result: { ...result, messages, errorCount: messages.filter((m) => m.severity === 2).length, warningCount: messages.filter((m) => m.severity === 1).length },
-      summary: summaries.get(module.path) ?? EMPTY,
-    };
-    if (key !== undefined) cache!.set(key, { result: linted.result, summary: linted.summary, bindings: bindings.get(module.path) ?? [], held: held.get(module.path) ?? [] });
-    return linted;
-  };
-  const out: LintedModule[] = [];
-  const helpersGiven = new Map<string, readonly ImportedHelpers[]>();
-  for (const module of modules) {
-    // A module with no call any recognizer handles gives no rule anything to report: not parsed (mayHoldLocks).
-    if (options.skipLockFree !== false && !mayHoldLocks(module.text)) {
-      out.push({ module, result: emptyResult(module.path), summary: EMPTY });
-      options.progress?.(out.length);
-      continue;
-    }
-    const linted = await lintOne(module);
-    if (!linted) continue;
-    out.push(linted);
-    options.progress?.(out.length);
-  }
-  if (options.resolveModule) await followHelpers(options.resolveModule);
-  if (options.recoveredElsewhere) {
-    const index = new Map(out.map((l, i) => [l.module.path, i]));
-    for (const [path, lines] of options.recoveredElsewhere(out)) {
-      const i = index.get(path);
-      if (i === undefined) continue;
-      const again = await lintOne(out[i]!.module, helpersGiven.get(path), lines);
-      if (again) out[i] = again;
-    }
-  }
-  return out;
 
-  async function followHelpers(resolveModule: (specifier: string, from: string) => string | undefined): Promise<void> {
+  try {
+    // A module with no call any recognizer handles gives no rule anything to report: not parsed (mayHoldLocks).
+    const parsed = modules.map((m) => options.skipLockFree === false || mayHoldLocks(m.text));
+    for (const p of parsed) if (!p) tick();
+    const first = await lintBatch(modules.filter((_, i) => parsed[i]).map((module) => ({ module })), true);
+    const out: LintedModule[] = [];
+    let next = 0;
+    for (const [i, module] of modules.entries()) {
+      const linted = parsed[i] ? first[next++] : { module, result: emptyResult(module.path), summary: EMPTY };
+      if (linted) out.push(linted);
+    }
+    const helpersGiven = new Map<string, readonly ImportedHelpers[]>();
+    if (options.resolveModule) await followHelpers(out, helpersGiven, options.resolveModule);
+    if (options.recoveredElsewhere) {
+      const index = new Map(out.map((l, i) => [l.module.path, i]));
+      const again: { i: number; item: BatchItem }[] = [];
+      for (const [path, lines] of options.recoveredElsewhere(out)) {
+        const i = index.get(path);
+        if (i === undefined) continue;
+        const helpers = helpersGiven.get(path);
+        again.push({ i, item: { module: out[i]!.module, ...(helpers ? { helpers } : {}), recovered: lines } });
+      }
+      const linted = await lintBatch(again.map((a) => a.item));
+      for (const [k, { i }] of again.entries()) if (linted[k]) out[i] = linted[k];
+    }
+    return out;
+  } finally {
+    if (jobs !== undefined) rmSync(jobs, { recursive: true, force: true });
+    if (poorConcurrency !== undefined) options.warn?.(`ESLint's worker threads spent much of their time starting rather than linting ("${poorConcurrency}"): --concurrency off or fewer threads may be faster on this project and machine.`);
+  }
+
+  async function followHelpers(
+    out: LintedModule[],
+    helpersGiven: Map<string, readonly ImportedHelpers[]>,
+    resolveModule: (specifier: string, from: string) => string | undefined,
+  ): Promise<void> {
     // Helpers across modules: a module that imports another's lock helpers is linted again with them, so its calls
     // are the helpers' ops (src/core/summaries/modules.ts). A helper wrapping an imported helper exports the wrapped
     // effects only after its own second lint, hence the rounds.
@@ -212,23 +257,25 @@ export async function lintModules(
       // Most projects export no lock helper at all: nothing to follow.
       if (![...summaries.values()].some((s) => s.helpers && s.helpers.length > 0)) break;
       const exportsOf = helperIndex(summaries, resolveModule, texts, root, (path) => heldImports(path, bindings, held));
-      let changed = false;
       // A module left unparsed (no call any recognizer knows) may still call an imported helper (directly or through
       // a barrel re-exporting it): parse it now.
-      for (const [i, linted] of out.entries()) {
-        if (bindings.has(linted.module.path) || !options.importsOf?.(linted.module.path).some((p) => exportsOf(p).length > 0)) continue;
-        const parsed = await lintOne(linted.module);
-        if (parsed) out[i] = parsed;
-      }
+      const unparsed = [...out.entries()].filter(([, l]) => !bindings.has(l.module.path) && options.importsOf?.(l.module.path).some((p) => exportsOf(p).length > 0));
+      const parsedNow = await lintBatch(unparsed.map(([, l]) => ({ module: l.module })));
+      for (const [k, [i]] of unparsed.entries()) if (parsedNow[k]) out[i] = parsedNow[k];
+      const again: { i: number; item: BatchItem }[] = [];
       for (const [i, linted] of out.entries()) {
         const helpers = importedHelpers(linted.module, bindings.get(linted.module.path) ?? [], exportsOf, resolveModule, root);
         const key = JSON.stringify(helpers);
         if (helpers.length === 0 || given.get(linted.module.path) === key) continue;
         given.set(linted.module.path, key);
         helpersGiven.set(linted.module.path, helpers);
-        const again = await lintOne(linted.module, helpers);
-        if (!again) continue;
-        out[i] = again;
+        again.push({ i, item: { module: linted.module, helpers } });
+      }
+      const linted = await lintBatch(again.map((a) => a.item));
+      let changed = false;
+      for (const [k, { i }] of again.entries()) {
+        if (!linted[k]) continue;
+        out[i] = linted[k];
         changed = true;
       }
       if (!changed) break;

@@ -255,10 +255,10 @@ function factsOf(state: FileState): LockFacts {
     const accesses = collectAccesses(sourceCode, state.calls, state.tagged, receiverTypes(context));
     const shape: ModuleShape = { calls: state.calls, functions: state.functions };
     // Calls of helpers (this module's, and in the audit those it imports) are the helpers' ops at the call.
-    const given = importedHelpersOf(context.settings);
-    const imported = importedInstances(sourceCode, state.calls, given);
+    const audit = auditGiven(context.settings, context.filename);
+    const imported = importedInstances(sourceCode, state.calls, importedHelpersOf(audit));
     const helpers = helperInstances(sourceCode, accesses, shape, imported.kv);
-    const built = buildFacts(sourceCode, accesses, shape, vocabulary, helpers.instances, recoveredElsewhereOf(context.settings), uniqueKeysOf(context.settings));
+    const built = buildFacts(sourceCode, accesses, shape, vocabulary, helpers.instances, recoveredElsewhereOf(audit), uniqueKeysOf(context.settings));
     const advisory = accesses.filter((a): a is AdvisoryLockOp => a.access === "advisory");
     // An imported helper's advisory lock is the held lock of the code that calls it.
     const viaHelpers = imported.advisory;
@@ -282,9 +282,18 @@ function factsOf(state: FileState): LockFacts {
 }
 
 /**
- * The helpers the audit hands a module that imports them (`settings.locksImportedHelpers`, set by src/audit/ only;
- * the editor sees one file and has none).
+ * What the audit hands this module (src/audit/ only; the editor sees one file and has none): under
+ * `settings.locksAuditFiles[filename]` when one configuration lints many modules, each with its own (the audit's
+ * batches, which ESLint's worker threads share), else `settings` itself (one module's lint).
  */
+function auditGiven(settings: Readonly<Record<string, unknown>>, filename: string): Readonly<Record<string, unknown>> {
+  const files = settings["locksAuditFiles"];
+  if (!files || typeof files !== "object") return settings;
+  const own = (files as Record<string, unknown>)[filename];
+  return own && typeof own === "object" ? own as Record<string, unknown> : {};
+}
+
+/** The helpers the audit hands a module that imports them (`locksImportedHelpers`). */
 function importedHelpersOf(settings: Readonly<Record<string, unknown>>): readonly ImportedHelpers[] {
   const given = settings["locksImportedHelpers"];
   return Array.isArray(given) ? (given as ImportedHelpers[]) : [];
@@ -292,7 +301,7 @@ function importedHelpersOf(settings: Readonly<Record<string, unknown>>): readonl
 
 /**
  * The lines of this module's claims that the audit paired with a stale recovery in another module
- * (`settings.locksRecoveredElsewhere`, set by src/audit/ only): those claims can pass to a new holder while held.
+ * (`locksRecoveredElsewhere`): those claims can pass to a new holder while held.
  */
 function recoveredElsewhereOf(settings: Readonly<Record<string, unknown>>): ReadonlySet<number> {
   const given = settings["locksRecoveredElsewhere"];
