@@ -1,6 +1,8 @@
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { alsoAt, claimData } from "../src/rule-kit/messages.js";
+import { recoveryEdit } from "../src/rule-kit/recovery.js";
+import { getVocabulary } from "../src/core/model/settings.js";
 
 export default createRule({
   name: "require-stale-recovery",
@@ -11,8 +13,11 @@ export default createRule({
       recommended: true,
       question: "Q1",
     },
+    hasSuggestions: true,
     schema: [],
     messages: {
+      addRecovery:
+        "Add {{name}}(): give rows stuck {{value}} back to {{back}} once {{timeField}} is older than {{threshold}} (15 minutes; tune it), and call it from a sweeper or before claiming.",
       missingExpiry:
         "Q1 (if the holder dies, who unlocks?): this insert takes a lock row in {{model}}, guarded by a unique key, and nothing in this module removes a row whose holder died. A holder killed by SIGKILL, OOM or a deploy leaves the row forever and every later insert fails; catch/finally never run. Give the row an expiry column and let a take-over (ON CONFLICT … DO UPDATE … WHERE expires_at < now()) or a sweeper (DELETE … WHERE expires_at < now()) use it.",
       missingRowExpiry:
@@ -26,6 +31,7 @@ export default createRule({
     },
   },
   create(context) {
+    const vocabulary = getVocabulary(context.settings);
     return onLockFacts(context, (facts) => {
       for (const claim of facts.claims) {
         // A take-over, a recovery here, stuck rows handed to a caller (`staleJobs()`), or a `locks-recovered-by`
@@ -35,7 +41,20 @@ export default createRule({
           context.report({ node: claim.write.node, messageId: "missingRowExpiry", data: { model: claim.lock.model, checkLine: String(claim.check.node.loc.start.line) } });
         } else if (claim.insert) context.report({ node: claim.write.node, messageId: "missingExpiry", data: { model: claim.lock.model } });
         else if (claim.lease) context.report({ node: claim.write.node, messageId: "missingLockExpiry", data: { model: claim.lock.model, field: claim.lock.field } });
-        else context.report({ node: claim.write.node, messageId: "missingRecovery", data: claimData(claim) });
+        else {
+          const data = claimData(claim);
+          const recovery = recoveryEdit(context.sourceCode, context.filename, claim, facts, vocabulary);
+          context.report({
+            node: claim.write.node,
+            messageId: "missingRecovery",
+            data,
+            suggest: recovery ? [{
+              messageId: "addRecovery",
+              data: { name: recovery.name, value: data.value, back: recovery.backText, timeField: recovery.timeField, threshold: recovery.threshold },
+              fix: (fixer) => recovery.edits.map((e) => fixer.insertTextAfterRange([e.range[0], e.range[0]], e.text)),
+            }] : [],
+          });
+        }
       }
       // In the audit: a claim taken through another module's helper that nothing answers, reported at the call.
       for (const { call, alsoAt: others, helper, file, effect, row } of facts.importedClaims) {

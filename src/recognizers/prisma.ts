@@ -7,7 +7,7 @@
 import { namedTypeOf } from "../core/reading/named-types.js";
 import { appendProperty, propertyKey } from "../core/reading/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
+import type { Assignment, AssignedValue, Condition, Node, RecoverySpec, RecoveryWrite, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, findProperty, findVariable, keyName, objectLiteral, readsClock, staticList, unwrap } from "../core/reading/values.js";
 import { catchesDuplicate } from "../core/reading/failures.js";
@@ -235,6 +235,20 @@ export const prismaRecognizer: Recognizer = {
       assignments: parseData(ctx, data),
       node: call,
       ...(inlineWhere ? { addPredicate: (field, op, valueText) => insertPredicate(ctx, inlineWhere, field, op, valueText) } : {}),
+      ...(operation === "updateMany" || operation === "update" ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, callee.object, spec) } : {}),
     };
   },
 };
+
+/** `prisma.job.updateMany(…)` on the claim's delegate: rows still `stuck` whose progress time is older than the threshold. */
+function recoveryWrite(ctx: RecognizerContext, delegate: Node, spec: RecoverySpec): RecoveryWrite {
+  const f = propertyKey(spec.field);
+  return {
+    call: `${ctx.sourceCode.getText(delegate)}.updateMany({
+  where: { ${f}: ${spec.stuckText}, ${propertyKey(spec.timeField)}: { lt: new Date(Date.now() - ${spec.threshold}) } },
+  data: { ${f}: ${spec.backText} },
+})`,
+    count: ".count",
+    client: delegate,
+  };
+}

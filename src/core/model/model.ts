@@ -87,6 +87,34 @@ export interface StateWrite {
   /** The whole call: where findings about the write are reported. */
   readonly node: Node;
   readonly addPredicate?: (field: string, op: "eq" | "ne", valueText: string) => TextEdit | undefined;
+  /**
+   * The recognizer's way to write the stale recovery of a claim made by this write, in its own syntax and on the
+   * same client (require-stale-recovery's suggestion, src/rule-kit/recovery.ts): one conditional write of the claim's
+   * model that moves `field` from the claimed value back where `timeField` is older than the `threshold` constant.
+   */
+  readonly recoveryWrite?: (spec: RecoverySpec) => RecoveryWrite | undefined;
+}
+
+/** What a stale recovery writes: values and names as source text, ready to paste. */
+export interface RecoverySpec {
+  readonly field: string;
+  /** The claimed value (`"RUNNING"`, `JobStatus.RUNNING`). */
+  readonly stuckText: string;
+  /** The value the row had before the claim, which the recovery gives back. */
+  readonly backText: string;
+  /** The progress timestamp the module writes for the model (`updatedAt`, `heartbeatAt`). */
+  readonly timeField: string;
+  /** The name of the constant holding the threshold, in milliseconds. */
+  readonly threshold: string;
+}
+
+/** A recovery write: the call to await, how to read from its result how many rows it freed, and its client. */
+export interface RecoveryWrite {
+  readonly call: string;
+  /** Appended to the awaited result: `.count`, `.rowCount`. */
+  readonly count: string;
+  /** The client the call is made on (`prisma`, `this.prisma`): the recovery must be placed where it is in scope. */
+  readonly client: Node;
 }
 
 /** A read of persistent state with a filter (`findFirst({ where })`): the "check" half of check-then-act, or a stale scan. */

@@ -1,0 +1,203 @@
+/**
+ * The missing half, written for the user (issue 18): require-stale-recovery's suggestion for a status claim. Next to
+ * the claiming function it adds a recovery in the claim's own store syntax (the recognizer writes the call,
+ * `StateWrite.recoveryWrite`): one conditional write that moves rows still holding the claimed value, whose
+ * progress timestamp has not moved for longer than a named threshold, back to the value the claim took them from.
+ *
+ * It is offered only where every part is known from the module, never guessed:
+ * - the value to give back: the one the claim's filter pins (`status: "PENDING"`, or the first of `status: { in }`);
+ * - the progress timestamp: a time field of the vocabulary's progress list that the module stamps with the clock
+ *   in a write of the model (the claim's own first): without one there is nothing to judge age by, and the
+ *   plugin does not invent a column;
+ * - a client the recovery can reach where it is placed: a module-level binding for a function added after the
+ *   claiming function, `this` for a method added after the claiming method.
+ */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { Claim, LockFacts, Node, RecoveryWrite, TextEdit } from "../core/model/model.js";
+import { toBranches } from "../core/model/conditions.js";
+import { normalizeModel } from "../core/model/names.js";
+import { normalizeName, type ResolvedVocabulary } from "../core/model/settings.js";
+import { findVariable } from "../core/reading/values.js";
+
+type SourceCode = Readonly<TSESLint.SourceCode>;
+
+/** A recovery ready to insert: the edits, and the names it adds (for the suggestion's text). */
+export interface RecoveryEdit {
+  readonly edits: readonly TextEdit[];
+  readonly name: string;
+  readonly threshold: string;
+  readonly timeField: string;
+  readonly backText: string;
+}
+
+/** Minutes a row may go without progress before the suggested recovery frees it: a default the user tunes. */
+const DEFAULT_MINUTES = 15;
+
+function words(name: string): string[] {
+  return name.split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/).filter(Boolean);
+}
+
+/**
+ * The value the claim's filter gives the field before the claim takes it (pinned, or the first of a list), as the
+ * filter writes it (`RenderStatus.QUEUED`), else as a string literal.
+ */
+function backValue(sourceCode: SourceCode, claim: Claim): string | undefined {
+  const field = normalizeName(claim.lock.field);
+  for (const branch of toBranches(claim.write.filter)) {
+    for (const atom of branch) {
+      if (!("pred" in atom) || normalizeName(atom.pred.field) !== field || !atom.pred.values?.length) continue;
+      const value = atom.pred.values.find((v) => v.value !== claim.lock.value.value);
+      if (value === undefined || typeof value.value !== "string" || (atom.op !== "eq" && atom.op !== "in")) continue;
+      return valueText(sourceCode, atom.pred.node, value.value) ?? JSON.stringify(value.value);
+    }
+  }
+  return undefined;
+}
+
+/** The source text under `node` that names `value`: a string literal of it, or a member named by it (`Status.QUEUED`). */
+function valueText(sourceCode: SourceCode, node: Node, value: string): string | undefined {
+  let found: string | undefined;
+  const visit = (n: Node, depth: number): void => {
+    if (found !== undefined || depth > 6) return;
+    if ((n.type === "Literal" && n.value === value) || (n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier" && n.property.name === value)) {
+      found = sourceCode.getText(n);
+      return;
+    }
+    for (const key of sourceCode.visitorKeys[n.type] ?? []) {
+      const child = (n as unknown as Record<string, unknown>)[key];
+      for (const c of Array.isArray(child) ? child : [child]) if (c && typeof c === "object" && "type" in c) visit(c as Node, depth + 1);
+    }
+  };
+  visit(node, 0);
+  return found;
+}
+
+/** The progress timestamp the module stamps with the clock for the claim's model: the claim's own first. */
+function progressField(claim: Claim, facts: LockFacts, vocabulary: ResolvedVocabulary): string | undefined {
+  const model = normalizeModel(claim.write.model);
+  const writes = [claim.write, ...facts.writes.filter((w) => w !== claim.write && normalizeModel(w.model) === model)];
+  for (const w of writes) {
+    const stamped = w.assignments.find((a) => a.value.kind === "now" && vocabulary.isProgressTimeField(a.field));
+    if (stamped) return stamped.field;
+  }
+  return undefined;
+}
+
+function enclosingFunction(node: Node): TSESTree.FunctionLike | undefined {
+  for (let n: Node | undefined = node.parent; n; n = n.parent) {
+    if (n.type === "FunctionDeclaration" || n.type === "FunctionExpression" || n.type === "ArrowFunctionExpression") return n;
+  }
+  return undefined;
+}
+
+/** The statement of the program body that holds `node`. */
+function topStatement(node: Node): TSESTree.ProgramStatement | undefined {
+  let n: Node = node;
+  while (n.parent && n.parent.type !== "Program") n = n.parent;
+  return n.parent ? n as TSESTree.ProgramStatement : undefined;
+}
+
+/** The leftmost name of a client expression: `prisma` in `prisma.job`, `this` in `this.prisma.job`. */
+function clientRoot(node: Node): TSESTree.Identifier | TSESTree.ThisExpression | undefined {
+  let n: Node = node;
+  while (n.type === "MemberExpression" || n.type === "TSNonNullExpression") n = n.type === "MemberExpression" ? n.object : n.expression;
+  return n.type === "Identifier" || n.type === "ThisExpression" ? n : undefined;
+}
+
+function lineIndent(sourceCode: SourceCode, node: Node): string {
+  const line = sourceCode.lines[node.loc.start.line - 1] ?? "";
+  return /^\s*/.exec(line)![0];
+}
+
+function indented(text: string, indent: string): string {
+  return text.split("\n").map((l) => (l ? indent + l : l)).join("\n");
+}
+
+/** A name the module's text does not hold yet (so it binds nothing already): `name`, else `name2`, `name3`… */
+function freeName(sourceCode: SourceCode, name: string): string {
+  if (!sourceCode.text.includes(name)) return name;
+  for (let i = 2; ; i++) if (!sourceCode.text.includes(`${name}${i}`)) return `${name}${i}`;
+}
+
+/** Where a module statement begins with its decorators and the comments above it (a class's JSDoc stays on it). */
+function statementStart(sourceCode: SourceCode, top: TSESTree.ProgramStatement): number {
+  const declaration = top.type === "ExportNamedDeclaration" || top.type === "ExportDefaultDeclaration" ? top.declaration : top;
+  const decorators = declaration && "decorators" in declaration ? declaration.decorators ?? [] : [];
+  const start = Math.min(top.range[0], ...decorators.map((d) => d.range[0]));
+  const first = sourceCode.getTokenByRangeStart(start, { includeComments: false }) ?? sourceCode.getFirstToken(top);
+  const comments = first ? sourceCode.getCommentsBefore(first) : [];
+  return comments.length > 0 ? Math.min(start, comments[0]!.range[0]) : start;
+}
+
+/** The suggestion's edits for `claim`, or undefined where a part would have to be guessed. */
+export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Claim, facts: LockFacts, vocabulary: ResolvedVocabulary): RecoveryEdit | undefined {
+  if (claim.insert || claim.lease || claim.keyed || claim.unenforced || !claim.write.recoveryWrite) return undefined;
+  const back = backValue(sourceCode, claim);
+  const timeField = progressField(claim, facts, vocabulary);
+  if (typeof back !== "string" || !timeField) return undefined;
+  const fn = enclosingFunction(claim.write.node);
+  const top = topStatement(claim.write.node);
+  if (!fn || !top) return undefined;
+  const model = words(claim.lock.model);
+  const value = words(claim.lock.value.value === undefined ? "" : String(claim.lock.value.value));
+  const threshold = freeName(sourceCode, ["STALE", ...model, ...value, "MS"].map((w) => w.toUpperCase()).join("_"));
+  const name = freeName(sourceCode, `recoverStale${model.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("")}`);
+  const write = claim.write.recoveryWrite({ field: claim.lock.field, stuckText: claim.lock.valueText, backText: back, timeField, threshold });
+  if (!write) return undefined;
+  const typed = /\.[cm]?tsx?$/.test(filename);
+  const placed = placement(sourceCode, write, fn, top);
+  if (!placed) return undefined;
+  const stuck = String(claim.lock.value.value);
+  const doc = [
+    "/**",
+    ` * Gives ${claim.lock.model} rows left ${stuck} by a holder that died (SIGKILL, OOM, a deploy) back to ${back.replace(/^"(.*)"$/, "$1")}, once`,
+    ` * ${timeField} has not moved for ${threshold}. Run it from a scheduled sweeper, or before claiming.`,
+    " */",
+  ];
+  const result = typed ? ": Promise<number>" : "";
+  const body = [
+    `${placed.method ? "async " : `${placed.exported ? "export " : ""}async function `}${name}()${result} {`,
+    `  const result = await ${write.call.split("\n").join("\n  ")};`,
+    `  return result${write.count};`,
+    "}",
+  ];
+  const constant = [
+    `/** How long a ${claim.lock.model} row may stay ${stuck} without ${timeField} moving before its holder counts as dead. */`,
+    `const ${threshold} = ${DEFAULT_MINUTES} * 60 * 1000;`,
+  ].join("\n");
+  const edits: TextEdit[] = [];
+  if (placed.method) {
+    const indent = lineIndent(sourceCode, placed.after);
+    const start = statementStart(sourceCode, top);
+    edits.push({ range: [start, start], text: `${constant}\n\n` });
+    edits.push({ range: [placed.after.range[1], placed.after.range[1]], text: `\n\n${indented([...doc, ...body].join("\n"), indent)}` });
+  } else {
+    edits.push({ range: [placed.after.range[1], placed.after.range[1]], text: `\n\n${constant}\n\n${[...doc, ...body].join("\n")}` });
+  }
+  return { edits, name, threshold, timeField, backText: back };
+}
+
+/**
+ * Where the recovery goes: after the claiming method of a class when the client is `this` (a method), else after
+ * the module statement that holds the claiming function (a function), where the client must be a module binding.
+ */
+function placement(sourceCode: SourceCode, write: RecoveryWrite, fn: TSESTree.FunctionLike, top: TSESTree.ProgramStatement): { after: Node; method: boolean; exported: boolean } | undefined {
+  const root = clientRoot(write.client);
+  if (!root) return undefined;
+  // An ES module exports it for a sweeper to import; a CommonJS module (no import or export declaration) gets a
+  // plain function, since a later `module.exports = {…}` would drop one added to its exports here.
+  const exported = sourceCode.ast.sourceType === "module" && sourceCode.ast.body.some((s) => /^(Import|Export)/.test(s.type));
+  if (root.type === "ThisExpression") {
+    // `this` of the class only: the claim sits directly in a method, not in a nested `function`.
+    const method = fn.parent;
+    if (fn.type !== "FunctionExpression" || method?.type !== "MethodDefinition" || method.static) return undefined;
+    let own: Node | undefined = write.client;
+    for (; own && own !== fn; own = own.parent) if (own.type === "FunctionExpression" || own.type === "FunctionDeclaration") break;
+    if (own !== fn) return undefined;
+    return { after: method, method: true, exported };
+  }
+  const variable = findVariable(sourceCode as never, root);
+  const scope = variable?.scope.type;
+  if (!variable || (scope !== "module" && scope !== "global") || variable.defs.some((d) => d.type === "Parameter")) return undefined;
+  return { after: top, method: false, exported };
+}

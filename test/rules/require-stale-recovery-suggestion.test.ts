@@ -1,0 +1,199 @@
+// require-stale-recovery's suggestion (issue 18): the recovery written next to the claim, in the claim's own store
+// syntax, from what the module shows (the value the claim takes rows from, the progress timestamp it stamps, a
+// client in scope), and no suggestion where one of those would have to be guessed.
+import ts from "typescript";
+import { Linter } from "eslint";
+import tsParser from "@typescript-eslint/parser";
+import { describe, expect, it } from "vitest";
+import rule from "../../rules/require-stale-recovery.js";
+import plugin from "../../src/index.js";
+import { ruleTester } from "../rule-tester.js";
+
+const recovery = (opts: { name: string; model: string; value: string; back: string; backText?: string; time: string; threshold: string; client: string; field?: string; stuckText?: string; indent?: string; method?: boolean; exported?: boolean; typed?: boolean }) => {
+  const i = opts.indent ?? "";
+  const field = opts.field ?? "status";
+  const head = opts.method ? "async " : `${opts.exported === false ? "" : "export "}async function `;
+  return [
+    `${i}/**`,
+    `${i} * Gives ${opts.model} rows left ${opts.value} by a holder that died (SIGKILL, OOM, a deploy) back to ${opts.back}, once`,
+    `${i} * ${opts.time} has not moved for ${opts.threshold}. Run it from a scheduled sweeper, or before claiming.`,
+    `${i} */`,
+    `${i}${head}${opts.name}()${opts.typed === false ? "" : ": Promise<number>"} {`,
+    `${i}  const result = await ${opts.client}.updateMany({`,
+    `${i}    where: { ${field}: ${opts.stuckText ?? JSON.stringify(opts.value)}, ${opts.time}: { lt: new Date(Date.now() - ${opts.threshold}) } },`,
+    `${i}    data: { ${field}: ${opts.backText ?? JSON.stringify(opts.back)} },`,
+    `${i}  });`,
+    `${i}  return result.count;`,
+    `${i}}`,
+  ].join("\n");
+};
+const constant = (threshold: string, model: string, value: string, time: string) =>
+  `/** How long a ${model} row may stay ${value} without ${time} moving before its holder counts as dead. */\nconst ${threshold} = 15 * 60 * 1000;`;
+const desc = (name: string, value: string, back: string, time: string, threshold: string) => ({ name, value, back, timeField: time, threshold });
+
+const CLAIM_FN = `import { prisma } from "./db";
+
+export async function startJob(id: string) {
+  const claimed = await prisma.job.updateMany({
+    where: { id, status: "PENDING" },
+    data: { status: "RUNNING", updatedAt: new Date() },
+  });
+  return claimed.count === 1;
+}
+`;
+const FN_OUTPUT = `${CLAIM_FN}
+${constant("STALE_JOB_RUNNING_MS", "job", "RUNNING", "updatedAt")}
+
+${recovery({ name: "recoverStaleJob", model: "job", value: "RUNNING", back: "PENDING", time: "updatedAt", threshold: "STALE_JOB_RUNNING_MS", client: "prisma.job" })}
+`;
+
+const SERVICE = (recovered: string) => `import { Injectable } from "@nestjs/common";
+import { RenderStatus } from "@prisma/client";
+import { PrismaService } from "./prisma.service";
+
+${recovered}/** Renders reports. */
+@Injectable()
+export class RenderService {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async start(id: string): Promise<boolean> {
+    const { count } = await this.prisma.report.updateMany({
+      where: { id, renderStatus: { in: [RenderStatus.QUEUED, RenderStatus.FAILED] } },
+      data: { renderStatus: RenderStatus.RENDERING },
+    });
+    return count === 1;
+  }
+%METHOD%
+  async heartbeat(id: string): Promise<void> {
+    const { count } = await this.prisma.report.updateMany({ where: { id, renderStatus: RenderStatus.RENDERING }, data: { heartbeatAt: new Date() } });
+    if (count === 0) throw new Error(\`report \${id} was taken over\`);
+  }
+}
+`;
+const SERVICE_CODE = SERVICE("").replace("%METHOD%", "");
+const SERVICE_OUTPUT = SERVICE(`${constant("STALE_REPORT_RENDERING_MS", "report", "RENDERING", "heartbeatAt")}\n\n`).replace("%METHOD%", `\n${recovery({
+  name: "recoverStaleReport", model: "report", value: "RENDERING", back: "RenderStatus.QUEUED", backText: "RenderStatus.QUEUED", stuckText: "RenderStatus.RENDERING",
+  field: "renderStatus", time: "heartbeatAt", threshold: "STALE_REPORT_RENDERING_MS", client: "this.prisma.report", indent: "  ", method: true,
+})}\n`);
+
+const COMMONJS = `const { prisma } = require("./db");
+
+async function startJob(id) {
+  await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING", updatedAt: new Date() } });
+}
+`;
+const COMMONJS_TAIL = "module.exports = { startJob };\n";
+const COMMONJS_OUTPUT = `${COMMONJS}
+${constant("STALE_JOB_RUNNING_MS", "job", "RUNNING", "updatedAt")}
+
+${recovery({ name: "recoverStaleJob", model: "job", value: "RUNNING", back: "PENDING", time: "updatedAt", threshold: "STALE_JOB_RUNNING_MS", client: "prisma.job", exported: false, typed: false })}
+${COMMONJS_TAIL}`;
+
+const ARROW = `import { prisma } from "./db";
+export const startJob = async (id: string) => {
+  await prisma.job.updateMany({ where: { id, status: { in: ["PENDING", "FAILED"] } }, data: { status: "RUNNING", updatedAt: new Date() } });
+};
+`;
+const ARROW_OUTPUT = `${ARROW.trimEnd()}
+
+${constant("STALE_JOB_RUNNING_MS2", "job", "RUNNING", "updatedAt")}
+
+${recovery({ name: "recoverStaleJob", model: "job", value: "RUNNING", back: "PENDING", time: "updatedAt", threshold: "STALE_JOB_RUNNING_MS2", client: "prisma.job" })}
+// STALE_JOB_RUNNING_MS is taken in this module
+`;
+
+const noSuggestion = (code: string, line: number) => ({ code, filename: "jobs.ts", errors: [{ messageId: "missingRecovery" as const, line, suggestions: [] }] });
+
+ruleTester.run("require-stale-recovery", rule, {
+  valid: [],
+  invalid: [
+    {
+      // a function claim on a module-level client: an exported recovery after it
+      code: CLAIM_FN,
+      filename: "jobs.ts",
+      errors: [{ messageId: "missingRecovery", line: 4, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleJob", "RUNNING", '"PENDING"', "updatedAt", "STALE_JOB_RUNNING_MS"), output: FN_OUTPUT }] }],
+    },
+    {
+      // a method claim on `this.prisma`: a method after it, the constant above the class's JSDoc and decorator; the
+      // values as the module writes them, the progress timestamp from the heartbeat write
+      code: SERVICE_CODE,
+      filename: "render.service.ts",
+      errors: [{ messageId: "missingRecovery", line: 11, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleReport", "RENDERING", "RenderStatus.QUEUED", "heartbeatAt", "STALE_REPORT_RENDERING_MS"), output: SERVICE_OUTPUT }] }],
+    },
+    {
+      // CommonJS: a plain function (a later `module.exports = {…}` would drop an export added here), no types
+      code: COMMONJS + COMMONJS_TAIL,
+      filename: "jobs.js",
+      errors: [{ messageId: "missingRecovery", line: 4, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleJob", "RUNNING", '"PENDING"', "updatedAt", "STALE_JOB_RUNNING_MS"), output: COMMONJS_OUTPUT }] }],
+    },
+    {
+      // an arrow function in a const; `in` gives back its first other value; a name the module's text holds is not reused
+      code: `${ARROW}// STALE_JOB_RUNNING_MS is taken in this module\n`,
+      filename: "jobs.ts",
+      errors: [{ messageId: "missingRecovery", line: 3, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleJob", "RUNNING", '"PENDING"', "updatedAt", "STALE_JOB_RUNNING_MS2"), output: ARROW_OUTPUT }] }],
+    },
+    // No progress timestamp stamped for the model (startedAt is a start time): nothing to judge age by, none invented.
+    noSuggestion(`import { prisma } from "./db";
+export async function startJob(id: string) {
+  await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING", startedAt: new Date() } });
+}
+`, 3),
+    // The client is a parameter: not in scope next to the function.
+    noSuggestion(`export async function startJob(db: any, id: string) {
+  await db.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING", updatedAt: new Date() } });
+}
+`, 2),
+    // A transaction's client: only inside the callback.
+    noSuggestion(`import { prisma } from "./db";
+export async function startJob(id: string) {
+  await prisma.$transaction(async (tx) => {
+    await tx.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING", updatedAt: new Date() } });
+  });
+}
+`, 4),
+    // The filter says only what the row is not: the value to give back is unknown.
+    noSuggestion(`import { prisma } from "./db";
+export async function startJob(id: string) {
+  await prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING", updatedAt: new Date() } });
+}
+`, 3),
+  ],
+});
+
+describe("require-stale-recovery's suggested recovery", () => {
+  const strict = [
+    { files: ["**/*.{ts,js}"], languageOptions: { parser: tsParser as never, sourceType: "module" as const } },
+    { ...(plugin.configs.strict as object), files: ["**/*.{ts,js}"] },
+  ];
+  it.each([["jobs.ts", FN_OUTPUT], ["render.service.ts", SERVICE_OUTPUT], ["jobs.js", COMMONJS_OUTPUT], ["jobs.ts", ARROW_OUTPUT]])("%s: answers the claim and lints clean under configs.strict", (filename, output) => {
+    const messages = new Linter({ configType: "flat" }).verify(output, strict as never, { filename });
+    expect(messages.map((m) => `${m.line} ${m.ruleId} ${m.message}`)).toEqual([]);
+  });
+
+  it("type-checks against Prisma-shaped clients", () => {
+    const delegate = `{ updateMany(args: { where: Record<string, unknown>; data: Record<string, unknown> }): Promise<{ count: number }> }`;
+    const files: Record<string, string> = {
+      "/p/db.ts": `export declare const prisma: { job: ${delegate}; $transaction<T>(fn: (tx: { job: ${delegate} }) => Promise<T>): Promise<T> };\n`,
+      "/p/prisma.service.ts": `export declare class PrismaService { report: ${delegate} }\n`,
+      "/p/node_modules/@nestjs/common/index.d.ts": "export declare function Injectable(): ClassDecorator;\n",
+      "/p/node_modules/@prisma/client/index.d.ts": `export declare const RenderStatus: { readonly QUEUED: "QUEUED"; readonly RENDERING: "RENDERING"; readonly FAILED: "FAILED" };\n`,
+      "/p/jobs.ts": FN_OUTPUT,
+      "/p/arrow.ts": ARROW_OUTPUT,
+      "/p/render.service.ts": SERVICE_OUTPUT,
+    };
+    const options: ts.CompilerOptions = { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, experimentalDecorators: true, types: [], lib: ["lib.es2022.d.ts"] };
+    const host = ts.createCompilerHost(options);
+    const read = host.readFile.bind(host);
+    const exists = host.fileExists.bind(host);
+    host.readFile = (f) => files[f] ?? read(f);
+    host.fileExists = (f) => f in files || exists(f);
+    host.directoryExists = (d) => Object.keys(files).some((f) => f.startsWith(`${d}/`)) || ts.sys.directoryExists(d);
+    host.getSourceFile = ((f: string, lang: ts.ScriptTarget) => {
+      const text = files[f] ?? read(f);
+      return text === undefined ? undefined : ts.createSourceFile(f, text, lang);
+    }) as typeof host.getSourceFile;
+    const program = ts.createProgram(["/p/jobs.ts", "/p/arrow.ts", "/p/render.service.ts"], options, host);
+    const problems = ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+    expect(problems).toEqual([]);
+  });
+});
