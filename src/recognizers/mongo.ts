@@ -20,10 +20,10 @@
  * replace whole documents and are not read. Every call is recognised on its own: a query chain
  * (`Job.find(filter).sort(…).lean()`) is recognised at the `find` call, the rest is ignored.
  */
-import { appendProperty } from "../core/reading/edits.js";
+import { appendProperty, propertyKey } from "../core/reading/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
 import type {
-  Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit,
+  Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit, RecoverySpec, RecoveryWrite
 } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { SWAPPED } from "../core/model/conditions.js";
@@ -710,6 +710,22 @@ function recognizeRead(ctx: RecognizerContext, call: TSESTree.CallExpression, mo
   return { access: "read", store: STORE, model, operation, filter, node: call };
 }
 
+/**
+ * `Job.updateMany(…)` (a Mongoose model, or the driver's collection) on the claim's receiver: documents still
+ * `stuck` whose progress time is older than the threshold, given back; the result's `modifiedCount` is how many.
+ */
+function recoveryWrite(ctx: RecognizerContext, receiver: Node, spec: RecoverySpec): RecoveryWrite {
+  const f = propertyKey(spec.field);
+  return {
+    call: `${ctx.sourceCode.getText(receiver)}.updateMany(
+  { ${f}: ${spec.stuckText}, ${propertyKey(spec.timeField)}: { $lt: new Date(Date.now() - ${spec.threshold}) } },
+  { $set: { ${f}: ${spec.backText} } },
+)`,
+    count: ".modifiedCount",
+    client: receiver,
+  };
+}
+
 function recognizeFindAndModify(ctx: RecognizerContext, call: TSESTree.CallExpression, model: string): StateWrite | undefined {
   const [first, , third] = call.arguments;
   // The options form, with a callback (inline or passed on: `findAndModify({ query, update }, callback)`).
@@ -795,7 +811,7 @@ export const mongoRecognizer: Recognizer = {
       const inline = unwrap(first).type === "ObjectExpression" ? filterObject : undefined;
       return write(model, operation, call, filterOf(ctx, first), parseUpdate(ctx, second), {
         ...(inline ? { addPredicate: (field: string, op: "eq" | "ne", valueText: string) => insertPredicate(ctx, inline, field, op, valueText) } : {}),
-        ...(upsertLock(ctx, call) ? { effect: "insert" as const, onConflict: "update" as const } : {}),
+        ...(upsertLock(ctx, call) ? { effect: "insert" as const, onConflict: "update" as const } : { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, callee.object, spec) }),
       });
     }
 

@@ -102,6 +102,32 @@ ${recovery({ name: "recoverStaleJob", model: "job", value: "RUNNING", back: "PEN
 // STALE_JOB_RUNNING_MS is taken in this module
 `;
 
+const MONGO = `import { Export } from "./models/export";
+
+export async function claimExport(id: string) {
+  return Export.findOneAndUpdate(
+    { _id: id, state: "queued" },
+    { $set: { state: "exporting", heartbeatAt: new Date() } },
+    { new: true },
+  );
+}
+`;
+const MONGO_OUTPUT = `${MONGO}
+${constant("STALE_EXPORT_EXPORTING_MS", "Export", "exporting", "heartbeatAt")}
+
+/**
+ * Gives Export rows left exporting by a holder that died (SIGKILL, OOM, a deploy) back to queued, once
+ * heartbeatAt has not moved for STALE_EXPORT_EXPORTING_MS. Run it from a scheduled sweeper, or before claiming.
+ */
+export async function recoverStaleExport(): Promise<number> {
+  const result = await Export.updateMany(
+    { state: "exporting", heartbeatAt: { $lt: new Date(Date.now() - STALE_EXPORT_EXPORTING_MS) } },
+    { $set: { state: "queued" } },
+  );
+  return result.modifiedCount;
+}
+`;
+
 const noSuggestion = (code: string, line: number) => ({ code, filename: "jobs.ts", errors: [{ messageId: "missingRecovery" as const, line, suggestions: [] }] });
 
 ruleTester.run("require-stale-recovery", rule, {
@@ -131,6 +157,12 @@ ruleTester.run("require-stale-recovery", rule, {
       code: `${ARROW}// STALE_JOB_RUNNING_MS is taken in this module\n`,
       filename: "jobs.ts",
       errors: [{ messageId: "missingRecovery", line: 3, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleJob", "RUNNING", '"PENDING"', "updatedAt", "STALE_JOB_RUNNING_MS2"), output: ARROW_OUTPUT }] }],
+    },
+    {
+      // MongoDB (a Mongoose model): updateMany with $lt and $set, the count from modifiedCount
+      code: MONGO,
+      filename: "exports.ts",
+      errors: [{ messageId: "missingRecovery", line: 4, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleExport", "exporting", '"queued"', "heartbeatAt", "STALE_EXPORT_EXPORTING_MS"), output: MONGO_OUTPUT }] }],
     },
     // No progress timestamp stamped for the model (startedAt is a start time): nothing to judge age by, none invented.
     noSuggestion(`import { prisma } from "./db";
@@ -165,12 +197,12 @@ describe("require-stale-recovery's suggested recovery", () => {
     { files: ["**/*.{ts,js}"], languageOptions: { parser: tsParser as never, sourceType: "module" as const } },
     { ...(plugin.configs.strict as object), files: ["**/*.{ts,js}"] },
   ];
-  it.each([["jobs.ts", FN_OUTPUT], ["render.service.ts", SERVICE_OUTPUT], ["jobs.js", COMMONJS_OUTPUT], ["jobs.ts", ARROW_OUTPUT]])("%s: answers the claim and lints clean under configs.strict", (filename, output) => {
+  it.each([["jobs.ts", FN_OUTPUT], ["render.service.ts", SERVICE_OUTPUT], ["jobs.js", COMMONJS_OUTPUT], ["jobs.ts", ARROW_OUTPUT], ["exports.ts", MONGO_OUTPUT]])("%s: answers the claim and lints clean under configs.strict", (filename, output) => {
     const messages = new Linter({ configType: "flat" }).verify(output, strict as never, { filename });
     expect(messages.map((m) => `${m.line} ${m.ruleId} ${m.message}`)).toEqual([]);
   });
 
-  it("type-checks against Prisma-shaped clients", () => {
+  it("type-checks against Prisma- and Mongoose-shaped clients", () => {
     const delegate = `{ updateMany(args: { where: Record<string, unknown>; data: Record<string, unknown> }): Promise<{ count: number }> }`;
     const files: Record<string, string> = {
       "/p/db.ts": `export declare const prisma: { job: ${delegate}; $transaction<T>(fn: (tx: { job: ${delegate} }) => Promise<T>): Promise<T> };\n`,
@@ -180,6 +212,12 @@ describe("require-stale-recovery's suggested recovery", () => {
       "/p/jobs.ts": FN_OUTPUT,
       "/p/arrow.ts": ARROW_OUTPUT,
       "/p/render.service.ts": SERVICE_OUTPUT,
+      "/p/models/export.ts": `export declare const Export: {
+  findOneAndUpdate(filter: object, update: object, options?: object): Promise<unknown>;
+  updateMany(filter: object, update: object): Promise<{ acknowledged: boolean; matchedCount: number; modifiedCount: number }>;
+};
+`,
+      "/p/exports.ts": MONGO_OUTPUT,
     };
     const options: ts.CompilerOptions = { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, experimentalDecorators: true, types: [], lib: ["lib.es2022.d.ts"] };
     const host = ts.createCompilerHost(options);
@@ -192,7 +230,7 @@ describe("require-stale-recovery's suggested recovery", () => {
       const text = files[f] ?? read(f);
       return text === undefined ? undefined : ts.createSourceFile(f, text, lang);
     }) as typeof host.getSourceFile;
-    const program = ts.createProgram(["/p/jobs.ts", "/p/arrow.ts", "/p/render.service.ts"], options, host);
+    const program = ts.createProgram(["/p/jobs.ts", "/p/arrow.ts", "/p/render.service.ts", "/p/exports.ts"], options, host);
     const problems = ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
     expect(problems).toEqual([]);
   });
