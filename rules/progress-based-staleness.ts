@@ -4,10 +4,14 @@ import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { claimData, lockData } from "../src/rule-kit/messages.js";
 import { getVocabulary, normalizeName, vocabularySchema } from "../src/core/model/settings.js";
 import { formatValue } from "../src/core/model/names.js";
+import { progressField, renameTimeField } from "../src/rule-kit/recovery.js";
+import type { TSESLint } from "@typescript-eslint/utils";
 
 type Options = [{ startTimeFields?: string[]; progressTimeFields?: string[] }];
 
-export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery" | "startTimeScan" | "startTimeSweep" | "startTimeTakeover", Options>({
+type MessageId = "fixedLease" | "startTimeLockRow" | "startTimeRecovery" | "startTimeScan" | "startTimeSweep" | "startTimeTakeover" | "useProgressField";
+
+export default createRule<MessageId, Options>({
   name: "progress-based-staleness",
   meta: {
     type: "problem",
@@ -27,7 +31,9 @@ export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery
       },
     ],
     defaultOptions: [{}],
+    hasSuggestions: true,
     messages: {
+      useProgressField: "Judge age by {{progressField}}, which this module keeps moving for {{model}}, instead of {{timeField}}.",
       fixedLease:
         "Q2 (how do you tell alive from dead?): this claim of {{model}}.{{field}} = {{value}} stamps the lease {{timeField}} once, and nothing in this module renews it, yet {{judges}} the holder dead by it. A slow but healthy holder loses its job while it still works, and the work runs twice. Renew {{timeField}} while the work progresses (a heartbeat), and stop the work when the renewal fails.",
       startTimeRecovery:
@@ -80,9 +86,19 @@ export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery
     function jobClaim(claim: Claim | undefined): Claim | undefined {
       return claim && !claim.insert && !claim.lease && !claim.keyed && claim.lock.value.value !== true ? claim : undefined;
     }
-    function reportLockRow(what: string, claim: Claim, start: { field: string; node: Node }): void {
+    /**
+     * The suggestion: judge age by the progress timestamp the module stamps with the clock for `model`, where the age
+     * test names its field as an object key. None where the module keeps no such field moving: none is invented.
+     */
+    function useProgress(facts: LockFacts, model: string, start: { field: string; node: Node }): TSESLint.SuggestionReportDescriptor<MessageId>[] {
+      const progress = progressField(model, facts, vocabulary);
+      const edit = progress && normalizeName(progress) !== normalizeName(start.field) ? renameTimeField(context.sourceCode, start.node, start.field, progress) : undefined;
+      if (!progress || !edit) return [];
+      return [{ messageId: "useProgressField", data: { progressField: progress, model, timeField: start.field }, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }];
+    }
+    function reportLockRow(what: string, claim: Claim, start: { field: string; node: Node }, facts: LockFacts): void {
       const data = { what, model: claim.lock.model, claimLine: String(claim.write.node.loc.start.line), timeField: start.field, progressFields };
-      context.report({ node: start.node, messageId: "startTimeLockRow", data });
+      context.report({ node: start.node, messageId: "startTimeLockRow", data, suggest: useProgress(facts, claim.write.model, start) });
     }
     return onLockFacts(context, (facts) => {
       const seen = new Set<Node>();
@@ -107,11 +123,11 @@ export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery
         if (!start) continue;
         seen.add(recovery.write.node);
         if (recovery.claim.insert) {
-          reportLockRow("sweep", recovery.claim, start);
+          reportLockRow("sweep", recovery.claim, start, facts);
           continue;
         }
         const data = { ...claimData(recovery.claim), timeField: start.field, stamped: stampedWhen(recovery.claim, start.field, facts), progressFields };
-        context.report({ node: start.node, messageId: "startTimeRecovery", data });
+        context.report({ node: start.node, messageId: "startTimeRecovery", data, suggest: useProgress(facts, recovery.claim.write.model, start) });
       }
       // A sweeper of claims made elsewhere (a cron job, a queue module's `resetStale`): its age test is its own.
       for (const sweep of facts.sweeps()) {
@@ -120,7 +136,7 @@ export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery
         if (!start) continue;
         seen.add(sweep.write.node);
         const { model, field, value } = lockData(sweep.lock);
-        context.report({ node: start.node, messageId: "startTimeSweep", data: { model, field, value, timeField: start.field, progressFields } });
+        context.report({ node: start.node, messageId: "startTimeSweep", data: { model, field, value, timeField: start.field, progressFields }, suggest: useProgress(facts, sweep.write.model, start) });
       }
       // One report per age test: a scan of several stuck values (`state = creating OR state = uploading`) names them all.
       const scans = new Map<Node, { scan: (typeof facts.staleScans)[number]; timeField: string; values: string[] }>();
@@ -136,6 +152,7 @@ export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery
           node,
           messageId: "startTimeScan",
           data: { model: scan.read.model, field: scan.field, value: values.join(" or "), timeField, progressFields },
+          suggest: useProgress(facts, scan.read.model, { field: timeField, node }),
         });
       }
       for (const claim of facts.claims) {
@@ -149,11 +166,11 @@ export default createRule<"fixedLease" | "startTimeLockRow" | "startTimeRecovery
         if (!start) continue;
         // A lock row or a lease has no claimed value to name: its take-over is the lock row's.
         if (claim.insert || claim.lease) {
-          reportLockRow("take-over", claim, start);
+          reportLockRow("take-over", claim, start, facts);
           continue;
         }
         const data = { ...claimData(claim), timeField: start.field, stamped: stampedWhen(claim, start.field, facts), progressFields };
-        context.report({ node: start.node, messageId: "startTimeTakeover", data });
+        context.report({ node: start.node, messageId: "startTimeTakeover", data, suggest: useProgress(facts, claim.write.model, start) });
       }
       for (const [claim, { field, takeover, recoveryLines }] of fixedLeases) {
         const stamp = claim.write.assignments.find((a) => normalizeName(a.field) === normalizeName(field));

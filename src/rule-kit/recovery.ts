@@ -54,28 +54,35 @@ function backValue(sourceCode: SourceCode, claim: Claim): string | undefined {
   return undefined;
 }
 
-/** The source text under `node` that names `value`: a string literal of it, or a member named by it (`Status.QUEUED`). */
-function valueText(sourceCode: SourceCode, node: Node, value: string): string | undefined {
-  let found: string | undefined;
-  const visit = (n: Node, depth: number): void => {
-    if (found !== undefined || depth > 6) return;
-    if ((n.type === "Literal" && n.value === value) || (n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier" && n.property.name === value)) {
-      found = sourceCode.getText(n);
-      return;
+/** The first node at most `depth` levels under `node` (itself included) that `test` accepts. */
+function findBelow(sourceCode: SourceCode, node: Node, depth: number, test: (n: Node) => boolean): Node | undefined {
+  if (test(node)) return node;
+  if (depth === 0) return undefined;
+  for (const key of sourceCode.visitorKeys[node.type] ?? []) {
+    const child = (node as unknown as Record<string, unknown>)[key];
+    for (const c of Array.isArray(child) ? child : [child]) {
+      if (!c || typeof c !== "object" || !("type" in c)) continue;
+      const found = findBelow(sourceCode, c as Node, depth - 1, test);
+      if (found) return found;
     }
-    for (const key of sourceCode.visitorKeys[n.type] ?? []) {
-      const child = (n as unknown as Record<string, unknown>)[key];
-      for (const c of Array.isArray(child) ? child : [child]) if (c && typeof c === "object" && "type" in c) visit(c as Node, depth + 1);
-    }
-  };
-  visit(node, 0);
-  return found;
+  }
+  return undefined;
 }
 
-/** The progress timestamp the module stamps with the clock for the claim's model: the claim's own first. */
-function progressField(claim: Claim, facts: LockFacts, vocabulary: ResolvedVocabulary): string | undefined {
-  const model = normalizeModel(claim.write.model);
-  const writes = [claim.write, ...facts.writes.filter((w) => w !== claim.write && normalizeModel(w.model) === model)];
+/** The source text under `node` that names `value`: a string literal of it, or a member named by it (`Status.QUEUED`). */
+function valueText(sourceCode: SourceCode, node: Node, value: string): string | undefined {
+  const found = findBelow(sourceCode, node, 6, (n) => (n.type === "Literal" && n.value === value) ||
+    (n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier" && n.property.name === value));
+  return found && sourceCode.getText(found);
+}
+
+/**
+ * The progress timestamp the module stamps with the clock in a write of `model` (`claim`'s own write first): what a
+ * recovery can judge age by.
+ */
+export function progressField(model: string, facts: LockFacts, vocabulary: ResolvedVocabulary, claim?: Claim): string | undefined {
+  const m = normalizeModel(model);
+  const writes = [...(claim ? [claim.write] : []), ...facts.writes.filter((w) => w !== claim?.write && normalizeModel(w.model) === m)];
   for (const w of writes) {
     const stamped = w.assignments.find((a) => a.value.kind === "now" && vocabulary.isProgressTimeField(a.field));
     if (stamped) return stamped.field;
@@ -133,7 +140,7 @@ function statementStart(sourceCode: SourceCode, top: TSESTree.ProgramStatement):
 export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Claim, facts: LockFacts, vocabulary: ResolvedVocabulary): RecoveryEdit | undefined {
   if (claim.insert || claim.lease || claim.keyed || claim.unenforced || !claim.write.recoveryWrite) return undefined;
   const back = backValue(sourceCode, claim);
-  const timeField = progressField(claim, facts, vocabulary);
+  const timeField = progressField(claim.write.model, facts, vocabulary, claim);
   if (typeof back !== "string" || !timeField) return undefined;
   const fn = enclosingFunction(claim.write.node);
   const top = topStatement(claim.write.node);
@@ -200,4 +207,18 @@ function placement(sourceCode: SourceCode, write: RecoveryWrite, fn: TSESTree.Fu
   const scope = variable?.scope.type;
   if (!variable || (scope !== "module" && scope !== "global") || variable.defs.some((d) => d.type === "Parameter")) return undefined;
   return { after: top, method: false, exported };
+}
+
+/**
+ * progress-based-staleness's suggestion: the age test's field, where the test names it as an object key
+ * (`createdAt: { lt: threshold }`), renamed to the progress timestamp the module keeps moving. Undefined where the
+ * field is not written so (a SQL string, a computed key).
+ */
+export function renameTimeField(sourceCode: SourceCode, node: Node, field: string, replacement: string): TextEdit | undefined {
+  const found = findBelow(sourceCode, node, 3, (n) => n.type === "Property" && !n.computed &&
+    ((n.key.type === "Identifier" && n.key.name === field) || (n.key.type === "Literal" && n.key.value === field))) as TSESTree.Property | undefined;
+  if (!found || found.shorthand) return undefined;
+  const key = found.key;
+  const text = key.type === "Literal" ? JSON.stringify(replacement) : /^[A-Za-z_$][\w$]*$/.test(replacement) ? replacement : JSON.stringify(replacement);
+  return { range: [key.range[0], key.range[1]], text };
 }

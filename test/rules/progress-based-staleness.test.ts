@@ -684,3 +684,73 @@ describe("progress-based-staleness options", () => {
     expect(run).toThrow(/settings\.locks\.progressFields/);
   });
 });
+
+// The suggestion (issue 18): judge age by the progress timestamp the module keeps moving for the model, where the
+// age test names its field as an object key; nothing where the module keeps none moving.
+const WORKER = `async function claim(id: string) {
+  await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "GENERATING", startedAt: new Date() } });
+}
+async function beat(id: string) {
+  await prisma.job.updateMany({ where: { id, status: "GENERATING" }, data: { heartbeatAt: new Date() } });
+}
+`;
+const REAP = (field: string) => `async function reap(cutoff: Date) {
+  await prisma.job.updateMany({ where: { status: "GENERATING", ${field}: { lt: cutoff } }, data: { status: "PENDING" } });
+}`;
+const SCAN = (field: string) => `async function stuck(cutoff: Date) {
+  return db.collection("exports").find({ state: "exporting", ${field}: { $lt: cutoff } }).toArray();
+}
+async function beat(id: string) {
+  await db.collection("exports").updateOne({ _id: id, state: "exporting" }, { $set: { touchedAt: new Date() } });
+}`;
+
+ruleTester.run("progress-based-staleness (suggestion)", rule, {
+  valid: [],
+  invalid: [
+    {
+      name: "a recovery by startedAt where the module stamps heartbeatAt: suggest heartbeatAt",
+      code: WORKER + REAP("startedAt"),
+      errors: [{
+        ...recovery(8, 64, { model: "job", field: "status", value: "GENERATING", claimLine: "2", timeField: "startedAt", progressFields: DEFAULT_PROGRESS }),
+        suggestions: [{ messageId: "useProgressField", data: { progressField: "heartbeatAt", model: "job", timeField: "startedAt" }, output: WORKER + REAP("heartbeatAt") }],
+      }],
+    },
+    {
+      name: "a quoted key keeps its quotes",
+      code: WORKER + REAP('"startedAt"'),
+      errors: [{
+        ...recovery(8, 64, { model: "job", field: "status", value: "GENERATING", claimLine: "2", timeField: "startedAt", progressFields: DEFAULT_PROGRESS }),
+        suggestions: [{ messageId: "useProgressField", data: { progressField: "heartbeatAt", model: "job", timeField: "startedAt" }, output: WORKER + REAP('"heartbeatAt"') }],
+      }],
+    },
+    {
+      name: "a stale scan by createdAt where the module stamps touchedAt",
+      code: SCAN("createdAt"),
+      errors: [{
+        messageId: "startTimeScan",
+        line: 2,
+        data: { model: "exports", field: "state", value: "exporting", timeField: "createdAt", progressFields: DEFAULT_PROGRESS },
+        suggestions: [{ messageId: "useProgressField", data: { progressField: "touchedAt", model: "exports", timeField: "createdAt" }, output: SCAN("touchedAt") }],
+      }],
+    },
+    {
+      name: "no progress timestamp stamped for the model: no suggestion, none invented",
+      code: `async function claim(id: string) {
+  await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "GENERATING", startedAt: new Date() } });
+}
+${REAP("startedAt")}`,
+      errors: [{ ...recovery(5, 64, { model: "job", field: "status", value: "GENERATING", claimLine: "2", timeField: "startedAt", progressFields: DEFAULT_PROGRESS }), suggestions: [] }],
+    },
+    {
+      name: "the age test in a SQL string: no edit (the column is not an object key)",
+      code: `async function claim(pool, id) {
+  await pool.query("UPDATE jobs SET status = 'GENERATING', started_at = now() WHERE id = $1 AND status = 'PENDING'", [id]);
+  await pool.query("UPDATE jobs SET updated_at = now() WHERE id = $1 AND status = 'GENERATING'", [id]);
+}
+async function reap(pool) {
+  await pool.query("UPDATE jobs SET status = 'PENDING' WHERE status = 'GENERATING' AND started_at < now() - interval '1 hour'");
+}`,
+      errors: [{ messageId: "startTimeRecovery", line: 6, suggestions: [] }],
+    },
+  ],
+});
