@@ -23,6 +23,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--parse-all", "parse every module, also those with no call any recognizer handles (slower; same results)")
     .option("--cache", "keep each module's lint between runs: a re-run lints only the modules whose text or inputs changed")
     .option("--cache-location <path>", "the cache file, or a folder for .locks-audit-cache (default: ./.locks-audit-cache)")
+    .option("--fix", "write a locks-recovered-by directive at each claim recovered in another module, and point or remove false ones; then report on the fixed files")
     .option("--concurrency <n>", "lint in ESLint's worker threads: off, auto (ESLint's choice: up to half the cores, none on two) or a number of threads (default: off)", concurrency)
     .addOption(new Option("--config <name>", "the plugin config whose rules report").choices(["recommended", "strict"]).default("recommended"))
     .option("--eslint-config <file>", "the project's ESLint config to read settings.locks and reportUnusedDisableDirectives from (default: looked up as ESLint does)")
@@ -40,10 +41,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   const opts = program.opts<{
     project?: string; format: Format; diff?: string; output?: string; config: "recommended" | "strict"; parseAll?: boolean; types?: boolean;
     eslintConfig?: string | boolean; maxFindings?: number; maxWarnings?: number; cache?: boolean; cacheLocation?: string;
-    concurrency?: "off" | "auto" | number;
+    concurrency?: "off" | "auto" | number; fix?: boolean;
   }>();
   try {
-    const { output, exitCode, warnings } = await runAudit({
+    const { output, exitCode, warnings, fixed } = await runAudit({
       paths: program.args,
       format: opts.format,
       config: opts.config,
@@ -52,6 +53,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...(opts.cache ? { cache: true } : {}),
       ...(opts.cacheLocation !== undefined ? { cacheLocation: opts.cacheLocation } : {}),
       ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+      ...(opts.fix ? { fix: true } : {}),
       ...(opts.project !== undefined ? { project: opts.project } : {}),
       ...(opts.diff !== undefined ? { diff: opts.diff } : {}),
       ...(typeof opts.eslintConfig === "string" ? { eslintConfig: opts.eslintConfig } : opts.eslintConfig === false ? { eslintConfig: false } : {}),
@@ -59,6 +61,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...(opts.maxWarnings !== undefined ? { maxWarnings: opts.maxWarnings } : {}),
     });
     for (const w of warnings) process.stderr.write(`locks-audit: warning: ${w}\n`);
+    if (fixed) {
+      const what = [`${fixed.added} directive${fixed.added === 1 ? "" : "s"} written`, ...(fixed.pointed ? [`${fixed.pointed} pointed at the recovering module`] : []), ...(fixed.removed ? [`${fixed.removed} false one${fixed.removed === 1 ? "" : "s"} removed`] : [])];
+      process.stderr.write(`locks-audit: --fix: ${what.join(", ")}${fixed.files.length > 0 ? ` in ${fixed.files.join(", ")}` : ""}\n`);
+    }
     if (opts.output) {
       try {
         writeFileSync(opts.output, output);

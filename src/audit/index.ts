@@ -15,6 +15,7 @@ import { progressBar } from "./progress.js";
 import { projectLintConfig } from "./project-config.js";
 import { readUniqueKeys } from "./schemas.js";
 import { cacheFile, LintCache } from "./cache.js";
+import { applyDirectiveFixes, type FixSummary } from "./fix.js";
 import { ESLint } from "eslint";
 import { createRequire } from "node:module";
 import plugin from "../index.js";
@@ -53,6 +54,11 @@ export interface AuditOptions {
   readonly cacheLocation?: string;
   /** ESLint's worker threads: "off" (default), "auto" (ESLint's choice) or a count; not with `types`. */
   readonly concurrency?: Concurrency;
+  /**
+   * Write `locks-recovered-by` directives at the claims the audit paired with a recovery in another module, and
+   * point or remove false ones (fix.ts); the report is then the audit of the fixed files.
+   */
+  readonly fix?: boolean;
 }
 
 /**
@@ -100,7 +106,7 @@ export function exitCodeOf(result: AuditResult, options: Pick<AuditOptions, "max
  * Runs the audit. `exitCode`: see `exitCodeOf`. Usage and project errors throw `AuditError` (exit 2). `warnings`
  * are sentences for stderr (the project's ESLint config could not be loaded, say).
  */
-export async function runAudit(options: AuditOptions = {}): Promise<{ result: AuditResult; output: string; exitCode: 0 | 1; warnings: string[]; cache?: CacheUse }> {
+export async function runAudit(options: AuditOptions = {}): Promise<{ result: AuditResult; output: string; exitCode: 0 | 1; warnings: string[]; cache?: CacheUse; fixed?: FixSummary }> {
   const cwd = resolve(options.cwd ?? process.cwd());
   const project = discoverProject({ cwd, ...(options.project !== undefined ? { project: options.project } : {}) });
   // Read `--diff` before linting: a bad ref should fail fast.
@@ -154,11 +160,25 @@ export async function runAudit(options: AuditOptions = {}): Promise<{ result: Au
     };
   }
   if (changed) result = filterByDiff(result, changed);
-  return {
-    result,
-    output: format(result, options.format ?? "text"),
-    exitCode: exitCodeOf(result, options),
-    warnings: [...(eslintConfig.warning !== undefined ? [eslintConfig.warning] : []), ...warnings],
-    ...(cache ? { cache: { file: cache.file, hits: cache.hits, misses: cache.misses, linted: [...cache.linted].map((p) => relative(project.root, p)).sort() } } : {}),
-  };
+  // Only the directives of the locks the report keeps (paths, --diff).
+  const kept = new Set(result.locks.flatMap((l) => [`${l.file}:${l.acquire.line}:${l.acquire.column}`, ...(l.directive ? [`${l.file}:${l.directive.at.line}:${l.directive.at.column}`] : [])]));
+  result = { ...result, directives: result.directives.filter((d) => kept.has(`${d.file}:${d.at.line}:${d.at.column}`)) };
+  if (options.fix) {
+    const fixed = await applyDirectiveFixes(project.root, result.directives);
+    // The report is that of the fixed project: a false directive removed may uncover a claim nothing recovers.
+    const after = fixed.files.length > 0 ? await runAudit({ ...options, fix: false }) : undefined;
+    if (after) return { ...after, fixed };
+    return { ...finish(result), fixed };
+  }
+  return finish(result);
+
+  function finish(result: AuditResult) {
+    return {
+      result,
+      output: format(result, options.format ?? "text"),
+      exitCode: exitCodeOf(result, options),
+      warnings: [...(eslintConfig.warning !== undefined ? [eslintConfig.warning] : []), ...warnings],
+      ...(cache ? { cache: { file: cache.file, hits: cache.hits, misses: cache.misses, linted: [...cache.linted].map((p) => relative(project.root, p)).sort() } } : {}),
+    };
+  }
 }

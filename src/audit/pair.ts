@@ -40,6 +40,18 @@ export interface SilencedFinding extends AuditFinding {
   readonly justification: string;
 }
 
+/**
+ * A `locks-recovered-by` directive `locks-audit --fix` writes (fix.ts): `add` one above the claim at `at` naming
+ * `target`, the module the audit paired its stale recovery with; `point` the false directive at `at` to `target`;
+ * `remove` the false directive at `at` (no module recovers the claim). `file` and `target` are project-relative.
+ */
+export interface DirectiveFix {
+  readonly file: string;
+  readonly action: "add" | "point" | "remove";
+  readonly at: Span;
+  readonly target?: string;
+}
+
 export interface AuditResult {
   readonly root: string;
   readonly modules: number;
@@ -50,6 +62,8 @@ export interface AuditResult {
   readonly answered: readonly AnsweredFinding[];
   /** Rule findings silenced by a `locks/*` disable comment: not findings, listed so a reviewer sees each reason. */
   readonly silenced: readonly SilencedFinding[];
+  /** The directives `--fix` writes or removes. */
+  readonly directives: readonly DirectiveFix[];
 }
 
 /** Findings only the audit can make (it sees every module); their ids are documented in docs/audit.md. */
@@ -170,6 +184,7 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
   const findings: AuditFinding[] = [];
   const answered: AnsweredFinding[] = [];
   const silenced: SilencedFinding[] = [];
+  const directives: DirectiveFix[] = [];
   const seen = new Set<string>();
   const add = (f: AuditFinding) => {
     const id = `${f.ruleId}\0${f.file}\0${f.line}\0${f.column}`;
@@ -195,6 +210,9 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
               ...at(module.rel, lock.directive.at),
               message: `Q1 (if the holder dies, who unlocks?): the locks-recovered-by directive for ${lock.name} (claimed at line ${lock.acquire.line}) ${where}${remote.length > 0 ? `; a recovery of it is in ${remote[0]!.file} at line ${remote[0]!.recovery.at.line}` : ""}. The rule accepts the claim because of the directive, so a holder killed by SIGKILL, OOM or a deploy leaves the row locked with nothing to move it back. Point the directive at the module that recovers it, or add the recovery.`,
             });
+            directives.push(remote.length > 0
+              ? { file: module.rel, action: "point", at: lock.directive.at, target: remote[0]!.file }
+              : { file: module.rel, action: "remove", at: lock.directive.at });
           }
         }
         if (lock.q1.status === "unanswered" && remote.length > 0) {
@@ -214,6 +232,7 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
             : lock.q3;
           entry = { ...entry, q1, q2, q3 };
           answeredClaims.set(`${lock.acquire.line}:${lock.acquire.column}`, { file: best.file, line: r.at.line, how: q1.how });
+          if (!lock.directive) directives.push({ file: module.rel, action: "add", at: lock.acquire, target: best.file });
           if (recovered && remote.some((c) => !c.recovery.flaws.includes("missing-time"))) {
             recovered.set(module.path, [...(recovered.get(module.path) ?? []), lock.acquire.line]);
           }
@@ -259,6 +278,7 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
     findings: findings.sort(order),
     answered: answered.sort(order),
     silenced: silenced.sort(order),
+    directives: directives.sort((a, b) => order({ ...a.at, file: a.file }, { ...b.at, file: b.file })),
   };
 }
 
