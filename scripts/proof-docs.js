@@ -32,6 +32,22 @@ const scenarios = [
       "finishing worker updates zero rows and the job stays COMPLETED.",
   },
   {
+    id: "suggested-recovery",
+    rule: "require-stale-recovery",
+    /** The rule's second scenario: its heading says which. */
+    heading: "the suggested recovery",
+    question: "Q1",
+    title: "The recovery the rule suggests, applied as the editor applies it: a render job with a heartbeat, its worker killed",
+    services: "PostgreSQL",
+    fault: "SIGKILL mid-job",
+    flagged: "The job stays RENDERING; every later claim is refused, also past the stale threshold.",
+    fixed:
+      "fixed.js is flagged.js with the rule's suggestion applied, only its threshold tuned (checked byte for byte). Before the " +
+      "threshold the suggested recovery frees nothing and the claim is refused; after it, the recovery gives the job back to " +
+      "FAILED (the value the module's failure path writes) and a retry completes it. A slow render that keeps beating is " +
+      "never freed, though it runs for more than twice the threshold.",
+  },
+  {
     id: "lock-ttl",
     rule: "require-lock-ttl",
     question: "Q1",
@@ -84,7 +100,7 @@ function ruleBlock(scenario) {
   const where = scenario.services.startsWith("none") ? "in a real long-running process" : `against a real ${scenario.services}`;
   return [
     `<!-- begin proof: ${scenario.id} -->`,
-    "## Proven on real servers",
+    `## Proven on real servers${scenario.heading ? `: ${scenario.heading}` : ""}`,
     "",
     `The two programs below run in the test suite ${where}, with the fault a deployment meets (${scenario.fault}). ` +
       "The same test lints them: this rule reports the first and nothing reports the second. " +
@@ -121,6 +137,12 @@ const blockPattern = (id) => new RegExp(`<!-- begin proof: ${id} -->[\\s\\S]*?<!
 
 function place(text, id, block, file) {
   if (blockPattern(id).test(text)) return text.replace(blockPattern(id), () => block);
+  // A page that already shows another scenario: after its last block.
+  const lastEnd = text.lastIndexOf("<!-- end proof -->");
+  if (lastEnd >= 0 && id !== "table") {
+    const at = lastEnd + "<!-- end proof -->".length;
+    return `${text.slice(0, at)}\n\n${block}${text.slice(at)}`;
+  }
   // First run on a page: put the block before the first "## " section after "## Examples".
   const examples = text.indexOf("\n## Examples");
   const next = examples < 0 ? -1 : text.indexOf("\n## ", examples + 1);

@@ -23,7 +23,7 @@
  * (or the tagged template), and so are its predicates.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { AdvisoryLockOp, Assignment, Condition, Node, StateAccess, TextEdit } from "../core/model/model.js";
+import type { AdvisoryLockOp, Assignment, Condition, Node, RecoverySpec, RecoveryWrite, StateAccess, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { isFunction } from "../core/reading/units.js";
 import { receiverText } from "../core/reading/ast.js";
@@ -681,6 +681,38 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
     assignments,
     node,
     ...(editable ? { addPredicate: (field, op, valueText) => predicateEdit(rendered, statement, source, field, op, valueText) } : {}),
+    ...(operation === "query" && !rendered.mysqlFirst && statement.effect !== "insert" ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, node, statement.model, spec) } : {}),
+  };
+}
+
+/**
+ * An identifier as the module's SQL writes it: quoted where the statement quotes it (`"Task"`, `"updatedAt"`), bare
+ * otherwise (PostgreSQL folds a bare name, so `Jobs` written bare stays bare).
+ */
+function sqlIdentifier(text: string, name: string): string {
+  const quoted = `"${name.replace(/"/g, '""')}"`;
+  return text.includes(quoted) || text.includes(JSON.stringify(quoted).slice(1, -1)) ? quoted : name;
+}
+
+/**
+ * node-postgres's `client.query(text, values)` on the claim's client: an UPDATE of the claim's table that gives rows
+ * still holding the claimed value back where the progress column is older than the threshold (milliseconds, a
+ * parameter), counted by `rowCount`. Values are parameters, so nothing is quoted by hand.
+ */
+function recoveryWrite(ctx: RecognizerContext, node: Node, table: string, spec: RecoverySpec): RecoveryWrite | undefined {
+  const client = clientNode(node);
+  if (!client) return undefined;
+  // The statements of the module that name the table and the columns: the claim, and the heartbeat's time column.
+  const text = ctx.sourceCode.text;
+  const f = sqlIdentifier(text, spec.field);
+  const sql = `UPDATE ${sqlIdentifier(text, table)} SET ${f} = $1 WHERE ${f} = $2 AND ${sqlIdentifier(text, spec.timeField)} < now() - $3 * interval '1 millisecond'`;
+  return {
+    call: `${ctx.sourceCode.getText(client)}.query(
+  ${JSON.stringify(sql)},
+  [${JSON.stringify(spec.back)}, ${JSON.stringify(spec.stuck)}, ${spec.threshold}],
+)`,
+    count: ".rowCount",
+    client,
   };
 }
 

@@ -38,20 +38,46 @@ function words(name: string): string[] {
 }
 
 /**
- * The value the claim's filter gives the field before the claim takes it (pinned, or the first of a list), as the
- * filter writes it (`RenderStatus.QUEUED`), else as a string literal.
+ * The value to give back, as source text and as a value: the one the claim's filter takes rows from (pinned, or the
+ * first of a list), as the filter writes it (`RenderStatus.QUEUED`); else, where the filter only excludes the
+ * claimed value, the one the module's own failure path gives a row it holds (a write in a `catch` that pins the
+ * claimed value and moves the field off it), which the claim accepts again.
  */
-function backValue(sourceCode: SourceCode, claim: Claim): string | undefined {
+function backValue(sourceCode: SourceCode, claim: Claim, facts: LockFacts): { text: string; value: string } | undefined {
   const field = normalizeName(claim.lock.field);
+  const claimed = claim.lock.value.value;
+  const excluded: unknown[] = [];
   for (const branch of toBranches(claim.write.filter)) {
     for (const atom of branch) {
       if (!("pred" in atom) || normalizeName(atom.pred.field) !== field || !atom.pred.values?.length) continue;
-      const value = atom.pred.values.find((v) => v.value !== claim.lock.value.value);
+      if (atom.op === "ne" || atom.op === "notIn") {
+        excluded.push(...atom.pred.values.map((v) => v.value));
+        continue;
+      }
+      const value = atom.pred.values.find((v) => v.value !== claimed);
       if (value === undefined || typeof value.value !== "string" || (atom.op !== "eq" && atom.op !== "in")) continue;
-      return valueText(sourceCode, atom.pred.node, value.value) ?? JSON.stringify(value.value);
+      return { text: valueText(sourceCode, atom.pred.node, value.value) ?? JSON.stringify(value.value), value: value.value };
     }
   }
+  if (!excluded.includes(claimed)) return undefined;
+  const model = normalizeModel(claim.write.model);
+  for (const w of facts.writes) {
+    if (w === claim.write || normalizeModel(w.model) !== model || !inCatch(w.node)) continue;
+    const pinsClaimed = toBranches(w.filter).every((b) => b.some((a) => "pred" in a && a.op === "eq" && normalizeName(a.pred.field) === field && a.pred.values?.length === 1 && a.pred.values[0]!.value === claimed));
+    const moved = w.assignments.find((a) => normalizeName(a.field) === field && a.value.kind === "static");
+    const to = moved?.value.kind === "static" ? moved.value.value.value : undefined;
+    if (!pinsClaimed || typeof to !== "string" || to === claimed || excluded.includes(to)) continue;
+    return { text: valueText(sourceCode, moved!.valueNode, to) ?? JSON.stringify(to), value: to };
+  }
   return undefined;
+}
+
+function inCatch(node: Node): boolean {
+  for (let n: Node | undefined = node.parent; n; n = n.parent) {
+    if (n.type === "CatchClause") return true;
+    if (n.type === "FunctionDeclaration" || n.type === "FunctionExpression" || n.type === "ArrowFunctionExpression") return false;
+  }
+  return false;
 }
 
 /** The first node at most `depth` levels under `node` (itself included) that `test` accepts. */
@@ -77,13 +103,16 @@ function valueText(sourceCode: SourceCode, node: Node, value: string): string | 
 }
 
 /**
- * The progress timestamp the module stamps with the clock in a write of `model` (`claim`'s own write first): what a
- * recovery can judge age by.
+ * The progress timestamp the module keeps moving for `model` while the work runs: a field of the vocabulary's
+ * progress list that a write of the model stamps with the clock without moving the state off (a heartbeat: no
+ * state or flag field assigned). A field stamped only by the claim and the writes that end it is a start time
+ * whatever its name (a holder that works slowly would be freed while alive), so it does not count.
  */
 export function progressField(model: string, facts: LockFacts, vocabulary: ResolvedVocabulary, claim?: Claim): string | undefined {
   const m = normalizeModel(model);
-  const writes = [...(claim ? [claim.write] : []), ...facts.writes.filter((w) => w !== claim?.write && normalizeModel(w.model) === m)];
-  for (const w of writes) {
+  for (const w of facts.writes) {
+    if (w === claim?.write || normalizeModel(w.model) !== m || (w.effect ?? "update") !== "update") continue;
+    if (w.assignments.some((a) => vocabulary.isStateField(a.field) || vocabulary.isFlagField(a.field))) continue;
     const stamped = w.assignments.find((a) => a.value.kind === "now" && vocabulary.isProgressTimeField(a.field));
     if (stamped) return stamped.field;
   }
@@ -139,9 +168,9 @@ function statementStart(sourceCode: SourceCode, top: TSESTree.ProgramStatement):
 /** The suggestion's edits for `claim`, or undefined where a part would have to be guessed. */
 export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Claim, facts: LockFacts, vocabulary: ResolvedVocabulary): RecoveryEdit | undefined {
   if (claim.insert || claim.lease || claim.keyed || claim.unenforced || !claim.write.recoveryWrite) return undefined;
-  const back = backValue(sourceCode, claim);
+  const back = backValue(sourceCode, claim, facts);
   const timeField = progressField(claim.write.model, facts, vocabulary, claim);
-  if (typeof back !== "string" || !timeField) return undefined;
+  if (!back || !timeField) return undefined;
   const fn = enclosingFunction(claim.write.node);
   const top = topStatement(claim.write.node);
   if (!fn || !top) return undefined;
@@ -149,7 +178,7 @@ export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Cl
   const value = words(claim.lock.value.value === undefined ? "" : String(claim.lock.value.value));
   const threshold = freeName(sourceCode, ["STALE", ...model, ...value, "MS"].map((w) => w.toUpperCase()).join("_"));
   const name = freeName(sourceCode, `recoverStale${model.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("")}`);
-  const write = claim.write.recoveryWrite({ field: claim.lock.field, stuckText: claim.lock.valueText, backText: back, timeField, threshold });
+  const write = claim.write.recoveryWrite({ field: claim.lock.field, stuck: String(claim.lock.value.value), back: back.value, stuckText: claim.lock.valueText, backText: back.text, timeField, threshold });
   if (!write) return undefined;
   const typed = /\.[cm]?tsx?$/.test(filename);
   const placed = placement(sourceCode, write, fn, top);
@@ -157,7 +186,7 @@ export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Cl
   const stuck = String(claim.lock.value.value);
   const doc = [
     "/**",
-    ` * Gives ${claim.lock.model} rows left ${stuck} by a holder that died (SIGKILL, OOM, a deploy) back to ${back.replace(/^"(.*)"$/, "$1")}, once`,
+    ` * Gives ${claim.lock.model} rows left ${stuck} by a holder that died (SIGKILL, OOM, a deploy) back to ${back.value}, once`,
     ` * ${timeField} has not moved for ${threshold}. Run it from a scheduled sweeper, or before claiming.`,
     " */",
   ];
@@ -181,7 +210,7 @@ export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Cl
   } else {
     edits.push({ range: [placed.after.range[1], placed.after.range[1]], text: `\n\n${constant}\n\n${[...doc, ...body].join("\n")}` });
   }
-  return { edits, name, threshold, timeField, backText: back };
+  return { edits, name, threshold, timeField, backText: back.text };
 }
 
 /**

@@ -31,7 +31,7 @@ const constant = (threshold: string, model: string, value: string, time: string)
   `/** How long a ${model} row may stay ${value} without ${time} moving before its holder counts as dead. */\nconst ${threshold} = 15 * 60 * 1000;`;
 const desc = (name: string, value: string, back: string, time: string, threshold: string) => ({ name, value, back, timeField: time, threshold });
 
-const CLAIM_FN = `import { prisma } from "./db";
+const CLAIM_FN_HEAD = `import { prisma } from "./db";
 
 export async function startJob(id: string) {
   const claimed = await prisma.job.updateMany({
@@ -41,11 +41,21 @@ export async function startJob(id: string) {
   return claimed.count === 1;
 }
 `;
-const FN_OUTPUT = `${CLAIM_FN}
+const BEAT = `
+/** The heartbeat: the job's progress timestamp, moved while the work runs. */
+export async function touchJob(id: string) {
+  const { count } = await prisma.job.updateMany({ where: { id, status: "RUNNING" }, data: { updatedAt: new Date() } });
+  if (count === 0) throw new Error(\`job \${id} was taken over\`);
+}
+`;
+/** `code` with `inserted` right after `head`, its first part, as a suggestion inserts it after the claiming function. */
+const after = (head: string, inserted: string, rest: string) => `${head.trimEnd()}${inserted}\n${rest}`;
+const CLAIM_FN = CLAIM_FN_HEAD + BEAT;
+const FN_OUTPUT = after(CLAIM_FN_HEAD, `
+
 ${constant("STALE_JOB_RUNNING_MS", "job", "RUNNING", "updatedAt")}
 
-${recovery({ name: "recoverStaleJob", model: "job", value: "RUNNING", back: "PENDING", time: "updatedAt", threshold: "STALE_JOB_RUNNING_MS", client: "prisma.job" })}
-`;
+${recovery({ name: "recoverStaleJob", model: "job", value: "RUNNING", back: "PENDING", time: "updatedAt", threshold: "STALE_JOB_RUNNING_MS", client: "prisma.job" })}`, BEAT);
 
 const SERVICE = (recovered: string) => `import { Injectable } from "@nestjs/common";
 import { RenderStatus } from "@prisma/client";
@@ -72,37 +82,48 @@ export class RenderService {
 `;
 const SERVICE_CODE = SERVICE("").replace("%METHOD%", "");
 const SERVICE_OUTPUT = SERVICE(`${constant("STALE_REPORT_RENDERING_MS", "report", "RENDERING", "heartbeatAt")}\n\n`).replace("%METHOD%", `\n${recovery({
-  name: "recoverStaleReport", model: "report", value: "RENDERING", back: "RenderStatus.QUEUED", backText: "RenderStatus.QUEUED", stuckText: "RenderStatus.RENDERING",
+  name: "recoverStaleReport", model: "report", value: "RENDERING", back: "QUEUED", backText: "RenderStatus.QUEUED", stuckText: "RenderStatus.RENDERING",
   field: "renderStatus", time: "heartbeatAt", threshold: "STALE_REPORT_RENDERING_MS", client: "this.prisma.report", indent: "  ", method: true,
 })}\n`);
 
-const COMMONJS = `const { prisma } = require("./db");
+const COMMONJS_HEAD = `const { prisma } = require("./db");
 
 async function startJob(id) {
   await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING", updatedAt: new Date() } });
 }
 `;
-const COMMONJS_TAIL = "module.exports = { startJob };\n";
-const COMMONJS_OUTPUT = `${COMMONJS}
+const COMMONJS_REST = `
+async function touchJob(id) {
+  const { count } = await prisma.job.updateMany({ where: { id, status: "RUNNING" }, data: { updatedAt: new Date() } });
+  if (count === 0) throw new Error("taken over");
+}
+module.exports = { startJob, touchJob };
+`;
+const COMMONJS_OUTPUT = after(COMMONJS_HEAD, `
+
 ${constant("STALE_JOB_RUNNING_MS", "job", "RUNNING", "updatedAt")}
 
-${recovery({ name: "recoverStaleJob", model: "job", value: "RUNNING", back: "PENDING", time: "updatedAt", threshold: "STALE_JOB_RUNNING_MS", client: "prisma.job", exported: false, typed: false })}
-${COMMONJS_TAIL}`;
+${recovery({ name: "recoverStaleJob", model: "job", value: "RUNNING", back: "PENDING", time: "updatedAt", threshold: "STALE_JOB_RUNNING_MS", client: "prisma.job", exported: false, typed: false })}`, COMMONJS_REST);
 
-const ARROW = `import { prisma } from "./db";
+const ARROW_HEAD = `import { prisma } from "./db";
 export const startJob = async (id: string) => {
   await prisma.job.updateMany({ where: { id, status: { in: ["PENDING", "FAILED"] } }, data: { status: "RUNNING", updatedAt: new Date() } });
 };
 `;
-const ARROW_OUTPUT = `${ARROW.trimEnd()}
+const ARROW_REST = `export const touchJob = async (id: string) => {
+  const { count } = await prisma.job.updateMany({ where: { id, status: "RUNNING" }, data: { updatedAt: new Date() } });
+  if (count === 0) throw new Error("taken over");
+};
+// STALE_JOB_RUNNING_MS is taken in this module
+`;
+const ARROW = ARROW_HEAD + ARROW_REST;
+const ARROW_OUTPUT = after(ARROW_HEAD, `
 
 ${constant("STALE_JOB_RUNNING_MS2", "job", "RUNNING", "updatedAt")}
 
-${recovery({ name: "recoverStaleJob", model: "job", value: "RUNNING", back: "PENDING", time: "updatedAt", threshold: "STALE_JOB_RUNNING_MS2", client: "prisma.job" })}
-// STALE_JOB_RUNNING_MS is taken in this module
-`;
+${recovery({ name: "recoverStaleJob", model: "job", value: "RUNNING", back: "PENDING", time: "updatedAt", threshold: "STALE_JOB_RUNNING_MS2", client: "prisma.job" })}`, ARROW_REST);
 
-const MONGO = `import { Export } from "./models/export";
+const MONGO_HEAD = `import { Export } from "./models/export";
 
 export async function claimExport(id: string) {
   return Export.findOneAndUpdate(
@@ -112,7 +133,15 @@ export async function claimExport(id: string) {
   );
 }
 `;
-const MONGO_OUTPUT = `${MONGO}
+const MONGO_REST = `
+export async function beat(id: string) {
+  const { modifiedCount } = await Export.updateOne({ _id: id, state: "exporting" }, { $set: { heartbeatAt: new Date() } });
+  if (modifiedCount === 0) throw new Error("taken over");
+}
+`;
+const MONGO = MONGO_HEAD + MONGO_REST;
+const MONGO_OUTPUT = after(MONGO_HEAD, `
+
 ${constant("STALE_EXPORT_EXPORTING_MS", "Export", "exporting", "heartbeatAt")}
 
 /**
@@ -125,8 +154,52 @@ export async function recoverStaleExport(): Promise<number> {
     { $set: { state: "queued" } },
   );
   return result.modifiedCount;
+}`, MONGO_REST);
+
+const PG_HEAD = `import pg from "pg";
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+
+export async function generate(jobId) {
+  const claimed = await pool.query(
+    "UPDATE audio_jobs SET status = 'GENERATING', updated_at = now() WHERE id = $1 AND status <> 'GENERATING'",
+    [jobId],
+  );
+  if (claimed.rowCount === 0) return "refused";
+  try {
+    await work(jobId);
+    await pool.query("UPDATE audio_jobs SET status = 'COMPLETED', updated_at = now() WHERE id = $1 AND status = 'GENERATING'", [jobId]);
+    return "completed";
+  } catch (error) {
+    await pool.query("UPDATE audio_jobs SET status = 'FAILED', updated_at = now() WHERE id = $1 AND status = 'GENERATING'", [jobId]);
+    throw error;
+  }
 }
 `;
+const PG_REST = `
+async function work(jobId) {
+  for (let step = 0; step < 3; step++) {
+    const beat = await pool.query("UPDATE audio_jobs SET updated_at = now() WHERE id = $1 AND status = 'GENERATING'", [jobId]);
+    if (beat.rowCount === 0) throw new Error("taken over");
+  }
+}
+`;
+const PG = PG_HEAD + PG_REST;
+const PG_OUTPUT = after(PG_HEAD, `
+
+${constant("STALE_AUDIO_JOBS_GENERATING_MS", "audio_jobs", "GENERATING", "updated_at")}
+
+/**
+ * Gives audio_jobs rows left GENERATING by a holder that died (SIGKILL, OOM, a deploy) back to FAILED, once
+ * updated_at has not moved for STALE_AUDIO_JOBS_GENERATING_MS. Run it from a scheduled sweeper, or before claiming.
+ */
+export async function recoverStaleAudioJobs() {
+  const result = await pool.query(
+    "UPDATE audio_jobs SET status = $1 WHERE status = $2 AND updated_at < now() - $3 * interval '1 millisecond'",
+    ["FAILED", "GENERATING", STALE_AUDIO_JOBS_GENERATING_MS],
+  );
+  return result.rowCount;
+}`, PG_REST);
 
 const noSuggestion = (code: string, line: number) => ({ code, filename: "jobs.ts", errors: [{ messageId: "missingRecovery" as const, line, suggestions: [] }] });
 
@@ -148,13 +221,13 @@ ruleTester.run("require-stale-recovery", rule, {
     },
     {
       // CommonJS: a plain function (a later `module.exports = {…}` would drop an export added here), no types
-      code: COMMONJS + COMMONJS_TAIL,
+      code: COMMONJS_HEAD + COMMONJS_REST,
       filename: "jobs.js",
       errors: [{ messageId: "missingRecovery", line: 4, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleJob", "RUNNING", '"PENDING"', "updatedAt", "STALE_JOB_RUNNING_MS"), output: COMMONJS_OUTPUT }] }],
     },
     {
       // an arrow function in a const; `in` gives back its first other value; a name the module's text holds is not reused
-      code: `${ARROW}// STALE_JOB_RUNNING_MS is taken in this module\n`,
+      code: ARROW,
       filename: "jobs.ts",
       errors: [{ messageId: "missingRecovery", line: 3, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleJob", "RUNNING", '"PENDING"', "updatedAt", "STALE_JOB_RUNNING_MS2"), output: ARROW_OUTPUT }] }],
     },
@@ -163,6 +236,19 @@ ruleTester.run("require-stale-recovery", rule, {
       code: MONGO,
       filename: "exports.ts",
       errors: [{ messageId: "missingRecovery", line: 4, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleExport", "exporting", '"queued"', "heartbeatAt", "STALE_EXPORT_EXPORTING_MS"), output: MONGO_OUTPUT }] }],
+    },
+    // updatedAt stamped by the claim alone is a start time whatever its name: a slow holder would be freed alive.
+    noSuggestion(`import { prisma } from "./db";
+export async function startJob(id: string) {
+  await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING", updatedAt: new Date() } });
+}
+`, 3),
+    {
+      // node-postgres: the filter only excludes the claimed value, so the value given back is the one the module's
+      // failure path gives a row it holds (FAILED, which the claim accepts again); values are parameters
+      code: PG,
+      filename: "jobs.js",
+      errors: [{ messageId: "missingRecovery", line: 6, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleAudioJobs", "GENERATING", '"FAILED"', "updated_at", "STALE_AUDIO_JOBS_GENERATING_MS"), output: PG_OUTPUT }] }],
     },
     // No progress timestamp stamped for the model (startedAt is a start time): nothing to judge age by, none invented.
     noSuggestion(`import { prisma } from "./db";
@@ -197,7 +283,7 @@ describe("require-stale-recovery's suggested recovery", () => {
     { files: ["**/*.{ts,js}"], languageOptions: { parser: tsParser as never, sourceType: "module" as const } },
     { ...(plugin.configs.strict as object), files: ["**/*.{ts,js}"] },
   ];
-  it.each([["jobs.ts", FN_OUTPUT], ["render.service.ts", SERVICE_OUTPUT], ["jobs.js", COMMONJS_OUTPUT], ["jobs.ts", ARROW_OUTPUT], ["exports.ts", MONGO_OUTPUT]])("%s: answers the claim and lints clean under configs.strict", (filename, output) => {
+  it.each([["jobs.ts", FN_OUTPUT], ["render.service.ts", SERVICE_OUTPUT], ["jobs.js", COMMONJS_OUTPUT], ["jobs.ts", ARROW_OUTPUT], ["exports.ts", MONGO_OUTPUT], ["jobs.js", PG_OUTPUT]])("%s: answers the claim and lints clean under configs.strict", (filename, output) => {
     const messages = new Linter({ configType: "flat" }).verify(output, strict as never, { filename });
     expect(messages.map((m) => `${m.line} ${m.ruleId} ${m.message}`)).toEqual([]);
   });
@@ -215,6 +301,7 @@ describe("require-stale-recovery's suggested recovery", () => {
       "/p/models/export.ts": `export declare const Export: {
   findOneAndUpdate(filter: object, update: object, options?: object): Promise<unknown>;
   updateMany(filter: object, update: object): Promise<{ acknowledged: boolean; matchedCount: number; modifiedCount: number }>;
+  updateOne(filter: object, update: object): Promise<{ acknowledged: boolean; matchedCount: number; modifiedCount: number }>;
 };
 `,
       "/p/exports.ts": MONGO_OUTPUT,

@@ -98,6 +98,9 @@ export interface StateWrite {
 /** What a stale recovery writes: values and names as source text, ready to paste. */
 export interface RecoverySpec {
   readonly field: string;
+  /** The claimed value and the value to give back, as values (for stores that take them as parameters). */
+  readonly stuck: string;
+  readonly back: string;
   /** The claimed value (`"RUNNING"`, `JobStatus.RUNNING`). */
   readonly stuckText: string;
   /** The value the row had before the claim, which the recovery gives back. */
