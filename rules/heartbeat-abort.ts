@@ -1,6 +1,7 @@
-import type { Renewal } from "../src/core/model/model.js";
+import type { Node, Renewal } from "../src/core/model/model.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
+import { stopWorkEdit } from "../src/rule-kit/stop-work.js";
 
 /** How a lost lease shows in the renewal's result, for messages. */
 function signalText(renewal: Renewal): string {
@@ -23,8 +24,10 @@ export default createRule({
       recommended: true,
       question: "Q2",
     },
+    hasSuggestions: true,
     schema: [],
     messages: {
+      stopWork: "Stop the work here: {{statement}}",
       notAwaited:
         "Q2 (how do you tell alive from dead?): the promise of this renewal of {{lock}} ({{where}}) is dropped at line {{dropLine}}, neither awaited nor handled, so when the renewal fails nothing stops the work, which goes on after its lease has lapsed. Await it (or attach a handler) and stop the work when it fails, for example by aborting an AbortController the work honours.",
       escapesTimer:
@@ -54,9 +57,16 @@ export default createRule({
         const key = `${renewal.loc.start.line}:${renewal.loc.start.column}`;
         if (seen.has(key)) continue;
         const base = { lock: renewal.lock, where: whereText(renewal) };
-        const report = (messageId: Parameters<typeof context.report>[0]["messageId"], data: Record<string, string> = {}): void => {
+        const report = (messageId: Parameters<typeof context.report>[0]["messageId"], data: Record<string, string> = {}, handler?: Node): void => {
           seen.add(key);
-          context.report({ loc: renewal.loc, messageId, data: { ...base, ...data } });
+          // Where the failure is caught and the work goes on, stop it there with what the module has for it.
+          const stop = handler ? stopWorkEdit(context.sourceCode, handler) : undefined;
+          context.report({
+            loc: renewal.loc,
+            messageId,
+            data: { ...base, ...data },
+            suggest: stop ? [{ messageId: "stopWork", data: { statement: stop.statement }, fix: (fixer) => fixer.replaceTextRange([stop.edit.range[0], stop.edit.range[1]], stop.edit.text) }] : [],
+          });
         };
         if (!renewal.owned) {
           if (renewal.via === "database") report("unfencedHeartbeat", { rowFilter: renewal.rowFilter ?? "its filter" });
@@ -79,7 +89,7 @@ export default createRule({
             report("noAbort", { checkLine: String(h.at.loc.start.line) });
             break;
           case "swallowed":
-            report("swallowed", { handlerLine: String(h.at.loc.start.line) });
+            report("swallowed", { handlerLine: String(h.at.loc.start.line) }, h.at);
             break;
           case "signal-ignored":
             if (h.signal === undefined) report("usingNoSignal");

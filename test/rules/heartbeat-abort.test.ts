@@ -1,6 +1,9 @@
 import rule from "../../rules/heartbeat-abort.js";
 import { javascript, ruleTester } from "../rule-tester.js";
 import { LEASE_LOCK } from "./lease-lock.js";
+import { Linter } from "eslint";
+import tsParser from "@typescript-eslint/parser";
+import { describe, expect, it } from "vitest";
 
 /** A compare-and-expire script: renews only while the key still holds this holder's token. */
 const RENEW = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`;
@@ -1310,4 +1313,95 @@ export function keepAlive(lock: Lock) {
       }],
     },
   ],
+});
+
+// The suggestion (issue 18): stop the work where the failure is caught, with what the module has for it.
+const WITH_CONTROLLER = (handler: string) => `import Redis from "ioredis";
+
+const redis = new Redis();
+${RENEW_CONST}
+
+export async function exportInvoices(batchId: string, token: string) {
+  const key = \`lock:invoices:\${batchId}\`;
+  if (!(await redis.set(key, token, "NX", "PX", 20_000))) return;
+  const controller = new AbortController();
+  const timer = setInterval(() => {
+    redis.eval(RENEW, 1, key, token, 20_000).then((n) => {
+      if (n === 0) controller.abort();
+    }).catch(() => {${handler}});
+  }, 5_000);
+  try {
+    await writeInvoices(batchId, controller.signal);
+  } finally {
+    clearInterval(timer);
+  }
+}`;
+const WITH_FLAG = (handler: string) => `import Redis from "ioredis";
+
+const redis = new Redis();
+${RENEW_CONST}
+
+export async function drainQueue(queue: string, token: string) {
+  const key = \`lock:queue:\${queue}\`;
+  if (!(await redis.set(key, token, "NX", "PX", 20_000))) return;
+  let lost = false;
+  const timer = setInterval(async () => {
+    try {
+      if ((await redis.eval(RENEW, 1, key, token, 20_000)) === 0) lost = true;
+    } catch (error) {${handler}
+      console.error("renewal failed", error);
+    }
+  }, 5_000);
+  try {
+    while (!lost) {
+      if (!(await handleNext(queue))) break;
+    }
+  } finally {
+    clearInterval(timer);
+  }
+}`;
+
+ruleTester.run("heartbeat-abort (suggestion)", rule, {
+  valid: [],
+  invalid: [
+    {
+      // an AbortController whose signal the work reads: abort it in the handler
+      code: WITH_CONTROLLER(""),
+      errors: [{
+        messageId: "swallowed",
+        data: { ...redisLock("lock:invoices:*", lineOf(WITH_CONTROLLER(""), "redis.set")), handlerLine: lineOf(WITH_CONTROLLER(""), ".catch(") },
+        suggestions: [{ messageId: "stopWork", data: { statement: "controller.abort();" }, output: WITH_CONTROLLER("\n      controller.abort();\n    ") }],
+      }],
+    },
+    {
+      // a flag the loop tests to go on: set it in the catch, so the loop ends
+      code: WITH_FLAG(""),
+      errors: [{
+        messageId: "swallowed",
+        data: { ...redisLock("lock:queue:*", lineOf(WITH_FLAG(""), "redis.set")), handlerLine: lineOf(WITH_FLAG(""), "catch (error)") },
+        suggestions: [{ messageId: "stopWork", data: { statement: "lost = true;" }, output: WITH_FLAG("\n      lost = true;") }],
+      }],
+    },
+    {
+      // nothing in the module stops the work: no edit (the message says what is missing)
+      code: scriptCatchEmpty,
+      errors: [{
+        messageId: "swallowed",
+        data: { ...redisLock("lock:invoices:*", lineOf(scriptCatchEmpty, "redis.set")), handlerLine: lineOf(scriptCatchEmpty, ".catch(") },
+        suggestions: [],
+      }],
+    },
+    {
+      // a controller nobody reads the signal of stops nothing: no edit
+      code: WITH_CONTROLLER("").replace("controller.signal", "undefined"),
+      errors: [{ messageId: "swallowed", suggestions: [] }],
+    },
+  ],
+});
+
+describe("heartbeat-abort's suggestion", () => {
+  it.each([["controller", WITH_CONTROLLER("\n      controller.abort();\n    ")], ["flag", WITH_FLAG("\n      lost = true;")]])("applied (%s), the renewal's failure stops the work and the rule is satisfied", (_, output) => {
+    const config = [{ files: ["**/*.ts"], languageOptions: { parser: tsParser as never } }, { files: ["**/*.ts"], plugins: { locks: { rules: { "heartbeat-abort": rule } } as never }, rules: { "locks/heartbeat-abort": "error" as const } }];
+    expect(new Linter({ configType: "flat" }).verify(output, config as never, { filename: "worker.ts" }).map((m) => `${m.ruleId} ${m.message}`)).toEqual([]);
+  });
 });
