@@ -1,9 +1,10 @@
 import type { TSESLint } from "@typescript-eslint/utils";
-import type { KvOp, KvRelease, Node } from "../src/core/model/model.js";
+import type { KvOp, KvRelease, Node, RowRelease, TextEdit } from "../src/core/model/model.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { describeKey } from "../src/core/reading/keys.js";
-import { findVariable, unwrap } from "../src/core/reading/values.js";
+import { findVariable, unwrap, variableAt } from "../src/core/reading/values.js";
+import { getVocabulary } from "../src/core/model/settings.js";
 import { formatValue } from "../src/core/model/names.js";
 import { alsoAt, throughHelper } from "../src/rule-kit/messages.js";
 import { describeRowRelease } from "../src/core/model/describe.js";
@@ -72,12 +73,30 @@ export default createRule({
         "Q3 (is the release race-safe?): this call releases the {{lock}} through `{{helper}}` ({{where}}), which {{how}} it by {{filter}} alone, without checking that this holder still owns it. The lock changes hands once it looks stale (taken at line {{acquireLine}} there), so a holder that outlived it frees the row another worker holds now. Pass this holder's owner or token to the helper, and release only the row that still carries it.",
       tableRelease:
         "Q3 (is the release race-safe?): this delete frees an entry of the in-process lock table `{{table}}` (taken at line {{acquireLine}}) by its key alone, without checking that the entry is still this holder's. {{expiry}} (line {{expiryLine}}), so a holder that outlives its entry deletes the one of the caller that took over, and a third caller gets in while both still work. Delete only the entry this holder set: `if ({{table}}.get(key) === entry) {{table}}.delete(key)`.",
+      useOwner: "Release only this holder's row: add {{field}} = {{token}} to the filter.",
       useScript: "Delete with a compare-and-delete script on {{token}}.",
       useDelex: "Delete with DELEX … IFEQ {{token}} (Redis 8.4+, Valkey 9: DELIFEQ).",
     },
   },
   create(context) {
     const sourceCode = context.sourceCode;
+    /**
+     * The suggestion for a lock row released by its key alone: the owner or token column the claim wrote, pinned to
+     * the same binding (`owner: workerId` at the claim, `workerId` in reach of the release), written into the
+     * release's filter in its store's syntax (`addPredicate`). None where the release cannot name that value.
+     */
+    function ownerPredicate(release: RowRelease): { field: string; token: string; edit: TextEdit } | undefined {
+      const vocabulary = getVocabulary(context.settings);
+      for (const a of release.claim.write.assignments) {
+        if (!vocabulary.isOwnerField(a.field) || a.valueNode.type !== "Identifier") continue;
+        const atClaim = findVariable(sourceCode as never, a.valueNode);
+        const atRelease = variableAt(sourceCode as never, a.valueNode.name, release.write.node);
+        if (!atClaim || atClaim !== atRelease) continue;
+        const edit = release.write.addPredicate?.(a.field, "eq", a.valueNode.name);
+        if (edit) return { field: a.field, token: a.valueNode.name, edit };
+      }
+      return undefined;
+    }
     const ownerChecked = (r: KvRelease) => r.kind === "owner-checked";
     return onLockFacts(context, (facts) => {
       const seen = new Set<Node>();
@@ -110,7 +129,7 @@ export default createRule({
           value: acquire.constantValue ? JSON.stringify(formatValue(acquire.constantValue)) : "",
         };
         const token = tokenAt(sourceCode, release);
-        const suggest: TSESLint.SuggestionReportDescriptor<"useScript" | "useDelex">[] = [];
+        const suggest: TSESLint.SuggestionReportDescriptor<"useScript" | "useDelex" | "useOwner">[] = [];
         for (const [how, messageId] of [["script", "useScript"], ["delex", "useDelex"]] as const) {
           const edit = token !== undefined && release.kind === "plain" ? release.op.edits?.toOwnerCheckedDelete?.(token, how) : undefined;
           if (edit) suggest.push({ messageId, data: { token: token! }, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) });
@@ -185,9 +204,11 @@ export default createRule({
         if (!facts.changesHands(claim)) continue;
         const sweeper = facts.recoveriesOf(claim)[0];
         const described = describeRowRelease(release);
+        const owner = ownerPredicate(release);
         context.report({
           node: release.write.node,
           messageId: "rowRelease",
+          suggest: owner ? [{ messageId: "useOwner", data: { field: owner.field, token: owner.token }, fix: (fixer) => fixer.replaceTextRange([owner.edit.range[0], owner.edit.range[1]], owner.edit.text) }] : [],
           data: {
             operation: described.operation,
             lock: described.lock,

@@ -7,6 +7,7 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node, TextEdit } from "../core/model/model.js";
+import { variableAt } from "../core/reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -48,13 +49,7 @@ export function stopWorkEdit(sourceCode: SourceCode, handler: Node): StopWork | 
   const block = handlerBlock(handler);
   if (!block) return undefined;
   // The variable must be the one the handler's code would name (not shadowed there, not out of its reach).
-  const inScope = (variable: { name: string }) => {
-    for (let scope: ReturnType<SourceCode["getScope"]> | null = sourceCode.getScope(block.body[0] ?? block); scope; scope = scope.upper) {
-      const found = scope.set.get(variable.name);
-      if (found) return found === variable;
-    }
-    return false;
-  };
+  const inScope = (variable: { name: string }) => variableAt(sourceCode as never, variable.name, block.body[0] ?? block) === variable;
   let statement: string | undefined;
   for (const d of declarators(sourceCode)) {
     if (d.id.type !== "Identifier" || !d.init) continue;

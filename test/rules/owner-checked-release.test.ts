@@ -1967,3 +1967,35 @@ export const lock = (key, token) => redis.set(key, token, "NX", "PX", 3000);`,
     },
   ],
 });
+
+// The suggestion for a lock row released by its key alone (issue 18): the owner column the claim wrote, pinned to
+// the same binding, added to the release's filter in the store's syntax; none where the release cannot name it.
+const OWNED_ROW = (release: string, owner = "const OWNER = `${process.pid}`;\n") => `import type { Knex } from "knex";
+${owner}
+export const acquire = (db: Knex) => async (taskName: string) => {
+  const [lock] = await db("scheduled_tasks").insert({ taskName, owner: OWNER, lockExpiresAt: new Date(Date.now() + 60_000) }).onConflict("taskName").merge().where("lockExpiresAt", "<", new Date()).returning("*");
+  return lock ?? null;
+};
+export const release = (db: Knex) => async (taskName: string) => {
+  await db("scheduled_tasks").where({ ${release} }).delete();
+};`;
+
+ruleTester.run("owner-checked-release (row suggestion)", rule, {
+  valid: [OWNED_ROW("taskName, owner: OWNER")],
+  invalid: [
+    {
+      code: OWNED_ROW("taskName"),
+      errors: [{
+        messageId: "rowRelease",
+        line: 9,
+        // knex's own syntax for the added condition
+        suggestions: [{ messageId: "useOwner", data: { field: "owner", token: "OWNER" }, output: OWNED_ROW("taskName").replace(".where({ taskName }).delete()", '.where({ taskName }).where("owner", OWNER).delete()') }],
+      }],
+    },
+    {
+      // the owner is a parameter of the acquire: the release cannot name it, no edit
+      code: OWNED_ROW("taskName", "").replace("async (taskName: string) => {\n  const [lock]", "async (taskName: string, OWNER: string) => {\n  const [lock]"),
+      errors: [{ messageId: "rowRelease", line: 8, suggestions: [] }],
+    },
+  ],
+});

@@ -43,6 +43,15 @@ export function findVariable(sourceCode: SourceCode, node: TSESTree.Identifier):
   return undefined;
 }
 
+/** The variable `name` names where `at` is (the innermost binding of that name in reach there). */
+export function variableAt(sourceCode: SourceCode, name: string, at: Node): Variable | undefined {
+  for (let scope: Scope | null = sourceCode.getScope(at); scope; scope = scope.upper) {
+    const found = scope.set.get(name);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 /** The one expression a `const` (or never-reassigned `let`) binding holds, if it has one. */
 export function getConstInit(sourceCode: SourceCode, id: TSESTree.Identifier): Node | undefined {
   const variable = findVariable(sourceCode, id);
