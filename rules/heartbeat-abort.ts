@@ -27,7 +27,7 @@ export default createRule({
     hasSuggestions: true,
     schema: [],
     messages: {
-      stopWork: "Stop the work here: {{statement}}",
+      stopWork: "Stop the work where the renewal's failure is caught, with what the module has for it: `{{statement}}`.",
       notAwaited:
         "Q2 (how do you tell alive from dead?): the promise of this renewal of {{lock}} ({{where}}) is dropped at line {{dropLine}}, neither awaited nor handled, so when the renewal fails nothing stops the work, which goes on after its lease has lapsed. Await it (or attach a handler) and stop the work when it fails, for example by aborting an AbortController the work honours.",
       escapesTimer:

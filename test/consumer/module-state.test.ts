@@ -21,6 +21,7 @@ const allowed: Record<string, string> = {
   "src/core/languages/sql.ts cache": "memo of parseSql: a pure function of the SQL text and dialect order",
   "src/core/languages/lua.ts cache": "memo of the Lua script classifier: a pure function of the script text",
   "src/core/languages/lua.ts luaparse": "the lazily required parser module",
+  "src/audit/schemas.ts loaded": "the lazily required Prisma schema parser module (the audit only)",
   "src/recognizers/redis.ts METHODS": "filled once at load from the static command table",
   "src/recognizers/kysely.ts ROOTS": "a constant table",
   "src/core/reading/directives.ts byLine": "per-file state, a WeakMap keyed by the file's SourceCode",
