@@ -13,7 +13,7 @@
  *   claiming function, `this` for a method added after the claiming method.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Claim, LockFacts, Node, RecoveryWrite, TextEdit } from "../core/model/model.js";
+import type { Claim, Condition, LockFacts, Node, RecoveryWrite, TextEdit } from "../core/model/model.js";
 import { toBranches } from "../core/model/conditions.js";
 import { normalizeModel } from "../core/model/names.js";
 import { normalizeName, type ResolvedVocabulary } from "../core/model/settings.js";
@@ -113,10 +113,19 @@ export function progressField(model: string, facts: LockFacts, vocabulary: Resol
   for (const w of facts.writes) {
     if (w === claim?.write || normalizeModel(w.model) !== m || (w.effect ?? "update") !== "update") continue;
     if (w.assignments.some((a) => vocabulary.isStateField(a.field) || vocabulary.isFlagField(a.field))) continue;
+    // Not a write of rows in another state (a touch of PENDING rows moves nothing a holder owns).
+    if (claim && pinsOtherValue(w.filter, claim)) continue;
     const stamped = w.assignments.find((a) => a.value.kind === "now" && vocabulary.isProgressTimeField(a.field));
     if (stamped) return stamped.field;
   }
   return undefined;
+}
+
+/** Every branch of `filter` pins the claim's field to a value other than the claimed one. */
+function pinsOtherValue(filter: Condition, claim: Claim): boolean {
+  const field = normalizeName(claim.lock.field);
+  return toBranches(filter).every((b) => b.some((a) => "pred" in a && a.op === "eq" && normalizeName(a.pred.field) === field &&
+    a.pred.values?.length === 1 && a.pred.values[0]!.value !== claim.lock.value.value));
 }
 
 function enclosingFunction(node: Node): TSESTree.FunctionLike | undefined {

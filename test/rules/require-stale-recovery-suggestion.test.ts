@@ -237,6 +237,15 @@ ruleTester.run("require-stale-recovery", rule, {
       filename: "exports.ts",
       errors: [{ messageId: "missingRecovery", line: 4, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleExport", "exporting", '"queued"', "heartbeatAt", "STALE_EXPORT_EXPORTING_MS"), output: MONGO_OUTPUT }] }],
     },
+    // A touch of rows in another state is no heartbeat of the claimed ones.
+    noSuggestion(`import { prisma } from "./db";
+export async function startJob(id: string) {
+  await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING", updatedAt: new Date() } });
+}
+export async function touchPending(id: string) {
+  await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { updatedAt: new Date() } });
+}
+`, 3),
     // updatedAt stamped by the claim alone is a start time whatever its name: a slow holder would be freed alive.
     noSuggestion(`import { prisma } from "./db";
 export async function startJob(id: string) {
