@@ -201,6 +201,38 @@ export async function recoverStaleAudioJobs() {
   return result.rowCount;
 }`, PG_REST);
 
+const KNEX_HEAD = `import knex from "knex";
+
+const db = knex({ client: "pg", connection: process.env.DATABASE_URL });
+
+export async function claimExport(id: number): Promise<boolean> {
+  const taken = await db("exports").where({ id, status: "queued" }).update({ status: "exporting", updated_at: db.fn.now() });
+  return taken === 1;
+}
+`;
+const KNEX_REST = `
+export async function beat(id: number): Promise<void> {
+  const touched = await db("exports").where({ id, status: "exporting" }).update({ updated_at: db.fn.now() });
+  if (touched === 0) throw new Error("taken over");
+}
+`;
+const KNEX = KNEX_HEAD + KNEX_REST;
+const KNEX_OUTPUT = after(KNEX_HEAD, `
+
+${constant("STALE_EXPORTS_EXPORTING_MS", "exports", "exporting", "updated_at")}
+
+/**
+ * Gives exports rows left exporting by a holder that died (SIGKILL, OOM, a deploy) back to queued, once
+ * updated_at has not moved for STALE_EXPORTS_EXPORTING_MS. Run it from a scheduled sweeper, or before claiming.
+ */
+export async function recoverStaleExports(): Promise<number> {
+  const result = await db("exports")
+    .where("status", "exporting")
+    .where("updated_at", "<", new Date(Date.now() - STALE_EXPORTS_EXPORTING_MS))
+    .update({ status: "queued" });
+  return result;
+}`, KNEX_REST);
+
 const noSuggestion = (code: string, line: number) => ({ code, filename: "jobs.ts", errors: [{ messageId: "missingRecovery" as const, line, suggestions: [] }] });
 
 ruleTester.run("require-stale-recovery", rule, {
@@ -236,6 +268,12 @@ ruleTester.run("require-stale-recovery", rule, {
       code: MONGO,
       filename: "exports.ts",
       errors: [{ messageId: "missingRecovery", line: 4, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleExport", "exporting", '"queued"', "heartbeatAt", "STALE_EXPORT_EXPORTING_MS"), output: MONGO_OUTPUT }] }],
+    },
+    {
+      // Knex: the same table through the same instance; update() resolves to the count
+      code: KNEX,
+      filename: "exports.ts",
+      errors: [{ messageId: "missingRecovery", line: 6, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleExports", "exporting", '"queued"', "updated_at", "STALE_EXPORTS_EXPORTING_MS"), output: KNEX_OUTPUT }] }],
     },
     // A touch of rows in another state is no heartbeat of the claimed ones.
     noSuggestion(`import { prisma } from "./db";
@@ -292,7 +330,7 @@ describe("require-stale-recovery's suggested recovery", () => {
     { files: ["**/*.{ts,js}"], languageOptions: { parser: tsParser as never, sourceType: "module" as const } },
     { ...(plugin.configs.strict as object), files: ["**/*.{ts,js}"] },
   ];
-  it.each([["jobs.ts", FN_OUTPUT], ["render.service.ts", SERVICE_OUTPUT], ["jobs.js", COMMONJS_OUTPUT], ["jobs.ts", ARROW_OUTPUT], ["exports.ts", MONGO_OUTPUT], ["jobs.js", PG_OUTPUT]])("%s: answers the claim and lints clean under configs.strict", (filename, output) => {
+  it.each([["jobs.ts", FN_OUTPUT], ["render.service.ts", SERVICE_OUTPUT], ["jobs.js", COMMONJS_OUTPUT], ["jobs.ts", ARROW_OUTPUT], ["exports.ts", MONGO_OUTPUT], ["jobs.js", PG_OUTPUT], ["knex-exports.ts", KNEX_OUTPUT]])("%s: answers the claim and lints clean under configs.strict", (filename, output) => {
     const messages = new Linter({ configType: "flat" }).verify(output, strict as never, { filename });
     expect(messages.map((m) => `${m.line} ${m.ruleId} ${m.message}`)).toEqual([]);
   });

@@ -15,7 +15,8 @@
  * with no table call at its root (`repo.update(a, b)`, `map.delete(k)`, `hash.update(s)`) is not knex.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, Node, StateAccess, TextEdit } from "../../core/model/model.js";
+import type { Assignment, AssignedValue, Node, RecoverySpec, RecoveryWrite, StateAccess, TextEdit } from "../../core/model/model.js";
+import { propertyKey } from "../../core/reading/edits.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { evaluate, keyName, unwrap } from "../../core/reading/values.js";
 import { type Arg, type Call, KNOWN, LOCKING_LINKS, type Link, NEUTRAL, READS, TRAILING, type TableScope, WHERE_NAME, WRITES, chainDown, chainUp, columnField, fieldOf, isKnexClock, knexRoot, methodName, objectArgument } from "./chains.js";
@@ -106,6 +107,23 @@ function updateAssignments(ctx: RecognizerContext, scope: TableScope, args: read
   return column.type === "Identifier" || column.type === "MemberExpression" ? [] : undefined;
 }
 
+/**
+ * `db("jobs").where(…).where(time, "<", …).update(…)` on the claim's own table expression, when that is the
+ * instance called with literal arguments (`db("jobs")`): the recovery then names the same table through the same
+ * instance, and resolves to the number of rows it updated.
+ */
+function recoveryWrite(ctx: RecognizerContext, table: Node, spec: RecoverySpec): RecoveryWrite | undefined {
+  if (table.type !== "CallExpression" || table.callee.type !== "Identifier" || !table.arguments.every((a) => a.type === "Literal")) return undefined;
+  return {
+    call: `${ctx.sourceCode.getText(table)}
+  .where(${JSON.stringify(spec.field)}, ${spec.stuckText})
+  .where(${JSON.stringify(spec.timeField)}, "<", new Date(Date.now() - ${spec.threshold}))
+  .update({ ${propertyKey(spec.field)}: ${spec.backText} })`,
+    count: "",
+    client: table.callee,
+  };
+}
+
 function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefined {
   const operation = methodName(call);
   if (!operation) return undefined;
@@ -136,6 +154,7 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
     if (!assignments) return undefined;
     if (operation !== "update" && call.arguments.length > 1) return undefined;
     const addPredicate = predicateAdder(scope, clauses, call);
+    const table = unwrap(down.base);
     return {
       access: "write",
       ...base,
@@ -144,6 +163,7 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
       assignments,
       node: call,
       ...(addPredicate ? { addPredicate } : {}),
+      ...(operation === "update" ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, table, spec) } : {}),
     };
   }
 
