@@ -85,8 +85,8 @@ export default createRule({
      * the same binding (`owner: workerId` at the claim, `workerId` in reach of the release), written into the
      * release's filter in its store's syntax (`addPredicate`). None where the release cannot name that value.
      */
+    const vocabulary = getVocabulary(context.settings);
     function ownerPredicate(release: RowRelease): { field: string; token: string; edit: TextEdit } | undefined {
-      const vocabulary = getVocabulary(context.settings);
       for (const a of release.claim.write.assignments) {
         if (!vocabulary.isOwnerField(a.field) || a.valueNode.type !== "Identifier") continue;
         const atClaim = findVariable(sourceCode as never, a.valueNode);

@@ -18,6 +18,9 @@ import { toBranches } from "../core/model/conditions.js";
 import { normalizeModel } from "../core/model/names.js";
 import { normalizeName, type ResolvedVocabulary } from "../core/model/settings.js";
 import { findVariable } from "../core/reading/values.js";
+import { walk } from "../core/reading/ast.js";
+import { propertyKey } from "../core/reading/edits.js";
+import { enclosingFunction, isFunction } from "../core/reading/units.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -75,29 +78,25 @@ function backValue(sourceCode: SourceCode, claim: Claim, facts: LockFacts): { te
 function inCatch(node: Node): boolean {
   for (let n: Node | undefined = node.parent; n; n = n.parent) {
     if (n.type === "CatchClause") return true;
-    if (n.type === "FunctionDeclaration" || n.type === "FunctionExpression" || n.type === "ArrowFunctionExpression") return false;
+    if (isFunction(n)) return false;
   }
   return false;
 }
 
-/** The first node at most `depth` levels under `node` (itself included) that `test` accepts. */
-function findBelow(sourceCode: SourceCode, node: Node, depth: number, test: (n: Node) => boolean): Node | undefined {
-  if (test(node)) return node;
-  if (depth === 0) return undefined;
-  for (const key of sourceCode.visitorKeys[node.type] ?? []) {
-    const child = (node as unknown as Record<string, unknown>)[key];
-    for (const c of Array.isArray(child) ? child : [child]) {
-      if (!c || typeof c !== "object" || !("type" in c)) continue;
-      const found = findBelow(sourceCode, c as Node, depth - 1, test);
-      if (found) return found;
-    }
-  }
-  return undefined;
+/** The first node under `node` (itself included) that `test` accepts, depth first. */
+function findBelow(node: Node, test: (n: Node) => boolean): Node | undefined {
+  let found: Node | undefined;
+  walk(node, (n) => {
+    if (found) return false;
+    if (test(n)) found = n;
+    return found === undefined;
+  });
+  return found;
 }
 
 /** The source text under `node` that names `value`: a string literal of it, or a member named by it (`Status.QUEUED`). */
 function valueText(sourceCode: SourceCode, node: Node, value: string): string | undefined {
-  const found = findBelow(sourceCode, node, 6, (n) => (n.type === "Literal" && n.value === value) ||
+  const found = findBelow(node, (n) => (n.type === "Literal" && n.value === value) ||
     (n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier" && n.property.name === value));
   return found && sourceCode.getText(found);
 }
@@ -126,13 +125,6 @@ function pinsOtherValue(filter: Condition, claim: Claim): boolean {
   const field = normalizeName(claim.lock.field);
   return toBranches(filter).every((b) => b.some((a) => "pred" in a && a.op === "eq" && normalizeName(a.pred.field) === field &&
     a.pred.values?.length === 1 && a.pred.values[0]!.value !== claim.lock.value.value));
-}
-
-function enclosingFunction(node: Node): TSESTree.FunctionLike | undefined {
-  for (let n: Node | undefined = node.parent; n; n = n.parent) {
-    if (n.type === "FunctionDeclaration" || n.type === "FunctionExpression" || n.type === "ArrowFunctionExpression") return n;
-  }
-  return undefined;
 }
 
 /** The statement of the program body that holds `node`. */
@@ -253,10 +245,10 @@ function placement(sourceCode: SourceCode, write: RecoveryWrite, fn: TSESTree.Fu
  * field is not written so (a SQL string, a computed key).
  */
 export function renameTimeField(sourceCode: SourceCode, node: Node, field: string, replacement: string): TextEdit | undefined {
-  const found = findBelow(sourceCode, node, 3, (n) => n.type === "Property" && !n.computed &&
+  const found = findBelow(node, (n) => n.type === "Property" && !n.computed &&
     ((n.key.type === "Identifier" && n.key.name === field) || (n.key.type === "Literal" && n.key.value === field))) as TSESTree.Property | undefined;
   if (!found || found.shorthand) return undefined;
   const key = found.key;
-  const text = key.type === "Literal" ? JSON.stringify(replacement) : /^[A-Za-z_$][\w$]*$/.test(replacement) ? replacement : JSON.stringify(replacement);
+  const text = key.type === "Literal" ? JSON.stringify(replacement) : propertyKey(replacement);
   return { range: [key.range[0], key.range[1]], text };
 }

@@ -31,15 +31,12 @@ function loopTest(node: Node): TSESTree.Expression | null | undefined {
   return undefined;
 }
 
-/** Each variable of the module, by its declarator, with every node that reads it. */
-function* declarators(sourceCode: SourceCode): Generator<TSESTree.VariableDeclarator> {
-  const stack: Node[] = [sourceCode.ast];
-  while (stack.length > 0) {
-    const n = stack.pop()!;
-    if (n.type === "VariableDeclarator") yield n;
-    for (const key of sourceCode.visitorKeys[n.type] ?? []) {
-      const child = (n as unknown as Record<string, unknown>)[key];
-      for (const c of Array.isArray(child) ? child : [child]) if (c && typeof c === "object" && "type" in c) stack.push(c as Node);
+/** Each variable the module declares with an initialiser (`const c = new AbortController()`, `let lost = false`). */
+function* declared(sourceCode: SourceCode): Generator<{ variable: TSESLint.Scope.Variable; declarator: TSESTree.VariableDeclarator }> {
+  for (const scope of sourceCode.scopeManager?.scopes ?? []) {
+    for (const variable of scope.variables) {
+      const def = variable.defs[0];
+      if (variable.defs.length === 1 && def?.type === "Variable" && def.node.id.type === "Identifier" && def.node.init) yield { variable, declarator: def.node };
     }
   }
 }
@@ -51,11 +48,9 @@ export function stopWorkEdit(sourceCode: SourceCode, handler: Node): StopWork | 
   // The variable must be the one the handler's code would name (not shadowed there, not out of its reach).
   const inScope = (variable: { name: string }) => variableAt(sourceCode as never, variable.name, block.body[0] ?? block) === variable;
   let statement: string | undefined;
-  for (const d of declarators(sourceCode)) {
-    if (d.id.type !== "Identifier" || !d.init) continue;
-    const name = d.id.name;
-    const variable = sourceCode.scopeManager?.getDeclaredVariables(d).find((v) => v.name === name);
-    if (!variable) continue;
+  for (const { variable, declarator: d } of declared(sourceCode)) {
+    if (!d.init) continue;
+    const name = variable.name;
     const reads = variable.references.filter((r) => r.isRead()).map((r) => r.identifier);
     // An AbortController whose signal the work reads.
     if (d.init.type === "NewExpression" && d.init.callee.type === "Identifier" && d.init.callee.name === "AbortController") {

@@ -1392,6 +1392,11 @@ ruleTester.run("heartbeat-abort (suggestion)", rule, {
       }],
     },
     {
+      // a boolean no loop tests (only logged) stops nothing: no edit
+      code: WITH_FLAG("").replace("while (!lost) {", "while (true) {\n      console.log(lost);"),
+      errors: [{ messageId: "swallowed", suggestions: [] }],
+    },
+    {
       // a controller nobody reads the signal of stops nothing: no edit
       code: WITH_CONTROLLER("").replace("controller.signal", "undefined"),
       errors: [{ messageId: "swallowed", suggestions: [] }],

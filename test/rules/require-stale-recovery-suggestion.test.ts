@@ -275,6 +275,19 @@ ruleTester.run("require-stale-recovery", rule, {
       filename: "exports.ts",
       errors: [{ messageId: "missingRecovery", line: 6, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleExports", "exporting", '"queued"', "updated_at", "STALE_EXPORTS_EXPORTING_MS"), output: KNEX_OUTPUT }] }],
     },
+    // Knex through the instance a class holds (this.knex): the table expression is not the instance called with
+    // literals, so no recovery is written for it.
+    noSuggestion(`export class Exports {
+  constructor(private readonly knex: any) {}
+  async claim(id: number) {
+    await this.knex("exports").where({ id, status: "queued" }).update({ status: "exporting", updated_at: this.knex.fn.now() });
+  }
+  async beat(id: number) {
+    const n = await this.knex("exports").where({ id, status: "exporting" }).update({ updated_at: this.knex.fn.now() });
+    if (n === 0) throw new Error("taken over");
+  }
+}
+`, 4),
     // A touch of rows in another state is no heartbeat of the claimed ones.
     noSuggestion(`import { prisma } from "./db";
 export async function startJob(id: string) {
