@@ -141,6 +141,7 @@ export class Worker {
       if (index >= 0) {
         const [found] = this.events.splice(0, index + 1).slice(-1);
         if (found!.event === "error" && kind !== "error") throw new Error(`worker failed: ${found!.message}`);
+        if (found!.event === "stopped") await this.untilStopped(deadline);
         return found!;
       }
       if (this.child.exitCode !== null || this.child.signalCode !== null) {
@@ -151,6 +152,26 @@ export class Worker {
         this.waiters.push(resolve);
         setTimeout(resolve, 100);
       });
+    }
+  }
+
+  /**
+   * The worker says "stopped" just before it sends itself SIGSTOP; on a loaded machine it can be descheduled
+   * between the two, and a SIGCONT sent in that gap is lost (the stop then lands after it, for good). So a
+   * "stopped" event counts only once the kernel shows the process stopped (state T in /proc/<pid>/stat).
+   */
+  private async untilStopped(deadline: number): Promise<void> {
+    for (;;) {
+      let state: string | undefined;
+      try {
+        const stat = readFileSync(`/proc/${this.pid}/stat`, "utf8");
+        state = stat.charAt(stat.lastIndexOf(")") + 2); // "pid (comm) S …", and comm may hold ") "
+      } catch {
+        return; // no /proc (not Linux) or the process is gone: the next wait reports it
+      }
+      if (state === "T" || state === "t") return;
+      if (Date.now() > deadline) throw new Error(`the worker said "stopped" but is still running (state ${state})`);
+      await sleep(5);
     }
   }
 
