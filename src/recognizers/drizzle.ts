@@ -17,7 +17,8 @@
  * `table.column` (the field is the property name). `sql` fragments are opaque, except `sql\`now()\`` as a value.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
+import type { Assignment, AssignedValue, CompareOp, Condition, Node, RecoverySpec, RecoveryWrite, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
+import { importedNames, propertyKey } from "../core/reading/edits.js";
 import { SWAPPED } from "../core/model/conditions.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, findProperty, findVariable, getConstInit, keyName, objectLiteral, readsClock, staticList, unwrap } from "../core/reading/values.js";
@@ -334,6 +335,59 @@ function predicateEdit(
   return { range: [where.range[0], where.range[1]], text: `${and}(${ctx.sourceCode.getText(where)}, ${pred})` };
 }
 
+// ---- the recovery suggestion ----
+
+/** What the module reads off an awaited write's result to count its rows (`const { rowCount } = await db.update(…)`). */
+const COUNTS = new Set(["rowCount", "rowsAffected", "changes", "count"]);
+
+function countRead(ctx: RecognizerContext, call: Node): string | undefined {
+  const awaited = call.parent?.type === "AwaitExpression" ? call.parent : undefined;
+  const declarator = awaited?.parent?.type === "VariableDeclarator" && awaited.parent.init === awaited ? awaited.parent : undefined;
+  if (!declarator) return undefined;
+  if (declarator.id.type === "ObjectPattern") {
+    for (const p of declarator.id.properties) {
+      const key = p.type === "Property" ? keyName(p.key, p.computed) : undefined;
+      if (key && COUNTS.has(key)) return key;
+    }
+    return undefined;
+  }
+  if (declarator.id.type !== "Identifier") return undefined;
+  for (const ref of findVariable(ctx.sourceCode, declarator.id)?.references ?? []) {
+    const m = ref.identifier.parent;
+    const key = m?.type === "MemberExpression" && m.object === ref.identifier ? keyName(m.property, m.computed) : undefined;
+    if (key && COUNTS.has(key)) return key;
+  }
+  return undefined;
+}
+
+/**
+ * `db.update(jobs).set({ status: Y }).where(and(eq(jobs.status, X), lt(jobs.updatedAt, …)))` through the claim's own
+ * instance and table, counted the way the module counts the claim: the rows of the same `.returning(…)`, or the count
+ * it reads off the result (`rowCount`, `changes`…), which depends on the driver. Nothing where the module shows
+ * neither. `and`, `eq` and `lt` are the module's own, or added to its `drizzle-orm` import.
+ */
+function recoveryWrite(ctx: RecognizerContext, root: TSESTree.CallExpression, tableText: string, returning: TSESTree.CallExpression | undefined, claim: Node, spec: RecoverySpec): RecoveryWrite | undefined {
+  const callee = unwrap(root.callee);
+  if (callee.type !== "MemberExpression" || ![spec.field, spec.timeField].every((f) => /^[A-Za-z_$][\w$]*$/.test(f))) return undefined;
+  const read = returning ? undefined : countRead(ctx, claim);
+  if (!returning && !read) return undefined;
+  const own = new Map(["and", "eq", "lt"].map((n) => [n, spelling(ctx, n)]));
+  const missing = [...own].filter(([, ref]) => !ref).map(([n]) => n);
+  const added = importedNames(ctx.sourceCode, ["drizzle-orm"], missing);
+  if (!added) return undefined;
+  const ref = (n: string) => own.get(n) ?? added.refs.get(n)!;
+  const returningText = returning ? `.returning(${returning.arguments.map((a) => ctx.sourceCode.getText(a)).join(", ")})` : "";
+  return {
+    call: `${ctx.sourceCode.getText(callee.object)}
+  .update(${tableText})
+  .set({ ${propertyKey(spec.field)}: ${spec.backText} })
+  .where(${ref("and")}(${ref("eq")}(${tableText}.${spec.field}, ${spec.stuckText}), ${ref("lt")}(${tableText}.${spec.timeField}, new Date(Date.now() - ${spec.threshold}))))${returningText ? `\n  ${returningText}` : ""}`,
+    count: (result) => returning ? `${result}.length` : read === "rowCount" ? `${result}.rowCount ?? 0` : `${result}.${read}`,
+    edits: added.edits,
+    client: callee.object,
+  };
+}
+
 // ---- recognition ----
 
 function tablesIn(links: readonly Link[]): Set<string> {
@@ -377,10 +431,12 @@ function recognizeWrite(call: TSESTree.CallExpression, ctx: RecognizerContext, l
     if (!argsAre(setCall, 1)) return undefined;
     const set = objectOf(ctx, setCall.arguments[0]);
     if (!set && unwrap(setCall.arguments[0]!).type !== "Identifier") return undefined;
+    const returning = byName("returning")[0];
     return {
       access: "write", store: STORE, model, operation: "update", effect: "update", filter,
       assignments: set ? parseSet(ctx, set) : [], node: call,
       addPredicate: (field, op, valueText) => predicateEdit(ctx, env, tableText, whereArg, setCall, field, op, valueText),
+      recoveryWrite: (spec) => recoveryWrite(ctx, root.call, tableText, returning?.call, call, spec),
     };
   }
   if (kind === "delete") {

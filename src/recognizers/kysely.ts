@@ -10,7 +10,8 @@
  * `({ or, eb }) => …`, and `eb(…).and(…)`; several `.where` calls are ANDed. Raw `sql` fragments are opaque.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, Condition, Node, StateAccess, TextEdit } from "../core/model/model.js";
+import type { Assignment, AssignedValue, Condition, Node, RecoverySpec, RecoveryWrite, StateAccess, TextEdit } from "../core/model/model.js";
+import { propertyKey } from "../core/reading/edits.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, getConstInit, isClockReading, keyName, unwrap } from "../core/reading/values.js";
 import { LOCKING_LINKS, chainDown, fieldOf, isSqlNow, objectArgument, staticString, tableScope, type Link, type TableScope } from "./knex/chains.js";
@@ -348,6 +349,27 @@ function recognizeKysely(call: Call, ctx: RecognizerContext): StateAccess | unde
     filter,
     assignments,
     ...(addPredicate ? { addPredicate } : {}),
+    ...(kind === "update" && i === 0 ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, rootLink, spec) } : {}),
+  };
+}
+
+/**
+ * `db.updateTable("jobs").set({ status: Y }).where("status", "=", X).where("updated_at", "<", …)` through the claim's
+ * own instance and table, run with `executeTakeFirst()`, whose `numUpdatedRows` is a bigint.
+ */
+function recoveryWrite(ctx: RecognizerContext, root: Link, spec: RecoverySpec): RecoveryWrite | undefined {
+  const callee = unwrap(root.call.callee);
+  const table = root.args[0];
+  if (callee.type !== "MemberExpression" || !table) return undefined;
+  const column = (name: string) => JSON.stringify(name);
+  return {
+    call: `${ctx.sourceCode.getText(callee.object)}.updateTable(${ctx.sourceCode.getText(table)})
+  .set({ ${propertyKey(spec.field)}: ${spec.backText} })
+  .where(${column(spec.field)}, "=", ${spec.stuckText})
+  .where(${column(spec.timeField)}, "<", new Date(Date.now() - ${spec.threshold}))
+  .executeTakeFirst()`,
+    count: (result) => `Number(${result}.numUpdatedRows)`,
+    client: callee.object,
   };
 }
 

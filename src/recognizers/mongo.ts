@@ -721,7 +721,7 @@ function recoveryWrite(ctx: RecognizerContext, receiver: Node, spec: RecoverySpe
   { ${f}: ${spec.stuckText}, ${propertyKey(spec.timeField)}: { $lt: new Date(Date.now() - ${spec.threshold}) } },
   { $set: { ${f}: ${spec.backText} } },
 )`,
-    count: ".modifiedCount",
+    count: (result) => `${result}.modifiedCount`,
     client: receiver,
   };
 }

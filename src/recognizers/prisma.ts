@@ -248,7 +248,7 @@ function recoveryWrite(ctx: RecognizerContext, delegate: Node, spec: RecoverySpe
   where: { ${f}: ${spec.stuckText}, ${propertyKey(spec.timeField)}: { lt: new Date(Date.now() - ${spec.threshold}) } },
   data: { ${f}: ${spec.backText} },
 })`,
-    count: ".count",
+    count: (result) => `${result}.count`,
     client: delegate,
   };
 }

@@ -14,9 +14,9 @@
  * `[Sequelize.Op.ne]`, or the legacy `$ne`), and `[Op.and]`/`[Op.or]`/`[Op.not]`. Models are named by the receiver
  * (`Job`, `models.Job`, `this.jobModel` → `job`), or by `sequelize.define("Job", …)`.
  */
-import { appendProperty, propertyKey } from "../core/reading/edits.js";
+import { appendProperty, importedName, propertyKey } from "../core/reading/edits.js";
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
+import type { Assignment, AssignedValue, CompareOp, Condition, Node, RecoverySpec, RecoveryWrite, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, findProperty, findVariable, getConstInit, keyName, objectLiteral, readsClock, staticList, unwrap } from "../core/reading/values.js";
 import { isFunction } from "../core/reading/units.js";
@@ -512,6 +512,26 @@ function recognizeStatic(call: TSESTree.CallExpression, ctx: RecognizerContext, 
   return {
     access: "write", store: STORE, model, operation, effect: "update", filter,
     assignments: values ? parseValues(ctx, values) : [], node: call, ...addPredicate,
+    recoveryWrite: (spec) => recoveryWrite(ctx, receiver!, spec),
+  };
+}
+
+/**
+ * `Job.update({ status: Y }, { where: { status: X, updatedAt: { [Op.lt]: … } } })` on the claim's own model, which
+ * resolves to `[affectedCount]`. `Op` is the module's own, or one added to its `sequelize` import.
+ */
+function recoveryWrite(ctx: RecognizerContext, model: Node, spec: RecoverySpec): RecoveryWrite | undefined {
+  const op = importedName(ctx.sourceCode, ["sequelize", "@sequelize/core"], "Op");
+  if (!op) return undefined;
+  const f = propertyKey(spec.field);
+  return {
+    call: `${ctx.sourceCode.getText(model)}.update(
+  { ${f}: ${spec.backText} },
+  { where: { ${f}: ${spec.stuckText}, ${propertyKey(spec.timeField)}: { [${op.ref}.lt]: new Date(Date.now() - ${spec.threshold}) } } },
+)`,
+    count: (result) => `${result}[0]`,
+    edits: op.edits,
+    client: model,
   };
 }
 

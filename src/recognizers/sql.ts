@@ -711,7 +711,7 @@ function recoveryWrite(ctx: RecognizerContext, node: Node, table: string, spec: 
   ${JSON.stringify(sql)},
   [${JSON.stringify(spec.back)}, ${JSON.stringify(spec.stuck)}, ${spec.threshold}],
 )`,
-    count: ".rowCount",
+    count: (result) => `${result}.rowCount ?? 0`,
     client,
   };
 }

@@ -195,14 +195,14 @@ export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Cl
   const body = [
     `${placed.method ? "async " : `${placed.exported ? "export " : ""}async function `}${name}()${result} {`,
     `  const result = await ${write.call.split("\n").join("\n  ")};`,
-    `  return result${write.count};`,
+    `  return ${write.count("result")};`,
     "}",
   ];
   const constant = [
-    `/** How long a ${claim.lock.model} row may stay ${stuck} without ${timeField} moving before its holder counts as dead. */`,
+    `/** How long ${/^[aeiou]/i.test(claim.lock.model) ? "an" : "a"} ${claim.lock.model} row may stay ${stuck} without ${timeField} moving before its holder counts as dead. */`,
     `const ${threshold} = ${DEFAULT_MINUTES} * 60 * 1000;`,
   ].join("\n");
-  const edits: TextEdit[] = [];
+  const edits: TextEdit[] = [...write.edits ?? []];
   if (placed.method) {
     const indent = lineIndent(sourceCode, placed.after);
     const start = statementStart(sourceCode, top);

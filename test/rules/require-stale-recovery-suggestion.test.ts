@@ -1,13 +1,13 @@
 // require-stale-recovery's suggestion (issue 18): the recovery written next to the claim, in the claim's own store
 // syntax, from what the module shows (the value the claim takes rows from, the progress timestamp it stamps, a
 // client in scope), and no suggestion where one of those would have to be guessed.
-import ts from "typescript";
 import { Linter } from "eslint";
 import tsParser from "@typescript-eslint/parser";
 import { describe, expect, it } from "vitest";
 import rule from "../../rules/require-stale-recovery.js";
 import plugin from "../../src/index.js";
 import { ruleTester } from "../rule-tester.js";
+import { typeCheck } from "../typecheck.js";
 
 const recovery = (opts: { name: string; model: string; value: string; back: string; backText?: string; time: string; threshold: string; client: string; field?: string; stuckText?: string; indent?: string; method?: boolean; exported?: boolean; typed?: boolean }) => {
   const i = opts.indent ?? "";
@@ -28,7 +28,7 @@ const recovery = (opts: { name: string; model: string; value: string; back: stri
   ].join("\n");
 };
 const constant = (threshold: string, model: string, value: string, time: string) =>
-  `/** How long a ${model} row may stay ${value} without ${time} moving before its holder counts as dead. */\nconst ${threshold} = 15 * 60 * 1000;`;
+  `/** How long ${/^[aeiou]/i.test(model) ? "an" : "a"} ${model} row may stay ${value} without ${time} moving before its holder counts as dead. */\nconst ${threshold} = 15 * 60 * 1000;`;
 const desc = (name: string, value: string, back: string, time: string, threshold: string) => ({ name, value, back, timeField: time, threshold });
 
 const CLAIM_FN_HEAD = `import { prisma } from "./db";
@@ -198,7 +198,7 @@ export async function recoverStaleAudioJobs() {
     "UPDATE audio_jobs SET status = $1 WHERE status = $2 AND updated_at < now() - $3 * interval '1 millisecond'",
     ["FAILED", "GENERATING", STALE_AUDIO_JOBS_GENERATING_MS],
   );
-  return result.rowCount;
+  return result.rowCount ?? 0;
 }`, PG_REST);
 
 const KNEX_HEAD = `import knex from "knex";
@@ -366,19 +366,7 @@ describe("require-stale-recovery's suggested recovery", () => {
 `,
       "/p/exports.ts": MONGO_OUTPUT,
     };
-    const options: ts.CompilerOptions = { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, experimentalDecorators: true, types: [], lib: ["lib.es2022.d.ts"] };
-    const host = ts.createCompilerHost(options);
-    const read = host.readFile.bind(host);
-    const exists = host.fileExists.bind(host);
-    host.readFile = (f) => files[f] ?? read(f);
-    host.fileExists = (f) => f in files || exists(f);
-    host.directoryExists = (d) => Object.keys(files).some((f) => f.startsWith(`${d}/`)) || ts.sys.directoryExists(d);
-    host.getSourceFile = ((f: string, lang: ts.ScriptTarget) => {
-      const text = files[f] ?? read(f);
-      return text === undefined ? undefined : ts.createSourceFile(f, text, lang);
-    }) as typeof host.getSourceFile;
-    const program = ts.createProgram(["/p/jobs.ts", "/p/arrow.ts", "/p/render.service.ts", "/p/exports.ts"], options, host);
-    const problems = ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+    const problems = typeCheck(files, ["/p/jobs.ts", "/p/arrow.ts", "/p/render.service.ts", "/p/exports.ts"], { lib: ["lib.es2022.d.ts"] });
     expect(problems).toEqual([]);
   });
 });

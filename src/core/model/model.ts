@@ -114,8 +114,10 @@ export interface RecoverySpec {
 /** A recovery write: the call to await, how to read from its result how many rows it freed, and its client. */
 export interface RecoveryWrite {
   readonly call: string;
-  /** Appended to the awaited result: `.count`, `.rowCount`. */
-  readonly count: string;
+  /** How many rows it freed, read from the awaited result's name: `result.count`, `Number(result.numUpdatedRows)`. */
+  readonly count: (result: string) => string;
+  /** Edits the call needs elsewhere in the module: an import of the operator it uses (`LessThan`, `Op`). */
+  readonly edits?: readonly TextEdit[];
   /** The client the call is made on (`prisma`, `this.prisma`): the recovery must be placed where it is in scope. */
   readonly client: Node;
 }

@@ -15,3 +15,58 @@ export function appendProperty(sourceCode: Readonly<TSESLint.SourceCode>, object
 export function propertyKey(field: string): string {
   return /^[A-Za-z_$][\w$]*$/.test(field) ? field : JSON.stringify(field);
 }
+
+/**
+ * How this module names `names` exported by one of `modules` (`LessThan` from "typeorm"), for a suggestion that uses
+ * them: its own bindings (an import, a namespace, a `require`), else ones an added import gives: specifiers added to
+ * the module's value import of that package, or a new import after the last one. Undefined in a CommonJS module
+ * without them, and where a name to add is already used for something else.
+ */
+export function importedNames(sourceCode: Readonly<TSESLint.SourceCode>, modules: readonly string[], names: readonly string[]): { refs: Map<string, string>; edits: TextEdit[] } | undefined {
+  const body = sourceCode.ast.body;
+  const from = (source: unknown) => typeof source === "string" && modules.includes(source);
+  const refs = new Map<string, string>();
+  let named: TSESTree.ImportDeclaration | undefined;
+  let namespace: string | undefined;
+  for (const stmt of body) {
+    if (stmt.type === "ImportDeclaration" && from(stmt.source.value) && stmt.importKind !== "type") {
+      for (const s of stmt.specifiers) {
+        if (s.type === "ImportNamespaceSpecifier") namespace ??= s.local.name;
+        const imported = s.type === "ImportSpecifier" && s.importKind !== "type" ? (s.imported.type === "Identifier" ? s.imported.name : s.imported.value) : undefined;
+        if (imported !== undefined && names.includes(imported) && !refs.has(imported)) refs.set(imported, s.local.name);
+      }
+      if (stmt.specifiers.some((s) => s.type === "ImportSpecifier")) named ??= stmt;
+    }
+    if (stmt.type !== "VariableDeclaration") continue;
+    for (const d of stmt.declarations) {
+      const init = d.init;
+      const required = init?.type === "CallExpression" && init.callee.type === "Identifier" && init.callee.name === "require" &&
+        init.arguments[0]?.type === "Literal" && from(init.arguments[0].value);
+      if (!required) continue;
+      if (d.id.type === "Identifier") namespace ??= d.id.name;
+      if (d.id.type !== "ObjectPattern") continue;
+      for (const p of d.id.properties) {
+        if (p.type === "Property" && !p.computed && p.key.type === "Identifier" && names.includes(p.key.name) && p.value.type === "Identifier" && !refs.has(p.key.name)) refs.set(p.key.name, p.value.name);
+      }
+    }
+  }
+  const missing = names.filter((n) => !refs.has(n));
+  if (namespace) for (const n of missing) refs.set(n, `${namespace}.${n}`);
+  if (namespace || missing.length === 0) return { refs, edits: [] };
+  if (missing.some((n) => new RegExp(`(?<![\\w$.])${n.replace(/\$/g, "\\$")}(?![\\w$])`).test(sourceCode.text))) return undefined;
+  for (const n of missing) refs.set(n, n);
+  if (named) {
+    const last = named.specifiers[named.specifiers.length - 1]!;
+    return { refs, edits: [{ range: [last.range[1], last.range[1]], text: missing.map((n) => `, ${n}`).join("") }] };
+  }
+  const imports = body.filter((s) => s.type === "ImportDeclaration");
+  const lastImport = imports[imports.length - 1];
+  if (!lastImport) return undefined;
+  return { refs, edits: [{ range: [lastImport.range[1], lastImport.range[1]], text: `\nimport { ${missing.join(", ")} } from ${JSON.stringify(modules[0])};` }] };
+}
+
+/** `importedNames` for one name: its reference, and the edits that bring it in. */
+export function importedName(sourceCode: Readonly<TSESLint.SourceCode>, modules: readonly string[], name: string): { ref: string; edits: TextEdit[] } | undefined {
+  const found = importedNames(sourceCode, modules, [name]);
+  return found && { ref: found.refs.get(name)!, edits: found.edits };
+}

@@ -119,7 +119,7 @@ function recoveryWrite(ctx: RecognizerContext, table: Node, spec: RecoverySpec):
   .where(${JSON.stringify(spec.field)}, ${spec.stuckText})
   .where(${JSON.stringify(spec.timeField)}, "<", new Date(Date.now() - ${spec.threshold}))
   .update({ ${propertyKey(spec.field)}: ${spec.backText} })`,
-    count: "",
+    count: (result) => result,
     client: table.callee,
   };
 }

@@ -27,9 +27,9 @@
  * MongoDB or MikroORM without importing TypeORM. Receivers only known by name (`Job.update`, `this.jobs`) need
  * evidence: an import from `typeorm`, a find operator in the call, or a `BaseEntity` class in the file.
  */
-import { appendProperty } from "../../core/reading/edits.js";
+import { appendProperty, importedName, propertyKey } from "../../core/reading/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, Condition, Node, StateAccess, StateRead, StateWrite, TextEdit } from "../../core/model/model.js";
+import type { Assignment, AssignedValue, Condition, Node, RecoverySpec, RecoveryWrite, StateAccess, StateRead, StateWrite, TextEdit } from "../../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { isFunction } from "../../core/reading/units.js";
 import { evaluate, findVariable, isSqlNow, keyName, readsClock, unwrap } from "../../core/reading/values.js";
@@ -232,6 +232,29 @@ function recognizeUpdate(ctx: RecognizerContext, call: TSESTree.CallExpression):
     assignments: parsePartial(ctx, partial),
     node: call,
     ...(editable ? { addPredicate: (field, op, valueText) => criteriaEdit(ctx, criteriaNode, field, op, valueText) } : {}),
+    recoveryWrite: (spec) => recoveryWrite(ctx, callee.object, args.length === 3 ? args[0]! : undefined, spec),
+  };
+}
+
+/**
+ * `repo.update({ status: X, updatedAt: LessThan(…) }, { status: Y })` on the claim's own repository (or
+ * `manager.update(Job, …)` on its manager), counted by `affected` (undefined for drivers that do not report it, so
+ * `?? 0`). `LessThan` is the module's own import, or one added to its `typeorm` import.
+ */
+function recoveryWrite(ctx: RecognizerContext, client: Node, entity: Node | undefined, spec: RecoverySpec): RecoveryWrite | undefined {
+  const local = exportRef(ctx, "LessThan");
+  const lessThan = local ? { ref: local, edits: [] } : importedName(ctx.sourceCode, ["typeorm"], "LessThan");
+  if (!lessThan) return undefined;
+  const f = propertyKey(spec.field);
+  const target = entity ? `${ctx.sourceCode.getText(entity)}, ` : "";
+  return {
+    call: `${ctx.sourceCode.getText(client)}.update(
+  ${target}{ ${f}: ${spec.stuckText}, ${propertyKey(spec.timeField)}: ${lessThan.ref}(new Date(Date.now() - ${spec.threshold})) },
+  { ${f}: ${spec.backText} },
+)`,
+    count: (result) => `${result}.affected ?? 0`,
+    edits: lessThan.edits,
+    client,
   };
 }
 
