@@ -1,5 +1,5 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { KvLock, KvOp, Node } from "../src/core/model/model.js";
+import type { KvLock, KvOp, Node, TextEdit } from "../src/core/model/model.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { throughHelper } from "../src/rule-kit/messages.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
@@ -24,22 +24,58 @@ function statementOf(node: Node): TSESTree.ExpressionStatement | undefined {
   return n.parent?.type === "ExpressionStatement" ? n.parent : undefined;
 }
 
-/** The result of the call is ignored or only tested for truth: SETNX's 1/0 and SET NX's "OK"/null agree there. */
-function resultUsedOnlyAsTruth(sourceCode: Readonly<TSESLint.SourceCode>, call: Node): boolean {
+/**
+ * How the module reads the acquire's result, which turning SETNX into SET … NX changes from 1/0 (ioredis; true/false
+ * in node-redis) to "OK"/null. Ignored or tested for truth, both agree; compared with 0/1 or true/false, each
+ * comparison is rewritten against "OK" (left as it was, it would never match, and the lock would be taken twice or
+ * never); anything else (returned, passed on, a multi's reply) is the reader's to check, so only a suggestion, never
+ * the automatic fix. A `.then` callback's parameter is read the same way.
+ */
+function resultUses(sourceCode: Readonly<TSESLint.SourceCode>, call: Node): { readonly truthOnly: boolean; readonly edits: readonly TextEdit[] } {
+  const edits: TextEdit[] = [];
+  let escapes = false;
+  const truth = (n: Node) => {
+    const p = n.parent;
+    return (p?.type === "IfStatement" && p.test === n) || (p?.type === "UnaryExpression" && p.operator === "!") ||
+      (p?.type === "ConditionalExpression" && p.test === n) || (p?.type === "WhileStatement" && p.test === n);
+  };
+  // `x === 0` → `x !== "OK"`: the lock is held when the literal is 1 or true; `!==`/`!=` test the opposite.
+  const compared = (n: Node) => {
+    const p = n.parent;
+    if (p?.type !== "BinaryExpression" || !["===", "!==", "==", "!="].includes(p.operator)) return false;
+    const other = unwrap(p.left === n ? p.right : p.left);
+    if (other.type !== "Literal" || ![0, 1, true, false].includes(other.value as never)) return false;
+    const held = other.value === 1 || other.value === true;
+    const equal = p.operator === "===" || p.operator === "==";
+    const operator = sourceCode.getFirstTokenBetween(p.left, p.right, (t) => t.value === p.operator);
+    if (!operator) return false;
+    // The operator and the literal only: the acquire itself may sit in the comparison, and is edited apart.
+    edits.push({ range: operator.range, text: held === equal ? "===" : "!==" }, { range: [other.range[0], other.range[1]], text: '"OK"' });
+    return true;
+  };
+  const binding = (id: Node) => {
+    for (const r of sourceCode.getDeclaredVariables(id.parent!)[0]?.references ?? []) {
+      if (!r.isWrite() && !truth(r.identifier) && !compared(r.identifier)) escapes = true;
+    }
+  };
   let n: Node = call;
   while (n.parent && (n.parent.type === "AwaitExpression" || n.parent.type === "ChainExpression")) n = n.parent;
   const p = n.parent;
-  if (!p || p.type === "ExpressionStatement") return true;
-  if ((p.type === "IfStatement" && p.test === n) || (p.type === "UnaryExpression" && p.operator === "!")) return true;
-  if (p.type === "VariableDeclarator" && p.id.type === "Identifier") {
-    const variable = sourceCode.getDeclaredVariables(p)[0];
-    return variable !== undefined && variable.references.every((r) => {
-      if (r.isWrite()) return true;
-      const use = r.identifier.parent;
-      return (use?.type === "IfStatement" && use.test === r.identifier) || (use?.type === "UnaryExpression" && use.operator === "!");
-    });
+  const then = p?.type === "MemberExpression" && p.object === n && !p.computed && p.property.type === "Identifier" && p.property.name === "then" &&
+    p.parent?.type === "CallExpression" && p.parent.callee === p ? p.parent.arguments[0] : undefined;
+  if (!p || p.type === "ExpressionStatement" || truth(n) || compared(n)) {
+    // nothing more to read
+  } else if (p.type === "VariableDeclarator" && p.id.type === "Identifier") {
+    binding(p.id);
+  } else if ((then?.type === "ArrowFunctionExpression" || then?.type === "FunctionExpression") && then.params[0]?.type === "Identifier") {
+    const param = then.params[0];
+    for (const r of sourceCode.getDeclaredVariables(then).find((v) => v.name === param.name)?.references ?? []) {
+      if (!r.isWrite() && !truth(r.identifier) && !compared(r.identifier)) escapes = true;
+    }
+  } else {
+    escapes = true;
   }
-  return false;
+  return { truthOnly: !escapes && edits.length === 0, edits };
 }
 
 /** Removing the EXPIRE: its statement, or the `if` that holds nothing else. */
@@ -98,14 +134,16 @@ export default createRule({
       }
       if (lock.ttl === "absent") {
         // A SET checked in JS wants NX as well as an expiry, and its GET gone: no edit of this call alone does that.
-        const edit = lock.checkedBy ? undefined : acquire.command === "setnx"
+        const setnx = acquire.command === "setnx";
+        const uses = setnx ? resultUses(sourceCode, acquire.node) : { truthOnly: true, edits: [] };
+        const edit = lock.checkedBy ? undefined : setnx
           ? acquire.edits?.toSetWithTtl?.(SUGGESTED_TTL_MS, "PX")
           : acquire.edits?.addTtl?.(SUGGESTED_TTL_MS, "PX");
         context.report({
           loc: acquire.loc,
           messageId: "missingTtl",
           data,
-          suggest: edit ? [{ messageId: "addTtl", fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }] : [],
+          suggest: edit ? [{ messageId: "addTtl", fix: (fixer) => [edit, ...uses.edits].map((e) => fixer.replaceTextRange([e.range[0], e.range[1]], e.text)) }] : [],
         });
         return;
       }
@@ -118,7 +156,9 @@ export default createRule({
       }
       const expireCommand = EXPIRE_COMMAND[expiry.unit];
       const ttlText = sourceCode.getText(expiry.node);
-      const edit = acquire.command === "setnx"
+      const setnx = acquire.command === "setnx";
+      const uses = setnx ? resultUses(sourceCode, acquire.node) : { truthOnly: true, edits: [] };
+      const edit = setnx
         ? acquire.edits?.toSetWithTtl?.(ttlText, expiry.unit)
         : expiry.unit === "EX" || expiry.unit === "PX" ? acquire.edits?.addTtl?.(ttlText, expiry.unit) : undefined;
       const removal = expireRemoval(expire);
@@ -129,11 +169,12 @@ export default createRule({
       const fix = edit
         ? (fixer: TSESLint.RuleFixer) => [
           fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text),
+          ...uses.edits.map((e) => fixer.replaceTextRange([e.range[0], e.range[1]], e.text)),
           ...(removable ? [fixer.removeRange(wholeLines(sourceCode.text, removable))] : []),
         ]
         : undefined;
       // Mechanical only when the TTL is a literal, the EXPIRE stands alone, and no caller reads SETNX's 1/0.
-      const mechanical = fix !== undefined && removable !== undefined && unwrap(expiry.node).type === "Literal" && resultUsedOnlyAsTruth(sourceCode, acquire.node) &&
+      const mechanical = fix !== undefined && removable !== undefined && unwrap(expiry.node).type === "Literal" && uses.truthOnly &&
         unitOfBlock(acquire.node) === unitOfBlock(expire.node);
       context.report({
         loc: acquire.loc,

@@ -602,7 +602,7 @@ export class JobLocks {
   async tryLock(jobId: string): Promise<boolean> {
     const lockKey = \`jobs:\${jobId}:lock\`;
     const got = await this.redis.set(lockKey, process.pid.toString(), "PX", 30_000, "NX");
-    return got === 1;
+    return got === "OK";
   }
 }`),
       ],
@@ -772,7 +772,7 @@ export async function electLeader(host: string) {
         missing(4, 23, SETNX, '"scheduler:primary"', `import Redis from "ioredis";
 const redis = new Redis();
 export async function electLeader(host: string) {
-  return (await redis.set("scheduler:primary", host, "PX", 30_000, "NX")) === 1;
+  return (await redis.set("scheduler:primary", host, "PX", 30_000, "NX")) === "OK";
 }`),
       ],
     },
@@ -785,11 +785,12 @@ function takeLock(name) {
 }
 module.exports = { takeLock };`,
       languageOptions: javascript,
+      // SET … NX answers "OK"/null where SETNX answered 1/0: the callback's comparison is rewritten with it
       errors: [
         missing(4, 16, SETNX, '"lock:*"', `const Redis = require("ioredis");
 const redis = new Redis();
 function takeLock(name) {
-  return redis.set("lock:" + name, Date.now(), "PX", 30_000, "NX").then((n) => n === 1);
+  return redis.set("lock:" + name, Date.now(), "PX", 30_000, "NX").then((n) => n === "OK");
 }
 module.exports = { takeLock };`),
       ],
@@ -1051,7 +1052,29 @@ return n === 1;
 const redis = new Redis();
 export async function claimSlot(slot: string) {
 const n = await redis.set(\`slot:\${slot}\`, "1", "EX", 120, "NX");
-return n === 1;
+return n === "OK";
+}`),
+      ],
+    },
+    {
+      // SETNX's 0 tested before the work, as a nightly job does: the test is rewritten with the command, since
+      // SET … NX never answers 0 and, left as it was, would let every caller in while the lock is held
+      code: `import Redis from "ioredis";
+const redis = new Redis();
+export async function nightly(owner: string) {
+const taken = await redis.setnx("lock:nightly", owner);
+if (taken === 0) return "skipped";
+await redis.pexpire("lock:nightly", 60_000);
+if (false != taken) return "ran";
+}`,
+      output: null,
+      errors: [
+        separateSuggested(4, 27, SETNX, '"lock:nightly"', { expireCommand: "PEXPIRE", unit: "PX", ttl: "60_000", expireLine: 6 }, `import Redis from "ioredis";
+const redis = new Redis();
+export async function nightly(owner: string) {
+const taken = await redis.set("lock:nightly", owner, "PX", 60_000, "NX");
+if (taken !== "OK") return "skipped";
+if ("OK" === taken) return "ran";
 }`),
       ],
     },
@@ -1094,7 +1117,7 @@ return ok === 1;
 const redis = new Redis();
 export async function lockUntil(name: string, until: number) {
 const ok = await redis.set(\`lock:\${name}\`, "1", "EXAT", until, "NX");
-return ok === 1;
+return ok === "OK";
 }`),
       ],
     },
