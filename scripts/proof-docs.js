@@ -55,7 +55,9 @@ const scenarios = [
     services: "Redis",
     fault: "SIGKILL between acquire and expire",
     flagged: "The key is left with no TTL (PTTL -1); every later run is skipped, also after the TTL the code meant to set has passed.",
-    fixed: "With SET NX PX the key expires after its TTL even when the holder is killed holding it; the next run proceeds.",
+    fixed:
+      "With SET NX PX the key expires after its TTL even when the holder is killed holding it; the next run proceeds. " +
+      "flagged.js with the rule's suggestion applied (SETNX and PEXPIRE merged, the `=== 0` test rewritten) does the same.",
   },
   {
     id: "owner-release",
@@ -65,7 +67,9 @@ const scenarios = [
     services: "Redis",
     fault: "SIGSTOP past the lease, then SIGCONT",
     flagged: "The resumed holder's DEL removes the new holder's lock, and a third worker gets in while the second still works.",
-    fixed: "The compare-and-delete finds another value and deletes nothing; the third worker is turned away.",
+    fixed:
+      "The compare-and-delete finds another value and deletes nothing; the third worker is turned away. flagged.js with " +
+      "the rule's compare-and-delete suggestion applied does the same.",
   },
   {
     id: "fencing",

@@ -1,11 +1,11 @@
 // What the proof scenarios share: the servers the global setup started, a fresh database per test, worker
 // processes driven by real signals, fake upstream APIs, and the linter's verdict on the very programs that run.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ESLint } from "eslint";
+import { ESLint, Linter } from "eslint";
 import pg from "pg";
 import { Redis } from "ioredis";
 import { afterEach, expect, inject } from "vitest";
@@ -305,11 +305,37 @@ export function flaggedMarkers(program: string): Verdict[] {
  */
 export async function expectVerdict(program: string, rule: string, question: string): Promise<void> {
   const verdict = await lint(program);
-  if (program.endsWith("/fixed")) {
+  if (program.endsWith("/fixed") || program.startsWith(`${SUGGESTED_DIR}/`)) {
     expect(verdict).toEqual([]);
     return;
   }
   expect(verdict).toEqual(flaggedMarkers(program));
   expect(verdict.length).toBeGreaterThan(0);
   for (const finding of verdict) expect(finding).toMatchObject({ rule: `locks/${rule}`, question });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Suggestions, run
+
+/** Where the programs a suggestion wrote are kept while the tests run (git-ignored, written afresh each run). */
+const SUGGESTED_DIR = ".suggested";
+
+/**
+ * `scenario`'s flagged.js with `rule`'s suggestion `messageId` applied as an editor applies it (every fix of the
+ * suggestion, nothing else but the rule's `// flagged:` markers, whose findings the edit answers), written where
+ * worker.js runs it: proof/.suggested/<scenario>.js. Returns its program name, for start() and expectVerdict().
+ */
+export function suggestedProgram(scenario: string, rule: string, messageId: string): string {
+  const code = readFileSync(`${proofDir}${scenario}/flagged.js`, "utf8");
+  const messages = new Linter({ configType: "flat" }).verify(code, [plugin.configs.strict as never], { filename: `${scenario}/flagged.js` });
+  const found = messages.filter((m) => m.ruleId === `locks/${rule}`);
+  expect(found.length).toBe(1);
+  const suggestion = found[0]!.suggestions?.find((s) => s.messageId === messageId);
+  if (!suggestion) throw new Error(`${scenario}/flagged.js: no ${messageId} suggestion from ${rule}`);
+  let applied = code;
+  for (const fix of [suggestion.fix].flat().sort((a, b) => b.range[0] - a.range[0])) applied = applied.slice(0, fix.range[0]) + fix.text + applied.slice(fix.range[1]);
+  const program = `${SUGGESTED_DIR}/${scenario}`;
+  mkdirSync(`${proofDir}${SUGGESTED_DIR}`, { recursive: true });
+  writeFileSync(`${proofDir}${program}.js`, applied.replaceAll(` // flagged: locks/${rule}`, ""));
+  return program;
 }

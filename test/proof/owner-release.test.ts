@@ -1,19 +1,23 @@
 // Scenario 3: a lease released without an owner check. Builder A is paused (SIGSTOP) past its lease, B takes
 // the lock, A resumes and releases. proof/owner-release/flagged.js deletes the key whoever holds it: B's lock is
-// gone and a third builder gets in while B still works. proof/owner-release/fixed.js deletes only its own value.
+// gone and a third builder gets in while B still works. proof/owner-release/fixed.js deletes only its own value,
+// and so must flagged.js with the rule's own compare-and-delete suggestion applied (issue 18).
 import type { Redis } from "ioredis";
 import { beforeEach, describe, expect, it } from "vitest";
-import { expectVerdict, fakeApi, freshRedis, runOnce, services, start, waitUntil } from "./harness.js";
+import { expectVerdict, fakeApi, freshRedis, runOnce, services, start, suggestedProgram, waitUntil } from "./harness.js";
 
 const { redis: redisServer } = services("redis");
 const FLAGGED = "owner-release/flagged";
 const FIXED = "owner-release/fixed";
+/** flagged.js with owner-checked-release's suggestion applied: the DEL becomes a compare-and-delete script (EVAL). */
+const SUGGESTED = suggestedProgram("owner-release", "owner-checked-release", "useScript");
 const LEASE_MS = 800;
 const KEY = "lock:weekly-report";
 
 it("the linter flags the plain DEL (owner-checked-release, Q3) and passes compare-and-delete", async () => {
   await expectVerdict(FLAGGED, "owner-checked-release", "Q3");
   await expectVerdict(FIXED, "owner-checked-release", "Q3");
+  await expectVerdict(SUGGESTED, "owner-checked-release", "Q3");
 });
 
 describe.skipIf(!redisServer)("owner-release: a builder paused past its lease releases the lock", () => {
@@ -52,9 +56,9 @@ describe.skipIf(!redisServer)("owner-release: a builder paused past its lease re
     expect(c).toBe("built");
   });
 
-  it("fixed: the resumed builder's release deletes nothing, and the third builder is turned away", async () => {
-    await expectVerdict(FIXED, "owner-checked-release", "Q3");
-    const { bToken, afterRelease, c } = await pausedHolderReleases(FIXED, "redis:eval");
+  it.each([["fixed", FIXED], ["suggested", SUGGESTED]])("%s: the resumed builder's release deletes nothing, and the third builder is turned away", async (_name, program) => {
+    await expectVerdict(program, "owner-checked-release", "Q3");
+    const { bToken, afterRelease, c } = await pausedHolderReleases(program, "redis:eval");
     expect(afterRelease).toBe(bToken);
     expect(c).toBe("busy");
   });
