@@ -71,7 +71,7 @@ describe("docs/stores.md", () => {
 
 describe("docs/proof.md and the proof programs", () => {
   const root = fileURLToPath(new URL("../", import.meta.url));
-  const scenarios = readdirSync(`${root}proof`, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  const scenarios = readdirSync(`${root}proof`, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith(".")).map((e) => e.name);
 
   it("every proof program is copied unchanged into its rule page (scripts/proof-docs.js --check)", () => {
     const run = spawnSync(process.execPath, ["scripts/proof-docs.js", "--check"], { cwd: root, encoding: "utf8" });
