@@ -2,6 +2,7 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { HeldLock, Node, PathEscape } from "../src/core/model/model.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
+import { walk } from "../src/core/reading/ast.js";
 
 type Options = [{ ttlLocks?: boolean }];
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -77,6 +78,16 @@ function inList(node: Node): { list: readonly TSESTree.Statement[]; index: numbe
  * try-acquire) and the release become the `try` block. Offered only when the release is a statement of its own in
  * the same block, and nothing declared in the moved statements is used after the release.
  */
+/** A call, `await` or `new` anywhere under `node`: code that does work, not just reads. */
+function hasCall(node: Node): boolean {
+  let found = false;
+  walk(node, (n) => {
+    if (n.type === "CallExpression" || n.type === "AwaitExpression" || n.type === "NewExpression" || n.type === "TaggedTemplateExpression") found = true;
+    return !found;
+  });
+  return found;
+}
+
 function wrapInFinally(sourceCode: SourceCode, lock: HeldLock): TSESLint.ReportFixFunction | undefined {
   const acquired = inList(lock.acquire);
   if (!acquired) return undefined;
@@ -89,28 +100,45 @@ function wrapInFinally(sourceCode: SourceCode, lock: HeldLock): TSESLint.ReportF
     })());
   if (releaseIndex < 0) return undefined;
   let first = acquired.index + 1;
-  // A try-acquire tested right after: `if (!locked) return;` stays outside the try.
+  // A try-acquire tested right after: `if (!locked) return;` stays outside the try. Only a test of what the acquire
+  // gave: any other early return (`if (!file.size) return null;`) is a path that leaves holding the lock, and goes in.
   const next = list[first];
-  if (next?.type === "IfStatement" && first < releaseIndex &&
+  const acquireStatement = list[acquired.index]!;
+  const given = acquireStatement.type === "VariableDeclaration" ? acquireStatement.declarations.flatMap((d) => sourceCode.getDeclaredVariables(d)) : [];
+  const testsAcquire = next?.type === "IfStatement" &&
+    given.some((v) => v.references.some((r) => r.identifier.range[0] >= next.test.range[0] && r.identifier.range[1] <= next.test.range[1]));
+  if (next?.type === "IfStatement" && testsAcquire && first < releaseIndex &&
     (next.consequent.type === "ReturnStatement" || (next.consequent.type === "BlockStatement" &&
       next.consequent.body.at(-1)?.type === "ReturnStatement"))) first += 1;
   if (first >= releaseIndex) return undefined;
   const moved = list.slice(first, releaseIndex);
   const release = list[releaseIndex]!;
   if (moved.some((s) => s.type === "FunctionDeclaration" || s.type === "ClassDeclaration")) return undefined;
+  // A declaration of the work read after the release: only by the return that ends the block, and without a call
+  // (`return \`synced ${stock.length}\``), which then moves into the try too: it runs before the release, as
+  // cheaply as after it. Anything more would hold the lock over more work, or move code the author put outside.
+  const tail = list.slice(releaseIndex + 1);
+  const pureReturn = tail.length === 1 && tail[0]!.type === "ReturnStatement" && !hasCall(tail[0]!) &&
+    sourceCode.getCommentsBefore(tail[0]!).every((c) => c.range[1] <= release.range[1]);
+  let readAfter = false;
   for (const s of moved) {
     if (s.type !== "VariableDeclaration") continue;
     for (const d of s.declarations) {
       for (const v of sourceCode.getDeclaredVariables(d)) {
-        if (v.references.some((r) => r.identifier.range[0] > release.range[1])) return undefined;
+        if (v.references.some((r) => r.identifier.range[0] > release.range[1])) readAfter = true;
       }
     }
   }
+  if (readAfter && !pureReturn) return undefined;
+  const inTry = readAfter ? [...moved, tail[0]!] : moved;
   const indent = " ".repeat(moved[0]!.loc.start.column);
-  const body = sourceCode.text.slice(moved[0]!.range[0], moved.at(-1)!.range[1])
+  const indentBody = (from: number, to: number) => sourceCode.text.slice(from, to)
     .split("\n").map((line, i) => (i === 0 ? `${indent}  ${line}` : line.length > 0 ? `  ${line}` : line)).join("\n");
+  const body = readAfter
+    ? `${indentBody(moved[0]!.range[0], moved.at(-1)!.range[1])}\n${indentBody(tail[0]!.range[0], tail[0]!.range[1])}`
+    : indentBody(moved[0]!.range[0], moved.at(-1)!.range[1]);
   const text = `try {\n${body}\n${indent}} finally {\n${indent}  ${sourceCode.getText(release)}\n${indent}}`;
-  return (fixer) => fixer.replaceTextRange([moved[0]!.range[0], release.range[1]], text);
+  return (fixer) => fixer.replaceTextRange([moved[0]!.range[0], inTry.at(-1)!.range[1] > release.range[1] ? inTry.at(-1)!.range[1] : release.range[1]], text);
 }
 
 export default createRule<

@@ -89,7 +89,7 @@ const scenarios = [
     services: "none (a long-running process)",
     fault: "a rejected await (the supplier's outage)",
     flagged: "The guard stays set: every later call in the same process is refused, until the process restarts.",
-    fixed: "The guard is reset in finally: the next call proceeds.",
+    fixed: "The guard is reset in finally: the next call proceeds. flagged.js with the rule's suggestion applied does the same.",
   },
 ];
 

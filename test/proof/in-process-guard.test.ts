@@ -1,11 +1,14 @@
 // Scenario 5: a boolean guard in the process. One failed pull from the supplier: proof/in-process-guard/
 // flagged.js leaves the guard set and refuses every later sync until the process restarts;
-// proof/in-process-guard/fixed.js resets it in finally and the next sync proceeds. No servers needed.
+// proof/in-process-guard/fixed.js resets it in finally and the next sync proceeds, and so does flagged.js with
+// the rule's own suggestion applied (issue 18). No servers needed.
 import { beforeEach, describe, expect, it } from "vitest";
-import { expectVerdict, fakeApi, session } from "./harness.js";
+import { expectVerdict, fakeApi, session, suggestedProgram } from "./harness.js";
 
 const FLAGGED = "in-process-guard/flagged";
 const FIXED = "in-process-guard/fixed";
+/** flagged.js with release-in-finally's suggestion applied: the work and its return in a try, the reset in finally. */
+const SUGGESTED = suggestedProgram("in-process-guard", "release-in-finally", "moveToFinally");
 
 describe("in-process-guard: a sync guard after one thrown error", () => {
   let env: Record<string, string>;
@@ -27,6 +30,7 @@ describe("in-process-guard: a sync guard after one thrown error", () => {
   it("the linter flags the guard reset outside finally (release-in-finally, Q1) and passes the fixed one", async () => {
     await expectVerdict(FLAGGED, "release-in-finally", "Q1");
     await expectVerdict(FIXED, "release-in-finally", "Q1");
+    await expectVerdict(SUGGESTED, "release-in-finally", "Q1");
   });
 
   /** One long-running process: a failing sync, then three more. */
@@ -50,9 +54,9 @@ describe("in-process-guard: a sync guard after one thrown error", () => {
     expect(await restarted.ask("syncInventory")).toBe("synced 2 items");
   });
 
-  it("fixed: after one failure the next sync proceeds", async () => {
-    await expectVerdict(FIXED, "release-in-finally", "Q1");
-    const { first, later } = await syncs(FIXED);
+  it.each([["fixed", FIXED], ["suggested", SUGGESTED]])("%s: after one failure the next sync proceeds", async (_name, program) => {
+    await expectVerdict(program, "release-in-finally", "Q1");
+    const { first, later } = await syncs(program);
     expect(first).toBe("supplier answered 502");
     expect(later).toEqual(Array(3).fill("synced 2 items"));
     expect(supplierCalls).toBe(4);
