@@ -72,6 +72,20 @@ const scenarios = [
       "the rule's compare-and-delete suggestion applied does the same.",
   },
   {
+    id: "stale-judge",
+    rule: "progress-based-staleness",
+    question: "Q2",
+    title: "A sweeper of a render queue in Knex, judging dead workers by when the render started",
+    services: "PostgreSQL",
+    fault: "a render slower than the threshold; SIGKILL mid-render",
+    flagged: "The sweeper hands a slow render whose worker is alive and beating to a second worker: the export is rendered twice, and the first worker's beat aborts it.",
+    fixed:
+      "Judged by heartbeat_at, the slow render keeps its worker and is rendered once; a worker killed mid-render stops " +
+      "beating, its render is not handed back at once (dead cannot be told from slow yet) but is once the threshold has " +
+      "passed, and the next worker renders it. flagged.js with the rule's suggestion applied (the age test renamed to the " +
+      "heartbeat) does the same.",
+  },
+  {
     id: "fencing",
     rule: "require-fencing",
     question: "Q3",

@@ -241,13 +241,20 @@ function placement(sourceCode: SourceCode, write: RecoveryWrite, fn: TSESTree.Fu
 
 /**
  * progress-based-staleness's suggestion: the age test's field, where the test names it as an object key
- * (`createdAt: { lt: threshold }`), renamed to the progress timestamp the module keeps moving. Undefined where the
- * field is not written so (a SQL string, a computed key).
+ * (`createdAt: { lt: threshold }`) or as a query builder's column argument (`.where("started_at", "<", cutoff)`),
+ * renamed to the progress timestamp the module keeps moving. Undefined where the field is not written so (a SQL
+ * string, a computed key).
  */
 export function renameTimeField(sourceCode: SourceCode, node: Node, field: string, replacement: string): TextEdit | undefined {
-  const found = findBelow(node, (n) => n.type === "Property" && !n.computed &&
-    ((n.key.type === "Identifier" && n.key.name === field) || (n.key.type === "Literal" && n.key.value === field))) as TSESTree.Property | undefined;
-  if (!found || found.shorthand) return undefined;
+  const found = findBelow(node, (n) => (n.type === "Property" && !n.computed &&
+    ((n.key.type === "Identifier" && n.key.name === field) || (n.key.type === "Literal" && n.key.value === field))) ||
+    (n.type === "Literal" && n.value === field && n.parent?.type === "CallExpression" && n.parent.arguments[0] === n)) as TSESTree.Property | TSESTree.Literal | undefined;
+  if (!found) return undefined;
+  if (found.type === "Literal") {
+    const quote = found.raw.startsWith("'") ? "'" : '"';
+    return { range: [found.range[0], found.range[1]], text: `${quote}${replacement}${quote}` };
+  }
+  if (found.shorthand) return undefined;
   const key = found.key;
   const text = key.type === "Literal" ? JSON.stringify(replacement) : propertyKey(replacement);
   return { range: [key.range[0], key.range[1]], text };

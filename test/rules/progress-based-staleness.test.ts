@@ -686,7 +686,8 @@ describe("progress-based-staleness options", () => {
 });
 
 // The suggestion (issue 18): judge age by the progress timestamp the module keeps moving for the model, where the
-// age test names its field as an object key; nothing where the module keeps none moving.
+// age test names its field as an object key or a query builder's column argument; nothing where the module keeps
+// none moving.
 const WORKER = `async function claim(id: string) {
   await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "GENERATING", startedAt: new Date() } });
 }
@@ -702,6 +703,16 @@ const SCAN = (field: string) => `async function stuck(cutoff: Date) {
 }
 async function beat(id: string) {
   await db.collection("exports").updateOne({ _id: id, state: "exporting" }, { $set: { touchedAt: new Date() } });
+}`;
+
+const KNEX_SWEEP = (column: string) => `async function claim(db, id) {
+  await db("renders").where({ id, status: "QUEUED" }).update({ status: "RENDERING", started_at: db.fn.now() });
+}
+async function beat(db, id) {
+  await db("renders").where({ id, status: "RENDERING" }).update({ heartbeat_at: db.fn.now() });
+}
+async function sweep(db, cutoff) {
+  await db("renders").where({ status: "RENDERING" }).where('${column}', "<", cutoff).update({ status: "QUEUED" });
 }`;
 
 ruleTester.run("progress-based-staleness (suggestion)", rule, {
@@ -740,6 +751,15 @@ ruleTester.run("progress-based-staleness (suggestion)", rule, {
 }
 ${REAP("startedAt")}`,
       errors: [{ ...recovery(5, 64, { model: "job", field: "status", value: "GENERATING", claimLine: "2", timeField: "startedAt", progressFields: DEFAULT_PROGRESS }), suggestions: [] }],
+    },
+    {
+      name: "Knex: the age test's column argument is renamed, in the module's quotes",
+      code: KNEX_SWEEP("started_at"),
+      errors: [{
+        messageId: "startTimeRecovery",
+        line: 8,
+        suggestions: [{ messageId: "useProgressField", data: { progressField: "heartbeat_at", model: "renders", timeField: "started_at" }, output: KNEX_SWEEP("heartbeat_at") }],
+      }],
     },
     {
       name: "the age test in a SQL string: no edit (the column is not an object key)",
