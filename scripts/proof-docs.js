@@ -86,6 +86,19 @@ const scenarios = [
       "heartbeat) does the same.",
   },
   {
+    id: "lost-lease",
+    rule: "heartbeat-abort",
+    question: "Q2",
+    title: "A heartbeat whose failure is caught and logged, the work going on",
+    services: "PostgreSQL",
+    fault: "SIGSTOP past the stale threshold, then SIGCONT",
+    flagged: "The resumed worker's heartbeat matches no row; it logs that and writes every remaining part beside the worker the export was handed to.",
+    fixed:
+      "The heartbeat's failure aborts the export: the resumed worker finishes the part it was paused in and writes no other; " +
+      "the new holder's export stands. flagged.js with the rule's suggestion applied (`controller.abort();` in the catch) " +
+      "does the same.",
+  },
+  {
     id: "fencing",
     rule: "require-fencing",
     question: "Q3",
