@@ -1,6 +1,7 @@
 // require-stale-recovery's suggestion in the stores whose recovery needs an operator from the library (issue 18):
 // TypeORM's LessThan, Sequelize's Op, Drizzle's and/eq/lt (the module's own import, or added to it), and Kysely's
-// bigint count. Each output is type-checked against the libraries' own types and linted with configs.strict.
+// bigint count; and Knex and node-postgres in TypeScript. Each output is type-checked against the libraries' own
+// types and linted with configs.strict.
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Linter } from "eslint";
@@ -201,6 +202,92 @@ export async function beat(id: number): Promise<void> {
   if (touched.length === 0) throw new Error("taken over");
 }
 `;
+const KNEX = `import knex from "knex";
+
+const db = knex({ client: "pg", connection: process.env.DATABASE_URL });
+
+export async function claimExport(id: string): Promise<boolean> {
+  const taken = await db("exports").where({ id, status: "queued" }).update({ status: "exporting", updated_at: db.fn.now() });
+  return taken === 1;
+}
+
+export async function touchExport(id: string): Promise<void> {
+  const touched = await db("exports").where({ id, status: "exporting" }).update({ updated_at: db.fn.now() });
+  if (touched === 0) throw new Error("taken over");
+}
+`;
+const KNEX_OUTPUT = `import knex from "knex";
+
+const db = knex({ client: "pg", connection: process.env.DATABASE_URL });
+
+export async function claimExport(id: string): Promise<boolean> {
+  const taken = await db("exports").where({ id, status: "queued" }).update({ status: "exporting", updated_at: db.fn.now() });
+  return taken === 1;
+}
+
+/** How long an exports row may stay exporting without updated_at moving before its holder counts as dead. */
+const STALE_EXPORTS_EXPORTING_MS = 15 * 60 * 1000;
+
+/**
+ * Gives exports rows left exporting by a holder that died (SIGKILL, OOM, a deploy) back to queued, once
+ * updated_at has not moved for STALE_EXPORTS_EXPORTING_MS. Run it from a scheduled sweeper, or before claiming.
+ */
+export async function recoverStaleExports(): Promise<number> {
+  const result = await db("exports")
+    .where("status", "exporting")
+    .where("updated_at", "<", new Date(Date.now() - STALE_EXPORTS_EXPORTING_MS))
+    .update({ status: "queued" });
+  return result;
+}
+
+export async function touchExport(id: string): Promise<void> {
+  const touched = await db("exports").where({ id, status: "exporting" }).update({ updated_at: db.fn.now() });
+  if (touched === 0) throw new Error("taken over");
+}
+`;
+const PG = `import pg from "pg";
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+
+export async function claimJob(id: number): Promise<boolean> {
+  const claimed = await pool.query("UPDATE jobs SET status = 'running', heartbeat_at = now() WHERE id = $1 AND status = 'queued'", [id]);
+  return claimed.rowCount === 1;
+}
+
+export async function beat(id: number): Promise<void> {
+  const touched = await pool.query("UPDATE jobs SET heartbeat_at = now() WHERE id = $1 AND status = 'running'", [id]);
+  if (touched.rowCount === 0) throw new Error("taken over");
+}
+`;
+const PG_OUTPUT = `import pg from "pg";
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+
+export async function claimJob(id: number): Promise<boolean> {
+  const claimed = await pool.query("UPDATE jobs SET status = 'running', heartbeat_at = now() WHERE id = $1 AND status = 'queued'", [id]);
+  return claimed.rowCount === 1;
+}
+
+/** How long a jobs row may stay running without heartbeat_at moving before its holder counts as dead. */
+const STALE_JOBS_RUNNING_MS = 15 * 60 * 1000;
+
+/**
+ * Gives jobs rows left running by a holder that died (SIGKILL, OOM, a deploy) back to queued, once
+ * heartbeat_at has not moved for STALE_JOBS_RUNNING_MS. Run it from a scheduled sweeper, or before claiming.
+ */
+export async function recoverStaleJobs(): Promise<number> {
+  const result = await pool.query(
+    "UPDATE jobs SET status = $1 WHERE status = $2 AND heartbeat_at < now() - $3 * interval '1 millisecond'",
+    ["queued", "running", STALE_JOBS_RUNNING_MS],
+  );
+  return result.rowCount ?? 0;
+}
+
+export async function beat(id: number): Promise<void> {
+  const touched = await pool.query("UPDATE jobs SET heartbeat_at = now() WHERE id = $1 AND status = 'running'", [id]);
+  if (touched.rowCount === 0) throw new Error("taken over");
+}
+`;
 const desc = (name: string, value: string, back: string, timeField: string, threshold: string) => ({ name, value, back, timeField, threshold });
 const suggests = (code: string, filename: string, line: number, data: ReturnType<typeof desc>, output: string) =>
   ({ code, filename, errors: [{ messageId: "missingRecovery" as const, line, suggestions: [{ messageId: "addRecovery" as const, data, output }] }] });
@@ -217,6 +304,10 @@ ruleTester.run("require-stale-recovery", rule, {
     suggests(KYSELY, "exports.ts", 8, desc("recoverStaleExports", "exporting", "\"queued\"", "updated_at", "STALE_EXPORTS_EXPORTING_MS"), KYSELY_OUTPUT),
     // Drizzle: the same instance and table, lt added beside and/eq; counted as the claim counts, by its returning()
     suggests(DRIZZLE, "jobs.ts", 6, desc("recoverStaleJobs", "running", "\"queued\"", "heartbeatAt", "STALE_JOBS_RUNNING_MS"), DRIZZLE_OUTPUT),
+    // Knex in TypeScript: update() resolves to the count
+    suggests(KNEX, "exports.ts", 6, desc("recoverStaleExports", "exporting", "\"queued\"", "updated_at", "STALE_EXPORTS_EXPORTING_MS"), KNEX_OUTPUT),
+    // node-postgres in TypeScript: @types/pg types rowCount as number | null
+    suggests(PG, "jobs.ts", 6, desc("recoverStaleJobs", "running", "\"queued\"", "heartbeat_at", "STALE_JOBS_RUNNING_MS"), PG_OUTPUT),
     // TypeORM in CommonJS without LessThan: no import can be added, so no recovery is written.
     noSuggestion(`const { Repository } = require("typeorm");
 class Renders {
@@ -253,8 +344,11 @@ export async function beat(id: number) {
   ],
 });
 
-describe("the suggested recoveries in TypeORM, Sequelize, Kysely and Drizzle", () => {
-  const outputs = { "render.service.ts": TYPEORM_OUTPUT, "sequelize-jobs.ts": SEQUELIZE_OUTPUT, "exports.ts": KYSELY_OUTPUT, "drizzle-jobs.ts": DRIZZLE_OUTPUT };
+describe("the suggested recoveries in TypeORM, Sequelize, Kysely, Drizzle, Knex and node-postgres", () => {
+  const outputs = {
+    "render.service.ts": TYPEORM_OUTPUT, "sequelize-jobs.ts": SEQUELIZE_OUTPUT, "exports.ts": KYSELY_OUTPUT, "drizzle-jobs.ts": DRIZZLE_OUTPUT,
+    "knex-exports.ts": KNEX_OUTPUT, "pg-jobs.ts": PG_OUTPUT,
+  };
   const strict = [
     { files: ["**/*.ts"], languageOptions: { parser: tsParser as never } },
     { ...(plugin.configs.strict as object), files: ["**/*.ts"] },
@@ -265,7 +359,7 @@ describe("the suggested recoveries in TypeORM, Sequelize, Kysely and Drizzle", (
   });
 
   it("type-check against the libraries' own types", () => {
-    // Beside the tests, so that typeorm, sequelize, kysely and drizzle-orm resolve from the project's node_modules.
+    // Beside the tests, so that the libraries resolve from the project's node_modules.
     const root = join(dirname(fileURLToPath(import.meta.url)), "virtual-stores");
     const files: Record<string, string> = {
       [join(root, "render-job.entity.ts")]: "export class RenderJob {\n  id!: string;\n  status!: string;\n  heartbeatAt!: Date;\n}\n",
