@@ -2,7 +2,6 @@ import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { alsoAt, claimData } from "../src/rule-kit/messages.js";
 import { recoveryEdit } from "../src/rule-kit/recovery.js";
-import { getVocabulary } from "../src/core/model/settings.js";
 
 export default createRule({
   name: "require-stale-recovery",
@@ -31,7 +30,6 @@ export default createRule({
     },
   },
   create(context) {
-    const vocabulary = getVocabulary(context.settings);
     return onLockFacts(context, (facts) => {
       for (const claim of facts.claims) {
         // A take-over, a recovery here, stuck rows handed to a caller (`staleJobs()`), or a `locks-recovered-by`
@@ -43,7 +41,7 @@ export default createRule({
         else if (claim.lease) context.report({ node: claim.write.node, messageId: "missingLockExpiry", data: { model: claim.lock.model, field: claim.lock.field } });
         else {
           const data = claimData(claim);
-          const recovery = recoveryEdit(context.sourceCode, context.filename, claim, facts, vocabulary);
+          const recovery = recoveryEdit(context.sourceCode, context.filename, claim, facts);
           context.report({
             node: claim.write.node,
             messageId: "missingRecovery",

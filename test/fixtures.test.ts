@@ -8,6 +8,7 @@ import { ESLint as ESLint10 } from "eslint";
 import { ESLint as ESLint9 } from "eslint-v9";
 import { describe, expect, it } from "vitest";
 import plugin from "../src/index.js";
+import { expectMarkers, type Expectation } from "./expect-markers.js";
 
 const root = fileURLToPath(new URL("../fixtures/", import.meta.url));
 
@@ -16,14 +17,9 @@ function fixtureFiles(dir: string): string[] {
     e.isDirectory() ? fixtureFiles(join(dir, e.name)) : /\.(ts|js)$/.test(e.name) ? [join(dir, e.name)] : []);
 }
 
-/** `// expect: a, b` on a line: rules a and b report that line. */
-function expectations(file: string): { rule: string; line: number }[] {
-  const out: { rule: string; line: number }[] = [];
-  readFileSync(file, "utf8").split("\n").forEach((text, i) => {
-    const m = /\/\/ expect: ([\w-]+(?:, [\w-]+)*)\s*$/.exec(text);
-    if (m) for (const rule of m[1]!.split(", ")) out.push({ rule: `locks/${rule}`, line: i + 1 });
-  });
-  return out;
+/** The `// expect:` markers of a fixture file. */
+function expectations(file: string): Expectation[] {
+  return expectMarkers(readFileSync(file, "utf8"));
 }
 
 // fixtures/projects/monorepo carries other plugins' disable comments and `eslint-env`, as real projects do: the
@@ -52,6 +48,21 @@ describe.each(majors)("fixtures under %s", (_name, ESLintClass) => {
       const expected = expectations(file).filter((e) => e.rule in config.rules);
       const key = (x: { rule: string; line: number }) => `${x.line} ${x.rule}`;
       expect(actual.map(key).sort()).toEqual(expected.map(key).sort());
+      // A suggestion pinned in the fixture: offered as named, and applying it answers the finding (one fewer of
+      // the rule's findings, and code that still parses).
+      const code = readFileSync(file, "utf8");
+      for (const e of expected.filter((x) => x.suggestions)) {
+        const message = result!.messages.find((m) => m.ruleId === e.rule && m.line === e.line)!;
+        expect((message.suggestions ?? []).map((x) => x.messageId)).toEqual(e.suggestions);
+        for (const suggestion of message.suggestions ?? []) {
+          let applied = code;
+          for (const fix of [suggestion.fix].flat().sort((a, b) => b.range[0] - a.range[0])) applied = applied.slice(0, fix.range[0]) + fix.text + applied.slice(fix.range[1]);
+          const [after] = await eslint.lintText(applied, { filePath: file });
+          expect(after!.messages.filter((m) => m.fatal)).toEqual([]);
+          const count = (messages: readonly { ruleId: string | null }[]) => messages.filter((m) => m.ruleId === e.rule).length;
+          expect(count(after!.messages)).toBe(count(result!.messages) - 1);
+        }
+      }
     });
   });
 });

@@ -103,6 +103,7 @@ const EMPTY_FACTS: LockFacts = {
   stampedOnlyByClaims: () => false,
   stampedOnlyAtCreationOrClaim: () => false,
   clearedOutsideClaims: () => false,
+  keptMoving: () => undefined,
 };
 
 /** Runs every recognizer over the candidate calls. Exported for the tests and the audit. */

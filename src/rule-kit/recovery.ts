@@ -13,10 +13,10 @@
  *   claiming function, `this` for a method added after the claiming method.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Claim, Condition, LockFacts, Node, RecoveryWrite, TextEdit } from "../core/model/model.js";
+import type { Claim, LockFacts, Node, RecoveryWrite, TextEdit } from "../core/model/model.js";
 import { toBranches } from "../core/model/conditions.js";
 import { normalizeModel } from "../core/model/names.js";
-import { normalizeName, type ResolvedVocabulary } from "../core/model/settings.js";
+import { normalizeName } from "../core/model/settings.js";
 import { findVariable } from "../core/reading/values.js";
 import { walk } from "../core/reading/ast.js";
 import { propertyKey } from "../core/reading/edits.js";
@@ -102,29 +102,12 @@ function valueText(sourceCode: SourceCode, node: Node, value: string): string | 
 }
 
 /**
- * The progress timestamp the module keeps moving for `model` while the work runs: a field of the vocabulary's
- * progress list that a write of the model stamps with the clock without moving the state off (a heartbeat: no
- * state or flag field assigned). A field stamped only by the claim and the writes that end it is a start time
- * whatever its name (a holder that works slowly would be freed while alive), so it does not count.
+ * The progress timestamp the module keeps moving for `model` while the work runs (`LockFacts.keptMoving`: a heartbeat's
+ * stamp). A field stamped only by the claim and the writes that end it is a start time whatever its name (a holder
+ * that works slowly would be freed while alive), so it does not count.
  */
-export function progressField(model: string, facts: LockFacts, vocabulary: ResolvedVocabulary, claim?: Claim): string | undefined {
-  const m = normalizeModel(model);
-  for (const w of facts.writes) {
-    if (w === claim?.write || normalizeModel(w.model) !== m || (w.effect ?? "update") !== "update") continue;
-    if (w.assignments.some((a) => vocabulary.isStateField(a.field) || vocabulary.isFlagField(a.field))) continue;
-    // Not a write of rows in another state (a touch of PENDING rows moves nothing a holder owns).
-    if (claim && pinsOtherValue(w.filter, claim)) continue;
-    const stamped = w.assignments.find((a) => a.value.kind === "now" && vocabulary.isProgressTimeField(a.field));
-    if (stamped) return stamped.field;
-  }
-  return undefined;
-}
-
-/** Every branch of `filter` pins the claim's field to a value other than the claimed one. */
-function pinsOtherValue(filter: Condition, claim: Claim): boolean {
-  const field = normalizeName(claim.lock.field);
-  return toBranches(filter).every((b) => b.some((a) => "pred" in a && a.op === "eq" && normalizeName(a.pred.field) === field &&
-    a.pred.values?.length === 1 && a.pred.values[0]!.value !== claim.lock.value.value));
+export function progressField(model: string, facts: LockFacts, claim?: Claim): string | undefined {
+  return facts.keptMoving(model, claim);
 }
 
 /** The statement of the program body that holds `node`. */
@@ -167,10 +150,10 @@ function statementStart(sourceCode: SourceCode, top: TSESTree.ProgramStatement):
 }
 
 /** The suggestion's edits for `claim`, or undefined where a part would have to be guessed. */
-export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Claim, facts: LockFacts, vocabulary: ResolvedVocabulary): RecoveryEdit | undefined {
+export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Claim, facts: LockFacts): RecoveryEdit | undefined {
   if (claim.insert || claim.lease || claim.keyed || claim.unenforced || !claim.write.recoveryWrite) return undefined;
   const back = backValue(sourceCode, claim, facts);
-  const timeField = progressField(claim.write.model, facts, vocabulary, claim);
+  const timeField = progressField(claim.write.model, facts, claim);
   if (!back || !timeField) return undefined;
   const fn = enclosingFunction(claim.write.node);
   const top = topStatement(claim.write.node);

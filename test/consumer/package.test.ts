@@ -18,6 +18,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import plugin from "../../src/index.js";
 import { runAudit } from "../../src/audit/index.js";
+import { expectMarkers } from "../expect-markers.js";
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -50,12 +51,9 @@ function fixtureFiles(dir: string): string[] {
 function expectedFindings(prefix = "locks"): string[] {
   const out: string[] = [];
   for (const file of fixtureFiles(fixturesDir).filter((f) => !f.startsWith(monorepoFixture))) {
-    readFileSync(file, "utf8").split("\n").forEach((text, i) => {
-      const m = /\/\/ expect: ([\w-]+(?:, [\w-]+)*)\s*$/.exec(text);
-      for (const rule of m ? m[1]!.split(", ") : []) {
-        if (`locks/${rule}` in plugin.configs.recommended.rules) out.push(`${relative(fixturesDir, file)} ${i + 1} ${prefix}/${rule}`);
-      }
-    });
+    for (const { rule, line } of expectMarkers(readFileSync(file, "utf8"))) {
+      if (rule in plugin.configs.recommended.rules) out.push(`${relative(fixturesDir, file)} ${line} ${rule.replace(/^locks\//, `${prefix}/`)}`);
+    }
   }
   return out.sort();
 }

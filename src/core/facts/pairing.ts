@@ -1311,6 +1311,7 @@ export function buildFacts(
       recoveredByDirective(sourceCode, claim.write.node) !== undefined,
     stampedOnlyByClaims: (model, field) => stampedOnly(model, field, false),
     stampedOnlyAtCreationOrClaim: (model, field) => stampedOnly(model, field, true),
+    keptMoving: (model, claim) => keptMoving(mod.writes, vocabulary, model, claim),
     clearedOutsideClaims: (model, field) => {
       const claimWrites = new Set(claims.map((c) => c.write));
       return mod.writes.some((w) => !claimWrites.has(w) && normalizeModel(w.model) === normalizeModel(model) &&
@@ -1405,4 +1406,24 @@ export function buildForeignRecoveries(
   // between no longer matches. Only a by-id write, or one that drops the row's own age column, races.
   return out.recoveries.map((r) => r.flaws[0] === "check-in-js" && r.check?.kind === "if" &&
     mod.branchesOf(r.write).every((b) => pins(b, r.lock.field, r.lock.value)) ? { ...r, flaws: [] } : r);
+}
+
+/** `LockFacts.keptMoving`: the first heartbeat stamp of the model, by name or, for a claim's rows, by what it does. */
+function keptMoving(writes: readonly StateWrite[], vocabulary: ResolvedVocabulary, model: string, claim?: Claim): string | undefined {
+  const m = normalizeModel(model);
+  for (const w of writes) {
+    if (w === claim?.write || normalizeModel(w.model) !== m || (w.effect ?? "update") !== "update") continue;
+    if (w.assignments.some((a) => vocabulary.isStateField(a.field) || vocabulary.isFlagField(a.field))) continue;
+    const branches = toBranches(w.filter);
+    // Not a write of rows in another state (a touch of PENDING rows moves nothing a holder owns).
+    if (claim && branches.every((b) => b.some((a) => "pred" in a && a.op === "eq" && normalizeName(a.pred.field) === normalizeName(claim.lock.field) &&
+      a.pred.values?.length === 1 && !sameValue(a.pred.values[0]!, claim.lock.value)))) continue;
+    // Holds only the claimed rows: every branch pins the claimed value or names the holder.
+    const held = claim !== undefined && branches.length > 0 && branches.every((b) => b.some((a) => "pred" in a && (a.op === "eq" || a.op === "in") &&
+      (vocabulary.isOwnerField(a.pred.field) || (normalizeName(a.pred.field) === normalizeName(claim.lock.field) && (a.pred.values ?? []).some((v) => sameValue(v, claim.lock.value))))));
+    const stamped = w.assignments.find((a) => a.value.kind === "now" &&
+      (vocabulary.isProgressTimeField(a.field) || (held && !vocabulary.isStartTimeField(a.field))));
+    if (stamped) return stamped.field;
+  }
+  return undefined;
 }

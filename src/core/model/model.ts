@@ -875,6 +875,15 @@ export interface LockFacts {
    * the module keeps the column's whole lifecycle, so a stamp only its claims make is one nothing renews.
    */
   clearedOutsideClaims(model: string, field: string): boolean;
+  /**
+   * Q2: the timestamp the module keeps moving for rows of the model while their holder works: a field a write of
+   * the model stamps with the clock while it leaves the state where it is (a heartbeat), other than the claim's own
+   * write. With `claim`, what the code does outweighs the name: a write whose filter holds only the claimed rows
+   * (it pins the claimed value, or the owner) is a heartbeat whatever its field is called (`lastBatchAt`), a field
+   * named as a start time excepted; a touch of rows in another state is none. Without one, the field must be named
+   * as progress (`progressTimeFields`).
+   */
+  keptMoving(model: string, claim?: Claim): string | undefined;
 }
 
 /** The calls and functions of a module, collected once by the inventory for the facts that walk them. */

@@ -53,7 +53,7 @@ export function importedNames(sourceCode: Readonly<TSESLint.SourceCode>, modules
   const missing = names.filter((n) => !refs.has(n));
   if (namespace) for (const n of missing) refs.set(n, `${namespace}.${n}`);
   if (namespace || missing.length === 0) return { refs, edits: [] };
-  if (missing.some((n) => new RegExp(`(?<![\\w$.])${n.replace(/\$/g, "\\$")}(?![\\w$])`).test(sourceCode.text))) return undefined;
+  if (missing.some((n) => bound(sourceCode, n))) return undefined;
   for (const n of missing) refs.set(n, n);
   if (named) {
     const last = named.specifiers[named.specifiers.length - 1]!;
@@ -69,4 +69,11 @@ export function importedNames(sourceCode: Readonly<TSESLint.SourceCode>, modules
 export function importedName(sourceCode: Readonly<TSESLint.SourceCode>, modules: readonly string[], name: string): { ref: string; edits: TextEdit[] } | undefined {
   const found = importedNames(sourceCode, modules, [name]);
   return found && { ref: found.refs.get(name)!, edits: found.edits };
+}
+
+/** `name` is declared in some scope of the module, or read from the global scope: adding a binding of it would clash. */
+function bound(sourceCode: Readonly<TSESLint.SourceCode>, name: string): boolean {
+  const manager = sourceCode.scopeManager;
+  if (!manager) return true;
+  return manager.scopes.some((scope) => scope.set.has(name) || scope.through.some((r) => r.identifier.name === name));
 }
