@@ -48,7 +48,7 @@ export default createRule({
             data,
             suggest: recovery ? [{
               messageId: "addRecovery",
-              data: { name: recovery.name, value: data.value, back: recovery.backText, timeField: recovery.timeField, threshold: recovery.threshold },
+              data: { name: recovery.name, value: recovery.flag?.held ?? data.value, back: recovery.flag?.free ?? recovery.backText, timeField: recovery.timeField, threshold: recovery.threshold },
               fix: (fixer) => recovery.edits.map((e) => fixer.insertTextAfterRange([e.range[0], e.range[0]], e.text)),
             }] : [],
           });

@@ -31,6 +31,8 @@ export interface RecoveryEdit {
   readonly threshold: string;
   readonly timeField: string;
   readonly backText: string;
+  /** For a flag, the held and the free state in words (`locked = true`, `locked = false`), for the suggestion's text. */
+  readonly flag?: { readonly held: string; readonly free: string };
 }
 
 /** Minutes a row may go without progress before the suggested recovery frees it: a default the user tunes. */
@@ -46,7 +48,7 @@ function words(name: string): string[] {
  * claimed value, the one the module's own failure path gives a row it holds (a write in a `catch` that pins the
  * claimed value and moves the field off it), which the claim accepts again.
  */
-function backValue(sourceCode: SourceCode, claim: Claim, facts: LockFacts): { text: string; value: string } | undefined {
+function backValue(sourceCode: SourceCode, claim: Claim, facts: LockFacts): { text: string; value: string | boolean } | undefined {
   const field = normalizeName(claim.lock.field);
   const claimed = claim.lock.value.value;
   const excluded: unknown[] = [];
@@ -57,9 +59,12 @@ function backValue(sourceCode: SourceCode, claim: Claim, facts: LockFacts): { te
         excluded.push(...atom.pred.values.map((v) => v.value));
         continue;
       }
+      // A status the rows wait in, or a flag's other value (`locked: false`).
       const value = atom.pred.values.find((v) => v.value !== claimed);
-      if (value === undefined || typeof value.value !== "string" || (atom.op !== "eq" && atom.op !== "in")) continue;
-      return { text: valueText(sourceCode, atom.pred.node, value.value) ?? JSON.stringify(value.value), value: value.value };
+      const kind = typeof value?.value;
+      if (value === undefined || (kind !== "string" && kind !== "boolean") || kind !== typeof claimed || (atom.op !== "eq" && atom.op !== "in")) continue;
+      const back = value.value as string | boolean;
+      return { text: valueText(sourceCode, atom.pred.node, back) ?? JSON.stringify(back), value: back };
     }
   }
   if (!excluded.includes(claimed)) return undefined;
@@ -94,8 +99,8 @@ function findBelow(node: Node, test: (n: Node) => boolean): Node | undefined {
   return found;
 }
 
-/** The source text under `node` that names `value`: a string literal of it, or a member named by it (`Status.QUEUED`). */
-function valueText(sourceCode: SourceCode, node: Node, value: string): string | undefined {
+/** The source text under `node` that names `value`: a literal of it, or a member named by it (`Status.QUEUED`). */
+function valueText(sourceCode: SourceCode, node: Node, value: string | boolean): string | undefined {
   const found = findBelow(node, (n) => (n.type === "Literal" && n.value === value) ||
     (n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier" && n.property.name === value));
   return found && sourceCode.getText(found);
@@ -159,18 +164,21 @@ export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Cl
   const top = topStatement(claim.write.node);
   if (!fn || !top) return undefined;
   const model = words(claim.lock.model);
-  const value = words(claim.lock.value.value === undefined ? "" : String(claim.lock.value.value));
+  // A flag is named by its field (`locked = true`), a status by its value (`RUNNING`).
+  const flag = typeof claim.lock.value.value === "boolean";
+  const value = flag ? words(claim.lock.field) : words(claim.lock.value.value === undefined ? "" : String(claim.lock.value.value));
   const threshold = freeName(sourceCode, ["STALE", ...model, ...value, "MS"].map((w) => w.toUpperCase()).join("_"));
   const name = freeName(sourceCode, `recoverStale${model.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("")}`);
-  const write = claim.write.recoveryWrite({ field: claim.lock.field, stuck: String(claim.lock.value.value), back: back.value, stuckText: claim.lock.valueText, backText: back.text, timeField, threshold });
+  const write = claim.write.recoveryWrite({ field: claim.lock.field, stuck: claim.lock.value.value as string | boolean, back: back.value, stuckText: claim.lock.valueText, backText: back.text, timeField, threshold });
   if (!write) return undefined;
   const typed = /\.[cm]?tsx?$/.test(filename);
   const placed = placement(sourceCode, write, fn, top);
   if (!placed) return undefined;
-  const stuck = String(claim.lock.value.value);
+  const stuck = flag ? `with ${claim.lock.field} = ${String(claim.lock.value.value)}` : String(claim.lock.value.value);
+  const backWords = flag ? `${claim.lock.field} = ${String(back.value)}` : String(back.value);
   const doc = [
     "/**",
-    ` * Gives ${claim.lock.model} rows left ${stuck} by a holder that died (SIGKILL, OOM, a deploy) back to ${back.value}, once`,
+    ` * Gives ${claim.lock.model} rows left ${stuck} by a holder that died (SIGKILL, OOM, a deploy) back to ${backWords}, once`,
     ` * ${timeField} has not moved for ${threshold}. Run it from a scheduled sweeper, or before claiming.`,
     " */",
   ];
@@ -194,7 +202,10 @@ export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Cl
   } else {
     edits.push({ range: [placed.after.range[1], placed.after.range[1]], text: `\n\n${constant}\n\n${[...doc, ...body].join("\n")}` });
   }
-  return { edits, name, threshold, timeField, backText: back.text };
+  return {
+    edits, name, threshold, timeField, backText: back.text,
+    ...(flag ? { flag: { held: `${claim.lock.field} = ${String(claim.lock.value.value)}`, free: `${claim.lock.field} = ${back.text}` } } : {}),
+  };
 }
 
 /**

@@ -288,6 +288,53 @@ export async function beat(id: number): Promise<void> {
   if (touched.rowCount === 0) throw new Error("taken over");
 }
 `;
+const PG_FLAG = `import pg from "pg";
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+
+export async function runNightly(name) {
+  const taken = await pool.query("UPDATE run_locks SET locked = true, touched_at = now() WHERE name = $1 AND locked = false", [name]);
+  if (taken.rowCount !== 1) return false;
+  for (const step of ["extract", "load"]) {
+    await runStep(step);
+    const beat = await pool.query("UPDATE run_locks SET touched_at = now() WHERE name = $1 AND locked = true", [name]);
+    if (beat.rowCount === 0) throw new Error("lock taken over");
+  }
+  await pool.query("UPDATE run_locks SET locked = false WHERE name = $1 AND locked = true", [name]);
+  return true;
+}
+`;
+const PG_FLAG_OUTPUT = `import pg from "pg";
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+
+export async function runNightly(name) {
+  const taken = await pool.query("UPDATE run_locks SET locked = true, touched_at = now() WHERE name = $1 AND locked = false", [name]);
+  if (taken.rowCount !== 1) return false;
+  for (const step of ["extract", "load"]) {
+    await runStep(step);
+    const beat = await pool.query("UPDATE run_locks SET touched_at = now() WHERE name = $1 AND locked = true", [name]);
+    if (beat.rowCount === 0) throw new Error("lock taken over");
+  }
+  await pool.query("UPDATE run_locks SET locked = false WHERE name = $1 AND locked = true", [name]);
+  return true;
+}
+
+/** How long a run_locks row may stay with locked = true without touched_at moving before its holder counts as dead. */
+const STALE_RUN_LOCKS_LOCKED_MS = 15 * 60 * 1000;
+
+/**
+ * Gives run_locks rows left with locked = true by a holder that died (SIGKILL, OOM, a deploy) back to locked = false, once
+ * touched_at has not moved for STALE_RUN_LOCKS_LOCKED_MS. Run it from a scheduled sweeper, or before claiming.
+ */
+export async function recoverStaleRunLocks() {
+  const result = await pool.query(
+    "UPDATE run_locks SET locked = $1 WHERE locked = $2 AND touched_at < now() - $3 * interval '1 millisecond'",
+    [false, true, STALE_RUN_LOCKS_LOCKED_MS],
+  );
+  return result.rowCount ?? 0;
+}
+`;
 const desc = (name: string, value: string, back: string, timeField: string, threshold: string) => ({ name, value, back, timeField, threshold });
 const suggests = (code: string, filename: string, line: number, data: ReturnType<typeof desc>, output: string) =>
   ({ code, filename, errors: [{ messageId: "missingRecovery" as const, line, suggestions: [{ messageId: "addRecovery" as const, data, output }] }] });
@@ -308,6 +355,8 @@ ruleTester.run("require-stale-recovery", rule, {
     suggests(KNEX, "exports.ts", 6, desc("recoverStaleExports", "exporting", "\"queued\"", "updated_at", "STALE_EXPORTS_EXPORTING_MS"), KNEX_OUTPUT),
     // node-postgres in TypeScript: @types/pg types rowCount as number | null
     suggests(PG, "jobs.ts", 6, desc("recoverStaleJobs", "running", "\"queued\"", "heartbeat_at", "STALE_JOBS_RUNNING_MS"), PG_OUTPUT),
+    // A flag, not a status (locked = true): given back to the value the claim's filter pins, as a parameter
+    suggests(PG_FLAG, "run-locks.js", 6, desc("recoverStaleRunLocks", "locked = true", "locked = false", "touched_at", "STALE_RUN_LOCKS_LOCKED_MS"), PG_FLAG_OUTPUT),
     // TypeORM in CommonJS without LessThan: no import can be added, so no recovery is written.
     noSuggestion(`const { Repository } = require("typeorm");
 class Renders {
@@ -350,10 +399,10 @@ describe("the suggested recoveries in TypeORM, Sequelize, Kysely, Drizzle, Knex 
     "knex-exports.ts": KNEX_OUTPUT, "pg-jobs.ts": PG_OUTPUT,
   };
   const strict = [
-    { files: ["**/*.ts"], languageOptions: { parser: tsParser as never } },
-    { ...(plugin.configs.strict as object), files: ["**/*.ts"] },
+    { files: ["**/*.{ts,js}"], languageOptions: { parser: tsParser as never } },
+    { ...(plugin.configs.strict as object), files: ["**/*.{ts,js}"] },
   ];
-  it.each(Object.entries(outputs))("%s: answers the claim and lints clean under configs.strict", (filename, output) => {
+  it.each([...Object.entries(outputs), ["run-locks.js", PG_FLAG_OUTPUT]])("%s: answers the claim and lints clean under configs.strict", (filename, output) => {
     const messages = new Linter({ configType: "flat" }).verify(output, strict as never, { filename });
     expect(messages.map((m) => `${m.line} ${m.ruleId} ${m.message}`)).toEqual([]);
   });

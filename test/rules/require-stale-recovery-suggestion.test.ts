@@ -233,6 +233,49 @@ export async function recoverStaleExports(): Promise<number> {
   return result;
 }`, KNEX_REST);
 
+const FLAG = `import { prisma } from "./db";
+
+export async function runNightly(name: string): Promise<boolean> {
+  const res = await prisma.runLock.updateMany({ where: { name, locked: false }, data: { locked: true, touchedAt: new Date() } });
+  if (res.count !== 1) return false;
+  for (const step of ["extract", "load"]) {
+    await runStep(step);
+    const beat = await prisma.runLock.updateMany({ where: { name, locked: true }, data: { touchedAt: new Date() } });
+    if (beat.count === 0) throw new Error("lock taken over");
+  }
+  await prisma.runLock.updateMany({ where: { name, locked: true }, data: { locked: false } });
+  return true;
+}
+`;
+const FLAG_OUTPUT = `import { prisma } from "./db";
+
+export async function runNightly(name: string): Promise<boolean> {
+  const res = await prisma.runLock.updateMany({ where: { name, locked: false }, data: { locked: true, touchedAt: new Date() } });
+  if (res.count !== 1) return false;
+  for (const step of ["extract", "load"]) {
+    await runStep(step);
+    const beat = await prisma.runLock.updateMany({ where: { name, locked: true }, data: { touchedAt: new Date() } });
+    if (beat.count === 0) throw new Error("lock taken over");
+  }
+  await prisma.runLock.updateMany({ where: { name, locked: true }, data: { locked: false } });
+  return true;
+}
+
+/** How long a runLock row may stay with locked = true without touchedAt moving before its holder counts as dead. */
+const STALE_RUN_LOCK_LOCKED_MS = 15 * 60 * 1000;
+
+/**
+ * Gives runLock rows left with locked = true by a holder that died (SIGKILL, OOM, a deploy) back to locked = false, once
+ * touchedAt has not moved for STALE_RUN_LOCK_LOCKED_MS. Run it from a scheduled sweeper, or before claiming.
+ */
+export async function recoverStaleRunLock(): Promise<number> {
+  const result = await prisma.runLock.updateMany({
+    where: { locked: true, touchedAt: { lt: new Date(Date.now() - STALE_RUN_LOCK_LOCKED_MS) } },
+    data: { locked: false },
+  });
+  return result.count;
+}
+`;
 const noSuggestion = (code: string, line: number) => ({ code, filename: "jobs.ts", errors: [{ messageId: "missingRecovery" as const, line, suggestions: [] }] });
 
 ruleTester.run("require-stale-recovery", rule, {
@@ -274,6 +317,12 @@ ruleTester.run("require-stale-recovery", rule, {
       code: KNEX,
       filename: "exports.ts",
       errors: [{ messageId: "missingRecovery", line: 6, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleExports", "exporting", '"queued"', "updated_at", "STALE_EXPORTS_EXPORTING_MS"), output: KNEX_OUTPUT }] }],
+    },
+    {
+      // a flag (locked: false → true): named by its field, given back to the value the filter pins
+      code: FLAG,
+      filename: "run-locks.ts",
+      errors: [{ messageId: "missingRecovery", line: 4, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleRunLock", "locked = true", "locked = false", "touchedAt", "STALE_RUN_LOCK_LOCKED_MS"), output: FLAG_OUTPUT }] }],
     },
     // Knex through the instance a class holds (this.knex): the table expression is not the instance called with
     // literals, so no recovery is written for it.
@@ -343,7 +392,7 @@ describe("require-stale-recovery's suggested recovery", () => {
     { files: ["**/*.{ts,js}"], languageOptions: { parser: tsParser as never, sourceType: "module" as const } },
     { ...(plugin.configs.strict as object), files: ["**/*.{ts,js}"] },
   ];
-  it.each([["jobs.ts", FN_OUTPUT], ["render.service.ts", SERVICE_OUTPUT], ["jobs.js", COMMONJS_OUTPUT], ["jobs.ts", ARROW_OUTPUT], ["exports.ts", MONGO_OUTPUT], ["jobs.js", PG_OUTPUT], ["knex-exports.ts", KNEX_OUTPUT]])("%s: answers the claim and lints clean under configs.strict", (filename, output) => {
+  it.each([["run-locks.ts", FLAG_OUTPUT.replace('import { prisma } from "./db";', 'import { prisma } from "./db";\nimport { runStep } from "./steps";')], ["jobs.ts", FN_OUTPUT], ["render.service.ts", SERVICE_OUTPUT], ["jobs.js", COMMONJS_OUTPUT], ["jobs.ts", ARROW_OUTPUT], ["exports.ts", MONGO_OUTPUT], ["jobs.js", PG_OUTPUT], ["knex-exports.ts", KNEX_OUTPUT]])("%s: answers the claim and lints clean under configs.strict", (filename, output) => {
     const messages = new Linter({ configType: "flat" }).verify(output, strict as never, { filename });
     expect(messages.map((m) => `${m.line} ${m.ruleId} ${m.message}`)).toEqual([]);
   });
@@ -351,7 +400,9 @@ describe("require-stale-recovery's suggested recovery", () => {
   it("type-checks against Prisma- and Mongoose-shaped clients", () => {
     const delegate = `{ updateMany(args: { where: Record<string, unknown>; data: Record<string, unknown> }): Promise<{ count: number }> }`;
     const files: Record<string, string> = {
-      "/p/db.ts": `export declare const prisma: { job: ${delegate}; $transaction<T>(fn: (tx: { job: ${delegate} }) => Promise<T>): Promise<T> };\n`,
+      "/p/db.ts": `export declare const prisma: { job: ${delegate}; runLock: ${delegate}; $transaction<T>(fn: (tx: { job: ${delegate} }) => Promise<T>): Promise<T> };\n`,
+      "/p/steps.ts": "export declare function runStep(step: string): Promise<void>;\n",
+      "/p/run-locks.ts": FLAG_OUTPUT.replace('import { prisma } from "./db";', 'import { prisma } from "./db";\nimport { runStep } from "./steps";'),
       "/p/prisma.service.ts": `export declare class PrismaService { report: ${delegate} }\n`,
       "/p/node_modules/@nestjs/common/index.d.ts": "export declare function Injectable(): ClassDecorator;\n",
       "/p/node_modules/@prisma/client/index.d.ts": `export declare const RenderStatus: { readonly QUEUED: "QUEUED"; readonly RENDERING: "RENDERING"; readonly FAILED: "FAILED" };\n`,
@@ -366,7 +417,7 @@ describe("require-stale-recovery's suggested recovery", () => {
 `,
       "/p/exports.ts": MONGO_OUTPUT,
     };
-    const problems = typeCheck(files, ["/p/jobs.ts", "/p/arrow.ts", "/p/render.service.ts", "/p/exports.ts"], { lib: ["lib.es2022.d.ts"] });
+    const problems = typeCheck(files, ["/p/jobs.ts", "/p/arrow.ts", "/p/render.service.ts", "/p/exports.ts", "/p/run-locks.ts"], { lib: ["lib.es2022.d.ts"] });
     expect(problems).toEqual([]);
   });
 });

@@ -99,8 +99,8 @@ export interface StateWrite {
 export interface RecoverySpec {
   readonly field: string;
   /** The claimed value and the value to give back, as values (for stores that take them as parameters). */
-  readonly stuck: string;
-  readonly back: string;
+  readonly stuck: string | boolean;
+  readonly back: string | boolean;
   /** The claimed value (`"RUNNING"`, `JobStatus.RUNNING`). */
   readonly stuckText: string;
   /** The value the row had before the claim, which the recovery gives back. */
