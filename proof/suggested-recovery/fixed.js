@@ -42,7 +42,7 @@ export async function recoverStaleRenderJobs() {
     "UPDATE render_jobs SET status = $1 WHERE status = $2 AND updated_at < now() - $3 * interval '1 millisecond'",
     ["FAILED", "RENDERING", STALE_RENDER_JOBS_RENDERING_MS],
   );
-  return result.rowCount;
+  return result.rowCount ?? 0;
 }
 
 /** The admin page's read. */
