@@ -4,7 +4,7 @@ import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { claimData, lockData } from "../src/rule-kit/messages.js";
 import { getVocabulary, normalizeName, vocabularySchema } from "../src/core/model/settings.js";
 import { formatValue } from "../src/core/model/names.js";
-import { progressField, renameTimeField } from "../src/rule-kit/recovery.js";
+import { renameTimeField } from "../src/rule-kit/recovery.js";
 import type { TSESLint } from "@typescript-eslint/utils";
 
 type Options = [{ startTimeFields?: string[]; progressTimeFields?: string[] }];
@@ -91,7 +91,7 @@ export default createRule<MessageId, Options>({
      * test names its field as an object key. None where the module keeps no such field moving: none is invented.
      */
     function useProgress(facts: LockFacts, model: string, start: { field: string; node: Node }): TSESLint.SuggestionReportDescriptor<MessageId>[] {
-      const progress = progressField(model, facts);
+      const progress = facts.keptMoving(model);
       const edit = progress && normalizeName(progress) !== normalizeName(start.field) ? renameTimeField(context.sourceCode, start.node, start.field, progress) : undefined;
       if (!progress || !edit) return [];
       return [{ messageId: "useProgressField", data: { progressField: progress, model, timeField: start.field }, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }];

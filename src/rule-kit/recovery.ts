@@ -106,15 +106,6 @@ function valueText(sourceCode: SourceCode, node: Node, value: string | boolean):
   return found && sourceCode.getText(found);
 }
 
-/**
- * The progress timestamp the module keeps moving for `model` while the work runs (`LockFacts.keptMoving`: a heartbeat's
- * stamp). A field stamped only by the claim and the writes that end it is a start time whatever its name (a holder
- * that works slowly would be freed while alive), so it does not count.
- */
-export function progressField(model: string, facts: LockFacts, claim?: Claim): string | undefined {
-  return facts.keptMoving(model, claim);
-}
-
 /** The statement of the program body that holds `node`. */
 function topStatement(node: Node): TSESTree.ProgramStatement | undefined {
   let n: Node = node;
@@ -158,7 +149,8 @@ function statementStart(sourceCode: SourceCode, top: TSESTree.ProgramStatement):
 export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Claim, facts: LockFacts): RecoveryEdit | undefined {
   if (claim.insert || claim.lease || claim.keyed || claim.unenforced || !claim.write.recoveryWrite) return undefined;
   const back = backValue(sourceCode, claim, facts);
-  const timeField = progressField(claim.write.model, facts, claim);
+  // The progress timestamp: a heartbeat's stamp (a field stamped only by the claim is a start time whatever its name).
+  const timeField = facts.keptMoving(claim.write.model, claim);
   if (!back || !timeField) return undefined;
   const fn = enclosingFunction(claim.write.node);
   const top = topStatement(claim.write.node);

@@ -22,7 +22,7 @@ import { agePredicates, excludes, identityFields, isOpaque, ownerPinned, pins, t
 import { describeTest, exitWhenHeld, guardsOf, pathCondition } from "../reading/guards.js";
 import { buildHeldEffects, hasTakeoverWrite, keyDerivedHolders, type Holding } from "./fencing.js";
 import { buildKvFacts } from "./kv-pairing.js";
-import { buildRenewals } from "./renewals.js";
+import { buildRenewals, fenced } from "./renewals.js";
 import { normalizeModel, sameValue } from "../model/names.js";
 import { recoveredByDirective } from "../reading/directives.js";
 import { isExported } from "../reading/exports.js";
@@ -1418,9 +1418,9 @@ function keptMoving(writes: readonly StateWrite[], vocabulary: ResolvedVocabular
     // Not a write of rows in another state (a touch of PENDING rows moves nothing a holder owns).
     if (claim && branches.every((b) => b.some((a) => "pred" in a && a.op === "eq" && normalizeName(a.pred.field) === normalizeName(claim.lock.field) &&
       a.pred.values?.length === 1 && !sameValue(a.pred.values[0]!, claim.lock.value)))) continue;
-    // Holds only the claimed rows: every branch pins the claimed value or names the holder.
-    const held = claim !== undefined && branches.length > 0 && branches.every((b) => b.some((a) => "pred" in a && (a.op === "eq" || a.op === "in") &&
-      (vocabulary.isOwnerField(a.pred.field) || (normalizeName(a.pred.field) === normalizeName(claim.lock.field) && (a.pred.values ?? []).some((v) => sameValue(v, claim.lock.value))))));
+    // Holds only the claimed rows, as a fenced heartbeat does (every branch pins the claimed value or names the
+    // holder); a filter it cannot read is no evidence here.
+    const held = claim !== undefined && branches.length > 0 && branches.every((b) => !isOpaque(b) && fenced(b, claim, vocabulary));
     const stamped = w.assignments.find((a) => a.value.kind === "now" &&
       (vocabulary.isProgressTimeField(a.field) || (held && !vocabulary.isStartTimeField(a.field))));
     if (stamped) return stamped.field;
