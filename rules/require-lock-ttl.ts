@@ -4,7 +4,7 @@ import { createRule } from "../src/rule-kit/create-rule.js";
 import { throughHelper } from "../src/rule-kit/messages.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { describeKey } from "../src/core/reading/keys.js";
-import { unwrap } from "../src/core/reading/values.js";
+import { findVariable, unwrap } from "../src/core/reading/values.js";
 
 const EXPIRE_COMMAND = { EX: "EXPIRE", PX: "PEXPIRE", EXAT: "EXPIREAT", PXAT: "PEXPIREAT" } as const;
 
@@ -53,8 +53,9 @@ function resultUses(sourceCode: Readonly<TSESLint.SourceCode>, call: Node): { re
     edits.push({ range: operator.range, text: held === equal ? "===" : "!==" }, { range: [other.range[0], other.range[1]], text: '"OK"' });
     return true;
   };
-  const binding = (id: Node) => {
-    for (const r of sourceCode.getDeclaredVariables(id.parent!)[0]?.references ?? []) {
+  // Every read of the name the result is bound to: a test, a comparison, or it escapes.
+  const readsOf = (id: TSESTree.Identifier) => {
+    for (const r of findVariable(sourceCode, id)?.references ?? []) {
       if (!r.isWrite() && !truth(r.identifier) && !compared(r.identifier)) escapes = true;
     }
   };
@@ -66,12 +67,9 @@ function resultUses(sourceCode: Readonly<TSESLint.SourceCode>, call: Node): { re
   if (!p || p.type === "ExpressionStatement" || truth(n) || compared(n)) {
     // nothing more to read
   } else if (p.type === "VariableDeclarator" && p.id.type === "Identifier") {
-    binding(p.id);
+    readsOf(p.id);
   } else if ((then?.type === "ArrowFunctionExpression" || then?.type === "FunctionExpression") && then.params[0]?.type === "Identifier") {
-    const param = then.params[0];
-    for (const r of sourceCode.getDeclaredVariables(then).find((v) => v.name === param.name)?.references ?? []) {
-      if (!r.isWrite() && !truth(r.identifier) && !compared(r.identifier)) escapes = true;
-    }
+    readsOf(then.params[0]);
   } else {
     escapes = true;
   }

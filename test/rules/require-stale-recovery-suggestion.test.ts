@@ -365,6 +365,25 @@ export async function startJob(id: string) {
   await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING", startedAt: new Date() } });
 }
 `, 3),
+    // A stamp named neither as progress nor as a start time counts by what the write does: written by id alone, the
+    // write may touch a row after it was handed on, so it is no heartbeat of the claimed rows.
+    noSuggestion(`import { prisma } from "./db";
+export async function startJob(id: string) {
+  await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING" } });
+}
+export async function noteBatch(id: string) {
+  await prisma.job.updateMany({ where: { id }, data: { lastBatchAt: new Date() } });
+}
+`, 3),
+    // Re-stamped while held, a field named as a start time is still not what the recovery may judge by.
+    noSuggestion(`import { prisma } from "./db";
+export async function startJob(id: string) {
+  await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING" } });
+}
+export async function restart(id: string) {
+  await prisma.job.updateMany({ where: { id, status: "RUNNING" }, data: { startedAt: new Date() } });
+}
+`, 3),
     // The client is a parameter: not in scope next to the function.
     noSuggestion(`export async function startJob(db: any, id: string) {
   await db.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING", updatedAt: new Date() } });
