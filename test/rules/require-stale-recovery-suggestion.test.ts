@@ -384,6 +384,24 @@ export async function restart(id: string) {
   await prisma.job.updateMany({ where: { id, status: "RUNNING" }, data: { startedAt: new Date() } });
 }
 `, 3),
+    // Another lifecycle of the same row holds the same value (the payment's own status is PROCESSING while its
+    // refund is): a write pinned on it, or another claim of the model stamping its time (a claim renews nothing),
+    // is no heartbeat of the refund.
+    noSuggestion(`import { Payment } from "./models/payment";
+export async function startRefund(id: string) {
+  return Payment.findOneAndUpdate({ _id: id, refundStatus: "FAILED" }, { $set: { refundStatus: "PROCESSING" } }, { new: true });
+}
+export async function lockProcessing(id: string, cutoff: Date) {
+  return Payment.findOneAndUpdate(
+    { _id: id, status: "PROCESSING", $or: [{ processingAt: null }, { processingAt: { $lt: cutoff } }] },
+    { $set: { processingAt: new Date() } },
+    { new: true },
+  );
+}
+export async function noteProgress(id: string) {
+  await Payment.updateOne({ _id: id, status: "PROCESSING" }, { $set: { checkedAt: new Date() } });
+}
+`, 3),
     // The client is a parameter: not in scope next to the function.
     noSuggestion(`export async function startJob(db: any, id: string) {
   await db.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING", updatedAt: new Date() } });

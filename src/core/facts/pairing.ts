@@ -22,7 +22,7 @@ import { agePredicates, excludes, identityFields, isOpaque, ownerPinned, pins, t
 import { describeTest, exitWhenHeld, guardsOf, pathCondition } from "../reading/guards.js";
 import { buildHeldEffects, hasTakeoverWrite, keyDerivedHolders, type Holding } from "./fencing.js";
 import { buildKvFacts } from "./kv-pairing.js";
-import { buildRenewals, fenced } from "./renewals.js";
+import { buildRenewals } from "./renewals.js";
 import { normalizeModel, sameValue } from "../model/names.js";
 import { recoveredByDirective } from "../reading/directives.js";
 import { isExported } from "../reading/exports.js";
@@ -1311,7 +1311,7 @@ export function buildFacts(
       recoveredByDirective(sourceCode, claim.write.node) !== undefined,
     stampedOnlyByClaims: (model, field) => stampedOnly(model, field, false),
     stampedOnlyAtCreationOrClaim: (model, field) => stampedOnly(model, field, true),
-    keptMoving: (model, claim) => keptMoving(mod.writes, vocabulary, model, claim),
+    keptMoving: (model, claim) => keptMoving(mod.writes, claims, vocabulary, model, claim),
     clearedOutsideClaims: (model, field) => {
       const claimWrites = new Set(claims.map((c) => c.write));
       return mod.writes.some((w) => !claimWrites.has(w) && normalizeModel(w.model) === normalizeModel(model) &&
@@ -1409,18 +1409,22 @@ export function buildForeignRecoveries(
 }
 
 /** `LockFacts.keptMoving`: the first heartbeat stamp of the model, by name or, for a claim's rows, by what it does. */
-function keptMoving(writes: readonly StateWrite[], vocabulary: ResolvedVocabulary, model: string, claim?: Claim): string | undefined {
+function keptMoving(writes: readonly StateWrite[], claims: readonly Claim[], vocabulary: ResolvedVocabulary, model: string, claim?: Claim): string | undefined {
   const m = normalizeModel(model);
+  // A claim takes a lock (a lease stamping its time, this claim's own stamp): it renews nothing already held.
+  const claimWrites = new Set(claims.map((c) => c.write));
   for (const w of writes) {
-    if (w === claim?.write || normalizeModel(w.model) !== m || (w.effect ?? "update") !== "update") continue;
+    if (claimWrites.has(w) || normalizeModel(w.model) !== m || (w.effect ?? "update") !== "update") continue;
     if (w.assignments.some((a) => vocabulary.isStateField(a.field) || vocabulary.isFlagField(a.field))) continue;
     const branches = toBranches(w.filter);
     // Not a write of rows in another state (a touch of PENDING rows moves nothing a holder owns).
     if (claim && branches.every((b) => b.some((a) => "pred" in a && a.op === "eq" && normalizeName(a.pred.field) === normalizeName(claim.lock.field) &&
       a.pred.values?.length === 1 && !sameValue(a.pred.values[0]!, claim.lock.value)))) continue;
-    // Holds only the claimed rows, as a fenced heartbeat does (every branch pins the claimed value or names the
-    // holder); a filter it cannot read is no evidence here.
-    const held = claim !== undefined && branches.length > 0 && branches.every((b) => !isOpaque(b) && fenced(b, claim, vocabulary));
+    // Holds only the claimed rows: every branch names the holder or pins the claimed value on the claimed field.
+    // Stricter than renewals' fenced(), which takes any state field holding that value: here the name is not there
+    // to vouch for the field (`status: "PENDING"` beside a claim of `refundStatus = PENDING` is another lifecycle).
+    const held = claim !== undefined && branches.length > 0 && branches.every((b) => b.some((a) => "pred" in a && (a.op === "eq" || a.op === "in") &&
+      (vocabulary.isOwnerField(a.pred.field) || (normalizeName(a.pred.field) === normalizeName(claim.lock.field) && (a.pred.values ?? []).some((v) => sameValue(v, claim.lock.value))))));
     const stamped = w.assignments.find((a) => a.value.kind === "now" &&
       (vocabulary.isProgressTimeField(a.field) || (held && !vocabulary.isStartTimeField(a.field))));
     if (stamped) return stamped.field;

@@ -819,7 +819,7 @@ function onLockLostRenewal(flow: Flow, sourceCode: SourceCode, op: LibraryLockOp
  * `workerId`, whether the value is a parameter or a module constant), or pins the claimed status (on any lifecycle
  * field: a raw-SQL claim of `"Job_Status"` and a Prisma heartbeat on `status` are one column), or cannot be read.
  */
-export function fenced(branch: Branch, claim: Claim, vocabulary: ResolvedVocabulary): boolean {
+function fenced(branch: Branch, claim: Claim, vocabulary: ResolvedVocabulary): boolean {
   return branch.some((a) => {
     if ("opaque" in a) return true;
     if (a.op !== "eq" && a.op !== "in") return false;
