@@ -99,6 +99,19 @@ const scenarios = [
       "does the same.",
   },
   {
+    id: "sweep-status",
+    rule: "conditional-recovery",
+    question: "Q3",
+    title: "A sweeper that frees rows by the age of their heartbeat alone, a finished report among them",
+    services: "PostgreSQL",
+    fault: "a finished job's heartbeat grown old; SIGKILL mid-render",
+    flagged: "A rendered report's heartbeat is as old as a dead worker's once the threshold has passed: the sweeper puts the DONE report back in the queue, and the next worker renders (and bills) it again.",
+    fixed:
+      "The sweeper's write requires status = 'RENDERING': the DONE report stays DONE and the next worker is turned away, " +
+      "while a worker killed mid-render is still given back once the threshold has passed. flagged.js with the rule's " +
+      "suggestion applied (the status added to the write's WHERE) does the same.",
+  },
+  {
     id: "fencing",
     rule: "require-fencing",
     question: "Q3",

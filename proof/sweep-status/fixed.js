@@ -1,0 +1,52 @@
+// The same report renderer, its sweeper's write conditional on the state it frees: it gives back only reports still
+// RENDERING whose heartbeat is older than the threshold. A rendered report is DONE, which the write no longer
+// matches, however old its last heartbeat; a report whose worker died mid-render is still given back.
+import pg from "pg";
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 2 });
+const STALE_AFTER = process.env.STALE_AFTER ?? "5 minutes";
+const BEAT_MS = Number(process.env.BEAT_MS ?? 30_000);
+
+export async function renderReport(id, worker) {
+  const claimed = await pool.query(
+    "UPDATE reports SET status = 'RENDERING', worker = $2, heartbeat_at = now() WHERE id = $1 AND status = 'QUEUED'",
+    [id, worker],
+  );
+  if (claimed.rowCount === 0) return "busy";
+  const controller = new AbortController();
+  const heartbeat = setInterval(async () => {
+    try {
+      const beat = await pool.query(
+        "UPDATE reports SET heartbeat_at = now() WHERE id = $1 AND worker = $2 AND status = 'RENDERING'",
+        [id, worker],
+      );
+      if (beat.rowCount === 0) throw new Error("the report was handed to another worker");
+    } catch (error) {
+      controller.abort(error);
+    }
+  }, BEAT_MS);
+  try {
+    const url = await render(id, controller.signal);
+    await pool.query("UPDATE reports SET status = 'DONE', url = $3 WHERE id = $1 AND worker = $2 AND status = 'RENDERING'", [id, worker, url]);
+    return "rendered";
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+/** The sweeper, run every minute: a report whose heartbeat stopped goes back to the queue. */
+export async function requeueStale() {
+  const { rowCount } = await pool.query(
+    "UPDATE reports SET status = 'QUEUED', worker = NULL WHERE status = 'RENDERING' AND heartbeat_at < now() - $1::interval",
+    [STALE_AFTER],
+  );
+  return rowCount;
+}
+
+/** One billed call to the render service; minutes each in production. */
+async function render(id, signal) {
+  const response = await fetch(`${process.env.RENDER_API_URL}/reports/${id}`, { method: "POST", signal });
+  if (!response.ok) throw new Error(`render service answered ${response.status}`);
+  const { url } = await response.json();
+  return url;
+}
