@@ -119,7 +119,10 @@ const scenarios = [
     services: "PostgreSQL",
     fault: "SIGSTOP past the lease, then SIGCONT",
     flagged: "The new holder (token 2) writes its render; the resumed worker's late write overwrites it.",
-    fixed: "The late write carries token 1 and matches zero rows: it is refused, and the new holder's render stands.",
+    fixed:
+      "The late write carries token 1 and matches zero rows: it is refused, and the new holder's render stands. flagged.js " +
+      "with the rule's suggestion applied (the owner the claim stamped, `lease_owner = $3`, added to the WHERE) matches " +
+      "zero rows too.",
   },
   {
     id: "in-process-guard",

@@ -197,6 +197,8 @@ function looksLikeStatement(segments: readonly Segment[]): boolean {
 interface Params {
   /** `$1`…`$n` and positional `?`, in order. */
   readonly positional?: readonly (Node | undefined)[];
+  /** The array literal written in the call that holds them (`query(text, [id, worker])`): a suggestion may add one. */
+  readonly inlineArray?: TSESTree.ArrayExpression;
   /** `:name` (knex named bindings, Sequelize replacements). */
   readonly named?: TSESTree.ObjectExpression;
 }
@@ -226,7 +228,7 @@ function paramList(ctx: RecognizerContext, node: Node | undefined): (Node | unde
 /** `[a, b]`, `{ bind: [...] }`, `{ replacements: [...] | {...} }`, `{ k: v }` for named bindings. */
 function paramsFrom(ctx: RecognizerContext, node: Node | undefined): Params {
   const positional = paramList(ctx, node);
-  if (positional) return { positional };
+  if (positional) return { positional, ...inlineArray(node) };
   const object = constObject(ctx, node);
   if (!object) return {};
   for (const key of ["bind", "replacements", "values"]) {
@@ -238,6 +240,12 @@ function paramsFrom(ctx: RecognizerContext, node: Node | undefined): Params {
     return named ? { named } : {};
   }
   return { named: object };
+}
+
+/** `{ inlineArray }` where `node` is an array literal written in place (not a `const` other statements may share). */
+function inlineArray(node: Node | undefined): Pick<Params, "inlineArray"> {
+  const n = node && unwrap(node);
+  return n?.type === "ArrayExpression" ? { inlineArray: n } : {};
 }
 
 function paramValue(ctx: RecognizerContext, node: Node | undefined): ParamValue | undefined {
@@ -326,7 +334,7 @@ function fromCall(ctx: RecognizerContext, call: TSESTree.CallExpression, method:
     const t = property(config, "text") ?? property(config, "sql");
     if (!t) return undefined;
     textNode = t;
-    params = { positional: paramList(ctx, property(config, "values")) ?? [] };
+    params = { positional: paramList(ctx, property(config, "values")) ?? [], ...inlineArray(property(config, "values")) };
     if (second && second.type !== "SpreadElement" && !params.positional?.length) params = paramsFrom(ctx, second);
   } else if (method === "$executeRawUnsafe" || method === "$queryRawUnsafe") {
     params = { positional: call.arguments.slice(1).map((a) => (a.type === "SpreadElement" ? undefined : a)) };
@@ -486,9 +494,11 @@ function escapeFor(quote: Quote, s: string): string {
 
 /** `WHERE` + ` field = 'value' AND`, written into the statement text in the file. */
 function predicateEdit(
+  ctx: RecognizerContext,
   rendered: Rendered,
   statement: SqlStatement,
   source: SqlSource,
+  params: Params,
   field: string,
   op: "eq" | "ne",
   valueText: string,
@@ -498,11 +508,48 @@ function predicateEdit(
   if (at < 0) return undefined;
   const where = sourceRange(rendered, at, at + 5);
   if (!where) return undefined;
-  const value = sqlValue(valueText, source.tagged && where.quote === "`");
-  if (!value) return undefined;
   const column = /^[a-z_][a-z0-9_]*$/.test(field) ? field : statement.dialect === "mysql" ? `\`${field}\`` : `"${field}"`;
-  const inserted = ` ${escapeFor(where.quote, column)} ${op === "eq" ? "=" : "<>"} ${value.startsWith("${") ? value : escapeFor(where.quote, value)} AND`;
-  return { range: [where.range[1], where.range[1]], text: inserted };
+  const predicate = (value: string) => ` ${escapeFor(where.quote, column)} ${op === "eq" ? "=" : "<>"} ${value} AND`;
+  const value = sqlValue(valueText, source.tagged && where.quote === "`");
+  if (value) return { range: [where.range[1], where.range[1]], text: predicate(value.startsWith("${") ? value : escapeFor(where.quote, value)) };
+  // A JS value (`worker`, a token): a parameter of its own, its value added to the call's array of values.
+  const added = addedParameter(ctx, rendered, params, at, where.range[1], valueText);
+  if (!added || added.at < where.range[1]) return undefined;
+  const between = ctx.sourceCode.text.slice(where.range[1], added.at);
+  return { range: [where.range[1], added.at], text: `${predicate(added.placeholder)}${between}${added.text}` };
+}
+
+/**
+ * A new parameter for `valueText`, in the statement's own placeholder style, and where its value goes in the array
+ * literal of the call: `$n+1` at the end (node-postgres; the `$k` of a value the array passes already), or a `?`
+ * counted among the ones before `whereAt` (mysql2).
+ * Only where the array holds every parameter the text numbers, one for one (no spread, no hole, no mix of styles).
+ */
+function addedParameter(ctx: RecognizerContext, rendered: Rendered, params: Params, whereAt: number, whereEnd: number, valueText: string): { placeholder: string; at: number; text: string } | undefined {
+  const array = params.inlineArray;
+  if (!array || array.elements.some((e) => e === null || e.type === "SpreadElement")) return undefined;
+  const elements = array.elements as TSESTree.Expression[];
+  const numbered = [...rendered.masked.matchAll(/(?<![\w$])\$(\d+)\b/g)].map((m) => Number(m[1]));
+  const marks = questionMarks(rendered.masked);
+  if ((numbered.length > 0) === (marks.length > 0)) return undefined;
+  let placeholder: string;
+  let index: number;
+  if (numbered.length > 0) {
+    const highest = Math.max(...numbered);
+    if (highest !== elements.length) return undefined;
+    // A value the call passes already (`worker` as `$3`) is referred to again, not passed twice.
+    const passed = elements.findIndex((e) => ctx.sourceCode.getText(e) === valueText);
+    if (passed >= 0) return { placeholder: `$${passed + 1}`, at: whereEnd, text: "" };
+    placeholder = `$${highest + 1}`;
+    index = elements.length;
+  } else {
+    if (marks.length !== elements.length) return undefined;
+    placeholder = "?";
+    index = marks.filter((m) => m < whereAt).length;
+  }
+  if (index < elements.length) return { placeholder, at: elements[index]!.range[0], text: `${valueText}, ` };
+  const last = elements[elements.length - 1];
+  return last ? { placeholder, at: last.range[1], text: `, ${valueText}` } : undefined;
 }
 
 // ---- the recognizer ----
@@ -680,7 +727,7 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
     filter: statement.filter,
     assignments,
     node,
-    ...(editable ? { addPredicate: (field, op, valueText) => predicateEdit(rendered, statement, source, field, op, valueText) } : {}),
+    ...(editable ? { addPredicate: (field, op, valueText) => predicateEdit(ctx, rendered, statement, source, params, field, op, valueText) } : {}),
     ...(operation === "query" && !rendered.mysqlFirst && statement.effect !== "insert" ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, node, statement.model, spec) } : {}),
   };
 }

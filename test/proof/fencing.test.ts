@@ -1,19 +1,24 @@
 // Scenario 4 (the second seed): a lease with a token, a worker paused past it. Worker A is paused (SIGSTOP) with
 // its render done, its lease expires, B takes the export over with a higher token and writes its render, then A
 // resumes and writes. proof/fencing/flagged.js writes without the token and overwrites B's result;
-// proof/fencing/fixed.js writes only while its token is the newest grant, so A's late write is refused.
+// proof/fencing/fixed.js writes only while its token is the newest grant, so A's late write is refused. The third
+// program is flagged.js with require-fencing's suggestion applied (issue 18): the write requires the lease owner the
+// claim stamped, which B's take-over replaced, so A's late write matches no row either.
 import type pg from "pg";
 import { beforeEach, describe, expect, it } from "vitest";
-import { expectVerdict, fakeApi, freshDatabase, runOnce, services, start, waitUntil } from "./harness.js";
+import { expectVerdict, fakeApi, freshDatabase, runOnce, services, start, suggestedProgram, waitUntil } from "./harness.js";
 
 const { postgres } = services("postgres");
 const FLAGGED = "fencing/flagged";
 const FIXED = "fencing/fixed";
+/** flagged.js with require-fencing's suggestion applied: `lease_owner = $3` (the worker, passed already) in the WHERE. */
+const SUGGESTED = suggestedProgram("fencing", "require-fencing", "addToken");
 const LEASE = "1 second";
 
 it("the linter flags the unfenced write (require-fencing, Q3) and passes the fenced one", async () => {
   await expectVerdict(FLAGGED, "require-fencing", "Q3");
   await expectVerdict(FIXED, "require-fencing", "Q3");
+  await expectVerdict(SUGGESTED, "require-fencing", "Q3");
 });
 
 describe.skipIf(!postgres)("fencing: a render worker paused past its lease", () => {
@@ -61,6 +66,14 @@ describe.skipIf(!postgres)("fencing: a render worker paused past its lease", () 
   it("fixed: the resumed worker's late write is refused, and the new holder's render stands", async () => {
     await expectVerdict(FIXED, "require-fencing", "Q3");
     expect(await pausedWorkerWritesLate(FIXED)).toBe("refused: the lease has a newer holder");
+    expect(await exportRow()).toMatchObject({ status: "DONE", rendered_by: "B", video_url: "https://cdn.example/exports/7/B.mp4" });
+  });
+
+  it("suggested: the resumed worker's late write matches no row, and the new holder's render stands", async () => {
+    await expectVerdict(SUGGESTED, "require-fencing", "Q3");
+    // The program does not read the write's count (the suggestion says zero rows means the claim was lost): A still
+    // answers "rendered", but its write changed nothing.
+    expect(await pausedWorkerWritesLate(SUGGESTED)).toBe("rendered");
     expect(await exportRow()).toMatchObject({ status: "DONE", rendered_by: "B", video_url: "https://cdn.example/exports/7/B.mp4" });
   });
 

@@ -1540,8 +1540,9 @@ export async function settle(invoiceId: string) {
       // raw SQL (node-postgres): a take-over branch in the WHERE, the owner in locked_by; no edit is offered for SQL text
       code: code.sqlTakeover,
       errors: [
-        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "jobs", field: "status", value: "running", claimLine: "2", tokenField: "locked_by", effect: "stores result on the claimed jobs row", result: "result" }, suggestions: [] },
-        { messageId: "takeoverWrite", line: 9, column: 9, data: { model: "jobs", field: "status", value: "running", claimLine: "2", tokenField: "locked_by", effect: "moves the claimed jobs row to done", result: "status" }, suggestions: [] },
+        // The owner the claim stamped is a JS value: it becomes a parameter of its own, added to the call's values.
+        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "jobs", field: "status", value: "running", claimLine: "2", tokenField: "locked_by", effect: "stores result on the claimed jobs row", result: "result" }, suggestions: [{ messageId: "addToken", data: { tokenField: "locked_by", tokenText: "workerId" }, output: edit(code.sqlTakeover, '"UPDATE jobs SET result = $2 WHERE id = $1", [jobId, result]', '"UPDATE jobs SET result = $2 WHERE locked_by = $3 AND id = $1", [jobId, result, workerId]') }] },
+        { messageId: "takeoverWrite", line: 9, column: 9, data: { model: "jobs", field: "status", value: "running", claimLine: "2", tokenField: "locked_by", effect: "moves the claimed jobs row to done", result: "status" }, suggestions: [{ messageId: "addToken", data: { tokenField: "locked_by", tokenText: "workerId" }, output: edit(code.sqlTakeover, `"UPDATE jobs SET status = 'done' WHERE id = $1 AND status = 'running'", [jobId]`, `"UPDATE jobs SET status = 'done' WHERE locked_by = $2 AND id = $1 AND status = 'running'", [jobId, workerId]`) }] },
       ],
     },
     {
@@ -1551,6 +1552,72 @@ export async function settle(invoiceId: string) {
       errors: [
         { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "jobs", field: "status", value: "processing", claimLine: "2", tokenField: "lockedBy", effect: "moves the claimed jobs row to done", result: "status" }, suggestions: [{ messageId: "addToken", data: { tokenField: "lockedBy", tokenText: "workerId" }, output: edit(code.mongoTakeover, '{ _id: jobId, status: "processing" }', '{ _id: jobId, status: "processing", lockedBy: workerId }') }] },
       ],
+    },
+  ],
+});
+
+// The token is a JS value and the statement takes its values as parameters: the suggestion adds a parameter in the
+// statement's own style and passes the value in the call's array, and offers nothing where it cannot be sure which
+// array the statement reads or how its placeholders count.
+const sqlClaim = (values: string, write: string): string => `export async function publish(pool: Pool, postId: string, workerId: string) {
+  const claimed = await pool.query(
+    "UPDATE posts SET status = 'publishing', locked_by = $2, heartbeat_at = now() WHERE id = $1 AND (status <> 'publishing' OR heartbeat_at < now() - interval '5 minutes')",
+    [postId, workerId],
+  );
+  if (claimed.rowCount === 0) return;
+  const url = await render(postId);${values}
+  ${write}
+}`;
+const mysqlClaim = (write: string): string => `export async function publish(pool: Pool, postId: string, workerId: string) {
+  const [claimed] = await pool.execute(
+    "UPDATE posts SET status = 'publishing', locked_by = ?, heartbeat_at = NOW() WHERE id = ? AND (status <> 'publishing' OR heartbeat_at < NOW() - INTERVAL 5 MINUTE)",
+    [workerId, postId],
+  );
+  if (claimed.affectedRows === 0) return;
+  const url = await render(postId);
+  ${write}
+}`;
+const takeoverWrite = (line: number, output?: string) => ({
+  messageId: "takeoverWrite" as const, line,
+  data: { model: "posts", field: "status", value: "publishing", claimLine: "2", tokenField: "locked_by", effect: "stores url on the claimed posts row", result: "url" },
+  suggestions: output === undefined ? [] : [{ messageId: "addToken" as const, data: { tokenField: "locked_by", tokenText: "workerId" }, output }],
+});
+
+ruleTester.run("require-fencing: the token as a statement parameter", rule, {
+  valid: [],
+  invalid: [
+    {
+      // node-postgres: `$3`, the value appended.
+      code: sqlClaim("", 'await pool.query("UPDATE posts SET url = $2 WHERE id = $1", [postId, url]);'),
+      errors: [takeoverWrite(8, sqlClaim("", 'await pool.query("UPDATE posts SET url = $2 WHERE locked_by = $3 AND id = $1", [postId, url, workerId]);'))],
+    },
+    {
+      // The call passes the worker already (as `$3`): referred to again, not passed twice.
+      code: sqlClaim("", 'await pool.query("UPDATE posts SET url = $2, published_by = $3 WHERE id = $1", [postId, url, workerId]);'),
+      errors: [takeoverWrite(8, sqlClaim("", 'await pool.query("UPDATE posts SET url = $2, published_by = $3 WHERE locked_by = $3 AND id = $1", [postId, url, workerId]);'))],
+    },
+    {
+      // The `{ text, values }` form.
+      code: sqlClaim("", 'await pool.query({ text: "UPDATE posts SET url = $2 WHERE id = $1", values: [postId, url] });'),
+      errors: [takeoverWrite(8, sqlClaim("", 'await pool.query({ text: "UPDATE posts SET url = $2 WHERE locked_by = $3 AND id = $1", values: [postId, url, workerId] });'))],
+    },
+    {
+      // mysql2: positional `?`, the value placed among the array's values where its mark falls.
+      code: mysqlClaim('await pool.execute("UPDATE posts SET url = ? WHERE id = ?", [url, postId]);'),
+      errors: [takeoverWrite(8, mysqlClaim('await pool.execute("UPDATE posts SET url = ? WHERE locked_by = ? AND id = ?", [url, workerId, postId]);'))],
+    },
+    // No edit: the values are a `const` the statement may share, a spread, or fewer than the text numbers.
+    {
+      code: sqlClaim("\n  const values = [postId, url];", 'await pool.query("UPDATE posts SET url = $2 WHERE id = $1", values);'),
+      errors: [takeoverWrite(9)],
+    },
+    {
+      code: sqlClaim("\n  const rest = [url];", 'await pool.query("UPDATE posts SET url = $2 WHERE id = $1", [postId, ...rest]);'),
+      errors: [takeoverWrite(9)],
+    },
+    {
+      code: sqlClaim("", 'await pool.query("UPDATE posts SET url = $3 WHERE id = $1", [postId, url]);'),
+      errors: [takeoverWrite(8)],
     },
   ],
 });
