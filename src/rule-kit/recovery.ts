@@ -6,9 +6,9 @@
  *
  * It is offered only where every part is known from the module, never guessed:
  * - the value to give back: the one the claim's filter pins (`status: "PENDING"`, or the first of `status: { in }`);
- * - the progress timestamp: a time field of the vocabulary's progress list that the module stamps with the clock
- *   in a write of the model (the claim's own first): without one there is nothing to judge age by, and the
- *   plugin does not invent a column;
+ * - the progress timestamp: a time field the module keeps moving while the work runs (`LockFacts.keptMoving`),
+ *   which the claim stamps too: without one there is nothing to judge age by, and the plugin does not invent a
+ *   column;
  * - a client the recovery can reach where it is placed: a module-level binding for a function added after the
  *   claiming function, `this` for a method added after the claiming method.
  */
@@ -152,6 +152,9 @@ export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Cl
   // The progress timestamp: a heartbeat's stamp (a field stamped only by the claim is a start time whatever its name).
   const timeField = facts.keptMoving(claim.write.model, claim);
   if (!back || !timeField) return undefined;
+  // The claim stamps it too: else a row claimed again keeps the stamp of its last run (or none) until the first
+  // beat, and the recovery would free a holder that has just started (or never free one killed before it beats).
+  if (!claim.write.assignments.some((a) => normalizeName(a.field) === normalizeName(timeField) && a.value.kind === "now")) return undefined;
   const fn = enclosingFunction(claim.write.node);
   const top = topStatement(claim.write.node);
   if (!fn || !top) return undefined;

@@ -69,7 +69,7 @@ export class RenderService {
   async start(id: string): Promise<boolean> {
     const { count } = await this.prisma.report.updateMany({
       where: { id, renderStatus: { in: [RenderStatus.QUEUED, RenderStatus.FAILED] } },
-      data: { renderStatus: RenderStatus.RENDERING },
+      data: { renderStatus: RenderStatus.RENDERING, heartbeatAt: new Date() },
     });
     return count === 1;
   }
@@ -344,6 +344,16 @@ export async function startJob(id: string) {
 }
 export async function touchPending(id: string) {
   await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { updatedAt: new Date() } });
+}
+`, 3),
+    // A heartbeat the claim does not stamp: a row claimed again keeps its last run's heartbeatAt until the first
+    // beat, so a recovery judged by it would free a holder that has just started.
+    noSuggestion(`import { prisma } from "./db";
+export async function startJob(id: string) {
+  await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING" } });
+}
+export async function beat(id: string) {
+  await prisma.job.updateMany({ where: { id, status: "RUNNING" }, data: { heartbeatAt: new Date() } });
 }
 `, 3),
     // updatedAt stamped by the claim alone is a start time whatever its name: a slow holder would be freed alive.
