@@ -3,7 +3,7 @@ import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { claimData, lockData } from "../src/rule-kit/messages.js";
 import { getVocabulary, normalizeName, vocabularySchema } from "../src/core/model/settings.js";
-import { formatValue } from "../src/core/model/names.js";
+import { formatValue, normalizeModel } from "../src/core/model/names.js";
 import { renameTimeField } from "../src/rule-kit/recovery.js";
 import type { TSESLint } from "@typescript-eslint/utils";
 
@@ -89,16 +89,25 @@ export default createRule<MessageId, Options>({
     /**
      * The suggestion: judge age by the progress timestamp the module stamps with the clock for `model`, where the age
      * test names its field as an object key. None where the module keeps no such field moving: none is invented.
+     * The claims whose rows the test judges (`claims`; for a sweep or a scan, the module's claims of the model) must
+     * stamp it too: a row claimed again keeps its last run's stamp until the first beat, and would be judged dead
+     * just after it was taken. With no claim in the module to show that, no edit.
      */
-    function useProgress(facts: LockFacts, model: string, start: { field: string; node: Node }): TSESLint.SuggestionReportDescriptor<MessageId>[] {
+    function useProgress(facts: LockFacts, model: string, start: { field: string; node: Node }, claims: readonly Claim[]): TSESLint.SuggestionReportDescriptor<MessageId>[] {
       const progress = facts.keptMoving(model);
-      const edit = progress && normalizeName(progress) !== normalizeName(start.field) ? renameTimeField(context.sourceCode, start.node, start.field, progress) : undefined;
-      if (!progress || !edit) return [];
+      const stamps = (claim: Claim) => claim.write.assignments.some((a) => a.value.kind === "now" && normalizeName(a.field) === normalizeName(progress ?? ""));
+      if (!progress || claims.length === 0 || !claims.every(stamps)) return [];
+      const edit = normalizeName(progress) !== normalizeName(start.field) ? renameTimeField(context.sourceCode, start.node, start.field, progress) : undefined;
+      if (!edit) return [];
       return [{ messageId: "useProgressField", data: { progressField: progress, model, timeField: start.field }, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }];
+    }
+    /** The module's claims of `model`. */
+    function claimsOf(facts: LockFacts, model: string): Claim[] {
+      return facts.claims.filter((c) => normalizeModel(c.write.model) === normalizeModel(model));
     }
     function reportLockRow(what: string, claim: Claim, start: { field: string; node: Node }, facts: LockFacts): void {
       const data = { what, model: claim.lock.model, claimLine: String(claim.write.node.loc.start.line), timeField: start.field, progressFields };
-      context.report({ node: start.node, messageId: "startTimeLockRow", data, suggest: useProgress(facts, claim.write.model, start) });
+      context.report({ node: start.node, messageId: "startTimeLockRow", data, suggest: useProgress(facts, claim.write.model, start, [claim]) });
     }
     return onLockFacts(context, (facts) => {
       const seen = new Set<Node>();
@@ -127,7 +136,7 @@ export default createRule<MessageId, Options>({
           continue;
         }
         const data = { ...claimData(recovery.claim), timeField: start.field, stamped: stampedWhen(recovery.claim, start.field, facts), progressFields };
-        context.report({ node: start.node, messageId: "startTimeRecovery", data, suggest: useProgress(facts, recovery.claim.write.model, start) });
+        context.report({ node: start.node, messageId: "startTimeRecovery", data, suggest: useProgress(facts, recovery.claim.write.model, start, [recovery.claim]) });
       }
       // A sweeper of claims made elsewhere (a cron job, a queue module's `resetStale`): its age test is its own.
       for (const sweep of facts.sweeps()) {
@@ -136,7 +145,7 @@ export default createRule<MessageId, Options>({
         if (!start) continue;
         seen.add(sweep.write.node);
         const { model, field, value } = lockData(sweep.lock);
-        context.report({ node: start.node, messageId: "startTimeSweep", data: { model, field, value, timeField: start.field, progressFields }, suggest: useProgress(facts, sweep.write.model, start) });
+        context.report({ node: start.node, messageId: "startTimeSweep", data: { model, field, value, timeField: start.field, progressFields }, suggest: useProgress(facts, sweep.write.model, start, claimsOf(facts, sweep.write.model)) });
       }
       // One report per age test: a scan of several stuck values (`state = creating OR state = uploading`) names them all.
       const scans = new Map<Node, { scan: (typeof facts.staleScans)[number]; timeField: string; values: string[] }>();
@@ -152,7 +161,7 @@ export default createRule<MessageId, Options>({
           node,
           messageId: "startTimeScan",
           data: { model: scan.read.model, field: scan.field, value: values.join(" or "), timeField, progressFields },
-          suggest: useProgress(facts, scan.read.model, { field: timeField, node }),
+          suggest: useProgress(facts, scan.read.model, { field: timeField, node }, claimsOf(facts, scan.read.model)),
         });
       }
       for (const claim of facts.claims) {
@@ -170,7 +179,7 @@ export default createRule<MessageId, Options>({
           continue;
         }
         const data = { ...claimData(claim), timeField: start.field, stamped: stampedWhen(claim, start.field, facts), progressFields };
-        context.report({ node: start.node, messageId: "startTimeTakeover", data, suggest: useProgress(facts, claim.write.model, start) });
+        context.report({ node: start.node, messageId: "startTimeTakeover", data, suggest: useProgress(facts, claim.write.model, start, [claim]) });
       }
       for (const [claim, { field, takeover, recoveryLines }] of fixedLeases) {
         const stamp = claim.write.assignments.find((a) => normalizeName(a.field) === normalizeName(field));

@@ -689,7 +689,7 @@ describe("progress-based-staleness options", () => {
 // age test names its field as an object key or a query builder's column argument; nothing where the module keeps
 // none moving.
 const WORKER = `async function claim(id: string) {
-  await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "GENERATING", startedAt: new Date() } });
+  await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "GENERATING", startedAt: new Date(), heartbeatAt: new Date() } });
 }
 async function beat(id: string) {
   await prisma.job.updateMany({ where: { id, status: "GENERATING" }, data: { heartbeatAt: new Date() } });
@@ -698,7 +698,10 @@ async function beat(id: string) {
 const REAP = (field: string) => `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", ${field}: { lt: cutoff } }, data: { status: "PENDING" } });
 }`;
-const SCAN = (field: string) => `async function stuck(cutoff: Date) {
+const SCAN = (field: string, claim = `async function take(id: string) {
+  await db.collection("exports").updateOne({ _id: id, state: "queued" }, { $set: { state: "exporting", touchedAt: new Date() } });
+}
+`) => `${claim}async function stuck(cutoff: Date) {
   return db.collection("exports").find({ state: "exporting", ${field}: { $lt: cutoff } }).toArray();
 }
 async function beat(id: string) {
@@ -706,7 +709,7 @@ async function beat(id: string) {
 }`;
 
 const KNEX_SWEEP = (column: string) => `async function claim(db, id) {
-  await db("renders").where({ id, status: "QUEUED" }).update({ status: "RENDERING", started_at: db.fn.now() });
+  await db("renders").where({ id, status: "QUEUED" }).update({ status: "RENDERING", started_at: db.fn.now(), heartbeat_at: db.fn.now() });
 }
 async function beat(db, id) {
   await db("renders").where({ id, status: "RENDERING" }).update({ heartbeat_at: db.fn.now() });
@@ -739,10 +742,26 @@ ruleTester.run("progress-based-staleness (suggestion)", rule, {
       code: SCAN("createdAt"),
       errors: [{
         messageId: "startTimeScan",
-        line: 2,
+        line: 5,
         data: { model: "exports", field: "state", value: "exporting", timeField: "createdAt", progressFields: DEFAULT_PROGRESS },
         suggestions: [{ messageId: "useProgressField", data: { progressField: "touchedAt", model: "exports", timeField: "createdAt" }, output: SCAN("touchedAt") }],
       }],
+    },
+    {
+      name: "a heartbeat the claim does not stamp: no edit (a row claimed again keeps its last run's heartbeat until the first beat)",
+      code: `async function claim(id: string) {
+  await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "GENERATING", startedAt: new Date() } });
+}
+async function beat(id: string) {
+  await prisma.job.updateMany({ where: { id, status: "GENERATING" }, data: { heartbeatAt: new Date() } });
+}
+${REAP("startedAt")}`,
+      errors: [{ ...recovery(8, 64, { model: "job", field: "status", value: "GENERATING", claimLine: "2", timeField: "startedAt", progressFields: DEFAULT_PROGRESS }), suggestions: [] }],
+    },
+    {
+      name: "a stale scan with no claim of the model in the module: no edit (nothing shows the claim stamps touchedAt)",
+      code: SCAN("createdAt", ""),
+      errors: [{ messageId: "startTimeScan", line: 2, suggestions: [] }],
     },
     {
       name: "no progress timestamp stamped for the model: no suggestion, none invented",
