@@ -1,6 +1,7 @@
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { checkData, claimData } from "../src/rule-kit/messages.js";
+import { claimExit } from "../src/rule-kit/claim-exit.js";
 
 export default createRule({
   name: "atomic-claim",
@@ -27,6 +28,7 @@ export default createRule({
       holderFromKey:
         "Q3 (is the claim race-safe?): this write takes the lock row in {{model}} where it is free or already held by {{owner}}, but {{owner}} is written with a value made of {{sources}}, as the lock's {{keyField}} is: every caller of this lock writes the same holder, so each one counts as the holder and re-enters the lock another caller holds. Write a value unique to this acquire (a random token the caller keeps) as {{owner}}, and release and renew with it.",
       addCondition: "Require {{field}} to differ from {{value}} in the write's filter (then treat zero affected rows, or a not-found error, as already claimed).",
+      addConditionAndExit: "Require {{field}} to differ from {{value}} in the write's filter, and `{{exit}}` as the check at line {{checkLine}} does when the write changes no row (another caller claimed it).",
     },
   },
   create(context) {
@@ -56,13 +58,20 @@ export default createRule({
           continue;
         }
         const edit = claim.write.addPredicate?.(claim.lock.field, "ne", claim.lock.valueText);
+        // With the check's own way out taken when the write changed nothing, the fix is whole; without it, the caller
+        // that lost goes on unless its store throws (Prisma's `update`), and the text says to act on the count.
+        const exit = edit && claimExit(context.sourceCode, claim);
         context.report({
           node: claim.write.node,
           messageId: "checkThenAct",
           data,
-          suggest: edit
-            ? [{ messageId: "addCondition", data, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }]
-            : [],
+          suggest: !edit ? [] : exit
+            ? [{
+              messageId: "addConditionAndExit",
+              data: { field: data.field, value: data.value, exit: exit.exit, checkLine: String(exit.checkLine) },
+              fix: (fixer) => [edit, ...exit.edits].map((e) => fixer.replaceTextRange([e.range[0], e.range[1]], e.text)),
+            }]
+            : [{ messageId: "addCondition", data, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }],
         });
       }
     });

@@ -563,7 +563,7 @@ function write(
   call: TSESTree.CallExpression,
   filter: Condition,
   assignments: Assignment[],
-  extra: Partial<Pick<StateWrite, "effect" | "onConflict" | "addPredicate" | "modelFromName">> = {},
+  extra: Partial<Pick<StateWrite, "effect" | "onConflict" | "addPredicate" | "modelFromName" | "recoveryWrite" | "changedNothing">> = {},
 ): StateWrite {
   return { access: "write", store: STORE, model, operation, filter, assignments, node: call, ...extra };
 }
@@ -726,6 +726,16 @@ function recoveryWrite(ctx: RecognizerContext, receiver: Node, spec: RecoverySpe
   };
 }
 
+/**
+ * How an update's result says it matched nothing: `matchedCount` (the driver from 4, Mongoose from 6; older ones
+ * answer `n`, which never reads as nothing here), or no document from a find-and-modify (Mongoose, the driver from 6).
+ */
+function changedNothing(operation: string): Pick<StateWrite, "changedNothing"> {
+  if (operation === "updateOne" || operation === "updateMany") return { changedNothing: (result) => `${result}.matchedCount === 0` };
+  if (operation === "findOneAndUpdate") return { changedNothing: (result) => `!${result}` };
+  return {};
+}
+
 function recognizeFindAndModify(ctx: RecognizerContext, call: TSESTree.CallExpression, model: string): StateWrite | undefined {
   const [first, , third] = call.arguments;
   // The options form, with a callback (inline or passed on: `findAndModify({ query, update }, callback)`).
@@ -811,7 +821,10 @@ export const mongoRecognizer: Recognizer = {
       const inline = unwrap(first).type === "ObjectExpression" ? filterObject : undefined;
       return write(model, operation, call, filterOf(ctx, first), parseUpdate(ctx, second), {
         ...(inline ? { addPredicate: (field: string, op: "eq" | "ne", valueText: string) => insertPredicate(ctx, inline, field, op, valueText) } : {}),
-        ...(upsertLock(ctx, call) ? { effect: "insert" as const, onConflict: "update" as const } : { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, callee.object, spec) }),
+        ...(upsertLock(ctx, call) ? { effect: "insert" as const, onConflict: "update" as const } : {
+          recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, callee.object, spec),
+          ...changedNothing(operation),
+        }),
       });
     }
 

@@ -236,6 +236,8 @@ export const prismaRecognizer: Recognizer = {
       node: call,
       ...(inlineWhere ? { addPredicate: (field, op, valueText) => insertPredicate(ctx, inlineWhere, field, op, valueText) } : {}),
       ...(operation === "updateMany" || operation === "update" ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, callee.object, spec) } : {}),
+      // `update` throws when its filter matches no row; `updateMany` counts.
+      ...(operation === "updateMany" ? { changedNothing: (result: string) => `${result}.count === 0` } : {}),
     };
   },
 };

@@ -513,6 +513,8 @@ function recognizeStatic(call: TSESTree.CallExpression, ctx: RecognizerContext, 
     access: "write", store: STORE, model, operation, effect: "update", filter,
     assignments: values ? parseValues(ctx, values) : [], node: call, ...addPredicate,
     recoveryWrite: (spec) => recoveryWrite(ctx, receiver!, spec),
+    // `Model.update` resolves to `[count]` (`[count, rows]` with `returning`).
+    ...(operation === "update" ? { changedNothing: (result: string) => `${result}[0] === 0` } : {}),
   };
 }
 

@@ -729,7 +729,16 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
     node,
     ...(editable ? { addPredicate: (field, op, valueText) => predicateEdit(ctx, rendered, statement, source, params, field, op, valueText) } : {}),
     ...(operation === "query" && !rendered.mysqlFirst && statement.effect !== "insert" ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, node, statement.model, spec) } : {}),
+    // node-postgres's result counts the rows (`rowCount`); other clients' `query` answer rows or tuples, so the
+    // module must be seen to import the driver.
+    ...(operation === "query" && !source.tagged && !rendered.mysqlFirst && importsPg(ctx) ? { changedNothing: (result: string) => `${result}.rowCount === 0` } : {}),
   };
+}
+
+/** The module imports node-postgres (`import pg from "pg"`, `import { Pool } from "pg"`, `require("pg")`). */
+function importsPg(ctx: RecognizerContext): boolean {
+  return ctx.sourceCode.ast.body.some((s) => s.type === "ImportDeclaration" && s.source.value === "pg" && s.importKind !== "type") ||
+    /\brequire\(\s*["']pg["']\s*\)/.test(ctx.sourceCode.text);
 }
 
 /**

@@ -19,7 +19,7 @@ import { normalizeModel } from "../core/model/names.js";
 import { normalizeName } from "../core/model/settings.js";
 import { findVariable } from "../core/reading/values.js";
 import { walk } from "../core/reading/ast.js";
-import { propertyKey } from "../core/reading/edits.js";
+import { freeName, propertyKey } from "../core/reading/edits.js";
 import { enclosingFunction, isFunction } from "../core/reading/units.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -127,12 +127,6 @@ function lineIndent(sourceCode: SourceCode, node: Node): string {
 
 function indented(text: string, indent: string): string {
   return text.split("\n").map((l) => (l ? indent + l : l)).join("\n");
-}
-
-/** A name the module's text does not hold yet (so it binds nothing already): `name`, else `name2`, `name3`… */
-function freeName(sourceCode: SourceCode, name: string): string {
-  if (!sourceCode.text.includes(name)) return name;
-  for (let i = 2; ; i++) if (!sourceCode.text.includes(`${name}${i}`)) return `${name}${i}`;
 }
 
 /** Where a module statement begins with its decorators and the comments above it (a class's JSDoc stays on it). */

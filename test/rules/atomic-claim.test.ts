@@ -80,6 +80,14 @@ const checkThenAct = (line: number, column: number, data: ReturnType<typeof clai
   data,
   suggestions: output === null ? [] : [{ messageId: "addCondition" as const, data, output }],
 });
+/** The whole fix: the condition, and the check's own way out when the write changed no row. */
+const checkThenActExit = (line: number, column: number, data: ReturnType<typeof claim>, exit: string, checkLine: number, output: string) => ({
+  messageId: "checkThenAct" as const,
+  line,
+  column,
+  data,
+  suggestions: [{ messageId: "addConditionAndExit" as const, data: { field: data.field, value: data.value, exit, checkLine: String(checkLine) }, output }],
+});
 
 
 /** A migration lock flag on a metadata document, read into a module-level variable and checked there. */
@@ -474,8 +482,9 @@ export async function markMigrating(meta, settings) {
       code: MIGRATION_LOCK,
       languageOptions: javascript,
       errors: [
-        checkThenAct(6, 9, claim("meta", "isLocked", "true", 6, "in JavaScript", 5),
-          MIGRATION_LOCK.replace('{ name: "schema" }, { $set', '{ name: "schema", isLocked: { $ne: true } }, { $set')),
+        checkThenActExit(6, 9, claim("meta", "isLocked", "true", 6, "in JavaScript", 5), "return false", 5,
+          MIGRATION_LOCK.replace('  await meta.updateOne({ name: "schema" }, { $set: { isLocked: true } });',
+            '  const claimed = await meta.updateOne({ name: "schema", isLocked: { $ne: true } }, { $set: { isLocked: true } });\n  if (claimed.matchedCount === 0) return false;')),
       ],
     },
     {
@@ -977,6 +986,116 @@ export class ImportService {
         column: 9,
         data: { model: "documentEditor", checkLine: "2", fields: "(documentId)", keys: "(documentId, editorId)" },
       }],
+    },
+  ],
+});
+
+// The whole fix where the module shows it: the write made conditional, and the check's own way out taken again when
+// the write changed no row, read off the result as the store writes it. Elsewhere the condition alone.
+const pgStart = (head: string, check: string, write: string) => `${head}const pool = new pg.Pool();
+export async function startImport(id) {
+  const { rows } = await pool.query("SELECT status FROM imports WHERE id = $1", [id]);
+  ${check}
+  ${write}
+  await runImport(id);
+  return "started";
+}`;
+const PG_IMPORT = 'import pg from "pg";\n';
+const PG_CHECK = 'if (rows[0].status === "RUNNING") return "busy";';
+const PG_WRITE = "await pool.query(\"UPDATE imports SET status = 'RUNNING' WHERE id = $1\", [id]);";
+const pgData = claim("imports", "status", "RUNNING", 6, "in JavaScript", 5);
+
+const typeormStart = (check: string) => `import { Not, Repository } from "typeorm";
+export class CampaignService {
+  constructor(private readonly campaigns: Repository<Campaign>) {}
+  async start(id: string) {
+    const campaign = await this.campaigns.findOneBy({ id });
+    ${check}
+    await this.campaigns.update({ id }, { status: "sending" });
+    await this.send(campaign);
+  }
+}`;
+
+ruleTester.run("atomic-claim: the condition and the check's way out", rule, {
+  valid: [],
+  invalid: [
+    {
+      name: "node-postgres: status <> 'RUNNING', and the check's return when rowCount is 0",
+      code: pgStart(PG_IMPORT, PG_CHECK, PG_WRITE),
+      languageOptions: javascript,
+      errors: [checkThenActExit(6, 9, pgData, 'return "busy"', 5, pgStart(PG_IMPORT, PG_CHECK,
+        "const claimed = await pool.query(\"UPDATE imports SET status = 'RUNNING' WHERE status <> 'RUNNING' AND id = $1\", [id]);\n  if (claimed.rowCount === 0) return \"busy\";"))],
+    },
+    {
+      name: "TypeORM: the check's throw when affected is 0",
+      code: typeormStart('if (campaign.status === "sending") throw new Error("already sending");'),
+      errors: [checkThenActExit(7, 11, claim("Campaign", "status", "sending", 7, "in JavaScript", 6), 'throw new Error("already sending")', 6,
+        typeormStart('if (campaign.status === "sending") throw new Error("already sending");')
+          .replace('    await this.campaigns.update({ id }, { status: "sending" });',
+            '    const claimed = await this.campaigns.update({ id, status: Not("sending") }, { status: "sending" });\n    if (claimed.affected === 0) throw new Error("already sending");'))],
+    },
+    {
+      name: "Prisma's updateMany: count === 0",
+      code: `export async function startJob(id: string) {
+  const job = await prisma.job.findUnique({ where: { id } });
+  if (job.status === "RUNNING") return false;
+  await prisma.job.updateMany({ where: { id }, data: { status: "RUNNING" } });
+  return true;
+}`,
+      errors: [checkThenActExit(4, 9, claim("job", "status", "RUNNING", 4, "in JavaScript", 3), "return false", 3, `export async function startJob(id: string) {
+  const job = await prisma.job.findUnique({ where: { id } });
+  if (job.status === "RUNNING") return false;
+  const claimed = await prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+  if (claimed.count === 0) return false;
+  return true;
+}`)],
+    },
+    {
+      name: "Sequelize: [count] === 0, the name `claimed` taken already",
+      code: `import { Op } from "sequelize";
+export async function startSync(id, claimed) {
+  const sync = await Sync.findByPk(id);
+  if (sync.state === "syncing") throw new Error("busy");
+  await Sync.update({ state: "syncing" }, { where: { id } });
+}`,
+      languageOptions: javascript,
+      errors: [checkThenActExit(5, 9, claim("Sync", "state", "syncing", 5, "in JavaScript", 4), 'throw new Error("busy")', 4, `import { Op } from "sequelize";
+export async function startSync(id, claimed) {
+  const sync = await Sync.findByPk(id);
+  if (sync.state === "syncing") throw new Error("busy");
+  const claimed2 = await Sync.update({ state: "syncing" }, { where: { id, state: { [Op.ne]: "syncing" } } });
+  if (claimed2[0] === 0) throw new Error("busy");
+}`)],
+    },
+    // The condition alone: no way out to copy, or no way to read the result.
+    {
+      name: "a module that does not import pg: its `query` may answer rows, so no count is read",
+      code: pgStart("", PG_CHECK, PG_WRITE),
+      languageOptions: javascript,
+      errors: [checkThenAct(5, 9, claim("imports", "status", "RUNNING", 5, "in JavaScript", 4),
+        pgStart("", PG_CHECK, PG_WRITE.replace("WHERE id", "WHERE status <> 'RUNNING' AND id")))],
+    },
+    {
+      name: "the check's consequent does more than leave",
+      code: pgStart(PG_IMPORT, 'if (rows[0].status === "RUNNING") { log("busy"); return "busy"; }', PG_WRITE),
+      languageOptions: javascript,
+      errors: [checkThenAct(6, 9, pgData,
+        pgStart(PG_IMPORT, 'if (rows[0].status === "RUNNING") { log("busy"); return "busy"; }', PG_WRITE.replace("WHERE id", "WHERE status <> 'RUNNING' AND id")))],
+    },
+    {
+      // A catch would swallow the way out and the code after the try go on; a finally would clean up a lock never held.
+      name: "the write inside a try",
+      code: pgStart(PG_IMPORT, PG_CHECK, `try {\n    ${PG_WRITE}\n  } catch (error) {\n    log(error);\n  }`),
+      languageOptions: javascript,
+      errors: [checkThenAct(7, 11, pgData,
+        pgStart(PG_IMPORT, PG_CHECK, `try {\n    ${PG_WRITE.replace("WHERE id", "WHERE status <> 'RUNNING' AND id")}\n  } catch (error) {\n    log(error);\n  }`))],
+    },
+    {
+      name: "the write's result is read already: the code acts on it",
+      code: pgStart(PG_IMPORT, PG_CHECK, `const result = ${PG_WRITE}`),
+      languageOptions: javascript,
+      errors: [checkThenAct(6, 24, pgData,
+        pgStart(PG_IMPORT, PG_CHECK, `const result = ${PG_WRITE.replace("WHERE id", "WHERE status <> 'RUNNING' AND id")}`))],
     },
   ],
 });

@@ -348,13 +348,15 @@ ruleTester.run("atomic-claim", atomicClaim, {
       errors: [{
         messageId: "checkThenAct", line: 4, column: 9,
         data: { ...lock("jobs", "status", "running"), checkedWhere: "in JavaScript", checkLine: "3" },
+        // the whole fix: Knex resolves the update to the count, and the check's `return` is taken again on 0
         suggestions: [{
-          messageId: "addCondition",
-          data: { ...lock("jobs", "status", "running"), checkedWhere: "in JavaScript", checkLine: "3" },
+          messageId: "addConditionAndExit",
+          data: { field: "status", value: "running", exit: "return", checkLine: "3" },
           output: `export async function start(id) {
   const job = await knex('jobs').where({ id }).first();
   if (job.status === 'running') return;
-  await knex('jobs').where({ id }).whereNot('status', 'running').update({ status: 'running' });
+  const claimed = await knex('jobs').where({ id }).whereNot('status', 'running').update({ status: 'running' });
+  if (claimed === 0) return;
 }`,
         }],
       }],

@@ -463,15 +463,17 @@ ruleTester.run("atomic-claim", atomicClaim, {
       errors: [{
         messageId: "checkThenAct", line: 6, column: 11,
         data: { ...lock("job", "status", "running"), checkedWhere: "in JavaScript", checkLine: "5" },
+        // the whole fix: the update's matchedCount read, and the check's `return` taken again on 0
         suggestions: [{
-          messageId: "addCondition",
-          data: { ...lock("job", "status", "running"), checkedWhere: "in JavaScript", checkLine: "5" },
+          messageId: "addConditionAndExit",
+          data: { field: "status", value: "running", exit: "return", checkLine: "5" },
           output: `export class JobsService {
   constructor(private readonly jobModel: Model<JobDocument>) {}
   async run(id: string) {
     const job = await this.jobModel.findOne({ _id: id }).exec();
     if (["running", "done"].includes(job.status)) return;
-    await this.jobModel.updateOne({ _id: id, status: { $ne: "running" } }, { status: "running", startedAt: new Date() });
+    const claimed = await this.jobModel.updateOne({ _id: id, status: { $ne: "running" } }, { status: "running", startedAt: new Date() });
+    if (claimed.matchedCount === 0) return;
   }
 }`,
         }],

@@ -440,13 +440,15 @@ export async function enqueue(jobRepository: Repository<Job>, existing: Job | nu
       errors: [{
         messageId: "checkThenAct", line: 11, column: 11,
         data: claimData("RenderJob", "rendering", 11, "in JavaScript", 10),
+        // the whole fix: the check's own `return` when the update affected no row
         suggestions: [{
-          messageId: "addCondition",
-          data: claimData("RenderJob", "rendering", 11, "in JavaScript", 10),
+          messageId: "addConditionAndExit",
+          data: { field: "status", value: "rendering", exit: "return", checkLine: "10" },
           output: NEST + `  async start(id: string) {
     const job = await this.jobs.findOneByOrFail({ id });
     if (job.status === RenderStatus.Rendering) return;
-    await this.jobs.update({ id, status: Not(RenderStatus.Rendering) }, { status: RenderStatus.Rendering });
+    const claimed = await this.jobs.update({ id, status: Not(RenderStatus.Rendering) }, { status: RenderStatus.Rendering });
+    if (claimed.affected === 0) return;
   }
 }`,
         }],

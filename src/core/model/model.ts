@@ -93,6 +93,15 @@ export interface StateWrite {
    * model that moves `field` from the claimed value back where `timeField` is older than the `threshold` constant.
    */
   readonly recoveryWrite?: (spec: RecoverySpec) => RecoveryWrite | undefined;
+  /**
+   * How the code tells, from this write's awaited result held in `result`, that it changed no row:
+   * `result.rowCount === 0` (node-postgres), `result.count === 0` (Prisma's `updateMany`), `!result` (a
+   * find-and-modify's document). Written so that a result of another shape (an older driver's) never reads as
+   * "nothing", since the code then leaves as if the claim were lost. Known only where the store's result says it
+   * (atomic-claim's suggestion makes a claim conditional and leaves when it lost); absent where the write throws
+   * instead (Prisma's `update`) or its result depends on the driver.
+   */
+  readonly changedNothing?: (result: string) => string;
 }
 
 /** What a stale recovery writes: values and names as source text, ready to paste. */

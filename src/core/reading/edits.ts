@@ -11,6 +11,12 @@ export function appendProperty(sourceCode: Readonly<TSESLint.SourceCode>, object
   return { range: [last.range[1], last.range[1]], text: `, ${text}` };
 }
 
+/** A name the module's text does not hold yet (so it binds nothing already): `name`, else `name2`, `name3`… */
+export function freeName(sourceCode: Readonly<TSESLint.SourceCode>, name: string): string {
+  if (!sourceCode.text.includes(name)) return name;
+  for (let i = 2; ; i++) if (!sourceCode.text.includes(`${name}${i}`)) return `${name}${i}`;
+}
+
 /** A field name as an object key: bare when it is an identifier, quoted otherwise. */
 export function propertyKey(field: string): string {
   return /^[A-Za-z_$][\w$]*$/.test(field) ? field : JSON.stringify(field);

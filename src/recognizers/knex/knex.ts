@@ -164,6 +164,8 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
       node: call,
       ...(addPredicate ? { addPredicate } : {}),
       ...(operation === "update" ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, table, spec) } : {}),
+      // Knex resolves an update without `returning` to the count.
+      ...(operation === "update" && !after.some((l) => l.name === "returning") ? { changedNothing: (result: string) => `${result} === 0` } : {}),
     };
   }
 

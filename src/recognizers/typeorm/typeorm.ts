@@ -233,6 +233,8 @@ function recognizeUpdate(ctx: RecognizerContext, call: TSESTree.CallExpression):
     node: call,
     ...(editable ? { addPredicate: (field, op, valueText) => criteriaEdit(ctx, criteriaNode, field, op, valueText) } : {}),
     recoveryWrite: (spec) => recoveryWrite(ctx, callee.object, args.length === 3 ? args[0]! : undefined, spec),
+    // `affected` is left undefined by drivers that do not count: only a 0 is "nothing".
+    changedNothing: (result) => `${result}.affected === 0`,
   };
 }
 
