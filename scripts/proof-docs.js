@@ -112,6 +112,19 @@ const scenarios = [
       "suggestion applied (the status added to the write's WHERE) does the same.",
   },
   {
+    id: "check-then-act",
+    rule: "atomic-claim",
+    question: "Q3",
+    title: "A claim checked in JavaScript and then written by id, two workers reading the report free at once",
+    services: "PostgreSQL",
+    fault: "SIGSTOP between the read and the claim, then SIGCONT",
+    flagged: "The resumed worker claims the report the other holds and calls the render service too: the report is rendered twice, and the first worker's heartbeat, finding it taken, aborts its render.",
+    fixed:
+      "The claim's UPDATE requires status <> 'RENDERING' and a claim that changed no row returns \"busy\": the resumed worker " +
+      "goes away and the report is rendered once. flagged.js with the rule's suggestion applied (the condition and the " +
+      "check's own `return \"busy\"` on zero rows) does the same.",
+  },
+  {
     id: "fencing",
     rule: "require-fencing",
     question: "Q3",
