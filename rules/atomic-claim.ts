@@ -2,6 +2,7 @@ import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { checkData, claimData } from "../src/rule-kit/messages.js";
 import { claimExit } from "../src/rule-kit/claim-exit.js";
+import { valueText } from "../src/core/reading/edits.js";
 
 export default createRule({
   name: "atomic-claim",
@@ -29,6 +30,8 @@ export default createRule({
         "Q3 (is the claim race-safe?): this write takes the lock row in {{model}} where it is free or already held by {{owner}}, but {{owner}} is written with a value made of {{sources}}, as the lock's {{keyField}} is: every caller of this lock writes the same holder, so each one counts as the holder and re-enters the lock another caller holds. Write a value unique to this acquire (a random token the caller keeps) as {{owner}}, and release and renew with it.",
       addCondition: "Require {{field}} to differ from {{value}} in the write's filter (then treat zero affected rows, or a not-found error, as already claimed).",
       addConditionAndExit: "Require {{field}} to differ from {{value}} in the write's filter, and `{{exit}}` as the check at line {{checkLine}} does when the write changes no row (another caller claimed it).",
+      requireValue: "Require {{field}} = {{required}} in the write's filter, as the check at line {{checkLine}} does (then treat zero affected rows, or a not-found error, as already claimed).",
+      requireValueAndExit: "Require {{field}} = {{required}} in the write's filter, and `{{exit}}` as the check at line {{checkLine}} does when the write changes no row (another caller claimed it).",
     },
   },
   create(context) {
@@ -57,21 +60,29 @@ export default createRule({
           context.report({ node: claim.write.node, messageId: "checkThenTake", data });
           continue;
         }
-        const edit = claim.write.addPredicate?.(claim.lock.field, "ne", claim.lock.valueText);
+        // The condition repeats the check: the one value it lets through where it pins one (a row that finished
+        // meanwhile is not taken again), else the claimed value excluded.
+        const required = claim.check.requires && valueText(context.sourceCode, claim.check.node, claim.check.requires.value);
+        const edit = required
+          ? claim.write.addPredicate?.(claim.lock.field, "eq", required)
+          : claim.write.addPredicate?.(claim.lock.field, "ne", claim.lock.valueText);
         // With the check's own way out taken when the write changed nothing, the fix is whole; without it, the caller
         // that lost goes on unless its store throws (Prisma's `update`), and the text says to act on the count.
         const exit = edit && claimExit(context.sourceCode, claim);
+        const checkLine = String(claim.check.node.loc.start.line);
+        const condition = required
+          ? { messageId: "requireValue" as const, data: { field: data.field, required, checkLine } }
+          : { messageId: "addCondition" as const, data };
+        const whole = exit && (required
+          ? { messageId: "requireValueAndExit" as const, data: { field: data.field, required, exit: exit.exit, checkLine } }
+          : { messageId: "addConditionAndExit" as const, data: { field: data.field, value: data.value, exit: exit.exit, checkLine } });
         context.report({
           node: claim.write.node,
           messageId: "checkThenAct",
           data,
-          suggest: !edit ? [] : exit
-            ? [{
-              messageId: "addConditionAndExit",
-              data: { field: data.field, value: data.value, exit: exit.exit, checkLine: String(exit.checkLine) },
-              fix: (fixer) => [edit, ...exit.edits].map((e) => fixer.replaceTextRange([e.range[0], e.range[1]], e.text)),
-            }]
-            : [{ messageId: "addCondition", data, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }],
+          suggest: !edit ? [] : whole
+            ? [{ ...whole, fix: (fixer) => [edit, ...exit.edits].map((e) => fixer.replaceTextRange([e.range[0], e.range[1]], e.text)) }]
+            : [{ ...condition, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }],
         });
       }
     });

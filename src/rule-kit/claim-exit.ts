@@ -25,7 +25,6 @@ export interface ClaimExit {
   readonly edits: readonly TextEdit[];
   /** The way out, as the check writes it (`return "busy"`), for the suggestion's text. */
   readonly exit: string;
-  readonly checkLine: number;
 }
 
 /** The one `return` or `throw` an `if` runs, alone or as its block's only statement. */
@@ -62,6 +61,5 @@ export function claimExit(sourceCode: SourceCode, claim: Claim): ClaimExit | und
       { range: [statement.range[1], statement.range[1]], text: `\n${indent}if (${changedNothing(name)}) ${exitText}` },
     ],
     exit: exitText.replace(/;$/, ""),
-    checkLine: test.loc.start.line,
   };
 }

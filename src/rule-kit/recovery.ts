@@ -18,8 +18,7 @@ import { toBranches } from "../core/model/conditions.js";
 import { normalizeModel } from "../core/model/names.js";
 import { normalizeName } from "../core/model/settings.js";
 import { findVariable } from "../core/reading/values.js";
-import { walk } from "../core/reading/ast.js";
-import { freeName, propertyKey } from "../core/reading/edits.js";
+import { findBelow, freeName, propertyKey, valueText } from "../core/reading/edits.js";
 import { enclosingFunction, isFunction } from "../core/reading/units.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -86,24 +85,6 @@ function inCatch(node: Node): boolean {
     if (isFunction(n)) return false;
   }
   return false;
-}
-
-/** The first node under `node` (itself included) that `test` accepts, depth first. */
-function findBelow(node: Node, test: (n: Node) => boolean): Node | undefined {
-  let found: Node | undefined;
-  walk(node, (n) => {
-    if (found) return false;
-    if (test(n)) found = n;
-    return found === undefined;
-  });
-  return found;
-}
-
-/** The source text under `node` that names `value`: a literal of it, or a member named by it (`Status.QUEUED`). */
-function valueText(sourceCode: SourceCode, node: Node, value: string | boolean): string | undefined {
-  const found = findBelow(node, (n) => (n.type === "Literal" && n.value === value) ||
-    (n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier" && n.property.name === value));
-  return found && sourceCode.getText(found);
 }
 
 /** The statement of the program body that holds `node`. */

@@ -80,6 +80,14 @@ const checkThenAct = (line: number, column: number, data: ReturnType<typeof clai
   data,
   suggestions: output === null ? [] : [{ messageId: "addCondition" as const, data, output }],
 });
+/** The condition the check pins (`status = "QUEUED"` after `if (job.status !== "QUEUED") return`), the write's result unread. */
+const requireValue = (line: number, column: number, data: ReturnType<typeof claim>, required: string, output: string) => ({
+  messageId: "checkThenAct" as const,
+  line,
+  column,
+  data,
+  suggestions: [{ messageId: "requireValue" as const, data: { field: data.field, required, checkLine: data.checkLine }, output }],
+});
 /** The whole fix: the condition, and the check's own way out when the write changed no row. */
 const checkThenActExit = (line: number, column: number, data: ReturnType<typeof claim>, exit: string, checkLine: number, output: string) => ({
   messageId: "checkThenAct" as const,
@@ -514,10 +522,10 @@ export async function markMigrating(meta, settings) {
   return true;
 }`,
       errors: [
-        checkThenAct(4, 9, claim("job", "status", "RUNNING", 4, "in JavaScript", 3), `export async function startJob(jobId: string) {
+        requireValue(4, 9, claim("job", "status", "RUNNING", 4, "in JavaScript", 3), '"QUEUED"', `export async function startJob(jobId: string) {
   const job = await prisma.job.findUnique({ where: { id: jobId } });
   if (!job || job.status !== "QUEUED") return false;
-  await prisma.job.update({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+  await prisma.job.update({ where: { id: jobId, status: "QUEUED" }, data: { status: "RUNNING" } });
   return true;
 }`),
       ],
@@ -530,9 +538,9 @@ export async function markMigrating(meta, settings) {
   }
 }`,
       errors: [
-        checkThenAct(3, 11, claim("run", "status", "RUNNING", 3, "in JavaScript", 2), `export async function resume(run: Run) {
+        requireValue(3, 11, claim("run", "status", "RUNNING", 3, "in JavaScript", 2), '"PAUSED"', `export async function resume(run: Run) {
   if (run.status === "PAUSED") {
-    await prisma.run.update({ where: { id: run.id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+    await prisma.run.update({ where: { id: run.id, status: "PAUSED" }, data: { status: "RUNNING" } });
   }
 }`),
       ],
@@ -595,10 +603,10 @@ export async function markMigrating(meta, settings) {
   });
 }`,
       errors: [
-        checkThenAct(4, 12, claim("exportJob", "status", "EXPORTING", 4, "in JavaScript", 3), `export function claimExport(exportId: string) {
+        requireValue(4, 12, claim("exportJob", "status", "EXPORTING", 4, "in JavaScript", 3), '"READY"', `export function claimExport(exportId: string) {
   return prisma.exportJob.findUnique({ where: { id: exportId } }).then((exp) => {
     if (exp?.status !== "READY") return null;
-    return prisma.exportJob.update({ where: { id: exportId, status: { not: "EXPORTING" } }, data: { status: "EXPORTING" } });
+    return prisma.exportJob.update({ where: { id: exportId, status: "READY" }, data: { status: "EXPORTING" } });
   });
 }`),
       ],
@@ -678,11 +686,11 @@ export async function trigger(runId: string) {
   await prisma.run.update({ where: { id: runId }, data: { status: RunStatus.RUNNING } });
 }`,
       errors: [
-        checkThenAct(5, 9, claim("run", "status", "RUNNING", 5, "in JavaScript", 4), `import { RunStatus } from "@prisma/client";
+        requireValue(5, 9, claim("run", "status", "RUNNING", 5, "in JavaScript", 4), "RunStatus.QUEUED", `import { RunStatus } from "@prisma/client";
 export async function trigger(runId: string) {
   const run = await prisma.run.findUnique({ where: { id: runId } });
   if (run?.status !== RunStatus.QUEUED) return;
-  await prisma.run.update({ where: { id: runId, status: { not: RunStatus.RUNNING } }, data: { status: RunStatus.RUNNING } });
+  await prisma.run.update({ where: { id: runId, status: RunStatus.QUEUED }, data: { status: RunStatus.RUNNING } });
 }`),
       ],
     },
@@ -781,12 +789,12 @@ export class ImportService {
 }`,
       languageOptions: javascript,
       errors: [
-        checkThenAct(6, 9, claim("deployment", "status", "DEPLOYING", 6, "in JavaScript", 3), `async function startDeploy(prisma, deployId) {
+        requireValue(6, 9, claim("deployment", "status", "DEPLOYING", 6, "in JavaScript", 3), '"QUEUED"', `async function startDeploy(prisma, deployId) {
   const deploy = await prisma.deployment.findUnique({ where: { id: deployId } });
   if (deploy.status !== "QUEUED") {
     throw new Error("deployment is not queued");
   }
-  await prisma.deployment.update({ where: { id: deployId, status: { not: "DEPLOYING" } }, data: { status: "DEPLOYING" } });
+  await prisma.deployment.update({ where: { id: deployId, status: "QUEUED" }, data: { status: "DEPLOYING" } });
 }`),
       ],
     },
@@ -798,9 +806,9 @@ export class ImportService {
     : null;`,
       languageOptions: javascript,
       errors: [
-        checkThenAct(3, 7, claim("job", "status", "RUNNING", 3, "in JavaScript", 2), `export const maybeStart = async (job) =>
+        requireValue(3, 7, claim("job", "status", "RUNNING", 3, "in JavaScript", 2), '"QUEUED"', `export const maybeStart = async (job) =>
   job.status === "QUEUED"
-    ? prisma.job.update({ where: { id: job.id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } })
+    ? prisma.job.update({ where: { id: job.id, status: "QUEUED" }, data: { status: "RUNNING" } })
     : null;`),
       ],
     },
@@ -872,12 +880,12 @@ export class ImportService {
   });
 }`,
       errors: [
-        checkThenAct(4, 9, claim("render", "status", "RENDERING", 4, "in JavaScript", 3), `export async function startRender(renderId: string) {
+        requireValue(4, 9, claim("render", "status", "RENDERING", 4, "in JavaScript", 3), '"QUEUED"', `export async function startRender(renderId: string) {
   const render = await prisma.render.findUniqueOrThrow({ where: { id: renderId } });
   if (render.status !== "QUEUED") return;
   await prisma.render.update({
     where: {
-      id: renderId, status: { not: "RENDERING" },
+      id: renderId, status: "QUEUED",
     },
     data: { status: "RENDERING" },
   });
@@ -919,10 +927,10 @@ export class ImportService {
   }
 }`,
       errors: [
-        checkThenAct(4, 11, claim("job", "status", "RUNNING", 4, "in JavaScript", 3), `export async function startAll(jobs: Job[]) {
+        requireValue(4, 11, claim("job", "status", "RUNNING", 4, "in JavaScript", 3), '"QUEUED"', `export async function startAll(jobs: Job[]) {
   for (const job of jobs) {
     if (job.status !== "QUEUED") continue;
-    await prisma.job.update({ where: { id: job.id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
+    await prisma.job.update({ where: { id: job.id, status: "QUEUED" }, data: { status: "RUNNING" } });
   }
 }`),
       ],
@@ -934,9 +942,9 @@ export class ImportService {
   await prisma.job.update({ where: { "id": job.id }, data: { "status": "RUNNING" } });
 }`,
       errors: [
-        checkThenAct(3, 9, claim("job", "status", "RUNNING", 3, "in JavaScript", 2), `export async function start(job: Job) {
+        requireValue(3, 9, claim("job", "status", "RUNNING", 3, "in JavaScript", 2), '"QUEUED"', `export async function start(job: Job) {
   if (job.status !== "QUEUED") return;
-  await prisma.job.update({ where: { "id": job.id, status: { not: "RUNNING" } }, data: { "status": "RUNNING" } });
+  await prisma.job.update({ where: { "id": job.id, status: "QUEUED" }, data: { "status": "RUNNING" } });
 }`),
       ],
     },
@@ -1025,6 +1033,20 @@ ruleTester.run("atomic-claim: the condition and the check's way out", rule, {
       languageOptions: javascript,
       errors: [checkThenActExit(6, 9, pgData, 'return "busy"', 5, pgStart(PG_IMPORT, PG_CHECK,
         "const claimed = await pool.query(\"UPDATE imports SET status = 'RUNNING' WHERE status <> 'RUNNING' AND id = $1\", [id]);\n  if (claimed.rowCount === 0) return \"busy\";"))],
+    },
+    {
+      name: "a check that lets one value by: the write requires it, and the check's return on no row",
+      code: pgStart(PG_IMPORT, 'if (rows[0].status !== "QUEUED") return "busy";', PG_WRITE),
+      languageOptions: javascript,
+      errors: [{
+        messageId: "checkThenAct", line: 6, column: 9, data: pgData,
+        suggestions: [{
+          messageId: "requireValueAndExit",
+          data: { field: "status", required: '"QUEUED"', exit: 'return "busy"', checkLine: "5" },
+          output: pgStart(PG_IMPORT, 'if (rows[0].status !== "QUEUED") return "busy";',
+            "const claimed = await pool.query(\"UPDATE imports SET status = 'RUNNING' WHERE status = 'QUEUED' AND id = $1\", [id]);\n  if (claimed.rowCount === 0) return \"busy\";"),
+        }],
+      }],
     },
     {
       name: "TypeORM: the check's throw when affected is 0",

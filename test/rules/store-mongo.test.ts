@@ -439,13 +439,14 @@ ruleTester.run("atomic-claim", atomicClaim, {
       errors: [{
         messageId: "checkThenAct", line: 4, column: 10,
         data: { ...lock("Job", "status", "running"), checkedWhere: "in JavaScript", checkLine: "3" },
+        // the check lets only "queued" by: the filter requires it (a job finished meanwhile is not taken again)
         suggestions: [{
-          messageId: "addCondition",
-          data: { ...lock("Job", "status", "running"), checkedWhere: "in JavaScript", checkLine: "3" },
+          messageId: "requireValue",
+          data: { field: "status", required: '"queued"', checkLine: "3" },
           output: `export async function start(id: string) {
   const job = await Job.findById(id).lean();
   if (job.status !== "queued") return null;
-  return Job.findOneAndUpdate({ _id: id, status: { $ne: "running" } }, { status: "running" }, { new: true });
+  return Job.findOneAndUpdate({ _id: id, status: "queued" }, { status: "running" }, { new: true });
 }`,
         }],
       }],

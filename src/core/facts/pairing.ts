@@ -18,7 +18,7 @@ import type {
   StateRead, StateWrite, StaticValue, TimePredicate,
 } from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
-import { agePredicates, excludes, identityFields, isOpaque, ownerPinned, pins, toBranches, type Branch } from "../model/conditions.js";
+import { agePredicates, allowedIn, excludes, identityFields, isOpaque, ownerPinned, pins, toBranches, type Branch } from "../model/conditions.js";
 import { describeTest, exitWhenHeld, guardsOf, pathCondition } from "../reading/guards.js";
 import { buildHeldEffects, hasTakeoverWrite, keyDerivedHolders, type Holding } from "./fencing.js";
 import { buildKvFacts } from "./kv-pairing.js";
@@ -864,7 +864,11 @@ function checkBefore(mod: Module, write: StateWrite, field: string, value: Stati
   if (guards.length > 0 && allBranchesExclude(mod.pathCondition(write), field, value)) {
     const accepts = (o: Node) => mod.objectIsModel(o, write.model);
     const guard = guards.find((g) => allBranchesExclude(pathCondition(mod.sourceCode, g, accepts), field, value)) ?? guards[0]!;
-    return { kind: "if", node: guard.test, timeFields: [] };
+    // The one value the check lets through, where it pins one (`if (job.status !== "QUEUED") return`).
+    const allowed = toBranches(pathCondition(mod.sourceCode, guard, accepts)).map((b) => allowedIn(b, field));
+    const only = allowed.map((a) => (a !== "any" && "only" in a && a.only.length === 1 ? a.only[0] : undefined));
+    const requires = only.length > 0 && only.every((v) => v !== undefined && sameValue(v, only[0]!)) && !sameValue(only[0]!, value) ? only[0] : undefined;
+    return { kind: "if", node: guard.test, timeFields: [], ...(requires ? { requires } : {}) };
   }
   const read = mod.earlierReads(write.node, write.model).find((r) => {
     const rb = toBranches(r.filter);

@@ -507,6 +507,12 @@ export interface Check {
   readonly node: Node;
   /** Timestamps the check judges age by (for recoveries). */
   readonly timeFields: readonly { readonly field: string; readonly node: Node }[];
+  /**
+   * For a claim's `if`: the one value of the claimed field the check lets through, where it pins one
+   * (`if (job.status !== "QUEUED") return` lets only QUEUED by). A write made conditional on it repeats the check
+   * exactly; one that only excludes the claimed value also takes a row that finished meanwhile.
+   */
+  readonly requires?: StaticValue;
 }
 
 export interface Claim {

@@ -1,6 +1,7 @@
 /** Text edits the recognizers offer for suggestions, shared so every store writes them the same way. */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { TextEdit } from "../model/model.js";
+import type { Node, TextEdit } from "../model/model.js";
+import { walk } from "./ast.js";
 
 /** `text` (a `key: value` property) added as the last property of an object literal, keeping its comma style. */
 export function appendProperty(sourceCode: Readonly<TSESLint.SourceCode>, object: TSESTree.ObjectExpression, text: string): TextEdit {
@@ -9,6 +10,25 @@ export function appendProperty(sourceCode: Readonly<TSESLint.SourceCode>, object
   const after = sourceCode.getTokenAfter(last);
   if (after && after.value === ",") return { range: [after.range[1], after.range[1]], text: ` ${text},` };
   return { range: [last.range[1], last.range[1]], text: `, ${text}` };
+}
+
+/** The first node under `node` (itself included) that `test` accepts, depth first. */
+export function findBelow(node: Node, test: (n: Node) => boolean): Node | undefined {
+  let found: Node | undefined;
+  walk(node, (n) => {
+    if (found) return false;
+    if (test(n)) found = n;
+    return found === undefined;
+  });
+  return found;
+}
+
+/** The source text under `node` that names `value`: a literal of it, or a member named by it (`Status.QUEUED`). */
+export function valueText(sourceCode: Readonly<TSESLint.SourceCode>, node: Node, value: unknown): string | undefined {
+  if (typeof value !== "string" && typeof value !== "boolean") return undefined;
+  const found = findBelow(node, (n) => (n.type === "Literal" && n.value === value) ||
+    (n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier" && n.property.name === value));
+  return found && sourceCode.getText(found);
 }
 
 /** A name the module's text does not hold yet (so it binds nothing already): `name`, else `name2`, `name3`… */
