@@ -1,7 +1,7 @@
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { alsoAt, claimData } from "../src/rule-kit/messages.js";
-import { recoveryEdit } from "../src/rule-kit/recovery.js";
+import { lockRowSweepEdit, recoveryEdit } from "../src/rule-kit/recovery.js";
 
 export default createRule({
   name: "require-stale-recovery",
@@ -15,6 +15,8 @@ export default createRule({
     hasSuggestions: true,
     schema: [],
     messages: {
+      addLockSweep:
+        "Add {{name}}(): delete {{model}} rows whose {{timeField}} {{when}}, and call it from a sweeper or before acquiring.",
       addRecovery:
         "Add {{name}}(): give rows stuck {{value}} back to {{back}} once {{timeField}} is older than {{threshold}} (15 minutes; tune it), and call it from a sweeper or before claiming.",
       missingExpiry:
@@ -37,7 +39,20 @@ export default createRule({
         if (facts.answeredHere(claim)) continue;
         if (claim.unenforced && claim.check) {
           context.report({ node: claim.write.node, messageId: "missingRowExpiry", data: { model: claim.lock.model, checkLine: String(claim.check.node.loc.start.line) } });
-        } else if (claim.insert) context.report({ node: claim.write.node, messageId: "missingExpiry", data: { model: claim.lock.model } });
+        } else if (claim.insert) {
+          const sweep = lockRowSweepEdit(context.sourceCode, context.filename, claim, facts);
+          const when = sweep?.threshold ? `has not moved for ${sweep.threshold} (15 minutes; tune it)` : "has passed";
+          context.report({
+            node: claim.write.node,
+            messageId: "missingExpiry",
+            data: { model: claim.lock.model },
+            suggest: sweep ? [{
+              messageId: "addLockSweep",
+              data: { name: sweep.name, model: claim.lock.model, timeField: sweep.timeField, when },
+              fix: (fixer) => sweep.edits.map((e) => fixer.insertTextAfterRange([e.range[0], e.range[0]], e.text)),
+            }] : [],
+          });
+        }
         else if (claim.lease) context.report({ node: claim.write.node, messageId: "missingLockExpiry", data: { model: claim.lock.model, field: claim.lock.field } });
         else {
           const data = claimData(claim);

@@ -20,10 +20,11 @@
  * replace whole documents and are not read. Every call is recognised on its own: a query chain
  * (`Job.find(filter).sort(…).lean()`) is recognised at the `find` call, the rest is ignored.
  */
-import { appendProperty, propertyKey } from "../core/reading/edits.js";
+import { appendProperty, jsCutoff, propertyKey } from "../core/reading/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
 import type {
-  Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit, RecoverySpec, RecoveryWrite
+  Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit, RecoverySpec, RecoveryWrite,
+  StaleRowsSpec,
 } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { SWAPPED } from "../core/model/conditions.js";
@@ -229,6 +230,8 @@ interface DocOrigin {
   readonly model: string;
   /** Built with `new Model({…})`: its first save inserts it. */
   readonly created?: TSESTree.ObjectExpression | null;
+  /** For `new Model({…})`: the model as the code names it (`Lock`), a client other calls can be made on. */
+  readonly modelNode?: Node;
   /** Not traced to a model (a parameter): `model` is only the variable's name. */
   readonly byName?: true;
 }
@@ -246,7 +249,7 @@ function docOrigin(ctx: RecognizerContext, id: TSESTree.Identifier): DocOrigin {
     if (target?.type === "AwaitExpression") target = unwrap(target.argument);
     if (target?.type === "NewExpression") {
       const receiver = receiverOf(ctx, target.callee);
-      if (receiver?.mongooseModel) return { model: receiver.model, created: objectOf(ctx, target.arguments[0]) ?? null };
+      if (receiver?.mongooseModel) return { model: receiver.model, created: objectOf(ctx, target.arguments[0]) ?? null, modelNode: target.callee };
       return fallback;
     }
     const call = target && queryCall(target);
@@ -563,7 +566,7 @@ function write(
   call: TSESTree.CallExpression,
   filter: Condition,
   assignments: Assignment[],
-  extra: Partial<Pick<StateWrite, "effect" | "onConflict" | "addPredicate" | "modelFromName" | "recoveryWrite" | "changedNothing">> = {},
+  extra: Partial<Pick<StateWrite, "effect" | "onConflict" | "addPredicate" | "modelFromName" | "recoveryWrite" | "changedNothing" | "staleRowsDelete">> = {},
 ): StateWrite {
   return { access: "write", store: STORE, model, operation, filter, assignments, node: call, ...extra };
 }
@@ -687,9 +690,11 @@ function recognizeSave(ctx: RecognizerContext, call: TSESTree.CallExpression, ca
   }
   if (origin.created !== undefined) {
     const initial = origin.created ? parseDocument(ctx, origin.created).filter((a) => !assignments.some((b) => b.field === a.field)) : [];
+    const model = origin.modelNode;
     return write(origin.model, "save", call, EMPTY, [...initial, ...assignments], {
       effect: "insert",
       ...(catchesDuplicateKey(ctx, call) ? { onConflict: "error" as const } : {}),
+      ...(model ? { staleRowsDelete: (spec: StaleRowsSpec) => staleRowsDelete(ctx, model, spec) } : {}),
     });
   }
   if (assignments.length === 0) return undefined;
@@ -723,6 +728,15 @@ function recoveryWrite(ctx: RecognizerContext, receiver: Node, spec: RecoverySpe
 )`,
     count: (result) => `${result}.modifiedCount`,
     client: receiver,
+  };
+}
+
+/** `Lock.deleteMany({ expiresAt: { $lt: … } })` on the lock row's model: the documents whose holder died, counted by `deletedCount`. */
+function staleRowsDelete(ctx: RecognizerContext, model: Node, spec: StaleRowsSpec): RecoveryWrite {
+  return {
+    call: `${ctx.sourceCode.getText(model)}.deleteMany({ ${propertyKey(spec.timeField)}: { $lt: ${jsCutoff(spec.threshold)} } })`,
+    count: (result) => `${result}.deletedCount`,
+    client: model,
   };
 }
 
@@ -847,6 +861,7 @@ export const mongoRecognizer: Recognizer = {
       return write(model, operation, call, EMPTY, parseDocument(ctx, doc), {
         effect: "insert",
         ...(catchesDuplicateKey(ctx, call) ? { onConflict: "error" as const } : {}),
+        staleRowsDelete: (spec: StaleRowsSpec) => staleRowsDelete(ctx, callee.object, spec),
       });
     }
     return undefined;

@@ -5,7 +5,7 @@
  * `where` and `data` (or `update`) is what tells Prisma apart from two-argument `update(criteria, values)` clients.
  */
 import { namedTypeOf } from "../core/reading/named-types.js";
-import { appendProperty, propertyKey } from "../core/reading/edits.js";
+import { appendProperty, jsCutoff, propertyKey } from "../core/reading/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, Condition, Node, RecoverySpec, RecoveryWrite, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
@@ -181,6 +181,11 @@ function recognizeCreate(
     access: "write", store: "prisma", model, operation, effect: "insert",
     ...(catchesDuplicate(ctx.sourceCode, call, PRISMA_DUPLICATE) ? { onConflict: "error" as const } : {}),
     filter: { kind: "and", items: [] }, assignments: parseData(ctx, data), node: call,
+    staleRowsDelete: (spec) => ({
+      call: `${ctx.sourceCode.getText(receiver)}.deleteMany({ where: { ${propertyKey(spec.timeField)}: { lt: ${jsCutoff(spec.threshold)} } } })`,
+      count: (result) => `${result}.count`,
+      client: receiver,
+    }),
   };
 }
 

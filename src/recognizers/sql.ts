@@ -23,7 +23,7 @@
  * (or the tagged template), and so are its predicates.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { AdvisoryLockOp, Assignment, Condition, Node, RecoverySpec, RecoveryWrite, StateAccess, TextEdit } from "../core/model/model.js";
+import type { AdvisoryLockOp, Assignment, Condition, Node, RecoverySpec, RecoveryWrite, StaleRowsSpec, StateAccess, TextEdit } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { isFunction } from "../core/reading/units.js";
 import { receiverText } from "../core/reading/ast.js";
@@ -729,6 +729,7 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
     node,
     ...(editable ? { addPredicate: (field, op, valueText) => predicateEdit(ctx, rendered, statement, source, params, field, op, valueText) } : {}),
     ...(operation === "query" && !rendered.mysqlFirst && statement.effect !== "insert" ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, node, statement.model, spec) } : {}),
+    ...(operation === "query" && !rendered.mysqlFirst && statement.effect === "insert" ? { staleRowsDelete: (spec: StaleRowsSpec) => staleRowsDelete(ctx, node, statement.model, spec) } : {}),
     // node-postgres's result counts the rows (`rowCount`); other clients' `query` answer rows or tuples, so the
     // module must be seen to import the driver.
     ...(operation === "query" && !source.tagged && !rendered.mysqlFirst && importsPg(ctx) ? { changedNothing: (result: string) => `${result}.rowCount === 0` } : {}),
@@ -767,6 +768,25 @@ function recoveryWrite(ctx: RecognizerContext, node: Node, table: string, spec: 
   ${JSON.stringify(sql)},
   [${JSON.stringify(spec.back)}, ${JSON.stringify(spec.stuck)}, ${spec.threshold}],
 )`,
+    count: (result) => `${result}.rowCount ?? 0`,
+    client,
+  };
+}
+
+/**
+ * node-postgres's `client.query(text, values)` on the lock row's client: a DELETE of the lock table's rows whose time
+ * column is older than the threshold (a parameter, milliseconds), or already past, counted by `rowCount`.
+ */
+function staleRowsDelete(ctx: RecognizerContext, node: Node, table: string, spec: StaleRowsSpec): RecoveryWrite | undefined {
+  const client = clientNode(node);
+  if (!client) return undefined;
+  const text = ctx.sourceCode.text;
+  const column = sqlIdentifier(text, spec.timeField);
+  const sql = `DELETE FROM ${sqlIdentifier(text, table)} WHERE ${column} < now()${spec.threshold ? " - $1 * interval '1 millisecond'" : ""}`;
+  return {
+    call: spec.threshold
+      ? `${ctx.sourceCode.getText(client)}.query(\n  ${JSON.stringify(sql)},\n  [${spec.threshold}],\n)`
+      : `${ctx.sourceCode.getText(client)}.query(${JSON.stringify(sql)})`,
     count: (result) => `${result}.rowCount ?? 0`,
     client,
   };

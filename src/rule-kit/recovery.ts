@@ -17,7 +17,7 @@ import type { Claim, LockFacts, Node, RecoveryWrite, TextEdit } from "../core/mo
 import { toBranches } from "../core/model/conditions.js";
 import { normalizeModel } from "../core/model/names.js";
 import { normalizeName } from "../core/model/settings.js";
-import { findVariable } from "../core/reading/values.js";
+import { findVariable, getConstInit, isClockReading, unwrap } from "../core/reading/values.js";
 import { findBelow, freeName, propertyKey, valueText } from "../core/reading/edits.js";
 import { enclosingFunction, isFunction } from "../core/reading/units.js";
 
@@ -141,41 +141,122 @@ export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Cl
   const name = freeName(sourceCode, `recoverStale${model.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("")}`);
   const write = claim.write.recoveryWrite({ field: claim.lock.field, stuck: claim.lock.value.value as string | boolean, back: back.value, stuckText: claim.lock.valueText, backText: back.text, timeField, threshold });
   if (!write) return undefined;
-  const typed = /\.[cm]?tsx?$/.test(filename);
-  const placed = placement(sourceCode, write, fn, top);
-  if (!placed) return undefined;
   const stuck = flag ? `with ${claim.lock.field} = ${String(claim.lock.value.value)}` : String(claim.lock.value.value);
   const backWords = flag ? `${claim.lock.field} = ${String(back.value)}` : String(back.value);
-  const doc = [
-    "/**",
-    ` * Gives ${claim.lock.model} rows left ${stuck} by a holder that died (SIGKILL, OOM, a deploy) back to ${backWords}, once`,
-    ` * ${timeField} has not moved for ${threshold}. Run it from a scheduled sweeper, or before claiming.`,
-    " */",
-  ];
-  const result = typed ? ": Promise<number>" : "";
-  const body = [
-    `${placed.method ? "async " : `${placed.exported ? "export " : ""}async function `}${name}()${result} {`,
-    `  const result = await ${write.call.split("\n").join("\n  ")};`,
-    `  return ${write.count("result")};`,
-    "}",
-  ];
-  const constant = [
+  const edits = assemble(sourceCode, filename, write, fn, top, name, [
+    `Gives ${claim.lock.model} rows left ${stuck} by a holder that died (SIGKILL, OOM, a deploy) back to ${backWords}, once`,
+    `${timeField} has not moved for ${threshold}. Run it from a scheduled sweeper, or before claiming.`,
+  ], [
     `/** How long ${/^[aeiou]/i.test(claim.lock.model) ? "an" : "a"} ${claim.lock.model} row may stay ${stuck} without ${timeField} moving before its holder counts as dead. */`,
     `const ${threshold} = ${DEFAULT_MINUTES} * 60 * 1000;`,
-  ].join("\n");
-  const edits: TextEdit[] = [...write.edits ?? []];
-  if (placed.method) {
-    const indent = lineIndent(sourceCode, placed.after);
-    const start = statementStart(sourceCode, top);
-    edits.push({ range: [start, start], text: `${constant}\n\n` });
-    edits.push({ range: [placed.after.range[1], placed.after.range[1]], text: `\n\n${indented([...doc, ...body].join("\n"), indent)}` });
-  } else {
-    edits.push({ range: [placed.after.range[1], placed.after.range[1]], text: `\n\n${constant}\n\n${[...doc, ...body].join("\n")}` });
-  }
+  ]);
+  if (!edits) return undefined;
   return {
     edits, name, threshold, timeField, backText: back.text,
     ...(flag ? { flag: { held: `${claim.lock.field} = ${String(claim.lock.value.value)}`, free: `${claim.lock.field} = ${back.text}` } } : {}),
   };
+}
+
+/** A lock-row sweep ready to insert (require-stale-recovery's suggestion for a lock row inserted under a unique key). */
+export interface LockRowSweepEdit {
+  readonly edits: readonly TextEdit[];
+  readonly name: string;
+  readonly timeField: string;
+  /** The constant's name where the field is a stamp the holder renews; none where it is an expiry (compared with now). */
+  readonly threshold?: string;
+}
+
+/**
+ * The suggestion's edits for a lock row inserted under a unique key (`claim.insert`): a sweep that deletes the rows
+ * whose holder died. Offered only where the row carries a time its holder keeps moving (`LockFacts.keptMoving`: an
+ * expiry it extends, a heartbeat it stamps) and the insert stamps it too, so a live holder's row is never taken. An
+ * expiry (`new Date(Date.now() + ttl)`) is compared with now; a stamp with a named threshold.
+ */
+export function lockRowSweepEdit(sourceCode: SourceCode, filename: string, claim: Claim, facts: LockFacts): LockRowSweepEdit | undefined {
+  if (!claim.insert || !claim.write.staleRowsDelete) return undefined;
+  const timeField = facts.keptMoving(claim.write.model, claim);
+  const stamp = timeField && claim.write.assignments.find((a) => normalizeName(a.field) === normalizeName(timeField) && a.value.kind === "now");
+  const fn = enclosingFunction(claim.write.node);
+  const top = topStatement(claim.write.node);
+  if (!timeField || !stamp || !fn || !top) return undefined;
+  const expiry = clockAhead(sourceCode, stamp.valueNode);
+  const model = words(claim.lock.model);
+  const Model = model.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("");
+  const threshold = expiry ? undefined : freeName(sourceCode, ["STALE", ...model, "MS"].map((w) => w.toUpperCase()).join("_"));
+  const name = freeName(sourceCode, `remove${expiry ? "Expired" : "Stale"}${Model}`);
+  const write = claim.write.staleRowsDelete({ timeField, ...(threshold ? { threshold } : {}) });
+  if (!write) return undefined;
+  const edits = assemble(sourceCode, filename, write, fn, top, name, wrap(
+    `Removes ${claim.lock.model} rows whose ${timeField} ${threshold ? `has not moved for ${threshold}` : "has passed"}: their holder died ` +
+    "(SIGKILL, OOM, a deploy) without releasing them, and the key stays taken while they remain. Run it from a " +
+    "scheduled sweeper, or before acquiring.",
+  ), threshold ? [
+    `/** How long ${/^[aeiou]/i.test(claim.lock.model) ? "an" : "a"} ${claim.lock.model} row may go without ${timeField} moving before its holder counts as dead. */`,
+    `const ${threshold} = ${DEFAULT_MINUTES} * 60 * 1000;`,
+  ] : undefined);
+  return edits && { edits, name, timeField, ...(threshold ? { threshold } : {}) };
+}
+
+/** `text` in lines of at most 110 characters, broken between words. */
+function wrap(text: string): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && line.length + 1 + word.length > 110) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return line ? [...lines, line] : lines;
+}
+
+/**
+ * `new Date(Date.now() + ttl)`, itself or as the `const` it is read from: an instant ahead of the clock (an expiry),
+ * not a stamp of it.
+ */
+function clockAhead(sourceCode: SourceCode, node: Node): boolean {
+  let n = unwrap(node);
+  if (n.type === "Identifier") {
+    const init = getConstInit(sourceCode as never, n);
+    if (!init) return false;
+    n = unwrap(init);
+  }
+  if (n.type !== "NewExpression" || n.arguments.length !== 1) return false;
+  const arg = unwrap(n.arguments[0] as Node);
+  return arg.type === "BinaryExpression" && arg.operator === "+" && (isClockReading(arg.left as Node) || isClockReading(arg.right as Node));
+}
+
+/**
+ * The edits that add the function `name` calling `write` next to the claiming function `fn` (see `placement`), with
+ * its JSDoc (`doc`, lines without the comment marks) and, above it (or above the class for a method), `constant`.
+ * Types are written only in TypeScript files. Undefined where the client is not in reach there.
+ */
+function assemble(
+  sourceCode: SourceCode, filename: string, write: RecoveryWrite, fn: TSESTree.FunctionLike, top: TSESTree.ProgramStatement,
+  name: string, doc: readonly string[], constant: readonly string[] | undefined,
+): TextEdit[] | undefined {
+  const placed = placement(sourceCode, write, fn, top);
+  if (!placed) return undefined;
+  const result = /\.[cm]?tsx?$/.test(filename) ? ": Promise<number>" : "";
+  const fnText = [
+    "/**",
+    ...doc.map((l) => ` * ${l}`),
+    " */",
+    `${placed.method ? "async " : `${placed.exported ? "export " : ""}async function `}${name}()${result} {`,
+    `  const result = await ${write.call.split("\n").join("\n  ")};`,
+    `  return ${write.count("result")};`,
+    "}",
+  ].join("\n");
+  const constText = constant ? `${constant.join("\n")}\n\n` : "";
+  const edits: TextEdit[] = [...write.edits ?? []];
+  if (placed.method) {
+    const start = statementStart(sourceCode, top);
+    if (constText) edits.push({ range: [start, start], text: constText });
+    edits.push({ range: [placed.after.range[1], placed.after.range[1]], text: `\n\n${indented(fnText, lineIndent(sourceCode, placed.after))}` });
+  } else {
+    edits.push({ range: [placed.after.range[1], placed.after.range[1]], text: `\n\n${constText}${fnText}` });
+  }
+  return edits;
 }
 
 /**

@@ -94,6 +94,12 @@ export interface StateWrite {
    */
   readonly recoveryWrite?: (spec: RecoverySpec) => RecoveryWrite | undefined;
   /**
+   * For an insert of a lock row: the recognizer's way to write the sweep that removes the rows whose holder died, in
+   * its own syntax and on the same client (require-stale-recovery's suggestion for a lock row): one delete of the
+   * rows whose `timeField` is older than the `threshold` constant, or, for an expiry, already past.
+   */
+  readonly staleRowsDelete?: (spec: StaleRowsSpec) => RecoveryWrite | undefined;
+  /**
    * How the code tells, from this write's awaited result held in `result`, that it changed no row:
    * `result.rowCount === 0` (node-postgres), `result.count === 0` (Prisma's `updateMany`), `!result` (a
    * find-and-modify's document). Written so that a result of another shape (an older driver's) never reads as
@@ -118,6 +124,12 @@ export interface RecoverySpec {
   readonly timeField: string;
   /** The name of the constant holding the threshold, in milliseconds. */
   readonly threshold: string;
+}
+
+/** What a lock-row sweep deletes: rows whose `timeField` is older than `threshold` (a constant's name, milliseconds), or, without one, already past (the field is an expiry). */
+export interface StaleRowsSpec {
+  readonly timeField: string;
+  readonly threshold?: string;
 }
 
 /** A recovery write: the call to await, how to read from its result how many rows it freed, and its client. */

@@ -31,6 +31,11 @@ export function valueText(sourceCode: Readonly<TSESLint.SourceCode>, node: Node,
   return found && sourceCode.getText(found);
 }
 
+/** The instant a sweep compares with, as JS: `threshold` milliseconds ago, or now. */
+export function jsCutoff(threshold: string | undefined): string {
+  return threshold ? `new Date(Date.now() - ${threshold})` : "new Date()";
+}
+
 /** A name the module's text does not hold yet (so it binds nothing already): `name`, else `name2`, `name3`… */
 export function freeName(sourceCode: Readonly<TSESLint.SourceCode>, name: string): string {
   if (!sourceCode.text.includes(name)) return name;

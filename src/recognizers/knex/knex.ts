@@ -15,8 +15,8 @@
  * with no table call at its root (`repo.update(a, b)`, `map.delete(k)`, `hash.update(s)`) is not knex.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, Node, RecoverySpec, RecoveryWrite, StateAccess, TextEdit } from "../../core/model/model.js";
-import { propertyKey } from "../../core/reading/edits.js";
+import type { Assignment, AssignedValue, Node, RecoverySpec, RecoveryWrite, StaleRowsSpec, StateAccess, TextEdit } from "../../core/model/model.js";
+import { jsCutoff, propertyKey } from "../../core/reading/edits.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { evaluate, keyName, unwrap } from "../../core/reading/values.js";
 import { type Arg, type Call, KNOWN, LOCKING_LINKS, type Link, NEUTRAL, READS, TRAILING, type TableScope, WHERE_NAME, WRITES, chainDown, chainUp, columnField, fieldOf, isKnexClock, knexRoot, methodName, objectArgument } from "./chains.js";
@@ -124,6 +124,16 @@ function recoveryWrite(ctx: RecognizerContext, table: Node, spec: RecoverySpec):
   };
 }
 
+/** `db("locks").where(time, "<", …).del()` on the lock row's own table expression (as `recoveryWrite`), resolving to the count. */
+function staleRowsDelete(ctx: RecognizerContext, table: Node, spec: StaleRowsSpec): RecoveryWrite | undefined {
+  if (table.type !== "CallExpression" || table.callee.type !== "Identifier" || !table.arguments.every((a) => a.type === "Literal")) return undefined;
+  return {
+    call: `${ctx.sourceCode.getText(table)}.where(${JSON.stringify(spec.timeField)}, "<", ${jsCutoff(spec.threshold)}).del()`,
+    count: (result) => result,
+    client: table.callee,
+  };
+}
+
 function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefined {
   const operation = methodName(call);
   if (!operation) return undefined;
@@ -180,6 +190,7 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
       ...(catchesDuplicate(ctx.sourceCode, call, SQL_DUPLICATE) || (hasLockWord(base.model) && failureEndsAttempt(ctx.sourceCode, call))
         ? { onConflict: "error" as const } : {}),
       assignments: row ? objectAssignments(ctx, scope, row) : [], node: call,
+      staleRowsDelete: (spec) => staleRowsDelete(ctx, unwrap(down.base), spec),
     };
   }
 
@@ -197,6 +208,7 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
       return {
         access: "write", ...base, effect: "insert", onConflict: "ignore", filter: { kind: "and", items: [] },
         assignments: inserted, node: call,
+        staleRowsDelete: (spec) => staleRowsDelete(ctx, unwrap(down.base), spec),
       };
     }
     // The row ends up with the inserted values, or on conflict with `merge({…})`'s (merge() and merge([cols])
