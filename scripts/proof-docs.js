@@ -48,6 +48,22 @@ const scenarios = [
       "never freed, though it runs for more than twice the threshold.",
   },
   {
+    id: "lock-row-sweep",
+    rule: "require-stale-recovery",
+    /** The rule's third scenario: its heading says which. */
+    heading: "the suggested lock-row sweep",
+    question: "Q1",
+    title: "A cron lock row inserted under the job's name, its expiry pushed forward by the holder, the holder killed",
+    services: "PostgreSQL (Knex)",
+    fault: "SIGKILL mid-run",
+    flagged: "The killed holder's row stays: every later run is skipped, also once its expiry has passed.",
+    fixed:
+      "A sweep deletes the rows whose expiry has passed: before the expiry it frees nothing and the next run is skipped; " +
+      "after it, the row goes and the next run completes. A live holder slower than its lease keeps pushing its expiry " +
+      "forward and no sweep takes its row. flagged.js with the rule's suggestion applied (`removeExpiredCronLocks()`) " +
+      "does the same.",
+  },
+  {
     id: "lock-ttl",
     rule: "require-lock-ttl",
     question: "Q1",
