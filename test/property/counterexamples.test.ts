@@ -146,13 +146,15 @@ ruleTester.run("atomic-claim (rows destructured or taken from a result)", atomic
       errors: [{
         messageId: "checkThenAct", line: 4, column: 9,
         data: { model: "jobs", field: "isProcessing", value: "true", checkedWhere: "in JavaScript", checkLine: "3" },
+        // the whole fix: the driver's matchedCount read, and the check's `return false` taken again on 0
         suggestions: [{
-          messageId: "addCondition",
-          data: { model: "jobs", field: "isProcessing", value: "true", checkedWhere: "in JavaScript", checkLine: "3" },
+          messageId: "addConditionAndExit",
+          data: { field: "isProcessing", value: "true", exit: "return false", checkLine: "3" },
           output: `export async function take(id) {
   const [alpha3] = await db.collection("jobs").find({ _id: id }).toArray();
   if (!alpha3 || alpha3.isProcessing === true) return false;
-  await db.collection("jobs").updateOne({ _id: id, isProcessing: { $ne: true } }, { $set: { isProcessing: true } });
+  const claimed = await db.collection("jobs").updateOne({ _id: id, isProcessing: { $ne: true } }, { $set: { isProcessing: true } });
+  if (claimed.matchedCount === 0) return false;
 }`,
         }],
       }],
