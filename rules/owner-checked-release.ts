@@ -131,7 +131,9 @@ export default createRule({
         const token = tokenAt(sourceCode, release);
         const suggest: TSESLint.SuggestionReportDescriptor<"useScript" | "useDelex" | "useOwner">[] = [];
         for (const [how, messageId] of [["script", "useScript"], ["delex", "useDelex"]] as const) {
-          const edit = token !== undefined && release.kind === "plain" ? release.op.edits?.toOwnerCheckedDelete?.(token, how) : undefined;
+          // A GET compared in JavaScript before the DEL (`get-compare`) is left in place: the DEL it guards becomes
+          // the atomic compare-and-delete, and the read before it only skips a call that would delete nothing.
+          const edit = token !== undefined && (release.kind === "plain" || release.kind === "get-compare") ? release.op.edits?.toOwnerCheckedDelete?.(token, how) : undefined;
           if (edit) suggest.push({ messageId, data: { token: token! }, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) });
         }
         // Compared in a helper of another module: its GET is there, named with the helper.

@@ -50,9 +50,61 @@ type Suggestions = ReturnType<typeof fixes> | [];
 const plainDelete = (line: number, column: number, data: ReturnType<typeof releaseData>, suggestions: Suggestions) => ({
   messageId: "plainDelete" as const, line, column, data, suggestions,
 });
-const getCompareDelete = (line: number, column: number, data: ReturnType<typeof releaseData>) => ({
-  messageId: "getCompareDelete" as const, line, column, data, suggestions: [],
+/** A GET compared in JavaScript, then DEL: the DEL becomes the compare-and-delete where the holder's token is in reach. */
+const getCompareDelete = (line: number, column: number, data: ReturnType<typeof releaseData>, suggestions: Suggestions = []) => ({
+  messageId: "getCompareDelete" as const, line, column, data, suggestions,
 });
+/** A release that reads the key and compares it in JavaScript before its DEL. */
+const GET_COMPARE_CLASS = `import Redis from "ioredis";
+const redis = new Redis();
+export class Leader {
+  constructor(private key: string, private id: string) {}
+  async elect() {
+    return (await redis.set(this.key, this.id, "PX", 10000, "NX")) === "OK";
+  }
+  async isLeader() {
+    const current = await redis.get(this.key);
+    return current === this.id;
+  }
+  async resign() {
+    if (await this.isLeader()) await redis.del(this.key);
+  }
+}`;
+
+/** A release that reads the key and compares it in JavaScript before its DEL. */
+const GET_COMPARE_PROTOTYPE = `function Leader(redis, key, id) { this.redis = redis; this.key = key; this.id = id; }
+Leader.prototype.elect = function (done) {
+  this.redis.set(this.key, this.id, "PX", 10000, "NX", done);
+};
+Leader.prototype.isLeader = function (done) {
+  this.redis.get(this.key, function (err, id) {
+    if (err) return done(err);
+    done(null, id === this.id);
+  }.bind(this));
+};
+Leader.prototype.resign = function () {
+  this.isLeader(function (err, leading) {
+    if (leading) this.redis.del(this.key);
+  }.bind(this));
+};
+module.exports = Leader;`;
+
+/** A release that reads the key and compares it in JavaScript before its DEL. */
+const GET_COMPARE_UPSTASH = `import { Redis } from "@upstash/redis";
+
+export class SyncLock {
+  constructor(private readonly redis: Redis, private readonly owner: string) {}
+
+  async lock(job: string): Promise<boolean> {
+    return (await this.redis.set(\`sync:\${job}\`, this.owner, { nx: true, px: 20_000 })) === "OK";
+  }
+
+  async unlock(job: string): Promise<void> {
+    const holder = await this.redis.get<string>(\`sync:\${job}\`);
+    if (holder === this.owner) await this.redis.del(\`sync:\${job}\`);
+  }
+}`;
+
 const constantValue = (line: number, column: number, data: ReturnType<typeof releaseData>) => ({
   messageId: "constantValue" as const, line, column, data, suggestions: [],
 });
@@ -1513,44 +1565,15 @@ export async function acquireLock(key: string, token: string, ttlMs: number): Pr
     },
     {
       // the comparison made in a method of the class the check calls: still a GET, a compare, then a DEL
-      code: `import Redis from "ioredis";
-const redis = new Redis();
-export class Leader {
-  constructor(private key: string, private id: string) {}
-  async elect() {
-    return (await redis.set(this.key, this.id, "PX", 10000, "NX")) === "OK";
-  }
-  async isLeader() {
-    const current = await redis.get(this.key);
-    return current === this.id;
-  }
-  async resign() {
-    if (await this.isLeader()) await redis.del(this.key);
-  }
-}`,
-      errors: [getCompareDelete(13, 44, releaseData("DEL", "`this.key`", 6, 9))],
+      code: GET_COMPARE_CLASS,
+      errors: [getCompareDelete(13, 44, releaseData("DEL", "`this.key`", 6, 9), fixes("ioredis", GET_COMPARE_CLASS, `del(this.key)`, `this.key`, `this.id`))],
     },
     {
       // callback style on a prototype: the helper hands the comparison to its callback, bound with .bind(this);
       // comparing the key's value with the holder's id is what makes the key a lock here, whatever it is called
-      code: `function Leader(redis, key, id) { this.redis = redis; this.key = key; this.id = id; }
-Leader.prototype.elect = function (done) {
-  this.redis.set(this.key, this.id, "PX", 10000, "NX", done);
-};
-Leader.prototype.isLeader = function (done) {
-  this.redis.get(this.key, function (err, id) {
-    if (err) return done(err);
-    done(null, id === this.id);
-  }.bind(this));
-};
-Leader.prototype.resign = function () {
-  this.isLeader(function (err, leading) {
-    if (leading) this.redis.del(this.key);
-  }.bind(this));
-};
-module.exports = Leader;`,
+      code: GET_COMPARE_PROTOTYPE,
       languageOptions: javascript,
-      errors: [getCompareDelete(13, 29, releaseData("DEL", "`this.key`", 3, 6))],
+      errors: [getCompareDelete(13, 29, releaseData("DEL", "`this.key`", 3, 6), fixes("ioredis", GET_COMPARE_PROTOTYPE, `del(this.key)`, `this.key`, `this.id`))],
     },
     {
       // plain JS: the GET compared inline, early return
@@ -1895,21 +1918,8 @@ export async function revalidateOnce(slug: string) {
     },
     {
       // Upstash class: GET, compare with this.owner, DEL
-      code: `import { Redis } from "@upstash/redis";
-
-export class SyncLock {
-  constructor(private readonly redis: Redis, private readonly owner: string) {}
-
-  async lock(job: string): Promise<boolean> {
-    return (await this.redis.set(\`sync:\${job}\`, this.owner, { nx: true, px: 20_000 })) === "OK";
-  }
-
-  async unlock(job: string): Promise<void> {
-    const holder = await this.redis.get<string>(\`sync:\${job}\`);
-    if (holder === this.owner) await this.redis.del(\`sync:\${job}\`);
-  }
-}`,
-      errors: [getCompareDelete(12, 49, releaseData("DEL", '"sync:*"', 7, 11))],
+      code: GET_COMPARE_UPSTASH,
+      errors: [getCompareDelete(12, 49, releaseData("DEL", '"sync:*"', 7, 11), fixes("upstash", GET_COMPARE_UPSTASH, `del(\`sync:\${job}\`)`, `\`sync:\${job}\``, `this.owner`))],
     },
     {
       // Upstash: a deleting script with no compare
