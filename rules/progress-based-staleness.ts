@@ -3,7 +3,7 @@ import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { claimData, lockData } from "../src/rule-kit/messages.js";
 import { getVocabulary, normalizeName, vocabularySchema } from "../src/core/model/settings.js";
-import { formatValue, normalizeModel } from "../src/core/model/names.js";
+import { clockStamp, formatValue, normalizeModel } from "../src/core/model/names.js";
 import { renameTimeField } from "../src/rule-kit/recovery.js";
 import type { TSESLint } from "@typescript-eslint/utils";
 
@@ -95,8 +95,7 @@ export default createRule<MessageId, Options>({
      */
     function useProgress(facts: LockFacts, model: string, start: { field: string; node: Node }, claims: readonly Claim[]): TSESLint.SuggestionReportDescriptor<MessageId>[] {
       const progress = facts.keptMoving(model);
-      const stamps = (claim: Claim) => claim.write.assignments.some((a) => a.value.kind === "now" && normalizeName(a.field) === normalizeName(progress ?? ""));
-      if (!progress || claims.length === 0 || !claims.every(stamps)) return [];
+      if (!progress || claims.length === 0 || !claims.every((claim) => clockStamp(claim.write, progress))) return [];
       const edit = normalizeName(progress) !== normalizeName(start.field) ? renameTimeField(context.sourceCode, start.node, start.field, progress) : undefined;
       if (!edit) return [];
       return [{ messageId: "useProgressField", data: { progressField: progress, model, timeField: start.field }, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }];

@@ -763,11 +763,17 @@ function recoveryWrite(ctx: RecognizerContext, node: Node, table: string, spec: 
   const text = ctx.sourceCode.text;
   const f = sqlIdentifier(text, spec.field);
   const sql = `UPDATE ${sqlIdentifier(text, table)} SET ${f} = $1 WHERE ${f} = $2 AND ${sqlIdentifier(text, spec.timeField)} < now() - $3 * interval '1 millisecond'`;
+  return pgQuery(ctx, client, sql, [JSON.stringify(spec.back), JSON.stringify(spec.stuck), spec.threshold]);
+}
+
+/**
+ * `client.query(text, values)` of node-postgres, as a recovery: the statement and its values (source text), one per
+ * line when there are values; counted by `rowCount` (`?? 0`: the driver types it nullable).
+ */
+function pgQuery(ctx: RecognizerContext, client: Node, sql: string, values: readonly string[]): RecoveryWrite {
+  const receiver = ctx.sourceCode.getText(client);
   return {
-    call: `${ctx.sourceCode.getText(client)}.query(
-  ${JSON.stringify(sql)},
-  [${JSON.stringify(spec.back)}, ${JSON.stringify(spec.stuck)}, ${spec.threshold}],
-)`,
+    call: values.length > 0 ? `${receiver}.query(\n  ${JSON.stringify(sql)},\n  [${values.join(", ")}],\n)` : `${receiver}.query(${JSON.stringify(sql)})`,
     count: (result) => `${result}.rowCount ?? 0`,
     client,
   };
@@ -783,13 +789,7 @@ function staleRowsDelete(ctx: RecognizerContext, node: Node, table: string, spec
   const text = ctx.sourceCode.text;
   const column = sqlIdentifier(text, spec.timeField);
   const sql = `DELETE FROM ${sqlIdentifier(text, table)} WHERE ${column} < now()${spec.threshold ? " - $1 * interval '1 millisecond'" : ""}`;
-  return {
-    call: spec.threshold
-      ? `${ctx.sourceCode.getText(client)}.query(\n  ${JSON.stringify(sql)},\n  [${spec.threshold}],\n)`
-      : `${ctx.sourceCode.getText(client)}.query(${JSON.stringify(sql)})`,
-    count: (result) => `${result}.rowCount ?? 0`,
-    client,
-  };
+  return pgQuery(ctx, client, sql, spec.threshold ? [spec.threshold] : []);
 }
 
 export const sqlRecognizer: Recognizer = {

@@ -15,9 +15,9 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Claim, LockFacts, Node, RecoveryWrite, TextEdit } from "../core/model/model.js";
 import { toBranches } from "../core/model/conditions.js";
-import { normalizeModel } from "../core/model/names.js";
+import { clockStamp, normalizeModel } from "../core/model/names.js";
 import { normalizeName } from "../core/model/settings.js";
-import { findVariable, getConstInit, isClockReading, unwrap } from "../core/reading/values.js";
+import { findVariable, readsClockAhead } from "../core/reading/values.js";
 import { findBelow, freeName, propertyKey, valueText } from "../core/reading/edits.js";
 import { enclosingFunction, isFunction } from "../core/reading/units.js";
 
@@ -129,7 +129,7 @@ export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Cl
   if (!back || !timeField) return undefined;
   // The claim stamps it too: else a row claimed again keeps the stamp of its last run (or none) until the first
   // beat, and the recovery would free a holder that has just started (or never free one killed before it beats).
-  if (!claim.write.assignments.some((a) => normalizeName(a.field) === normalizeName(timeField) && a.value.kind === "now")) return undefined;
+  if (!clockStamp(claim.write, timeField)) return undefined;
   const fn = enclosingFunction(claim.write.node);
   const top = topStatement(claim.write.node);
   if (!fn || !top) return undefined;
@@ -175,11 +175,11 @@ export interface LockRowSweepEdit {
 export function lockRowSweepEdit(sourceCode: SourceCode, filename: string, claim: Claim, facts: LockFacts): LockRowSweepEdit | undefined {
   if (!claim.insert || !claim.write.staleRowsDelete) return undefined;
   const timeField = facts.keptMoving(claim.write.model, claim);
-  const stamp = timeField && claim.write.assignments.find((a) => normalizeName(a.field) === normalizeName(timeField) && a.value.kind === "now");
+  const stamp = timeField && clockStamp(claim.write, timeField);
   const fn = enclosingFunction(claim.write.node);
   const top = topStatement(claim.write.node);
   if (!timeField || !stamp || !fn || !top) return undefined;
-  const expiry = clockAhead(sourceCode, stamp.valueNode);
+  const expiry = readsClockAhead(sourceCode, stamp.valueNode);
   const model = words(claim.lock.model);
   const Model = model.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("");
   const threshold = expiry ? undefined : freeName(sourceCode, ["STALE", ...model, "MS"].map((w) => w.toUpperCase()).join("_"));
@@ -208,22 +208,6 @@ function wrap(text: string): string[] {
     } else line = line ? `${line} ${word}` : word;
   }
   return line ? [...lines, line] : lines;
-}
-
-/**
- * `new Date(Date.now() + ttl)`, itself or as the `const` it is read from: an instant ahead of the clock (an expiry),
- * not a stamp of it.
- */
-function clockAhead(sourceCode: SourceCode, node: Node): boolean {
-  let n = unwrap(node);
-  if (n.type === "Identifier") {
-    const init = getConstInit(sourceCode as never, n);
-    if (!init) return false;
-    n = unwrap(init);
-  }
-  if (n.type !== "NewExpression" || n.arguments.length !== 1) return false;
-  const arg = unwrap(n.arguments[0] as Node);
-  return arg.type === "BinaryExpression" && arg.operator === "+" && (isClockReading(arg.left as Node) || isClockReading(arg.right as Node));
 }
 
 /**

@@ -863,9 +863,15 @@ function checkBefore(mod: Module, write: StateWrite, field: string, value: Stati
   const guards = mod.guards(write);
   if (guards.length > 0 && allBranchesExclude(mod.pathCondition(write), field, value)) {
     const accepts = (o: Node) => mod.objectIsModel(o, write.model);
-    const guard = guards.find((g) => allBranchesExclude(pathCondition(mod.sourceCode, g, accepts), field, value)) ?? guards[0]!;
+    // The guard that excludes the value (else the first), with its path condition, each computed once.
+    let chosen: { guard: Guard; path: Condition } | undefined;
+    for (const g of guards) {
+      const path = pathCondition(mod.sourceCode, g, accepts);
+      if (allBranchesExclude(path, field, value)) { chosen = { guard: g, path }; break; }
+    }
+    const { guard, path } = chosen ?? { guard: guards[0]!, path: pathCondition(mod.sourceCode, guards[0]!, accepts) };
     // The one value the check lets through, where it pins one (`if (job.status !== "QUEUED") return`).
-    const allowed = toBranches(pathCondition(mod.sourceCode, guard, accepts)).map((b) => allowedIn(b, field));
+    const allowed = toBranches(path).map((b) => allowedIn(b, field));
     const only = allowed.map((a) => (a !== "any" && "only" in a && a.only.length === 1 ? a.only[0] : undefined));
     const requires = only.length > 0 && only.every((v) => v !== undefined && sameValue(v, only[0]!)) && !sameValue(only[0]!, value) ? only[0] : undefined;
     return { kind: "if", node: guard.test, timeFields: [], ...(requires ? { requires } : {}) };

@@ -3,7 +3,7 @@
  * client named it (a Prisma delegate, a TypeORM entity, a raw SQL table); and values, as claims and recoveries
  * compare them (`IN_PROGRESS` = `in-progress`).
  */
-import type { Claim, StaticValue } from "./model.js";
+import type { Assignment, Claim, StateWrite, StaticValue } from "./model.js";
 import { normalizeName } from "./settings.js";
 
 /**
@@ -25,6 +25,11 @@ export function sameValue(a: StaticValue, b: StaticValue): boolean {
     return a.value.replace(/[-_\s]/g, "").toLowerCase() === b.value.replace(/[-_\s]/g, "").toLowerCase();
   }
   return a.value === b.value;
+}
+
+/** The write's assignment of `field` with a clock reading (`heartbeatAt: new Date()`, `updated_at = now()`), if any. */
+export function clockStamp(write: StateWrite, field: string): Assignment | undefined {
+  return write.assignments.find((a) => a.value.kind === "now" && normalizeName(a.field) === normalizeName(field));
 }
 
 export function formatValue(v: StaticValue): string {

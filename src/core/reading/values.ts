@@ -258,6 +258,22 @@ export function isClockReading(node: Node): boolean {
   return false;
 }
 
+/**
+ * `new Date(Date.now() + ttl)`, itself or as the `const` it is read from: an instant ahead of the clock (an expiry),
+ * where `isClockReading` sees a reading of it.
+ */
+export function readsClockAhead(sourceCode: SourceCode, node: Node): boolean {
+  let n = unwrap(node);
+  if (n.type === "Identifier") {
+    const init = getConstInit(sourceCode, n);
+    if (!init) return false;
+    n = unwrap(init);
+  }
+  if (n.type !== "NewExpression" || n.arguments.length !== 1) return false;
+  const arg = unwrap(n.arguments[0] as Node);
+  return arg.type === "BinaryExpression" && arg.operator === "+" && (isClockReading(arg.left as Node) || isClockReading(arg.right as Node));
+}
+
 /** An object literal, inline or held by a `const` (`const where = { … }; update({ where })`). */
 export function objectLiteral(sourceCode: SourceCode, node: Node | undefined): TSESTree.ObjectExpression | undefined {
   if (!node || node.type === "SpreadElement") return undefined;

@@ -107,13 +107,18 @@ function updateAssignments(ctx: RecognizerContext, scope: TableScope, args: read
   return column.type === "Identifier" || column.type === "MemberExpression" ? [] : undefined;
 }
 
+/** `db("jobs")`: the instance called with literal arguments, which another call can repeat to name the same table. */
+function namesTableInPlace(table: Node): table is TSESTree.CallExpression & { callee: TSESTree.Identifier } {
+  return table.type === "CallExpression" && table.callee.type === "Identifier" && table.arguments.every((a) => a.type === "Literal");
+}
+
 /**
  * `db("jobs").where(…).where(time, "<", …).update(…)` on the claim's own table expression, when that is the
  * instance called with literal arguments (`db("jobs")`): the recovery then names the same table through the same
  * instance, and resolves to the number of rows it updated.
  */
 function recoveryWrite(ctx: RecognizerContext, table: Node, spec: RecoverySpec): RecoveryWrite | undefined {
-  if (table.type !== "CallExpression" || table.callee.type !== "Identifier" || !table.arguments.every((a) => a.type === "Literal")) return undefined;
+  if (!namesTableInPlace(table)) return undefined;
   return {
     call: `${ctx.sourceCode.getText(table)}
   .where(${JSON.stringify(spec.field)}, ${spec.stuckText})
@@ -126,7 +131,7 @@ function recoveryWrite(ctx: RecognizerContext, table: Node, spec: RecoverySpec):
 
 /** `db("locks").where(time, "<", …).del()` on the lock row's own table expression (as `recoveryWrite`), resolving to the count. */
 function staleRowsDelete(ctx: RecognizerContext, table: Node, spec: StaleRowsSpec): RecoveryWrite | undefined {
-  if (table.type !== "CallExpression" || table.callee.type !== "Identifier" || !table.arguments.every((a) => a.type === "Literal")) return undefined;
+  if (!namesTableInPlace(table)) return undefined;
   return {
     call: `${ctx.sourceCode.getText(table)}.where(${JSON.stringify(spec.timeField)}, "<", ${jsCutoff(spec.threshold)}).del()`,
     count: (result) => result,
