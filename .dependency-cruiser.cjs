@@ -4,18 +4,44 @@
 // and on any import cycle.
 const stage = (name) => `^src/core/${name}/`;
 const above = {
-  model: ["^src/core/(languages|reading|facts)/", "^src/(recognizers|rule-kit|audit|formatters)/", "^rules/", "^src/index\\.ts$"],
-  languages: ["^src/core/(reading|facts)/", "^src/(recognizers|rule-kit|audit|formatters)/", "^rules/", "^src/index\\.ts$"],
-  reading: ["^src/core/(languages|facts)/", "^src/(recognizers|rule-kit|audit|formatters)/", "^rules/", "^src/index\\.ts$"],
+  model: [
+    "^src/core/(languages|reading|facts)/",
+    "^src/(recognizers|rule-kit|audit|formatters)/",
+    "^rules/",
+    "^src/index\\.ts$",
+  ],
+  languages: [
+    "^src/core/(reading|facts)/",
+    "^src/(recognizers|rule-kit|audit|formatters)/",
+    "^rules/",
+    "^src/index\\.ts$",
+  ],
+  reading: [
+    "^src/core/(languages|facts)/",
+    "^src/(recognizers|rule-kit|audit|formatters)/",
+    "^rules/",
+    "^src/index\\.ts$",
+  ],
   facts: ["^src/core/summaries/", "^src/(recognizers|rule-kit|audit|formatters)/", "^rules/", "^src/index\\.ts$"],
   // Function summaries read the accesses the recognizers made and hand instances to the facts, beside them.
-  summaries: ["^src/core/(languages|facts)/", "^src/(recognizers|rule-kit|audit|formatters)/", "^rules/", "^src/index\\.ts$"],
+  summaries: [
+    "^src/core/(languages|facts)/",
+    "^src/(recognizers|rule-kit|audit|formatters)/",
+    "^rules/",
+    "^src/index\\.ts$",
+  ],
 };
 
 /** @type {import("dependency-cruiser").IConfiguration} */
 module.exports = {
   forbidden: [
-    { name: "no-cycle", severity: "error", comment: "Imports run one way: no module may reach itself again.", from: {}, to: { circular: true } },
+    {
+      name: "no-cycle",
+      severity: "error",
+      comment: "Imports run one way: no module may reach itself again.",
+      from: {},
+      to: { circular: true },
+    },
     ...Object.entries(above).map(([name, upper]) => ({
       name: `${name}-imports-only-below`,
       severity: "error",
@@ -26,9 +52,12 @@ module.exports = {
     {
       name: "recognizers-read-no-facts",
       severity: "error",
-      comment: "A recognizer turns one store's calls into the model; it reads code and languages, never facts or the rule kit.",
+      comment:
+        "A recognizer turns one store's calls into the model; it reads code and languages, never facts or the rule kit.",
       from: { path: "^src/recognizers/" },
-      to: { path: ["^src/core/(facts|summaries)/", "^src/(rule-kit|audit|formatters)/", "^rules/", "^src/index\\.ts$"] },
+      to: {
+        path: ["^src/core/(facts|summaries)/", "^src/(rule-kit|audit|formatters)/", "^rules/", "^src/index\\.ts$"],
+      },
     },
     {
       name: "rule-kit-below-rules",

@@ -1,2 +1,5 @@
 // Types for bench/app-corpus.js, which scripts run as plain JavaScript and the zero-crash test imports.
-export function fetchAppCorpus(options?: { root?: string; log?: (line: string) => void }): { fetched: string[]; present: string[] };
+export function fetchAppCorpus(options?: { root?: string; log?: (line: string) => void }): {
+  fetched: string[];
+  present: string[];
+};

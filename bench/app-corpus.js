@@ -38,14 +38,22 @@ export function fetchAppCorpus(options = {}) {
     const tmp = mkdtempSync(join(dirname(parent), ".fetch-"));
     try {
       log(`fetching ${pkg.name}@${pkg.version}`);
-      const out = execFileSync("npm", ["pack", `${pkg.name}@${pkg.version}`, "--pack-destination", tmp, "--json", "--silent"], {
-        cwd: tmp, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"],
-      });
+      const out = execFileSync(
+        "npm",
+        ["pack", `${pkg.name}@${pkg.version}`, "--pack-destination", tmp, "--json", "--silent"],
+        {
+          cwd: tmp,
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
       const [packed] = JSON.parse(out);
       const tarball = join(tmp, packed.filename);
       const integrity = integrityOf(tarball);
       if (integrity !== pkg.integrity) {
-        throw new Error(`${pkg.name}@${pkg.version}: the tarball's integrity is ${integrity}, bench/app-corpus.json records ${pkg.integrity}`);
+        throw new Error(
+          `${pkg.name}@${pkg.version}: the tarball's integrity is ${integrity}, bench/app-corpus.json records ${pkg.integrity}`,
+        );
       }
       const unpacked = join(tmp, "unpacked");
       mkdirSync(unpacked);
@@ -64,7 +72,9 @@ export function fetchAppCorpus(options = {}) {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   try {
     const { fetched, present } = fetchAppCorpus({ log: (line) => console.error(line) });
-    console.error(`application corpus: ${fetched.length} fetched, ${present.length} already there (node_modules/.cache/locks-app-corpus/)`);
+    console.error(
+      `application corpus: ${fetched.length} fetched, ${present.length} already there (node_modules/.cache/locks-app-corpus/)`,
+    );
   } catch (error) {
     console.error(error instanceof Error ? error.message : error);
     process.exit(1);

@@ -11,7 +11,14 @@ export const appCorpusConfigPath = fileURLToPath(new URL("app-corpus.json", impo
 
 /** Where bench/app-corpus.js puts one package of the application corpus: its tarball's `package/` folder. */
 export function appCorpusDir(pkg, root = repoRoot) {
-  return join(root, "node_modules", ".cache", "locks-app-corpus", `${pkg.name.replace("/", "+")}@${pkg.version}`, "package");
+  return join(
+    root,
+    "node_modules",
+    ".cache",
+    "locks-app-corpus",
+    `${pkg.name.replace("/", "+")}@${pkg.version}`,
+    "package",
+  );
 }
 
 const DECLARATION = /\.d\.[cm]?ts$/;
@@ -25,7 +32,9 @@ function walk(dir, excluded) {
   const stat = statSync(dir);
   if (stat.isFile()) return [dir];
   const out = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  )) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
       if (entry.name === "node_modules" || excluded.has(path)) continue;
@@ -57,7 +66,9 @@ export function listCorpus(options = {}) {
   for (const pkg of config.packages) {
     const pinned = manifest.devDependencies?.[pkg.name];
     if (!application && pinned !== pkg.version) {
-      problems.push(`${pkg.name}: bench/corpus.json pins ${pkg.version}, package.json devDependencies has ${pinned ?? "nothing"}`);
+      problems.push(
+        `${pkg.name}: bench/corpus.json pins ${pkg.version}, package.json devDependencies has ${pinned ?? "nothing"}`,
+      );
     }
     const dir = application ? appCorpusDir(pkg, root) : join(root, "node_modules", ...pkg.name.split("/"));
     const manifestFile = join(dir, "package.json");
@@ -97,13 +108,23 @@ export function listCorpus(options = {}) {
     filesByPackage[pkg.name] = own;
     files.push(...own);
   }
-  if (problems.length > 0) throw new Error(`The ${application ? "application" : "benchmark"} corpus is not as pinned:\n  ${problems.join("\n  ")}`);
+  if (problems.length > 0)
+    throw new Error(
+      `The ${application ? "application" : "benchmark"} corpus is not as pinned:\n  ${problems.join("\n  ")}`,
+    );
   const total = files.length;
   const limit = options.limit;
-  const chosen = limit !== undefined && limit < total
-    ? Array.from({ length: limit }, (_, i) => files[Math.floor((i * total) / limit)])
-    : files;
-  return { files: chosen, total, packages, filesByPackage, skipped: { declarations: skippedDeclarations, large: skippedLarge } };
+  const chosen =
+    limit !== undefined && limit < total
+      ? Array.from({ length: limit }, (_, i) => files[Math.floor((i * total) / limit)])
+      : files;
+  return {
+    files: chosen,
+    total,
+    packages,
+    filesByPackage,
+    skipped: { declarations: skippedDeclarations, large: skippedLarge },
+  };
 }
 
 /** A corpus path as shown in reports: `node_modules/bullmq/dist/esm/classes/job.js`. */

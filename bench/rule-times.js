@@ -50,11 +50,12 @@ const benchRules = {
 for (let i = 0; i <= ruleIds.length; i++) {
   benchRules[`mark${i}`] = {
     meta: { type: "problem", schema: [] },
-    create: (context) => onLockFacts(context, () => {
-      marks.push(cpuNow());
-      if (i === 0) splitMs.build += marks[1] - marks[0];
-      else splitMs[ruleIds[i - 1]] += marks[i + 1] - marks[i];
-    }),
+    create: (context) =>
+      onLockFacts(context, () => {
+        marks.push(cpuNow());
+        if (i === 0) splitMs.build += marks[1] - marks[0];
+        else splitMs[ruleIds[i - 1]] += marks[i + 1] - marks[i];
+      }),
   };
 }
 const splitRules = { "bench/begin": "error", "bench/mark0": "error" };
@@ -110,7 +111,8 @@ for (let start = 0, chunkIndex = 0; start < job.files.length; start += job.chunk
   // per node.
   t = cpuNow();
   for (const { file, sourceCode } of parsed) {
-    for (const m of linter.verify(sourceCode, configs.strict, verifyOptions(file))) findings[m.ruleId] = (findings[m.ruleId] ?? 0) + 1;
+    for (const m of linter.verify(sourceCode, configs.strict, verifyOptions(file)))
+      findings[m.ruleId] = (findings[m.ruleId] ?? 0) + 1;
   }
   firstSightCpuMs += cpuNow() - t;
 
@@ -125,13 +127,16 @@ for (let start = 0, chunkIndex = 0; start < job.files.length; start += job.chunk
 }
 
 const perRound = (ms) => ms / job.rounds;
-writeFileSync(resultFile, JSON.stringify({
-  files: job.files.length,
-  rounds: job.rounds,
-  parseCpuMs,
-  cpuMs: Object.fromEntries(Object.entries(cpuMs).map(([s, ms]) => [s, perRound(ms)])),
-  splitMs: Object.fromEntries(Object.entries(splitMs).map(([s, ms]) => [s, perRound(ms)])),
-  firstSightCpuMs: firstSightCpuMs - perRound(cpuMs.strict),
-  findings,
-  fatal,
-}));
+writeFileSync(
+  resultFile,
+  JSON.stringify({
+    files: job.files.length,
+    rounds: job.rounds,
+    parseCpuMs,
+    cpuMs: Object.fromEntries(Object.entries(cpuMs).map(([s, ms]) => [s, perRound(ms)])),
+    splitMs: Object.fromEntries(Object.entries(splitMs).map(([s, ms]) => [s, perRound(ms)])),
+    firstSightCpuMs: firstSightCpuMs - perRound(cpuMs.strict),
+    findings,
+    fatal,
+  }),
+);

@@ -40,7 +40,10 @@ function pluginListenerKeys(plugin) {
 }
 
 function benchRule(name, create) {
-  return { plugins: { bench: { rules: { [name]: { meta: { type: "problem", schema: [] }, create } } } }, rules: { [`bench/${name}`]: "error" } };
+  return {
+    plugins: { bench: { rules: { [name]: { meta: { type: "problem", schema: [] }, create } } } },
+    rules: { [`bench/${name}`]: "error" },
+  };
 }
 
 /**
@@ -56,7 +59,8 @@ export async function setupConfig(setup, tsParser) {
     const { default: tseslint } = await import("typescript-eslint");
     // Rules and plugins only: the parser and its options stay the floor's.
     const rulesOnly = tseslint.configs.recommended.map((entry) =>
-      Object.fromEntries(Object.entries(entry).filter(([key]) => key !== "languageOptions")));
+      Object.fromEntries(Object.entries(entry).filter(([key]) => key !== "languageOptions")),
+    );
     return [unignore, base, ...rulesOnly];
   }
   const { default: locks } = await import("../dist/src/index.js");

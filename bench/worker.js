@@ -65,21 +65,24 @@ for (const result of results) {
 gcObserver.disconnect();
 
 const usage = process.resourceUsage();
-writeFileSync(resultFile, JSON.stringify({
-  setup: job.setup,
-  eslint: job.eslint,
-  stats: job.stats,
-  files: results.length,
-  // From the worker's first line (after Node's own start-up) to the end of the lint: what `eslint` costs a user.
-  wallMs: linted - started,
-  eslintLoadMs: eslintLoaded - started,
-  configLoadMs: configLoaded - eslintLoaded,
-  lintMs: linted - configLoaded,
-  cpuMs: (usage.userCPUTime + usage.systemCPUTime) / 1000,
-  gcMs,
-  gcCount,
-  maxRssMb: usage.maxRSS / 1024,
-  findings,
-  fatal,
-  ...(job.stats ? { parseMs, statsTotalMs, ruleMs } : {}),
-}));
+writeFileSync(
+  resultFile,
+  JSON.stringify({
+    setup: job.setup,
+    eslint: job.eslint,
+    stats: job.stats,
+    files: results.length,
+    // From the worker's first line (after Node's own start-up) to the end of the lint: what `eslint` costs a user.
+    wallMs: linted - started,
+    eslintLoadMs: eslintLoaded - started,
+    configLoadMs: configLoaded - eslintLoaded,
+    lintMs: linted - configLoaded,
+    cpuMs: (usage.userCPUTime + usage.systemCPUTime) / 1000,
+    gcMs,
+    gcCount,
+    maxRssMb: usage.maxRSS / 1024,
+    findings,
+    fatal,
+    ...(job.stats ? { parseMs, statsTotalMs, ruleMs } : {}),
+  }),
+);

@@ -10,7 +10,8 @@ export default createRule({
     type: "problem",
     hasSuggestions: true,
     docs: {
-      description: "Disallow claims that let a second caller in: a status tested in JavaScript and then written unconditionally, or a lock acquire whose failure the work ignores",
+      description:
+        "Disallow claims that let a second caller in: a status tested in JavaScript and then written unconditionally, or a lock acquire whose failure the work ignores",
       recommended: true,
       question: "Q3",
     },
@@ -28,19 +29,31 @@ export default createRule({
         "Q3 (is the acquire race-safe?): this acquire of {{name}} throws when another worker holds the lock, but the `catch` at line {{catchLine}} goes on, and the work after the `try` runs whether or not the lock was taken, so every worker does it. Leave when the acquire fails: return or rethrow in the `catch`, or do the work inside the `try`.",
       holderFromKey:
         "Q3 (is the claim race-safe?): this write takes the lock row in {{model}} where it is free or already held by {{owner}}, but {{owner}} is written with a value made of {{sources}}, as the lock's {{keyField}} is: every caller of this lock writes the same holder, so each one counts as the holder and re-enters the lock another caller holds. Write a value unique to this acquire (a random token the caller keeps) as {{owner}}, and release and renew with it.",
-      addCondition: "Require {{field}} to differ from {{value}} in the write's filter (then treat zero affected rows, or a not-found error, as already claimed).",
-      addConditionAndExit: "Require {{field}} to differ from {{value}} in the write's filter, and `{{exit}}` as the check at line {{checkLine}} does when the write changes no row (another caller claimed it).",
-      requireValue: "Require {{field}} = {{required}} in the write's filter, as the check at line {{checkLine}} does (then treat zero affected rows, or a not-found error, as already claimed).",
-      requireValueAndExit: "Require {{field}} = {{required}} in the write's filter, and `{{exit}}` as the check at line {{checkLine}} does when the write changes no row (another caller claimed it).",
+      addCondition:
+        "Require {{field}} to differ from {{value}} in the write's filter (then treat zero affected rows, or a not-found error, as already claimed).",
+      addConditionAndExit:
+        "Require {{field}} to differ from {{value}} in the write's filter, and `{{exit}}` as the check at line {{checkLine}} does when the write changes no row (another caller claimed it).",
+      requireValue:
+        "Require {{field}} = {{required}} in the write's filter, as the check at line {{checkLine}} does (then treat zero affected rows, or a not-found error, as already claimed).",
+      requireValueAndExit:
+        "Require {{field}} = {{required}} in the write's filter, and `{{exit}}` as the check at line {{checkLine}} does when the write changes no row (another caller claimed it).",
     },
   },
   create(context) {
     return onLockFacts(context, (facts) => {
       for (const { acquire, handler, name } of facts.ignoredAcquireFailures) {
-        context.report({ node: acquire, messageId: "acquireFailureIgnored", data: { name, catchLine: String(handler.loc.start.line) } });
+        context.report({
+          node: acquire,
+          messageId: "acquireFailureIgnored",
+          data: { name, catchLine: String(handler.loc.start.line) },
+        });
       }
       for (const { claim, owner, keyField, sources } of facts.keyDerivedHolders) {
-        context.report({ node: claim.write.node, messageId: "holderFromKey", data: { model: claim.lock.model, owner: owner.field, keyField, sources: sources.join(", ") } });
+        context.report({
+          node: claim.write.node,
+          messageId: "holderFromKey",
+          data: { model: claim.lock.model, owner: owner.field, keyField, sources: sources.join(", ") },
+        });
       }
       for (const claim of facts.claims) {
         if (!claim.check) continue;
@@ -53,7 +66,11 @@ export default createRule({
         if (claim.unenforced) {
           const list = (fields: readonly string[]) => `(${fields.join(", ")})`;
           const keys = claim.unenforced.keys.map(list).join(", ") || "none";
-          context.report({ node: claim.write.node, messageId: "checkThenInsert", data: { model: data.model, checkLine: data.checkLine, fields: list(claim.unenforced.fields), keys } });
+          context.report({
+            node: claim.write.node,
+            messageId: "checkThenInsert",
+            data: { model: data.model, checkLine: data.checkLine, fields: list(claim.unenforced.fields), keys },
+          });
           continue;
         }
         if (claim.keyed) {
@@ -62,7 +79,8 @@ export default createRule({
         }
         // The condition repeats the check: the one value it lets through where it pins one (a row that finished
         // meanwhile is not taken again), else the claimed value excluded.
-        const required = claim.check.requires && valueText(context.sourceCode, claim.check.node, claim.check.requires.value);
+        const required =
+          claim.check.requires && valueText(context.sourceCode, claim.check.node, claim.check.requires.value);
         const edit = required
           ? claim.write.addPredicate?.(claim.lock.field, "eq", required)
           : claim.write.addPredicate?.(claim.lock.field, "ne", claim.lock.valueText);
@@ -73,16 +91,32 @@ export default createRule({
         const condition = required
           ? { messageId: "requireValue" as const, data: { field: data.field, required, checkLine } }
           : { messageId: "addCondition" as const, data };
-        const whole = exit && (required
-          ? { messageId: "requireValueAndExit" as const, data: { field: data.field, required, exit: exit.exit, checkLine } }
-          : { messageId: "addConditionAndExit" as const, data: { field: data.field, value: data.value, exit: exit.exit, checkLine } });
+        const whole =
+          exit &&
+          (required
+            ? {
+                messageId: "requireValueAndExit" as const,
+                data: { field: data.field, required, exit: exit.exit, checkLine },
+              }
+            : {
+                messageId: "addConditionAndExit" as const,
+                data: { field: data.field, value: data.value, exit: exit.exit, checkLine },
+              });
         context.report({
           node: claim.write.node,
           messageId: "checkThenAct",
           data,
-          suggest: !edit ? [] : whole
-            ? [{ ...whole, fix: (fixer) => [edit, ...exit.edits].map((e) => fixer.replaceTextRange([e.range[0], e.range[1]], e.text)) }]
-            : [{ ...condition, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }],
+          suggest: !edit
+            ? []
+            : whole
+              ? [
+                  {
+                    ...whole,
+                    fix: (fixer) =>
+                      [edit, ...exit.edits].map((e) => fixer.replaceTextRange([e.range[0], e.range[1]], e.text)),
+                  },
+                ]
+              : [{ ...condition, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }],
         });
       }
     });

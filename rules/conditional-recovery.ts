@@ -56,15 +56,25 @@ export default createRule({
           rowFilter: describeRowFilter(recovery.write.filter),
           ...(recovery.check ? checkData(recovery.check) : { checkedWhere: "", checkLine: "" }),
         };
-        const edit = flaw === "missing-status"
-          ? recovery.write.addPredicate?.(recovery.lock.field, "eq", recovery.lock.valueText)
-          : undefined;
+        const edit =
+          flaw === "missing-status"
+            ? recovery.write.addPredicate?.(recovery.lock.field, "eq", recovery.lock.valueText)
+            : undefined;
         context.report({
           node: recovery.write.node,
-          messageId: recovery.claim.insert && flaw === "check-in-js" && !sweep ? "lockRowCheckInJs" : MESSAGES[flaw][sweep ? 1 : 0],
+          messageId:
+            recovery.claim.insert && flaw === "check-in-js" && !sweep
+              ? "lockRowCheckInJs"
+              : MESSAGES[flaw][sweep ? 1 : 0],
           data,
           suggest: edit
-            ? [{ messageId: "addStatus", data, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }]
+            ? [
+                {
+                  messageId: "addStatus",
+                  data,
+                  fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text),
+                },
+              ]
             : [],
         });
       };
@@ -76,7 +86,8 @@ export default createRule({
       // boot, every holder of a single instance is dead.
       for (const sweep of facts.sweeps()) {
         const flaw = sweep.flaws[0];
-        if (!flaw || seen.has(sweep.write.node) || (flaw === "missing-time" && !runsRepeatedly(sweep.write.node))) continue;
+        if (!flaw || seen.has(sweep.write.node) || (flaw === "missing-time" && !runsRepeatedly(sweep.write.node)))
+          continue;
         report(sweep, true);
       }
     });

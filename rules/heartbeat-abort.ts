@@ -6,7 +6,8 @@ import { stopWorkEdit } from "../src/rule-kit/stop-work.js";
 /** How a lost lease shows in the renewal's result, for messages. */
 function signalText(renewal: Renewal): string {
   if (renewal.via === "database") return "it matches no row once the lease is lost";
-  if (renewal.command === "compare-and-expire script") return "it returns 0 once the key no longer holds this holder's token";
+  if (renewal.command === "compare-and-expire script")
+    return "it returns 0 once the key no longer holds this holder's token";
   return `${renewal.command} returns 0 once the key is gone`;
 }
 
@@ -20,14 +21,16 @@ export default createRule({
   meta: {
     type: "problem",
     docs: {
-      description: "Require a heartbeat to stop the work when lease renewal fails, and to renew only a lock it still owns",
+      description:
+        "Require a heartbeat to stop the work when lease renewal fails, and to renew only a lock it still owns",
       recommended: true,
       question: "Q2",
     },
     hasSuggestions: true,
     schema: [],
     messages: {
-      stopWork: "Stop the work where the renewal's failure is caught, with what the module has for it: `{{statement}}`.",
+      stopWork:
+        "Stop the work where the renewal's failure is caught, with what the module has for it: `{{statement}}`.",
       notAwaited:
         "Q2 (how do you tell alive from dead?): the promise of this renewal of {{lock}} ({{where}}) is dropped at line {{dropLine}}, neither awaited nor handled, so when the renewal fails nothing stops the work, which goes on after its lease has lapsed. Await it (or attach a handler) and stop the work when it fails, for example by aborting an AbortController the work honours.",
       escapesTimer:
@@ -57,7 +60,11 @@ export default createRule({
         const key = `${renewal.loc.start.line}:${renewal.loc.start.column}`;
         if (seen.has(key)) continue;
         const base = { lock: renewal.lock, where: whereText(renewal) };
-        const report = (messageId: Parameters<typeof context.report>[0]["messageId"], data: Record<string, string> = {}, handler?: Node): void => {
+        const report = (
+          messageId: Parameters<typeof context.report>[0]["messageId"],
+          data: Record<string, string> = {},
+          handler?: Node,
+        ): void => {
           seen.add(key);
           // Where the failure is caught and the work goes on, stop it there with what the module has for it.
           const stop = handler ? stopWorkEdit(context.sourceCode, handler) : undefined;
@@ -65,12 +72,24 @@ export default createRule({
             loc: renewal.loc,
             messageId,
             data: { ...base, ...data },
-            suggest: stop ? [{ messageId: "stopWork", data: { statement: stop.statement }, fix: (fixer) => fixer.replaceTextRange([stop.edit.range[0], stop.edit.range[1]], stop.edit.text) }] : [],
+            suggest: stop
+              ? [
+                  {
+                    messageId: "stopWork",
+                    data: { statement: stop.statement },
+                    fix: (fixer) => fixer.replaceTextRange([stop.edit.range[0], stop.edit.range[1]], stop.edit.text),
+                  },
+                ]
+              : [],
           });
         };
         if (!renewal.owned) {
           if (renewal.via === "database") report("unfencedHeartbeat", { rowFilter: renewal.rowFilter ?? "its filter" });
-          else if (renewal.comparedGet) report("getCompareRenewal", { command: renewal.command, getLine: String(renewal.comparedGet.loc.start.line) });
+          else if (renewal.comparedGet)
+            report("getCompareRenewal", {
+              command: renewal.command,
+              getLine: String(renewal.comparedGet.loc.start.line),
+            });
           else report("unownedRenewal", { command: renewal.command });
           continue;
         }

@@ -13,7 +13,6 @@ function commandName(op: KvOp): string {
   return (op.command === "script" ? "script" : "DEL") + throughHelper(op);
 }
 
-
 /**
  * The acquire's token as an expression that means the same thing at the release: the same variable in scope,
  * or the same `this.field`. Without one no rewrite is offered (it would invent a name).
@@ -43,7 +42,8 @@ export default createRule({
     type: "problem",
     hasSuggestions: true,
     docs: {
-      description: "Require a lock (a key-value lock, a lock row or an in-process lock table) to be released only by its owner, in one atomic compare-and-delete",
+      description:
+        "Require a lock (a key-value lock, a lock row or an in-process lock table) to be released only by its owner, in one atomic compare-and-delete",
       recommended: true,
       question: "Q3",
     },
@@ -114,7 +114,10 @@ export default createRule({
       const others = new Map<KvRelease, number[]>();
       for (const group of byHelper.values()) {
         const [first, ...rest] = group.sort((a, b) => a.op.node.range[0] - b.op.node.range[0]);
-        others.set(first!, rest.map((r) => r.op.loc.start.line));
+        others.set(
+          first!,
+          rest.map((r) => r.op.loc.start.line),
+        );
         for (const r of rest) seen.add(r.op.node);
       }
       for (const release of releases) {
@@ -130,19 +133,42 @@ export default createRule({
         };
         const token = tokenAt(sourceCode, release);
         const suggest: TSESLint.SuggestionReportDescriptor<"useScript" | "useDelex" | "useOwner">[] = [];
-        for (const [how, messageId] of [["script", "useScript"], ["delex", "useDelex"]] as const) {
+        for (const [how, messageId] of [
+          ["script", "useScript"],
+          ["delex", "useDelex"],
+        ] as const) {
           // A GET compared in JavaScript before the DEL (`get-compare`) is left in place: the DEL it guards becomes
           // the atomic compare-and-delete, and the read before it only skips a call that would delete nothing.
-          const edit = token !== undefined && (release.kind === "plain" || release.kind === "get-compare") ? release.op.edits?.toOwnerCheckedDelete?.(token, how) : undefined;
-          if (edit) suggest.push({ messageId, data: { token: token! }, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) });
+          const edit =
+            token !== undefined && (release.kind === "plain" || release.kind === "get-compare")
+              ? release.op.edits?.toOwnerCheckedDelete?.(token, how)
+              : undefined;
+          if (edit)
+            suggest.push({
+              messageId,
+              data: { token: token! },
+              fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text),
+            });
         }
         // Compared in a helper of another module: its GET is there, named with the helper.
         if (!acquire.constantValue && release.kind === "get-compare" && !release.get && release.op.via) {
-          context.report({ loc: release.op.loc, messageId: "getCompareDeleteVia", data: { command: throughHelper(release.op).replace(/\)$/, alsoAt(others.get(release)) + ")"), key: data.key } });
+          context.report({
+            loc: release.op.loc,
+            messageId: "getCompareDeleteVia",
+            data: {
+              command: throughHelper(release.op).replace(/\)$/, alsoAt(others.get(release)) + ")"),
+              key: data.key,
+            },
+          });
           continue;
         }
-        const messageId = acquire.constantValue ? "constantValue" : release.kind === "get-compare" ? "getCompareDelete"
-          : release.kind === "self-compared" ? "selfComparedDelete" : "plainDelete";
+        const messageId = acquire.constantValue
+          ? "constantValue"
+          : release.kind === "get-compare"
+            ? "getCompareDelete"
+            : release.kind === "self-compared"
+              ? "selfComparedDelete"
+              : "plainDelete";
         context.report({ loc: release.op.loc, messageId, data, suggest });
       }
       // An in-process guard or mutex, or a key released by key alone, checked inside the `try` whose `finally`
@@ -155,7 +181,12 @@ export default createRule({
           node: lock.kind === "kv" ? release : exit,
           messageId: lock.kind === "kv" ? "releasedNotAcquired" : "releasedUntaken",
           data: {
-            lock: lock.kind === "mutex" ? `the mutex \`${lock.name}\`` : lock.kind === "kv" ? `the lock \`${lock.name}\`` : `the guard \`${lock.name}\``,
+            lock:
+              lock.kind === "mutex"
+                ? `the mutex \`${lock.name}\``
+                : lock.kind === "kv"
+                  ? `the lock \`${lock.name}\``
+                  : `the guard \`${lock.name}\``,
             acquireLine: String(lock.acquire.loc.start.line),
             exitKind: exit.type === "ThrowStatement" ? "throw" : "return",
             exitLine: String(exit.loc.start.line),
@@ -164,7 +195,12 @@ export default createRule({
         });
       }
       // In-process lock tables whose entries are freed by age: the release by key alone frees a newer holder's.
-      const EXPIRY = { takeover: "Entries older than a limit are taken over", expires: "An expired entry counts as free", timer: "A timer deletes each entry", sweep: "Expired entries are deleted" } as const;
+      const EXPIRY = {
+        takeover: "Entries older than a limit are taken over",
+        expires: "An expired entry counts as free",
+        timer: "A timer deletes each entry",
+        sweep: "Expired entries are deleted",
+      } as const;
       for (const table of facts.lockTables) {
         if (!table.expiry) continue;
         for (const release of table.releases) {
@@ -210,18 +246,37 @@ export default createRule({
         context.report({
           node: release.write.node,
           messageId: "rowRelease",
-          suggest: owner ? [{ messageId: "useOwner", data: { field: owner.field, token: owner.token }, fix: (fixer) => fixer.replaceTextRange([owner.edit.range[0], owner.edit.range[1]], owner.edit.text) }] : [],
+          suggest: owner
+            ? [
+                {
+                  messageId: "useOwner",
+                  data: { field: owner.field, token: owner.token },
+                  fix: (fixer) => fixer.replaceTextRange([owner.edit.range[0], owner.edit.range[1]], owner.edit.text),
+                },
+              ]
+            : [],
           data: {
             operation: described.operation,
             lock: described.lock,
             filter: described.filter,
             acquireLine: String(claim.write.node.loc.start.line),
-            expires: claim.takeover.length > 0
-              ? `is taken over once ${[...new Set(claim.takeover.map((t) => t.field))].join(", ")} has passed`
-              : sweeper ? "is swept when stale" : "is recovered in the module its directive names",
+            expires:
+              claim.takeover.length > 0
+                ? `is taken over once ${[...new Set(claim.takeover.map((t) => t.field))].join(", ")} has passed`
+                : sweeper
+                  ? "is swept when stale"
+                  : "is recovered in the module its directive names",
             // A take-over judged in JavaScript is decided at its check; one in the filter at the claim itself.
-            expiryLine: String((claim.takeover.length > 0 ? (claim.check ? claim.takeover[0]!.node : claim.write.node)
-              : !sweeper ? claim.write.node : sweeper.write.node).loc.start.line),
+            expiryLine: String(
+              (claim.takeover.length > 0
+                ? claim.check
+                  ? claim.takeover[0]!.node
+                  : claim.write.node
+                : !sweeper
+                  ? claim.write.node
+                  : sweeper.write.node
+              ).loc.start.line,
+            ),
           },
         });
       }

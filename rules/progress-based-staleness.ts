@@ -9,7 +9,14 @@ import type { TSESLint } from "@typescript-eslint/utils";
 
 type Options = [{ startTimeFields?: string[]; progressTimeFields?: string[] }];
 
-type MessageId = "fixedLease" | "startTimeLockRow" | "startTimeRecovery" | "startTimeScan" | "startTimeSweep" | "startTimeTakeover" | "useProgressField";
+type MessageId =
+  | "fixedLease"
+  | "startTimeLockRow"
+  | "startTimeRecovery"
+  | "startTimeScan"
+  | "startTimeSweep"
+  | "startTimeTakeover"
+  | "useProgressField";
 
 export default createRule<MessageId, Options>({
   name: "progress-based-staleness",
@@ -33,7 +40,8 @@ export default createRule<MessageId, Options>({
     defaultOptions: [{}],
     hasSuggestions: true,
     messages: {
-      useProgressField: "Judge age by {{progressField}}, which this module keeps moving for {{model}}, instead of {{timeField}}.",
+      useProgressField:
+        "Judge age by {{progressField}}, which this module keeps moving for {{model}}, instead of {{timeField}}.",
       fixedLease:
         "Q2 (how do you tell alive from dead?): this claim of {{model}}.{{field}} = {{value}} stamps the lease {{timeField}} once, and nothing in this module renews it, yet {{judges}} the holder dead by it. A slow but healthy holder loses its job while it still works, and the work runs twice. Renew {{timeField}} while the work progresses (a heartbeat), and stop the work when the renewal fails.",
       startTimeRecovery:
@@ -60,7 +68,8 @@ export default createRule<MessageId, Options>({
      */
     function startTimeOnly(fields: readonly { field: string; node: Node }[], claimed?: Claim, facts?: LockFacts) {
       const job = jobClaim(claimed);
-      const atClaim = (f: { field: string }) => job !== undefined && facts!.stampedOnlyAtCreationOrClaim(job.write.model, f.field);
+      const atClaim = (f: { field: string }) =>
+        job !== undefined && facts!.stampedOnlyAtCreationOrClaim(job.write.model, f.field);
       if (fields.some((f) => vocabulary.isProgressTimeField(f.field))) return undefined;
       return fields.find((f) => vocabulary.isStartTimeField(f.field) || atClaim(f));
     }
@@ -73,8 +82,10 @@ export default createRule<MessageId, Options>({
     function fixedLease(fields: readonly { field: string; node: Node }[], claimed: Claim, facts: LockFacts) {
       const job = jobClaim(claimed);
       if (!job || fields.some((f) => vocabulary.isStartTimeField(f.field))) return undefined;
-      const fixed = (f: { field: string }) => vocabulary.isProgressTimeField(f.field) &&
-        facts.stampedOnlyByClaims(job.write.model, f.field) && facts.clearedOutsideClaims(job.write.model, f.field);
+      const fixed = (f: { field: string }) =>
+        vocabulary.isProgressTimeField(f.field) &&
+        facts.stampedOnlyByClaims(job.write.model, f.field) &&
+        facts.clearedOutsideClaims(job.write.model, f.field);
       return fields.every(fixed) ? fields[0] : undefined;
     }
     /** When the judged field is written, as the message says it: a start time, or a stamp made with the row. */
@@ -84,7 +95,9 @@ export default createRule<MessageId, Options>({
         : "written only when the row is created or claimed, never while the work runs";
     }
     function jobClaim(claim: Claim | undefined): Claim | undefined {
-      return claim && !claim.insert && !claim.lease && !claim.keyed && claim.lock.value.value !== true ? claim : undefined;
+      return claim && !claim.insert && !claim.lease && !claim.keyed && claim.lock.value.value !== true
+        ? claim
+        : undefined;
     }
     /**
      * The suggestion: judge age by the progress timestamp the module stamps with the clock for `model`, where the age
@@ -93,100 +106,161 @@ export default createRule<MessageId, Options>({
      * stamp it too: a row claimed again keeps its last run's stamp until the first beat, and would be judged dead
      * just after it was taken. With no claim in the module to show that, no edit.
      */
-    function useProgress(facts: LockFacts, model: string, start: { field: string; node: Node }, claims: readonly Claim[]): TSESLint.SuggestionReportDescriptor<MessageId>[] {
+    function useProgress(
+      facts: LockFacts,
+      model: string,
+      start: { field: string; node: Node },
+      claims: readonly Claim[],
+    ): TSESLint.SuggestionReportDescriptor<MessageId>[] {
       const progress = facts.keptMoving(model);
       if (!progress || claims.length === 0 || !claims.every((claim) => clockStamp(claim.write, progress))) return [];
-      const edit = normalizeName(progress) !== normalizeName(start.field) ? renameTimeField(context.sourceCode, start.node, start.field, progress) : undefined;
+      const edit =
+        normalizeName(progress) !== normalizeName(start.field)
+          ? renameTimeField(context.sourceCode, start.node, start.field, progress)
+          : undefined;
       if (!edit) return [];
-      return [{ messageId: "useProgressField", data: { progressField: progress, model, timeField: start.field }, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }];
+      return [
+        {
+          messageId: "useProgressField",
+          data: { progressField: progress, model, timeField: start.field },
+          fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text),
+        },
+      ];
     }
     /** The module's claims of `model`. */
     function claimsOf(facts: LockFacts, model: string): Claim[] {
       return facts.claims.filter((c) => normalizeModel(c.write.model) === normalizeModel(model));
     }
     function reportLockRow(what: string, claim: Claim, start: { field: string; node: Node }, facts: LockFacts): void {
-      const data = { what, model: claim.lock.model, claimLine: String(claim.write.node.loc.start.line), timeField: start.field, progressFields };
-      context.report({ node: start.node, messageId: "startTimeLockRow", data, suggest: useProgress(facts, claim.write.model, start, [claim]) });
+      const data = {
+        what,
+        model: claim.lock.model,
+        claimLine: String(claim.write.node.loc.start.line),
+        timeField: start.field,
+        progressFields,
+      };
+      context.report({
+        node: start.node,
+        messageId: "startTimeLockRow",
+        data,
+        suggest: useProgress(facts, claim.write.model, start, [claim]),
+      });
     }
-    return onLockFacts(context, (facts) => {
-      const seen = new Set<Node>();
-      const fixedLeases = new Map<Claim, { field: string; takeover: boolean; recoveryLines: number[] }>();
-      function noteFixed(claim: Claim, field: string, by: number | "takeover"): void {
-        const entry = fixedLeases.get(claim) ?? { field, takeover: false, recoveryLines: [] };
-        if (by === "takeover") entry.takeover = true;
-        else if (!entry.recoveryLines.includes(by)) entry.recoveryLines.push(by);
-        fixedLeases.set(claim, entry);
-      }
-      for (const recovery of facts.recoveries) {
-        if (seen.has(recovery.write.node)) continue;
-        // A stale scan that found the rows is reported on its own, below.
-        if (recovery.check?.kind === "read") continue;
-        const judged = recovery.check ? recovery.check.timeFields : recovery.timePredicates;
-        const lease = fixedLease(judged, recovery.claim, facts);
-        if (lease) {
-          noteFixed(recovery.claim, lease.field, recovery.write.node.loc.start.line);
-          continue;
+    return onLockFacts(
+      context,
+      (facts) => {
+        const seen = new Set<Node>();
+        const fixedLeases = new Map<Claim, { field: string; takeover: boolean; recoveryLines: number[] }>();
+        function noteFixed(claim: Claim, field: string, by: number | "takeover"): void {
+          const entry = fixedLeases.get(claim) ?? { field, takeover: false, recoveryLines: [] };
+          if (by === "takeover") entry.takeover = true;
+          else if (!entry.recoveryLines.includes(by)) entry.recoveryLines.push(by);
+          fixedLeases.set(claim, entry);
         }
-        const start = startTimeOnly(judged, recovery.claim, facts);
-        if (!start) continue;
-        seen.add(recovery.write.node);
-        if (recovery.claim.insert) {
-          reportLockRow("sweep", recovery.claim, start, facts);
-          continue;
+        for (const recovery of facts.recoveries) {
+          if (seen.has(recovery.write.node)) continue;
+          // A stale scan that found the rows is reported on its own, below.
+          if (recovery.check?.kind === "read") continue;
+          const judged = recovery.check ? recovery.check.timeFields : recovery.timePredicates;
+          const lease = fixedLease(judged, recovery.claim, facts);
+          if (lease) {
+            noteFixed(recovery.claim, lease.field, recovery.write.node.loc.start.line);
+            continue;
+          }
+          const start = startTimeOnly(judged, recovery.claim, facts);
+          if (!start) continue;
+          seen.add(recovery.write.node);
+          if (recovery.claim.insert) {
+            reportLockRow("sweep", recovery.claim, start, facts);
+            continue;
+          }
+          const data = {
+            ...claimData(recovery.claim),
+            timeField: start.field,
+            stamped: stampedWhen(recovery.claim, start.field, facts),
+            progressFields,
+          };
+          context.report({
+            node: start.node,
+            messageId: "startTimeRecovery",
+            data,
+            suggest: useProgress(facts, recovery.claim.write.model, start, [recovery.claim]),
+          });
         }
-        const data = { ...claimData(recovery.claim), timeField: start.field, stamped: stampedWhen(recovery.claim, start.field, facts), progressFields };
-        context.report({ node: start.node, messageId: "startTimeRecovery", data, suggest: useProgress(facts, recovery.claim.write.model, start, [recovery.claim]) });
-      }
-      // A sweeper of claims made elsewhere (a cron job, a queue module's `resetStale`): its age test is its own.
-      for (const sweep of facts.sweeps()) {
-        if (seen.has(sweep.write.node) || sweep.check?.kind === "read" || sweep.claim.insert) continue;
-        const start = startTimeOnly(sweep.check ? sweep.check.timeFields : sweep.timePredicates);
-        if (!start) continue;
-        seen.add(sweep.write.node);
-        const { model, field, value } = lockData(sweep.lock);
-        context.report({ node: start.node, messageId: "startTimeSweep", data: { model, field, value, timeField: start.field, progressFields }, suggest: useProgress(facts, sweep.write.model, start, claimsOf(facts, sweep.write.model)) });
-      }
-      // One report per age test: a scan of several stuck values (`state = creating OR state = uploading`) names them all.
-      const scans = new Map<Node, { scan: (typeof facts.staleScans)[number]; timeField: string; values: string[] }>();
-      for (const scan of facts.staleScans) {
-        const start = startTimeOnly(scan.timePredicates);
-        if (!start) continue;
-        const entry = scans.get(start.node);
-        if (entry) entry.values.push(formatValue(scan.value));
-        else scans.set(start.node, { scan, timeField: start.field, values: [formatValue(scan.value)] });
-      }
-      for (const [node, { scan, timeField, values }] of scans) {
-        context.report({
-          node,
-          messageId: "startTimeScan",
-          data: { model: scan.read.model, field: scan.field, value: values.join(" or "), timeField, progressFields },
-          suggest: useProgress(facts, scan.read.model, { field: timeField, node }, claimsOf(facts, scan.read.model)),
-        });
-      }
-      for (const claim of facts.claims) {
-        if (claim.renewed) continue;
-        const lease = claim.takeover.length > 0 ? fixedLease(claim.takeover, claim, facts) : undefined;
-        if (lease) {
-          noteFixed(claim, lease.field, "takeover");
-          continue;
+        // A sweeper of claims made elsewhere (a cron job, a queue module's `resetStale`): its age test is its own.
+        for (const sweep of facts.sweeps()) {
+          if (seen.has(sweep.write.node) || sweep.check?.kind === "read" || sweep.claim.insert) continue;
+          const start = startTimeOnly(sweep.check ? sweep.check.timeFields : sweep.timePredicates);
+          if (!start) continue;
+          seen.add(sweep.write.node);
+          const { model, field, value } = lockData(sweep.lock);
+          context.report({
+            node: start.node,
+            messageId: "startTimeSweep",
+            data: { model, field, value, timeField: start.field, progressFields },
+            suggest: useProgress(facts, sweep.write.model, start, claimsOf(facts, sweep.write.model)),
+          });
         }
-        const start = startTimeOnly(claim.takeover, claim, facts);
-        if (!start) continue;
-        // A lock row or a lease has no claimed value to name: its take-over is the lock row's.
-        if (claim.insert || claim.lease) {
-          reportLockRow("take-over", claim, start, facts);
-          continue;
+        // One report per age test: a scan of several stuck values (`state = creating OR state = uploading`) names them all.
+        const scans = new Map<Node, { scan: (typeof facts.staleScans)[number]; timeField: string; values: string[] }>();
+        for (const scan of facts.staleScans) {
+          const start = startTimeOnly(scan.timePredicates);
+          if (!start) continue;
+          const entry = scans.get(start.node);
+          if (entry) entry.values.push(formatValue(scan.value));
+          else scans.set(start.node, { scan, timeField: start.field, values: [formatValue(scan.value)] });
         }
-        const data = { ...claimData(claim), timeField: start.field, stamped: stampedWhen(claim, start.field, facts), progressFields };
-        context.report({ node: start.node, messageId: "startTimeTakeover", data, suggest: useProgress(facts, claim.write.model, start, [claim]) });
-      }
-      for (const [claim, { field, takeover, recoveryLines }] of fixedLeases) {
-        const stamp = claim.write.assignments.find((a) => normalizeName(a.field) === normalizeName(field));
-        const by = [...(takeover ? ["its own take-over"] : []), ...recoveryLines.sort((a, b) => a - b).map((l) => `the recovery at line ${l}`)];
-        const judges = `${by.join(" and ")} ${by.length > 1 ? "judge" : "judges"}`;
-        const { model, field: lockField, value } = lockData(claim.lock);
-        context.report({ node: stamp?.node ?? claim.write.node, messageId: "fixedLease", data: { model, field: lockField, value, timeField: field, judges } });
-      }
-    }, context.options[0]);
+        for (const [node, { scan, timeField, values }] of scans) {
+          context.report({
+            node,
+            messageId: "startTimeScan",
+            data: { model: scan.read.model, field: scan.field, value: values.join(" or "), timeField, progressFields },
+            suggest: useProgress(facts, scan.read.model, { field: timeField, node }, claimsOf(facts, scan.read.model)),
+          });
+        }
+        for (const claim of facts.claims) {
+          if (claim.renewed) continue;
+          const lease = claim.takeover.length > 0 ? fixedLease(claim.takeover, claim, facts) : undefined;
+          if (lease) {
+            noteFixed(claim, lease.field, "takeover");
+            continue;
+          }
+          const start = startTimeOnly(claim.takeover, claim, facts);
+          if (!start) continue;
+          // A lock row or a lease has no claimed value to name: its take-over is the lock row's.
+          if (claim.insert || claim.lease) {
+            reportLockRow("take-over", claim, start, facts);
+            continue;
+          }
+          const data = {
+            ...claimData(claim),
+            timeField: start.field,
+            stamped: stampedWhen(claim, start.field, facts),
+            progressFields,
+          };
+          context.report({
+            node: start.node,
+            messageId: "startTimeTakeover",
+            data,
+            suggest: useProgress(facts, claim.write.model, start, [claim]),
+          });
+        }
+        for (const [claim, { field, takeover, recoveryLines }] of fixedLeases) {
+          const stamp = claim.write.assignments.find((a) => normalizeName(a.field) === normalizeName(field));
+          const by = [
+            ...(takeover ? ["its own take-over"] : []),
+            ...recoveryLines.sort((a, b) => a - b).map((l) => `the recovery at line ${l}`),
+          ];
+          const judges = `${by.join(" and ")} ${by.length > 1 ? "judge" : "judges"}`;
+          const { model, field: lockField, value } = lockData(claim.lock);
+          context.report({
+            node: stamp?.node ?? claim.write.node,
+            messageId: "fixedLease",
+            data: { model, field: lockField, value, timeField: field, judges },
+          });
+        }
+      },
+      context.options[0],
+    );
   },
 });

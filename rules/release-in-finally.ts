@@ -68,7 +68,8 @@ function inList(node: Node): { list: readonly TSESTree.Statement[]; index: numbe
       const list = p.body as readonly TSESTree.Statement[];
       return { list, index: list.indexOf(child as TSESTree.Statement) };
     }
-    if (p.type.startsWith("Function") || p.type === "ArrowFunctionExpression" || p.type === "SwitchCase") return undefined;
+    if (p.type.startsWith("Function") || p.type === "ArrowFunctionExpression" || p.type === "SwitchCase")
+      return undefined;
   }
   return undefined;
 }
@@ -82,7 +83,13 @@ function inList(node: Node): { list: readonly TSESTree.Statement[]; index: numbe
 function hasCall(node: Node): boolean {
   let found = false;
   walk(node, (n) => {
-    if (n.type === "CallExpression" || n.type === "AwaitExpression" || n.type === "NewExpression" || n.type === "TaggedTemplateExpression") found = true;
+    if (
+      n.type === "CallExpression" ||
+      n.type === "AwaitExpression" ||
+      n.type === "NewExpression" ||
+      n.type === "TaggedTemplateExpression"
+    )
+      found = true;
     return !found;
   });
   return found;
@@ -92,24 +99,41 @@ function wrapInFinally(sourceCode: SourceCode, lock: HeldLock): TSESLint.ReportF
   const acquired = inList(lock.acquire);
   if (!acquired) return undefined;
   const { list } = acquired;
-  const releaseIndex = list.findIndex((s, i) => i > acquired.index && s.type === "ExpressionStatement" &&
-    lock.releases.some((r) => r.range[0] >= s.range[0] && r.range[1] <= s.range[1]) &&
-    (() => {
-      const e = s.expression.type === "AwaitExpression" ? s.expression.argument : s.expression;
-      return lock.releases.includes(e);
-    })());
+  const releaseIndex = list.findIndex(
+    (s, i) =>
+      i > acquired.index &&
+      s.type === "ExpressionStatement" &&
+      lock.releases.some((r) => r.range[0] >= s.range[0] && r.range[1] <= s.range[1]) &&
+      (() => {
+        const e = s.expression.type === "AwaitExpression" ? s.expression.argument : s.expression;
+        return lock.releases.includes(e);
+      })(),
+  );
   if (releaseIndex < 0) return undefined;
   let first = acquired.index + 1;
   // A try-acquire tested right after: `if (!locked) return;` stays outside the try. Only a test of what the acquire
   // gave: any other early return (`if (!file.size) return null;`) is a path that leaves holding the lock, and goes in.
   const next = list[first];
   const acquireStatement = list[acquired.index]!;
-  const given = acquireStatement.type === "VariableDeclaration" ? acquireStatement.declarations.flatMap((d) => sourceCode.getDeclaredVariables(d)) : [];
-  const testsAcquire = next?.type === "IfStatement" &&
-    given.some((v) => v.references.some((r) => r.identifier.range[0] >= next.test.range[0] && r.identifier.range[1] <= next.test.range[1]));
-  if (next?.type === "IfStatement" && testsAcquire && first < releaseIndex &&
-    (next.consequent.type === "ReturnStatement" || (next.consequent.type === "BlockStatement" &&
-      next.consequent.body.at(-1)?.type === "ReturnStatement"))) first += 1;
+  const given =
+    acquireStatement.type === "VariableDeclaration"
+      ? acquireStatement.declarations.flatMap((d) => sourceCode.getDeclaredVariables(d))
+      : [];
+  const testsAcquire =
+    next?.type === "IfStatement" &&
+    given.some((v) =>
+      v.references.some(
+        (r) => r.identifier.range[0] >= next.test.range[0] && r.identifier.range[1] <= next.test.range[1],
+      ),
+    );
+  if (
+    next?.type === "IfStatement" &&
+    testsAcquire &&
+    first < releaseIndex &&
+    (next.consequent.type === "ReturnStatement" ||
+      (next.consequent.type === "BlockStatement" && next.consequent.body.at(-1)?.type === "ReturnStatement"))
+  )
+    first += 1;
   if (first >= releaseIndex) return undefined;
   const moved = list.slice(first, releaseIndex);
   const release = list[releaseIndex]!;
@@ -118,7 +142,10 @@ function wrapInFinally(sourceCode: SourceCode, lock: HeldLock): TSESLint.ReportF
   // (`return \`synced ${stock.length}\``), which then moves into the try too: it runs before the release, as
   // cheaply as after it. Anything more would hold the lock over more work, or move code the author put outside.
   const tail = list.slice(releaseIndex + 1);
-  const pureReturn = tail.length === 1 && tail[0]!.type === "ReturnStatement" && !hasCall(tail[0]!) &&
+  const pureReturn =
+    tail.length === 1 &&
+    tail[0]!.type === "ReturnStatement" &&
+    !hasCall(tail[0]!) &&
     sourceCode.getCommentsBefore(tail[0]!).every((c) => c.range[1] <= release.range[1]);
   let readAfter = false;
   for (const s of moved) {
@@ -132,19 +159,37 @@ function wrapInFinally(sourceCode: SourceCode, lock: HeldLock): TSESLint.ReportF
   if (readAfter && !pureReturn) return undefined;
   const inTry = readAfter ? [...moved, tail[0]!] : moved;
   const indent = " ".repeat(moved[0]!.loc.start.column);
-  const indentBody = (from: number, to: number) => sourceCode.text.slice(from, to)
-    .split("\n").map((line, i) => (i === 0 ? `${indent}  ${line}` : line.length > 0 ? `  ${line}` : line)).join("\n");
+  const indentBody = (from: number, to: number) =>
+    sourceCode.text
+      .slice(from, to)
+      .split("\n")
+      .map((line, i) => (i === 0 ? `${indent}  ${line}` : line.length > 0 ? `  ${line}` : line))
+      .join("\n");
   const body = readAfter
     ? `${indentBody(moved[0]!.range[0], moved.at(-1)!.range[1])}\n${indentBody(tail[0]!.range[0], tail[0]!.range[1])}`
     : indentBody(moved[0]!.range[0], moved.at(-1)!.range[1]);
   const text = `try {\n${body}\n${indent}} finally {\n${indent}  ${sourceCode.getText(release)}\n${indent}}`;
-  return (fixer) => fixer.replaceTextRange([moved[0]!.range[0], inTry.at(-1)!.range[1] > release.range[1] ? inTry.at(-1)!.range[1] : release.range[1]], text);
+  return (fixer) =>
+    fixer.replaceTextRange(
+      [moved[0]!.range[0], inTry.at(-1)!.range[1] > release.range[1] ? inTry.at(-1)!.range[1] : release.range[1]],
+      text,
+    );
 }
 
 export default createRule<
-  | "missedOnReturn" | "missedOnThrow" | "missedOnPath" | "missedOnRejection" | "releasedEarly"
-  | "advisoryOnPool" | "advisoryUnlockOnPool" | "advisoryNeverUnlocked" | "advisoryReturnedToPool"
-  | "moveToFinally" | "awaitReturn" | "useXactLock" | "ttlReleaseMissed",
+  | "missedOnReturn"
+  | "missedOnThrow"
+  | "missedOnPath"
+  | "missedOnRejection"
+  | "releasedEarly"
+  | "advisoryOnPool"
+  | "advisoryUnlockOnPool"
+  | "advisoryNeverUnlocked"
+  | "advisoryReturnedToPool"
+  | "moveToFinally"
+  | "awaitReturn"
+  | "useXactLock"
+  | "ttlReleaseMissed",
   Options
 >({
   name: "release-in-finally",
@@ -163,7 +208,8 @@ export default createRule<
         properties: {
           ttlLocks: {
             type: "boolean",
-            description: "Also report Redis and lock-library locks (Redlock, redis-semaphore) whose release is missed on some path; their TTL bounds how long they stay taken.",
+            description:
+              "Also report Redis and lock-library locks (Redlock, redis-semaphore) whose release is missed on some path; their TTL bounds how long they stay taken.",
           },
         },
         additionalProperties: false,
@@ -204,19 +250,32 @@ export default createRule<
         const adv = lock.advisory;
         if (adv) {
           // Through a helper of another module: its pool, named where it lives.
-          const client = adv.helper ? `${adv.helper.pool} of ${adv.helper.file}`
+          const client = adv.helper
+            ? `${adv.helper.pool} of ${adv.helper.file}`
             : lock.acquire.type === "CallExpression" || lock.acquire.type === "TaggedTemplateExpression"
-              ? clientName(sourceCode, lock.acquire) : "the pool";
+              ? clientName(sourceCode, lock.acquire)
+              : "the pool";
           if (adv.via === "pool") {
             context.report({ node: lock.acquire, messageId: "advisoryOnPool", data: { client } });
             for (const u of adv.pooledUnlocks) {
-              const through = !adv.helper && (u.type === "CallExpression" || u.type === "TaggedTemplateExpression") ? clientName(sourceCode, u) : client;
-              context.report({ node: u, messageId: "advisoryUnlockOnPool", data: { client: through, acquireLine: String(lock.acquire.loc.start.line) } });
+              const through =
+                !adv.helper && (u.type === "CallExpression" || u.type === "TaggedTemplateExpression")
+                  ? clientName(sourceCode, u)
+                  : client;
+              context.report({
+                node: u,
+                messageId: "advisoryUnlockOnPool",
+                data: { client: through, acquireLine: String(lock.acquire.loc.start.line) },
+              });
             }
             continue;
           }
           if (adv.neverUnlocked && adv.returnedToPool) {
-            context.report({ node: lock.acquire, messageId: "advisoryReturnedToPool", data: { client, returnLine: String(adv.returnedToPool.loc.start.line) } });
+            context.report({
+              node: lock.acquire,
+              messageId: "advisoryReturnedToPool",
+              data: { client, returnLine: String(adv.returnedToPool.loc.start.line) },
+            });
             continue;
           }
           // A dedicated connection that keeps its session lock until it closes is a leader lock, not a leak.
@@ -235,7 +294,9 @@ export default createRule<
           consequence: consequence(lock),
           acquireLine: String(lock.acquire.loc.start.line),
         };
-        const escape = [...lock.escapes].sort((a, b) => ESCAPE_ORDER[a.kind] - ESCAPE_ORDER[b.kind] || a.node.range[0] - b.node.range[0])[0];
+        const escape = [...lock.escapes].sort(
+          (a, b) => ESCAPE_ORDER[a.kind] - ESCAPE_ORDER[b.kind] || a.node.range[0] - b.node.range[0],
+        )[0];
         if (escape) {
           const fix = wrapInFinally(sourceCode, lock);
           const releaseLine = String(Math.min(...lock.releases.map((r) => r.loc.start.line)));
@@ -282,11 +343,22 @@ function clientName(sourceCode: SourceCode, node: TSESTree.CallExpression | TSES
   // A helper named after the SQL function, handed its client: `pgTryAdvisoryLock(prisma, KEY)`.
   const bare = callee.type === "TSAsExpression" || callee.type === "TSNonNullExpression" ? callee.expression : callee;
   const first = node.type === "CallExpression" ? node.arguments[0] : undefined;
-  if (bare.type === "Identifier" && /advisory/i.test(bare.name) && first && first.type !== "SpreadElement" && node.type === "CallExpression" && node.arguments.length >= 2) {
+  if (
+    bare.type === "Identifier" &&
+    /advisory/i.test(bare.name) &&
+    first &&
+    first.type !== "SpreadElement" &&
+    node.type === "CallExpression" &&
+    node.arguments.length >= 2
+  ) {
     const client = first.type === "TSAsExpression" || first.type === "TSNonNullExpression" ? first.expression : first;
     return `${sourceCode.getText(client)}, through ${bare.name}`;
   }
-  if (node.type === "TaggedTemplateExpression" && node.parent?.type === "CallExpression" && node.parent.callee.type === "MemberExpression") {
+  if (
+    node.type === "TaggedTemplateExpression" &&
+    node.parent?.type === "CallExpression" &&
+    node.parent.callee.type === "MemberExpression"
+  ) {
     return sourceCode.getText(node.parent.callee.object);
   }
   return sourceCode.getText(callee);

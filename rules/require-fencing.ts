@@ -8,8 +8,14 @@ import { describeRowFilter } from "../src/core/model/describe.js";
 import { formatValue } from "../src/core/model/names.js";
 
 type MessageId =
-  | "unfencedWrite" | "takeoverWrite" | "unfencedResult" | "unfencedObjectWrite" | "unconditionalRowWrite"
-  | "addFence" | "addToken" | "addCondition";
+  | "unfencedWrite"
+  | "takeoverWrite"
+  | "unfencedResult"
+  | "unfencedObjectWrite"
+  | "unconditionalRowWrite"
+  | "addFence"
+  | "addToken"
+  | "addCondition";
 type Suggestion = TSESLint.SuggestionReportDescriptor<MessageId>;
 
 const suggestion = (messageId: MessageId, data: Record<string, string>, edit: TextEdit | undefined): Suggestion[] =>
@@ -21,7 +27,8 @@ export default createRule({
     type: "problem",
     hasSuggestions: true,
     docs: {
-      description: "Require effects made while holding a lock to be fenced by its token, keyed by the job, or conditional",
+      description:
+        "Require effects made while holding a lock to be fenced by its token, keyed by the job, or conditional",
       recommended: false,
       question: "Q3",
     },
@@ -40,8 +47,10 @@ export default createRule({
       unconditionalRowWrite:
         "Q3 (is a late holder's write refused?): this write sets {{field}} to {{target}} on the {{model}} row that {{lock}} (taken at line {{acquireLine}}) is about, without any condition. A worker that paused past its lock resumes and overwrites the state the new holder recorded. Write it only if {{field}} is not already {{target}}, or only while the row holds {{token}}.",
       addFence: "Require {{field}} = {{value}} in the filter (zero affected rows then means the claim was lost).",
-      addToken: "Require {{tokenField}} = {{tokenText}} in the filter (zero affected rows then means the claim was lost).",
-      addCondition: "Write only if {{field}} is not already {{target}} (zero affected rows then means another holder recorded it).",
+      addToken:
+        "Require {{tokenField}} = {{tokenText}} in the filter (zero affected rows then means the claim was lost).",
+      addCondition:
+        "Write only if {{field}} is not already {{target}} (zero affected rows then means another holder recorded it).",
     },
   },
   create(context) {
@@ -58,18 +67,26 @@ export default createRule({
       const data = {
         ...claimData(claim),
         tokenField,
-        effect: moves ? `moves the claimed ${claim.lock.model} row to ${target}` : `stores ${assignment.field} on the claimed ${claim.lock.model} row`,
+        effect: moves
+          ? `moves the claimed ${claim.lock.model} row to ${target}`
+          : `stores ${assignment.field} on the claimed ${claim.lock.model} row`,
         result: assignment.field,
         filter: describeRowFilter(effect.write.filter),
       };
       const tokenText = tokenTextAt(sourceCode, effect.token, effect.write.node);
-      const suggest = tokenText !== undefined
-        ? suggestion("addToken", { tokenField, tokenText }, effect.write.addPredicate?.(tokenField, "eq", tokenText))
-        : effect.kind === "result-row"
-          ? suggestion("addFence", claimData(claim), effect.write.addPredicate?.(claim.lock.field, "eq", claim.lock.valueText))
-          : [];
+      const suggest =
+        tokenText !== undefined
+          ? suggestion("addToken", { tokenField, tokenText }, effect.write.addPredicate?.(tokenField, "eq", tokenText))
+          : effect.kind === "result-row"
+            ? suggestion(
+                "addFence",
+                claimData(claim),
+                effect.write.addPredicate?.(claim.lock.field, "eq", claim.lock.valueText),
+              )
+            : [];
       // A lease has no claimed value to name: what fences its holder is the token alone.
-      const messageId = effect.kind !== "takeover-row" ? "unfencedResult" : claim.lease ? "leaseWrite" : "takeoverWrite";
+      const messageId =
+        effect.kind !== "takeover-row" ? "unfencedResult" : claim.lease ? "leaseWrite" : "takeoverWrite";
       context.report({ node: effect.write.node, messageId, data, suggest });
     }
 
@@ -95,7 +112,12 @@ export default createRule({
         token: describeToken(sourceCode, effect.token),
       };
       const edit = effect.write.addPredicate?.(assignment.field, "ne", sourceCode.getText(assignment.valueNode));
-      context.report({ node: effect.write.node, messageId: "unconditionalRowWrite", data, suggest: suggestion("addCondition", { field: assignment.field, target }, edit) });
+      context.report({
+        node: effect.write.node,
+        messageId: "unconditionalRowWrite",
+        data,
+        suggest: suggestion("addCondition", { field: assignment.field, target }, edit),
+      });
     }
 
     function report(effect: HeldEffect, facts: LockFacts): void {
@@ -110,16 +132,24 @@ export default createRule({
 
     return onLockFacts(context, (facts: LockFacts) => {
       // Claims first (their messages name the claimed row), then what other locks hold.
-      for (const effect of facts.heldEffects) if (effect.lock.kind === "claim" && effect.write.access === "write") report(effect, facts);
+      for (const effect of facts.heldEffects)
+        if (effect.lock.kind === "claim" && effect.write.access === "write") report(effect, facts);
       for (const holder of facts.holderWrites) {
-        if (holder.fenced || holder.beforeAnyWait || seen.has(holder.write.node) || !facts.changesHands(holder.claim)) continue;
+        if (holder.fenced || holder.beforeAnyWait || seen.has(holder.write.node) || !facts.changesHands(holder.claim))
+          continue;
         seen.add(holder.write.node);
         const data = {
           ...claimData(holder.claim),
-          target: holder.assignment.value.kind === "static" ? formatValue(holder.assignment.value.value) : "another state",
+          target:
+            holder.assignment.value.kind === "static" ? formatValue(holder.assignment.value.value) : "another state",
         };
         const edit = holder.write.addPredicate?.(holder.claim.lock.field, "eq", holder.claim.lock.valueText);
-        context.report({ node: holder.write.node, messageId: "unfencedWrite", data, suggest: suggestion("addFence", data, edit) });
+        context.report({
+          node: holder.write.node,
+          messageId: "unfencedWrite",
+          data,
+          suggest: suggestion("addFence", data, edit),
+        });
       }
       for (const effect of facts.heldEffects) report(effect, facts);
     });

@@ -12,15 +12,25 @@ const EXPIRE_COMMAND = { EX: "EXPIRE", PX: "PEXPIRE", EXAT: "EXPIREAT", PXAT: "P
 const SUGGESTED_TTL_MS = "30_000";
 
 function commandName(op: KvOp, lock?: KvLock): string {
-  const own = op.command === "setnx" ? "SETNX" : op.script === "set-if-absent" ? "script's SET … NX"
-    : lock?.checkedBy ? "SET (after a GET check)" : "SET … NX";
+  const own =
+    op.command === "setnx"
+      ? "SETNX"
+      : op.script === "set-if-absent"
+        ? "script's SET … NX"
+        : lock?.checkedBy
+          ? "SET (after a GET check)"
+          : "SET … NX";
   return own + throughHelper(op);
 }
 
 /** The statement an expression call stands in, through `await` and `void`. */
 function statementOf(node: Node): TSESTree.ExpressionStatement | undefined {
   let n: Node = node;
-  while (n.parent && (n.parent.type === "AwaitExpression" || n.parent.type === "UnaryExpression" || n.parent.type === "ChainExpression")) n = n.parent;
+  while (
+    n.parent &&
+    (n.parent.type === "AwaitExpression" || n.parent.type === "UnaryExpression" || n.parent.type === "ChainExpression")
+  )
+    n = n.parent;
   return n.parent?.type === "ExpressionStatement" ? n.parent : undefined;
 }
 
@@ -31,13 +41,20 @@ function statementOf(node: Node): TSESTree.ExpressionStatement | undefined {
  * never); anything else (returned, passed on, a multi's reply) is the reader's to check, so only a suggestion, never
  * the automatic fix. A `.then` callback's parameter is read the same way.
  */
-function resultUses(sourceCode: Readonly<TSESLint.SourceCode>, call: Node): { readonly truthOnly: boolean; readonly edits: readonly TextEdit[] } {
+function resultUses(
+  sourceCode: Readonly<TSESLint.SourceCode>,
+  call: Node,
+): { readonly truthOnly: boolean; readonly edits: readonly TextEdit[] } {
   const edits: TextEdit[] = [];
   let escapes = false;
   const truth = (n: Node) => {
     const p = n.parent;
-    return (p?.type === "IfStatement" && p.test === n) || (p?.type === "UnaryExpression" && p.operator === "!") ||
-      (p?.type === "ConditionalExpression" && p.test === n) || (p?.type === "WhileStatement" && p.test === n);
+    return (
+      (p?.type === "IfStatement" && p.test === n) ||
+      (p?.type === "UnaryExpression" && p.operator === "!") ||
+      (p?.type === "ConditionalExpression" && p.test === n) ||
+      (p?.type === "WhileStatement" && p.test === n)
+    );
   };
   // `x === 0` → `x !== "OK"`: the lock is held when the literal is 1 or true; `!==`/`!=` test the opposite.
   const compared = (n: Node) => {
@@ -50,7 +67,10 @@ function resultUses(sourceCode: Readonly<TSESLint.SourceCode>, call: Node): { re
     const operator = sourceCode.getFirstTokenBetween(p.left, p.right, (t) => t.value === p.operator);
     if (!operator) return false;
     // The operator and the literal only: the acquire itself may sit in the comparison, and is edited apart.
-    edits.push({ range: operator.range, text: held === equal ? "===" : "!==" }, { range: [other.range[0], other.range[1]], text: '"OK"' });
+    edits.push(
+      { range: operator.range, text: held === equal ? "===" : "!==" },
+      { range: [other.range[0], other.range[1]], text: '"OK"' },
+    );
     return true;
   };
   // Every read of the name the result is bound to: a test, a comparison, or it escapes.
@@ -62,13 +82,24 @@ function resultUses(sourceCode: Readonly<TSESLint.SourceCode>, call: Node): { re
   let n: Node = call;
   while (n.parent && (n.parent.type === "AwaitExpression" || n.parent.type === "ChainExpression")) n = n.parent;
   const p = n.parent;
-  const then = p?.type === "MemberExpression" && p.object === n && !p.computed && p.property.type === "Identifier" && p.property.name === "then" &&
-    p.parent?.type === "CallExpression" && p.parent.callee === p ? p.parent.arguments[0] : undefined;
+  const then =
+    p?.type === "MemberExpression" &&
+    p.object === n &&
+    !p.computed &&
+    p.property.type === "Identifier" &&
+    p.property.name === "then" &&
+    p.parent?.type === "CallExpression" &&
+    p.parent.callee === p
+      ? p.parent.arguments[0]
+      : undefined;
   if (!p || p.type === "ExpressionStatement" || truth(n) || compared(n)) {
     // nothing more to read
   } else if (p.type === "VariableDeclarator" && p.id.type === "Identifier") {
     readsOf(p.id);
-  } else if ((then?.type === "ArrowFunctionExpression" || then?.type === "FunctionExpression") && then.params[0]?.type === "Identifier") {
+  } else if (
+    (then?.type === "ArrowFunctionExpression" || then?.type === "FunctionExpression") &&
+    then.params[0]?.type === "Identifier"
+  ) {
     readsOf(then.params[0]);
   } else {
     escapes = true;
@@ -81,8 +112,14 @@ function expireRemoval(expire: KvOp): Node | undefined {
   const stmt = statementOf(expire.node);
   if (!stmt) return undefined;
   const parent = stmt.parent;
-  if (parent?.type === "BlockStatement" && parent.body.length === 1 && parent.parent?.type === "IfStatement" &&
-    parent.parent.consequent === parent && parent.parent.alternate === null) return parent.parent;
+  if (
+    parent?.type === "BlockStatement" &&
+    parent.body.length === 1 &&
+    parent.parent?.type === "IfStatement" &&
+    parent.parent.consequent === parent &&
+    parent.parent.alternate === null
+  )
+    return parent.parent;
   if (parent?.type === "IfStatement" && parent.consequent === stmt && parent.alternate === null) return parent;
   if (parent?.type === "BlockStatement" || parent?.type === "Program") return stmt;
   return undefined;
@@ -134,14 +171,24 @@ export default createRule({
         // A SET checked in JS wants NX as well as an expiry, and its GET gone: no edit of this call alone does that.
         const setnx = acquire.command === "setnx";
         const uses = setnx ? resultUses(sourceCode, acquire.node) : { truthOnly: true, edits: [] };
-        const edit = lock.checkedBy ? undefined : setnx
-          ? acquire.edits?.toSetWithTtl?.(SUGGESTED_TTL_MS, "PX")
-          : acquire.edits?.addTtl?.(SUGGESTED_TTL_MS, "PX");
+        const edit = lock.checkedBy
+          ? undefined
+          : setnx
+            ? acquire.edits?.toSetWithTtl?.(SUGGESTED_TTL_MS, "PX")
+            : acquire.edits?.addTtl?.(SUGGESTED_TTL_MS, "PX");
         context.report({
           loc: acquire.loc,
           messageId: "missingTtl",
           data,
-          suggest: edit ? [{ messageId: "addTtl", fix: (fixer) => [edit, ...uses.edits].map((e) => fixer.replaceTextRange([e.range[0], e.range[1]], e.text)) }] : [],
+          suggest: edit
+            ? [
+                {
+                  messageId: "addTtl",
+                  fix: (fixer) =>
+                    [edit, ...uses.edits].map((e) => fixer.replaceTextRange([e.range[0], e.range[1]], e.text)),
+                },
+              ]
+            : [],
         });
         return;
       }
@@ -158,28 +205,46 @@ export default createRule({
       const uses = setnx ? resultUses(sourceCode, acquire.node) : { truthOnly: true, edits: [] };
       const edit = setnx
         ? acquire.edits?.toSetWithTtl?.(ttlText, expiry.unit)
-        : expiry.unit === "EX" || expiry.unit === "PX" ? acquire.edits?.addTtl?.(ttlText, expiry.unit) : undefined;
+        : expiry.unit === "EX" || expiry.unit === "PX"
+          ? acquire.edits?.addTtl?.(ttlText, expiry.unit)
+          : undefined;
       const removal = expireRemoval(expire);
-      const mergeData = { ...data, expireCommand, unit: expiry.unit, ttl: ttlText, expireLine: String(expire.loc.start.line) };
+      const mergeData = {
+        ...data,
+        expireCommand,
+        unit: expiry.unit,
+        ttl: ttlText,
+        expireLine: String(expire.loc.start.line),
+      };
       // The EXPIRE goes with the rewrite unless removing it would take the acquire with it (`if (await setnx()) expire()`):
       // then the rewrite alone, and the EXPIRE stays, harmless.
-      const removable = removal && !(removal.range[0] <= acquire.node.range[0] && acquire.node.range[1] <= removal.range[1]) ? removal : undefined;
+      const removable =
+        removal && !(removal.range[0] <= acquire.node.range[0] && acquire.node.range[1] <= removal.range[1])
+          ? removal
+          : undefined;
       const fix = edit
         ? (fixer: TSESLint.RuleFixer) => [
-          fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text),
-          ...uses.edits.map((e) => fixer.replaceTextRange([e.range[0], e.range[1]], e.text)),
-          ...(removable ? [fixer.removeRange(wholeLines(sourceCode.text, removable))] : []),
-        ]
+            fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text),
+            ...uses.edits.map((e) => fixer.replaceTextRange([e.range[0], e.range[1]], e.text)),
+            ...(removable ? [fixer.removeRange(wholeLines(sourceCode.text, removable))] : []),
+          ]
         : undefined;
       // Mechanical only when the TTL is a literal, the EXPIRE stands alone, and no caller reads SETNX's 1/0.
-      const mechanical = fix !== undefined && removable !== undefined && unwrap(expiry.node).type === "Literal" && uses.truthOnly &&
+      const mechanical =
+        fix !== undefined &&
+        removable !== undefined &&
+        unwrap(expiry.node).type === "Literal" &&
+        uses.truthOnly &&
         unitOfBlock(acquire.node) === unitOfBlock(expire.node);
       context.report({
         loc: acquire.loc,
         messageId: "separateExpire",
         data: mergeData,
         ...(mechanical ? { fix } : {}),
-        suggest: !mechanical && fix ? [{ messageId: removable ? "mergeExpire" : "expireInAcquire", data: mergeData, fix }] : [],
+        suggest:
+          !mechanical && fix
+            ? [{ messageId: removable ? "mergeExpire" : "expireInAcquire", data: mergeData, fix }]
+            : [],
       });
     }
     return onLockFacts(context, (facts) => {
@@ -195,12 +260,30 @@ export default createRule({
       const never = (ms: number | undefined) => ms !== undefined && ms >= NEVER_MS;
       for (const op of facts.kv.libraryLocks) {
         if ((op.op !== "acquire" && op.op !== "using") || !never(op.ttlMs)) continue;
-        const key = op.keyNode ? `\`${sourceCode.getText(op.keyNode).replace(/\s+/g, " ").replace(/\( /g, "(").replace(/,? \)/g, ")")}\`` : "the lock";
-        context.report({ node: op.node, messageId: "neverExpires", data: { command: `Redlock ${op.op}`, key, ttl: sourceCode.getText(op.node.type === "CallExpression" ? op.node.arguments[1]! : op.node) } });
+        const key = op.keyNode
+          ? `\`${sourceCode.getText(op.keyNode).replace(/\s+/g, " ").replace(/\( /g, "(").replace(/,? \)/g, ")")}\``
+          : "the lock";
+        context.report({
+          node: op.node,
+          messageId: "neverExpires",
+          data: {
+            command: `Redlock ${op.op}`,
+            key,
+            ttl: sourceCode.getText(op.node.type === "CallExpression" ? op.node.arguments[1]! : op.node),
+          },
+        });
       }
       for (const lock of facts.kv.locks) {
         if (lock.ttl === "present" && lock.lockLike && never(lock.acquire.ttlMs) && lock.acquire.ttlNode) {
-          context.report({ loc: lock.acquire.loc, messageId: "neverExpires", data: { command: commandName(lock.acquire), key: describeKey(lock.acquire.key), ttl: sourceCode.getText(lock.acquire.ttlNode) } });
+          context.report({
+            loc: lock.acquire.loc,
+            messageId: "neverExpires",
+            data: {
+              command: commandName(lock.acquire),
+              key: describeKey(lock.acquire.key),
+              ttl: sourceCode.getText(lock.acquire.ttlNode),
+            },
+          });
           continue;
         }
         // A missing expiry matters for locks; an expiry set apart or only sometimes is a bug whatever the key is for.
@@ -235,6 +318,12 @@ function wholeLines(text: string, node: Node): [number, number] {
 /** The function a node runs in: a fix may only merge commands that run in the same one. */
 function unitOfBlock(node: Node): Node | undefined {
   let p = node.parent;
-  while (p && p.type !== "FunctionDeclaration" && p.type !== "FunctionExpression" && p.type !== "ArrowFunctionExpression") p = p.parent;
+  while (
+    p &&
+    p.type !== "FunctionDeclaration" &&
+    p.type !== "FunctionExpression" &&
+    p.type !== "ArrowFunctionExpression"
+  )
+    p = p.parent;
   return p;
 }

@@ -8,7 +8,8 @@ export default createRule({
   meta: {
     type: "problem",
     docs: {
-      description: "Require a stale-claim recovery for every database claim, so a holder that dies does not wedge the row",
+      description:
+        "Require a stale-claim recovery for every database claim, so a holder that dies does not wedge the row",
       recommended: true,
       question: "Q1",
     },
@@ -38,7 +39,11 @@ export default createRule({
         // directive naming the module that recovers it (locks-audit checks it).
         if (facts.answeredHere(claim)) continue;
         if (claim.unenforced && claim.check) {
-          context.report({ node: claim.write.node, messageId: "missingRowExpiry", data: { model: claim.lock.model, checkLine: String(claim.check.node.loc.start.line) } });
+          context.report({
+            node: claim.write.node,
+            messageId: "missingRowExpiry",
+            data: { model: claim.lock.model, checkLine: String(claim.check.node.loc.start.line) },
+          });
         } else if (claim.insert) {
           const sweep = lockRowSweepEdit(context.sourceCode, context.filename, claim, facts);
           const when = sweep?.threshold ? `has not moved for ${sweep.threshold} (15 minutes; tune it)` : "has passed";
@@ -46,14 +51,23 @@ export default createRule({
             node: claim.write.node,
             messageId: "missingExpiry",
             data: { model: claim.lock.model },
-            suggest: sweep ? [{
-              messageId: "addLockSweep",
-              data: { name: sweep.name, model: claim.lock.model, timeField: sweep.timeField, when },
-              fix: (fixer) => sweep.edits.map((e) => fixer.insertTextAfterRange([e.range[0], e.range[0]], e.text)),
-            }] : [],
+            suggest: sweep
+              ? [
+                  {
+                    messageId: "addLockSweep",
+                    data: { name: sweep.name, model: claim.lock.model, timeField: sweep.timeField, when },
+                    fix: (fixer) =>
+                      sweep.edits.map((e) => fixer.insertTextAfterRange([e.range[0], e.range[0]], e.text)),
+                  },
+                ]
+              : [],
           });
-        }
-        else if (claim.lease) context.report({ node: claim.write.node, messageId: "missingLockExpiry", data: { model: claim.lock.model, field: claim.lock.field } });
+        } else if (claim.lease)
+          context.report({
+            node: claim.write.node,
+            messageId: "missingLockExpiry",
+            data: { model: claim.lock.model, field: claim.lock.field },
+          });
         else {
           const data = claimData(claim);
           const recovery = recoveryEdit(context.sourceCode, context.filename, claim, facts);
@@ -61,11 +75,22 @@ export default createRule({
             node: claim.write.node,
             messageId: "missingRecovery",
             data,
-            suggest: recovery ? [{
-              messageId: "addRecovery",
-              data: { name: recovery.name, value: recovery.flag?.held ?? data.value, back: recovery.flag?.free ?? recovery.backText, timeField: recovery.timeField, threshold: recovery.threshold },
-              fix: (fixer) => recovery.edits.map((e) => fixer.insertTextAfterRange([e.range[0], e.range[0]], e.text)),
-            }] : [],
+            suggest: recovery
+              ? [
+                  {
+                    messageId: "addRecovery",
+                    data: {
+                      name: recovery.name,
+                      value: recovery.flag?.held ?? data.value,
+                      back: recovery.flag?.free ?? recovery.backText,
+                      timeField: recovery.timeField,
+                      threshold: recovery.threshold,
+                    },
+                    fix: (fixer) =>
+                      recovery.edits.map((e) => fixer.insertTextAfterRange([e.range[0], e.range[0]], e.text)),
+                  },
+                ]
+              : [],
           });
         }
       }
@@ -74,7 +99,12 @@ export default createRule({
         context.report({
           node: call,
           messageId: "missingRecoveryVia",
-          data: { lock: row === undefined ? effect.name : `${effect.name} (the row ${JSON.stringify(row)})`, helper, where: `${file}, line ${effect.line}${alsoAt(others)}`, stuck: effect.stuck },
+          data: {
+            lock: row === undefined ? effect.name : `${effect.name} (the row ${JSON.stringify(row)})`,
+            helper,
+            where: `${file}, line ${effect.line}${alsoAt(others)}`,
+            stuck: effect.stuck,
+          },
         });
       }
     });

@@ -25,13 +25,25 @@ const count = generateProject(dir, modules);
 const commands = {
   "tsc --noEmit": [join(repo, "node_modules/typescript/bin/tsc"), ["--noEmit", "-p", "tsconfig.json"]],
   "locks-audit": [join(repo, "dist/src/audit/cli.js"), ["--format", "json", "--output", join(dir, "audit.json")]],
-  "locks-audit --parse-all": [join(repo, "dist/src/audit/cli.js"), ["--format", "json", "--parse-all", "--output", join(dir, "audit-all.json")]],
-  "locks-audit --types": [join(repo, "dist/src/audit/cli.js"), ["--format", "json", "--types", "--output", join(dir, "audit-types.json")]],
+  "locks-audit --parse-all": [
+    join(repo, "dist/src/audit/cli.js"),
+    ["--format", "json", "--parse-all", "--output", join(dir, "audit-all.json")],
+  ],
+  "locks-audit --types": [
+    join(repo, "dist/src/audit/cli.js"),
+    ["--format", "json", "--types", "--output", join(dir, "audit-types.json")],
+  ],
 };
 const cores = availableParallelism();
 if (withThreads) {
-  commands["locks-audit --concurrency auto"] = [commands["locks-audit"][0], ["--format", "json", "--concurrency", "auto", "--output", join(dir, "audit-auto.json")]];
-  commands[`locks-audit --concurrency ${cores}`] = [commands["locks-audit"][0], ["--format", "json", "--concurrency", String(cores), "--output", join(dir, "audit-threads.json")]];
+  commands["locks-audit --concurrency auto"] = [
+    commands["locks-audit"][0],
+    ["--format", "json", "--concurrency", "auto", "--output", join(dir, "audit-auto.json")],
+  ];
+  commands[`locks-audit --concurrency ${cores}`] = [
+    commands["locks-audit"][0],
+    ["--format", "json", "--concurrency", String(cores), "--output", join(dir, "audit-threads.json")],
+  ];
 }
 
 /** Peak RSS of each command, in MiB (the largest seen). */
@@ -41,10 +53,15 @@ const PEAK = "process.on('exit', () => process.stderr.write('\\npeak-rss ' + pro
 
 function run(name, script, args) {
   const start = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, ["--import", `data:text/javascript,${encodeURIComponent(PEAK)}`, script, ...args], { cwd: dir, encoding: "utf8" });
+  const r = spawnSync(
+    process.execPath,
+    ["--import", `data:text/javascript,${encodeURIComponent(PEAK)}`, script, ...args],
+    { cwd: dir, encoding: "utf8" },
+  );
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   // tsc exits 0 (the project type-checks); the audit exits 1 (the generated project has unanswered claims).
-  if (r.status !== (name === "tsc --noEmit" ? 0 : 1)) throw new Error(`${name} exited ${r.status}: ${r.stderr || r.stdout}`);
+  if (r.status !== (name === "tsc --noEmit" ? 0 : 1))
+    throw new Error(`${name} exited ${r.status}: ${r.stderr || r.stdout}`);
   const kb = Number(/peak-rss (\d+)/.exec(r.stderr)?.[1] ?? 0);
   peakMb[name] = Math.max(peakMb[name] ?? 0, kb / 1024);
   return ms;
@@ -80,17 +97,25 @@ const tsc = median(samples["tsc --noEmit"]);
 const audit = median(samples["locks-audit"]);
 console.log(`project: ${count} modules in ${dir}, ${runs} runs each, alternated, wall time per fresh process`);
 for (const [name, xs] of Object.entries(samples)) {
-  console.log(`${name.padEnd(23)} median ${(median(xs) / 1000).toFixed(2)} s  (runs: ${xs.map((x) => (x / 1000).toFixed(2)).join(", ")})`);
+  console.log(
+    `${name.padEnd(23)} median ${(median(xs) / 1000).toFixed(2)} s  (runs: ${xs.map((x) => (x / 1000).toFixed(2)).join(", ")})`,
+  );
 }
 const ratio = (name) => (median(samples[name]) / tsc).toFixed(2);
-console.log(`ratio audit / tsc: ${(audit / tsc).toFixed(2)}; --parse-all: ${ratio("locks-audit --parse-all")}; --types: ${ratio("locks-audit --types")}`);
+console.log(
+  `ratio audit / tsc: ${(audit / tsc).toFixed(2)}; --parse-all: ${ratio("locks-audit --parse-all")}; --types: ${ratio("locks-audit --types")}`,
+);
 if (withThreads) {
   const off = median(samples["locks-audit"]);
   for (const name of ["locks-audit --concurrency auto", `locks-audit --concurrency ${cores}`]) {
     console.log(`${name} / off (one thread): ${(median(samples[name]) / off).toFixed(2)} (${cores} cores)`);
   }
 }
-console.log(`peak RSS: ${Object.entries(peakMb).map(([n, mb]) => `${n} ${Math.round(mb)} MiB`).join("; ")}`);
+console.log(
+  `peak RSS: ${Object.entries(peakMb)
+    .map(([n, mb]) => `${n} ${Math.round(mb)} MiB`)
+    .join("; ")}`,
+);
 
 if (withCache) {
   // The cache series: cold (no cache file), warm (nothing changed), one module changed (a comment appended to a
@@ -101,7 +126,8 @@ if (withCache) {
   const original = readFileSync(changed, "utf8");
   const series = { cold: [], warm: [], "one changed": [] };
   const check = (label) => {
-    if (readFileSync(join(dir, "audit-cache.json"), "utf8") !== a) throw new Error(`locks-audit --cache (${label}) disagrees with locks-audit`);
+    if (readFileSync(join(dir, "audit-cache.json"), "utf8") !== a)
+      throw new Error(`locks-audit --cache (${label}) disagrees with locks-audit`);
   };
   const cached = ["--format", "json", "--cache", "--output", join(dir, "audit-cache.json")];
   try {
@@ -121,7 +147,11 @@ if (withCache) {
   }
   const cold = median(series.cold);
   for (const [name, xs] of Object.entries(series)) {
-    console.log(`locks-audit --cache, ${name.padEnd(11)} median ${(median(xs) / 1000).toFixed(2)} s  (runs: ${xs.map((x) => (x / 1000).toFixed(2)).join(", ")})  ${name === "cold" ? `${(cold / tsc).toFixed(2)} of tsc` : `${(100 * median(xs) / cold).toFixed(1)} % of cold`}`);
+    console.log(
+      `locks-audit --cache, ${name.padEnd(11)} median ${(median(xs) / 1000).toFixed(2)} s  (runs: ${xs.map((x) => (x / 1000).toFixed(2)).join(", ")})  ${name === "cold" ? `${(cold / tsc).toFixed(2)} of tsc` : `${((100 * median(xs)) / cold).toFixed(1)} % of cold`}`,
+    );
   }
-  console.log(`peak RSS with --cache: ${["cold", "warm", "one changed"].map((n) => `${n} ${Math.round(peakMb[`locks-audit --cache (${n})`])} MiB`).join("; ")}`);
+  console.log(
+    `peak RSS with --cache: ${["cold", "warm", "one changed"].map((n) => `${n} ${Math.round(peakMb[`locks-audit --cache (${n})`])} MiB`).join("; ")}`,
+  );
 }

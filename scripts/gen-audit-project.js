@@ -8,20 +8,40 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** `typeRoots`: where the project finds @types/node (a Node back end has it; default: this repository's). */
-export function generateProject(dir, modules = 1200, typeRoots = [fileURLToPath(new URL("../node_modules/@types", import.meta.url))]) {
+export function generateProject(
+  dir,
+  modules = 1200,
+  typeRoots = [fileURLToPath(new URL("../node_modules/@types", import.meta.url))],
+) {
   rmSync(dir, { recursive: true, force: true });
   const write = (rel, text) => {
     mkdirSync(join(dir, rel, ".."), { recursive: true });
     writeFileSync(join(dir, rel), text);
   };
-  write("tsconfig.json", JSON.stringify({
-    compilerOptions: {
-      target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, skipLibCheck: true,
-      noEmit: true, types: ["node"], typeRoots, lib: ["ES2022"],
-    },
-    include: ["src"],
-  }, null, 2));
-  write("src/db.ts", `export interface Delegate<T> {
+  write(
+    "tsconfig.json",
+    JSON.stringify(
+      {
+        compilerOptions: {
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          strict: true,
+          skipLibCheck: true,
+          noEmit: true,
+          types: ["node"],
+          typeRoots,
+          lib: ["ES2022"],
+        },
+        include: ["src"],
+      },
+      null,
+      2,
+    ),
+  );
+  write(
+    "src/db.ts",
+    `export interface Delegate<T> {
   updateMany(args: { where: Record<string, unknown>; data: Partial<T> }): Promise<{ count: number }>;
   update(args: { where: { id: string }; data: Partial<T> }): Promise<T>;
   findMany(args: { where: Record<string, unknown>; take?: number }): Promise<T[]>;
@@ -35,14 +55,17 @@ export interface Redis {
 }
 export declare const prisma: Record<string, Delegate<Record<string, unknown>>> & { $queryRaw(q: TemplateStringsArray, ...v: unknown[]): Promise<unknown[]> };
 export declare const redis: Redis;
-`);
+`,
+  );
   const groups = Math.max(1, Math.ceil(modules / 6));
   let n = 1;
   for (let g = 0; g < groups && n < modules; g++) {
     const name = `job${g}`;
     const Model = `Job${g}`;
     // model + DTO
-    write(`src/${name}/model.ts`, `export type ${Model}Status = "PENDING" | "RUNNING" | "DONE" | "FAILED";
+    write(
+      `src/${name}/model.ts`,
+      `export type ${Model}Status = "PENDING" | "RUNNING" | "DONE" | "FAILED";
 export interface ${Model} {
   id: string;
   status: ${Model}Status;
@@ -54,12 +77,14 @@ export interface ${Model} {
 export function describe${Model}(job: ${Model}): string {
   return \`\${job.id} (\${job.status}, \${job.attempts} attempts)\`;
 }
-`);
+`,
+    );
     n++;
     // the service: claim, complete, fail
     const kind = g % 4;
-    const claim = kind === 3
-      ? `  const token = Math.random().toString(36).slice(2);
+    const claim =
+      kind === 3
+        ? `  const token = Math.random().toString(36).slice(2);
   const ok = await redis.set(\`lock:${name}:\${id}\`, token, "PX", 30_000, "NX");
   if (ok === null) return false;
   try {
@@ -68,7 +93,7 @@ export function describe${Model}(job: ${Model}): string {
     await redis.eval('if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0', 1, \`lock:${name}:\${id}\`, token);
   }
   return true;`
-      : `  const claimed = await prisma.${name}.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING", updatedAt: new Date() } });
+        : `  const claimed = await prisma.${name}.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING", updatedAt: new Date() } });
   if (claimed.count === 0) return false;
   try {
     await work(id);
@@ -78,7 +103,9 @@ export function describe${Model}(job: ${Model}): string {
     throw error;
   }
   return true;`;
-    write(`src/${name}/service.ts`, `import { prisma, redis } from "../db.js";
+    write(
+      `src/${name}/service.ts`,
+      `import { prisma, redis } from "../db.js";
 import type { ${Model} } from "./model.js";
 import { describe${Model} } from "./model.js";
 
@@ -95,11 +122,14 @@ ${claim}
 export async function list${Model}(status: ${Model}["status"]): Promise<${Model}[]> {
   return (await prisma.${name}.findMany({ where: { status }, take: 50 })) as unknown as ${Model}[];
 }
-`);
+`,
+    );
     n++;
     // the sweeper, in its own module (claims of kind 0 and 1 are recovered here; kind 2 is not)
-    write(`src/${name}/sweeper.ts`, kind < 2
-      ? `import { prisma } from "../db.js";
+    write(
+      `src/${name}/sweeper.ts`,
+      kind < 2
+        ? `import { prisma } from "../db.js";
 
 const STALE_MS = 15 * 60 * 1000;
 
@@ -112,15 +142,18 @@ export async function sweep${Model}(): Promise<number> {
   return res.count;
 }
 `
-      : `import { prisma } from "../db.js";
+        : `import { prisma } from "../db.js";
 
 export async function archive${Model}(before: Date): Promise<number> {
   const res = await prisma.${name}.updateMany({ where: { status: "DONE", updatedAt: { lt: before } }, data: { status: "FAILED" } });
   return res.count;
 }
-`);
+`,
+    );
     n++;
-    write(`src/${name}/controller.ts`, `import { run${Model}, list${Model} } from "./service.js";
+    write(
+      `src/${name}/controller.ts`,
+      `import { run${Model}, list${Model} } from "./service.js";
 import type { ${Model} } from "./model.js";
 
 export interface Request { params: Record<string, string>; query: Record<string, string | undefined> }
@@ -138,9 +171,12 @@ export async function get${Model}s(req: Request, res: Response): Promise<void> {
   const jobs: ${Model}[] = await list${Model}(status);
   res.status(200).json(jobs.map((j) => ({ id: j.id, status: j.status })));
 }
-`);
+`,
+    );
     n++;
-    write(`src/${name}/validate.ts`, `export interface ${Model}Input { input: string; options?: Record<string, string> }
+    write(
+      `src/${name}/validate.ts`,
+      `export interface ${Model}Input { input: string; options?: Record<string, string> }
 const MAX = ${100 + g};
 export function validate${Model}(body: unknown): ${Model}Input {
   if (typeof body !== "object" || body === null) throw new TypeError("body must be an object");
@@ -149,15 +185,19 @@ export function validate${Model}(body: unknown): ${Model}Input {
   const options = (body as { options?: Record<string, string> }).options;
   return options ? { input, options } : { input };
 }
-`);
+`,
+    );
     n++;
-    write(`src/${name}/format.ts`, `import type { ${Model} } from "./model.js";
+    write(
+      `src/${name}/format.ts`,
+      `import type { ${Model} } from "./model.js";
 export function toCsv${Model}(rows: readonly ${Model}[]): string {
   const head = "id,status,attempts,updatedAt";
   return [head, ...rows.map((r) => [r.id, r.status, String(r.attempts), r.updatedAt.toISOString()].join(","))].join("\\n");
 }
 export const ${name}Labels: Record<${Model}["status"], string> = { PENDING: "waiting", RUNNING: "running", DONE: "done", FAILED: "failed" };
-`);
+`,
+    );
     n++;
   }
   return n;

@@ -24,7 +24,8 @@ const scenarios = [
     title: "Crash-wedge: a job claimed by a compare-and-set update, its worker killed (the first seed)",
     services: "PostgreSQL",
     fault: "SIGKILL mid-job",
-    flagged: "The job stays GENERATING; every later claim is refused, before the stale threshold and on every retry after it.",
+    flagged:
+      "The job stays GENERATING; every later claim is refused, before the stale threshold and on every retry after it.",
     fixed:
       "Before the threshold the claim is still refused (a dead worker cannot be told from a live one); after it, the read path " +
       "flips the job to FAILED and a retry claims and completes it. A slow job that keeps making progress is never " +
@@ -37,7 +38,8 @@ const scenarios = [
     /** The rule's second scenario: its heading says which. */
     heading: "the suggested recovery",
     question: "Q1",
-    title: "The recovery the rule suggests, applied as the editor applies it: a render job with a heartbeat, its worker killed",
+    title:
+      "The recovery the rule suggests, applied as the editor applies it: a render job with a heartbeat, its worker killed",
     services: "PostgreSQL",
     fault: "SIGKILL mid-job",
     flagged: "The job stays RENDERING; every later claim is refused, also past the stale threshold.",
@@ -70,7 +72,8 @@ const scenarios = [
     title: "A Redis lock taken with SETNX, its expiry set by a second command",
     services: "Redis",
     fault: "SIGKILL between acquire and expire",
-    flagged: "The key is left with no TTL (PTTL -1); every later run is skipped, also after the TTL the code meant to set has passed.",
+    flagged:
+      "The key is left with no TTL (PTTL -1); every later run is skipped, also after the TTL the code meant to set has passed.",
     fixed:
       "With SET NX PX the key expires after its TTL even when the holder is killed holding it; the next run proceeds. " +
       "flagged.js with the rule's suggestion applied (SETNX and PEXPIRE merged, the `=== 0` test rewritten) does the same.",
@@ -82,7 +85,8 @@ const scenarios = [
     title: "A Redis lease released with a plain DEL",
     services: "Redis",
     fault: "SIGSTOP past the lease, then SIGCONT",
-    flagged: "The resumed holder's DEL removes the new holder's lock, and a third worker gets in while the second still works.",
+    flagged:
+      "The resumed holder's DEL removes the new holder's lock, and a third worker gets in while the second still works.",
     fixed:
       "The compare-and-delete finds another value and deletes nothing; the third worker is turned away. flagged.js with " +
       "the rule's compare-and-delete suggestion applied does the same.",
@@ -94,7 +98,8 @@ const scenarios = [
     title: "A sweeper of a render queue in Knex, judging dead workers by when the render started",
     services: "PostgreSQL",
     fault: "a render slower than the threshold; SIGKILL mid-render",
-    flagged: "The sweeper hands a slow render whose worker is alive and beating to a second worker: the export is rendered twice, and the first worker's beat aborts it.",
+    flagged:
+      "The sweeper hands a slow render whose worker is alive and beating to a second worker: the export is rendered twice, and the first worker's beat aborts it.",
     fixed:
       "Judged by heartbeat_at, the slow render keeps its worker and is rendered once; a worker killed mid-render stops " +
       "beating, its render is not handed back at once (dead cannot be told from slow yet) but is once the threshold has " +
@@ -108,7 +113,8 @@ const scenarios = [
     title: "A heartbeat whose failure is caught and logged, the work going on",
     services: "PostgreSQL",
     fault: "SIGSTOP past the stale threshold, then SIGCONT",
-    flagged: "The resumed worker's heartbeat matches no row; it logs that and writes every remaining part beside the worker the export was handed to.",
+    flagged:
+      "The resumed worker's heartbeat matches no row; it logs that and writes every remaining part beside the worker the export was handed to.",
     fixed:
       "The heartbeat's failure aborts the export: the resumed worker finishes the part it was paused in and writes no other; " +
       "the new holder's export stands. flagged.js with the rule's suggestion applied (`controller.abort();` in the catch) " +
@@ -121,7 +127,8 @@ const scenarios = [
     title: "A sweeper that frees rows by the age of their heartbeat alone, a finished report among them",
     services: "PostgreSQL",
     fault: "a finished job's heartbeat grown old; SIGKILL mid-render",
-    flagged: "A rendered report's heartbeat is as old as a dead worker's once the threshold has passed: the sweeper puts the DONE report back in the queue, and the next worker renders (and bills) it again.",
+    flagged:
+      "A rendered report's heartbeat is as old as a dead worker's once the threshold has passed: the sweeper puts the DONE report back in the queue, and the next worker renders (and bills) it again.",
     fixed:
       "The sweeper's write requires status = 'RENDERING': the DONE report stays DONE and the next worker is turned away, " +
       "while a worker killed mid-render is still given back once the threshold has passed. flagged.js with the rule's " +
@@ -134,11 +141,12 @@ const scenarios = [
     title: "A claim checked in JavaScript and then written by id, two workers reading the report free at once",
     services: "PostgreSQL",
     fault: "SIGSTOP between the read and the claim, then SIGCONT",
-    flagged: "The resumed worker claims the report the other holds and calls the render service too: the report is rendered twice, and the first worker's heartbeat, finding it taken, aborts its render.",
+    flagged:
+      "The resumed worker claims the report the other holds and calls the render service too: the report is rendered twice, and the first worker's heartbeat, finding it taken, aborts its render.",
     fixed:
       "The claim's UPDATE requires status <> 'RENDERING' and a claim that changed no row returns \"busy\": the resumed worker " +
       "goes away and the report is rendered once. flagged.js with the rule's suggestion applied (the condition and the " +
-      "check's own `return \"busy\"` on zero rows) does the same.",
+      'check\'s own `return "busy"` on zero rows) does the same.',
   },
   {
     id: "fencing",
@@ -161,7 +169,8 @@ const scenarios = [
     services: "none (a long-running process)",
     fault: "a rejected await (the supplier's outage)",
     flagged: "The guard stays set: every later call in the same process is refused, until the process restarts.",
-    fixed: "The guard is reset in finally: the next call proceeds. flagged.js with the rule's suggestion applied does the same.",
+    fixed:
+      "The guard is reset in finally: the next call proceeds. flagged.js with the rule's suggestion applied does the same.",
   },
 ];
 
@@ -173,7 +182,9 @@ function programBlock(scenario, shape) {
 
 /** The block a rule page gets for its scenario. */
 function ruleBlock(scenario) {
-  const where = scenario.services.startsWith("none") ? "in a real long-running process" : `against a real ${scenario.services}`;
+  const where = scenario.services.startsWith("none")
+    ? "in a real long-running process"
+    : `against a real ${scenario.services}`;
   return [
     `<!-- begin proof: ${scenario.id} -->`,
     `## Proven on real servers${scenario.heading ? `: ${scenario.heading}` : ""}`,
@@ -198,8 +209,10 @@ function ruleBlock(scenario) {
 }
 
 function tableBlock() {
-  const rows = scenarios.map((s) =>
-    `| [${s.id}](#${s.id}) | [\`locks/${s.rule}\`](rules/${s.rule}.md) (${s.question}) | ${s.services} | ${s.fault} | ${s.flagged} | ${s.fixed} |`);
+  const rows = scenarios.map(
+    (s) =>
+      `| [${s.id}](#${s.id}) | [\`locks/${s.rule}\`](rules/${s.rule}.md) (${s.question}) | ${s.services} | ${s.fault} | ${s.flagged} | ${s.fixed} |`,
+  );
   return [
     "<!-- begin proof: table -->",
     "| scenario | rule | servers | fault | flagged shape (reported) | fixed shape (clean) |",

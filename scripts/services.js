@@ -171,10 +171,26 @@ export async function startRedis() {
   const dir = serverDir("redis");
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const child = spawn(server, [
-      "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-      "--protected-mode", "no", "--daemonize", "no", "--loglevel", "warning",
-    ], { stdio: ["ignore", "ignore", "pipe"], cwd: dir });
+    const child = spawn(
+      server,
+      [
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--protected-mode",
+        "no",
+        "--daemonize",
+        "no",
+        "--loglevel",
+        "warning",
+      ],
+      { stdio: ["ignore", "ignore", "pipe"], cwd: dir },
+    );
     writeFileSync(join(dir, "server.pid"), `${child.pid}\n`);
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr += chunk));

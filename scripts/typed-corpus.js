@@ -5,7 +5,16 @@
 // is `any`) and next to this repository's node_modules (ioredis, @redis/client, mongodb, mongoose, typeorm, knex,
 // kysely, drizzle-orm, sequelize, pg resolve; generated Prisma clients and the files' own modules still do not).
 // Results are printed; docs/typed-linting.md records a run.
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,8 +25,13 @@ import plugin from "../dist/src/index.js";
 
 const repo = fileURLToPath(new URL("../", import.meta.url));
 const args = process.argv.slice(2);
-const flag = (k) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : undefined; };
-const filesDir = resolve(args.find((a, i) => !a.startsWith("--") && args[i - 1] !== "--manifest") ?? "/tmp/devcorpus/files");
+const flag = (k) => {
+  const i = args.indexOf(k);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const filesDir = resolve(
+  args.find((a, i) => !a.startsWith("--") && args[i - 1] !== "--manifest") ?? "/tmp/devcorpus/files",
+);
 const manifestPath = flag("--manifest") ?? join(repo, "..", "shared", "corpus", "manifest.json");
 const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
 
@@ -27,7 +41,12 @@ function score(results) {
   for (const e of manifest) {
     const messages = results.get(e.id);
     if (!messages) continue;
-    const sites = e.sites.map((x) => ({ ...x, lo: (x.span?.[0] ?? x.line) - 2, hi: (x.span?.[1] ?? x.line) + 2, hit: false }));
+    const sites = e.sites.map((x) => ({
+      ...x,
+      lo: (x.span?.[0] ?? x.line) - 2,
+      hi: (x.span?.[1] ?? x.line) + 2,
+      hit: false,
+    }));
     for (const m of messages) {
       const near = sites.filter((x) => x.lo <= (m.endLine ?? m.line) && m.line <= x.hi);
       const flagged = near.filter((x) => x.expected.flag);
@@ -76,33 +95,64 @@ async function lintAll(dir, configName, typed) {
     delete process.env.LOCKS_DEBUG_TYPES;
   });
   for (const r of linted) {
-    const id = r.filePath.split("/").pop().replace(/\.(ts|js)$/, "");
+    const id = r.filePath
+      .split("/")
+      .pop()
+      .replace(/\.(ts|js)$/, "");
     fatal += r.messages.filter((m) => m.fatal).length;
-    results.set(id, r.messages.filter((m) => m.ruleId?.startsWith("locks/")));
+    results.set(
+      id,
+      r.messages.filter((m) => m.ruleId?.startsWith("locks/")),
+    );
   }
   return { results, ms: performance.now() - started, fatal, verdicts };
 }
 
 const findings = (results) => [...results].flatMap(([id, ms]) => ms.map((m) => `${id}:${m.line} ${m.ruleId}`)).sort();
 
-const setups = [["alone (no import resolves)", false], ["beside this repository's node_modules", true]];
+const setups = [
+  ["alone (no import resolves)", false],
+  ["beside this repository's node_modules", true],
+];
 for (const [label, withModules] of setups) {
   const dir = mkdtempSync(join(tmpdir(), "locks-typed-corpus-"));
   for (const f of readdirSync(filesDir)) if (/\.(ts|js)$/.test(f)) cpSync(join(filesDir, f), join(dir, f));
-  writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({
-    compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", allowJs: true, checkJs: false, noEmit: true, skipLibCheck: true, strict: false, experimentalDecorators: true },
-    include: ["*.ts", "*.js"],
-  }));
-  if (withModules && existsSync(join(repo, "node_modules"))) symlinkSync(join(repo, "node_modules"), join(dir, "node_modules"), "dir");
+  writeFileSync(
+    join(dir, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        allowJs: true,
+        checkJs: false,
+        noEmit: true,
+        skipLibCheck: true,
+        strict: false,
+        experimentalDecorators: true,
+      },
+      include: ["*.ts", "*.js"],
+    }),
+  );
+  if (withModules && existsSync(join(repo, "node_modules")))
+    symlinkSync(join(repo, "node_modules"), join(dir, "node_modules"), "dir");
   console.log(`\n## corpus ${label}: ${readdirSync(dir).filter((f) => /\.(ts|js)$/.test(f)).length} files`);
   for (const configName of ["recommended", "strict"]) {
     const plain = await lintAll(dir, configName, false);
     const typed = await lintAll(dir, configName, true);
-    for (const [name, run] of [[configName, plain], [`${configName}-type-checked`, typed]]) {
+    for (const [name, run] of [
+      [configName, plain],
+      [`${configName}-type-checked`, typed],
+    ]) {
       const s = score(run.results);
-      console.log(`${name.padEnd(26)} P ${s.p.toFixed(2)} R ${s.r.toFixed(2)} (tp ${s.tp}, fp ${s.fp}, fn ${s.fn}) findings ${findings(run.results).length}, fatal ${run.fatal}, ${(run.ms / 1000).toFixed(1)} s`);
+      console.log(
+        `${name.padEnd(26)} P ${s.p.toFixed(2)} R ${s.r.toFixed(2)} (tp ${s.tp}, fp ${s.fp}, fn ${s.fn}) findings ${findings(run.results).length}, fatal ${run.fatal}, ${(run.ms / 1000).toFixed(1)} s`,
+      );
     }
-    const counts = Object.entries(typed.verdicts).sort().map(([k, n]) => `${k} ${n}`).join(", ");
+    const counts = Object.entries(typed.verdicts)
+      .sort()
+      .map(([k, n]) => `${k} ${n}`)
+      .join(", ");
     console.log(`  receiver verdicts (calls a recognizer took, by store): ${counts || "none"}`);
     const a = new Set(findings(plain.results));
     const b = new Set(findings(typed.results));

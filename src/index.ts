@@ -44,10 +44,22 @@ const plugin = {
 
 // The type-checked configs enable the same rules and only switch on type-aware mode (src/core/types.ts).
 const typeAware = { locks: { typeAware: true } } as const;
-plugin.configs.recommended = { name: "locks/recommended", plugins: { locks: plugin }, rules: ruleSettings(rules, "recommended") };
+plugin.configs.recommended = {
+  name: "locks/recommended",
+  plugins: { locks: plugin },
+  rules: ruleSettings(rules, "recommended"),
+};
 plugin.configs.strict = { name: "locks/strict", plugins: { locks: plugin }, rules: ruleSettings(rules, "strict") };
-plugin.configs["recommended-type-checked"] = { ...plugin.configs.recommended, name: "locks/recommended-type-checked", settings: typeAware };
-plugin.configs["strict-type-checked"] = { ...plugin.configs.strict, name: "locks/strict-type-checked", settings: typeAware };
+plugin.configs["recommended-type-checked"] = {
+  ...plugin.configs.recommended,
+  name: "locks/recommended-type-checked",
+  settings: typeAware,
+};
+plugin.configs["strict-type-checked"] = {
+  ...plugin.configs.strict,
+  name: "locks/strict-type-checked",
+  settings: typeAware,
+};
 
 export default plugin;
 export { rules };

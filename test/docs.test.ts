@@ -11,7 +11,10 @@ import plugin from "../src/index.js";
 
 const docsDir = fileURLToPath(new URL("../docs/rules/", import.meta.url));
 const linter = new Linter({ configType: "flat" });
-const config = [{ files: ["**/*.ts"], languageOptions: { parser: tsParser } }, plugin.configs.strict] as Linter.Config[];
+const config = [
+  { files: ["**/*.ts"], languageOptions: { parser: tsParser } },
+  plugin.configs.strict,
+] as Linter.Config[];
 
 /** Code blocks under the "### ❌ Incorrect" and "### ✅ Correct" headings. */
 function examples(markdown: string): { incorrect: string[]; correct: string[] } {
@@ -20,7 +23,8 @@ function examples(markdown: string): { incorrect: string[]; correct: string[] } 
   const lines = markdown.split("\n");
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
-    if (line.startsWith("#")) section = /Incorrect/.test(line) ? "incorrect" : /Correct/.test(line) ? "correct" : undefined;
+    if (line.startsWith("#"))
+      section = /Incorrect/.test(line) ? "incorrect" : /Correct/.test(line) ? "correct" : undefined;
     else if (section && /^```(ts|js)$/.test(line)) {
       const end = lines.indexOf("```", i + 1);
       out[section].push(lines.slice(i + 1, end).join("\n"));
@@ -54,11 +58,22 @@ describe.each(Object.entries(plugin.rules))("docs/rules/%s.md", (id, rule) => {
 
 describe("docs/stores.md", () => {
   const markdown = readFileSync(fileURLToPath(new URL("../docs/stores.md", import.meta.url)), "utf8");
-  const examples = [...markdown.matchAll(/## ([^\n]+)\n```(?:ts|js)\n([\s\S]*?)```/g)].map((m) => [m[1]!, m[2]!] as const);
+  const examples = [...markdown.matchAll(/## ([^\n]+)\n```(?:ts|js)\n([\s\S]*?)```/g)].map(
+    (m) => [m[1]!, m[2]!] as const,
+  );
 
   it("has one example per store", () => {
     expect(examples.map(([store]) => store)).toEqual([
-      "Prisma", "TypeORM", "Knex", "Kysely", "Drizzle", "Sequelize", "MongoDB driver and Mongoose", "Payload CMS", "Strapi", "Raw SQL",
+      "Prisma",
+      "TypeORM",
+      "Knex",
+      "Kysely",
+      "Drizzle",
+      "Sequelize",
+      "MongoDB driver and Mongoose",
+      "Payload CMS",
+      "Strapi",
+      "Raw SQL",
       "Redis",
     ]);
   });
@@ -71,7 +86,9 @@ describe("docs/stores.md", () => {
 
 describe("docs/proof.md and the proof programs", () => {
   const root = fileURLToPath(new URL("../", import.meta.url));
-  const scenarios = readdirSync(`${root}proof`, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith(".")).map((e) => e.name);
+  const scenarios = readdirSync(`${root}proof`, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && !e.name.startsWith("."))
+    .map((e) => e.name);
 
   it("every proof program is copied unchanged into its rule page (scripts/proof-docs.js --check)", () => {
     const run = spawnSync(process.execPath, ["scripts/proof-docs.js", "--check"], { cwd: root, encoding: "utf8" });

@@ -14,7 +14,8 @@ const root = fileURLToPath(new URL("../fixtures/", import.meta.url));
 
 function fixtureFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? fixtureFiles(join(dir, e.name)) : /\.(ts|js)$/.test(e.name) ? [join(dir, e.name)] : []);
+    e.isDirectory() ? fixtureFiles(join(dir, e.name)) : /\.(ts|js)$/.test(e.name) ? [join(dir, e.name)] : [],
+  );
 }
 
 /** The `// expect:` markers of a fixture file. */
@@ -37,10 +38,7 @@ describe.each(majors)("fixtures under %s", (_name, ESLintClass) => {
     const eslint = new (ESLintClass as typeof ESLint10)({
       cwd: root,
       overrideConfigFile: true,
-      overrideConfig: [
-        { files: ["**/*.ts"], languageOptions: { parser: tsParser } },
-        config as never,
-      ],
+      overrideConfig: [{ files: ["**/*.ts"], languageOptions: { parser: tsParser } }, config as never],
     });
     it.each(files.map((f) => [relative(root, f), f]))("%s", async (_rel, file) => {
       const [result] = await eslint.lintFiles([file]);
@@ -56,10 +54,12 @@ describe.each(majors)("fixtures under %s", (_name, ESLintClass) => {
         expect((message.suggestions ?? []).map((x) => x.messageId)).toEqual(e.suggestions);
         for (const suggestion of message.suggestions ?? []) {
           let applied = code;
-          for (const fix of [suggestion.fix].flat().sort((a, b) => b.range[0] - a.range[0])) applied = applied.slice(0, fix.range[0]) + fix.text + applied.slice(fix.range[1]);
+          for (const fix of [suggestion.fix].flat().sort((a, b) => b.range[0] - a.range[0]))
+            applied = applied.slice(0, fix.range[0]) + fix.text + applied.slice(fix.range[1]);
           const [after] = await eslint.lintText(applied, { filePath: file });
           expect(after!.messages.filter((m) => m.fatal)).toEqual([]);
-          const count = (messages: readonly { ruleId: string | null }[]) => messages.filter((m) => m.ruleId === e.rule).length;
+          const count = (messages: readonly { ruleId: string | null }[]) =>
+            messages.filter((m) => m.ruleId === e.rule).length;
           expect(count(after!.messages)).toBe(count(result!.messages) - 1);
         }
       }

@@ -8,12 +8,19 @@ import plugin from "../src/index.js";
 
 const rulesDir = fileURLToPath(new URL("../rules/", import.meta.url));
 const docsDir = fileURLToPath(new URL("../docs/rules/", import.meta.url));
-const ruleFiles = readdirSync(rulesDir).filter((f) => f.endsWith(".ts")).map((f) => f.slice(0, -3)).sort();
+const ruleFiles = readdirSync(rulesDir)
+  .filter((f) => f.endsWith(".ts"))
+  .map((f) => f.slice(0, -3))
+  .sort();
 const entries = Object.entries(plugin.rules);
 
 describe("plugin", () => {
   it("has meta with name, version and the locks namespace", () => {
-    expect(plugin.meta).toEqual({ name: "eslint-plugin-locks", version: expect.stringMatching(/^\d+\.\d+\.\d+/), namespace: "locks" });
+    expect(plugin.meta).toEqual({
+      name: "eslint-plugin-locks",
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      namespace: "locks",
+    });
   });
 
   it("registers every file in rules/ under its file name, and nothing else", () => {
@@ -21,19 +28,24 @@ describe("plugin", () => {
   });
 
   it("derives configs.recommended from meta.docs.recommended and puts every rule in configs.strict", () => {
-    const recommended = entries.filter(([, r]) => r.meta.docs.recommended).map(([id]) => `locks/${id}`).sort();
+    const recommended = entries
+      .filter(([, r]) => r.meta.docs.recommended)
+      .map(([id]) => `locks/${id}`)
+      .sort();
     expect(Object.keys(plugin.configs.recommended.rules).sort()).toEqual(recommended);
     expect(Object.keys(plugin.configs.strict.rules).sort()).toEqual(entries.map(([id]) => `locks/${id}`).sort());
     expect(plugin.configs.recommended.rules).not.toHaveProperty("locks/require-fencing");
     expect(plugin.configs.recommended.plugins.locks).toBe(plugin);
   });
 
-  it("resolves extends: [\"locks/recommended\"] in defineConfig through its namespace", async () => {
+  it('resolves extends: ["locks/recommended"] in defineConfig through its namespace', async () => {
     const { defineConfig } = await import("eslint/config");
     const { ESLint } = await import("eslint");
     const eslint = new ESLint({
       overrideConfigFile: true,
-      overrideConfig: defineConfig([{ files: ["**/*.js"], plugins: { locks: plugin as never }, extends: ["locks/recommended"] }]),
+      overrideConfig: defineConfig([
+        { files: ["**/*.js"], plugins: { locks: plugin as never }, extends: ["locks/recommended"] },
+      ]),
     });
     const code = `async function s(id) { await prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } }); }`;
     const [result] = await eslint.lintText(code, { filePath: "x.js" });
@@ -75,12 +87,20 @@ describe("configuration errors", () => {
   const linter = new Linter({ configType: "flat" });
   it("rejects an unknown rule option with a schema error", () => {
     expect(() =>
-      linter.verify("x()", [{ plugins: { locks: plugin }, rules: { "locks/progress-based-staleness": ["error", { startTime: ["x"] }] } }] as never),
+      linter.verify("x()", [
+        { plugins: { locks: plugin }, rules: { "locks/progress-based-staleness": ["error", { startTime: ["x"] }] } },
+      ] as never),
     ).toThrow(/progress-based-staleness[\s\S]*additional properties/i);
   });
 
   it("rejects a malformed settings.locks with a message naming the key", () => {
-    const config = [{ plugins: { locks: plugin }, settings: { locks: { progressFields: ["x"] } }, rules: { "locks/require-stale-recovery": "error" } }];
+    const config = [
+      {
+        plugins: { locks: plugin },
+        settings: { locks: { progressFields: ["x"] } },
+        rules: { "locks/require-stale-recovery": "error" },
+      },
+    ];
     const code = `prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });`;
     expect(() => linter.verify(code, config as never)).toThrow(/settings\.locks\.progressFields/);
   });

@@ -10,7 +10,14 @@ import * as espree from "espree";
 /** For plain-JavaScript cases: ESLint's own default parser, as a user without typescript-eslint has it. */
 export const javascript = { parser: espree } as const;
 
-type Case = { code: string; errors: readonly { line?: number; data?: Record<string, unknown>; suggestions?: readonly { output: string }[] | null }[] };
+type Case = {
+  code: string;
+  errors: readonly {
+    line?: number;
+    data?: Record<string, unknown>;
+    suggestions?: readonly { output: string }[] | null;
+  }[];
+};
 
 const RECOVERED_BY = "/* locks-recovered-by: ./sweeper */ ";
 
@@ -23,7 +30,8 @@ export function recoveredElsewhere<C extends Case>(c: C): C {
   const data = c.errors[0]?.data ?? {};
   const line = Number(data["claimLine"] ?? data["acquireLine"]);
   if (!Number.isInteger(line) || line < 1) throw new Error("recoveredElsewhere: the first error names no claim line");
-  if (c.errors.some((e) => e.line === line)) throw new Error("recoveredElsewhere: an error on the claim's line would move");
+  if (c.errors.some((e) => e.line === line))
+    throw new Error("recoveredElsewhere: an error on the claim's line would move");
   const mark = (code: string): string => {
     const lines = code.split("\n");
     const at = lines[line - 1];
@@ -35,6 +43,8 @@ export function recoveredElsewhere<C extends Case>(c: C): C {
   return {
     ...c,
     code: mark(c.code),
-    errors: c.errors.map((e) => (e.suggestions ? { ...e, suggestions: e.suggestions.map((s) => ({ ...s, output: mark(s.output) })) } : e)),
+    errors: c.errors.map((e) =>
+      e.suggestions ? { ...e, suggestions: e.suggestions.map((s) => ({ ...s, output: mark(s.output) })) } : e,
+    ),
   };
 }

@@ -2,10 +2,20 @@
 // TypeScript, resolving packages from the project's node_modules; returns the diagnostics, one line each.
 import ts from "typescript";
 
-export function typeCheck(files: Record<string, string>, roots: readonly string[], extra: ts.CompilerOptions = {}): string[] {
+export function typeCheck(
+  files: Record<string, string>,
+  roots: readonly string[],
+  extra: ts.CompilerOptions = {},
+): string[] {
   const options: ts.CompilerOptions = {
-    strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext,
-    moduleResolution: ts.ModuleResolutionKind.Bundler, experimentalDecorators: true, types: [], ...extra,
+    strict: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    experimentalDecorators: true,
+    types: [],
+    ...extra,
   };
   const host = ts.createCompilerHost(options);
   const read = host.readFile.bind(host);
@@ -18,5 +28,7 @@ export function typeCheck(files: Record<string, string>, roots: readonly string[
     return text === undefined ? undefined : ts.createSourceFile(f, text, lang);
   }) as typeof host.getSourceFile;
   const program = ts.createProgram([...roots], options, host);
-  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map((d) => `${d.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
 }

@@ -76,7 +76,10 @@ export class LintCache {
   /** The modules whose lint ran (a miss), by path. */
   readonly linted = new Set<string>();
 
-  constructor(readonly file: string, versions: readonly string[]) {
+  constructor(
+    readonly file: string,
+    versions: readonly string[],
+  ) {
     this.salt = saltOf(versions);
     this.previous = this.load();
   }
@@ -84,7 +87,8 @@ export class LintCache {
   private load(): Record<string, CachedLint> {
     try {
       const data = JSON.parse(readFileSync(this.file, "utf8")) as Partial<CacheFile>;
-      if (data.format === FORMAT && data.salt === this.salt && data.entries && typeof data.entries === "object") return data.entries;
+      if (data.format === FORMAT && data.salt === this.salt && data.entries && typeof data.entries === "object")
+        return data.entries;
     } catch {
       // Absent, unreadable or not JSON: start empty.
     }
@@ -121,7 +125,9 @@ export class LintCache {
       writeFileSync(tmp, JSON.stringify(data));
       renameSync(tmp, this.file);
     } catch (error) {
-      throw new AuditError(`cannot write the cache ${this.file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      throw new AuditError(
+        `cannot write the cache ${this.file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
     }
   }
 }

@@ -12,24 +12,62 @@ import { AuditError, FORMATS, runAudit, type Format } from "./index.js";
 
 export async function main(argv: readonly string[]): Promise<number> {
   const program = new Command("locks-audit")
-    .description("Audit every lock in a project: where it is taken, and where Q1, Q2 and Q3 are answered, across modules.")
+    .description(
+      "Audit every lock in a project: where it is taken, and where Q1, Q2 and Q3 are answered, across modules.",
+    )
     .version(plugin.meta.version)
-    .argument("[paths...]", "report only on these files or folders (the whole project is still read to pair across modules)")
-    .option("-p, --project <tsconfig>", "the tsconfig.json to read (default: ./tsconfig.json or ./jsconfig.json if present, else every source file under the current folder)")
+    .argument(
+      "[paths...]",
+      "report only on these files or folders (the whole project is still read to pair across modules)",
+    )
+    .option(
+      "-p, --project <tsconfig>",
+      "the tsconfig.json to read (default: ./tsconfig.json or ./jsconfig.json if present, else every source file under the current folder)",
+    )
     .addOption(new Option("-f, --format <format>", "output format").choices(FORMATS as string[]).default("text"))
     .option("--diff <git-ref>", "only locks whose acquire or missing half touches lines changed since the ref")
     .option("-o, --output <file>", "write the report to a file instead of stdout")
-    .option("--types", "build a TypeScript program so receivers' types sharpen what syntax cannot tell (a repository typed through an alias, a delegate held by a wrapper); costs about a tsc")
+    .option(
+      "--types",
+      "build a TypeScript program so receivers' types sharpen what syntax cannot tell (a repository typed through an alias, a delegate held by a wrapper); costs about a tsc",
+    )
     .option("--parse-all", "parse every module, also those with no call any recognizer handles (slower; same results)")
-    .option("--cache", "keep each module's lint between runs: a re-run lints only the modules whose text or inputs changed")
-    .option("--cache-location <path>", "the cache file, or a folder for .locks-audit-cache (default: ./.locks-audit-cache)")
-    .option("--fix", "write a locks-recovered-by directive at each claim recovered in another module, and point or remove false ones; then report on the fixed files")
-    .option("--concurrency <n>", "lint in ESLint's worker threads: off, auto (ESLint's choice: up to half the cores, none on two) or a number of threads (default: off)", concurrency)
-    .addOption(new Option("--config <name>", "the plugin config whose rules report").choices(["recommended", "strict"]).default("recommended"))
-    .option("--eslint-config <file>", "the project's ESLint config to read settings.locks and reportUnusedDisableDirectives from (default: looked up as ESLint does)")
-    .option("--no-eslint-config", "read no ESLint config of the project: the plugin's default vocabularies, unused disable comments not reported")
+    .option(
+      "--cache",
+      "keep each module's lint between runs: a re-run lints only the modules whose text or inputs changed",
+    )
+    .option(
+      "--cache-location <path>",
+      "the cache file, or a folder for .locks-audit-cache (default: ./.locks-audit-cache)",
+    )
+    .option(
+      "--fix",
+      "write a locks-recovered-by directive at each claim recovered in another module, and point or remove false ones; then report on the fixed files",
+    )
+    .option(
+      "--concurrency <n>",
+      "lint in ESLint's worker threads: off, auto (ESLint's choice: up to half the cores, none on two) or a number of threads (default: off)",
+      concurrency,
+    )
+    .addOption(
+      new Option("--config <name>", "the plugin config whose rules report")
+        .choices(["recommended", "strict"])
+        .default("recommended"),
+    )
+    .option(
+      "--eslint-config <file>",
+      "the project's ESLint config to read settings.locks and reportUnusedDisableDirectives from (default: looked up as ESLint does)",
+    )
+    .option(
+      "--no-eslint-config",
+      "read no ESLint config of the project: the plugin's default vocabularies, unused disable comments not reported",
+    )
     .option("--max-findings <n>", "exit 1 only when more than n findings remain (default 0)", count("--max-findings"))
-    .option("--max-warnings <n>", "exit 1 when more than n warnings remain (default: warnings never fail, as in ESLint)", count("--max-warnings"))
+    .option(
+      "--max-warnings <n>",
+      "exit 1 when more than n warnings remain (default: warnings never fail, as in ESLint)",
+      count("--max-warnings"),
+    )
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   try {
@@ -39,9 +77,20 @@ export async function main(argv: readonly string[]): Promise<number> {
     throw error;
   }
   const opts = program.opts<{
-    project?: string; format: Format; diff?: string; output?: string; config: "recommended" | "strict"; parseAll?: boolean; types?: boolean;
-    eslintConfig?: string | boolean; maxFindings?: number; maxWarnings?: number; cache?: boolean; cacheLocation?: string;
-    concurrency?: "off" | "auto" | number; fix?: boolean;
+    project?: string;
+    format: Format;
+    diff?: string;
+    output?: string;
+    config: "recommended" | "strict";
+    parseAll?: boolean;
+    types?: boolean;
+    eslintConfig?: string | boolean;
+    maxFindings?: number;
+    maxWarnings?: number;
+    cache?: boolean;
+    cacheLocation?: string;
+    concurrency?: "off" | "auto" | number;
+    fix?: boolean;
   }>();
   try {
     const { output, exitCode, warnings, fixed } = await runAudit({
@@ -56,20 +105,32 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...(opts.fix ? { fix: true } : {}),
       ...(opts.project !== undefined ? { project: opts.project } : {}),
       ...(opts.diff !== undefined ? { diff: opts.diff } : {}),
-      ...(typeof opts.eslintConfig === "string" ? { eslintConfig: opts.eslintConfig } : opts.eslintConfig === false ? { eslintConfig: false } : {}),
+      ...(typeof opts.eslintConfig === "string"
+        ? { eslintConfig: opts.eslintConfig }
+        : opts.eslintConfig === false
+          ? { eslintConfig: false }
+          : {}),
       ...(opts.maxFindings !== undefined ? { maxFindings: opts.maxFindings } : {}),
       ...(opts.maxWarnings !== undefined ? { maxWarnings: opts.maxWarnings } : {}),
     });
     for (const w of warnings) process.stderr.write(`locks-audit: warning: ${w}\n`);
     if (fixed) {
-      const what = [`${fixed.added} directive${fixed.added === 1 ? "" : "s"} written`, ...(fixed.pointed ? [`${fixed.pointed} pointed at the recovering module`] : []), ...(fixed.removed ? [`${fixed.removed} false one${fixed.removed === 1 ? "" : "s"} removed`] : [])];
-      process.stderr.write(`locks-audit: --fix: ${what.join(", ")}${fixed.files.length > 0 ? ` in ${fixed.files.join(", ")}` : ""}\n`);
+      const what = [
+        `${fixed.added} directive${fixed.added === 1 ? "" : "s"} written`,
+        ...(fixed.pointed ? [`${fixed.pointed} pointed at the recovering module`] : []),
+        ...(fixed.removed ? [`${fixed.removed} false one${fixed.removed === 1 ? "" : "s"} removed`] : []),
+      ];
+      process.stderr.write(
+        `locks-audit: --fix: ${what.join(", ")}${fixed.files.length > 0 ? ` in ${fixed.files.join(", ")}` : ""}\n`,
+      );
     }
     if (opts.output) {
       try {
         writeFileSync(opts.output, output);
       } catch (error) {
-        throw new AuditError(`cannot write ${opts.output}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        throw new AuditError(
+          `cannot write ${opts.output}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        );
       }
     } else process.stdout.write(output);
     return exitCode;
@@ -85,7 +146,8 @@ export async function main(argv: readonly string[]): Promise<number> {
 /** A commander parser for a non-negative whole number. */
 function count(flag: string): (value: string) => number {
   return (value) => {
-    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${flag} takes a whole number (0 or more), not ${JSON.stringify(value)}.`);
+    if (!/^\d+$/.test(value))
+      throw new InvalidArgumentError(`${flag} takes a whole number (0 or more), not ${JSON.stringify(value)}.`);
     return Number(value);
   };
 }
@@ -94,7 +156,9 @@ function count(flag: string): (value: string) => number {
 function concurrency(value: string): "off" | "auto" | number {
   if (value === "off" || value === "auto") return value;
   if (/^[1-9]\d*$/.test(value)) return Number(value);
-  throw new InvalidArgumentError(`--concurrency takes off, auto or a number of threads (1 or more), not ${JSON.stringify(value)}.`);
+  throw new InvalidArgumentError(
+    `--concurrency takes off, auto or a number of threads (1 or more), not ${JSON.stringify(value)}.`,
+  );
 }
 
 function invokedDirectly(): boolean {

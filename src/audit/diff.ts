@@ -14,7 +14,12 @@ import type { AuditFinding, AuditLock, AuditResult } from "./pair.js";
 export type ChangedLines = Map<string, [number, number][]>;
 
 function git(cwd: string, args: string[]): string {
-  return execFileSync("git", args, { cwd, encoding: "utf8", maxBuffer: 256 * 1024 * 1024, stdio: ["ignore", "pipe", "pipe"] });
+  return execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
 }
 
 export function changedLines(root: string, ref: string): ChangedLines {
@@ -28,11 +33,15 @@ export function changedLines(root: string, ref: string): ChangedLines {
   try {
     git(root, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]);
   } catch {
-    throw new AuditError(`--diff ${ref}: no such commit, branch or tag in this repository (fetch it first, e.g. git fetch origin ${ref})`);
+    throw new AuditError(
+      `--diff ${ref}: no such commit, branch or tag in this repository (fetch it first, e.g. git fetch origin ${ref})`,
+    );
   }
   const out: ChangedLines = new Map();
   let current: [number, number][] | undefined;
-  for (const line of git(root, ["diff", "--unified=0", "--no-color", "--no-ext-diff", "--no-renames", ref, "--"]).split("\n")) {
+  for (const line of git(root, ["diff", "--unified=0", "--no-color", "--no-ext-diff", "--no-renames", ref, "--"]).split(
+    "\n",
+  )) {
     if (line.startsWith("+++ ")) {
       const name = line.slice(4);
       if (name === "/dev/null") current = undefined;
@@ -68,5 +77,11 @@ export function filterByDiff(result: AuditResult, changed: ChangedLines): AuditR
   const locks = result.locks.filter((lock) => placesOf(lock).some((p) => touches(p.file, p.span)));
   const kept = new Set(locks.flatMap((lock) => placesOf(lock).map((p) => `${p.file}:${p.span.line}`)));
   const keep = (f: AuditFinding) => touches(f.file, f) || kept.has(`${f.file}:${f.line}`);
-  return { ...result, locks, findings: result.findings.filter(keep), answered: result.answered.filter(keep), silenced: result.silenced.filter(keep) };
+  return {
+    ...result,
+    locks,
+    findings: result.findings.filter(keep),
+    answered: result.answered.filter(keep),
+    silenced: result.silenced.filter(keep),
+  };
 }

@@ -33,14 +33,24 @@ function loadTypeScript(): typeof ts {
   try {
     return createRequire(import.meta.url)("typescript") as typeof ts;
   } catch {
-    throw new AuditError("locks-audit needs the typescript package (the peer of @typescript-eslint/parser): npm install --save-dev typescript @typescript-eslint/parser");
+    throw new AuditError(
+      "locks-audit needs the typescript package (the peer of @typescript-eslint/parser): npm install --save-dev typescript @typescript-eslint/parser",
+    );
   }
 }
 
 const SOURCE = /\.(?:[cm]?[jt]s|[jt]sx)$/;
 const DECLARATION = /\.d\.[cm]?ts$/;
 /** Folders no project source lives in: dependencies, builds, coverage (schemas.ts skips them too). */
-export const SKIP_DIRS: ReadonlySet<string> = new Set(["node_modules", "dist", "build", "coverage", ".git", ".next", "out"]);
+export const SKIP_DIRS: ReadonlySet<string> = new Set([
+  "node_modules",
+  "dist",
+  "build",
+  "coverage",
+  ".git",
+  ".next",
+  "out",
+]);
 const EXTENSIONS = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
 /** Folders a package's build usually goes to; an entry there that the repository does not hold maps to `src/`. */
 const BUILD_DIRS = new Set(["dist", "build", "lib", "out", "esm", "cjs", "es", "types"]);
@@ -120,7 +130,8 @@ function readJson(path: string): Record<string, unknown> | undefined {
   }
 }
 
-const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : []);
+const strings = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
 
 /** The workspace globs the root declares (npm/yarn `workspaces`, pnpm-workspace.yaml, lerna.json), or undefined. */
 function workspaceGlobs(root: string): string[] | undefined {
@@ -159,8 +170,14 @@ function manifestsOf(root: string, globs: readonly string[]): { manifests: strin
   const positive = globs.filter((g) => !g.startsWith("!")).map((g) => `${g.replace(/\/+$/, "")}/package.json`);
   const negated = globs.filter((g) => g.startsWith("!")).map((g) => g.slice(1).replace(/\/+$/, ""));
   const ignore = ["**/node_modules/**", ...negated.flatMap((g) => [`${g}/package.json`, `${g}/**`])];
-  const manifests = positive.length === 0 ? [] : globSync(positive, { cwd: root, ignore, absolute: true }).map((p) => resolve(p));
-  const excluded = negated.length === 0 ? [] : globSync(negated, { cwd: root, onlyDirectories: true, absolute: true, ignore: ["**/node_modules/**"] }).map((p) => resolve(p));
+  const manifests =
+    positive.length === 0 ? [] : globSync(positive, { cwd: root, ignore, absolute: true }).map((p) => resolve(p));
+  const excluded =
+    negated.length === 0
+      ? []
+      : globSync(negated, { cwd: root, onlyDirectories: true, absolute: true, ignore: ["**/node_modules/**"] }).map(
+          (p) => resolve(p),
+        );
   return { manifests, excluded };
 }
 
@@ -173,10 +190,18 @@ interface Unit {
   readonly references: readonly string[];
 }
 
-function readUnit(ts: typeof import("typescript"), host: ts.ParseConfigHost, configFile: string, strict: boolean): Unit | undefined {
+function readUnit(
+  ts: typeof import("typescript"),
+  host: ts.ParseConfigHost,
+  configFile: string,
+  strict: boolean,
+): Unit | undefined {
   const read = ts.readConfigFile(configFile, host.readFile);
   if (read.error) {
-    if (strict) throw new AuditError(`cannot read ${configFile}: ${ts.flattenDiagnosticMessageText(read.error.messageText, "\n")}`);
+    if (strict)
+      throw new AuditError(
+        `cannot read ${configFile}: ${ts.flattenDiagnosticMessageText(read.error.messageText, "\n")}`,
+      );
     return undefined;
   }
   const parsed = ts.parseJsonConfigFileContent(read.config, host, dirname(configFile), undefined, configFile);
@@ -185,7 +210,8 @@ function readUnit(ts: typeof import("typescript"), host: ts.ParseConfigHost, con
   // package with nothing to read; "no files at all" is reported for the whole project below.
   const fatal = parsed.errors.filter((e) => e.code !== 18003 && e.code !== 18002);
   if (fatal.length > 0 && parsed.fileNames.length === 0 && references.length === 0) {
-    if (strict) throw new AuditError(`cannot use ${configFile}: ${ts.flattenDiagnosticMessageText(fatal[0]!.messageText, "\n")}`);
+    if (strict)
+      throw new AuditError(`cannot use ${configFile}: ${ts.flattenDiagnosticMessageText(fatal[0]!.messageText, "\n")}`);
     return undefined;
   }
   return {
@@ -231,12 +257,19 @@ export function discoverProject(options: { readonly project?: string; readonly c
   if (options.project !== undefined) {
     const given = resolve(cwd, options.project);
     configFile = existsSync(given) && statSync(given).isDirectory() ? join(given, "tsconfig.json") : given;
-    if (!existsSync(configFile)) throw new AuditError(`no tsconfig at ${toRel(cwd, configFile) || configFile}: pass --project with the path of an existing tsconfig.json, or leave it out to read the folder as plain JavaScript`);
+    if (!existsSync(configFile))
+      throw new AuditError(
+        `no tsconfig at ${toRel(cwd, configFile) || configFile}: pass --project with the path of an existing tsconfig.json, or leave it out to read the folder as plain JavaScript`,
+      );
   } else {
     configFile = ["tsconfig.json", "jsconfig.json"].map((f) => join(cwd, f)).find((f) => existsSync(f));
   }
   const root = configFile ? dirname(configFile) : cwd;
-  const defaults: ts.CompilerOptions = { allowJs: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext };
+  const defaults: ts.CompilerOptions = {
+    allowJs: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+  };
 
   // The workspace packages, and their own configurations. `--project` names one configuration: only its packages'
   // names are read then (to resolve imports by name), not their files.
@@ -254,10 +287,13 @@ export function discoverProject(options: { readonly project?: string; readonly c
   const packageManifests: Manifest[] = [];
   for (const file of [join(root, "package.json"), ...manifests]) {
     const json = readJson(file);
-    if (json && !packageManifests.some((m) => m.dir === dirname(file))) packageManifests.push({ dir: dirname(file), json });
+    if (json && !packageManifests.some((m) => m.dir === dirname(file)))
+      packageManifests.push({ dir: dirname(file), json });
   }
   const packages: WorkspacePackage[] = packageManifests
-    .filter((m): m is Manifest & { json: { name: string } } => typeof m.json["name"] === "string" && m.json["name"] !== "")
+    .filter(
+      (m): m is Manifest & { json: { name: string } } => typeof m.json["name"] === "string" && m.json["name"] !== "",
+    )
     .map((m) => ({ name: m.json["name"] as string, dir: m.dir, rel: toRel(root, m.dir) }));
 
   // The configurations: the root and its references, recursively, then the packages' own. A config that extends a
@@ -268,7 +304,10 @@ export function discoverProject(options: { readonly project?: string; readonly c
     const marker = `${sep}node_modules${sep}`;
     const at = path.lastIndexOf(marker);
     if (at < 0) return path;
-    const rest = path.slice(at + marker.length).split(sep).join("/");
+    const rest = path
+      .slice(at + marker.length)
+      .split(sep)
+      .join("/");
     const pkg = packages.find((p) => rest.startsWith(`${p.name}/`));
     return pkg ? join(pkg.dir, rest.slice(pkg.name.length + 1)) : path;
   };
@@ -303,7 +342,9 @@ export function discoverProject(options: { readonly project?: string; readonly c
   // TypeScript monorepo), never a folder the workspace globs leave out.
   const covered = new Set(units.flatMap((u) => u.fileNames));
   const unitDirs = units.map((u) => u.dir);
-  const uncovered = packageManifests.filter((m) => m.dir !== root && !units.some((u) => u.fileNames.some((f) => isInside(m.dir, f))));
+  const uncovered = packageManifests.filter(
+    (m) => m.dir !== root && !units.some((u) => u.fileNames.some((f) => isInside(m.dir, f))),
+  );
   let extra: string[] = [];
   if (!configFile && globs === undefined) extra = walked.sources.filter((f) => !unitDirs.some((d) => isInside(d, f)));
   else if (options.project === undefined) {
@@ -314,14 +355,21 @@ export function discoverProject(options: { readonly project?: string; readonly c
     for (const m of uncovered) walk(m.dir, found, new Set([...excluded, ...packageDirs.filter((d) => d !== m.dir)]));
     extra = found.sources;
   }
-  const fileNames = [...new Set([...covered, ...extra.map((f) => resolve(f))])].filter((f) => !f.split(sep).includes("node_modules")).sort();
-  if (fileNames.length === 0) throw new AuditError(`no JavaScript or TypeScript files found under ${root}${configFile ? ` by ${toRel(cwd, configFile)}` : ""}`);
+  const fileNames = [...new Set([...covered, ...extra.map((f) => resolve(f))])]
+    .filter((f) => !f.split(sep).includes("node_modules"))
+    .sort();
+  if (fileNames.length === 0)
+    throw new AuditError(
+      `no JavaScript or TypeScript files found under ${root}${configFile ? ` by ${toRel(cwd, configFile)}` : ""}`,
+    );
   const modules: SourceModule[] = fileNames.map((path) => {
     let text: string;
     try {
       text = readFileSync(path, "utf8");
     } catch (error) {
-      throw new AuditError(`cannot read ${toRel(cwd, path)}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      throw new AuditError(
+        `cannot read ${toRel(cwd, path)}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
     }
     return { path, rel: toRel(root, path), text };
   });
@@ -329,7 +377,13 @@ export function discoverProject(options: { readonly project?: string; readonly c
   const byPath = new Map(modules.map((m) => [m.path, m]));
 
   // Each module resolves with the options of the configuration that lists it, the deepest one when several do.
-  const rootUnit: Unit = units.find((u) => u.configFile === configFile) ?? { configFile: join(root, "tsconfig.json"), dir: root, options: defaults, fileNames: extra, references: [] };
+  const rootUnit: Unit = units.find((u) => u.configFile === configFile) ?? {
+    configFile: join(root, "tsconfig.json"),
+    dir: root,
+    options: defaults,
+    fileNames: extra,
+    references: [],
+  };
   const owner = new Map<string, Unit>();
   for (const unit of [...units].sort((a, b) => b.dir.length - a.dir.length)) {
     for (const f of unit.fileNames) if (!owner.has(f)) owner.set(f, unit);
@@ -338,12 +392,18 @@ export function discoverProject(options: { readonly project?: string; readonly c
   const resolverOf = (unit: Unit) => {
     let r = resolvers.get(unit);
     if (!r) {
-      r = { host: ts.createCompilerHost(unit.options), cache: ts.createModuleResolutionCache(unit.dir, (f) => f, unit.options) };
+      r = {
+        host: ts.createCompilerHost(unit.options),
+        cache: ts.createModuleResolutionCache(unit.dir, (f) => f, unit.options),
+      };
       resolvers.set(unit, r);
     }
     return r;
   };
-  const unitOf = (path: string): Unit => owner.get(path) ?? units.filter((u) => isInside(u.dir, path)).sort((a, b) => b.dir.length - a.dir.length)[0] ?? rootUnit;
+  const unitOf = (path: string): Unit =>
+    owner.get(path) ??
+    units.filter((u) => isInside(u.dir, path)).sort((a, b) => b.dir.length - a.dir.length)[0] ??
+    rootUnit;
 
   const findFile = (base: string): string | undefined => {
     const stem = base.slice(0, base.length - extname(base).length);
@@ -362,7 +422,11 @@ export function discoverProject(options: { readonly project?: string; readonly c
     const sub = specifier.slice(pkg.name.length + 1);
     const entries = [
       ...exportTargets(json["exports"], sub ? `./${sub}` : "."),
-      ...(sub ? [sub] : [json["source"], json["types"], json["typings"], json["module"], json["main"]].filter((v): v is string => typeof v === "string")),
+      ...(sub
+        ? [sub]
+        : [json["source"], json["types"], json["typings"], json["module"], json["main"]].filter(
+            (v): v is string => typeof v === "string",
+          )),
       sub || "index",
     ];
     const unit = units.find((u) => u.dir === pkg.dir);
@@ -375,10 +439,17 @@ export function discoverProject(options: { readonly project?: string; readonly c
       const mapped: string[] = [];
       if (unit?.options.outDir) {
         const out = toRel(pkg.dir, resolve(unit.options.outDir));
-        if (rel.startsWith(`${out}/`)) mapped.push(join(unit.options.rootDir ? resolve(unit.options.rootDir) : join(pkg.dir, "src"), rel.slice(out.length + 1)));
+        if (rel.startsWith(`${out}/`))
+          mapped.push(
+            join(
+              unit.options.rootDir ? resolve(unit.options.rootDir) : join(pkg.dir, "src"),
+              rel.slice(out.length + 1),
+            ),
+          );
       }
       const [first, ...rest] = rel.split("/");
-      if (first && BUILD_DIRS.has(first) && rest.length > 0) mapped.push(join(pkg.dir, "src", ...rest), join(pkg.dir, ...rest));
+      if (first && BUILD_DIRS.has(first) && rest.length > 0)
+        mapped.push(join(pkg.dir, "src", ...rest), join(pkg.dir, ...rest));
       for (const m of mapped) {
         const hit = findFile(m);
         if (hit) return hit;
@@ -420,7 +491,13 @@ export function discoverProject(options: { readonly project?: string; readonly c
     if (list) return list;
     const module = byPath.get(path);
     const info = module ? ts.preProcessFile(module.text, true, true) : undefined;
-    list = [...new Set((info?.importedFiles ?? []).map((f) => resolveModule(f.fileName, path)).filter((f): f is string => f !== undefined))];
+    list = [
+      ...new Set(
+        (info?.importedFiles ?? [])
+          .map((f) => resolveModule(f.fileName, path))
+          .filter((f): f is string => f !== undefined),
+      ),
+    ];
     graph.set(path, list);
     return list;
   };
@@ -430,7 +507,9 @@ export function discoverProject(options: { readonly project?: string; readonly c
       const unit = unitOf(f);
       groups.set(unit, [...(groups.get(unit) ?? []), f]);
     }
-    return [...groups].map(([unit, rootNames]) => ts.createProgram({ rootNames, options: { ...unit.options, noEmit: true }, host: resolverOf(unit).host }));
+    return [...groups].map(([unit, rootNames]) =>
+      ts.createProgram({ rootNames, options: { ...unit.options, noEmit: true }, host: resolverOf(unit).host }),
+    );
   };
   return {
     root,

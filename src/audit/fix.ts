@@ -38,10 +38,17 @@ const DIRECTIVE = /(locks-recovered-by:\s*)(\S+?)([.,;]*)(\s|\*\/|$)/;
 export async function applyDirectiveFixes(root: string, fixes: readonly DirectiveFix[]): Promise<FixSummary> {
   if (fixes.length === 0) return { files: [], added: 0, pointed: 0, removed: 0 };
   const { Project, Node } = await loadTsMorph();
-  const project = new Project({ skipAddingFilesFromTsConfig: true, skipFileDependencyResolution: true, skipLoadingLibFiles: true, compilerOptions: { allowJs: true } });
+  const project = new Project({
+    skipAddingFilesFromTsConfig: true,
+    skipFileDependencyResolution: true,
+    skipLoadingLibFiles: true,
+    compilerOptions: { allowJs: true },
+  });
   const byFile = new Map<string, DirectiveFix[]>();
   for (const f of fixes) byFile.set(f.file, [...(byFile.get(f.file) ?? []), f]);
-  let added = 0, pointed = 0, removed = 0;
+  let added = 0,
+    pointed = 0,
+    removed = 0;
   const files: string[] = [];
   for (const [file, list] of byFile) {
     const source = project.addSourceFileAtPath(join(root, file));
@@ -80,8 +87,9 @@ export async function applyDirectiveFixes(root: string, fixes: readonly Directiv
       const lineEnd = text.indexOf("\n", end);
       const before = text.slice(lineStart, at);
       const after = text.slice(end, lineEnd < 0 ? text.length : lineEnd);
-      if (/^[ \t]*$/.test(before) && /^[ \t]*$/.test(after)) edits.push({ start: lineStart, end: lineEnd < 0 ? text.length : lineEnd + 1, text: "" });
-      else edits.push({ start: at - (/[ \t]*$/.exec(before)![0].length), end, text: "" });
+      if (/^[ \t]*$/.test(before) && /^[ \t]*$/.test(after))
+        edits.push({ start: lineStart, end: lineEnd < 0 ? text.length : lineEnd + 1, text: "" });
+      else edits.push({ start: at - /[ \t]*$/.exec(before)![0].length, end, text: "" });
       removed++;
     }
     if (edits.length === 0) continue;

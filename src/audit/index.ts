@@ -82,10 +82,14 @@ function parserVersion(): string {
 
 export function format(result: AuditResult, name: Format): string {
   switch (name) {
-    case "json": return formatJson(result);
-    case "sarif": return formatSarif(result);
-    case "markdown": return formatMarkdown(result);
-    default: return formatText(result);
+    case "json":
+      return formatJson(result);
+    case "sarif":
+      return formatSarif(result);
+    case "markdown":
+      return formatMarkdown(result);
+    default:
+      return formatText(result);
   }
 }
 
@@ -94,7 +98,10 @@ export function format(result: AuditResult, name: Format): string {
  * more warnings than `maxWarnings` (unlimited by default); else 0. Findings silenced with a disable comment, and
  * findings another module answers, are not findings.
  */
-export function exitCodeOf(result: AuditResult, options: Pick<AuditOptions, "maxFindings" | "maxWarnings"> = {}): 0 | 1 {
+export function exitCodeOf(
+  result: AuditResult,
+  options: Pick<AuditOptions, "maxFindings" | "maxWarnings"> = {},
+): 0 | 1 {
   const errors = result.findings.filter((f) => f.severity === "error").length;
   const warnings = result.findings.length - errors;
   if (errors > (options.maxFindings ?? 0)) return 1;
@@ -106,20 +113,44 @@ export function exitCodeOf(result: AuditResult, options: Pick<AuditOptions, "max
  * Runs the audit. `exitCode`: see `exitCodeOf`. Usage and project errors throw `AuditError` (exit 2). `warnings`
  * are sentences for stderr (the project's ESLint config could not be loaded, say).
  */
-export async function runAudit(options: AuditOptions = {}): Promise<{ result: AuditResult; output: string; exitCode: 0 | 1; warnings: string[]; cache?: CacheUse; fixed?: FixSummary }> {
+export async function runAudit(
+  options: AuditOptions = {},
+): Promise<{
+  result: AuditResult;
+  output: string;
+  exitCode: 0 | 1;
+  warnings: string[];
+  cache?: CacheUse;
+  fixed?: FixSummary;
+}> {
   const cwd = resolve(options.cwd ?? process.cwd());
   const project = discoverProject({ cwd, ...(options.project !== undefined ? { project: options.project } : {}) });
   // Read `--diff` before linting: a bad ref should fail fast.
   const changed = options.diff !== undefined ? changedLines(project.root, options.diff) : undefined;
   const bar = options.progress === false ? { tick() {}, end() {} } : progressBar(project.modules.length);
   if (options.cacheLocation !== undefined && !options.cache) throw new AuditError("--cache-location needs --cache");
-  if (options.cache && options.types) throw new AuditError("--cache cannot be used with --types: a module's lint then reads the types of the whole project");
-  if (options.types && options.concurrency !== undefined && options.concurrency !== "off" && options.concurrency !== 1) {
-    throw new AuditError("--concurrency cannot be used with --types: the TypeScript program cannot be handed to worker threads");
+  if (options.cache && options.types)
+    throw new AuditError(
+      "--cache cannot be used with --types: a module's lint then reads the types of the whole project",
+    );
+  if (
+    options.types &&
+    options.concurrency !== undefined &&
+    options.concurrency !== "off" &&
+    options.concurrency !== 1
+  ) {
+    throw new AuditError(
+      "--concurrency cannot be used with --types: the TypeScript program cannot be handed to worker threads",
+    );
   }
-  const cache = options.cache ? new LintCache(cacheFile(cwd, options.cacheLocation), [plugin.meta.version, ESLint.version, parserVersion()]) : undefined;
+  const cache = options.cache
+    ? new LintCache(cacheFile(cwd, options.cacheLocation), [plugin.meta.version, ESLint.version, parserVersion()])
+    : undefined;
   const warnings: string[] = [];
-  const eslintConfig = projectLintConfig(project.root, typeof options.eslintConfig === "string" ? resolve(cwd, options.eslintConfig) : options.eslintConfig);
+  const eslintConfig = projectLintConfig(
+    project.root,
+    typeof options.eslintConfig === "string" ? resolve(cwd, options.eslintConfig) : options.eslintConfig,
+  );
   const linted = await lintModules(project.root, project.modules, {
     config: options.config ?? "recommended",
     ...(options.settings ? { settings: options.settings } : {}),
@@ -149,7 +180,8 @@ export async function runAudit(options: AuditOptions = {}): Promise<{ result: Au
       return wanted.some((w) => abs === w || abs.startsWith(`${w}/`));
     };
     for (const w of wanted) {
-      if (!project.modules.some((m) => m.path === w || m.path.startsWith(`${w}/`))) throw new AuditError(`${w} is not a module of the project (or holds none)`);
+      if (!project.modules.some((m) => m.path === w || m.path.startsWith(`${w}/`)))
+        throw new AuditError(`${w} is not a module of the project (or holds none)`);
     }
     result = {
       ...result,
@@ -161,8 +193,16 @@ export async function runAudit(options: AuditOptions = {}): Promise<{ result: Au
   }
   if (changed) result = filterByDiff(result, changed);
   // Only the directives of the locks the report keeps (paths, --diff).
-  const kept = new Set(result.locks.flatMap((l) => [`${l.file}:${l.acquire.line}:${l.acquire.column}`, ...(l.directive ? [`${l.file}:${l.directive.at.line}:${l.directive.at.column}`] : [])]));
-  result = { ...result, directives: result.directives.filter((d) => kept.has(`${d.file}:${d.at.line}:${d.at.column}`)) };
+  const kept = new Set(
+    result.locks.flatMap((l) => [
+      `${l.file}:${l.acquire.line}:${l.acquire.column}`,
+      ...(l.directive ? [`${l.file}:${l.directive.at.line}:${l.directive.at.column}`] : []),
+    ]),
+  );
+  result = {
+    ...result,
+    directives: result.directives.filter((d) => kept.has(`${d.file}:${d.at.line}:${d.at.column}`)),
+  };
   if (options.fix) {
     const fixed = await applyDirectiveFixes(project.root, result.directives);
     // The report is that of the fixed project: a false directive removed may uncover a claim nothing recovers.
@@ -178,7 +218,16 @@ export async function runAudit(options: AuditOptions = {}): Promise<{ result: Au
       output: format(result, options.format ?? "text"),
       exitCode: exitCodeOf(result, options),
       warnings: [...(eslintConfig.warning !== undefined ? [eslintConfig.warning] : []), ...warnings],
-      ...(cache ? { cache: { file: cache.file, hits: cache.hits, misses: cache.misses, linted: [...cache.linted].map((p) => relative(project.root, p)).sort() } } : {}),
+      ...(cache
+        ? {
+            cache: {
+              file: cache.file,
+              hits: cache.hits,
+              misses: cache.misses,
+              linted: [...cache.linted].map((p) => relative(project.root, p)).sort(),
+            },
+          }
+        : {}),
     };
   }
 }

@@ -78,12 +78,17 @@ async function loadTsParser(): Promise<Linter.Parser> {
     const mod = (await import("@typescript-eslint/parser")) as { default?: Linter.Parser } & Linter.Parser;
     return mod.default ?? mod;
   } catch {
-    throw new AuditError("locks-audit needs @typescript-eslint/parser to read TypeScript: npm install --save-dev @typescript-eslint/parser");
+    throw new AuditError(
+      "locks-audit needs @typescript-eslint/parser to read TypeScript: npm install --save-dev @typescript-eslint/parser",
+    );
   }
 }
 
 /** The ESLint options for `job`; `programs` (`--types`, never with worker threads) give the parser its ASTs. */
-export async function lintOptions(job: LintJob, programs?: readonly import("typescript").Program[]): Promise<ESLint.Options> {
+export async function lintOptions(
+  job: LintJob,
+  programs?: readonly import("typescript").Program[],
+): Promise<ESLint.Options> {
   const parser = await loadTsParser();
   const parserPrograms = programs ? { programs: [...programs] } : {};
   const uniqueKeys = job.uniqueKeys && Object.keys(job.uniqueKeys).length > 0 ? job.uniqueKeys : undefined;
@@ -96,12 +101,19 @@ export async function lintOptions(job: LintJob, programs?: readonly import("type
     overrideConfig: [
       {
         files: ["**/*.{ts,tsx,mts,cts,js,jsx,mjs}"],
-        languageOptions: { parser, sourceType: "module", parserOptions: { ecmaFeatures: { jsx: true }, ...parserPrograms } },
+        languageOptions: {
+          parser,
+          sourceType: "module",
+          parserOptions: { ecmaFeatures: { jsx: true }, ...parserPrograms },
+        },
         // Unused directives are reported at the project's severity and narrowed to locks/* ones (own-findings.ts):
         // the project's other disable comments name rules this run does not load.
         linterOptions: { reportUnusedDisableDirectives: job.unused === 0 ? "off" : "warn" },
       },
-      { files: ["**/*.cjs"], languageOptions: { parser, sourceType: "commonjs", ...(programs ? { parserOptions: parserPrograms } : {}) } },
+      {
+        files: ["**/*.cjs"],
+        languageOptions: { parser, sourceType: "commonjs", ...(programs ? { parserOptions: parserPrograms } : {}) },
+      },
       { files: ["**/*.{ts,tsx,mts,cts,js,jsx,mjs,cjs}"], processor: text },
       plugin.configs[job.config] as Linter.Config,
       { plugins: { "locks-audit": { rules: { collect } } }, rules: { [COLLECT_RULE]: "error" } },
@@ -118,12 +130,15 @@ export async function lintOptions(job: LintJob, programs?: readonly import("type
 /** The collecting rule's message in `result`, read and taken out; undefined where the module gave none. */
 export function takeCollected(result: ESLint.LintResult): Collected | undefined {
   let found: Collected | undefined;
-  const keep = (list: Linter.LintMessage[]) => list.filter((m) => {
-    if (m.ruleId !== COLLECT_RULE) return true;
-    found = JSON.parse(m.message) as Collected;
-    return false;
-  });
+  const keep = (list: Linter.LintMessage[]) =>
+    list.filter((m) => {
+      if (m.ruleId !== COLLECT_RULE) return true;
+      found = JSON.parse(m.message) as Collected;
+      return false;
+    });
   result.messages = keep(result.messages);
-  result.suppressedMessages = keep(result.suppressedMessages as Linter.LintMessage[]) as typeof result.suppressedMessages;
+  result.suppressedMessages = keep(
+    result.suppressedMessages as Linter.LintMessage[],
+  ) as typeof result.suppressedMessages;
   return found;
 }

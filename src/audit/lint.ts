@@ -23,7 +23,14 @@ import type { heldBindings } from "../core/reading/exports.js";
 import type { ExportedHelper } from "../core/model/model.js";
 import type { ModuleLintOptions, ProjectLintConfig } from "./project-config.js";
 import type { LintCache } from "./cache.js";
-import { lintOptions, takeCollected, type Concurrency, type ConfigName, type LintJob, type ModuleGiven } from "./lint-options.js";
+import {
+  lintOptions,
+  takeCollected,
+  type Concurrency,
+  type ConfigName,
+  type LintJob,
+  type ModuleGiven,
+} from "./lint-options.js";
 
 export type { ConfigName, Concurrency };
 
@@ -38,8 +45,15 @@ const EMPTY: ModuleSummary = { locks: [], recoveries: [] };
 
 function emptyResult(filePath: string): ESLint.LintResult {
   return {
-    filePath, messages: [], suppressedMessages: [], errorCount: 0, fatalErrorCount: 0, warningCount: 0,
-    fixableErrorCount: 0, fixableWarningCount: 0, usedDeprecatedRules: [],
+    filePath,
+    messages: [],
+    suppressedMessages: [],
+    errorCount: 0,
+    fatalErrorCount: 0,
+    warningCount: 0,
+    fixableErrorCount: 0,
+    fixableWarningCount: 0,
+    usedDeprecatedRules: [],
   };
 }
 
@@ -60,7 +74,9 @@ function settingsError(error: unknown, root: string, rel?: string): never {
   const at = message.indexOf("eslint-plugin-locks: settings.locks");
   if (at < 0) throw error;
   const file = rel ?? /^Occurred while linting (.+?)(?::\d+)?$/m.exec(full)?.[1];
-  throw new AuditError(`invalid settings.locks${file !== undefined ? ` for ${rel ?? relative(root, file)}` : ""}: ${message.slice(at)}`);
+  throw new AuditError(
+    `invalid settings.locks${file !== undefined ? ` for ${rel ?? relative(root, file)}` : ""}: ${message.slice(at)}`,
+  );
 }
 
 /**
@@ -104,7 +120,7 @@ export async function lintModules(
   // What each module's exports hold of its imports (`export class db { static locks = locks }`): see helperIndex.
   const held = new Map<string, ReturnType<typeof heldBindings>>();
   for (const program of options.programs ?? []) sharpenWith(program);
-  const concurrency = options.programs ? "off" : options.concurrency ?? "off";
+  const concurrency = options.programs ? "off" : (options.concurrency ?? "off");
   const uniqueKeys = options.uniqueKeys && Object.keys(options.uniqueKeys).length > 0 ? options.uniqueKeys : undefined;
   const cache = options.programs ? undefined : options.cache;
   let done = 0;
@@ -141,7 +157,9 @@ export async function lintModules(
     let eslint: ESLint;
     try {
       // The instance keeps the emitter it was made with.
-      eslint = await ESLint.fromOptionsModule(new URL(`./lint-worker.js?job=${encodeURIComponent(file)}`, import.meta.url));
+      eslint = await ESLint.fromOptionsModule(
+        new URL(`./lint-worker.js?job=${encodeURIComponent(file)}`, import.meta.url),
+      );
     } finally {
       process.emitWarning = emit;
     }
@@ -161,7 +179,16 @@ export async function lintModules(
       const { module, helpers, recovered } = item;
       const own = options.project ? await options.project.optionsFor(module.path) : { unused: 0 as const };
       // Everything this lint reads, for the cache; the plugin, ESLint and the parser are the cache file's own salt.
-      const key = cache?.key([module.path, module.text, options.config, own, options.settings ?? null, helpers ?? null, recovered ?? null, uniqueKeys ?? null]);
+      const key = cache?.key([
+        module.path,
+        module.text,
+        options.config,
+        own,
+        options.settings ?? null,
+        helpers ?? null,
+        recovered ?? null,
+        uniqueKeys ?? null,
+      ]);
       const hit = key !== undefined ? cache!.get(key, module.path) : undefined;
       if (hit) {
         summaries.set(module.path, hit.summary);
@@ -180,15 +207,26 @@ export async function lintModules(
       const files: Record<string, ModuleGiven> = {};
       for (const { index } of members) {
         const { module, helpers, recovered } = items[index]!;
-        if (helpers || recovered) files[module.path] = { ...(helpers ? { locksImportedHelpers: helpers } : {}), ...(recovered ? { locksRecoveredElsewhere: recovered } : {}) };
+        if (helpers || recovered)
+          files[module.path] = {
+            ...(helpers ? { locksImportedHelpers: helpers } : {}),
+            ...(recovered ? { locksRecoveredElsewhere: recovered } : {}),
+          };
       }
       const job: LintJob = {
-        root, config: options.config, unused: own.unused, files, concurrency,
+        root,
+        config: options.config,
+        unused: own.unused,
+        files,
+        concurrency,
         ...(own.settings ? { ownSettings: own.settings } : {}),
         ...(options.settings ? { settings: options.settings } : {}),
         ...(uniqueKeys ? { uniqueKeys } : {}),
       };
-      const results = await run(job, members.map((m) => items[m.index]!));
+      const results = await run(
+        job,
+        members.map((m) => items[m.index]!),
+      );
       for (const { index, key } of members) {
         const { module } = items[index]!;
         const result = results.get(module.path);
@@ -202,10 +240,21 @@ export async function lintModules(
         const messages = ownMessages(result.messages, own.unused);
         const linted: LintedModule = {
           module,
-          result: { ...result, messages, errorCount: messages.filter((m) => m.severity === 2).length, warningCount: messages.filter((m) => m.severity === 1).length },
+          result: {
+            ...result,
+            messages,
+            errorCount: messages.filter((m) => m.severity === 2).length,
+            warningCount: messages.filter((m) => m.severity === 1).length,
+          },
           summary,
         };
-        if (key !== undefined) cache!.set(key, { result: linted.result, summary, bindings: collected?.bindings ?? [], held: collected?.held ?? [] });
+        if (key !== undefined)
+          cache!.set(key, {
+            result: linted.result,
+            summary,
+            bindings: collected?.bindings ?? [],
+            held: collected?.held ?? [],
+          });
         out[index] = linted;
       }
     }
@@ -216,7 +265,10 @@ export async function lintModules(
     // A module with no call any recognizer handles gives no rule anything to report: not parsed (mayHoldLocks).
     const parsed = modules.map((m) => options.skipLockFree === false || mayHoldLocks(m.text));
     for (const p of parsed) if (!p) tick();
-    const first = await lintBatch(modules.filter((_, i) => parsed[i]).map((module) => ({ module })), true);
+    const first = await lintBatch(
+      modules.filter((_, i) => parsed[i]).map((module) => ({ module })),
+      true,
+    );
     const out: LintedModule[] = [];
     let next = 0;
     for (const [i, module] of modules.entries()) {
@@ -240,7 +292,10 @@ export async function lintModules(
     return out;
   } finally {
     if (jobs !== undefined) rmSync(jobs, { recursive: true, force: true });
-    if (poorConcurrency !== undefined) options.warn?.(`ESLint's worker threads spent much of their time starting rather than linting ("${poorConcurrency}"): --concurrency off or fewer threads may be faster on this project and machine.`);
+    if (poorConcurrency !== undefined)
+      options.warn?.(
+        `ESLint's worker threads spent much of their time starting rather than linting ("${poorConcurrency}"): --concurrency off or fewer threads may be faster on this project and machine.`,
+      );
   }
 
   async function followHelpers(
@@ -259,12 +314,21 @@ export async function lintModules(
       const exportsOf = helperIndex(summaries, resolveModule, texts, root, (path) => heldImports(path, bindings, held));
       // A module left unparsed (no call any recognizer knows) may still call an imported helper (directly or through
       // a barrel re-exporting it): parse it now.
-      const unparsed = [...out.entries()].filter(([, l]) => !bindings.has(l.module.path) && options.importsOf?.(l.module.path).some((p) => exportsOf(p).length > 0));
+      const unparsed = [...out.entries()].filter(
+        ([, l]) =>
+          !bindings.has(l.module.path) && options.importsOf?.(l.module.path).some((p) => exportsOf(p).length > 0),
+      );
       const parsedNow = await lintBatch(unparsed.map(([, l]) => ({ module: l.module })));
       for (const [k, [i]] of unparsed.entries()) if (parsedNow[k]) out[i] = parsedNow[k];
       const again: { i: number; item: BatchItem }[] = [];
       for (const [i, linted] of out.entries()) {
-        const helpers = importedHelpers(linted.module, bindings.get(linted.module.path) ?? [], exportsOf, resolveModule, root);
+        const helpers = importedHelpers(
+          linted.module,
+          bindings.get(linted.module.path) ?? [],
+          exportsOf,
+          resolveModule,
+          root,
+        );
         const key = JSON.stringify(helpers);
         if (helpers.length === 0 || given.get(linted.module.path) === key) continue;
         given.set(linted.module.path, key);
@@ -296,7 +360,9 @@ function importedHelpers(
     const target = resolveModule(b.specifier, module.path);
     if (!target || target === module.path) continue;
     const base = b.imported === "*" ? undefined : b.imported;
-    const helpers = exportsOf(target).filter((h) => base === undefined || h.name === base || h.name.startsWith(`${base}.`) || h.name.startsWith(`${base}#`));
+    const helpers = exportsOf(target).filter(
+      (h) => base === undefined || h.name === base || h.name.startsWith(`${base}.`) || h.name.startsWith(`${base}#`),
+    );
     if (helpers.length > 0) out.push({ local: b.local, imported: b.imported, file: relative(root, target), helpers });
   }
   return out;
@@ -364,10 +430,15 @@ function helperIndex(
         continue;
       }
       for (const spec of m[2]!.split(",")) {
-        const [from, as] = spec.trim().replace(/^type\s+/, "").split(/\s+as\s+/).map((x) => x.trim());
+        const [from, as] = spec
+          .trim()
+          .replace(/^type\s+/, "")
+          .split(/\s+as\s+/)
+          .map((x) => x.trim());
         if (!from) continue;
         for (const h of theirs) {
-          if (h.name === from || h.name.startsWith(`${from}.`) || h.name.startsWith(`${from}#`)) out.push({ ...h, name: (as ?? from) + h.name.slice(from.length) });
+          if (h.name === from || h.name.startsWith(`${from}.`) || h.name.startsWith(`${from}#`))
+            out.push({ ...h, name: (as ?? from) + h.name.slice(from.length) });
         }
       }
     }

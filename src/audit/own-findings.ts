@@ -46,7 +46,8 @@ export function ownMessages(messages: readonly Linter.LintMessage[], unused: 0 |
       if (m.ruleId.startsWith(PLUGIN)) out.push(m);
     } else if (m.fatal) {
       // Parse errors; and an inline-config problem only when it is about one of the plugin's rules.
-      if (m.message.startsWith("Parsing error") || m.message.includes(`'${PLUGIN}`) || m.message.includes(`"${PLUGIN}`)) out.push(m);
+      if (m.message.startsWith("Parsing error") || m.message.includes(`'${PLUGIN}`) || m.message.includes(`"${PLUGIN}`))
+        out.push(m);
     } else if (unused !== 0) {
       const own = unusedLocksDirective(m, unused);
       if (own) out.push(own);

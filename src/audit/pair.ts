@@ -86,7 +86,8 @@ export const AUDIT_RULES = {
   },
   "locks-audit/unused-disable-directive": {
     question: "Q1",
-    description: "A disable comment for a locks/* rule must still silence a finding (reported when the project's ESLint config sets reportUnusedDisableDirectives)",
+    description:
+      "A disable comment for a locks/* rule must still silence a finding (reported when the project's ESLint config sets reportUnusedDisableDirectives)",
   },
 } as const;
 
@@ -107,7 +108,10 @@ function findingOf(file: string, m: ESLint.LintResult["messages"][number]): Audi
     column: m.column,
     endLine: m.endLine ?? m.line,
     endColumn: m.endColumn ?? m.column,
-    message: ruleId === "locks-audit/parse-error" ? `This module could not be parsed, so its locks were not audited: ${m.message}` : m.message,
+    message:
+      ruleId === "locks-audit/parse-error"
+        ? `This module could not be parsed, so its locks were not audited: ${m.message}`
+        : m.message,
     severity: m.severity === 1 ? "warning" : "error",
     ...(s?.fix ? { suggestion: { desc: s.desc, range: s.fix.range, text: s.fix.text } } : {}),
   };
@@ -142,7 +146,11 @@ function neighbourhood(project: Project, path: string, importers: Map<string, st
  * still works, so the rules ask Q3 of the holder's writes when the module is linted again with them
  * (`settings.locksRecoveredElsewhere`, src/audit/lint.ts).
  */
-export function pairAcrossModules(project: Project, linted: readonly LintedModule[], recovered?: Map<string, number[]>): AuditResult {
+export function pairAcrossModules(
+  project: Project,
+  linted: readonly LintedModule[],
+  recovered?: Map<string, number[]>,
+): AuditResult {
   const byKey = new Map<string, Candidate[]>();
   for (const { module, summary } of linted) {
     for (const recovery of summary.recoveries) {
@@ -201,38 +209,75 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
         const remote = (byKey.get(lock.key) ?? []).filter((c) => c.path !== module.path);
         const target = lock.directive ? project.resolveModule(lock.directive.target, module.path) : undefined;
         if (lock.directive) {
-          const holds = target !== undefined && (target === module.path ? lock.q1.status === "answered" : remote.some((c) => c.path === target));
+          const holds =
+            target !== undefined &&
+            (target === module.path ? lock.q1.status === "answered" : remote.some((c) => c.path === target));
           if (!holds) {
-            const where = target === undefined ? "names no module of this project" : `names ${relTo(project, target)}, which holds no stale recovery of it`;
+            const where =
+              target === undefined
+                ? "names no module of this project"
+                : `names ${relTo(project, target)}, which holds no stale recovery of it`;
             add({
               ruleId: "locks-audit/false-directive",
               severity: "error",
               ...at(module.rel, lock.directive.at),
               message: `Q1 (if the holder dies, who unlocks?): the locks-recovered-by directive for ${lock.name} (claimed at line ${lock.acquire.line}) ${where}${remote.length > 0 ? `; a recovery of it is in ${remote[0]!.file} at line ${remote[0]!.recovery.at.line}` : ""}. The rule accepts the claim because of the directive, so a holder killed by SIGKILL, OOM or a deploy leaves the row locked with nothing to move it back. Point the directive at the module that recovers it, or add the recovery.`,
             });
-            directives.push(remote.length > 0
-              ? { file: module.rel, action: "point", at: lock.directive.at, target: remote[0]!.file }
-              : { file: module.rel, action: "remove", at: lock.directive.at });
+            directives.push(
+              remote.length > 0
+                ? { file: module.rel, action: "point", at: lock.directive.at, target: remote[0]!.file }
+                : { file: module.rel, action: "remove", at: lock.directive.at },
+            );
           }
         }
         if (lock.q1.status === "unanswered" && remote.length > 0) {
           // The import graph only ranks: read it when there is a choice to make.
           const near = remote.length > 1 ? neighbourhood(project, module.path, importersOf()) : new Set<string>();
-          const ranked = [...remote].sort((a, b) =>
-            Number(b.path === target) - Number(a.path === target) || Number(near.has(b.path)) - Number(near.has(a.path)) ||
-            a.recovery.flaws.length - b.recovery.flaws.length || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+          const ranked = [...remote].sort(
+            (a, b) =>
+              Number(b.path === target) - Number(a.path === target) ||
+              Number(near.has(b.path)) - Number(near.has(a.path)) ||
+              a.recovery.flaws.length - b.recovery.flaws.length ||
+              (a.file < b.file ? -1 : a.file > b.file ? 1 : 0),
+          );
           const best = ranked[0]!;
           const r = best.recovery;
-          const q1: Answer = { status: "answered", how: `stale recovery in ${best.file} at line ${r.at.line}`, at: r.at, file: best.file };
+          const q1: Answer = {
+            status: "answered",
+            how: `stale recovery in ${best.file} at line ${r.at.line}`,
+            at: r.at,
+            file: best.file,
+          };
           const q2: Answer = r.startTimeOnly
-            ? { status: "unanswered", how: `the recovery in ${best.file} judges age by ${r.timeFields.join(", ")}, a start time`, at: r.at, file: best.file }
-            : { status: "answered", how: `age judged by ${r.timeFields.join(", ") || "the recovery's check"} in ${best.file}`, at: r.at, file: best.file };
-          const q3: Answer = lock.q3.status === "answered" && r.flaws.length > 0
-            ? { status: "unanswered", how: `the recovery in ${best.file} at line ${r.at.line} is racy (${r.flaws.join(", ")})`, at: r.at, file: best.file }
-            : lock.q3;
+            ? {
+                status: "unanswered",
+                how: `the recovery in ${best.file} judges age by ${r.timeFields.join(", ")}, a start time`,
+                at: r.at,
+                file: best.file,
+              }
+            : {
+                status: "answered",
+                how: `age judged by ${r.timeFields.join(", ") || "the recovery's check"} in ${best.file}`,
+                at: r.at,
+                file: best.file,
+              };
+          const q3: Answer =
+            lock.q3.status === "answered" && r.flaws.length > 0
+              ? {
+                  status: "unanswered",
+                  how: `the recovery in ${best.file} at line ${r.at.line} is racy (${r.flaws.join(", ")})`,
+                  at: r.at,
+                  file: best.file,
+                }
+              : lock.q3;
           entry = { ...entry, q1, q2, q3 };
-          answeredClaims.set(`${lock.acquire.line}:${lock.acquire.column}`, { file: best.file, line: r.at.line, how: q1.how });
-          if (!lock.directive) directives.push({ file: module.rel, action: "add", at: lock.acquire, target: best.file });
+          answeredClaims.set(`${lock.acquire.line}:${lock.acquire.column}`, {
+            file: best.file,
+            line: r.at.line,
+            how: q1.how,
+          });
+          if (!lock.directive)
+            directives.push({ file: module.rel, action: "add", at: lock.acquire, target: best.file });
           if (recovered && remote.some((c) => !c.recovery.flaws.includes("missing-time"))) {
             recovered.set(module.path, [...(recovered.get(module.path) ?? []), lock.acquire.line]);
           }
@@ -265,12 +310,17 @@ export function pairAcrossModules(project: Project, linted: readonly LintedModul
     }
     for (const m of result.suppressedMessages) {
       if (!m.ruleId?.startsWith("locks/")) continue;
-      const justification = m.suppressions.map((s) => s.justification.trim()).filter((j) => j !== "").join("; ");
+      const justification = m.suppressions
+        .map((s) => s.justification.trim())
+        .filter((j) => j !== "")
+        .join("; ");
       silenced.push({ ...findingOf(module.rel, m), justification });
     }
   }
-  const order = (a: { file: string; line: number; column: number }, b: { file: string; line: number; column: number }) =>
-    (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || a.line - b.line || a.column - b.column;
+  const order = (
+    a: { file: string; line: number; column: number },
+    b: { file: string; line: number; column: number },
+  ) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || a.line - b.line || a.column - b.column;
   return {
     root: project.root,
     modules: linted.length,

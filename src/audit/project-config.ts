@@ -53,7 +53,8 @@ export function projectLintConfig(root: string, choice: string | false | undefin
     },
     async optionsFor(path: string): Promise<ModuleLintOptions> {
       if (failed !== undefined || noConfig.has(dirname(path))) return DEFAULTS;
-      let computed: { linterOptions?: { reportUnusedDisableDirectives?: unknown }; settings?: Record<string, unknown> } | undefined;
+      let computed:
+        { linterOptions?: { reportUnusedDisableDirectives?: unknown }; settings?: Record<string, unknown> } | undefined;
       try {
         computed = (await eslint.calculateConfigForFile(path)) as typeof computed;
       } catch (error) {

@@ -34,15 +34,25 @@ export type UniqueKeys = Record<string, string[][]>;
  */
 function schemaFiles(root: string): { prisma: string[]; strapi: string[] } {
   const ignore = [...SKIP_DIRS].map((d) => `**/${d}/**`);
-  const found = globSync(["**/*.prisma", "**/content-types/*/schema.json"], { cwd: root, ignore, absolute: true }).sort();
+  const found = globSync(["**/*.prisma", "**/content-types/*/schema.json"], {
+    cwd: root,
+    ignore,
+    absolute: true,
+  }).sort();
   return { prisma: found.filter((f) => f.endsWith(".prisma")), strapi: found.filter((f) => f.endsWith("schema.json")) };
 }
 
 /** A Prisma attribute's field list: `@@id([a, b])`, `@@unique(fields: [a, b], name: "x")`. */
 function fieldList(args: readonly unknown[] | undefined): string[] | undefined {
   for (const arg of args ?? []) {
-    const value = (arg as { value?: unknown }).value as { type?: string; key?: string; value?: unknown; args?: unknown[] } | undefined;
-    const array = value?.type === "array" ? value : value?.type === "keyValue" && value.key === "fields" ? value.value as { type?: string; args?: unknown[] } : undefined;
+    const value = (arg as { value?: unknown }).value as
+      { type?: string; key?: string; value?: unknown; args?: unknown[] } | undefined;
+    const array =
+      value?.type === "array"
+        ? value
+        : value?.type === "keyValue" && value.key === "fields"
+          ? (value.value as { type?: string; args?: unknown[] })
+          : undefined;
     if (array?.type === "array" && array.args?.every((a) => typeof a === "string")) return array.args as string[];
   }
   return undefined;
@@ -80,7 +90,11 @@ function prismaKeys(text: string): Map<string, string[][]> {
 
 function strapiKeys(text: string): Map<string, string[][]> {
   const out = new Map<string, string[][]>();
-  let schema: { info?: { singularName?: unknown }; collectionName?: unknown; attributes?: Record<string, { unique?: unknown }> };
+  let schema: {
+    info?: { singularName?: unknown };
+    collectionName?: unknown;
+    attributes?: Record<string, { unique?: unknown }>;
+  };
   try {
     schema = JSON.parse(text);
   } catch {

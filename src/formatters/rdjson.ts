@@ -55,7 +55,11 @@ function sourceOf(result: ESLint.LintResult): string | undefined {
   }
 }
 
-export function toRdjson(results: readonly ESLint.LintResult[], cwd: string, rulesMeta: Record<string, { docs?: { url?: string } }> = {}): RdjsonResult {
+export function toRdjson(
+  results: readonly ESLint.LintResult[],
+  cwd: string,
+  rulesMeta: Record<string, { docs?: { url?: string } }> = {},
+): RdjsonResult {
   const diagnostics: RdjsonDiagnostic[] = [];
   for (const result of results) {
     if (result.messages.length === 0) continue;
@@ -77,7 +81,17 @@ export function toRdjson(results: readonly ESLint.LintResult[], cwd: string, rul
         severity: m.severity === 2 ? "ERROR" : "WARNING",
         ...(m.ruleId ? { code: { value: m.ruleId, ...(url ? { url } : {}) } } : {}),
         ...(edit
-          ? { suggestions: [{ range: { start: positionAt(text, lineStarts, edit.range[0]), end: positionAt(text, lineStarts, edit.range[1]) }, text: edit.text }] }
+          ? {
+              suggestions: [
+                {
+                  range: {
+                    start: positionAt(text, lineStarts, edit.range[0]),
+                    end: positionAt(text, lineStarts, edit.range[1]),
+                  },
+                  text: edit.text,
+                },
+              ],
+            }
           : {}),
       });
     }
@@ -87,5 +101,11 @@ export function toRdjson(results: readonly ESLint.LintResult[], cwd: string, rul
 
 /** The formatter ESLint loads: `(results, context) => string`. */
 export default function rdjson(results: ESLint.LintResult[], context?: ESLint.LintResultData): string {
-  return JSON.stringify(toRdjson(results, context?.cwd ?? process.cwd(), (context?.rulesMeta ?? {}) as Record<string, { docs?: { url?: string } }>));
+  return JSON.stringify(
+    toRdjson(
+      results,
+      context?.cwd ?? process.cwd(),
+      (context?.rulesMeta ?? {}) as Record<string, { docs?: { url?: string } }>,
+    ),
+  );
 }

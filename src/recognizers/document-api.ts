@@ -10,7 +10,8 @@ import { evaluate, keyName, objectLiteral, readsClock, staticList, unwrap } from
 
 /** `field op value`, the value read statically where it can be (a list for `in` / `notIn`). */
 export function comparison(ctx: RecognizerContext, field: string, op: CompareOp, value: Node, at: Node): Condition {
-  if (op === "in" || op === "notIn") return { kind: "pred", field, op, values: staticList(ctx.sourceCode, value), node: at };
+  if (op === "in" || op === "notIn")
+    return { kind: "pred", field, op, values: staticList(ctx.sourceCode, value), node: at };
   const v = evaluate(ctx.sourceCode, value);
   return { kind: "pred", field, op, values: v ? [v] : undefined, node: at };
 }
@@ -18,7 +19,11 @@ export function comparison(ctx: RecognizerContext, field: string, op: CompareOp,
 /** What a `data` property stores: the clock (`new Date()`, also `new Date().toISOString()`), a static value, or other. */
 export function storedValue(ctx: RecognizerContext, node: Node): AssignedValue {
   let n = unwrap(node);
-  if (n.type === "CallExpression" && n.callee.type === "MemberExpression" && keyName(n.callee.property, n.callee.computed) === "toISOString") {
+  if (
+    n.type === "CallExpression" &&
+    n.callee.type === "MemberExpression" &&
+    keyName(n.callee.property, n.callee.computed) === "toISOString"
+  ) {
     n = unwrap(n.callee.object);
   }
   if (readsClock(ctx.sourceCode, n)) return { kind: "now" };
@@ -33,7 +38,8 @@ export function dataAssignments(ctx: RecognizerContext, node: Node | undefined):
   const out: Assignment[] = [];
   for (const p of obj.properties) {
     const field = p.type === "Property" ? keyName(p.key, p.computed) : undefined;
-    if (p.type === "Property" && field) out.push({ field, value: storedValue(ctx, p.value), node: p, valueNode: p.value });
+    if (p.type === "Property" && field)
+      out.push({ field, value: storedValue(ctx, p.value), node: p, valueNode: p.value });
   }
   return out;
 }

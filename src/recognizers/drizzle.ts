@@ -17,20 +17,61 @@
  * `table.column` (the field is the property name). `sql` fragments are opaque, except `sql\`now()\`` as a value.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, CompareOp, Condition, Node, RecoverySpec, RecoveryWrite, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
+import type {
+  Assignment,
+  AssignedValue,
+  CompareOp,
+  Condition,
+  Node,
+  RecoverySpec,
+  RecoveryWrite,
+  StateAccess,
+  StateRead,
+  StateWrite,
+  TextEdit,
+} from "../core/model/model.js";
 import { importedNames, propertyKey } from "../core/reading/edits.js";
 import { SWAPPED } from "../core/model/conditions.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findProperty, findVariable, getConstInit, keyName, objectLiteral, readsClock, staticList, unwrap } from "../core/reading/values.js";
+import {
+  evaluate,
+  findProperty,
+  findVariable,
+  getConstInit,
+  keyName,
+  objectLiteral,
+  readsClock,
+  staticList,
+  unwrap,
+} from "../core/reading/values.js";
 import { catchesDuplicate, SQL_DUPLICATE } from "../core/reading/failures.js";
 
 const STORE = "drizzle";
 const UPDATE_CHAIN = new Set(["update", "set", "where", "returning"]);
 const DELETE_CHAIN = new Set(["delete", "where", "returning"]);
-const INSERT_CHAIN = new Set(["insert", "values", "onConflictDoNothing", "onConflictDoUpdate", "onDuplicateKeyUpdate", "returning"]);
+const INSERT_CHAIN = new Set([
+  "insert",
+  "values",
+  "onConflictDoNothing",
+  "onConflictDoUpdate",
+  "onDuplicateKeyUpdate",
+  "returning",
+]);
 const SELECT_CHAIN = new Set([
-  "select", "selectDistinct", "selectDistinctOn", "from", "where", "limit", "offset", "orderBy", "for", "groupBy",
-  "innerJoin", "leftJoin", "rightJoin", "fullJoin",
+  "select",
+  "selectDistinct",
+  "selectDistinctOn",
+  "from",
+  "where",
+  "limit",
+  "offset",
+  "orderBy",
+  "for",
+  "groupBy",
+  "innerJoin",
+  "leftJoin",
+  "rightJoin",
+  "fullJoin",
 ]);
 const RELATIONAL_READS = new Set(["findFirst", "findMany"]);
 
@@ -38,12 +79,29 @@ const COMPARE: Record<string, CompareOp> = { eq: "eq", ne: "ne", lt: "lt", lte: 
 /** `a < col` is `col > a`. */
 /** Column operators we do not model: a predicate on the column, op `other`. */
 const OTHER_COLUMN_OPS = new Set([
-  "like", "ilike", "notLike", "notIlike", "between", "notBetween", "arrayContains", "arrayContained", "arrayOverlaps",
+  "like",
+  "ilike",
+  "notLike",
+  "notIlike",
+  "between",
+  "notBetween",
+  "arrayContains",
+  "arrayContained",
+  "arrayOverlaps",
 ]);
 const OPERATORS = new Set([
-  ...Object.keys(COMPARE), "inArray", "notInArray", "isNull", "isNotNull", "and", "or", "not", ...OTHER_COLUMN_OPS,
+  ...Object.keys(COMPARE),
+  "inArray",
+  "notInArray",
+  "isNull",
+  "isNotNull",
+  "and",
+  "or",
+  "not",
+  ...OTHER_COLUMN_OPS,
 ]);
-const CLOCK_SQL = /^\s*(?:now\(\s*\)|current_timestamp(?:\(\s*\d*\s*\))?|localtimestamp|clock_timestamp\(\s*\)|statement_timestamp\(\s*\)|transaction_timestamp\(\s*\)|unixepoch\(\s*\)|datetime\(\s*'now'\s*\)|utc_timestamp(?:\(\s*\))?)\s*(?:::\s*timestamp(?:tz)?)?\s*$/i;
+const CLOCK_SQL =
+  /^\s*(?:now\(\s*\)|current_timestamp(?:\(\s*\d*\s*\))?|localtimestamp|clock_timestamp\(\s*\)|statement_timestamp\(\s*\)|transaction_timestamp\(\s*\)|unixepoch\(\s*\)|datetime\(\s*'now'\s*\)|utc_timestamp(?:\(\s*\))?)\s*(?:::\s*timestamp(?:tz)?)?\s*$/i;
 
 // ---- chains ----
 
@@ -98,12 +156,19 @@ function tableName(ctx: RecognizerContext, node: Node | undefined): string | und
     if (init && init.type !== "TSEnumDeclaration") {
       const i = unwrap(init);
       // `const TABLE = "jobs"` (a Knex-style table name) or `const data = { … }`: not a Drizzle table.
-      if (i.type === "Literal" || i.type === "TemplateLiteral" || i.type === "ObjectExpression" || i.type === "ArrayExpression") return undefined;
+      if (
+        i.type === "Literal" ||
+        i.type === "TemplateLiteral" ||
+        i.type === "ObjectExpression" ||
+        i.type === "ArrayExpression"
+      )
+        return undefined;
     }
     name = n.name;
   } else if (n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier") {
     const root = unwrap(n.object);
-    if (root.type !== "Identifier" && root.type !== "ThisExpression" && root.type !== "MemberExpression") return undefined;
+    if (root.type !== "Identifier" && root.type !== "ThisExpression" && root.type !== "MemberExpression")
+      return undefined;
     name = n.property.name;
   } else return undefined;
   return name.replace(/Table$/, "") || name;
@@ -117,8 +182,15 @@ function argsAre(call: TSESTree.CallExpression, count: number): boolean {
 function drizzleWhereArg(call: TSESTree.CallExpression): Node | undefined {
   if (!argsAre(call, 1)) return undefined;
   const a = unwrap(call.arguments[0]!);
-  if (a.type === "Literal" || a.type === "TemplateLiteral" || a.type === "ObjectExpression" || a.type === "ArrayExpression" ||
-    a.type === "ArrowFunctionExpression" || a.type === "FunctionExpression") return undefined;
+  if (
+    a.type === "Literal" ||
+    a.type === "TemplateLiteral" ||
+    a.type === "ObjectExpression" ||
+    a.type === "ArrayExpression" ||
+    a.type === "ArrowFunctionExpression" ||
+    a.type === "FunctionExpression"
+  )
+    return undefined;
   return a;
 }
 
@@ -155,8 +227,12 @@ function operatorOf(ctx: RecognizerContext, scope: OperatorScope, callee: Node):
     if (!name || !OPERATORS.has(name) || object.type !== "Identifier") return undefined;
     if (object.name === "drizzle") return name;
     const def = findVariable(ctx.sourceCode, object)?.defs[0];
-    if (def?.type === "ImportBinding" && def.node.type === "ImportNamespaceSpecifier" &&
-      isDrizzleSource((def.node.parent as TSESTree.ImportDeclaration).source.value)) return name;
+    if (
+      def?.type === "ImportBinding" &&
+      def.node.type === "ImportNamespaceSpecifier" &&
+      isDrizzleSource((def.node.parent as TSESTree.ImportDeclaration).source.value)
+    )
+      return name;
   }
   return undefined;
 }
@@ -164,7 +240,8 @@ function operatorOf(ctx: RecognizerContext, scope: OperatorScope, callee: Node):
 /** How the file spells a drizzle operator for an inserted condition: its import's local name, or `ns.name`. */
 function spelling(ctx: RecognizerContext, name: string): string | undefined {
   for (const stmt of ctx.sourceCode.ast.body) {
-    if (stmt.type !== "ImportDeclaration" || !isDrizzleSource(stmt.source.value) || stmt.importKind === "type") continue;
+    if (stmt.type !== "ImportDeclaration" || !isDrizzleSource(stmt.source.value) || stmt.importKind === "type")
+      continue;
     for (const s of stmt.specifiers) {
       if (s.type === "ImportNamespaceSpecifier") return `${s.local.name}.${name}`;
       if (s.type === "ImportSpecifier" && s.importKind !== "type") {
@@ -183,7 +260,8 @@ function columnField(node: Node): string | undefined {
   const n = unwrap(node);
   if (n.type !== "MemberExpression") return undefined;
   const object = unwrap(n.object);
-  if (object.type !== "Identifier" && object.type !== "MemberExpression" && object.type !== "ThisExpression") return undefined;
+  if (object.type !== "Identifier" && object.type !== "MemberExpression" && object.type !== "ThisExpression")
+    return undefined;
   return keyName(n.property, n.computed);
 }
 
@@ -216,7 +294,9 @@ function comparison(env: ConditionEnv, op: CompareOp, call: TSESTree.CallExpress
   const [a, b] = call.arguments;
   const opaque: Condition = { kind: "opaque", node: call };
   if (!a || !b || a.type === "SpreadElement" || b.type === "SpreadElement") return opaque;
-  let column: Node, value: Node, normalized = op;
+  let column: Node,
+    value: Node,
+    normalized = op;
   if (isColumnOf(a, env.tables) || (!isColumnOf(b, env.tables) && columnField(a) !== undefined)) {
     column = a;
     value = b;
@@ -228,7 +308,8 @@ function comparison(env: ConditionEnv, op: CompareOp, call: TSESTree.CallExpress
   const field = columnField(column);
   if (field === undefined) return opaque; // `jobs[key]`: a column chosen at run time
   // `eq(jobs.status, sql\`…\`)` compares with SQL we do not read: not a run-time value that names rows
-  if (isSqlTag(unwrap(value)) && (op === "eq" || op === "ne")) return { kind: "pred", field, op: "other", values: undefined, node: call };
+  if (isSqlTag(unwrap(value)) && (op === "eq" || op === "ne"))
+    return { kind: "pred", field, op: "other", values: undefined, node: call };
   const v = evaluate(env.ctx.sourceCode, value);
   return { kind: "pred", field, op: normalized, values: v ? [v] : undefined, node: call };
 }
@@ -247,19 +328,24 @@ function parseCondition(env: ConditionEnv, node: Node, depth = 0): Condition {
   if (op === "and" || op === "or") {
     // and()/or() skip undefined arguments
     const args = n.arguments.filter((a) => !(a.type === "Identifier" && a.name === "undefined"));
-    const items = args.map((a): Condition => (a.type === "SpreadElement" ? { kind: "opaque", node: a } : parseCondition(env, a, depth + 1)));
+    const items = args.map((a): Condition =>
+      a.type === "SpreadElement" ? { kind: "opaque", node: a } : parseCondition(env, a, depth + 1),
+    );
     return { kind: op, items };
   }
   if (op === "not") {
     const [a] = n.arguments;
-    return a && a.type !== "SpreadElement" && n.arguments.length === 1 ? { kind: "not", item: parseCondition(env, a, depth + 1) } : opaque;
+    return a && a.type !== "SpreadElement" && n.arguments.length === 1
+      ? { kind: "not", item: parseCondition(env, a, depth + 1) }
+      : opaque;
   }
   const compare = COMPARE[op];
   if (compare) return comparison(env, compare, n);
   const [col, list] = n.arguments;
   const field = col && col.type !== "SpreadElement" ? columnField(col) : undefined;
   if (field === undefined) return opaque;
-  if (op === "isNull" || op === "isNotNull") return { kind: "pred", field, op: op === "isNull" ? "eq" : "ne", values: [{ value: null }], node: n };
+  if (op === "isNull" || op === "isNotNull")
+    return { kind: "pred", field, op: op === "isNull" ? "eq" : "ne", values: [{ value: null }], node: n };
   if (op === "inArray" || op === "notInArray") {
     const values = list && list.type !== "SpreadElement" ? staticValues(env.ctx, list) : undefined;
     return { kind: "pred", field, op: op === "inArray" ? "in" : "notIn", values, node: n };
@@ -272,8 +358,13 @@ function parseCondition(env: ConditionEnv, node: Node, depth = 0): Condition {
 function isSqlTag(node: Node): node is TSESTree.TaggedTemplateExpression {
   if (node.type !== "TaggedTemplateExpression") return false;
   const tag = unwrap(node.tag);
-  return (tag.type === "Identifier" && tag.name === "sql") ||
-    (tag.type === "MemberExpression" && !tag.computed && tag.property.type === "Identifier" && tag.property.name === "sql");
+  return (
+    (tag.type === "Identifier" && tag.name === "sql") ||
+    (tag.type === "MemberExpression" &&
+      !tag.computed &&
+      tag.property.type === "Identifier" &&
+      tag.property.name === "sql")
+  );
 }
 
 function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
@@ -281,7 +372,9 @@ function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
   if (readsClock(ctx.sourceCode, n)) return { kind: "now" };
   if (isSqlTag(n)) {
     const q = n.quasi;
-    return q.expressions.length === 0 && CLOCK_SQL.test(q.quasis.map((x) => x.value.cooked ?? x.value.raw).join("")) ? { kind: "now" } : { kind: "other" };
+    return q.expressions.length === 0 && CLOCK_SQL.test(q.quasis.map((x) => x.value.cooked ?? x.value.raw).join(""))
+      ? { kind: "now" }
+      : { kind: "other" };
   }
   const v = evaluate(ctx.sourceCode, n);
   return v ? { kind: "static", value: v } : { kind: "other" };
@@ -342,7 +435,8 @@ const COUNTS = new Set(["rowCount", "rowsAffected", "changes", "count"]);
 
 function countRead(ctx: RecognizerContext, call: Node): string | undefined {
   const awaited = call.parent?.type === "AwaitExpression" ? call.parent : undefined;
-  const declarator = awaited?.parent?.type === "VariableDeclarator" && awaited.parent.init === awaited ? awaited.parent : undefined;
+  const declarator =
+    awaited?.parent?.type === "VariableDeclarator" && awaited.parent.init === awaited ? awaited.parent : undefined;
   if (!declarator) return undefined;
   if (declarator.id.type === "ObjectPattern") {
     for (const p of declarator.id.properties) {
@@ -354,7 +448,8 @@ function countRead(ctx: RecognizerContext, call: Node): string | undefined {
   if (declarator.id.type !== "Identifier") return undefined;
   for (const ref of findVariable(ctx.sourceCode, declarator.id)?.references ?? []) {
     const m = ref.identifier.parent;
-    const key = m?.type === "MemberExpression" && m.object === ref.identifier ? keyName(m.property, m.computed) : undefined;
+    const key =
+      m?.type === "MemberExpression" && m.object === ref.identifier ? keyName(m.property, m.computed) : undefined;
     if (key && COUNTS.has(key)) return key;
   }
   return undefined;
@@ -366,9 +461,17 @@ function countRead(ctx: RecognizerContext, call: Node): string | undefined {
  * it reads off the result (`rowCount`, `changes`…), which depends on the driver. Nothing where the module shows
  * neither. `and`, `eq` and `lt` are the module's own, or added to its `drizzle-orm` import.
  */
-function recoveryWrite(ctx: RecognizerContext, root: TSESTree.CallExpression, tableText: string, returning: TSESTree.CallExpression | undefined, claim: Node, spec: RecoverySpec): RecoveryWrite | undefined {
+function recoveryWrite(
+  ctx: RecognizerContext,
+  root: TSESTree.CallExpression,
+  tableText: string,
+  returning: TSESTree.CallExpression | undefined,
+  claim: Node,
+  spec: RecoverySpec,
+): RecoveryWrite | undefined {
   const callee = unwrap(root.callee);
-  if (callee.type !== "MemberExpression" || ![spec.field, spec.timeField].every((f) => /^[A-Za-z_$][\w$]*$/.test(f))) return undefined;
+  if (callee.type !== "MemberExpression" || ![spec.field, spec.timeField].every((f) => /^[A-Za-z_$][\w$]*$/.test(f)))
+    return undefined;
   const read = returning ? undefined : countRead(ctx, claim);
   if (!returning && !read) return undefined;
   const own = new Map(["and", "eq", "lt"].map((n) => [n, spelling(ctx, n)]));
@@ -376,13 +479,16 @@ function recoveryWrite(ctx: RecognizerContext, root: TSESTree.CallExpression, ta
   const added = importedNames(ctx.sourceCode, ["drizzle-orm"], missing);
   if (!added) return undefined;
   const ref = (n: string) => own.get(n) ?? added.refs.get(n)!;
-  const returningText = returning ? `.returning(${returning.arguments.map((a) => ctx.sourceCode.getText(a)).join(", ")})` : "";
+  const returningText = returning
+    ? `.returning(${returning.arguments.map((a) => ctx.sourceCode.getText(a)).join(", ")})`
+    : "";
   return {
     call: `${ctx.sourceCode.getText(callee.object)}
   .update(${tableText})
   .set({ ${propertyKey(spec.field)}: ${spec.backText} })
   .where(${ref("and")}(${ref("eq")}(${tableText}.${spec.field}, ${spec.stuckText}), ${ref("lt")}(${tableText}.${spec.timeField}, new Date(Date.now() - ${spec.threshold}))))${returningText ? `\n  ${returningText}` : ""}`,
-    count: (result) => returning ? `${result}.length` : read === "rowCount" ? `${result}.rowCount ?? 0` : `${result}.${read}`,
+    count: (result) =>
+      returning ? `${result}.length` : read === "rowCount" ? `${result}.rowCount ?? 0` : `${result}.${read}`,
     edits: added.edits,
     client: callee.object,
   };
@@ -433,16 +539,31 @@ function recognizeWrite(call: TSESTree.CallExpression, ctx: RecognizerContext, l
     if (!set && unwrap(setCall.arguments[0]!).type !== "Identifier") return undefined;
     const returning = byName("returning")[0];
     return {
-      access: "write", store: STORE, model, operation: "update", effect: "update", filter,
-      assignments: set ? parseSet(ctx, set) : [], node: call,
-      addPredicate: (field, op, valueText) => predicateEdit(ctx, env, tableText, whereArg, setCall, field, op, valueText),
+      access: "write",
+      store: STORE,
+      model,
+      operation: "update",
+      effect: "update",
+      filter,
+      assignments: set ? parseSet(ctx, set) : [],
+      node: call,
+      addPredicate: (field, op, valueText) =>
+        predicateEdit(ctx, env, tableText, whereArg, setCall, field, op, valueText),
       recoveryWrite: (spec) => recoveryWrite(ctx, root.call, tableText, returning?.call, call, spec),
     };
   }
   if (kind === "delete") {
     return {
-      access: "write", store: STORE, model, operation: "delete", effect: "delete", filter, assignments: [], node: call,
-      addPredicate: (field, op, valueText) => predicateEdit(ctx, env, tableText, whereArg, second.call, field, op, valueText),
+      access: "write",
+      store: STORE,
+      model,
+      operation: "delete",
+      effect: "delete",
+      filter,
+      assignments: [],
+      node: call,
+      addPredicate: (field, op, valueText) =>
+        predicateEdit(ctx, env, tableText, whereArg, second.call, field, op, valueText),
     };
   }
   // insert
@@ -461,24 +582,39 @@ function recognizeWrite(call: TSESTree.CallExpression, ctx: RecognizerContext, l
     const condition = property(config, "setWhere") ?? property(config, "where");
     const conditionNode = condition && unwrap(condition.value);
     return {
-      access: "write", store: STORE, model, operation: doUpdate.name, effect: "insert", onConflict: "update",
+      access: "write",
+      store: STORE,
+      model,
+      operation: doUpdate.name,
+      effect: "insert",
+      onConflict: "update",
       filter: conditionNode ? parseCondition(env, conditionNode) : { kind: "and", items: [] },
       assignments: [...assignments.filter((a) => !names.has(a.field)), ...updated],
       node: call,
     };
   }
   return {
-    access: "write", store: STORE, model, operation: doNothing ? "onConflictDoNothing" : "insert", effect: "insert",
-    ...(doNothing ? { onConflict: "ignore" as const }
-      : catchesDuplicate(env.ctx.sourceCode, call, SQL_DUPLICATE) ? { onConflict: "error" as const } : {}),
-    filter: { kind: "and", items: [] }, assignments, node: call,
+    access: "write",
+    store: STORE,
+    model,
+    operation: doNothing ? "onConflictDoNothing" : "insert",
+    effect: "insert",
+    ...(doNothing
+      ? { onConflict: "ignore" as const }
+      : catchesDuplicate(env.ctx.sourceCode, call, SQL_DUPLICATE)
+        ? { onConflict: "error" as const }
+        : {}),
+    filter: { kind: "and", items: [] },
+    assignments,
+    node: call,
   };
 }
 
 function recognizeSelect(call: TSESTree.CallExpression, ctx: RecognizerContext, links: Link[]): StateRead | undefined {
   if (!links.every((l) => SELECT_CHAIN.has(l.name)) || !isOutermost(call, SELECT_CHAIN)) return undefined;
   const root = links[0]!;
-  if (!root.name.startsWith("select") || root.call.arguments.some((a) => unwrap(a).type !== "ObjectExpression")) return undefined;
+  if (!root.name.startsWith("select") || root.call.arguments.some((a) => unwrap(a).type !== "ObjectExpression"))
+    return undefined;
   const from = links.filter((l) => l.name === "from");
   const wheres = links.filter((l) => l.name === "where");
   if (from.length !== 1 || links[1] !== from[0] || wheres.length !== 1 || !argsAre(from[0]!.call, 1)) return undefined;
@@ -486,16 +622,28 @@ function recognizeSelect(call: TSESTree.CallExpression, ctx: RecognizerContext, 
   const whereArg = drizzleWhereArg(wheres[0]!.call);
   if (!model || !whereArg) return undefined;
   const env: ConditionEnv = { ctx, scope: NO_SCOPE, tables: tablesIn(links) };
-  return { access: "read", store: STORE, model, operation: "select", filter: parseCondition(env, whereArg), node: call };
+  return {
+    access: "read",
+    store: STORE,
+    model,
+    operation: "select",
+    filter: parseCondition(env, whereArg),
+    node: call,
+  };
 }
 
 /** `db.query.jobs.findFirst({ where: eq(jobs.status, "x") })` or `{ where: (jobs, { eq }) => eq(jobs.status, "x") }`. */
-function recognizeRelational(call: TSESTree.CallExpression, ctx: RecognizerContext, operation: string): StateRead | undefined {
+function recognizeRelational(
+  call: TSESTree.CallExpression,
+  ctx: RecognizerContext,
+  operation: string,
+): StateRead | undefined {
   const receiver = receiverOf(call);
   if (receiver?.type !== "MemberExpression" || !argsAre(call, 1)) return undefined;
   const model = keyName(receiver.property, receiver.computed);
   const query = unwrap(receiver.object);
-  if (!model || query.type !== "MemberExpression" || keyName(query.property, query.computed) !== "query") return undefined;
+  if (!model || query.type !== "MemberExpression" || keyName(query.property, query.computed) !== "query")
+    return undefined;
   const config = objectOf(ctx, call.arguments[0]);
   const where = config && property(config, "where");
   if (!where) return undefined;
@@ -516,7 +664,8 @@ function recognizeRelational(call: TSESTree.CallExpression, ctx: RecognizerConte
     let body: Node = value.body;
     if (body.type === "BlockStatement") {
       const ret = body.body.length === 1 && body.body[0]!.type === "ReturnStatement" ? body.body[0]!.argument : null;
-      if (!ret) return { access: "read", store: STORE, model, operation, filter: { kind: "opaque", node: value }, node: call };
+      if (!ret)
+        return { access: "read", store: STORE, model, operation, filter: { kind: "opaque", node: value }, node: call };
       body = ret;
     }
     const env: ConditionEnv = { ctx, scope: { locals }, tables: new Set([...aliases, model]) };

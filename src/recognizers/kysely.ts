@@ -10,11 +10,30 @@
  * `({ or, eb }) => …`, and `eb(…).and(…)`; several `.where` calls are ANDed. Raw `sql` fragments are opaque.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, Condition, Node, RecoverySpec, RecoveryWrite, StateAccess, TextEdit } from "../core/model/model.js";
+import type {
+  Assignment,
+  AssignedValue,
+  Condition,
+  Node,
+  RecoverySpec,
+  RecoveryWrite,
+  StateAccess,
+  TextEdit,
+} from "../core/model/model.js";
 import { propertyKey } from "../core/reading/edits.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, getConstInit, isClockReading, keyName, unwrap } from "../core/reading/values.js";
-import { LOCKING_LINKS, chainDown, fieldOf, isSqlNow, objectArgument, staticString, tableScope, type Link, type TableScope } from "./knex/chains.js";
+import {
+  LOCKING_LINKS,
+  chainDown,
+  fieldOf,
+  isSqlNow,
+  objectArgument,
+  staticString,
+  tableScope,
+  type Link,
+  type TableScope,
+} from "./knex/chains.js";
 import { comparison, operatorOf } from "./knex/filters.js";
 import { catchesDuplicate, SQL_DUPLICATE } from "../core/reading/failures.js";
 
@@ -23,17 +42,59 @@ type Fn = TSESTree.ArrowFunctionExpression | TSESTree.FunctionExpression;
 
 const EXECUTE = new Set(["execute", "executeTakeFirst", "executeTakeFirstOrThrow"]);
 const ROOTS = new Map<string, "update" | "delete" | "insert" | "read">([
-  ["updateTable", "update"], ["deleteFrom", "delete"], ["insertInto", "insert"], ["replaceInto", "insert"], ["selectFrom", "read"],
+  ["updateTable", "update"],
+  ["deleteFrom", "delete"],
+  ["insertInto", "insert"],
+  ["replaceInto", "insert"],
+  ["selectFrom", "read"],
 ]);
 /** Links before the root: `db.withSchema('app').updateTable('jobs')`. */
 const LEADING = new Set(["withSchema", "with", "withRecursive", "withPlugin", "withoutPlugins", "withTables"]);
 /** Links that do not change which rows a query touches. */
 const NEUTRAL = new Set([
-  "returning", "returningAll", "output", "outputAll", "top", "limit", "offset", "orderBy", "groupBy", "having",
-  "select", "selectAll", "distinct", "distinctOn", "innerJoin", "leftJoin", "rightJoin", "fullJoin", "crossJoin",
-  "innerJoinLateral", "leftJoinLateral", "from", "using", "forUpdate", "forShare", "forNoKeyUpdate", "forKeyShare",
-  "skipLocked", "noWait", "modifyEnd", "modifyFront", "$narrowType", "$castTo", "$assertType", "clearReturning",
-  "clearSelect", "clearLimit", "clearOffset", "clearOrderBy", "clearGroupBy", "columns", "defaultValues", "as",
+  "returning",
+  "returningAll",
+  "output",
+  "outputAll",
+  "top",
+  "limit",
+  "offset",
+  "orderBy",
+  "groupBy",
+  "having",
+  "select",
+  "selectAll",
+  "distinct",
+  "distinctOn",
+  "innerJoin",
+  "leftJoin",
+  "rightJoin",
+  "fullJoin",
+  "crossJoin",
+  "innerJoinLateral",
+  "leftJoinLateral",
+  "from",
+  "using",
+  "forUpdate",
+  "forShare",
+  "forNoKeyUpdate",
+  "forKeyShare",
+  "skipLocked",
+  "noWait",
+  "modifyEnd",
+  "modifyFront",
+  "$narrowType",
+  "$castTo",
+  "$assertType",
+  "clearReturning",
+  "clearSelect",
+  "clearLimit",
+  "clearOffset",
+  "clearOrderBy",
+  "clearGroupBy",
+  "columns",
+  "defaultValues",
+  "as",
 ]);
 
 /** `sql\`now()\``, `sql<Date>\`CURRENT_TIMESTAMP\``, `eb.fn('now')`, `sql.raw('now()')`, and JavaScript clock readings. */
@@ -42,9 +103,12 @@ function isKyselyClock(ctx: RecognizerContext, node: Node): boolean {
   if (isClockReading(n)) return true;
   if (n.type === "TaggedTemplateExpression") {
     const tag = unwrap(n.tag);
-    const isSql = (tag.type === "Identifier" && tag.name === "sql") ||
+    const isSql =
+      (tag.type === "Identifier" && tag.name === "sql") ||
       (tag.type === "MemberExpression" && keyName(tag.property, tag.computed) === "sql");
-    return isSql && n.quasi.expressions.length === 0 && isSqlNow(n.quasi.quasis.map((q) => q.value.cooked ?? "").join(""));
+    return (
+      isSql && n.quasi.expressions.length === 0 && isSqlNow(n.quasi.quasis.map((q) => q.value.cooked ?? "").join(""))
+    );
   }
   if (n.type === "CallExpression") {
     const callee = unwrap(n.callee);
@@ -61,12 +125,14 @@ function isKyselyClock(ctx: RecognizerContext, node: Node): boolean {
 /** A value that is SQL rather than data: a `sql` fragment, `eb.ref(…)`, `eb.fn(…)`, a subquery. */
 function isSqlValue(node: Node): boolean {
   const n = unwrap(node);
-  if (n.type === "TaggedTemplateExpression" || n.type === "FunctionExpression" || n.type === "ArrowFunctionExpression") return true;
+  if (n.type === "TaggedTemplateExpression" || n.type === "FunctionExpression" || n.type === "ArrowFunctionExpression")
+    return true;
   if (n.type !== "CallExpression") return false;
   const callee = unwrap(n.callee);
   if (callee.type !== "MemberExpression") return false;
   const name = keyName(callee.property, callee.computed);
-  if (name && /^(ref|fn|val|lit|raw|selectFrom|exists|case|cast|jsonPath|table|parens|unary|neg)$/.test(name)) return true;
+  if (name && /^(ref|fn|val|lit|raw|selectFrom|exists|case|cast|jsonPath|table|parens|unary|neg)$/.test(name))
+    return true;
   return chainDown(n).links.some((l) => l.name === "selectFrom");
 }
 
@@ -95,7 +161,8 @@ function objectAssignments(ctx: RecognizerContext, scope: TableScope, arg: Node 
   const a = unwrap(arg);
   let object = objectArgument(ctx, a);
   if (!object && (a.type === "ArrowFunctionExpression" || a.type === "FunctionExpression")) object = returnedObject(a);
-  if (!object && a.type === "ArrayExpression" && a.elements.length === 1) object = objectArgument(ctx, a.elements[0] ?? undefined);
+  if (!object && a.type === "ArrayExpression" && a.elements.length === 1)
+    object = objectArgument(ctx, a.elements[0] ?? undefined);
   if (!object) return undefined;
   const out: Assignment[] = [];
   for (const p of object.properties) {
@@ -145,7 +212,10 @@ function ebNames(fn: Fn): EbNames | undefined {
 }
 
 class KyselyReader {
-  constructor(readonly ctx: RecognizerContext, readonly scope: TableScope) {}
+  constructor(
+    readonly ctx: RecognizerContext,
+    readonly scope: TableScope,
+  ) {}
 
   /** `field op value` from three arguments, located at `at`. */
   compare(args: readonly TSESTree.CallExpressionArgument[], at: Node): Condition {
@@ -184,7 +254,8 @@ class KyselyReader {
         if (args.length !== 1 || !arg) return opaque;
         if (arg.type === "ArrayExpression") {
           const items = arg.elements.map((el): Condition =>
-            el && el.type !== "SpreadElement" ? this.expression(names, el) : { kind: "opaque", node: el ?? arg });
+            el && el.type !== "SpreadElement" ? this.expression(names, el) : { kind: "opaque", node: el ?? arg },
+          );
           return { kind: helper, items };
         }
         const object = objectArgument(this.ctx, arg);
@@ -192,12 +263,21 @@ class KyselyReader {
         const items = object.properties.map((p): Condition => {
           if (p.type !== "Property") return { kind: "opaque", node: p };
           const key = keyName(p.key, p.computed);
-          return comparison(this.ctx, key === undefined ? undefined : fieldOf(this.scope, key), "eq", p.value, p, isSqlValue);
+          return comparison(
+            this.ctx,
+            key === undefined ? undefined : fieldOf(this.scope, key),
+            "eq",
+            p.value,
+            p,
+            isSqlValue,
+          );
         });
         return { kind: helper, items };
       }
       case "not":
-        return args.length === 1 && args[0]!.type !== "SpreadElement" ? { kind: "not", item: this.expression(names, args[0]!) } : opaque;
+        return args.length === 1 && args[0]!.type !== "SpreadElement"
+          ? { kind: "not", item: this.expression(names, args[0]!) }
+          : opaque;
       case "between":
       case "betweenSymmetric": {
         const column = staticString(this.ctx, args[0]);
@@ -213,8 +293,12 @@ class KyselyReader {
       const name = keyName(callee.property, callee.computed);
       if ((name === "and" || name === "or") && unwrap(callee.object).type === "CallExpression") {
         const left = this.expression(names, callee.object);
-        const right = args.length === 3 ? this.compare(args, args[0]!)
-          : args.length === 1 && args[0]!.type !== "SpreadElement" ? this.expression(names, args[0]!) : opaque;
+        const right =
+          args.length === 3
+            ? this.compare(args, args[0]!)
+            : args.length === 1 && args[0]!.type !== "SpreadElement"
+              ? this.expression(names, args[0]!)
+              : opaque;
         return { kind: name, items: [left, right] };
       }
     }
@@ -309,7 +393,11 @@ function recognizeKysely(call: Call, ctx: RecognizerContext): StateAccess | unde
     } else if ((name === "ignore" || name === "orIgnore") && kind === "insert") {
       conflict = { onConflict: "ignore", filter: { kind: "and", items: [] }, assignments: [] };
     } else if (name === "onDuplicateKeyUpdate" && kind === "insert") {
-      conflict = { onConflict: "update", filter: { kind: "and", items: [] }, assignments: objectAssignments(ctx, scope, link.args[0]) ?? [] };
+      conflict = {
+        onConflict: "update",
+        filter: { kind: "and", items: [] },
+        assignments: objectAssignments(ctx, scope, link.args[0]) ?? [],
+      };
     } else if (name === "onConflict" && kind === "insert") {
       conflict = onConflictOf(ctx, reader, scope, link);
       if (!conflict) return undefined;
@@ -333,8 +421,11 @@ function recognizeKysely(call: Call, ctx: RecognizerContext): StateAccess | unde
       access: "write",
       ...base,
       effect: "insert",
-      ...(conflict ? { onConflict: conflict.onConflict }
-        : catchesDuplicate(ctx.sourceCode, call, SQL_DUPLICATE) ? { onConflict: "error" as const } : {}),
+      ...(conflict
+        ? { onConflict: conflict.onConflict }
+        : catchesDuplicate(ctx.sourceCode, call, SQL_DUPLICATE)
+          ? { onConflict: "error" as const }
+          : {}),
       filter: conflict?.filter ?? { kind: "and", items: [] },
       assignments: conflict ? mergeAssignments(insertValues, conflict.assignments) : insertValues,
     };
@@ -349,7 +440,9 @@ function recognizeKysely(call: Call, ctx: RecognizerContext): StateAccess | unde
     filter,
     assignments,
     ...(addPredicate ? { addPredicate } : {}),
-    ...(kind === "update" && i === 0 ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, rootLink, spec) } : {}),
+    ...(kind === "update" && i === 0
+      ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, rootLink, spec) }
+      : {}),
   };
 }
 

@@ -39,7 +39,8 @@ export const lockTableRecognizer: Recognizer = {
   companions: new Set(["has", "delete"]),
   recognize(call: TSESTree.CallExpression, ctx: RecognizerContext): TableOp | undefined {
     const callee = unwrap(call.callee);
-    if (callee.type !== "MemberExpression" || callee.computed || callee.property.type !== "Identifier") return undefined;
+    if (callee.type !== "MemberExpression" || callee.computed || callee.property.type !== "Identifier")
+      return undefined;
     const op = callee.property.name as TableOp["op"];
     if (!OPS.has(op) || call.arguments.length === 0 || call.arguments[0]!.type === "SpreadElement") return undefined;
     const text = ctx.sourceCode.getText(unwrap(callee.object));
@@ -52,7 +53,12 @@ export const lockTableRecognizer: Recognizer = {
     if (!lasting) return undefined;
     const [key, value] = call.arguments;
     return {
-      access: "table", store: "in-process", table: text, op, node: call, keyNode: key!,
+      access: "table",
+      store: "in-process",
+      table: text,
+      op,
+      node: call,
+      keyNode: key!,
       ...(op === "set" && value && value.type !== "SpreadElement" ? { valueNode: value } : {}),
     };
   },

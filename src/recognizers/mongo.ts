@@ -23,7 +23,18 @@
 import { appendProperty, jsCutoff, propertyKey } from "../core/reading/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
 import type {
-  Assignment, AssignedValue, CompareOp, Condition, Node, StateAccess, StateRead, StateWrite, StaticValue, TextEdit, RecoverySpec, RecoveryWrite,
+  Assignment,
+  AssignedValue,
+  CompareOp,
+  Condition,
+  Node,
+  StateAccess,
+  StateRead,
+  StateWrite,
+  StaticValue,
+  TextEdit,
+  RecoverySpec,
+  RecoveryWrite,
   StaleRowsSpec,
 } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
@@ -31,7 +42,17 @@ import { SWAPPED } from "../core/model/conditions.js";
 import { isFunction } from "../core/reading/units.js";
 import { walk } from "../core/reading/ast.js";
 import { catchesDuplicate } from "../core/reading/failures.js";
-import { evaluate, findProperty, findVariable, getConstInit, keyName, objectLiteral, readsClock, staticList as sharedStaticList, unwrap } from "../core/reading/values.js";
+import {
+  evaluate,
+  findProperty,
+  findVariable,
+  getConstInit,
+  keyName,
+  objectLiteral,
+  readsClock,
+  staticList as sharedStaticList,
+  unwrap,
+} from "../core/reading/values.js";
 
 const STORE = "mongo";
 const UPDATE_METHODS = new Set(["updateOne", "updateMany", "findOneAndUpdate", "findByIdAndUpdate"]);
@@ -49,19 +70,67 @@ const INSERT_METHODS = new Set(["insertOne", "create"]);
 /** Methods whose first argument is an id, not a filter. */
 const BY_ID = new Set(["findByIdAndUpdate", "findByIdAndDelete", "findById"]);
 /** Query-chain links that return the same query (`Job.findOne(f).lean().exec()`). */
-const CHAIN_LINKS = new Set(["exec", "lean", "session", "select", "sort", "limit", "skip", "populate", "orFail", "hint", "read", "setOptions"]);
+const CHAIN_LINKS = new Set([
+  "exec",
+  "lean",
+  "session",
+  "select",
+  "sort",
+  "limit",
+  "skip",
+  "populate",
+  "orFail",
+  "hint",
+  "read",
+  "setOptions",
+]);
 /** Keys of an ORM options bag that is no Mongo filter or document. */
 const FOREIGN_KEYS = new Set(["where"]);
 const PRISMA_CREATE_KEYS = new Set(["data", "select", "include", "omit"]);
 const SAVE_OPTIONS = new Set([
-  "session", "validateBeforeSave", "validateModifiedOnly", "timestamps", "safe", "w", "j", "wtimeout", "checkKeys",
+  "session",
+  "validateBeforeSave",
+  "validateModifiedOnly",
+  "timestamps",
+  "safe",
+  "w",
+  "j",
+  "wtimeout",
+  "checkKeys",
   "pathsToSave",
 ]);
 /** Built-ins with a `create` of their own (`Object.create(proto)`). */
-const BUILTINS = new Set(["Object", "Reflect", "Promise", "Array", "Symbol", "Map", "Set", "WeakMap", "Proxy", "Error", "Date", "JSON", "Math", "Intl"]);
+const BUILTINS = new Set([
+  "Object",
+  "Reflect",
+  "Promise",
+  "Array",
+  "Symbol",
+  "Map",
+  "Set",
+  "WeakMap",
+  "Proxy",
+  "Error",
+  "Date",
+  "JSON",
+  "Math",
+  "Intl",
+]);
 const RECEIVER_SUFFIX = /(?:Model|Collection|Coll)$/;
 const RANGE_OPS: Record<string, CompareOp> = { $lt: "lt", $lte: "lte", $gt: "gt", $gte: "gte" };
-const OTHER_UPDATE_OPS = new Set(["$inc", "$mul", "$min", "$max", "$push", "$pull", "$pullAll", "$addToSet", "$pop", "$rename", "$bit"]);
+const OTHER_UPDATE_OPS = new Set([
+  "$inc",
+  "$mul",
+  "$min",
+  "$max",
+  "$push",
+  "$pull",
+  "$pullAll",
+  "$addToSet",
+  "$pop",
+  "$rename",
+  "$bit",
+]);
 
 const EMPTY: Condition = { kind: "and", items: [] };
 
@@ -119,12 +188,17 @@ function receiverOf(ctx: RecognizerContext, node: Node, depth = 0): Receiver | u
   const r = unwrap(node);
   if (r.type === "CallExpression") {
     const callee = unwrap(r.callee);
-    const name = callee.type === "Identifier" ? callee.name
-      : callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : undefined;
+    const name =
+      callee.type === "Identifier"
+        ? callee.name
+        : callee.type === "MemberExpression"
+          ? keyName(callee.property, callee.computed)
+          : undefined;
     const arg = r.arguments[0] ? unwrap(r.arguments[0]) : undefined;
     // `this.model(modelName)` in a schema method or plugin: the model is whichever the name holds, the same one
     // wherever the module writes it with that name.
-    const model = stringArg(ctx, r.arguments[0]) ?? (name === "model" && arg?.type === "Identifier" ? arg.name : undefined);
+    const model =
+      stringArg(ctx, r.arguments[0]) ?? (name === "model" && arg?.type === "Identifier" ? arg.name : undefined);
     if (!model) return undefined;
     // `require("../models/Export").findOneAndUpdate(…)`: the model module's export, named by its file.
     if (name === "require" && callee.type === "Identifier") {
@@ -142,11 +216,17 @@ function receiverOf(ctx: RecognizerContext, node: Node, depth = 0): Receiver | u
     const object = unwrap(r.object);
     // `self.db` with `self.db = await self.apos.db.collection("aposLocks")` once in the module: that collection.
     // (The module's text must assign such a field at all before its tree is walked for it.)
-    const assigned = assignsField(ctx, name) ? fieldCollections(ctx).get(`${ctx.sourceCode.getText(object)}.${name}`) : undefined;
+    const assigned = assignsField(ctx, name)
+      ? fieldCollections(ctx).get(`${ctx.sourceCode.getText(object)}.${name}`)
+      : undefined;
     if (assigned) return assigned;
     // `prisma.session.deleteMany({})`: a Prisma delegate, whatever the arguments look like.
-    const owner = object.type === "Identifier" ? object.name
-      : object.type === "MemberExpression" ? keyName(object.property, object.computed) : undefined;
+    const owner =
+      object.type === "Identifier"
+        ? object.name
+        : object.type === "MemberExpression"
+          ? keyName(object.property, object.computed)
+          : undefined;
     if (owner !== undefined && /prisma$/i.test(owner)) return undefined;
     // `mongoose.models.Job`, `connection.models["Job"]`
     const fromModels = object.type === "MemberExpression" && keyName(object.property, object.computed) === "models";
@@ -194,18 +274,22 @@ function fieldCollections(ctx: RecognizerContext): ReadonlyMap<string, Receiver>
   if (cached) return cached;
   const seen = new Map<string, Receiver | null>();
   // Only a `collection(…)` or `model(…)` call is recorded: a module that makes none is not walked for them.
-  if (COLLECTION_CALL.test(ctx.sourceCode.text)) walk(ctx.sourceCode.ast, (n) => {
-    if (n.type !== "AssignmentExpression" || n.operator !== "=" || n.left.type !== "MemberExpression") return;
-    const field = keyName(n.left.property, n.left.computed);
-    if (!field) return;
-    const text = `${ctx.sourceCode.getText(unwrap(n.left.object))}.${field}`;
-    let right = unwrap(n.right);
-    if (right.type === "AwaitExpression") right = unwrap(right.argument);
-    const call = right.type === "CallExpression" ? right : undefined;
-    const m = call && methodName(call);
-    const receiver = m && (m.name === "collection" || m.name === "model") && call.arguments.length <= 2 ? receiverOf(ctx, call) : undefined;
-    seen.set(text, seen.has(text) ? null : receiver ?? null);
-  });
+  if (COLLECTION_CALL.test(ctx.sourceCode.text))
+    walk(ctx.sourceCode.ast, (n) => {
+      if (n.type !== "AssignmentExpression" || n.operator !== "=" || n.left.type !== "MemberExpression") return;
+      const field = keyName(n.left.property, n.left.computed);
+      if (!field) return;
+      const text = `${ctx.sourceCode.getText(unwrap(n.left.object))}.${field}`;
+      let right = unwrap(n.right);
+      if (right.type === "AwaitExpression") right = unwrap(right.argument);
+      const call = right.type === "CallExpression" ? right : undefined;
+      const m = call && methodName(call);
+      const receiver =
+        m && (m.name === "collection" || m.name === "model") && call.arguments.length <= 2
+          ? receiverOf(ctx, call)
+          : undefined;
+      seen.set(text, seen.has(text) ? null : (receiver ?? null));
+    });
   const out = new Map<string, Receiver>();
   for (const [k, v] of seen) if (v) out.set(k, v);
   ctx.scratch.set("mongo:fields", out);
@@ -249,7 +333,8 @@ function docOrigin(ctx: RecognizerContext, id: TSESTree.Identifier): DocOrigin {
     if (target?.type === "AwaitExpression") target = unwrap(target.argument);
     if (target?.type === "NewExpression") {
       const receiver = receiverOf(ctx, target.callee);
-      if (receiver?.mongooseModel) return { model: receiver.model, created: objectOf(ctx, target.arguments[0]) ?? null, modelNode: target.callee };
+      if (receiver?.mongooseModel)
+        return { model: receiver.model, created: objectOf(ctx, target.arguments[0]) ?? null, modelNode: target.callee };
       return fallback;
     }
     const call = target && queryCall(target);
@@ -281,11 +366,15 @@ function docOrigin(ctx: RecognizerContext, id: TSESTree.Identifier): DocOrigin {
 // ---- filters ----
 
 /** The static values of an `$in` list (one the module fills in place, `ids.push(id)`, is not static). */
-const staticList = (ctx: RecognizerContext, node: Node): StaticValue[] | undefined => sharedStaticList(ctx.sourceCode, node);
+const staticList = (ctx: RecognizerContext, node: Node): StaticValue[] | undefined =>
+  sharedStaticList(ctx.sourceCode, node);
 
 function isRegex(node: Node): boolean {
   const n = unwrap(node);
-  return (n.type === "Literal" && "regex" in n) || (n.type === "NewExpression" && n.callee.type === "Identifier" && n.callee.name === "RegExp");
+  return (
+    (n.type === "Literal" && "regex" in n) ||
+    (n.type === "NewExpression" && n.callee.type === "Identifier" && n.callee.name === "RegExp")
+  );
 }
 
 function pred(field: string, op: CompareOp, values: readonly StaticValue[] | undefined, node: Node): Condition {
@@ -317,13 +406,16 @@ function parseFieldFilter(ctx: RecognizerContext, field: string, valueNode: Node
     } else if (op && op in RANGE_OPS) items.push(single(ctx, field, RANGE_OPS[op]!, p.value, at));
     else if (op === "$not") {
       const inner = unwrap(p.value);
-      items.push(inner.type === "ObjectExpression"
-        ? { kind: "not", item: parseFieldFilter(ctx, field, inner, at) }
-        : pred(field, "other", undefined, at));
+      items.push(
+        inner.type === "ObjectExpression"
+          ? { kind: "not", item: parseFieldFilter(ctx, field, inner, at) }
+          : pred(field, "other", undefined, at),
+      );
     } else if (op === "$exists") {
       // `{ $exists: false }` matches documents without the field, as `null` does in a Mongo filter; `true` the rest.
       const exists = evaluate(ctx.sourceCode, p.value);
-      if (typeof exists?.value === "boolean") items.push(pred(field, exists.value ? "ne" : "eq", [{ value: null }], at));
+      if (typeof exists?.value === "boolean")
+        items.push(pred(field, exists.value ? "ne" : "eq", [{ value: null }], at));
       else items.push(pred(field, "other", undefined, at));
     } else if (op === "$options" || op === "$comment") continue;
     else items.push(pred(field, "other", undefined, at)); // $regex, $elemMatch, $size, $type…
@@ -356,7 +448,8 @@ export function parseFilter(ctx: RecognizerContext, filter: TSESTree.ObjectExpre
     else if (key === "$nor") items.push({ kind: "not", item: { kind: "or", items: parseList(ctx, p.value) } });
     else if (key === "$comment") continue;
     else if (key === "$expr") items.push(parseExpr(ctx, p.value, p));
-    else if (key.startsWith("$")) items.push({ kind: "opaque", node: p }); // $where, $text, $jsonSchema
+    else if (key.startsWith("$"))
+      items.push({ kind: "opaque", node: p }); // $where, $text, $jsonSchema
     else items.push(parseFieldFilter(ctx, key, p.value, p));
   }
   return { kind: "and", items };
@@ -377,17 +470,23 @@ function parseExpr(ctx: RecognizerContext, node: Node, at: Node, depth = 0): Con
   const op = keyName(only.key, only.computed);
   const args = arrayOf(ctx, only.value)?.elements ?? [];
   if ((op === "$and" || op === "$or") && args.length > 0) {
-    const items = args.map((a): Condition => (a && a.type !== "SpreadElement" ? parseExpr(ctx, a, at, depth + 1) : { kind: "opaque", node }));
+    const items = args.map((a): Condition =>
+      a && a.type !== "SpreadElement" ? parseExpr(ctx, a, at, depth + 1) : { kind: "opaque", node },
+    );
     return { kind: op === "$and" ? "and" : "or", items };
   }
   const compare = op ? EXPR_OPS[op] : undefined;
   const [a, b] = args;
-  if (!compare || args.length !== 2 || !a || !b || a.type === "SpreadElement" || b.type === "SpreadElement") return { kind: "opaque", node };
+  if (!compare || args.length !== 2 || !a || !b || a.type === "SpreadElement" || b.type === "SpreadElement")
+    return { kind: "opaque", node };
   const path = (n: Node) => {
     const v = unwrap(n);
-    return v.type === "Literal" && typeof v.value === "string" && /^\$[^$]/.test(v.value) ? v.value.slice(1) : undefined;
+    return v.type === "Literal" && typeof v.value === "string" && /^\$[^$]/.test(v.value)
+      ? v.value.slice(1)
+      : undefined;
   };
-  const [field, value, cmp] = path(a) !== undefined ? [path(a)!, b, compare] : path(b) !== undefined ? [path(b)!, a, SWAPPED[compare]] : [];
+  const [field, value, cmp] =
+    path(a) !== undefined ? [path(a)!, b, compare] : path(b) !== undefined ? [path(b)!, a, SWAPPED[compare]] : [];
   if (field === undefined || path(value!) !== undefined) return { kind: "opaque", node };
   const v = evaluate(ctx.sourceCode, value!);
   return pred(field, cmp!, v ? [v] : undefined, at);
@@ -432,7 +531,8 @@ function fieldsOf(
  */
 function pipelineValue(ctx: RecognizerContext, node: Node): AssignedValue {
   const v = evaluate(ctx.sourceCode, node);
-  if (typeof v?.value === "string" && v.value.startsWith("$")) return v.value === "$$NOW" ? { kind: "now" } : { kind: "other" };
+  if (typeof v?.value === "string" && v.value.startsWith("$"))
+    return v.value === "$$NOW" ? { kind: "now" } : { kind: "other" };
   if (unwrap(node).type === "ObjectExpression") return { kind: "other" };
   return assignedValue(ctx, node);
 }
@@ -459,7 +559,12 @@ function parsePipelineUpdate(ctx: RecognizerContext, stages: TSESTree.ArrayExpre
       for (const n of names) {
         const v = n && n.type !== "SpreadElement" ? evaluate(ctx.sourceCode, n) : undefined;
         if (typeof v?.value !== "string") return [];
-        out.push({ field: v.value, value: { kind: "static", value: { value: null } }, node: n as Node, valueNode: n as Node });
+        out.push({
+          field: v.value,
+          value: { kind: "static", value: { value: null } },
+          node: n as Node,
+          valueNode: n as Node,
+        });
       }
     } else return [];
   }
@@ -507,7 +612,8 @@ function parseDocument(ctx: RecognizerContext, doc: TSESTree.ObjectExpression): 
 /** MongoDB's duplicate-key error. */
 const MONGO_DUPLICATE = /\b11000\b|E11000/;
 
-const catchesDuplicateKey = (ctx: RecognizerContext, call: TSESTree.CallExpression) => catchesDuplicate(ctx.sourceCode, call, MONGO_DUPLICATE);
+const catchesDuplicateKey = (ctx: RecognizerContext, call: TSESTree.CallExpression) =>
+  catchesDuplicate(ctx.sourceCode, call, MONGO_DUPLICATE);
 
 /**
  * `updateOne({ _id: name, expiresAt: { $lt: now } }, { $set: … }, { upsert: true })` with E11000 caught: the lock
@@ -516,8 +622,12 @@ const catchesDuplicateKey = (ctx: RecognizerContext, call: TSESTree.CallExpressi
  */
 function upsertLock(ctx: RecognizerContext, call: TSESTree.CallExpression): boolean {
   const options = call.arguments[2] && objectOf(ctx, call.arguments[2]);
-  const upsert = options?.properties.find((p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === "upsert");
-  return upsert !== undefined && evaluate(ctx.sourceCode, upsert.value)?.value === true && catchesDuplicateKey(ctx, call);
+  const upsert = options?.properties.find(
+    (p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === "upsert",
+  );
+  return (
+    upsert !== undefined && evaluate(ctx.sourceCode, upsert.value)?.value === true && catchesDuplicateKey(ctx, call)
+  );
 }
 
 // ---- suggestions ----
@@ -566,7 +676,18 @@ function write(
   call: TSESTree.CallExpression,
   filter: Condition,
   assignments: Assignment[],
-  extra: Partial<Pick<StateWrite, "effect" | "onConflict" | "addPredicate" | "modelFromName" | "recoveryWrite" | "changedNothing" | "staleRowsDelete">> = {},
+  extra: Partial<
+    Pick<
+      StateWrite,
+      | "effect"
+      | "onConflict"
+      | "addPredicate"
+      | "modelFromName"
+      | "recoveryWrite"
+      | "changedNothing"
+      | "staleRowsDelete"
+    >
+  > = {},
 ): StateWrite {
   return { access: "write", store: STORE, model, operation, filter, assignments, node: call, ...extra };
 }
@@ -575,16 +696,27 @@ function write(
 function statementOf(call: TSESTree.CallExpression): { body: readonly TSESTree.Node[]; index: number } | undefined {
   let node: Node = call;
   let parent = call.parent;
-  while (parent && (parent.type === "AwaitExpression" || parent.type === "VariableDeclarator" || parent.type === "VariableDeclaration" ||
-    parent.type === "ExpressionStatement" || parent.type === "ReturnStatement")) {
+  while (
+    parent &&
+    (parent.type === "AwaitExpression" ||
+      parent.type === "VariableDeclarator" ||
+      parent.type === "VariableDeclaration" ||
+      parent.type === "ExpressionStatement" ||
+      parent.type === "ReturnStatement")
+  ) {
     if (parent.type === "VariableDeclarator" && parent.init !== node) return undefined;
     node = parent;
     parent = parent.parent;
-    if (node.type === "ExpressionStatement" || node.type === "ReturnStatement" || node.type === "VariableDeclaration") break;
+    if (node.type === "ExpressionStatement" || node.type === "ReturnStatement" || node.type === "VariableDeclaration")
+      break;
   }
   if (!parent) return undefined;
-  const body: readonly TSESTree.Node[] | undefined = parent.type === "BlockStatement" || parent.type === "Program" ? parent.body
-    : parent.type === "SwitchCase" ? parent.consequent : undefined;
+  const body: readonly TSESTree.Node[] | undefined =
+    parent.type === "BlockStatement" || parent.type === "Program"
+      ? parent.body
+      : parent.type === "SwitchCase"
+        ? parent.consequent
+        : undefined;
   if (!body) return undefined;
   const index = body.indexOf(node);
   return index < 0 ? undefined : { body, index };
@@ -666,7 +798,11 @@ function conditionalAssignments(ctx: RecognizerContext, stmt: TSESTree.Node, nam
 }
 
 /** `doc.x = v; …; await doc.save()`: an update of the document's `_id` (or an insert of a `new Model({…})`). */
-function recognizeSave(ctx: RecognizerContext, call: TSESTree.CallExpression, callee: TSESTree.MemberExpression): StateWrite | undefined {
+function recognizeSave(
+  ctx: RecognizerContext,
+  call: TSESTree.CallExpression,
+  callee: TSESTree.MemberExpression,
+): StateWrite | undefined {
   const doc = unwrap(callee.object);
   if (doc.type !== "Identifier" || call.arguments.length > 1) return undefined;
   const options = call.arguments[0];
@@ -689,7 +825,9 @@ function recognizeSave(ctx: RecognizerContext, call: TSESTree.CallExpression, ca
     }
   }
   if (origin.created !== undefined) {
-    const initial = origin.created ? parseDocument(ctx, origin.created).filter((a) => !assignments.some((b) => b.field === a.field)) : [];
+    const initial = origin.created
+      ? parseDocument(ctx, origin.created).filter((a) => !assignments.some((b) => b.field === a.field))
+      : [];
     const model = origin.modelNode;
     return write(origin.model, "save", call, EMPTY, [...initial, ...assignments], {
       effect: "insert",
@@ -698,11 +836,22 @@ function recognizeSave(ctx: RecognizerContext, call: TSESTree.CallExpression, ca
     });
   }
   if (assignments.length === 0) return undefined;
-  return write(origin.model, "save", call, { kind: "and", items: [pred("_id", "eq", undefined, doc)] }, assignments,
-    origin.byName ? { modelFromName: true } : {});
+  return write(
+    origin.model,
+    "save",
+    call,
+    { kind: "and", items: [pred("_id", "eq", undefined, doc)] },
+    assignments,
+    origin.byName ? { modelFromName: true } : {},
+  );
 }
 
-function recognizeRead(ctx: RecognizerContext, call: TSESTree.CallExpression, model: string, operation: string): StateRead | undefined {
+function recognizeRead(
+  ctx: RecognizerContext,
+  call: TSESTree.CallExpression,
+  model: string,
+  operation: string,
+): StateRead | undefined {
   const first = call.arguments[0];
   if (!first || first.type === "SpreadElement") return undefined;
   let filter: Condition;
@@ -745,17 +894,26 @@ function staleRowsDelete(ctx: RecognizerContext, model: Node, spec: StaleRowsSpe
  * answer `n`, which never reads as nothing here), or no document from a find-and-modify (Mongoose, the driver from 6).
  */
 function changedNothing(operation: string): Pick<StateWrite, "changedNothing"> {
-  if (operation === "updateOne" || operation === "updateMany") return { changedNothing: (result) => `${result}.matchedCount === 0` };
+  if (operation === "updateOne" || operation === "updateMany")
+    return { changedNothing: (result) => `${result}.matchedCount === 0` };
   if (operation === "findOneAndUpdate") return { changedNothing: (result) => `!${result}` };
   return {};
 }
 
-function recognizeFindAndModify(ctx: RecognizerContext, call: TSESTree.CallExpression, model: string): StateWrite | undefined {
+function recognizeFindAndModify(
+  ctx: RecognizerContext,
+  call: TSESTree.CallExpression,
+  model: string,
+): StateWrite | undefined {
   const [first, , third] = call.arguments;
   // The options form, with a callback (inline or passed on: `findAndModify({ query, update }, callback)`).
-  const inOptions = (o: TSESTree.ObjectExpression | undefined) => o !== undefined && findProperty(o, "query") !== undefined;
-  const options = call.arguments.length === 1 || (call.arguments.length === 2 && (isFunction(call.arguments[1]!) || inOptions(objectOf(ctx, first))))
-    ? objectOf(ctx, first) : undefined;
+  const inOptions = (o: TSESTree.ObjectExpression | undefined) =>
+    o !== undefined && findProperty(o, "query") !== undefined;
+  const options =
+    call.arguments.length === 1 ||
+    (call.arguments.length === 2 && (isFunction(call.arguments[1]!) || inOptions(objectOf(ctx, first))))
+      ? objectOf(ctx, first)
+      : undefined;
   let query: Node | undefined;
   let update: Node | undefined;
   let remove = false;
@@ -768,7 +926,8 @@ function recognizeFindAndModify(ctx: RecognizerContext, call: TSESTree.CallExpre
     // Positional: the update must be made of update operators, which only Mongo's takes.
     query = first;
     const modifier = third && objectOf(ctx, third);
-    if (!modifier || modifier.properties.length === 0 || !keysOf(modifier).every((k) => k?.startsWith("$"))) return undefined;
+    if (!modifier || modifier.properties.length === 0 || !keysOf(modifier).every((k) => k?.startsWith("$")))
+      return undefined;
     update = third;
   }
   if (!query) return undefined;
@@ -778,13 +937,26 @@ function recognizeFindAndModify(ctx: RecognizerContext, call: TSESTree.CallExpre
   if (!update) return undefined;
   const inline = unwrap(query).type === "ObjectExpression" ? filterObject : undefined;
   return write(model, FIND_AND_MODIFY, call, filterOf(ctx, query), parseUpdate(ctx, update), {
-    ...(inline ? { addPredicate: (field: string, op: "eq" | "ne", valueText: string) => insertPredicate(ctx, inline, field, op, valueText) } : {}),
+    ...(inline
+      ? {
+          addPredicate: (field: string, op: "eq" | "ne", valueText: string) =>
+            insertPredicate(ctx, inline, field, op, valueText),
+        }
+      : {}),
   });
 }
 
 export const mongoRecognizer: Recognizer = {
   store: STORE,
-  methods: new Set([...UPDATE_METHODS, ...DELETE_METHODS, ...READ_METHODS, ...INSERT_METHODS, "save", ...LEGACY_UPDATES, FIND_AND_MODIFY]),
+  methods: new Set([
+    ...UPDATE_METHODS,
+    ...DELETE_METHODS,
+    ...READ_METHODS,
+    ...INSERT_METHODS,
+    "save",
+    ...LEGACY_UPDATES,
+    FIND_AND_MODIFY,
+  ]),
   recognize(call, ctx): StateAccess | undefined {
     const m = methodName(call);
     if (!m) return undefined;
@@ -802,12 +974,18 @@ export const mongoRecognizer: Recognizer = {
     // operators (`$set`, `$unset`, `$inc`), which no other store's `update` takes.
     if (operation === "update") {
       const modifier = second && objectOf(ctx, second);
-      if (!first || !modifier || modifier.properties.length === 0 || !keysOf(modifier).every((k) => k?.startsWith("$"))) return undefined;
+      if (!first || !modifier || modifier.properties.length === 0 || !keysOf(modifier).every((k) => k?.startsWith("$")))
+        return undefined;
       const filterObject = objectOf(ctx, first);
       if (filterObject && isForeignBag(filterObject)) return undefined;
       const inline = unwrap(first).type === "ObjectExpression" ? filterObject : undefined;
       return write(model, operation, call, filterOf(ctx, first), parseUpdate(ctx, second!), {
-        ...(inline ? { addPredicate: (field: string, op: "eq" | "ne", valueText: string) => insertPredicate(ctx, inline, field, op, valueText) } : {}),
+        ...(inline
+          ? {
+              addPredicate: (field: string, op: "eq" | "ne", valueText: string) =>
+                insertPredicate(ctx, inline, field, op, valueText),
+            }
+          : {}),
       });
     }
 
@@ -822,8 +1000,14 @@ export const mongoRecognizer: Recognizer = {
         const update = objectOf(ctx, first);
         if (!update || !keysOf(update).some((k) => k?.startsWith("$"))) return undefined;
         const origin = docOrigin(ctx, doc);
-        return write(origin.model, operation, call, { kind: "and", items: [pred("_id", "eq", undefined, doc)] }, parseUpdate(ctx, first),
-          origin.byName ? { modelFromName: true } : {});
+        return write(
+          origin.model,
+          operation,
+          call,
+          { kind: "and", items: [pred("_id", "eq", undefined, doc)] },
+          parseUpdate(ctx, first),
+          origin.byName ? { modelFromName: true } : {},
+        );
       }
       const filterObject = objectOf(ctx, first);
       if (filterObject && isForeignBag(filterObject)) return undefined;
@@ -834,23 +1018,36 @@ export const mongoRecognizer: Recognizer = {
       }
       const inline = unwrap(first).type === "ObjectExpression" ? filterObject : undefined;
       return write(model, operation, call, filterOf(ctx, first), parseUpdate(ctx, second), {
-        ...(inline ? { addPredicate: (field: string, op: "eq" | "ne", valueText: string) => insertPredicate(ctx, inline, field, op, valueText) } : {}),
-        ...(upsertLock(ctx, call) ? { effect: "insert" as const, onConflict: "update" as const } : {
-          recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, callee.object, spec),
-          ...changedNothing(operation),
-        }),
+        ...(inline
+          ? {
+              addPredicate: (field: string, op: "eq" | "ne", valueText: string) =>
+                insertPredicate(ctx, inline, field, op, valueText),
+            }
+          : {}),
+        ...(upsertLock(ctx, call)
+          ? { effect: "insert" as const, onConflict: "update" as const }
+          : {
+              recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, callee.object, spec),
+              ...changedNothing(operation),
+            }),
       });
     }
 
     if (DELETE_METHODS.has(operation)) {
       if (!first) return undefined;
-      if (operation === "findByIdAndDelete") return write(model, operation, call, idFilter(ctx, first), [], { effect: "delete" });
+      if (operation === "findByIdAndDelete")
+        return write(model, operation, call, idFilter(ctx, first), [], { effect: "delete" });
       const filterObject = objectOf(ctx, first);
       if (filterObject && isForeignBag(filterObject)) return undefined;
       const inline = unwrap(first).type === "ObjectExpression" ? filterObject : undefined;
       return write(model, operation, call, filterOf(ctx, first), [], {
         effect: "delete",
-        ...(inline ? { addPredicate: (field: string, op: "eq" | "ne", valueText: string) => insertPredicate(ctx, inline, field, op, valueText) } : {}),
+        ...(inline
+          ? {
+              addPredicate: (field: string, op: "eq" | "ne", valueText: string) =>
+                insertPredicate(ctx, inline, field, op, valueText),
+            }
+          : {}),
       });
     }
 

@@ -34,8 +34,14 @@ function imports(ctx: RecognizerContext): Set<string> {
     if (s.type === "VariableDeclaration") {
       for (const d of s.declarations) {
         const init = d.init && unwrap(d.init);
-        if (init?.type === "CallExpression" && init.callee.type === "Identifier" && init.callee.name === "require" &&
-          init.arguments[0]?.type === "Literal" && typeof init.arguments[0].value === "string") out.add(init.arguments[0].value);
+        if (
+          init?.type === "CallExpression" &&
+          init.callee.type === "Identifier" &&
+          init.callee.name === "require" &&
+          init.arguments[0]?.type === "Literal" &&
+          typeof init.arguments[0].value === "string"
+        )
+          out.add(init.arguments[0].value);
       }
     }
   }
@@ -46,7 +52,12 @@ function imports(ctx: RecognizerContext): Set<string> {
 /** `new Mutex()`, `new Semaphore(4)`, `withTimeout(new Mutex(), 1000)`, `new AwaitLock()`, `new Sema(2)`. */
 function constructsInProcess(init: Node): boolean | undefined {
   const n = unwrap(init);
-  if (n.type === "CallExpression" && n.callee.type === "Identifier" && n.callee.name === "withTimeout" && n.arguments[0]) {
+  if (
+    n.type === "CallExpression" &&
+    n.callee.type === "Identifier" &&
+    n.callee.name === "withTimeout" &&
+    n.arguments[0]
+  ) {
     return constructsInProcess(n.arguments[0]);
   }
   if (n.type !== "NewExpression" || n.callee.type !== "Identifier") return undefined;
@@ -65,7 +76,8 @@ function isInProcess(ctx: RecognizerContext, receiver: Node): boolean {
   else if (r.type === "MemberExpression" && unwrap(r.object).type === "ThisExpression") init = fieldInit(r);
   const constructed = init && constructsInProcess(init);
   if (constructed !== undefined) return constructed;
-  const name = r.type === "Identifier" ? r.name : r.type === "MemberExpression" ? keyName(r.property, r.computed) : undefined;
+  const name =
+    r.type === "Identifier" ? r.name : r.type === "MemberExpression" ? keyName(r.property, r.computed) : undefined;
   if (!name) return false;
   const imported = [...imports(ctx)];
   if (imported.some((m) => REDIS_LOCK_PACKAGES.test(m))) return false;
@@ -84,6 +96,13 @@ export const mutexRecognizer: Recognizer = {
     const spec = OPS[keyName(callee.property, callee.computed) ?? ""];
     if (!spec || !isInProcess(ctx, callee.object)) return undefined;
     const receiver = receiverText(ctx.sourceCode, callee.object);
-    return { access: "library", library: "in-process", op: spec.op, node: call, receiver, ...(spec.try ? { try: true } : {}) };
+    return {
+      access: "library",
+      library: "in-process",
+      op: spec.op,
+      node: call,
+      receiver,
+      ...(spec.try ? { try: true } : {}),
+    };
   },
 };

@@ -20,7 +20,15 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Node, ObjectWrite } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findProperty, findVariable, getConstInit, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
+import {
+  evaluate,
+  findProperty,
+  findVariable,
+  getConstInit,
+  keyName,
+  objectLiteral,
+  unwrap,
+} from "../core/reading/values.js";
 
 type Call = TSESTree.CallExpression;
 
@@ -59,7 +67,12 @@ function isNothing(ctx: RecognizerContext, node: Node): boolean {
 }
 
 /** Any of `names` among the keys of `object` or of the objects nested in it (`preconditionOpts`, `conditions`). */
-function hasKeyDeep(ctx: RecognizerContext, object: TSESTree.ObjectExpression | undefined, names: ReadonlySet<string>, depth = 0): boolean {
+function hasKeyDeep(
+  ctx: RecognizerContext,
+  object: TSESTree.ObjectExpression | undefined,
+  names: ReadonlySet<string>,
+  depth = 0,
+): boolean {
   if (!object || depth > 2) return false;
   for (const p of object.properties) {
     if (p.type !== "Property") continue;
@@ -70,7 +83,14 @@ function hasKeyDeep(ctx: RecognizerContext, object: TSESTree.ObjectExpression | 
   return false;
 }
 
-function objectWrite(store: ObjectWrite["store"], operation: string, call: Call, location: Node | undefined, conditional: boolean, temporary?: boolean): ObjectWrite {
+function objectWrite(
+  store: ObjectWrite["store"],
+  operation: string,
+  call: Call,
+  location: Node | undefined,
+  conditional: boolean,
+  temporary?: boolean,
+): ObjectWrite {
   return { access: "object", store, operation, location, conditional, ...(temporary ? { temporary } : {}), node: call };
 }
 
@@ -80,7 +100,12 @@ const S3_COMMANDS = new Set(["PutObjectCommand", "CopyObjectCommand", "CompleteM
 const S3_METHODS = new Set(["putObject", "copyObject", "completeMultipartUpload", "upload"]);
 const S3_CONDITIONS = new Set(["IfNoneMatch", "IfMatch"]);
 
-function s3Input(ctx: RecognizerContext, call: Call, operation: string, input: Node | undefined): ObjectWrite | undefined {
+function s3Input(
+  ctx: RecognizerContext,
+  call: Call,
+  operation: string,
+  input: Node | undefined,
+): ObjectWrite | undefined {
   const params = objectLiteral(ctx.sourceCode, input);
   if (!params) return objectWrite("s3", operation, call, undefined, true);
   const conditional = hasSpread(params) || hasKeyDeep(ctx, params, S3_CONDITIONS);
@@ -96,13 +121,19 @@ export const s3Recognizer: Recognizer = {
     if (m.name === "send") {
       // client.send(new PutObjectCommand({ … })), or a command held in a variable.
       const command = call.arguments[0] && resolve(ctx, call.arguments[0]);
-      if (command?.type !== "NewExpression" || command.callee.type !== "Identifier" || !S3_COMMANDS.has(command.callee.name)) return undefined;
+      if (
+        command?.type !== "NewExpression" ||
+        command.callee.type !== "Identifier" ||
+        !S3_COMMANDS.has(command.callee.name)
+      )
+        return undefined;
       return s3Input(ctx, call, command.callee.name.replace(/Command$/, ""), command.arguments[0]);
     }
     if (m.name === "done") {
       // new Upload({ client, params: { Bucket, Key, Body } }).done()
       const upload = resolve(ctx, m.receiver);
-      if (upload.type !== "NewExpression" || upload.callee.type !== "Identifier" || upload.callee.name !== "Upload") return undefined;
+      if (upload.type !== "NewExpression" || upload.callee.type !== "Identifier" || upload.callee.name !== "Upload")
+        return undefined;
       const options = objectLiteral(ctx.sourceCode, upload.arguments[0]);
       if (!options || !findProperty(options, "params")) return undefined;
       return s3Input(ctx, call, "Upload", propertyValue(options, "params"));
@@ -131,7 +162,8 @@ function gcsFileName(ctx: RecognizerContext, receiver: Node): Node | undefined |
 function looksLikeBucket(ctx: RecognizerContext, receiver: Node): boolean {
   const r = resolve(ctx, receiver);
   if (r.type === "CallExpression") return methodOf(r)?.name === "bucket";
-  const name = r.type === "Identifier" ? r.name : r.type === "MemberExpression" ? keyName(r.property, r.computed) : undefined;
+  const name =
+    r.type === "Identifier" ? r.name : r.type === "MemberExpression" ? keyName(r.property, r.computed) : undefined;
   return name !== undefined && /bucket$/i.test(name);
 }
 
@@ -181,14 +213,26 @@ export const azureBlobRecognizer: Recognizer = {
     if (client.type !== "CallExpression") return undefined;
     const getter = methodOf(client)?.name;
     if ((getter !== "getBlockBlobClient" && getter !== "getBlobClient") || !client.arguments[0]) return undefined;
-    return objectWrite("azure-blob", m.name, call, client.arguments[0], azureConditional(ctx, call.arguments[AZURE_UPLOADS[m.name]!]));
+    return objectWrite(
+      "azure-blob",
+      m.name,
+      call,
+      client.arguments[0],
+      azureConditional(ctx, call.arguments[AZURE_UPLOADS[m.name]!]),
+    );
   },
 };
 
 // ---- the file system ----
 
 const FS_MODULES = new Set(["fs", "node:fs", "fs/promises", "node:fs/promises", "fs-extra", "graceful-fs"]);
-const FS_WRITES: Record<string, number> = { writeFile: 2, writeFileSync: 2, createWriteStream: 1, outputFile: 2, outputFileSync: 2 };
+const FS_WRITES: Record<string, number> = {
+  writeFile: 2,
+  writeFileSync: 2,
+  createWriteStream: 1,
+  outputFile: 2,
+  outputFileSync: 2,
+};
 const TEMP_CALL = /^(?:tmpdir|mkdtemp|mkdtempSync|tmpName|tmpNameSync|dirSync|fileSync)$/;
 const TEMP_NAME = /^(?:tmp|temp)(?:[A-Z_]|$)|(?:Tmp|Temp|_tmp|_temp)(?:Dir|Path|File|Name|Folder)?$/;
 const TEMP_PATH = /^(?:\/tmp\/|\/var\/tmp\/|\/dev\/shm\/|\.?\/?te?mp\/)/;
@@ -235,9 +279,14 @@ function isTemporary(ctx: RecognizerContext, node: Node, depth = 0): boolean {
   if (typeof text?.value === "string") return TEMP_PATH.test(text.value);
   switch (n.type) {
     case "TemplateLiteral":
-      return TEMP_PATH.test(n.quasis[0]?.value.cooked ?? "") || n.expressions.some((e) => isTemporary(ctx, e, depth + 1));
+      return (
+        TEMP_PATH.test(n.quasis[0]?.value.cooked ?? "") || n.expressions.some((e) => isTemporary(ctx, e, depth + 1))
+      );
     case "BinaryExpression":
-      return n.left.type !== "PrivateIdentifier" && (isTemporary(ctx, n.left, depth + 1) || isTemporary(ctx, n.right, depth + 1));
+      return (
+        n.left.type !== "PrivateIdentifier" &&
+        (isTemporary(ctx, n.left, depth + 1) || isTemporary(ctx, n.right, depth + 1))
+      );
     case "Identifier": {
       if (TEMP_NAME.test(n.name)) return true;
       const init = getConstInit(ctx.sourceCode, n);
@@ -251,7 +300,12 @@ function isTemporary(ctx: RecognizerContext, node: Node, depth = 0): boolean {
       return isTemporary(ctx, n.argument, depth + 1);
     case "CallExpression": {
       const callee = unwrap(n.callee);
-      const name = callee.type === "Identifier" ? callee.name : callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : undefined;
+      const name =
+        callee.type === "Identifier"
+          ? callee.name
+          : callee.type === "MemberExpression"
+            ? keyName(callee.property, callee.computed)
+            : undefined;
       if (name && TEMP_CALL.test(name)) return true;
       // path.join(os.tmpdir(), name), join(tmp, name), path.resolve(…): the first segment decides.
       const first = n.arguments[0];

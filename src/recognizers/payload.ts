@@ -25,8 +25,14 @@ const JOBS_COLLECTION = "payload-jobs";
 const DELETES = new Set(["delete", "deleteOne", "deleteMany"]);
 const INSERTS = new Set(["create"]);
 const COMPARE: Record<string, CompareOp> = {
-  equals: "eq", not_equals: "ne", in: "in", not_in: "notIn",
-  less_than: "lt", less_than_equal: "lte", greater_than: "gt", greater_than_equal: "gte",
+  equals: "eq",
+  not_equals: "ne",
+  in: "in",
+  not_in: "notIn",
+  less_than: "lt",
+  less_than_equal: "lte",
+  greater_than: "gt",
+  greater_than_equal: "gte",
 };
 
 /** `payload`, `req.payload`, `this.payload`, `ctx.payload`; with `db`: the adapter (`payload.db`). */
@@ -49,7 +55,10 @@ function fieldFilter(ctx: RecognizerContext, field: string, value: Node, at: Nod
   if (!obj) return { kind: "opaque", node: at };
   const items: Condition[] = [];
   for (const p of obj.properties) {
-    if (p.type !== "Property") { items.push({ kind: "opaque", node: p }); continue; }
+    if (p.type !== "Property") {
+      items.push({ kind: "opaque", node: p });
+      continue;
+    }
     const op = keyName(p.key, p.computed) ?? "";
     if (op in COMPARE) items.push(comparison(ctx, field, COMPARE[op]!, p.value, at));
     else if (op === "exists") {
@@ -65,11 +74,17 @@ function parseWhere(ctx: RecognizerContext, where: TSESTree.ObjectExpression, de
   const items: Condition[] = [];
   for (const p of where.properties) {
     const key = p.type === "Property" ? keyName(p.key, p.computed) : undefined;
-    if (p.type !== "Property" || key === undefined || depth > 4) { items.push({ kind: "opaque", node: p }); continue; }
+    if (p.type !== "Property" || key === undefined || depth > 4) {
+      items.push({ kind: "opaque", node: p });
+      continue;
+    }
     if (key === "and" || key === "or") {
       // A const list of terms (`where: { and }`); more AND terms pushed later only narrow it (an opaque term).
       const list = andTerms(ctx.sourceCode, p.value);
-      if (!list || (list.grows && key === "or")) { items.push({ kind: "opaque", node: p }); continue; }
+      if (!list || (list.grows && key === "or")) {
+        items.push({ kind: "opaque", node: p });
+        continue;
+      }
       const parts = list.terms.map((el): Condition => {
         const obj = objectLiteral(ctx.sourceCode, el);
         return obj ? parseWhere(ctx, obj, depth + 1) : { kind: "opaque", node: el };
@@ -101,7 +116,12 @@ export const payloadRecognizer: Recognizer = {
     if (!operation || !isPayload(callee.object)) return undefined;
     const arg = objectLiteral(ctx.sourceCode, call.arguments[0]);
     const slug = arg && findProperty(arg, "collection");
-    const model = operation === "updateJobs" ? (isPayload(callee.object)?.db ? JOBS_COLLECTION : undefined) : slug && evaluate(ctx.sourceCode, slug.value)?.value;
+    const model =
+      operation === "updateJobs"
+        ? isPayload(callee.object)?.db
+          ? JOBS_COLLECTION
+          : undefined
+        : slug && evaluate(ctx.sourceCode, slug.value)?.value;
     if (!arg || typeof model !== "string") return undefined;
     if (READS.has(operation)) {
       // No `where` and no `id`: every document of the collection (`payload.find({ collection, limit })`).
@@ -111,11 +131,21 @@ export const payloadRecognizer: Recognizer = {
     if (INSERTS.has(operation)) {
       const assignments = dataAssignments(ctx, findProperty(arg, "data")?.value);
       if (!assignments) return undefined;
-      return { access: "write", store: STORE, model, operation, effect: "insert", filter: { kind: "and", items: [] }, assignments, node: call };
+      return {
+        access: "write",
+        store: STORE,
+        model,
+        operation,
+        effect: "insert",
+        filter: { kind: "and", items: [] },
+        assignments,
+        node: call,
+      };
     }
     const filter = filterOf(ctx, arg);
     if (!filter) return undefined;
-    if (DELETES.has(operation)) return { access: "write", store: STORE, model, operation, effect: "delete", filter, assignments: [], node: call };
+    if (DELETES.has(operation))
+      return { access: "write", store: STORE, model, operation, effect: "delete", filter, assignments: [], node: call };
     if (!UPDATES.has(operation)) return undefined;
     const assignments = dataAssignments(ctx, findProperty(arg, "data")?.value);
     if (!assignments) return undefined;

@@ -7,23 +7,72 @@
 import { namedTypeOf } from "../core/reading/named-types.js";
 import { appendProperty, jsCutoff, propertyKey } from "../core/reading/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, Condition, Node, RecoverySpec, RecoveryWrite, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
+import type {
+  Assignment,
+  AssignedValue,
+  Condition,
+  Node,
+  RecoverySpec,
+  RecoveryWrite,
+  StateAccess,
+  StateRead,
+  StateWrite,
+  TextEdit,
+} from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findProperty, findVariable, keyName, objectLiteral, readsClock, staticList, unwrap } from "../core/reading/values.js";
+import {
+  evaluate,
+  findProperty,
+  findVariable,
+  keyName,
+  objectLiteral,
+  readsClock,
+  staticList,
+  unwrap,
+} from "../core/reading/values.js";
 import { catchesDuplicate } from "../core/reading/failures.js";
 
 const WRITE_METHODS = new Set(["updateMany", "update", "updateManyAndReturn", "upsert"]);
 const INSERT_METHODS = new Set(["create"]);
 const DELETE_METHODS = new Set(["deleteMany", "delete"]);
 const READ_METHODS = new Set([
-  "findFirst", "findFirstOrThrow", "findUnique", "findUniqueOrThrow", "findMany", "count", "exists",
+  "findFirst",
+  "findFirstOrThrow",
+  "findUnique",
+  "findUniqueOrThrow",
+  "findMany",
+  "count",
+  "exists",
 ]);
 const DELEGATE_SUFFIX = /(?:Repository|Repo|Delegate|Model|Table)$/;
 const COMPARISONS = new Set(["lt", "lte", "gt", "gte"]);
 const FILTER_OPERATORS = new Set([
-  "equals", "not", "in", "notIn", "lt", "lte", "gt", "gte", "contains", "startsWith", "endsWith", "mode", "search",
-  "some", "every", "none", "is", "isNot", "has", "hasEvery", "hasSome", "isEmpty", "path", "string_contains",
-  "array_contains", "isSet",
+  "equals",
+  "not",
+  "in",
+  "notIn",
+  "lt",
+  "lte",
+  "gt",
+  "gte",
+  "contains",
+  "startsWith",
+  "endsWith",
+  "mode",
+  "search",
+  "some",
+  "every",
+  "none",
+  "is",
+  "isNot",
+  "has",
+  "hasEvery",
+  "hasSome",
+  "isEmpty",
+  "path",
+  "string_contains",
+  "array_contains",
+  "isSet",
 ]);
 const WRITE_OPERATORS = new Set(["increment", "decrement", "multiply", "divide", "push", "unset"]);
 
@@ -48,7 +97,11 @@ function modelOf(ctx: RecognizerContext, receiver: Node): string | undefined {
     if (def?.type === "Variable") {
       if (def.node.id.type === "ObjectPattern") {
         for (const p of def.node.id.properties) {
-          if (p.type === "Property" && unwrap(p.value).type === "Identifier" && (unwrap(p.value) as TSESTree.Identifier).name === r.name) {
+          if (
+            p.type === "Property" &&
+            unwrap(p.value).type === "Identifier" &&
+            (unwrap(p.value) as TSESTree.Identifier).name === r.name
+          ) {
             return keyName(p.key, p.computed) ?? r.name;
           }
         }
@@ -77,19 +130,27 @@ function parseFieldFilter(ctx: RecognizerContext, field: string, valueNode: Node
   const value = unwrap(valueNode);
   if (value.type !== "ObjectExpression") return pred(field, "eq", ctx, value, at);
   // A compound unique key (`id_createdAt: { id, createdAt }`) names one row, like `id: jobId`.
-  if (value.properties.length > 0 && value.properties.every((p) => p.type === "Property" && !FILTER_OPERATORS.has(keyName(p.key, p.computed) ?? ""))) {
+  if (
+    value.properties.length > 0 &&
+    value.properties.every((p) => p.type === "Property" && !FILTER_OPERATORS.has(keyName(p.key, p.computed) ?? ""))
+  ) {
     return { kind: "pred", field, op: "eq", values: undefined, node: at };
   }
   const items: Condition[] = [];
   for (const p of value.properties) {
-    if (p.type !== "Property") { items.push({ kind: "opaque", node: p }); continue; }
+    if (p.type !== "Property") {
+      items.push({ kind: "opaque", node: p });
+      continue;
+    }
     const op = keyName(p.key, p.computed);
     if (op === "equals") items.push(pred(field, "eq", ctx, p.value, at));
     else if (op === "not") {
       const inner = unwrap(p.value);
-      items.push(inner.type === "ObjectExpression"
-        ? { kind: "not", item: parseFieldFilter(ctx, field, inner, at) }
-        : pred(field, "ne", ctx, inner, at));
+      items.push(
+        inner.type === "ObjectExpression"
+          ? { kind: "not", item: parseFieldFilter(ctx, field, inner, at) }
+          : pred(field, "ne", ctx, inner, at),
+      );
     } else if (op === "in" || op === "notIn") items.push(pred(field, op, ctx, p.value, at));
     else if (op && COMPARISONS.has(op)) items.push(pred(field, op as Op, ctx, p.value, at));
     else if (op === "mode") continue;
@@ -113,9 +174,15 @@ function parseList(ctx: RecognizerContext, node: Node): Condition[] {
 export function parseWhere(ctx: RecognizerContext, where: TSESTree.ObjectExpression): Condition {
   const items: Condition[] = [];
   for (const p of where.properties) {
-    if (p.type !== "Property") { items.push({ kind: "opaque", node: p }); continue; }
+    if (p.type !== "Property") {
+      items.push({ kind: "opaque", node: p });
+      continue;
+    }
     const key = keyName(p.key, p.computed);
-    if (key === undefined) { items.push({ kind: "opaque", node: p }); continue; }
+    if (key === undefined) {
+      items.push({ kind: "opaque", node: p });
+      continue;
+    }
     if (key === "AND") items.push({ kind: "and", items: parseList(ctx, p.value) });
     else if (key === "OR") items.push({ kind: "or", items: parseList(ctx, p.value) });
     else if (key === "NOT") items.push(...parseList(ctx, p.value).map((item): Condition => ({ kind: "not", item })));
@@ -159,7 +226,11 @@ function insertPredicate(
   valueText: string,
 ): TextEdit | undefined {
   if (property(where, field)) return undefined;
-  return appendProperty(ctx.sourceCode, where, `${propertyKey(field)}: ${op === "eq" ? valueText : `{ not: ${valueText} }`}`);
+  return appendProperty(
+    ctx.sourceCode,
+    where,
+    `${propertyKey(field)}: ${op === "eq" ? valueText : `{ not: ${valueText} }`}`,
+  );
 }
 
 /** Prisma's unique-constraint error (P2002), caught around a create: the insert is a claim. */
@@ -178,9 +249,15 @@ function recognizeCreate(
   const model = data && modelOf(ctx, receiver);
   if (!data || !model) return undefined;
   return {
-    access: "write", store: "prisma", model, operation, effect: "insert",
+    access: "write",
+    store: "prisma",
+    model,
+    operation,
+    effect: "insert",
     ...(catchesDuplicate(ctx.sourceCode, call, PRISMA_DUPLICATE) ? { onConflict: "error" as const } : {}),
-    filter: { kind: "and", items: [] }, assignments: parseData(ctx, data), node: call,
+    filter: { kind: "and", items: [] },
+    assignments: parseData(ctx, data),
+    node: call,
     staleRowsDelete: (spec) => ({
       call: `${ctx.sourceCode.getText(receiver)}.deleteMany({ where: { ${propertyKey(spec.timeField)}: { lt: ${jsCutoff(spec.threshold)} } } })`,
       count: (result) => `${result}.count`,
@@ -220,7 +297,16 @@ export const prismaRecognizer: Recognizer = {
       const where = whereProp && objectArgument(ctx, whereProp.value);
       const model = where && modelOf(ctx, callee.object);
       if (!where || !model) return undefined;
-      return { access: "write", store: "prisma", model, operation, effect: "delete", filter: parseWhere(ctx, where), assignments: [], node: call };
+      return {
+        access: "write",
+        store: "prisma",
+        model,
+        operation,
+        effect: "delete",
+        filter: parseWhere(ctx, where),
+        assignments: [],
+        node: call,
+      };
     }
     if (!WRITE_METHODS.has(operation)) return undefined;
     const dataProp = property(arg, operation === "upsert" ? "update" : "data");
@@ -239,8 +325,12 @@ export const prismaRecognizer: Recognizer = {
       filter: where ? parseWhere(ctx, where) : { kind: "opaque", node: whereProp.value },
       assignments: parseData(ctx, data),
       node: call,
-      ...(inlineWhere ? { addPredicate: (field, op, valueText) => insertPredicate(ctx, inlineWhere, field, op, valueText) } : {}),
-      ...(operation === "updateMany" || operation === "update" ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, callee.object, spec) } : {}),
+      ...(inlineWhere
+        ? { addPredicate: (field, op, valueText) => insertPredicate(ctx, inlineWhere, field, op, valueText) }
+        : {}),
+      ...(operation === "updateMany" || operation === "update"
+        ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, callee.object, spec) }
+        : {}),
       // `update` throws when its filter matches no row; `updateMany` counts.
       ...(operation === "updateMany" ? { changedNothing: (result: string) => `${result}.count === 0` } : {}),
     };

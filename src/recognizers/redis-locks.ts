@@ -11,19 +11,28 @@ import { receiverText } from "../core/reading/ast.js";
 import { evaluateNumber, findVariable, getConstInit, keyName, unwrap } from "../core/reading/values.js";
 
 const OPS: Record<string, LibraryLockOp["op"]> = {
-  acquire: "acquire", tryAcquire: "acquire", lock: "acquire", using: "using",
-  release: "release", unlock: "release", extend: "extend", refresh: "extend",
+  acquire: "acquire",
+  tryAcquire: "acquire",
+  lock: "acquire",
+  using: "using",
+  release: "release",
+  unlock: "release",
+  extend: "extend",
+  refresh: "extend",
 };
 const SEMAPHORE_CLASSES = /^(Mutex|Semaphore|MultiSemaphore|RedlockMutex|RedlockSemaphore|RedlockMultiSemaphore)$/;
 
 /** What a receiver is: a Redlock instance, a redis-semaphore object, or a lock Redlock returned. */
 function libraryOf(ctx: RecognizerContext, receiver: Node, depth = 0): LibraryLockOp["library"] | undefined {
   const r = unwrap(receiver);
-  const name = r.type === "Identifier" ? r.name : r.type === "MemberExpression" ? keyName(r.property, r.computed) : undefined;
+  const name =
+    r.type === "Identifier" ? r.name : r.type === "MemberExpression" ? keyName(r.property, r.computed) : undefined;
   if (r.type === "Identifier" && depth < 3) {
     const constInit = getConstInit(ctx.sourceCode, r);
     // `let lock = await redlock.acquire(…)`, later `lock = await lock.extend(ttl)`: any write that is a library's.
-    const inits = constInit ? [constInit] : (findVariable(ctx.sourceCode, r)?.references ?? []).flatMap((ref) => (ref.writeExpr ? [ref.writeExpr] : []));
+    const inits = constInit
+      ? [constInit]
+      : (findVariable(ctx.sourceCode, r)?.references ?? []).flatMap((ref) => (ref.writeExpr ? [ref.writeExpr] : []));
     for (let init of inits) {
       init = unwrap(init);
       if (init.type === "AwaitExpression") init = unwrap(init.argument);
@@ -35,7 +44,8 @@ function libraryOf(ctx: RecognizerContext, receiver: Node, depth = 0): LibraryLo
       if (init.type === "CallExpression" && init.callee.type === "MemberExpression") {
         const object = unwrap(init.callee.object);
         if (constInit) return libraryOf(ctx, object, depth + 1);
-        const found = object.type === "Identifier" && object.name === r.name ? undefined : libraryOf(ctx, object, depth + 1);
+        const found =
+          object.type === "Identifier" && object.name === r.name ? undefined : libraryOf(ctx, object, depth + 1);
         if (found) return found;
       }
     }
@@ -49,7 +59,12 @@ function libraryOf(ctx: RecognizerContext, receiver: Node, depth = 0): LibraryLo
  * What an acquire locks: Redlock's resource list (`acquire([key], ttl)`, v4 `lock(key, ttl)`: its first key), or the
  * key a redis-semaphore object was built with (`new Mutex(redis, key)`).
  */
-function resourceOf(ctx: RecognizerContext, library: LibraryLockOp["library"], receiver: Node, call: TSESTree.CallExpression): Node | undefined {
+function resourceOf(
+  ctx: RecognizerContext,
+  library: LibraryLockOp["library"],
+  receiver: Node,
+  call: TSESTree.CallExpression,
+): Node | undefined {
   if (library === "redlock") {
     const first = call.arguments[0] && unwrap(call.arguments[0]);
     if (!first || first.type === "SpreadElement") return undefined;
@@ -80,7 +95,13 @@ export const redisLocksRecognizer: Recognizer = {
     const duration = library === "redlock" && (op === "acquire" || op === "using") ? call.arguments[1] : undefined;
     const ttlMs = duration && duration.type !== "SpreadElement" ? evaluateNumber(ctx.sourceCode, duration) : undefined;
     return {
-      access: "library", library, op, node: call, receiver, ...(isTry ? { try: true } : {}), ...(keyNode ? { keyNode } : {}),
+      access: "library",
+      library,
+      op,
+      node: call,
+      receiver,
+      ...(isTry ? { try: true } : {}),
+      ...(keyNode ? { keyNode } : {}),
       ...(ttlMs !== undefined ? { ttlMs } : {}),
     };
   },

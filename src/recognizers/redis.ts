@@ -10,26 +10,66 @@
  */
 import { appendProperty } from "../core/reading/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { KvCommand, KvDialect, KvEdits, KvOp, Node, StaticValue, TextEdit, TtlPresence } from "../core/model/model.js";
+import type {
+  KvCommand,
+  KvDialect,
+  KvEdits,
+  KvOp,
+  Node,
+  StaticValue,
+  TextEdit,
+  TtlPresence,
+} from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { isFunction } from "../core/reading/units.js";
 import { keyShape } from "../core/reading/keys.js";
 import { classifyScript, type ScriptShape } from "../core/languages/lua.js";
-import { evaluate, evaluateNumber, findVariable, getConstInit, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
+import {
+  evaluate,
+  evaluateNumber,
+  findVariable,
+  getConstInit,
+  keyName,
+  objectLiteral,
+  unwrap,
+} from "../core/reading/values.js";
 
 const COMMANDS: Record<string, KvCommand> = {
-  set: "set", setnx: "setnx", expire: "expire", pexpire: "expire", expireat: "expire", pexpireat: "expire",
-  del: "del", unlink: "del", get: "get", getset: "set", eval: "script", evalsha: "script", evalro: "script", evalsharo: "script",
-  watch: "watch", incr: "incr", incrby: "incr", decr: "decr", decrby: "decr",
+  set: "set",
+  setnx: "setnx",
+  expire: "expire",
+  pexpire: "expire",
+  expireat: "expire",
+  pexpireat: "expire",
+  del: "del",
+  unlink: "del",
+  get: "get",
+  getset: "set",
+  eval: "script",
+  evalsha: "script",
+  evalro: "script",
+  evalsharo: "script",
+  watch: "watch",
+  incr: "incr",
+  incrby: "incr",
+  decr: "decr",
+  decrby: "decr",
   // An application's cache service over Redis (`this.cache.setnx(key, 1, { ttl })`, `setIfNotExists(key, v, ttl)`,
   // `delete(key)`): its own names for SETNX and DEL. A DEL matters only where its key is an acquired lock's.
-  delete: "del", setifnotexists: "setnx", setifnotexist: "setnx", setifabsent: "setnx", setifnotexistsorget: "setnx",
+  delete: "del",
+  setifnotexists: "setnx",
+  setifnotexist: "setnx",
+  setifabsent: "setnx",
+  setifnotexistsorget: "setnx",
 };
 const WRAPPER_NAMES = new Set(["delete", "setifnotexists", "setifnotexist", "setifabsent", "setifnotexistsorget"]);
 /** The expiry an application's set-if-absent wrapper is given: an option or argument named like one. */
 const WRAPPER_TTL = /^(?:ttl|ex|px|expire|expires|expiry|expiresIn|expiration|timeout|lease)/i;
 const EXPIRY_UNIT: Record<string, "EX" | "PX" | "EXAT" | "PXAT"> = {
-  expire: "EX", pexpire: "PX", expireat: "EXAT", pexpireat: "PXAT",
+  expire: "EX",
+  pexpire: "PX",
+  expireat: "EXAT",
+  pexpireat: "PXAT",
 };
 const TTL_TOKENS = new Set(["ex", "px", "exat", "pxat"]);
 const BATCH_METHODS = new Set(["multi", "pipeline", "batch"]);
@@ -44,8 +84,21 @@ for (const name of [...Object.keys(COMMANDS), "call", "sendCommand", "send_comma
   METHODS.add(name);
   METHODS.add(name.toUpperCase());
 }
-for (const name of ["setNX", "getSet", "pExpire", "expireAt", "pExpireAt", "evalSha", "evalRo", "evalShaRo", "setIfNotExists", "setIfNotExist",
-  "setIfAbsent", "setIfNotExistsOrGet"]) METHODS.add(name);
+for (const name of [
+  "setNX",
+  "getSet",
+  "pExpire",
+  "expireAt",
+  "pExpireAt",
+  "evalSha",
+  "evalRo",
+  "evalShaRo",
+  "setIfNotExists",
+  "setIfNotExist",
+  "setIfAbsent",
+  "setIfNotExistsOrGet",
+])
+  METHODS.add(name);
 
 interface DefinedScript {
   readonly shape: ScriptShape;
@@ -71,7 +124,9 @@ function info(ctx: RecognizerContext): FileInfo {
     let dialect: KvDialect | undefined;
     let text: FileInfo["text"] | undefined;
     fi = {
-      get dialect() { return (dialect ??= importedDialect(ctx)); },
+      get dialect() {
+        return (dialect ??= importedDialect(ctx));
+      },
       defined: new Map(),
       get text() {
         const t = ctx.sourceCode.text;
@@ -142,10 +197,13 @@ function clientOf(ctx: RecognizerContext, call: TSESTree.CallExpression): string
   // `var self = this; self._redis.get(…)` sends on the same client as `this._redis.setnx(…)`.
   let root: Node = r;
   while (root.type === "MemberExpression") root = unwrap(root.object);
-  const aliasOfThis = root.type === "Identifier" && fi.text.aliasesThis && (() => {
-    const init = getConstInit(ctx.sourceCode, root as TSESTree.Identifier);
-    return init !== undefined && init.type !== "TSEnumDeclaration" && unwrap(init).type === "ThisExpression";
-  })();
+  const aliasOfThis =
+    root.type === "Identifier" &&
+    fi.text.aliasesThis &&
+    (() => {
+      const init = getConstInit(ctx.sourceCode, root as TSESTree.Identifier);
+      return init !== undefined && init.type !== "TSEnumDeclaration" && unwrap(init).type === "ThisExpression";
+    })();
   const text = ctx.sourceCode.getText(r).replace(/\s+/g, "");
   return aliasOfThis ? text.replace(/^[^.]+\./, "") : text.replace(/^this\./, "");
 }
@@ -174,7 +232,10 @@ function batchHeldIn(ctx: RecognizerContext, id: TSESTree.Identifier): TSESTree.
   for (const ref of variable.references) {
     if (!ref.isWrite() || ref.init) continue;
     const assignment = ref.identifier.parent;
-    const again = assignment?.type === "AssignmentExpression" && assignment.operator === "=" ? batchIn(assignment.right) : undefined;
+    const again =
+      assignment?.type === "AssignmentExpression" && assignment.operator === "="
+        ? batchIn(assignment.right)
+        : undefined;
     if (!again || clientText(again) !== clientText(first)) return undefined;
     if (again.range[0] < id.range[0] && again.range[0] > held.range[0]) held = again;
   }
@@ -190,7 +251,8 @@ function serviceOfClient(ctx: RecognizerContext, id: TSESTree.Identifier): Node 
   const call = init && init.type !== "TSEnumDeclaration" ? unwrap(init) : undefined;
   if (call?.type !== "CallExpression" || call.arguments.length > 0) return undefined;
   const callee = unwrap(call.callee);
-  if (callee.type !== "MemberExpression" || !CLIENT_GETTER.test(keyName(callee.property, callee.computed) ?? "")) return undefined;
+  if (callee.type !== "MemberExpression" || !CLIENT_GETTER.test(keyName(callee.property, callee.computed) ?? ""))
+    return undefined;
   return unwrap(callee.object);
 }
 
@@ -226,7 +288,8 @@ function spreadTtl(arg: Node, isTtl: (n: Node) => boolean): "present" | "conditi
     const u = unwrap(x);
     if (u.type === "ConditionalExpression") return [...paths(u.consequent), ...paths(u.alternate)];
     if (u.type === "LogicalExpression") return ["none", ...paths(u.right)];
-    if (u.type === "ArrayExpression") return [u.elements.some((e) => e !== null && isTtl(unwrap(e))) ? "present" : "none"];
+    if (u.type === "ArrayExpression")
+      return [u.elements.some((e) => e !== null && isTtl(unwrap(e))) ? "present" : "none"];
     if (u.type === "ObjectExpression") return [u.properties.some((p) => isTtl(p)) ? "present" : "none"];
     if (u.type === "Literal" || (u.type === "Identifier" && u.name === "undefined")) return ["none"];
     return ["unknown"];
@@ -311,7 +374,8 @@ function objectOptions(ctx: RecognizerContext, object: TSESTree.ObjectExpression
   let ttlUnit: string | undefined;
   for (const p of object.properties) {
     if (p.type === "SpreadElement") {
-      const isTtl = (n: Node) => n.type === "Property" && TTL_TOKENS.has((keyName(n.key, n.computed) ?? "").toLowerCase());
+      const isTtl = (n: Node) =>
+        n.type === "Property" && TTL_TOKENS.has((keyName(n.key, n.computed) ?? "").toLowerCase());
       const c = spreadTtl(p.argument, isTtl);
       if (c === "present") ttl = "present";
       if (c === "conditional" && ttl === "absent") ttl = "conditional";
@@ -349,7 +413,17 @@ function objectOptions(ctx: RecognizerContext, object: TSESTree.ObjectExpression
   // An option no client defines (`{ ttlSec, nx: true }` to an app's own RedisService.set): what it does is unknown,
   // and so is the expiry, never absent.
   if (unknown && ttl === "absent") ttl = "unknown";
-  return { nx, ttl, ...(ttlNode ? { ttlNode } : {}), ...ttlMsOf(ctx, ttlNode, ttlUnit), dialect: lower && !v5 && !object.properties.some((p) => p.type === "Property" && keyName(p.key, p.computed) === "NX") ? "upstash" : "node-redis", insertAt: { object, v5 } };
+  return {
+    nx,
+    ttl,
+    ...(ttlNode ? { ttlNode } : {}),
+    ...ttlMsOf(ctx, ttlNode, ttlUnit),
+    dialect:
+      lower && !v5 && !object.properties.some((p) => p.type === "Property" && keyName(p.key, p.computed) === "NX")
+        ? "upstash"
+        : "node-redis",
+    insertAt: { object, v5 },
+  };
 }
 
 function scriptKey(ctx: RecognizerContext, args: readonly Node[]): Node | undefined {
@@ -362,7 +436,7 @@ function scriptKey(ctx: RecognizerContext, args: readonly Node[]): Node | undefi
   if (options) {
     const keys = options.properties.find((p) => p.type === "Property" && keyName(p.key, p.computed) === "keys");
     const list = keys && keys.type === "Property" ? unwrap(keys.value) : undefined;
-    return list?.type === "ArrayExpression" ? list.elements[0] ?? undefined : undefined;
+    return list?.type === "ArrayExpression" ? (list.elements[0] ?? undefined) : undefined;
   }
   const third = args[2] && unwrap(args[2]);
   if (third?.type === "ArrayExpression") return third.elements[0] ?? undefined;
@@ -424,7 +498,8 @@ function editsFor(
       const k = src(key);
       const v = src(value);
       if (dialect === "ioredis") return replaceCall(ctx, call, `set(${k}, ${v}, "${unit}", ${ttl}, "NX")`);
-      if (dialect === "upstash") return replaceCall(ctx, call, `set(${k}, ${v}, { nx: true, ${unit.toLowerCase()}: ${ttl} })`);
+      if (dialect === "upstash")
+        return replaceCall(ctx, call, `set(${k}, ${v}, { nx: true, ${unit.toLowerCase()}: ${ttl} })`);
       return replaceCall(ctx, call, `set(${k}, ${v}, { NX: true, ${unit}: ${ttl} })`);
     };
   }
@@ -456,11 +531,14 @@ function constantOf(ctx: RecognizerContext, node: Node | undefined): StaticValue
 function wrapperTtl(ctx: RecognizerContext, node: Node): TtlPresence {
   const object = objectOf(ctx, node);
   if (object) {
-    const named = object.properties.some((p) => p.type === "Property" && WRAPPER_TTL.test(keyName(p.key, p.computed) ?? ""));
+    const named = object.properties.some(
+      (p) => p.type === "Property" && WRAPPER_TTL.test(keyName(p.key, p.computed) ?? ""),
+    );
     return named ? "present" : "unknown";
   }
   const n = unwrap(node);
-  const name = n.type === "Identifier" ? n.name : n.type === "MemberExpression" ? keyName(n.property, n.computed) : undefined;
+  const name =
+    n.type === "Identifier" ? n.name : n.type === "MemberExpression" ? keyName(n.property, n.computed) : undefined;
   return name !== undefined && /ttl|expir|timeout|lease/i.test(name) ? "present" : "unknown";
 }
 
@@ -476,14 +554,26 @@ function commandOp(
   if (!command || !key || key.type === "SpreadElement") return undefined;
   // A key is a string expression: `.set({ status })` of a query builder, `map.get(obj)` of objects are not Redis.
   const keyType = unwrap(key).type;
-  if (keyType === "ObjectExpression" || keyType === "ArrayExpression" || keyType === "ArrowFunctionExpression" ||
-    keyType === "FunctionExpression" || keyType === "ThisExpression") return undefined;
+  if (
+    keyType === "ObjectExpression" ||
+    keyType === "ArrayExpression" ||
+    keyType === "ArrowFunctionExpression" ||
+    keyType === "FunctionExpression" ||
+    keyType === "ThisExpression"
+  )
+    return undefined;
   if ((command === "set" || command === "setnx" || command === "expire") && args.length < 2) return undefined;
   // `delete(key)` is every Map's and Set's: a DEL only on a receiver named as a cache or key-value store.
   if (name === "delete") {
     const callee = unwrap(call.callee);
     const receiver = callee.type === "MemberExpression" ? unwrap(callee.object) : undefined;
-    const text = receiver ? (receiver.type === "MemberExpression" ? keyName(receiver.property, receiver.computed) : receiver.type === "Identifier" ? receiver.name : undefined) : undefined;
+    const text = receiver
+      ? receiver.type === "MemberExpression"
+        ? keyName(receiver.property, receiver.computed)
+        : receiver.type === "Identifier"
+          ? receiver.name
+          : undefined
+      : undefined;
     if (!text || !/cache|redis|kv|store/i.test(text)) return undefined;
   }
   const fi = info(ctx);
@@ -507,10 +597,22 @@ function commandOp(
       const dialect = forced ?? options.dialect ?? fi.dialect;
       // GETSET swaps the value in and returns the one it replaced: a plain SET with no options to rewrite.
       if (name === "getset") {
-        return { ...base, dialect, command, nx: false, ttl: "absent", swap: true, ...(args[1] ? { valueNode: args[1] } : {}) };
+        return {
+          ...base,
+          dialect,
+          command,
+          nx: false,
+          ttl: "absent",
+          swap: true,
+          ...(args[1] ? { valueNode: args[1] } : {}),
+        };
       }
       return {
-        ...base, dialect, command, nx: options.nx, ttl: options.ttl,
+        ...base,
+        dialect,
+        command,
+        nx: options.nx,
+        ttl: options.ttl,
         ...(options.ttlNode ? { ttlNode: options.ttlNode } : {}),
         ...(options.ttlMs !== undefined ? { ttlMs: options.ttlMs } : {}),
         ...(args[1] ? { valueNode: args[1] } : {}),
@@ -521,13 +623,22 @@ function commandOp(
     case "setnx": {
       // node-redis v4/v5 spells it setNX/SETNX; a lower-case setnx is ioredis, Upstash, or legacy node_redis v3.
       const spelled = methodName(call);
-      const dialect: KvDialect = forced ??
-        (spelled === "setNX" || (spelled === "SETNX" && fi.dialect === "node-redis") ? "node-redis" : fi.dialect === "upstash" ? "upstash" : "ioredis");
+      const dialect: KvDialect =
+        forced ??
+        (spelled === "setNX" || (spelled === "SETNX" && fi.dialect === "node-redis")
+          ? "node-redis"
+          : fi.dialect === "upstash"
+            ? "upstash"
+            : "ioredis");
       // SETNX takes a key and a value (and a callback): more is an application wrapper's, whose expiry is read from
       // the option's name, and is unknown otherwise, never absent.
       const extra = args[2] && !isFunction(unwrap(args[2])) ? args[2] : undefined;
       return {
-        ...base, dialect, command, nx: true, ttl: extra ? wrapperTtl(ctx, extra) : COMMANDS[name] === "setnx" && name !== "setnx" ? "unknown" : "absent",
+        ...base,
+        dialect,
+        command,
+        nx: true,
+        ttl: extra ? wrapperTtl(ctx, extra) : COMMANDS[name] === "setnx" && name !== "setnx" ? "unknown" : "absent",
         ...(args[1] ? { valueNode: args[1] } : {}),
         ...(constantOf(ctx, args[1]) ? { constantValue: constantOf(ctx, args[1])! } : {}),
         // An application's wrapper has its own methods: no client command to rewrite it into.
@@ -537,7 +648,14 @@ function commandOp(
     case "expire": {
       const ttl = args[1];
       if (!ttl) return undefined;
-      return { ...base, dialect: forced ?? fi.dialect, command, nx: false, ttl: "present", expiry: { node: ttl, unit: EXPIRY_UNIT[name]! } };
+      return {
+        ...base,
+        dialect: forced ?? fi.dialect,
+        command,
+        nx: false,
+        ttl: "present",
+        expiry: { node: ttl, unit: EXPIRY_UNIT[name]! },
+      };
     }
     case "incr":
     case "decr":
@@ -547,7 +665,14 @@ function commandOp(
       return undefined; // handled by scriptOp
     default: {
       const dialect = forced ?? fi.dialect;
-      return { ...base, dialect, command, nx: false, ttl: "absent", ...(WRAPPER_NAMES.has(name) ? {} : { edits: editsFor(ctx, call, command, args, dialect) }) };
+      return {
+        ...base,
+        dialect,
+        command,
+        nx: false,
+        ttl: "absent",
+        ...(WRAPPER_NAMES.has(name) ? {} : { edits: editsFor(ctx, call, command, args, dialect) }),
+      };
     }
   }
 }
@@ -557,13 +682,26 @@ const OTHER_SCRIPT: ScriptShape = { kind: "other" };
 /** The ARGV (1-based) of a script call, as the JavaScript passes it; undefined when it cannot be told. */
 type ArgvAt = (index: number) => Node | undefined;
 
-function scriptOp(ctx: RecognizerContext, call: TSESTree.CallExpression, shape: ScriptShape, keyNode: Node | undefined, argv: ArgvAt): KvOp | undefined {
+function scriptOp(
+  ctx: RecognizerContext,
+  call: TSESTree.CallExpression,
+  shape: ScriptShape,
+  keyNode: Node | undefined,
+  argv: ArgvAt,
+): KvOp | undefined {
   if (!keyNode || keyNode.type === "SpreadElement") return undefined;
   const callee = unwrap(call.callee);
   const batch = callee.type === "MemberExpression" ? batchOf(ctx, callee.object) : undefined;
   const base = {
-    access: "kv", store: "redis", client: clientOf(ctx, call), dialect: info(ctx).dialect, key: keyShape(ctx.sourceCode, keyNode),
-    keyNode, node: call, loc: commandLoc(call), ...(batch ? { batch } : {}),
+    access: "kv",
+    store: "redis",
+    client: clientOf(ctx, call),
+    dialect: info(ctx).dialect,
+    key: keyShape(ctx.sourceCode, keyNode),
+    keyNode,
+    node: call,
+    loc: commandLoc(call),
+    ...(batch ? { batch } : {}),
   } as const;
   const acquire = shape.acquire;
   if (shape.kind === "set-if-absent" && acquire) {
@@ -572,19 +710,35 @@ function scriptOp(ctx: RecognizerContext, call: TSESTree.CallExpression, shape: 
     const value = acquire.valueArgv !== undefined ? argv(acquire.valueArgv) : undefined;
     const constant = value ? constantOf(ctx, value) : undefined;
     return {
-      ...base, command: "set", nx: true, script: "set-if-absent", ...argvTtl(ctx, acquire.ttl, argv),
-      ...(value ? { valueNode: value } : {}), ...(constant ? { constantValue: constant } : {}),
+      ...base,
+      command: "set",
+      nx: true,
+      script: "set-if-absent",
+      ...argvTtl(ctx, acquire.ttl, argv),
+      ...(value ? { valueNode: value } : {}),
+      ...(constant ? { constantValue: constant } : {}),
     };
   }
   const token = shape.kind === "compare-and-delete" ? argv(1) : undefined;
-  return { ...base, command: "script", nx: false, ttl: "absent", script: shape.kind === "set-if-absent" ? "other" : shape.kind, ...(token ? { valueNode: token } : {}) };
+  return {
+    ...base,
+    command: "script",
+    nx: false,
+    ttl: "absent",
+    script: shape.kind === "set-if-absent" ? "other" : shape.kind,
+    ...(token ? { valueNode: token } : {}),
+  };
 }
 
 /**
  * A Lua acquire's expiry as the call gives it. Given only when positive (`if ttl > 0 then … "EX", ttl`), a literal
  * 0 on one path of the argument (`opts.expire ? seconds : 0`, `ttl ?? 0`) leaves the lock without one there.
  */
-function argvTtl(ctx: RecognizerContext, ttl: NonNullable<ScriptShape["acquire"]>["ttl"], argv: ArgvAt): Pick<KvOp, "ttl" | "ttlNode" | "ttlMs"> {
+function argvTtl(
+  ctx: RecognizerContext,
+  ttl: NonNullable<ScriptShape["acquire"]>["ttl"],
+  argv: ArgvAt,
+): Pick<KvOp, "ttl" | "ttlNode" | "ttlMs"> {
   if (ttl === "none") return { ttl: "absent" };
   if (ttl === "constant") return { ttl: "present" };
   if (ttl === "unknown") return { ttl: "unknown" };
@@ -593,8 +747,10 @@ function argvTtl(ctx: RecognizerContext, ttl: NonNullable<ScriptShape["acquire"]
   const paths = (x: Node, depth: number): ("some" | "none" | "unknown")[] => {
     const u = unwrap(x);
     if (depth > 4) return ["unknown"];
-    if (u.type === "ConditionalExpression") return [...paths(u.consequent, depth + 1), ...paths(u.alternate, depth + 1)];
-    if (u.type === "LogicalExpression" && (u.operator === "??" || u.operator === "||")) return ["some", ...paths(u.right, depth + 1)];
+    if (u.type === "ConditionalExpression")
+      return [...paths(u.consequent, depth + 1), ...paths(u.alternate, depth + 1)];
+    if (u.type === "LogicalExpression" && (u.operator === "??" || u.operator === "||"))
+      return ["some", ...paths(u.right, depth + 1)];
     if (u.type === "Identifier") {
       const init = getConstInit(ctx.sourceCode, u);
       if (init) return paths(init, depth + 1);
@@ -625,9 +781,15 @@ function evalArgv(ctx: RecognizerContext, args: readonly Node[]): ArgvAt {
       return args.slice(0, at + 1).every((a) => a.type !== "SpreadElement") ? args[at] : undefined;
     }
     const options = objectOf(ctx, second);
-    const list = options?.properties.find((p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === "arguments");
+    const list = options?.properties.find(
+      (p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === "arguments",
+    );
     const listed = list ? unwrap(list.value as Node) : args[2] && unwrap(args[2]);
-    if (listed?.type !== "ArrayExpression" || listed.elements.slice(0, index).some((e) => !e || e.type === "SpreadElement")) return undefined;
+    if (
+      listed?.type !== "ArrayExpression" ||
+      listed.elements.slice(0, index).some((e) => !e || e.type === "SpreadElement")
+    )
+      return undefined;
     return listed.elements[index - 1] ?? undefined;
   };
 }
@@ -676,12 +838,22 @@ export const redisRecognizer: Recognizer = {
     const lower = method.toLowerCase();
     const args = call.arguments;
     const defined = info(ctx).defined.get(method);
-    if (defined) return scriptOp(ctx, call, defined.shape, defined.numberOfKeys === 0 ? undefined : args[0], definedArgv(args, defined.numberOfKeys));
+    if (defined)
+      return scriptOp(
+        ctx,
+        call,
+        defined.shape,
+        defined.numberOfKeys === 0 ? undefined : args[0],
+        definedArgv(args, defined.numberOfKeys),
+      );
     if (GENERIC.has(lower)) {
       // ioredis call("SET", key, …); node-redis sendCommand(["SET", key, …]).
-      const list = lower === "sendcommand" || lower === "send_command"
-        ? (args[0] && unwrap(args[0]).type === "ArrayExpression" ? (unwrap(args[0]) as TSESTree.ArrayExpression).elements : undefined)
-        : args;
+      const list =
+        lower === "sendcommand" || lower === "send_command"
+          ? args[0] && unwrap(args[0]).type === "ArrayExpression"
+            ? (unwrap(args[0]) as TSESTree.ArrayExpression).elements
+            : undefined
+          : args;
       const head = list?.[0];
       const name = head && head.type !== "SpreadElement" ? evaluate(ctx.sourceCode, head) : undefined;
       if (!list || typeof name?.value !== "string") return undefined;
@@ -690,13 +862,25 @@ export const redisRecognizer: Recognizer = {
       const cmd = name.value.toLowerCase();
       if (COMMANDS[cmd] === "script") {
         const text = scriptText(ctx, rest[0]);
-        return scriptOp(ctx, call, text === undefined ? OTHER_SCRIPT : classifyScript(text), rest[2], evalArgv(ctx, rest));
+        return scriptOp(
+          ctx,
+          call,
+          text === undefined ? OTHER_SCRIPT : classifyScript(text),
+          rest[2],
+          evalArgv(ctx, rest),
+        );
       }
       return commandOp(ctx, call, cmd, rest, forced);
     }
     if (COMMANDS[lower] === "script") {
       const text = lower.startsWith("evalsha") ? undefined : scriptText(ctx, args[0]);
-      return scriptOp(ctx, call, text === undefined ? OTHER_SCRIPT : classifyScript(text), scriptKey(ctx, args), evalArgv(ctx, args));
+      return scriptOp(
+        ctx,
+        call,
+        text === undefined ? OTHER_SCRIPT : classifyScript(text),
+        scriptKey(ctx, args),
+        evalArgv(ctx, args),
+      );
     }
     if (lower === "definecommand") return undefined;
     return commandOp(ctx, call, lower, args, undefined);

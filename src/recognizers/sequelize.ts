@@ -16,35 +16,114 @@
  */
 import { appendProperty, importedName, propertyKey } from "../core/reading/edits.js";
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, CompareOp, Condition, Node, RecoverySpec, RecoveryWrite, StateAccess, StateRead, StateWrite, TextEdit } from "../core/model/model.js";
+import type {
+  Assignment,
+  AssignedValue,
+  CompareOp,
+  Condition,
+  Node,
+  RecoverySpec,
+  RecoveryWrite,
+  StateAccess,
+  StateRead,
+  StateWrite,
+  TextEdit,
+} from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, findProperty, findVariable, getConstInit, keyName, objectLiteral, readsClock, staticList, unwrap } from "../core/reading/values.js";
+import {
+  evaluate,
+  findProperty,
+  findVariable,
+  getConstInit,
+  keyName,
+  objectLiteral,
+  readsClock,
+  staticList,
+  unwrap,
+} from "../core/reading/values.js";
 import { isFunction } from "../core/reading/units.js";
 
 const STORE = "sequelize";
 /** `findAllInBatches(options, callback)`: a model's batch finder (Outline's), its callback handed the rows in pages. */
 const READS = new Set(["findOne", "findAll", "findAndCountAll", "findAllInBatches"]);
-const INSTANCE_READS = new Set(["findByPk", "findOne", "findAll", "findAndCountAll", "findOrCreate", "create", "build", "findCreateFind"]);
+const INSTANCE_READS = new Set([
+  "findByPk",
+  "findOne",
+  "findAll",
+  "findAndCountAll",
+  "findOrCreate",
+  "create",
+  "build",
+  "findCreateFind",
+]);
 const MODEL_SUFFIX = /(?:Model|Entity)$/;
 const NOT_A_MODEL = /(?:Repository|Repo|Manager|manager|repository|repo|Collection|collection|Client|client)$/;
 const SEQUELIZE_SOURCES = /^(?:sequelize|sequelize-typescript|@sequelize\/core)$/;
 const SEQUELIZE_HELPERS = new Set(["fn", "literal", "col", "where", "cast", "json"]);
 /** TypeORM's find operators: a where that uses them is TypeORM's, not ours. */
 const TYPEORM_OPERATORS = new Set([
-  "Not", "In", "LessThan", "LessThanOrEqual", "MoreThan", "MoreThanOrEqual", "IsNull", "Equal", "Like", "ILike",
-  "Between", "Any", "Raw", "ArrayContains", "ArrayContainedBy", "ArrayOverlap", "And", "Or",
+  "Not",
+  "In",
+  "LessThan",
+  "LessThanOrEqual",
+  "MoreThan",
+  "MoreThanOrEqual",
+  "IsNull",
+  "Equal",
+  "Like",
+  "ILike",
+  "Between",
+  "Any",
+  "Raw",
+  "ArrayContains",
+  "ArrayContainedBy",
+  "ArrayOverlap",
+  "And",
+  "Or",
 ]);
-const CLOCK_SQL = /^\s*(?:now\(\s*\)|now|current_timestamp(?:\(\s*\d*\s*\))?|localtimestamp|clock_timestamp\(\s*\)|utc_timestamp(?:\(\s*\))?|getdate\(\s*\)|sysdate(?:\(\s*\))?|datetime\(\s*'now'\s*\))\s*$/i;
+const CLOCK_SQL =
+  /^\s*(?:now\(\s*\)|now|current_timestamp(?:\(\s*\d*\s*\))?|localtimestamp|clock_timestamp\(\s*\)|utc_timestamp(?:\(\s*\))?|getdate\(\s*\)|sysdate(?:\(\s*\))?|datetime\(\s*'now'\s*\))\s*$/i;
 
 type Op = CompareOp | "is" | "not" | "and" | "or";
 const OPERATORS: Record<string, Op> = {
-  eq: "eq", ne: "ne", in: "in", notIn: "notIn", lt: "lt", lte: "lte", gt: "gt", gte: "gte", is: "is", not: "not",
-  and: "and", or: "or",
-  like: "other", notLike: "other", iLike: "other", notILike: "other", startsWith: "other", endsWith: "other",
-  substring: "other", between: "other", notBetween: "other", regexp: "other", notRegexp: "other", iRegexp: "other",
-  notIRegexp: "other", overlap: "other", contains: "other", contained: "other", any: "other", all: "other",
-  match: "other", adjacent: "other", strictLeft: "other", strictRight: "other", noExtendLeft: "other",
-  noExtendRight: "other", col: "other", isNot: "other",
+  eq: "eq",
+  ne: "ne",
+  in: "in",
+  notIn: "notIn",
+  lt: "lt",
+  lte: "lte",
+  gt: "gt",
+  gte: "gte",
+  is: "is",
+  not: "not",
+  and: "and",
+  or: "or",
+  like: "other",
+  notLike: "other",
+  iLike: "other",
+  notILike: "other",
+  startsWith: "other",
+  endsWith: "other",
+  substring: "other",
+  between: "other",
+  notBetween: "other",
+  regexp: "other",
+  notRegexp: "other",
+  iRegexp: "other",
+  notIRegexp: "other",
+  overlap: "other",
+  contains: "other",
+  contained: "other",
+  any: "other",
+  all: "other",
+  match: "other",
+  adjacent: "other",
+  strictLeft: "other",
+  strictRight: "other",
+  noExtendLeft: "other",
+  noExtendRight: "other",
+  col: "other",
+  isNot: "other",
 };
 
 class NotMine extends Error {}
@@ -87,7 +166,8 @@ function importsSequelize(ctx: RecognizerContext): boolean {
         const call = init?.type === "MemberExpression" ? unwrap(init.object) : init;
         if (call?.type === "CallExpression" && call.callee.type === "Identifier" && call.callee.name === "require") {
           const arg = call.arguments[0];
-          if (arg?.type === "Literal" && typeof arg.value === "string" && SEQUELIZE_SOURCES.test(arg.value)) found = true;
+          if (arg?.type === "Literal" && typeof arg.value === "string" && SEQUELIZE_SOURCES.test(arg.value))
+            found = true;
         }
       }
     }
@@ -108,7 +188,8 @@ function definedName(node: Node | undefined): string | undefined {
   if (n?.type !== "CallExpression") return undefined;
   const name = methodName(n);
   const arg = n.arguments[0];
-  if ((name === "define" || name === "model") && arg?.type === "Literal" && typeof arg.value === "string") return arg.value;
+  if ((name === "define" || name === "model") && arg?.type === "Literal" && typeof arg.value === "string")
+    return arg.value;
   return undefined;
 }
 
@@ -150,9 +231,10 @@ function operatorKey(p: TSESTree.Property): Op | undefined {
     const k = unwrap(p.key);
     if (k.type !== "MemberExpression" || k.computed || k.property.type !== "Identifier") return undefined;
     const o = unwrap(k.object);
-    const isOp = (o.type === "Identifier" && o.name === "Op") ||
+    const isOp =
+      (o.type === "Identifier" && o.name === "Op") ||
       (o.type === "MemberExpression" && !o.computed && o.property.type === "Identifier" && o.property.name === "Op");
-    return isOp ? OPERATORS[k.property.name] ?? "other" : undefined;
+    return isOp ? (OPERATORS[k.property.name] ?? "other") : undefined;
   }
   const name = keyName(p.key, false);
   if (name?.startsWith("$") && !name.endsWith("$")) return OPERATORS[name.slice(1)];
@@ -171,7 +253,8 @@ function helperCall(node: Node): string | undefined {
   const n = unwrap(node);
   if (n.type !== "CallExpression") return undefined;
   const c = unwrap(n.callee);
-  const name = c.type === "Identifier" ? c.name : c.type === "MemberExpression" ? keyName(c.property, c.computed) : undefined;
+  const name =
+    c.type === "Identifier" ? c.name : c.type === "MemberExpression" ? keyName(c.property, c.computed) : undefined;
   if (c.type === "Identifier" && name && TYPEORM_OPERATORS.has(name)) throw new NotMine();
   return name && SEQUELIZE_HELPERS.has(name) ? name : undefined;
 }
@@ -187,7 +270,9 @@ function pred(env: Env, field: string, op: CompareOp, value: Node, at: Node): Co
 function parseList(env: Env, node: Node, each: (n: Node) => Condition): Condition[] {
   const n = unwrap(node);
   if (n.type === "ArrayExpression") {
-    return n.elements.map((el): Condition => (el && el.type !== "SpreadElement" ? each(el) : { kind: "opaque", node: el ?? n }));
+    return n.elements.map((el): Condition =>
+      el && el.type !== "SpreadElement" ? each(el) : { kind: "opaque", node: el ?? n },
+    );
   }
   const obj = objectOf(env.ctx, n);
   if (!obj) return [{ kind: "opaque", node: n }];
@@ -225,9 +310,11 @@ function parseFieldOps(env: Env, field: string, value: Node, at: Node): Conditio
         items.push(pred(env, field, "eq", inner, at));
         break;
       case "not":
-        items.push(inner.type === "ObjectExpression"
-          ? { kind: "not", item: parseFieldOps(env, field, inner, at) }
-          : pred(env, field, "ne", inner, at));
+        items.push(
+          inner.type === "ObjectExpression"
+            ? { kind: "not", item: parseFieldOps(env, field, inner, at) }
+            : pred(env, field, "ne", inner, at),
+        );
         break;
       case "and":
       case "or":
@@ -252,7 +339,8 @@ function whereItems(env: Env, properties: readonly TSESTree.ObjectLiteralElement
       continue;
     }
     const op = operatorKey(p);
-    if (op === "and" || op === "or") items.push({ kind: op, items: parseList(env, p.value, (el) => parseWhereNode(env, el)) });
+    if (op === "and" || op === "or")
+      items.push({ kind: op, items: parseList(env, p.value, (el) => parseWhereNode(env, el)) });
     else if (op === "not") items.push({ kind: "not", item: parseWhereNode(env, p.value) });
     else if (op !== undefined) items.push({ kind: "opaque", node: p });
     else {
@@ -274,7 +362,13 @@ function clockHelper(node: Node): boolean {
   if (n.type !== "CallExpression") return false;
   const name = helperCall(n);
   const arg = n.arguments[0];
-  if ((name !== "fn" && name !== "literal") || n.arguments.length !== 1 || arg?.type !== "Literal" || typeof arg.value !== "string") return false;
+  if (
+    (name !== "fn" && name !== "literal") ||
+    n.arguments.length !== 1 ||
+    arg?.type !== "Literal" ||
+    typeof arg.value !== "string"
+  )
+    return false;
   return CLOCK_SQL.test(arg.value);
 }
 
@@ -345,7 +439,8 @@ function instanceModel(ctx: RecognizerContext, receiver: Node | undefined): stri
   const r = unwrap(receiver);
   let name: string | undefined;
   if (r.type === "Identifier") name = r.name;
-  else if (r.type === "MemberExpression" && unwrap(r.object).type === "ThisExpression") name = keyName(r.property, r.computed);
+  else if (r.type === "MemberExpression" && unwrap(r.object).type === "ThisExpression")
+    name = keyName(r.property, r.computed);
   if (!name || !/^[a-z_$]/.test(name) || NOT_A_MODEL.test(name)) return undefined;
   if (r.type === "Identifier") {
     const variable = findVariable(ctx.sourceCode, r);
@@ -366,7 +461,8 @@ function instanceModel(ctx: RecognizerContext, receiver: Node | undefined): stri
     }
     if (def?.type === "Parameter") {
       const ann = def.name.typeAnnotation?.typeAnnotation;
-      if (importsSequelize(ctx) && ann?.type === "TSTypeReference" && ann.typeName.type === "Identifier") return ann.typeName.name;
+      if (importsSequelize(ctx) && ann?.type === "TSTypeReference" && ann.typeName.type === "Identifier")
+        return ann.typeName.name;
     }
   }
   return importsSequelize(ctx) ? name : undefined;
@@ -399,7 +495,8 @@ function isRoundTrip(ctx: RecognizerContext, stmt: Node, receiver: Node): boolea
     if (u.type === "CallExpression") {
       const name = methodName(u);
       const r = receiverOf(u);
-      if (name && ["save", "reload", "update", "destroy"].includes(name) && r && sameObject(ctx, r, receiver)) found = true;
+      if (name && ["save", "reload", "update", "destroy"].includes(name) && r && sameObject(ctx, r, receiver))
+        found = true;
       visit(u.callee, depth + 1);
     } else if (u.type === "AwaitExpression") visit(u.argument, depth + 1);
     else if (u.type === "MemberExpression") visit(u.object, depth + 1);
@@ -426,7 +523,12 @@ function pendingChanges(ctx: RecognizerContext, call: TSESTree.CallExpression, r
     if (isRoundTrip(ctx, stmt, receiver)) break;
     if (stmt.type !== "ExpressionStatement") continue;
     const e = unwrap(stmt.expression);
-    if (e.type === "AssignmentExpression" && e.operator === "=" && e.left.type === "MemberExpression" && sameObject(ctx, e.left.object, receiver)) {
+    if (
+      e.type === "AssignmentExpression" &&
+      e.operator === "=" &&
+      e.left.type === "MemberExpression" &&
+      sameObject(ctx, e.left.object, receiver)
+    ) {
       const field = keyName(e.left.property, e.left.computed);
       if (field !== undefined) add({ field, value: assignedValue(ctx, e.right), node: e.left, valueNode: e.right });
     } else if (e.type === "CallExpression" && methodName(e) === "set" && sameObject(ctx, receiverOf(e)!, receiver)) {
@@ -445,11 +547,20 @@ function identityFilter(receiver: Node): Condition {
   return { kind: "and", items: [{ kind: "pred", field: "id", op: "eq", values: undefined, node: receiver }] };
 }
 
-function recognizeInstance(call: TSESTree.CallExpression, ctx: RecognizerContext, operation: string): StateWrite | undefined {
+function recognizeInstance(
+  call: TSESTree.CallExpression,
+  ctx: RecognizerContext,
+  operation: string,
+): StateWrite | undefined {
   const receiver = receiverOf(call);
   if (!receiver || call.arguments.some((a) => a.type === "SpreadElement")) return undefined;
   const options = operation === "update" ? call.arguments[1] : call.arguments[0];
-  if (options && unwrap(options).type === "ObjectExpression" && property(unwrap(options) as TSESTree.ObjectExpression, "where")) return undefined;
+  if (
+    options &&
+    unwrap(options).type === "ObjectExpression" &&
+    property(unwrap(options) as TSESTree.ObjectExpression, "where")
+  )
+    return undefined;
   if (operation === "update" && (call.arguments.length < 1 || call.arguments.length > 2)) return undefined;
   if (operation !== "update" && call.arguments.length > 1) return undefined;
   let assignments: Assignment[];
@@ -465,14 +576,24 @@ function recognizeInstance(call: TSESTree.CallExpression, ctx: RecognizerContext
   const model = instanceModel(ctx, receiver);
   if (!model) return undefined;
   return {
-    access: "write", store: STORE, model, operation, effect: operation === "destroy" ? "delete" : "update",
-    filter: identityFilter(receiver), assignments, node: call,
+    access: "write",
+    store: STORE,
+    model,
+    operation,
+    effect: operation === "destroy" ? "delete" : "update",
+    filter: identityFilter(receiver),
+    assignments,
+    node: call,
   };
 }
 
 // ---- static calls ----
 
-function recognizeStatic(call: TSESTree.CallExpression, ctx: RecognizerContext, operation: string): StateAccess | undefined {
+function recognizeStatic(
+  call: TSESTree.CallExpression,
+  ctx: RecognizerContext,
+  operation: string,
+): StateAccess | undefined {
   const env: Env = { ctx };
   const receiver = receiverOf(call);
   if (operation === "findByPk") {
@@ -480,7 +601,8 @@ function recognizeStatic(call: TSESTree.CallExpression, ctx: RecognizerContext, 
     if (!id || id.type === "SpreadElement" || call.arguments.length > 2) return undefined;
     const r = receiver && unwrap(receiver);
     // a model is a class or a defined model, named with a capital or held in a member (`models.job`)
-    if (!r || (r.type === "Identifier" && !/^[A-Z]/.test(r.name) && !definedName(getConstInit(ctx.sourceCode, r)))) return undefined;
+    if (!r || (r.type === "Identifier" && !/^[A-Z]/.test(r.name) && !definedName(getConstInit(ctx.sourceCode, r))))
+      return undefined;
     const model = modelOf(ctx, receiver);
     if (!model) return undefined;
     const filter: Condition = { kind: "and", items: [pred(env, "id", "eq", id, id)] };
@@ -501,17 +623,37 @@ function recognizeStatic(call: TSESTree.CallExpression, ctx: RecognizerContext, 
   if (READS.has(operation)) return { access: "read", store: STORE, model, operation, filter, node: call };
   const inline = whereValue.type === "ObjectExpression" ? whereValue : undefined;
   const addPredicate = inline
-    ? { addPredicate: (field: string, op: "eq" | "ne", valueText: string) => insertPredicate(ctx, inline, field, op, valueText) }
+    ? {
+        addPredicate: (field: string, op: "eq" | "ne", valueText: string) =>
+          insertPredicate(ctx, inline, field, op, valueText),
+      }
     : {};
   if (operation === "destroy") {
-    return { access: "write", store: STORE, model, operation, effect: "delete", filter, assignments: [], node: call, ...addPredicate };
+    return {
+      access: "write",
+      store: STORE,
+      model,
+      operation,
+      effect: "delete",
+      filter,
+      assignments: [],
+      node: call,
+      ...addPredicate,
+    };
   }
   const valuesArg = call.arguments[0]!;
   const values = objectOf(ctx, valuesArg);
   if (!values && unwrap(valuesArg).type !== "Identifier") return undefined;
   return {
-    access: "write", store: STORE, model, operation, effect: "update", filter,
-    assignments: values ? parseValues(ctx, values) : [], node: call, ...addPredicate,
+    access: "write",
+    store: STORE,
+    model,
+    operation,
+    effect: "update",
+    filter,
+    assignments: values ? parseValues(ctx, values) : [],
+    node: call,
+    ...addPredicate,
     recoveryWrite: (spec) => recoveryWrite(ctx, receiver!, spec),
     // `Model.update` resolves to `[count]` (`[count, rows]` with `returning`).
     ...(operation === "update" ? { changedNothing: (result: string) => `${result}[0] === 0` } : {}),

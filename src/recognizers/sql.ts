@@ -23,15 +23,47 @@
  * (or the tagged template), and so are its predicates.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { AdvisoryLockOp, Assignment, Condition, Node, RecoverySpec, RecoveryWrite, StaleRowsSpec, StateAccess, TextEdit } from "../core/model/model.js";
+import type {
+  AdvisoryLockOp,
+  Assignment,
+  Condition,
+  Node,
+  RecoverySpec,
+  RecoveryWrite,
+  StaleRowsSpec,
+  StateAccess,
+  TextEdit,
+} from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { isFunction } from "../core/reading/units.js";
 import { receiverText } from "../core/reading/ast.js";
 import {
-  HOLE_SENTINEL, blankUnsupported, locksRowsForWrite, maskSql, parseSql, questionMarks, startsWithStatement, topLevelWhere, translateSql,
-  type ParamRef, type ParamValue, type ParsedSql, type SqlAssignment, type SqlStatement,
+  HOLE_SENTINEL,
+  blankUnsupported,
+  locksRowsForWrite,
+  maskSql,
+  parseSql,
+  questionMarks,
+  startsWithStatement,
+  topLevelWhere,
+  translateSql,
+  type ParamRef,
+  type ParamValue,
+  type ParsedSql,
+  type SqlAssignment,
+  type SqlStatement,
 } from "../core/languages/sql.js";
-import { evaluate, fieldInit, findProperty, findVariable, getConstInit, isClockReading, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
+import {
+  evaluate,
+  fieldInit,
+  findProperty,
+  findVariable,
+  getConstInit,
+  isClockReading,
+  keyName,
+  objectLiteral,
+  unwrap,
+} from "../core/reading/values.js";
 import { normalizeName } from "../core/model/settings.js";
 import { catchesDuplicate, failureEndsAttempt, SQL_DUPLICATE } from "../core/reading/failures.js";
 import { hasLockWord } from "../core/model/settings.js";
@@ -48,9 +80,24 @@ const SQLITE_METHODS = new Set(["run", "all", "get", "each"]);
  * `pgAdvisoryUnlock(pool, key)`): the name says which function the helper sends and at which scope, and the first
  * argument, when it is a client rather than the key, is the connection it runs on.
  */
-const ADVISORY_HELPERS: ReadonlySet<string> = new Set(["", "Try"].flatMap((t) => ["", "Xact"].flatMap((x) =>
-  ["Lock", "Unlock", "UnlockAll"].flatMap((f) => ["", "Shared"].map((sh) => `pg${t}Advisory${x}${f}${sh}`)))));
-const METHODS = new Set(["query", "execute", "$executeRawUnsafe", "$queryRawUnsafe", "raw", "unsafe", "prepare", ...SQLITE_METHODS, ...ADVISORY_HELPERS]);
+const ADVISORY_HELPERS: ReadonlySet<string> = new Set(
+  ["", "Try"].flatMap((t) =>
+    ["", "Xact"].flatMap((x) =>
+      ["Lock", "Unlock", "UnlockAll"].flatMap((f) => ["", "Shared"].map((sh) => `pg${t}Advisory${x}${f}${sh}`)),
+    ),
+  ),
+);
+const METHODS = new Set([
+  "query",
+  "execute",
+  "$executeRawUnsafe",
+  "$queryRawUnsafe",
+  "raw",
+  "unsafe",
+  "prepare",
+  ...SQLITE_METHODS,
+  ...ADVISORY_HELPERS,
+]);
 /**
  * A service's own query helper, called as a plain function (`const { query } = require("./db")`, `query(sql,
  * params)`): the SQL text is the evidence, so only a first argument that parses as a statement counts.
@@ -87,7 +134,9 @@ function quasiSegment(ctx: RecognizerContext, q: TSESTree.TemplateElement): Segm
   if (q.value.raw !== cooked) return { text: cooked };
   const source = ctx.sourceCode.text;
   const start = source[q.range[0]] === "`" || source[q.range[0]] === "}" ? q.range[0] + 1 : q.range[0];
-  return source.slice(start, start + cooked.length) === cooked ? { text: cooked, src: start, quote: "`" } : { text: cooked };
+  return source.slice(start, start + cooked.length) === cooked
+    ? { text: cooked, src: start, quote: "`" }
+    : { text: cooked };
 }
 
 function tagName(tag: Node): string | undefined {
@@ -114,7 +163,12 @@ function taggedHole(ctx: RecognizerContext, expr: Node, depth: number): Segment[
   return [{ hole: expr, interpolated: false }];
 }
 
-function templateSegments(ctx: RecognizerContext, tpl: TSESTree.TemplateLiteral, tagged: boolean, depth: number): Segment[] | undefined {
+function templateSegments(
+  ctx: RecognizerContext,
+  tpl: TSESTree.TemplateLiteral,
+  tagged: boolean,
+  depth: number,
+): Segment[] | undefined {
   if (depth > MAX_DEPTH) return undefined;
   const out: Segment[] = [];
   tpl.quasis.forEach((q, i) => {
@@ -138,8 +192,11 @@ function interpolation(ctx: RecognizerContext, expr: Node): Segment[] {
   if (v?.symbolic) return [{ hole: expr, interpolated: true, symbolic: true }];
   if (v) return [{ text: String(v.value) }];
   const e = unwrap(expr);
-  if (e.type === "ConditionalExpression" && [e.consequent, e.alternate].every((b) => optionalAndTerm(ctx, b)) &&
-    [e.consequent, e.alternate].some((b) => !isEmptyText(ctx, b))) {
+  if (
+    e.type === "ConditionalExpression" &&
+    [e.consequent, e.alternate].every((b) => optionalAndTerm(ctx, b)) &&
+    [e.consequent, e.alternate].some((b) => !isEmptyText(ctx, b))
+  ) {
     return [{ text: " AND " }, { hole: expr, interpolated: true }, { text: " " }];
   }
   return [{ hole: expr, interpolated: true }];
@@ -154,7 +211,12 @@ function isEmptyText(ctx: RecognizerContext, n: Node): boolean {
 function optionalAndTerm(ctx: RecognizerContext, n: Node): boolean {
   if (isEmptyText(ctx, n)) return true;
   const u = unwrap(n);
-  const first = u.type === "TemplateLiteral" ? (u.quasis[0]?.value.cooked ?? undefined) : u.type === "Literal" && typeof u.value === "string" ? u.value : undefined;
+  const first =
+    u.type === "TemplateLiteral"
+      ? (u.quasis[0]?.value.cooked ?? undefined)
+      : u.type === "Literal" && typeof u.value === "string"
+        ? u.value
+        : undefined;
   return first !== undefined && /^\s*and\s/i.test(first);
 }
 
@@ -206,7 +268,8 @@ interface Params {
 const constObject = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
 
 /** The value of an object literal's property `name`. */
-const property = (object: TSESTree.ObjectExpression, name: string): Node | undefined => findProperty(object, name)?.value;
+const property = (object: TSESTree.ObjectExpression, name: string): Node | undefined =>
+  findProperty(object, name)?.value;
 
 function paramList(ctx: RecognizerContext, node: Node | undefined): (Node | undefined)[] | undefined {
   if (!node) return undefined;
@@ -283,7 +346,11 @@ function isHeld(prepare: TSESTree.CallExpression): boolean {
 
 const isPrepare = (n: Node | null | undefined): n is TSESTree.CallExpression => {
   const c = n && unwrap(n);
-  return c?.type === "CallExpression" && c.callee.type === "MemberExpression" && keyName(c.callee.property, c.callee.computed) === "prepare";
+  return (
+    c?.type === "CallExpression" &&
+    c.callee.type === "MemberExpression" &&
+    keyName(c.callee.property, c.callee.computed) === "prepare"
+  );
 };
 
 /**
@@ -296,9 +363,13 @@ function preparedFor(ctx: RecognizerContext, receiver: Node): TSESTree.CallExpre
   if (prepares === undefined) ctx.scratch.set("sql:prepares", (prepares = ctx.sourceCode.text.includes(".prepare(")));
   if (!prepares) return undefined;
   const r = unwrap(receiver);
-  const init = r.type === "Identifier" ? getConstInit(ctx.sourceCode, r)
-    : r.type === "MemberExpression" && unwrap(r.object).type === "ThisExpression" ? fieldInit(r) : undefined;
-  return isPrepare(init) ? unwrap(init) as TSESTree.CallExpression : undefined;
+  const init =
+    r.type === "Identifier"
+      ? getConstInit(ctx.sourceCode, r)
+      : r.type === "MemberExpression" && unwrap(r.object).type === "ThisExpression"
+        ? fieldInit(r)
+        : undefined;
+  return isPrepare(init) ? (unwrap(init) as TSESTree.CallExpression) : undefined;
 }
 
 /** A runner's arguments as the statement's parameters: one object of named ones, or positional ones. */
@@ -317,7 +388,13 @@ function fromCall(ctx: RecognizerContext, call: TSESTree.CallExpression, method:
       const text = prepare.arguments[0];
       if (!text || text.type === "SpreadElement") return undefined;
       const segments = textSegments(ctx, text, 0);
-      return segments ? { source: { segments, inline: false, tagged: false }, params: runnerParams(ctx, call.arguments), textAt: prepare } : undefined;
+      return segments
+        ? {
+            source: { segments, inline: false, tagged: false },
+            params: runnerParams(ctx, call.arguments),
+            textAt: prepare,
+          }
+        : undefined;
     }
   }
   const [first, second] = call.arguments;
@@ -325,31 +402,47 @@ function fromCall(ctx: RecognizerContext, call: TSESTree.CallExpression, method:
   const argNode = unwrap(first);
   // Cheap shape test before anything else: calls named `query`/`raw` are everywhere, and SQLite's `get`/`all`/`run`
   // far more (`map.get(key)`, `Promise.all(list)`): for those only statement text in place, or a const holding it.
-  if (!["Literal", "TemplateLiteral", "Identifier", "BinaryExpression", "ObjectExpression"].includes(argNode.type)) return undefined;
+  if (!["Literal", "TemplateLiteral", "Identifier", "BinaryExpression", "ObjectExpression"].includes(argNode.type))
+    return undefined;
   if (SQLITE_METHODS.has(method) && !sqliteText(ctx, argNode)) return undefined;
   let textNode: Node = first;
   let params: Params = {};
-  const config = (method === "query" || method === "execute") ? constObject(ctx, first) : undefined;
+  const config = method === "query" || method === "execute" ? constObject(ctx, first) : undefined;
   if (config) {
     const t = property(config, "text") ?? property(config, "sql");
     if (!t) return undefined;
     textNode = t;
-    params = { positional: paramList(ctx, property(config, "values")) ?? [], ...inlineArray(property(config, "values")) };
+    params = {
+      positional: paramList(ctx, property(config, "values")) ?? [],
+      ...inlineArray(property(config, "values")),
+    };
     if (second && second.type !== "SpreadElement" && !params.positional?.length) params = paramsFrom(ctx, second);
   } else if (method === "$executeRawUnsafe" || method === "$queryRawUnsafe") {
     params = { positional: call.arguments.slice(1).map((a) => (a.type === "SpreadElement" ? undefined : a)) };
   } else if (method === "prepare") {
     // better-sqlite3: db.prepare(text).run(a, b) / .get(…) / .all(…)
     const parent = call.parent;
-    const runner = parent?.type === "MemberExpression" && parent.object === call && parent.parent?.type === "CallExpression" ? parent.parent : undefined;
+    const runner =
+      parent?.type === "MemberExpression" && parent.object === call && parent.parent?.type === "CallExpression"
+        ? parent.parent
+        : undefined;
     // Prepared into a variable or a field: the statement is made at each run (with that run's values), not here;
     // where the runs are not known (a variable given another statement too), nothing is.
     if (!runner && isHeld(call)) return undefined;
     params = runnerParams(ctx, runner?.arguments ?? []);
-  } else if (SQLITE_METHODS.has(method) && second && second.type !== "SpreadElement" && !["ArrayExpression", "ObjectExpression"].includes(unwrap(second).type)) {
+  } else if (
+    SQLITE_METHODS.has(method) &&
+    second &&
+    second.type !== "SpreadElement" &&
+    !["ArrayExpression", "ObjectExpression"].includes(unwrap(second).type)
+  ) {
     // Bindings one by one (`db.run(sql, a, b)`), the node-style callback last.
     const args = call.arguments.slice(1);
-    params = { positional: args.filter((a, i) => !(i === args.length - 1 && a.type !== "SpreadElement" && isFunction(unwrap(a)))).map((a) => (a.type === "SpreadElement" ? undefined : a)) };
+    params = {
+      positional: args
+        .filter((a, i) => !(i === args.length - 1 && a.type !== "SpreadElement" && isFunction(unwrap(a))))
+        .map((a) => (a.type === "SpreadElement" ? undefined : a)),
+    };
   } else if (second && second.type !== "SpreadElement") {
     params = paramsFrom(ctx, second);
   }
@@ -367,7 +460,11 @@ function sqliteText(ctx: RecognizerContext, node: Node): boolean {
     if (!init || init.type === "TSEnumDeclaration") return false;
     n = unwrap(init);
   }
-  return (n.type === "Literal" && typeof n.value === "string") || n.type === "TemplateLiteral" || n.type === "BinaryExpression";
+  return (
+    (n.type === "Literal" && typeof n.value === "string") ||
+    n.type === "TemplateLiteral" ||
+    n.type === "BinaryExpression"
+  );
 }
 
 // ---- rendering and parsing ----
@@ -376,7 +473,12 @@ interface Rendered {
   /** The text with every hole as `:__pK` (before positional `?` are numbered): what source offsets map into. */
   readonly plain: string;
   readonly masked: string;
-  readonly pieces: readonly { readonly start: number; readonly length: number; readonly src: number; readonly quote: Quote }[];
+  readonly pieces: readonly {
+    readonly start: number;
+    readonly length: number;
+    readonly src: number;
+    readonly quote: Quote;
+  }[];
   /** What each `:__pK` stands for. */
   readonly slots: readonly (Node | undefined)[];
   /** The text handed to the parser. */
@@ -390,14 +492,18 @@ function render(source: SqlSource, params: Params): Rendered {
   const slots: (Node | undefined)[] = [];
   for (const s of source.segments) {
     if ("text" in s) {
-      if (s.src !== undefined && s.quote) pieces.push({ start: plain.length, length: s.text.length, src: s.src, quote: s.quote });
+      if (s.src !== undefined && s.quote)
+        pieces.push({ start: plain.length, length: s.text.length, src: s.src, quote: s.quote });
       plain += s.text;
       continue;
     }
     if (s.interpolated) {
       const state = maskSql(plain).state;
       // `'${name}'`: a value inside a SQL string, only known at run time.
-      if (state === "single" || state === "double" || state === "dollar") { plain += HOLE_SENTINEL; continue; }
+      if (state === "single" || state === "double" || state === "dollar") {
+        plain += HOLE_SENTINEL;
+        continue;
+      }
       slots.push(s.symbolic ? s.hole : undefined);
     } else {
       slots.push(s.hole);
@@ -407,7 +513,9 @@ function render(source: SqlSource, params: Params): Rendered {
   // SQLite's other named parameters, `@id` and `$id`, are `:id` when the run hands one object of named values.
   if (params.named) {
     const m = maskSql(plain).masked;
-    plain = plain.replace(/[@$](?=[A-Za-z_]\w*)/g, (c, at: number) => (m[at] === c && !/[\w@$:]/.test(m[at - 1] ?? "") ? ":" : c));
+    plain = plain.replace(/[@$](?=[A-Za-z_]\w*)/g, (c, at: number) =>
+      m[at] === c && !/[\w@$:]/.test(m[at - 1] ?? "") ? ":" : c,
+    );
   }
   const masked = maskSql(plain).masked;
   const marks = questionMarks(masked);
@@ -442,9 +550,14 @@ function resolver(ctx: RecognizerContext, rendered: Rendered, params: Params) {
 }
 
 /** Where plain-text offsets [from, to) sit in the file, when one piece holds them one for one. */
-function sourceRange(rendered: Rendered, from: number, to: number): { range: [number, number]; quote: Quote } | undefined {
+function sourceRange(
+  rendered: Rendered,
+  from: number,
+  to: number,
+): { range: [number, number]; quote: Quote } | undefined {
   for (const p of rendered.pieces) {
-    if (from >= p.start && to <= p.start + p.length) return { range: [p.src + (from - p.start), p.src + (to - p.start)], quote: p.quote };
+    if (from >= p.start && to <= p.start + p.length)
+      return { range: [p.src + (from - p.start), p.src + (to - p.start)], quote: p.quote };
   }
   return undefined;
 }
@@ -462,8 +575,18 @@ function valueNode(ctx: RecognizerContext, rendered: Rendered, a: SqlAssignment,
     if (rendered.masked[at] !== "'") continue;
     const where = sourceRange(rendered, at, at + a.literal.length);
     if (!where || ctx.sourceCode.text.slice(where.range[0], where.range[1]) !== a.literal) continue;
-    const loc = { start: ctx.sourceCode.getLocFromIndex(where.range[0]), end: ctx.sourceCode.getLocFromIndex(where.range[1]) };
-    return { type: "Literal", value: a.literal, raw: a.literal, range: where.range, loc, parent: fallback } as unknown as Node;
+    const loc = {
+      start: ctx.sourceCode.getLocFromIndex(where.range[0]),
+      end: ctx.sourceCode.getLocFromIndex(where.range[1]),
+    };
+    return {
+      type: "Literal",
+      value: a.literal,
+      raw: a.literal,
+      range: where.range,
+      loc,
+      parent: fallback,
+    } as unknown as Node;
   }
   return fallback;
 }
@@ -508,10 +631,18 @@ function predicateEdit(
   if (at < 0) return undefined;
   const where = sourceRange(rendered, at, at + 5);
   if (!where) return undefined;
-  const column = /^[a-z_][a-z0-9_]*$/.test(field) ? field : statement.dialect === "mysql" ? `\`${field}\`` : `"${field}"`;
+  const column = /^[a-z_][a-z0-9_]*$/.test(field)
+    ? field
+    : statement.dialect === "mysql"
+      ? `\`${field}\``
+      : `"${field}"`;
   const predicate = (value: string) => ` ${escapeFor(where.quote, column)} ${op === "eq" ? "=" : "<>"} ${value} AND`;
   const value = sqlValue(valueText, source.tagged && where.quote === "`");
-  if (value) return { range: [where.range[1], where.range[1]], text: predicate(value.startsWith("${") ? value : escapeFor(where.quote, value)) };
+  if (value)
+    return {
+      range: [where.range[1], where.range[1]],
+      text: predicate(value.startsWith("${") ? value : escapeFor(where.quote, value)),
+    };
   // A JS value (`worker`, a token): a parameter of its own, its value added to the call's array of values.
   const added = addedParameter(ctx, rendered, params, at, where.range[1], valueText);
   if (!added || added.at < where.range[1]) return undefined;
@@ -525,13 +656,20 @@ function predicateEdit(
  * counted among the ones before `whereAt` (mysql2).
  * Only where the array holds every parameter the text numbers, one for one (no spread, no hole, no mix of styles).
  */
-function addedParameter(ctx: RecognizerContext, rendered: Rendered, params: Params, whereAt: number, whereEnd: number, valueText: string): { placeholder: string; at: number; text: string } | undefined {
+function addedParameter(
+  ctx: RecognizerContext,
+  rendered: Rendered,
+  params: Params,
+  whereAt: number,
+  whereEnd: number,
+  valueText: string,
+): { placeholder: string; at: number; text: string } | undefined {
   const array = params.inlineArray;
   if (!array || array.elements.some((e) => e === null || e.type === "SpreadElement")) return undefined;
   const elements = array.elements as TSESTree.Expression[];
   const numbered = [...rendered.masked.matchAll(/(?<![\w$])\$(\d+)\b/g)].map((m) => Number(m[1]));
   const marks = questionMarks(rendered.masked);
-  if ((numbered.length > 0) === (marks.length > 0)) return undefined;
+  if (numbered.length > 0 === marks.length > 0) return undefined;
   let placeholder: string;
   let index: number;
   if (numbered.length > 0) {
@@ -614,7 +752,12 @@ function connectionOf(ctx: RecognizerContext, client: Node, operation: string): 
       const call = fn.parent;
       if (call?.type === "CallExpression") {
         const callee = unwrap(call.callee);
-        const name = callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : callee.type === "Identifier" ? callee.name : undefined;
+        const name =
+          callee.type === "MemberExpression"
+            ? keyName(callee.property, callee.computed)
+            : callee.type === "Identifier"
+              ? callee.name
+              : undefined;
         if (name && TRANSACTION_CALLS.has(name)) return "transaction";
       }
     }
@@ -624,39 +767,73 @@ function connectionOf(ctx: RecognizerContext, client: Node, operation: string): 
       if (init.type === "AwaitExpression") init = unwrap(init.argument);
       if (init.type === "NewExpression") {
         const cls = unwrap(init.callee);
-        const name = cls.type === "Identifier" ? cls.name : cls.type === "MemberExpression" ? keyName(cls.property, cls.computed) : undefined;
+        const name =
+          cls.type === "Identifier"
+            ? cls.name
+            : cls.type === "MemberExpression"
+              ? keyName(cls.property, cls.computed)
+              : undefined;
         // Clients that hand each query to a pooled connection: pg, mysql2, Sequelize, TypeORM's DataSource.
         if (name === "Pool" || name === "Sequelize" || name === "DataSource") return "pool";
         if (name === "Client") return "connection";
       }
       if (init.type === "CallExpression") {
         const callee = unwrap(init.callee);
-        const name = callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : callee.type === "Identifier" ? callee.name : undefined;
-        if (name === "connect" || name === "getConnection" || name === "reserve" || name === "createQueryRunner") return "connection";
+        const name =
+          callee.type === "MemberExpression"
+            ? keyName(callee.property, callee.computed)
+            : callee.type === "Identifier"
+              ? callee.name
+              : undefined;
+        if (name === "connect" || name === "getConnection" || name === "reserve" || name === "createQueryRunner")
+          return "connection";
         // knex(config) and require("knex")(config) are pools.
-        if (name === "createPool" || name === "knex" || name === "Knex" || (callee.type === "CallExpression" && isRequireOf(callee, "knex"))) return "pool";
+        if (
+          name === "createPool" ||
+          name === "knex" ||
+          name === "Knex" ||
+          (callee.type === "CallExpression" && isRequireOf(callee, "knex"))
+        )
+          return "pool";
         // drizzle(pool) runs on what it wraps.
         const wrapped = init.arguments[0];
-        if (name === "drizzle" && wrapped && wrapped.type !== "SpreadElement") return connectionOf(ctx, wrapped, operation);
+        if (name === "drizzle" && wrapped && wrapped.type !== "SpreadElement")
+          return connectionOf(ctx, wrapped, operation);
       }
     }
   }
   // A Prisma client sends each raw query on whichever pooled connection is free.
   if (PRISMA_RAW.test(operation)) return "pool";
-  const name = c.type === "Identifier" ? c.name : c.type === "MemberExpression" ? keyName(c.property, c.computed) : undefined;
+  const name =
+    c.type === "Identifier" ? c.name : c.type === "MemberExpression" ? keyName(c.property, c.computed) : undefined;
   return name && /pool$/i.test(name) ? "pool" : "unknown";
 }
 
 function isRequireOf(call: TSESTree.CallExpression, module: string): boolean {
   const arg = call.arguments[0];
-  return call.callee.type === "Identifier" && call.callee.name === "require" && arg?.type === "Literal" && arg.value === module;
+  return (
+    call.callee.type === "Identifier" &&
+    call.callee.name === "require" &&
+    arg?.type === "Literal" &&
+    arg.value === module
+  );
 }
 
-function advisoryOp(ctx: RecognizerContext, node: Node, operation: string, parsed: ParsedSql): AdvisoryLockOp | undefined {
+function advisoryOp(
+  ctx: RecognizerContext,
+  node: Node,
+  operation: string,
+  parsed: ParsedSql,
+): AdvisoryLockOp | undefined {
   const m = advisoryFunction(parsed.ast);
   if (!m) return undefined;
   const client = clientNode(node);
-  return advisory(m, client ? receiverText(ctx.sourceCode, client) : "", client ? connectionOf(ctx, client, operation) : "unknown", node);
+  return advisory(
+    m,
+    client ? receiverText(ctx.sourceCode, client) : "",
+    client ? connectionOf(ctx, client, operation) : "unknown",
+    node,
+  );
 }
 
 /** The op of an advisory function matched by `ADVISORY`, sent on `client` through `via`. */
@@ -674,7 +851,11 @@ function advisory(m: RegExpExecArray, client: string, via: AdvisoryLockOp["via"]
 }
 
 /** `pgTryAdvisoryLock(prisma, KEY)`: the advisory op its name says, on the client it is handed. */
-function advisoryHelperOp(ctx: RecognizerContext, call: TSESTree.CallExpression, name: string): AdvisoryLockOp | undefined {
+function advisoryHelperOp(
+  ctx: RecognizerContext,
+  call: TSESTree.CallExpression,
+  name: string,
+): AdvisoryLockOp | undefined {
   // `pgTryAdvisoryXactLock` is pg_try_advisory_xact_lock.
   const m = ADVISORY.exec(name.replace(/(?<=[a-z])(?=[A-Z])/g, "_").toLowerCase());
   if (!m) return undefined;
@@ -684,7 +865,12 @@ function advisoryHelperOp(ctx: RecognizerContext, call: TSESTree.CallExpression,
   const client = arg && (arg.type === "Identifier" || arg.type === "MemberExpression") ? arg : undefined;
   const text = client ? receiverText(ctx.sourceCode, client) : "";
   // A Prisma client sends each statement on whichever pooled connection is free.
-  return advisory(m, text, client ? (/^(this\.)?prisma$/i.test(text) ? "pool" : connectionOf(ctx, client, name)) : "unknown", call);
+  return advisory(
+    m,
+    text,
+    client ? (/^(this\.)?prisma$/i.test(text) ? "pool" : connectionOf(ctx, client, name)) : "unknown",
+    call,
+  );
 }
 
 function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, found: Found): StateAccess | undefined {
@@ -705,7 +891,15 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
   if (!statement) return undefined;
   if (statement.access === "read") {
     const locking = locksRowsForWrite(rendered.masked);
-    return { access: "read", store: STORE, model: statement.model, operation, filter: statement.filter, node, ...(locking ? { locking } : {}) };
+    return {
+      access: "read",
+      store: STORE,
+      model: statement.model,
+      operation,
+      filter: statement.filter,
+      node,
+      ...(locking ? { locking } : {}),
+    };
   }
   const assignments: Assignment[] = statement.assignments.map((a) => ({
     field: a.field,
@@ -721,25 +915,43 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
     operation,
     effect: statement.effect ?? "update",
     // An INSERT whose duplicate-key error the code catches is taken under a unique key, like ON CONFLICT DO NOTHING.
-    ...(statement.onConflict ? { onConflict: statement.onConflict }
-      : statement.effect === "insert" && (catchesDuplicate(ctx.sourceCode, node, SQL_DUPLICATE) ||
-        (hasLockWord(statement.model) && failureEndsAttempt(ctx.sourceCode, node))) ? { onConflict: "error" as const } : {}),
+    ...(statement.onConflict
+      ? { onConflict: statement.onConflict }
+      : statement.effect === "insert" &&
+          (catchesDuplicate(ctx.sourceCode, node, SQL_DUPLICATE) ||
+            (hasLockWord(statement.model) && failureEndsAttempt(ctx.sourceCode, node)))
+        ? { onConflict: "error" as const }
+        : {}),
     filter: statement.filter,
     assignments,
     node,
-    ...(editable ? { addPredicate: (field, op, valueText) => predicateEdit(ctx, rendered, statement, source, params, field, op, valueText) } : {}),
-    ...(operation === "query" && !rendered.mysqlFirst && statement.effect !== "insert" ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, node, statement.model, spec) } : {}),
-    ...(operation === "query" && !rendered.mysqlFirst && statement.effect === "insert" ? { staleRowsDelete: (spec: StaleRowsSpec) => staleRowsDelete(ctx, node, statement.model, spec) } : {}),
+    ...(editable
+      ? {
+          addPredicate: (field, op, valueText) =>
+            predicateEdit(ctx, rendered, statement, source, params, field, op, valueText),
+        }
+      : {}),
+    ...(operation === "query" && !rendered.mysqlFirst && statement.effect !== "insert"
+      ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, node, statement.model, spec) }
+      : {}),
+    ...(operation === "query" && !rendered.mysqlFirst && statement.effect === "insert"
+      ? { staleRowsDelete: (spec: StaleRowsSpec) => staleRowsDelete(ctx, node, statement.model, spec) }
+      : {}),
     // node-postgres's result counts the rows (`rowCount`); other clients' `query` answer rows or tuples, so the
     // module must be seen to import the driver.
-    ...(operation === "query" && !source.tagged && !rendered.mysqlFirst && importsPg(ctx) ? { changedNothing: (result: string) => `${result}.rowCount === 0` } : {}),
+    ...(operation === "query" && !source.tagged && !rendered.mysqlFirst && importsPg(ctx)
+      ? { changedNothing: (result: string) => `${result}.rowCount === 0` }
+      : {}),
   };
 }
 
 /** The module imports node-postgres (`import pg from "pg"`, `import { Pool } from "pg"`, `require("pg")`). */
 function importsPg(ctx: RecognizerContext): boolean {
-  return ctx.sourceCode.ast.body.some((s) => s.type === "ImportDeclaration" && s.source.value === "pg" && s.importKind !== "type") ||
-    /\brequire\(\s*["']pg["']\s*\)/.test(ctx.sourceCode.text);
+  return (
+    ctx.sourceCode.ast.body.some(
+      (s) => s.type === "ImportDeclaration" && s.source.value === "pg" && s.importKind !== "type",
+    ) || /\brequire\(\s*["']pg["']\s*\)/.test(ctx.sourceCode.text)
+  );
 }
 
 /**
@@ -756,7 +968,12 @@ function sqlIdentifier(text: string, name: string): string {
  * still holding the claimed value back where the progress column is older than the threshold (milliseconds, a
  * parameter), counted by `rowCount`. Values are parameters, so nothing is quoted by hand.
  */
-function recoveryWrite(ctx: RecognizerContext, node: Node, table: string, spec: RecoverySpec): RecoveryWrite | undefined {
+function recoveryWrite(
+  ctx: RecognizerContext,
+  node: Node,
+  table: string,
+  spec: RecoverySpec,
+): RecoveryWrite | undefined {
   const client = clientNode(node);
   if (!client) return undefined;
   // The statements of the module that name the table and the columns: the claim, and the heartbeat's time column.
@@ -773,7 +990,10 @@ function recoveryWrite(ctx: RecognizerContext, node: Node, table: string, spec: 
 function pgQuery(ctx: RecognizerContext, client: Node, sql: string, values: readonly string[]): RecoveryWrite {
   const receiver = ctx.sourceCode.getText(client);
   return {
-    call: values.length > 0 ? `${receiver}.query(\n  ${JSON.stringify(sql)},\n  [${values.join(", ")}],\n)` : `${receiver}.query(${JSON.stringify(sql)})`,
+    call:
+      values.length > 0
+        ? `${receiver}.query(\n  ${JSON.stringify(sql)},\n  [${values.join(", ")}],\n)`
+        : `${receiver}.query(${JSON.stringify(sql)})`,
     count: (result) => `${result}.rowCount ?? 0`,
     client,
   };
@@ -783,7 +1003,12 @@ function pgQuery(ctx: RecognizerContext, client: Node, sql: string, values: read
  * node-postgres's `client.query(text, values)` on the lock row's client: a DELETE of the lock table's rows whose time
  * column is older than the threshold (a parameter, milliseconds), or already past, counted by `rowCount`.
  */
-function staleRowsDelete(ctx: RecognizerContext, node: Node, table: string, spec: StaleRowsSpec): RecoveryWrite | undefined {
+function staleRowsDelete(
+  ctx: RecognizerContext,
+  node: Node,
+  table: string,
+  spec: StaleRowsSpec,
+): RecoveryWrite | undefined {
   const client = clientNode(node);
   if (!client) return undefined;
   const text = ctx.sourceCode.text;
@@ -799,8 +1024,12 @@ export const sqlRecognizer: Recognizer = {
   functions: FUNCTIONS,
   recognize(call, ctx): StateAccess | undefined {
     const callee = unwrap(call.callee);
-    const method = callee.type === "MemberExpression" ? keyName(callee.property, callee.computed)
-      : callee.type === "Identifier" && FUNCTIONS.has(callee.name) ? callee.name : undefined;
+    const method =
+      callee.type === "MemberExpression"
+        ? keyName(callee.property, callee.computed)
+        : callee.type === "Identifier" && FUNCTIONS.has(callee.name)
+          ? callee.name
+          : undefined;
     if (!method || !METHODS.has(method)) return undefined;
     if (ADVISORY_HELPERS.has(method)) return advisoryHelperOp(ctx, call, method);
     try {

@@ -54,14 +54,19 @@ function modelOf(ctx: RecognizerContext, node: Node | undefined): string | undef
  */
 function receiverOf(ctx: RecognizerContext, node: Node, depth = 0): { layer: Layer; model?: string } | undefined {
   const n = unwrap(node);
-  if (n.type === "MemberExpression" && keyName(n.property, n.computed) === "entityService" && isStrapi(n.object)) return { layer: "entityService" };
+  if (n.type === "MemberExpression" && keyName(n.property, n.computed) === "entityService" && isStrapi(n.object))
+    return { layer: "entityService" };
   if (n.type === "CallExpression" && n.callee.type === "MemberExpression" && n.arguments.length === 1) {
     const name = keyName(n.callee.property, n.callee.computed);
     const on = unwrap(n.callee.object);
     const model = modelOf(ctx, n.arguments[0]);
     if (!model) return undefined;
     if (name === "documents" && isStrapi(on)) return { layer: "documents", model };
-    if (name === "query" && (isStrapi(on) || (on.type === "MemberExpression" && keyName(on.property, on.computed) === "db" && isStrapi(on.object)))) {
+    if (
+      name === "query" &&
+      (isStrapi(on) ||
+        (on.type === "MemberExpression" && keyName(on.property, on.computed) === "db" && isStrapi(on.object)))
+    ) {
       return { layer: "query", model };
     }
     return undefined;
@@ -90,7 +95,11 @@ function fieldFilter(ctx: RecognizerContext, field: string, valueNode: Node, at:
   // document, as `data: { room: roomId }` stores it.
   const only = obj.properties.length === 1 ? obj.properties[0] : undefined;
   const onlyKey = only?.type === "Property" ? keyName(only.key, only.computed) : undefined;
-  if (only?.type === "Property" && (onlyKey === "documentId" || onlyKey === "id") && unwrap(only.value as Node).type !== "ObjectExpression") {
+  if (
+    only?.type === "Property" &&
+    (onlyKey === "documentId" || onlyKey === "id") &&
+    unwrap(only.value as Node).type !== "ObjectExpression"
+  ) {
     return comparison(ctx, field, "eq", only.value as Node, only);
   }
   for (const p of obj.properties) {
@@ -100,10 +109,12 @@ function fieldFilter(ctx: RecognizerContext, field: string, valueNode: Node, at:
     if (!op.startsWith("$")) return { kind: "pred", field, op: "other", values: undefined, node: at };
     if (op === "$eq" || op === "$eqi") items.push(comparison(ctx, field, op === "$eq" ? "eq" : "other", p.value, at));
     else if (op === "$ne") items.push(comparison(ctx, field, "ne", p.value, at));
-    else if (op === "$in" || op === "$notIn") items.push(comparison(ctx, field, op === "$in" ? "in" : "notIn", p.value, at));
+    else if (op === "$in" || op === "$notIn")
+      items.push(comparison(ctx, field, op === "$in" ? "in" : "notIn", p.value, at));
     else if (op in RANGE) items.push(comparison(ctx, field, RANGE[op]!, p.value, at));
     else if (op === "$null" || op === "$notNull") items.push(nullTest(ctx, field, p.value, op === "$null", at));
-    else if (op === "$not" && depth < 4) items.push({ kind: "not", item: fieldFilter(ctx, field, p.value, at, depth + 1) });
+    else if (op === "$not" && depth < 4)
+      items.push({ kind: "not", item: fieldFilter(ctx, field, p.value, at, depth + 1) });
     else items.push({ kind: "pred", field, op: "other", values: undefined, node: at }); // $contains, $between, $startsWith…
   }
   return { kind: "and", items };
@@ -113,10 +124,16 @@ function parseFilters(ctx: RecognizerContext, filters: TSESTree.ObjectExpression
   const items: Condition[] = [];
   for (const p of filters.properties) {
     const key = p.type === "Property" ? keyName(p.key, p.computed) : undefined;
-    if (p.type !== "Property" || key === undefined || depth > 4) { items.push({ kind: "opaque", node: p }); continue; }
+    if (p.type !== "Property" || key === undefined || depth > 4) {
+      items.push({ kind: "opaque", node: p });
+      continue;
+    }
     if (key === "$and" || key === "$or") {
       const list = unwrap(p.value);
-      if (list.type !== "ArrayExpression") { items.push({ kind: "opaque", node: p }); continue; }
+      if (list.type !== "ArrayExpression") {
+        items.push({ kind: "opaque", node: p });
+        continue;
+      }
       const parts = list.elements.map((el): Condition => {
         const obj = el && el.type !== "SpreadElement" ? objectLiteral(ctx.sourceCode, el) : undefined;
         return obj ? parseFilters(ctx, obj, depth + 1) : { kind: "opaque", node: el ?? list };
@@ -132,7 +149,11 @@ function parseFilters(ctx: RecognizerContext, filters: TSESTree.ObjectExpression
 }
 
 /** A filter property of an options object (`filters`, `where`): read, absent (every row), or unreadable. */
-function filterIn(ctx: RecognizerContext, options: TSESTree.ObjectExpression | undefined, key: "filters" | "where"): Condition {
+function filterIn(
+  ctx: RecognizerContext,
+  options: TSESTree.ObjectExpression | undefined,
+  key: "filters" | "where",
+): Condition {
   const prop = options && findProperty(options, key);
   if (!prop) return EMPTY;
   const obj = objectLiteral(ctx.sourceCode, prop.value);
@@ -166,17 +187,50 @@ export const strapiRecognizer: Recognizer = {
       // (uid, params) for finds, counts and creates; (uid, id, params) for findOne, update and delete.
       const model = modelOf(ctx, args[0]);
       if (!model) return undefined;
-      if (operation === "findMany" || operation === "count") return { access: "read", store: STORE, model, operation, filter: filterIn(ctx, options(1), "filters"), node };
-      if (operation === "findOne" && args[1]) return { access: "read", store: STORE, model, operation, filter: byId("id", args[1]), node };
+      if (operation === "findMany" || operation === "count")
+        return { access: "read", store: STORE, model, operation, filter: filterIn(ctx, options(1), "filters"), node };
+      if (operation === "findOne" && args[1])
+        return { access: "read", store: STORE, model, operation, filter: byId("id", args[1]), node };
       if (operation === "create") {
         const data = dataOf(ctx, options(1));
-        return data && { access: "write", store: STORE, model, operation, effect: "insert", filter: EMPTY, assignments: data, node };
+        return (
+          data && {
+            access: "write",
+            store: STORE,
+            model,
+            operation,
+            effect: "insert",
+            filter: EMPTY,
+            assignments: data,
+            node,
+          }
+        );
       }
       if (operation === "update" && args[1]) {
         const data = dataOf(ctx, options(2));
-        return data && { access: "write", store: STORE, model, operation, filter: byId("id", args[1]), assignments: data, node };
+        return (
+          data && {
+            access: "write",
+            store: STORE,
+            model,
+            operation,
+            filter: byId("id", args[1]),
+            assignments: data,
+            node,
+          }
+        );
       }
-      if (operation === "delete" && args[1]) return { access: "write", store: STORE, model, operation, effect: "delete", filter: byId("id", args[1]), assignments: [], node };
+      if (operation === "delete" && args[1])
+        return {
+          access: "write",
+          store: STORE,
+          model,
+          operation,
+          effect: "delete",
+          filter: byId("id", args[1]),
+          assignments: [],
+          node,
+        };
       return undefined;
     }
     const model = receiver.model!;
@@ -198,11 +252,24 @@ export const strapiRecognizer: Recognizer = {
     }
     if (INSERTS.has(operation)) {
       const data = dataOf(ctx, opts);
-      return data && { access: "write", store: STORE, model, operation, effect: "insert", filter: EMPTY, assignments: data, node };
+      return (
+        data && {
+          access: "write",
+          store: STORE,
+          model,
+          operation,
+          effect: "insert",
+          filter: EMPTY,
+          assignments: data,
+          node,
+        }
+      );
     }
     if (DELETES.has(operation)) {
       const f = filter();
-      return f && { access: "write", store: STORE, model, operation, effect: "delete", filter: f, assignments: [], node };
+      return (
+        f && { access: "write", store: STORE, model, operation, effect: "delete", filter: f, assignments: [], node }
+      );
     }
     if (UPDATES.has(operation)) {
       const f = filter();

@@ -29,7 +29,8 @@ export interface ClaimExit {
 
 /** The one `return` or `throw` an `if` runs, alone or as its block's only statement. */
 function soleExit(statement: TSESTree.Statement): TSESTree.ReturnStatement | TSESTree.ThrowStatement | undefined {
-  const only = statement.type === "BlockStatement" ? (statement.body.length === 1 ? statement.body[0] : undefined) : statement;
+  const only =
+    statement.type === "BlockStatement" ? (statement.body.length === 1 ? statement.body[0] : undefined) : statement;
   return only && (only.type === "ReturnStatement" || only.type === "ThrowStatement") ? only : undefined;
 }
 
@@ -46,8 +47,15 @@ export function claimExit(sourceCode: SourceCode, claim: Claim): ClaimExit | und
   if (!exit) return undefined;
   const write = claim.write.node;
   const fn = enclosingFunction(write);
-  if (!fn || enclosingFunction(ifStatement) !== fn || contains(ifStatement, write) || ifStatement.range[1] > write.range[0]) return undefined;
-  for (let n: Node | undefined = write.parent; n && n !== fn; n = n.parent) if (n.type === "TryStatement" && contains(n.block, write)) return undefined;
+  if (
+    !fn ||
+    enclosingFunction(ifStatement) !== fn ||
+    contains(ifStatement, write) ||
+    ifStatement.range[1] > write.range[0]
+  )
+    return undefined;
+  for (let n: Node | undefined = write.parent; n && n !== fn; n = n.parent)
+    if (n.type === "TryStatement" && contains(n.block, write)) return undefined;
   // `await claim(…);`: the result is not read, so binding it changes nothing else.
   const awaited: Node | undefined = write.parent;
   const statement = awaited?.type === "AwaitExpression" ? awaited.parent : undefined;

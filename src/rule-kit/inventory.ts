@@ -50,7 +50,8 @@ interface FileState {
 const states = new WeakMap<SourceCode, FileState>();
 /** Recognizers by tag name (`sql`, `$executeRaw`) for tagged templates. */
 const taggedRecognizers = new Map<string, Recognizer[]>();
-for (const r of recognizers) for (const t of r.tags ?? []) taggedRecognizers.set(t, [...(taggedRecognizers.get(t) ?? []), r]);
+for (const r of recognizers)
+  for (const t of r.tags ?? []) taggedRecognizers.set(t, [...(taggedRecognizers.get(t) ?? []), r]);
 
 /** `sql` in sql\`…\`, `$executeRaw` in prisma.$executeRaw\`…\`. */
 function tagName(node: TSESTree.TaggedTemplateExpression): string | undefined {
@@ -87,14 +88,32 @@ function calleeMethod(call: TSESTree.CallExpression): string | undefined {
 }
 
 const EMPTY_FACTS: LockFacts = {
-  kv: { ops: [], locks: [], releases: [], takeovers: [], libraryLocks: [], viaHelpers: { locks: [], releases: [] }, semaphores: [] },
+  kv: {
+    ops: [],
+    locks: [],
+    releases: [],
+    takeovers: [],
+    libraryLocks: [],
+    viaHelpers: { locks: [], releases: [] },
+    semaphores: [],
+  },
   helpers: [],
   importedRowReleases: [],
   importedClaims: [],
   held: [],
   ignoredAcquireFailures: [],
   lockTables: [],
-  writes: [], reads: [], staleScans: [], claims: [], recoveries: [], holderWrites: [], untakenReleases: [], rowReleases: [], keyDerivedHolders: [], heldEffects: [], renewals: [],
+  writes: [],
+  reads: [],
+  staleScans: [],
+  claims: [],
+  recoveries: [],
+  holderWrites: [],
+  untakenReleases: [],
+  rowReleases: [],
+  keyDerivedHolders: [],
+  heldEffects: [],
+  renewals: [],
   recoveriesOf: () => [],
   sweeps: () => [],
   staleRowsHandedOut: () => undefined,
@@ -127,13 +146,14 @@ export function collectAccesses(
   // Methods some recognizer learnt from this file (ioredis defineCommand names), by recognizer.
   const learnt = new Map<string, Recognizer[]>();
   for (const recognizer of recognizers) {
-    for (const name of recognizer.prepare?.(calls, ctx) ?? []) learnt.set(name, [...(learnt.get(name) ?? []), recognizer]);
+    for (const name of recognizer.prepare?.(calls, ctx) ?? [])
+      learnt.set(name, [...(learnt.get(name) ?? []), recognizer]);
   }
   for (const call of calls) {
     const method = calleeMethod(call);
     const fn = method === undefined ? calleeFunction(call) : undefined;
     if (method === undefined && fn === undefined) continue;
-    const candidates = method === undefined ? byFunction.get(fn!) : byMethod.get(method) ?? learnt.get(method);
+    const candidates = method === undefined ? byFunction.get(fn!) : (byMethod.get(method) ?? learnt.get(method));
     for (const recognizer of candidates ?? []) {
       const access = recognizer.recognize(call, ctx);
       // Type-aware mode: a receiver the checker proves is not this store's client is not its access.
@@ -168,7 +188,11 @@ function evidenceOf(context: Context): Evidence {
  * listeners for the first rule of a file, and a `Program:exit` for every rule); `callback` runs once, in that rule's
  * own `Program:exit`.
  */
-export function onLockFacts(context: Context, callback: Callback, extension?: Partial<Vocabulary>): TSESLint.RuleListener {
+export function onLockFacts(
+  context: Context,
+  callback: Callback,
+  extension?: Partial<Vocabulary>,
+): TSESLint.RuleListener {
   const sourceCode = context.sourceCode;
   // A module with no lock evidence gives every rule empty facts: no listener at all, not even `Program:exit`.
   if (lockFree.has(sourceCode) && context.settings["locksAllModules"] !== true) return {};
@@ -188,25 +212,33 @@ export function onLockFacts(context: Context, callback: Callback, extension?: Pa
   }
   const recording = evidence === "held";
   const state: FileState = {
-    done: false, extensions: extension ? [extension] : [], calls: [], tagged: [], functions: [], flags: [],
-    paths: new PathRecorder(), context,
+    done: false,
+    extensions: extension ? [extension] : [],
+    calls: [],
+    tagged: [],
+    functions: [],
+    flags: [],
+    paths: new PathRecorder(),
+    context,
   };
   states.set(sourceCode, state);
   const { paths } = state;
   // Without its listeners the recorder sees no code path and records nothing: awaits, returns and throws are
   // listened to only for it.
-  const recordOnly = recording ? {
-    ...paths.listeners,
-    AwaitExpression(node: TSESTree.AwaitExpression) {
-      paths.record(node);
-    },
-    ReturnStatement(node: TSESTree.ReturnStatement) {
-      paths.record(node);
-    },
-    ThrowStatement(node: TSESTree.ThrowStatement) {
-      paths.record(node);
-    },
-  } : {};
+  const recordOnly = recording
+    ? {
+        ...paths.listeners,
+        AwaitExpression(node: TSESTree.AwaitExpression) {
+          paths.record(node);
+        },
+        ReturnStatement(node: TSESTree.ReturnStatement) {
+          paths.record(node);
+        },
+        ThrowStatement(node: TSESTree.ThrowStatement) {
+          paths.record(node);
+        },
+      }
+    : {};
   return {
     ...recordOnly,
     CallExpression(node) {
@@ -259,13 +291,28 @@ function factsOf(state: FileState): LockFacts {
     const audit = auditGiven(context.settings, context.filename);
     const imported = importedInstances(sourceCode, state.calls, importedHelpersOf(audit));
     const helpers = helperInstances(sourceCode, accesses, shape, imported.kv);
-    const built = buildFacts(sourceCode, accesses, shape, vocabulary, helpers.instances, recoveredElsewhereOf(audit), uniqueKeysOf(context.settings));
+    const built = buildFacts(
+      sourceCode,
+      accesses,
+      shape,
+      vocabulary,
+      helpers.instances,
+      recoveredElsewhereOf(audit),
+      uniqueKeysOf(context.settings),
+    );
     const advisory = accesses.filter((a): a is AdvisoryLockOp => a.access === "advisory");
     // An imported helper's advisory lock is the held lock of the code that calls it.
     const viaHelpers = imported.advisory;
     facts = {
       ...built,
-      held: buildHeldLocks(sourceCode, viaHelpers.length > 0 ? [...accesses, ...viaHelpers] : accesses, built.kv, shape, state.flags, paths),
+      held: buildHeldLocks(
+        sourceCode,
+        viaHelpers.length > 0 ? [...accesses, ...viaHelpers] : accesses,
+        built.kv,
+        shape,
+        state.flags,
+        paths,
+      ),
       ignoredAcquireFailures: ignoredAcquireFailures(sourceCode, accesses),
       lockTables: buildLockTables(sourceCode, accesses, vocabulary),
       helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory, rowLockHelpers(built)),
@@ -291,7 +338,7 @@ function auditGiven(settings: Readonly<Record<string, unknown>>, filename: strin
   const files = settings["locksAuditFiles"];
   if (!files || typeof files !== "object") return settings;
   const own = (files as Record<string, unknown>)[filename];
-  return own && typeof own === "object" ? own as Record<string, unknown> : {};
+  return own && typeof own === "object" ? (own as Record<string, unknown>) : {};
 }
 
 /** The helpers the audit hands a module that imports them (`locksImportedHelpers`). */
@@ -316,8 +363,12 @@ function recoveredElsewhereOf(settings: Readonly<Record<string, unknown>>): Read
 function uniqueKeysOf(settings: Readonly<Record<string, unknown>>): UniqueKeyMap {
   const given = settings["locksUniqueKeys"];
   if (!given || typeof given !== "object") return new Map();
-  return new Map(Object.entries(given as Record<string, unknown>)
-    .filter((e): e is [string, string[][]] => Array.isArray(e[1]) && e[1].every((k) => Array.isArray(k) && k.every((f) => typeof f === "string"))));
+  return new Map(
+    Object.entries(given as Record<string, unknown>).filter(
+      (e): e is [string, string[][]] =>
+        Array.isArray(e[1]) && e[1].every((k) => Array.isArray(k) && k.every((f) => typeof f === "string")),
+    ),
+  );
 }
 
 let candidateText: RegExp | undefined;
@@ -332,7 +383,9 @@ let candidateText: RegExp | undefined;
 export function mayHoldLocks(text: string): boolean {
   if (!candidateText) {
     const escape = (s: string) => s.replace(/[$]/g, "\\$");
-    const methods = [...new Set([...evidenceMethods, ...recognizers.flatMap((r) => [...(r.functions ?? [])])])].map(escape).join("|");
+    const methods = [...new Set([...evidenceMethods, ...recognizers.flatMap((r) => [...(r.functions ?? [])])])]
+      .map(escape)
+      .join("|");
     const tags = [...taggedRecognizers.keys()].map(escape).join("|");
     candidateText = new RegExp(
       // `.update(`, `?.update(`, `.update<T>(`, `["update"](`, `writeFile(`, sql`…`, `running = true`

@@ -10,7 +10,6 @@ export function claimData(claim: Claim): { model: string; field: string; value: 
   return { ...lockData(claim.lock), claimLine: String(claim.write.node.loc.start.line) };
 }
 
-
 /** Where a check-then-act made its check, in words, and the line. */
 export function checkData(check: Check): { checkedWhere: string; checkLine: string } {
   return {
@@ -33,6 +32,7 @@ export function throughHelper(op: KvOp): string {
 /** `; so do the calls at lines 234 and 253`: the other calls of the same helper, inside its parenthesis. */
 export function alsoAt(lines: readonly number[] | undefined): string {
   if (!lines || lines.length === 0) return "";
-  const list = lines.length === 1 ? `line ${lines[0]}` : `lines ${lines.slice(0, -1).join(", ")} and ${lines[lines.length - 1]}`;
+  const list =
+    lines.length === 1 ? `line ${lines[0]}` : `lines ${lines.slice(0, -1).join(", ")} and ${lines[lines.length - 1]}`;
   return `; so do the calls at ${list}`;
 }

@@ -47,7 +47,11 @@ function words(name: string): string[] {
  * claimed value, the one the module's own failure path gives a row it holds (a write in a `catch` that pins the
  * claimed value and moves the field off it), which the claim accepts again.
  */
-function backValue(sourceCode: SourceCode, claim: Claim, facts: LockFacts): { text: string; value: string | boolean } | undefined {
+function backValue(
+  sourceCode: SourceCode,
+  claim: Claim,
+  facts: LockFacts,
+): { text: string; value: string | boolean } | undefined {
   const field = normalizeName(claim.lock.field);
   const claimed = claim.lock.value.value;
   const excluded: unknown[] = [];
@@ -61,7 +65,13 @@ function backValue(sourceCode: SourceCode, claim: Claim, facts: LockFacts): { te
       // A status the rows wait in, or a flag's other value (`locked: false`).
       const value = atom.pred.values.find((v) => v.value !== claimed);
       const kind = typeof value?.value;
-      if (value === undefined || (kind !== "string" && kind !== "boolean") || kind !== typeof claimed || (atom.op !== "eq" && atom.op !== "in")) continue;
+      if (
+        value === undefined ||
+        (kind !== "string" && kind !== "boolean") ||
+        kind !== typeof claimed ||
+        (atom.op !== "eq" && atom.op !== "in")
+      )
+        continue;
       const back = value.value as string | boolean;
       return { text: valueText(sourceCode, atom.pred.node, back) ?? JSON.stringify(back), value: back };
     }
@@ -70,7 +80,16 @@ function backValue(sourceCode: SourceCode, claim: Claim, facts: LockFacts): { te
   const model = normalizeModel(claim.write.model);
   for (const w of facts.writes) {
     if (w === claim.write || normalizeModel(w.model) !== model || !inCatch(w.node)) continue;
-    const pinsClaimed = toBranches(w.filter).every((b) => b.some((a) => "pred" in a && a.op === "eq" && normalizeName(a.pred.field) === field && a.pred.values?.length === 1 && a.pred.values[0]!.value === claimed));
+    const pinsClaimed = toBranches(w.filter).every((b) =>
+      b.some(
+        (a) =>
+          "pred" in a &&
+          a.op === "eq" &&
+          normalizeName(a.pred.field) === field &&
+          a.pred.values?.length === 1 &&
+          a.pred.values[0]!.value === claimed,
+      ),
+    );
     const moved = w.assignments.find((a) => normalizeName(a.field) === field && a.value.kind === "static");
     const to = moved?.value.kind === "static" ? moved.value.value.value : undefined;
     if (!pinsClaimed || typeof to !== "string" || to === claimed || excluded.includes(to)) continue;
@@ -91,13 +110,14 @@ function inCatch(node: Node): boolean {
 function topStatement(node: Node): TSESTree.ProgramStatement | undefined {
   let n: Node = node;
   while (n.parent && n.parent.type !== "Program") n = n.parent;
-  return n.parent ? n as TSESTree.ProgramStatement : undefined;
+  return n.parent ? (n as TSESTree.ProgramStatement) : undefined;
 }
 
 /** The leftmost name of a client expression: `prisma` in `prisma.job`, `this` in `this.prisma.job`. */
 function clientRoot(node: Node): TSESTree.Identifier | TSESTree.ThisExpression | undefined {
   let n: Node = node;
-  while (n.type === "MemberExpression" || n.type === "TSNonNullExpression") n = n.type === "MemberExpression" ? n.object : n.expression;
+  while (n.type === "MemberExpression" || n.type === "TSNonNullExpression")
+    n = n.type === "MemberExpression" ? n.object : n.expression;
   return n.type === "Identifier" || n.type === "ThisExpression" ? n : undefined;
 }
 
@@ -107,13 +127,17 @@ function lineIndent(sourceCode: SourceCode, node: Node): string {
 }
 
 function indented(text: string, indent: string): string {
-  return text.split("\n").map((l) => (l ? indent + l : l)).join("\n");
+  return text
+    .split("\n")
+    .map((l) => (l ? indent + l : l))
+    .join("\n");
 }
 
 /** Where a module statement begins with its decorators and the comments above it (a class's JSDoc stays on it). */
 function statementStart(sourceCode: SourceCode, top: TSESTree.ProgramStatement): number {
-  const declaration = top.type === "ExportNamedDeclaration" || top.type === "ExportDefaultDeclaration" ? top.declaration : top;
-  const decorators = declaration && "decorators" in declaration ? declaration.decorators ?? [] : [];
+  const declaration =
+    top.type === "ExportNamedDeclaration" || top.type === "ExportDefaultDeclaration" ? top.declaration : top;
+  const decorators = declaration && "decorators" in declaration ? (declaration.decorators ?? []) : [];
   const start = Math.min(top.range[0], ...decorators.map((d) => d.range[0]));
   const first = sourceCode.getTokenByRangeStart(start, { includeComments: false }) ?? sourceCode.getFirstToken(top);
   const comments = first ? sourceCode.getCommentsBefore(first) : [];
@@ -121,7 +145,12 @@ function statementStart(sourceCode: SourceCode, top: TSESTree.ProgramStatement):
 }
 
 /** The suggestion's edits for `claim`, or undefined where a part would have to be guessed. */
-export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Claim, facts: LockFacts): RecoveryEdit | undefined {
+export function recoveryEdit(
+  sourceCode: SourceCode,
+  filename: string,
+  claim: Claim,
+  facts: LockFacts,
+): RecoveryEdit | undefined {
   if (claim.insert || claim.lease || claim.keyed || claim.unenforced || !claim.write.recoveryWrite) return undefined;
   const back = backValue(sourceCode, claim, facts);
   // The progress timestamp: a heartbeat's stamp (a field stamped only by the claim is a start time whatever its name).
@@ -136,24 +165,54 @@ export function recoveryEdit(sourceCode: SourceCode, filename: string, claim: Cl
   const model = words(claim.lock.model);
   // A flag is named by its field (`locked = true`), a status by its value (`RUNNING`).
   const flag = typeof claim.lock.value.value === "boolean";
-  const value = flag ? words(claim.lock.field) : words(claim.lock.value.value === undefined ? "" : String(claim.lock.value.value));
+  const value = flag
+    ? words(claim.lock.field)
+    : words(claim.lock.value.value === undefined ? "" : String(claim.lock.value.value));
   const threshold = freeName(sourceCode, ["STALE", ...model, ...value, "MS"].map((w) => w.toUpperCase()).join("_"));
   const name = freeName(sourceCode, `recoverStale${model.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("")}`);
-  const write = claim.write.recoveryWrite({ field: claim.lock.field, stuck: claim.lock.value.value as string | boolean, back: back.value, stuckText: claim.lock.valueText, backText: back.text, timeField, threshold });
+  const write = claim.write.recoveryWrite({
+    field: claim.lock.field,
+    stuck: claim.lock.value.value as string | boolean,
+    back: back.value,
+    stuckText: claim.lock.valueText,
+    backText: back.text,
+    timeField,
+    threshold,
+  });
   if (!write) return undefined;
   const stuck = flag ? `with ${claim.lock.field} = ${String(claim.lock.value.value)}` : String(claim.lock.value.value);
   const backWords = flag ? `${claim.lock.field} = ${String(back.value)}` : String(back.value);
-  const edits = assemble(sourceCode, filename, write, fn, top, name, [
-    `Gives ${claim.lock.model} rows left ${stuck} by a holder that died (SIGKILL, OOM, a deploy) back to ${backWords}, once`,
-    `${timeField} has not moved for ${threshold}. Run it from a scheduled sweeper, or before claiming.`,
-  ], [
-    `/** How long ${/^[aeiou]/i.test(claim.lock.model) ? "an" : "a"} ${claim.lock.model} row may stay ${stuck} without ${timeField} moving before its holder counts as dead. */`,
-    `const ${threshold} = ${DEFAULT_MINUTES} * 60 * 1000;`,
-  ]);
+  const edits = assemble(
+    sourceCode,
+    filename,
+    write,
+    fn,
+    top,
+    name,
+    [
+      `Gives ${claim.lock.model} rows left ${stuck} by a holder that died (SIGKILL, OOM, a deploy) back to ${backWords}, once`,
+      `${timeField} has not moved for ${threshold}. Run it from a scheduled sweeper, or before claiming.`,
+    ],
+    [
+      `/** How long ${/^[aeiou]/i.test(claim.lock.model) ? "an" : "a"} ${claim.lock.model} row may stay ${stuck} without ${timeField} moving before its holder counts as dead. */`,
+      `const ${threshold} = ${DEFAULT_MINUTES} * 60 * 1000;`,
+    ],
+  );
   if (!edits) return undefined;
   return {
-    edits, name, threshold, timeField, backText: back.text,
-    ...(flag ? { flag: { held: `${claim.lock.field} = ${String(claim.lock.value.value)}`, free: `${claim.lock.field} = ${back.text}` } } : {}),
+    edits,
+    name,
+    threshold,
+    timeField,
+    backText: back.text,
+    ...(flag
+      ? {
+          flag: {
+            held: `${claim.lock.field} = ${String(claim.lock.value.value)}`,
+            free: `${claim.lock.field} = ${back.text}`,
+          },
+        }
+      : {}),
   };
 }
 
@@ -172,7 +231,12 @@ export interface LockRowSweepEdit {
  * expiry it extends, a heartbeat it stamps) and the insert stamps it too, so a live holder's row is never taken. An
  * expiry (`new Date(Date.now() + ttl)`) is compared with now; a stamp with a named threshold.
  */
-export function lockRowSweepEdit(sourceCode: SourceCode, filename: string, claim: Claim, facts: LockFacts): LockRowSweepEdit | undefined {
+export function lockRowSweepEdit(
+  sourceCode: SourceCode,
+  filename: string,
+  claim: Claim,
+  facts: LockFacts,
+): LockRowSweepEdit | undefined {
   if (!claim.insert || !claim.write.staleRowsDelete) return undefined;
   const timeField = facts.keptMoving(claim.write.model, claim);
   const stamp = timeField && clockStamp(claim.write, timeField);
@@ -182,18 +246,31 @@ export function lockRowSweepEdit(sourceCode: SourceCode, filename: string, claim
   const expiry = readsClockAhead(sourceCode, stamp.valueNode);
   const model = words(claim.lock.model);
   const Model = model.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("");
-  const threshold = expiry ? undefined : freeName(sourceCode, ["STALE", ...model, "MS"].map((w) => w.toUpperCase()).join("_"));
+  const threshold = expiry
+    ? undefined
+    : freeName(sourceCode, ["STALE", ...model, "MS"].map((w) => w.toUpperCase()).join("_"));
   const name = freeName(sourceCode, `remove${expiry ? "Expired" : "Stale"}${Model}`);
   const write = claim.write.staleRowsDelete({ timeField, ...(threshold ? { threshold } : {}) });
   if (!write) return undefined;
-  const edits = assemble(sourceCode, filename, write, fn, top, name, wrap(
-    `Removes ${claim.lock.model} rows whose ${timeField} ${threshold ? `has not moved for ${threshold}` : "has passed"}: their holder died ` +
-    "(SIGKILL, OOM, a deploy) without releasing them, and the key stays taken while they remain. Run it from a " +
-    "scheduled sweeper, or before acquiring.",
-  ), threshold ? [
-    `/** How long ${/^[aeiou]/i.test(claim.lock.model) ? "an" : "a"} ${claim.lock.model} row may go without ${timeField} moving before its holder counts as dead. */`,
-    `const ${threshold} = ${DEFAULT_MINUTES} * 60 * 1000;`,
-  ] : undefined);
+  const edits = assemble(
+    sourceCode,
+    filename,
+    write,
+    fn,
+    top,
+    name,
+    wrap(
+      `Removes ${claim.lock.model} rows whose ${timeField} ${threshold ? `has not moved for ${threshold}` : "has passed"}: their holder died ` +
+        "(SIGKILL, OOM, a deploy) without releasing them, and the key stays taken while they remain. Run it from a " +
+        "scheduled sweeper, or before acquiring.",
+    ),
+    threshold
+      ? [
+          `/** How long ${/^[aeiou]/i.test(claim.lock.model) ? "an" : "a"} ${claim.lock.model} row may go without ${timeField} moving before its holder counts as dead. */`,
+          `const ${threshold} = ${DEFAULT_MINUTES} * 60 * 1000;`,
+        ]
+      : undefined,
+  );
   return edits && { edits, name, timeField, ...(threshold ? { threshold } : {}) };
 }
 
@@ -216,8 +293,14 @@ function wrap(text: string): string[] {
  * Types are written only in TypeScript files. Undefined where the client is not in reach there.
  */
 function assemble(
-  sourceCode: SourceCode, filename: string, write: RecoveryWrite, fn: TSESTree.FunctionLike, top: TSESTree.ProgramStatement,
-  name: string, doc: readonly string[], constant: readonly string[] | undefined,
+  sourceCode: SourceCode,
+  filename: string,
+  write: RecoveryWrite,
+  fn: TSESTree.FunctionLike,
+  top: TSESTree.ProgramStatement,
+  name: string,
+  doc: readonly string[],
+  constant: readonly string[] | undefined,
 ): TextEdit[] | undefined {
   const placed = placement(sourceCode, write, fn, top);
   if (!placed) return undefined;
@@ -232,11 +315,14 @@ function assemble(
     "}",
   ].join("\n");
   const constText = constant ? `${constant.join("\n")}\n\n` : "";
-  const edits: TextEdit[] = [...write.edits ?? []];
+  const edits: TextEdit[] = [...(write.edits ?? [])];
   if (placed.method) {
     const start = statementStart(sourceCode, top);
     if (constText) edits.push({ range: [start, start], text: constText });
-    edits.push({ range: [placed.after.range[1], placed.after.range[1]], text: `\n\n${indented(fnText, lineIndent(sourceCode, placed.after))}` });
+    edits.push({
+      range: [placed.after.range[1], placed.after.range[1]],
+      text: `\n\n${indented(fnText, lineIndent(sourceCode, placed.after))}`,
+    });
   } else {
     edits.push({ range: [placed.after.range[1], placed.after.range[1]], text: `\n\n${constText}${fnText}` });
   }
@@ -247,24 +333,32 @@ function assemble(
  * Where the recovery goes: after the claiming method of a class when the client is `this` (a method), else after
  * the module statement that holds the claiming function (a function), where the client must be a module binding.
  */
-function placement(sourceCode: SourceCode, write: RecoveryWrite, fn: TSESTree.FunctionLike, top: TSESTree.ProgramStatement): { after: Node; method: boolean; exported: boolean } | undefined {
+function placement(
+  sourceCode: SourceCode,
+  write: RecoveryWrite,
+  fn: TSESTree.FunctionLike,
+  top: TSESTree.ProgramStatement,
+): { after: Node; method: boolean; exported: boolean } | undefined {
   const root = clientRoot(write.client);
   if (!root) return undefined;
   // An ES module exports it for a sweeper to import; a CommonJS module (no import or export declaration) gets a
   // plain function, since a later `module.exports = {…}` would drop one added to its exports here.
-  const exported = sourceCode.ast.sourceType === "module" && sourceCode.ast.body.some((s) => /^(Import|Export)/.test(s.type));
+  const exported =
+    sourceCode.ast.sourceType === "module" && sourceCode.ast.body.some((s) => /^(Import|Export)/.test(s.type));
   if (root.type === "ThisExpression") {
     // `this` of the class only: the claim sits directly in a method, not in a nested `function`.
     const method = fn.parent;
     if (fn.type !== "FunctionExpression" || method?.type !== "MethodDefinition" || method.static) return undefined;
     let own: Node | undefined = write.client;
-    for (; own && own !== fn; own = own.parent) if (own.type === "FunctionExpression" || own.type === "FunctionDeclaration") break;
+    for (; own && own !== fn; own = own.parent)
+      if (own.type === "FunctionExpression" || own.type === "FunctionDeclaration") break;
     if (own !== fn) return undefined;
     return { after: method, method: true, exported };
   }
   const variable = findVariable(sourceCode as never, root);
   const scope = variable?.scope.type;
-  if (!variable || (scope !== "module" && scope !== "global") || variable.defs.some((d) => d.type === "Parameter")) return undefined;
+  if (!variable || (scope !== "module" && scope !== "global") || variable.defs.some((d) => d.type === "Parameter"))
+    return undefined;
   return { after: top, method: false, exported };
 }
 
@@ -274,10 +368,21 @@ function placement(sourceCode: SourceCode, write: RecoveryWrite, fn: TSESTree.Fu
  * renamed to the progress timestamp the module keeps moving. Undefined where the field is not written so (a SQL
  * string, a computed key).
  */
-export function renameTimeField(sourceCode: SourceCode, node: Node, field: string, replacement: string): TextEdit | undefined {
-  const found = findBelow(node, (n) => (n.type === "Property" && !n.computed &&
-    ((n.key.type === "Identifier" && n.key.name === field) || (n.key.type === "Literal" && n.key.value === field))) ||
-    (n.type === "Literal" && n.value === field && n.parent?.type === "CallExpression" && n.parent.arguments[0] === n)) as TSESTree.Property | TSESTree.Literal | undefined;
+export function renameTimeField(
+  sourceCode: SourceCode,
+  node: Node,
+  field: string,
+  replacement: string,
+): TextEdit | undefined {
+  const found = findBelow(
+    node,
+    (n) =>
+      (n.type === "Property" &&
+        !n.computed &&
+        ((n.key.type === "Identifier" && n.key.name === field) ||
+          (n.key.type === "Literal" && n.key.value === field))) ||
+      (n.type === "Literal" && n.value === field && n.parent?.type === "CallExpression" && n.parent.arguments[0] === n),
+  ) as TSESTree.Property | TSESTree.Literal | undefined;
   if (!found) return undefined;
   if (found.type === "Literal") {
     const quote = found.raw.startsWith("'") ? "'" : '"';

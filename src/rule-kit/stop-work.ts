@@ -20,7 +20,11 @@ export interface StopWork {
 /** The block a handler runs: a catch clause's, a callback's; undefined for an expression body. */
 function handlerBlock(handler: Node): TSESTree.BlockStatement | undefined {
   if (handler.type === "CatchClause") return handler.body;
-  if ((handler.type === "ArrowFunctionExpression" || handler.type === "FunctionExpression") && handler.body.type === "BlockStatement") return handler.body;
+  if (
+    (handler.type === "ArrowFunctionExpression" || handler.type === "FunctionExpression") &&
+    handler.body.type === "BlockStatement"
+  )
+    return handler.body;
   if (handler.type === "BlockStatement") return handler;
   return undefined;
 }
@@ -32,11 +36,14 @@ function loopTest(node: Node): TSESTree.Expression | null | undefined {
 }
 
 /** Each variable the module declares with an initialiser (`const c = new AbortController()`, `let lost = false`). */
-function* declared(sourceCode: SourceCode): Generator<{ variable: TSESLint.Scope.Variable; declarator: TSESTree.VariableDeclarator }> {
+function* declared(
+  sourceCode: SourceCode,
+): Generator<{ variable: TSESLint.Scope.Variable; declarator: TSESTree.VariableDeclarator }> {
   for (const scope of sourceCode.scopeManager?.scopes ?? []) {
     for (const variable of scope.variables) {
       const def = variable.defs[0];
-      if (variable.defs.length === 1 && def?.type === "Variable" && def.node.id.type === "Identifier" && def.node.init) yield { variable, declarator: def.node };
+      if (variable.defs.length === 1 && def?.type === "Variable" && def.node.id.type === "Identifier" && def.node.init)
+        yield { variable, declarator: def.node };
     }
   }
 }
@@ -46,16 +53,27 @@ export function stopWorkEdit(sourceCode: SourceCode, handler: Node): StopWork | 
   const block = handlerBlock(handler);
   if (!block) return undefined;
   // The variable must be the one the handler's code would name (not shadowed there, not out of its reach).
-  const inScope = (variable: { name: string }) => variableAt(sourceCode as never, variable.name, block.body[0] ?? block) === variable;
+  const inScope = (variable: { name: string }) =>
+    variableAt(sourceCode as never, variable.name, block.body[0] ?? block) === variable;
   let statement: string | undefined;
   for (const { variable, declarator: d } of declared(sourceCode)) {
     if (!d.init) continue;
     const name = variable.name;
     const reads = variable.references.filter((r) => r.isRead()).map((r) => r.identifier);
     // An AbortController whose signal the work reads.
-    if (d.init.type === "NewExpression" && d.init.callee.type === "Identifier" && d.init.callee.name === "AbortController") {
-      const signalRead = reads.some((id) => id.parent?.type === "MemberExpression" && id.parent.object === id && !id.parent.computed &&
-        id.parent.property.type === "Identifier" && id.parent.property.name === "signal");
+    if (
+      d.init.type === "NewExpression" &&
+      d.init.callee.type === "Identifier" &&
+      d.init.callee.name === "AbortController"
+    ) {
+      const signalRead = reads.some(
+        (id) =>
+          id.parent?.type === "MemberExpression" &&
+          id.parent.object === id &&
+          !id.parent.computed &&
+          id.parent.property.type === "Identifier" &&
+          id.parent.property.name === "signal",
+      );
       if (signalRead && inScope(variable)) {
         statement = `${name}.abort();`;
         break;
@@ -63,12 +81,19 @@ export function stopWorkEdit(sourceCode: SourceCode, handler: Node): StopWork | 
       continue;
     }
     // A boolean the loops test: `while (!lost)` ends when it is set, `while (running)` when it is cleared.
-    if (d.init.type !== "Literal" || typeof d.init.value !== "boolean" || d.parent?.type !== "VariableDeclaration" || d.parent.kind === "const") continue;
+    if (
+      d.init.type !== "Literal" ||
+      typeof d.init.value !== "boolean" ||
+      d.parent?.type !== "VariableDeclaration" ||
+      d.parent.kind === "const"
+    )
+      continue;
     for (const id of reads) {
       const negated = id.parent?.type === "UnaryExpression" && id.parent.operator === "!";
       const test = negated ? id.parent : id;
       if (!test.parent || loopTest(test.parent) !== test) continue;
-      if (negated === (d.init.value === false) && inScope(variable)) statement = `${name} = ${negated ? "true" : "false"};`;
+      if (negated === (d.init.value === false) && inScope(variable))
+        statement = `${name} = ${negated ? "true" : "false"};`;
       break;
     }
     if (statement) break;

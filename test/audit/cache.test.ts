@@ -18,7 +18,12 @@ describe("locks-audit --cache", () => {
     expect(cold.cache?.misses).toBeGreaterThan(5);
     expect(cold.cache?.file).toBe(join(dir, ".locks-audit-cache"));
     const warm = await runAudit({ cwd: dir, ...quiet, cache: true });
-    expect(warm.cache).toEqual({ file: join(dir, ".locks-audit-cache"), hits: cold.cache!.misses, misses: 0, linted: [] });
+    expect(warm.cache).toEqual({
+      file: join(dir, ".locks-audit-cache"),
+      hits: cold.cache!.misses,
+      misses: 0,
+      linted: [],
+    });
     expect(warm.output).toBe(plain.output);
     expect(cold.output).toBe(plain.output);
     expect(warm.result.findings.length).toBeGreaterThan(8);
@@ -48,7 +53,12 @@ describe("locks-audit --cache", () => {
     const cold = await runAudit({ cwd: dir, ...quiet, cache: true });
     const other = await runAudit({ cwd: dir, ...quiet, config: "recommended", cache: true });
     expect(other.cache?.hits).toBe(0);
-    const set = await runAudit({ cwd: dir, ...quiet, cache: true, settings: { locks: { progressTimeFields: ["touchedAt"] } } });
+    const set = await runAudit({
+      cwd: dir,
+      ...quiet,
+      cache: true,
+      settings: { locks: { progressTimeFields: ["touchedAt"] } },
+    });
     expect(set.cache?.hits).toBe(0);
     expect(set.cache?.misses).toBe(cold.cache?.misses);
   });
@@ -63,7 +73,9 @@ describe("locks-audit --cache", () => {
     const elsewhere = await runAudit({ cwd: dir, ...quiet, cache: true, cacheLocation: "cache-here" });
     expect(elsewhere.cache?.file).toBe(join(dir, "cache-here/.locks-audit-cache"));
     expect(existsSync(join(dir, "cache-here/.locks-audit-cache"))).toBe(true);
-    expect((await runAudit({ cwd: dir, ...quiet, cache: true, cacheLocation: "custom.json" })).cache?.file).toBe(join(dir, "custom.json"));
+    expect((await runAudit({ cwd: dir, ...quiet, cache: true, cacheLocation: "custom.json" })).cache?.file).toBe(
+      join(dir, "custom.json"),
+    );
   });
 
   it("refuses --cache-location without --cache, and --cache with --types (exit 2)", async () => {

@@ -21,7 +21,13 @@ function sh(command: string) {
   return spawnSync("bash", ["-c", command], {
     cwd: dir,
     encoding: "utf8",
-    env: { ...process.env, PATH: `${bin}:${join(dir, "node_modules/.bin")}:${process.env["PATH"]}`, BASE_SHA: base, PR_NUMBER: "42", npm_config_yes: "false" },
+    env: {
+      ...process.env,
+      PATH: `${bin}:${join(dir, "node_modules/.bin")}:${process.env["PATH"]}`,
+      BASE_SHA: base,
+      PR_NUMBER: "42",
+      npm_config_yes: "false",
+    },
   });
 }
 
@@ -33,15 +39,21 @@ beforeAll(() => {
   base = commitAll(dir);
   // The pull request: a new export claim with no recovery anywhere.
   const render = join(dir, "src/exports/render.ts");
-  writeFileSync(render, `${readFileSync(render, "utf8")}
+  writeFileSync(
+    render,
+    `${readFileSync(render, "utf8")}
 export async function claimPreview(exportId: string): Promise<boolean> {
   const res = await prisma.preview.updateMany({ where: { id: exportId, state: { not: "RENDERING" } }, data: { state: "RENDERING" } });
   return res.count === 1;
 }
-`);
+`,
+  );
   bin = join(dir, ".stubs");
   mkdirSync(bin);
-  writeFileSync(join(bin, "reviewdog"), `#!/bin/sh\ncat > "${dir}/reviewdog.stdin"\necho "$@" > "${dir}/reviewdog.args"\n`);
+  writeFileSync(
+    join(bin, "reviewdog"),
+    `#!/bin/sh\ncat > "${dir}/reviewdog.stdin"\necho "$@" > "${dir}/reviewdog.args"\n`,
+  );
   writeFileSync(join(bin, "gh"), `#!/bin/sh\necho "$@" > "${dir}/gh.args"\n`);
   chmodSync(join(bin, "reviewdog"), 0o755);
   chmodSync(join(bin, "gh"), 0o755);
@@ -49,14 +61,25 @@ export async function claimPreview(exportId: string): Promise<boolean> {
 
 describe("docs/ci.md", () => {
   it("has every snippet this test runs", () => {
-    expect([...snippets.keys()].sort()).toEqual(["comment", "eslint-config", "lint", "markdown", "ratchet", "reviewdog", "sarif", "workflow"]);
+    expect([...snippets.keys()].sort()).toEqual([
+      "comment",
+      "eslint-config",
+      "lint",
+      "markdown",
+      "ratchet",
+      "reviewdog",
+      "sarif",
+      "workflow",
+    ]);
   });
 
   it("lint: the flat config and `npx eslint .` report the claims the rules see", () => {
     const r = sh(snippets.get("lint")!);
     expect(r.status).toBe(1);
     expect(r.stdout).toContain("src/jobs/start.ts");
-    expect(r.stdout).toMatch(/7:25 +error +Q1 \(if the holder dies, who unlocks\?\): this write claims job\.status = GENERATING/);
+    expect(r.stdout).toMatch(
+      /7:25 +error +Q1 \(if the holder dies, who unlocks\?\): this write claims job\.status = GENERATING/,
+    );
     expect(r.stdout).toMatch(/locks\/require-stale-recovery/);
     expect(r.stdout).toContain("2 problems (2 errors, 0 warnings)");
   });
@@ -66,8 +89,14 @@ describe("docs/ci.md", () => {
     expect(r.status).toBe(1);
     const log = JSON.parse(readFileSync(join(dir, "locks.sarif"), "utf8"));
     expect(log.version).toBe("2.1.0");
-    expect(log.runs[0].results.map((x: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }) =>
-      [x.ruleId, x.locations[0]!.physicalLocation.artifactLocation.uri])).toEqual([["locks/require-stale-recovery", "src/exports/render.ts"]]);
+    expect(
+      log.runs[0].results.map(
+        (x: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }) => [
+          x.ruleId,
+          x.locations[0]!.physicalLocation.artifactLocation.uri,
+        ],
+      ),
+    ).toEqual([["locks/require-stale-recovery", "src/exports/render.ts"]]);
   });
 
   it("ratchet: --max-findings lets the known finding through (exit 0) and still prints it; one more fails", () => {
@@ -96,8 +125,15 @@ describe("docs/ci.md", () => {
     expect(r.status).toBe(0);
     expect(readFileSync(join(dir, "reviewdog.args"), "utf8")).toBe("-f=rdjson -reporter=github-pr-review\n");
     const out = JSON.parse(readFileSync(join(dir, "reviewdog.stdin"), "utf8"));
-    expect(out.diagnostics.map((d: { location: { path: string; range: { start: { line: number } } }; code: { value: string } }) =>
-      [d.location.path, d.location.range.start.line, d.code.value])).toEqual([
+    expect(
+      out.diagnostics.map(
+        (d: { location: { path: string; range: { start: { line: number } } }; code: { value: string } }) => [
+          d.location.path,
+          d.location.range.start.line,
+          d.code.value,
+        ],
+      ),
+    ).toEqual([
       ["src/exports/render.ts", 14, "locks/require-stale-recovery"],
       ["src/jobs/start.ts", 7, "locks/require-stale-recovery"],
     ]);
@@ -105,10 +141,12 @@ describe("docs/ci.md", () => {
 
   it("workflow: every run step is one of the snippets above (or npm ci)", () => {
     const runs = [...snippets.get("workflow")!.matchAll(/^\s+(?:- )?run: (.*)$/gm)].map((m) => m[1]!);
-    const known = new Set(["npm ci", ...["lint", "sarif", "markdown", "comment", "reviewdog"].map((k) => snippets.get(k)!.trim())]);
+    const known = new Set([
+      "npm ci",
+      ...["lint", "sarif", "markdown", "comment", "reviewdog"].map((k) => snippets.get(k)!.trim()),
+    ]);
     expect(runs.length).toBe(6);
     for (const run of runs) expect(known).toContain(run);
     expect(snippets.get("workflow")).toContain("sarif_file: locks.sarif");
   });
 });
-

@@ -24,9 +24,14 @@ function project(files: Record<string, string>): string {
 
 /** The editor's view of one file: require-stale-recovery findings, by line. */
 function editorFindings(file: string): number[] {
-  const config = [{ files: ["**/*.ts"], languageOptions: { parser: tsParser as never } }, { ...(plugin.configs.strict as object), files: ["**/*.ts"] }];
-  return new Linter({ configType: "flat", cwd: dirname(file) }).verify(readFileSync(file, "utf8"), config as never, { filename: file })
-    .filter((m) => m.ruleId === "locks/require-stale-recovery").map((m) => m.line);
+  const config = [
+    { files: ["**/*.ts"], languageOptions: { parser: tsParser as never } },
+    { ...(plugin.configs.strict as object), files: ["**/*.ts"] },
+  ];
+  return new Linter({ configType: "flat", cwd: dirname(file) })
+    .verify(readFileSync(file, "utf8"), config as never, { filename: file })
+    .filter((m) => m.ruleId === "locks/require-stale-recovery")
+    .map((m) => m.line);
 }
 
 const SWEEPER = `import { prisma } from "../db.js";
@@ -61,7 +66,12 @@ describe("locks-audit --fix", () => {
     expect(first.fixed).toEqual({ files: ["src/jobs/start.ts"], added: 1, pointed: 0, removed: 0 });
     const after = readFileSync(file, "utf8");
     // One line, at the claim's statement and indent; every other byte as it was.
-    expect(after).toBe(before.replace("  const claimed = await prisma.job.updateMany(", "  // locks-recovered-by: ./sweeper.ts\n  const claimed = await prisma.job.updateMany("));
+    expect(after).toBe(
+      before.replace(
+        "  const claimed = await prisma.job.updateMany(",
+        "  // locks-recovered-by: ./sweeper.ts\n  const claimed = await prisma.job.updateMany(",
+      ),
+    );
     expect(editorFindings(file)).toEqual([]);
     // The report is the audit of the fixed project.
     expect(first.output).toBe((await runAudit({ cwd: dir, ...quiet })).output);
@@ -74,14 +84,22 @@ describe("locks-audit --fix", () => {
     const dir = copyProject("false-directive");
     const before = readFileSync(join(dir, "src/transcribe.ts"), "utf8").split("\n");
     const plain = await runAudit({ cwd: dir, ...quiet });
-    expect(plain.result.findings.filter((f) => f.ruleId === "locks-audit/false-directive").map((f) => f.line)).toEqual([14, 23]);
+    expect(plain.result.findings.filter((f) => f.ruleId === "locks-audit/false-directive").map((f) => f.line)).toEqual([
+      14, 23,
+    ]);
     const fixed = await runAudit({ cwd: dir, ...quiet, fix: true });
     expect(fixed.fixed).toEqual({ files: ["src/transcribe.ts"], added: 0, pointed: 0, removed: 2 });
     // The two false ones go, whole lines; the true one (line 5) stays.
-    expect(readFileSync(join(dir, "src/transcribe.ts"), "utf8")).toBe(before.filter((_, i) => i !== 13 && i !== 22).join("\n"));
+    expect(readFileSync(join(dir, "src/transcribe.ts"), "utf8")).toBe(
+      before.filter((_, i) => i !== 13 && i !== 22).join("\n"),
+    );
     expect(fixed.result.findings.filter((f) => f.ruleId === "locks-audit/false-directive")).toEqual([]);
     // The claims the directives hid are findings now, where the claims are.
-    expect(fixed.result.findings.filter((f) => f.ruleId === "locks/require-stale-recovery").map((f) => `${f.file}:${f.line}`)).toEqual(["src/transcribe.ts:14", "src/transcribe.ts:22"]);
+    expect(
+      fixed.result.findings
+        .filter((f) => f.ruleId === "locks/require-stale-recovery")
+        .map((f) => `${f.file}:${f.line}`),
+    ).toEqual(["src/transcribe.ts:14", "src/transcribe.ts:22"]);
   });
 
   it("points a directive naming the wrong module at the one that recovers the claim", async () => {
@@ -93,12 +111,17 @@ describe("locks-audit --fix", () => {
     });
     const fixed = await runAudit({ cwd: dir, ...quiet, fix: true });
     expect(fixed.fixed).toEqual({ files: ["src/jobs/start.ts"], added: 0, pointed: 1, removed: 0 });
-    expect(readFileSync(join(dir, "src/jobs/start.ts"), "utf8")).toBe(CLAIM("  // locks-recovered-by: ./sweeper.ts (the janitor)\n"));
+    expect(readFileSync(join(dir, "src/jobs/start.ts"), "utf8")).toBe(
+      CLAIM("  // locks-recovered-by: ./sweeper.ts (the janitor)\n"),
+    );
     expect(fixed.result.findings).toEqual([]);
   });
 
   it("removes a false directive written after the claim on its line, and keeps the code", async () => {
-    const claim = CLAIM("").replace("  const claimed = await prisma.job.updateMany({", "  const claimed = await prisma.job.updateMany({ /* locks-recovered-by: ./nowhere.ts */");
+    const claim = CLAIM("").replace(
+      "  const claimed = await prisma.job.updateMany({",
+      "  const claimed = await prisma.job.updateMany({ /* locks-recovered-by: ./nowhere.ts */",
+    );
     const dir = project({ "src/db.ts": DB, "src/jobs/start.ts": claim });
     const fixed = await runAudit({ cwd: dir, ...quiet, fix: true });
     expect(fixed.fixed).toEqual({ files: ["src/jobs/start.ts"], added: 0, pointed: 0, removed: 1 });
@@ -116,6 +139,8 @@ describe("locks-audit --fix", () => {
     const fixed = await runAudit({ cwd: dir, ...quiet, fix: true, paths: ["src/other"] });
     expect(fixed.fixed).toEqual({ files: ["src/other/start.ts"], added: 1, pointed: 0, removed: 0 });
     expect(readFileSync(join(dir, "src/jobs/start.ts"), "utf8")).toBe(CLAIM(""));
-    expect(readFileSync(join(dir, "src/other/start.ts"), "utf8")).toContain("  // locks-recovered-by: ../jobs/sweeper.ts\n  const claimed");
+    expect(readFileSync(join(dir, "src/other/start.ts"), "utf8")).toContain(
+      "  // locks-recovered-by: ../jobs/sweeper.ts\n  const claimed",
+    );
   });
 });

@@ -1,4 +1,13 @@
-import { chmodSync, cpSync, mkdtempSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  mkdtempSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { execFileSync } from "node:child_process";
@@ -10,15 +19,20 @@ export const cli = join(repoRoot, "dist/src/audit/cli.js");
 
 function listFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? listFiles(join(dir, e.name)) : /\.(ts|js)$/.test(e.name) ? [join(dir, e.name)] : []);
+    e.isDirectory() ? listFiles(join(dir, e.name)) : /\.(ts|js)$/.test(e.name) ? [join(dir, e.name)] : [],
+  );
 }
 
 /** `// expect: a, b` (the editor and the audit) and `// audit-expect: a, b` (the audit only), as `file:line locks/rule`. */
 export function marked(dir: string, markers: RegExp): string[] {
-  return listFiles(dir).flatMap((file) => readFileSync(file, "utf8").split("\n").flatMap((text, i) => {
-    const m = markers.exec(text);
-    return m ? m[1]!.split(", ").map((rule) => `${relative(dir, file)}:${i + 1} locks/${rule}`) : [];
-  }));
+  return listFiles(dir).flatMap((file) =>
+    readFileSync(file, "utf8")
+      .split("\n")
+      .flatMap((text, i) => {
+        const m = markers.exec(text);
+        return m ? m[1]!.split(", ").map((rule) => `${relative(dir, file)}:${i + 1} locks/${rule}`) : [];
+      }),
+  );
 }
 
 /** A copy of a fixture project in a temporary folder (so tests can edit it and make it a git repository). */
@@ -29,7 +43,11 @@ export function copyProject(name: string): string {
 }
 
 export function git(dir: string, ...args: string[]): string {
-  return execFileSync("git", ["-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false", ...args], { cwd: dir, encoding: "utf8" });
+  return execFileSync(
+    "git",
+    ["-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false", ...args],
+    { cwd: dir, encoding: "utf8" },
+  );
 }
 
 /** Makes `dir` a git repository with everything committed; returns the commit. */

@@ -7,7 +7,8 @@ import { runAudit } from "../../src/audit/index.js";
 import { marked, projects } from "./helpers.js";
 
 const project = join(projects, "recovered-elsewhere");
-const where = (list: readonly { ruleId: string; file: string; line: number }[]) => list.map((f) => `${f.file}:${f.line} ${f.ruleId}`);
+const where = (list: readonly { ruleId: string; file: string; line: number }[]) =>
+  list.map((f) => `${f.file}:${f.line} ${f.ruleId}`);
 
 describe("locks-audit: claims recovered in another module", () => {
   it("reports exactly the `// audit-expect:` lines, and answers the `// expect:` Q1 findings in the recovering module", async () => {
@@ -17,17 +18,28 @@ describe("locks-audit: claims recovered in another module", () => {
     // A claim taken through another module's helper (src/reports/print.ts) is the audit's alone, answered with it.
     const answeredCalls = marked(project, /\/\/ audit-answered: ([\w-]+(?:, [\w-]+)*)\s*$/);
     expect(answeredCalls).toEqual(["src/reports/print.ts:6 locks/require-stale-recovery"]);
-    expect(auditOnly).toEqual(["src/reports/build.ts:15 locks/require-fencing", "src/reports/build.ts:17 locks/require-fencing"]);
-    expect(where(result.findings).filter((f) => f.includes(" locks/")).sort()).toEqual(auditOnly.sort());
+    expect(auditOnly).toEqual([
+      "src/reports/build.ts:15 locks/require-fencing",
+      "src/reports/build.ts:17 locks/require-fencing",
+    ]);
+    expect(
+      where(result.findings)
+        .filter((f) => f.includes(" locks/"))
+        .sort(),
+    ).toEqual(auditOnly.sort());
     expect(where(result.answered).sort()).toEqual([...editor, ...answeredCalls].sort());
     // The reset that judges no age is the audit's own finding, at the reset.
-    expect(where(result.findings).filter((f) => !f.includes(" locks/"))).toEqual(["src/maintenance/janitor.ts:17 locks-audit/remote-race"]);
+    expect(where(result.findings).filter((f) => !f.includes(" locks/"))).toEqual([
+      "src/maintenance/janitor.ts:17 locks-audit/remote-race",
+    ]);
   });
 
   it("names the claim the write no longer holds", async () => {
     const { result } = await runAudit({ cwd: project, config: "strict", eslintConfig: false, progress: false });
     const ready = result.findings.find((f) => f.file === "src/reports/build.ts" && f.line === 15)!;
-    expect(ready.message).toContain("this write moves the claimed report row to READY without checking that this worker still holds the claim (status = BUILDING, taken at line 8)");
+    expect(ready.message).toContain(
+      "this write moves the claimed report row to READY without checking that this worker still holds the claim (status = BUILDING, taken at line 8)",
+    );
   });
 
   it("the recommended config leaves require-fencing out, and the re-lint adds nothing else", async () => {

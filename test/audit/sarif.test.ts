@@ -35,10 +35,14 @@ describe("SARIF", () => {
     expect(run.tool.driver.name).toBe("locks-audit");
     const rules = new Map(run.tool.driver.rules.map((r: { id: string }) => [r.id, r]));
     for (const id of Object.keys(plugin.rules)) {
-      expect(rules.get(`locks/${id}`)).toMatchObject({ helpUri: `https://github.com/eslint-plugin-locks/eslint-plugin-locks/blob/main/docs/rules/${id}.md` });
+      expect(rules.get(`locks/${id}`)).toMatchObject({
+        helpUri: `https://github.com/eslint-plugin-locks/eslint-plugin-locks/blob/main/docs/rules/${id}.md`,
+      });
     }
     expect(rules.get("locks-audit/false-directive")).toMatchObject({
-      shortDescription: { text: "Q1: A locks-recovered-by directive must name a module that holds a stale recovery of the claim." },
+      shortDescription: {
+        text: "Q1: A locks-recovered-by directive must name a module that holds a stale recovery of the claim.",
+      },
       helpUri: "https://github.com/eslint-plugin-locks/eslint-plugin-locks/blob/main/docs/audit.md#false-directive",
     });
     expect(run.results).toHaveLength(result.findings.length);
@@ -46,7 +50,14 @@ describe("SARIF", () => {
       ruleId: "locks-audit/false-directive",
       level: "error",
       message: { text: result.findings[0]!.message },
-      locations: [{ physicalLocation: { artifactLocation: { uri: "src/transcribe.ts", uriBaseId: "%SRCROOT%" }, region: { startLine: 14, startColumn: 3 } } }],
+      locations: [
+        {
+          physicalLocation: {
+            artifactLocation: { uri: "src/transcribe.ts", uriBaseId: "%SRCROOT%" },
+            region: { startLine: 14, startColumn: 3 },
+          },
+        },
+      ],
     });
   });
 });

@@ -11,7 +11,8 @@ import { normalizeModel } from "../../src/core/model/names.js";
 import { marked, projects } from "./helpers.js";
 
 const project = join(projects, "schema-keys");
-const where = (list: readonly { ruleId: string; file: string; line: number }[]) => list.map((f) => `${f.file}:${f.line} ${f.ruleId}`);
+const where = (list: readonly { ruleId: string; file: string; line: number }[]) =>
+  list.map((f) => `${f.file}:${f.line} ${f.ruleId}`);
 
 describe("locks-audit: unique keys read from the project's schemas", () => {
   it("reports exactly the `// audit-expect:` lines", async () => {
@@ -23,8 +24,12 @@ describe("locks-audit: unique keys read from the project's schemas", () => {
 
   it("names the fields the row was looked up by and the keys the schema declares", async () => {
     const { result } = await runAudit({ cwd: project, config: "strict", eslintConfig: false, progress: false });
-    const editors = result.findings.find((f) => f.file === "src/editing/editors.ts" && f.ruleId === "locks/atomic-claim")!;
-    expect(editors.message).toContain("this create takes a lock row in documentEditor after a separate read at line 6 found none for (documentId), but no unique key of documentEditor lies within (documentId) (the schema's keys: (documentId, editorId))");
+    const editors = result.findings.find(
+      (f) => f.file === "src/editing/editors.ts" && f.ruleId === "locks/atomic-claim",
+    )!;
+    expect(editors.message).toContain(
+      "this create takes a lock row in documentEditor after a separate read at line 6 found none for (documentId), but no unique key of documentEditor lies within (documentId) (the schema's keys: (documentId, editorId))",
+    );
     const stage = result.findings.find((f) => f.file === "src/api/show/services/stage.ts")!;
     expect(stage.message).toContain("lock row in stage-lock after a separate read at line 7 found none for (stage)");
     expect(stage.message).toContain("(the schema's keys: (id), (documentId))");
@@ -43,20 +48,23 @@ describe("locks-audit: unique keys read from the project's schemas", () => {
   it("without a schema the insert's exclusivity is unknown, and nothing is reported", async () => {
     const dir = mkdtempSync(join(tmpdir(), "locks-schema-none-"));
     mkdirSync(join(dir, "src"));
-    writeFileSync(join(dir, "src/editors.ts"), [
-      "import { PrismaClient } from \"@prisma/client\";",
-      "const db = new PrismaClient();",
-      "export async function startEditing(documentId: string, editorId: string) {",
-      "  const current = await db.documentEditor.findFirst({ where: { documentId } });",
-      "  if (current) return false;",
-      "  await db.documentEditor.create({ data: { documentId, editorId } });",
-      "  return true;",
-      "}",
-      "export async function stopEditing(documentId: string, editorId: string) {",
-      "  await db.documentEditor.deleteMany({ where: { documentId, editorId } });",
-      "}",
-      "",
-    ].join("\n"));
+    writeFileSync(
+      join(dir, "src/editors.ts"),
+      [
+        'import { PrismaClient } from "@prisma/client";',
+        "const db = new PrismaClient();",
+        "export async function startEditing(documentId: string, editorId: string) {",
+        "  const current = await db.documentEditor.findFirst({ where: { documentId } });",
+        "  if (current) return false;",
+        "  await db.documentEditor.create({ data: { documentId, editorId } });",
+        "  return true;",
+        "}",
+        "export async function stopEditing(documentId: string, editorId: string) {",
+        "  await db.documentEditor.deleteMany({ where: { documentId, editorId } });",
+        "}",
+        "",
+      ].join("\n"),
+    );
     const { result } = await runAudit({ cwd: dir, config: "strict", eslintConfig: false, progress: false });
     expect(result.findings).toEqual([]);
     expect(result.locks).toEqual([]);
@@ -81,8 +89,8 @@ describe("readUniqueKeys", () => {
         "  name    String @unique",
         "  shard   Int",
         "  owner   String",
-        "  @@unique(fields: [shard, owner], name: \"by_owner\")",
-        "  @@map(\"job_leases\")",
+        '  @@unique(fields: [shard, owner], name: "by_owner")',
+        '  @@map("job_leases")',
         "}",
         "model Pair {",
         "  a String",
@@ -102,10 +110,14 @@ describe("readUniqueKeys", () => {
   it("reads Strapi content types: id, documentId and unique attributes, by singular name and collection", () => {
     const dir = write({
       "src/api/cron-lock/content-types/cron-lock/schema.json": JSON.stringify({
-        collectionName: "cron_locks", info: { singularName: "cron-lock" },
+        collectionName: "cron_locks",
+        info: { singularName: "cron-lock" },
         attributes: { job_name: { type: "string", unique: true }, locked: { type: "boolean" } },
       }),
-      "src/api/cron-lock/other/schema.json": JSON.stringify({ info: { singularName: "not-a-content-type" }, attributes: {} }),
+      "src/api/cron-lock/other/schema.json": JSON.stringify({
+        info: { singularName: "not-a-content-type" },
+        attributes: {},
+      }),
     });
     const keys = readUniqueKeys(dir);
     expect(keys[normalizeModel("cron-lock")]).toEqual([["id"], ["documentId"], ["job_name"]]);

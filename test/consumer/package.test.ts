@@ -10,7 +10,17 @@
 // Needs the npm registry (CI has it). Each ESLint major is installed once per run into a temporary project and
 // reused by every config; npm's ordinary cache is shared, so a second run installs from it.
 import { execFile, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -29,7 +39,9 @@ const INSTALL_TIMEOUT = 240_000;
 /** The environment of `npm test` minus what npm sets for its own script (package fields, lifecycle, prefix). */
 function cleanEnv(): NodeJS.ProcessEnv {
   const keep = new Set(["npm_config_cache", "npm_config_registry", "npm_config_userconfig"]);
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) || keep.has(k.toLowerCase())));
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) || keep.has(k.toLowerCase())),
+  );
 }
 
 async function npm(args: string[], cwd: string): Promise<string> {
@@ -38,13 +50,18 @@ async function npm(args: string[], cwd: string): Promise<string> {
 }
 
 function newestMtime(dir: string): number {
-  return Math.max(0, ...readdirSync(dir, { withFileTypes: true }).map((e) =>
-    e.isDirectory() ? newestMtime(join(dir, e.name)) : /\.ts$/.test(e.name) ? statSync(join(dir, e.name)).mtimeMs : 0));
+  return Math.max(
+    0,
+    ...readdirSync(dir, { withFileTypes: true }).map((e) =>
+      e.isDirectory() ? newestMtime(join(dir, e.name)) : /\.ts$/.test(e.name) ? statSync(join(dir, e.name)).mtimeMs : 0,
+    ),
+  );
 }
 
 function fixtureFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? fixtureFiles(join(dir, e.name)) : /\.(ts|js)$/.test(e.name) ? [join(dir, e.name)] : []);
+    e.isDirectory() ? fixtureFiles(join(dir, e.name)) : /\.(ts|js)$/.test(e.name) ? [join(dir, e.name)] : [],
+  );
 }
 
 /** `path line rule` for every `// expect:` of a rule the recommended config enables, under the given prefix. */
@@ -52,29 +69,43 @@ function expectedFindings(prefix = "locks"): string[] {
   const out: string[] = [];
   for (const file of fixtureFiles(fixturesDir).filter((f) => !f.startsWith(monorepoFixture))) {
     for (const { rule, line } of expectMarkers(readFileSync(file, "utf8"))) {
-      if (rule in plugin.configs.recommended.rules) out.push(`${relative(fixturesDir, file)} ${line} ${rule.replace(/^locks\//, `${prefix}/`)}`);
+      if (rule in plugin.configs.recommended.rules)
+        out.push(`${relative(fixturesDir, file)} ${line} ${rule.replace(/^locks\//, `${prefix}/`)}`);
     }
   }
   return out.sort();
 }
 
-interface LintResult { filePath: string; messages: { ruleId: string | null; line: number; message: string; fatal?: boolean }[] }
+interface LintResult {
+  filePath: string;
+  messages: { ruleId: string | null; line: number; message: string; fatal?: boolean }[];
+}
 
 /** Runs the project's own `eslint` binary over `src/` and returns `path line rule` for every message. */
 async function lint(project: string, args: string[], target = "src"): Promise<string[]> {
   const bin = join(project, "node_modules", "eslint", "bin", "eslint.js");
   let stdout: string;
   try {
-    ({ stdout } = await run(process.execPath, [bin, "--format", "json", ...args, target], { cwd: project, env: cleanEnv(), maxBuffer: 64 << 20 }));
+    ({ stdout } = await run(process.execPath, [bin, "--format", "json", ...args, target], {
+      cwd: project,
+      env: cleanEnv(),
+      maxBuffer: 64 << 20,
+    }));
   } catch (error) {
     // Exit code 1 means "problems found": the report is still on stdout.
     const e = error as { code?: number; stdout?: string; stderr?: string };
-    if (e.code !== 1 || !e.stdout) throw new Error(`eslint ${args.join(" ")} failed (exit ${e.code}):\n${e.stderr ?? ""}`, { cause: error });
+    if (e.code !== 1 || !e.stdout)
+      throw new Error(`eslint ${args.join(" ")} failed (exit ${e.code}):\n${e.stderr ?? ""}`, { cause: error });
     stdout = e.stdout;
   }
   const results = JSON.parse(stdout) as LintResult[];
-  return results.flatMap((r) => r.messages.map((m) =>
-    `${relative(join(project, target), r.filePath)} ${m.line} ${m.ruleId ?? `fatal: ${m.message}`}`)).sort();
+  return results
+    .flatMap((r) =>
+      r.messages.map(
+        (m) => `${relative(join(project, target), r.filePath)} ${m.line} ${m.ruleId ?? `fatal: ${m.message}`}`,
+      ),
+    )
+    .sort();
 }
 
 const configs = {
@@ -190,7 +221,15 @@ export async function lockExport(id: string) {
 `;
 
 const tsconfig = {
-  compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", allowJs: true, noEmit: true, skipLibCheck: true, experimentalDecorators: true },
+  compilerOptions: {
+    target: "ES2022",
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    allowJs: true,
+    noEmit: true,
+    skipLibCheck: true,
+    experimentalDecorators: true,
+  },
   include: ["src/**/*"],
 };
 
@@ -200,13 +239,20 @@ let packedFiles: string[];
 
 beforeAll(async () => {
   const index = join(repo, "dist", "src", "index.js");
-  if (!existsSync(index) || statSync(index).mtimeMs < Math.max(newestMtime(join(repo, "src")), newestMtime(join(repo, "rules")))) {
-    throw new Error("dist/ is missing or older than src/: run `npm run build` (npm test does) before the consumer tests");
+  if (
+    !existsSync(index) ||
+    statSync(index).mtimeMs < Math.max(newestMtime(join(repo, "src")), newestMtime(join(repo, "rules")))
+  ) {
+    throw new Error(
+      "dist/ is missing or older than src/: run `npm run build` (npm test does) before the consumer tests",
+    );
   }
   work = mkdtempSync(join(tmpdir(), "locks-consumer-"));
   // --ignore-scripts: prepack would clean and rebuild dist/ under the other test files' feet; npm test has built it.
-  const packed = JSON.parse(await npm(["pack", "--ignore-scripts", "--json", "--pack-destination", work], repo)) as
-    { filename: string; files: { path: string }[] }[];
+  const packed = JSON.parse(await npm(["pack", "--ignore-scripts", "--json", "--pack-destination", work], repo)) as {
+    filename: string;
+    files: { path: string }[];
+  }[];
   tarball = join(work, packed[0]!.filename);
   packedFiles = packed[0]!.files.map((f) => f.path).sort();
 }, INSTALL_TIMEOUT);
@@ -219,8 +265,11 @@ describe("the packed tarball", () => {
   it("holds the built plugin, its docs, README, LICENSE and package.json, and nothing else", () => {
     const allowed = /^(package\.json|README\.md|LICENSE|dist\/(src|rules)\/.+\.(js|d\.ts)|docs\/.+\.md)$/;
     expect(packedFiles.filter((f) => !allowed.test(f))).toEqual([]);
-    for (const f of packedFiles) expect(f).not.toMatch(/(^|\/)(test|fixtures|scripts|bench|proof)\/|\.map$|\.test\.|(performance|proof)\.md$/);
-    expect(packedFiles).toEqual(expect.arrayContaining(["package.json", "README.md", "LICENSE", "dist/src/index.js", "dist/src/index.d.ts"]));
+    for (const f of packedFiles)
+      expect(f).not.toMatch(/(^|\/)(test|fixtures|scripts|bench|proof)\/|\.map$|\.test\.|(performance|proof)\.md$/);
+    expect(packedFiles).toEqual(
+      expect.arrayContaining(["package.json", "README.md", "LICENSE", "dist/src/index.js", "dist/src/index.d.ts"]),
+    );
     for (const id of Object.keys(plugin.rules)) {
       expect(packedFiles).toContain(`dist/rules/${id}.js`);
       expect(packedFiles).toContain(`docs/rules/${id}.md`);
@@ -228,15 +277,24 @@ describe("the packed tarball", () => {
   });
 
   it("passes publint --strict", async () => {
-    const { stdout } = await run(process.execPath, [join(repo, "node_modules/publint/src/cli.js"), "run", tarball, "--strict"], { cwd: repo });
+    const { stdout } = await run(
+      process.execPath,
+      [join(repo, "node_modules/publint/src/cli.js"), "run", tarball, "--strict"],
+      { cwd: repo },
+    );
     expect(stdout).toContain("All good!");
   }, 60_000);
 
   it("passes arethetypeswrong (ESM only: require() of it needs Node's require(esm), which engines guarantees)", async () => {
     const bin = join(repo, "node_modules/@arethetypeswrong/cli/dist/index.js");
-    const { stdout } = await run(process.execPath, [bin, tarball, "--profile", "esm-only", "--format", "json"], { cwd: repo, maxBuffer: 16 << 20 });
+    const { stdout } = await run(process.execPath, [bin, tarball, "--profile", "esm-only", "--format", "json"], {
+      cwd: repo,
+      maxBuffer: 16 << 20,
+    });
     const report = JSON.parse(stdout) as { analysis: { problems: { kind: string; resolutionKind?: string }[] } };
-    const problems = report.analysis.problems.filter((p) => p.resolutionKind !== "node10" && p.resolutionKind !== "node16-cjs");
+    const problems = report.analysis.problems.filter(
+      (p) => p.resolutionKind !== "node10" && p.resolutionKind !== "node16-cjs",
+    );
     expect(problems).toEqual([]);
   }, 60_000);
 });
@@ -257,16 +315,38 @@ describe.each([
   beforeAll(async () => {
     project = join(work, eslintSpec.replace(/\W+/g, "-"));
     mkdirSync(project);
-    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }, null, 2));
+    writeFileSync(
+      join(project, "package.json"),
+      JSON.stringify({ name: "consumer", private: true, type: "module" }, null, 2),
+    );
     try {
-      await npm(["install", "--no-audit", "--no-fund", "--prefer-offline", "--save-dev", tarball, eslintSpec,
-        "@typescript-eslint/parser@8.72.0", "typescript-eslint@8.72.0", "@eslint-community/eslint-plugin-eslint-comments@4.8.1"], project);
+      await npm(
+        [
+          "install",
+          "--no-audit",
+          "--no-fund",
+          "--prefer-offline",
+          "--save-dev",
+          tarball,
+          eslintSpec,
+          "@typescript-eslint/parser@8.72.0",
+          "typescript-eslint@8.72.0",
+          "@eslint-community/eslint-plugin-eslint-comments@4.8.1",
+        ],
+        project,
+      );
     } catch (error) {
       const e = error as { stderr?: string; message: string };
-      throw new Error(`npm install of ${eslintSpec} into ${project} failed; the consumer tests need the npm registry.\n${(e.stderr ?? e.message).slice(-2000)}`, { cause: error });
+      throw new Error(
+        `npm install of ${eslintSpec} into ${project} failed; the consumer tests need the npm registry.\n${(e.stderr ?? e.message).slice(-2000)}`,
+        { cause: error },
+      );
     }
     // fixtures/projects/monorepo is audited below with locks-audit: its other plugins' comments are its point.
-    cpSync(fixturesDir, join(project, "src"), { recursive: true, filter: (f) => !f.endsWith(".md") && !f.startsWith(monorepoFixture) });
+    cpSync(fixturesDir, join(project, "src"), {
+      recursive: true,
+      filter: (f) => !f.endsWith(".md") && !f.startsWith(monorepoFixture),
+    });
     for (const [file, text] of Object.entries(configs)) writeFileSync(join(project, file), text);
     writeFileSync(join(project, "tsconfig.json"), JSON.stringify(tsconfig, null, 2));
     mkdirSync(join(project, "suppressions"));
@@ -276,20 +356,40 @@ describe.each([
     mkdirSync(join(documented, "src"), { recursive: true });
     mkdirSync(join(documented, "scripts"));
     writeFileSync(join(documented, "eslint.config.js"), typedSetup);
-    writeFileSync(join(documented, "eslint.service-only.config.js"), typedSetup.replace(/projectService: \{[^}]*\}/, "projectService: true"));
-    writeFileSync(join(documented, "tsconfig.json"), JSON.stringify({
-      compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", noEmit: true, skipLibCheck: true },
-      include: ["src"],
-    }, null, 2));
+    writeFileSync(
+      join(documented, "eslint.service-only.config.js"),
+      typedSetup.replace(/projectService: \{[^}]*\}/, "projectService: true"),
+    );
+    writeFileSync(
+      join(documented, "tsconfig.json"),
+      JSON.stringify(
+        {
+          compilerOptions: {
+            target: "ES2022",
+            module: "NodeNext",
+            moduleResolution: "NodeNext",
+            noEmit: true,
+            skipLibCheck: true,
+          },
+          include: ["src"],
+        },
+        null,
+        2,
+      ),
+    );
     writeFileSync(join(documented, "src", "report.ts"), typedModule(true));
     writeFileSync(join(documented, "scripts", "backfill.ts"), typedModule(true));
     writeFileSync(join(documented, "scripts", "sweep.js"), typedModule(false));
   }, INSTALL_TIMEOUT);
 
   it("installed the major it asked for, and the plugin from the tarball", () => {
-    const version = (JSON.parse(readFileSync(join(project, "node_modules/eslint/package.json"), "utf8")) as { version: string }).version;
+    const version = (
+      JSON.parse(readFileSync(join(project, "node_modules/eslint/package.json"), "utf8")) as { version: string }
+    ).version;
     expect(version.split(".")[0]).toBe(eslintSpec.match(/@\^(\d+)/)![1]);
-    const installed = JSON.parse(readFileSync(join(project, "node_modules/eslint-plugin-locks/package.json"), "utf8")) as { version: string };
+    const installed = JSON.parse(
+      readFileSync(join(project, "node_modules/eslint-plugin-locks/package.json"), "utf8"),
+    ) as { version: string };
     expect(installed.version).toBe(plugin.meta.version);
     expect(existsSync(join(project, "node_modules/eslint-plugin-locks/dist/src/index.js"))).toBe(true);
   });
@@ -304,7 +404,7 @@ describe.each([
     expect(await lint(project, ["--config", "eslint.config.cjs"])).toEqual(expectedFindings());
   }, 120_000);
 
-  it("defineConfig({ extends: [\"locks/recommended\"] }) reports the same", async () => {
+  it('defineConfig({ extends: ["locks/recommended"] }) reports the same', async () => {
     expect(await lint(project, ["--config", "eslint.define.config.mjs"])).toEqual(expectedFindings());
   }, 120_000);
 
@@ -312,7 +412,7 @@ describe.each([
     expect(await lint(project, ["--config", "eslint.alias.config.mjs"])).toEqual(expectedFindings("lk"));
   }, 120_000);
 
-  it("configs[\"recommended-type-checked\"] with projectService reports the same when no receiver type resolves", async () => {
+  it('configs["recommended-type-checked"] with projectService reports the same when no receiver type resolves', async () => {
     expect(await lint(project, ["--config", "eslint.typed.config.mjs"])).toEqual(expectedFindings());
   }, 120_000);
 
@@ -345,17 +445,30 @@ describe.each([
   it("npx locks-audit from the tarball on fixtures/projects/monorepo: its own findings only, pairing across packages, exit codes", async () => {
     const dir = join(project, "monorepo");
     cpSync(monorepoFixture, dir, { recursive: true });
-    const audit = (args: string[]) => spawnSync(join(project, "node_modules", ".bin", "locks-audit"), args, { cwd: dir, env: cleanEnv(), encoding: "utf8" });
+    const audit = (args: string[]) =>
+      spawnSync(join(project, "node_modules", ".bin", "locks-audit"), args, {
+        cwd: dir,
+        env: cleanEnv(),
+        encoding: "utf8",
+      });
     const r = audit(["--format", "json"]);
     expect([r.status, r.stderr]).toEqual([0, ""]);
     // The same report as the repository's own build gives on the fixture in place.
     expect(r.stdout).toBe((await runAudit({ cwd: monorepoFixture, format: "json", progress: false })).output);
-    const report = JSON.parse(r.stdout) as { summary: Record<string, number>; answered: { file: string; answeredBy: { file: string } }[] };
+    const report = JSON.parse(r.stdout) as {
+      summary: Record<string, number>;
+      answered: { file: string; answeredBy: { file: string } }[];
+    };
     expect(report.summary).toEqual({ locks: 4, findings: 1, errors: 0, warnings: 1, answered: 2, silenced: 2 });
-    expect(report.answered.map((a) => `${a.file} ${a.answeredBy.file}`)).toContain("packages/jobs/src/render.ts apps/worker/src/sweeper.ts");
+    expect(report.answered.map((a) => `${a.file} ${a.answeredBy.file}`)).toContain(
+      "packages/jobs/src/render.ts apps/worker/src/sweeper.ts",
+    );
     expect(audit(["--max-warnings", "0"]).status).toBe(1);
     const usage = audit(["--max-findings", "x"]);
-    expect([usage.status, usage.stderr]).toEqual([2, `error: option '--max-findings <n>' argument 'x' is invalid. --max-findings takes a whole number (0 or more), not "x".\n`]);
+    expect([usage.status, usage.stderr]).toEqual([
+      2,
+      `error: option '--max-findings <n>' argument 'x' is invalid. --max-findings takes a whole number (0 or more), not "x".\n`,
+    ]);
   }, 120_000);
 
   it("--concurrency auto reports the same as single-threaded", async () => {

@@ -38,7 +38,15 @@ describe("toBranches", () => {
 
   it("negates a predicate's operator under NOT", () => {
     const cases: [CompareOp, CompareOp][] = [
-      ["eq", "ne"], ["ne", "eq"], ["in", "notIn"], ["notIn", "in"], ["lt", "gte"], ["lte", "gt"], ["gt", "lte"], ["gte", "lt"], ["other", "other"],
+      ["eq", "ne"],
+      ["ne", "eq"],
+      ["in", "notIn"],
+      ["notIn", "in"],
+      ["lt", "gte"],
+      ["lte", "gt"],
+      ["gt", "lte"],
+      ["gte", "lt"],
+      ["other", "other"],
     ];
     for (const [op, negated] of cases) {
       const pred = p("f", op, ["x"]);
@@ -57,7 +65,11 @@ describe("toBranches", () => {
   });
 
   it("distributes AND over OR", () => {
-    const cond = and(p("id", "eq"), or(p("status", "ne", ["G"]), p("updatedAt", "lt")), or(p("a", "eq", [1]), p("b", "eq", [1])));
+    const cond = and(
+      p("id", "eq"),
+      or(p("status", "ne", ["G"]), p("updatedAt", "lt")),
+      or(p("a", "eq", [1]), p("b", "eq", [1])),
+    );
     expect(show(toBranches(cond))).toEqual([
       ["id eq", "status ne", "a eq"],
       ["id eq", "status ne", "b eq"],
@@ -69,7 +81,9 @@ describe("toBranches", () => {
   it("pushes NOT through AND and OR (De Morgan)", () => {
     expect(show(toBranches(not(and(p("a", "eq", [1]), p("b", "lt")))))).toEqual([["a ne"], ["b gte"]]);
     expect(show(toBranches(not(or(p("a", "in", [1, 2]), p("b", "lte")))))).toEqual([["a notIn", "b gt"]]);
-    expect(show(toBranches(and(p("id", "eq"), not(or(p("status", "eq", ["A"]), and(p("x", "gt"), p("y", "eq", [1])))))))).toEqual([
+    expect(
+      show(toBranches(and(p("id", "eq"), not(or(p("status", "eq", ["A"]), and(p("x", "gt"), p("y", "eq", [1]))))))),
+    ).toEqual([
       ["id eq", "status ne", "x lte"],
       ["id eq", "status ne", "y ne"],
     ]);
@@ -93,7 +107,8 @@ describe("toBranches", () => {
     const wide = (n: number) => or(...Array.from({ length: n }, (_, i) => p(`f${i}`, "eq", [i])));
     expect(toBranches(wide(64))).toHaveLength(64);
     expect(show(toBranches(wide(65)))).toEqual([["opaque"]]);
-    const pairs = (n: number) => and(...Array.from({ length: n }, (_, i) => or(p(`a${i}`, "eq", [1]), p(`b${i}`, "eq", [1]))));
+    const pairs = (n: number) =>
+      and(...Array.from({ length: n }, (_, i) => or(p(`a${i}`, "eq", [1]), p(`b${i}`, "eq", [1]))));
     expect(toBranches(pairs(6))).toHaveLength(64);
     expect(show(toBranches(pairs(7)))).toEqual([["opaque"]]);
     // the cap also applies to OR after De Morgan (NOT of a wide AND)
@@ -192,12 +207,22 @@ describe("agePredicates", () => {
 
   it("counts start-time fields and timestamp-looking names as well", () => {
     for (const field of ["startedAt", "created_at", "processedAt", "deadline", "leaseUntil"]) {
-      expect(agePredicates(branch(p(field, "lt")), vocabulary).map((t) => t.field), field).toEqual([field]);
+      expect(
+        agePredicates(branch(p(field, "lt")), vocabulary).map((t) => t.field),
+        field,
+      ).toEqual([field]);
     }
   });
 
   it("ignores newer-than comparisons, equalities and non-time fields", () => {
-    for (const cond of [p("updatedAt", "gt"), p("updatedAt", "gte"), p("updatedAt", "eq"), p("updatedAt", "ne"), p("attempts", "lt", [3]), p("priority", "lte")]) {
+    for (const cond of [
+      p("updatedAt", "gt"),
+      p("updatedAt", "gte"),
+      p("updatedAt", "eq"),
+      p("updatedAt", "ne"),
+      p("attempts", "lt", [3]),
+      p("priority", "lte"),
+    ]) {
       expect(agePredicates(branch(cond), vocabulary)).toEqual([]);
     }
   });
@@ -208,7 +233,9 @@ describe("agePredicates", () => {
   });
 
   it("skips opaque atoms", () => {
-    expect(agePredicates(branch(and(opaque(), p("heartbeatAt", "lt"))), vocabulary).map((t) => t.field)).toEqual(["heartbeatAt"]);
+    expect(agePredicates(branch(and(opaque(), p("heartbeatAt", "lt"))), vocabulary).map((t) => t.field)).toEqual([
+      "heartbeatAt",
+    ]);
   });
 
   it("follows the configured vocabulary", () => {

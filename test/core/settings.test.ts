@@ -10,7 +10,16 @@ describe("getVocabulary: defaults", () => {
   });
 
   it("knows the listed in-progress values, in any case or separator style", () => {
-    for (const value of ["GENERATING", "running", "IN_PROGRESS", "in_progress", "InProgress", "in-progress", "LOCKED", "LEASED"]) {
+    for (const value of [
+      "GENERATING",
+      "running",
+      "IN_PROGRESS",
+      "in_progress",
+      "InProgress",
+      "in-progress",
+      "LOCKED",
+      "LEASED",
+    ]) {
       expect(v.isInProgressValue(value), value).toBe(true);
     }
   });
@@ -22,20 +31,53 @@ describe("getVocabulary: defaults", () => {
   });
 
   it("takes a value that ends in an -ING verb as in progress unless an earlier word says the work has not started", () => {
-    for (const value of ["VIDEO_PROCESSING", "dataSyncing", "pdf-rendering"]) expect(v.isInProgressValue(value), value).toBe(true);
-    for (const value of ["INCOMPLETE_ONBOARDING", "READY_FOR_PROCESSING", "awaitingShipping", "PENDING_PROCESSING", "not_started_uploading"]) {
+    for (const value of ["VIDEO_PROCESSING", "dataSyncing", "pdf-rendering"])
+      expect(v.isInProgressValue(value), value).toBe(true);
+    for (const value of [
+      "INCOMPLETE_ONBOARDING",
+      "READY_FOR_PROCESSING",
+      "awaitingShipping",
+      "PENDING_PROCESSING",
+      "not_started_uploading",
+    ]) {
       expect(v.isInProgressValue(value), value).toBe(false);
     }
   });
 
   it("does not take waiting states or resting states as in progress", () => {
-    for (const value of ["PENDING", "pending", "WAITING", "AWAITING", "PENDING_RETRY", "pendingRetry", "UPCOMING", "QUEUED", "DONE", "FAILED", "COMPLETED", "IDLE"]) {
+    for (const value of [
+      "PENDING",
+      "pending",
+      "WAITING",
+      "AWAITING",
+      "PENDING_RETRY",
+      "pendingRetry",
+      "UPCOMING",
+      "QUEUED",
+      "DONE",
+      "FAILED",
+      "COMPLETED",
+      "IDLE",
+    ]) {
       expect(v.isInProgressValue(value), value).toBe(false);
     }
   });
 
   it("reads terminal values as ended, and no waiting, resting or in-progress value as one", () => {
-    for (const value of ["COMPLETED", "failed", "DISMISSED", "discarded", "DECLINED", "revoked", "SUPERSEDED", "obsolete", "TERMINATED", "stopped", "REMOVED", "deleted"]) {
+    for (const value of [
+      "COMPLETED",
+      "failed",
+      "DISMISSED",
+      "discarded",
+      "DECLINED",
+      "revoked",
+      "SUPERSEDED",
+      "obsolete",
+      "TERMINATED",
+      "stopped",
+      "REMOVED",
+      "deleted",
+    ]) {
       expect(saysEnded(value), value).toBe(true);
     }
     for (const value of ["PENDING", "QUEUED", "ACTIVE", "RUNNING", "SUSPENDED", "DEFERRED", "OPEN"]) {
@@ -63,7 +105,17 @@ describe("getVocabulary: defaults", () => {
   });
 
   it("recognises owner columns, in either style and as a suffix of a longer name", () => {
-    for (const field of ["lockedBy", "locked_by", "LOCKED_BY", "workerId", "worker_id", "fencingToken", "lease_id", "version", "jobLockedBy"]) {
+    for (const field of [
+      "lockedBy",
+      "locked_by",
+      "LOCKED_BY",
+      "workerId",
+      "worker_id",
+      "fencingToken",
+      "lease_id",
+      "version",
+      "jobLockedBy",
+    ]) {
       expect(v.isOwnerField(field), field).toBe(true);
     }
     for (const field of ["id", "userId", "status", "tenantId"]) {
@@ -132,7 +184,8 @@ describe("getVocabulary: settings.locks and rule options", () => {
 
   it("knows lifecycle fields by name or suffix, and takes them from settings", () => {
     const v = getVocabulary({});
-    for (const f of ["status", "state", "syncState", "job_status", "PHASE", "renderStage"]) expect(v.isStateField(f), f).toBe(true);
+    for (const f of ["status", "state", "syncState", "job_status", "PHASE", "renderStage"])
+      expect(v.isStateField(f), f).toBe(true);
     for (const f of ["role", "kind", "statusMessage", "name"]) expect(v.isStateField(f), f).toBe(false);
     expect(getVocabulary({ locks: { stateFields: ["lifecycle"] } }).isStateField("lifecycle")).toBe(true);
     expect(getVocabulary({ locks: { stateFields: ["lifecycle"] } }).isStateField("status")).toBe(false);
@@ -161,16 +214,22 @@ describe("getVocabulary: settings.locks and rule options", () => {
   });
 
   it("throws when settings.locks is not an object", () => {
-    expect(() => getVocabulary({ locks: ["lockedBy"] })).toThrow("eslint-plugin-locks: settings.locks must be an object.");
+    expect(() => getVocabulary({ locks: ["lockedBy"] })).toThrow(
+      "eslint-plugin-locks: settings.locks must be an object.",
+    );
     expect(() => getVocabulary({ locks: "strict" })).toThrow("eslint-plugin-locks: settings.locks must be an object.");
   });
 });
 
 describe("namesALock", () => {
   it("reads a constant as a lock's name when a lock word ends it or opens its namespace", () => {
-    expect(["auto_payout_lock", "cronLock", "lock:payout", "mutex/reindex", "weekly-digest-lease"].map(namesALock)).toEqual([true, true, true, true, true]);
+    expect(
+      ["auto_payout_lock", "cronLock", "lock:payout", "mutex/reindex", "weekly-digest-lease"].map(namesALock),
+    ).toEqual([true, true, true, true, true]);
   });
   it("does not read settings about locks as locks", () => {
-    expect(["lock_screen_enabled", "lockTimeoutMinutes", "unlock_hint", "clock_offset", "theme"].map(namesALock)).toEqual([false, false, false, false, false]);
+    expect(
+      ["lock_screen_enabled", "lockTimeoutMinutes", "unlock_hint", "clock_offset", "theme"].map(namesALock),
+    ).toEqual([false, false, false, false, false]);
   });
 });

@@ -20,7 +20,11 @@ function numbers(code: string): (number | undefined)[] {
   return probeWith(code, false, (sourceCode, node) => evaluateNumber(sourceCode, node));
 }
 
-function probeWith<T>(code: string, js: boolean, read: (sourceCode: Parameters<typeof evaluate>[0], node: Node) => T): T[] {
+function probeWith<T>(
+  code: string,
+  js: boolean,
+  read: (sourceCode: Parameters<typeof evaluate>[0], node: Node) => T,
+): T[] {
   const results: T[] = [];
   const capture: Rule.RuleModule = {
     meta: { type: "problem", schema: [] },
@@ -29,7 +33,12 @@ function probeWith<T>(code: string, js: boolean, read: (sourceCode: Parameters<t
         CallExpression(node) {
           if (node.callee.type === "Identifier" && node.callee.name === "probe") {
             // ESLint's and typescript-eslint's AST and SourceCode types describe the same objects
-            results.push(read(context.sourceCode as unknown as Parameters<typeof evaluate>[0], node.arguments[0] as unknown as Node));
+            results.push(
+              read(
+                context.sourceCode as unknown as Parameters<typeof evaluate>[0],
+                node.arguments[0] as unknown as Node,
+              ),
+            );
           }
         },
       };
@@ -42,7 +51,11 @@ function probeWith<T>(code: string, js: boolean, read: (sourceCode: Parameters<t
       {
         files: ["**/*.ts", "**/*.js"],
         plugins: { test: { rules: { capture } } },
-        languageOptions: { parser: js ? espree : (tsParser as Linter.Parser), ecmaVersion: "latest", sourceType: "module" },
+        languageOptions: {
+          parser: js ? espree : (tsParser as Linter.Parser),
+          ecmaVersion: "latest",
+          sourceType: "module",
+        },
         rules: { "test/capture": "error" },
       },
     ],
@@ -96,12 +109,11 @@ describe("evaluate", () => {
   });
 
   it("sees through TypeScript wrappers", () => {
-    expect(probes(`const S = "LOCKED"; probe("RUNNING" as const); probe(S!); probe(<string>"BUSY"); probe(("X" satisfies string));`)).toEqual([
-      { value: "RUNNING" },
-      { value: "LOCKED" },
-      { value: "BUSY" },
-      { value: "X" },
-    ]);
+    expect(
+      probes(
+        `const S = "LOCKED"; probe("RUNNING" as const); probe(S!); probe(<string>"BUSY"); probe(("X" satisfies string));`,
+      ),
+    ).toEqual([{ value: "RUNNING" }, { value: "LOCKED" }, { value: "BUSY" }, { value: "X" }]);
   });
 
   it("reads TS string enum members, by dot and by computed key", () => {
@@ -150,7 +162,12 @@ describe("evaluate", () => {
       probe(status.RUNNING);
       probe(statusEnum.IN_PROGRESS);
       probe(process.env.STATUS);`;
-    expect(probes(code)).toEqual([undefined, { value: "RUNNING", symbolic: true }, { value: "IN_PROGRESS", symbolic: true }, undefined]);
+    expect(probes(code)).toEqual([
+      undefined,
+      { value: "RUNNING", symbolic: true },
+      { value: "IN_PROGRESS", symbolic: true },
+      undefined,
+    ]);
   });
 
   it("reads lower-case members of an imported enum by their key (Prisma enums keep the schema's case)", () => {
@@ -173,8 +190,18 @@ describe("evaluate", () => {
 
 describe("normalizeModel", () => {
   it("compares a model and its table in the plural as English forms it", () => {
-    for (const [plural, singular] of [["companies", "Company"], ["processes", "Process"], ["statuses", "Status"], ["batches", "Batch"],
-      ["boxes", "Box"], ["jobs", "Job"], ["render_jobs", "RenderJob"], ["cron_locks", "CronLock"], ["responses", "Response"], ["leases", "Lease"]]) {
+    for (const [plural, singular] of [
+      ["companies", "Company"],
+      ["processes", "Process"],
+      ["statuses", "Status"],
+      ["batches", "Batch"],
+      ["boxes", "Box"],
+      ["jobs", "Job"],
+      ["render_jobs", "RenderJob"],
+      ["cron_locks", "CronLock"],
+      ["responses", "Response"],
+      ["leases", "Lease"],
+    ]) {
       expect([plural, normalizeModel(plural!)]).toEqual([plural, normalizeModel(singular!)]);
     }
   });
@@ -187,14 +214,32 @@ describe("normalizeModel", () => {
 });
 
 describe("fixed instants", () => {
-  it("reads new Date(0) as its epoch milliseconds, and neither it nor new Date(\"2000-01-01\") as the clock", () => {
-    expect(probes(`probe(new Date(0)); probe(new Date(86400000)); probe(new Date()); probe(new Date(Date.now() + 5))`)).toEqual([
-      { value: 0 }, { value: 86400000 }, undefined, undefined,
-    ]);
+  it('reads new Date(0) as its epoch milliseconds, and neither it nor new Date("2000-01-01") as the clock', () => {
+    expect(
+      probes(`probe(new Date(0)); probe(new Date(86400000)); probe(new Date()); probe(new Date(Date.now() + 5))`),
+    ).toEqual([{ value: 0 }, { value: 86400000 }, undefined, undefined]);
     const node = (code: string) => {
       let found: Node | undefined;
       const linter = new Linter({ configType: "flat" });
-      linter.verify(code, [{ plugins: { t: { rules: { r: { meta: { type: "problem", schema: [] }, create: () => ({ NewExpression(n) { found ??= n as unknown as Node; } }) } } } }, rules: { "t/r": "error" } }]);
+      linter.verify(code, [
+        {
+          plugins: {
+            t: {
+              rules: {
+                r: {
+                  meta: { type: "problem", schema: [] },
+                  create: () => ({
+                    NewExpression(n) {
+                      found ??= n as unknown as Node;
+                    },
+                  }),
+                },
+              },
+            },
+          },
+          rules: { "t/r": "error" },
+        },
+      ]);
       return found!;
     };
     expect(isClockReading(node("new Date(0)"))).toBe(false);
@@ -207,7 +252,25 @@ describe("fixed instants", () => {
     const call = (code: string): Node => {
       let found: Node | undefined;
       const linter = new Linter({ configType: "flat" });
-      linter.verify(code, [{ plugins: { t: { rules: { r: { meta: { type: "problem", schema: [] }, create: () => ({ "Program > ExpressionStatement > CallExpression"(n: unknown) { found ??= n as Node; } }) } } } }, rules: { "t/r": "error" } }]);
+      linter.verify(code, [
+        {
+          plugins: {
+            t: {
+              rules: {
+                r: {
+                  meta: { type: "problem", schema: [] },
+                  create: () => ({
+                    "Program > ExpressionStatement > CallExpression"(n: unknown) {
+                      found ??= n as Node;
+                    },
+                  }),
+                },
+              },
+            },
+          },
+          rules: { "t/r": "error" },
+        },
+      ]);
       return found!;
     };
     expect(isClockReading(call("new Date().getTime()"))).toBe(true);

@@ -36,13 +36,24 @@ ruleTester.run("atomic-claim", atomicClaim, {
   invalid: [
     {
       code: viaThen,
-      errors: [{
-        messageId: "checkThenAct", line: 4, column: 12, data: checkData,
-        suggestions: [{
-          messageId: "addCondition", data: checkData,
-          output: viaThen.replace("where: { id: alpha2 }, data", "where: { id: alpha2, isProcessing: { not: true } }, data"),
-        }],
-      }],
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 4,
+          column: 12,
+          data: checkData,
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: checkData,
+              output: viaThen.replace(
+                "where: { id: alpha2 }, data",
+                "where: { id: alpha2, isProcessing: { not: true } }, data",
+              ),
+            },
+          ],
+        },
+      ],
     },
     {
       // the same with a status and the read of Knex (`first()`), in a class
@@ -54,13 +65,17 @@ ruleTester.run("atomic-claim", atomicClaim, {
     });
   }
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 5, column: 14,
-        data: { model: "jobs", field: "status", value: "running", checkedWhere: "in JavaScript", checkLine: "4" },
-        suggestions: [{
-          messageId: "addCondition",
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 5,
+          column: 14,
           data: { model: "jobs", field: "status", value: "running", checkedWhere: "in JavaScript", checkLine: "4" },
-          output: `export class Q {
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: { model: "jobs", field: "status", value: "running", checkedWhere: "in JavaScript", checkLine: "4" },
+              output: `export class Q {
   take(k) {
     return this.knex("jobs").where({ id: k }).first().then((r1) => {
       if (!r1 || r1.status === "running") return false;
@@ -68,8 +83,10 @@ ruleTester.run("atomic-claim", atomicClaim, {
     });
   }
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
   ],
 });
@@ -103,15 +120,24 @@ ruleTester.run("atomic-claim (rows destructured or taken from a result)", atomic
   invalid: [
     {
       code: destructured,
-      errors: [{
-        messageId: "checkThenAct", line: 4, column: 9,
-        data: { model: "jobs", field: "status", value: "running", checkedWhere: "in JavaScript", checkLine: "3" },
-        suggestions: [{
-          messageId: "addCondition",
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 4,
+          column: 9,
           data: { model: "jobs", field: "status", value: "running", checkedWhere: "in JavaScript", checkLine: "3" },
-          output: destructured.replace("WHERE id = $1\", [id]);\n  return", "WHERE status <> 'running' AND id = $1\", [id]);\n  return"),
-        }],
-      }],
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: { model: "jobs", field: "status", value: "running", checkedWhere: "in JavaScript", checkLine: "3" },
+              output: destructured.replace(
+                'WHERE id = $1", [id]);\n  return',
+                "WHERE status <> 'running' AND id = $1\", [id]);\n  return",
+              ),
+            },
+          ],
+        },
+      ],
     },
     {
       // destructured in a `.then` parameter
@@ -121,20 +147,32 @@ ruleTester.run("atomic-claim (rows destructured or taken from a result)", atomic
     return prisma.job.updateMany({ where: { id }, data: { isProcessing: true } });
   });
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 4, column: 12,
-        data: { model: "job", field: "isProcessing", value: "true", checkedWhere: "in JavaScript", checkLine: "3" },
-        suggestions: [{
-          messageId: "addCondition",
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 4,
+          column: 12,
           data: { model: "job", field: "isProcessing", value: "true", checkedWhere: "in JavaScript", checkLine: "3" },
-          output: `export function take(id) {
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: {
+                model: "job",
+                field: "isProcessing",
+                value: "true",
+                checkedWhere: "in JavaScript",
+                checkLine: "3",
+              },
+              output: `export function take(id) {
   return prisma.job.findMany({ where: { id } }).then(([alpha3]) => {
     if (!alpha3 || alpha3.isProcessing === true) return false;
     return prisma.job.updateMany({ where: { id, isProcessing: { not: true } }, data: { isProcessing: true } });
   });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       // a call chained on the read (the Mongo driver's cursor.toArray())
@@ -143,30 +181,40 @@ ruleTester.run("atomic-claim (rows destructured or taken from a result)", atomic
   if (!alpha3 || alpha3.isProcessing === true) return false;
   await db.collection("jobs").updateOne({ _id: id }, { $set: { isProcessing: true } });
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 4, column: 9,
-        data: { model: "jobs", field: "isProcessing", value: "true", checkedWhere: "in JavaScript", checkLine: "3" },
-        // the whole fix: the driver's matchedCount read, and the check's `return false` taken again on 0
-        suggestions: [{
-          messageId: "addConditionAndExit",
-          data: { field: "isProcessing", value: "true", exit: "return false", checkLine: "3" },
-          output: `export async function take(id) {
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 4,
+          column: 9,
+          data: { model: "jobs", field: "isProcessing", value: "true", checkedWhere: "in JavaScript", checkLine: "3" },
+          // the whole fix: the driver's matchedCount read, and the check's `return false` taken again on 0
+          suggestions: [
+            {
+              messageId: "addConditionAndExit",
+              data: { field: "isProcessing", value: "true", exit: "return false", checkLine: "3" },
+              output: `export async function take(id) {
   const [alpha3] = await db.collection("jobs").find({ _id: id }).toArray();
   if (!alpha3 || alpha3.isProcessing === true) return false;
   const claimed = await db.collection("jobs").updateOne({ _id: id, isProcessing: { $ne: true } }, { $set: { isProcessing: true } });
   if (claimed.matchedCount === 0) return false;
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       code: fromResult,
-      errors: [{
-        messageId: "checkThenAct", line: 6, column: 9,
-        data: { model: "jobs", field: "status", value: "running", checkedWhere: "in JavaScript", checkLine: "5" },
-        // no suggestion: `and` and `ne` are not imported from drizzle-orm here
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 6,
+          column: 9,
+          data: { model: "jobs", field: "status", value: "running", checkedWhere: "in JavaScript", checkLine: "5" },
+          // no suggestion: `and` and `ne` are not imported from drizzle-orm here
+          suggestions: [],
+        },
+      ],
     },
   ],
 });
@@ -176,7 +224,14 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   invalid: [
     {
       code: viaThen,
-      errors: [{ messageId: "missingRecovery", line: 4, column: 12, data: { model: "job", field: "isProcessing", value: "true" } }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 4,
+          column: 12,
+          data: { model: "job", field: "isProcessing", value: "true" },
+        },
+      ],
     },
   ],
 });

@@ -14,7 +14,16 @@ import type { Client, Ctx, Expr, Fn, ModuleSpec, Step } from "./render.js";
 // Database stores
 
 export const DB_STORES = [
-  "prisma", "knex", "kysely", "drizzle", "typeorm-qb", "typeorm-repo", "sequelize", "mongo", "mongoose", "pg",
+  "prisma",
+  "knex",
+  "kysely",
+  "drizzle",
+  "typeorm-qb",
+  "typeorm-repo",
+  "sequelize",
+  "mongo",
+  "mongoose",
+  "pg",
 ] as const;
 export type DbStore = (typeof DB_STORES)[number];
 
@@ -98,7 +107,14 @@ const idField = (store: DbStore): string => (store === "mongo" || store === "mon
 // ---- Prisma ----
 
 const prisma: Dialect = {
-  clients: [{ name: "prisma", declaration: `import { prisma } from "./db";`, type: "PrismaClient", typeImport: `import type { PrismaClient } from "@prisma/client";` }],
+  clients: [
+    {
+      name: "prisma",
+      declaration: `import { prisma } from "./db";`,
+      type: "PrismaClient",
+      typeImport: `import type { PrismaClient } from "@prisma/client";`,
+    },
+  ],
   head: () => [],
   model: (e) => e,
   column: (f) => f,
@@ -121,7 +137,10 @@ function prismaWhere(filter: readonly Pred[], s: Syntax): string {
     if (p.op === "or") return `OR: [${p.items.map((i) => prismaWhere([i], s)).join(", ")}]`;
     const v = jsVal(p.value, s.quote);
     if (p.op === "eq") return prop(p.field, v);
-    if (p.op === "ne") return [`${p.field}: { not: ${v} }`, `NOT: { ${p.field}: ${v} }`, `${p.field}: { notIn: [${v}] }`][s.variant % 3]!;
+    if (p.op === "ne")
+      return [`${p.field}: { not: ${v} }`, `NOT: { ${p.field}: ${v} }`, `${p.field}: { notIn: [${v}] }`][
+        s.variant % 3
+      ]!;
     return `${p.field}: { ${p.op}: ${v} }`;
   });
   return `{ ${parts.join(", ")} }`;
@@ -132,7 +151,14 @@ function prismaWhere(filter: readonly Pred[], s: Syntax): string {
 const SQL_OP = { eq: "=", ne: "<>", lt: "<", gt: ">" } as const;
 
 const knex: Dialect = {
-  clients: [{ name: "knex", declaration: `import { knex } from "./db";`, type: "Knex", typeImport: `import type { Knex } from "knex";` }],
+  clients: [
+    {
+      name: "knex",
+      declaration: `import { knex } from "./db";`,
+      type: "Knex",
+      typeImport: `import type { Knex } from "knex";`,
+    },
+  ],
   head: () => [],
   model: plural,
   column: snake,
@@ -154,28 +180,47 @@ const knex: Dialect = {
 
 function knexWhere(filter: readonly Pred[], s: Syntax, first: boolean): string {
   const q = s.quote;
-  return filter.map((p, i): string => {
-    const where = first && i === 0 ? "where" : s.variant % 2 === 0 ? "where" : "andWhere";
-    if (p.op === "or") {
-      const [a, b] = p.items;
-      const inner = (x: Pred | undefined, link: "where" | "orWhere") => {
-        if (!x || x.op === "or") throw new Error("nested or");
-        return x.op === "ne" ? `${link}Not(${q}${snake(x.field)}${q}, ${jsVal(x.value, q)})` : `${link}(${q}${snake(x.field)}${q}, ${q}${SQL_OP[x.op]}${q}, ${jsVal(x.value, q)})`;
-      };
-      return `.${where}((qb) => qb.${inner(a, "where")}.${inner(b, "orWhere")})`;
-    }
-    const col = `${q}${snake(p.field)}${q}`;
-    const v = jsVal(p.value, q);
-    if (p.op === "eq") return [`.${where}(${col}, ${v})`, `.${where}({ ${prop(snake(p.field), v)} })`, `.${where}(${col}, ${q}=${q}, ${v})`][s.variant % 3]!;
-    if (p.op === "ne") return [`.whereNot(${col}, ${v})`, `.${where}(${col}, ${q}<>${q}, ${v})`, `.whereNotIn(${col}, [${v}])`][s.variant % 3]!;
-    return `.${where}(${col}, ${q}${SQL_OP[p.op]}${q}, ${v})`;
-  }).join("");
+  return filter
+    .map((p, i): string => {
+      const where = first && i === 0 ? "where" : s.variant % 2 === 0 ? "where" : "andWhere";
+      if (p.op === "or") {
+        const [a, b] = p.items;
+        const inner = (x: Pred | undefined, link: "where" | "orWhere") => {
+          if (!x || x.op === "or") throw new Error("nested or");
+          return x.op === "ne"
+            ? `${link}Not(${q}${snake(x.field)}${q}, ${jsVal(x.value, q)})`
+            : `${link}(${q}${snake(x.field)}${q}, ${q}${SQL_OP[x.op]}${q}, ${jsVal(x.value, q)})`;
+        };
+        return `.${where}((qb) => qb.${inner(a, "where")}.${inner(b, "orWhere")})`;
+      }
+      const col = `${q}${snake(p.field)}${q}`;
+      const v = jsVal(p.value, q);
+      if (p.op === "eq")
+        return [
+          `.${where}(${col}, ${v})`,
+          `.${where}({ ${prop(snake(p.field), v)} })`,
+          `.${where}(${col}, ${q}=${q}, ${v})`,
+        ][s.variant % 3]!;
+      if (p.op === "ne")
+        return [`.whereNot(${col}, ${v})`, `.${where}(${col}, ${q}<>${q}, ${v})`, `.whereNotIn(${col}, [${v}])`][
+          s.variant % 3
+        ]!;
+      return `.${where}(${col}, ${q}${SQL_OP[p.op]}${q}, ${v})`;
+    })
+    .join("");
 }
 
 // ---- Kysely ----
 
 const kysely: Dialect = {
-  clients: [{ name: "db", declaration: `import { db } from "./db";`, type: "Kysely<Database>", typeImport: `import type { Kysely } from "kysely";` }],
+  clients: [
+    {
+      name: "db",
+      declaration: `import { db } from "./db";`,
+      type: "Kysely<Database>",
+      typeImport: `import type { Kysely } from "kysely";`,
+    },
+  ],
   head: () => [],
   model: plural,
   column: snake,
@@ -203,16 +248,28 @@ function kyselyWhere(filter: readonly Pred[], s: Syntax): string {
     const op = p.op === "ne" ? (s.variant % 2 === 0 ? "!=" : "<>") : SQL_OP[p.op];
     return `${eb}(${q}${snake(p.field)}${q}, ${q}${op}${q}, ${jsVal(p.value, q)})`;
   };
-  return filter.map((p) => p.op === "or"
-    ? `.where((eb) => eb.or([${p.items.map((i) => one(i, "eb")).join(", ")}]))`
-    : `.${one(p, "where")}`).join("");
+  return filter
+    .map((p) =>
+      p.op === "or" ? `.where((eb) => eb.or([${p.items.map((i) => one(i, "eb")).join(", ")}]))` : `.${one(p, "where")}`,
+    )
+    .join("");
 }
 
 // ---- Drizzle ----
 
 const drizzle: Dialect = {
-  clients: [{ name: "db", declaration: `import { db } from "./db";`, type: "NodePgDatabase", typeImport: `import type { NodePgDatabase } from "drizzle-orm/node-postgres";` }],
-  head: (entities) => [`import { and, eq, gt, lt, ne, or } from "drizzle-orm";`, `import { ${[...new Set(entities.map(plural))].sort().join(", ")} } from "./schema";`],
+  clients: [
+    {
+      name: "db",
+      declaration: `import { db } from "./db";`,
+      type: "NodePgDatabase",
+      typeImport: `import type { NodePgDatabase } from "drizzle-orm/node-postgres";`,
+    },
+  ],
+  head: (entities) => [
+    `import { and, eq, gt, lt, ne, or } from "drizzle-orm";`,
+    `import { ${[...new Set(entities.map(plural))].sort().join(", ")} } from "./schema";`,
+  ],
   model: plural,
   column: (f) => f,
   leases: true,
@@ -232,19 +289,26 @@ const drizzle: Dialect = {
 
 function drizzleCond(entity: string, filter: readonly Pred[], s: Syntax): string {
   const t = plural(entity);
-  const one = (p: Pred): string => p.op === "or" ? `or(${p.items.map(one).join(", ")})` : `${p.op}(${t}.${p.field}, ${jsVal(p.value, s.quote)})`;
+  const one = (p: Pred): string =>
+    p.op === "or" ? `or(${p.items.map(one).join(", ")})` : `${p.op}(${t}.${p.field}, ${jsVal(p.value, s.quote)})`;
   return filter.length === 1 ? one(filter[0]!) : `and(${filter.map(one).join(", ")})`;
 }
 
 // ---- TypeORM ----
 
 const dataSourceClient: Client = {
-  name: "dataSource", declaration: `import { dataSource } from "./data-source";`, type: "DataSource", typeImport: `import type { DataSource } from "typeorm";`,
+  name: "dataSource",
+  declaration: `import { dataSource } from "./data-source";`,
+  type: "DataSource",
+  typeImport: `import type { DataSource } from "typeorm";`,
 };
 
 const typeormRepo: Dialect = {
   clients: [dataSourceClient],
-  head: (entities) => [`import { LessThan, MoreThan, Not } from "typeorm";`, `import { ${[...new Set(entities.map(pascal))].sort().join(", ")} } from "./entities";`],
+  head: (entities) => [
+    `import { LessThan, MoreThan, Not } from "typeorm";`,
+    `import { ${[...new Set(entities.map(pascal))].sort().join(", ")} } from "./entities";`,
+  ],
   model: pascal,
   column: (f) => f,
   leases: false,
@@ -262,15 +326,22 @@ const typeormRepo: Dialect = {
 };
 
 function typeormCriteria(filter: readonly Pred[], s: Syntax): string {
-  return `{ ${flatPreds(filter).map((p) => {
-    const v = jsVal(p.value, s.quote);
-    return p.op === "eq" ? prop(p.field, v) : `${p.field}: ${{ ne: "Not", lt: "LessThan", gt: "MoreThan" }[p.op]}(${v})`;
-  }).join(", ")} }`;
+  return `{ ${flatPreds(filter)
+    .map((p) => {
+      const v = jsVal(p.value, s.quote);
+      return p.op === "eq"
+        ? prop(p.field, v)
+        : `${p.field}: ${{ ne: "Not", lt: "LessThan", gt: "MoreThan" }[p.op]}(${v})`;
+    })
+    .join(", ")} }`;
 }
 
 const typeormQb: Dialect = {
   clients: [dataSourceClient],
-  head: (entities) => [`import { LessThan, MoreThan, Not } from "typeorm";`, `import { ${[...new Set(entities.map(pascal))].sort().join(", ")} } from "./entities";`],
+  head: (entities) => [
+    `import { LessThan, MoreThan, Not } from "typeorm";`,
+    `import { ${[...new Set(entities.map(pascal))].sort().join(", ")} } from "./entities";`,
+  ],
   model: pascal,
   column: (f) => f,
   leases: true,
@@ -295,25 +366,31 @@ function qbWhere(filter: readonly Pred[], s: Syntax, alias = ""): string {
     const op = p.op === "ne" ? (s.variant % 2 === 0 ? "!=" : "<>") : SQL_OP[p.op];
     if (p.value.kind === "now") return `${alias}${p.field} ${op} NOW()`;
     // Literals inline in the SQL text (variant) or as named parameters.
-    if (p.value.kind === "lit" && typeof p.value.value === "string" && s.variant % 3 === 2) return `${alias}${p.field} ${op} '${p.value.value}'`;
-    const name = p.value.kind === "var" ? p.value.name : `p${n++}`;  // a ref is a parameter too
+    if (p.value.kind === "lit" && typeof p.value.value === "string" && s.variant % 3 === 2)
+      return `${alias}${p.field} ${op} '${p.value.value}'`;
+    const name = p.value.kind === "var" ? p.value.name : `p${n++}`; // a ref is a parameter too
     params.push(prop(name, jsVal(p.value, q)));
     return `${alias}${p.field} ${op} :${name}`;
   };
   const other = q === '"' ? "'" : '"';
-  return filter.map((p, i) => {
-    const params: string[] = [];
-    const text = cond(p, params);
-    const quoted = text.includes(q) ? `${other}${text}${other}` : `${q}${text}${q}`;
-    return `.${i === 0 ? "where" : "andWhere"}(${quoted}${params.length > 0 ? `, { ${params.join(", ")} }` : ""})`;
-  }).join("");
+  return filter
+    .map((p, i) => {
+      const params: string[] = [];
+      const text = cond(p, params);
+      const quoted = text.includes(q) ? `${other}${text}${other}` : `${q}${text}${q}`;
+      return `.${i === 0 ? "where" : "andWhere"}(${quoted}${params.length > 0 ? `, { ${params.join(", ")} }` : ""})`;
+    })
+    .join("");
 }
 
 // ---- Sequelize ----
 
 const sequelize: Dialect = {
   clients: [],
-  head: (entities) => [`import { Op } from "sequelize";`, `import { ${[...new Set(entities.map(pascal))].sort().join(", ")} } from "./models";`],
+  head: (entities) => [
+    `import { Op } from "sequelize";`,
+    `import { ${[...new Set(entities.map(pascal))].sort().join(", ")} } from "./models";`,
+  ],
   model: pascal,
   column: (f) => f,
   leases: true,
@@ -331,33 +408,54 @@ const sequelize: Dialect = {
 };
 
 function sequelizeWhere(filter: readonly Pred[], s: Syntax): string {
-  return `{ ${filter.map((p): string => {
-    if (p.op === "or") return `[Op.or]: [${p.items.map((i) => sequelizeWhere([i], s)).join(", ")}]`;
-    const v = jsVal(p.value, s.quote);
-    return p.op === "eq" ? prop(p.field, v) : `${p.field}: { [Op.${p.op}]: ${v} }`;
-  }).join(", ")} }`;
+  return `{ ${filter
+    .map((p): string => {
+      if (p.op === "or") return `[Op.or]: [${p.items.map((i) => sequelizeWhere([i], s)).join(", ")}]`;
+      const v = jsVal(p.value, s.quote);
+      return p.op === "eq" ? prop(p.field, v) : `${p.field}: { [Op.${p.op}]: ${v} }`;
+    })
+    .join(", ")} }`;
 }
 
 // ---- MongoDB driver and Mongoose ----
 
 function mongoFilter(filter: readonly Pred[], s: Syntax): string {
-  return `{ ${filter.map((p): string => {
-    if (p.op === "or") return `$or: [${p.items.map((i) => mongoFilter([i], s)).join(", ")}]`;
-    const v = jsVal(p.value, s.quote);
-    return p.op === "eq" ? prop(p.field, v) : `${p.field}: { $${p.op}: ${v} }`;
-  }).join(", ")} }`;
+  return `{ ${filter
+    .map((p): string => {
+      if (p.op === "or") return `$or: [${p.items.map((i) => mongoFilter([i], s)).join(", ")}]`;
+      const v = jsVal(p.value, s.quote);
+      return p.op === "eq" ? prop(p.field, v) : `${p.field}: { $${p.op}: ${v} }`;
+    })
+    .join(", ")} }`;
 }
 
 function mongoDialect(native: boolean): Dialect {
-  const target = (entity: string, c: Ctx, q: string) => (native ? `${c.client("db")}.collection(${q}${plural(entity)}${q})` : pascal(entity));
+  const target = (entity: string, c: Ctx, q: string) =>
+    native ? `${c.client("db")}.collection(${q}${plural(entity)}${q})` : pascal(entity);
   return {
-    clients: native ? [{ name: "db", declaration: `import { db } from "./mongo";`, type: "Db", typeImport: `import type { Db } from "mongodb";` }] : [],
-    head: (entities) => (native ? [] : [`import { ${[...new Set(entities.map(pascal))].sort().join(", ")} } from "./models";`]),
+    clients: native
+      ? [
+          {
+            name: "db",
+            declaration: `import { db } from "./mongo";`,
+            type: "Db",
+            typeImport: `import type { Db } from "mongodb";`,
+          },
+        ]
+      : [],
+    head: (entities) =>
+      native ? [] : [`import { ${[...new Set(entities.map(pascal))].sort().join(", ")} } from "./models";`],
     model: (e) => (native ? plural(e) : pascal(e)),
     column: (f) => f,
     leases: true,
     update(w, c, s, claim) {
-      const method = claim ? (s.variant % 2 === 0 ? "findOneAndUpdate" : "updateOne") : w.filter.some((p) => p.op !== "or" && p.field === "_id") ? "updateOne" : "updateMany";
+      const method = claim
+        ? s.variant % 2 === 0
+          ? "findOneAndUpdate"
+          : "updateOne"
+        : w.filter.some((p) => p.op !== "or" && p.field === "_id")
+          ? "updateOne"
+          : "updateMany";
       const sets = w.set.map((a) => prop(a.field, jsVal(a.value, s.quote)));
       return `${target(w.entity, c, s.quote)}.${method}(${mongoFilter(w.filter, s)}, { $set: { ${sets.join(", ")} } })`;
     },
@@ -367,7 +465,8 @@ function mongoDialect(native: boolean): Dialect {
     readOne(entity, filter, c, s) {
       return `${target(entity, c, s.quote)}.findOne(${mongoFilter(filter, s)})`;
     },
-    claimed: (s) => (s.variant % 2 === 0 ? { bind: "doc", ok: "doc !== null" } : { bind: "r", ok: "r.modifiedCount === 1" }),
+    claimed: (s) =>
+      s.variant % 2 === 0 ? { bind: "doc", ok: "doc !== null" } : { bind: "r", ok: "r.modifiedCount === 1" },
   };
 }
 
@@ -391,14 +490,24 @@ function sqlWhere(filter: readonly Pred[], s: Syntax, params: string[]): string 
 }
 
 const pg: Dialect = {
-  clients: [{ name: "pool", declaration: `import { pool } from "./db";`, type: "Pool", typeImport: `import type { Pool } from "pg";` }],
+  clients: [
+    {
+      name: "pool",
+      declaration: `import { pool } from "./db";`,
+      type: "Pool",
+      typeImport: `import type { Pool } from "pg";`,
+    },
+  ],
   head: () => [],
   model: plural,
   column: snake,
   leases: true,
   update(w, c, s) {
     const params: string[] = [];
-    const sets = w.set.map((a) => `${snake(a.field)} = ${a.value.kind === "now" ? "now()" : a.value.kind === "lit" ? sqlLit(a.value.value) : `$${params.push(a.value.kind === "ref" ? a.value.text : a.value.name)}`}`);
+    const sets = w.set.map(
+      (a) =>
+        `${snake(a.field)} = ${a.value.kind === "now" ? "now()" : a.value.kind === "lit" ? sqlLit(a.value.value) : `$${params.push(a.value.kind === "ref" ? a.value.text : a.value.name)}`}`,
+    );
     const text = `UPDATE ${plural(w.entity)} SET ${sets.join(", ")} WHERE ${sqlWhere(w.filter, s, params)}`;
     return `${c.client("pool")}.query(${sqlString(text, s)}${params.length > 0 ? `, [${params.join(", ")}]` : ""})`;
   },
@@ -422,8 +531,16 @@ function sqlString(text: string, s: Syntax): string {
 }
 
 export const DIALECTS: Readonly<Record<DbStore, Dialect>> = {
-  prisma, knex, kysely, drizzle, "typeorm-qb": typeormQb, "typeorm-repo": typeormRepo, sequelize,
-  mongo: mongoDialect(true), mongoose: mongoDialect(false), pg,
+  prisma,
+  knex,
+  kysely,
+  drizzle,
+  "typeorm-qb": typeormQb,
+  "typeorm-repo": typeormRepo,
+  sequelize,
+  mongo: mongoDialect(true),
+  mongoose: mongoDialect(false),
+  pg,
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -486,69 +603,95 @@ export interface DbLockParts {
   readonly lookalikes: readonly DbLookalike[];
 }
 
-const STATUS_VALUES = ["RUNNING", "GENERATING", "PROCESSING", "RENDERING", "IN_PROGRESS", "running", "processing", "exporting"];
+const STATUS_VALUES = [
+  "RUNNING",
+  "GENERATING",
+  "PROCESSING",
+  "RENDERING",
+  "IN_PROGRESS",
+  "running",
+  "processing",
+  "exporting",
+];
 const RESET_VALUES = ["FAILED", "QUEUED", "PENDING", "ERROR"];
 const DONE_VALUES = ["DONE", "COMPLETED", "SUCCEEDED"];
 const PROGRESS_FIELDS = ["updatedAt", "heartbeatAt", "lastProgressAt"];
 const START_FIELDS = ["startedAt", "createdAt", "claimedAt"];
 
-const caseLike = (template: string, value: string): string => (template === template.toLowerCase() ? value.toLowerCase() : value);
+const caseLike = (template: string, value: string): string =>
+  template === template.toLowerCase() ? value.toLowerCase() : value;
 
-const syntaxArb: fc.Arbitrary<Syntax> = fc.record({ variant: fc.nat({ max: 5 }), quote: fc.constantFrom<'"' | "'">('"', "'") });
+const syntaxArb: fc.Arbitrary<Syntax> = fc.record({
+  variant: fc.nat({ max: 5 }),
+  quote: fc.constantFrom<'"' | "'">('"', "'"),
+});
 
 const holderArb = fc.constantFrom<HolderKind>("none", "fenced", "unfenced");
 
-export function dbLockArb(options: {
-  stores?: readonly DbStore[];
-  recovery?: fc.Arbitrary<RecoveryKind>;
-  lease?: fc.Arbitrary<boolean>;
-  staleScan?: fc.Arbitrary<DbLockParts["staleScan"]>;
-} = {}): fc.Arbitrary<DbLockParts> {
+export function dbLockArb(
+  options: {
+    stores?: readonly DbStore[];
+    recovery?: fc.Arbitrary<RecoveryKind>;
+    lease?: fc.Arbitrary<boolean>;
+    staleScan?: fc.Arbitrary<DbLockParts["staleScan"]>;
+  } = {},
+): fc.Arbitrary<DbLockParts> {
   const stores = options.stores ?? DB_STORES;
-  return fc.record({
-    store: fc.constantFrom(...stores),
-    syntax: syntaxArb,
-    entity: fc.constantFrom("job", "render", "upload", "sync"),
-    lock: fc.oneof(
-      fc.record({
-        field: fc.constantFrom("status", "state", "phase"),
-        value: fc.constantFrom(...STATUS_VALUES),
-        reset: fc.constantFrom(...RESET_VALUES),
-        done: fc.constantFrom(...DONE_VALUES),
-      }),
-      fc.record({ field: fc.constantFrom("isProcessing", "locked"), value: fc.constant(true as const), reset: fc.constant(false as const), done: fc.constant(false as const) }),
-    ),
-    progress: fc.constantFrom(...PROGRESS_FIELDS),
-    start: fc.constantFrom(...START_FIELDS),
-    valueStyle: fc.constantFrom<ValueStyle>("literal", "literal", "const", "enum", "object"),
-    claimStyle: fc.constantFrom<ClaimStyle>("cas", "cas", "check-if", "check-read"),
-    rowName: fc.constantFrom<"entity" | "row">("entity", "row"),
-    rowBinding: fc.constantFrom<"direct" | "array">("direct", "array"),
-    staleScan: options.staleScan ?? fc.constantFrom<"none" | "progress" | "start-time">("none", "none", "progress", "start-time"),
-    touch: fc.boolean(),
-    lease: options.lease ?? fc.boolean(),
-    recovery: options.recovery ?? fc.constantFrom<RecoveryKind>("none", "valid", "start-time", "missing-status", "missing-time", "check-in-js"),
-    cutoff: fc.constantFrom<"param" | "local">("param", "local"),
-    runner: fc.boolean(),
-    completion: holderArb,
-    fence: fc.constantFrom<"status" | "owner">("status", "owner"),
-    completionFn: fc.boolean(),
-    finallyRelease: holderArb,
-    lookalikes: fc.subarray([...DB_LOOKALIKES], { maxLength: 3 }),
-  }).map((r): DbLockParts => {
-    const { lock, ...rest } = r;
-    const value = typeof lock.value === "string" ? lock.value : true;
-    return {
-      ...rest,
-      ...lock,
-      value,
-      reset: typeof lock.reset === "string" && typeof value === "string" ? caseLike(value, lock.reset) : lock.reset,
-      done: typeof lock.done === "string" && typeof value === "string" ? caseLike(value, lock.done) : lock.done,
-      lease: rest.lease && DIALECTS[rest.store].leases && rest.claimStyle === "cas",
-      claimStyle: DIALECTS[rest.store].readOne ? rest.claimStyle : "cas",
-      recovery: rest.recovery === "check-in-js" && !DIALECTS[rest.store].readOne ? "valid" : rest.recovery,
-    };
-  });
+  return fc
+    .record({
+      store: fc.constantFrom(...stores),
+      syntax: syntaxArb,
+      entity: fc.constantFrom("job", "render", "upload", "sync"),
+      lock: fc.oneof(
+        fc.record({
+          field: fc.constantFrom("status", "state", "phase"),
+          value: fc.constantFrom(...STATUS_VALUES),
+          reset: fc.constantFrom(...RESET_VALUES),
+          done: fc.constantFrom(...DONE_VALUES),
+        }),
+        fc.record({
+          field: fc.constantFrom("isProcessing", "locked"),
+          value: fc.constant(true as const),
+          reset: fc.constant(false as const),
+          done: fc.constant(false as const),
+        }),
+      ),
+      progress: fc.constantFrom(...PROGRESS_FIELDS),
+      start: fc.constantFrom(...START_FIELDS),
+      valueStyle: fc.constantFrom<ValueStyle>("literal", "literal", "const", "enum", "object"),
+      claimStyle: fc.constantFrom<ClaimStyle>("cas", "cas", "check-if", "check-read"),
+      rowName: fc.constantFrom<"entity" | "row">("entity", "row"),
+      rowBinding: fc.constantFrom<"direct" | "array">("direct", "array"),
+      staleScan:
+        options.staleScan ??
+        fc.constantFrom<"none" | "progress" | "start-time">("none", "none", "progress", "start-time"),
+      touch: fc.boolean(),
+      lease: options.lease ?? fc.boolean(),
+      recovery:
+        options.recovery ??
+        fc.constantFrom<RecoveryKind>("none", "valid", "start-time", "missing-status", "missing-time", "check-in-js"),
+      cutoff: fc.constantFrom<"param" | "local">("param", "local"),
+      runner: fc.boolean(),
+      completion: holderArb,
+      fence: fc.constantFrom<"status" | "owner">("status", "owner"),
+      completionFn: fc.boolean(),
+      finallyRelease: holderArb,
+      lookalikes: fc.subarray([...DB_LOOKALIKES], { maxLength: 3 }),
+    })
+    .map((r): DbLockParts => {
+      const { lock, ...rest } = r;
+      const value = typeof lock.value === "string" ? lock.value : true;
+      return {
+        ...rest,
+        ...lock,
+        value,
+        reset: typeof lock.reset === "string" && typeof value === "string" ? caseLike(value, lock.reset) : lock.reset,
+        done: typeof lock.done === "string" && typeof value === "string" ? caseLike(value, lock.done) : lock.done,
+        lease: rest.lease && DIALECTS[rest.store].leases && rest.claimStyle === "cas",
+        claimStyle: DIALECTS[rest.store].readOne ? rest.claimStyle : "cas",
+        recovery: rest.recovery === "check-in-js" && !DIALECTS[rest.store].readOne ? "valid" : rest.recovery,
+      };
+    });
 }
 
 const L = (value: string | boolean | number): Val => ({ kind: "lit", value });
@@ -559,7 +702,11 @@ const memberName = (value: string): string => value.toLowerCase().split("_").map
 /** A status value of the lock (claimed, reset, done) as the parts write it. */
 function statusVal(p: DbLockParts, value: string | boolean): Val {
   if (typeof value !== "string" || p.valueStyle === "literal") return L(value);
-  const text = { const: value.toUpperCase(), enum: `${enumName(p)}.${memberName(value)}`, object: `${enumName(p)}.${value.toUpperCase()}` }[p.valueStyle];
+  const text = {
+    const: value.toUpperCase(),
+    enum: `${enumName(p)}.${memberName(value)}`,
+    object: `${enumName(p)}.${value.toUpperCase()}`,
+  }[p.valueStyle];
   return { kind: "ref", text, value };
 }
 
@@ -576,7 +723,9 @@ function statusDeclarations(p: DbLockParts): string[] {
     case "enum":
       return [`enum ${enumName(p)} { ${values.map((v) => `${memberName(v)} = ${q}${v}${q}`).join(", ")} }`];
     case "object":
-      return [`const ${enumName(p)} = { ${values.map((v) => `${v.toUpperCase()}: ${q}${v}${q}`).join(", ")} } as const;`];
+      return [
+        `const ${enumName(p)} = { ${values.map((v) => `${v.toUpperCase()}: ${q}${v}${q}`).join(", ")} } as const;`,
+      ];
   }
 }
 const V = (name: string): Val => ({ kind: "var", name });
@@ -586,7 +735,9 @@ const NOW: Val = { kind: "now" };
 export function claimWrite(p: DbLockParts): Write {
   const notHeld: Pred = { op: "ne", field: p.field, value: statusVal(p, p.value) };
   const filter: Pred[] = [{ op: "eq", field: idField(p.store), value: V("id") }];
-  filter.push(p.lease ? { op: "or", items: [notHeld, { op: "lt", field: p.progress, value: V("staleBefore") }] } : notHeld);
+  filter.push(
+    p.lease ? { op: "or", items: [notHeld, { op: "lt", field: p.progress, value: V("staleBefore") }] } : notHeld,
+  );
   const set = [{ field: p.field, value: statusVal(p, p.value) }];
   if (p.touch || p.lease) set.push({ field: p.progress, value: NOW });
   if (p.fence === "owner") set.push({ field: "lockedBy", value: V("workerId") });
@@ -597,39 +748,161 @@ export function claimWrite(p: DbLockParts): Write {
 export function recoveryWrite(p: DbLockParts, kind: Exclude<RecoveryKind, "none" | "check-in-js">): Write {
   const held: Pred = { op: "eq", field: p.field, value: statusVal(p, p.value) };
   const age = (field: string): Pred => ({ op: "lt", field, value: V("cutoff") });
-  const filter = { valid: [held, age(p.progress)], "start-time": [held, age(p.start)], "missing-status": [age(p.progress)], "missing-time": [held] }[kind];
+  const filter = {
+    valid: [held, age(p.progress)],
+    "start-time": [held, age(p.start)],
+    "missing-status": [age(p.progress)],
+    "missing-time": [held],
+  }[kind];
   return { entity: p.entity, filter, set: [{ field: p.field, value: statusVal(p, p.reset) }] };
 }
 
 /** A write by the holder, by row id, fenced by the claimed value or not. */
 function holderWrite(p: DbLockParts, fenced: boolean, target: string | boolean): Write {
   const filter: Pred[] = [{ op: "eq", field: idField(p.store), value: V("id") }];
-  if (fenced) filter.push(p.fence === "owner" ? { op: "eq", field: "lockedBy", value: V("workerId") } : { op: "eq", field: p.field, value: statusVal(p, p.value) });
+  if (fenced)
+    filter.push(
+      p.fence === "owner"
+        ? { op: "eq", field: "lockedBy", value: V("workerId") }
+        : { op: "eq", field: p.field, value: statusVal(p, p.value) },
+    );
   return { entity: p.entity, filter, set: [{ field: p.field, value: statusVal(p, target) }] };
 }
 
 const LOOKALIKE_ENTITY: Record<DbLookalike, string> = {
-  transition: "order", "bulk-retry": "invoice", "start-by-id": "report", dashboard: "report", recent: "report", archive: "order",
+  transition: "order",
+  "bulk-retry": "invoice",
+  "start-by-id": "report",
+  dashboard: "report",
+  recent: "report",
+  archive: "order",
 };
 
 function lookalikeFn(store: DbStore, kind: DbLookalike, s: Syntax): Fn {
   const d = DIALECTS[store];
   const entity = LOOKALIKE_ENTITY[kind];
   const id = idField(store);
-  const upd = (w: Write): Expr => (c) => d.update(w, c, s, false);
+  const upd =
+    (w: Write): Expr =>
+    (c) =>
+      d.update(w, c, s, false);
   switch (kind) {
     case "transition":
-      return { name: "markPaid", role: "lookalike", params: ["id"], steps: [{ kind: "await", expr: upd({ entity, filter: [{ op: "eq", field: id, value: V("id") }, { op: "eq", field: "status", value: L("PENDING") }], set: [{ field: "status", value: L("PAID") }, { field: "paidAt", value: NOW }] }) }] };
+      return {
+        name: "markPaid",
+        role: "lookalike",
+        params: ["id"],
+        steps: [
+          {
+            kind: "await",
+            expr: upd({
+              entity,
+              filter: [
+                { op: "eq", field: id, value: V("id") },
+                { op: "eq", field: "status", value: L("PENDING") },
+              ],
+              set: [
+                { field: "status", value: L("PAID") },
+                { field: "paidAt", value: NOW },
+              ],
+            }),
+          },
+        ],
+      };
     case "bulk-retry":
-      return { name: "retryFailed", role: "lookalike", params: [], steps: [{ kind: "await", expr: upd({ entity, filter: [{ op: "eq", field: "status", value: L("FAILED") }, { op: "lt", field: "attempts", value: L(5) }], set: [{ field: "status", value: L("PENDING") }] }) }] };
+      return {
+        name: "retryFailed",
+        role: "lookalike",
+        params: [],
+        steps: [
+          {
+            kind: "await",
+            expr: upd({
+              entity,
+              filter: [
+                { op: "eq", field: "status", value: L("FAILED") },
+                { op: "lt", field: "attempts", value: L(5) },
+              ],
+              set: [{ field: "status", value: L("PENDING") }],
+            }),
+          },
+        ],
+      };
     case "start-by-id":
-      return { name: "markStarted", role: "lookalike", params: ["id"], steps: [{ kind: "await", expr: upd({ entity, filter: [{ op: "eq", field: id, value: V("id") }], set: [{ field: "status", value: L("RUNNING") }, { field: "startedAt", value: NOW }] }) }] };
+      return {
+        name: "markStarted",
+        role: "lookalike",
+        params: ["id"],
+        steps: [
+          {
+            kind: "await",
+            expr: upd({
+              entity,
+              filter: [{ op: "eq", field: id, value: V("id") }],
+              set: [
+                { field: "status", value: L("RUNNING") },
+                { field: "startedAt", value: NOW },
+              ],
+            }),
+          },
+        ],
+      };
     case "dashboard":
-      return { name: "dashboard", role: "lookalike", params: [], steps: [{ kind: "await", bind: "rows", expr: (c) => d.read(entity, [{ op: "eq", field: "status", value: L("RUNNING") }], c, s) }, { kind: "return", value: () => "rows" }] };
+      return {
+        name: "dashboard",
+        role: "lookalike",
+        params: [],
+        steps: [
+          {
+            kind: "await",
+            bind: "rows",
+            expr: (c) => d.read(entity, [{ op: "eq", field: "status", value: L("RUNNING") }], c, s),
+          },
+          { kind: "return", value: () => "rows" },
+        ],
+      };
     case "recent":
-      return { name: "recentlyActive", role: "lookalike", params: ["since"], steps: [{ kind: "await", bind: "rows", expr: (c) => d.read(entity, [{ op: "eq", field: "status", value: L("RUNNING") }, { op: "gt", field: "updatedAt", value: V("since") }], c, s) }, { kind: "return", value: () => "rows" }] };
+      return {
+        name: "recentlyActive",
+        role: "lookalike",
+        params: ["since"],
+        steps: [
+          {
+            kind: "await",
+            bind: "rows",
+            expr: (c) =>
+              d.read(
+                entity,
+                [
+                  { op: "eq", field: "status", value: L("RUNNING") },
+                  { op: "gt", field: "updatedAt", value: V("since") },
+                ],
+                c,
+                s,
+              ),
+          },
+          { kind: "return", value: () => "rows" },
+        ],
+      };
     case "archive":
-      return { name: "archiveOld", role: "lookalike", params: ["cutoff"], steps: [{ kind: "await", expr: upd({ entity, filter: [{ op: "eq", field: "status", value: L("DONE") }, { op: "lt", field: "updatedAt", value: V("cutoff") }], set: [{ field: "status", value: L("ARCHIVED") }] }) }] };
+      return {
+        name: "archiveOld",
+        role: "lookalike",
+        params: ["cutoff"],
+        steps: [
+          {
+            kind: "await",
+            expr: upd({
+              entity,
+              filter: [
+                { op: "eq", field: "status", value: L("DONE") },
+                { op: "lt", field: "updatedAt", value: V("cutoff") },
+              ],
+              set: [{ field: "status", value: L("ARCHIVED") }],
+            }),
+          },
+        ],
+      };
   }
 }
 
@@ -644,17 +917,36 @@ export function recoveryFn(p: DbLockParts, kind: Exclude<RecoveryKind, "none">):
     const row = p.rowName === "row" ? "row" : p.entity;
     const byId: Pred = { op: "eq", field: idField(p.store), value: V("id") };
     const stale = `!${row} || ${row}.${d.column(p.field)} !== ${jsVal(statusVal(p, p.value), p.syntax.quote)} || ${row}.${d.column(p.progress)} >= cutoff`;
-    return { name: "recover", role: "recovery", params: ["id", "cutoff"], steps: [
-      { kind: "await", bind: row, expr: (c) => d.readOne!(p.entity, [byId], c, p.syntax) },
-      { kind: "exit", cond: stale, value: "false" },
-      { kind: "await", expr: (c) => d.update({ entity: p.entity, filter: [byId], set: [{ field: p.field, value: statusVal(p, p.reset) }] }, c, p.syntax, false) },
-      { kind: "return", value: () => "true" },
-    ] };
+    return {
+      name: "recover",
+      role: "recovery",
+      params: ["id", "cutoff"],
+      steps: [
+        { kind: "await", bind: row, expr: (c) => d.readOne!(p.entity, [byId], c, p.syntax) },
+        { kind: "exit", cond: stale, value: "false" },
+        {
+          kind: "await",
+          expr: (c) =>
+            d.update(
+              { entity: p.entity, filter: [byId], set: [{ field: p.field, value: statusVal(p, p.reset) }] },
+              c,
+              p.syntax,
+              false,
+            ),
+        },
+        { kind: "return", value: () => "true" },
+      ],
+    };
   }
   const write: Step = { kind: "await", expr: (c) => d.update(recoveryWrite(p, kind), c, p.syntax, false) };
   return p.cutoff === "param"
     ? { name: "recover", role: "recovery", params: ["cutoff"], steps: [write] }
-    : { name: "recover", role: "recovery", params: [], steps: [{ kind: "const", name: "cutoff", value: () => CUTOFF_LOCAL }, write] };
+    : {
+        name: "recover",
+        role: "recovery",
+        params: [],
+        steps: [{ kind: "const", name: "cutoff", value: () => CUTOFF_LOCAL }, write],
+      };
 }
 
 /** The body of `claim(id)`: a compare-and-set, or a read, a check and an unconditional write. */
@@ -671,10 +963,15 @@ function claimSteps(p: DbLockParts): Step[] {
   }
   const row = p.rowName === "row" ? "row" : p.entity;
   const byId: Pred = { op: "eq", field: idField(p.store), value: V("id") };
-  const filter: Pred[] = p.claimStyle === "check-read" ? [byId, { op: "ne", field: p.field, value: statusVal(p, p.value) }] : [byId];
-  const check = p.claimStyle === "check-read" ? `!${row}` : `!${row} || ${row}.${d.column(p.field)} === ${jsVal(statusVal(p, p.value), s.quote)}`;
+  const filter: Pred[] =
+    p.claimStyle === "check-read" ? [byId, { op: "ne", field: p.field, value: statusVal(p, p.value) }] : [byId];
+  const check =
+    p.claimStyle === "check-read"
+      ? `!${row}`
+      : `!${row} || ${row}.${d.column(p.field)} === ${jsVal(statusVal(p, p.value), s.quote)}`;
   const write: Write = {
-    entity: p.entity, filter: [byId],
+    entity: p.entity,
+    filter: [byId],
     set: [
       { field: p.field, value: statusVal(p, p.value) },
       ...(p.touch ? [{ field: p.progress, value: NOW }] : []),
@@ -702,11 +999,19 @@ export function dbModule(p: DbLockParts): ModuleSpec {
   const ids = p.fence === "owner" ? ["id", "workerId"] : ["id"];
   fns.push({ name: "claim", role: "claim", params: ids, steps: claimSteps(p) });
   if (p.staleScan !== "none") {
-    const scan: Pred[] = [{ op: "eq", field: p.field, value: statusVal(p, p.value) }, { op: "lt", field: p.staleScan === "progress" ? p.progress : p.start, value: V("cutoff") }];
-    fns.push({ name: "findStuck", role: "scan", params: ["cutoff"], steps: [
-      { kind: "await", bind: "stuck", expr: (c) => d.read(p.entity, scan, c, s) },
-      { kind: "return", value: () => "stuck" },
-    ] });
+    const scan: Pred[] = [
+      { op: "eq", field: p.field, value: statusVal(p, p.value) },
+      { op: "lt", field: p.staleScan === "progress" ? p.progress : p.start, value: V("cutoff") },
+    ];
+    fns.push({
+      name: "findStuck",
+      role: "scan",
+      params: ["cutoff"],
+      steps: [
+        { kind: "await", bind: "stuck", expr: (c) => d.read(p.entity, scan, c, s) },
+        { kind: "return", value: () => "stuck" },
+      ],
+    });
   }
   if (p.recovery !== "none") fns.push(recoveryFn(p, p.recovery));
   const head: string[] = [];
@@ -714,7 +1019,10 @@ export function dbModule(p: DbLockParts): ModuleSpec {
     head.push(WORK_IMPORT);
     const complete: Step[] = [];
     if (p.completion !== "none") {
-      const write: Step = { kind: "await", expr: (c) => d.update(holderWrite(p, p.completion === "fenced", p.done), c, s, false) };
+      const write: Step = {
+        kind: "await",
+        expr: (c) => d.update(holderWrite(p, p.completion === "fenced", p.done), c, s, false),
+      };
       if (p.completionFn) {
         fns.push({ name: "finish", role: "completion", params: ids, steps: [write] });
         if (!p.split) complete.push({ kind: "await", expr: (c) => `${c.fn("finish")}(${ids.join(", ")})` });
@@ -726,13 +1034,24 @@ export function dbModule(p: DbLockParts): ModuleSpec {
       { kind: "exit", cond: "!ok", value: "false" },
     ];
     if (p.finallyRelease !== "none") {
-      steps.push({ kind: "try", body, cleanup: [{ kind: "await", expr: (c) => d.update(holderWrite(p, p.finallyRelease === "fenced", p.reset), c, s, false) }] });
+      steps.push({
+        kind: "try",
+        body,
+        cleanup: [
+          { kind: "await", expr: (c) => d.update(holderWrite(p, p.finallyRelease === "fenced", p.reset), c, s, false) },
+        ],
+      });
     } else steps.push(...body, { kind: "return", value: () => "true" });
     fns.push({ name: "run", role: "runner", params: ids, steps });
   }
   for (const kind of p.lookalikes) fns.push(lookalikeFn(p.store, kind, s));
   const entities = [p.entity, ...p.lookalikes.map((k) => LOOKALIKE_ENTITY[k])];
-  return { head: [...d.head(entities), ...head, ...statusDeclarations(p)], clients: d.clients, fns, ...(d.transaction ? { transaction: d.transaction } : {}) };
+  return {
+    head: [...d.head(entities), ...head, ...statusDeclarations(p)],
+    clients: d.clients,
+    fns,
+    ...(d.transaction ? { transaction: d.transaction } : {}),
+  };
 }
 
 /**
@@ -740,13 +1059,18 @@ export function dbModule(p: DbLockParts): ModuleSpec {
  * recovery pairs by model, field and value, whatever the client. Undefined when the two stores' clients or
  * model imports clash.
  */
-export function dbModuleRecoveredBy(p: DbLockParts, other: DbStore, kind: Exclude<RecoveryKind, "none"> = "valid"): ModuleSpec | undefined {
+export function dbModuleRecoveredBy(
+  p: DbLockParts,
+  other: DbStore,
+  kind: Exclude<RecoveryKind, "none"> = "valid",
+): ModuleSpec | undefined {
   const base = dbModule({ ...p, recovery: "none" });
   const d = DIALECTS[other];
   // Two ORMs whose models are imported classes would import the same name twice (`Job` from both).
   const classModels = new Set<DbStore>(["sequelize", "mongoose", "typeorm-qb", "typeorm-repo"]);
   if (classModels.has(p.store) && classModels.has(other)) return undefined;
-  if (d.clients.some((c) => base.clients.some((b) => b.name === c.name)) || (kind === "check-in-js" && !d.readOne)) return undefined;
+  if (d.clients.some((c) => base.clients.some((b) => b.name === c.name)) || (kind === "check-in-js" && !d.readOne))
+    return undefined;
   const recovery = recoveryFn({ ...p, store: other }, kind);
   const fns = [...base.fns];
   fns.splice(1, 0, recovery);
@@ -757,7 +1081,9 @@ export function dbModuleRecoveredBy(p: DbLockParts, other: DbStore, kind: Exclud
 export function dbLookalikeModule(store: DbStore, kinds: readonly DbLookalike[], s: Syntax): ModuleSpec {
   const d = DIALECTS[store];
   return {
-    head: d.head(kinds.map((k) => LOOKALIKE_ENTITY[k])), clients: d.clients, fns: kinds.map((k) => lookalikeFn(store, k, s)),
+    head: d.head(kinds.map((k) => LOOKALIKE_ENTITY[k])),
+    clients: d.clients,
+    fns: kinds.map((k) => lookalikeFn(store, k, s)),
     ...(d.transaction ? { transaction: d.transaction } : {}),
   };
 }
@@ -777,23 +1103,59 @@ export function expectedDbFindings(p: DbLockParts): Expected[] {
   const out: Expected[] = [];
   // An exported finder of stuck rows (`findStuck(cutoff)`, no write after it) hands the recovery to its callers.
   const handsOut = p.staleScan !== "none";
-  if (p.recovery === "none" && !p.lease && !handsOut) out.push({ rule: "locks/require-stale-recovery", messageId: "missingRecovery", fn: "claim", data: lock });
+  if (p.recovery === "none" && !p.lease && !handsOut)
+    out.push({ rule: "locks/require-stale-recovery", messageId: "missingRecovery", fn: "claim", data: lock });
   if (p.claimStyle !== "cas") {
-    out.push({ rule: "locks/atomic-claim", messageId: "checkThenAct", fn: "claim", data: { ...lock, checkedWhere: p.claimStyle === "check-if" ? "in JavaScript" : "with a separate read" } });
+    out.push({
+      rule: "locks/atomic-claim",
+      messageId: "checkThenAct",
+      fn: "claim",
+      data: { ...lock, checkedWhere: p.claimStyle === "check-if" ? "in JavaScript" : "with a separate read" },
+    });
   }
   if (p.staleScan === "start-time") {
-    out.push({ rule: "locks/progress-based-staleness", messageId: "startTimeScan", fn: "findStuck", data: { ...lock, timeField: d.column(p.start) } });
+    out.push({
+      rule: "locks/progress-based-staleness",
+      messageId: "startTimeScan",
+      fn: "findStuck",
+      data: { ...lock, timeField: d.column(p.start) },
+    });
   }
-  if (p.recovery === "start-time") out.push({ rule: "locks/progress-based-staleness", messageId: "startTimeRecovery", fn: "recover", data: { ...lock, timeField: d.column(p.start) } });
-  if (p.recovery === "missing-status") out.push({ rule: "locks/conditional-recovery", messageId: "missingStatus", fn: "recover", data: { ...lock, target: String(p.reset) } });
-  if (p.recovery === "missing-time") out.push({ rule: "locks/conditional-recovery", messageId: "missingTime", fn: "recover", data: { ...lock, target: String(p.reset) } });
-  if (p.recovery === "check-in-js") out.push({ rule: "locks/conditional-recovery", messageId: "checkInJs", fn: "recover", data: { ...lock, checkedWhere: "in JavaScript" } });
+  if (p.recovery === "start-time")
+    out.push({
+      rule: "locks/progress-based-staleness",
+      messageId: "startTimeRecovery",
+      fn: "recover",
+      data: { ...lock, timeField: d.column(p.start) },
+    });
+  if (p.recovery === "missing-status")
+    out.push({
+      rule: "locks/conditional-recovery",
+      messageId: "missingStatus",
+      fn: "recover",
+      data: { ...lock, target: String(p.reset) },
+    });
+  if (p.recovery === "missing-time")
+    out.push({
+      rule: "locks/conditional-recovery",
+      messageId: "missingTime",
+      fn: "recover",
+      data: { ...lock, target: String(p.reset) },
+    });
+  if (p.recovery === "check-in-js")
+    out.push({
+      rule: "locks/conditional-recovery",
+      messageId: "checkInJs",
+      fn: "recover",
+      data: { ...lock, checkedWhere: "in JavaScript" },
+    });
   // A lease claim that stamps an owner column is told apart from the next holder only by that column: its
   // unfenced writes are take-over writes (the status alone would not fence them either).
   const takeover = p.lease && p.fence === "owner";
-  const unfenced = (target: string) => takeover
-    ? { messageId: "takeoverWrite", data: { field: lock.field, value: lock.value } }
-    : { messageId: "unfencedWrite", data: { ...lock, target } };
+  const unfenced = (target: string) =>
+    takeover
+      ? { messageId: "takeoverWrite", data: { field: lock.field, value: lock.value } }
+      : { messageId: "unfencedWrite", data: { ...lock, target } };
   // Q3 on the holder's writes is asked only once the claim can pass to a new holder while held: a lease, or a
   // recovery that judges age (a reset with no age test is conditional-recovery's finding, and takes no live claim).
   const changesHands = p.lease || handsOut || (p.recovery !== "none" && p.recovery !== "missing-time");
@@ -801,7 +1163,8 @@ export function expectedDbFindings(p: DbLockParts): Expected[] {
   if (p.runner && p.completion === "unfenced") {
     out.push({ rule: "locks/require-fencing", fn: p.completionFn ? "finish" : "run", ...unfenced(String(p.done)) });
   }
-  if (p.runner && p.finallyRelease === "unfenced") out.push({ rule: "locks/require-fencing", fn: "run", ...unfenced(String(p.reset)) });
+  if (p.runner && p.finallyRelease === "unfenced")
+    out.push({ rule: "locks/require-fencing", fn: "run", ...unfenced(String(p.reset)) });
   return out;
 }
 
@@ -837,37 +1200,64 @@ export interface KvLockParts {
   readonly lookalikes: readonly KvLookalike[];
 }
 
-export function kvLockArb(options: { acquire?: fc.Arbitrary<KvAcquire>; release?: fc.Arbitrary<KvRelease> } = {}): fc.Arbitrary<KvLockParts> {
-  return fc.record({
-    client: fc.constantFrom<RedisClientKind>("ioredis", "node-redis", "upstash", "app-cache"),
-    quote: fc.constantFrom<'"' | "'">('"', "'"),
-    prefix: fc.constantFrom("lock:report", "locks:export", "mutex:sync", "leader:billing", "report-run"),
-    keyStyle: fc.constantFrom<"template" | "concat">("template", "concat"),
-    keyVar: fc.boolean(),
-    token: fc.constantFrom<"uuid" | "constant">("uuid", "constant"),
-    acquire: options.acquire ?? fc.constantFrom<KvAcquire>("set-ttl", "set", "setnx", "setnx-expire", "multi-expire", "multi-var-expire"),
-    ttlVariant: fc.nat({ max: 3 }),
-    release: options.release ?? fc.constantFrom<KvRelease>("none", "plain", "owner", "get-compare"),
-    tryFinally: fc.boolean(),
-    split: fc.boolean(),
-    handle: fc.boolean(),
-    lookalikes: fc.subarray([...KV_LOOKALIKES], { maxLength: 2 }),
-  // An application's cache service sends no MULTI and has no script call of its own.
-  }).filter((p) => p.client !== "app-cache" || (!p.acquire.startsWith("multi") && p.release !== "owner"));
+export function kvLockArb(
+  options: { acquire?: fc.Arbitrary<KvAcquire>; release?: fc.Arbitrary<KvRelease> } = {},
+): fc.Arbitrary<KvLockParts> {
+  return fc
+    .record({
+      client: fc.constantFrom<RedisClientKind>("ioredis", "node-redis", "upstash", "app-cache"),
+      quote: fc.constantFrom<'"' | "'">('"', "'"),
+      prefix: fc.constantFrom("lock:report", "locks:export", "mutex:sync", "leader:billing", "report-run"),
+      keyStyle: fc.constantFrom<"template" | "concat">("template", "concat"),
+      keyVar: fc.boolean(),
+      token: fc.constantFrom<"uuid" | "constant">("uuid", "constant"),
+      acquire:
+        options.acquire ??
+        fc.constantFrom<KvAcquire>("set-ttl", "set", "setnx", "setnx-expire", "multi-expire", "multi-var-expire"),
+      ttlVariant: fc.nat({ max: 3 }),
+      release: options.release ?? fc.constantFrom<KvRelease>("none", "plain", "owner", "get-compare"),
+      tryFinally: fc.boolean(),
+      split: fc.boolean(),
+      handle: fc.boolean(),
+      lookalikes: fc.subarray([...KV_LOOKALIKES], { maxLength: 2 }),
+      // An application's cache service sends no MULTI and has no script call of its own.
+    })
+    .filter((p) => p.client !== "app-cache" || (!p.acquire.startsWith("multi") && p.release !== "owner"));
 }
 
-const RELEASE_SCRIPT = "const RELEASE_IF_OWNER = `if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) else return 0 end`;";
+const RELEASE_SCRIPT =
+  'const RELEASE_IF_OWNER = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;';
 
 function redisClient(kind: RedisClientKind): Client {
   switch (kind) {
     case "ioredis":
-      return { name: "redis", declaration: `import Redis from "ioredis";\nconst redis = new Redis();`, type: "Redis", typeImport: `import Redis from "ioredis";` };
+      return {
+        name: "redis",
+        declaration: `import Redis from "ioredis";\nconst redis = new Redis();`,
+        type: "Redis",
+        typeImport: `import Redis from "ioredis";`,
+      };
     case "node-redis":
-      return { name: "client", declaration: `import { createClient } from "redis";\nconst client = createClient();`, type: "RedisClientType", typeImport: `import type { RedisClientType } from "redis";` };
+      return {
+        name: "client",
+        declaration: `import { createClient } from "redis";\nconst client = createClient();`,
+        type: "RedisClientType",
+        typeImport: `import type { RedisClientType } from "redis";`,
+      };
     case "upstash":
-      return { name: "redis", declaration: `import { Redis } from "@upstash/redis";\nconst redis = Redis.fromEnv();`, type: "Redis", typeImport: `import type { Redis } from "@upstash/redis";` };
+      return {
+        name: "redis",
+        declaration: `import { Redis } from "@upstash/redis";\nconst redis = Redis.fromEnv();`,
+        type: "Redis",
+        typeImport: `import type { Redis } from "@upstash/redis";`,
+      };
     case "app-cache":
-      return { name: "cache", declaration: `import { cache } from "./cache";`, type: "CacheService", typeImport: `import type { CacheService } from "./cache";` };
+      return {
+        name: "cache",
+        declaration: `import { cache } from "./cache";`,
+        type: "CacheService",
+        typeImport: `import type { CacheService } from "./cache";`,
+      };
   }
 }
 
@@ -879,32 +1269,51 @@ function redisOps(p: KvLockParts, c: Ctx) {
   return {
     set(key: string, value: string, ttl: boolean, nx = true): string {
       // The service's own option names: `nx`, and `ttl` in seconds.
-      if (app) return `${r}.set(${key}, ${value}, { ${[...(nx ? ["nx: true"] : []), ...(ttl ? ["ttl: 30"] : [])].join(", ")} })`;
+      if (app)
+        return `${r}.set(${key}, ${value}, { ${[...(nx ? ["nx: true"] : []), ...(ttl ? ["ttl: 30"] : [])].join(", ")} })`;
       if (p.client === "ioredis") {
-        const opts = !ttl ? (nx ? [`${q}NX${q}`] : []) : p.ttlVariant % 2 === 0 ? [`${q}PX${q}`, "30000", ...(nx ? [`${q}NX${q}`] : [])] : [...(nx ? [`${q}NX${q}`] : []), `${q}EX${q}`, "30"];
+        const opts = !ttl
+          ? nx
+            ? [`${q}NX${q}`]
+            : []
+          : p.ttlVariant % 2 === 0
+            ? [`${q}PX${q}`, "30000", ...(nx ? [`${q}NX${q}`] : [])]
+            : [...(nx ? [`${q}NX${q}`] : []), `${q}EX${q}`, "30"];
         return `${r}.set(${[key, value, ...opts].join(", ")})`;
       }
       let opts: string[];
-      if (p.client === "upstash") opts = [...(nx ? ["nx: true"] : []), ...(ttl ? [p.ttlVariant % 2 === 0 ? "px: 30000" : "ex: 30"] : [])];
-      else if (p.ttlVariant < 2) opts = [...(nx ? ["NX: true"] : []), ...(ttl ? [p.ttlVariant % 2 === 0 ? "PX: 30000" : "EX: 30"] : [])];
+      if (p.client === "upstash")
+        opts = [...(nx ? ["nx: true"] : []), ...(ttl ? [p.ttlVariant % 2 === 0 ? "px: 30000" : "ex: 30"] : [])];
+      else if (p.ttlVariant < 2)
+        opts = [...(nx ? ["NX: true"] : []), ...(ttl ? [p.ttlVariant % 2 === 0 ? "PX: 30000" : "EX: 30"] : [])];
       // node-redis v5: `{ condition: "NX", expiration: { type: "PX", value } }`
-      else opts = [...(nx ? [`condition: ${q}NX${q}`] : []), ...(ttl ? [`expiration: { type: ${q}${p.ttlVariant === 2 ? "PX" : "EX"}${q}, value: ${p.ttlVariant === 2 ? "30000" : "30"} }`] : [])];
+      else
+        opts = [
+          ...(nx ? [`condition: ${q}NX${q}`] : []),
+          ...(ttl
+            ? [
+                `expiration: { type: ${q}${p.ttlVariant === 2 ? "PX" : "EX"}${q}, value: ${p.ttlVariant === 2 ? "30000" : "30"} }`,
+              ]
+            : []),
+        ];
       return `${r}.set(${key}, ${value}${opts.length > 0 ? `, { ${opts.join(", ")} }` : ""})`;
     },
     setnx: (key: string, value: string) => `${r}.${p.client === "node-redis" ? "setNX" : "setnx"}(${key}, ${value})`,
     /** SETNX and EXPIRE queued in one MULTI: sent together, so the key never lives without its expiry. */
-    multiSetnxExpire: (key: string, value: string) => `${r}.multi().${p.client === "node-redis" ? "setNX" : "setnx"}(${key}, ${value}).expire(${key}, 30).exec()`,
+    multiSetnxExpire: (key: string, value: string) =>
+      `${r}.multi().${p.client === "node-redis" ? "setNX" : "setnx"}(${key}, ${value}).expire(${key}, 30).exec()`,
     expire: (key: string) => `${r}.expire(${key}, 30)`,
     del: (key: string) => `${r}.${app ? "delete" : "del"}(${key})`,
     get: (key: string) => `${r}.get(${key})`,
     incr: (key: string) => `${r}.incr(${key})`,
-    ownerDelete: (key: string, token: string) => ({
-      ioredis: `${r}.eval(RELEASE_IF_OWNER, 1, ${key}, ${token})`,
-      "node-redis": `${r}.eval(RELEASE_IF_OWNER, { keys: [${key}], arguments: [${token}] })`,
-      upstash: `${r}.eval(RELEASE_IF_OWNER, [${key}], [${token}])`,
-      // Not generated (kvLockArb): a cache service has no script call the plugin could read.
-      "app-cache": `${r}.eval(RELEASE_IF_OWNER, [${key}], [${token}])`,
-    })[p.client],
+    ownerDelete: (key: string, token: string) =>
+      ({
+        ioredis: `${r}.eval(RELEASE_IF_OWNER, 1, ${key}, ${token})`,
+        "node-redis": `${r}.eval(RELEASE_IF_OWNER, { keys: [${key}], arguments: [${token}] })`,
+        upstash: `${r}.eval(RELEASE_IF_OWNER, [${key}], [${token}])`,
+        // Not generated (kvLockArb): a cache service has no script call the plugin could read.
+        "app-cache": `${r}.eval(RELEASE_IF_OWNER, [${key}], [${token}])`,
+      })[p.client],
   };
 }
 
@@ -918,34 +1327,54 @@ function kvLookalikeFn(p: KvLockParts, kind: KvLookalike): Fn {
   const ops = (c: Ctx) => redisOps(p, c);
   switch (kind) {
     case "idempotency":
-      return { name: "handleEvent", role: "lookalike", params: ["id"], steps: [
-        { kind: "await", bind: "first", expr: (c) => ops(c).set(`\`idempotency:event:\${id}\``, `${q}1${q}`, true) },
-        { kind: "exit", cond: "!first", value: "false" },
-        { kind: "await", expr: () => "work(id)" },
-        { kind: "return", value: () => "true" },
-      ] };
+      return {
+        name: "handleEvent",
+        role: "lookalike",
+        params: ["id"],
+        steps: [
+          { kind: "await", bind: "first", expr: (c) => ops(c).set(`\`idempotency:event:\${id}\``, `${q}1${q}`, true) },
+          { kind: "exit", cond: "!first", value: "false" },
+          { kind: "await", expr: () => "work(id)" },
+          { kind: "return", value: () => "true" },
+        ],
+      };
     case "cache":
-      return { name: "cachedPrice", role: "lookalike", params: ["id"], steps: [
-        { kind: "await", bind: "hit", expr: (c) => ops(c).get(`\`price:\${id}\``) },
-        { kind: "exit", cond: "hit !== null", value: "hit" },
-        { kind: "await", bind: "price", expr: () => "work(id)" },
-        { kind: "await", expr: (c) => ops(c).set(`\`price:\${id}\``, "String(price)", true, false) },
-        { kind: "return", value: () => "price" },
-      ] };
+      return {
+        name: "cachedPrice",
+        role: "lookalike",
+        params: ["id"],
+        steps: [
+          { kind: "await", bind: "hit", expr: (c) => ops(c).get(`\`price:\${id}\``) },
+          { kind: "exit", cond: "hit !== null", value: "hit" },
+          { kind: "await", bind: "price", expr: () => "work(id)" },
+          { kind: "await", expr: (c) => ops(c).set(`\`price:\${id}\``, "String(price)", true, false) },
+          { kind: "return", value: () => "price" },
+        ],
+      };
     case "rate":
-      return { name: "countHit", role: "lookalike", params: ["id"], steps: [
-        { kind: "await", bind: "count", expr: (c) => ops(c).incr(`\`rate:\${id}\``) },
-        { kind: "exit", cond: "count > 1", value: "count" },
-        { kind: "await", expr: (c) => ops(c).expire(`\`rate:\${id}\``) },
-        { kind: "return", value: () => "count" },
-      ] };
+      return {
+        name: "countHit",
+        role: "lookalike",
+        params: ["id"],
+        steps: [
+          { kind: "await", bind: "count", expr: (c) => ops(c).incr(`\`rate:\${id}\``) },
+          { kind: "exit", cond: "count > 1", value: "count" },
+          { kind: "await", expr: (c) => ops(c).expire(`\`rate:\${id}\``) },
+          { kind: "return", value: () => "count" },
+        ],
+      };
     case "marker":
-      return { name: "sendOnce", role: "lookalike", params: ["id"], steps: [
-        { kind: "await", bind: "fresh", expr: (c) => ops(c).set(`\`sent:digest:\${id}\``, `${q}1${q}`, false) },
-        { kind: "exit", cond: "!fresh", value: "false" },
-        { kind: "await", expr: () => "work(id)" },
-        { kind: "return", value: () => "true" },
-      ] };
+      return {
+        name: "sendOnce",
+        role: "lookalike",
+        params: ["id"],
+        steps: [
+          { kind: "await", bind: "fresh", expr: (c) => ops(c).set(`\`sent:digest:\${id}\``, `${q}1${q}`, false) },
+          { kind: "exit", cond: "!fresh", value: "false" },
+          { kind: "await", expr: () => "work(id)" },
+          { kind: "return", value: () => "true" },
+        ],
+      };
   }
 }
 
@@ -972,46 +1401,85 @@ export function kvModule(p: KvLockParts): ModuleSpec {
   const acquire: Step[] = [
     ...keyStep,
     ...(p.token === "uuid" ? [{ kind: "const", name: "token", value: () => "randomUUID()" } as const] : []),
-    ...(p.acquire === "multi-var-expire" ? [
-      { kind: "const", name: "tx", value: (c: Ctx) => `${c.client(p.client === "node-redis" ? "client" : "redis")}.multi()` } as const,
-      { kind: "stmt", text: `tx.${setnxName}(${key}, ${token});` } as const,
-      { kind: "stmt", text: `tx.expire(${key}, 30);` } as const,
-    ] : []),
+    ...(p.acquire === "multi-var-expire"
+      ? [
+          {
+            kind: "const",
+            name: "tx",
+            value: (c: Ctx) => `${c.client(p.client === "node-redis" ? "client" : "redis")}.multi()`,
+          } as const,
+          { kind: "stmt", text: `tx.${setnxName}(${key}, ${token});` } as const,
+          { kind: "stmt", text: `tx.expire(${key}, 30);` } as const,
+        ]
+      : []),
     {
-      kind: "await", bind: "ok",
-      expr: (c) => (p.acquire === "set-ttl" || p.acquire === "set" ? ops(c).set(key, token, p.acquire === "set-ttl")
-        : p.acquire === "multi-expire" ? ops(c).multiSetnxExpire(key, token)
-        : p.acquire === "multi-var-expire" ? "tx.exec()" : ops(c).setnx(key, token)),
+      kind: "await",
+      bind: "ok",
+      expr: (c) =>
+        p.acquire === "set-ttl" || p.acquire === "set"
+          ? ops(c).set(key, token, p.acquire === "set-ttl")
+          : p.acquire === "multi-expire"
+            ? ops(c).multiSetnxExpire(key, token)
+            : p.acquire === "multi-var-expire"
+              ? "tx.exec()"
+              : ops(c).setnx(key, token),
     },
   ];
   const expire: Step[] = p.acquire === "setnx-expire" ? [{ kind: "await", expr: (c) => ops(c).expire(key) }] : [];
   // A GET-then-compare release reads the key, compares in JavaScript and deletes in a second command (racy, Q3).
-  const release: Step[] = p.release === "none" ? []
-    : p.release === "get-compare" ? [
-      { kind: "await", bind: "current", expr: (c) => ops(c).get(key) },
-      { kind: "exit", cond: `current !== ${token}`, value: "false" },
-      { kind: "await", expr: (c) => ops(c).del(key) },
-    ]
-    : [{ kind: "await", expr: (c) => (p.release === "owner" ? ops(c).ownerDelete(key, token) : ops(c).del(key)) }];
+  const release: Step[] =
+    p.release === "none"
+      ? []
+      : p.release === "get-compare"
+        ? [
+            { kind: "await", bind: "current", expr: (c) => ops(c).get(key) },
+            { kind: "exit", cond: `current !== ${token}`, value: "false" },
+            { kind: "await", expr: (c) => ops(c).del(key) },
+          ]
+        : [{ kind: "await", expr: (c) => (p.release === "owner" ? ops(c).ownerDelete(key, token) : ops(c).del(key)) }];
   const work: Step = { kind: "await", expr: () => "work(id)" };
 
   if (p.split && p.handle && p.release !== "none") {
     // acquire(id) returns a handle (or null) whose release() gives the lock back: the key and token are the acquire's.
-    fns.push({ name: "acquire", role: "acquire", params: ["id"], steps: [
-      ...acquire, { kind: "exit", cond: notAcquired(p, "ok"), value: "null" }, ...expire,
-      { kind: "handle", value: () => token, method: "release", body: release },
-    ] });
+    fns.push({
+      name: "acquire",
+      role: "acquire",
+      params: ["id"],
+      steps: [
+        ...acquire,
+        { kind: "exit", cond: notAcquired(p, "ok"), value: "null" },
+        ...expire,
+        { kind: "handle", value: () => token, method: "release", body: release },
+      ],
+    });
   } else if (p.split) {
     // acquire(id) returns the token (or null); release(id[, token]) gives the lock back; the runner calls both.
-    fns.push({ name: "acquire", role: "acquire", params: ["id"], steps: [
-      ...acquire, { kind: "exit", cond: notAcquired(p, "ok"), value: "null" }, ...expire, { kind: "return", value: () => token },
-    ] });
-    if (p.release !== "none") fns.push({ name: "release", role: "release", params: p.token === "uuid" ? ["id", "token"] : ["id"], steps: [...keyStep, ...release] });
+    fns.push({
+      name: "acquire",
+      role: "acquire",
+      params: ["id"],
+      steps: [
+        ...acquire,
+        { kind: "exit", cond: notAcquired(p, "ok"), value: "null" },
+        ...expire,
+        { kind: "return", value: () => token },
+      ],
+    });
+    if (p.release !== "none")
+      fns.push({
+        name: "release",
+        role: "release",
+        params: p.token === "uuid" ? ["id", "token"] : ["id"],
+        steps: [...keyStep, ...release],
+      });
   }
   if (p.split) {
-    const releaseCall: Step[] = p.release === "none" ? []
-      : p.handle ? [{ kind: "await", expr: () => "held.release()" }]
-      : [{ kind: "await", expr: (c) => `${c.fn("release")}(${p.token === "uuid" ? "id, held" : "id"})` }];
+    const releaseCall: Step[] =
+      p.release === "none"
+        ? []
+        : p.handle
+          ? [{ kind: "await", expr: () => "held.release()" }]
+          : [{ kind: "await", expr: (c) => `${c.fn("release")}(${p.token === "uuid" ? "id, held" : "id"})` }];
     const steps: Step[] = [
       { kind: "await", bind: "held", expr: (c) => `${c.fn("acquire")}(id)` },
       { kind: "exit", cond: "held === null", value: "false" },
@@ -1040,7 +1508,12 @@ export function kvLookalikeModule(p: KvLockParts, kinds: readonly KvLookalike[])
  * compare-and-delete script handed it.
  */
 export function kvLockLike(p: KvLockParts): boolean {
-  return /^(lock|locks|mutex|leader)\b/.test(p.prefix) || p.split || (p.tryFinally && p.release !== "none") || (p.token === "uuid" && (p.release === "get-compare" || p.release === "owner"));
+  return (
+    /^(lock|locks|mutex|leader)\b/.test(p.prefix) ||
+    p.split ||
+    (p.tryFinally && p.release !== "none") ||
+    (p.token === "uuid" && (p.release === "get-compare" || p.release === "owner"))
+  );
 }
 
 export function expectedKvFindings(p: KvLockParts): Expected[] {
@@ -1049,12 +1522,22 @@ export function expectedKvFindings(p: KvLockParts): Expected[] {
   const key = JSON.stringify(`${p.prefix}:*`);
   const lockLike = kvLockLike(p);
   if ((p.acquire === "set" || p.acquire === "setnx") && lockLike) {
-    out.push({ rule: "locks/require-lock-ttl", messageId: "missingTtl", fn, data: { command: p.acquire === "set" ? "SET … NX" : "SETNX", key } });
+    out.push({
+      rule: "locks/require-lock-ttl",
+      messageId: "missingTtl",
+      fn,
+      data: { command: p.acquire === "set" ? "SET … NX" : "SETNX", key },
+    });
   }
-  if (p.acquire === "setnx-expire") out.push({ rule: "locks/require-lock-ttl", messageId: "separateExpire", fn, data: { command: "SETNX", key } });
+  if (p.acquire === "setnx-expire")
+    out.push({ rule: "locks/require-lock-ttl", messageId: "separateExpire", fn, data: { command: "SETNX", key } });
   // A compare-and-delete handed the constant every holder stores checks no owner either (constantValue).
-  if ((p.release === "plain" || p.release === "get-compare" || (p.release === "owner" && p.token === "constant")) && lockLike) {
-    const messageId = p.token === "constant" ? "constantValue" : p.release === "plain" ? "plainDelete" : "getCompareDelete";
+  if (
+    (p.release === "plain" || p.release === "get-compare" || (p.release === "owner" && p.token === "constant")) &&
+    lockLike
+  ) {
+    const messageId =
+      p.token === "constant" ? "constantValue" : p.release === "plain" ? "plainDelete" : "getCompareDelete";
     out.push({ rule: "locks/owner-checked-release", messageId, fn: p.split ? "release" : "runTask", data: { key } });
   }
   // A release in the acquiring function but outside a `finally`: the awaited work can reject past it (and a
@@ -1062,9 +1545,22 @@ export function expectedKvFindings(p: KvLockParts): Expected[] {
   // Split into helpers, the runner holds the lock between its two calls (function summaries): the same finding,
   // except that the GET-then-compare's early return is the release helper's, not a way out of the runner.
   if (!p.tryFinally && p.release !== "none" && lockLike) {
-    const ttl = p.acquire === "set-ttl" || p.acquire === "setnx-expire" || p.acquire === "multi-expire" || p.acquire === "multi-var-expire";
-    const messageId = ttl ? "ttlReleaseMissed" : p.release === "get-compare" && !p.split ? "missedOnReturn" : "missedOnRejection";
-    out.push({ rule: "locks/release-in-finally", messageId, fn: "runTask", data: { lock: `the lock \`${p.prefix}:*\`` } });
+    const ttl =
+      p.acquire === "set-ttl" ||
+      p.acquire === "setnx-expire" ||
+      p.acquire === "multi-expire" ||
+      p.acquire === "multi-var-expire";
+    const messageId = ttl
+      ? "ttlReleaseMissed"
+      : p.release === "get-compare" && !p.split
+        ? "missedOnReturn"
+        : "missedOnRejection";
+    out.push({
+      rule: "locks/release-in-finally",
+      messageId,
+      fn: "runTask",
+      data: { lock: `the lock \`${p.prefix}:*\`` },
+    });
   }
   return out;
 }
@@ -1107,13 +1603,29 @@ export function lockRowArb(): fc.Arbitrary<LockRowParts> {
 
 /** `try { await insert; return true } catch (e) { if (duplicate) return false; throw e; }` around a plain insert. */
 function caughtInsert(insert: Expr, duplicate: string): Step[] {
-  return [{ kind: "catch", body: [{ kind: "await", expr: insert }, { kind: "return", value: () => "true" }],
-    param: "e", handler: [{ kind: "exit", cond: duplicate, value: "false" }, { kind: "stmt", text: "throw e;" }] }];
+  return [
+    {
+      kind: "catch",
+      body: [
+        { kind: "await", expr: insert },
+        { kind: "return", value: () => "true" },
+      ],
+      param: "e",
+      handler: [
+        { kind: "exit", cond: duplicate, value: "false" },
+        { kind: "stmt", text: "throw e;" },
+      ],
+    },
+  ];
 }
 
 /** The table as each store names it: `jobLock` (Prisma delegate, Drizzle table), `job_locks` (SQL). */
 function lockTable(p: LockRowParts): string {
-  return p.store === "prisma" || p.store === "drizzle" ? (p.store === "drizzle" ? plural(p.table) : p.table) : plural(snake(p.table));
+  return p.store === "prisma" || p.store === "drizzle"
+    ? p.store === "drizzle"
+      ? plural(p.table)
+      : p.table
+    : plural(snake(p.table));
 }
 
 export function lockRowModule(p: LockRowParts): ModuleSpec {
@@ -1132,44 +1644,81 @@ export function lockRowModule(p: LockRowParts): ModuleSpec {
     case "prisma": {
       clients = prisma.clients;
       const data = `{ name, owner: process.pid${p.expiry ? `, expiresAt: ${until}` : ""} }`;
-      insert = [{ kind: "catch", body: [{ kind: "await", expr: (c) => `${c.client("prisma")}.${t}.create({ data: ${data} })` }, { kind: "return", value: () => "true" }],
-        param: "e", handler: [{ kind: "exit", cond: `e.code === ${q}P2002${q}`, value: "false" }, { kind: "stmt", text: "throw e;" }] }];
+      insert = [
+        {
+          kind: "catch",
+          body: [
+            { kind: "await", expr: (c) => `${c.client("prisma")}.${t}.create({ data: ${data} })` },
+            { kind: "return", value: () => "true" },
+          ],
+          param: "e",
+          handler: [
+            { kind: "exit", cond: `e.code === ${q}P2002${q}`, value: "false" },
+            { kind: "stmt", text: "throw e;" },
+          ],
+        },
+      ];
       sweep = (c) => `${c.client("prisma")}.${t}.deleteMany({ where: { ${cutoffTime}: { lt: cutoff } } })`;
-      remove = (c) => `${c.client("prisma")}.${t}.deleteMany({ where: { name${p.ownerCheck ? ", owner: process.pid" : ""} } })`;
+      remove = (c) =>
+        `${c.client("prisma")}.${t}.deleteMany({ where: { name${p.ownerCheck ? ", owner: process.pid" : ""} } })`;
       break;
     }
     case "knex": {
       clients = knex.clients;
       const row = `{ name, owner: process.pid${p.expiry ? `, expires_at: ${until}` : ""} }`;
       insert = p.duplicate
-        ? caughtInsert((c) => `${c.client("knex")}(${q}${t}${q}).insert(${row})`, `e.code === ${q}ER_DUP_ENTRY${q} || e.code === ${q}23505${q}`)
+        ? caughtInsert(
+            (c) => `${c.client("knex")}(${q}${t}${q}).insert(${row})`,
+            `e.code === ${q}ER_DUP_ENTRY${q} || e.code === ${q}23505${q}`,
+          )
         : [
-          { kind: "await", bind: "rows", expr: (c) => `${c.client("knex")}(${q}${t}${q}).insert(${row}).onConflict(${q}name${q}).ignore().returning(${q}name${q})` },
-          { kind: "return", value: () => "rows.length === 1" },
-        ];
+            {
+              kind: "await",
+              bind: "rows",
+              expr: (c) =>
+                `${c.client("knex")}(${q}${t}${q}).insert(${row}).onConflict(${q}name${q}).ignore().returning(${q}name${q})`,
+            },
+            { kind: "return", value: () => "rows.length === 1" },
+          ];
       sweep = (c) => `${c.client("knex")}(${q}${t}${q}).where(${q}${col(cutoffTime)}${q}, ${q}<${q}, cutoff).del()`;
-      remove = (c) => `${c.client("knex")}(${q}${t}${q}).where({ name${p.ownerCheck ? ", owner: process.pid" : ""} }).del()`;
+      remove = (c) =>
+        `${c.client("knex")}(${q}${t}${q}).where({ name${p.ownerCheck ? ", owner: process.pid" : ""} }).del()`;
       break;
     }
     case "kysely": {
       clients = kysely.clients;
       insert = [
-        { kind: "await", bind: "r", expr: (c) => `${c.client("db")}.insertInto(${q}${t}${q}).values({ name, owner: process.pid${p.expiry ? `, expires_at: ${until}` : ""} }).onConflict((oc) => oc.column(${q}name${q}).doNothing()).executeTakeFirst()` },
+        {
+          kind: "await",
+          bind: "r",
+          expr: (c) =>
+            `${c.client("db")}.insertInto(${q}${t}${q}).values({ name, owner: process.pid${p.expiry ? `, expires_at: ${until}` : ""} }).onConflict((oc) => oc.column(${q}name${q}).doNothing()).executeTakeFirst()`,
+        },
         { kind: "return", value: () => "Number(r.numInsertedOrUpdatedRows) === 1" },
       ];
-      sweep = (c) => `${c.client("db")}.deleteFrom(${q}${t}${q}).where(${q}${col(cutoffTime)}${q}, ${q}<${q}, cutoff).execute()`;
-      remove = (c) => `${c.client("db")}.deleteFrom(${q}${t}${q}).where(${q}name${q}, ${q}=${q}, name)${p.ownerCheck ? `.where(${q}owner${q}, ${q}=${q}, process.pid)` : ""}.execute()`;
+      sweep = (c) =>
+        `${c.client("db")}.deleteFrom(${q}${t}${q}).where(${q}${col(cutoffTime)}${q}, ${q}<${q}, cutoff).execute()`;
+      remove = (c) =>
+        `${c.client("db")}.deleteFrom(${q}${t}${q}).where(${q}name${q}, ${q}=${q}, name)${p.ownerCheck ? `.where(${q}owner${q}, ${q}=${q}, process.pid)` : ""}.execute()`;
       break;
     }
     case "drizzle": {
       clients = drizzle.clients;
       head.push(`import { and, eq, lt } from "drizzle-orm";`, `import { ${t} } from "./schema";`);
       insert = [
-        { kind: "await", bind: "rows", expr: (c) => `${c.client("db")}.insert(${t}).values({ name, owner: process.pid${p.expiry ? `, expiresAt: ${until}` : ""} }).onConflictDoNothing().returning()` },
+        {
+          kind: "await",
+          bind: "rows",
+          expr: (c) =>
+            `${c.client("db")}.insert(${t}).values({ name, owner: process.pid${p.expiry ? `, expiresAt: ${until}` : ""} }).onConflictDoNothing().returning()`,
+        },
         { kind: "return", value: () => "rows.length === 1" },
       ];
       sweep = (c) => `${c.client("db")}.delete(${t}).where(lt(${t}.${cutoffTime}, cutoff))`;
-      remove = (c) => p.ownerCheck ? `${c.client("db")}.delete(${t}).where(and(eq(${t}.name, name), eq(${t}.owner, process.pid)))` : `${c.client("db")}.delete(${t}).where(eq(${t}.name, name))`;
+      remove = (c) =>
+        p.ownerCheck
+          ? `${c.client("db")}.delete(${t}).where(and(eq(${t}.name, name), eq(${t}.owner, process.pid)))`
+          : `${c.client("db")}.delete(${t}).where(eq(${t}.name, name))`;
       break;
     }
     case "pg": {
@@ -1177,34 +1726,64 @@ export function lockRowModule(p: LockRowParts): ModuleSpec {
       const cols = `name, owner${p.expiry ? ", expires_at" : ""}`;
       const vals = `$1, $2${p.expiry ? ", now() + interval '1 minute'" : ""}`;
       insert = p.duplicate
-        ? caughtInsert((c) => `${c.client("pool")}.query("INSERT INTO ${t} (${cols}) VALUES (${vals})", [name, process.pid])`, `e.code === ${q}23505${q}`)
+        ? caughtInsert(
+            (c) => `${c.client("pool")}.query("INSERT INTO ${t} (${cols}) VALUES (${vals})", [name, process.pid])`,
+            `e.code === ${q}23505${q}`,
+          )
         : [
-          { kind: "await", bind: "r", expr: (c) => `${c.client("pool")}.query("INSERT INTO ${t} (${cols}) VALUES (${vals}) ON CONFLICT DO NOTHING", [name, process.pid])` },
-          { kind: "return", value: () => "r.rowCount === 1" },
-        ];
+            {
+              kind: "await",
+              bind: "r",
+              expr: (c) =>
+                `${c.client("pool")}.query("INSERT INTO ${t} (${cols}) VALUES (${vals}) ON CONFLICT DO NOTHING", [name, process.pid])`,
+            },
+            { kind: "return", value: () => "r.rowCount === 1" },
+          ];
       sweep = (c) => `${c.client("pool")}.query("DELETE FROM ${t} WHERE ${col(cutoffTime)} < $1", [cutoff])`;
-      remove = (c) => p.ownerCheck ? `${c.client("pool")}.query("DELETE FROM ${t} WHERE name = $1 AND owner = $2", [name, process.pid])` : `${c.client("pool")}.query("DELETE FROM ${t} WHERE name = $1", [name])`;
+      remove = (c) =>
+        p.ownerCheck
+          ? `${c.client("pool")}.query("DELETE FROM ${t} WHERE name = $1 AND owner = $2", [name, process.pid])`
+          : `${c.client("pool")}.query("DELETE FROM ${t} WHERE name = $1", [name])`;
       break;
     }
     case "mongo": {
       clients = mongoDialect(true).clients;
       const doc = `{ _id: name, owner: process.pid${p.expiry ? `, expiresAt: ${until}` : ""} }`;
-      insert = [{ kind: "catch", body: [{ kind: "await", expr: (c) => `${c.client("db")}.collection(${q}${t}${q}).insertOne(${doc})` }, { kind: "return", value: () => "true" }],
-        param: "err", handler: [{ kind: "exit", cond: `String(err).includes(${q}E11000${q})`, value: "false" }, { kind: "stmt", text: "throw err;" }] }];
+      insert = [
+        {
+          kind: "catch",
+          body: [
+            { kind: "await", expr: (c) => `${c.client("db")}.collection(${q}${t}${q}).insertOne(${doc})` },
+            { kind: "return", value: () => "true" },
+          ],
+          param: "err",
+          handler: [
+            { kind: "exit", cond: `String(err).includes(${q}E11000${q})`, value: "false" },
+            { kind: "stmt", text: "throw err;" },
+          ],
+        },
+      ];
       sweep = (c) => `${c.client("db")}.collection(${q}${t}${q}).deleteMany({ ${cutoffTime}: { $lt: cutoff } })`;
-      remove = (c) => `${c.client("db")}.collection(${q}${t}${q}).deleteOne({ _id: name${p.ownerCheck ? ", owner: process.pid" : ""} })`;
+      remove = (c) =>
+        `${c.client("db")}.collection(${q}${t}${q}).deleteOne({ _id: name${p.ownerCheck ? ", owner: process.pid" : ""} })`;
       break;
     }
   }
   fns.push({ name: "acquire", role: "acquire", params: ["name"], steps: insert });
-  if (p.sweeper !== "none") fns.push({ name: "sweep", role: "recovery", params: ["cutoff"], steps: [{ kind: "await", expr: sweep }] });
+  if (p.sweeper !== "none")
+    fns.push({ name: "sweep", role: "recovery", params: ["cutoff"], steps: [{ kind: "await", expr: sweep }] });
   const release: Step = { kind: "await", expr: remove };
   const steps: Step[] = [
     { kind: "await", bind: "got", expr: (c) => `${c.fn("acquire")}(name)` },
     { kind: "exit", cond: "!got", value: "false" },
   ];
-  if (p.release === "finally") steps.push({ kind: "try", body: [{ kind: "await", expr: () => "work(name)" }], cleanup: [release] });
-  else steps.push({ kind: "await", expr: () => "work(name)" }, ...(p.release === "after" ? [release] : []), { kind: "return", value: () => "true" });
+  if (p.release === "finally")
+    steps.push({ kind: "try", body: [{ kind: "await", expr: () => "work(name)" }], cleanup: [release] });
+  else
+    steps.push({ kind: "await", expr: () => "work(name)" }, ...(p.release === "after" ? [release] : []), {
+      kind: "return",
+      value: () => "true",
+    });
   fns.push({ name: "runLocked", role: "runner", params: ["name"], steps });
   return { head, clients, fns };
 }
@@ -1216,15 +1795,32 @@ export function lockRowModule(p: LockRowParts): ModuleSpec {
  */
 export function expectedLockRowFindings(p: LockRowParts): Expected[] {
   const model = lockTable(p);
-  if (p.sweeper === "none") return [{ rule: "locks/require-stale-recovery", messageId: "missingExpiry", fn: "acquire", data: { model } }];
+  if (p.sweeper === "none")
+    return [{ rule: "locks/require-stale-recovery", messageId: "missingExpiry", fn: "acquire", data: { model } }];
   const out: Expected[] = [];
   if (p.sweeper === "created") {
-    out.push({ rule: "locks/progress-based-staleness", messageId: "startTimeLockRow", fn: "sweep", data: { model, what: "sweep", timeField: p.store === "knex" || p.store === "kysely" || p.store === "pg" ? "created_at" : "createdAt" } });
+    out.push({
+      rule: "locks/progress-based-staleness",
+      messageId: "startTimeLockRow",
+      fn: "sweep",
+      data: {
+        model,
+        what: "sweep",
+        timeField: p.store === "knex" || p.store === "kysely" || p.store === "pg" ? "created_at" : "createdAt",
+      },
+    });
   }
   if (p.release !== "none" && !p.ownerCheck) {
     out.push({
-      rule: "locks/owner-checked-release", messageId: "rowRelease", fn: "runLocked",
-      data: { operation: "delete", lock: `lock row in ${model}`, filter: p.store === "mongo" ? "_id" : "name", expires: "is swept when stale" },
+      rule: "locks/owner-checked-release",
+      messageId: "rowRelease",
+      fn: "runLocked",
+      data: {
+        operation: "delete",
+        lock: `lock row in ${model}`,
+        filter: p.store === "mongo" ? "_id" : "name",
+        expires: "is swept when stale",
+      },
     });
   }
   return out;

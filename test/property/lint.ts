@@ -22,17 +22,24 @@ type Descriptor = TSESLint.ReportDescriptor<string> & { data?: Record<string, un
 
 /** The name a function is known by: its id, its method key (class or object), or the variable it is assigned to. */
 function functionName(node: TSESTree.Node): string | undefined {
-  if (node.type === "FunctionDeclaration" || node.type === "FunctionExpression" || node.type === "ArrowFunctionExpression") {
+  if (
+    node.type === "FunctionDeclaration" ||
+    node.type === "FunctionExpression" ||
+    node.type === "ArrowFunctionExpression"
+  ) {
     if (node.id) return node.id.name;
     const parent = node.parent;
-    if ((parent?.type === "MethodDefinition" || parent?.type === "Property") && parent.key.type === "Identifier") return parent.key.name;
+    if ((parent?.type === "MethodDefinition" || parent?.type === "Property") && parent.key.type === "Identifier")
+      return parent.key.name;
     if (parent?.type === "VariableDeclarator" && parent.id.type === "Identifier") return parent.id.name;
   }
   return undefined;
 }
 
 function enclosingName(sourceCode: Readonly<TSESLint.SourceCode>, loc: TSESTree.Position): string | undefined {
-  let node: TSESTree.Node | null = sourceCode.getNodeByRangeIndex(sourceCode.getIndexFromLoc(loc)) as TSESTree.Node | null;
+  let node: TSESTree.Node | null = sourceCode.getNodeByRangeIndex(
+    sourceCode.getIndexFromLoc(loc),
+  ) as TSESTree.Node | null;
   while (node) {
     const name = functionName(node);
     if (name !== undefined) return name;
@@ -48,9 +55,12 @@ function wrap(id: string, rule: AnyRule): AnyRule {
     ...rule,
     create(context) {
       const report = (descriptor: Descriptor): void => {
-        const loc = "loc" in descriptor && descriptor.loc
-          ? ("start" in descriptor.loc ? descriptor.loc.start : descriptor.loc)
-          : (descriptor as { node: TSESTree.Node }).node.loc.start;
+        const loc =
+          "loc" in descriptor && descriptor.loc
+            ? "start" in descriptor.loc
+              ? descriptor.loc.start
+              : descriptor.loc
+            : (descriptor as { node: TSESTree.Node }).node.loc.start;
         const data: Record<string, string> = {};
         for (const [k, v] of Object.entries(descriptor.data ?? {})) data[k] = String(v);
         sink?.push({
@@ -71,7 +81,9 @@ function wrap(id: string, rule: AnyRule): AnyRule {
 
 const wrapped = {
   meta: { name: "locks-observed" },
-  rules: Object.fromEntries(Object.entries(plugin.rules).map(([id, rule]) => [id, wrap(id, rule as unknown as AnyRule)])),
+  rules: Object.fromEntries(
+    Object.entries(plugin.rules).map(([id, rule]) => [id, wrap(id, rule as unknown as AnyRule)]),
+  ),
 };
 
 const linter = new Linter({ configType: "flat" });
@@ -96,9 +108,12 @@ export function lint(code: string): Finding[] {
     sink = undefined;
   }
   const fatal = messages.find((m) => m.fatal);
-  if (fatal) throw new LintError(`generated code does not parse (${fatal.line}:${fatal.column}: ${fatal.message}):\n${code}`);
+  if (fatal)
+    throw new LintError(`generated code does not parse (${fatal.line}:${fatal.column}: ${fatal.message}):\n${code}`);
   if (messages.length !== found.length) {
-    throw new LintError(`Linter reported ${messages.length} messages, the rules ${found.length}:\n${JSON.stringify(messages, null, 2)}`);
+    throw new LintError(
+      `Linter reported ${messages.length} messages, the rules ${found.length}:\n${JSON.stringify(messages, null, 2)}`,
+    );
   }
   return found;
 }
@@ -112,7 +127,10 @@ const LINE_KEY = /Line$/;
  */
 export function findingKey(f: Finding, rename: ReadonlyMap<string, string> = new Map()): string {
   const back = (text: string) => text.replace(/[A-Za-z_$][\w$]*/g, (w) => rename.get(w) ?? w);
-  const data = Object.keys(f.data).filter((k) => !LINE_KEY.test(k)).sort().map((k) => `${k}=${back(f.data[k]!)}`);
+  const data = Object.keys(f.data)
+    .filter((k) => !LINE_KEY.test(k))
+    .sort()
+    .map((k) => `${k}=${back(f.data[k]!)}`);
   return `${f.rule} ${f.messageId} [${data.join(", ")}] in ${f.fn === undefined ? "<module>" : back(f.fn)}`;
 }
 

@@ -26,7 +26,12 @@ export type Step =
   /** `try { body } finally { cleanup }`: only as the last step of a body. */
   | { readonly kind: "try"; readonly body: readonly Step[]; readonly cleanup: readonly Step[] }
   /** `try { body } catch (param) { handler }` (`.catch((param) => …)` in `.then` style): only as the last step. */
-  | { readonly kind: "catch"; readonly body: readonly Step[]; readonly param: string; readonly handler: readonly Step[] }
+  | {
+      readonly kind: "catch";
+      readonly body: readonly Step[];
+      readonly param: string;
+      readonly handler: readonly Step[];
+    }
   /**
    * `return { token: value, [method]: async () => { body } };`: a lock handle whose method the caller calls later
    * (`() => promise` in `.then` style).
@@ -101,11 +106,27 @@ function syncStep(step: Step, c: Ctx): string {
 function awaitBody(steps: readonly Step[], c: Ctx): string[] {
   const out: string[] = [];
   for (const step of steps) {
-    if (step.kind === "await") out.push(step.bind ? `const ${step.bind} = await ${step.expr(c)};` : `await ${step.expr(c)};`);
-    else if (step.kind === "try") out.push("try {", ...indent(awaitBody(step.body, c)), "} finally {", ...indent(awaitBody(step.cleanup, c)), "}");
-    else if (step.kind === "catch") out.push("try {", ...indent(awaitBody(step.body, c)), `} catch (${step.param}) {`, ...indent(awaitBody(step.handler, c)), "}");
+    if (step.kind === "await")
+      out.push(step.bind ? `const ${step.bind} = await ${step.expr(c)};` : `await ${step.expr(c)};`);
+    else if (step.kind === "try")
+      out.push("try {", ...indent(awaitBody(step.body, c)), "} finally {", ...indent(awaitBody(step.cleanup, c)), "}");
+    else if (step.kind === "catch")
+      out.push(
+        "try {",
+        ...indent(awaitBody(step.body, c)),
+        `} catch (${step.param}) {`,
+        ...indent(awaitBody(step.handler, c)),
+        "}",
+      );
     else if (step.kind === "handle") {
-      out.push("return {", `  token: ${step.value(c)},`, `  ${step.method}: async () => {`, ...indent(awaitBody(step.body, c), "    "), "  },", "};");
+      out.push(
+        "return {",
+        `  token: ${step.value(c)},`,
+        `  ${step.method}: async () => {`,
+        ...indent(awaitBody(step.body, c), "    "),
+        "  },",
+        "};",
+      );
     } else out.push(syncStep(step, c));
   }
   return out;
@@ -136,7 +157,11 @@ function thenBody(steps: readonly Step[], c: Ctx): string[] {
   }
   if (step.kind === "catch") {
     if (rest.length > 0) throw new Error("a catch step must be the last step of a body");
-    out.push(...`return ${promiseOf(step.body, c)}.catch((${step.param}) => {`.split("\n"), ...indent(thenBody(step.handler, c)), "});");
+    out.push(
+      ...`return ${promiseOf(step.body, c)}.catch((${step.param}) => {`.split("\n"),
+      ...indent(thenBody(step.handler, c)),
+      "});",
+    );
     return out;
   }
   if (step.kind !== "await") throw new Error("unreachable");
@@ -153,13 +178,21 @@ function fnLines(fn: Fn, layout: Layout, c: Ctx, spec: ModuleSpec): string[] {
     // The body moves into the callback, and the client it uses becomes the callback's parameter.
     const inner: Ctx = { ...c, client: (name) => (name === tx.client ? tx.param : c.client(name)) };
     const lines = layout.style === "await" ? awaitBody(fn.steps, inner) : thenBody(fn.steps, inner);
-    body = [`return ${tx.open(c.client(tx.client))}(${layout.style === "await" ? "async " : ""}(${tx.param}) => {`, ...indent(lines), "});"];
+    body = [
+      `return ${tx.open(c.client(tx.client))}(${layout.style === "await" ? "async " : ""}(${tx.param}) => {`,
+      ...indent(lines),
+      "});",
+    ];
   } else body = layout.style === "await" ? awaitBody(fn.steps, c) : thenBody(fn.steps, c);
   const params = fn.params.join(", ");
   const async = isAsync ? "async " : "";
-  if (layout.container === "arrows") return [`export const ${fn.name} = ${async}(${params}) => {`, ...indent(body), "};"];
+  if (layout.container === "arrows")
+    return [`export const ${fn.name} = ${async}(${params}) => {`, ...indent(body), "};"];
   if (layout.container === "object") return [`${async}${fn.name}(${params}) {`, ...indent(body), "},"];
-  const head = layout.container === "class" ? `${async}${fn.name}(${params}) {` : `export ${async}function ${fn.name}(${params}) {`;
+  const head =
+    layout.container === "class"
+      ? `${async}${fn.name}(${params}) {`
+      : `export ${async}function ${fn.name}(${params}) {`;
   return [head, ...indent(body), "}"];
 }
 
@@ -191,7 +224,10 @@ export function render(spec: ModuleSpec, layout: Layout = BASE_LAYOUT): string {
   }
   lines.push("export class Service {");
   if (fields && spec.clients.length > 0) {
-    lines.push(`  constructor(${spec.clients.map((cl) => `private readonly ${cl.name}: ${cl.type}`).join(", ")}) {}`, "");
+    lines.push(
+      `  constructor(${spec.clients.map((cl) => `private readonly ${cl.name}: ${cl.type}`).join(", ")}) {}`,
+      "",
+    );
   }
   for (const fn of spec.fns) lines.push(...indent(fnLines(fn, layout, c, spec)), "");
   lines.push("}", "");

@@ -55,7 +55,11 @@ export const transformArb: fc.Arbitrary<Transform> = fc.record({
   reorder: fc.option(fc.array(fc.integer({ min: 0, max: 1000 }), { minLength: 8, maxLength: 8 }), { nil: null }),
 });
 
-export const IDENTITY: Transform = { layout: { style: "await", container: "functions", clientFields: false }, rename: null, reorder: null };
+export const IDENTITY: Transform = {
+  layout: { style: "await", container: "functions", clientFields: false },
+  rename: null,
+  reorder: null,
+};
 
 function permutation(keys: readonly number[], n: number): number[] {
   return [...Array(n).keys()].sort((a, b) => keys[a % keys.length]! - keys[b % keys.length]! || a - b);
@@ -111,7 +115,11 @@ export function minus(a: readonly string[], b: readonly string[]): string[] {
 }
 
 /** A readable failure: what differs, and the code it differs on. */
-export function mismatch(what: string, details: Record<string, unknown>, ...programs: readonly { label: string; code: string }[]): Error {
+export function mismatch(
+  what: string,
+  details: Record<string, unknown>,
+  ...programs: readonly { label: string; code: string }[]
+): Error {
   const parts = [what, JSON.stringify(details, null, 2), ...programs.map((p) => `---- ${p.label}\n${p.code}`)];
   return new Error(parts.join("\n"));
 }

@@ -12,7 +12,10 @@ function parse(code: string) {
 }
 
 /** Every node's parent (the parser does not set `parent`; ESLint does that during its traversal). */
-function parents(ast: TSESTree.Program, visitorKeys: Readonly<Record<string, readonly string[] | undefined>>): Map<Node, Node> {
+function parents(
+  ast: TSESTree.Program,
+  visitorKeys: Readonly<Record<string, readonly string[] | undefined>>,
+): Map<Node, Node> {
   const out = new Map<Node, Node>();
   const visit = (node: Node): void => {
     for (const key of visitorKeys[node.type] ?? []) {
@@ -55,7 +58,21 @@ export function isSignalName(name: string): boolean {
 }
 
 /** Names the renamer chooses from (with a number appended): none is a signal, a store word or a model name. */
-export const NEUTRAL_WORDS = ["alpha", "bravo", "delta", "kilo", "oscar", "tango", "zulu", "quill", "fern", "moss", "v", "q", "z"] as const;
+export const NEUTRAL_WORDS = [
+  "alpha",
+  "bravo",
+  "delta",
+  "kilo",
+  "oscar",
+  "tango",
+  "zulu",
+  "quill",
+  "fern",
+  "moss",
+  "v",
+  "q",
+  "z",
+] as const;
 
 export interface Renamed {
   readonly code: string;
@@ -78,7 +95,8 @@ export function renameIdentifiers(code: string, pick: (i: number) => string): Re
   const freshName = (old: string): string => {
     let name = fresh.get(old);
     if (name) return name;
-    do name = `${pick(counter)}${++counter}`; while (taken.has(name) || isSignalName(name));
+    do name = `${pick(counter)}${++counter}`;
+    while (taken.has(name) || isSignalName(name));
     taken.add(name);
     fresh.set(old, name);
     back.set(name, old);
@@ -88,7 +106,10 @@ export function renameIdentifiers(code: string, pick: (i: number) => string): Re
   const renameAt = (id: TSESTree.Identifier, to: string): void => {
     const p = parent.get(id);
     // `{ id }` (a shorthand property or pattern) keeps its key: `{ id: alpha1 }`.
-    const shorthand = p?.type === "Property" && p.shorthand && (p.value === id || (p.value.type === "AssignmentPattern" && p.value.left === id));
+    const shorthand =
+      p?.type === "Property" &&
+      p.shorthand &&
+      (p.value === id || (p.value.type === "AssignmentPattern" && p.value.left === id));
     // A parameter's range covers its type annotation (`id: string`): replace the name only.
     const start = id.range[0];
     const end = id.range[0] + id.name.length;
@@ -99,7 +120,15 @@ export function renameIdentifiers(code: string, pick: (i: number) => string): Re
     for (const variable of scope.variables) {
       if (variable.defs.length === 0 || isSignalName(variable.name)) continue;
       // Enum members are read as properties (`Status.Running`), which the scope manager does not link to them.
-      if (variable.defs.some((d) => d.type === "ImportBinding" || d.type === "TSEnumMemberName" || parent.get(d.name as Node)?.type === "TSParameterProperty")) continue;
+      if (
+        variable.defs.some(
+          (d) =>
+            d.type === "ImportBinding" ||
+            d.type === "TSEnumMemberName" ||
+            parent.get(d.name as Node)?.type === "TSParameterProperty",
+        )
+      )
+        continue;
       const to = freshName(variable.name);
       for (const id of variable.identifiers) renameAt(id as TSESTree.Identifier, to);
       for (const ref of variable.references) renameAt(ref.identifier as TSESTree.Identifier, to);
@@ -111,18 +140,31 @@ export function renameIdentifiers(code: string, pick: (i: number) => string): Re
     if (node.type !== "ClassBody") continue;
     const methods = new Set<string>();
     for (const member of node.body) {
-      if (member.type === "MethodDefinition" && member.kind === "method" && !member.computed && member.key.type === "Identifier" && !isSignalName(member.key.name)) {
+      if (
+        member.type === "MethodDefinition" &&
+        member.kind === "method" &&
+        !member.computed &&
+        member.key.type === "Identifier" &&
+        !isSignalName(member.key.name)
+      ) {
         methods.add(member.key.name);
         edits.push({ range: member.key.range, text: freshName(member.key.name) });
       }
     }
     const visit = (n: Node): void => {
-      if (n.type === "MemberExpression" && !n.computed && n.object.type === "ThisExpression" && n.property.type === "Identifier" && methods.has(n.property.name)) {
+      if (
+        n.type === "MemberExpression" &&
+        !n.computed &&
+        n.object.type === "ThisExpression" &&
+        n.property.type === "Identifier" &&
+        methods.has(n.property.name)
+      ) {
         edits.push({ range: n.property.range, text: freshName(n.property.name) });
       }
       for (const key of visitorKeys[n.type] ?? []) {
         const child = (n as unknown as Record<string, unknown>)[key];
-        for (const c of Array.isArray(child) ? child : [child]) if (c && typeof c === "object" && "type" in c) visit(c as Node);
+        for (const c of Array.isArray(child) ? child : [child])
+          if (c && typeof c === "object" && "type" in c) visit(c as Node);
       }
     };
     visit(node);
@@ -143,10 +185,20 @@ function arrowConst(node: Node): TSESTree.VariableDeclarator | undefined {
 
 function functionSlots(ast: TSESTree.Program): Node[][] {
   const groups: Node[][] = [];
-  const top = ast.body.filter((s) => s.type === "FunctionDeclaration" || (s.type === "ExportNamedDeclaration" && s.declaration?.type === "FunctionDeclaration") || arrowConst(s));
+  const top = ast.body.filter(
+    (s) =>
+      s.type === "FunctionDeclaration" ||
+      (s.type === "ExportNamedDeclaration" && s.declaration?.type === "FunctionDeclaration") ||
+      arrowConst(s),
+  );
   if (top.length > 0) groups.push(top);
   for (const s of ast.body) {
-    const cls = s.type === "ClassDeclaration" ? s : s.type === "ExportNamedDeclaration" && s.declaration?.type === "ClassDeclaration" ? s.declaration : undefined;
+    const cls =
+      s.type === "ClassDeclaration"
+        ? s
+        : s.type === "ExportNamedDeclaration" && s.declaration?.type === "ClassDeclaration"
+          ? s.declaration
+          : undefined;
     if (cls) groups.push(cls.body.body.filter((m) => m.type === "MethodDefinition" && m.kind === "method"));
     // `export const service = { async claim() {…}, … }`
     const init = arrowConst(s) ? undefined : objectConst(s);
@@ -177,9 +229,11 @@ export function reorderFunctions(code: string, order: (n: number) => readonly nu
 }
 
 function declaredName(node: Node): string | undefined {
-  if (node.type === "ExportNamedDeclaration" && node.declaration?.type === "FunctionDeclaration") return node.declaration.id?.name;
+  if (node.type === "ExportNamedDeclaration" && node.declaration?.type === "FunctionDeclaration")
+    return node.declaration.id?.name;
   if (node.type === "FunctionDeclaration") return node.id?.name;
-  if ((node.type === "MethodDefinition" || node.type === "Property") && node.key.type === "Identifier") return node.key.name;
+  if ((node.type === "MethodDefinition" || node.type === "Property") && node.key.type === "Identifier")
+    return node.key.name;
   const arrow = arrowConst(node);
   if (arrow?.id.type === "Identifier") return arrow.id.name;
   return undefined;
@@ -191,7 +245,13 @@ export function removeFunction(code: string, name: string): string {
   for (const slots of functionSlots(ast as TSESTree.Program)) {
     const node = slots.find((s) => declaredName(s) === name);
     // An object's method takes its comma with it.
-    if (node) return applyEdits(code, [{ range: [node.range[0], node.range[1] + (node.type === "Property" && code[node.range[1]] === "," ? 1 : 0)], text: "" }]);
+    if (node)
+      return applyEdits(code, [
+        {
+          range: [node.range[0], node.range[1] + (node.type === "Property" && code[node.range[1]] === "," ? 1 : 0)],
+          text: "",
+        },
+      ]);
   }
   throw new Error(`no function ${name} in:\n${code}`);
 }

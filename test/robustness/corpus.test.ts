@@ -85,7 +85,14 @@ const base = [
   plugin.configs.strict,
 ] as const;
 /** Every module read whole: what the rules find without the pre-check. */
-const whole = [...base, { plugins: { probe }, rules: { "probe/files": "error", "probe/facts": "error" }, settings: { locksAllModules: true } }] as never;
+const whole = [
+  ...base,
+  {
+    plugins: { probe },
+    rules: { "probe/files": "error", "probe/facts": "error" },
+    settings: { locksAllModules: true },
+  },
+] as never;
 /** The pre-check on, as users run it. */
 const config = [...base, { plugins: { probe }, rules: { "probe/gate": "error" } }] as never;
 
@@ -95,11 +102,20 @@ interface Problem {
 }
 
 /** A finding as the equivalence compares it. */
-function shown(m: { ruleId: string | null; line: number; column: number; messageId?: string; message: string }): string {
+function shown(m: {
+  ruleId: string | null;
+  line: number;
+  column: number;
+  messageId?: string;
+  message: string;
+}): string {
   return `${m.line}:${m.column} ${m.ruleId ?? ""} ${m.messageId ?? m.message}`;
 }
 
-function lintAll(linter: Linter10, files: readonly string[]): { crashes: Problem[]; unparsed: Problem[]; differ: Problem[]; unsound: Problem[] } {
+function lintAll(
+  linter: Linter10,
+  files: readonly string[],
+): { crashes: Problem[]; unparsed: Problem[]; differ: Problem[]; unsound: Problem[] } {
   const crashes: Problem[] = [];
   const unparsed: Problem[] = [];
   const differ: Problem[] = [];
@@ -123,7 +139,7 @@ function lintAll(linter: Linter10, files: readonly string[]): { crashes: Problem
       if (a !== b) differ.push({ file: displayPath(file), detail: `whole:\n${a}\npre-checked:\n${b}` });
       if (ruledOut && found.length > 0) unsound.push({ file: displayPath(file), detail: found.join(", ") });
     } catch (error) {
-      const stack = error instanceof Error ? error.stack ?? error.message : String(error);
+      const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
       crashes.push({ file: displayPath(file), detail: stack.split("\n").slice(0, 12).join("\n") });
     }
   }

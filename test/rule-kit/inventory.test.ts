@@ -18,15 +18,22 @@ describe("the inventory: facts built once per file, each rule's work under its o
     const seen: { rule: string; facts: LockFacts }[] = [];
     const probe = (name: string): Rule.RuleModule => ({
       meta: { type: "problem", schema: [] },
-      create: (context) => onLockFacts(context as never, (facts) => void seen.push({ rule: name, facts })) as Rule.RuleListener,
+      create: (context) =>
+        onLockFacts(context as never, (facts) => void seen.push({ rule: name, facts })) as Rule.RuleListener,
     });
     const linter = new Linter({ configType: "flat" });
-    linter.verify(CLAIM, [{
-      files: ["**/*.ts"],
-      languageOptions: { parser: tsParser },
-      plugins: { p: { rules: { first: probe("first"), second: probe("second"), third: probe("third") } } },
-      rules: { "p/first": "error", "p/second": "error", "p/third": "error" },
-    }], { filename: "claim.ts" });
+    linter.verify(
+      CLAIM,
+      [
+        {
+          files: ["**/*.ts"],
+          languageOptions: { parser: tsParser },
+          plugins: { p: { rules: { first: probe("first"), second: probe("second"), third: probe("third") } } },
+          rules: { "p/first": "error", "p/second": "error", "p/third": "error" },
+        },
+      ],
+      { filename: "claim.ts" },
+    );
     expect(seen.map((s) => s.rule)).toEqual(["first", "second", "third"]);
     expect(seen[0]!.facts.claims).toHaveLength(1);
     expect(new Set(seen.map((s) => s.facts)).size).toBe(1);
@@ -39,14 +46,23 @@ describe("the inventory: facts built once per file, each rule's work under its o
       meta: { type: "problem", schema: [] },
       create: (context) => onLockFacts(context as never, () => void order.push(name)) as Rule.RuleListener,
     });
-    const between: Rule.RuleModule = { meta: { type: "problem", schema: [] }, create: () => ({ "Program:exit": () => void order.push("between") }) };
+    const between: Rule.RuleModule = {
+      meta: { type: "problem", schema: [] },
+      create: () => ({ "Program:exit": () => void order.push("between") }),
+    };
     const linter = new Linter({ configType: "flat" });
-    linter.verify(CLAIM, [{
-      files: ["**/*.ts"],
-      languageOptions: { parser: tsParser },
-      plugins: { p: { rules: { first: probe("first"), between, second: probe("second") } } },
-      rules: { "p/first": "error", "p/between": "error", "p/second": "error" },
-    }], { filename: "claim.ts" });
+    linter.verify(
+      CLAIM,
+      [
+        {
+          files: ["**/*.ts"],
+          languageOptions: { parser: tsParser },
+          plugins: { p: { rules: { first: probe("first"), between, second: probe("second") } } },
+          rules: { "p/first": "error", "p/between": "error", "p/second": "error" },
+        },
+      ],
+      { filename: "claim.ts" },
+    );
     expect(order).toEqual(["first", "between", "second"]);
   });
 });
@@ -63,13 +79,19 @@ function listen(text: string, settings: Record<string, unknown> = {}): { listene
       return l as Rule.RuleListener;
     },
   };
-  new Linter({ configType: "flat" }).verify(text, [{
-    files: ["**/*.ts"],
-    languageOptions: { parser: tsParser },
-    plugins: { p: { rules: { first: probe, second: probe } } },
-    rules: { "p/first": "error", "p/second": "error" },
-    settings,
-  }], { filename: "module.ts" });
+  new Linter({ configType: "flat" }).verify(
+    text,
+    [
+      {
+        files: ["**/*.ts"],
+        languageOptions: { parser: tsParser },
+        plugins: { p: { rules: { first: probe, second: probe } } },
+        rules: { "p/first": "error", "p/second": "error" },
+        settings,
+      },
+    ],
+    { filename: "module.ts" },
+  );
   return { listeners, ...(facts ? { facts } : {}) };
 }
 
@@ -104,9 +126,15 @@ describe("the text pre-check: modules with no lock evidence get no listener (iss
         return l as Rule.RuleListener;
       },
     };
-    const config = (settings: Record<string, unknown>) => [{
-      files: ["**/*.ts"], languageOptions: { parser: tsParser }, plugins: { p: { rules: { probe } } }, rules: { "p/probe": "error" as const }, settings,
-    }];
+    const config = (settings: Record<string, unknown>) => [
+      {
+        files: ["**/*.ts"],
+        languageOptions: { parser: tsParser },
+        plugins: { p: { rules: { probe } } },
+        rules: { "p/probe": "error" as const },
+        settings,
+      },
+    ];
     const linter = new Linter({ configType: "flat" });
     linter.verify(VIEW, config({}), { filename: "view.ts" });
     linter.verify(linter.getSourceCode()!, config({ locksAllModules: true }), { filename: "view.ts" });
@@ -149,8 +177,15 @@ describe("the text pre-check: modules with no lock evidence get no listener (iss
   });
 
   it("keeps a module whose only lock evidence is a store's own (Redis NX), an in-process flag, or a delete", () => {
-    expect(listen(`export const take = (r: Redis, k: string) => r.setnx(k, "1");\n`).listeners[0]).toContain("CallExpression");
-    expect(listen(`let on = false;\nexport async function tick() { if (on) return; on = true; await step(); on = false; }\n`).listeners[0]).toContain("CallExpression");
-    expect(listen(`export const drop = (id: string) => prisma.run.delete({ where: { id } });\n`).listeners[0]).toContain("CallExpression");
+    expect(listen(`export const take = (r: Redis, k: string) => r.setnx(k, "1");\n`).listeners[0]).toContain(
+      "CallExpression",
+    );
+    expect(
+      listen(`let on = false;\nexport async function tick() { if (on) return; on = true; await step(); on = false; }\n`)
+        .listeners[0],
+    ).toContain("CallExpression");
+    expect(
+      listen(`export const drop = (id: string) => prisma.run.delete({ where: { id } });\n`).listeners[0],
+    ).toContain("CallExpression");
   });
 });

@@ -32,7 +32,8 @@ export async function exportNightly(day: string) {
   await writeExport(day);
   if (lock) await lock.release();
 }`;
-const ignoredAcquire = (catchBody = "", after = "") => IGNORED_ACQUIRE.replace("CATCH", catchBody).replace("AFTER", after);
+const ignoredAcquire = (catchBody = "", after = "") =>
+  IGNORED_ACQUIRE.replace("CATCH", catchBody).replace("AFTER", after);
 
 /**
  * better-sqlite3: an export picked by one prepared statement and taken by another, run in `WRAP` (the body of
@@ -63,7 +64,14 @@ const tenantLock = (holder: string) => TENANT_LOCK.replace("HOLDER", holder);
 
 const sqliteTake = (wrap: string, wrapped = "") => SQLITE_TAKE.replace("WRAP", wrap).replace("WRAPPED", wrapped);
 
-const claim = (model: string, field: string, value: string, claimLine: number, checkedWhere: Where, checkLine: number) => ({
+const claim = (
+  model: string,
+  field: string,
+  value: string,
+  claimLine: number,
+  checkedWhere: Where,
+  checkLine: number,
+) => ({
   model,
   field,
   value,
@@ -81,22 +89,42 @@ const checkThenAct = (line: number, column: number, data: ReturnType<typeof clai
   suggestions: output === null ? [] : [{ messageId: "addCondition" as const, data, output }],
 });
 /** The condition the check pins (`status = "QUEUED"` after `if (job.status !== "QUEUED") return`), the write's result unread. */
-const requireValue = (line: number, column: number, data: ReturnType<typeof claim>, required: string, output: string) => ({
+const requireValue = (
+  line: number,
+  column: number,
+  data: ReturnType<typeof claim>,
+  required: string,
+  output: string,
+) => ({
   messageId: "checkThenAct" as const,
   line,
   column,
   data,
-  suggestions: [{ messageId: "requireValue" as const, data: { field: data.field, required, checkLine: data.checkLine }, output }],
+  suggestions: [
+    { messageId: "requireValue" as const, data: { field: data.field, required, checkLine: data.checkLine }, output },
+  ],
 });
 /** The whole fix: the condition, and the check's own way out when the write changed no row. */
-const checkThenActExit = (line: number, column: number, data: ReturnType<typeof claim>, exit: string, checkLine: number, output: string) => ({
+const checkThenActExit = (
+  line: number,
+  column: number,
+  data: ReturnType<typeof claim>,
+  exit: string,
+  checkLine: number,
+  output: string,
+) => ({
   messageId: "checkThenAct" as const,
   line,
   column,
   data,
-  suggestions: [{ messageId: "addConditionAndExit" as const, data: { field: data.field, value: data.value, exit, checkLine: String(checkLine) }, output }],
+  suggestions: [
+    {
+      messageId: "addConditionAndExit" as const,
+      data: { field: data.field, value: data.value, exit, checkLine: String(checkLine) },
+      output,
+    },
+  ],
 });
-
 
 /** A migration lock flag on a metadata document, read into a module-level variable and checked there. */
 const MIGRATION_LOCK = `let migrationLock = null;
@@ -130,7 +158,10 @@ ruleTester.run("atomic-claim", rule, {
   valid: [
     // The holder is the caller's own: a token it was handed, a random id, the process. Only the caller re-enters.
     { name: "a lock row re-entered by the token the caller holds", code: tenantLock("token") },
-    { name: "a lock row re-entered by a random holder id", code: `import { randomUUID } from "node:crypto";\n` + tenantLock("randomUUID()") },
+    {
+      name: "a lock row re-entered by a random holder id",
+      code: `import { randomUUID } from "node:crypto";\n` + tenantLock("randomUUID()"),
+    },
     {
       // the editor is the holder of the document's lock: its own id column says who edits, not which lock it is
       name: "a document lock re-entered by the user who holds it, with the user's id in a column of its own",
@@ -144,11 +175,20 @@ export async function lockDocument(documentId: string, userId: string) {
   return res.rowCount === 1;
 }`,
     },
-    { name: "a lock row re-entered by the process that holds it", code: `import { hostname } from "node:os";\n` + tenantLock("`${hostname()}:${process.pid}`") },
+    {
+      name: "a lock row re-entered by the process that holds it",
+      code: `import { hostname } from "node:os";\n` + tenantLock("`${hostname()}:${process.pid}`"),
+    },
     // better-sqlite3's transaction is serializable (and synchronous): the pick and the take in one are one step,
     // whether it is called directly or as IMMEDIATE.
-    { name: "a pick and a take in a better-sqlite3 transaction called directly", code: sqliteTake("db.transaction", "()") },
-    { name: "a pick and a take in an IMMEDIATE better-sqlite3 transaction", code: sqliteTake("db.transaction", ".immediate()") },
+    {
+      name: "a pick and a take in a better-sqlite3 transaction called directly",
+      code: sqliteTake("db.transaction", "()"),
+    },
+    {
+      name: "a pick and a take in an IMMEDIATE better-sqlite3 transaction",
+      code: sqliteTake("db.transaction", ".immediate()"),
+    },
     // A statement variable given one of two statements holds neither for certain: its run is no known write.
     {
       name: "a statement variable reassigned is unknown",
@@ -206,9 +246,15 @@ export async function flush() {
     // a unique key within what the row is looked up by: the second create fails, the insert is exclusive
     { code: EDITOR_ROW, settings: keys([["documentId"]]) },
     // the create does not depend on what the read found: the test reads a property of the same name elsewhere
-    { code: EDITOR_ROW.replace("if (current) return false;", "if (session.current) return false;"), settings: keys([["documentId", "editorId"]]) },
+    {
+      code: EDITOR_ROW.replace("if (current) return false;", "if (session.current) return false;"),
+      settings: keys([["documentId", "editorId"]]),
+    },
     // a key on the document and more (editor) does not make it exclusive, but a row never removed is no lock
-    { code: EDITOR_ROW.replace(/export async function stopEditing[\s\S]*$/, ""), settings: keys([["documentId", "editorId"]]) },
+    {
+      code: EDITOR_ROW.replace(/export async function stopEditing[\s\S]*$/, ""),
+      settings: keys([["documentId", "editorId"]]),
+    },
     {
       name: "lookalike: a reassigned variable that holds another collection's row checks nothing about this write",
       code: `let current = null;
@@ -445,12 +491,26 @@ export async function markMigrating(meta, settings) {
       // The holder is the tenant, as the key is: every request of the tenant is "the holder" and re-enters.
       name: "a lock row whose holder is made of what its key is made of",
       code: tenantLock("tenantId.trim()"),
-      errors: [{ messageId: "holderFromKey", line: 4, column: 21, data: { model: "app_locks", owner: "holder", keyField: "lock_key", sources: "tenantId" } }],
+      errors: [
+        {
+          messageId: "holderFromKey",
+          line: 4,
+          column: 21,
+          data: { model: "app_locks", owner: "holder", keyField: "lock_key", sources: "tenantId" },
+        },
+      ],
     },
     {
       name: "a lock row whose holder is the key itself",
       code: tenantLock("key"),
-      errors: [{ messageId: "holderFromKey", line: 4, column: 21, data: { model: "app_locks", owner: "holder", keyField: "lock_key", sources: "tenantId" } }],
+      errors: [
+        {
+          messageId: "holderFromKey",
+          line: 4,
+          column: 21,
+          data: { model: "app_locks", owner: "holder", keyField: "lock_key", sources: "tenantId" },
+        },
+      ],
     },
     {
       // Statements prepared once and run here: the write is made at the run, with the run's values.
@@ -467,7 +527,9 @@ export async function markMigrating(meta, settings) {
     {
       name: "a Redlock acquire whose failure is only logged, with the work after the try",
       code: ignoredAcquire(),
-      errors: [{ messageId: "acquireFailureIgnored", line: 5, column: 22, data: { name: "`export:${day}`", catchLine: "6" } }],
+      errors: [
+        { messageId: "acquireFailureIgnored", line: 5, column: 22, data: { name: "`export:${day}`", catchLine: "6" } },
+      ],
     },
     {
       // testing the lock without leaving (`if (lock) await lock.release()`) does not keep the work out
@@ -483,35 +545,58 @@ export async function markMigrating(meta, settings) {
   if (lock) await lock.unlock();
   return proceed;
 }`,
-      errors: [{ messageId: "acquireFailureIgnored", line: 4, column: 18, data: { name: "`job:${jobId}`", catchLine: "5" } }],
+      errors: [
+        { messageId: "acquireFailureIgnored", line: 4, column: 18, data: { name: "`job:${jobId}`", catchLine: "5" } },
+      ],
     },
     {
       name: "a module-level variable set to the row just read is that row where the check reads it",
       code: MIGRATION_LOCK,
       languageOptions: javascript,
       errors: [
-        checkThenActExit(6, 9, claim("meta", "isLocked", "true", 6, "in JavaScript", 5), "return false", 5,
-          MIGRATION_LOCK.replace('  await meta.updateOne({ name: "schema" }, { $set: { isLocked: true } });',
-            '  const claimed = await meta.updateOne({ name: "schema", isLocked: { $ne: true } }, { $set: { isLocked: true } });\n  if (claimed.matchedCount === 0) return false;')),
+        checkThenActExit(
+          6,
+          9,
+          claim("meta", "isLocked", "true", 6, "in JavaScript", 5),
+          "return false",
+          5,
+          MIGRATION_LOCK.replace(
+            '  await meta.updateOne({ name: "schema" }, { $set: { isLocked: true } });',
+            '  const claimed = await meta.updateOne({ name: "schema", isLocked: { $ne: true } }, { $set: { isLocked: true } });\n  if (claimed.matchedCount === 0) return false;',
+          ),
+        ),
       ],
     },
     {
       name: "a status taken with a lock-named holder is a claim, whatever language its value is in",
       code: pickQueue(),
       errors: [
-        checkThenAct(4, 10, claim("pickItem", "status", "EN_PREPARACION", 4, "with a separate read", 2),
-          pickQueue().replace("where: { id: item.id },", 'where: { id: item.id, status: { not: "EN_PREPARACION" } },')),
+        checkThenAct(
+          4,
+          10,
+          claim("pickItem", "status", "EN_PREPARACION", 4, "with a separate read", 2),
+          pickQueue().replace("where: { id: item.id },", 'where: { id: item.id, status: { not: "EN_PREPARACION" } },'),
+        ),
       ],
     },
     {
       // a row of a settings table used as a lock under a constant name: read, checked in JS, then upserted
       code: KEYED_LOCK,
-      errors: [{
-        messageId: "checkThenTake",
-        line: 10,
-        column: 9,
-        data: { model: "appConfig", field: "name", value: "weekly_digest_lock", claimLine: "10", checkedWhere: "with a separate read", checkLine: "5" },
-      }],
+      errors: [
+        {
+          messageId: "checkThenTake",
+          line: 10,
+          column: 9,
+          data: {
+            model: "appConfig",
+            field: "name",
+            value: "weekly_digest_lock",
+            claimLine: "10",
+            checkedWhere: "with a separate read",
+            checkLine: "5",
+          },
+        },
+      ],
     },
     {
       // early return after a JS check
@@ -522,12 +607,18 @@ export async function markMigrating(meta, settings) {
   return true;
 }`,
       errors: [
-        requireValue(4, 9, claim("job", "status", "RUNNING", 4, "in JavaScript", 3), '"QUEUED"', `export async function startJob(jobId: string) {
+        requireValue(
+          4,
+          9,
+          claim("job", "status", "RUNNING", 4, "in JavaScript", 3),
+          '"QUEUED"',
+          `export async function startJob(jobId: string) {
   const job = await prisma.job.findUnique({ where: { id: jobId } });
   if (!job || job.status !== "QUEUED") return false;
   await prisma.job.update({ where: { id: jobId, status: "QUEUED" }, data: { status: "RUNNING" } });
   return true;
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -538,11 +629,17 @@ export async function markMigrating(meta, settings) {
   }
 }`,
       errors: [
-        requireValue(3, 11, claim("run", "status", "RUNNING", 3, "in JavaScript", 2), '"PAUSED"', `export async function resume(run: Run) {
+        requireValue(
+          3,
+          11,
+          claim("run", "status", "RUNNING", 3, "in JavaScript", 2),
+          '"PAUSED"',
+          `export async function resume(run: Run) {
   if (run.status === "PAUSED") {
     await prisma.run.update({ where: { id: run.id, status: "PAUSED" }, data: { status: "RUNNING" } });
   }
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -553,11 +650,16 @@ export async function markMigrating(meta, settings) {
   await prisma.order.update({ where: { id: orderId }, data: { status: "PROCESSING" } });
 }`,
       errors: [
-        checkThenAct(4, 9, claim("order", "status", "PROCESSING", 4, "in JavaScript", 3), `async function process(orderId: string) {
+        checkThenAct(
+          4,
+          9,
+          claim("order", "status", "PROCESSING", 4, "in JavaScript", 3),
+          `async function process(orderId: string) {
   const order = await prisma.order.findUniqueOrThrow({ where: { id: orderId } });
   if (order.status === "PROCESSING") throw new ConflictException("already processing");
   await prisma.order.update({ where: { id: orderId, status: { not: "PROCESSING" } }, data: { status: "PROCESSING" } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -568,11 +670,16 @@ export async function markMigrating(meta, settings) {
   return prisma.run.update({ where: { id: run.id }, data: { status: "running" } });
 }`,
       errors: [
-        checkThenAct(4, 10, claim("run", "status", "running", 4, "with a separate read", 2), `export async function pickNextRun() {
+        checkThenAct(
+          4,
+          10,
+          claim("run", "status", "running", 4, "with a separate read", 2),
+          `export async function pickNextRun() {
   const run = await prisma.run.findFirst({ where: { status: "pending" }, orderBy: { createdAt: "asc" } });
   if (!run) return null;
   return prisma.run.update({ where: { id: run.id, status: { not: "running" } }, data: { status: "running" } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -585,13 +692,18 @@ export async function markMigrating(meta, settings) {
   }
 }`,
       errors: [
-        checkThenAct(4, 11, claim("email", "status", "SENDING", 4, "with a separate read", 2), `export async function drainQueue() {
+        checkThenAct(
+          4,
+          11,
+          claim("email", "status", "SENDING", 4, "with a separate read", 2),
+          `export async function drainQueue() {
   const queued = await prisma.email.findMany({ where: { status: { in: ["QUEUED", "RETRY"] } }, take: 50 });
   for (const email of queued) {
     await prisma.email.update({ where: { id: email.id, status: { not: "SENDING" } }, data: { status: "SENDING" } });
     await send(email);
   }
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -603,12 +715,18 @@ export async function markMigrating(meta, settings) {
   });
 }`,
       errors: [
-        requireValue(4, 12, claim("exportJob", "status", "EXPORTING", 4, "in JavaScript", 3), '"READY"', `export function claimExport(exportId: string) {
+        requireValue(
+          4,
+          12,
+          claim("exportJob", "status", "EXPORTING", 4, "in JavaScript", 3),
+          '"READY"',
+          `export function claimExport(exportId: string) {
   return prisma.exportJob.findUnique({ where: { id: exportId } }).then((exp) => {
     if (exp?.status !== "READY") return null;
     return prisma.exportJob.update({ where: { id: exportId, status: "READY" }, data: { status: "EXPORTING" } });
   });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -620,12 +738,17 @@ export async function start(id: string) {
   await job.update({ where: { id }, data: { status: "RUNNING" } });
 }`,
       errors: [
-        checkThenAct(5, 9, claim("job", "status", "RUNNING", 5, "in JavaScript", 4), `const { job } = prisma;
+        checkThenAct(
+          5,
+          9,
+          claim("job", "status", "RUNNING", 5, "in JavaScript", 4),
+          `const { job } = prisma;
 export async function start(id: string) {
   const current = await job.findUnique({ where: { id } });
   if (current?.status === "RUNNING") return;
   await job.update({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -636,11 +759,16 @@ export async function claimOne(queue: string) {
   if (next) await jobs.update({ where: { id: next.id }, data: { status: "PROCESSING" } });
 }`,
       errors: [
-        checkThenAct(4, 19, claim("job", "status", "PROCESSING", 4, "with a separate read", 3), `const jobs = prisma.job;
+        checkThenAct(
+          4,
+          19,
+          claim("job", "status", "PROCESSING", 4, "with a separate read", 3),
+          `const jobs = prisma.job;
 export async function claimOne(queue: string) {
   const next = await jobs.findFirst({ where: { queue, NOT: { status: "PROCESSING" } } });
   if (next) await jobs.update({ where: { id: next.id, status: { not: "PROCESSING" } }, data: { status: "PROCESSING" } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -652,12 +780,17 @@ export async function exportReport(reportId: string) {
   await prisma.report.update({ where: { id: reportId }, data: { exportStatus: ExportStatus.Exporting } });
 }`,
       errors: [
-        checkThenAct(5, 9, claim("report", "exportStatus", "EXPORTING", 5, "in JavaScript", 4), `enum ExportStatus { Idle = "IDLE", Exporting = "EXPORTING", Done = "DONE" }
+        checkThenAct(
+          5,
+          9,
+          claim("report", "exportStatus", "EXPORTING", 5, "in JavaScript", 4),
+          `enum ExportStatus { Idle = "IDLE", Exporting = "EXPORTING", Done = "DONE" }
 export async function exportReport(reportId: string) {
   const report = await prisma.report.findUniqueOrThrow({ where: { id: reportId } });
   if (report.exportStatus !== ExportStatus.Idle) throw new Error("busy");
   await prisma.report.update({ where: { id: reportId, exportStatus: { not: ExportStatus.Exporting } }, data: { exportStatus: ExportStatus.Exporting } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -669,12 +802,17 @@ export async function work(taskId: string) {
   await prisma.task.update({ where: { id: taskId }, data: { status: Status.Working } });
 }`,
       errors: [
-        checkThenAct(5, 9, claim("task", "status", "WORKING", 5, "with a separate read", 3), `const Status = { Queued: "QUEUED", Working: "WORKING", Done: "DONE" } as const;
+        checkThenAct(
+          5,
+          9,
+          claim("task", "status", "WORKING", 5, "with a separate read", 3),
+          `const Status = { Queued: "QUEUED", Working: "WORKING", Done: "DONE" } as const;
 export async function work(taskId: string) {
   const task = await prisma.task.findFirst({ where: { id: taskId, status: Status.Queued } });
   if (!task) return;
   await prisma.task.update({ where: { id: taskId, status: { not: Status.Working } }, data: { status: Status.Working } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -686,12 +824,18 @@ export async function trigger(runId: string) {
   await prisma.run.update({ where: { id: runId }, data: { status: RunStatus.RUNNING } });
 }`,
       errors: [
-        requireValue(5, 9, claim("run", "status", "RUNNING", 5, "in JavaScript", 4), "RunStatus.QUEUED", `import { RunStatus } from "@prisma/client";
+        requireValue(
+          5,
+          9,
+          claim("run", "status", "RUNNING", 5, "in JavaScript", 4),
+          "RunStatus.QUEUED",
+          `import { RunStatus } from "@prisma/client";
 export async function trigger(runId: string) {
   const run = await prisma.run.findUnique({ where: { id: runId } });
   if (run?.status !== RunStatus.QUEUED) return;
   await prisma.run.update({ where: { id: runId, status: RunStatus.QUEUED }, data: { status: RunStatus.RUNNING } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -704,13 +848,18 @@ export async function trigger(runId: string) {
   });
 }`,
       errors: [
-        checkThenAct(5, 12, claim("invoice", "status", "PROCESSING", 5, "with a separate read", 3), `export async function claimInvoice(invoiceId: string) {
+        checkThenAct(
+          5,
+          12,
+          claim("invoice", "status", "PROCESSING", 5, "with a separate read", 3),
+          `export async function claimInvoice(invoiceId: string) {
   return prisma.$transaction(async (tx) => {
     const invoice = await tx.invoice.findFirst({ where: { id: invoiceId, status: { notIn: ["PROCESSING", "PAID"] } } });
     if (!invoice) throw new Error("not claimable");
     return tx.invoice.update({ where: { id: invoiceId, status: { not: "PROCESSING" } }, data: { status: "PROCESSING" } });
   });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -728,7 +877,11 @@ export class ImportService {
   }
 }`,
       errors: [
-        checkThenAct(10, 11, claim("dataImport", "status", "IMPORTING", 10, "in JavaScript", 7), `@Injectable()
+        checkThenAct(
+          10,
+          11,
+          claim("dataImport", "status", "IMPORTING", 10, "in JavaScript", 7),
+          `@Injectable()
 export class ImportService {
   constructor(private readonly prisma: PrismaService) {}
 
@@ -739,7 +892,8 @@ export class ImportService {
     }
     await this.prisma.dataImport.update({ where: { id: importId, status: { not: ImportStatus.IMPORTING } }, data: { status: ImportStatus.IMPORTING } });
   }
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -753,14 +907,19 @@ export class ImportService {
   }
 }`,
       errors: [
-        checkThenAct(6, 11, claim("backup", "status", "RUNNING", 6, "with a separate read", 4), `export class BackupService {
+        checkThenAct(
+          6,
+          11,
+          claim("backup", "status", "RUNNING", 6, "with a separate read", 4),
+          `export class BackupService {
   constructor(private db: PrismaClient) {}
   async run(backupId: string) {
     const due = await this.db.backup.findFirst({ where: { id: backupId, status: { in: ["SCHEDULED", "FAILED"] } } });
     if (due == null) return;
     await this.db.backup.update({ where: { id: backupId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
   }
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -771,11 +930,16 @@ export class ImportService {
   await client?.account.update({ where: { id: accountId }, data: { state: "LOCKED" } });
 }`,
       errors: [
-        checkThenAct(4, 9, claim("account", "state", "LOCKED", 4, "in JavaScript", 3), `export async function lockAccount(accountId: string, client?: PrismaClient) {
+        checkThenAct(
+          4,
+          9,
+          claim("account", "state", "LOCKED", 4, "in JavaScript", 3),
+          `export async function lockAccount(accountId: string, client?: PrismaClient) {
   const account = await client?.account.findUnique({ where: { id: accountId } });
   if (account?.state === "LOCKED") return;
   await client?.account.update({ where: { id: accountId, state: { not: "LOCKED" } }, data: { state: "LOCKED" } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -789,13 +953,19 @@ export class ImportService {
 }`,
       languageOptions: javascript,
       errors: [
-        requireValue(6, 9, claim("deployment", "status", "DEPLOYING", 6, "in JavaScript", 3), '"QUEUED"', `async function startDeploy(prisma, deployId) {
+        requireValue(
+          6,
+          9,
+          claim("deployment", "status", "DEPLOYING", 6, "in JavaScript", 3),
+          '"QUEUED"',
+          `async function startDeploy(prisma, deployId) {
   const deploy = await prisma.deployment.findUnique({ where: { id: deployId } });
   if (deploy.status !== "QUEUED") {
     throw new Error("deployment is not queued");
   }
   await prisma.deployment.update({ where: { id: deployId, status: "QUEUED" }, data: { status: "DEPLOYING" } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -806,10 +976,16 @@ export class ImportService {
     : null;`,
       languageOptions: javascript,
       errors: [
-        requireValue(3, 7, claim("job", "status", "RUNNING", 3, "in JavaScript", 2), '"QUEUED"', `export const maybeStart = async (job) =>
+        requireValue(
+          3,
+          7,
+          claim("job", "status", "RUNNING", 3, "in JavaScript", 2),
+          '"QUEUED"',
+          `export const maybeStart = async (job) =>
   job.status === "QUEUED"
     ? prisma.job.update({ where: { id: job.id, status: "QUEUED" }, data: { status: "RUNNING" } })
-    : null;`),
+    : null;`,
+        ),
       ],
     },
     {
@@ -820,11 +996,16 @@ export class ImportService {
   await prisma.job.update({ where: { id: jobId }, data: { status: "RUNNING", attempts: { increment: 1 } } });
 }`,
       errors: [
-        checkThenAct(4, 9, claim("job", "status", "RUNNING", 4, "in JavaScript", 3), `export async function retryAndRun(jobId: string) {
+        checkThenAct(
+          4,
+          9,
+          claim("job", "status", "RUNNING", 4, "in JavaScript", 3),
+          `export async function retryAndRun(jobId: string) {
   const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
   if (!["FAILED", "QUEUED"].includes(job.status)) return;
   await prisma.job.update({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING", attempts: { increment: 1 } } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -836,12 +1017,17 @@ export class ImportService {
   return true;
 }`,
       errors: [
-        checkThenAct(4, 9, claim("lease", "state", "ACQUIRED", 4, "in JavaScript", 3), `export async function acquireLease(name: string) {
+        checkThenAct(
+          4,
+          9,
+          claim("lease", "state", "ACQUIRED", 4, "in JavaScript", 3),
+          `export async function acquireLease(name: string) {
   const existing = await prisma.lease.findUnique({ where: { name } });
   if (existing?.state === "ACQUIRED") return false;
   await prisma.lease.upsert({ where: { name, state: { not: "ACQUIRED" } }, update: { state: "ACQUIRED" }, create: { name, state: "ACQUIRED" } });
   return true;
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -851,10 +1037,15 @@ export class ImportService {
   return prisma.item.updateManyAndReturn({ where: { id: { in: rows.map((r) => r.id) } }, data: { status: "PROCESSING" } });
 }`,
       errors: [
-        checkThenAct(3, 10, claim("item", "status", "PROCESSING", 3, "with a separate read", 2), `export async function claimBatch(ids: string[]) {
+        checkThenAct(
+          3,
+          10,
+          claim("item", "status", "PROCESSING", 3, "with a separate read", 2),
+          `export async function claimBatch(ids: string[]) {
   const rows = await prisma.item.findMany({ where: { id: { in: ids }, status: "QUEUED" } });
   return prisma.item.updateManyAndReturn({ where: { id: { in: rows.map((r) => r.id) }, status: { not: "PROCESSING" } }, data: { status: "PROCESSING" } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -880,7 +1071,12 @@ export class ImportService {
   });
 }`,
       errors: [
-        requireValue(4, 9, claim("render", "status", "RENDERING", 4, "in JavaScript", 3), '"QUEUED"', `export async function startRender(renderId: string) {
+        requireValue(
+          4,
+          9,
+          claim("render", "status", "RENDERING", 4, "in JavaScript", 3),
+          '"QUEUED"',
+          `export async function startRender(renderId: string) {
   const render = await prisma.render.findUniqueOrThrow({ where: { id: renderId } });
   if (render.status !== "QUEUED") return;
   await prisma.render.update({
@@ -889,7 +1085,8 @@ export class ImportService {
     },
     data: { status: "RENDERING" },
   });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -900,11 +1097,16 @@ export class ImportService {
   await prisma.maintenance.updateMany({ where: {}, data: { status: "LOCKED" } });
 }`,
       errors: [
-        checkThenAct(4, 9, claim("maintenance", "status", "LOCKED", 4, "with a separate read", 2), `export async function startMaintenance() {
+        checkThenAct(
+          4,
+          9,
+          claim("maintenance", "status", "LOCKED", 4, "with a separate read", 2),
+          `export async function startMaintenance() {
   const state = await prisma.maintenance.findFirst({ where: { status: "IDLE" } });
   if (!state) return;
   await prisma.maintenance.updateMany({ where: { status: { not: "LOCKED" } }, data: { status: "LOCKED" } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -913,9 +1115,14 @@ export class ImportService {
   task.status !== "RUNNING" && (await prisma.task.update({ where: { id: task.id }, data: { status: "RUNNING" } }));
 }`,
       errors: [
-        checkThenAct(2, 39, claim("task", "status", "RUNNING", 2, "in JavaScript", 2), `async function kick(task: Task) {
+        checkThenAct(
+          2,
+          39,
+          claim("task", "status", "RUNNING", 2, "in JavaScript", 2),
+          `async function kick(task: Task) {
   task.status !== "RUNNING" && (await prisma.task.update({ where: { id: task.id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } }));
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -927,12 +1134,18 @@ export class ImportService {
   }
 }`,
       errors: [
-        requireValue(4, 11, claim("job", "status", "RUNNING", 4, "in JavaScript", 3), '"QUEUED"', `export async function startAll(jobs: Job[]) {
+        requireValue(
+          4,
+          11,
+          claim("job", "status", "RUNNING", 4, "in JavaScript", 3),
+          '"QUEUED"',
+          `export async function startAll(jobs: Job[]) {
   for (const job of jobs) {
     if (job.status !== "QUEUED") continue;
     await prisma.job.update({ where: { id: job.id, status: "QUEUED" }, data: { status: "RUNNING" } });
   }
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -942,10 +1155,16 @@ export class ImportService {
   await prisma.job.update({ where: { "id": job.id }, data: { "status": "RUNNING" } });
 }`,
       errors: [
-        requireValue(3, 9, claim("job", "status", "RUNNING", 3, "in JavaScript", 2), '"QUEUED"', `export async function start(job: Job) {
+        requireValue(
+          3,
+          9,
+          claim("job", "status", "RUNNING", 3, "in JavaScript", 2),
+          '"QUEUED"',
+          `export async function start(job: Job) {
   if (job.status !== "QUEUED") return;
   await prisma.job.update({ where: { "id": job.id, status: "QUEUED" }, data: { "status": "RUNNING" } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -963,10 +1182,15 @@ export class ImportService {
   await prisma.job.update({ where: { id: job.id }, data: { status: "RUNNING" } });
 }`,
       errors: [
-        checkThenAct(3, 9, claim("job", "status", "RUNNING", 3, "with a separate read", 2), `export async function start(id: string) {
+        checkThenAct(
+          3,
+          9,
+          claim("job", "status", "RUNNING", 3, "with a separate read", 2),
+          `export async function start(id: string) {
   const job = await prisma.job.findFirstOrThrow({ where: { id, status: { equals: "QUEUED" } }, select: { id: true } });
   await prisma.job.update({ where: { id: job.id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -977,23 +1201,30 @@ export class ImportService {
   await prisma.job.update({ where: { id: job.id }, data: { status: "RUNNING" } });
 }`,
       errors: [
-        checkThenAct(4, 9, claim("job", "status", "RUNNING", 4, "with a separate read", 2), `export async function pickRetry() {
+        checkThenAct(
+          4,
+          9,
+          claim("job", "status", "RUNNING", 4, "with a separate read", 2),
+          `export async function pickRetry() {
   const job = await prisma.job.findFirst({ where: { OR: [{ status: "QUEUED" }, { status: "FAILED", attempts: { lt: 3 } }] } });
   if (!job) return;
   await prisma.job.update({ where: { id: job.id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
-}`),
+}`,
+        ),
       ],
     },
     {
       // the schema's key is (documentId, editorId): two editors that both find no row both create one
       code: EDITOR_ROW,
       settings: keys([["documentId", "editorId"]]),
-      errors: [{
-        messageId: "checkThenInsert",
-        line: 4,
-        column: 9,
-        data: { model: "documentEditor", checkLine: "2", fields: "(documentId)", keys: "(documentId, editorId)" },
-      }],
+      errors: [
+        {
+          messageId: "checkThenInsert",
+          line: 4,
+          column: 9,
+          data: { model: "documentEditor", checkLine: "2", fields: "(documentId)", keys: "(documentId, editorId)" },
+        },
+      ],
     },
   ],
 });
@@ -1031,30 +1262,61 @@ ruleTester.run("atomic-claim: the condition and the check's way out", rule, {
       name: "node-postgres: status <> 'RUNNING', and the check's return when rowCount is 0",
       code: pgStart(PG_IMPORT, PG_CHECK, PG_WRITE),
       languageOptions: javascript,
-      errors: [checkThenActExit(6, 9, pgData, 'return "busy"', 5, pgStart(PG_IMPORT, PG_CHECK,
-        "const claimed = await pool.query(\"UPDATE imports SET status = 'RUNNING' WHERE status <> 'RUNNING' AND id = $1\", [id]);\n  if (claimed.rowCount === 0) return \"busy\";"))],
+      errors: [
+        checkThenActExit(
+          6,
+          9,
+          pgData,
+          'return "busy"',
+          5,
+          pgStart(
+            PG_IMPORT,
+            PG_CHECK,
+            "const claimed = await pool.query(\"UPDATE imports SET status = 'RUNNING' WHERE status <> 'RUNNING' AND id = $1\", [id]);\n  if (claimed.rowCount === 0) return \"busy\";",
+          ),
+        ),
+      ],
     },
     {
       name: "a check that lets one value by: the write requires it, and the check's return on no row",
       code: pgStart(PG_IMPORT, 'if (rows[0].status !== "QUEUED") return "busy";', PG_WRITE),
       languageOptions: javascript,
-      errors: [{
-        messageId: "checkThenAct", line: 6, column: 9, data: pgData,
-        suggestions: [{
-          messageId: "requireValueAndExit",
-          data: { field: "status", required: '"QUEUED"', exit: 'return "busy"', checkLine: "5" },
-          output: pgStart(PG_IMPORT, 'if (rows[0].status !== "QUEUED") return "busy";',
-            "const claimed = await pool.query(\"UPDATE imports SET status = 'RUNNING' WHERE status = 'QUEUED' AND id = $1\", [id]);\n  if (claimed.rowCount === 0) return \"busy\";"),
-        }],
-      }],
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 6,
+          column: 9,
+          data: pgData,
+          suggestions: [
+            {
+              messageId: "requireValueAndExit",
+              data: { field: "status", required: '"QUEUED"', exit: 'return "busy"', checkLine: "5" },
+              output: pgStart(
+                PG_IMPORT,
+                'if (rows[0].status !== "QUEUED") return "busy";',
+                "const claimed = await pool.query(\"UPDATE imports SET status = 'RUNNING' WHERE status = 'QUEUED' AND id = $1\", [id]);\n  if (claimed.rowCount === 0) return \"busy\";",
+              ),
+            },
+          ],
+        },
+      ],
     },
     {
       name: "TypeORM: the check's throw when affected is 0",
       code: typeormStart('if (campaign.status === "sending") throw new Error("already sending");'),
-      errors: [checkThenActExit(7, 11, claim("Campaign", "status", "sending", 7, "in JavaScript", 6), 'throw new Error("already sending")', 6,
-        typeormStart('if (campaign.status === "sending") throw new Error("already sending");')
-          .replace('    await this.campaigns.update({ id }, { status: "sending" });',
-            '    const claimed = await this.campaigns.update({ id, status: Not("sending") }, { status: "sending" });\n    if (claimed.affected === 0) throw new Error("already sending");'))],
+      errors: [
+        checkThenActExit(
+          7,
+          11,
+          claim("Campaign", "status", "sending", 7, "in JavaScript", 6),
+          'throw new Error("already sending")',
+          6,
+          typeormStart('if (campaign.status === "sending") throw new Error("already sending");').replace(
+            '    await this.campaigns.update({ id }, { status: "sending" });',
+            '    const claimed = await this.campaigns.update({ id, status: Not("sending") }, { status: "sending" });\n    if (claimed.affected === 0) throw new Error("already sending");',
+          ),
+        ),
+      ],
     },
     {
       name: "Prisma's updateMany: count === 0",
@@ -1064,13 +1326,22 @@ ruleTester.run("atomic-claim: the condition and the check's way out", rule, {
   await prisma.job.updateMany({ where: { id }, data: { status: "RUNNING" } });
   return true;
 }`,
-      errors: [checkThenActExit(4, 9, claim("job", "status", "RUNNING", 4, "in JavaScript", 3), "return false", 3, `export async function startJob(id: string) {
+      errors: [
+        checkThenActExit(
+          4,
+          9,
+          claim("job", "status", "RUNNING", 4, "in JavaScript", 3),
+          "return false",
+          3,
+          `export async function startJob(id: string) {
   const job = await prisma.job.findUnique({ where: { id } });
   if (job.status === "RUNNING") return false;
   const claimed = await prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
   if (claimed.count === 0) return false;
   return true;
-}`)],
+}`,
+        ),
+      ],
     },
     {
       name: "Sequelize: [count] === 0, the name `claimed` taken already",
@@ -1081,43 +1352,88 @@ export async function startSync(id, claimed) {
   await Sync.update({ state: "syncing" }, { where: { id } });
 }`,
       languageOptions: javascript,
-      errors: [checkThenActExit(5, 9, claim("Sync", "state", "syncing", 5, "in JavaScript", 4), 'throw new Error("busy")', 4, `import { Op } from "sequelize";
+      errors: [
+        checkThenActExit(
+          5,
+          9,
+          claim("Sync", "state", "syncing", 5, "in JavaScript", 4),
+          'throw new Error("busy")',
+          4,
+          `import { Op } from "sequelize";
 export async function startSync(id, claimed) {
   const sync = await Sync.findByPk(id);
   if (sync.state === "syncing") throw new Error("busy");
   const claimed2 = await Sync.update({ state: "syncing" }, { where: { id, state: { [Op.ne]: "syncing" } } });
   if (claimed2[0] === 0) throw new Error("busy");
-}`)],
+}`,
+        ),
+      ],
     },
     // The condition alone: no way out to copy, or no way to read the result.
     {
       name: "a module that does not import pg: its `query` may answer rows, so no count is read",
       code: pgStart("", PG_CHECK, PG_WRITE),
       languageOptions: javascript,
-      errors: [checkThenAct(5, 9, claim("imports", "status", "RUNNING", 5, "in JavaScript", 4),
-        pgStart("", PG_CHECK, PG_WRITE.replace("WHERE id", "WHERE status <> 'RUNNING' AND id")))],
+      errors: [
+        checkThenAct(
+          5,
+          9,
+          claim("imports", "status", "RUNNING", 5, "in JavaScript", 4),
+          pgStart("", PG_CHECK, PG_WRITE.replace("WHERE id", "WHERE status <> 'RUNNING' AND id")),
+        ),
+      ],
     },
     {
       name: "the check's consequent does more than leave",
       code: pgStart(PG_IMPORT, 'if (rows[0].status === "RUNNING") { log("busy"); return "busy"; }', PG_WRITE),
       languageOptions: javascript,
-      errors: [checkThenAct(6, 9, pgData,
-        pgStart(PG_IMPORT, 'if (rows[0].status === "RUNNING") { log("busy"); return "busy"; }', PG_WRITE.replace("WHERE id", "WHERE status <> 'RUNNING' AND id")))],
+      errors: [
+        checkThenAct(
+          6,
+          9,
+          pgData,
+          pgStart(
+            PG_IMPORT,
+            'if (rows[0].status === "RUNNING") { log("busy"); return "busy"; }',
+            PG_WRITE.replace("WHERE id", "WHERE status <> 'RUNNING' AND id"),
+          ),
+        ),
+      ],
     },
     {
       // A catch would swallow the way out and the code after the try go on; a finally would clean up a lock never held.
       name: "the write inside a try",
       code: pgStart(PG_IMPORT, PG_CHECK, `try {\n    ${PG_WRITE}\n  } catch (error) {\n    log(error);\n  }`),
       languageOptions: javascript,
-      errors: [checkThenAct(7, 11, pgData,
-        pgStart(PG_IMPORT, PG_CHECK, `try {\n    ${PG_WRITE.replace("WHERE id", "WHERE status <> 'RUNNING' AND id")}\n  } catch (error) {\n    log(error);\n  }`))],
+      errors: [
+        checkThenAct(
+          7,
+          11,
+          pgData,
+          pgStart(
+            PG_IMPORT,
+            PG_CHECK,
+            `try {\n    ${PG_WRITE.replace("WHERE id", "WHERE status <> 'RUNNING' AND id")}\n  } catch (error) {\n    log(error);\n  }`,
+          ),
+        ),
+      ],
     },
     {
       name: "the write's result is read already: the code acts on it",
       code: pgStart(PG_IMPORT, PG_CHECK, `const result = ${PG_WRITE}`),
       languageOptions: javascript,
-      errors: [checkThenAct(6, 24, pgData,
-        pgStart(PG_IMPORT, PG_CHECK, `const result = ${PG_WRITE.replace("WHERE id", "WHERE status <> 'RUNNING' AND id")}`))],
+      errors: [
+        checkThenAct(
+          6,
+          24,
+          pgData,
+          pgStart(
+            PG_IMPORT,
+            PG_CHECK,
+            `const result = ${PG_WRITE.replace("WHERE id", "WHERE status <> 'RUNNING' AND id")}`,
+          ),
+        ),
+      ],
     },
   ],
 });

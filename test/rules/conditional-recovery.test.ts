@@ -51,13 +51,17 @@ ruleTester.run("conditional-recovery", rule, {
   valid: [
     {
       name: "a correct recovery: one write that pins the claimed status and judges age by updatedAt",
-      code: CLAIM + `async function sweep(threshold: Date) {
+      code:
+        CLAIM +
+        `async function sweep(threshold: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: threshold } }, data: { status: "FAILED" } });
 }`,
     },
     {
       name: "a correct recovery back to PENDING, awaited through .then, with lte",
-      code: CLAIM + `function requeueStale(threshold: Date) {
+      code:
+        CLAIM +
+        `function requeueStale(threshold: Date) {
   return prisma.job
     .updateMany({ where: { status: "GENERATING", updatedAt: { lte: threshold } }, data: { status: "PENDING" } })
     .then((res) => res.count);
@@ -65,7 +69,9 @@ ruleTester.run("conditional-recovery", rule, {
     },
     {
       name: "the holder's completion by id is require-fencing's business",
-      code: CLAIM + `async function complete(id: string, url: string) {
+      code:
+        CLAIM +
+        `async function complete(id: string, url: string) {
   await prisma.job.update({ where: { id }, data: { status: "COMPLETED", resultUrl: url } });
 }`,
     },
@@ -83,45 +89,59 @@ ruleTester.run("conditional-recovery", rule, {
     },
     {
       name: "a fenced holder completion (id and the claimed status)",
-      code: CLAIM + `async function complete(id: string) {
+      code:
+        CLAIM +
+        `async function complete(id: string) {
   await prisma.job.updateMany({ where: { id, status: "GENERATING" }, data: { status: "DONE" } });
 }`,
     },
     {
       name: "a holder write after a JS status check that judges no age",
-      code: CLAIM + `async function complete(job: { id: string; status: string }) {
+      code:
+        CLAIM +
+        `async function complete(job: { id: string; status: string }) {
   if (job.status !== "GENERATING") return;
   await prisma.job.update({ where: { id: job.id }, data: { status: "DONE" } });
 }`,
     },
     {
       name: "a status sweep of an unrelated model",
-      code: CLAIM + `async function voidDrafts() {
+      code:
+        CLAIM +
+        `async function voidDrafts() {
   await prisma.invoice.updateMany({ where: { status: "GENERATING" }, data: { status: "FAILED" } });
 }`,
     },
     {
       name: "archiving old rows by createdAt is not a recovery",
-      code: CLAIM + `async function archiveOld(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function archiveOld(cutoff: Date) {
   await prisma.job.updateMany({ where: { createdAt: { lt: cutoff } }, data: { status: "ARCHIVED" } });
 }`,
     },
     {
       name: "archiving finished rows by createdAt never touches claimed rows",
-      code: CLAIM + `async function archiveFinished(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function archiveFinished(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "DONE", createdAt: { lt: cutoff } }, data: { status: "ARCHIVED" } });
 }`,
     },
     {
       name: "a read of finished rows (not a stale scan) followed by writes by id",
-      code: CLAIM + `async function tidy() {
+      code:
+        CLAIM +
+        `async function tidy() {
   const finished = await prisma.job.findMany({ where: { status: "DONE" } });
   for (const row of finished) await prisma.job.update({ where: { id: row.id }, data: { status: "ARCHIVED" } });
 }`,
     },
     {
       name: "a JS age check about another status value (PENDING)",
-      code: CLAIM + `async function expire(job: { id: string; status: string; createdAt: Date }, cutoff: Date) {
+      code:
+        CLAIM +
+        `async function expire(job: { id: string; status: string; createdAt: Date }, cutoff: Date) {
   if (job.status === "PENDING" && job.createdAt < cutoff) {
     await prisma.job.update({ where: { id: job.id }, data: { status: "EXPIRED" } });
   }
@@ -129,7 +149,9 @@ ruleTester.run("conditional-recovery", rule, {
     },
     {
       name: "a JS age check whose includes() lists other status values only",
-      code: CLAIM + `async function expire(job: Job, cutoff: Date) {
+      code:
+        CLAIM +
+        `async function expire(job: Job, cutoff: Date) {
   if (["PENDING", "QUEUED"].includes(job.status) && job.createdAt < cutoff) {
     await prisma.job.update({ where: { id: job.id }, data: { status: "EXPIRED" } });
   }
@@ -137,7 +159,9 @@ ruleTester.run("conditional-recovery", rule, {
     },
     {
       name: "a JS age check about finished rows, through .then",
-      code: CLAIM + `function archiveIfOld(id: string, cutoff: Date) {
+      code:
+        CLAIM +
+        `function archiveIfOld(id: string, cutoff: Date) {
   return prisma.job.findUnique({ where: { id } }).then((job) => {
     if (job && job.status === "DONE" && job.updatedAt < cutoff) return prisma.job.update({ where: { id }, data: { status: "ARCHIVED" } });
   });
@@ -145,38 +169,50 @@ ruleTester.run("conditional-recovery", rule, {
     },
     {
       name: "a stale read of waiting rows is not a stale scan of the lock",
-      code: CLAIM + `async function giveUp(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function giveUp(cutoff: Date) {
   const waiting = await prisma.job.findMany({ where: { status: "PENDING", updatedAt: { lt: cutoff } } });
   for (const row of waiting) await prisma.job.update({ where: { id: row.id }, data: { status: "FAILED" } });
 }`,
     },
     {
       name: "a page read by createdAt",
-      code: CLAIM + `function page(before: Date) {
+      code:
+        CLAIM +
+        `function page(before: Date) {
   return prisma.job.findMany({ where: { createdAt: { lt: before } }, orderBy: { createdAt: "desc" }, take: 50 });
 }`,
     },
     {
       name: "age judged by heartbeatAt",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", heartbeatAt: { lt: cutoff } }, data: { status: "FAILED" } });
 }`,
     },
     {
       name: "NOT: { updatedAt: { gte } } is an age predicate",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", NOT: { updatedAt: { gte: cutoff } } }, data: { status: "FAILED" } });
 }`,
     },
     {
       name: "NOT as a list around a heartbeat comparison",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", NOT: [{ heartbeatAt: { gte: cutoff } }] }, data: { status: "PENDING" } });
 }`,
     },
     {
       name: "an OR whose every branch judges age",
-      code: CLAIM + `async function reap(soft: Date, hard: Date) {
+      code:
+        CLAIM +
+        `async function reap(soft: Date, hard: Date) {
   await prisma.job.updateMany({
     where: { status: "GENERATING", OR: [{ updatedAt: { lt: soft } }, { heartbeatAt: { lt: hard } }] },
     data: { status: "PENDING" },
@@ -185,7 +221,9 @@ ruleTester.run("conditional-recovery", rule, {
     },
     {
       name: "AND around an OR of ages",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({
     where: { AND: [{ status: "GENERATING" }, { OR: [{ updatedAt: { lt: cutoff } }, { lastHeartbeatAt: { lt: cutoff } }] }] },
     data: { status: "FAILED" },
@@ -194,7 +232,9 @@ ruleTester.run("conditional-recovery", rule, {
     },
     {
       name: "a correct recovery inside a $transaction callback, judged by lastProgressAt",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.$transaction(async (tx) => {
     await tx.job.updateMany({ where: { status: "GENERATING", lastProgressAt: { lt: cutoff } }, data: { status: "FAILED" } });
   });
@@ -256,7 +296,9 @@ async function reap(cutoff: Date) {
     },
     {
       name: "a where held in a const",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   const stale = { status: "GENERATING", updatedAt: { lt: cutoff } };
   await prisma.job.updateMany({ where: stale, data: { status: "FAILED" } });
 }`,
@@ -273,13 +315,17 @@ async function reap(now: Date) {
     },
     {
       name: "optional chaining on the client",
-      code: CLAIM + `async function reap(db: PrismaClient | undefined, cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(db: PrismaClient | undefined, cutoff: Date) {
   await db?.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "FAILED" } });
 }`,
     },
     {
       name: "status: { equals } and updateManyAndReturn",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   return prisma.job.updateManyAndReturn({ where: { status: { equals: "GENERATING" }, updatedAt: { lt: cutoff } }, data: { status: "FAILED" } });
 }`,
     },
@@ -291,13 +337,17 @@ async function reap(now: Date) {
     },
     {
       name: "a status sweep of a value the module never claims",
-      code: CLAIM + `async function resetRunning() {
+      code:
+        CLAIM +
+        `async function resetRunning() {
   await prisma.job.updateMany({ where: { status: "RUNNING" }, data: { status: "FAILED" } });
 }`,
     },
     {
       name: "a write that does not touch the status",
-      code: CLAIM + `async function countAttempt(id: string) {
+      code:
+        CLAIM +
+        `async function countAttempt(id: string) {
   await prisma.job.update({ where: { id }, data: { attempts: { increment: 1 } } });
 }`,
     },
@@ -340,12 +390,21 @@ schedule.scheduleJob(new Date(Date.now() + 5000), () => {
       code: `setInterval(async () => {
   await prisma.upload.updateMany({ where: { status: "PROCESSING" }, data: { status: "PENDING" } });
 }, 60_000);`,
-      errors: [{
-        messageId: "sweepMissingTime",
-        line: 2,
-        column: 9,
-        data: { model: "upload", field: "status", value: "PROCESSING", target: "PENDING", rowFilter: "status", ...noCheck },
-      }],
+      errors: [
+        {
+          messageId: "sweepMissingTime",
+          line: 2,
+          column: 9,
+          data: {
+            model: "upload",
+            field: "status",
+            value: "PROCESSING",
+            target: "PENDING",
+            rowFilter: "status",
+            ...noCheck,
+          },
+        },
+      ],
     },
     {
       name: "a cron job that unlocks every locked case every 15 minutes, whoever holds it and for how long",
@@ -354,12 +413,21 @@ cron.schedule("*/15 * * * *", () => {
   db.Case.update({ currentStatus: "Open" }, { where: { currentStatus: "Locked" } });
 });`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "sweepMissingTime",
-        line: 3,
-        column: 3,
-        data: { model: "Case", field: "currentStatus", value: "Locked", target: "Open", rowFilter: "currentStatus", ...noCheck },
-      }],
+      errors: [
+        {
+          messageId: "sweepMissingTime",
+          line: 3,
+          column: 3,
+          data: {
+            model: "Case",
+            field: "currentStatus",
+            value: "Locked",
+            target: "Open",
+            rowFilter: "currentStatus",
+            ...noCheck,
+          },
+        },
+      ],
     },
     {
       name: "a sweeper module: stuck rows read by age, then each written by id only",
@@ -369,12 +437,21 @@ cron.schedule("*/15 * * * *", () => {
     await prisma.exportJob.update({ where: { id: job.id }, data: { status: "FAILED" } });
   }
 }`,
-      errors: [{
-        messageId: "sweepCheckInJs",
-        line: 4,
-        column: 11,
-        data: { model: "exportJob", field: "status", value: "IN_PROGRESS", target: "FAILED", rowFilter: "id", ...byRead(2) },
-      }],
+      errors: [
+        {
+          messageId: "sweepCheckInJs",
+          line: 4,
+          column: 11,
+          data: {
+            model: "exportJob",
+            field: "status",
+            value: "IN_PROGRESS",
+            target: "FAILED",
+            rowFilter: "id",
+            ...byRead(2),
+          },
+        },
+      ],
     },
     {
       name: "a Mongo shell sweep: the age column is the one the module stamps with the clock (ts), the write repeats only the state",
@@ -382,17 +459,21 @@ cron.schedule("*/15 * * * *", () => {
   db.queue.update({ _id: job._id, state: "PROCESSING" }, { $set: { state: "NEW", ts: new Date() } });
 });`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "sweepCheckInJs",
-        line: 2,
-        column: 3,
-        data: { model: "queue", field: "state", value: "PROCESSING", target: "NEW", rowFilter: "_id", ...byRead(1) },
-      }],
+      errors: [
+        {
+          messageId: "sweepCheckInJs",
+          line: 2,
+          column: 3,
+          data: { model: "queue", field: "state", value: "PROCESSING", target: "NEW", rowFilter: "_id", ...byRead(1) },
+        },
+      ],
     },
     // ---- checkInJs ----
     {
       name: "age judged in an if, then a write by id",
-      code: CLAIM + `async function recover(job: Job, threshold: Date) {
+      code:
+        CLAIM +
+        `async function recover(job: Job, threshold: Date) {
   if (job.status === "GENERATING" && job.updatedAt < threshold) {
     await prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } });
   }
@@ -401,7 +482,9 @@ cron.schedule("*/15 * * * *", () => {
     },
     {
       name: "age judged by an earlier stale read, then writes by id in a loop",
-      code: CLAIM + `async function recover(threshold: Date) {
+      code:
+        CLAIM +
+        `async function recover(threshold: Date) {
   const stale = await prisma.job.findMany({ where: { status: "GENERATING", updatedAt: { lt: threshold } } });
   for (const job of stale) {
     await prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } });
@@ -411,7 +494,9 @@ cron.schedule("*/15 * * * *", () => {
     },
     {
       name: "age judged in an early exit",
-      code: CLAIM + `async function recover(job: Job, cutoff: Date) {
+      code:
+        CLAIM +
+        `async function recover(job: Job, cutoff: Date) {
   if (job.status !== "GENERATING" || job.updatedAt >= cutoff) return;
   await prisma.job.update({ where: { id: job.id }, data: { status: "PENDING" } });
 }`,
@@ -419,14 +504,18 @@ cron.schedule("*/15 * * * *", () => {
     },
     {
       name: "age judged by a helper named like a staleness test",
-      code: CLAIM + `async function recover(job: Job) {
+      code:
+        CLAIM +
+        `async function recover(job: Job) {
   if (isStale(job)) await prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } });
 }`,
       errors: [checkInJs(6, 27, { ...generating, target: "FAILED", rowFilter: "id", ...inJs(6) })],
     },
     {
       name: "age judged with Date.now() and heartbeatAt",
-      code: CLAIM + `async function recover(job: Job, ttlMs: number) {
+      code:
+        CLAIM +
+        `async function recover(job: Job, ttlMs: number) {
   if (Date.now() - job.heartbeatAt.getTime() > ttlMs) {
     await prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } });
   }
@@ -435,7 +524,9 @@ cron.schedule("*/15 * * * *", () => {
     },
     {
       name: "age judged with optional chaining",
-      code: CLAIM + `async function recover(job: Job | null, cutoff: Date) {
+      code:
+        CLAIM +
+        `async function recover(job: Job | null, cutoff: Date) {
   if (job?.status === "GENERATING" && job?.updatedAt < cutoff) {
     await prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } });
   }
@@ -457,7 +548,9 @@ async function recover(job, cutoff) {
     },
     {
       name: "inside a $transaction callback, by two identity columns",
-      code: CLAIM + `async function recover(job: Job, cutoff: Date) {
+      code:
+        CLAIM +
+        `async function recover(job: Job, cutoff: Date) {
   await prisma.$transaction(async (tx) => {
     if (job.status === "GENERATING" && job.updatedAt < cutoff) {
       await tx.job.updateMany({ where: { id: job.id, userId: job.userId }, data: { status: "FAILED" } });
@@ -468,14 +561,18 @@ async function recover(job, cutoff) {
     },
     {
       name: "age judged in a conditional expression",
-      code: CLAIM + `function recover(job: Job, cutoff: Date) {
+      code:
+        CLAIM +
+        `function recover(job: Job, cutoff: Date) {
   return job.status === "GENERATING" && job.updatedAt < cutoff ? prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } }) : null;
 }`,
       errors: [checkInJs(6, 66, { ...generating, target: "FAILED", rowFilter: "id", ...inJs(6) })],
     },
     {
       name: "age judged in an if inside a forEach callback",
-      code: CLAIM + `function recover(jobs: Job[], cutoff: Date) {
+      code:
+        CLAIM +
+        `function recover(jobs: Job[], cutoff: Date) {
   jobs.forEach((job) => {
     if (job.status === "GENERATING" && job.updatedAt < cutoff) void prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } });
   });
@@ -484,7 +581,9 @@ async function recover(job, cutoff) {
     },
     {
       name: "age judged in an if inside a .then callback",
-      code: CLAIM + `function recover(id: string, cutoff: Date) {
+      code:
+        CLAIM +
+        `function recover(id: string, cutoff: Date) {
   return prisma.job.findUnique({ where: { id } }).then((job) => {
     if (job?.status === "GENERATING" && job.updatedAt < cutoff) return prisma.job.update({ where: { id }, data: { status: "FAILED" } });
   });
@@ -493,7 +592,9 @@ async function recover(job, cutoff) {
     },
     {
       name: "a stale read with NOT: { updatedAt: { gte } } inside a $transaction, then writes by id",
-      code: CLAIM + `async function recover(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function recover(cutoff: Date) {
   await prisma.$transaction(async (tx) => {
     const stale = await tx.job.findMany({ where: { status: "GENERATING", NOT: { updatedAt: { gte: cutoff } } } });
     for (const row of stale) await tx.job.update({ where: { id: row.id }, data: { status: "PENDING" } });
@@ -504,18 +605,28 @@ async function recover(job, cutoff) {
     // ---- missingStatus ----
     {
       name: "age in the filter but no status: the suggestion appends it",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { updatedAt: { lt: cutoff } }, data: { status: "FAILED" } });
 }`,
       errors: [
-        missingStatus(6, 9, { ...generating, target: "FAILED", rowFilter: "its filter", ...noCheck }, CLAIM + `async function reap(cutoff: Date) {
+        missingStatus(
+          6,
+          9,
+          { ...generating, target: "FAILED", rowFilter: "its filter", ...noCheck },
+          CLAIM +
+            `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { updatedAt: { lt: cutoff }, status: "GENERATING" }, data: { status: "FAILED" } });
-}`),
+}`,
+        ),
       ],
     },
     {
       name: "a multi-line where with a trailing comma",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({
     where: {
       updatedAt: { lt: cutoff },
@@ -524,14 +635,20 @@ async function recover(job, cutoff) {
   });
 }`,
       errors: [
-        missingStatus(6, 9, { ...generating, target: "PENDING", rowFilter: "its filter", ...noCheck }, CLAIM + `async function reap(cutoff: Date) {
+        missingStatus(
+          6,
+          9,
+          { ...generating, target: "PENDING", rowFilter: "its filter", ...noCheck },
+          CLAIM +
+            `async function reap(cutoff: Date) {
   await prisma.job.updateMany({
     where: {
       updatedAt: { lt: cutoff }, status: "GENERATING",
     },
     data: { status: "PENDING" },
   });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -544,25 +661,34 @@ async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { heartbeatAt: { lt: cutoff } }, data: { status: JobStatus.FAILED } });
 }`,
       errors: [
-        missingStatus(6, 9, { ...generating, claimLine: "3", target: "FAILED", rowFilter: "its filter", ...noCheck }, `import { JobStatus } from "@prisma/client";
+        missingStatus(
+          6,
+          9,
+          { ...generating, claimLine: "3", target: "FAILED", rowFilter: "its filter", ...noCheck },
+          `import { JobStatus } from "@prisma/client";
 async function claim(id: string) {
   await prisma.job.updateMany({ where: { id, status: { not: JobStatus.GENERATING } }, data: { status: JobStatus.GENERATING } });
 }
 async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { heartbeatAt: { lt: cutoff }, status: JobStatus.GENERATING }, data: { status: JobStatus.FAILED } });
-}`),
+}`,
+        ),
       ],
     },
     {
       name: "a status filter that admits the claimed value: no suggestion (the key exists)",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: { not: "DONE" }, updatedAt: { lt: cutoff } }, data: { status: "FAILED" } });
 }`,
       errors: [missingStatus(6, 9, { ...generating, target: "FAILED", rowFilter: "its filter", ...noCheck })],
     },
     {
       name: "a where held in a const: no suggestion (not inline)",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   const old = { updatedAt: { lt: cutoff } };
   await prisma.job.updateMany({ where: old, data: { status: "FAILED" } });
 }`,
@@ -570,24 +696,40 @@ async function reap(cutoff: Date) {
     },
     {
       name: "age as NOT: { updatedAt: { gte } }, no status",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { NOT: { updatedAt: { gte: cutoff } } }, data: { status: "FAILED" } });
 }`,
       errors: [
-        missingStatus(6, 9, { ...generating, target: "FAILED", rowFilter: "its filter", ...noCheck }, CLAIM + `async function reap(cutoff: Date) {
+        missingStatus(
+          6,
+          9,
+          { ...generating, target: "FAILED", rowFilter: "its filter", ...noCheck },
+          CLAIM +
+            `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { NOT: { updatedAt: { gte: cutoff } }, status: "GENERATING" }, data: { status: "FAILED" } });
-}`),
+}`,
+        ),
       ],
     },
     {
       name: "an OR of ages, no status",
-      code: CLAIM + `async function reap(soft: Date, hard: Date) {
+      code:
+        CLAIM +
+        `async function reap(soft: Date, hard: Date) {
   await prisma.job.updateMany({ where: { OR: [{ updatedAt: { lt: soft } }, { heartbeatAt: { lt: hard } }] }, data: { status: "PENDING" } });
 }`,
       errors: [
-        missingStatus(6, 9, { ...generating, target: "PENDING", rowFilter: "its filter", ...noCheck }, CLAIM + `async function reap(soft: Date, hard: Date) {
+        missingStatus(
+          6,
+          9,
+          { ...generating, target: "PENDING", rowFilter: "its filter", ...noCheck },
+          CLAIM +
+            `async function reap(soft: Date, hard: Date) {
   await prisma.job.updateMany({ where: { OR: [{ updatedAt: { lt: soft } }, { heartbeatAt: { lt: hard } }], status: "GENERATING" }, data: { status: "PENDING" } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -600,24 +742,37 @@ async function reap(cutoff: Date) {
   await jobs.updateMany({ where: { updatedAt: { lt: cutoff } }, data: { status: "FAILED" } });
 }`,
       errors: [
-        missingStatus(6, 9, { ...generating, claimLine: "3", target: "FAILED", rowFilter: "its filter", ...noCheck }, `const jobs = prisma.job;
+        missingStatus(
+          6,
+          9,
+          { ...generating, claimLine: "3", target: "FAILED", rowFilter: "its filter", ...noCheck },
+          `const jobs = prisma.job;
 async function claim(id: string) {
   await jobs.updateMany({ where: { id, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
 }
 async function reap(cutoff: Date) {
   await jobs.updateMany({ where: { updatedAt: { lt: cutoff }, status: "GENERATING" }, data: { status: "FAILED" } });
-}`),
+}`,
+        ),
       ],
     },
     {
       name: "one row by id and age, without the status",
-      code: CLAIM + `async function reapOne(id: string, cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reapOne(id: string, cutoff: Date) {
   await prisma.job.update({ where: { id, updatedAt: { lt: cutoff } }, data: { status: "FAILED" } });
 }`,
       errors: [
-        missingStatus(6, 9, { ...generating, target: "FAILED", rowFilter: "id", ...noCheck }, CLAIM + `async function reapOne(id: string, cutoff: Date) {
+        missingStatus(
+          6,
+          9,
+          { ...generating, target: "FAILED", rowFilter: "id", ...noCheck },
+          CLAIM +
+            `async function reapOne(id: string, cutoff: Date) {
   await prisma.job.update({ where: { id, updatedAt: { lt: cutoff }, status: "GENERATING" }, data: { status: "FAILED" } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -629,25 +784,42 @@ async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { updated_at: { lt: cutoff } }, data: { job_status: "QUEUED" } });
 }`,
       errors: [
-        missingStatus(5, 9, { model: "job", field: "job_status", value: "IN_PROGRESS", claimLine: "2", target: "QUEUED", rowFilter: "its filter", ...noCheck }, `async function claim(id: string) {
+        missingStatus(
+          5,
+          9,
+          {
+            model: "job",
+            field: "job_status",
+            value: "IN_PROGRESS",
+            claimLine: "2",
+            target: "QUEUED",
+            rowFilter: "its filter",
+            ...noCheck,
+          },
+          `async function claim(id: string) {
   await prisma.job.updateMany({ where: { id, job_status: { not: "IN_PROGRESS" } }, data: { job_status: "IN_PROGRESS" } });
 }
 async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { updated_at: { lt: cutoff }, job_status: "IN_PROGRESS" }, data: { job_status: "QUEUED" } });
-}`),
+}`,
+        ),
       ],
     },
     // ---- missingTime ----
     {
       name: "a sweep by status alone",
-      code: CLAIM + `async function resetStuck() {
+      code:
+        CLAIM +
+        `async function resetStuck() {
   await prisma.job.updateMany({ where: { status: "GENERATING" }, data: { status: "FAILED" } });
 }`,
       errors: [missingTime(6, 9, { ...generating, target: "FAILED", rowFilter: "status", ...noCheck })],
     },
     {
       name: "a sweep by status alone inside a $transaction callback",
-      code: CLAIM + `async function resetStuck() {
+      code:
+        CLAIM +
+        `async function resetStuck() {
   await prisma.$transaction(async (tx) => {
     await tx.job.updateMany({ where: { status: "GENERATING" }, data: { status: "PENDING", error: null } });
   });
@@ -656,7 +828,9 @@ async function reap(cutoff: Date) {
     },
     {
       name: "a sweep by status alone, consumed with .then",
-      code: CLAIM + `function resetStuck() {
+      code:
+        CLAIM +
+        `function resetStuck() {
   return prisma.job.updateMany({ where: { status: "GENERATING" }, data: { status: "FAILED" } }).then((r) => r.count);
 }`,
       errors: [missingTime(6, 10, { ...generating, target: "FAILED", rowFilter: "status", ...noCheck })],
@@ -673,7 +847,9 @@ export class JobService implements OnModuleInit {
     await this.prisma.job.updateMany({ where: { status: "GENERATING" }, data: { status: "PENDING" } });
   }
 }`,
-      errors: [missingTime(8, 11, { ...generating, claimLine: "5", target: "PENDING", rowFilter: "status", ...noCheck })],
+      errors: [
+        missingTime(8, 11, { ...generating, claimLine: "5", target: "PENDING", rowFilter: "status", ...noCheck }),
+      ],
     },
     {
       name: "a renamed destructured delegate",
@@ -695,11 +871,23 @@ async function claim(id: string) {
 async function resetStuck() {
   await prisma.task.updateMany({ where: { state: RUNNING }, data: { state: "QUEUED" } });
 }`,
-      errors: [missingTime(6, 9, { model: "task", field: "state", value: "RUNNING", claimLine: "3", target: "QUEUED", rowFilter: "state", ...noCheck })],
+      errors: [
+        missingTime(6, 9, {
+          model: "task",
+          field: "state",
+          value: "RUNNING",
+          claimLine: "3",
+          target: "QUEUED",
+          rowFilter: "state",
+          ...noCheck,
+        }),
+      ],
     },
     {
       name: "status pinned with in: [...]",
-      code: CLAIM + `async function resetStuck() {
+      code:
+        CLAIM +
+        `async function resetStuck() {
   await prisma.job.updateMany({ where: { status: { in: ["GENERATING"] } }, data: { status: "FAILED" } });
 }`,
       errors: [missingTime(6, 9, { ...generating, target: "FAILED", rowFilter: "its filter", ...noCheck })],
@@ -717,7 +905,9 @@ async function resetStuck(db) {
     },
     {
       name: "model names compare loosely (jobs = job)",
-      code: CLAIM + `async function resetStuck() {
+      code:
+        CLAIM +
+        `async function resetStuck() {
   await prisma.jobs.updateMany({ where: { status: "GENERATING" }, data: { status: "FAILED" } });
 }`,
       errors: [missingTime(6, 9, { ...generating, target: "FAILED", rowFilter: "status", ...noCheck })],
@@ -744,7 +934,17 @@ async function releaseAll() {
   await prisma.seat.updateMany({ where: { state: "HELD" }, data: { state: "OPEN" } });
 }`,
       settings: { locks: { inProgressValues: ["HELD"] } },
-      errors: [missingTime(5, 9, { model: "seat", field: "state", value: "HELD", claimLine: "2", target: "OPEN", rowFilter: "state", ...noCheck })],
+      errors: [
+        missingTime(5, 9, {
+          model: "seat",
+          field: "state",
+          value: "HELD",
+          claimLine: "2",
+          target: "OPEN",
+          rowFilter: "state",
+          ...noCheck,
+        }),
+      ],
     },
   ],
 });

@@ -527,7 +527,10 @@ export function keepLeading(id: string, controller: AbortController) {
 
 // ---------------------------------------------------------------- data helpers
 
-const redisLock = (key: string, acquireLine: string) => ({ lock: `the lock "${key}"`, where: `acquired at line ${acquireLine}` });
+const redisLock = (key: string, acquireLine: string) => ({
+  lock: `the lock "${key}"`,
+  where: `acquired at line ${acquireLine}`,
+});
 /** A lease row module whose renewal helper answers its caller with true or false (in our words, after corpus Cp19). */
 const LEASE_HELPERS = `import mongoose from "mongoose";
 const Lease = mongoose.model("Lease");
@@ -556,7 +559,9 @@ export async function renewLease(name, ms = 30_000) {
 }
 `;
 /** The same module with its own worker, which drops the helper's answer. */
-const LEASE_HELPERS_USED = LEASE_HELPERS + `export async function rebuild(name) {
+const LEASE_HELPERS_USED =
+  LEASE_HELPERS +
+  `export async function rebuild(name) {
   if (!(await takeLease(name))) return;
   const timer = setInterval(() => { void renewLease(name); }, 10_000);
   try {
@@ -567,11 +572,12 @@ const LEASE_HELPERS_USED = LEASE_HELPERS + `export async function rebuild(name) 
 }
 `;
 
-const rowLock = (model: string, claimLine: string) => ({ lock: `the claimed ${model} row`, where: `claimed at line ${claimLine}` });
+const rowLock = (model: string, claimLine: string) => ({
+  lock: `the claimed ${model} row`,
+  where: `claimed at line ${claimLine}`,
+});
 const RESULT_REDIS = "it returns 0 once the key no longer holds this holder's token";
 const RESULT_ROW = "it matches no row once the lease is lost";
-
-
 
 ruleTester.run("heartbeat-abort", rule, {
   valid: [
@@ -1060,103 +1066,145 @@ export async function withLock(key: string, token: string, args: any[]) {
       // judged here
       code: LEASE_HELPERS_USED,
       languageOptions: javascript,
-      errors: [{
-        messageId: "swallowed",
-        data: { ...rowLock("Lease", "6"), handlerLine: lineOf(LEASE_HELPERS_USED, "catch (err)") },
-        ...at(LEASE_HELPERS_USED, "updateOne("),
-      }],
+      errors: [
+        {
+          messageId: "swallowed",
+          data: { ...rowLock("Lease", "6"), handlerLine: lineOf(LEASE_HELPERS_USED, "catch (err)") },
+          ...at(LEASE_HELPERS_USED, "updateOne("),
+        },
+      ],
     },
     {
       // ioredis: a plain PEXPIRE on a timer renews whoever holds the key
       code: ioredisPlainPexpire,
-      errors: [{
-        messageId: "unownedRenewal",
-        data: { ...redisLock("lock:report:*", lineOf(ioredisPlainPexpire, "redis.set")), command: "PEXPIRE" },
-        ...at(ioredisPlainPexpire, "pexpire("),
-        endLine: at(ioredisPlainPexpire, "pexpire(").line,
-        endColumn: at(ioredisPlainPexpire, ", 30_000);").column + 9,
-      }],
+      errors: [
+        {
+          messageId: "unownedRenewal",
+          data: { ...redisLock("lock:report:*", lineOf(ioredisPlainPexpire, "redis.set")), command: "PEXPIRE" },
+          ...at(ioredisPlainPexpire, "pexpire("),
+          endLine: at(ioredisPlainPexpire, "pexpire(").line,
+          endColumn: at(ioredisPlainPexpire, ", 30_000);").column + 9,
+        },
+      ],
     },
     {
       // node-redis: a plain EXPIRE in a renewal helper, even with its result read
       code: nodeRedisPlainExpire,
-      errors: [{
-        messageId: "unownedRenewal",
-        data: { ...redisLock("lease:*", lineOf(nodeRedisPlainExpire, "client.set")), command: "EXPIRE" },
-        ...at(nodeRedisPlainExpire, "expire("),
-      }],
+      errors: [
+        {
+          messageId: "unownedRenewal",
+          data: { ...redisLock("lease:*", lineOf(nodeRedisPlainExpire, "client.set")), command: "EXPIRE" },
+          ...at(nodeRedisPlainExpire, "expire("),
+        },
+      ],
     },
     {
       // ioredis class: a blind SET … PX every half TTL overwrites the next owner's key
       code: docOwnerSetPx,
-      errors: [{
-        messageId: "unownedRenewal",
-        data: { ...redisLock("doc-lock:*", lineOf(docOwnerSetPx, "this.redis.set")), command: "SET … PX" },
-        ...at(docOwnerSetPx, "set(", 3),
-      }],
+      errors: [
+        {
+          messageId: "unownedRenewal",
+          data: { ...redisLock("doc-lock:*", lineOf(docOwnerSetPx, "this.redis.set")), command: "SET … PX" },
+          ...at(docOwnerSetPx, "set(", 3),
+        },
+      ],
     },
     {
       // compare-and-expire script whose failure is swallowed by .catch(() => {})
       code: scriptCatchEmpty,
-      errors: [{
-        messageId: "swallowed",
-        data: { ...redisLock("lock:invoices:*", lineOf(scriptCatchEmpty, "redis.set")), handlerLine: lineOf(scriptCatchEmpty, ".catch(") },
-        ...at(scriptCatchEmpty, "eval("),
-      }],
+      errors: [
+        {
+          messageId: "swallowed",
+          data: {
+            ...redisLock("lock:invoices:*", lineOf(scriptCatchEmpty, "redis.set")),
+            handlerLine: lineOf(scriptCatchEmpty, ".catch("),
+          },
+          ...at(scriptCatchEmpty, "eval("),
+        },
+      ],
     },
     {
       // the result aborts the work, but a rejection escapes the async timer callback
       code: scriptEscapesTimer,
-      errors: [{
-        messageId: "escapesTimer",
-        data: { ...redisLock("lock:catalog:*", lineOf(scriptEscapesTimer, "redis.set")), timerLine: lineOf(scriptEscapesTimer, "setInterval") },
-        ...at(scriptEscapesTimer, "eval("),
-      }],
+      errors: [
+        {
+          messageId: "escapesTimer",
+          data: {
+            ...redisLock("lock:catalog:*", lineOf(scriptEscapesTimer, "redis.set")),
+            timerLine: lineOf(scriptEscapesTimer, "setInterval"),
+          },
+          ...at(scriptEscapesTimer, "eval("),
+        },
+      ],
     },
     {
       // try/catch that only logs
       code: scriptTryCatchLogs,
-      errors: [{
-        messageId: "swallowed",
-        data: { ...redisLock("lock:search-index", lineOf(scriptTryCatchLogs, "redis.set")), handlerLine: lineOf(scriptTryCatchLogs, "catch (err)") },
-        ...at(scriptTryCatchLogs, "eval("),
-      }],
+      errors: [
+        {
+          messageId: "swallowed",
+          data: {
+            ...redisLock("lock:search-index", lineOf(scriptTryCatchLogs, "redis.set")),
+            handlerLine: lineOf(scriptTryCatchLogs, "catch (err)"),
+          },
+          ...at(scriptTryCatchLogs, "eval("),
+        },
+      ],
     },
     {
       // the result is checked, but the failure branch throws inside the timer callback, where nobody catches it
       code: scriptThrowInTimer,
-      errors: [{
-        messageId: "noAbort",
-        data: { ...redisLock("lock:assets", lineOf(scriptThrowInTimer, "redis.set")), checkLine: lineOf(scriptThrowInTimer, "if (n === 0)") },
-        ...at(scriptThrowInTimer, "eval("),
-      }],
+      errors: [
+        {
+          messageId: "noAbort",
+          data: {
+            ...redisLock("lock:assets", lineOf(scriptThrowInTimer, "redis.set")),
+            checkLine: lineOf(scriptThrowInTimer, "if (n === 0)"),
+          },
+          ...at(scriptThrowInTimer, "eval("),
+        },
+      ],
     },
     {
       // inline in the work loop: awaited, but the 0 that says the lock is gone is never read
       code: scriptInlineIgnored,
-      errors: [{
-        messageId: "resultIgnored",
-        data: { ...redisLock("lock:assets", lineOf(scriptInlineIgnored, "redis.set")), signal: RESULT_REDIS },
-        ...at(scriptInlineIgnored, "eval("),
-      }],
+      errors: [
+        {
+          messageId: "resultIgnored",
+          data: { ...redisLock("lock:assets", lineOf(scriptInlineIgnored, "redis.set")), signal: RESULT_REDIS },
+          ...at(scriptInlineIgnored, "eval("),
+        },
+      ],
     },
     {
       // Redlock: extend() on a timer, failure only logged
       code: redlockExtendLogs,
-      errors: [{
-        messageId: "swallowed",
-        data: { lock: "the Redlock lock `lock`", where: `acquired at line ${lineOf(redlockExtendLogs, "redlock.acquire")}`, handlerLine: lineOf(redlockExtendLogs, ".catch(") },
-        ...at(redlockExtendLogs, "extend("),
-      }],
+      errors: [
+        {
+          messageId: "swallowed",
+          data: {
+            lock: "the Redlock lock `lock`",
+            where: `acquired at line ${lineOf(redlockExtendLogs, "redlock.acquire")}`,
+            handlerLine: lineOf(redlockExtendLogs, ".catch("),
+          },
+          ...at(redlockExtendLogs, "extend("),
+        },
+      ],
     },
     {
       // Redlock: extend() returned to setInterval, which drops it
       code: redlockExtendArrow,
-      errors: [{
-        messageId: "notAwaited",
-        data: { lock: "the Redlock lock `lock`", where: `acquired at line ${lineOf(redlockExtendArrow, "this.redlock.acquire")}`, dropLine: lineOf(redlockExtendArrow, "lock.extend") },
-        ...at(redlockExtendArrow, "extend("),
-      }],
+      errors: [
+        {
+          messageId: "notAwaited",
+          data: {
+            lock: "the Redlock lock `lock`",
+            where: `acquired at line ${lineOf(redlockExtendArrow, "this.redlock.acquire")}`,
+            dropLine: lineOf(redlockExtendArrow, "lock.extend"),
+          },
+          ...at(redlockExtendArrow, "extend("),
+        },
+      ],
     },
     {
       // Redlock using(): no signal parameter; a signal parameter never read (with settings)
@@ -1164,12 +1212,19 @@ export async function withLock(key: string, token: string, args: any[]) {
       errors: [
         {
           messageId: "usingNoSignal",
-          data: { lock: 'the lock "locks:partitions"', where: `acquired at line ${lineOf(redlockUsing, "redlock.using")}` },
+          data: {
+            lock: 'the lock "locks:partitions"',
+            where: `acquired at line ${lineOf(redlockUsing, "redlock.using")}`,
+          },
           ...at(redlockUsing, "using("),
         },
         {
           messageId: "usingUnusedSignal",
-          data: { lock: 'the lock "locks:vacuum:*"', where: `acquired at line ${lineOf(redlockUsing, "redlock.using", 2)}`, signal: "signal" },
+          data: {
+            lock: 'the lock "locks:vacuum:*"',
+            where: `acquired at line ${lineOf(redlockUsing, "redlock.using", 2)}`,
+            signal: "signal",
+          },
           ...at(redlockUsing, "using(", 2),
         },
       ],
@@ -1177,112 +1232,165 @@ export async function withLock(key: string, token: string, args: any[]) {
     {
       // redis-semaphore: an onLockLost handler that only logs replaces the default that stops the process
       code: semaphoreOnLockLost,
-      errors: [{
-        messageId: "swallowed",
-        data: { lock: 'the redis-semaphore lock "feed:*"', where: `acquired at line ${lineOf(semaphoreOnLockLost, "mutex.acquire")}`, handlerLine: lineOf(semaphoreOnLockLost, "onLockLost") },
-        ...at(semaphoreOnLockLost, "onLockLost"),
-      }],
+      errors: [
+        {
+          messageId: "swallowed",
+          data: {
+            lock: 'the redis-semaphore lock "feed:*"',
+            where: `acquired at line ${lineOf(semaphoreOnLockLost, "mutex.acquire")}`,
+            handlerLine: lineOf(semaphoreOnLockLost, "onLockLost"),
+          },
+          ...at(semaphoreOnLockLost, "onLockLost"),
+        },
+      ],
     },
     {
       // Prisma: void heartbeat() on a timer drops both the rejection and the count
       code: prismaVoidHeartbeat,
-      errors: [{
-        messageId: "notAwaited",
-        data: { ...rowLock("export", lineOf(prismaVoidHeartbeat, "prisma.export.updateMany")), dropLine: lineOf(prismaVoidHeartbeat, "void heartbeat") },
-        ...at(prismaVoidHeartbeat, "updateMany(", 2),
-      }],
+      errors: [
+        {
+          messageId: "notAwaited",
+          data: {
+            ...rowLock("export", lineOf(prismaVoidHeartbeat, "prisma.export.updateMany")),
+            dropLine: lineOf(prismaVoidHeartbeat, "void heartbeat"),
+          },
+          ...at(prismaVoidHeartbeat, "updateMany(", 2),
+        },
+      ],
     },
     {
       // Prisma: a heartbeat by id only succeeds for whoever holds the row now
       code: prismaUnfenced,
-      errors: [{
-        messageId: "unfencedHeartbeat",
-        data: { ...rowLock("video", lineOf(prismaUnfenced, "prisma.video.updateMany")), rowFilter: "id" },
-        ...at(prismaUnfenced, "update("),
-      }],
+      errors: [
+        {
+          messageId: "unfencedHeartbeat",
+          data: { ...rowLock("video", lineOf(prismaUnfenced, "prisma.video.updateMany")), rowFilter: "id" },
+          ...at(prismaUnfenced, "update("),
+        },
+      ],
     },
     {
       // Knex in plain JavaScript: a recursive setTimeout whose chain is never awaited or caught
       code: knexRecursiveTimeout,
       languageOptions: javascript,
-      errors: [{
-        messageId: "notAwaited",
-        data: { ...rowLock("exports", lineOf(knexRecursiveTimeout, "knex(\"exports\")")), dropLine: lineOf(knexRecursiveTimeout, "knex(\"exports\")", 2) },
-        ...at(knexRecursiveTimeout, "update(", 2),
-      }],
+      errors: [
+        {
+          messageId: "notAwaited",
+          data: {
+            ...rowLock("exports", lineOf(knexRecursiveTimeout, 'knex("exports")')),
+            dropLine: lineOf(knexRecursiveTimeout, 'knex("exports")', 2),
+          },
+          ...at(knexRecursiveTimeout, "update(", 2),
+        },
+      ],
     },
     {
       // raw SQL: a fenced heartbeat in a try/catch that only logs
       code: sqlTryCatchLogs,
-      errors: [{
-        messageId: "swallowed",
-        data: { ...rowLock("jobs", lineOf(sqlTryCatchLogs, "pool.query(")), handlerLine: lineOf(sqlTryCatchLogs, "catch (err)") },
-        ...at(sqlTryCatchLogs, "query(", 2),
-      }],
+      errors: [
+        {
+          messageId: "swallowed",
+          data: {
+            ...rowLock("jobs", lineOf(sqlTryCatchLogs, "pool.query(")),
+            handlerLine: lineOf(sqlTryCatchLogs, "catch (err)"),
+          },
+          ...at(sqlTryCatchLogs, "query(", 2),
+        },
+      ],
     },
     {
       // NestJS @Interval heartbeat: TypeORM's affected count is never read
       code: typeormInterval,
-      errors: [{
-        messageId: "resultIgnored",
-        data: { ...rowLock("Build", lineOf(typeormInterval, "this.builds.update")), signal: RESULT_ROW },
-        ...at(typeormInterval, "update(", 2),
-      }],
+      errors: [
+        {
+          messageId: "resultIgnored",
+          data: { ...rowLock("Build", lineOf(typeormInterval, "this.builds.update")), signal: RESULT_ROW },
+          ...at(typeormInterval, "update(", 2),
+        },
+      ],
     },
     {
       // a heartbeat method the renderer calls back: fenced on the status, but its result is ignored
       code: typeormCallback,
-      errors: [{
-        messageId: "resultIgnored",
-        data: { ...rowLock("Render", lineOf(typeormCallback, "this.renders.update")), signal: RESULT_ROW },
-        ...at(typeormCallback, "update(", 2),
-      }],
+      errors: [
+        {
+          messageId: "resultIgnored",
+          data: { ...rowLock("Render", lineOf(typeormCallback, "this.renders.update")), signal: RESULT_ROW },
+          ...at(typeormCallback, "update(", 2),
+        },
+      ],
     },
     {
       // MongoDB: .catch(console.error) swallows the failure
       code: mongoCatchConsole,
-      errors: [{
-        messageId: "swallowed",
-        data: { ...rowLock("jobs", lineOf(mongoCatchConsole, "jobs.findOneAndUpdate")), handlerLine: lineOf(mongoCatchConsole, "console.error") },
-        ...at(mongoCatchConsole, "updateOne("),
-      }],
+      errors: [
+        {
+          messageId: "swallowed",
+          data: {
+            ...rowLock("jobs", lineOf(mongoCatchConsole, "jobs.findOneAndUpdate")),
+            handlerLine: lineOf(mongoCatchConsole, "console.error"),
+          },
+          ...at(mongoCatchConsole, "updateOne("),
+        },
+      ],
     },
     {
       // Drizzle: the rejection aborts, but a heartbeat that matched no row only warns
       code: drizzleResultUnchecked,
-      errors: [{
-        messageId: "noAbort",
-        data: { ...rowLock("imports", lineOf(drizzleResultUnchecked, "const claimed")), checkLine: lineOf(drizzleResultUnchecked, "if (beat.rowCount") },
-        ...at(drizzleResultUnchecked, "where(", 2),
-      }],
+      errors: [
+        {
+          messageId: "noAbort",
+          data: {
+            ...rowLock("imports", lineOf(drizzleResultUnchecked, "const claimed")),
+            checkLine: lineOf(drizzleResultUnchecked, "if (beat.rowCount"),
+          },
+          ...at(drizzleResultUnchecked, "where(", 2),
+        },
+      ],
     },
     {
       // plain JavaScript: recursive setTimeout whose lost-leadership branch only logs
       code: plainJsRecursive,
       languageOptions: javascript,
-      errors: [{
-        messageId: "noAbort",
-        data: { ...redisLock("leader:scheduler", lineOf(plainJsRecursive, "redis.set")), checkLine: lineOf(plainJsRecursive, "if (!held)") },
-        ...at(plainJsRecursive, "eval("),
-      }],
+      errors: [
+        {
+          messageId: "noAbort",
+          data: {
+            ...redisLock("leader:scheduler", lineOf(plainJsRecursive, "redis.set")),
+            checkLine: lineOf(plainJsRecursive, "if (!held)"),
+          },
+          ...at(plainJsRecursive, "eval("),
+        },
+      ],
     },
     {
       // the heartbeat detects the lost lease and throws, but the timer swallows the throw with .catch(() => undefined)
       code: sqlClaimLeaseLostSwallowed,
-      errors: [{
-        messageId: "swallowed",
-        data: { ...rowLock("purgeJob", lineOf(sqlClaimLeaseLostSwallowed, "prisma.$queryRaw")), handlerLine: lineOf(sqlClaimLeaseLostSwallowed, ".catch(") },
-        ...at(sqlClaimLeaseLostSwallowed, "updateMany("),
-      }],
+      errors: [
+        {
+          messageId: "swallowed",
+          data: {
+            ...rowLock("purgeJob", lineOf(sqlClaimLeaseLostSwallowed, "prisma.$queryRaw")),
+            handlerLine: lineOf(sqlClaimLeaseLostSwallowed, ".catch("),
+          },
+          ...at(sqlClaimLeaseLostSwallowed, "updateMany("),
+        },
+      ],
     },
     {
       // node-redis leader election: GET, compare in JavaScript, then a separate PEXPIRE
       code: leaderGetCompare,
-      errors: [{
-        messageId: "getCompareRenewal",
-        data: { ...redisLock("leader:billing", lineOf(leaderGetCompare, "client.set")), command: "PEXPIRE", getLine: lineOf(leaderGetCompare, "client.get") },
-        ...at(leaderGetCompare, "pExpire("),
-      }],
+      errors: [
+        {
+          messageId: "getCompareRenewal",
+          data: {
+            ...redisLock("leader:billing", lineOf(leaderGetCompare, "client.set")),
+            command: "PEXPIRE",
+            getLine: lineOf(leaderGetCompare, "client.get"),
+          },
+          ...at(leaderGetCompare, "pExpire("),
+        },
+      ],
     },
     {
       // Redlock v5 redlock.extend(lock, ttl) of a lock this module was handed: the failure is swallowed
@@ -1296,21 +1404,29 @@ export function keepAlive(lock: Lock) {
     redlock.extend(lock, 10_000).catch(() => {});
   }, 3_000);
 }`,
-      errors: [{
-        messageId: "swallowed",
-        data: { lock: "the Redlock lock `lock`", where: "acquired outside this module", handlerLine: "8" },
-        line: 8,
-        column: 13,
-      }],
+      errors: [
+        {
+          messageId: "swallowed",
+          data: { lock: "the Redlock lock `lock`", where: "acquired outside this module", handlerLine: "8" },
+          line: 8,
+          column: 13,
+        },
+      ],
     },
     {
       // Redlock using(): the signal is taken as \`_signal\` and never passed on to the work
       code: redlockUsingUnderscore,
-      errors: [{
-        messageId: "usingUnusedSignal",
-        data: { lock: 'the lock "session:lock:*"', where: `acquired at line ${lineOf(redlockUsingUnderscore, "redlock.using")}`, signal: "_signal" },
-        ...at(redlockUsingUnderscore, "using("),
-      }],
+      errors: [
+        {
+          messageId: "usingUnusedSignal",
+          data: {
+            lock: 'the lock "session:lock:*"',
+            where: `acquired at line ${lineOf(redlockUsingUnderscore, "redlock.using")}`,
+            signal: "_signal",
+          },
+          ...at(redlockUsingUnderscore, "using("),
+        },
+      ],
     },
   ],
 });
@@ -1367,29 +1483,52 @@ ruleTester.run("heartbeat-abort (suggestion)", rule, {
     {
       // an AbortController whose signal the work reads: abort it in the handler
       code: WITH_CONTROLLER(""),
-      errors: [{
-        messageId: "swallowed",
-        data: { ...redisLock("lock:invoices:*", lineOf(WITH_CONTROLLER(""), "redis.set")), handlerLine: lineOf(WITH_CONTROLLER(""), ".catch(") },
-        suggestions: [{ messageId: "stopWork", data: { statement: "controller.abort();" }, output: WITH_CONTROLLER("\n      controller.abort();\n    ") }],
-      }],
+      errors: [
+        {
+          messageId: "swallowed",
+          data: {
+            ...redisLock("lock:invoices:*", lineOf(WITH_CONTROLLER(""), "redis.set")),
+            handlerLine: lineOf(WITH_CONTROLLER(""), ".catch("),
+          },
+          suggestions: [
+            {
+              messageId: "stopWork",
+              data: { statement: "controller.abort();" },
+              output: WITH_CONTROLLER("\n      controller.abort();\n    "),
+            },
+          ],
+        },
+      ],
     },
     {
       // a flag the loop tests to go on: set it in the catch, so the loop ends
       code: WITH_FLAG(""),
-      errors: [{
-        messageId: "swallowed",
-        data: { ...redisLock("lock:queue:*", lineOf(WITH_FLAG(""), "redis.set")), handlerLine: lineOf(WITH_FLAG(""), "catch (error)") },
-        suggestions: [{ messageId: "stopWork", data: { statement: "lost = true;" }, output: WITH_FLAG("\n      lost = true;") }],
-      }],
+      errors: [
+        {
+          messageId: "swallowed",
+          data: {
+            ...redisLock("lock:queue:*", lineOf(WITH_FLAG(""), "redis.set")),
+            handlerLine: lineOf(WITH_FLAG(""), "catch (error)"),
+          },
+          suggestions: [
+            { messageId: "stopWork", data: { statement: "lost = true;" }, output: WITH_FLAG("\n      lost = true;") },
+          ],
+        },
+      ],
     },
     {
       // nothing in the module stops the work: no edit (the message says what is missing)
       code: scriptCatchEmpty,
-      errors: [{
-        messageId: "swallowed",
-        data: { ...redisLock("lock:invoices:*", lineOf(scriptCatchEmpty, "redis.set")), handlerLine: lineOf(scriptCatchEmpty, ".catch(") },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "swallowed",
+          data: {
+            ...redisLock("lock:invoices:*", lineOf(scriptCatchEmpty, "redis.set")),
+            handlerLine: lineOf(scriptCatchEmpty, ".catch("),
+          },
+          suggestions: [],
+        },
+      ],
     },
     {
       // a boolean no loop tests (only logged) stops nothing: no edit
@@ -1405,8 +1544,22 @@ ruleTester.run("heartbeat-abort (suggestion)", rule, {
 });
 
 describe("heartbeat-abort's suggestion", () => {
-  it.each([["controller", WITH_CONTROLLER("\n      controller.abort();\n    ")], ["flag", WITH_FLAG("\n      lost = true;")]])("applied (%s), the renewal's failure stops the work and the rule is satisfied", (_, output) => {
-    const config = [{ files: ["**/*.ts"], languageOptions: { parser: tsParser as never } }, { files: ["**/*.ts"], plugins: { locks: { rules: { "heartbeat-abort": rule } } as never }, rules: { "locks/heartbeat-abort": "error" as const } }];
-    expect(new Linter({ configType: "flat" }).verify(output, config as never, { filename: "worker.ts" }).map((m) => `${m.ruleId} ${m.message}`)).toEqual([]);
+  it.each([
+    ["controller", WITH_CONTROLLER("\n      controller.abort();\n    ")],
+    ["flag", WITH_FLAG("\n      lost = true;")],
+  ])("applied (%s), the renewal's failure stops the work and the rule is satisfied", (_, output) => {
+    const config = [
+      { files: ["**/*.ts"], languageOptions: { parser: tsParser as never } },
+      {
+        files: ["**/*.ts"],
+        plugins: { locks: { rules: { "heartbeat-abort": rule } } as never },
+        rules: { "locks/heartbeat-abort": "error" as const },
+      },
+    ];
+    expect(
+      new Linter({ configType: "flat" })
+        .verify(output, config as never, { filename: "worker.ts" })
+        .map((m) => `${m.ruleId} ${m.message}`),
+    ).toEqual([]);
   });
 });

@@ -184,7 +184,9 @@ export async function sweep() { await prisma.jobLock.deleteMany({ where: { expir
       // a lock timestamp taken where empty and cleared after the work, with nothing that clears one whose holder
       // died: a task killed mid-run never runs again
       code: TASK_LOCK,
-      errors: [{ messageId: "missingLockExpiry", line: 2, column: 27, data: { model: "scheduledTask", field: "lockedAt" } }],
+      errors: [
+        { messageId: "missingLockExpiry", line: 2, column: 27, data: { model: "scheduledTask", field: "lockedAt" } },
+      ],
     },
     {
       // the same take-over by id alone is no compare-and-set: two takers that both saw it expired both write, and
@@ -210,19 +212,37 @@ ruleTester.run("atomic-claim", atomicClaim, {
   if (n.isSending) return;
   await prisma.newsletter.update({ where: { id }, data: { isSending: true } });
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 4, column: 9,
-        data: { model: "newsletter", field: "isSending", value: "true", checkedWhere: "in JavaScript", checkLine: "3" },
-        suggestions: [{
-          messageId: "addCondition",
-          data: { model: "newsletter", field: "isSending", value: "true", checkedWhere: "in JavaScript", checkLine: "3" },
-          output: `export async function send(id: string) {
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 4,
+          column: 9,
+          data: {
+            model: "newsletter",
+            field: "isSending",
+            value: "true",
+            checkedWhere: "in JavaScript",
+            checkLine: "3",
+          },
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: {
+                model: "newsletter",
+                field: "isSending",
+                value: "true",
+                checkedWhere: "in JavaScript",
+                checkLine: "3",
+              },
+              output: `export async function send(id: string) {
   const n = await prisma.newsletter.findUniqueOrThrow({ where: { id } });
   if (n.isSending) return;
   await prisma.newsletter.update({ where: { id, isSending: { not: true } }, data: { isSending: true } });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
   ],
 });
@@ -238,10 +258,14 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
 export async function onBoot() {
   await prisma.campaign.updateMany({ where: { isSending: true }, data: { isSending: false } });
 }`,
-      errors: [{
-        messageId: "missingTime", line: 5, column: 9,
-        data: { model: "campaign", field: "isSending", value: "true", claimLine: "2", target: "false" },
-      }],
+      errors: [
+        {
+          messageId: "missingTime",
+          line: 5,
+          column: 9,
+          data: { model: "campaign", field: "isSending", value: "true", claimLine: "2", target: "false" },
+        },
+      ],
     },
   ],
 });
@@ -256,10 +280,20 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
   return true;
 }
 export async function sweep(cutoff: Date) { await prisma.jobLock.deleteMany({ where: { createdAt: { lt: cutoff } } }); }`,
-      errors: [{
-        messageId: "startTimeLockRow", line: 5, column: 88,
-        data: { what: "sweep", model: "jobLock", claimLine: "2", timeField: "createdAt", progressFields: "updatedAt, modifiedAt, heartbeatAt" },
-      }],
+      errors: [
+        {
+          messageId: "startTimeLockRow",
+          line: 5,
+          column: 88,
+          data: {
+            what: "sweep",
+            model: "jobLock",
+            claimLine: "2",
+            timeField: "createdAt",
+            progressFields: "updatedAt, modifiedAt, heartbeatAt",
+          },
+        },
+      ],
     },
   ],
 });

@@ -5,8 +5,20 @@
 import rule from "../../rules/owner-checked-release.js";
 import { javascript, ruleTester } from "../rule-tester.js";
 
-function tableRelease(line: number, column: number, table: string, acquireLine: number, expiry: string, expiryLine: number) {
-  return { messageId: "tableRelease" as const, line, column, data: { table, acquireLine: String(acquireLine), expiry, expiryLine: String(expiryLine) } };
+function tableRelease(
+  line: number,
+  column: number,
+  table: string,
+  acquireLine: number,
+  expiry: string,
+  expiryLine: number,
+) {
+  return {
+    messageId: "tableRelease" as const,
+    line,
+    column,
+    data: { table, acquireLine: String(acquireLine), expiry, expiryLine: String(expiryLine) },
+  };
 }
 
 /** A per-chat lock for a webhook: an entry older than the limit is taken over; `release` deletes by key. */
@@ -54,7 +66,10 @@ ruleTester.run("owner-checked-release (in-process lock tables)", rule, {
   valid: [
     {
       name: "the release deletes only the entry this holder set",
-      code: WEBHOOK_GATE.replace("busy.delete(chatId);\n}", "if (busy.get(chatId) === mine) busy.delete(chatId);\n}").replace("export function releaseChat(chatId) {", "export function releaseChat(chatId, mine) {"),
+      code: WEBHOOK_GATE.replace(
+        "busy.delete(chatId);\n}",
+        "if (busy.get(chatId) === mine) busy.delete(chatId);\n}",
+      ).replace("export function releaseChat(chatId) {", "export function releaseChat(chatId, mine) {"),
       languageOptions: javascript,
     },
     {
@@ -137,8 +152,13 @@ export function forget(userId) {
     },
     {
       name: "an await between the test and the set: no one-step acquire, so no lock is assumed",
-      code: EXPIRING_LOCKS.replace("tryLock(name: string, ttlMs: number): boolean {", "async tryLock(name: string, ttlMs: number): Promise<boolean> {")
-        .replace("    this.held.set(name, now + ttlMs);", "    await Promise.resolve();\n    this.held.set(name, now + ttlMs);"),
+      code: EXPIRING_LOCKS.replace(
+        "tryLock(name: string, ttlMs: number): boolean {",
+        "async tryLock(name: string, ttlMs: number): Promise<boolean> {",
+      ).replace(
+        "    this.held.set(name, now + ttlMs);",
+        "    await Promise.resolve();\n    this.held.set(name, now + ttlMs);",
+      ),
     },
     {
       name: "a bulk clear over the table's entries and a sweep of expired ones are no holder's release",
@@ -198,7 +218,10 @@ export function releaseSlot(userId) {
     },
     {
       name: "the same table in a private field (`this.#held`), read through the class's field initialiser",
-      code: EXPIRING_LOCKS.replaceAll("this.held", "this.#held").replace("private held = new Map<string, number>();", "#held = new Map<string, number>();"),
+      code: EXPIRING_LOCKS.replaceAll("this.held", "this.#held").replace(
+        "private held = new Map<string, number>();",
+        "#held = new Map<string, number>();",
+      ),
       errors: [tableRelease(13, 5, "this.#held", 8, "An expired entry counts as free", 7)],
     },
     {

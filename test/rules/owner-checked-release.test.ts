@@ -33,26 +33,55 @@ function fixes(dialect: Dialect, code: string, call: string, key: string, token:
   }
   if (dialect === "node-redis") {
     return [
-      { messageId: "useScript" as const, data, output: swap(code, call, `eval(${CAD_LITERAL}, { keys: [${key}], arguments: [${token}] })`) },
-      { messageId: "useDelex" as const, data, output: swap(code, call, `sendCommand(["DELEX", ${key}, "IFEQ", ${token}])`) },
+      {
+        messageId: "useScript" as const,
+        data,
+        output: swap(code, call, `eval(${CAD_LITERAL}, { keys: [${key}], arguments: [${token}] })`),
+      },
+      {
+        messageId: "useDelex" as const,
+        data,
+        output: swap(code, call, `sendCommand(["DELEX", ${key}, "IFEQ", ${token}])`),
+      },
     ];
   }
-  return [{ messageId: "useScript" as const, data, output: swap(code, call, `eval(${CAD_LITERAL}, [${key}], [${token}])`) }];
+  return [
+    { messageId: "useScript" as const, data, output: swap(code, call, `eval(${CAD_LITERAL}, [${key}], [${token}])`) },
+  ];
 }
 
 /** Data of a release report (plainDelete, getCompareDelete, constantValue). */
 function releaseData(command: string, key: string, acquireLine: number, getLine?: number, value = "") {
-  return { command, key, acquireLine: String(acquireLine), getLine: getLine === undefined ? "" : String(getLine), value };
+  return {
+    command,
+    key,
+    acquireLine: String(acquireLine),
+    getLine: getLine === undefined ? "" : String(getLine),
+    value,
+  };
 }
 
 type Suggestions = ReturnType<typeof fixes> | [];
 
 const plainDelete = (line: number, column: number, data: ReturnType<typeof releaseData>, suggestions: Suggestions) => ({
-  messageId: "plainDelete" as const, line, column, data, suggestions,
+  messageId: "plainDelete" as const,
+  line,
+  column,
+  data,
+  suggestions,
 });
 /** A GET compared in JavaScript, then DEL: the DEL becomes the compare-and-delete where the holder's token is in reach. */
-const getCompareDelete = (line: number, column: number, data: ReturnType<typeof releaseData>, suggestions: Suggestions = []) => ({
-  messageId: "getCompareDelete" as const, line, column, data, suggestions,
+const getCompareDelete = (
+  line: number,
+  column: number,
+  data: ReturnType<typeof releaseData>,
+  suggestions: Suggestions = [],
+) => ({
+  messageId: "getCompareDelete" as const,
+  line,
+  column,
+  data,
+  suggestions,
 });
 /** A release that reads the key and compares it in JavaScript before its DEL. */
 const GET_COMPARE_CLASS = `import Redis from "ioredis";
@@ -106,7 +135,11 @@ export class SyncLock {
 }`;
 
 const constantValue = (line: number, column: number, data: ReturnType<typeof releaseData>) => ({
-  messageId: "constantValue" as const, line, column, data, suggestions: [],
+  messageId: "constantValue" as const,
+  line,
+  column,
+  data,
+  suggestions: [],
 });
 const staleTakeover = (line: number, column: number, key: string, acquireLine: number, getLine: number) => ({
   messageId: "staleTakeover" as const,
@@ -359,7 +392,6 @@ export async function rollout(id: string, token: string) {
   await redis.multi().del(key).exec();
 }`;
 
-
 /**
  * A job-queue plugin's key, set (or taken over once its stamped time passed) in one lifecycle hook and deleted in
  * another: `beforeEnqueue` to `beforePerform` marks a queued job, `beforePerform` to `afterPerform` holds the work.
@@ -381,7 +413,11 @@ const queuedMarker = (acquireHook: string, releaseHook: string) => `export class
 }`;
 
 /** A lock row's release by its key alone, once the row can pass to another holder. */
-function rowRelease(line: number, column: number, data: { operation: string; lock: string; acquireLine: number; filter: string; expires: string; expiryLine: number }) {
+function rowRelease(
+  line: number,
+  column: number,
+  data: { operation: string; lock: string; acquireLine: number; filter: string; expires: string; expiryLine: number },
+) {
   return {
     messageId: "rowRelease" as const,
     line,
@@ -523,7 +559,9 @@ ${models}`;
  * An export guarded by a flag row of `taskFlag`, read and tested inside the `try` whose `finally` clears it.
  * `exit` is the early way out at line 5.
  */
-const flagRowTask = (exit = "if (flag.exporting) return;") => `export async function runExport(name: string, run: () => Promise<void>) {
+const flagRowTask = (
+  exit = "if (flag.exporting) return;",
+) => `export async function runExport(name: string, run: () => Promise<void>) {
   try {
     const flag = await prisma.taskFlag.findUnique({ where: { name } });
     if (!flag) return;
@@ -618,8 +656,10 @@ export async function dropBatch(scope: string) {
       // the same early return, but the finally's compare-and-delete carries this caller's token: it deletes nothing
       // of the winner's
       name: "a try-acquire left early inside the try whose finally compares the token",
-      code: LOSER_RELEASES.replace("const redis = new Redis();\n", "const redis = new Redis();\nconst RELEASE = 'if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) end return 0';\n")
-        .replace('await redis.del("nightly:lock");', 'await redis.eval(RELEASE, 1, "nightly:lock", token);'),
+      code: LOSER_RELEASES.replace(
+        "const redis = new Redis();\n",
+        'const redis = new Redis();\nconst RELEASE = \'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0\';\n',
+      ).replace('await redis.del("nightly:lock");', 'await redis.eval(RELEASE, 1, "nightly:lock", token);'),
     },
     {
       // a Map the module builds is no store, however its get/compare/set reads: a per-key owner table in memory
@@ -705,7 +745,10 @@ export async function seen(id) {
     },
     // lock rows: the release names the holder too, or clears only the lease this holder stamped
     { code: sqlLockTable('"DELETE FROM app_locks WHERE lock_key = $1 AND holder = $2"'), languageOptions: javascript },
-    { code: mongooseLease("await Lease.updateOne({ name, leaseUntil: until }, { leaseUntil: new Date(0) });"), languageOptions: javascript },
+    {
+      code: mongooseLease("await Lease.updateOne({ name, leaseUntil: until }, { leaseUntil: new Date(0) });"),
+      languageOptions: javascript,
+    },
     {
       // a lock row that never changes hands while held (no expiry, no sweeper): Q1 is its finding, not Q3
       code: `import { prisma } from "./db";
@@ -1183,7 +1226,8 @@ export class RedisStore {
     {
       // `event` could be a MessageEvent or an AuditEvent: two models alike, so it is neither
       name: "a saved parameter named like two models stays unknown",
-      code: notificationLease("event").replaceAll("Notification", "MessageEvent") +
+      code:
+        notificationLease("event").replaceAll("Notification", "MessageEvent") +
         `export async function audit(id) { await AuditEvent.updateOne({ _id: id }, { $set: { leaseUntil: null } }); }\n`,
       languageOptions: javascript,
     },
@@ -1215,7 +1259,15 @@ export async function withExportLock(id: string, work: () => Promise<void>) {
     if (current) await redis.eval(RELEASE, 1, key, current);
   }
 }`,
-      errors: [{ messageId: "selfComparedDelete", line: 11, column: 30, data: releaseData("script", '"lock:export:*"', 6, 10), suggestions: [] }],
+      errors: [
+        {
+          messageId: "selfComparedDelete",
+          line: 11,
+          column: 30,
+          data: releaseData("script", '"lock:export:*"', 6, 10),
+          suggestions: [],
+        },
+      ],
     },
     {
       // the wrapper's own method names; no suggestion, since a wrapper has no client command to rewrite into
@@ -1230,12 +1282,20 @@ export async function withExportLock(id: string, work: () => Promise<void>) {
       // the second caller finds the row held and returns; its finally clears the first caller's flag
       name: "a flag row cleared in the finally of a try left early when the row is held",
       code: flagRowTask(),
-      errors: [{
-        messageId: "releasedUntaken",
-        line: 9,
-        column: 11,
-        data: { lock: "the claim of taskFlag.exporting = true", acquireLine: "6", exitKind: "return", exitLine: "5", releaseLine: "9" },
-      }],
+      errors: [
+        {
+          messageId: "releasedUntaken",
+          line: 9,
+          column: 11,
+          data: {
+            lock: "the claim of taskFlag.exporting = true",
+            acquireLine: "6",
+            exitKind: "return",
+            exitLine: "5",
+            releaseLine: "9",
+          },
+        },
+      ],
     },
     {
       // the take-over deletes only the row it judged stale, so the lock changes hands; the unlock by name frees
@@ -1264,7 +1324,16 @@ export async function withExportLock(id: string, work: () => Promise<void>) {
   return self;
 };`,
       languageOptions: javascript,
-      errors: [rowRelease(16, 11, { operation: "delete", lock: "lock row in reportLocks", acquireLine: 8, filter: "_id", expires: "is swept when stale", expiryLine: 7 })],
+      errors: [
+        rowRelease(16, 11, {
+          operation: "delete",
+          lock: "lock row in reportLocks",
+          acquireLine: 8,
+          filter: "_id",
+          expires: "is swept when stale",
+          expiryLine: 7,
+        }),
+      ],
     },
     {
       // `giveUp(notification)` saves a parameter: the document is the module's Notification (named like it), and
@@ -1272,35 +1341,74 @@ export async function withExportLock(id: string, work: () => Promise<void>) {
       name: "a lease cleared by saving a parameter document, past an if of its own writes",
       code: notificationLease("notification"),
       languageOptions: javascript,
-      errors: [rowRelease(25, 9, { operation: "write", lock: "lease on Notification.leaseUntil", acquireLine: 5, filter: "_id", expires: "is taken over once leaseUntil has passed", expiryLine: 5 })],
+      errors: [
+        rowRelease(25, 9, {
+          operation: "write",
+          lock: "lease on Notification.leaseUntil",
+          acquireLine: 5,
+          filter: "_id",
+          expires: "is taken over once leaseUntil has passed",
+          expiryLine: 5,
+        }),
+      ],
     },
     {
       // a poller whose guard is checked inside the try: a caller that finds it busy clears it in finally
       code: UNTAKEN_GUARD,
-      errors: [{
-        messageId: "releasedUntaken", line: 5, column: 22,
-        data: { lock: "the guard `this.busy`", acquireLine: "6", exitKind: "return", exitLine: "5", releaseLine: "11" },
-      }],
+      errors: [
+        {
+          messageId: "releasedUntaken",
+          line: 5,
+          column: 22,
+          data: {
+            lock: "the guard `this.busy`",
+            acquireLine: "6",
+            exitKind: "return",
+            exitLine: "5",
+            releaseLine: "11",
+          },
+        },
+      ],
     },
     {
       // the same with a mutex: a caller that sees it locked releases it in finally
       code: UNTAKEN_MUTEX,
-      errors: [{
-        messageId: "releasedUntaken", line: 5, column: 27,
-        data: { lock: "the mutex `mutex`", acquireLine: "6", exitKind: "return", exitLine: "5", releaseLine: "9" },
-      }],
+      errors: [
+        {
+          messageId: "releasedUntaken",
+          line: 5,
+          column: 27,
+          data: { lock: "the mutex `mutex`", acquireLine: "6", exitKind: "return", exitLine: "5", releaseLine: "9" },
+        },
+      ],
     },
     {
       // the same lock kept for ten minutes: a send that outlasts it and then fails frees the next sender's lock
       code: noticeLock("10 * 60"),
-      errors: [{ messageId: "constantValue", line: 10, column: 17, data: { key: '"lock:notice:*"', acquireLine: "6", getLine: "", value: '"1"', command: "DEL" } }],
+      errors: [
+        {
+          messageId: "constantValue",
+          line: 10,
+          column: 17,
+          data: { key: '"lock:notice:*"', acquireLine: "6", getLine: "", value: '"1"', command: "DEL" },
+        },
+      ],
     },
     {
       // a settings row used as a lock under a constant name, taken over once stale: the release by name alone frees
       // whoever took it over; the operator's forceUnlock is an override on purpose and is not reported
       code: KEYED_LOCK,
       // The take-over is decided at the JavaScript check (line 8), not at the upsert.
-      errors: [rowRelease(14, 9, { operation: "delete", lock: "lock row weekly_digest_lock in appConfig", acquireLine: 10, filter: "its name (name)", expires: "is taken over once payload has passed", expiryLine: 8 })],
+      errors: [
+        rowRelease(14, 9, {
+          operation: "delete",
+          lock: "lock row weekly_digest_lock in appConfig",
+          acquireLine: 10,
+          filter: "its name (name)",
+          expires: "is taken over once payload has passed",
+          expiryLine: 8,
+        }),
+      ],
     },
     {
       // a task table (no lock word in its name) whose upsert takes a row only once its lockExpiresAt has passed is
@@ -1314,7 +1422,16 @@ export const acquire = ({ db }: { db: Knex }) => async (task: { taskName: string
 export const release = ({ db }: { db: Knex }) => async ({ taskName }: { taskName: string }) => {
   await tables.scheduledTasks(db).where({ taskName }).delete();
 };`,
-      errors: [rowRelease(8, 9, { operation: "delete", lock: "lock row in scheduledTasks", acquireLine: 4, filter: "taskName", expires: "is taken over once lockExpiresAt has passed", expiryLine: 4 })],
+      errors: [
+        rowRelease(8, 9, {
+          operation: "delete",
+          lock: "lock row in scheduledTasks",
+          acquireLine: 4,
+          filter: "taskName",
+          expires: "is taken over once lockExpiresAt has passed",
+          expiryLine: 4,
+        }),
+      ],
     },
     {
       // the same JSON lock, but the script decodes the value and deletes whatever the owner field says
@@ -1372,13 +1489,31 @@ export async function rebuild(id) {
       // a Mongoose lease cleared by name alone: after an overrun, it clears the lease the next holder took
       code: mongooseLease("await Lease.updateOne({ name }, { leaseUntil: new Date(0) });"),
       languageOptions: javascript,
-      errors: [rowRelease(16, 11, { operation: "write", lock: "lease on Lease.leaseUntil", acquireLine: 7, filter: "name", expires: "is taken over once leaseUntil has passed", expiryLine: 7 })],
+      errors: [
+        rowRelease(16, 11, {
+          operation: "write",
+          lock: "lease on Lease.leaseUntil",
+          acquireLine: 7,
+          filter: "name",
+          expires: "is taken over once leaseUntil has passed",
+          expiryLine: 7,
+        }),
+      ],
     },
     {
       // a lock table in raw SQL through a plain query() helper, deleted by its key alone
       code: sqlLockTable('"DELETE FROM app_locks WHERE lock_key = $1"'),
       languageOptions: javascript,
-      errors: [rowRelease(12, 9, { operation: "delete", lock: "lock row in app_locks", acquireLine: 4, filter: "lock_key", expires: "is taken over once expires_at has passed", expiryLine: 4 })],
+      errors: [
+        rowRelease(12, 9, {
+          operation: "delete",
+          lock: "lock row in app_locks",
+          acquireLine: 4,
+          filter: "lock_key",
+          expires: "is taken over once expires_at has passed",
+          expiryLine: 4,
+        }),
+      ],
     },
     {
       // a Mongoose schema plugin: the model is whichever \`this.model(modelName)\` names; \`locked\` says until when the
@@ -1394,7 +1529,16 @@ export async function rebuild(id) {
   };
 }`,
       languageOptions: javascript,
-      errors: [rowRelease(8, 5, { operation: "write", lock: "lease on modelName.locked", acquireLine: 5, filter: "_id", expires: "is taken over once locked has passed", expiryLine: 5 })],
+      errors: [
+        rowRelease(8, 5, {
+          operation: "write",
+          lock: "lease on modelName.locked",
+          acquireLine: 5,
+          filter: "_id",
+          expires: "is taken over once locked has passed",
+          expiryLine: 5,
+        }),
+      ],
     },
     {
       // a lock row whose sweeper lives in another module, named by a directive: it changes hands just the same
@@ -1410,7 +1554,16 @@ export async function withCronLock(name: string, work: () => Promise<void>) {
   await work();
   await prisma.cronLock.deleteMany({ where: { name } });
 }`,
-      errors: [rowRelease(11, 9, { operation: "delete", lock: "lock row in cronLock", acquireLine: 5, filter: "name", expires: "is recovered in the module its directive names", expiryLine: 5 })],
+      errors: [
+        rowRelease(11, 9, {
+          operation: "delete",
+          lock: "lock row in cronLock",
+          acquireLine: 5,
+          filter: "name",
+          expires: "is recovered in the module its directive names",
+          expiryLine: 5,
+        }),
+      ],
     },
     {
       // a lock row with a sweeper: the sweep can hand the row to another holder while this one still works
@@ -1431,31 +1584,65 @@ export async function withCronLock(name: string, work: () => Promise<void>) {
     await prisma.cronLock.deleteMany({ where: { name } });
   }
 }`,
-      errors: [rowRelease(15, 11, { operation: "delete", lock: "lock row in cronLock", acquireLine: 7, filter: "name", expires: "is swept when stale", expiryLine: 3 })],
+      errors: [
+        rowRelease(15, 11, {
+          operation: "delete",
+          lock: "lock row in cronLock",
+          acquireLine: 7,
+          filter: "name",
+          expires: "is swept when stale",
+          expiryLine: 3,
+        }),
+      ],
     },
     {
       // ioredis: DEL in finally after SET PX NX
       code: ioredisFinally,
-      errors: [plainDelete(14, 17, releaseData("DEL", '"lock:report:*"', 9), fixes("ioredis", ioredisFinally, "del(key)", "key", "token"))],
+      errors: [
+        plainDelete(
+          14,
+          17,
+          releaseData("DEL", '"lock:report:*"', 9),
+          fixes("ioredis", ioredisFinally, "del(key)", "key", "token"),
+        ),
+      ],
     },
     {
       // ioredis in plain JS: released in a .then callback, token is a parameter
       code: ioredisThenJs,
       languageOptions: javascript,
-      errors: [plainDelete(8, 36, releaseData("DEL", '"mutex:*"', 6), fixes("ioredis", ioredisThenJs, "del(key)", "key", "token"))],
+      errors: [
+        plainDelete(
+          8,
+          36,
+          releaseData("DEL", '"mutex:*"', 6),
+          fixes("ioredis", ioredisThenJs, "del(key)", "key", "token"),
+        ),
+      ],
     },
     {
       // class service: this.redis, this.token, constant key
       code: ioredisClass,
       errors: [
-        plainDelete(15, 22, releaseData("DEL", '"leader:scheduler"', 10),
-          fixes("ioredis", ioredisClass, 'del("leader:scheduler")', '"leader:scheduler"', "this.token")),
+        plainDelete(
+          15,
+          22,
+          releaseData("DEL", '"leader:scheduler"', 10),
+          fixes("ioredis", ioredisClass, 'del("leader:scheduler")', '"leader:scheduler"', "this.token"),
+        ),
       ],
     },
     {
       // UNLINK of a concatenated key
       code: ioredisUnlink,
-      errors: [plainDelete(14, 17, releaseData("DEL", '"lock:index:*"', 8), fixes("ioredis", ioredisUnlink, "unlink(lockKey)", "lockKey", "owner"))],
+      errors: [
+        plainDelete(
+          14,
+          17,
+          releaseData("DEL", '"lock:index:*"', 8),
+          fixes("ioredis", ioredisUnlink, "unlink(lockKey)", "lockKey", "owner"),
+        ),
+      ],
     },
     {
       // DEL queued on a MULTI chain: reported at `del`
@@ -1467,8 +1654,12 @@ export async function withCronLock(name: string, work: () => Promise<void>) {
       // opaque key from a helper method, kept by its source text
       code: ioredisHelperKey,
       errors: [
-        plainDelete(16, 24, releaseData("DEL", "`this.lockKey(jobId)`", 11),
-          fixes("ioredis", ioredisHelperKey, "del(this.lockKey(jobId))", "this.lockKey(jobId)", "token")),
+        plainDelete(
+          16,
+          24,
+          releaseData("DEL", "`this.lockKey(jobId)`", 11),
+          fixes("ioredis", ioredisHelperKey, "del(this.lockKey(jobId))", "this.lockKey(jobId)", "token"),
+        ),
       ],
     },
     {
@@ -1566,14 +1757,28 @@ export async function acquireLock(key: string, token: string, ttlMs: number): Pr
     {
       // the comparison made in a method of the class the check calls: still a GET, a compare, then a DEL
       code: GET_COMPARE_CLASS,
-      errors: [getCompareDelete(13, 44, releaseData("DEL", "`this.key`", 6, 9), fixes("ioredis", GET_COMPARE_CLASS, `del(this.key)`, `this.key`, `this.id`))],
+      errors: [
+        getCompareDelete(
+          13,
+          44,
+          releaseData("DEL", "`this.key`", 6, 9),
+          fixes("ioredis", GET_COMPARE_CLASS, `del(this.key)`, `this.key`, `this.id`),
+        ),
+      ],
     },
     {
       // callback style on a prototype: the helper hands the comparison to its callback, bound with .bind(this);
       // comparing the key's value with the holder's id is what makes the key a lock here, whatever it is called
       code: GET_COMPARE_PROTOTYPE,
       languageOptions: javascript,
-      errors: [getCompareDelete(13, 29, releaseData("DEL", "`this.key`", 3, 6), fixes("ioredis", GET_COMPARE_PROTOTYPE, `del(this.key)`, `this.key`, `this.id`))],
+      errors: [
+        getCompareDelete(
+          13,
+          29,
+          releaseData("DEL", "`this.key`", 3, 6),
+          fixes("ioredis", GET_COMPARE_PROTOTYPE, `del(this.key)`, `this.key`, `this.id`),
+        ),
+      ],
     },
     {
       // plain JS: the GET compared inline, early return
@@ -1652,29 +1857,50 @@ export class CronGuard {
   }
 }`,
       languageOptions: javascript,
-      errors: [
-        staleTakeover(15, 22, '"cron:*"', 12, 13),
-        plainDelete(20, 33, releaseData("DEL", '"cron:*"', 12), []),
-      ],
+      errors: [staleTakeover(15, 22, '"cron:*"', 12, 13), plainDelete(20, 33, releaseData("DEL", '"cron:*"', 12), [])],
     },
     {
       // node-redis v4: DEL in finally
       code: nodeRedisFinally,
-      errors: [plainDelete(13, 18, releaseData("DEL", '"lock:checkout:*"', 8), fixes("node-redis", nodeRedisFinally, "del(key)", "key", "token"))],
+      errors: [
+        plainDelete(
+          13,
+          18,
+          releaseData("DEL", '"lock:checkout:*"', 8),
+          fixes("node-redis", nodeRedisFinally, "del(key)", "key", "token"),
+        ),
+      ],
     },
     {
       // node-redis v5 options, class service with this.client and this.token
       code: nodeRedisV5Class,
       errors: [
-        plainDelete(18, 23, releaseData("DEL", '"lock:report:*"', 10),
-          fixes("node-redis", nodeRedisV5Class, "del(`lock:report:${reportId}`)", "`lock:report:${reportId}`", "this.token")),
+        plainDelete(
+          18,
+          23,
+          releaseData("DEL", '"lock:report:*"', 10),
+          fixes(
+            "node-redis",
+            nodeRedisV5Class,
+            "del(`lock:report:${reportId}`)",
+            "`lock:report:${reportId}`",
+            "this.token",
+          ),
+        ),
       ],
     },
     {
       // node-redis in plain JS: .then, DEL in .finally
       code: nodeRedisThenJs,
       languageOptions: javascript,
-      errors: [plainDelete(11, 53, releaseData("DEL", '"lock:feed:*"', 8), fixes("node-redis", nodeRedisThenJs, "del(key)", "key", "token"))],
+      errors: [
+        plainDelete(
+          11,
+          53,
+          releaseData("DEL", '"lock:feed:*"', 8),
+          fixes("node-redis", nodeRedisThenJs, "del(key)", "key", "token"),
+        ),
+      ],
     },
     {
       // node-redis setNX of a constant
@@ -1777,11 +2003,22 @@ export async function tryLock(name: string): Promise<boolean> {
   };
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "rowRelease", line: 7, column: 12,
-        data: { operation: "write", lock: "lease on modelName.locked", acquireLine: "4", filter: "_id", expires: "is taken over once locked has passed", expiryLine: "4" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "rowRelease",
+          line: 7,
+          column: 12,
+          data: {
+            operation: "write",
+            lock: "lease on modelName.locked",
+            acquireLine: "4",
+            filter: "_id",
+            expires: "is taken over once locked has passed",
+            expiryLine: "4",
+          },
+          suggestions: [],
+        },
+      ],
     },
     {
       // the acquire sends on the client taken from the app's Redis service, the release through the service's own
@@ -1802,8 +2039,13 @@ export async function tryLock(name: string): Promise<boolean> {
     {
       // a GETSET whose replaced value nobody reads is a plain SET: two callers that both judged the lock stale both go on
       name: "a stale timestamp lock taken over with GETSET, its old value ignored",
-      code: GETSET_TAKEOVER.replace("      if (!timeout) return;\n      if (now < parseInt(timeout, 10)) return;\n", "      if (!timeout || now < parseInt(timeout, 10)) return;\n")
-        .replace("      redis.getset(key, expiry, function (error, old) {\n        if (old !== timeout) return;\n        callback();\n      });", "      redis.getset(key, expiry);\n      callback();"),
+      code: GETSET_TAKEOVER.replace(
+        "      if (!timeout) return;\n      if (now < parseInt(timeout, 10)) return;\n",
+        "      if (!timeout || now < parseInt(timeout, 10)) return;\n",
+      ).replace(
+        "      redis.getset(key, expiry, function (error, old) {\n        if (old !== timeout) return;\n        callback();\n      });",
+        "      redis.getset(key, expiry);\n      callback();",
+      ),
       languageOptions: javascript,
       errors: [staleTakeover(8, 13, "`key`", 4, 6)],
     },
@@ -1813,10 +2055,23 @@ export async function tryLock(name: string): Promise<boolean> {
       code: LOSER_RELEASES,
       errors: [
         {
-          messageId: "releasedNotAcquired", line: 9, column: 11,
-          data: { lock: "the lock `nightly:lock`", acquireLine: "5", exitKind: "return", exitLine: "6", releaseLine: "9" },
+          messageId: "releasedNotAcquired",
+          line: 9,
+          column: 11,
+          data: {
+            lock: "the lock `nightly:lock`",
+            acquireLine: "5",
+            exitKind: "return",
+            exitLine: "6",
+            releaseLine: "9",
+          },
         },
-        plainDelete(9, 17, releaseData("DEL", '"nightly:lock"', 5), fixes("ioredis", LOSER_RELEASES, 'del("nightly:lock")', '"nightly:lock"', "token")),
+        plainDelete(
+          9,
+          17,
+          releaseData("DEL", '"nightly:lock"', 5),
+          fixes("ioredis", LOSER_RELEASES, 'del("nightly:lock")', '"nightly:lock"', "token"),
+        ),
       ],
     },
     {
@@ -1839,7 +2094,7 @@ function release(id, callback) {
 }
 module.exports = { request, release };`,
       languageOptions: javascript,
-      errors: [constantValue(13, 10, releaseData("DEL", '"sync:lease:*"', 4, undefined, "\"true\""))],
+      errors: [constantValue(13, 10, releaseData("DEL", '"sync:lease:*"', 4, undefined, '"true"'))],
     },
     {
       // a MULTI held in a variable sends on the client it was made from: the DEL of the same key elsewhere is the
@@ -1864,10 +2119,7 @@ export async function unlockRoom(id: string) {
       // release the lock hands back deletes by key alone (the GET before the acquire checks nothing at the release)
       name: "a lock taken by GET, a holder check and a plain SET, released by key",
       code: CHECKED_SET,
-      errors: [
-        checkedAcquire(7, 22, '"mutex:*"', 5),
-        plainDelete(8, 43, releaseData("DEL", '"mutex:*"', 7), []),
-      ],
+      errors: [checkedAcquire(7, 22, '"mutex:*"', 5), plainDelete(8, 43, releaseData("DEL", '"mutex:*"', 7), [])],
     },
     {
       // the old SETNX recipe, its value an expiry in seconds read back through a ternary and parseInt: two callers
@@ -1895,13 +2147,27 @@ export async function unlockEnqueue(redis: Redis, key: string) {
     {
       // Upstash: DEL in finally, only the script rewrite (no DELEX)
       code: upstashFinally,
-      errors: [plainDelete(12, 17, releaseData("DEL", '"lock:*"', 7), fixes("upstash", upstashFinally, "del(key)", "key", "token"))],
+      errors: [
+        plainDelete(
+          12,
+          17,
+          releaseData("DEL", '"lock:*"', 7),
+          fixes("upstash", upstashFinally, "del(key)", "key", "token"),
+        ),
+      ],
     },
     {
       // @vercel/kv in plain JS: .then chain, DEL in .finally
       code: vercelThenJs,
       languageOptions: javascript,
-      errors: [plainDelete(8, 23, releaseData("DEL", '"lock:publish:*"', 6), fixes("upstash", vercelThenJs, "del(key)", "key", "token"))],
+      errors: [
+        plainDelete(
+          8,
+          23,
+          releaseData("DEL", '"lock:publish:*"', 6),
+          fixes("upstash", vercelThenJs, "del(key)", "key", "token"),
+        ),
+      ],
     },
     {
       // @vercel/kv: the constant true
@@ -1919,7 +2185,14 @@ export async function revalidateOnce(slug: string) {
     {
       // Upstash class: GET, compare with this.owner, DEL
       code: GET_COMPARE_UPSTASH,
-      errors: [getCompareDelete(12, 49, releaseData("DEL", '"sync:*"', 7, 11), fixes("upstash", GET_COMPARE_UPSTASH, `del(\`sync:\${job}\`)`, `\`sync:\${job}\``, `this.owner`))],
+      errors: [
+        getCompareDelete(
+          12,
+          49,
+          releaseData("DEL", '"sync:*"', 7, 11),
+          fixes("upstash", GET_COMPARE_UPSTASH, `del(\`sync:\${job}\`)`, `\`sync:\${job}\``, `this.owner`),
+        ),
+      ],
     },
     {
       // Upstash: a deleting script with no compare
@@ -1995,16 +2268,30 @@ ruleTester.run("owner-checked-release (row suggestion)", rule, {
   invalid: [
     {
       code: OWNED_ROW("taskName"),
-      errors: [{
-        messageId: "rowRelease",
-        line: 9,
-        // knex's own syntax for the added condition
-        suggestions: [{ messageId: "useOwner", data: { field: "owner", token: "OWNER" }, output: OWNED_ROW("taskName").replace(".where({ taskName }).delete()", '.where({ taskName }).where("owner", OWNER).delete()') }],
-      }],
+      errors: [
+        {
+          messageId: "rowRelease",
+          line: 9,
+          // knex's own syntax for the added condition
+          suggestions: [
+            {
+              messageId: "useOwner",
+              data: { field: "owner", token: "OWNER" },
+              output: OWNED_ROW("taskName").replace(
+                ".where({ taskName }).delete()",
+                '.where({ taskName }).where("owner", OWNER).delete()',
+              ),
+            },
+          ],
+        },
+      ],
     },
     {
       // the owner is a parameter of the acquire: the release cannot name it, no edit
-      code: OWNED_ROW("taskName", "").replace("async (taskName: string) => {\n  const [lock]", "async (taskName: string, OWNER: string) => {\n  const [lock]"),
+      code: OWNED_ROW("taskName", "").replace(
+        "async (taskName: string) => {\n  const [lock]",
+        "async (taskName: string, OWNER: string) => {\n  const [lock]",
+      ),
       errors: [{ messageId: "rowRelease", line: 8, suggestions: [] }],
     },
   ],

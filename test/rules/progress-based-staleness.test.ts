@@ -116,7 +116,10 @@ ruleTester.run("progress-based-staleness", rule, {
   assertionOptions: { requireData: true },
   valid: [
     // the filter's age test is on the heartbeat the holder moves; a filter that judges no age makes no scan
-    { name: "running rows judged in JavaScript by their heartbeat", code: jsAge("new Date(job.heartbeatAt).getTime() < Date.now() - maxMs") },
+    {
+      name: "running rows judged in JavaScript by their heartbeat",
+      code: jsAge("new Date(job.heartbeatAt).getTime() < Date.now() - maxMs"),
+    },
     { name: "running rows filtered in JavaScript by kind, not by age", code: jsAge('job.kind === "export"') },
     {
       // a dashboard's count of stuck rows returns a number: it hands no row to anyone, so nothing runs twice by it
@@ -135,20 +138,27 @@ ruleTester.run("progress-based-staleness", rule, {
     {
       // the filter judges a row it did not read (another array's): not an age test of these rows
       name: "a filter whose age test is about another row",
-      code: jsAge("new Date(latest.attemptedAt).getTime() < Date.now() - maxMs").replace("export async function stuckJobs(maxMs: number) {", "export async function stuckJobs(maxMs: number, latest: { attemptedAt: string }) {"),
+      code: jsAge("new Date(latest.attemptedAt).getTime() < Date.now() - maxMs").replace(
+        "export async function stuckJobs(maxMs: number) {",
+        "export async function stuckJobs(maxMs: number, latest: { attemptedAt: string }) {",
+      ),
     },
     {
       // a retry moves `dueAt` on a row it puts back: written by more than its creation and its claim, it is not known
       // to be a creation time, so unknown stays unknown
       name: "a field written at creation and by another write is not read as a creation time",
-      code: DUE_AT + `async function postpone(id: string) {
+      code:
+        DUE_AT +
+        `async function postpone(id: string) {
   await prisma.job.update({ where: { id }, data: { dueAt: new Date(Date.now() + 60_000) } });
 }`,
     },
     {
       // the worker re-stamps `grabbed` after every chunk: whatever its name, it moves while the holder works
       name: "a field stamped by the claim and again by a heartbeat is progress",
-      code: GRABBED + `async function beat(id: string) {
+      code:
+        GRABBED +
+        `async function beat(id: string) {
   await prisma.job.update({ where: { id }, data: { grabbed: new Date() } });
 }`,
     },
@@ -159,7 +169,9 @@ ruleTester.run("progress-based-staleness", rule, {
     },
     {
       name: "a fixed-looking lease that a heartbeat of the module renews is progress",
-      code: FIXED_LEASE + `async function beat(id: string) {
+      code:
+        FIXED_LEASE +
+        `async function beat(id: string) {
   await prisma.job.update({ where: { id }, data: { leaseExpiresAt: new Date(Date.now() + 60_000) } });
 }`,
     },
@@ -182,19 +194,25 @@ ruleTester.run("progress-based-staleness", rule, {
     },
     {
       name: "a recovery judged by updatedAt",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "FAILED" } });
 }`,
     },
     {
       name: "a recovery judged by heartbeatAt, through .then",
-      code: CLAIM + `function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `function reap(cutoff: Date) {
   return prisma.job.updateMany({ where: { status: "GENERATING", heartbeatAt: { lt: cutoff } }, data: { status: "PENDING" } }).then((r) => r.count);
 }`,
     },
     {
       name: "a recovery judged by lastProgressAt with lte",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", lastProgressAt: { lte: cutoff } }, data: { status: "FAILED" } });
 }`,
     },
@@ -219,19 +237,25 @@ async function reap(cutoff) {
     },
     {
       name: "a start-time cap together with a progress check",
-      code: CLAIM + `async function reap(idle: Date, hardLimit: Date) {
+      code:
+        CLAIM +
+        `async function reap(idle: Date, hardLimit: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", startedAt: { lt: hardLimit }, updatedAt: { lt: idle } }, data: { status: "FAILED" } });
 }`,
     },
     {
       name: "archiving finished rows by createdAt",
-      code: CLAIM + `async function archive(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function archive(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "DONE", createdAt: { lt: cutoff } }, data: { status: "ARCHIVED" } });
 }`,
     },
     {
       name: "archiving any old row by createdAt",
-      code: CLAIM + `async function archive(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function archive(cutoff: Date) {
   await prisma.job.updateMany({ where: { createdAt: { lt: cutoff } }, data: { status: "ARCHIVED" } });
 }`,
     },
@@ -261,38 +285,50 @@ async function reap(cutoff) {
     },
     {
       name: "a stale read by heartbeatAt, then writes by id",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   const stuck = await prisma.job.findMany({ where: { status: "GENERATING", heartbeatAt: { lt: cutoff } } });
   for (const row of stuck) await prisma.job.update({ where: { id: row.id }, data: { status: "FAILED" } });
 }`,
     },
     {
       name: "the holder's completion",
-      code: CLAIM + `async function complete(id: string) {
+      code:
+        CLAIM +
+        `async function complete(id: string) {
   await prisma.job.update({ where: { id }, data: { status: "DONE", finishedAt: new Date() } });
 }`,
     },
     {
       name: "expiring sessions of an unrelated model by createdAt",
-      code: CLAIM + `async function expireSessions(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function expireSessions(cutoff: Date) {
   await prisma.session.updateMany({ where: { status: "ACTIVE", createdAt: { lt: cutoff } }, data: { status: "EXPIRED" } });
 }`,
     },
     {
       name: "a JS start-time check about another status value",
-      code: CLAIM + `async function expire(job: Job, cutoff: Date) {
+      code:
+        CLAIM +
+        `async function expire(job: Job, cutoff: Date) {
   if (job.status === "PENDING" && job.startedAt < cutoff) await prisma.job.update({ where: { id: job.id }, data: { status: "EXPIRED" } });
 }`,
     },
     {
       name: "a JS check on updatedAt (conditional-recovery's business, not this rule's)",
-      code: CLAIM + `async function recover(job: Job, cutoff: Date) {
+      code:
+        CLAIM +
+        `async function recover(job: Job, cutoff: Date) {
   if (job.status === "GENERATING" && job.updatedAt < cutoff) await prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } });
 }`,
     },
     {
       name: "NOT: { updatedAt: { gte } }",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", NOT: { updatedAt: { gte: cutoff } } }, data: { status: "FAILED" } });
 }`,
     },
@@ -318,14 +354,18 @@ async function reap(cutoff: Date) {
     },
     {
       name: "settings.locks declares a custom progress field judged next to startedAt",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", startedAt: { lt: cutoff }, pulse: { lt: cutoff } }, data: { status: "FAILED" } });
 }`,
       settings: { locks: { progressTimeFields: ["pulse"] } },
     },
     {
       name: "the option's startTimeFields replace the defaults: createdAt is no longer a start time",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", createdAt: { lt: cutoff } }, data: { status: "FAILED" } });
 }`,
       options: [{ startTimeFields: ["enqueuedAt"] }],
@@ -357,10 +397,20 @@ async function reap(cutoff: Date) {
     {
       name: "a lease checked in JavaScript and judged by the time it was taken is reported as the lock row's take-over",
       code: CHECKED_LEASE,
-      errors: [{
-        messageId: "startTimeLockRow", line: 4, column: 7,
-        data: { what: "take-over", model: "importedPost", claimLine: "5", timeField: "lockedAt", progressFields: "updatedAt, modifiedAt, heartbeatAt" },
-      }],
+      errors: [
+        {
+          messageId: "startTimeLockRow",
+          line: 4,
+          column: 7,
+          data: {
+            what: "take-over",
+            model: "importedPost",
+            claimLine: "5",
+            timeField: "lockedAt",
+            progressFields: "updatedAt, modifiedAt, heartbeatAt",
+          },
+        },
+      ],
     },
     {
       // named in neither list, `grabbed` is written only by the claim: it says when the work began
@@ -372,25 +422,56 @@ async function reap(cutoff: Date) {
       // named in neither list, `dueAt` is written only when a job is created: it says when the job was due
       name: "a recovery judged by a field the module writes only when creating the row",
       code: DUE_AT,
-      errors: [recovery(8, 64, { ...generating, claimLine: "5", timeField: "dueAt", stamped: "written only when the row is created or claimed, never while the work runs", progressFields: DEFAULT_PROGRESS })],
+      errors: [
+        recovery(8, 64, {
+          ...generating,
+          claimLine: "5",
+          timeField: "dueAt",
+          stamped: "written only when the row is created or claimed, never while the work runs",
+          progressFields: DEFAULT_PROGRESS,
+        }),
+      ],
     },
     {
       // reported once, at the stamp in the claim, where the heartbeat belongs; the sweeper that trusts it is named
       name: "a lease expiry only the claim stamps and completion clears, judged by a sweeper: a fixed lease",
       code: FIXED_LEASE,
-      errors: [{
-        messageId: "fixedLease", line: 2, column: 108,
-        data: { model: "job", field: "status", value: "RUNNING", timeField: "leaseExpiresAt", judges: "the recovery at line 9 judges" },
-      }],
+      errors: [
+        {
+          messageId: "fixedLease",
+          line: 2,
+          column: 108,
+          data: {
+            model: "job",
+            field: "status",
+            value: "RUNNING",
+            timeField: "leaseExpiresAt",
+            judges: "the recovery at line 9 judges",
+          },
+        },
+      ],
     },
     {
       // one report for the lease, naming every age test that trusts it
       name: "a fixed lease trusted by the claim's own take-over and by a sweeper",
-      code: FIXED_LEASE.replace('where: { id, status: "QUEUED" }', 'where: { id, OR: [{ status: "QUEUED" }, { status: "RUNNING", leaseExpiresAt: { lt: new Date() } }] }'),
-      errors: [{
-        messageId: "fixedLease", line: 2, column: 177,
-        data: { model: "job", field: "status", value: "RUNNING", timeField: "leaseExpiresAt", judges: "its own take-over and the recovery at line 9 judge" },
-      }],
+      code: FIXED_LEASE.replace(
+        'where: { id, status: "QUEUED" }',
+        'where: { id, OR: [{ status: "QUEUED" }, { status: "RUNNING", leaseExpiresAt: { lt: new Date() } }] }',
+      ),
+      errors: [
+        {
+          messageId: "fixedLease",
+          line: 2,
+          column: 177,
+          data: {
+            model: "job",
+            field: "status",
+            value: "RUNNING",
+            timeField: "leaseExpiresAt",
+            judges: "its own take-over and the recovery at line 9 judge",
+          },
+        },
+      ],
     },
     {
       name: "a claim that takes over expired fixed leases itself, in raw SQL",
@@ -406,22 +487,36 @@ async function reap(cutoff: Date) {
 async function completeJob(id: string) {
   await pool.query("UPDATE jobs SET status = 'done', locked_by = NULL, lock_expires_at = NULL WHERE id = $1", [id]);
 }`,
-      errors: [{
-        messageId: "fixedLease", line: 2, column: 26,
-        data: { model: "jobs", field: "status", value: "running", timeField: "lock_expires_at", judges: "its own take-over judges" },
-      }],
+      errors: [
+        {
+          messageId: "fixedLease",
+          line: 2,
+          column: 26,
+          data: {
+            model: "jobs",
+            field: "status",
+            value: "running",
+            timeField: "lock_expires_at",
+            judges: "its own take-over judges",
+          },
+        },
+      ],
     },
     // ---- startTimeRecovery ----
     {
       name: "a recovery judged by startedAt",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", startedAt: { lt: cutoff } }, data: { status: "FAILED" } });
 }`,
       errors: [recovery(6, 64, { ...generating, timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
     },
     {
       name: "a recovery judged by createdAt, through .then",
-      code: CLAIM + `function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `function reap(cutoff: Date) {
   return prisma.job.updateMany({ where: { status: "GENERATING", createdAt: { lte: cutoff } }, data: { status: "PENDING" } }).then((r) => r.count);
 }`,
       errors: [recovery(6, 65, { ...generating, timeField: "createdAt", progressFields: DEFAULT_PROGRESS })],
@@ -439,28 +534,38 @@ async function reap(cutoff) {
     },
     {
       name: "a column that ends in started_at",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", generation_started_at: { lt: cutoff } }, data: { status: "FAILED" } });
 }`,
-      errors: [recovery(6, 64, { ...generating, timeField: "generation_started_at", progressFields: DEFAULT_PROGRESS })],
+      errors: [
+        recovery(6, 64, { ...generating, timeField: "generation_started_at", progressFields: DEFAULT_PROGRESS }),
+      ],
     },
     {
       name: "NOT: { startedAt: { gte } } is an age predicate",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", NOT: { startedAt: { gte: cutoff } } }, data: { status: "FAILED" } });
 }`,
       errors: [recovery(6, 71, { ...generating, timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
     },
     {
       name: "an OR of two start times: reported once, at the first",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", OR: [{ startedAt: { lt: cutoff } }, { createdAt: { lt: cutoff } }] }, data: { status: "FAILED" } });
 }`,
       errors: [recovery(6, 71, { ...generating, timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
     },
     {
       name: "age judged in JS by startedAt: reported at the test",
-      code: CLAIM + `async function recover(job: Job, cutoff: Date) {
+      code:
+        CLAIM +
+        `async function recover(job: Job, cutoff: Date) {
   if (job.status === "GENERATING" && job.startedAt < cutoff) {
     await prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } });
   }
@@ -469,7 +574,9 @@ async function reap(cutoff) {
     },
     {
       name: "a destructured delegate inside a $transaction callback",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.$transaction(async (tx) => {
     const { job } = tx;
     await job.updateMany({ where: { status: "GENERATING", startedAt: { lt: cutoff } }, data: { status: "FAILED" } });
@@ -487,11 +594,15 @@ async function claim(id: string) {
 async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: STUCK.status, startedAt: { lt: cutoff } }, data: { status: JobStatus.FAILED } });
 }`,
-      errors: [recovery(7, 64, { ...generating, claimLine: "4", timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+      errors: [
+        recovery(7, 64, { ...generating, claimLine: "4", timeField: "startedAt", progressFields: DEFAULT_PROGRESS }),
+      ],
     },
     {
       name: "the option declares a custom start-time field",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", kickoffAt: { lt: cutoff } }, data: { status: "FAILED" } });
 }`,
       options: [{ startTimeFields: ["kickoffAt"] }],
@@ -499,7 +610,9 @@ async function reap(cutoff: Date) {
     },
     {
       name: "settings.locks declares a start-time field not named like a timestamp",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", kickoff: { lt: cutoff } }, data: { status: "FAILED" } });
 }`,
       settings: { locks: { startTimeFields: ["kickoff"] } },
@@ -507,7 +620,9 @@ async function reap(cutoff: Date) {
     },
     {
       name: "the option's progressTimeFields are the ones the message suggests",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", startedAt: { lt: cutoff } }, data: { status: "FAILED" } });
 }`,
       options: [{ progressTimeFields: ["pulseAt", "beatAt"] }],
@@ -523,7 +638,16 @@ async function reap(cutoff: Date) {
 }`,
       settings: { locks: { progressTimeFields: ["lockedAt"] } },
       options: [{ progressTimeFields: ["updatedAt"] }],
-      errors: [recovery(5, 60, { model: "job", field: "status", value: "LOCKED", claimLine: "2", timeField: "lockedAt", progressFields: "updatedAt" })],
+      errors: [
+        recovery(5, 60, {
+          model: "job",
+          field: "status",
+          value: "LOCKED",
+          claimLine: "2",
+          timeField: "lockedAt",
+          progressFields: "updatedAt",
+        }),
+      ],
     },
     // ---- startTimeTakeover ----
     {
@@ -548,7 +672,16 @@ export class LockService {
     });
   }
 }`,
-      errors: [takeover(6, 76, { model: "lock", field: "state", value: "LOCKED", claimLine: "5", timeField: "lockedAt", progressFields: DEFAULT_PROGRESS })],
+      errors: [
+        takeover(6, 76, {
+          model: "lock",
+          field: "state",
+          value: "LOCKED",
+          claimLine: "5",
+          timeField: "lockedAt",
+          progressFields: DEFAULT_PROGRESS,
+        }),
+      ],
     },
     {
       name: "a plain-JS take-over by NOT: { claimedAt: { gte } }",
@@ -559,7 +692,16 @@ export class LockService {
   }).then((r) => r.count === 1);
 }`,
       languageOptions: javascript,
-      errors: [takeover(3, 64, { model: "task", field: "status", value: "RUNNING", claimLine: "2", timeField: "claimedAt", progressFields: DEFAULT_PROGRESS })],
+      errors: [
+        takeover(3, 64, {
+          model: "task",
+          field: "status",
+          value: "RUNNING",
+          claimLine: "2",
+          timeField: "claimedAt",
+          progressFields: DEFAULT_PROGRESS,
+        }),
+      ],
     },
     // ---- startTimeSweep: a sweeper whose claim is made in another module ----
     {
@@ -567,21 +709,45 @@ export class LockService {
       code: `export async function requeueStuck(cutoff: Date) {
   await prisma.task.updateMany({ where: { status: "RUNNING", startedAt: { lt: cutoff } }, data: { status: "QUEUED", startedAt: null } });
 }`,
-      errors: [sweep(2, 62, { model: "task", field: "status", value: "RUNNING", timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+      errors: [
+        sweep(2, 62, {
+          model: "task",
+          field: "status",
+          value: "RUNNING",
+          timeField: "startedAt",
+          progressFields: DEFAULT_PROGRESS,
+        }),
+      ],
     },
     {
       name: "a raw-SQL reaper judged by the claim time, with no claim in the module",
       code: `export async function reap(pool) {
   await pool.query("UPDATE renders SET status = 'QUEUED' WHERE status = 'RENDERING' AND locked_at < now() - interval '20 minutes'");
 }`,
-      errors: [sweep(2, 9, { model: "renders", field: "status", value: "RENDERING", timeField: "locked_at", progressFields: DEFAULT_PROGRESS })],
+      errors: [
+        sweep(2, 9, {
+          model: "renders",
+          field: "status",
+          value: "RENDERING",
+          timeField: "locked_at",
+          progressFields: DEFAULT_PROGRESS,
+        }),
+      ],
     },
     // ---- startTimeScan ----
     {
       // the query picks every running row; the age test is the filter's, in JavaScript, over each of them
       name: "running rows judged in JavaScript by when the attempt started",
       code: jsAge("new Date(job.attemptedAt).getTime() < Date.now() - maxMs"),
-      errors: [scan(4, 31, { model: "job", field: "status", value: "RUNNING", timeField: "attemptedAt", progressFields: DEFAULT_PROGRESS })],
+      errors: [
+        scan(4, 31, {
+          model: "job",
+          field: "status",
+          value: "RUNNING",
+          timeField: "attemptedAt",
+          progressFields: DEFAULT_PROGRESS,
+        }),
+      ],
     },
     {
       name: "one Sequelize read (through unscoped()) of rows stuck in either of two values by createdAt: one report naming both",
@@ -592,7 +758,15 @@ export async function errorTimedOut(cutoff: Date) {
   });
   return ops;
 }`,
-      errors: [scan(4, 14, { model: "FileOperation", field: "state", value: "creating or uploading", timeField: "createdAt", progressFields: DEFAULT_PROGRESS })],
+      errors: [
+        scan(4, 14, {
+          model: "FileOperation",
+          field: "state",
+          value: "creating or uploading",
+          timeField: "createdAt",
+          progressFields: DEFAULT_PROGRESS,
+        }),
+      ],
     },
     {
       name: "a model's batch finder (findAllInBatches(options, callback)) of in-progress rows by createdAt",
@@ -602,22 +776,48 @@ export async function errorStuckImports(cutoff: Date) {
     for (const task of tasks) await markErrored(task);
   });
 }`,
-      errors: [scan(3, 83, { model: "ImportTask", field: "state", value: "in_progress", timeField: "createdAt", progressFields: DEFAULT_PROGRESS })],
+      errors: [
+        scan(3, 83, {
+          model: "ImportTask",
+          field: "state",
+          value: "in_progress",
+          timeField: "createdAt",
+          progressFields: DEFAULT_PROGRESS,
+        }),
+      ],
     },
     {
       name: "a read that picks running rows by startedAt",
       code: `function findStuck(cutoff: Date) {
   return prisma.job.findMany({ where: { status: "RUNNING", startedAt: { lt: cutoff } } });
 }`,
-      errors: [scan(2, 60, { model: "job", field: "status", value: "RUNNING", timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+      errors: [
+        scan(2, 60, {
+          model: "job",
+          field: "status",
+          value: "RUNNING",
+          timeField: "startedAt",
+          progressFields: DEFAULT_PROGRESS,
+        }),
+      ],
     },
     {
       name: "a stale read by startedAt, then writes by id: the read is reported, once",
-      code: CLAIM + `async function reap(cutoff: Date) {
+      code:
+        CLAIM +
+        `async function reap(cutoff: Date) {
   const stuck = await prisma.job.findMany({ where: { status: "GENERATING", startedAt: { lt: cutoff } } });
   for (const row of stuck) await prisma.job.update({ where: { id: row.id }, data: { status: "FAILED" } });
 }`,
-      errors: [scan(6, 76, { model: "job", field: "status", value: "GENERATING", timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+      errors: [
+        scan(6, 76, {
+          model: "job",
+          field: "status",
+          value: "GENERATING",
+          timeField: "startedAt",
+          progressFields: DEFAULT_PROGRESS,
+        }),
+      ],
     },
     {
       name: "a scan of processing rows by createdAt, with an imported enum",
@@ -625,14 +825,30 @@ export async function errorStuckImports(cutoff: Date) {
 function stuckTasks(cutoff: Date) {
   return prisma.task.findMany({ where: { state: TaskState.PROCESSING, createdAt: { lt: cutoff } } });
 }`,
-      errors: [scan(3, 71, { model: "task", field: "state", value: "PROCESSING", timeField: "createdAt", progressFields: DEFAULT_PROGRESS })],
+      errors: [
+        scan(3, 71, {
+          model: "task",
+          field: "state",
+          value: "PROCESSING",
+          timeField: "createdAt",
+          progressFields: DEFAULT_PROGRESS,
+        }),
+      ],
     },
     {
       name: "findFirst with status in a one-value list, by claimedAt",
       code: `function oneStuck(cutoff: Date) {
   return prisma.job.findFirst({ where: { status: { in: ["RUNNING"] }, claimedAt: { lt: cutoff } } });
 }`,
-      errors: [scan(2, 71, { model: "job", field: "status", value: "RUNNING", timeField: "claimedAt", progressFields: DEFAULT_PROGRESS })],
+      errors: [
+        scan(2, 71, {
+          model: "job",
+          field: "status",
+          value: "RUNNING",
+          timeField: "claimedAt",
+          progressFields: DEFAULT_PROGRESS,
+        }),
+      ],
     },
     {
       name: "optional chaining on the client",
@@ -640,14 +856,30 @@ function stuckTasks(cutoff: Date) {
   const cutoff = new Date(Date.now() - 3_600_000);
   return db?.job?.findMany({ where: { status: "GENERATING", startedAt: { lt: cutoff } } });
 }`,
-      errors: [scan(3, 61, { model: "job", field: "status", value: "GENERATING", timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+      errors: [
+        scan(3, 61, {
+          model: "job",
+          field: "status",
+          value: "GENERATING",
+          timeField: "startedAt",
+          progressFields: DEFAULT_PROGRESS,
+        }),
+      ],
     },
     {
       name: "a scan of an -ING value inside a $transaction callback",
       code: `function exportsToRetry(cutoff: Date) {
   return prisma.$transaction(async (tx) => tx.export.findMany({ where: { status: "EXPORTING", startedAt: { lt: cutoff } } }));
 }`,
-      errors: [scan(2, 95, { model: "export", field: "status", value: "EXPORTING", timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+      errors: [
+        scan(2, 95, {
+          model: "export",
+          field: "status",
+          value: "EXPORTING",
+          timeField: "startedAt",
+          progressFields: DEFAULT_PROGRESS,
+        }),
+      ],
     },
   ],
 });
@@ -679,7 +911,11 @@ describe("progress-based-staleness options", () => {
   it("rejects an unknown key in settings.locks", () => {
     const run = () =>
       new Linter().verify(code, [
-        { plugins: { locks: plugin }, settings: { locks: { progressFields: ["pulse"] } }, rules: { "locks/progress-based-staleness": "error" } },
+        {
+          plugins: { locks: plugin },
+          settings: { locks: { progressFields: ["pulse"] } },
+          rules: { "locks/progress-based-staleness": "error" },
+        },
       ]);
     expect(run).toThrow(/settings\.locks\.progressFields/);
   });
@@ -698,10 +934,13 @@ async function beat(id: string) {
 const REAP = (field: string) => `async function reap(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", ${field}: { lt: cutoff } }, data: { status: "PENDING" } });
 }`;
-const SCAN = (field: string, claim = `async function take(id: string) {
+const SCAN = (
+  field: string,
+  claim = `async function take(id: string) {
   await db.collection("exports").updateOne({ _id: id, state: "queued" }, { $set: { state: "exporting", touchedAt: new Date() } });
 }
-`) => `${claim}async function stuck(cutoff: Date) {
+`,
+) => `${claim}async function stuck(cutoff: Date) {
   return db.collection("exports").find({ state: "exporting", ${field}: { $lt: cutoff } }).toArray();
 }
 async function beat(id: string) {
@@ -724,28 +963,72 @@ ruleTester.run("progress-based-staleness (suggestion)", rule, {
     {
       name: "a recovery by startedAt where the module stamps heartbeatAt: suggest heartbeatAt",
       code: WORKER + REAP("startedAt"),
-      errors: [{
-        ...recovery(8, 64, { model: "job", field: "status", value: "GENERATING", claimLine: "2", timeField: "startedAt", progressFields: DEFAULT_PROGRESS }),
-        suggestions: [{ messageId: "useProgressField", data: { progressField: "heartbeatAt", model: "job", timeField: "startedAt" }, output: WORKER + REAP("heartbeatAt") }],
-      }],
+      errors: [
+        {
+          ...recovery(8, 64, {
+            model: "job",
+            field: "status",
+            value: "GENERATING",
+            claimLine: "2",
+            timeField: "startedAt",
+            progressFields: DEFAULT_PROGRESS,
+          }),
+          suggestions: [
+            {
+              messageId: "useProgressField",
+              data: { progressField: "heartbeatAt", model: "job", timeField: "startedAt" },
+              output: WORKER + REAP("heartbeatAt"),
+            },
+          ],
+        },
+      ],
     },
     {
       name: "a quoted key keeps its quotes",
       code: WORKER + REAP('"startedAt"'),
-      errors: [{
-        ...recovery(8, 64, { model: "job", field: "status", value: "GENERATING", claimLine: "2", timeField: "startedAt", progressFields: DEFAULT_PROGRESS }),
-        suggestions: [{ messageId: "useProgressField", data: { progressField: "heartbeatAt", model: "job", timeField: "startedAt" }, output: WORKER + REAP('"heartbeatAt"') }],
-      }],
+      errors: [
+        {
+          ...recovery(8, 64, {
+            model: "job",
+            field: "status",
+            value: "GENERATING",
+            claimLine: "2",
+            timeField: "startedAt",
+            progressFields: DEFAULT_PROGRESS,
+          }),
+          suggestions: [
+            {
+              messageId: "useProgressField",
+              data: { progressField: "heartbeatAt", model: "job", timeField: "startedAt" },
+              output: WORKER + REAP('"heartbeatAt"'),
+            },
+          ],
+        },
+      ],
     },
     {
       name: "a stale scan by createdAt where the module stamps touchedAt",
       code: SCAN("createdAt"),
-      errors: [{
-        messageId: "startTimeScan",
-        line: 5,
-        data: { model: "exports", field: "state", value: "exporting", timeField: "createdAt", progressFields: DEFAULT_PROGRESS },
-        suggestions: [{ messageId: "useProgressField", data: { progressField: "touchedAt", model: "exports", timeField: "createdAt" }, output: SCAN("touchedAt") }],
-      }],
+      errors: [
+        {
+          messageId: "startTimeScan",
+          line: 5,
+          data: {
+            model: "exports",
+            field: "state",
+            value: "exporting",
+            timeField: "createdAt",
+            progressFields: DEFAULT_PROGRESS,
+          },
+          suggestions: [
+            {
+              messageId: "useProgressField",
+              data: { progressField: "touchedAt", model: "exports", timeField: "createdAt" },
+              output: SCAN("touchedAt"),
+            },
+          ],
+        },
+      ],
     },
     {
       name: "a heartbeat the claim does not stamp: no edit (a row claimed again keeps its last run's heartbeat until the first beat)",
@@ -756,7 +1039,19 @@ async function beat(id: string) {
   await prisma.job.updateMany({ where: { id, status: "GENERATING" }, data: { heartbeatAt: new Date() } });
 }
 ${REAP("startedAt")}`,
-      errors: [{ ...recovery(8, 64, { model: "job", field: "status", value: "GENERATING", claimLine: "2", timeField: "startedAt", progressFields: DEFAULT_PROGRESS }), suggestions: [] }],
+      errors: [
+        {
+          ...recovery(8, 64, {
+            model: "job",
+            field: "status",
+            value: "GENERATING",
+            claimLine: "2",
+            timeField: "startedAt",
+            progressFields: DEFAULT_PROGRESS,
+          }),
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "a stale scan with no claim of the model in the module: no edit (nothing shows the claim stamps touchedAt)",
@@ -769,16 +1064,36 @@ ${REAP("startedAt")}`,
   await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "GENERATING", startedAt: new Date() } });
 }
 ${REAP("startedAt")}`,
-      errors: [{ ...recovery(5, 64, { model: "job", field: "status", value: "GENERATING", claimLine: "2", timeField: "startedAt", progressFields: DEFAULT_PROGRESS }), suggestions: [] }],
+      errors: [
+        {
+          ...recovery(5, 64, {
+            model: "job",
+            field: "status",
+            value: "GENERATING",
+            claimLine: "2",
+            timeField: "startedAt",
+            progressFields: DEFAULT_PROGRESS,
+          }),
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "Knex: the age test's column argument is renamed, in the module's quotes",
       code: KNEX_SWEEP("started_at"),
-      errors: [{
-        messageId: "startTimeRecovery",
-        line: 8,
-        suggestions: [{ messageId: "useProgressField", data: { progressField: "heartbeat_at", model: "renders", timeField: "started_at" }, output: KNEX_SWEEP("heartbeat_at") }],
-      }],
+      errors: [
+        {
+          messageId: "startTimeRecovery",
+          line: 8,
+          suggestions: [
+            {
+              messageId: "useProgressField",
+              data: { progressField: "heartbeat_at", model: "renders", timeField: "started_at" },
+              output: KNEX_SWEEP("heartbeat_at"),
+            },
+          ],
+        },
+      ],
     },
     {
       name: "the age test in a SQL string: no edit (the column is not an object key)",

@@ -4,13 +4,17 @@ import { javascript, ruleTester } from "../rule-tester.js";
 /** Line and column (1-based, as ESLint reports) of the one occurrence of `text` in `code`. */
 function at(code: string, text: string): { line: number; column: number } {
   const i = code.indexOf(text);
-  if (i < 0 || code.indexOf(text, i + 1) >= 0) throw new Error(`expected exactly one ${JSON.stringify(text)} in the test code`);
+  if (i < 0 || code.indexOf(text, i + 1) >= 0)
+    throw new Error(`expected exactly one ${JSON.stringify(text)} in the test code`);
   const before = code.slice(0, i).split("\n");
   return { line: before.length, column: before.at(-1)!.length + 1 };
 }
 const lineOf = (code: string, text: string) => String(at(code, text).line);
 
-const MUTEX = (name: string) => ({ lock: `the mutex \`${name}\``, consequence: `every later caller waits on \`${name}\` forever.` });
+const MUTEX = (name: string) => ({
+  lock: `the mutex \`${name}\``,
+  consequence: `every later caller waits on \`${name}\` forever.`,
+});
 const GUARD = (name: string) => ({
   lock: `the guard \`${name}\``,
   consequence: `\`${name}\` stays true and every later call is turned away until the process restarts.`,
@@ -24,7 +28,15 @@ type Kind = { lock: string; consequence: string };
 type Escape = "missedOnReturn" | "missedOnThrow" | "missedOnPath" | "missedOnRejection";
 
 /** One path finding at `acquire`, escaping at `exit`, with the release(s) at `release`. */
-function missed(code: string, messageId: Escape, kind: Kind, acquire: string, exit: string | null, release: string | null, output?: string) {
+function missed(
+  code: string,
+  messageId: Escape,
+  kind: Kind,
+  acquire: string,
+  exit: string | null,
+  release: string | null,
+  output?: string,
+) {
   const a = at(code, acquire);
   return {
     messageId,
@@ -42,7 +54,15 @@ function missed(code: string, messageId: Escape, kind: Kind, acquire: string, ex
 }
 
 /** The TTL-bounded variant of a path finding. */
-function ttlMissed(code: string, lock: string, acquire: string, release: string, how: string, exit: string, output: string) {
+function ttlMissed(
+  code: string,
+  lock: string,
+  acquire: string,
+  release: string,
+  how: string,
+  exit: string,
+  output: string,
+) {
   const a = at(code, acquire);
   return {
     messageId: "ttlReleaseMissed" as const,
@@ -510,7 +530,6 @@ export async function rebuild(redis, id) {
   await redis.eval(RELEASE, 1, \`lock:rebuild:\${id}\`, token);
 }`;
 
-
 // ---- locks taken and freed through the module's own helpers (function summaries) ----
 
 const LOCK_HELPERS = `import Redis from "ioredis";
@@ -571,8 +590,14 @@ export async function exclusive(name: string, token: string, job: () => Promise<
     await redis.del(\`lock:\${name}\`);
   }
 }`;
-const ALL_ACQUIRE = RACED_ACQUIRE.replace(/ {2}const pending[^]*?race\(pending\);\n/, "  await Promise.all([redis.set(`lock:${name}`, token, \"PX\", 30_000, \"NX\"), loadSettings()]);\n");
-const RACED_THEN_WORK = RACED_ACQUIRE.replace("  await Promise.race(pending);\n", "  await Promise.race(pending);\n  await warmUp();\n");
+const ALL_ACQUIRE = RACED_ACQUIRE.replace(
+  / {2}const pending[^]*?race\(pending\);\n/,
+  '  await Promise.all([redis.set(`lock:${name}`, token, "PX", 30_000, "NX"), loadSettings()]);\n',
+);
+const RACED_THEN_WORK = RACED_ACQUIRE.replace(
+  "  await Promise.race(pending);\n",
+  "  await Promise.race(pending);\n  await warmUp();\n",
+);
 
 // ---- helpers named after PostgreSQL's advisory functions, handed their client ----
 
@@ -661,7 +686,8 @@ export async function rebuildIndex(id: string, token: string) {
     {
       // a worker process's own loop, whose every caller ends the process when it rejects: the guard dies with it
       name: "a guard of a function every caller exits the process on",
-      code: GUARD_LOOP.replace("export async function", "async function") +
+      code:
+        GUARD_LOOP.replace("export async function", "async function") +
         `\nprocess.on("message", () => { drain().catch((err) => { console.error(err); process.exit(1); }); });`,
     },
     {
@@ -709,7 +735,10 @@ export async function tolerant(name: string, work: () => Promise<void>) {
     },
     {
       name: "taken and freed through helpers, the release in a finally",
-      code: LOCK_HELPERS.replace("  await run();\n  await giveBack(\"prune\", token);", "  try {\n    await run();\n  } finally {\n    await giveBack(\"prune\", token);\n  }"),
+      code: LOCK_HELPERS.replace(
+        '  await run();\n  await giveBack("prune", token);',
+        '  try {\n    await run();\n  } finally {\n    await giveBack("prune", token);\n  }',
+      ),
     },
     { name: "mutex released in finally", code: MUTEX_WORK_FIXED },
     {
@@ -1061,121 +1090,331 @@ module.exports = async function tick() {
       name: "an acquire settled by a race, then another await before the try",
       code: RACED_THEN_WORK,
       // the release is already in a finally: moving the stray await into its try is the author's edit, none is offered
-      errors: [{ ...ttlMissed(RACED_THEN_WORK, "the lock `lock:*`", "redis.set(", "redis.del(", "when the await rejects", "await warmUp()", ""), suggestions: [] }],
+      errors: [
+        {
+          ...ttlMissed(
+            RACED_THEN_WORK,
+            "the lock `lock:*`",
+            "redis.set(",
+            "redis.del(",
+            "when the await rejects",
+            "await warmUp()",
+            "",
+          ),
+          suggestions: [],
+        },
+      ],
     },
 
     {
       name: "taken and freed through the module's helpers: the caller holds the lock, and its release is skipped by a rejection",
       code: LOCK_HELPERS,
-      errors: [ttlMissed(LOCK_HELPERS, "the lock `lock:prune`", "takeLock(\"prune\")", "giveBack(\"prune\"", "when the await rejects", "await run()",
-        LOCK_HELPERS.replace("  await run();\n  await giveBack(\"prune\", token);", "  try {\n    await run();\n  } finally {\n    await giveBack(\"prune\", token);\n  }"))],
+      errors: [
+        ttlMissed(
+          LOCK_HELPERS,
+          "the lock `lock:prune`",
+          'takeLock("prune")',
+          'giveBack("prune"',
+          "when the await rejects",
+          "await run()",
+          LOCK_HELPERS.replace(
+            '  await run();\n  await giveBack("prune", token);',
+            '  try {\n    await run();\n  } finally {\n    await giveBack("prune", token);\n  }',
+          ),
+        ),
+      ],
     },
     {
       name: "a class's own lock methods called through this",
       code: CLASS_HELPERS,
-      errors: [ttlMissed(CLASS_HELPERS, "the lock `room:*:lock`", "this.lock(id)", "this.unlock(id)", "when the await rejects", "await seat(id)",
-        CLASS_HELPERS.replace("    await seat(id);\n    await this.unlock(id);", "    try {\n      await seat(id);\n    } finally {\n      await this.unlock(id);\n    }"))],
+      errors: [
+        ttlMissed(
+          CLASS_HELPERS,
+          "the lock `room:*:lock`",
+          "this.lock(id)",
+          "this.unlock(id)",
+          "when the await rejects",
+          "await seat(id)",
+          CLASS_HELPERS.replace(
+            "    await seat(id);\n    await this.unlock(id);",
+            "    try {\n      await seat(id);\n    } finally {\n      await this.unlock(id);\n    }",
+          ),
+        ),
+      ],
     },
     {
       name: "mutex: an await between acquire and release can reject",
       code: MUTEX_WORK,
-      errors: [missed(MUTEX_WORK, "missedOnRejection", MUTEX("mutex"), "mutex.acquire()", "await fetchToken()", "release();", MUTEX_WORK_FIXED)],
+      errors: [
+        missed(
+          MUTEX_WORK,
+          "missedOnRejection",
+          MUTEX("mutex"),
+          "mutex.acquire()",
+          "await fetchToken()",
+          "release();",
+          MUTEX_WORK_FIXED,
+        ),
+      ],
     },
     {
       name: "semaphore: the early return leaves a permit taken",
       code: SEMAPHORE_RETURN,
-      errors: [missed(SEMAPHORE_RETURN, "missedOnReturn", MUTEX("uploads"), "uploads.acquire()", "return null", "release();", SEMAPHORE_RETURN_FIXED)],
+      errors: [
+        missed(
+          SEMAPHORE_RETURN,
+          "missedOnReturn",
+          MUTEX("uploads"),
+          "uploads.acquire()",
+          "return null",
+          "release();",
+          SEMAPHORE_RETURN_FIXED,
+        ),
+      ],
     },
     {
       name: "semaphore: the early return leaves a permit taken, and the last return calls on with the result",
       code: SEMAPHORE_RETURN_CALL,
-      errors: [missed(SEMAPHORE_RETURN_CALL, "missedOnReturn", MUTEX("uploads"), "uploads.acquire()", "return null", "release();")],
+      errors: [
+        missed(
+          SEMAPHORE_RETURN_CALL,
+          "missedOnReturn",
+          MUTEX("uploads"),
+          "uploads.acquire()",
+          "return null",
+          "release();",
+        ),
+      ],
     },
     {
       name: "mutex held in a class field: the throw skips the release",
       code: RECEIVER_THROW,
-      errors: [missed(RECEIVER_THROW, "missedOnThrow", MUTEX("mutex"), "this.mutex.acquire()", "throw new Error", "this.mutex.release()", RECEIVER_THROW_FIXED)],
+      errors: [
+        missed(
+          RECEIVER_THROW,
+          "missedOnThrow",
+          MUTEX("mutex"),
+          "this.mutex.acquire()",
+          "throw new Error",
+          "this.mutex.release()",
+          RECEIVER_THROW_FIXED,
+        ),
+      ],
     },
     {
       name: "released only in one branch",
       code: RELEASE_IN_BRANCH,
-      errors: [{
-        ...missed(RELEASE_IN_BRANCH, "missedOnPath", MUTEX("sessionMutex"), "sessionMutex.acquire()", null, "release();"),
-        data: { ...missed(RELEASE_IN_BRANCH, "missedOnPath", MUTEX("sessionMutex"), "sessionMutex.acquire()", null, "release();").data, exitLine: "2" },
-      }],
+      errors: [
+        {
+          ...missed(
+            RELEASE_IN_BRANCH,
+            "missedOnPath",
+            MUTEX("sessionMutex"),
+            "sessionMutex.acquire()",
+            null,
+            "release();",
+          ),
+          data: {
+            ...missed(
+              RELEASE_IN_BRANCH,
+              "missedOnPath",
+              MUTEX("sessionMutex"),
+              "sessionMutex.acquire()",
+              null,
+              "release();",
+            ).data,
+            exitLine: "2",
+          },
+        },
+      ],
     },
     {
       name: "await-lock try-acquire: held after the test, released without finally",
       code: TRY_ACQUIRE,
-      errors: [missed(TRY_ACQUIRE, "missedOnRejection", { lock: "the mutex `lock`", consequence: "every later caller waits on `lock` forever." }, "lock.tryAcquire()", "await sendBatch()", "lock.release()", TRY_ACQUIRE_FIXED)],
+      errors: [
+        missed(
+          TRY_ACQUIRE,
+          "missedOnRejection",
+          { lock: "the mutex `lock`", consequence: "every later caller waits on `lock` forever." },
+          "lock.tryAcquire()",
+          "await sendBatch()",
+          "lock.release()",
+          TRY_ACQUIRE_FIXED,
+        ),
+      ],
     },
     {
       name: "cron guard: a rejected job leaves the guard set",
       code: CRON_GUARD,
-      errors: [missed(CRON_GUARD, "missedOnRejection", GUARD("running"), "running = true", "await syncInvoices()", "  running = false;\n})", CRON_GUARD_FIXED)],
+      errors: [
+        missed(
+          CRON_GUARD,
+          "missedOnRejection",
+          GUARD("running"),
+          "running = true",
+          "await syncInvoices()",
+          "  running = false;\n})",
+          CRON_GUARD_FIXED,
+        ),
+      ],
     },
     {
       name: "class guard: an early return skips the reset",
       code: CLASS_GUARD_RETURN,
-      errors: [missed(CLASS_GUARD_RETURN, "missedOnReturn", GUARD("this.busy"), "this.busy = true", "if (!batch) return;", "this.busy = false", CLASS_GUARD_RETURN_FIXED)],
+      errors: [
+        missed(
+          CLASS_GUARD_RETURN,
+          "missedOnReturn",
+          GUARD("this.busy"),
+          "this.busy = true",
+          "if (!batch) return;",
+          "this.busy = false",
+          CLASS_GUARD_RETURN_FIXED,
+        ),
+      ],
     },
     {
       name: "guard taken inside if (!flag)",
       code: GUARD_IN_IF,
-      errors: [missed(GUARD_IN_IF, "missedOnRejection", GUARD("this.polling"), "this.polling = true", "await this.fetchUpdates()", "this.polling = false", GUARD_IN_IF_FIXED)],
+      errors: [
+        missed(
+          GUARD_IN_IF,
+          "missedOnRejection",
+          GUARD("this.polling"),
+          "this.polling = true",
+          "await this.fetchUpdates()",
+          "this.polling = false",
+          GUARD_IN_IF_FIXED,
+        ),
+      ],
     },
     {
       name: "loop condition awaits: a failing nextTask() leaves the guard set",
       code: GUARD_LOOP,
-      errors: [missed(GUARD_LOOP, "missedOnRejection", GUARD("running"), "running = true", "await nextTask()", "  running = false;\n}", GUARD_LOOP_FIXED)],
+      errors: [
+        missed(
+          GUARD_LOOP,
+          "missedOnRejection",
+          GUARD("running"),
+          "running = true",
+          "await nextTask()",
+          "  running = false;\n}",
+          GUARD_LOOP_FIXED,
+        ),
+      ],
     },
     {
       // the same caller logs instead of exiting: the process lives on with the guard set
       name: "a guard of a function whose caller only logs a rejection",
-      code: GUARD_LOOP.replace("export async function", "async function") + `\nsetInterval(() => { drain().catch((err) => console.error(err)); }, 1000);`,
-      errors: [missed(GUARD_LOOP.replace("export async function", "async function") + `\nsetInterval(() => { drain().catch((err) => console.error(err)); }, 1000);`,
-        "missedOnRejection", GUARD("running"), "running = true", "await nextTask()", "  running = false;\n}",
-        GUARD_LOOP_FIXED.replace("export async function", "async function") + `\nsetInterval(() => { drain().catch((err) => console.error(err)); }, 1000);`)],
+      code:
+        GUARD_LOOP.replace("export async function", "async function") +
+        `\nsetInterval(() => { drain().catch((err) => console.error(err)); }, 1000);`,
+      errors: [
+        missed(
+          GUARD_LOOP.replace("export async function", "async function") +
+            `\nsetInterval(() => { drain().catch((err) => console.error(err)); }, 1000);`,
+          "missedOnRejection",
+          GUARD("running"),
+          "running = true",
+          "await nextTask()",
+          "  running = false;\n}",
+          GUARD_LOOP_FIXED.replace("export async function", "async function") +
+            `\nsetInterval(() => { drain().catch((err) => console.error(err)); }, 1000);`,
+        ),
+      ],
     },
     {
       // exported, it may be called from modules that keep the process alive
       name: "an exported guard's module caller exits, but other modules may call it",
       code: GUARD_LOOP + `\nprocess.on("message", () => { drain().catch(() => process.exit(1)); });`,
-      errors: [missed(GUARD_LOOP + `\nprocess.on("message", () => { drain().catch(() => process.exit(1)); });`, "missedOnRejection", GUARD("running"), "running = true",
-        "await nextTask()", "  running = false;\n}", GUARD_LOOP_FIXED + `\nprocess.on("message", () => { drain().catch(() => process.exit(1)); });`)],
+      errors: [
+        missed(
+          GUARD_LOOP + `\nprocess.on("message", () => { drain().catch(() => process.exit(1)); });`,
+          "missedOnRejection",
+          GUARD("running"),
+          "running = true",
+          "await nextTask()",
+          "  running = false;\n}",
+          GUARD_LOOP_FIXED + `\nprocess.on("message", () => { drain().catch(() => process.exit(1)); });`,
+        ),
+      ],
     },
     {
       name: "nested try covers the sends, not the await after the loop",
       code: NESTED_TRY,
-      errors: [missed(NESTED_TRY, "missedOnRejection", GUARD("sending"), "sending = true", "await markBatchDone()", "  sending = false;", NESTED_TRY_FIXED)],
+      errors: [
+        missed(
+          NESTED_TRY,
+          "missedOnRejection",
+          GUARD("sending"),
+          "sending = true",
+          "await markBatchDone()",
+          "  sending = false;",
+          NESTED_TRY_FIXED,
+        ),
+      ],
     },
     {
       name: "catch rethrows before the reset",
       code: RETHROW,
-      errors: [missed(RETHROW, "missedOnThrow", GUARD("exporting"), "exporting = true", "throw err", "  exporting = false;", RETHROW_FIXED)],
+      errors: [
+        missed(
+          RETHROW,
+          "missedOnThrow",
+          GUARD("exporting"),
+          "exporting = true",
+          "throw err",
+          "  exporting = false;",
+          RETHROW_FIXED,
+        ),
+      ],
     },
     {
       name: "return await inside a try without finally leaves before the reset",
       code: RETURN_AWAIT_OUTSIDE,
-      errors: [missed(RETURN_AWAIT_OUTSIDE, "missedOnReturn", GUARD("refreshing"), "refreshing = true", "return await reload()", "  refreshing = false;", RETURN_AWAIT_OUTSIDE_FIXED)],
+      errors: [
+        missed(
+          RETURN_AWAIT_OUTSIDE,
+          "missedOnReturn",
+          GUARD("refreshing"),
+          "refreshing = true",
+          "return await reload()",
+          "  refreshing = false;",
+          RETURN_AWAIT_OUTSIDE_FIXED,
+        ),
+      ],
     },
     {
       name: "returning the work's promise from the try releases before the work ends",
       code: RELEASED_EARLY,
-      errors: [{
-        messageId: "releasedEarly",
-        ...at(RELEASED_EARLY, "return this.draw(job)"),
-        data: { ...MUTEX("mutex"), acquireLine: lineOf(RELEASED_EARLY, "this.mutex.acquire()") },
-        suggestions: [{
-          messageId: "awaitReturn",
-          output: RELEASED_EARLY.replace("return this.draw(job)", "return await this.draw(job)"),
-        }],
-      }],
+      errors: [
+        {
+          messageId: "releasedEarly",
+          ...at(RELEASED_EARLY, "return this.draw(job)"),
+          data: { ...MUTEX("mutex"), acquireLine: lineOf(RELEASED_EARLY, "this.mutex.acquire()") },
+          suggestions: [
+            {
+              messageId: "awaitReturn",
+              output: RELEASED_EARLY.replace("return this.draw(job)", "return await this.draw(job)"),
+            },
+          ],
+        },
+      ],
     },
     {
       name: "advisory lock on a checked-out client, unlock skipped when the migration throws",
       code: ADVISORY_CLIENT,
-      errors: [missed(ADVISORY_CLIENT, "missedOnRejection", ADVISORY("pg_advisory_lock"), `client.query("SELECT pg_advisory_lock(7321)")`, "await runMigrations(client)", "pg_advisory_unlock", ADVISORY_CLIENT_FIXED)],
+      errors: [
+        missed(
+          ADVISORY_CLIENT,
+          "missedOnRejection",
+          ADVISORY("pg_advisory_lock"),
+          `client.query("SELECT pg_advisory_lock(7321)")`,
+          "await runMigrations(client)",
+          "pg_advisory_unlock",
+          ADVISORY_CLIENT_FIXED,
+        ),
+      ],
     },
     {
       name: "advisory lock and unlock through Prisma's pool",
@@ -1195,11 +1434,18 @@ module.exports = async function tick() {
       name: "advisory helpers named after the SQL functions, handed the Prisma pool",
       code: NAMED_HELPERS_POOL,
       errors: [
-        { messageId: "advisoryOnPool", ...at(NAMED_HELPERS_POOL, "pgTryAdvisoryLock(prisma"), data: { client: "prisma, through pgTryAdvisoryLock" } },
+        {
+          messageId: "advisoryOnPool",
+          ...at(NAMED_HELPERS_POOL, "pgTryAdvisoryLock(prisma"),
+          data: { client: "prisma, through pgTryAdvisoryLock" },
+        },
         {
           messageId: "advisoryUnlockOnPool",
           ...at(NAMED_HELPERS_POOL, "pgAdvisoryUnlock(prisma"),
-          data: { client: "prisma, through pgAdvisoryUnlock", acquireLine: lineOf(NAMED_HELPERS_POOL, "pgTryAdvisoryLock(prisma") },
+          data: {
+            client: "prisma, through pgAdvisoryUnlock",
+            acquireLine: lineOf(NAMED_HELPERS_POOL, "pgTryAdvisoryLock(prisma"),
+          },
         },
       ],
     },
@@ -1212,8 +1458,12 @@ module.exports = async function tick() {
       name: "Knex: lock and unlock through the knex pool",
       code: KNEX_POOL,
       errors: [
-        { messageId: "advisoryOnPool", ...at(KNEX_POOL, "db.raw(\"SELECT pg_advisory_lock"), data: { client: "db" } },
-        { messageId: "advisoryUnlockOnPool", ...at(KNEX_POOL, "db.raw(\"SELECT pg_advisory_unlock"), data: { client: "db", acquireLine: lineOf(KNEX_POOL, "pg_advisory_lock(") } },
+        { messageId: "advisoryOnPool", ...at(KNEX_POOL, 'db.raw("SELECT pg_advisory_lock'), data: { client: "db" } },
+        {
+          messageId: "advisoryUnlockOnPool",
+          ...at(KNEX_POOL, 'db.raw("SELECT pg_advisory_unlock'),
+          data: { client: "db", acquireLine: lineOf(KNEX_POOL, "pg_advisory_lock(") },
+        },
       ],
     },
     {
@@ -1224,43 +1474,95 @@ module.exports = async function tick() {
     {
       name: "connection returned to the pool still holding the session lock",
       code: ADVISORY_RETURNED,
-      errors: [{
-        messageId: "advisoryReturnedToPool",
-        ...at(ADVISORY_RETURNED, `client.query("SELECT`),
-        data: { client: "client", returnLine: lineOf(ADVISORY_RETURNED, "client.release()") },
-      }],
+      errors: [
+        {
+          messageId: "advisoryReturnedToPool",
+          ...at(ADVISORY_RETURNED, `client.query("SELECT`),
+          data: { client: "client", returnLine: lineOf(ADVISORY_RETURNED, "client.release()") },
+        },
+      ],
     },
     {
       name: "session lock in a transaction, never unlocked",
       code: ADVISORY_IN_TX,
-      errors: [{
-        messageId: "advisoryNeverUnlocked",
-        ...at(ADVISORY_IN_TX, "tx.$executeRaw"),
-        suggestions: [{ messageId: "useXactLock", output: ADVISORY_IN_TX.replace("pg_advisory_lock", "pg_advisory_xact_lock") }],
-      }],
+      errors: [
+        {
+          messageId: "advisoryNeverUnlocked",
+          ...at(ADVISORY_IN_TX, "tx.$executeRaw"),
+          suggestions: [
+            { messageId: "useXactLock", output: ADVISORY_IN_TX.replace("pg_advisory_lock", "pg_advisory_xact_lock") },
+          ],
+        },
+      ],
     },
     {
       name: "Redlock release not in finally: the TTL bounds it",
       code: REDLOCK,
-      errors: [ttlMissed(REDLOCK, "the lock taken from `redlock`", "redlock.acquire(", "lock.release()", "when the await rejects", "await chargeCard",
-        REDLOCK.replace("  await chargeCard(orderId);\n  await lock.release();", "  try {\n    await chargeCard(orderId);\n  } finally {\n    await lock.release();\n  }"))],
+      errors: [
+        ttlMissed(
+          REDLOCK,
+          "the lock taken from `redlock`",
+          "redlock.acquire(",
+          "lock.release()",
+          "when the await rejects",
+          "await chargeCard",
+          REDLOCK.replace(
+            "  await chargeCard(orderId);\n  await lock.release();",
+            "  try {\n    await chargeCard(orderId);\n  } finally {\n    await lock.release();\n  }",
+          ),
+        ),
+      ],
     },
     {
       name: "a mutex from redis-semaphore is a Redis lock: the TTL message, not the in-process one",
       code: SEMAPHORE_REDIS,
-      errors: [ttlMissed(SEMAPHORE_REDIS, "the lock taken from `mutex`", "mutex.acquire()", "mutex.release()", "when the await rejects", "await rebuildIndex",
-        SEMAPHORE_REDIS.replace("  await rebuildIndex();\n  await mutex.release();", "  try {\n    await rebuildIndex();\n  } finally {\n    await mutex.release();\n  }"))],
+      errors: [
+        ttlMissed(
+          SEMAPHORE_REDIS,
+          "the lock taken from `mutex`",
+          "mutex.acquire()",
+          "mutex.release()",
+          "when the await rejects",
+          "await rebuildIndex",
+          SEMAPHORE_REDIS.replace(
+            "  await rebuildIndex();\n  await mutex.release();",
+            "  try {\n    await rebuildIndex();\n  } finally {\n    await mutex.release();\n  }",
+          ),
+        ),
+      ],
     },
     {
       name: "SET NX with a compare-and-delete that a rejection skips",
       code: SET_NX,
-      errors: [ttlMissed(SET_NX, "the lock `lock:rebuild:*`", "redis.set(", "redis.eval(", "when the await rejects", "await rebuildIndex",
-        SET_NX.replace("  await rebuildIndex(id);\n  await redis.eval(", "  try {\n    await rebuildIndex(id);\n  } finally {\n    await redis.eval(").replace("token);\n}", "token);\n  }\n}"))],
+      errors: [
+        ttlMissed(
+          SET_NX,
+          "the lock `lock:rebuild:*`",
+          "redis.set(",
+          "redis.eval(",
+          "when the await rejects",
+          "await rebuildIndex",
+          SET_NX.replace(
+            "  await rebuildIndex(id);\n  await redis.eval(",
+            "  try {\n    await rebuildIndex(id);\n  } finally {\n    await redis.eval(",
+          ).replace("token);\n}", "token);\n  }\n}"),
+        ),
+      ],
     },
     {
       name: "reset by a helper, but the await before it can reject",
       code: HELPER_RESET,
-      errors: [missed(HELPER_RESET, "missedOnRejection", GUARD("this.scanning"), "this.scanning = true", "await this.db.folders(ids)", "this.done()", HELPER_RESET_FIXED)],
+      errors: [
+        missed(
+          HELPER_RESET,
+          "missedOnRejection",
+          GUARD("this.scanning"),
+          "this.scanning = true",
+          "await this.db.folders(ids)",
+          "this.done()",
+          HELPER_RESET_FIXED,
+        ),
+      ],
     },
     {
       name: "plain JavaScript: module guard in a queue processor",
@@ -1272,14 +1574,16 @@ exports.process = async function (job) {
   busy = false;
 };`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "missedOnRejection",
-        line: 4,
-        column: 3,
-        data: { ...GUARD("busy"), exitLine: "5", releaseLine: "6", hint: "", acquireLine: "4" },
-        suggestions: [{
-          messageId: "moveToFinally",
-          output: `let busy = false;
+      errors: [
+        {
+          messageId: "missedOnRejection",
+          line: 4,
+          column: 3,
+          data: { ...GUARD("busy"), exitLine: "5", releaseLine: "6", hint: "", acquireLine: "4" },
+          suggestions: [
+            {
+              messageId: "moveToFinally",
+              output: `let busy = false;
 exports.process = async function (job) {
   if (busy) return "busy";
   busy = true;
@@ -1289,13 +1593,25 @@ exports.process = async function (job) {
     busy = false;
   }
 };`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       // the release through the handle the helper returned is skipped when the work throws
       code: HANDLE_LATE,
-      errors: [ttlMissed(HANDLE_LATE, "the lock `lock:rebuild`", "takeLock(\"rebuild\"", "lock.release()", "when the await rejects", "await run()", HANDLE_FINALLY)],
+      errors: [
+        ttlMissed(
+          HANDLE_LATE,
+          "the lock `lock:rebuild`",
+          'takeLock("rebuild"',
+          "lock.release()",
+          "when the await rejects",
+          "await run()",
+          HANDLE_FINALLY,
+        ),
+      ],
     },
   ],
 });

@@ -319,11 +319,31 @@ async function generate(jobId: string) {
     {
       name: "a lease checked in JavaScript: the holder's write by id alone is told apart from a new holder's only by lockedBy",
       code: CHECKED_LEASE,
-      errors: [{
-        messageId: "leaseWrite", line: 7, column: 9,
-        data: { model: "importedPost", field: "lockedAt", claimLine: "5", tokenField: "lockedBy", effect: "stores status on the claimed importedPost row", filter: "id" },
-        suggestions: [{ messageId: "addToken", data: { tokenField: "lockedBy", tokenText: "me" }, output: CHECKED_LEASE.replace("{ where: { id }, data: { status", "{ where: { id, lockedBy: me }, data: { status") }],
-      }],
+      errors: [
+        {
+          messageId: "leaseWrite",
+          line: 7,
+          column: 9,
+          data: {
+            model: "importedPost",
+            field: "lockedAt",
+            claimLine: "5",
+            tokenField: "lockedBy",
+            effect: "stores status on the claimed importedPost row",
+            filter: "id",
+          },
+          suggestions: [
+            {
+              messageId: "addToken",
+              data: { tokenField: "lockedBy", tokenText: "me" },
+              output: CHECKED_LEASE.replace(
+                "{ where: { id }, data: { status",
+                "{ where: { id, lockedBy: me }, data: { status",
+              ),
+            },
+          ],
+        },
+      ],
     },
     {
       // a loop's later turn runs after the await of the earlier one: the write is not before every wait
@@ -336,14 +356,21 @@ async function generate(jobId: string) {
     await renderPart(jobId, part);
   }
 }`,
-      errors: [unfenced(8, 22, lock("FAILED", 5), `${SWEEP}async function generate(jobId: string, parts: string[]) {
+      errors: [
+        unfenced(
+          8,
+          22,
+          lock("FAILED", 5),
+          `${SWEEP}async function generate(jobId: string, parts: string[]) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
   for (const part of parts) {
     if (!part) await prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: "FAILED" } });
     await renderPart(jobId, part);
   }
-}`)],
+}`,
+        ),
+      ],
     },
     {
       // a sweep in the module frees rows that stopped moving: a paused holder's completion lands on the next claim
@@ -353,12 +380,19 @@ async function generate(jobId: string) {
   await render(jobId);
   await prisma.job.update({ where: { id: jobId }, data: { status: "COMPLETED" } });
 }`,
-      errors: [unfenced(8, 9, lock("COMPLETED", 5), `${SWEEP}async function generate(jobId: string) {
+      errors: [
+        unfenced(
+          8,
+          9,
+          lock("COMPLETED", 5),
+          `${SWEEP}async function generate(jobId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
   await render(jobId);
   await prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: "COMPLETED" } });
-}`)],
+}`,
+        ),
+      ],
     },
     {
       // the status chosen by a ternary of two literals: a completion either way, by id alone
@@ -368,12 +402,19 @@ async function generate(jobId: string) {
   const ok = await render(jobId);
   await prisma.job.update({ where: { id: jobId }, data: { status: ok ? "COMPLETED" : "FAILED" } });
 }`,
-      errors: [unfenced(8, 9, lock("another state", 5), `${SWEEP}async function generate(jobId: string) {
+      errors: [
+        unfenced(
+          8,
+          9,
+          lock("another state", 5),
+          `${SWEEP}async function generate(jobId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
   const ok = await render(jobId);
   await prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: ok ? "COMPLETED" : "FAILED" } });
-}`)],
+}`,
+        ),
+      ],
     },
     {
       // a queue repository module (CommonJS): the worker in another file calls claimBatch(), then settle(); the
@@ -389,7 +430,12 @@ async function settle(itemId) {
 }
 module.exports = { claimBatch, reap, settle };`,
       languageOptions: javascript,
-      errors: [unfenced(8, 9, lock("processed", 2, { model: "Outbox", value: "processing" }), `async function claimBatch(workerId) {
+      errors: [
+        unfenced(
+          8,
+          9,
+          lock("processed", 2, { model: "Outbox", value: "processing" }),
+          `async function claimBatch(workerId) {
   return Outbox.findOneAndUpdate({ status: { $in: ["pending", "retry"] } }, { $set: { status: "processing", lockedBy: workerId, heartbeatAt: new Date() } }, { new: true });
 }
 async function reap(cutoff) {
@@ -398,7 +444,9 @@ async function reap(cutoff) {
 async function settle(itemId) {
   await Outbox.updateOne({ _id: itemId, status: "processing" }, { $set: { status: "processed", lockedBy: null } });
 }
-module.exports = { claimBatch, reap, settle };`)],
+module.exports = { claimBatch, reap, settle };`,
+        ),
+      ],
     },
     recoveredElsewhere({
       // await: the completion after the claim, in the same function
@@ -412,7 +460,11 @@ module.exports = { claimBatch, reap, settle };`)],
   await prisma.job.update({ where: { id: jobId }, data: { status: "COMPLETED", pdf } });
 }`,
       errors: [
-        unfenced(8, 9, lock("COMPLETED", 2), `async function generate(jobId: string) {
+        unfenced(
+          8,
+          9,
+          lock("COMPLETED", 2),
+          `async function generate(jobId: string) {
   const claimed = await prisma.job.updateMany({
     where: { id: jobId, status: { not: "GENERATING" } },
     data: { status: "GENERATING" },
@@ -420,7 +472,8 @@ module.exports = { claimBatch, reap, settle };`)],
   if (claimed.count === 0) return;
   const pdf = await render(jobId);
   await prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: "COMPLETED", pdf } });
-}`),
+}`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -436,7 +489,11 @@ module.exports = { claimBatch, reap, settle };`)],
   }
 }`,
       errors: [
-        unfenced(6, 11, lock("COMPLETED", 2), `async function run(jobId: string) {
+        unfenced(
+          6,
+          11,
+          lock("COMPLETED", 2),
+          `async function run(jobId: string) {
   const { count } = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (count === 0) return;
   try {
@@ -445,8 +502,13 @@ module.exports = { claimBatch, reap, settle };`)],
   } catch (error) {
     await prisma.job.update({ where: { id: jobId }, data: { status: "FAILED", error: String(error) } });
   }
-}`),
-        unfenced(8, 11, lock("FAILED", 2), `async function run(jobId: string) {
+}`,
+        ),
+        unfenced(
+          8,
+          11,
+          lock("FAILED", 2),
+          `async function run(jobId: string) {
   const { count } = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (count === 0) return;
   try {
@@ -455,7 +517,8 @@ module.exports = { claimBatch, reap, settle };`)],
   } catch (error) {
     await prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: "FAILED", error: String(error) } });
   }
-}`),
+}`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -470,7 +533,11 @@ module.exports = { claimBatch, reap, settle };`)],
   }
 }`,
       errors: [
-        unfenced(7, 11, lock("IDLE", 2, { value: "RUNNING" }), `async function run(jobId: string) {
+        unfenced(
+          7,
+          11,
+          lock("IDLE", 2, { value: "RUNNING" }),
+          `async function run(jobId: string) {
   const { count } = await prisma.job.updateMany({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
   if (count === 0) return;
   try {
@@ -478,7 +545,8 @@ module.exports = { claimBatch, reap, settle };`)],
   } finally {
     await prisma.job.update({ where: { id: jobId, status: "RUNNING" }, data: { status: "IDLE" } });
   }
-}`),
+}`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -490,12 +558,17 @@ module.exports = { claimBatch, reap, settle };`)],
     .then(() => prisma.job.update({ where: { id: jobId }, data: { status: "COMPLETED" } }));
 }`,
       errors: [
-        unfenced(5, 17, lock("COMPLETED", 2), `function start(jobId: string) {
+        unfenced(
+          5,
+          17,
+          lock("COMPLETED", 2),
+          `function start(jobId: string) {
   return prisma.job
     .updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } })
     .then(() => render(jobId))
     .then(() => prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: "COMPLETED" } }));
-}`),
+}`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -511,7 +584,11 @@ module.exports = { claimBatch, reap, settle };`)],
   }
 }`,
       errors: [
-        unfenced(7, 13, lock("DONE", 3, { value: "PROCESSING" }), `async function processBatch(ids: string[]) {
+        unfenced(
+          7,
+          13,
+          lock("DONE", 3, { value: "PROCESSING" }),
+          `async function processBatch(ids: string[]) {
   for (const id of ids) {
     const claimed = await prisma.job.updateMany({ where: { id, status: { not: "PROCESSING" } }, data: { status: "PROCESSING" } });
     if (claimed.count === 0) continue;
@@ -520,7 +597,8 @@ module.exports = { claimBatch, reap, settle };`)],
       await prisma.job.update({ where: { id, status: "PROCESSING" }, data: { status: "DONE" } });
     });
   }
-}`),
+}`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -536,7 +614,11 @@ async function markCompleted(jobId: string) {
   await prisma.job.update({ where: { id: jobId }, data: { status: "COMPLETED", finishedAt: new Date() } });
 }`,
       errors: [
-        unfenced(9, 9, lock("COMPLETED", 2), `async function claimAndRun(jobId: string, workerId: string) {
+        unfenced(
+          9,
+          9,
+          lock("COMPLETED", 2),
+          `async function claimAndRun(jobId: string, workerId: string) {
   const res = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING", lockedBy: workerId } });
   if (res.count === 0) return;
   await runGeneration(jobId);
@@ -545,7 +627,8 @@ async function markCompleted(jobId: string) {
 
 async function markCompleted(jobId: string) {
   await prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: "COMPLETED", finishedAt: new Date() } });
-}`),
+}`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -559,14 +642,19 @@ const onFailure = async (jobId: string) => {
   await prisma.job.update({ where: { id: jobId }, data: { status: "FAILED" } });
 };`,
       errors: [
-        unfenced(7, 9, lock("FAILED", 2, { value: "EXPORTING" }), `async function start(jobId: string) {
+        unfenced(
+          7,
+          9,
+          lock("FAILED", 2, { value: "EXPORTING" }),
+          `async function start(jobId: string) {
   const res = await prisma.job.updateMany({ where: { id: jobId, status: { not: "EXPORTING" } }, data: { status: "EXPORTING" } });
   if (res.count === 0) return;
   await withRetries(() => exportJob(jobId), onFailure);
 }
 const onFailure = async (jobId: string) => {
   await prisma.job.update({ where: { id: jobId, status: "EXPORTING" }, data: { status: "FAILED" } });
-};`),
+};`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -591,7 +679,11 @@ export class ExportService {
   }
 }`,
       errors: [
-        unfenced(17, 11, lock("COMPLETED", 7), `import { JobStatus } from "@prisma/client";
+        unfenced(
+          17,
+          11,
+          lock("COMPLETED", 7),
+          `import { JobStatus } from "@prisma/client";
 @Injectable()
 export class ExportService {
   constructor(private readonly prisma: PrismaService) {}
@@ -609,7 +701,8 @@ export class ExportService {
   private async finish(id: string) {
     await this.prisma.job.update({ where: { id, status: JobStatus.GENERATING }, data: { status: JobStatus.COMPLETED } });
   }
-}`),
+}`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -628,7 +721,11 @@ export class ExportService {
 }`,
       languageOptions: javascript,
       errors: [
-        unfenced(10, 11, lock("FAILED", 4, { value: "RUNNING" }), `export class Worker {
+        unfenced(
+          10,
+          11,
+          lock("FAILED", 4, { value: "RUNNING" }),
+          `export class Worker {
   constructor(db) { this.db = db; }
   async take(id) {
     const r = await this.db.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
@@ -639,7 +736,8 @@ export class ExportService {
   fail = async (id, err) => {
     await this.db.job.update({ where: { id, status: "RUNNING" }, data: { status: "FAILED", error: err.message } });
   };
-}`),
+}`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -653,13 +751,18 @@ async function publish(jobId) {
 }`,
       languageOptions: javascript,
       errors: [
-        unfenced(6, 9, lock("PUBLISHED", 3, { value: "PUBLISHING" }), `const { job } = prisma;
+        unfenced(
+          6,
+          9,
+          lock("PUBLISHED", 3, { value: "PUBLISHING" }),
+          `const { job } = prisma;
 async function publish(jobId) {
   const claimed = await job.updateMany({ where: { id: jobId, status: { not: "PUBLISHING" } }, data: { status: "PUBLISHING" } });
   if (!claimed.count) return;
   await pushToCdn(jobId);
   await job.update({ where: { id: jobId, status: "PUBLISHING" }, data: { status: "PUBLISHED" } });
-}`),
+}`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -680,7 +783,11 @@ async function generate(jobId: string) {
   }
 }`,
       errors: [
-        unfenced(10, 11, lock("COMPLETED", 6), `const CLAIMED = "GENERATING";
+        unfenced(
+          10,
+          11,
+          lock("COMPLETED", 6),
+          `const CLAIMED = "GENERATING";
 const IN_FLIGHT = CLAIMED;
 const DONE = "COMPLETED";
 async function generate(jobId: string) {
@@ -694,7 +801,8 @@ async function generate(jobId: string) {
     const where = { id: jobId };
     await jobs.update({ where, data: { status: "FAILED" } });
   }
-}`),
+}`,
+        ),
         unfenced(13, 11, lock("FAILED", 6), null),
       ],
     }),
@@ -712,7 +820,11 @@ async function render(jobId: string) {
   await prisma.job.update({ where: { id: jobId }, data: { state: JobState.Ready } });
 }`,
       errors: [
-        unfenced(10, 9, lock("READY", 7, { field: "state", value: "RENDERING" }), `enum JobState {
+        unfenced(
+          10,
+          9,
+          lock("READY", 7, { field: "state", value: "RENDERING" }),
+          `enum JobState {
   Queued = "QUEUED",
   Rendering = "RENDERING",
   Ready = "READY",
@@ -722,7 +834,8 @@ async function render(jobId: string) {
   if (res.count === 0) return;
   await encode(jobId);
   await prisma.job.update({ where: { id: jobId, state: JobState.Rendering }, data: { state: JobState.Ready } });
-}`),
+}`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -761,7 +874,11 @@ export async function sync(accountId: string) {
   });
 }`,
       errors: [
-        unfenced(7, 11, lock("EXPORTED", 2, { model: "export", value: "EXPORTING" }), `async function runExport(exportId: string) {
+        unfenced(
+          7,
+          11,
+          lock("EXPORTED", 2, { model: "export", value: "EXPORTING" }),
+          `async function runExport(exportId: string) {
   const claimed = await prisma.export.updateMany({ where: { id: exportId, status: { not: "EXPORTING" } }, data: { status: "EXPORTING" } });
   if (claimed.count === 0) return;
   const file = await buildFile(exportId);
@@ -769,7 +886,8 @@ export async function sync(accountId: string) {
     await tx.file.create({ data: file });
     await tx.export.update({ where: { id: exportId, status: "EXPORTING" }, data: { status: "EXPORTED", fileId: file.id } });
   });
-}`),
+}`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -789,7 +907,11 @@ export async function sync(accountId: string) {
   }
 }`,
       errors: [
-        unfenced(10, 7, lock("PAYMENT_FAILED", 3, { model: "order", value: "CHARGING" }), `async function reserve(orderId: string) {
+        unfenced(
+          10,
+          7,
+          lock("PAYMENT_FAILED", 3, { model: "order", value: "CHARGING" }),
+          `async function reserve(orderId: string) {
   await prisma.$transaction(async (tx) => {
     const r = await tx.order.updateMany({ where: { id: orderId, status: { not: "CHARGING" } }, data: { status: "CHARGING" } });
     if (r.count === 0) throw new Error("taken");
@@ -802,7 +924,8 @@ export async function sync(accountId: string) {
       prisma.auditLog.create({ data: { orderId, event: "payment_failed" } }),
     ]);
   }
-}`),
+}`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -818,7 +941,11 @@ export async function sync(accountId: string) {
   }
 }`,
       errors: [
-        unfenced(8, 11, lock("COMPLETED", 3), `class JobRunner {
+        unfenced(
+          8,
+          11,
+          lock("COMPLETED", 3),
+          `class JobRunner {
   async start(id: string) {
     const r = await this.prisma.job.updateMany({ where: { id, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
     if (r.count === 0) return;
@@ -827,7 +954,8 @@ export async function sync(accountId: string) {
   async onDone(id: string) {
     await this.prisma?.job.update({ where: { id, status: "GENERATING" }, data: { status: "COMPLETED" } });
   }
-}`),
+}`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -854,7 +982,11 @@ export async function sync(accountId: string) {
   });
 }`,
       errors: [
-        unfenced(5, 9, lock("FAILED", 2), `async function generate(jobId: string) {
+        unfenced(
+          5,
+          9,
+          lock("FAILED", 2),
+          `async function generate(jobId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
   await render(jobId);
@@ -864,7 +996,8 @@ export async function sync(accountId: string) {
     },
     data: { status: { set: "FAILED" } },
   });
-}`),
+}`,
+        ),
       ],
     }),
     {
@@ -879,7 +1012,11 @@ export async function sync(accountId: string) {
   await prisma.job.update({ where: { id: jobId }, data: { status: "SUCCEEDED" } });
 }`,
       errors: [
-        unfenced(8, 9, lock("SUCCEEDED", 2, { value: "RUNNING" }), `async function acquire(jobId: string, cutoff: Date) {
+        unfenced(
+          8,
+          9,
+          lock("SUCCEEDED", 2, { value: "RUNNING" }),
+          `async function acquire(jobId: string, cutoff: Date) {
   const r = await prisma.job.updateMany({
     where: { id: jobId, OR: [{ status: { not: "RUNNING" } }, { heartbeatAt: { lt: cutoff } }] },
     data: { status: "RUNNING", heartbeatAt: new Date() },
@@ -887,7 +1024,8 @@ export async function sync(accountId: string) {
   if (r.count === 0) return;
   await doWork(jobId);
   await prisma.job.update({ where: { id: jobId, status: "RUNNING" }, data: { status: "SUCCEEDED" } });
-}`),
+}`,
+        ),
       ],
     },
     recoveredElsewhere({
@@ -899,12 +1037,17 @@ export async function sync(accountId: string) {
   await prisma.job.updateMany({ where: { id: jobId, userId }, data: { status: "COMPLETED" } });
 }`,
       errors: [
-        unfenced(5, 9, lock("COMPLETED", 2), `async function generate(jobId: string, userId: string) {
+        unfenced(
+          5,
+          9,
+          lock("COMPLETED", 2),
+          `async function generate(jobId: string, userId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, userId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
   await render(jobId);
   await prisma.job.updateMany({ where: { id: jobId, userId, status: "GENERATING" }, data: { status: "COMPLETED" } });
-}`),
+}`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -916,12 +1059,17 @@ export async function sync(accountId: string) {
   await prisma.job.updateMany({ where: { id: jobId, holderId }, data: { status: "COMPLETED" } });
 }`,
       errors: [
-        unfenced(5, 9, lock("COMPLETED", 2), `async function generate(jobId: string, holderId: string) {
+        unfenced(
+          5,
+          9,
+          lock("COMPLETED", 2),
+          `async function generate(jobId: string, holderId: string) {
   const claimed = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING", holderId } });
   if (claimed.count === 0) return;
   await render(jobId);
   await prisma.job.updateMany({ where: { id: jobId, holderId, status: "GENERATING" }, data: { status: "COMPLETED" } });
-}`),
+}`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -934,13 +1082,18 @@ export async function sync(accountId: string) {
   await prisma.job.update({ where: { id: jobId }, data: { status: "COMPLETED" } });
 }`,
       errors: [
-        unfenced(6, 9, lock("COMPLETED", 4), `async function generate(jobId: string) {
+        unfenced(
+          6,
+          9,
+          lock("COMPLETED", 4),
+          `async function generate(jobId: string) {
   const free = await prisma.job.findFirst({ where: { id: jobId, status: { not: "GENERATING" } } });
   if (!free) return;
   await prisma.job.update({ where: { id: jobId }, data: { status: "GENERATING" } });
   await render(jobId);
   await prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: "COMPLETED" } });
-}`),
+}`,
+        ),
       ],
     }),
     recoveredElsewhere({
@@ -952,12 +1105,17 @@ export async function sync(accountId: string) {
   await db.jobs.upsert({ where: { id: jobId }, update: { status: "COMPLETED" }, create: { id: jobId, status: "COMPLETED" } });
 }`,
       errors: [
-        unfenced(5, 9, lock("COMPLETED", 2), `async function generate(jobId: string) {
+        unfenced(
+          5,
+          9,
+          lock("COMPLETED", 2),
+          `async function generate(jobId: string) {
   const claimed = await db.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (claimed.count === 0) return;
   await render(jobId);
   await db.jobs.upsert({ where: { id: jobId, status: "GENERATING" }, update: { status: "COMPLETED" }, create: { id: jobId, status: "COMPLETED" } });
-}`),
+}`,
+        ),
       ],
     }),
   ],
@@ -1405,57 +1563,231 @@ export async function settle(invoiceId: string) {
       // a lease claim with a take-over branch stamps lockedBy: the completion checks only the status
       code: code.leaseStatusOnly,
       errors: [
-        { messageId: "takeoverWrite", line: 9, column: 9, data: { model: "job", field: "status", value: "RENDERING", claimLine: "3", tokenField: "lockedBy", effect: "moves the claimed job row to DONE", result: "status" }, suggestions: [{ messageId: "addToken", data: { tokenField: "lockedBy", tokenText: "workerId" }, output: edit(code.leaseStatusOnly, "where: { id: jobId, status: \"RENDERING\" }", "where: { id: jobId, status: \"RENDERING\", lockedBy: workerId }") }] },
+        {
+          messageId: "takeoverWrite",
+          line: 9,
+          column: 9,
+          data: {
+            model: "job",
+            field: "status",
+            value: "RENDERING",
+            claimLine: "3",
+            tokenField: "lockedBy",
+            effect: "moves the claimed job row to DONE",
+            result: "status",
+          },
+          suggestions: [
+            {
+              messageId: "addToken",
+              data: { tokenField: "lockedBy", tokenText: "workerId" },
+              output: edit(
+                code.leaseStatusOnly,
+                'where: { id: jobId, status: "RENDERING" }',
+                'where: { id: jobId, status: "RENDERING", lockedBy: workerId }',
+              ),
+            },
+          ],
+        },
       ],
     },
     {
       // a take-over on the lease expiry stamps fencingToken: results and completion by id alone
       code: code.leaseByIdOnly,
       errors: [
-        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "job", field: "status", value: "RENDERING", claimLine: "2", tokenField: "fencingToken", effect: "stores outputUrl on the claimed job row", result: "outputUrl" }, suggestions: [{ messageId: "addToken", data: { tokenField: "fencingToken", tokenText: "fencingToken" }, output: edit(code.leaseByIdOnly, "where: { id: jobId }, data: { outputUrl: url }", "where: { id: jobId, fencingToken: fencingToken }, data: { outputUrl: url }") }] },
-        { messageId: "takeoverWrite", line: 9, column: 9, data: { model: "job", field: "status", value: "RENDERING", claimLine: "2", tokenField: "fencingToken", effect: "moves the claimed job row to DONE", result: "status" }, suggestions: [{ messageId: "addToken", data: { tokenField: "fencingToken", tokenText: "fencingToken" }, output: edit(code.leaseByIdOnly, "where: { id: jobId }, data: { status: \"DONE\" }", "where: { id: jobId, fencingToken: fencingToken }, data: { status: \"DONE\" }") }] },
+        {
+          messageId: "takeoverWrite",
+          line: 8,
+          column: 9,
+          data: {
+            model: "job",
+            field: "status",
+            value: "RENDERING",
+            claimLine: "2",
+            tokenField: "fencingToken",
+            effect: "stores outputUrl on the claimed job row",
+            result: "outputUrl",
+          },
+          suggestions: [
+            {
+              messageId: "addToken",
+              data: { tokenField: "fencingToken", tokenText: "fencingToken" },
+              output: edit(
+                code.leaseByIdOnly,
+                "where: { id: jobId }, data: { outputUrl: url }",
+                "where: { id: jobId, fencingToken: fencingToken }, data: { outputUrl: url }",
+              ),
+            },
+          ],
+        },
+        {
+          messageId: "takeoverWrite",
+          line: 9,
+          column: 9,
+          data: {
+            model: "job",
+            field: "status",
+            value: "RENDERING",
+            claimLine: "2",
+            tokenField: "fencingToken",
+            effect: "moves the claimed job row to DONE",
+            result: "status",
+          },
+          suggestions: [
+            {
+              messageId: "addToken",
+              data: { tokenField: "fencingToken", tokenText: "fencingToken" },
+              output: edit(
+                code.leaseByIdOnly,
+                'where: { id: jobId }, data: { status: "DONE" }',
+                'where: { id: jobId, fencingToken: fencingToken }, data: { status: "DONE" }',
+              ),
+            },
+          ],
+        },
       ],
     },
     {
       // a separate take-over re-stamps the token of stale rows still RUNNING; the token is out of scope in finish(): no suggestion
       code: code.separateTakeover,
       errors: [
-        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", tokenField: "leaseToken", effect: "moves the claimed job row to SUCCEEDED", result: "status" }, suggestions: [] },
+        {
+          messageId: "takeoverWrite",
+          line: 8,
+          column: 9,
+          data: {
+            model: "job",
+            field: "status",
+            value: "RUNNING",
+            claimLine: "2",
+            tokenField: "leaseToken",
+            effect: "moves the claimed job row to SUCCEEDED",
+            result: "status",
+          },
+          suggestions: [],
+        },
       ],
     },
     recoveredElsewhere({
       // a result stored on a row claimed with an owner, by id alone
       code: code.resultById,
       errors: [
-        { messageId: "unfencedResult", line: 8, column: 9, data: { model: "video", field: "status", value: "TRANSCODING", claimLine: "2", tokenField: "lockedBy", effect: "stores playlistUrl on the claimed video row", result: "playlistUrl" }, suggestions: [{ messageId: "addToken", data: { tokenField: "lockedBy", tokenText: "workerId" }, output: edit(code.resultById, "where: { id: videoId }, data: { playlistUrl", "where: { id: videoId, lockedBy: workerId }, data: { playlistUrl") }] },
+        {
+          messageId: "unfencedResult",
+          line: 8,
+          column: 9,
+          data: {
+            model: "video",
+            field: "status",
+            value: "TRANSCODING",
+            claimLine: "2",
+            tokenField: "lockedBy",
+            effect: "stores playlistUrl on the claimed video row",
+            result: "playlistUrl",
+          },
+          suggestions: [
+            {
+              messageId: "addToken",
+              data: { tokenField: "lockedBy", tokenText: "workerId" },
+              output: edit(
+                code.resultById,
+                "where: { id: videoId }, data: { playlistUrl",
+                "where: { id: videoId, lockedBy: workerId }, data: { playlistUrl",
+              ),
+            },
+          ],
+        },
       ],
     }),
     recoveredElsewhere({
       // the token is generated inline and not kept: the suggestion falls back to the claimed status
       code: code.inlineToken,
       errors: [
-        { messageId: "unfencedResult", line: 9, column: 9, data: { model: "video", field: "status", value: "TRANSCODING", claimLine: "3", tokenField: "lockToken", effect: "stores playlistUrl on the claimed video row", result: "playlistUrl" }, suggestions: [{ messageId: "addFence", data: { model: "video", field: "status", value: "TRANSCODING", claimLine: "3" }, output: edit(code.inlineToken, "where: { id: videoId }, data: { playlistUrl", "where: { id: videoId, status: \"TRANSCODING\" }, data: { playlistUrl") }] },
+        {
+          messageId: "unfencedResult",
+          line: 9,
+          column: 9,
+          data: {
+            model: "video",
+            field: "status",
+            value: "TRANSCODING",
+            claimLine: "3",
+            tokenField: "lockToken",
+            effect: "stores playlistUrl on the claimed video row",
+            result: "playlistUrl",
+          },
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { model: "video", field: "status", value: "TRANSCODING", claimLine: "3" },
+              output: edit(
+                code.inlineToken,
+                "where: { id: videoId }, data: { playlistUrl",
+                'where: { id: videoId, status: "TRANSCODING" }, data: { playlistUrl',
+              ),
+            },
+          ],
+        },
       ],
     }),
     {
       // a version the claim increments is the token; no expression to suggest
       code: code.versionToken,
       errors: [
-        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "searchIndex", field: "state", value: "BUILDING", claimLine: "2", tokenField: "version", effect: "moves the claimed searchIndex row to LIVE", result: "state" }, suggestions: [] },
+        {
+          messageId: "takeoverWrite",
+          line: 8,
+          column: 9,
+          data: {
+            model: "searchIndex",
+            field: "state",
+            value: "BUILDING",
+            claimLine: "2",
+            tokenField: "version",
+            effect: "moves the claimed searchIndex row to LIVE",
+            result: "state",
+          },
+          suggestions: [],
+        },
       ],
     },
     recoveredElsewhere({
       // S3 v3: a fixed key written while holding a status claim (no token: any fencing token)
       code: code.s3FixedKey,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 7, column: 9, data: { operation: "S3 PutObject", location: "\"exports/latest.csv\"", lock: "the claim of export.status = EXPORTING", acquireLine: "4", condition: "IfNoneMatch or IfMatch", token: "a fencing token" }, suggestions: [] },
+        {
+          messageId: "unfencedObjectWrite",
+          line: 7,
+          column: 9,
+          data: {
+            operation: "S3 PutObject",
+            location: '"exports/latest.csv"',
+            lock: "the claim of export.status = EXPORTING",
+            acquireLine: "4",
+            condition: "IfNoneMatch or IfMatch",
+            token: "a fencing token",
+          },
+          suggestions: [],
+        },
       ],
     }),
     {
       // lib-storage Upload under SET NX PX with a token; the key is per format, not per job
       code: code.uploadPerFormat,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 11, column: 9, data: { operation: "S3 Upload", location: "`renders/${format}/latest.mp4`", lock: "the lock \"lock:render:*\"", acquireLine: "7", condition: "IfNoneMatch or IfMatch", token: "the lock's token `token`" }, suggestions: [] },
+        {
+          messageId: "unfencedObjectWrite",
+          line: 11,
+          column: 9,
+          data: {
+            operation: "S3 Upload",
+            location: "`renders/${format}/latest.mp4`",
+            lock: 'the lock "lock:render:*"',
+            acquireLine: "7",
+            condition: "IfNoneMatch or IfMatch",
+            token: "the lock's token `token`",
+          },
+          suggestions: [],
+        },
       ],
     },
     {
@@ -1463,77 +1795,243 @@ export async function settle(invoiceId: string) {
       code: code.v2SharedKey,
       languageOptions: javascript,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 9, column: 11, data: { operation: "S3 putObject", location: "\"snapshots/latest.json\"", lock: "the Redlock lock on \"locks:snapshot:*\"", acquireLine: "6", condition: "IfNoneMatch or IfMatch", token: "the lock's token `lock.value`" }, suggestions: [] },
+        {
+          messageId: "unfencedObjectWrite",
+          line: 9,
+          column: 11,
+          data: {
+            operation: "S3 putObject",
+            location: '"snapshots/latest.json"',
+            lock: 'the Redlock lock on "locks:snapshot:*"',
+            acquireLine: "6",
+            condition: "IfNoneMatch or IfMatch",
+            token: "the lock's token `lock.value`",
+          },
+          suggestions: [],
+        },
       ],
     },
     {
       // Cloud Storage inside Redlock's using(): the routine gets no token
       code: code.gcsInUsing,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 6, column: 11, data: { operation: "Cloud Storage save", location: "\"reports/current.pdf\"", lock: "the Redlock lock on \"locks:report:*\"", acquireLine: "4", condition: "ifGenerationMatch", token: "a fencing token" }, suggestions: [] },
+        {
+          messageId: "unfencedObjectWrite",
+          line: 6,
+          column: 11,
+          data: {
+            operation: "Cloud Storage save",
+            location: '"reports/current.pdf"',
+            lock: 'the Redlock lock on "locks:report:*"',
+            acquireLine: "4",
+            condition: "ifGenerationMatch",
+            token: "a fencing token",
+          },
+          suggestions: [],
+        },
       ],
     },
     recoveredElsewhere({
       // a write stream in a function the claimer calls
       code: code.gcsStreamInHelper,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 9, column: 24, data: { operation: "Cloud Storage createWriteStream", location: "\"archive/rolling.ndjson\"", lock: "the claim of batch.phase = ARCHIVING", acquireLine: "3", condition: "ifGenerationMatch", token: "a fencing token" }, suggestions: [] },
+        {
+          messageId: "unfencedObjectWrite",
+          line: 9,
+          column: 24,
+          data: {
+            operation: "Cloud Storage createWriteStream",
+            location: '"archive/rolling.ndjson"',
+            lock: "the claim of batch.phase = ARCHIVING",
+            acquireLine: "3",
+            condition: "ifGenerationMatch",
+            token: "a fencing token",
+          },
+          suggestions: [],
+        },
       ],
     }),
     recoveredElsewhere({
       // a named writeFile import, a path built from a module constant
       code: code.namedWriteFile,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 8, column: 9, data: { operation: "writeFile call", location: "path.join(OUTPUT_DIR, \"nightly.csv\")", lock: "the claim of report.status = GENERATING", acquireLine: "5", condition: "an exclusive flag, wx", token: "a fencing token" }, suggestions: [] },
+        {
+          messageId: "unfencedObjectWrite",
+          line: 8,
+          column: 9,
+          data: {
+            operation: "writeFile call",
+            location: 'path.join(OUTPUT_DIR, "nightly.csv")',
+            lock: "the claim of report.status = GENERATING",
+            acquireLine: "5",
+            condition: "an exclusive flag, wx",
+            token: "a fencing token",
+          },
+          suggestions: [],
+        },
       ],
     }),
     {
       // Azure Blob under a node-redis lock
       code: code.azureUnderRedis,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 7, column: 9, data: { operation: "Azure Blob uploadData", location: "\"thumbs/latest.png\"", lock: "the lock \"lock:thumb:*\"", acquireLine: "5", condition: "conditions: { ifNoneMatch } or { ifMatch }", token: "the lock's token `token`" }, suggestions: [] },
+        {
+          messageId: "unfencedObjectWrite",
+          line: 7,
+          column: 9,
+          data: {
+            operation: "Azure Blob uploadData",
+            location: '"thumbs/latest.png"',
+            lock: 'the lock "lock:thumb:*"',
+            acquireLine: "5",
+            condition: "conditions: { ifNoneMatch } or { ifMatch }",
+            token: "the lock's token `token`",
+          },
+          suggestions: [],
+        },
       ],
     },
     {
       // under a Redis lock keyed by the export, the completion is recorded unconditionally
       code: code.kvCompletion,
       errors: [
-        { messageId: "unconditionalRowWrite", line: 7, column: 9, data: { lock: "the lock \"lock:export:*\"", acquireLine: "5", model: "export", field: "status", target: "COMPLETE", token: "the lock's token `token`" }, suggestions: [{ messageId: "addCondition", data: { field: "status", target: "COMPLETE" }, output: edit(code.kvCompletion, "where: { id: exportId }", "where: { id: exportId, status: { not: \"COMPLETE\" } }") }] },
+        {
+          messageId: "unconditionalRowWrite",
+          line: 7,
+          column: 9,
+          data: {
+            lock: 'the lock "lock:export:*"',
+            acquireLine: "5",
+            model: "export",
+            field: "status",
+            target: "COMPLETE",
+            token: "the lock's token `token`",
+          },
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: { field: "status", target: "COMPLETE" },
+              output: edit(
+                code.kvCompletion,
+                "where: { id: exportId }",
+                'where: { id: exportId, status: { not: "COMPLETE" } }',
+              ),
+            },
+          ],
+        },
       ],
     },
     {
       // the same inside Redlock's using()
       code: code.usingCompletion,
       errors: [
-        { messageId: "unconditionalRowWrite", line: 4, column: 11, data: { lock: "the Redlock lock on \"locks:report:*\"", acquireLine: "2", model: "report", field: "state", target: "PUBLISHED", token: "a fencing token" }, suggestions: [{ messageId: "addCondition", data: { field: "state", target: "PUBLISHED" }, output: edit(code.usingCompletion, "where: { id: reportId }", "where: { id: reportId, state: { not: \"PUBLISHED\" } }") }] },
+        {
+          messageId: "unconditionalRowWrite",
+          line: 4,
+          column: 11,
+          data: {
+            lock: 'the Redlock lock on "locks:report:*"',
+            acquireLine: "2",
+            model: "report",
+            field: "state",
+            target: "PUBLISHED",
+            token: "a fencing token",
+          },
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: { field: "state", target: "PUBLISHED" },
+              output: edit(
+                code.usingCompletion,
+                "where: { id: reportId }",
+                'where: { id: reportId, state: { not: "PUBLISHED" } }',
+              ),
+            },
+          ],
+        },
       ],
     },
     recoveredElsewhere({
       // keyed by another row (the project), not by the claimed export
       code: code.anotherRowsKey,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 7, column: 9, data: { operation: "S3 PutObject", location: "`projects/${project.id}/final.mp4`", lock: "the claim of export.status = RENDERING", acquireLine: "3", condition: "IfNoneMatch or IfMatch", token: "a fencing token" }, suggestions: [] },
+        {
+          messageId: "unfencedObjectWrite",
+          line: 7,
+          column: 9,
+          data: {
+            operation: "S3 PutObject",
+            location: "`projects/${project.id}/final.mp4`",
+            lock: "the claim of export.status = RENDERING",
+            acquireLine: "3",
+            condition: "IfNoneMatch or IfMatch",
+            token: "a fencing token",
+          },
+          suggestions: [],
+        },
       ],
     }),
     {
       // a lock helper taking a callback: the callback holds the lock
       code: code.lockHelperCallback,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 15, column: 11, data: { operation: "S3 PutObject", location: "\"sitemap.xml\"", lock: "the lock \"lock:*\"", acquireLine: "5", condition: "IfNoneMatch or IfMatch", token: "the lock's token `token`" }, suggestions: [] },
+        {
+          messageId: "unfencedObjectWrite",
+          line: 15,
+          column: 11,
+          data: {
+            operation: "S3 PutObject",
+            location: '"sitemap.xml"',
+            lock: 'the lock "lock:*"',
+            acquireLine: "5",
+            condition: "IfNoneMatch or IfMatch",
+            token: "the lock's token `token`",
+          },
+          suggestions: [],
+        },
       ],
     },
     recoveredElsewhere({
       // a claim helper taking a callback: the completion inside it is a holder write
       code: code.claimHelperCallback,
       errors: [
-        { messageId: "unfencedWrite", line: 9, column: 11, data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", target: "DONE" }, suggestions: [{ messageId: "addFence", data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", target: "DONE" }, output: edit(code.claimHelperCallback, "where: { id: jobId }, data: { status: \"DONE\" }", "where: { id: jobId, status: \"RUNNING\" }, data: { status: \"DONE\" }") }] },
+        {
+          messageId: "unfencedWrite",
+          line: 9,
+          column: 11,
+          data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", target: "DONE" },
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", target: "DONE" },
+              output: edit(
+                code.claimHelperCallback,
+                'where: { id: jobId }, data: { status: "DONE" }',
+                'where: { id: jobId, status: "RUNNING" }, data: { status: "DONE" }',
+              ),
+            },
+          ],
+        },
       ],
     }),
     {
       // redis-semaphore: writeFileSync of a fixed path while holding the mutex
       code: code.semaphoreFile,
       errors: [
-        { messageId: "unfencedObjectWrite", line: 8, column: 5, data: { operation: "writeFileSync call", location: "\"/data/compacted/current.bin\"", lock: "the redis-semaphore lock on \"lock:compact:*\"", acquireLine: "5", condition: "an exclusive flag, wx", token: "the lock's token `mutex.identifier`" }, suggestions: [] },
+        {
+          messageId: "unfencedObjectWrite",
+          line: 8,
+          column: 5,
+          data: {
+            operation: "writeFileSync call",
+            location: '"/data/compacted/current.bin"',
+            lock: 'the redis-semaphore lock on "lock:compact:*"',
+            acquireLine: "5",
+            condition: "an exclusive flag, wx",
+            token: "the lock's token `mutex.identifier`",
+          },
+          suggestions: [],
+        },
       ],
     },
     {
@@ -1541,8 +2039,56 @@ export async function settle(invoiceId: string) {
       code: code.sqlTakeover,
       errors: [
         // The owner the claim stamped is a JS value: it becomes a parameter of its own, added to the call's values.
-        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "jobs", field: "status", value: "running", claimLine: "2", tokenField: "locked_by", effect: "stores result on the claimed jobs row", result: "result" }, suggestions: [{ messageId: "addToken", data: { tokenField: "locked_by", tokenText: "workerId" }, output: edit(code.sqlTakeover, '"UPDATE jobs SET result = $2 WHERE id = $1", [jobId, result]', '"UPDATE jobs SET result = $2 WHERE locked_by = $3 AND id = $1", [jobId, result, workerId]') }] },
-        { messageId: "takeoverWrite", line: 9, column: 9, data: { model: "jobs", field: "status", value: "running", claimLine: "2", tokenField: "locked_by", effect: "moves the claimed jobs row to done", result: "status" }, suggestions: [{ messageId: "addToken", data: { tokenField: "locked_by", tokenText: "workerId" }, output: edit(code.sqlTakeover, `"UPDATE jobs SET status = 'done' WHERE id = $1 AND status = 'running'", [jobId]`, `"UPDATE jobs SET status = 'done' WHERE locked_by = $2 AND id = $1 AND status = 'running'", [jobId, workerId]`) }] },
+        {
+          messageId: "takeoverWrite",
+          line: 8,
+          column: 9,
+          data: {
+            model: "jobs",
+            field: "status",
+            value: "running",
+            claimLine: "2",
+            tokenField: "locked_by",
+            effect: "stores result on the claimed jobs row",
+            result: "result",
+          },
+          suggestions: [
+            {
+              messageId: "addToken",
+              data: { tokenField: "locked_by", tokenText: "workerId" },
+              output: edit(
+                code.sqlTakeover,
+                '"UPDATE jobs SET result = $2 WHERE id = $1", [jobId, result]',
+                '"UPDATE jobs SET result = $2 WHERE locked_by = $3 AND id = $1", [jobId, result, workerId]',
+              ),
+            },
+          ],
+        },
+        {
+          messageId: "takeoverWrite",
+          line: 9,
+          column: 9,
+          data: {
+            model: "jobs",
+            field: "status",
+            value: "running",
+            claimLine: "2",
+            tokenField: "locked_by",
+            effect: "moves the claimed jobs row to done",
+            result: "status",
+          },
+          suggestions: [
+            {
+              messageId: "addToken",
+              data: { tokenField: "locked_by", tokenText: "workerId" },
+              output: edit(
+                code.sqlTakeover,
+                `"UPDATE jobs SET status = 'done' WHERE id = $1 AND status = 'running'", [jobId]`,
+                `"UPDATE jobs SET status = 'done' WHERE locked_by = $2 AND id = $1 AND status = 'running'", [jobId, workerId]`,
+              ),
+            },
+          ],
+        },
       ],
     },
     {
@@ -1550,7 +2096,31 @@ export async function settle(invoiceId: string) {
       code: code.mongoTakeover,
       languageOptions: javascript,
       errors: [
-        { messageId: "takeoverWrite", line: 8, column: 9, data: { model: "jobs", field: "status", value: "processing", claimLine: "2", tokenField: "lockedBy", effect: "moves the claimed jobs row to done", result: "status" }, suggestions: [{ messageId: "addToken", data: { tokenField: "lockedBy", tokenText: "workerId" }, output: edit(code.mongoTakeover, '{ _id: jobId, status: "processing" }', '{ _id: jobId, status: "processing", lockedBy: workerId }') }] },
+        {
+          messageId: "takeoverWrite",
+          line: 8,
+          column: 9,
+          data: {
+            model: "jobs",
+            field: "status",
+            value: "processing",
+            claimLine: "2",
+            tokenField: "lockedBy",
+            effect: "moves the claimed jobs row to done",
+            result: "status",
+          },
+          suggestions: [
+            {
+              messageId: "addToken",
+              data: { tokenField: "lockedBy", tokenText: "workerId" },
+              output: edit(
+                code.mongoTakeover,
+                '{ _id: jobId, status: "processing" }',
+                '{ _id: jobId, status: "processing", lockedBy: workerId }',
+              ),
+            },
+          ],
+        },
       ],
     },
   ],
@@ -1559,7 +2129,10 @@ export async function settle(invoiceId: string) {
 // The token is a JS value and the statement takes its values as parameters: the suggestion adds a parameter in the
 // statement's own style and passes the value in the call's array, and offers nothing where it cannot be sure which
 // array the statement reads or how its placeholders count.
-const sqlClaim = (values: string, write: string): string => `export async function publish(pool: Pool, postId: string, workerId: string) {
+const sqlClaim = (
+  values: string,
+  write: string,
+): string => `export async function publish(pool: Pool, postId: string, workerId: string) {
   const claimed = await pool.query(
     "UPDATE posts SET status = 'publishing', locked_by = $2, heartbeat_at = now() WHERE id = $1 AND (status <> 'publishing' OR heartbeat_at < now() - interval '5 minutes')",
     [postId, workerId],
@@ -1568,7 +2141,9 @@ const sqlClaim = (values: string, write: string): string => `export async functi
   const url = await render(postId);${values}
   ${write}
 }`;
-const mysqlClaim = (write: string): string => `export async function publish(pool: Pool, postId: string, workerId: string) {
+const mysqlClaim = (
+  write: string,
+): string => `export async function publish(pool: Pool, postId: string, workerId: string) {
   const [claimed] = await pool.execute(
     "UPDATE posts SET status = 'publishing', locked_by = ?, heartbeat_at = NOW() WHERE id = ? AND (status <> 'publishing' OR heartbeat_at < NOW() - INTERVAL 5 MINUTE)",
     [workerId, postId],
@@ -1578,9 +2153,21 @@ const mysqlClaim = (write: string): string => `export async function publish(poo
   ${write}
 }`;
 const takeoverWrite = (line: number, output?: string) => ({
-  messageId: "takeoverWrite" as const, line,
-  data: { model: "posts", field: "status", value: "publishing", claimLine: "2", tokenField: "locked_by", effect: "stores url on the claimed posts row", result: "url" },
-  suggestions: output === undefined ? [] : [{ messageId: "addToken" as const, data: { tokenField: "locked_by", tokenText: "workerId" }, output }],
+  messageId: "takeoverWrite" as const,
+  line,
+  data: {
+    model: "posts",
+    field: "status",
+    value: "publishing",
+    claimLine: "2",
+    tokenField: "locked_by",
+    effect: "stores url on the claimed posts row",
+    result: "url",
+  },
+  suggestions:
+    output === undefined
+      ? []
+      : [{ messageId: "addToken" as const, data: { tokenField: "locked_by", tokenText: "workerId" }, output }],
 });
 
 ruleTester.run("require-fencing: the token as a statement parameter", rule, {
@@ -1589,30 +2176,73 @@ ruleTester.run("require-fencing: the token as a statement parameter", rule, {
     {
       // node-postgres: `$3`, the value appended.
       code: sqlClaim("", 'await pool.query("UPDATE posts SET url = $2 WHERE id = $1", [postId, url]);'),
-      errors: [takeoverWrite(8, sqlClaim("", 'await pool.query("UPDATE posts SET url = $2 WHERE locked_by = $3 AND id = $1", [postId, url, workerId]);'))],
+      errors: [
+        takeoverWrite(
+          8,
+          sqlClaim(
+            "",
+            'await pool.query("UPDATE posts SET url = $2 WHERE locked_by = $3 AND id = $1", [postId, url, workerId]);',
+          ),
+        ),
+      ],
     },
     {
       // The call passes the worker already (as `$3`): referred to again, not passed twice.
-      code: sqlClaim("", 'await pool.query("UPDATE posts SET url = $2, published_by = $3 WHERE id = $1", [postId, url, workerId]);'),
-      errors: [takeoverWrite(8, sqlClaim("", 'await pool.query("UPDATE posts SET url = $2, published_by = $3 WHERE locked_by = $3 AND id = $1", [postId, url, workerId]);'))],
+      code: sqlClaim(
+        "",
+        'await pool.query("UPDATE posts SET url = $2, published_by = $3 WHERE id = $1", [postId, url, workerId]);',
+      ),
+      errors: [
+        takeoverWrite(
+          8,
+          sqlClaim(
+            "",
+            'await pool.query("UPDATE posts SET url = $2, published_by = $3 WHERE locked_by = $3 AND id = $1", [postId, url, workerId]);',
+          ),
+        ),
+      ],
     },
     {
       // The `{ text, values }` form.
-      code: sqlClaim("", 'await pool.query({ text: "UPDATE posts SET url = $2 WHERE id = $1", values: [postId, url] });'),
-      errors: [takeoverWrite(8, sqlClaim("", 'await pool.query({ text: "UPDATE posts SET url = $2 WHERE locked_by = $3 AND id = $1", values: [postId, url, workerId] });'))],
+      code: sqlClaim(
+        "",
+        'await pool.query({ text: "UPDATE posts SET url = $2 WHERE id = $1", values: [postId, url] });',
+      ),
+      errors: [
+        takeoverWrite(
+          8,
+          sqlClaim(
+            "",
+            'await pool.query({ text: "UPDATE posts SET url = $2 WHERE locked_by = $3 AND id = $1", values: [postId, url, workerId] });',
+          ),
+        ),
+      ],
     },
     {
       // mysql2: positional `?`, the value placed among the array's values where its mark falls.
       code: mysqlClaim('await pool.execute("UPDATE posts SET url = ? WHERE id = ?", [url, postId]);'),
-      errors: [takeoverWrite(8, mysqlClaim('await pool.execute("UPDATE posts SET url = ? WHERE locked_by = ? AND id = ?", [url, workerId, postId]);'))],
+      errors: [
+        takeoverWrite(
+          8,
+          mysqlClaim(
+            'await pool.execute("UPDATE posts SET url = ? WHERE locked_by = ? AND id = ?", [url, workerId, postId]);',
+          ),
+        ),
+      ],
     },
     // No edit: the values are a `const` the statement may share, a spread, or fewer than the text numbers.
     {
-      code: sqlClaim("\n  const values = [postId, url];", 'await pool.query("UPDATE posts SET url = $2 WHERE id = $1", values);'),
+      code: sqlClaim(
+        "\n  const values = [postId, url];",
+        'await pool.query("UPDATE posts SET url = $2 WHERE id = $1", values);',
+      ),
       errors: [takeoverWrite(9)],
     },
     {
-      code: sqlClaim("\n  const rest = [url];", 'await pool.query("UPDATE posts SET url = $2 WHERE id = $1", [postId, ...rest]);'),
+      code: sqlClaim(
+        "\n  const rest = [url];",
+        'await pool.query("UPDATE posts SET url = $2 WHERE id = $1", [postId, ...rest]);',
+      ),
       errors: [takeoverWrite(9)],
     },
     {

@@ -116,7 +116,10 @@ export function lockLocal(id) {
   return memo.set(\`lock:local:\${id}\`, "1", "NX");
 }`,
     },
-    { name: "a semaphore whose counter expires: dead holders' slots come back when it resets", code: renderSlots('\n  await redis.expire("render:slots", 600);') },
+    {
+      name: "a semaphore whose counter expires: dead holders' slots come back when it resets",
+      code: renderSlots('\n  await redis.expire("render:slots", 600);'),
+    },
     {
       name: "lookalike: a rate limiter counts against a bound but gives nothing back",
       code: `export async function allow(redis: Redis, ip: string) {
@@ -525,7 +528,9 @@ function release(id, callback) { client.DEL("sync:lease:" + id, callback); }`,
     {
       name: "a semaphore in one counter with no expiry: a holder that dies keeps its slot",
       code: renderSlots(),
-      errors: [{ messageId: "semaphoreNoExpiry", line: 5, column: 29, data: { key: '"render:slots"', releaseLine: "13" } }],
+      errors: [
+        { messageId: "semaphoreNoExpiry", line: 5, column: 29, data: { key: '"render:slots"', releaseLine: "13" } },
+      ],
     },
     {
       // "regenerate" holds the letters of "rate" but is no rate-limit key: the lock (released in finally) is a lock
@@ -535,12 +540,20 @@ export async function regenerate(token: string) {
   if ((await redis.set("regenerate:sitemap", token, "NX")) !== "OK") return;
   try { await buildSitemap(); } finally { await redis.del("regenerate:sitemap"); }
 }`,
-      errors: [missing(4, 20, SET_NX, '"regenerate:sitemap"', `import Redis from "ioredis";
+      errors: [
+        missing(
+          4,
+          20,
+          SET_NX,
+          '"regenerate:sitemap"',
+          `import Redis from "ioredis";
 const redis = new Redis();
 export async function regenerate(token: string) {
   if ((await redis.set("regenerate:sitemap", token, "PX", 30_000, "NX")) !== "OK") return;
   try { await buildSitemap(); } finally { await redis.del("regenerate:sitemap"); }
-}`)],
+}`,
+        ),
+      ],
     },
     {
       // Redlock asked for a lock that "never" expires: Number.MAX_SAFE_INTEGER ms, 285,000 years
@@ -553,7 +566,14 @@ export async function grab(room: string, item: string) {
   );
   holders.set(item, lock);
 }`,
-      errors: [{ messageId: "neverExpires", line: 4, column: 22, data: { command: "Redlock acquire", key: "`grabKey(room, item)`", ttl: "Number.MAX_SAFE_INTEGER" } }],
+      errors: [
+        {
+          messageId: "neverExpires",
+          line: 4,
+          column: 22,
+          data: { command: "Redlock acquire", key: "`grabKey(room, item)`", ttl: "Number.MAX_SAFE_INTEGER" },
+        },
+      ],
     },
     {
       // a Redis lock whose expiry is ten years: none in practice
@@ -564,7 +584,14 @@ export async function migrate(token: string) {
   if ((await redis.set("lock:migrate", token, "NX", "EX", TEN_YEARS)) !== "OK") return;
   try { await runMigrations(); } finally { await redis.del("lock:migrate"); }
 }`,
-      errors: [{ messageId: "neverExpires", line: 5, column: 20, data: { command: "SET … NX", key: '"lock:migrate"', ttl: "TEN_YEARS" } }],
+      errors: [
+        {
+          messageId: "neverExpires",
+          line: 5,
+          column: 20,
+          data: { command: "SET … NX", key: '"lock:migrate"', ttl: "TEN_YEARS" },
+        },
+      ],
     },
     // ---- missingTtl --------------------------------------------------------------------------------------
     {
@@ -576,12 +603,18 @@ export async function acquire(id: string, token: string) {
   return ok === "OK";
 }`,
       errors: [
-        missing(4, 26, SET_NX, '"lock:*"', `import Redis from "ioredis";
+        missing(
+          4,
+          26,
+          SET_NX,
+          '"lock:*"',
+          `import Redis from "ioredis";
 const redis = new Redis();
 export async function acquire(id: string, token: string) {
   const ok = await redis.set(\`lock:\${id}\`, token, "PX", 30_000, "NX");
   return ok === "OK";
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -596,7 +629,12 @@ export class JobLocks {
   }
 }`,
       errors: [
-        missing(6, 34, SETNX, '"jobs:*:lock"', `import type { Redis } from "ioredis";
+        missing(
+          6,
+          34,
+          SETNX,
+          '"jobs:*:lock"',
+          `import type { Redis } from "ioredis";
 export class JobLocks {
   constructor(private readonly redis: Redis) {}
   async tryLock(jobId: string): Promise<boolean> {
@@ -604,7 +642,8 @@ export class JobLocks {
     const got = await this.redis.set(lockKey, process.pid.toString(), "PX", 30_000, "NX");
     return got === "OK";
   }
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -615,11 +654,17 @@ export async function acquireMutex(name: string, owner: string) {
   return client.set(\`mutex:\${name}\`, owner, { NX: true });
 }`,
       errors: [
-        missing(4, 17, SET_NX, '"mutex:*"', `import { createClient } from "redis";
+        missing(
+          4,
+          17,
+          SET_NX,
+          '"mutex:*"',
+          `import { createClient } from "redis";
 const client = createClient();
 export async function acquireMutex(name: string, owner: string) {
   return client.set(\`mutex:\${name}\`, owner, { NX: true, PX: 30_000 });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -632,13 +677,19 @@ export async function acquireLock(id: string) {
   });
 }`,
       errors: [
-        missing(4, 17, SET_NX, '"lock:*"', `import { createClient } from "redis";
+        missing(
+          4,
+          17,
+          SET_NX,
+          '"lock:*"',
+          `import { createClient } from "redis";
 const client = createClient();
 export async function acquireLock(id: string) {
   return client.set(\`lock:\${id}\`, "1", {
     NX: true, PX: 30_000,
   });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -651,13 +702,19 @@ export async function join(nodeId: string) {
   return true;
 }`,
       errors: [
-        missing(4, 28, SETNX, '"cluster:leader"', `import { createClient } from "redis";
+        missing(
+          4,
+          28,
+          SETNX,
+          '"cluster:leader"',
+          `import { createClient } from "redis";
 const client = createClient();
 export async function join(nodeId: string) {
   const won = await client.set("cluster:leader", nodeId, { NX: true, PX: 30_000 });
   if (!won) return false;
   return true;
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -668,11 +725,17 @@ export async function lockReport(reportId: string, token: string) {
   return client.set(\`report:\${reportId}:lock\`, token, { condition: "NX" });
 }`,
       errors: [
-        missing(4, 17, SET_NX, '"report:*:lock"', `import { createClient } from "redis";
+        missing(
+          4,
+          17,
+          SET_NX,
+          '"report:*:lock"',
+          `import { createClient } from "redis";
 const client = createClient();
 export async function lockReport(reportId: string, token: string) {
   return client.set(\`report:\${reportId}:lock\`, token, { condition: "NX", expiration: { type: "PX", value: 30_000 } });
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -684,12 +747,18 @@ export async function acquireLease(shard: string, worker: string) {
   return res === "OK";
 }`,
       errors: [
-        missing(4, 27, SET_NX, '"lease:*"', `import { Redis } from "@upstash/redis";
+        missing(
+          4,
+          27,
+          SET_NX,
+          '"lease:*"',
+          `import { Redis } from "@upstash/redis";
 const redis = Redis.fromEnv();
 export async function acquireLease(shard: string, worker: string) {
   const res = await redis.set("lease:" + shard, worker, { nx: true, px: 30_000 });
   return res === "OK";
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -724,7 +793,12 @@ export async function acquire(lockKey: string, token: string) {
 module.exports = { ExportService };`,
       languageOptions: javascript,
       errors: [
-        missing(5, 33, SET_NX, "`this.lockKey(id)`", `class ExportService {
+        missing(
+          5,
+          33,
+          SET_NX,
+          "`this.lockKey(id)`",
+          `class ExportService {
   constructor(redis) { this.redis = redis; }
   lockKey(id) { return "export:" + id + ":lock"; }
   async start(id) {
@@ -733,7 +807,8 @@ module.exports = { ExportService };`,
     try { await this.run(id); } finally { await this.redis.del(this.lockKey(id)); }
   }
 }
-module.exports = { ExportService };`),
+module.exports = { ExportService };`,
+        ),
       ],
     },
     {
@@ -749,7 +824,12 @@ export async function syncAccount(accountId: string) {
   }
 }`,
       errors: [
-        missing(4, 21, SET_NX, '"sync:*"', `import Redis from "ioredis";
+        missing(
+          4,
+          21,
+          SET_NX,
+          '"sync:*"',
+          `import Redis from "ioredis";
 const redis = new Redis();
 export async function syncAccount(accountId: string) {
   if (!(await redis.set(\`sync:\${accountId}\`, "1", "PX", 30_000, "NX"))) return;
@@ -758,7 +838,8 @@ export async function syncAccount(accountId: string) {
   } finally {
     await redis.del(\`sync:\${accountId}\`);
   }
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -769,11 +850,17 @@ export async function electLeader(host: string) {
   return (await redis.setnx("scheduler:primary", host)) === 1;
 }`,
       errors: [
-        missing(4, 23, SETNX, '"scheduler:primary"', `import Redis from "ioredis";
+        missing(
+          4,
+          23,
+          SETNX,
+          '"scheduler:primary"',
+          `import Redis from "ioredis";
 const redis = new Redis();
 export async function electLeader(host: string) {
   return (await redis.set("scheduler:primary", host, "PX", 30_000, "NX")) === "OK";
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -787,12 +874,18 @@ module.exports = { takeLock };`,
       languageOptions: javascript,
       // SET … NX answers "OK"/null where SETNX answered 1/0: the callback's comparison is rewritten with it
       errors: [
-        missing(4, 16, SETNX, '"lock:*"', `const Redis = require("ioredis");
+        missing(
+          4,
+          16,
+          SETNX,
+          '"lock:*"',
+          `const Redis = require("ioredis");
 const redis = new Redis();
 function takeLock(name) {
   return redis.set("lock:" + name, Date.now(), "PX", 30_000, "NX").then((n) => n === "OK");
 }
-module.exports = { takeLock };`),
+module.exports = { takeLock };`,
+        ),
       ],
     },
     {
@@ -803,11 +896,17 @@ export async function enqueueExclusive(jobId: string) {
   await redis.multi().setnx(\`exclusive:\${jobId}\`, "1").rpush("queue", jobId).exec();
 }`,
       errors: [
-        missing(4, 23, SETNX, '"exclusive:*"', `import Redis from "ioredis";
+        missing(
+          4,
+          23,
+          SETNX,
+          '"exclusive:*"',
+          `import Redis from "ioredis";
 const redis = new Redis();
 export async function enqueueExclusive(jobId: string) {
   await redis.multi().set(\`exclusive:\${jobId}\`, "1", "PX", 30_000, "NX").rpush("queue", jobId).exec();
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -822,14 +921,20 @@ export async function lockB(id: string) {
 }`,
       errors: [
         missing(4, 15, SETNX, '"lock:a:*"', null),
-        missing(7, 15, SET_NX, '"lock:b:*"', `import Redis from "ioredis";
+        missing(
+          7,
+          15,
+          SET_NX,
+          '"lock:b:*"',
+          `import Redis from "ioredis";
 const redis = new Redis();
 export async function lockA(id: string) {
   await redis.call("SETNX", \`lock:a:\${id}\`, "1");
 }
 export async function lockB(id: string) {
   await redis.set(\`lock:b:\${id}\`, "1", "PX", 30_000, "NX");
-}`),
+}`,
+        ),
       ],
     },
 
@@ -843,13 +948,19 @@ export class Worker {
   }
 }`,
       errors: [
-        missing(5, 23, SETNX, '"lock:*"', `import type { Redis } from "ioredis";
+        missing(
+          5,
+          23,
+          SETNX,
+          '"lock:*"',
+          `import type { Redis } from "ioredis";
 export class Worker {
   redis?: Redis;
   async acquireLock(id: string) {
     await this.redis?.set(\`lock:\${id}\`, "1", "PX", 30_000, "NX");
   }
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -861,12 +972,18 @@ export async function acquireLock(id: string) {
   await redis.setnx(\`lock:\${id}\`, "1");
 }`,
       errors: [
-        missing(5, 15, SETNX, '"lock:*"', `import Redis from "ioredis";
+        missing(
+          5,
+          15,
+          SETNX,
+          '"lock:*"',
+          `import Redis from "ioredis";
 const redis = new Redis();
 export async function acquireLock(id: string) {
   await redis.expire(\`lock:\${id}\`, 30);
   await redis.set(\`lock:\${id}\`, "1", "PX", 30_000, "NX");
-}`),
+}`,
+        ),
       ],
     },
     // ---- separateExpire ----------------------------------------------------------------------------------
@@ -915,7 +1032,9 @@ const ok = await redis.set(key, "1", "EX", 30, "NX");
 if (!ok) return false;
 return true;
 }`,
-      errors: [separateFixed(5, 24, SETNX, '"lock:*"', { expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: 7 })],
+      errors: [
+        separateFixed(5, 24, SETNX, '"lock:*"', { expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: 7 }),
+      ],
     },
     {
       // mechanical: the EXPIRE is the only statement of an if block, which goes with it
@@ -936,7 +1055,9 @@ const acquired = await redis.set(\`mutex:\${name}\`, "1", "EX", 60, "NX");
 if (!acquired) return;
 try { await fn(); } finally { await redis.del(\`mutex:\${name}\`); }
 }`,
-      errors: [separateFixed(4, 30, SETNX, '"mutex:*"', { expireCommand: "EXPIRE", unit: "EX", ttl: "60", expireLine: 6 })],
+      errors: [
+        separateFixed(4, 30, SETNX, '"mutex:*"', { expireCommand: "EXPIRE", unit: "EX", ttl: "60", expireLine: 6 }),
+      ],
     },
     {
       // mechanical: SET NX then PEXPIRE
@@ -955,7 +1076,14 @@ const key = "invoice-lock:" + invoiceId;
 if (!(await redis.set(key, token, "PX", 15000, "NX"))) return null;
 return token;
 }`,
-      errors: [separateFixed(5, 19, SET_NX, '"invoice-lock:*"', { expireCommand: "PEXPIRE", unit: "PX", ttl: "15000", expireLine: 6 })],
+      errors: [
+        separateFixed(5, 19, SET_NX, '"invoice-lock:*"', {
+          expireCommand: "PEXPIRE",
+          unit: "PX",
+          ttl: "15000",
+          expireLine: 6,
+        }),
+      ],
     },
     {
       // node-redis setNX in an if test, EXPIRE inside the block next to other statements
@@ -978,7 +1106,9 @@ return true;
 }
 return false;
 }`,
-      errors: [separateFixed(5, 18, SETNX, '"locks:*"', { expireCommand: "EXPIRE", unit: "EX", ttl: "60", expireLine: 6 })],
+      errors: [
+        separateFixed(5, 18, SETNX, '"locks:*"', { expireCommand: "EXPIRE", unit: "EX", ttl: "60", expireLine: 6 }),
+      ],
     },
     {
       // node-redis v4 { NX: true } then pExpire
@@ -999,7 +1129,9 @@ const ok = await client.set(key, token, { NX: true, PX: 5000 });
 if (!ok) return false;
 return true;
 }`,
-      errors: [separateFixed(5, 25, SET_NX, '"lock:*"', { expireCommand: "PEXPIRE", unit: "PX", ttl: "5000", expireLine: 7 })],
+      errors: [
+        separateFixed(5, 25, SET_NX, '"lock:*"', { expireCommand: "PEXPIRE", unit: "PX", ttl: "5000", expireLine: 7 }),
+      ],
     },
     {
       // Upstash SETNX then EXPIRE
@@ -1014,7 +1146,14 @@ const redis = Redis.fromEnv();
 export async function acquireLease(worker: string) {
 await redis.set("lease:compactor", worker, { nx: true, ex: 45 });
 }`,
-      errors: [separateFixed(4, 13, SETNX, '"lease:compactor"', { expireCommand: "EXPIRE", unit: "EX", ttl: "45", expireLine: 5 })],
+      errors: [
+        separateFixed(4, 13, SETNX, '"lease:compactor"', {
+          expireCommand: "EXPIRE",
+          unit: "EX",
+          ttl: "45",
+          expireLine: 5,
+        }),
+      ],
     },
     {
       // the TTL is a constant, not a literal: a suggestion
@@ -1028,13 +1167,20 @@ await redis.expire(key, LOCK_TTL);
 }`,
       output: null,
       errors: [
-        separateSuggested(6, 13, SETNX, '"lock:*"', { expireCommand: "EXPIRE", unit: "EX", ttl: "LOCK_TTL", expireLine: 7 }, `import Redis from "ioredis";
+        separateSuggested(
+          6,
+          13,
+          SETNX,
+          '"lock:*"',
+          { expireCommand: "EXPIRE", unit: "EX", ttl: "LOCK_TTL", expireLine: 7 },
+          `import Redis from "ioredis";
 const redis = new Redis();
 const LOCK_TTL = 30;
 export async function lock(name: string) {
 const key = \`lock:\${name}\`;
 await redis.set(key, "1", "EX", LOCK_TTL, "NX");
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -1048,12 +1194,19 @@ return n === 1;
 }`,
       output: null,
       errors: [
-        separateSuggested(4, 23, SETNX, '"slot:*"', { expireCommand: "EXPIRE", unit: "EX", ttl: "120", expireLine: 5 }, `import Redis from "ioredis";
+        separateSuggested(
+          4,
+          23,
+          SETNX,
+          '"slot:*"',
+          { expireCommand: "EXPIRE", unit: "EX", ttl: "120", expireLine: 5 },
+          `import Redis from "ioredis";
 const redis = new Redis();
 export async function claimSlot(slot: string) {
 const n = await redis.set(\`slot:\${slot}\`, "1", "EX", 120, "NX");
 return n === "OK";
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -1069,13 +1222,20 @@ if (false != taken) return "ran";
 }`,
       output: null,
       errors: [
-        separateSuggested(4, 27, SETNX, '"lock:nightly"', { expireCommand: "PEXPIRE", unit: "PX", ttl: "60_000", expireLine: 6 }, `import Redis from "ioredis";
+        separateSuggested(
+          4,
+          27,
+          SETNX,
+          '"lock:nightly"',
+          { expireCommand: "PEXPIRE", unit: "PX", ttl: "60_000", expireLine: 6 },
+          `import Redis from "ioredis";
 const redis = new Redis();
 export async function nightly(owner: string) {
 const taken = await redis.set("lock:nightly", owner, "PX", 60_000, "NX");
 if (taken !== "OK") return "skipped";
 if ("OK" === taken) return "ran";
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -1092,14 +1252,21 @@ module.exports = { lockJob };`,
       languageOptions: javascript,
       output: null,
       errors: [
-        separateSuggested(4, 14, SETNX, '"job-lock:*"', { expireCommand: "EXPIRE", unit: "EX", ttl: "10", expireLine: 5 }, `const Redis = require("ioredis");
+        separateSuggested(
+          4,
+          14,
+          SETNX,
+          '"job-lock:*"',
+          { expireCommand: "EXPIRE", unit: "EX", ttl: "10", expireLine: 5 },
+          `const Redis = require("ioredis");
 const redis = new Redis();
 function lockJob(id) {
 return redis.set(\`job-lock:\${id}\`, "1", "EX", 10, "NX").then((ok) => {
 return ok;
 });
 }
-module.exports = { lockJob };`),
+module.exports = { lockJob };`,
+        ),
       ],
     },
     {
@@ -1113,12 +1280,19 @@ return ok === 1;
 }`,
       output: null,
       errors: [
-        separateSuggested(4, 24, SETNX, '"lock:*"', { expireCommand: "EXPIREAT", unit: "EXAT", ttl: "until", expireLine: 5 }, `import Redis from "ioredis";
+        separateSuggested(
+          4,
+          24,
+          SETNX,
+          '"lock:*"',
+          { expireCommand: "EXPIREAT", unit: "EXAT", ttl: "until", expireLine: 5 },
+          `import Redis from "ioredis";
 const redis = new Redis();
 export async function lockUntil(name: string, until: number) {
 const ok = await redis.set(\`lock:\${name}\`, "1", "EXAT", until, "NX");
 return ok === "OK";
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -1131,12 +1305,22 @@ export async function acquire(lockKey: string) {
 }`,
       output: null,
       // the EXPIRE sits in its own multi, so it stays; the suggestion only makes the acquire expire by itself
-      errors: [separateSuggested(4, 15, SETNX, "`lockKey`", { expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: 5 }, `import Redis from "ioredis";
+      errors: [
+        separateSuggested(
+          4,
+          15,
+          SETNX,
+          "`lockKey`",
+          { expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: 5 },
+          `import Redis from "ioredis";
 const redis = new Redis();
 export async function acquire(lockKey: string) {
   await redis.set(lockKey, "1", "EX", 30, "NX");
   await redis.multi().expire(lockKey, 30).exec();
-}`, "expireInAcquire")],
+}`,
+          "expireInAcquire",
+        ),
+      ],
     },
     {
       // SETNX and EXPIRE in two different multi() chains: located at setnx
@@ -1147,12 +1331,22 @@ export async function acquire(id: string) {
   await redis.multi().expire(\`lock:\${id}\`, 30).exec();
 }`,
       output: null,
-      errors: [separateSuggested(4, 23, SETNX, '"lock:*"', { expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: 5 }, `import Redis from "ioredis";
+      errors: [
+        separateSuggested(
+          4,
+          23,
+          SETNX,
+          '"lock:*"',
+          { expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: 5 },
+          `import Redis from "ioredis";
 const redis = new Redis();
 export async function acquire(id: string) {
   await redis.multi().set(\`lock:\${id}\`, "1", "EX", 30, "NX").exec();
   await redis.multi().expire(\`lock:\${id}\`, 30).exec();
-}`, "expireInAcquire")],
+}`,
+          "expireInAcquire",
+        ),
+      ],
     },
     {
       // ioredis call("SETNX") then EXPIRE: the generic form has no edit
@@ -1163,7 +1357,16 @@ export async function acquireLock(id: string) {
   await redis.expire(\`lock:\${id}\`, 30);
 }`,
       output: null,
-      errors: [separateSuggested(4, 15, SETNX, '"lock:*"', { expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: 5 }, null)],
+      errors: [
+        separateSuggested(
+          4,
+          15,
+          SETNX,
+          '"lock:*"',
+          { expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: 5 },
+          null,
+        ),
+      ],
     },
 
     {
@@ -1177,12 +1380,19 @@ return ok;
 }`,
       output: null,
       errors: [
-        separateSuggested(4, 25, SETNX, '"lock:*"', { expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: 5 }, `import { createClient } from "redis";
+        separateSuggested(
+          4,
+          25,
+          SETNX,
+          '"lock:*"',
+          { expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: 5 },
+          `import { createClient } from "redis";
 const client = createClient();
 export async function acquireLock(id: string) {
 const ok = await client.set(\`lock:\${id}\`, "1", { NX: true, EX: 30 });
 return ok;
-}`),
+}`,
+        ),
       ],
     },
     {
@@ -1200,7 +1410,9 @@ export async function acquireLock(id: string) {
 const ok = await client.set(\`lock:\${id}\`, "1", { NX: true, EX: 30 });
 if (!ok) throw new Error("locked");
 }`,
-      errors: [separateFixed(4, 25, SETNX, '"lock:*"', { expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: 5 })],
+      errors: [
+        separateFixed(4, 25, SETNX, '"lock:*"', { expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: 5 }),
+      ],
     },
     {
       // SET NX then EXPIREAT: no SET option is written for an absolute time, so no edit
@@ -1211,7 +1423,16 @@ export async function acquireLock(id: string, at: number) {
   await redis.expireat(\`lock:\${id}\`, at);
 }`,
       output: null,
-      errors: [separateSuggested(4, 15, SET_NX, '"lock:*"', { expireCommand: "EXPIREAT", unit: "EXAT", ttl: "at", expireLine: 5 }, null)],
+      errors: [
+        separateSuggested(
+          4,
+          15,
+          SET_NX,
+          '"lock:*"',
+          { expireCommand: "EXPIREAT", unit: "EXAT", ttl: "at", expireLine: 5 },
+          null,
+        ),
+      ],
     },
     {
       // a SET after a GET check of the holder is a set-if-absent in JavaScript; without an expiry a dead holder keeps it
@@ -1250,12 +1471,20 @@ export async function preload() {
   if (!(await redis.setnx("sitemap-cache:lock", "1"))) return;
   try { await rebuildSitemapCache(); } finally { await redis.del("sitemap-cache:lock"); }
 }`,
-      errors: [missing(4, 21, SETNX, '"sitemap-cache:lock"', `import Redis from "ioredis";
+      errors: [
+        missing(
+          4,
+          21,
+          SETNX,
+          '"sitemap-cache:lock"',
+          `import Redis from "ioredis";
 const redis = new Redis();
 export async function preload() {
   if (!(await redis.set("sitemap-cache:lock", "1", "PX", 30_000, "NX"))) return;
   try { await rebuildSitemapCache(); } finally { await redis.del("sitemap-cache:lock"); }
-}`)],
+}`,
+        ),
+      ],
     },
     {
       // the var is given a new MULTI between the two: the EXPIRE goes in another round trip
@@ -1272,7 +1501,14 @@ function request(id, callback) {
 }
 function release(id, callback) { client.DEL("sync:lease:" + id, callback); }`,
       languageOptions: javascript,
-      errors: [separateSuggested(4, 9, SETNX, '"sync:lease:*"', { expireCommand: "EXPIRE", unit: "EX", ttl: "60", expireLine: 7 }, `var client = require("./redis-client");
+      errors: [
+        separateSuggested(
+          4,
+          9,
+          SETNX,
+          '"sync:lease:*"',
+          { expireCommand: "EXPIRE", unit: "EX", ttl: "60", expireLine: 7 },
+          `var client = require("./redis-client");
 function request(id, callback) {
   var multi = client.multi();
   multi.set("sync:lease:" + id, "1", "EX", 60, "NX");
@@ -1281,7 +1517,9 @@ function request(id, callback) {
     multi.exec(callback);
   });
 }
-function release(id, callback) { client.DEL("sync:lease:" + id, callback); }`)],
+function release(id, callback) { client.DEL("sync:lease:" + id, callback); }`,
+        ),
+      ],
     },
     // ---- conditionalTtl ----------------------------------------------------------------------------------
     {

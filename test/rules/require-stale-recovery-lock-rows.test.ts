@@ -164,7 +164,9 @@ ruleTester.run("require-stale-recovery: lock-row sweeps", rule, {
       name: "node-postgres: a heartbeat moved by the holder, judged by a named threshold",
       code: PG(""),
       filename: "sync-lock.ts",
-      errors: [sweep(6, "sync_locks", "removeStaleSyncLocks", "heartbeat_at", STALE("STALE_SYNC_LOCKS_MS"), PG(PG_SWEEP))],
+      errors: [
+        sweep(6, "sync_locks", "removeStaleSyncLocks", "heartbeat_at", STALE("STALE_SYNC_LOCKS_MS"), PG(PG_SWEEP)),
+      ],
     },
     {
       name: "Knex: insert … onConflict().ignore(), the expiry written in place",
@@ -177,7 +179,9 @@ ruleTester.run("require-stale-recovery: lock-row sweeps", rule, {
       code: PRISMA(""),
       filename: "cron-lock.js",
       languageOptions: javascript,
-      errors: [sweep(5, "cronLock", "removeStaleCronLock", "renewedAt", STALE("STALE_CRON_LOCK_MS"), PRISMA(PRISMA_SWEEP))],
+      errors: [
+        sweep(5, "cronLock", "removeStaleCronLock", "renewedAt", STALE("STALE_CRON_LOCK_MS"), PRISMA(PRISMA_SWEEP)),
+      ],
     },
     // No edit: nothing to tell a dead holder's row from a live one's.
     {
@@ -215,7 +219,10 @@ describe("the suggested lock-row sweeps", () => {
     { ...(plugin.configs.strict as object), files: ["**/*.{ts,js}"] },
   ];
   it.each([
-    ["report-lock.ts", MONGOOSE(MONGOOSE_SWEEP)], ["sync-lock.ts", PG(PG_SWEEP)], ["locks.ts", KNEX(KNEX_SWEEP)], ["cron-lock.js", PRISMA(PRISMA_SWEEP)],
+    ["report-lock.ts", MONGOOSE(MONGOOSE_SWEEP)],
+    ["sync-lock.ts", PG(PG_SWEEP)],
+    ["locks.ts", KNEX(KNEX_SWEEP)],
+    ["cron-lock.js", PRISMA(PRISMA_SWEEP)],
   ])("%s: answers the lock row and lints clean under configs.strict", (filename, output) => {
     const messages = new Linter({ configType: "flat" }).verify(output, strict as never, { filename });
     expect(messages.map((m) => `${m.line} ${m.ruleId} ${m.message}`)).toEqual([]);
@@ -223,7 +230,11 @@ describe("the suggested lock-row sweeps", () => {
 
   it("type-check against the libraries' own types (Mongoose, node-postgres, Knex)", () => {
     const root = join(dirname(fileURLToPath(import.meta.url)), "virtual-lock-rows");
-    const outputs = { "report-lock.ts": MONGOOSE(MONGOOSE_SWEEP), "sync-lock.ts": PG(PG_SWEEP), "locks.ts": KNEX(KNEX_SWEEP) };
+    const outputs = {
+      "report-lock.ts": MONGOOSE(MONGOOSE_SWEEP),
+      "sync-lock.ts": PG(PG_SWEEP),
+      "locks.ts": KNEX(KNEX_SWEEP),
+    };
     const files = Object.fromEntries(Object.entries(outputs).map(([name, text]) => [join(root, name), text]));
     expect(typeCheck(files, Object.keys(files), { skipLibCheck: true, esModuleInterop: true })).toEqual([]);
   });

@@ -335,39 +335,101 @@ export async function recoverStaleRunLocks() {
   return result.rowCount ?? 0;
 }
 `;
-const desc = (name: string, value: string, back: string, timeField: string, threshold: string) => ({ name, value, back, timeField, threshold });
-const suggests = (code: string, filename: string, line: number, data: ReturnType<typeof desc>, output: string) =>
-  ({ code, filename, errors: [{ messageId: "missingRecovery" as const, line, suggestions: [{ messageId: "addRecovery" as const, data, output }] }] });
-const noSuggestion = (code: string, filename: string, line: number) => ({ code, filename, errors: [{ messageId: "missingRecovery" as const, line, suggestions: [] }] });
+const desc = (name: string, value: string, back: string, timeField: string, threshold: string) => ({
+  name,
+  value,
+  back,
+  timeField,
+  threshold,
+});
+const suggests = (code: string, filename: string, line: number, data: ReturnType<typeof desc>, output: string) => ({
+  code,
+  filename,
+  errors: [
+    { messageId: "missingRecovery" as const, line, suggestions: [{ messageId: "addRecovery" as const, data, output }] },
+  ],
+});
+const noSuggestion = (code: string, filename: string, line: number) => ({
+  code,
+  filename,
+  errors: [{ messageId: "missingRecovery" as const, line, suggestions: [] }],
+});
 
 ruleTester.run("require-stale-recovery", rule, {
   valid: [],
   invalid: [
     // TypeORM: update() on the claim's repository, LessThan added to the module's typeorm import; affected may be undefined
-    suggests(TYPEORM, "render.service.ts", 8, desc("recoverStaleRenderJob", "rendering", "\"queued\"", "heartbeatAt", "STALE_RENDER_JOB_RENDERING_MS"), TYPEORM_OUTPUT),
+    suggests(
+      TYPEORM,
+      "render.service.ts",
+      8,
+      desc("recoverStaleRenderJob", "rendering", '"queued"', "heartbeatAt", "STALE_RENDER_JOB_RENDERING_MS"),
+      TYPEORM_OUTPUT,
+    ),
     // Sequelize: Model.update() with [Op.lt], Op added to the module's sequelize import; it resolves to [count]
-    suggests(SEQUELIZE, "jobs.ts", 6, desc("recoverStaleJob", "running", "\"queued\"", "heartbeatAt", "STALE_JOB_RUNNING_MS"), SEQUELIZE_OUTPUT),
+    suggests(
+      SEQUELIZE,
+      "jobs.ts",
+      6,
+      desc("recoverStaleJob", "running", '"queued"', "heartbeatAt", "STALE_JOB_RUNNING_MS"),
+      SEQUELIZE_OUTPUT,
+    ),
     // Kysely: the same instance and table; numUpdatedRows is a bigint
-    suggests(KYSELY, "exports.ts", 8, desc("recoverStaleExports", "exporting", "\"queued\"", "updated_at", "STALE_EXPORTS_EXPORTING_MS"), KYSELY_OUTPUT),
+    suggests(
+      KYSELY,
+      "exports.ts",
+      8,
+      desc("recoverStaleExports", "exporting", '"queued"', "updated_at", "STALE_EXPORTS_EXPORTING_MS"),
+      KYSELY_OUTPUT,
+    ),
     // Drizzle: the same instance and table, lt added beside and/eq; counted as the claim counts, by its returning()
-    suggests(DRIZZLE, "jobs.ts", 6, desc("recoverStaleJobs", "running", "\"queued\"", "heartbeatAt", "STALE_JOBS_RUNNING_MS"), DRIZZLE_OUTPUT),
+    suggests(
+      DRIZZLE,
+      "jobs.ts",
+      6,
+      desc("recoverStaleJobs", "running", '"queued"', "heartbeatAt", "STALE_JOBS_RUNNING_MS"),
+      DRIZZLE_OUTPUT,
+    ),
     // Knex in TypeScript: update() resolves to the count
-    suggests(KNEX, "exports.ts", 6, desc("recoverStaleExports", "exporting", "\"queued\"", "updated_at", "STALE_EXPORTS_EXPORTING_MS"), KNEX_OUTPUT),
+    suggests(
+      KNEX,
+      "exports.ts",
+      6,
+      desc("recoverStaleExports", "exporting", '"queued"', "updated_at", "STALE_EXPORTS_EXPORTING_MS"),
+      KNEX_OUTPUT,
+    ),
     // node-postgres in TypeScript: @types/pg types rowCount as number | null
-    suggests(PG, "jobs.ts", 6, desc("recoverStaleJobs", "running", "\"queued\"", "heartbeat_at", "STALE_JOBS_RUNNING_MS"), PG_OUTPUT),
+    suggests(
+      PG,
+      "jobs.ts",
+      6,
+      desc("recoverStaleJobs", "running", '"queued"', "heartbeat_at", "STALE_JOBS_RUNNING_MS"),
+      PG_OUTPUT,
+    ),
     // A flag, not a status (locked = true): given back to the value the claim's filter pins, as a parameter
-    suggests(PG_FLAG, "run-locks.js", 6, desc("recoverStaleRunLocks", "locked = true", "locked = false", "touched_at", "STALE_RUN_LOCKS_LOCKED_MS"), PG_FLAG_OUTPUT),
+    suggests(
+      PG_FLAG,
+      "run-locks.js",
+      6,
+      desc("recoverStaleRunLocks", "locked = true", "locked = false", "touched_at", "STALE_RUN_LOCKS_LOCKED_MS"),
+      PG_FLAG_OUTPUT,
+    ),
     // TypeORM in CommonJS without LessThan: no import can be added, so no recovery is written.
-    noSuggestion(`const { Repository } = require("typeorm");
+    noSuggestion(
+      `const { Repository } = require("typeorm");
 class Renders {
   constructor(jobs) { this.jobs = jobs; }
   async claim(id) { await this.jobs.update({ id, status: "queued" }, { status: "rendering", heartbeatAt: new Date() }); }
   async beat(id) { await this.jobs.update({ id, status: "rendering" }, { heartbeatAt: new Date() }); }
 }
 module.exports = { Renders, Repository };
-`, "renders.js", 4),
+`,
+      "renders.js",
+      4,
+    ),
     // Drizzle with neither returning() nor a count read off the claim: how this driver counts rows is unknown.
-    noSuggestion(`import { and, eq } from "drizzle-orm";
+    noSuggestion(
+      `import { and, eq } from "drizzle-orm";
 import { db } from "./db";
 import { jobs } from "./schema";
 export async function claimJob(id: number) {
@@ -376,9 +438,13 @@ export async function claimJob(id: number) {
 export async function beat(id: number) {
   await db.update(jobs).set({ heartbeatAt: new Date() }).where(and(eq(jobs.id, id), eq(jobs.status, "running")));
 }
-`, "jobs.ts", 5),
+`,
+      "jobs.ts",
+      5,
+    ),
     // The module already binds `lt` to something else: importing drizzle's would clash.
-    noSuggestion(`import { and, eq } from "drizzle-orm";
+    noSuggestion(
+      `import { and, eq } from "drizzle-orm";
 import { db } from "./db";
 import { jobs } from "./schema";
 const lt = "<";
@@ -389,29 +455,40 @@ export async function claimJob(id: number) {
 export async function beat(id: number) {
   await db.update(jobs).set({ heartbeatAt: new Date() }).where(and(eq(jobs.id, id), eq(jobs.status, "running")));
 }
-`, "jobs.ts", 6),
+`,
+      "jobs.ts",
+      6,
+    ),
   ],
 });
 
 describe("the suggested recoveries in TypeORM, Sequelize, Kysely, Drizzle, Knex and node-postgres", () => {
   const outputs = {
-    "render.service.ts": TYPEORM_OUTPUT, "sequelize-jobs.ts": SEQUELIZE_OUTPUT, "exports.ts": KYSELY_OUTPUT, "drizzle-jobs.ts": DRIZZLE_OUTPUT,
-    "knex-exports.ts": KNEX_OUTPUT, "pg-jobs.ts": PG_OUTPUT,
+    "render.service.ts": TYPEORM_OUTPUT,
+    "sequelize-jobs.ts": SEQUELIZE_OUTPUT,
+    "exports.ts": KYSELY_OUTPUT,
+    "drizzle-jobs.ts": DRIZZLE_OUTPUT,
+    "knex-exports.ts": KNEX_OUTPUT,
+    "pg-jobs.ts": PG_OUTPUT,
   };
   const strict = [
     { files: ["**/*.{ts,js}"], languageOptions: { parser: tsParser as never } },
     { ...(plugin.configs.strict as object), files: ["**/*.{ts,js}"] },
   ];
-  it.each([...Object.entries(outputs), ["run-locks.js", PG_FLAG_OUTPUT]])("%s: answers the claim and lints clean under configs.strict", (filename, output) => {
-    const messages = new Linter({ configType: "flat" }).verify(output, strict as never, { filename });
-    expect(messages.map((m) => `${m.line} ${m.ruleId} ${m.message}`)).toEqual([]);
-  });
+  it.each([...Object.entries(outputs), ["run-locks.js", PG_FLAG_OUTPUT]])(
+    "%s: answers the claim and lints clean under configs.strict",
+    (filename, output) => {
+      const messages = new Linter({ configType: "flat" }).verify(output, strict as never, { filename });
+      expect(messages.map((m) => `${m.line} ${m.ruleId} ${m.message}`)).toEqual([]);
+    },
+  );
 
   it("type-check against the libraries' own types", () => {
     // Beside the tests, so that the libraries resolve from the project's node_modules.
     const root = join(dirname(fileURLToPath(import.meta.url)), "virtual-stores");
     const files: Record<string, string> = {
-      [join(root, "render-job.entity.ts")]: "export class RenderJob {\n  id!: string;\n  status!: string;\n  heartbeatAt!: Date;\n}\n",
+      [join(root, "render-job.entity.ts")]:
+        "export class RenderJob {\n  id!: string;\n  status!: string;\n  heartbeatAt!: Date;\n}\n",
       [join(root, "schema.ts")]: `import { pgTable, serial, text, timestamp } from "drizzle-orm/pg-core";
 export interface Database { exports: { id: string; status: string; updated_at: Date } }
 export const jobs = pgTable("jobs", { id: serial("id").primaryKey(), status: text("status").notNull(), heartbeatAt: timestamp("heartbeat_at") });
@@ -422,7 +499,11 @@ export const db = drizzle(new pg.Pool());
 `,
       ...Object.fromEntries(Object.entries(outputs).map(([name, text]) => [join(root, name), text])),
     };
-    const problems = typeCheck(files, Object.keys(outputs).map((name) => join(root, name)), { skipLibCheck: true });
+    const problems = typeCheck(
+      files,
+      Object.keys(outputs).map((name) => join(root, name)),
+      { skipLibCheck: true },
+    );
     expect(problems).toEqual([]);
   });
 });

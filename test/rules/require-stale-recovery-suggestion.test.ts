@@ -9,7 +9,22 @@ import plugin from "../../src/index.js";
 import { ruleTester } from "../rule-tester.js";
 import { typeCheck } from "../typecheck.js";
 
-const recovery = (opts: { name: string; model: string; value: string; back: string; backText?: string; time: string; threshold: string; client: string; field?: string; stuckText?: string; indent?: string; method?: boolean; exported?: boolean; typed?: boolean }) => {
+const recovery = (opts: {
+  name: string;
+  model: string;
+  value: string;
+  back: string;
+  backText?: string;
+  time: string;
+  threshold: string;
+  client: string;
+  field?: string;
+  stuckText?: string;
+  indent?: string;
+  method?: boolean;
+  exported?: boolean;
+  typed?: boolean;
+}) => {
   const i = opts.indent ?? "";
   const field = opts.field ?? "status";
   const head = opts.method ? "async " : `${opts.exported === false ? "" : "export "}async function `;
@@ -29,7 +44,13 @@ const recovery = (opts: { name: string; model: string; value: string; back: stri
 };
 const constant = (threshold: string, model: string, value: string, time: string) =>
   `/** How long ${/^[aeiou]/i.test(model) ? "an" : "a"} ${model} row may stay ${value} without ${time} moving before its holder counts as dead. */\nconst ${threshold} = 15 * 60 * 1000;`;
-const desc = (name: string, value: string, back: string, time: string, threshold: string) => ({ name, value, back, timeField: time, threshold });
+const desc = (name: string, value: string, back: string, time: string, threshold: string) => ({
+  name,
+  value,
+  back,
+  timeField: time,
+  threshold,
+});
 
 const CLAIM_FN_HEAD = `import { prisma } from "./db";
 
@@ -51,11 +72,15 @@ export async function touchJob(id: string) {
 /** `code` with `inserted` right after `head`, its first part, as a suggestion inserts it after the claiming function. */
 const after = (head: string, inserted: string, rest: string) => `${head.trimEnd()}${inserted}\n${rest}`;
 const CLAIM_FN = CLAIM_FN_HEAD + BEAT;
-const FN_OUTPUT = after(CLAIM_FN_HEAD, `
+const FN_OUTPUT = after(
+  CLAIM_FN_HEAD,
+  `
 
 ${constant("STALE_JOB_RUNNING_MS", "job", "RUNNING", "updatedAt")}
 
-${recovery({ name: "recoverStaleJob", model: "job", value: "RUNNING", back: "PENDING", time: "updatedAt", threshold: "STALE_JOB_RUNNING_MS", client: "prisma.job" })}`, BEAT);
+${recovery({ name: "recoverStaleJob", model: "job", value: "RUNNING", back: "PENDING", time: "updatedAt", threshold: "STALE_JOB_RUNNING_MS", client: "prisma.job" })}`,
+  BEAT,
+);
 
 const SERVICE = (recovered: string) => `import { Injectable } from "@nestjs/common";
 import { RenderStatus } from "@prisma/client";
@@ -81,10 +106,25 @@ export class RenderService {
 }
 `;
 const SERVICE_CODE = SERVICE("").replace("%METHOD%", "");
-const SERVICE_OUTPUT = SERVICE(`${constant("STALE_REPORT_RENDERING_MS", "report", "RENDERING", "heartbeatAt")}\n\n`).replace("%METHOD%", `\n${recovery({
-  name: "recoverStaleReport", model: "report", value: "RENDERING", back: "QUEUED", backText: "RenderStatus.QUEUED", stuckText: "RenderStatus.RENDERING",
-  field: "renderStatus", time: "heartbeatAt", threshold: "STALE_REPORT_RENDERING_MS", client: "this.prisma.report", indent: "  ", method: true,
-})}\n`);
+const SERVICE_OUTPUT = SERVICE(
+  `${constant("STALE_REPORT_RENDERING_MS", "report", "RENDERING", "heartbeatAt")}\n\n`,
+).replace(
+  "%METHOD%",
+  `\n${recovery({
+    name: "recoverStaleReport",
+    model: "report",
+    value: "RENDERING",
+    back: "QUEUED",
+    backText: "RenderStatus.QUEUED",
+    stuckText: "RenderStatus.RENDERING",
+    field: "renderStatus",
+    time: "heartbeatAt",
+    threshold: "STALE_REPORT_RENDERING_MS",
+    client: "this.prisma.report",
+    indent: "  ",
+    method: true,
+  })}\n`,
+);
 
 const COMMONJS_HEAD = `const { prisma } = require("./db");
 
@@ -99,11 +139,15 @@ async function touchJob(id) {
 }
 module.exports = { startJob, touchJob };
 `;
-const COMMONJS_OUTPUT = after(COMMONJS_HEAD, `
+const COMMONJS_OUTPUT = after(
+  COMMONJS_HEAD,
+  `
 
 ${constant("STALE_JOB_RUNNING_MS", "job", "RUNNING", "updatedAt")}
 
-${recovery({ name: "recoverStaleJob", model: "job", value: "RUNNING", back: "PENDING", time: "updatedAt", threshold: "STALE_JOB_RUNNING_MS", client: "prisma.job", exported: false, typed: false })}`, COMMONJS_REST);
+${recovery({ name: "recoverStaleJob", model: "job", value: "RUNNING", back: "PENDING", time: "updatedAt", threshold: "STALE_JOB_RUNNING_MS", client: "prisma.job", exported: false, typed: false })}`,
+  COMMONJS_REST,
+);
 
 const ARROW_HEAD = `import { prisma } from "./db";
 export const startJob = async (id: string) => {
@@ -117,11 +161,15 @@ const ARROW_REST = `export const touchJob = async (id: string) => {
 // STALE_JOB_RUNNING_MS is taken in this module
 `;
 const ARROW = ARROW_HEAD + ARROW_REST;
-const ARROW_OUTPUT = after(ARROW_HEAD, `
+const ARROW_OUTPUT = after(
+  ARROW_HEAD,
+  `
 
 ${constant("STALE_JOB_RUNNING_MS2", "job", "RUNNING", "updatedAt")}
 
-${recovery({ name: "recoverStaleJob", model: "job", value: "RUNNING", back: "PENDING", time: "updatedAt", threshold: "STALE_JOB_RUNNING_MS2", client: "prisma.job" })}`, ARROW_REST);
+${recovery({ name: "recoverStaleJob", model: "job", value: "RUNNING", back: "PENDING", time: "updatedAt", threshold: "STALE_JOB_RUNNING_MS2", client: "prisma.job" })}`,
+  ARROW_REST,
+);
 
 const MONGO_HEAD = `import { Export } from "./models/export";
 
@@ -140,7 +188,9 @@ export async function beat(id: string) {
 }
 `;
 const MONGO = MONGO_HEAD + MONGO_REST;
-const MONGO_OUTPUT = after(MONGO_HEAD, `
+const MONGO_OUTPUT = after(
+  MONGO_HEAD,
+  `
 
 ${constant("STALE_EXPORT_EXPORTING_MS", "Export", "exporting", "heartbeatAt")}
 
@@ -154,7 +204,9 @@ export async function recoverStaleExport(): Promise<number> {
     { $set: { state: "queued" } },
   );
   return result.modifiedCount;
-}`, MONGO_REST);
+}`,
+  MONGO_REST,
+);
 
 const PG_HEAD = `import pg from "pg";
 
@@ -185,7 +237,9 @@ async function work(jobId) {
 }
 `;
 const PG = PG_HEAD + PG_REST;
-const PG_OUTPUT = after(PG_HEAD, `
+const PG_OUTPUT = after(
+  PG_HEAD,
+  `
 
 ${constant("STALE_AUDIO_JOBS_GENERATING_MS", "audio_jobs", "GENERATING", "updated_at")}
 
@@ -199,7 +253,9 @@ export async function recoverStaleAudioJobs() {
     ["FAILED", "GENERATING", STALE_AUDIO_JOBS_GENERATING_MS],
   );
   return result.rowCount ?? 0;
-}`, PG_REST);
+}`,
+  PG_REST,
+);
 
 const KNEX_HEAD = `import knex from "knex";
 
@@ -217,7 +273,9 @@ export async function beat(id: number): Promise<void> {
 }
 `;
 const KNEX = KNEX_HEAD + KNEX_REST;
-const KNEX_OUTPUT = after(KNEX_HEAD, `
+const KNEX_OUTPUT = after(
+  KNEX_HEAD,
+  `
 
 ${constant("STALE_EXPORTS_EXPORTING_MS", "exports", "exporting", "updated_at")}
 
@@ -231,7 +289,9 @@ export async function recoverStaleExports(): Promise<number> {
     .where("updated_at", "<", new Date(Date.now() - STALE_EXPORTS_EXPORTING_MS))
     .update({ status: "queued" });
   return result;
-}`, KNEX_REST);
+}`,
+  KNEX_REST,
+);
 
 const FLAG = `import { prisma } from "./db";
 
@@ -276,7 +336,11 @@ export async function recoverStaleRunLock(): Promise<number> {
   return result.count;
 }
 `;
-const noSuggestion = (code: string, line: number) => ({ code, filename: "jobs.ts", errors: [{ messageId: "missingRecovery" as const, line, suggestions: [] }] });
+const noSuggestion = (code: string, line: number) => ({
+  code,
+  filename: "jobs.ts",
+  errors: [{ messageId: "missingRecovery" as const, line, suggestions: [] }],
+});
 
 ruleTester.run("require-stale-recovery", rule, {
   valid: [],
@@ -285,48 +349,145 @@ ruleTester.run("require-stale-recovery", rule, {
       // a function claim on a module-level client: an exported recovery after it
       code: CLAIM_FN,
       filename: "jobs.ts",
-      errors: [{ messageId: "missingRecovery", line: 4, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleJob", "RUNNING", '"PENDING"', "updatedAt", "STALE_JOB_RUNNING_MS"), output: FN_OUTPUT }] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 4,
+          suggestions: [
+            {
+              messageId: "addRecovery",
+              data: desc("recoverStaleJob", "RUNNING", '"PENDING"', "updatedAt", "STALE_JOB_RUNNING_MS"),
+              output: FN_OUTPUT,
+            },
+          ],
+        },
+      ],
     },
     {
       // a method claim on `this.prisma`: a method after it, the constant above the class's JSDoc and decorator; the
       // values as the module writes them, the progress timestamp from the heartbeat write
       code: SERVICE_CODE,
       filename: "render.service.ts",
-      errors: [{ messageId: "missingRecovery", line: 11, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleReport", "RENDERING", "RenderStatus.QUEUED", "heartbeatAt", "STALE_REPORT_RENDERING_MS"), output: SERVICE_OUTPUT }] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 11,
+          suggestions: [
+            {
+              messageId: "addRecovery",
+              data: desc(
+                "recoverStaleReport",
+                "RENDERING",
+                "RenderStatus.QUEUED",
+                "heartbeatAt",
+                "STALE_REPORT_RENDERING_MS",
+              ),
+              output: SERVICE_OUTPUT,
+            },
+          ],
+        },
+      ],
     },
     {
       // CommonJS: a plain function (a later `module.exports = {…}` would drop an export added here), no types
       code: COMMONJS_HEAD + COMMONJS_REST,
       filename: "jobs.js",
-      errors: [{ messageId: "missingRecovery", line: 4, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleJob", "RUNNING", '"PENDING"', "updatedAt", "STALE_JOB_RUNNING_MS"), output: COMMONJS_OUTPUT }] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 4,
+          suggestions: [
+            {
+              messageId: "addRecovery",
+              data: desc("recoverStaleJob", "RUNNING", '"PENDING"', "updatedAt", "STALE_JOB_RUNNING_MS"),
+              output: COMMONJS_OUTPUT,
+            },
+          ],
+        },
+      ],
     },
     {
       // an arrow function in a const; `in` gives back its first other value; a name the module's text holds is not reused
       code: ARROW,
       filename: "jobs.ts",
-      errors: [{ messageId: "missingRecovery", line: 3, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleJob", "RUNNING", '"PENDING"', "updatedAt", "STALE_JOB_RUNNING_MS2"), output: ARROW_OUTPUT }] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 3,
+          suggestions: [
+            {
+              messageId: "addRecovery",
+              data: desc("recoverStaleJob", "RUNNING", '"PENDING"', "updatedAt", "STALE_JOB_RUNNING_MS2"),
+              output: ARROW_OUTPUT,
+            },
+          ],
+        },
+      ],
     },
     {
       // MongoDB (a Mongoose model): updateMany with $lt and $set, the count from modifiedCount
       code: MONGO,
       filename: "exports.ts",
-      errors: [{ messageId: "missingRecovery", line: 4, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleExport", "exporting", '"queued"', "heartbeatAt", "STALE_EXPORT_EXPORTING_MS"), output: MONGO_OUTPUT }] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 4,
+          suggestions: [
+            {
+              messageId: "addRecovery",
+              data: desc("recoverStaleExport", "exporting", '"queued"', "heartbeatAt", "STALE_EXPORT_EXPORTING_MS"),
+              output: MONGO_OUTPUT,
+            },
+          ],
+        },
+      ],
     },
     {
       // Knex: the same table through the same instance; update() resolves to the count
       code: KNEX,
       filename: "exports.ts",
-      errors: [{ messageId: "missingRecovery", line: 6, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleExports", "exporting", '"queued"', "updated_at", "STALE_EXPORTS_EXPORTING_MS"), output: KNEX_OUTPUT }] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 6,
+          suggestions: [
+            {
+              messageId: "addRecovery",
+              data: desc("recoverStaleExports", "exporting", '"queued"', "updated_at", "STALE_EXPORTS_EXPORTING_MS"),
+              output: KNEX_OUTPUT,
+            },
+          ],
+        },
+      ],
     },
     {
       // a flag (locked: false → true): named by its field, given back to the value the filter pins
       code: FLAG,
       filename: "run-locks.ts",
-      errors: [{ messageId: "missingRecovery", line: 4, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleRunLock", "locked = true", "locked = false", "touchedAt", "STALE_RUN_LOCK_LOCKED_MS"), output: FLAG_OUTPUT }] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 4,
+          suggestions: [
+            {
+              messageId: "addRecovery",
+              data: desc(
+                "recoverStaleRunLock",
+                "locked = true",
+                "locked = false",
+                "touchedAt",
+                "STALE_RUN_LOCK_LOCKED_MS",
+              ),
+              output: FLAG_OUTPUT,
+            },
+          ],
+        },
+      ],
     },
     // Knex through the instance a class holds (this.knex): the table expression is not the instance called with
     // literals, so no recovery is written for it.
-    noSuggestion(`export class Exports {
+    noSuggestion(
+      `export class Exports {
   constructor(private readonly knex: any) {}
   async claim(id: number) {
     await this.knex("exports").where({ id, status: "queued" }).update({ status: "exporting", updated_at: this.knex.fn.now() });
@@ -336,68 +497,107 @@ ruleTester.run("require-stale-recovery", rule, {
     if (n === 0) throw new Error("taken over");
   }
 }
-`, 4),
+`,
+      4,
+    ),
     // A touch of rows in another state is no heartbeat of the claimed ones.
-    noSuggestion(`import { prisma } from "./db";
+    noSuggestion(
+      `import { prisma } from "./db";
 export async function startJob(id: string) {
   await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING", updatedAt: new Date() } });
 }
 export async function touchPending(id: string) {
   await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { updatedAt: new Date() } });
 }
-`, 3),
+`,
+      3,
+    ),
     // A heartbeat the claim does not stamp: a row claimed again keeps its last run's heartbeatAt until the first
     // beat, so a recovery judged by it would free a holder that has just started.
-    noSuggestion(`import { prisma } from "./db";
+    noSuggestion(
+      `import { prisma } from "./db";
 export async function startJob(id: string) {
   await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING" } });
 }
 export async function beat(id: string) {
   await prisma.job.updateMany({ where: { id, status: "RUNNING" }, data: { heartbeatAt: new Date() } });
 }
-`, 3),
+`,
+      3,
+    ),
     // updatedAt stamped by the claim alone is a start time whatever its name: a slow holder would be freed alive.
-    noSuggestion(`import { prisma } from "./db";
+    noSuggestion(
+      `import { prisma } from "./db";
 export async function startJob(id: string) {
   await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING", updatedAt: new Date() } });
 }
-`, 3),
+`,
+      3,
+    ),
     {
       // node-postgres: the filter only excludes the claimed value, so the value given back is the one the module's
       // failure path gives a row it holds (FAILED, which the claim accepts again); values are parameters
       code: PG,
       filename: "jobs.js",
-      errors: [{ messageId: "missingRecovery", line: 6, suggestions: [{ messageId: "addRecovery", data: desc("recoverStaleAudioJobs", "GENERATING", '"FAILED"', "updated_at", "STALE_AUDIO_JOBS_GENERATING_MS"), output: PG_OUTPUT }] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 6,
+          suggestions: [
+            {
+              messageId: "addRecovery",
+              data: desc(
+                "recoverStaleAudioJobs",
+                "GENERATING",
+                '"FAILED"',
+                "updated_at",
+                "STALE_AUDIO_JOBS_GENERATING_MS",
+              ),
+              output: PG_OUTPUT,
+            },
+          ],
+        },
+      ],
     },
     // No progress timestamp stamped for the model (startedAt is a start time): nothing to judge age by, none invented.
-    noSuggestion(`import { prisma } from "./db";
+    noSuggestion(
+      `import { prisma } from "./db";
 export async function startJob(id: string) {
   await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING", startedAt: new Date() } });
 }
-`, 3),
+`,
+      3,
+    ),
     // A stamp named neither as progress nor as a start time counts by what the write does: written by id alone, the
     // write may touch a row after it was handed on, so it is no heartbeat of the claimed rows.
-    noSuggestion(`import { prisma } from "./db";
+    noSuggestion(
+      `import { prisma } from "./db";
 export async function startJob(id: string) {
   await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING" } });
 }
 export async function noteBatch(id: string) {
   await prisma.job.updateMany({ where: { id }, data: { lastBatchAt: new Date() } });
 }
-`, 3),
+`,
+      3,
+    ),
     // Re-stamped while held, a field named as a start time is still not what the recovery may judge by.
-    noSuggestion(`import { prisma } from "./db";
+    noSuggestion(
+      `import { prisma } from "./db";
 export async function startJob(id: string) {
   await prisma.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING" } });
 }
 export async function restart(id: string) {
   await prisma.job.updateMany({ where: { id, status: "RUNNING" }, data: { startedAt: new Date() } });
 }
-`, 3),
+`,
+      3,
+    ),
     // Another lifecycle of the same row holds the same value (the payment's own status is PROCESSING while its
     // refund is): a write pinned on it, or another claim of the model stamping its time (a claim renews nothing),
     // is no heartbeat of the refund.
-    noSuggestion(`import { Payment } from "./models/payment";
+    noSuggestion(
+      `import { Payment } from "./models/payment";
 export async function startRefund(id: string) {
   return Payment.findOneAndUpdate({ _id: id, refundStatus: "FAILED" }, { $set: { refundStatus: "PROCESSING" } }, { new: true });
 }
@@ -411,26 +611,37 @@ export async function lockProcessing(id: string, cutoff: Date) {
 export async function noteProgress(id: string) {
   await Payment.updateOne({ _id: id, status: "PROCESSING" }, { $set: { checkedAt: new Date() } });
 }
-`, 3),
+`,
+      3,
+    ),
     // The client is a parameter: not in scope next to the function.
-    noSuggestion(`export async function startJob(db: any, id: string) {
+    noSuggestion(
+      `export async function startJob(db: any, id: string) {
   await db.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING", updatedAt: new Date() } });
 }
-`, 2),
+`,
+      2,
+    ),
     // A transaction's client: only inside the callback.
-    noSuggestion(`import { prisma } from "./db";
+    noSuggestion(
+      `import { prisma } from "./db";
 export async function startJob(id: string) {
   await prisma.$transaction(async (tx) => {
     await tx.job.updateMany({ where: { id, status: "PENDING" }, data: { status: "RUNNING", updatedAt: new Date() } });
   });
 }
-`, 4),
+`,
+      4,
+    ),
     // The filter says only what the row is not: the value to give back is unknown.
-    noSuggestion(`import { prisma } from "./db";
+    noSuggestion(
+      `import { prisma } from "./db";
 export async function startJob(id: string) {
   await prisma.job.updateMany({ where: { id, status: { not: "RUNNING" } }, data: { status: "RUNNING", updatedAt: new Date() } });
 }
-`, 3),
+`,
+      3,
+    ),
   ],
 });
 
@@ -439,7 +650,22 @@ describe("require-stale-recovery's suggested recovery", () => {
     { files: ["**/*.{ts,js}"], languageOptions: { parser: tsParser as never, sourceType: "module" as const } },
     { ...(plugin.configs.strict as object), files: ["**/*.{ts,js}"] },
   ];
-  it.each([["run-locks.ts", FLAG_OUTPUT.replace('import { prisma } from "./db";', 'import { prisma } from "./db";\nimport { runStep } from "./steps";')], ["jobs.ts", FN_OUTPUT], ["render.service.ts", SERVICE_OUTPUT], ["jobs.js", COMMONJS_OUTPUT], ["jobs.ts", ARROW_OUTPUT], ["exports.ts", MONGO_OUTPUT], ["jobs.js", PG_OUTPUT], ["knex-exports.ts", KNEX_OUTPUT]])("%s: answers the claim and lints clean under configs.strict", (filename, output) => {
+  it.each([
+    [
+      "run-locks.ts",
+      FLAG_OUTPUT.replace(
+        'import { prisma } from "./db";',
+        'import { prisma } from "./db";\nimport { runStep } from "./steps";',
+      ),
+    ],
+    ["jobs.ts", FN_OUTPUT],
+    ["render.service.ts", SERVICE_OUTPUT],
+    ["jobs.js", COMMONJS_OUTPUT],
+    ["jobs.ts", ARROW_OUTPUT],
+    ["exports.ts", MONGO_OUTPUT],
+    ["jobs.js", PG_OUTPUT],
+    ["knex-exports.ts", KNEX_OUTPUT],
+  ])("%s: answers the claim and lints clean under configs.strict", (filename, output) => {
     const messages = new Linter({ configType: "flat" }).verify(output, strict as never, { filename });
     expect(messages.map((m) => `${m.line} ${m.ruleId} ${m.message}`)).toEqual([]);
   });
@@ -449,7 +675,10 @@ describe("require-stale-recovery's suggested recovery", () => {
     const files: Record<string, string> = {
       "/p/db.ts": `export declare const prisma: { job: ${delegate}; runLock: ${delegate}; $transaction<T>(fn: (tx: { job: ${delegate} }) => Promise<T>): Promise<T> };\n`,
       "/p/steps.ts": "export declare function runStep(step: string): Promise<void>;\n",
-      "/p/run-locks.ts": FLAG_OUTPUT.replace('import { prisma } from "./db";', 'import { prisma } from "./db";\nimport { runStep } from "./steps";'),
+      "/p/run-locks.ts": FLAG_OUTPUT.replace(
+        'import { prisma } from "./db";',
+        'import { prisma } from "./db";\nimport { runStep } from "./steps";',
+      ),
       "/p/prisma.service.ts": `export declare class PrismaService { report: ${delegate} }\n`,
       "/p/node_modules/@nestjs/common/index.d.ts": "export declare function Injectable(): ClassDecorator;\n",
       "/p/node_modules/@prisma/client/index.d.ts": `export declare const RenderStatus: { readonly QUEUED: "QUEUED"; readonly RENDERING: "RENDERING"; readonly FAILED: "FAILED" };\n`,
@@ -464,7 +693,11 @@ describe("require-stale-recovery's suggested recovery", () => {
 `,
       "/p/exports.ts": MONGO_OUTPUT,
     };
-    const problems = typeCheck(files, ["/p/jobs.ts", "/p/arrow.ts", "/p/render.service.ts", "/p/exports.ts", "/p/run-locks.ts"], { lib: ["lib.es2022.d.ts"] });
+    const problems = typeCheck(
+      files,
+      ["/p/jobs.ts", "/p/arrow.ts", "/p/render.service.ts", "/p/exports.ts", "/p/run-locks.ts"],
+      { lib: ["lib.es2022.d.ts"] },
+    );
     expect(problems).toEqual([]);
   });
 });

@@ -45,8 +45,6 @@ const REFUND_CLAIM = `export async function refund(paymentId: string) {
   }
 }`;
 
-
-
 ruleTester.run("require-stale-recovery", rule, {
   valid: [
     {
@@ -83,7 +81,9 @@ export async function approve(requestId: string) {
     {
       // the same refund with a sweep that hands stale PENDING refunds back: answered
       name: "a value held across work, with a recovery",
-      code: REFUND_CLAIM + `
+      code:
+        REFUND_CLAIM +
+        `
 export async function releaseStaleRefunds(cutoff: Date) {
   await prisma.payment.updateMany({ where: { refundStatus: "PENDING", refundAttemptAt: { lt: cutoff } }, data: { refundStatus: "FAILED" } });
 }`,
@@ -859,9 +859,7 @@ export async function claim(id: string) {
       // created once a lookup found none, in a table whose only key is its id: nothing removes a dead holder's row
       code: STAGE_ROW(false),
       settings: stageKeys,
-      errors: [
-        { messageId: "missingRowExpiry", line: 4, column: 9, data: { model: "stageLock", checkLine: "2" } },
-      ],
+      errors: [{ messageId: "missingRowExpiry", line: 4, column: 9, data: { model: "stageLock", checkLine: "2" } }],
     },
   ],
 });

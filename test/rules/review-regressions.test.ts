@@ -62,7 +62,14 @@ export async function onBoot() { await prisma.doc.updateMany({ where: { kind: "p
       // Prisma enums keep the schema's case
       code: `import { JobStatus } from "@prisma/client";
 export async function start(id: string) { await prisma.job.updateMany({ where: { id, status: { not: JobStatus.running } }, data: { status: JobStatus.running } }); }`,
-      errors: [{ messageId: "missingRecovery", line: 2, column: 49, data: { model: "job", field: "status", value: "running" } }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 2,
+          column: 49,
+          data: { model: "job", field: "status", value: "running" },
+        },
+      ],
     },
     {
       // an optimistic compare-and-set on a version column is atomic, but still a claim that needs a recovery
@@ -71,7 +78,9 @@ export async function start(id: string) { await prisma.job.updateMany({ where: {
   if (job.status !== "QUEUED") return;
   await prisma.job.updateMany({ where: { id: jobId, version: job.version }, data: { status: "RUNNING", version: { increment: 1 } } });
 }`,
-      errors: [{ messageId: "missingRecovery", line: 4, column: 9, data: { model: "job", field: "status", value: "RUNNING" } }],
+      errors: [
+        { messageId: "missingRecovery", line: 4, column: 9, data: { model: "job", field: "status", value: "RUNNING" } },
+      ],
     },
   ],
 });
@@ -111,38 +120,62 @@ ruleTester.run("atomic-claim", atomicClaim, {
     await tx.job.update({ where: { id: jobId }, data: { status: "RUNNING" } });
   });
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 5, column: 11,
-        data: { model: "job", field: "status", value: "RUNNING", checkedWhere: "in JavaScript", checkLine: "3" },
-        suggestions: [{
-          messageId: "addCondition",
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 5,
+          column: 11,
           data: { model: "job", field: "status", value: "RUNNING", checkedWhere: "in JavaScript", checkLine: "3" },
-          output: `export async function start(jobId: string) {
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: { model: "job", field: "status", value: "RUNNING", checkedWhere: "in JavaScript", checkLine: "3" },
+              output: `export async function start(jobId: string) {
   const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
   if (job.status === "RUNNING") return;
   await prisma.$transaction(async (tx) => {
     await tx.job.update({ where: { id: jobId, status: { not: "RUNNING" } }, data: { status: "RUNNING" } });
   });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       // read, then write in the .then callback
       code: `export function next() {
   return prisma.job.findFirst({ where: { status: "QUEUED" } }).then((job) => job && prisma.job.update({ where: { id: job.id }, data: { status: "RUNNING" } }));
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 2, column: 85,
-        data: { model: "job", field: "status", value: "RUNNING", checkedWhere: "with a separate read", checkLine: "2" },
-        suggestions: [{
-          messageId: "addCondition",
-          data: { model: "job", field: "status", value: "RUNNING", checkedWhere: "with a separate read", checkLine: "2" },
-          output: `export function next() {
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 2,
+          column: 85,
+          data: {
+            model: "job",
+            field: "status",
+            value: "RUNNING",
+            checkedWhere: "with a separate read",
+            checkLine: "2",
+          },
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: {
+                model: "job",
+                field: "status",
+                value: "RUNNING",
+                checkedWhere: "with a separate read",
+                checkLine: "2",
+              },
+              output: `export function next() {
   return prisma.job.findFirst({ where: { status: "QUEUED" } }).then((job) => job && prisma.job.update({ where: { id: job.id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } }));
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
   ],
 });
@@ -186,18 +219,24 @@ class AdminController {
   ${claimGenerating}
   await runWithHooks(id, { onSuccess: async () => { await prisma.job.update({ where: { id }, data: { status: "COMPLETED" } }); } });
 }`,
-      errors: [{
-        messageId: "unfencedWrite", line: 3, column: 59,
-        data: { model: "job", field: "status", value: "GENERATING", claimLine: "2", target: "COMPLETED" },
-        suggestions: [{
-          messageId: "addFence",
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 3,
+          column: 59,
           data: { model: "job", field: "status", value: "GENERATING", claimLine: "2", target: "COMPLETED" },
-          output: `export async function start(id: string) {
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { model: "job", field: "status", value: "GENERATING", claimLine: "2", target: "COMPLETED" },
+              output: `export async function start(id: string) {
   ${claimGenerating}
   await runWithHooks(id, { onSuccess: async () => { await prisma.job.update({ where: { id, status: "GENERATING" }, data: { status: "COMPLETED" } }); } });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     }),
   ],
 });
@@ -231,10 +270,22 @@ export async function sweep(cutoff: Date) {
   const stale = await prisma.job.findMany({ where: { status: "RUNNING", updatedAt: { lt: cutoff } } });
   await Promise.all(stale.map((job) => prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } })));
 }`,
-      errors: [{
-        messageId: "checkInJs", line: 4, column: 40,
-        data: { model: "job", field: "status", value: "RUNNING", claimLine: "1", checkedWhere: "with a separate read", checkLine: "3", rowFilter: "id" },
-      }],
+      errors: [
+        {
+          messageId: "checkInJs",
+          line: 4,
+          column: 40,
+          data: {
+            model: "job",
+            field: "status",
+            value: "RUNNING",
+            claimLine: "1",
+            checkedWhere: "with a separate read",
+            checkLine: "3",
+            rowFilter: "id",
+          },
+        },
+      ],
     },
   ],
 });
@@ -253,10 +304,22 @@ export async function sweep(t: Date) { await prisma.job.updateMany({ where: { st
       code: `export async function claim(id: string) { ${claimGenerating} }
 export async function sweep(t: Date) { await prisma.job.updateMany({ where: { status: "GENERATING", kickoff: { lt: t } }, data: { status: "FAILED" } }); }`,
       options: [{ startTimeFields: ["kickoff"] }],
-      errors: [{
-        messageId: "startTimeRecovery", line: 2, column: 101,
-        data: { model: "job", field: "status", value: "GENERATING", claimLine: "1", stamped: "set once when work starts", timeField: "kickoff", progressFields: "updatedAt, modifiedAt, heartbeatAt" },
-      }],
+      errors: [
+        {
+          messageId: "startTimeRecovery",
+          line: 2,
+          column: 101,
+          data: {
+            model: "job",
+            field: "status",
+            value: "GENERATING",
+            claimLine: "1",
+            stamped: "set once when work starts",
+            timeField: "kickoff",
+            progressFields: "updatedAt, modifiedAt, heartbeatAt",
+          },
+        },
+      ],
     },
   ],
 });
@@ -280,17 +343,30 @@ ruleTester.run("require-lock-ttl", requireLockTtl, {
       code: `${ioredisHeader}export async function acquireLock(id: string) {
   if (await redis.setnx(\`lock:\${id}\`, "1")) await redis.expire(\`lock:\${id}\`, 30);
 }`,
-      errors: [{
-        messageId: "separateExpire", line: 4, column: 19,
-        data: { command: "SETNX", key: '"lock:*"', expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: "4" },
-        suggestions: [{
-          messageId: "expireInAcquire",
+      errors: [
+        {
+          messageId: "separateExpire",
+          line: 4,
+          column: 19,
           data: { command: "SETNX", key: '"lock:*"', expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: "4" },
-          output: `${ioredisHeader}export async function acquireLock(id: string) {
+          suggestions: [
+            {
+              messageId: "expireInAcquire",
+              data: {
+                command: "SETNX",
+                key: '"lock:*"',
+                expireCommand: "EXPIRE",
+                unit: "EX",
+                ttl: "30",
+                expireLine: "4",
+              },
+              output: `${ioredisHeader}export async function acquireLock(id: string) {
   if (await redis.set(\`lock:\${id}\`, "1", "EX", 30, "NX")) await redis.expire(\`lock:\${id}\`, 30);
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       // another function's EXPIRE does not expire this acquire
@@ -302,29 +378,45 @@ export async function acquireLock(id: string) {
 }`,
       errors: [
         {
-          messageId: "missingTtl", line: 3, column: 60, data: { command: "SETNX", key: '"lock:*"' },
-          suggestions: [{
-            messageId: "addTtl",
-            output: `${ioredisHeader}export async function quickLock(id: string) { return redis.set(\`lock:\${id}\`, "1", "PX", 30_000, "NX"); }
+          messageId: "missingTtl",
+          line: 3,
+          column: 60,
+          data: { command: "SETNX", key: '"lock:*"' },
+          suggestions: [
+            {
+              messageId: "addTtl",
+              output: `${ioredisHeader}export async function quickLock(id: string) { return redis.set(\`lock:\${id}\`, "1", "PX", 30_000, "NX"); }
 export async function acquireLock(id: string) {
   const ok = await redis.setnx(\`lock:\${id}\`, "1");
   await redis.expire(\`lock:\${id}\`, 30);
   return ok;
 }`,
-          }],
+            },
+          ],
         },
         {
-          messageId: "separateExpire", line: 5, column: 26,
+          messageId: "separateExpire",
+          line: 5,
+          column: 26,
           data: { command: "SETNX", key: '"lock:*"', expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: "6" },
-          suggestions: [{
-            messageId: "mergeExpire",
-            data: { command: "SETNX", key: '"lock:*"', expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: "6" },
-            output: `${ioredisHeader}export async function quickLock(id: string) { return redis.setnx(\`lock:\${id}\`, "1"); }
+          suggestions: [
+            {
+              messageId: "mergeExpire",
+              data: {
+                command: "SETNX",
+                key: '"lock:*"',
+                expireCommand: "EXPIRE",
+                unit: "EX",
+                ttl: "30",
+                expireLine: "6",
+              },
+              output: `${ioredisHeader}export async function quickLock(id: string) { return redis.setnx(\`lock:\${id}\`, "1"); }
 export async function acquireLock(id: string) {
   const ok = await redis.set(\`lock:\${id}\`, "1", "EX", 30, "NX");
   return ok;
 }`,
-          }],
+            },
+          ],
         },
       ],
     },
@@ -370,11 +462,15 @@ export async function consumeState(nonce: string) {
 export function releaseLock(key: string, token: string) {
   return redis.get(key).then((value) => { if (value === token) return redis.del(key); return 0; });
 }`,
-      errors: [{
-        messageId: "getCompareDelete", line: 5, column: 77,
-        data: { command: "DEL", key: "`key`", acquireLine: "3", getLine: "5", value: "" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "getCompareDelete",
+          line: 5,
+          column: 77,
+          data: { command: "DEL", key: "`key`", acquireLine: "3", getLine: "5", value: "" },
+          suggestions: [],
+        },
+      ],
     },
   ],
 });
@@ -401,19 +497,25 @@ ruleTester.run("require-fencing", requireFencing, {
   await render(id);
   await prisma.videoExport.update({ where: { id }, data: { status: "READY" } });
 }`,
-      errors: [{
-        messageId: "unfencedWrite", line: 8, column: 9,
-        data: { model: "videoExport", field: "status", value: "RENDERING", claimLine: "2", target: "READY" },
-        suggestions: [{
-          messageId: "addFence",
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 8,
+          column: 9,
           data: { model: "videoExport", field: "status", value: "RENDERING", claimLine: "2", target: "READY" },
-          output: `${claimHelper}export async function runExport(id: string) {
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { model: "videoExport", field: "status", value: "RENDERING", claimLine: "2", target: "READY" },
+              output: `${claimHelper}export async function runExport(id: string) {
   if (!(await claimExport(id))) return;
   await render(id);
   await prisma.videoExport.update({ where: { id, status: "RENDERING" }, data: { status: "READY" } });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     }),
   ],
 });
@@ -443,8 +545,18 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
       await publish(task).catch(() => this.table().update({ ...task, status: TaskStatus.Pending }).where("id", task.id));
     }`),
       errors: [
-        { messageId: "missingRecovery", line: 5, column: 13, data: { model: "table", field: "status", value: "Process" } },
-        { messageId: "missingRecovery", line: 10, column: 21, data: { model: "table", field: "status", value: "Process" } },
+        {
+          messageId: "missingRecovery",
+          line: 5,
+          column: 13,
+          data: { model: "table", field: "status", value: "Process" },
+        },
+        {
+          messageId: "missingRecovery",
+          line: 10,
+          column: 21,
+          data: { model: "table", field: "status", value: "Process" },
+        },
       ],
     },
   ],
@@ -452,9 +564,11 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
 
 ruleTester.run("conditional-recovery", conditionalRecovery, {
   // `startAt <= now` says the task is due, not that its holder died: the write after it is no recovery
-  valid: [taskQueue(`    if (!dayjs(task.startAt).isAfter(new Date())) {
+  valid: [
+    taskQueue(`    if (!dayjs(task.startAt).isAfter(new Date())) {
       await publish(task).catch(() => this.table().update({ ...task, status: TaskStatus.Pending }).where("id", task.id));
-    }`)],
+    }`),
+  ],
   invalid: [],
 });
 

@@ -10,7 +10,12 @@ import { javascript, ruleTester, recoveredElsewhere } from "../rule-tester.js";
 
 const PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
 const lock = (model: string, field: string, value: string) => ({ model, field, value });
-const claimed = (model: string, field: string, value: string, claimLine: number) => ({ model, field, value, claimLine: String(claimLine) });
+const claimed = (model: string, field: string, value: string, claimLine: number) => ({
+  model,
+  field,
+  value,
+  claimLine: String(claimLine),
+});
 
 /** A claim of exports.status = 'running' at line 2 (column 21), plain JavaScript. Code after it starts at line 5. */
 const CLAIM = `export async function claimExport(id) {
@@ -33,7 +38,9 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
     },
     {
       name: "a claim with a conditional recovery judged by a progress timestamp (knex.raw threshold)",
-      code: CLAIM + `export async function sweep() {
+      code:
+        CLAIM +
+        `export async function sweep() {
   await knex('exports').where('status', 'running').andWhere('updated_at', '<', knex.raw("now() - interval '15 minutes'")).update({ status: 'failed' });
 }`,
       languageOptions: javascript,
@@ -70,7 +77,9 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
     },
     {
       name: "a stale recovery by delete (pinned to the claimed value, judged by age) answers the claim",
-      code: CLAIM + `export function purge(cutoff) {
+      code:
+        CLAIM +
+        `export function purge(cutoff) {
   return knex('exports').where({ status: 'running' }).where('updated_at', '<', cutoff).del().then((n) => n);
 }`,
       languageOptions: javascript,
@@ -128,13 +137,29 @@ exports.unlock = function unlock(knex) {
   return knex("migrations_lock").where({ lock_key: "km01" }).update({ locked: 0 });
 };`,
       languageOptions: javascript,
-      errors: [{ messageId: "missingRecovery", line: 5, column: 12, data: lock("migrations_lock", "locked", "true"), suggestions: [] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 5,
+          column: 12,
+          data: lock("migrations_lock", "locked", "true"),
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "the claim from the fixture, with no recovery (plain JS)",
       code: CLAIM,
       languageOptions: javascript,
-      errors: [{ messageId: "missingRecovery", line: 2, column: 19, data: lock("exports", "status", "running"), suggestions: [] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 2,
+          column: 19,
+          data: lock("exports", "status", "running"),
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "a claim inside knex.transaction on trx, excluding running with whereNotIn",
@@ -143,7 +168,9 @@ exports.unlock = function unlock(knex) {
     await trx('jobs').where({ id }).whereNotIn('status', ['running', 'done']).update({ status: 'running' });
   });
 }`,
-      errors: [{ messageId: "missingRecovery", line: 3, column: 11, data: lock("jobs", "status", "running"), suggestions: [] }],
+      errors: [
+        { messageId: "missingRecovery", line: 3, column: 11, data: lock("jobs", "status", "running"), suggestions: [] },
+      ],
     },
     {
       name: "update('col', value) with '<>' in a .then chain",
@@ -151,7 +178,15 @@ exports.unlock = function unlock(knex) {
   return knex('jobs').where('id', id).andWhere('status', '<>', 'processing').update('status', 'processing').then((n) => n === 1);
 }`,
       languageOptions: javascript,
-      errors: [{ messageId: "missingRecovery", line: 2, column: 10, data: lock("jobs", "status", "processing"), suggestions: [] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 2,
+          column: 10,
+          data: lock("jobs", "status", "processing"),
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "a claim through a FOR UPDATE SKIP LOCKED subquery of the same table",
@@ -161,7 +196,9 @@ exports.unlock = function unlock(knex) {
     .update({ status: 'running' })
     .returning('*');
 }`,
-      errors: [{ messageId: "missingRecovery", line: 2, column: 10, data: lock("jobs", "status", "running"), suggestions: [] }],
+      errors: [
+        { messageId: "missingRecovery", line: 2, column: 10, data: lock("jobs", "status", "running"), suggestions: [] },
+      ],
     },
     {
       name: "a lock row inserted under a unique key with no expiry",
@@ -179,7 +216,9 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
   valid: [
     {
       name: "a recovery judged by a heartbeat column",
-      code: CLAIM + `export async function sweep(cutoff) {
+      code:
+        CLAIM +
+        `export async function sweep(cutoff) {
   await knex('exports').where('status', 'running').where('heartbeat_at', '<', cutoff).update({ status: 'queued' });
 }`,
       languageOptions: javascript,
@@ -194,37 +233,61 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
   invalid: [
     {
       name: "a recovery judged by started_at",
-      code: CLAIM + `export async function sweep(cutoff) {
+      code:
+        CLAIM +
+        `export async function sweep(cutoff) {
   await knex('exports').where('status', 'running').where('exports.started_at', '<', cutoff).update({ status: 'failed' });
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "startTimeRecovery", line: 6, column: 58,
-        data: { ...claimed("exports", "status", "running", 2), stamped: "set once when work starts", timeField: "started_at", progressFields: PROGRESS },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "startTimeRecovery",
+          line: 6,
+          column: 58,
+          data: {
+            ...claimed("exports", "status", "running", 2),
+            stamped: "set once when work starts",
+            timeField: "started_at",
+            progressFields: PROGRESS,
+          },
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "a stale scan with knex.select().from() judged by created_at",
       code: `export async function findStuck(cutoff: Date) {
   return knex.select('id').from('jobs').where({ status: 'running' }).where('created_at', '<', cutoff);
 }`,
-      errors: [{
-        messageId: "startTimeScan", line: 2, column: 76,
-        data: { model: "jobs", field: "status", value: "running", timeField: "created_at", progressFields: PROGRESS },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "startTimeScan",
+          line: 2,
+          column: 76,
+          data: { model: "jobs", field: "status", value: "running", timeField: "created_at", progressFields: PROGRESS },
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "a lease take-over judged by claimed_at",
       code: `export async function claim(id: string, cutoff: Date) {
   await knex('jobs').where('id', id).where((qb) => qb.whereNot('status', 'running').orWhere('claimed_at', '<', cutoff)).update({ status: 'running', claimed_at: knex.fn.now() });
 }`,
-      errors: [{
-        messageId: "startTimeTakeover", line: 2, column: 93,
-        data: { ...claimed("jobs", "status", "running", 2), stamped: "set once when work starts", timeField: "claimed_at", progressFields: PROGRESS },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "startTimeTakeover",
+          line: 2,
+          column: 93,
+          data: {
+            ...claimed("jobs", "status", "running", 2),
+            stamped: "set once when work starts",
+            timeField: "claimed_at",
+            progressFields: PROGRESS,
+          },
+          suggestions: [],
+        },
+      ],
     },
   ],
 });
@@ -233,14 +296,18 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
   valid: [
     {
       name: "a recovery with the status and the age in one write",
-      code: CLAIM + `export async function sweep(cutoff) {
+      code:
+        CLAIM +
+        `export async function sweep(cutoff) {
   await knex('exports').where({ status: 'running' }).where('updated_at', '<', cutoff).update({ status: 'queued', updated_at: knex.fn.now() });
 }`,
       languageOptions: javascript,
     },
     {
       name: "archiving old rows in a waiting state is not a recovery",
-      code: CLAIM + `export async function archive(cutoff) {
+      code:
+        CLAIM +
+        `export async function archive(cutoff) {
   await knex('exports').where('status', 'pending').where('created_at', '<', cutoff).update({ status: 'archived' });
 }`,
       languageOptions: javascript,
@@ -249,33 +316,67 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
   invalid: [
     {
       name: "a boot-time reset of every running row, with no age",
-      code: CLAIM + `export async function onBoot() {
+      code:
+        CLAIM +
+        `export async function onBoot() {
   await knex('exports').where('status', 'running').update({ status: 'failed' });
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "missingTime", line: 6, column: 9,
-        data: { ...claimed("exports", "status", "running", 2), target: "failed", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "missingTime",
+          line: 6,
+          column: 9,
+          data: {
+            ...claimed("exports", "status", "running", 2),
+            target: "failed",
+            rowFilter: "its filter",
+            checkedWhere: "",
+            checkLine: "",
+          },
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "a recovery by age that does not require the claimed status",
-      code: CLAIM + `export async function sweep(cutoff) {
+      code:
+        CLAIM +
+        `export async function sweep(cutoff) {
   await knex('exports').where('updated_at', '<', cutoff).update({ status: 'failed' });
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "missingStatus", line: 6, column: 9,
-        data: { ...claimed("exports", "status", "running", 2), target: "failed", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-        suggestions: [{
-          messageId: "addStatus",
-          data: { ...claimed("exports", "status", "running", 2), target: "failed", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-          output: CLAIM + `export async function sweep(cutoff) {
+      errors: [
+        {
+          messageId: "missingStatus",
+          line: 6,
+          column: 9,
+          data: {
+            ...claimed("exports", "status", "running", 2),
+            target: "failed",
+            rowFilter: "its filter",
+            checkedWhere: "",
+            checkLine: "",
+          },
+          suggestions: [
+            {
+              messageId: "addStatus",
+              data: {
+                ...claimed("exports", "status", "running", 2),
+                target: "failed",
+                rowFilter: "its filter",
+                checkedWhere: "",
+                checkLine: "",
+              },
+              output:
+                CLAIM +
+                `export async function sweep(cutoff) {
   await knex('exports').where('updated_at', '<', cutoff).where('status', 'running').update({ status: 'failed' });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       name: "staleness judged after a read with first(), then a write by id",
@@ -290,11 +391,21 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
     }
   }
 }`,
-      errors: [{
-        messageId: "checkInJs", line: 8, column: 13,
-        data: { ...claimed("jobs", "status", "running", 3), target: "failed", rowFilter: "id", checkedWhere: "in JavaScript", checkLine: "7" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "checkInJs",
+          line: 8,
+          column: 13,
+          data: {
+            ...claimed("jobs", "status", "running", 3),
+            target: "failed",
+            rowFilter: "id",
+            checkedWhere: "in JavaScript",
+            checkLine: "7",
+          },
+          suggestions: [],
+        },
+      ],
     },
   ],
 });
@@ -345,38 +456,50 @@ ruleTester.run("atomic-claim", atomicClaim, {
   await knex('jobs').where({ id }).update({ status: 'running' });
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "checkThenAct", line: 4, column: 9,
-        data: { ...lock("jobs", "status", "running"), checkedWhere: "in JavaScript", checkLine: "3" },
-        // the whole fix: Knex resolves the update to the count, and the check's `return` is taken again on 0
-        suggestions: [{
-          messageId: "addConditionAndExit",
-          data: { field: "status", value: "running", exit: "return", checkLine: "3" },
-          output: `export async function start(id) {
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 4,
+          column: 9,
+          data: { ...lock("jobs", "status", "running"), checkedWhere: "in JavaScript", checkLine: "3" },
+          // the whole fix: Knex resolves the update to the count, and the check's `return` is taken again on 0
+          suggestions: [
+            {
+              messageId: "addConditionAndExit",
+              data: { field: "status", value: "running", exit: "return", checkLine: "3" },
+              output: `export async function start(id) {
   const job = await knex('jobs').where({ id }).first();
   if (job.status === 'running') return;
   const claimed = await knex('jobs').where({ id }).whereNot('status', 'running').update({ status: 'running' });
   if (claimed === 0) return;
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       name: "a read of queued rows, then a write by id in .then",
       code: `export function next() {
   return knex('jobs').where('status', 'queued').first().then((job) => job && knex('jobs').where('id', job.id).update({ status: 'running' }));
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 2, column: 78,
-        data: { ...lock("jobs", "status", "running"), checkedWhere: "with a separate read", checkLine: "2" },
-        suggestions: [{
-          messageId: "addCondition",
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 2,
+          column: 78,
           data: { ...lock("jobs", "status", "running"), checkedWhere: "with a separate read", checkLine: "2" },
-          output: `export function next() {
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: { ...lock("jobs", "status", "running"), checkedWhere: "with a separate read", checkLine: "2" },
+              output: `export function next() {
   return knex('jobs').where('status', 'queued').first().then((job) => job && knex('jobs').where('id', job.id).whereNot('status', 'running').update({ status: 'running' }));
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
   ],
 });
@@ -385,7 +508,9 @@ ruleTester.run("require-fencing", requireFencing, {
   valid: [
     {
       name: "completion fenced by the claimed status",
-      code: CLAIM + `export async function run(id) {
+      code:
+        CLAIM +
+        `export async function run(id) {
   if (!(await claimExport(id))) return;
   await knex('exports').where({ id, status: 'running' }).update({ status: 'done' });
 }`,
@@ -411,13 +536,17 @@ ruleTester.run("require-fencing", requireFencing, {
     });
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "unfencedWrite", line: 6, column: 13,
-        data: { ...claimed("exports", "status", "running", 2), target: "done" },
-        suggestions: [{
-          messageId: "addFence",
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 6,
+          column: 13,
           data: { ...claimed("exports", "status", "running", 2), target: "done" },
-          output: `export function run(id, render) {
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { ...claimed("exports", "status", "running", 2), target: "done" },
+              output: `export function run(id, render) {
   return knex('exports').where({ id }).whereNot('status', 'running').update({ status: 'running', updated_at: knex.fn.now() })
     .then(async (n) => {
       if (n !== 1) return;
@@ -425,8 +554,10 @@ ruleTester.run("require-fencing", requireFencing, {
       await knex('exports').where({ id }).where('status', 'running').update({ status: 'done', url });
     });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     }),
     recoveredElsewhere({
       name: "a failure write in a transaction of a class service",
@@ -438,13 +569,17 @@ ruleTester.run("require-fencing", requireFencing, {
     }
   }
 }`,
-      errors: [{
-        messageId: "unfencedWrite", line: 5, column: 58,
-        data: { ...claimed("jobs", "status", "running", 3), target: "failed" },
-        suggestions: [{
-          messageId: "addFence",
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 5,
+          column: 58,
           data: { ...claimed("jobs", "status", "running", 3), target: "failed" },
-          output: `export class Worker {
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { ...claimed("jobs", "status", "running", 3), target: "failed" },
+              output: `export class Worker {
   async run(id: string) {
     await this.knex('jobs').where('id', id).whereNot('status', 'running').update({ status: 'running' });
     try { await work(id); } catch {
@@ -452,8 +587,10 @@ ruleTester.run("require-fencing", requireFencing, {
     }
   }
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     }),
   ],
 });

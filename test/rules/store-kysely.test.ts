@@ -11,7 +11,12 @@ import { javascript, ruleTester, recoveredElsewhere } from "../rule-tester.js";
 
 const PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
 const lock = (model: string, field: string, value: string) => ({ model, field, value });
-const claimed = (model: string, field: string, value: string, claimLine: number) => ({ model, field, value, claimLine: String(claimLine) });
+const claimed = (model: string, field: string, value: string, claimLine: number) => ({
+  model,
+  field,
+  value,
+  claimLine: String(claimLine),
+});
 
 /** A claim of jobs.status = 'running' at line 3 (column 21). Code after it starts at line 6. */
 const CLAIM = `import { sql, type Kysely } from "kysely";
@@ -25,7 +30,9 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
     {
       name: "a claim with a conditional recovery judged by a progress timestamp (sql threshold)",
-      code: CLAIM + `export async function sweep(db: Kysely<DB>) {
+      code:
+        CLAIM +
+        `export async function sweep(db: Kysely<DB>) {
   await db.updateTable('jobs').set({ status: 'queued' }).where('status', '=', 'running').where('updated_at', '<', sql\`now() - interval '10 minutes'\`).execute();
 }`,
     },
@@ -87,7 +94,9 @@ export async function sweepLocks(db: Kysely<DB>) { await db.deleteFrom('job_lock
     },
     {
       name: "a builder split across const bindings, recovered by a sweeper",
-      code: CLAIM + `export async function sweep(db: Kysely<DB>, cutoff: Date) {
+      code:
+        CLAIM +
+        `export async function sweep(db: Kysely<DB>, cutoff: Date) {
   const stale = db.updateTable('jobs').where('status', '=', 'running').where('updated_at', '<', cutoff);
   await stale.set({ status: 'queued' }).execute();
 }`,
@@ -109,7 +118,9 @@ export async function sweepLocks(db: Kysely<DB>) { await db.deleteFrom('job_lock
     {
       name: "the claim with no recovery",
       code: CLAIM,
-      errors: [{ messageId: "missingRecovery", line: 3, column: 21, data: lock("jobs", "status", "running"), suggestions: [] }],
+      errors: [
+        { messageId: "missingRecovery", line: 3, column: 21, data: lock("jobs", "status", "running"), suggestions: [] },
+      ],
     },
     {
       name: "a claim on trx inside db.transaction().execute, excluding running with 'not in'",
@@ -118,7 +129,9 @@ export async function sweepLocks(db: Kysely<DB>) { await db.deleteFrom('job_lock
     await trx.updateTable('jobs').set({ status: 'running' }).where('id', '=', id).where('status', 'not in', ['running', 'done']).execute();
   });
 }`,
-      errors: [{ messageId: "missingRecovery", line: 3, column: 11, data: lock("jobs", "status", "running"), suggestions: [] }],
+      errors: [
+        { messageId: "missingRecovery", line: 3, column: 11, data: lock("jobs", "status", "running"), suggestions: [] },
+      ],
     },
     {
       name: "set('col', value) and a not() callback, plain JS with .then",
@@ -127,7 +140,15 @@ export async function sweepLocks(db: Kysely<DB>) { await db.deleteFrom('job_lock
     .executeTakeFirst().then((r) => r.numUpdatedRows > 0);
 }`,
       languageOptions: javascript,
-      errors: [{ messageId: "missingRecovery", line: 2, column: 10, data: lock("jobs", "status", "processing"), suggestions: [] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 2,
+          column: 10,
+          data: lock("jobs", "status", "processing"),
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "a builder split across const bindings, claimed with no recovery",
@@ -135,7 +156,9 @@ export async function sweepLocks(db: Kysely<DB>) { await db.deleteFrom('job_lock
   const claim = db.updateTable('jobs').set({ status: 'running' });
   await claim.where('id', '=', id).where('status', '<>', 'running').execute();
 }`,
-      errors: [{ messageId: "missingRecovery", line: 3, column: 9, data: lock("jobs", "status", "running"), suggestions: [] }],
+      errors: [
+        { messageId: "missingRecovery", line: 3, column: 9, data: lock("jobs", "status", "running"), suggestions: [] },
+      ],
     },
     {
       name: "a lock row inserted with onConflict doNothing and no expiry",
@@ -153,7 +176,9 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
   valid: [
     {
       name: "a recovery judged by a heartbeat column",
-      code: CLAIM + `export async function sweep(db: Kysely<DB>, cutoff: Date) {
+      code:
+        CLAIM +
+        `export async function sweep(db: Kysely<DB>, cutoff: Date) {
   await db.updateTable('jobs').set({ status: 'queued' }).where('status', '=', 'running').where('heartbeat_at', '<', cutoff).execute();
 }`,
     },
@@ -161,25 +186,40 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
   invalid: [
     {
       name: "a recovery judged by started_at",
-      code: CLAIM + `export async function sweep(db: Kysely<DB>, cutoff: Date) {
+      code:
+        CLAIM +
+        `export async function sweep(db: Kysely<DB>, cutoff: Date) {
   await db.updateTable('jobs').set({ status: 'failed' }).where('status', '=', 'running').where('jobs.started_at', '<', cutoff).execute();
 }`,
-      errors: [{
-        messageId: "startTimeRecovery", line: 7, column: 96,
-        data: { ...claimed("jobs", "status", "running", 3), stamped: "set once when work starts", timeField: "started_at", progressFields: PROGRESS },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "startTimeRecovery",
+          line: 7,
+          column: 96,
+          data: {
+            ...claimed("jobs", "status", "running", 3),
+            stamped: "set once when work starts",
+            timeField: "started_at",
+            progressFields: PROGRESS,
+          },
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "a stale scan with selectFrom judged by created_at in an eb.and",
       code: `export async function findStuck(db: Kysely<DB>, cutoff: Date) {
   return db.selectFrom('jobs as j').select('j.id').where((eb) => eb.and([eb('j.status', '=', 'running'), eb('j.created_at', '<', cutoff)])).execute();
 }`,
-      errors: [{
-        messageId: "startTimeScan", line: 2, column: 106,
-        data: { model: "jobs", field: "status", value: "running", timeField: "created_at", progressFields: PROGRESS },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "startTimeScan",
+          line: 2,
+          column: 106,
+          data: { model: "jobs", field: "status", value: "running", timeField: "created_at", progressFields: PROGRESS },
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "a lease take-over judged by claimed_at",
@@ -187,11 +227,20 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
   await db.updateTable('jobs').set({ status: 'running', claimed_at: sql\`now()\` }).where('id', '=', id)
     .where((eb) => eb('status', '!=', 'running').or('claimed_at', '<', cutoff)).execute();
 }`,
-      errors: [{
-        messageId: "startTimeTakeover", line: 3, column: 53,
-        data: { ...claimed("jobs", "status", "running", 2), stamped: "set once when work starts", timeField: "claimed_at", progressFields: PROGRESS },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "startTimeTakeover",
+          line: 3,
+          column: 53,
+          data: {
+            ...claimed("jobs", "status", "running", 2),
+            stamped: "set once when work starts",
+            timeField: "claimed_at",
+            progressFields: PROGRESS,
+          },
+          suggestions: [],
+        },
+      ],
     },
   ],
 });
@@ -200,13 +249,17 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
   valid: [
     {
       name: "a recovery with the status and the age in one write",
-      code: CLAIM + `export async function sweep(db: Kysely<DB>, cutoff: Date) {
+      code:
+        CLAIM +
+        `export async function sweep(db: Kysely<DB>, cutoff: Date) {
   await db.updateTable('jobs').set({ status: 'queued' }).where((eb) => eb.and({ status: 'running' }).and('updated_at', '<', cutoff)).execute();
 }`,
     },
     {
       name: "deleting old finished rows is not a recovery",
-      code: CLAIM + `export async function prune(db: Kysely<DB>, cutoff: Date) {
+      code:
+        CLAIM +
+        `export async function prune(db: Kysely<DB>, cutoff: Date) {
   await db.deleteFrom('jobs').where('status', '=', 'done').where('updated_at', '<', cutoff).execute();
 }`,
     },
@@ -214,45 +267,91 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
   invalid: [
     {
       name: "a boot-time reset of every running row, with no age",
-      code: CLAIM + `export async function onBoot(db: Kysely<DB>) {
+      code:
+        CLAIM +
+        `export async function onBoot(db: Kysely<DB>) {
   await db.updateTable('jobs').set({ status: 'failed' }).where('status', '=', 'running').execute();
 }`,
-      errors: [{
-        messageId: "missingTime", line: 7, column: 9,
-        data: { ...claimed("jobs", "status", "running", 3), target: "failed", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "missingTime",
+          line: 7,
+          column: 9,
+          data: {
+            ...claimed("jobs", "status", "running", 3),
+            target: "failed",
+            rowFilter: "its filter",
+            checkedWhere: "",
+            checkLine: "",
+          },
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "a recovery by age that does not require the claimed status",
-      code: CLAIM + `export async function sweep(db: Kysely<DB>, cutoff: Date) {
+      code:
+        CLAIM +
+        `export async function sweep(db: Kysely<DB>, cutoff: Date) {
   await db.updateTable('jobs').set({ status: 'failed' }).where('updated_at', '<', cutoff).execute();
 }`,
-      errors: [{
-        messageId: "missingStatus", line: 7, column: 9,
-        data: { ...claimed("jobs", "status", "running", 3), target: "failed", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-        suggestions: [{
-          messageId: "addStatus",
-          data: { ...claimed("jobs", "status", "running", 3), target: "failed", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-          output: CLAIM + `export async function sweep(db: Kysely<DB>, cutoff: Date) {
+      errors: [
+        {
+          messageId: "missingStatus",
+          line: 7,
+          column: 9,
+          data: {
+            ...claimed("jobs", "status", "running", 3),
+            target: "failed",
+            rowFilter: "its filter",
+            checkedWhere: "",
+            checkLine: "",
+          },
+          suggestions: [
+            {
+              messageId: "addStatus",
+              data: {
+                ...claimed("jobs", "status", "running", 3),
+                target: "failed",
+                rowFilter: "its filter",
+                checkedWhere: "",
+                checkLine: "",
+              },
+              output:
+                CLAIM +
+                `export async function sweep(db: Kysely<DB>, cutoff: Date) {
   await db.updateTable('jobs').set({ status: 'failed' }).where('updated_at', '<', cutoff).where('status', '=', 'running').execute();
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       name: "staleness judged after a read, then a write by id",
-      code: CLAIM + `export async function reap(db: Kysely<DB>, id: string) {
+      code:
+        CLAIM +
+        `export async function reap(db: Kysely<DB>, id: string) {
   const job = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   if (job.status === 'running' && Date.now() - job.updated_at.getTime() > 600_000) {
     await db.updateTable('jobs').set({ status: 'failed' }).where('id', '=', id).execute();
   }
 }`,
-      errors: [{
-        messageId: "checkInJs", line: 9, column: 11,
-        data: { ...claimed("jobs", "status", "running", 3), target: "failed", rowFilter: "id", checkedWhere: "in JavaScript", checkLine: "8" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "checkInJs",
+          line: 9,
+          column: 11,
+          data: {
+            ...claimed("jobs", "status", "running", 3),
+            target: "failed",
+            rowFilter: "id",
+            checkedWhere: "in JavaScript",
+            checkLine: "8",
+          },
+          suggestions: [],
+        },
+      ],
     },
   ],
 });
@@ -280,19 +379,25 @@ ruleTester.run("atomic-claim", atomicClaim, {
   if (job.status === 'running') return;
   await db.updateTable('jobs').set({ status: 'running' }).where('id', '=', id).execute();
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 4, column: 9,
-        data: { ...lock("jobs", "status", "running"), checkedWhere: "in JavaScript", checkLine: "3" },
-        suggestions: [{
-          messageId: "addCondition",
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 4,
+          column: 9,
           data: { ...lock("jobs", "status", "running"), checkedWhere: "in JavaScript", checkLine: "3" },
-          output: `export async function start(db: Kysely<DB>, id: string) {
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: { ...lock("jobs", "status", "running"), checkedWhere: "in JavaScript", checkLine: "3" },
+              output: `export async function start(db: Kysely<DB>, id: string) {
   const job = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   if (job.status === 'running') return;
   await db.updateTable('jobs').set({ status: 'running' }).where('id', '=', id).where('status', '!=', 'running').execute();
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       name: "a read of queued rows, then a write by id, plain JS in a transaction",
@@ -303,20 +408,26 @@ ruleTester.run("atomic-claim", atomicClaim, {
   });
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "checkThenAct", line: 4, column: 20,
-        data: { ...lock("jobs", "status", "running"), checkedWhere: "with a separate read", checkLine: "3" },
-        suggestions: [{
-          messageId: "addCondition",
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 4,
+          column: 20,
           data: { ...lock("jobs", "status", "running"), checkedWhere: "with a separate read", checkLine: "3" },
-          output: `export async function next(db) {
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: { ...lock("jobs", "status", "running"), checkedWhere: "with a separate read", checkLine: "3" },
+              output: `export async function next(db) {
   await db.transaction().execute(async (trx) => {
     const job = await trx.selectFrom('jobs').select('id').where('status', '=', 'queued').executeTakeFirst();
     if (job) await trx.updateTable('jobs').set({ status: 'running' }).where('id', '=', job.id).where('status', '!=', 'running').execute();
   });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
   ],
 });
@@ -346,19 +457,25 @@ ruleTester.run("require-fencing", requireFencing, {
   await render(id);
   await db.updateTable('jobs').set({ status: 'done', updated_at: sql\`now()\` }).where('id', '=', id).execute();
 }`,
-      errors: [{
-        messageId: "unfencedWrite", line: 4, column: 9,
-        data: { ...claimed("jobs", "status", "running", 2), target: "done" },
-        suggestions: [{
-          messageId: "addFence",
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 4,
+          column: 9,
           data: { ...claimed("jobs", "status", "running", 2), target: "done" },
-          output: `export async function run(db: Kysely<DB>, id: string) {
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { ...claimed("jobs", "status", "running", 2), target: "done" },
+              output: `export async function run(db: Kysely<DB>, id: string) {
   await db.updateTable('jobs').set({ status: 'running' }).where('id', '=', id).where('status', '!=', 'running').execute();
   await render(id);
   await db.updateTable('jobs').set({ status: 'done', updated_at: sql\`now()\` }).where('id', '=', id).where('status', '=', 'running').execute();
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     }),
     recoveredElsewhere({
       name: "a failure write in a class service's catch",
@@ -371,13 +488,17 @@ ruleTester.run("require-fencing", requireFencing, {
     }
   }
 }`,
-      errors: [{
-        messageId: "unfencedWrite", line: 6, column: 13,
-        data: { ...claimed("jobs", "status", "running", 4), target: "failed" },
-        suggestions: [{
-          messageId: "addFence",
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 6,
+          column: 13,
           data: { ...claimed("jobs", "status", "running", 4), target: "failed" },
-          output: `export class Worker {
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { ...claimed("jobs", "status", "running", 4), target: "failed" },
+              output: `export class Worker {
   constructor(private readonly db: Kysely<DB>) {}
   async run(id: string) {
     await this.db.updateTable('jobs').set({ status: 'running' }).where('id', '=', id).where('status', '<>', 'running').execute();
@@ -386,8 +507,10 @@ ruleTester.run("require-fencing", requireFencing, {
     }
   }
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     }),
   ],
 });

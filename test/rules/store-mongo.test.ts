@@ -11,7 +11,12 @@ import { javascript, ruleTester, recoveredElsewhere } from "../rule-tester.js";
 
 const PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
 const lock = (model: string, field: string, value: string) => ({ model, field, value });
-const claimed = (model: string, field: string, value: string, claimLine: number) => ({ model, field, value, claimLine: String(claimLine) });
+const claimed = (model: string, field: string, value: string, claimLine: number) => ({
+  model,
+  field,
+  value,
+  claimLine: String(claimLine),
+});
 
 /** A Mongoose claim of Job.status = "processing", taken at line 3. The code after it starts at line 6. */
 const MONGOOSE_CLAIM = `import mongoose from "mongoose";
@@ -27,7 +32,10 @@ export async function claim(id) {
  * taken over after a JS deadline test (`takenAt + ttlMs >= now`) by a delete of the very row judged (`token`).
  * `takeOver` swaps that delete (line 17).
  */
-const fieldLock = (takeOver = "await self.locks.deleteOne({ _id: name, token: held.token });", field = `self.locks = await app.db.collection("reportLocks");`) => `module.exports = (app) => {
+const fieldLock = (
+  takeOver = "await self.locks.deleteOne({ _id: name, token: held.token });",
+  field = `self.locks = await app.db.collection("reportLocks");`,
+) => `module.exports = (app) => {
   const self = {};
   self.lock = async function (name, ttlMs) {
     const now = Date.now();
@@ -91,14 +99,21 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
       // the insert's E11000 is caught only where take() is awaited in the try: a second call outside it may throw
       // the duplicate error anywhere, so the insert is no lock taken
       name: "an insert whose function is also called outside the try that catches E11000",
-      code: fieldLock("return;").replace("    return true;\n\n    async function clearStale", "    await take();\n    return true;\n\n    async function clearStale"),
+      code: fieldLock("return;").replace(
+        "    return true;\n\n    async function clearStale",
+        "    await take();\n    return true;\n\n    async function clearStale",
+      ),
       languageOptions: javascript,
     },
     {
       // a field set to two collections is known by its name only: `store` says nothing of a lock
       name: "a collection field assigned twice stays unknown",
-      code: fieldLock("return;").replaceAll("self.locks", "self.store").replace(`self.store = await app.db.collection("reportLocks");`,
-        `self.store = await app.db.collection("reportLocks");\n    self.store = await app.db.collection("reports");`),
+      code: fieldLock("return;")
+        .replaceAll("self.locks", "self.store")
+        .replace(
+          `self.store = await app.db.collection("reportLocks");`,
+          `self.store = await app.db.collection("reportLocks");\n    self.store = await app.db.collection("reports");`,
+        ),
       languageOptions: javascript,
     },
     {
@@ -112,7 +127,9 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
     },
     {
       name: "a claim with a conditional recovery judged by a progress timestamp",
-      code: MONGOOSE_CLAIM + `export async function reap(cutoff) {
+      code:
+        MONGOOSE_CLAIM +
+        `export async function reap(cutoff) {
   await Job.updateMany({ status: "processing", updatedAt: { $lt: cutoff } }, { $set: { status: "queued" } });
 }`,
       languageOptions: javascript,
@@ -376,11 +393,15 @@ ruleTester.run("atomic-claim", atomicClaim, {
     await job.save({ session });
   });
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 8, column: 11,
-        data: { ...lock("Job", "status", "processing"), checkedWhere: "in JavaScript", checkLine: "5" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 8,
+          column: 11,
+          data: { ...lock("Job", "status", "processing"), checkedWhere: "in JavaScript", checkLine: "5" },
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "a processing flag: if (doc.isSending) return; doc.isSending = true; await doc.save() (plain JS)",
@@ -391,11 +412,15 @@ ruleTester.run("atomic-claim", atomicClaim, {
   await campaign.save();
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "checkThenAct", line: 5, column: 9,
-        data: { ...lock("Campaign", "isSending", "true"), checkedWhere: "in JavaScript", checkLine: "3" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 5,
+          column: 9,
+          data: { ...lock("Campaign", "isSending", "true"), checkedWhere: "in JavaScript", checkLine: "3" },
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "a loop over a read of queued jobs, doc.set, then save",
@@ -406,28 +431,38 @@ ruleTester.run("atomic-claim", atomicClaim, {
   }
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "checkThenAct", line: 4, column: 11,
-        data: { ...lock("Job", "status", "running"), checkedWhere: "with a separate read", checkLine: "2" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 4,
+          column: 11,
+          data: { ...lock("Job", "status", "running"), checkedWhere: "with a separate read", checkLine: "2" },
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "read, then write by id in .then: the filter gains $ne",
       code: `export function next(db: Db) {
   return db.collection("tasks").findOne({ state: "queued" }).then((t) => t && db.collection("tasks").updateOne({ _id: t._id }, { $set: { state: "running" } }));
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 2, column: 79,
-        data: { ...lock("tasks", "state", "running"), checkedWhere: "with a separate read", checkLine: "2" },
-        suggestions: [{
-          messageId: "addCondition",
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 2,
+          column: 79,
           data: { ...lock("tasks", "state", "running"), checkedWhere: "with a separate read", checkLine: "2" },
-          output: `export function next(db: Db) {
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: { ...lock("tasks", "state", "running"), checkedWhere: "with a separate read", checkLine: "2" },
+              output: `export function next(db: Db) {
   return db.collection("tasks").findOne({ state: "queued" }).then((t) => t && db.collection("tasks").updateOne({ _id: t._id, state: { $ne: "running" } }, { $set: { state: "running" } }));
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       name: "findByIdAndUpdate after a JS check: the suggestion turns it into findOneAndUpdate with a filter",
@@ -436,20 +471,26 @@ ruleTester.run("atomic-claim", atomicClaim, {
   if (job.status !== "queued") return null;
   return Job.findByIdAndUpdate(id, { status: "running" }, { new: true });
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 4, column: 10,
-        data: { ...lock("Job", "status", "running"), checkedWhere: "in JavaScript", checkLine: "3" },
-        // the check lets only "queued" by: the filter requires it (a job finished meanwhile is not taken again)
-        suggestions: [{
-          messageId: "requireValue",
-          data: { field: "status", required: '"queued"', checkLine: "3" },
-          output: `export async function start(id: string) {
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 4,
+          column: 10,
+          data: { ...lock("Job", "status", "running"), checkedWhere: "in JavaScript", checkLine: "3" },
+          // the check lets only "queued" by: the filter requires it (a job finished meanwhile is not taken again)
+          suggestions: [
+            {
+              messageId: "requireValue",
+              data: { field: "status", required: '"queued"', checkLine: "3" },
+              output: `export async function start(id: string) {
   const job = await Job.findById(id).lean();
   if (job.status !== "queued") return null;
   return Job.findOneAndUpdate({ _id: id, status: "queued" }, { status: "running" }, { new: true });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       name: "Mongoose top-level fields (cast to $set) after a check, this.jobModel in a service",
@@ -461,14 +502,18 @@ ruleTester.run("atomic-claim", atomicClaim, {
     await this.jobModel.updateOne({ _id: id }, { status: "running", startedAt: new Date() });
   }
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 6, column: 11,
-        data: { ...lock("job", "status", "running"), checkedWhere: "in JavaScript", checkLine: "5" },
-        // the whole fix: the update's matchedCount read, and the check's `return` taken again on 0
-        suggestions: [{
-          messageId: "addConditionAndExit",
-          data: { field: "status", value: "running", exit: "return", checkLine: "5" },
-          output: `export class JobsService {
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 6,
+          column: 11,
+          data: { ...lock("job", "status", "running"), checkedWhere: "in JavaScript", checkLine: "5" },
+          // the whole fix: the update's matchedCount read, and the check's `return` taken again on 0
+          suggestions: [
+            {
+              messageId: "addConditionAndExit",
+              data: { field: "status", value: "running", exit: "return", checkLine: "5" },
+              output: `export class JobsService {
   constructor(private readonly jobModel: Model<JobDocument>) {}
   async run(id: string) {
     const job = await this.jobModel.findOne({ _id: id }).exec();
@@ -477,32 +522,44 @@ ruleTester.run("atomic-claim", atomicClaim, {
     if (claimed.matchedCount === 0) return;
   }
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
   ],
 });
 
 ruleTester.run("conditional-recovery", conditionalRecovery, {
   valid: [
-    { name: "the take-over deletes only the row it judged (its token)", code: fieldLock(), languageOptions: javascript },
+    {
+      name: "the take-over deletes only the row it judged (its token)",
+      code: fieldLock(),
+      languageOptions: javascript,
+    },
     {
       name: "status and age in one filter",
-      code: MONGOOSE_CLAIM + `export async function reap() {
+      code:
+        MONGOOSE_CLAIM +
+        `export async function reap() {
   await Job.updateMany({ status: { $in: ["processing"] }, updatedAt: { $lt: new Date(Date.now() - 60_000) } }, { $set: { status: "failed" } });
 }`,
       languageOptions: javascript,
     },
     {
       name: "a delete of stale claimed documents, judged by age and pinned",
-      code: MONGOOSE_CLAIM + `export async function purge(cutoff) {
+      code:
+        MONGOOSE_CLAIM +
+        `export async function purge(cutoff) {
   await Job.deleteMany({ status: "processing", updatedAt: { $lt: cutoff } });
 }`,
       languageOptions: javascript,
     },
     {
       name: "a $nor over fresh rows is still status and age in the filter",
-      code: MONGOOSE_CLAIM + `export async function reap(cutoff) {
+      code:
+        MONGOOSE_CLAIM +
+        `export async function reap(cutoff) {
   await Job.updateMany({ status: "processing", $nor: [{ updatedAt: { $gte: cutoff } }] }, { $set: { status: "queued" } });
 }`,
       languageOptions: javascript,
@@ -513,57 +570,114 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
       name: "a lock document taken over after a JS deadline test by a delete by name alone",
       code: fieldLock("await self.locks.deleteOne({ _id: name });"),
       languageOptions: javascript,
-      errors: [{
-        messageId: "lockRowCheckInJs",
-        line: 17,
-        column: 13,
-        data: { model: "reportLocks", field: "row", value: "held", claimLine: "21", target: "another state", rowFilter: "_id", checkedWhere: "in JavaScript", checkLine: "16" },
-      }],
+      errors: [
+        {
+          messageId: "lockRowCheckInJs",
+          line: 17,
+          column: 13,
+          data: {
+            model: "reportLocks",
+            field: "row",
+            value: "held",
+            claimLine: "21",
+            target: "another state",
+            rowFilter: "_id",
+            checkedWhere: "in JavaScript",
+            checkLine: "16",
+          },
+        },
+      ],
     },
     {
       name: "a boot-time reset of every processing job: no age",
-      code: MONGOOSE_CLAIM + `export async function onBoot() {
+      code:
+        MONGOOSE_CLAIM +
+        `export async function onBoot() {
   await Job.updateMany({ status: "processing" }, { $set: { status: "queued" } });
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "missingTime", line: 7, column: 9,
-        data: { ...claimed("Job", "status", "processing", 3), target: "queued", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "missingTime",
+          line: 7,
+          column: 9,
+          data: {
+            ...claimed("Job", "status", "processing", 3),
+            target: "queued",
+            rowFilter: "its filter",
+            checkedWhere: "",
+            checkLine: "",
+          },
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "age without the status: the suggestion adds it",
-      code: MONGOOSE_CLAIM + `export async function reap(cutoff) {
+      code:
+        MONGOOSE_CLAIM +
+        `export async function reap(cutoff) {
   await Job.updateMany({ updatedAt: { $lt: cutoff } }, { $set: { status: "failed" } });
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "missingStatus", line: 7, column: 9,
-        data: { ...claimed("Job", "status", "processing", 3), target: "failed", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-        suggestions: [{
-          messageId: "addStatus",
-          data: { ...claimed("Job", "status", "processing", 3), target: "failed", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-          output: MONGOOSE_CLAIM + `export async function reap(cutoff) {
+      errors: [
+        {
+          messageId: "missingStatus",
+          line: 7,
+          column: 9,
+          data: {
+            ...claimed("Job", "status", "processing", 3),
+            target: "failed",
+            rowFilter: "its filter",
+            checkedWhere: "",
+            checkLine: "",
+          },
+          suggestions: [
+            {
+              messageId: "addStatus",
+              data: {
+                ...claimed("Job", "status", "processing", 3),
+                target: "failed",
+                rowFilter: "its filter",
+                checkedWhere: "",
+                checkLine: "",
+              },
+              output:
+                MONGOOSE_CLAIM +
+                `export async function reap(cutoff) {
   await Job.updateMany({ updatedAt: { $lt: cutoff }, status: "processing" }, { $set: { status: "failed" } });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       name: "a stale scan, then writes by _id only",
-      code: MONGOOSE_CLAIM + `export async function reap(cutoff) {
+      code:
+        MONGOOSE_CLAIM +
+        `export async function reap(cutoff) {
   const stale = await Job.find({ status: "processing", updatedAt: { $lt: cutoff } });
   for (const job of stale) {
     await Job.updateOne({ _id: job._id }, { $set: { status: "queued" } });
   }
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "checkInJs", line: 9, column: 11,
-        data: { ...claimed("Job", "status", "processing", 3), target: "queued", rowFilter: "_id", checkedWhere: "with a separate read", checkLine: "7" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "checkInJs",
+          line: 9,
+          column: 11,
+          data: {
+            ...claimed("Job", "status", "processing", 3),
+            target: "queued",
+            rowFilter: "_id",
+            checkedWhere: "with a separate read",
+            checkLine: "7",
+          },
+          suggestions: [],
+        },
+      ],
     },
   ],
 });
@@ -613,10 +727,19 @@ export async function reap(cutoff: Date) {
   const query = { $or: [{ status: "CREATED" }, { $expr: { $lt: ["$keepAlive", { $subtract: [now, 60_000] }] } }] };
   await col.updateMany({ _id: { $in: ids }, ...query }, { $set: { status: "ACTIVE", keepAlive: now } });
 }`,
-      errors: [{
-        messageId: "startTimeTakeover", line: 3, column: 50,
-        data: { ...claimed("col", "status", "ACTIVE", 4), stamped: "set once when work starts", timeField: "keepAlive", progressFields: PROGRESS },
-      }],
+      errors: [
+        {
+          messageId: "startTimeTakeover",
+          line: 3,
+          column: 50,
+          data: {
+            ...claimed("col", "status", "ACTIVE", 4),
+            stamped: "set once when work starts",
+            timeField: "keepAlive",
+            progressFields: PROGRESS,
+          },
+        },
+      ],
     },
     {
       name: "a recovery judged by lockedAt, set once when the claim is taken (plain JS)",
@@ -627,20 +750,39 @@ export async function recover() {
   await Job.updateMany({ status: "processing", lockedAt: { $lt: new Date(Date.now() - 600_000) } }, { $set: { status: "queued" } });
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "startTimeRecovery", line: 5, column: 48,
-        data: { ...claimed("Job", "status", "processing", 2), stamped: "set once when work starts", timeField: "lockedAt", progressFields: PROGRESS },
-      }],
+      errors: [
+        {
+          messageId: "startTimeRecovery",
+          line: 5,
+          column: 48,
+          data: {
+            ...claimed("Job", "status", "processing", 2),
+            stamped: "set once when work starts",
+            timeField: "lockedAt",
+            progressFields: PROGRESS,
+          },
+        },
+      ],
     },
     {
       name: "a stale scan by a nested start time (lease.startedAt)",
       code: `export async function stuck(db: Db, cutoff: Date) {
   return db.collection("jobs").find({ status: "running", "lease.startedAt": { $lte: cutoff } }).toArray();
 }`,
-      errors: [{
-        messageId: "startTimeScan", line: 2, column: 58,
-        data: { model: "jobs", field: "status", value: "running", timeField: "lease.startedAt", progressFields: PROGRESS },
-      }],
+      errors: [
+        {
+          messageId: "startTimeScan",
+          line: 2,
+          column: 58,
+          data: {
+            model: "jobs",
+            field: "status",
+            value: "running",
+            timeField: "lease.startedAt",
+            progressFields: PROGRESS,
+          },
+        },
+      ],
     },
     {
       name: "an upsert lock taken over by the time it was acquired",
@@ -654,10 +796,20 @@ export async function recover() {
     throw err;
   }
 }`,
-      errors: [{
-        messageId: "startTimeLockRow", line: 4, column: 57,
-        data: { what: "take-over", model: "locks", claimLine: "4", timeField: "acquiredAt", progressFields: PROGRESS },
-      }],
+      errors: [
+        {
+          messageId: "startTimeLockRow",
+          line: 4,
+          column: 57,
+          data: {
+            what: "take-over",
+            model: "locks",
+            claimLine: "4",
+            timeField: "acquiredAt",
+            progressFields: PROGRESS,
+          },
+        },
+      ],
     },
   ],
 });
@@ -693,37 +845,56 @@ app.post("/jobs/:id/cancel", async (req) => {
   invalid: [
     recoveredElsewhere({
       name: "completion by _id only",
-      code: MONGOOSE_CLAIM.replace("  return job;\n", `  if (!job) return null;
+      code: MONGOOSE_CLAIM.replace(
+        "  return job;\n",
+        `  if (!job) return null;
   await runJob(job);
   await Job.updateOne({ _id: id }, { $set: { status: "done", finishedAt: new Date() } });
-`),
+`,
+      ),
       languageOptions: javascript,
-      errors: [{
-        messageId: "unfencedWrite", line: 6, column: 9,
-        data: { ...claimed("Job", "status", "processing", 3), target: "done" },
-        suggestions: [{
-          messageId: "addFence",
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 6,
+          column: 9,
           data: { ...claimed("Job", "status", "processing", 3), target: "done" },
-          output: MONGOOSE_CLAIM.replace("  return job;\n", `  if (!job) return null;
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { ...claimed("Job", "status", "processing", 3), target: "done" },
+              output: MONGOOSE_CLAIM.replace(
+                "  return job;\n",
+                `  if (!job) return null;
   await runJob(job);
   await Job.updateOne({ _id: id, status: "processing" }, { $set: { status: "done", finishedAt: new Date() } });
-`),
-        }],
-      }],
+`,
+              ),
+            },
+          ],
+        },
+      ],
     }),
     recoveredElsewhere({
       name: "active record: the claimed document saved as done",
-      code: MONGOOSE_CLAIM.replace("  return job;\n", `  if (!job) return null;
+      code: MONGOOSE_CLAIM.replace(
+        "  return job;\n",
+        `  if (!job) return null;
   await runJob(job);
   job.status = "done";
   await job.save();
-`),
+`,
+      ),
       languageOptions: javascript,
-      errors: [{
-        messageId: "unfencedWrite", line: 7, column: 9,
-        data: { ...claimed("Job", "status", "processing", 3), target: "done" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 7,
+          column: 9,
+          data: { ...claimed("Job", "status", "processing", 3), target: "done" },
+          suggestions: [],
+        },
+      ],
     }),
     recoveredElsewhere({
       name: "a failure path reached through this.fail(): findByIdAndUpdate gets a filter",
@@ -737,13 +908,17 @@ app.post("/jobs/:id/cancel", async (req) => {
     await this.jobModel.findByIdAndUpdate(id, { $set: { status: "failed" } });
   }
 }`,
-      errors: [{
-        messageId: "unfencedWrite", line: 8, column: 11,
-        data: { ...claimed("jobs", "status", "running", 3), target: "failed" },
-        suggestions: [{
-          messageId: "addFence",
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 8,
+          column: 11,
           data: { ...claimed("jobs", "status", "running", 3), target: "failed" },
-          output: `export class Worker {
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { ...claimed("jobs", "status", "running", 3), target: "failed" },
+              output: `export class Worker {
   async run(id: string) {
     const res = await this.jobs.updateOne({ _id: id, status: { $ne: "running" } }, { $set: { status: "running" } });
     if (res.modifiedCount === 0) return;
@@ -753,8 +928,10 @@ app.post("/jobs/:id/cancel", async (req) => {
     await this.jobModel.findOneAndUpdate({ _id: id, status: "running" }, { $set: { status: "failed" } });
   }
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     }),
   ],
 });

@@ -54,7 +54,9 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
     {
       name: "the jobs runner with a sweep of jobs whose processing stopped moving",
-      code: JOBS_RUNNER + `export async function releaseStuckJobs(payload: Payload) {
+      code:
+        JOBS_RUNNER +
+        `export async function releaseStuckJobs(payload: Payload) {
   const cutoff = new Date(Date.now() - 10 * 60_000).toISOString();
   await payload.db.updateJobs({ data: { processing: false }, where: { and: [{ processing: { equals: true } }, { updatedAt: { less_than: cutoff } }] } });
 }`,
@@ -70,7 +72,9 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
     },
     {
       name: "a conditional claim with a sweeper through payload.db that judges the heartbeat",
-      code: CONDITIONAL + `export async function sweepExports(payload: Payload) {
+      code:
+        CONDITIONAL +
+        `export async function sweepExports(payload: Payload) {
   const cutoff = new Date(Date.now() - 5 * 60_000).toISOString();
   await payload.db.updateMany({
     collection: "export-jobs",
@@ -108,7 +112,10 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
     },
     {
       name: "the conditional claim alone still needs its recovery (req.payload)",
-      code: CONDITIONAL.replace("payload: Payload, id", "req: PayloadRequest, id").replace("await payload.update", "await req.payload.update"),
+      code: CONDITIONAL.replace("payload: Payload, id", "req: PayloadRequest, id").replace(
+        "await payload.update",
+        "await req.payload.update",
+      ),
       errors: [{ messageId: "missingRecovery", line: 3, column: 21, data: lock("export-jobs", "status", "running") }],
     },
   ],
@@ -130,13 +137,22 @@ ruleTester.run("atomic-claim", atomicClaim, {
     {
       name: "find queued, then update by id",
       code: READ_THEN_FLIP,
-      errors: [{
-        messageId: "checkThenAct",
-        line: 6,
-        column: 9,
-        data: { model: "export-jobs", field: "status", value: "running", claimLine: "6", checkedWhere: "with a separate read", checkLine: "3" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 6,
+          column: 9,
+          data: {
+            model: "export-jobs",
+            field: "status",
+            value: "running",
+            claimLine: "6",
+            checkedWhere: "with a separate read",
+            checkLine: "3",
+          },
+          suggestions: [],
+        },
+      ],
     },
   ],
 });
@@ -145,7 +161,9 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
   valid: [
     {
       name: "the sweeper repeats status and age in its one write",
-      code: CONDITIONAL + `export async function sweepExports(payload: Payload, cutoff: string) {
+      code:
+        CONDITIONAL +
+        `export async function sweepExports(payload: Payload, cutoff: string) {
   await payload.db.updateMany({ collection: "export-jobs", where: { status: { equals: "running" }, heartbeatAt: { less_than: cutoff } }, data: { status: "queued" } });
 }`,
     },
@@ -158,15 +176,25 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
   invalid: [
     {
       name: "a sweeper of the claim judged by when the export started",
-      code: CONDITIONAL + `export async function sweepExports(payload: Payload, cutoff: string) {
+      code:
+        CONDITIONAL +
+        `export async function sweepExports(payload: Payload, cutoff: string) {
   await payload.db.updateMany({ collection: "export-jobs", where: { status: { equals: "running" }, startedAt: { less_than: cutoff } }, data: { status: "queued" } });
 }`,
-      errors: [{
-        messageId: "startTimeRecovery",
-        line: 11,
-        column: 100,
-        data: { ...lock("export-jobs", "status", "running"), claimLine: "3", stamped: "set once when work starts", timeField: "startedAt", progressFields: PROGRESS },
-      }],
+      errors: [
+        {
+          messageId: "startTimeRecovery",
+          line: 11,
+          column: 100,
+          data: {
+            ...lock("export-jobs", "status", "running"),
+            claimLine: "3",
+            stamped: "set once when work starts",
+            timeField: "startedAt",
+            progressFields: PROGRESS,
+          },
+        },
+      ],
     },
   ],
 });

@@ -10,7 +10,10 @@ import { javascript, ruleTester, recoveredElsewhere } from "../rule-tester.js";
 const IMPORTS = `import { Op } from "sequelize";\n`;
 const PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
 const lock = (value: string, claimLine: number, model = "Job", field = "status") => ({
-  model, field, value, claimLine: String(claimLine),
+  model,
+  field,
+  value,
+  claimLine: String(claimLine),
 });
 const CLAIM = `export async function claim(id: string) {
   const [n] = await Job.update({ status: "running" }, { where: { id, status: { [Op.ne]: "running" } } });
@@ -21,42 +24,51 @@ const CLAIM = `export async function claim(id: string) {
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
     // claim, and a conditional recovery on the heartbeat
-    IMPORTS + CLAIM + `export async function recover(cutoff: Date) {
+    IMPORTS +
+      CLAIM +
+      `export async function recover(cutoff: Date) {
   await Job.update({ status: "queued" }, { where: { status: "running", heartbeatAt: { [Op.lt]: cutoff } } });
 }`,
     // a lease: the claim takes over rows whose lease ran out
-    IMPORTS + `export async function lease(id: string, me: string) {
+    IMPORTS +
+      `export async function lease(id: string, me: string) {
   await Task.update(
     { status: "locked", lockedBy: me, lockedUntil: new Date(Date.now() + 30_000) },
     { where: { id, [Op.or]: [{ status: { [Op.ne]: "locked" } }, { lockedUntil: { [Op.lt]: new Date() } }] } },
   );
 }`,
     // a plain state transition
-    IMPORTS + `export async function pay(id: string) {
+    IMPORTS +
+      `export async function pay(id: string) {
   await Order.update({ status: "PAID" }, { where: { id, status: "PENDING" } });
 }`,
     // an update by id alone, no check
-    IMPORTS + `export async function markStarted(id: string) {
+    IMPORTS +
+      `export async function markStarted(id: string) {
   await Job.update({ status: "running", startedAt: new Date() }, { where: { id } });
 }`,
     // a bulk move into a waiting state
-    IMPORTS + `export async function retryBatch(batchId: string) {
+    IMPORTS +
+      `export async function retryBatch(batchId: string) {
   await Job.update({ status: "pending" }, { where: { batchId, status: { [Op.in]: ["failed", "cancelled"] } } });
 }`,
     // reporting reads
-    IMPORTS + `export async function dashboard() {
+    IMPORTS +
+      `export async function dashboard() {
   const running = await Job.findAll({ where: { status: "running" } });
   const mine = await Job.findAndCountAll({ where: { status: { [Op.or]: ["running", "queued"] } } });
   return { running, mine };
 }`,
     // a where built with sequelize.where is opaque: no guess about what it excludes
-    IMPORTS + `export async function start(id: string) {
+    IMPORTS +
+      `export async function start(id: string) {
   await Job.update({ status: "running" }, {
     where: { id, [Op.and]: [sequelize.where(sequelize.fn("coalesce", sequelize.col("status"), "new"), { [Op.ne]: "running" })] },
   });
 }`,
     // an instance updated by its identity, with no check before: not a claim
-    IMPORTS + `export async function touch(id: string) {
+    IMPORTS +
+      `export async function touch(id: string) {
   const job = await Job.findByPk(id);
   await job.update({ status: "running", startedAt: sequelize.fn("NOW") });
 }`,
@@ -87,7 +99,15 @@ function start(id) {
     .then(([count]) => count === 1);
 }`,
       languageOptions: javascript,
-      errors: [{ messageId: "missingRecovery", line: 4, column: 10, data: lock("rendering", 4, "Export", "state"), suggestions: [] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 4,
+          column: 10,
+          data: lock("rendering", 4, "Export", "state"),
+          suggestions: [],
+        },
+      ],
     },
     {
       // legacy string operators and a recovery of another value
@@ -97,7 +117,9 @@ function start(id) {
 export async function reset(cutoff: Date) {
   await Upload.update({ status: "pending" }, { where: { status: "scanning", updatedAt: { $lt: cutoff } } });
 }`,
-      errors: [{ messageId: "missingRecovery", line: 2, column: 9, data: lock("processing", 2, "Upload"), suggestions: [] }],
+      errors: [
+        { messageId: "missingRecovery", line: 2, column: 9, data: lock("processing", 2, "Upload"), suggestions: [] },
+      ],
     },
   ],
 });
@@ -105,19 +127,22 @@ export async function reset(cutoff: Date) {
 ruleTester.run("atomic-claim", atomicClaim, {
   valid: [
     // a compare-and-set after the check
-    IMPORTS + `export async function start(id: string) {
+    IMPORTS +
+      `export async function start(id: string) {
   const job = await Job.findByPk(id);
   if (job.status !== "queued") return;
   await Job.update({ status: "running" }, { where: { id, status: "queued" } });
 }`,
     // the check is about another model's row
-    IMPORTS + `export async function start(projectId: string, jobId: string) {
+    IMPORTS +
+      `export async function start(projectId: string, jobId: string) {
   const project = await Project.findByPk(projectId);
   if (project.status !== "active") throw new Error("inactive");
   await Job.update({ status: "running" }, { where: { id: jobId } });
 }`,
     // a locking read in a transaction, then a compare-and-set
-    IMPORTS + `export async function next() {
+    IMPORTS +
+      `export async function next() {
   return sequelize.transaction(async (t) => {
     const job = await Job.findOne({ where: { status: "queued" }, lock: t.LOCK.UPDATE, skipLocked: true, transaction: t });
     if (!job) return null;
@@ -129,7 +154,9 @@ ruleTester.run("atomic-claim", atomicClaim, {
   invalid: [
     {
       // an instance checked in JavaScript and saved, inside a transaction: no filter to extend
-      code: IMPORTS + `export async function start(id: string) {
+      code:
+        IMPORTS +
+        `export async function start(id: string) {
   await sequelize.transaction(async (t) => {
     const job = await Job.findByPk(id, { transaction: t });
     if (job.status === "running") return;
@@ -138,32 +165,46 @@ ruleTester.run("atomic-claim", atomicClaim, {
     await job.save({ transaction: t });
   });
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 8, column: 11,
-        data: { ...lock("running", 8), checkedWhere: "in JavaScript", checkLine: "5" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 8,
+          column: 11,
+          data: { ...lock("running", 8), checkedWhere: "in JavaScript", checkLine: "5" },
+          suggestions: [],
+        },
+      ],
     },
     {
       // a read of queued rows, then a static update by id: the condition goes into the where
-      code: IMPORTS + `export async function next() {
+      code:
+        IMPORTS +
+        `export async function next() {
   const job = await Job.findOne({ where: { status: "queued" }, order: [["createdAt", "ASC"]] });
   if (!job) return;
   await Job.update({ status: "running" }, { where: { id: job.id } });
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 5, column: 9,
-        data: { ...lock("running", 5), checkedWhere: "with a separate read", checkLine: "3" },
-        suggestions: [{
-          messageId: "addCondition",
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 5,
+          column: 9,
           data: { ...lock("running", 5), checkedWhere: "with a separate read", checkLine: "3" },
-          output: IMPORTS + `export async function next() {
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: { ...lock("running", 5), checkedWhere: "with a separate read", checkLine: "3" },
+              output:
+                IMPORTS +
+                `export async function next() {
   const job = await Job.findOne({ where: { status: "queued" }, order: [["createdAt", "ASC"]] });
   if (!job) return;
   await Job.update({ status: "running" }, { where: { id: job.id, status: { [Op.ne]: "running" } } });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       // plain JavaScript with .then; Op from require
@@ -175,36 +216,48 @@ function start(id) {
   });
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "checkThenAct", line: 5, column: 12,
-        data: { ...lock("running", 5), checkedWhere: "in JavaScript", checkLine: "4" },
-        suggestions: [{
-          messageId: "addCondition",
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 5,
+          column: 12,
           data: { ...lock("running", 5), checkedWhere: "in JavaScript", checkLine: "4" },
-          output: `const { Op } = require("sequelize");
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: { ...lock("running", 5), checkedWhere: "in JavaScript", checkLine: "4" },
+              output: `const { Op } = require("sequelize");
 function start(id) {
   return Job.findByPk(id).then((job) => {
     if (job.status === "running") return false;
     return Job.update({ status: "running" }, { where: { id, status: { [Op.ne]: "running" } } });
   });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       // a class service: instance update after a check; and a model held as this.jobModel
-      code: IMPORTS + `export class Jobs {
+      code:
+        IMPORTS +
+        `export class Jobs {
   async start(id: string) {
     const job = await this.jobModel.findByPk(id);
     if (job.status === "processing") throw new Error("busy");
     await job.update({ status: "processing" });
   }
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 6, column: 11,
-        data: { ...lock("processing", 6, "job"), checkedWhere: "in JavaScript", checkLine: "5" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 6,
+          column: 11,
+          data: { ...lock("processing", 6, "job"), checkedWhere: "in JavaScript", checkLine: "5" },
+          suggestions: [],
+        },
+      ],
     },
   ],
 });
@@ -212,57 +265,99 @@ function start(id) {
 ruleTester.run("conditional-recovery", conditionalRecovery, {
   valid: [
     // status and age in the write's filter
-    IMPORTS + CLAIM + `export async function recover(cutoff: Date) {
+    IMPORTS +
+      CLAIM +
+      `export async function recover(cutoff: Date) {
   await Job.update({ status: "failed" }, { where: { status: "running", heartbeatAt: { [Op.lt]: cutoff } } });
 }`,
     // a delete of finished rows is not a recovery
-    IMPORTS + CLAIM + `export async function purge(cutoff: Date) {
+    IMPORTS +
+      CLAIM +
+      `export async function purge(cutoff: Date) {
   await Job.destroy({ where: { status: "done", updatedAt: { [Op.lt]: cutoff } } });
 }`,
   ],
   invalid: [
     {
       // judges age but not the status
-      code: IMPORTS + CLAIM + `export async function recover(cutoff: Date) {
+      code:
+        IMPORTS +
+        CLAIM +
+        `export async function recover(cutoff: Date) {
   await Job.update({ status: "failed" }, { where: { heartbeatAt: { [Op.lt]: cutoff } } });
 }`,
-      errors: [{
-        messageId: "missingStatus", line: 7, column: 9,
-        data: { ...lock("running", 3), target: "failed", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-        suggestions: [{
-          messageId: "addStatus",
+      errors: [
+        {
+          messageId: "missingStatus",
+          line: 7,
+          column: 9,
           data: { ...lock("running", 3), target: "failed", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-          output: IMPORTS + CLAIM + `export async function recover(cutoff: Date) {
+          suggestions: [
+            {
+              messageId: "addStatus",
+              data: {
+                ...lock("running", 3),
+                target: "failed",
+                rowFilter: "its filter",
+                checkedWhere: "",
+                checkLine: "",
+              },
+              output:
+                IMPORTS +
+                CLAIM +
+                `export async function recover(cutoff: Date) {
   await Job.update({ status: "failed" }, { where: { heartbeatAt: { [Op.lt]: cutoff }, status: "running" } });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       // every running row at boot
-      code: IMPORTS + CLAIM + `export async function onBoot() {
+      code:
+        IMPORTS +
+        CLAIM +
+        `export async function onBoot() {
   await Job.update({ status: "queued" }, { where: { status: "running" } });
 }`,
-      errors: [{
-        messageId: "missingTime", line: 7, column: 9,
-        data: { ...lock("running", 3), target: "queued", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "missingTime",
+          line: 7,
+          column: 9,
+          data: { ...lock("running", 3), target: "queued", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
+          suggestions: [],
+        },
+      ],
     },
     {
       // staleness judged in JavaScript, then an instance save by id
-      code: IMPORTS + CLAIM + `export async function unstick(id: string) {
+      code:
+        IMPORTS +
+        CLAIM +
+        `export async function unstick(id: string) {
   const job = await Job.findByPk(id);
   if (job.status === "running" && Date.now() - job.heartbeatAt.getTime() > 60_000) {
     job.status = "failed";
     await job.save();
   }
 }`,
-      errors: [{
-        messageId: "checkInJs", line: 10, column: 11,
-        data: { ...lock("running", 3), target: "failed", rowFilter: "id", checkedWhere: "in JavaScript", checkLine: "8" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "checkInJs",
+          line: 10,
+          column: 11,
+          data: {
+            ...lock("running", 3),
+            target: "failed",
+            rowFilter: "id",
+            checkedWhere: "in JavaScript",
+            checkLine: "8",
+          },
+          suggestions: [],
+        },
+      ],
     },
   ],
 });
@@ -270,50 +365,88 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
 ruleTester.run("progress-based-staleness", progressBasedStaleness, {
   valid: [
     // judged by the heartbeat
-    IMPORTS + CLAIM + `export async function recover(cutoff: Date) {
+    IMPORTS +
+      CLAIM +
+      `export async function recover(cutoff: Date) {
   await Job.update({ status: "queued" }, { where: { status: "running", heartbeatAt: { [Op.lt]: cutoff } } });
 }`,
     // started after the cutoff: not an age check
-    IMPORTS + `export async function recent(cutoff: Date) {
+    IMPORTS +
+      `export async function recent(cutoff: Date) {
   return Job.findAll({ where: { status: "running", startedAt: { [Op.gt]: cutoff } } });
 }`,
   ],
   invalid: [
     {
       // the sweeper judges death by the creation time
-      code: IMPORTS + CLAIM + `export async function sweep(cutoff: Date) {
+      code:
+        IMPORTS +
+        CLAIM +
+        `export async function sweep(cutoff: Date) {
   await Job.update({ status: "queued" }, { where: { status: "running", createdAt: { [Op.lt]: cutoff } } });
 }`,
-      errors: [{
-        messageId: "startTimeRecovery", line: 7, column: 72,
-        data: { ...lock("running", 3), stamped: "set once when work starts", timeField: "createdAt", progressFields: PROGRESS },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "startTimeRecovery",
+          line: 7,
+          column: 72,
+          data: {
+            ...lock("running", 3),
+            stamped: "set once when work starts",
+            timeField: "createdAt",
+            progressFields: PROGRESS,
+          },
+          suggestions: [],
+        },
+      ],
     },
     {
       // a stale scan by start time, in a defined model
-      code: IMPORTS + `const Task = sequelize.define("BackgroundTask", {});
+      code:
+        IMPORTS +
+        `const Task = sequelize.define("BackgroundTask", {});
 export async function findStuck(cutoff: Date) {
   return Task.findAll({ where: { status: { [Op.in]: ["processing"] }, startedAt: { [Op.lte]: cutoff } } });
 }`,
-      errors: [{
-        messageId: "startTimeScan", line: 4, column: 71,
-        data: { model: "BackgroundTask", field: "status", value: "processing", timeField: "startedAt", progressFields: PROGRESS },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "startTimeScan",
+          line: 4,
+          column: 71,
+          data: {
+            model: "BackgroundTask",
+            field: "status",
+            value: "processing",
+            timeField: "startedAt",
+            progressFields: PROGRESS,
+          },
+          suggestions: [],
+        },
+      ],
     },
     {
       // a lease taken over by the time it was taken
-      code: IMPORTS + `export async function lease(id: string) {
+      code:
+        IMPORTS +
+        `export async function lease(id: string) {
   await Task.update({ status: "locked", lockedAt: Sequelize.literal("CURRENT_TIMESTAMP") }, {
     where: { id, [Op.or]: [{ status: { [Op.ne]: "locked" } }, { lockedAt: { [Op.lt]: new Date(Date.now() - 60_000) } }] },
   });
 }`,
-      errors: [{
-        messageId: "startTimeTakeover", line: 4, column: 65,
-        data: { ...lock("locked", 3, "Task"), stamped: "set once when work starts", timeField: "lockedAt", progressFields: PROGRESS },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "startTimeTakeover",
+          line: 4,
+          column: 65,
+          data: {
+            ...lock("locked", 3, "Task"),
+            stamped: "set once when work starts",
+            timeField: "lockedAt",
+            progressFields: PROGRESS,
+          },
+          suggestions: [],
+        },
+      ],
     },
   ],
 });
@@ -321,14 +454,16 @@ export async function findStuck(cutoff: Date) {
 ruleTester.run("require-fencing", requireFencing, {
   valid: [
     // the completion requires the owner column the claim wrote
-    IMPORTS + `export async function run(id: string, me: string) {
+    IMPORTS +
+      `export async function run(id: string, me: string) {
   const [n] = await Job.update({ status: "running", lockedBy: me }, { where: { id, status: { [Op.ne]: "running" } } });
   if (n === 0) return;
   await work(id);
   await Job.update({ status: "done", lockedBy: null }, { where: { id, lockedBy: me } });
 }`,
     // the failure path requires the claimed status
-    IMPORTS + `export async function run(id: string) {
+    IMPORTS +
+      `export async function run(id: string) {
   const [n] = await Job.update({ status: "running" }, { where: { id, status: { [Op.ne]: "running" } } });
   if (n === 0) return;
   try { await work(id); } catch {
@@ -339,30 +474,42 @@ ruleTester.run("require-fencing", requireFencing, {
   invalid: [
     recoveredElsewhere({
       // the completion writes by id only
-      code: IMPORTS + `export async function run(id: string) {
+      code:
+        IMPORTS +
+        `export async function run(id: string) {
   const [n] = await Job.update({ status: "running" }, { where: { id, status: { [Op.ne]: "running" } } });
   if (n === 0) return;
   await work(id);
   await Job.update({ status: "done" }, { where: { id } });
 }`,
-      errors: [{
-        messageId: "unfencedWrite", line: 6, column: 9,
-        data: { ...lock("running", 3), target: "done" },
-        suggestions: [{
-          messageId: "addFence",
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 6,
+          column: 9,
           data: { ...lock("running", 3), target: "done" },
-          output: IMPORTS + `export async function run(id: string) {
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { ...lock("running", 3), target: "done" },
+              output:
+                IMPORTS +
+                `export async function run(id: string) {
   const [n] = await Job.update({ status: "running" }, { where: { id, status: { [Op.ne]: "running" } } });
   if (n === 0) return;
   await work(id);
   await Job.update({ status: "done" }, { where: { id, status: "running" } });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     }),
     recoveredElsewhere({
       // a class service whose completion saves the instance it read
-      code: IMPORTS + `export class Runner {
+      code:
+        IMPORTS +
+        `export class Runner {
   async run(id: string) {
     const [n] = await Job.update({ status: "running" }, { where: { id, status: { [Op.ne]: "running" } } });
     if (n === 0) return;
@@ -374,11 +521,15 @@ ruleTester.run("require-fencing", requireFencing, {
     await job.save();
   }
 }`,
-      errors: [{
-        messageId: "unfencedWrite", line: 11, column: 11,
-        data: { ...lock("running", 4), target: "done" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 11,
+          column: 11,
+          data: { ...lock("running", 4), target: "done" },
+          suggestions: [],
+        },
+      ],
     }),
   ],
 });

@@ -13,7 +13,12 @@ import { javascript, ruleTester, recoveredElsewhere } from "../rule-tester.js";
 
 const PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
 const lock = (model: string, field: string, value: string) => ({ model, field, value });
-const claimed = (model: string, field: string, value: string, claimLine: number) => ({ model, field, value, claimLine: String(claimLine) });
+const claimed = (model: string, field: string, value: string, claimLine: number) => ({
+  model,
+  field,
+  value,
+  claimLine: String(claimLine),
+});
 
 /** A queue claim on node-postgres at line 2 (column 26): the next queued job, picked with FOR UPDATE SKIP LOCKED. */
 const QUEUE_CLAIM = `export async function claimNext(workerId: string) {
@@ -82,12 +87,14 @@ export async function reset(minutes = 10) {
     },
     {
       name: "the queue claim with a conditional recovery judged by heartbeat",
-      code: QUEUE_CLAIM + `export async function sweep() {
+      code:
+        QUEUE_CLAIM +
+        `export async function sweep() {
   await pool.query("UPDATE jobs SET status = 'queued', locked_by = NULL WHERE status = 'running' AND heartbeat_at < now() - interval '5 minutes'");
 }`,
     },
     {
-      name: "a Prisma claim recovered by a raw-SQL sweeper of the same table (\"Export\" pairs with prisma.export)",
+      name: 'a Prisma claim recovered by a raw-SQL sweeper of the same table ("Export" pairs with prisma.export)',
       code: `export async function claim(id: string) {
   await prisma.export.updateMany({ where: { id, status: { not: "RENDERING" } }, data: { status: "RENDERING" } });
 }
@@ -164,7 +171,9 @@ export async function sweepLocks() {
     },
     {
       name: "claimed rows removed by a DELETE pinned to the claimed status and judged by age",
-      code: QUEUE_CLAIM + `export async function purge() {
+      code:
+        QUEUE_CLAIM +
+        `export async function purge() {
   await pool.query("DELETE FROM jobs WHERE status = 'running' AND heartbeat_at < now() - interval '1 hour'");
 }`,
     },
@@ -189,12 +198,16 @@ export async function sweep() {
       // The locking read (with an optional AND term, unknown but only narrowing) and the write by id are one claim.
       name: "a row locked by SELECT … FOR UPDATE in the transaction, then written by id: a claim, with no recovery",
       code: LOCKED_CLAIM,
-      errors: [{ messageId: "missingRecovery", line: 7, column: 11, data: lock("jobs", "status", "running"), suggestions: [] }],
+      errors: [
+        { messageId: "missingRecovery", line: 7, column: 11, data: lock("jobs", "status", "running"), suggestions: [] },
+      ],
     },
     {
       name: "the queue claim with no recovery",
       code: QUEUE_CLAIM,
-      errors: [{ messageId: "missingRecovery", line: 2, column: 26, data: lock("jobs", "status", "running"), suggestions: [] }],
+      errors: [
+        { messageId: "missingRecovery", line: 2, column: 26, data: lock("jobs", "status", "running"), suggestions: [] },
+      ],
     },
     {
       name: "a CTE picking the next job for postgres.js (plain JS)",
@@ -203,14 +216,24 @@ export async function sweep() {
   return job;
 }`,
       languageOptions: javascript,
-      errors: [{ messageId: "missingRecovery", line: 2, column: 23, data: lock("jobs", "status", "running"), suggestions: [] }],
+      errors: [
+        { messageId: "missingRecovery", line: 2, column: 23, data: lock("jobs", "status", "running"), suggestions: [] },
+      ],
     },
     {
       name: "Prisma $executeRaw with enum casts and a parameter hole",
       code: `export async function start(id: string) {
   return prisma.$executeRaw\`UPDATE "Export" SET status = 'RENDERING'::"ExportStatus" WHERE id = \${id} AND status <> 'RENDERING'::"ExportStatus"\`;
 }`,
-      errors: [{ messageId: "missingRecovery", line: 2, column: 10, data: lock("Export", "status", "RENDERING"), suggestions: [] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 2,
+          column: 10,
+          data: lock("Export", "status", "RENDERING"),
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "mysql2 execute: the claimed value comes from the params array (a const)",
@@ -219,7 +242,9 @@ export async function start(conn: Connection, id: number) {
   const [res] = await conn.execute("UPDATE jobs SET status = ?, updated_at = NOW() WHERE id = ? AND status != ?", [RUNNING, id, RUNNING]);
   return res;
 }`,
-      errors: [{ messageId: "missingRecovery", line: 3, column: 23, data: lock("jobs", "status", "running"), suggestions: [] }],
+      errors: [
+        { messageId: "missingRecovery", line: 3, column: 23, data: lock("jobs", "status", "running"), suggestions: [] },
+      ],
     },
     {
       name: "query({ text, values }) inside a transaction callback, .then",
@@ -228,21 +253,45 @@ export async function start(conn: Connection, id: number) {
     client.query({ text: "UPDATE documents SET state = 'processing' WHERE id = $1 AND state = ANY(ARRAY['new', 'failed'])", values: [id] }).then((r) => r.rowCount === 1),
   );
 }`,
-      errors: [{ messageId: "missingRecovery", line: 3, column: 5, data: lock("documents", "state", "processing"), suggestions: [] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 3,
+          column: 5,
+          data: lock("documents", "state", "processing"),
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "better-sqlite3: prepare(text).run(id), NOT IN excludes the claimed value",
       code: `export function claim(id: number) {
   return db.prepare("UPDATE uploads SET is_processing = 1, status = 'uploading' WHERE id = ? AND status NOT IN ('uploading', 'done')").run(id);
 }`,
-      errors: [{ messageId: "missingRecovery", line: 2, column: 10, data: lock("uploads", "status", "uploading"), suggestions: [] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 2,
+          column: 10,
+          data: lock("uploads", "status", "uploading"),
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "a processing flag set true by a conditional write, never cleared by age",
       code: `export async function claim(id: string) {
   await pool.query("UPDATE documents SET is_processing = true WHERE id = $1 AND is_processing = false", [id]);
 }`,
-      errors: [{ messageId: "missingRecovery", line: 2, column: 9, data: lock("documents", "is_processing", "true"), suggestions: [] }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 2,
+          column: 9,
+          data: lock("documents", "is_processing", "true"),
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "MySQL INSERT IGNORE of a lock row (plain JS)",
@@ -296,21 +345,25 @@ ruleTester.run("atomic-claim", atomicClaim, {
   if (job.status === "running") return;
   await pool.query("UPDATE jobs SET status = 'running' WHERE id = $1", [id]);
 }`,
-      errors: [{
-        messageId: "checkThenAct",
-        line: 4,
-        column: 9,
-        data: { ...claimed("jobs", "status", "running", 4), checkedWhere: "in JavaScript", checkLine: "3" },
-        suggestions: [{
-          messageId: "addCondition",
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 4,
+          column: 9,
           data: { ...claimed("jobs", "status", "running", 4), checkedWhere: "in JavaScript", checkLine: "3" },
-          output: `export async function start(id: string) {
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: { ...claimed("jobs", "status", "running", 4), checkedWhere: "in JavaScript", checkLine: "3" },
+              output: `export async function start(id: string) {
   const { rows: [job] } = await pool.query("SELECT * FROM jobs WHERE id = $1", [id]);
   if (job.status === "running") return;
   await pool.query("UPDATE jobs SET status = 'running' WHERE status <> 'running' AND id = $1", [id]);
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       // the same read without FOR UPDATE locks nothing: two callers read the same queued row and both claim it
@@ -322,23 +375,31 @@ ruleTester.run("atomic-claim", atomicClaim, {
     await tx.$executeRawUnsafe("UPDATE jobs SET status = 'running' WHERE id = $1", rows[0].id);
   });
 }`,
-      errors: [{
-        messageId: "checkThenAct",
-        line: 5,
-        column: 11,
-        data: { ...claimed("jobs", "status", "running", 5), checkedWhere: "with a separate read", checkLine: "3" },
-        suggestions: [{
-          messageId: "addCondition",
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 5,
+          column: 11,
           data: { ...claimed("jobs", "status", "running", 5), checkedWhere: "with a separate read", checkLine: "3" },
-          output: `export async function claimNext() {
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: {
+                ...claimed("jobs", "status", "running", 5),
+                checkedWhere: "with a separate read",
+                checkLine: "3",
+              },
+              output: `export async function claimNext() {
   return prisma.$transaction(async (tx) => {
     const rows = await tx.$queryRawUnsafe("SELECT id FROM jobs WHERE status = 'queued' ORDER BY id LIMIT 1");
     if (rows.length === 0) return null;
     await tx.$executeRawUnsafe("UPDATE jobs SET status = 'running' WHERE status <> 'running' AND id = $1", rows[0].id);
   });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       name: "a separate read that selects queued rows, then an unconditional tagged-template write (plain JS)",
@@ -348,21 +409,29 @@ ruleTester.run("atomic-claim", atomicClaim, {
   await sql\`UPDATE jobs SET status = 'running' WHERE id = \${id}\`;
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "checkThenAct",
-        line: 4,
-        column: 9,
-        data: { ...claimed("jobs", "status", "running", 4), checkedWhere: "with a separate read", checkLine: "2" },
-        suggestions: [{
-          messageId: "addCondition",
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 4,
+          column: 9,
           data: { ...claimed("jobs", "status", "running", 4), checkedWhere: "with a separate read", checkLine: "2" },
-          output: `export async function start(id) {
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: {
+                ...claimed("jobs", "status", "running", 4),
+                checkedWhere: "with a separate read",
+                checkLine: "2",
+              },
+              output: `export async function start(id) {
   const found = await sql\`SELECT id FROM jobs WHERE id = \${id} AND status = 'queued'\`;
   if (found.length === 0) return;
   await sql\`UPDATE jobs SET status = 'running' WHERE status <> 'running' AND id = \${id}\`;
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
   ],
 });
@@ -371,13 +440,17 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
   valid: [
     {
       name: "status and age in one statement",
-      code: QUEUE_CLAIM + `export async function sweep() {
+      code:
+        QUEUE_CLAIM +
+        `export async function sweep() {
   await pool.query("UPDATE jobs SET status = 'queued' WHERE status = 'running' AND heartbeat_at < $1", [new Date(Date.now() - 60_000)]);
 }`,
     },
     {
       name: "the recovery picks stale rows with a same-table subquery",
-      code: QUEUE_CLAIM + `export async function sweep() {
+      code:
+        QUEUE_CLAIM +
+        `export async function sweep() {
   await pool.query("UPDATE jobs SET status = 'queued' WHERE id IN (SELECT id FROM jobs WHERE status = 'running' AND heartbeat_at < now() - interval '5 minutes' FOR UPDATE SKIP LOCKED)");
 }`,
     },
@@ -385,35 +458,65 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
   invalid: [
     {
       name: "the age without the claimed status, with a suggestion",
-      code: QUEUE_CLAIM + `export async function sweep() {
+      code:
+        QUEUE_CLAIM +
+        `export async function sweep() {
   await pool.query("UPDATE jobs SET status = 'queued' WHERE heartbeat_at < now() - interval '5 minutes'");
 }`,
-      errors: [{
-        messageId: "missingStatus",
-        line: 9,
-        column: 9,
-        data: { ...claimed("jobs", "status", "running", 2), target: "queued", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-        suggestions: [{
-          messageId: "addStatus",
-          data: { ...claimed("jobs", "status", "running", 2), target: "queued", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-          output: QUEUE_CLAIM + `export async function sweep() {
+      errors: [
+        {
+          messageId: "missingStatus",
+          line: 9,
+          column: 9,
+          data: {
+            ...claimed("jobs", "status", "running", 2),
+            target: "queued",
+            rowFilter: "its filter",
+            checkedWhere: "",
+            checkLine: "",
+          },
+          suggestions: [
+            {
+              messageId: "addStatus",
+              data: {
+                ...claimed("jobs", "status", "running", 2),
+                target: "queued",
+                rowFilter: "its filter",
+                checkedWhere: "",
+                checkLine: "",
+              },
+              output:
+                QUEUE_CLAIM +
+                `export async function sweep() {
   await pool.query("UPDATE jobs SET status = 'queued' WHERE status = 'running' AND heartbeat_at < now() - interval '5 minutes'");
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       name: "a boot-time reset of every running job: no age",
-      code: QUEUE_CLAIM + `export async function onBoot() {
+      code:
+        QUEUE_CLAIM +
+        `export async function onBoot() {
   await pool.query("UPDATE jobs SET status = 'failed' WHERE status = 'running'");
 }`,
-      errors: [{
-        messageId: "missingTime",
-        line: 9,
-        column: 9,
-        data: { ...claimed("jobs", "status", "running", 2), target: "failed", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "missingTime",
+          line: 9,
+          column: 9,
+          data: {
+            ...claimed("jobs", "status", "running", 2),
+            target: "failed",
+            rowFilter: "its filter",
+            checkedWhere: "",
+            checkLine: "",
+          },
+          suggestions: [],
+        },
+      ],
     },
     {
       name: "age judged in JavaScript, then a write by id ($executeRawUnsafe)",
@@ -426,13 +529,21 @@ export async function unstick(id: string) {
     await prisma.$executeRawUnsafe("UPDATE jobs SET status = 'failed' WHERE id = $1", id);
   }
 }`,
-      errors: [{
-        messageId: "checkInJs",
-        line: 7,
-        column: 11,
-        data: { ...claimed("jobs", "status", "running", 2), target: "failed", rowFilter: "id", checkedWhere: "in JavaScript", checkLine: "6" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "checkInJs",
+          line: 7,
+          column: 11,
+          data: {
+            ...claimed("jobs", "status", "running", 2),
+            target: "failed",
+            rowFilter: "id",
+            checkedWhere: "in JavaScript",
+            checkLine: "6",
+          },
+          suggestions: [],
+        },
+      ],
     },
   ],
 });
@@ -441,13 +552,17 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
   valid: [
     {
       name: "a JSON member named as progress (metadata->>'heartbeatAt')",
-      code: QUEUE_CLAIM + `export async function sweep() {
+      code:
+        QUEUE_CLAIM +
+        `export async function sweep() {
   await pool.query("UPDATE jobs SET status = 'queued' WHERE status = 'running' AND (meta->>'heartbeatAt')::timestamptz < now() - interval '5 minutes'");
 }`,
     },
     {
       name: "judged by the heartbeat, through COALESCE with the start time",
-      code: QUEUE_CLAIM + `export async function sweep() {
+      code:
+        QUEUE_CLAIM +
+        `export async function sweep() {
   await pool.query("UPDATE jobs SET status = 'queued' WHERE status = 'running' AND COALESCE(heartbeat_at, started_at) < now() - interval '5 minutes'");
 }`,
     },
@@ -463,34 +578,65 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
     {
       // a member of a JSON column is a field like any other: a claim time kept in `metadata` is still a start time
       name: "a recovery judged by a JSON member cast to a timestamp, named as a start time",
-      code: QUEUE_CLAIM + `export async function sweep() {
+      code:
+        QUEUE_CLAIM +
+        `export async function sweep() {
   await pool.query("UPDATE jobs SET status = 'queued' WHERE status = 'running' AND (meta->>'claimedAt')::timestamptz < now() - interval '1 hour'");
 }`,
-      errors: [{ messageId: "startTimeRecovery", line: 9, column: 9, data: { ...claimed("jobs", "status", "running", 2), stamped: "set once when work starts", timeField: "claimedAt", progressFields: PROGRESS } }],
+      errors: [
+        {
+          messageId: "startTimeRecovery",
+          line: 9,
+          column: 9,
+          data: {
+            ...claimed("jobs", "status", "running", 2),
+            stamped: "set once when work starts",
+            timeField: "claimedAt",
+            progressFields: PROGRESS,
+          },
+        },
+      ],
     },
     {
       name: "a recovery judged by started_at",
-      code: QUEUE_CLAIM + `export async function sweep() {
+      code:
+        QUEUE_CLAIM +
+        `export async function sweep() {
   await pool.query("UPDATE jobs SET status = 'queued' WHERE status = 'running' AND started_at < now() - interval '1 hour'");
 }`,
-      errors: [{
-        messageId: "startTimeRecovery",
-        line: 9,
-        column: 9,
-        data: { ...claimed("jobs", "status", "running", 2), stamped: "set once when work starts", timeField: "started_at", progressFields: PROGRESS },
-      }],
+      errors: [
+        {
+          messageId: "startTimeRecovery",
+          line: 9,
+          column: 9,
+          data: {
+            ...claimed("jobs", "status", "running", 2),
+            stamped: "set once when work starts",
+            timeField: "started_at",
+            progressFields: PROGRESS,
+          },
+        },
+      ],
     },
     {
       name: "a stale scan judged by created_at, written as now() > created_at + interval",
       code: `export async function stuck() {
   return sql\`SELECT * FROM exports WHERE status = 'rendering' AND now() > created_at + interval '1 hour'\`;
 }`,
-      errors: [{
-        messageId: "startTimeScan",
-        line: 2,
-        column: 10,
-        data: { model: "exports", field: "status", value: "rendering", timeField: "created_at", progressFields: PROGRESS },
-      }],
+      errors: [
+        {
+          messageId: "startTimeScan",
+          line: 2,
+          column: 10,
+          data: {
+            model: "exports",
+            field: "status",
+            value: "rendering",
+            timeField: "created_at",
+            progressFields: PROGRESS,
+          },
+        },
+      ],
     },
     {
       name: "a lease take-over judged by claimed_at (plain JS)",
@@ -498,12 +644,19 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
   return pool.query("UPDATE jobs SET status = 'running', claimed_at = now() WHERE id = $1 AND (status <> 'running' OR claimed_at < now() - interval '10 minutes')", [id]);
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "startTimeTakeover",
-        line: 2,
-        column: 10,
-        data: { ...claimed("jobs", "status", "running", 2), stamped: "set once when work starts", timeField: "claimed_at", progressFields: PROGRESS },
-      }],
+      errors: [
+        {
+          messageId: "startTimeTakeover",
+          line: 2,
+          column: 10,
+          data: {
+            ...claimed("jobs", "status", "running", 2),
+            stamped: "set once when work starts",
+            timeField: "claimed_at",
+            progressFields: PROGRESS,
+          },
+        },
+      ],
     },
   ],
 });
@@ -538,22 +691,26 @@ ruleTester.run("require-fencing", requireFencing, {
   await run(id);
   await pool.query("UPDATE jobs SET status = 'done' WHERE id = $1", [id]);
 }`,
-      errors: [{
-        messageId: "unfencedWrite",
-        line: 5,
-        column: 9,
-        data: { ...claimed("jobs", "status", "running", 2), target: "done" },
-        suggestions: [{
-          messageId: "addFence",
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 5,
+          column: 9,
           data: { ...claimed("jobs", "status", "running", 2), target: "done" },
-          output: `export async function work(id: string) {
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { ...claimed("jobs", "status", "running", 2), target: "done" },
+              output: `export async function work(id: string) {
   const res = await pool.query("UPDATE jobs SET status = 'running' WHERE id = $1 AND status = 'queued'", [id]);
   if (res.rowCount === 0) return;
   await run(id);
   await pool.query("UPDATE jobs SET status = 'done' WHERE status = 'running' AND id = $1", [id]);
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     }),
     recoveredElsewhere({
       name: "a Prisma claim, a raw-SQL failure write in catch (plain JS, single-quoted JS string)",
@@ -567,13 +724,15 @@ ruleTester.run("require-fencing", requireFencing, {
   }
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "unfencedWrite",
-        line: 7,
-        column: 11,
-        data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", target: "FAILED" },
-        suggestions: [],
-      }],
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 7,
+          column: 11,
+          data: { model: "job", field: "status", value: "RUNNING", claimLine: "2", target: "FAILED" },
+          suggestions: [],
+        },
+      ],
     }),
   ],
 });

@@ -32,11 +32,22 @@ export async function takeLock(strapi, job, owner) {
 }
 `;
 
-const leaseData = { model: "job-lock", field: "locked_at", value: "held", claimLine: "7", checkedWhere: "with a separate read", checkLine: "5" };
+const leaseData = {
+  model: "job-lock",
+  field: "locked_at",
+  value: "held",
+  claimLine: "7",
+  checkedWhere: "with a separate read",
+  checkLine: "5",
+};
 
 ruleTester.run("atomic-claim", atomicClaim, {
   valid: [
-    { name: "a lease taken in one conditional write through strapi.db.query", code: CONDITIONAL_LEASE, languageOptions: javascript },
+    {
+      name: "a lease taken in one conditional write through strapi.db.query",
+      code: CONDITIONAL_LEASE,
+      languageOptions: javascript,
+    },
     {
       name: "a status claim with the check in the Document Service's filter",
       code: `export async function startImport(strapi, id) {
@@ -91,7 +102,20 @@ ruleTester.run("atomic-claim", atomicClaim, {
   await prisma.importedPost.update({ where: { id }, data: { lockedAt: new Date(), lockedBy: me } });
   return true;
 }`,
-      errors: [{ messageId: "checkThenLease", line: 5, data: { model: "importedPost", field: "lockedAt", value: "held", claimLine: "5", checkedWhere: "with a separate read", checkLine: "3" } }],
+      errors: [
+        {
+          messageId: "checkThenLease",
+          line: 5,
+          data: {
+            model: "importedPost",
+            field: "lockedAt",
+            value: "held",
+            claimLine: "5",
+            checkedWhere: "with a separate read",
+            checkLine: "3",
+          },
+        },
+      ],
     },
     {
       name: "Document Service: a status checked in JavaScript, then written by documentId",
@@ -102,7 +126,21 @@ ruleTester.run("atomic-claim", atomicClaim, {
   return true;
 }`,
       languageOptions: javascript,
-      errors: [{ messageId: "checkThenAct", line: 4, data: { model: "import", field: "state", value: "running", claimLine: "4", checkedWhere: "in JavaScript", checkLine: "3" }, suggestions: null }],
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 4,
+          data: {
+            model: "import",
+            field: "state",
+            value: "running",
+            claimLine: "4",
+            checkedWhere: "in JavaScript",
+            checkLine: "3",
+          },
+          suggestions: null,
+        },
+      ],
     },
   ],
 });
@@ -111,7 +149,9 @@ ruleTester.run("owner-checked-release", ownerCheckedRelease, {
   valid: [
     {
       name: "the conditional lease released only where this owner holds it",
-      code: CONDITIONAL_LEASE + `export async function dropLock(strapi, job, owner) {
+      code:
+        CONDITIONAL_LEASE +
+        `export async function dropLock(strapi, job, owner) {
   await strapi.db.query(LOCK).updateMany({ where: { job, owner }, data: { owner: null, locked_until: null } });
 }`,
       languageOptions: javascript,
@@ -120,33 +160,61 @@ ruleTester.run("owner-checked-release", ownerCheckedRelease, {
   invalid: [
     {
       name: "the checked lease released by clearing its flag by id alone",
-      code: ENTITY_SERVICE_LEASE + `export async function dropLock(strapi, job) {
+      code:
+        ENTITY_SERVICE_LEASE +
+        `export async function dropLock(strapi, job) {
   const [entry] = await strapi.entityService.findMany(LOCK, { filters: { job }, limit: 1 });
   if (entry) await strapi.entityService.update(LOCK, entry.id, { data: { locked: false } });
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "rowRelease", line: 12,
-        data: { operation: "write", lock: "lease on job-lock.locked_at", acquireLine: "7", filter: "id", expires: "is taken over once locked_at has passed", expiryLine: "6" },
-      }],
+      errors: [
+        {
+          messageId: "rowRelease",
+          line: 12,
+          data: {
+            operation: "write",
+            lock: "lease on job-lock.locked_at",
+            acquireLine: "7",
+            filter: "id",
+            expires: "is taken over once locked_at has passed",
+            expiryLine: "6",
+          },
+        },
+      ],
     },
     {
       name: "the conditional lease released by a Query Engine delete by job alone",
-      code: CONDITIONAL_LEASE + `export async function dropLock(strapi, job) {
+      code:
+        CONDITIONAL_LEASE +
+        `export async function dropLock(strapi, job) {
   await strapi.db.query(LOCK).delete({ where: { job } });
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "rowRelease", line: 11,
-        data: { operation: "delete", lock: "lease on job-lock.locked_until", acquireLine: "4", filter: "job", expires: "is taken over once locked_until has passed", expiryLine: "4" },
-      }],
+      errors: [
+        {
+          messageId: "rowRelease",
+          line: 11,
+          data: {
+            operation: "delete",
+            lock: "lease on job-lock.locked_until",
+            acquireLine: "4",
+            filter: "job",
+            expires: "is taken over once locked_until has passed",
+            expiryLine: "4",
+          },
+        },
+      ],
     },
   ],
 });
 
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
-    { name: "a checked lease: the take-over its check judges answers a dead holder", code: ENTITY_SERVICE_LEASE, languageOptions: javascript },
+    {
+      name: "a checked lease: the take-over its check judges answers a dead holder",
+      code: ENTITY_SERVICE_LEASE,
+      languageOptions: javascript,
+    },
   ],
   invalid: [
     {
@@ -158,7 +226,13 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   await strapi.db.query("api::shop-sync.shop-sync").update({ where: { id }, data: { state: "idle" } });
 }`,
       languageOptions: javascript,
-      errors: [{ messageId: "missingRecovery", line: 2, data: { model: "shop-sync", field: "state", value: "syncing", claimLine: "2" } }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 2,
+          data: { model: "shop-sync", field: "state", value: "syncing", claimLine: "2" },
+        },
+      ],
     },
   ],
 });

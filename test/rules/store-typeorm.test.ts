@@ -10,7 +10,10 @@ import { javascript, ruleTester, recoveredElsewhere } from "../rule-tester.js";
 
 const PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
 const lock = (model: string, value: string, claimLine: number, field = "status") => ({
-  model, field, value, claimLine: String(claimLine),
+  model,
+  field,
+  value,
+  claimLine: String(claimLine),
 });
 
 /** A NestJS service head: the repository is known by `@InjectRepository` (lines 1–7; the first method starts at line 8). */
@@ -32,7 +35,9 @@ const NEST_CLAIM = `  async claim(id: string) {
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
   valid: [
     // claim and a conditional recovery on the progress timestamp
-    NEST + NEST_CLAIM + `  async requeue(cutoff: Date) {
+    NEST +
+      NEST_CLAIM +
+      `  async requeue(cutoff: Date) {
     await this.jobs.update({ status: RenderStatus.Rendering, updatedAt: LessThan(cutoff) }, { status: RenderStatus.Queued });
   }
 }`,
@@ -90,7 +95,8 @@ export async function markStarted(jobRepository: Repository<Job>, id: string) {
   await jobRepository.update(id, { status: "RUNNING", startedAt: new Date() });
 }`,
     // reporting reads
-    NEST + `  async dashboard() {
+    NEST +
+      `  async dashboard() {
     const rendering = await this.jobs.find({ where: { status: RenderStatus.Rendering } });
     const stuck = await this.jobs.count({ where: { status: RenderStatus.Rendering, updatedAt: LessThan(new Date()) } });
     return { rendering, stuck };
@@ -130,7 +136,14 @@ export async function other(cache: Map<string, unknown>, id: string) {
     {
       // the Nest service claims, and nothing in the module moves a stalled row back
       code: NEST + NEST_CLAIM + `}`,
-      errors: [{ messageId: "missingRecovery", line: 9, column: 23, data: { model: "RenderJob", field: "status", value: "rendering" } }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 9,
+          column: 23,
+          data: { model: "RenderJob", field: "status", value: "rendering" },
+        },
+      ],
     },
     {
       // query builder claim, recognised once at execute()
@@ -140,7 +153,14 @@ export async function claim(dataSource: DataSource, id: string) {
     .where("id = :id", { id }).andWhere("status <> :busy", { busy: "EXPORTING" }).execute();
   return res.affected === 1;
 }`,
-      errors: [{ messageId: "missingRecovery", line: 3, column: 21, data: { model: "Export", field: "status", value: "EXPORTING" } }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 3,
+          column: 21,
+          data: { model: "Export", field: "status", value: "EXPORTING" },
+        },
+      ],
     },
     {
       // plain JavaScript: manager.update in a transaction callback
@@ -151,15 +171,32 @@ async function start(dataSource, id) {
   });
 }`,
       languageOptions: javascript,
-      errors: [{ messageId: "missingRecovery", line: 4, column: 11, data: { model: "Sync", field: "state", value: "SYNCING" } }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 4,
+          column: 11,
+          data: { model: "Sync", field: "state", value: "SYNCING" },
+        },
+      ],
     },
     {
       // the sweeper recovers another entity: it does not answer the render claim
-      code: NEST + NEST_CLAIM + `  async requeueExports(cutoff: Date) {
+      code:
+        NEST +
+        NEST_CLAIM +
+        `  async requeueExports(cutoff: Date) {
     await this.exportRepository.update({ status: "EXPORTING", updatedAt: LessThan(cutoff) }, { status: "QUEUED" });
   }
 }`,
-      errors: [{ messageId: "missingRecovery", line: 9, column: 23, data: { model: "RenderJob", field: "status", value: "rendering" } }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 9,
+          column: 23,
+          data: { model: "RenderJob", field: "status", value: "rendering" },
+        },
+      ],
     },
     {
       // a custom repository whose only other write moves fresh rows (MoreThan is not an age)
@@ -172,7 +209,14 @@ export class JobRepository extends Repository<Job> {
     return this.update({ status: "RUNNING", updatedAt: MoreThan(since) }, { priority: 1 });
   }
 }`,
-      errors: [{ messageId: "missingRecovery", line: 4, column: 12, data: { model: "Job", field: "status", value: "RUNNING" } }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 4,
+          column: 12,
+          data: { model: "Job", field: "status", value: "RUNNING" },
+        },
+      ],
     },
     {
       // .then instead of await, and Not(In([…])) through getRepository on a manager
@@ -181,7 +225,14 @@ export function claim(dataSource: DataSource, id: number) {
   return dataSource.manager.getRepository(Import).update({ id, phase: Not(In(["PARSING", "DONE"])) }, { phase: "PARSING" })
     .then((r) => r.affected === 1);
 }`,
-      errors: [{ messageId: "missingRecovery", line: 3, column: 10, data: { model: "Import", field: "phase", value: "PARSING" } }],
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 3,
+          column: 10,
+          data: { model: "Import", field: "phase", value: "PARSING" },
+        },
+      ],
     },
   ],
 });
@@ -189,7 +240,9 @@ export function claim(dataSource: DataSource, id: number) {
 ruleTester.run("progress-based-staleness", progressBasedStaleness, {
   valid: [
     // the recovery judges the heartbeat
-    NEST + NEST_CLAIM + `  async requeue(cutoff: Date) {
+    NEST +
+      NEST_CLAIM +
+      `  async requeue(cutoff: Date) {
     await this.jobs.update({ status: RenderStatus.Rendering, updatedAt: LessThan(cutoff) }, { status: RenderStatus.Queued });
   }
 }`,
@@ -207,21 +260,36 @@ export async function old(jobRepository: Repository<Job>, cutoff: Date) {
   invalid: [
     {
       // the sweeper judges death by the start time
-      code: NEST + `  async claim(id: string) {
+      code:
+        NEST +
+        `  async claim(id: string) {
     await this.jobs.update({ id, status: Not(RenderStatus.Rendering) }, { status: RenderStatus.Rendering, startedAt: new Date() });
   }
   async requeue(cutoff: Date) {
     await this.jobs.update({ status: RenderStatus.Rendering, startedAt: LessThan(cutoff) }, { status: RenderStatus.Queued });
   }
 }`,
-      errors: [{
-        messageId: "startTimeRecovery", line: 12, column: 62, suggestions: [],
-        data: { ...lock("RenderJob", "rendering", 9), stamped: "set once when work starts", timeField: "startedAt", progressFields: PROGRESS },
-      }],
+      errors: [
+        {
+          messageId: "startTimeRecovery",
+          line: 12,
+          column: 62,
+          suggestions: [],
+          data: {
+            ...lock("RenderJob", "rendering", 9),
+            stamped: "set once when work starts",
+            timeField: "startedAt",
+            progressFields: PROGRESS,
+          },
+        },
+      ],
     },
     {
       // rows read under a pessimistic lock and re-queued in the transaction: judged once, as the recovery
-      code: NEST + NEST_CLAIM + `  async requeue(cutoff: Date) {
+      code:
+        NEST +
+        NEST_CLAIM +
+        `  async requeue(cutoff: Date) {
     await this.jobs.manager.transaction(async (em) => {
       const stale = await em.find(RenderJob, { where: { status: RenderStatus.Rendering, startedAt: LessThan(cutoff) }, lock: { mode: "pessimistic_write" } });
       for (const job of stale) {
@@ -231,10 +299,20 @@ export async function old(jobRepository: Repository<Job>, cutoff: Date) {
     });
   }
 }`,
-      errors: [{
-        messageId: "startTimeRecovery", line: 14, column: 89, suggestions: [],
-        data: { ...lock("RenderJob", "rendering", 9), stamped: "set once when work starts", timeField: "startedAt", progressFields: PROGRESS },
-      }],
+      errors: [
+        {
+          messageId: "startTimeRecovery",
+          line: 14,
+          column: 89,
+          suggestions: [],
+          data: {
+            ...lock("RenderJob", "rendering", 9),
+            stamped: "set once when work starts",
+            timeField: "startedAt",
+            progressFields: PROGRESS,
+          },
+        },
+      ],
     },
     {
       // a query builder scan whose age is the creation time, written threshold-first
@@ -242,10 +320,15 @@ export async function old(jobRepository: Repository<Job>, cutoff: Date) {
   return dataSource.createQueryBuilder(Job, "job")
     .where("job.status = 'RUNNING'").andWhere(":cutoff > job.createdAt", { cutoff }).getMany();
 }`,
-      errors: [{
-        messageId: "startTimeScan", line: 3, column: 47, suggestions: [],
-        data: { model: "Job", field: "status", value: "RUNNING", timeField: "createdAt", progressFields: PROGRESS },
-      }],
+      errors: [
+        {
+          messageId: "startTimeScan",
+          line: 3,
+          column: 47,
+          suggestions: [],
+          data: { model: "Job", field: "status", value: "RUNNING", timeField: "createdAt", progressFields: PROGRESS },
+        },
+      ],
     },
     {
       // a lease claim that takes over by the time the lock was taken
@@ -253,10 +336,20 @@ export async function old(jobRepository: Repository<Job>, cutoff: Date) {
   await dataSource.createQueryBuilder().update(Lock).set({ state: "LOCKED", owner: me, lockedAt: () => "NOW()" })
     .where("id = :id", { id }).andWhere("(state <> 'LOCKED' OR locked_at < NOW() - INTERVAL '1 minute')").execute();
 }`,
-      errors: [{
-        messageId: "startTimeTakeover", line: 3, column: 41, suggestions: [],
-        data: { ...lock("Lock", "LOCKED", 2, "state"), stamped: "set once when work starts", timeField: "locked_at", progressFields: PROGRESS },
-      }],
+      errors: [
+        {
+          messageId: "startTimeTakeover",
+          line: 3,
+          column: 41,
+          suggestions: [],
+          data: {
+            ...lock("Lock", "LOCKED", 2, "state"),
+            stamped: "set once when work starts",
+            timeField: "locked_at",
+            progressFields: PROGRESS,
+          },
+        },
+      ],
     },
     {
       // a stale scan whose age is a Raw SQL fragment on the start time
@@ -264,10 +357,15 @@ export async function old(jobRepository: Repository<Job>, cutoff: Date) {
 export async function stalled(jobRepository: Repository<Job>) {
   return jobRepository.find({ where: { status: "RUNNING", startedAt: Raw((col) => \`\${col} < NOW() - INTERVAL '1 hour'\`) } });
 }`,
-      errors: [{
-        messageId: "startTimeScan", line: 3, column: 59, suggestions: [],
-        data: { model: "Job", field: "status", value: "RUNNING", timeField: "startedAt", progressFields: PROGRESS },
-      }],
+      errors: [
+        {
+          messageId: "startTimeScan",
+          line: 3,
+          column: 59,
+          suggestions: [],
+          data: { model: "Job", field: "status", value: "RUNNING", timeField: "startedAt", progressFields: PROGRESS },
+        },
+      ],
     },
   ],
 });
@@ -275,12 +373,16 @@ export async function stalled(jobRepository: Repository<Job>) {
 ruleTester.run("conditional-recovery", conditionalRecovery, {
   valid: [
     // one conditional write: status and age in the filter
-    NEST + NEST_CLAIM + `  async requeue(cutoff: Date) {
+    NEST +
+      NEST_CLAIM +
+      `  async requeue(cutoff: Date) {
     await this.jobs.update({ status: RenderStatus.Rendering, updatedAt: LessThan(cutoff) }, { status: RenderStatus.Queued });
   }
 }`,
     // rows read under a pessimistic write lock keep their status and age until the transaction ends
-    NEST + NEST_CLAIM + `  async requeue(cutoff: Date) {
+    NEST +
+      NEST_CLAIM +
+      `  async requeue(cutoff: Date) {
     await this.jobs.manager.transaction(async (em) => {
       const stale = await em.find(RenderJob, { where: { status: RenderStatus.Rendering, updatedAt: LessThan(cutoff) }, lock: { mode: "pessimistic_write" } });
       for (const job of stale) {
@@ -291,7 +393,9 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
   }
 }`,
     // age judged in JavaScript, then a compare-and-set on what was read
-    NEST + NEST_CLAIM + `  async reconcile(id: string) {
+    NEST +
+      NEST_CLAIM +
+      `  async reconcile(id: string) {
     const job = await this.jobs.findOneByOrFail({ id });
     if (Date.now() - job.updatedAt.getTime() < 60_000) return;
     await this.jobs.update({ id, status: job.status, updatedAt: job.updatedAt }, { status: RenderStatus.Failed });
@@ -301,7 +405,10 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
   invalid: [
     {
       // a stale scan, then each row saved by its id: a holder that finishes in between is overwritten
-      code: NEST + NEST_CLAIM + `  async requeue(cutoff: Date) {
+      code:
+        NEST +
+        NEST_CLAIM +
+        `  async requeue(cutoff: Date) {
     const stale = await this.jobs.find({ where: { status: RenderStatus.Rendering, updatedAt: LessThan(cutoff) } });
     for (const job of stale) {
       job.status = RenderStatus.Queued;
@@ -309,13 +416,21 @@ ruleTester.run("conditional-recovery", conditionalRecovery, {
     }
   }
 }`,
-      errors: [{
-        messageId: "checkInJs", line: 16, column: 13, suggestions: [],
-        data: {
-          ...lock("RenderJob", "rendering", 9), target: "queued", rowFilter: "id",
-          checkedWhere: "with a separate read", checkLine: "13",
+      errors: [
+        {
+          messageId: "checkInJs",
+          line: 16,
+          column: 13,
+          suggestions: [],
+          data: {
+            ...lock("RenderJob", "rendering", 9),
+            target: "queued",
+            rowFilter: "id",
+            checkedWhere: "with a separate read",
+            checkLine: "13",
+          },
         },
-      }],
+      ],
     },
     {
       // age judged in an if, then an update by id
@@ -330,29 +445,64 @@ export class Imports {
     }
   }
 }`,
-      errors: [{
-        messageId: "checkInJs", line: 8, column: 13, suggestions: [],
-        data: { ...lock("Import", "PARSING", 4), target: "FAILED", rowFilter: "id", checkedWhere: "in JavaScript", checkLine: "7" },
-      }],
+      errors: [
+        {
+          messageId: "checkInJs",
+          line: 8,
+          column: 13,
+          suggestions: [],
+          data: {
+            ...lock("Import", "PARSING", 4),
+            target: "FAILED",
+            rowFilter: "id",
+            checkedWhere: "in JavaScript",
+            checkLine: "7",
+          },
+        },
+      ],
     },
     {
       // the age is in the filter, the claimed status is not: a row that completed is moved back
-      code: NEST + NEST_CLAIM + `  async requeue(cutoff: Date) {
+      code:
+        NEST +
+        NEST_CLAIM +
+        `  async requeue(cutoff: Date) {
     await this.jobs.update({ updatedAt: LessThan(cutoff) }, { status: RenderStatus.Queued });
   }
 }`,
-      errors: [{
-        messageId: "missingStatus", line: 13, column: 11,
-        data: { ...lock("RenderJob", "rendering", 9), target: "queued", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-        suggestions: [{
-          messageId: "addStatus",
-          data: { ...lock("RenderJob", "rendering", 9), target: "queued", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-          output: NEST + NEST_CLAIM + `  async requeue(cutoff: Date) {
+      errors: [
+        {
+          messageId: "missingStatus",
+          line: 13,
+          column: 11,
+          data: {
+            ...lock("RenderJob", "rendering", 9),
+            target: "queued",
+            rowFilter: "its filter",
+            checkedWhere: "",
+            checkLine: "",
+          },
+          suggestions: [
+            {
+              messageId: "addStatus",
+              data: {
+                ...lock("RenderJob", "rendering", 9),
+                target: "queued",
+                rowFilter: "its filter",
+                checkedWhere: "",
+                checkLine: "",
+              },
+              output:
+                NEST +
+                NEST_CLAIM +
+                `  async requeue(cutoff: Date) {
     await this.jobs.update({ updatedAt: LessThan(cutoff), status: RenderStatus.Rendering }, { status: RenderStatus.Queued });
   }
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       // plain JavaScript: a boot-time reset of every running row, alive or not (query builder)
@@ -364,22 +514,43 @@ async function onBoot(dataSource) {
   await dataSource.createQueryBuilder().update(Job).set({ status: "FAILED" }).where("status = :s", { s: "RUNNING" }).execute();
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "missingTime", line: 6, column: 9, suggestions: [],
-        data: { ...lock("Job", "RUNNING", 3), target: "FAILED", rowFilter: "its filter", checkedWhere: "", checkLine: "" },
-      }],
+      errors: [
+        {
+          messageId: "missingTime",
+          line: 6,
+          column: 9,
+          suggestions: [],
+          data: {
+            ...lock("Job", "RUNNING", 3),
+            target: "FAILED",
+            rowFilter: "its filter",
+            checkedWhere: "",
+            checkLine: "",
+          },
+        },
+      ],
     },
   ],
 });
 
-const claimData = (model: string, value: string, claimLine: number, checkedWhere: string, checkLine: number, field = "status") => ({
-  ...lock(model, value, claimLine, field), checkedWhere, checkLine: String(checkLine),
+const claimData = (
+  model: string,
+  value: string,
+  claimLine: number,
+  checkedWhere: string,
+  checkLine: number,
+  field = "status",
+) => ({
+  ...lock(model, value, claimLine, field),
+  checkedWhere,
+  checkLine: String(checkLine),
 });
 
 ruleTester.run("atomic-claim", atomicClaim, {
   valid: [
     // a JS check, but the write is conditional too
-    NEST + `  async start(id: string) {
+    NEST +
+      `  async start(id: string) {
     const job = await this.jobs.findOneByOrFail({ id });
     if (job.status === RenderStatus.Rendering) return false;
     const res = await this.jobs.update({ id, status: Not(RenderStatus.Rendering) }, { status: RenderStatus.Rendering });
@@ -431,28 +602,38 @@ export async function enqueue(jobRepository: Repository<Job>, existing: Job | nu
   invalid: [
     {
       // read, check in JS, update by id: the suggestion turns the id into a conditional criteria object
-      code: NEST + `  async start(id: string) {
+      code:
+        NEST +
+        `  async start(id: string) {
     const job = await this.jobs.findOneByOrFail({ id });
     if (job.status === RenderStatus.Rendering) return;
     await this.jobs.update(id, { status: RenderStatus.Rendering });
   }
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 11, column: 11,
-        data: claimData("RenderJob", "rendering", 11, "in JavaScript", 10),
-        // the whole fix: the check's own `return` when the update affected no row
-        suggestions: [{
-          messageId: "addConditionAndExit",
-          data: { field: "status", value: "rendering", exit: "return", checkLine: "10" },
-          output: NEST + `  async start(id: string) {
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 11,
+          column: 11,
+          data: claimData("RenderJob", "rendering", 11, "in JavaScript", 10),
+          // the whole fix: the check's own `return` when the update affected no row
+          suggestions: [
+            {
+              messageId: "addConditionAndExit",
+              data: { field: "status", value: "rendering", exit: "return", checkLine: "10" },
+              output:
+                NEST +
+                `  async start(id: string) {
     const job = await this.jobs.findOneByOrFail({ id });
     if (job.status === RenderStatus.Rendering) return;
     const claimed = await this.jobs.update({ id, status: Not(RenderStatus.Rendering) }, { status: RenderStatus.Rendering });
     if (claimed.affected === 0) return;
   }
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       // active record: the field assigned, then saved; no filter to extend, so no suggestion
@@ -467,7 +648,15 @@ export class Reports {
     await this.reportRepository.save(report);
   }
 }`,
-      errors: [{ messageId: "checkThenAct", line: 9, column: 11, data: claimData("Report", "GENERATING", 9, "in JavaScript", 6, "state"), suggestions: [] }],
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 9,
+          column: 11,
+          data: claimData("Report", "GENERATING", 9, "in JavaScript", 6, "state"),
+          suggestions: [],
+        },
+      ],
     },
     {
       // a separate read that excludes the value, then the EntityManager writes by id inside a transaction
@@ -479,13 +668,17 @@ export async function next(dataSource: DataSource) {
     await manager.update(Job, job.id, { status: "RUNNING" });
   });
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 6, column: 11,
-        data: claimData("Job", "RUNNING", 6, "with a separate read", 3),
-        suggestions: [{
-          messageId: "addCondition",
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 6,
+          column: 11,
           data: claimData("Job", "RUNNING", 6, "with a separate read", 3),
-          output: `import { DataSource, Not } from "typeorm";
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: claimData("Job", "RUNNING", 6, "with a separate read", 3),
+              output: `import { DataSource, Not } from "typeorm";
 export async function next(dataSource: DataSource) {
   const job = await dataSource.manager.findOne(Job, { where: { status: "QUEUED" }, order: { createdAt: "ASC" } });
   if (!job) return null;
@@ -493,8 +686,10 @@ export async function next(dataSource: DataSource) {
     await manager.update(Job, { id: job.id, status: Not("RUNNING") }, { status: "RUNNING" });
   });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       // query builder after a JS check: the suggestion adds an andWhere
@@ -503,19 +698,25 @@ export async function start(dataSource: DataSource, job: Job) {
   if (job.status === "RUNNING") return;
   await dataSource.createQueryBuilder().update(Job).set({ status: "RUNNING" }).where("id = :id", { id: job.id }).execute();
 }`,
-      errors: [{
-        messageId: "checkThenAct", line: 4, column: 9,
-        data: claimData("Job", "RUNNING", 4, "in JavaScript", 3),
-        suggestions: [{
-          messageId: "addCondition",
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 4,
+          column: 9,
           data: claimData("Job", "RUNNING", 4, "in JavaScript", 3),
-          output: `import { DataSource } from "typeorm";
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: claimData("Job", "RUNNING", 4, "in JavaScript", 3),
+              output: `import { DataSource } from "typeorm";
 export async function start(dataSource: DataSource, job: Job) {
   if (job.status === "RUNNING") return;
   await dataSource.createQueryBuilder().update(Job).set({ status: "RUNNING" }).where("id = :id", { id: job.id }).andWhere("status <> :status", { status: "RUNNING" }).execute();
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     },
     {
       // BaseEntity active record in plain JavaScript; Not is not imported, so no suggestion either way
@@ -526,7 +727,15 @@ async function sync(account) {
   await account.save();
 }`,
       languageOptions: javascript,
-      errors: [{ messageId: "checkThenAct", line: 5, column: 9, data: claimData("account", "SYNCING", 5, "in JavaScript", 3, "syncState"), suggestions: [] }],
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 5,
+          column: 9,
+          data: claimData("account", "SYNCING", 5, "in JavaScript", 3, "syncState"),
+          suggestions: [],
+        },
+      ],
     },
     {
       // the Not operator is not imported: the id criteria gets no suggestion
@@ -536,19 +745,29 @@ export async function start(jobRepository: Repository<Job>, id: string) {
   if (!job) return;
   await jobRepository.update(id, { status: "RUNNING" });
 }`,
-      errors: [{ messageId: "checkThenAct", line: 5, column: 9, data: claimData("Job", "RUNNING", 5, "with a separate read", 3), suggestions: [] }],
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 5,
+          column: 9,
+          data: claimData("Job", "RUNNING", 5, "with a separate read", 3),
+          suggestions: [],
+        },
+      ],
     },
   ],
 });
 
 const fence = (model: string, value: string, claimLine: number, target: string, field = "status") => ({
-  ...lock(model, value, claimLine, field), target,
+  ...lock(model, value, claimLine, field),
+  target,
 });
 
 ruleTester.run("require-fencing", requireFencing, {
   valid: [
     // the completion requires the claimed status
-    NEST + `  async render(id: string) {
+    NEST +
+      `  async render(id: string) {
     const res = await this.jobs.update({ id, status: Not(RenderStatus.Rendering) }, { status: RenderStatus.Rendering });
     if (!res.affected) return;
     await this.jobs.update({ id, status: RenderStatus.Rendering }, { status: RenderStatus.Done });
@@ -576,28 +795,38 @@ export async function restart(jobRepository: Repository<Job>, id: string) {
   invalid: [
     recoveredElsewhere({
       // completion by id: the suggestion writes the fence into a criteria object
-      code: NEST + `  async render(id: string) {
+      code:
+        NEST +
+        `  async render(id: string) {
     const res = await this.jobs.update({ id, status: Not(RenderStatus.Rendering) }, { status: RenderStatus.Rendering });
     if (!res.affected) return;
     await this.renderer.render(id);
     await this.jobs.update(id, { status: RenderStatus.Done });
   }
 }`,
-      errors: [{
-        messageId: "unfencedWrite", line: 12, column: 11,
-        data: fence("RenderJob", "rendering", 9, "done"),
-        suggestions: [{
-          messageId: "addFence",
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 12,
+          column: 11,
           data: fence("RenderJob", "rendering", 9, "done"),
-          output: NEST + `  async render(id: string) {
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: fence("RenderJob", "rendering", 9, "done"),
+              output:
+                NEST +
+                `  async render(id: string) {
     const res = await this.jobs.update({ id, status: Not(RenderStatus.Rendering) }, { status: RenderStatus.Rendering });
     if (!res.affected) return;
     await this.renderer.render(id);
     await this.jobs.update({ id, status: RenderStatus.Rendering }, { status: RenderStatus.Done });
   }
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     }),
     recoveredElsewhere({
       // failure in another method the claim reaches, as an active-record save: no filter to extend
@@ -614,7 +843,15 @@ export class Worker {
     await this.jobRepository.save(job);
   }
 }`,
-      errors: [{ messageId: "unfencedWrite", line: 11, column: 11, data: fence("Job", "RUNNING", 5, "FAILED"), suggestions: [] }],
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 11,
+          column: 11,
+          data: fence("Job", "RUNNING", 5, "FAILED"),
+          suggestions: [],
+        },
+      ],
     }),
     recoveredElsewhere({
       // query builder completion by whereInIds: the suggestion adds an andWhere
@@ -624,20 +861,26 @@ export async function run(dataSource: DataSource, id: string) {
   await renderJob(id);
   await dataSource.createQueryBuilder().update(Job).set({ status: "DONE" }).whereInIds(id).execute();
 }`,
-      errors: [{
-        messageId: "unfencedWrite", line: 5, column: 9,
-        data: fence("Job", "RUNNING", 3, "DONE"),
-        suggestions: [{
-          messageId: "addFence",
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 5,
+          column: 9,
           data: fence("Job", "RUNNING", 3, "DONE"),
-          output: `import { DataSource, Not } from "typeorm";
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: fence("Job", "RUNNING", 3, "DONE"),
+              output: `import { DataSource, Not } from "typeorm";
 export async function run(dataSource: DataSource, id: string) {
   await dataSource.getRepository(Job).update({ id, status: Not("RUNNING") }, { status: "RUNNING" });
   await renderJob(id);
   await dataSource.createQueryBuilder().update(Job).set({ status: "DONE" }).whereInIds(id).andWhere("status = :status", { status: "RUNNING" }).execute();
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     }),
     recoveredElsewhere({
       // plain JavaScript, a transaction: completion through the callback's manager by id
@@ -650,13 +893,17 @@ async function run(dataSource, id) {
   });
 }`,
       languageOptions: javascript,
-      errors: [{
-        messageId: "unfencedWrite", line: 6, column: 11,
-        data: fence("Job", "RUNNING", 4, "DONE"),
-        suggestions: [{
-          messageId: "addFence",
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 6,
+          column: 11,
           data: fence("Job", "RUNNING", 4, "DONE"),
-          output: `const { Not } = require("typeorm");
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: fence("Job", "RUNNING", 4, "DONE"),
+              output: `const { Not } = require("typeorm");
 async function run(dataSource, id) {
   await dataSource.transaction(async (manager) => {
     await manager.update(Job, { id, status: Not("RUNNING") }, { status: "RUNNING" });
@@ -664,8 +911,10 @@ async function run(dataSource, id) {
     await manager.update(Job, { id, status: "RUNNING" }, { status: "DONE" });
   });
 }`,
-        }],
-      }],
+            },
+          ],
+        },
+      ],
     }),
   ],
 });

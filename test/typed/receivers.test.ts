@@ -64,16 +64,25 @@ const typed = new RuleTester({
 
 /** A lock with no expiry; `output` is the code after the suggested fix (an expiry of 30 s in the same command). */
 const noTtl = (line: number, column: number, command: string, key: string, output: string) => ({
-  messageId: "missingTtl" as const, line, column, data: { command, key },
+  messageId: "missingTtl" as const,
+  line,
+  column,
+  data: { command, key },
   suggestions: [{ messageId: "addTtl" as const, output }],
 });
 /** An invalid type-aware case of require-lock-ttl; the suggestion's output defaults to `withPx(code)`. */
-const ttlCase = (code: string, line: number, column: number, command: string, key: string, output = withPx(code)) =>
-  ({ code, filename, errors: [noTtl(line, column, command, key, output)] });
+const ttlCase = (code: string, line: number, column: number, command: string, key: string, output = withPx(code)) => ({
+  code,
+  filename,
+  errors: [noTtl(line, column, command, key, output)],
+});
 /** The code with `"NX")` given an expiry the way the ioredis suggestion writes it. */
 const withPx = (code: string) => code.replace(/, "NX"\)/, ', "PX", 30_000, "NX")');
 const noRecovery = (line: number, column: number, model: string, value: string) => ({
-  messageId: "missingRecovery" as const, line, column, data: { model, field: "status", value, claimLine: String(line) },
+  messageId: "missingRecovery" as const,
+  line,
+  column,
+  data: { model, field: "status", value, claimLine: String(line) },
 });
 
 // ---- Redis-shaped calls -------------------------------------------------------------------------------------
@@ -123,67 +132,123 @@ typed.run("require-lock-ttl, type-aware", lockTtl, {
   ],
   invalid: [
     // ioredis, resolved from the project's node_modules
-    ttlCase(`import { Redis } from "ioredis";
+    ttlCase(
+      `import { Redis } from "ioredis";
 const redis = new Redis();
 export async function acquire(id: string, token: string) {
   return redis.set(\`lock:\${id}\`, token, "NX");
-}`, 4, 16, "SET … NX", '"lock:*"'),
+}`,
+      4,
+      16,
+      "SET … NX",
+      '"lock:*"',
+    ),
     // node-redis v5 client (createClient from @redis/client)
-    ttlCase(`import { createClient } from "@redis/client";
+    ttlCase(
+      `import { createClient } from "@redis/client";
 const client = createClient();
 export async function acquire(id: string) {
   return client.set(\`lock:\${id}\`, "1", { NX: true });
-}`, 4, 17, "SET … NX", '"lock:*"', `import { createClient } from "@redis/client";
+}`,
+      4,
+      17,
+      "SET … NX",
+      '"lock:*"',
+      `import { createClient } from "@redis/client";
 const client = createClient();
 export async function acquire(id: string) {
   return client.set(\`lock:\${id}\`, "1", { NX: true, PX: 30_000 });
-}`),
+}`,
+    ),
     // ioredis inside a class, typed by an import type
-    ttlCase(`import type { Redis } from "ioredis";
+    ttlCase(
+      `import type { Redis } from "ioredis";
 export class Locks {
   constructor(private readonly redis: Redis) {}
   take(id: string) { return this.redis.setnx(\`job:\${id}:lock\`, "1"); }
-}`, 4, 40, "SETNX", '"job:*:lock"', `import type { Redis } from "ioredis";
+}`,
+      4,
+      40,
+      "SETNX",
+      '"job:*:lock"',
+      `import type { Redis } from "ioredis";
 export class Locks {
   constructor(private readonly redis: Redis) {}
   take(id: string) { return this.redis.set(\`job:\${id}:lock\`, "1", "PX", 30_000, "NX"); }
-}`),
+}`,
+    ),
     // a union with a real client: confirmed
-    ttlCase(`import { Redis } from "ioredis";
+    ttlCase(
+      `import { Redis } from "ioredis";
 import { MemoStore } from "memo-store";
 export async function acquire(store: Redis | MemoStore, id: string) {
   return store.set(\`lock:\${id}\`, "1", "NX");
-}`, 4, 16, "SET … NX", '"lock:*"'),
+}`,
+      4,
+      16,
+      "SET … NX",
+      '"lock:*"',
+    ),
     // any: nothing is known, the syntactic reading stands
-    ttlCase(`declare const redis: any;
+    ttlCase(
+      `declare const redis: any;
 export async function acquire(id: string) {
   return redis.set(\`lock:\${id}\`, "1", "NX");
-}`, 3, 16, "SET … NX", '"lock:*"'),
+}`,
+      3,
+      16,
+      "SET … NX",
+      '"lock:*"',
+    ),
     // an import the project cannot resolve is an error type: the syntactic reading stands
-    ttlCase(`import { Redis } from "not-installed-redis-client";
+    ttlCase(
+      `import { Redis } from "not-installed-redis-client";
 const redis = new Redis();
 export async function acquire(id: string) {
   return redis.set(\`lock:\${id}\`, "1", "NX");
-}`, 4, 16, "SET … NX", '"lock:*"'),
+}`,
+      4,
+      16,
+      "SET … NX",
+      '"lock:*"',
+    ),
     // a wrapper class written in the project may forward to a client: kept
-    ttlCase(`export class Cache {
+    ttlCase(
+      `export class Cache {
   async set(key: string, value: string, mode: "NX"): Promise<unknown> { return [key, value, mode]; }
 }
 const cache = new Cache();
 export async function acquire(id: string) {
   return cache.set(\`lock:\${id}\`, "1", "NX");
-}`, 6, 16, "SET … NX", '"lock:*"'),
+}`,
+      6,
+      16,
+      "SET … NX",
+      '"lock:*"',
+    ),
     // a package named like the store (it may wrap one): kept
-    ttlCase(`import { RedisWrapper } from "@acme/redis-wrapper";
+    ttlCase(
+      `import { RedisWrapper } from "@acme/redis-wrapper";
 declare const redis: RedisWrapper;
 export async function acquire(id: string) {
   return redis.set(\`lock:\${id}\`, "1", "NX");
-}`, 4, 16, "SET … NX", '"lock:*"'),
+}`,
+      4,
+      16,
+      "SET … NX",
+      '"lock:*"',
+    ),
     // a type parameter bounded by a real client
-    ttlCase(`import type { Redis } from "ioredis";
+    ttlCase(
+      `import type { Redis } from "ioredis";
 export async function acquire<C extends Redis>(client: C, id: string) {
   return client.set(\`lock:\${id}\`, "1", "NX");
-}`, 3, 17, "SET … NX", '"lock:*"'),
+}`,
+      3,
+      17,
+      "SET … NX",
+      '"lock:*"',
+    ),
   ],
 });
 
@@ -242,7 +307,18 @@ ruleTester.run("require-lock-ttl, syntactic", lockTtl, {
     { code: memoSetNx, errors: [noTtl(4, 16, "SET … NX", '"lock:*"', withPx(memoSetNx))] },
     { code: memoWithLock, errors: [noTtl(5, 20, "SET … NX", '"lock:*"', withPx(memoWithLock))] },
     { code: memoOrMap, errors: [noTtl(4, 16, "SET … NX", '"lock:*"', withPx(memoOrMap))] },
-    { code: memoSetnx, errors: [noTtl(5, 23, "SETNX", '"jobs:*:lock"', memoSetnx.replace('setnx(`jobs:${jobId}:lock`, "1")', 'set(`jobs:${jobId}:lock`, "1", "PX", 30_000, "NX")'))] },
+    {
+      code: memoSetnx,
+      errors: [
+        noTtl(
+          5,
+          23,
+          "SETNX",
+          '"jobs:*:lock"',
+          memoSetnx.replace('setnx(`jobs:${jobId}:lock`, "1")', 'set(`jobs:${jobId}:lock`, "1", "PX", 30_000, "NX")'),
+        ),
+      ],
+    },
   ],
 });
 const withTypesNotAsked = new RuleTester({

@@ -30,7 +30,10 @@ export function formatMarkdown(result: AuditResult, options: { title?: string } 
   const out: string[] = [];
   const open = result.locks.filter((l) => [l.q1, l.q2, l.q3].some((q) => q.status === "unanswered")).length;
   out.push(`### ${escape(options.title ?? "Lock audit")}`, "");
-  out.push(`${result.locks.length} lock${result.locks.length === 1 ? "" : "s"}, ${open} with an open question; ${result.findings.length} unanswered finding${result.findings.length === 1 ? "" : "s"}.`, "");
+  out.push(
+    `${result.locks.length} lock${result.locks.length === 1 ? "" : "s"}, ${open} with an open question; ${result.findings.length} unanswered finding${result.findings.length === 1 ? "" : "s"}.`,
+    "",
+  );
   for (const lock of result.locks) {
     out.push(`#### ${code(lock.name)} · ${lock.kind} · ${code(`${lock.file}:${lock.acquire.line}`)}`, "");
     for (const [key, label] of QUESTIONS) {
@@ -42,17 +45,24 @@ export function formatMarkdown(result: AuditResult, options: { title?: string } 
   }
   if (result.findings.length > 0) {
     out.push("#### Findings", "");
-    for (const f of result.findings) out.push(`- ${code(`${f.file}:${f.line}`)} ${code(f.ruleId)}${f.severity === "warning" ? " (warning)" : ""}: ${escape(f.message)}`);
+    for (const f of result.findings)
+      out.push(
+        `- ${code(`${f.file}:${f.line}`)} ${code(f.ruleId)}${f.severity === "warning" ? " (warning)" : ""}: ${escape(f.message)}`,
+      );
     out.push("");
   }
   if (result.answered.length > 0) {
     out.push("#### Answered in another module", "");
-    for (const f of result.answered) out.push(`- ${code(`${f.file}:${f.line}`)} ${code(f.ruleId)}: ${escape(f.answeredBy.how)}`);
+    for (const f of result.answered)
+      out.push(`- ${code(`${f.file}:${f.line}`)} ${code(f.ruleId)}: ${escape(f.answeredBy.how)}`);
     out.push("");
   }
   if (result.silenced.length > 0) {
     out.push("#### Silenced by a disable comment", "");
-    for (const f of result.silenced) out.push(`- ${code(`${f.file}:${f.line}`)} ${code(f.ruleId)}: ${f.justification ? escape(f.justification) : "**no reason given**"}`);
+    for (const f of result.silenced)
+      out.push(
+        `- ${code(`${f.file}:${f.line}`)} ${code(f.ruleId)}: ${f.justification ? escape(f.justification) : "**no reason given**"}`,
+      );
     out.push("");
   }
   return out.join("\n");

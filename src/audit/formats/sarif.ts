@@ -18,18 +18,22 @@ export function formatSarif(result: AuditResult): string {
   });
   for (const [id, rule] of Object.entries(plugin.rules)) {
     const docs = rule.meta.docs;
-    run.addRule(new SarifRuleBuilder().initSimple({
-      ruleId: `locks/${id}`,
-      shortDescriptionText: `${docs.question}: ${docs.description}.`,
-      ...(docs.url ? { helpUri: docs.url } : {}),
-    }));
+    run.addRule(
+      new SarifRuleBuilder().initSimple({
+        ruleId: `locks/${id}`,
+        shortDescriptionText: `${docs.question}: ${docs.description}.`,
+        ...(docs.url ? { helpUri: docs.url } : {}),
+      }),
+    );
   }
   for (const [id, rule] of Object.entries(AUDIT_RULES)) {
-    run.addRule(new SarifRuleBuilder().initSimple({
-      ruleId: id,
-      shortDescriptionText: `${rule.question}: ${rule.description}.`,
-      helpUri: `${REPOSITORY_URL}/blob/main/docs/audit.md#${id.replace("locks-audit/", "")}`,
-    }));
+    run.addRule(
+      new SarifRuleBuilder().initSimple({
+        ruleId: id,
+        shortDescriptionText: `${rule.question}: ${rule.description}.`,
+        helpUri: `${REPOSITORY_URL}/blob/main/docs/audit.md#${id.replace("locks-audit/", "")}`,
+      }),
+    );
   }
   // Silenced findings are results with an in-source suppression: code scanning shows them as dismissed, with the reason.
   for (const f of [...result.findings, ...result.silenced]) {
@@ -46,7 +50,8 @@ export function formatSarif(result: AuditResult): string {
     const location = r.result.locations?.[0]?.physicalLocation?.artifactLocation;
     if (location) location.uriBaseId = "%SRCROOT%";
     const justification = "justification" in f ? (f as { justification: string }).justification : undefined;
-    if (justification !== undefined) r.result.suppressions = [{ kind: "inSource", ...(justification ? { justification } : {}) }];
+    if (justification !== undefined)
+      r.result.suppressions = [{ kind: "inSource", ...(justification ? { justification } : {}) }];
     run.addResult(r);
   }
   run.run.columnKind = "utf16CodeUnits";

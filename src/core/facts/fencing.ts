@@ -22,7 +22,17 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type {
-  Assignment, Claim, HeldEffect, EffectLock, HolderWrite, KeyDerivedHolder, KvFacts, LockToken, Node, ObjectWrite, StateWrite,
+  Assignment,
+  Claim,
+  HeldEffect,
+  EffectLock,
+  HolderWrite,
+  KeyDerivedHolder,
+  KvFacts,
+  LockToken,
+  Node,
+  ObjectWrite,
+  StateWrite,
 } from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { agePredicates, allowedIn, isOpaque, ownerPinned, pins, toBranches } from "../model/conditions.js";
@@ -66,21 +76,38 @@ interface Held {
 /** Lock libraries whose locks expire (a TTL), so that a paused holder can come back after losing them. */
 const DISTRIBUTED: ReadonlySet<string> = new Set(["redlock", "redis-semaphore"]);
 /** Row fields that record progress and liveness, not results: a late write of them loses nothing. */
-const BOOKKEEPING = /progress|percent|attempt|retr(?:y|ies)|count|step|heartbeat|lease|lock|owner|worker|done$|processed|remaining|total/;
+const BOOKKEEPING =
+  /progress|percent|attempt|retr(?:y|ies)|count|step|heartbeat|lease|lock|owner|worker|done$|processed|remaining|total/;
 /** Names of an identity, and what is left of them is whose (`exportId` → `export`, `id` → nothing). */
 const IDENTITY_NAME = /^(.*?)_?(?:id|Id|ID|key|Key|slug|Slug|uuid|Uuid|UUID)$/;
 /** Names of a content hash: a location built from one is the same for the same content (content-addressed). */
 const CONTENT_NAME = /(?:^|[a-z_])(?:hash|digest|checksum|sha\d*|md5|etag|contentId)$/i;
 /** Variable names that say nothing about whose row they hold. */
-const GENERIC_ROW = /^(?:row|record|item|entity|doc|document|data|result|entry|payload|input|params|args|job|task|work|message|msg)$/i;
+const GENERIC_ROW =
+  /^(?:row|record|item|entity|doc|document|data|result|entry|payload|input|params|args|job|task|work|message|msg)$/i;
 /** Words of a lock key that say nothing about what is locked. */
-const KEY_NOISE = new Set(["lock", "locks", "mutex", "lease", "leases", "semaphore", "leader", "key", "keys", "job", "jobs"]);
+const KEY_NOISE = new Set([
+  "lock",
+  "locks",
+  "mutex",
+  "lease",
+  "leases",
+  "semaphore",
+  "leader",
+  "key",
+  "keys",
+  "job",
+  "jobs",
+]);
 /** Names of a location someone else decided (a parameter `key`, `opts.path`). */
-const LOCATION_NAME = /(?:^|[a-z_])(?:key|path|name|dest|destination|location|target|file|filename|url|uri|prefix|folder|dir|directory)$/i;
+const LOCATION_NAME =
+  /(?:^|[a-z_])(?:key|path|name|dest|destination|location|target|file|filename|url|uri|prefix|folder|dir|directory)$/i;
 /** Calls whose result is new on every run: a location built from one is never the same twice (it overwrites nothing). */
-const GENERATOR = /^(?:randomUUID|uuid|uuidv4|v4|v1|v7|nanoid|cuid|cuid2|createId|ulid|now|random|randomBytes|toISOString|getTime|valueOf|hrtime)$/;
+const GENERATOR =
+  /^(?:randomUUID|uuid|uuidv4|v4|v1|v7|nanoid|cuid|cuid2|createId|ulid|now|random|randomBytes|toISOString|getTime|valueOf|hrtime)$/;
 /** Calls that only reshape their inputs (`path.join`, `String`, `encodeURIComponent`, `.toLowerCase()`). */
-const TRANSPARENT = /^(?:join|resolve|normalize|relative|basename|dirname|extname|format|String|encodeURIComponent|encodeURI|toString|toLowerCase|toUpperCase|trim|replace|replaceAll|slice|substring|padStart|padEnd|concat|toFixed)$/;
+const TRANSPARENT =
+  /^(?:join|resolve|normalize|relative|basename|dirname|extname|format|String|encodeURIComponent|encodeURI|toString|toLowerCase|toUpperCase|trim|replace|replaceAll|slice|substring|padStart|padEnd|concat|toFixed)$/;
 
 // ---- names in expressions ----
 
@@ -109,11 +136,25 @@ function namesIn(sourceCode: SourceCode, node: Node | undefined, out = new Set<s
       for (const a of n.arguments) namesIn(sourceCode, a, out, depth + 1);
       return out;
     default:
-      for (const key of ["expressions", "quasis", "left", "right", "argument", "elements", "properties", "consequent", "alternate", "test", "expression"] as const) {
+      for (const key of [
+        "expressions",
+        "quasis",
+        "left",
+        "right",
+        "argument",
+        "elements",
+        "properties",
+        "consequent",
+        "alternate",
+        "test",
+        "expression",
+      ] as const) {
         const child = (n as unknown as Record<string, unknown>)[key];
         if (Array.isArray(child)) {
-          for (const c of child) if (c && typeof c === "object" && "type" in c) namesIn(sourceCode, c as Node, out, depth + 1);
-        } else if (child && typeof child === "object" && "type" in child) namesIn(sourceCode, child as Node, out, depth + 1);
+          for (const c of child)
+            if (c && typeof c === "object" && "type" in c) namesIn(sourceCode, c as Node, out, depth + 1);
+        } else if (child && typeof child === "object" && "type" in child)
+          namesIn(sourceCode, child as Node, out, depth + 1);
       }
       return out;
   }
@@ -135,7 +176,8 @@ export function tokenTextAt(sourceCode: SourceCode, token: LockToken | undefined
     }
     return undefined;
   }
-  if (n.type === "MemberExpression" && unwrap(n.object).type === "ThisExpression" && !n.computed) return sourceCode.getText(n);
+  if (n.type === "MemberExpression" && unwrap(n.object).type === "ThisExpression" && !n.computed)
+    return sourceCode.getText(n);
   return undefined;
 }
 
@@ -157,7 +199,11 @@ function claimJobNames(sourceCode: SourceCode, claim: Claim, vocabulary: Resolve
   for (const branch of toBranches(claim.write.filter)) {
     for (const atom of branch) {
       if ("opaque" in atom || atom.op !== "eq" || atom.pred.values !== undefined) continue;
-      if (normalizeName(atom.pred.field) === normalizeName(claim.lock.field) || vocabulary.isOwnerField(atom.pred.field)) continue;
+      if (
+        normalizeName(atom.pred.field) === normalizeName(claim.lock.field) ||
+        vocabulary.isOwnerField(atom.pred.field)
+      )
+        continue;
       const at = atom.pred.node;
       namesIn(sourceCode, at.type === "Property" ? at.value : at, out);
     }
@@ -174,11 +220,24 @@ function claimJobNames(sourceCode: SourceCode, claim: Claim, vocabulary: Resolve
 export function hasTakeoverWrite(claim: Claim, writes: readonly StateWrite[], vocabulary: ResolvedVocabulary): boolean {
   const { field, value } = claim.lock;
   return writes.some((w) => {
-    if (w === claim.write || w.effect === "insert" || w.effect === "delete" || normalizeModel(w.model) !== normalizeModel(claim.write.model)) return false;
+    if (
+      w === claim.write ||
+      w.effect === "insert" ||
+      w.effect === "delete" ||
+      normalizeModel(w.model) !== normalizeModel(claim.write.model)
+    )
+      return false;
     const branches = toBranches(w.filter);
-    if (branches.length === 0 || !branches.every((b) => pins(b, field, value) && agePredicates(b, vocabulary).length > 0)) return false;
-    const stays = w.assignments.every((a) => normalizeName(a.field) !== normalizeName(field) ||
-      (a.value.kind === "static" && sameValue(a.value.value, value)));
+    if (
+      branches.length === 0 ||
+      !branches.every((b) => pins(b, field, value) && agePredicates(b, vocabulary).length > 0)
+    )
+      return false;
+    const stays = w.assignments.every(
+      (a) =>
+        normalizeName(a.field) !== normalizeName(field) ||
+        (a.value.kind === "static" && sameValue(a.value.value, value)),
+    );
     return stays && w.assignments.some((a) => vocabulary.isOwnerField(a.field) && a.value.kind === "other");
   });
 }
@@ -203,8 +262,12 @@ function libraryToken(sourceCode: SourceCode, op: { library: string; op: string;
 
 /** The words of a lock key's static text that say what is locked: `lock:payout-batch:*` → `payout`, `batch`. */
 function keyWords(text: string): Set<string> {
-  return new Set(text.split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/).map((w) => normalizeModel(w))
-    .filter((w) => w.length >= 3 && !KEY_NOISE.has(w)));
+  return new Set(
+    text
+      .split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/)
+      .map((w) => normalizeModel(w))
+      .filter((w) => w.length >= 3 && !KEY_NOISE.has(w)),
+  );
 }
 
 function heldLocks(input: FencingInput): Held[] {
@@ -240,7 +303,7 @@ function heldLocks(input: FencingInput): Held[] {
       ...(token ? { token } : {}),
       jobNames: namesIn(sourceCode, op.keyNode),
       subjects: keyWords(op.keyNode ? keyShape(sourceCode, op.keyNode).text : ""),
-      holds: (effect) => op.op === "using" ? holding.within(op.node, effect) : holding.after(op.node, effect),
+      holds: (effect) => (op.op === "using" ? holding.within(op.node, effect) : holding.after(op.node, effect)),
     });
   }
   return out;
@@ -292,7 +355,11 @@ function locate(sourceCode: SourceCode, node: Node, job: Job, depth = 0): Verdic
   if (depth > 6) return "unknown";
   const n = unwrap(node);
   const all = (nodes: readonly (Node | null)[]) =>
-    combine(nodes.filter((x): x is Node => x !== null && x.type !== "SpreadElement").map((x) => locate(sourceCode, x, job, depth + 1)));
+    combine(
+      nodes
+        .filter((x): x is Node => x !== null && x.type !== "SpreadElement")
+        .map((x) => locate(sourceCode, x, job, depth + 1)),
+    );
   switch (n.type) {
     case "Literal":
       return "fixed";
@@ -331,7 +398,12 @@ function locate(sourceCode: SourceCode, node: Node, job: Job, depth = 0): Verdic
       if (identity === "job" && !locationLike) {
         // `export.id`, `row.id`: the job's row; `project.id`: another row's.
         const owner = unwrap(n.object);
-        const ownerName = owner.type === "Identifier" ? owner.name : owner.type === "MemberExpression" ? keyName(owner.property, owner.computed) : undefined;
+        const ownerName =
+          owner.type === "Identifier"
+            ? owner.name
+            : owner.type === "MemberExpression"
+              ? keyName(owner.property, owner.computed)
+              : undefined;
         return ownerName === undefined || GENERIC_ROW.test(ownerName) || relates(ownerName, job) ? "keyed" : "fixed";
       }
       if (locationLike) return "unknown"; // opts.key, job.outputPath: decided elsewhere
@@ -346,11 +418,18 @@ function locate(sourceCode: SourceCode, node: Node, job: Job, depth = 0): Verdic
       return n.callee.type === "Identifier" && n.callee.name === "Date" ? "fresh" : "unknown";
     case "CallExpression": {
       const callee = unwrap(n.callee);
-      const name = callee.type === "Identifier" ? callee.name : callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : undefined;
+      const name =
+        callee.type === "Identifier"
+          ? callee.name
+          : callee.type === "MemberExpression"
+            ? keyName(callee.property, callee.computed)
+            : undefined;
       if (name && GENERATOR.test(name)) return "fresh";
       if (name && TRANSPARENT.test(name)) {
-        const object = callee.type === "MemberExpression" && !/^(?:path|posix|win32)$/.test(sourceCode.getText(callee.object))
-          ? [callee.object] : [];
+        const object =
+          callee.type === "MemberExpression" && !/^(?:path|posix|win32)$/.test(sourceCode.getText(callee.object))
+            ? [callee.object]
+            : [];
         return all([...object, ...n.arguments]);
       }
       // A helper that builds the key: keyed when it is handed the job, otherwise unknown.
@@ -376,23 +455,46 @@ const sameField = (a: string, b: string) => normalizeName(a) === normalizeName(b
 
 /** Fields a write stores as results: not the lock's own field, not an owner or time column, not bookkeeping. */
 function resultFields(write: StateWrite, field: string, vocabulary: ResolvedVocabulary): Assignment[] {
-  return write.assignments.filter((a) => !sameField(a.field, field) && !vocabulary.isOwnerField(a.field) &&
-    !vocabulary.isTimeField(a.field) && a.value.kind !== "now" && !BOOKKEEPING.test(normalizeName(a.field)));
+  return write.assignments.filter(
+    (a) =>
+      !sameField(a.field, field) &&
+      !vocabulary.isOwnerField(a.field) &&
+      !vocabulary.isTimeField(a.field) &&
+      a.value.kind !== "now" &&
+      !BOOKKEEPING.test(normalizeName(a.field)),
+  );
 }
 
 /** The write picks rows by identity (`id: jobId`), not by a scan. */
 function identified(write: StateWrite, field: string): boolean {
   const branches = toBranches(write.filter);
-  return branches.length > 0 && branches.every((b) => b.some((atom) =>
-    !("opaque" in atom) && atom.op === "eq" && atom.pred.values === undefined && !sameField(atom.pred.field, field)));
+  return (
+    branches.length > 0 &&
+    branches.every((b) =>
+      b.some(
+        (atom) =>
+          !("opaque" in atom) &&
+          atom.op === "eq" &&
+          atom.pred.values === undefined &&
+          !sameField(atom.pred.field, field),
+      ),
+    )
+  );
 }
 
 function ownerFenced(write: StateWrite, vocabulary: ResolvedVocabulary): boolean {
   const branches = toBranches(write.filter);
-  return branches.some(isOpaque) || (branches.length > 0 && branches.every((b) => ownerPinned(b, undefined, vocabulary)));
+  return (
+    branches.some(isOpaque) || (branches.length > 0 && branches.every((b) => ownerPinned(b, undefined, vocabulary)))
+  );
 }
 
-function claimRowEffects(input: FencingInput, held: Held, claim: Claim, claimWrites: ReadonlySet<StateWrite>): HeldEffect[] {
+function claimRowEffects(
+  input: FencingInput,
+  held: Held,
+  claim: Claim,
+  claimWrites: ReadonlySet<StateWrite>,
+): HeldEffect[] {
   const { vocabulary } = input;
   if (!held.token || claim.insert) return [];
   const out: HeldEffect[] = [];
@@ -402,14 +504,25 @@ function claimRowEffects(input: FencingInput, held: Held, claim: Claim, claimWri
   if (takeover) {
     for (const h of input.holderWrites) {
       if (h.claim !== claim || h.beforeAnyWait) continue;
-      out.push({ ...base, kind: "takeover-row", write: h.write, assignment: h.assignment, fenced: ownerFenced(h.write, vocabulary) });
+      out.push({
+        ...base,
+        kind: "takeover-row",
+        write: h.write,
+        assignment: h.assignment,
+        fenced: ownerFenced(h.write, vocabulary),
+      });
     }
   }
   for (const w of input.writes) {
     if (claimWrites.has(w) || (w.effect !== undefined && w.effect !== "update")) continue;
     if (normalizeModel(w.model) !== normalizeModel(claim.write.model) || !identified(w, field)) continue;
     // Writes that move the claimed field are holder writes or recoveries (pairing.ts).
-    if (w.assignments.some((a) => sameField(a.field, field) && !(a.value.kind === "static" && sameValue(a.value.value, value)))) continue;
+    if (
+      w.assignments.some(
+        (a) => sameField(a.field, field) && !(a.value.kind === "static" && sameValue(a.value.value, value)),
+      )
+    )
+      continue;
     const results = resultFields(w, field, vocabulary);
     if (results.length === 0 || !held.holds(w.node)) continue;
     const branches = toBranches(w.filter);
@@ -426,7 +539,9 @@ function isJobValue(sourceCode: SourceCode, node: Node, jobNames: ReadonlySet<st
   if (n.type === "Identifier") return jobNames.has(n.name);
   if (n.type !== "MemberExpression") return false;
   const root = rootOf(n);
-  return jobNames.has(sourceCode.getText(n).replace(/\s+/g, "")) || (root.type === "Identifier" && jobNames.has(root.name));
+  return (
+    jobNames.has(sourceCode.getText(n).replace(/\s+/g, "")) || (root.type === "Identifier" && jobNames.has(root.name))
+  );
 }
 
 /** Under a key-value or library lock: state written to the row the lock is keyed by, with or without a condition. */
@@ -436,21 +551,28 @@ function kvRowEffects(input: FencingInput, held: Held): HeldEffect[] {
   const out: HeldEffect[] = [];
   for (const w of input.writes) {
     if (w.effect !== undefined && w.effect !== "update") continue;
-    const assignment = w.assignments.find((a) => a.value.kind === "static" &&
-      (vocabulary.isStateField(a.field) || vocabulary.isFlagField(a.field)));
+    const assignment = w.assignments.find(
+      (a) => a.value.kind === "static" && (vocabulary.isStateField(a.field) || vocabulary.isFlagField(a.field)),
+    );
     if (!assignment || !identified(w, assignment.field)) continue;
     const branches = toBranches(w.filter);
     // Keyed by the lock: the value that picks the row is one the lock key is built from (`id: exportId`,
     // `_id: job.id`), not something derived from it (`id: await ownerOf(exportId)`).
-    const keyed = branches.every((b) => b.some((atom) => {
-      if ("opaque" in atom || atom.op !== "eq" || atom.pred.values !== undefined) return false;
-      const at = atom.pred.node;
-      return isJobValue(sourceCode, at.type === "Property" ? at.value : at, held.jobNames);
-    }));
+    const keyed = branches.every((b) =>
+      b.some((atom) => {
+        if ("opaque" in atom || atom.op !== "eq" || atom.pred.values !== undefined) return false;
+        const at = atom.pred.node;
+        return isJobValue(sourceCode, at.type === "Property" ? at.value : at, held.jobNames);
+      }),
+    );
     if (!keyed || !held.holds(w.node)) continue;
     const conditioned = branches.every((b) => allowedIn(b, assignment.field) !== "any");
     out.push({
-      kind: "kv-row", lock: held.lock, write: w, assignment, ...(held.token ? { token: held.token } : {}),
+      kind: "kv-row",
+      lock: held.lock,
+      write: w,
+      assignment,
+      ...(held.token ? { token: held.token } : {}),
       fenced: conditioned || ownerFenced(w, vocabulary),
     });
   }
@@ -463,15 +585,25 @@ function objectEffect(input: FencingInput, write: ObjectWrite, locks: readonly H
   const holders = locks.filter((h) => h.holds(write.node));
   const first = holders[0];
   if (!first) return undefined;
-  const job: Job = { names: new Set(holders.flatMap((h) => [...h.jobNames])), subjects: new Set(holders.flatMap((h) => [...h.subjects])) };
+  const job: Job = {
+    names: new Set(holders.flatMap((h) => [...h.jobNames])),
+    subjects: new Set(holders.flatMap((h) => [...h.subjects])),
+  };
   const where = write.location === undefined ? "unknown" : locate(sourceCode, write.location, job);
   const token = holders.find((h) => h.token)?.token;
-  const fenced = write.conditional || where !== "fixed" || holders.some((h) => carries(sourceCode, write.node, h.token));
+  const fenced =
+    write.conditional || where !== "fixed" || holders.some((h) => carries(sourceCode, write.node, h.token));
   return { kind: "object", lock: first.lock, write, ...(token ? { token } : {}), fenced };
 }
 
 export function buildHeldEffects(input: FencingInput): HeldEffect[] {
-  if (input.claims.length === 0 && input.kv.locks.length === 0 && input.kv.viaHelpers.locks.length === 0 && input.kv.libraryLocks.length === 0) return [];
+  if (
+    input.claims.length === 0 &&
+    input.kv.locks.length === 0 &&
+    input.kv.viaHelpers.locks.length === 0 &&
+    input.kv.libraryLocks.length === 0
+  )
+    return [];
   const locks = heldLocks(input);
   if (locks.length === 0) return [];
   const claimWrites = new Set(input.claims.map((c) => c.write));
@@ -494,10 +626,16 @@ export function describeEffectLock(sourceCode: SourceCode, lock: EffectLock): { 
   switch (lock.kind) {
     case "claim": {
       const { model, field, value } = lock.claim.lock;
-      return { lock: `the claim of ${model}.${field} = ${formatValue(value)}`, acquireLine: String(lock.claim.write.node.loc.start.line) };
+      return {
+        lock: `the claim of ${model}.${field} = ${formatValue(value)}`,
+        acquireLine: String(lock.claim.write.node.loc.start.line),
+      };
     }
     case "kv":
-      return { lock: `the lock ${describeKey(lock.lock.acquire.key)}`, acquireLine: String(lock.lock.acquire.loc.start.line) };
+      return {
+        lock: `the lock ${describeKey(lock.lock.acquire.key)}`,
+        acquireLine: String(lock.lock.acquire.loc.start.line),
+      };
     case "library": {
       const name = lock.op.library === "redlock" ? "Redlock" : "redis-semaphore";
       const key = lock.op.keyNode ? ` on ${describeKey(keyShape(sourceCode, lock.op.keyNode))}` : "";
@@ -521,18 +659,22 @@ const CONDITIONS: Record<ObjectWrite["store"], string> = {
 };
 
 /** An object write in words: the operation, the location as written (shortened), the condition its store offers. */
-export function describeObjectWrite(sourceCode: SourceCode, write: ObjectWrite): { operation: string; location: string; condition: string } {
+export function describeObjectWrite(
+  sourceCode: SourceCode,
+  write: ObjectWrite,
+): { operation: string; location: string; condition: string } {
   // A key held in a const reads better as what it holds: `projects/${slug}/latest.mp4`, not `key`.
   let shown = write.location && unwrap(write.location);
   const init = shown?.type === "Identifier" ? getConstInit(sourceCode, shown) : undefined;
   if (init && init.type !== "TSEnumDeclaration") shown = unwrap(init);
   const text = shown ? sourceCode.getText(shown).replace(/\s+/g, " ") : "";
   const location = text.length > 60 ? `${text.slice(0, 59)}…` : text;
-  const operation = write.store === "fs" ? `${write.operation} call`
-    : `${{ s3: "S3", gcs: "Cloud Storage", "azure-blob": "Azure Blob" }[write.store]} ${write.operation}`;
+  const operation =
+    write.store === "fs"
+      ? `${write.operation} call`
+      : `${{ s3: "S3", gcs: "Cloud Storage", "azure-blob": "Azure Blob" }[write.store]} ${write.operation}`;
   return { operation, location, condition: CONDITIONS[write.store] };
 }
-
 
 // ---- holders made from the key ----
 
@@ -567,11 +709,20 @@ function madeOf(sourceCode: SourceCode, node: Node, depth = 0): Set<string> | un
       return union(sourceCode, [n.left as Node, n.right], depth);
     case "CallExpression": {
       const callee = unwrap(n.callee);
-      const name = callee.type === "Identifier" ? callee.name : callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) ?? "" : "";
+      const name =
+        callee.type === "Identifier"
+          ? callee.name
+          : callee.type === "MemberExpression"
+            ? (keyName(callee.property, callee.computed) ?? "")
+            : "";
       if (!name || UNIQUE_CALL.test(name)) return undefined;
       // `String(id)`, `normalize(id)`, `id.trim()`: made of its arguments and of what it is called on.
       const on = callee.type === "MemberExpression" ? [callee.object] : [];
-      return union(sourceCode, [...on, ...n.arguments.filter((a): a is TSESTree.Expression => a.type !== "SpreadElement")], depth);
+      return union(
+        sourceCode,
+        [...on, ...n.arguments.filter((a): a is TSESTree.Expression => a.type !== "SpreadElement")],
+        depth,
+      );
     }
     case "MemberExpression":
       // `req.userId`, `job.id`: the object's own value, by its text.
@@ -596,20 +747,32 @@ function union(sourceCode: SourceCode, nodes: readonly Node[], depth: number): S
  * owner column, `OR locks.holder = EXCLUDED.holder`), whose owner column is written with a value made only of what
  * the lock's key column is made of: the "holder" is the key itself, the same for every caller of that lock.
  */
-export function keyDerivedHolders(sourceCode: SourceCode, claims: readonly Claim[], vocabulary: ResolvedVocabulary): KeyDerivedHolder[] {
+export function keyDerivedHolders(
+  sourceCode: SourceCode,
+  claims: readonly Claim[],
+  vocabulary: ResolvedVocabulary,
+): KeyDerivedHolder[] {
   const out: KeyDerivedHolder[] = [];
   for (const claim of claims) {
     if (!claim.insert && !claim.lease) continue;
     const branches = toBranches(claim.write.filter);
     if (!branches.some((b) => ownerPinned(b, undefined, vocabulary))) continue;
-    const owner = claim.write.assignments.find((a) => vocabulary.isOwnerField(a.field) && a.value.kind === "other" && a.valueNode !== claim.write.node);
+    const owner = claim.write.assignments.find(
+      (a) => vocabulary.isOwnerField(a.field) && a.value.kind === "other" && a.valueNode !== claim.write.node,
+    );
     if (!owner) continue;
     const holder = madeOf(sourceCode, owner.valueNode);
     if (!holder || holder.size === 0) continue;
     // The column that names the lock: written by the same write, named like a key or a name (`lock_key`, `name`), not
     // a time or an owner; a row's other ids (`user_id` beside `document_id`) may well be the holder's own.
     for (const a of claim.write.assignments) {
-      if (a === owner || vocabulary.isOwnerField(a.field) || vocabulary.isTimeField(a.field) || a.valueNode === claim.write.node) continue;
+      if (
+        a === owner ||
+        vocabulary.isOwnerField(a.field) ||
+        vocabulary.isTimeField(a.field) ||
+        a.valueNode === claim.write.node
+      )
+        continue;
       if (!/(key|name|resource)$/i.test(a.field)) continue;
       const key = madeOf(sourceCode, a.valueNode);
       if (!key || ![...holder].every((v) => key.has(v))) continue;

@@ -11,7 +11,14 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type {
   IgnoredAcquireFailure,
-  AdvisoryLockOp, HeldLock, HeldLockKind, KvFacts, LibraryLockOp, Node, PathEscape, StateAccess,
+  AdvisoryLockOp,
+  HeldLock,
+  HeldLockKind,
+  KvFacts,
+  LibraryLockOp,
+  Node,
+  PathEscape,
+  StateAccess,
 } from "../model/model.js";
 import type { PathRecorder } from "../reading/code-paths.js";
 import type { ModuleShape } from "../model/model.js";
@@ -98,7 +105,8 @@ function statementOf(node: Node): { statement: Node; list: readonly Node[] } | u
   let child: Node = node;
   for (let p = node.parent; p; child = p, p = p.parent) {
     if (isFunction(p)) return undefined;
-    if (p.type === "BlockStatement" || p.type === "Program" || p.type === "StaticBlock") return { statement: child, list: p.body };
+    if (p.type === "BlockStatement" || p.type === "Program" || p.type === "StaticBlock")
+      return { statement: child, list: p.body };
     if (p.type === "SwitchCase") return { statement: child, list: p.consequent };
   }
   return undefined;
@@ -132,8 +140,14 @@ function heldRegion(sourceCode: SourceCode, acquire: Node): { start: number; end
     // `try { locked = await acquire(); } catch { return; }  if (locked) …`: the test follows the `try`.
     let rest = list.slice(list.indexOf(statement) + 1);
     const block = statement.parent;
-    if (rest.length === 0 && block?.type === "BlockStatement" && block.parent?.type === "TryStatement" && block.parent.block === block &&
-      (!block.parent.handler || exits(block.parent.handler.body)) && !block.parent.finalizer) {
+    if (
+      rest.length === 0 &&
+      block?.type === "BlockStatement" &&
+      block.parent?.type === "TryStatement" &&
+      block.parent.block === block &&
+      (!block.parent.handler || exits(block.parent.handler.body)) &&
+      !block.parent.finalizer
+    ) {
       const after = statementOf(block.parent);
       if (after) rest = after.list.slice(after.list.indexOf(after.statement) + 1);
     }
@@ -157,7 +171,8 @@ function heldRegion(sourceCode: SourceCode, acquire: Node): { start: number; end
     const block = statementOf(test);
     const parent = test.parent;
     if (!block || !parent) return undefined;
-    if (!exits(test.consequent) && test.alternate) return { start: test.alternate.range[0], end: test.alternate.range[1] };
+    if (!exits(test.consequent) && test.alternate)
+      return { start: test.alternate.range[0], end: test.alternate.range[1] };
     return { start: test.range[1], end: parent.range[1] };
   }
   return { start: test.consequent.range[0], end: test.consequent.range[1] };
@@ -169,8 +184,14 @@ function failedTest(test: Node): boolean {
   if (t.type === "UnaryExpression" && t.operator === "!") return true;
   if (t.type !== "BinaryExpression") return false;
   const other = unwrap(t.right);
-  const literal = other.type === "Literal" ? other.value : other.type === "Identifier" && other.name === "undefined" ? undefined : "?";
-  if (t.operator === "===" || t.operator === "==") return literal === null || literal === false || literal === undefined || literal === 0;
+  const literal =
+    other.type === "Literal"
+      ? other.value
+      : other.type === "Identifier" && other.name === "undefined"
+        ? undefined
+        : "?";
+  if (t.operator === "===" || t.operator === "==")
+    return literal === null || literal === false || literal === undefined || literal === 0;
   if (t.operator === "!==" || t.operator === "!=") return literal === "OK" || literal === true || literal === 1;
   return false;
 }
@@ -208,12 +229,17 @@ function inProcessLocks(sourceCode: SourceCode, ops: readonly LibraryLockOp[]): 
     const fromBinding = declarator && !ttl ? releaseFunctionCalls(sourceCode, declarator) : [];
     if (fromBinding === undefined) continue;
     const receiver = op.receiver ?? "";
-    const viaReceiver = ops.filter((r) => r.op === "release" && r.library === op.library && r.receiver === receiver).map((r) => r.node);
+    const viaReceiver = ops
+      .filter((r) => r.op === "release" && r.library === op.library && r.receiver === receiver)
+      .map((r) => r.node);
     // A Redlock lock's own release: `lock.release()`, `redlock.release(lock)`, v4 `lock.unlock()`.
     const lockVar = declarator?.id.type === "Identifier" ? declarator.id.name : undefined;
-    const viaLock = lockVar && ttl
-      ? ops.filter((r) => r.op === "release" && (r.receiver === lockVar || firstArgName(r.node) === lockVar)).map((r) => r.node)
-      : [];
+    const viaLock =
+      lockVar && ttl
+        ? ops
+            .filter((r) => r.op === "release" && (r.receiver === lockVar || firstArgName(r.node) === lockVar))
+            .map((r) => r.node)
+        : [];
     const releases = [...fromBinding, ...viaReceiver, ...viaLock].filter((r) => sameFunction(r, call));
     if (releases.length === 0) continue;
     out.push({
@@ -245,7 +271,12 @@ function kvLocks(kv: KvFacts): Candidate[] {
     const releases = [...own.map((r) => r.op.node), ...ended];
     if (own.length === 0) continue;
     out.push({
-      kind: "kv", name: lock.acquire.key.opaque ? lock.acquire.key.text.slice(1, -1) : lock.acquire.key.text, acquire: lock.acquire.node, releases, ttl: lock.ttl === "present" || lock.ttl === "separate" || lock.ttl === "unknown", try: true,
+      kind: "kv",
+      name: lock.acquire.key.opaque ? lock.acquire.key.text.slice(1, -1) : lock.acquire.key.text,
+      acquire: lock.acquire.node,
+      releases,
+      ttl: lock.ttl === "present" || lock.ttl === "separate" || lock.ttl === "unknown",
+      try: true,
       ...(lock.expire ? { protocol: [lock.expire.node] } : {}),
       ...(own.every((r) => r.kind !== "owner-checked") ? { uncheckedRelease: true } : {}),
       ...(lock.acquire.batch ? { batch: lock.acquire.batch } : {}),
@@ -266,9 +297,14 @@ function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLockOp[], s
     if (op.fn !== "lock" || op.scope !== "session") continue;
     const unlocks = ops.filter((u) => u.fn !== "lock" && u.client === op.client);
     // Ending the session ends its locks: `client.end()`, `client.release(true)` (pg destroys it), `destroy()`.
-    const closes = shape.calls.filter((c) => onClient(c, op.client) && (CLOSE.has(calleeName(c) ?? "") ||
-      (calleeName(c) === "release" && c.arguments.length > 0)));
-    const returns = shape.calls.filter((c) => onClient(c, op.client) && calleeName(c) === "release" && c.arguments.length === 0);
+    const closes = shape.calls.filter(
+      (c) =>
+        onClient(c, op.client) &&
+        (CLOSE.has(calleeName(c) ?? "") || (calleeName(c) === "release" && c.arguments.length > 0)),
+    );
+    const returns = shape.calls.filter(
+      (c) => onClient(c, op.client) && calleeName(c) === "release" && c.arguments.length === 0,
+    );
     const neverUnlocked = unlocks.length === 0 && closes.length === 0;
     const pooledUnlocks = op.via === "pool" ? unlocks.filter((u) => u.via === "pool").map((u) => u.node) : [];
     const releases = [...unlocks.map((u) => u.node), ...closes].filter((r) => sameFunction(r, op.node));
@@ -287,7 +323,10 @@ function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLockOp[], s
       ttl: false,
       try: op.try,
       advisory,
-      skipPaths: op.via === "pool" || (neverUnlocked && (op.via === "transaction" || returns.length > 0)) || releases.length === 0,
+      skipPaths:
+        op.via === "pool" ||
+        (neverUnlocked && (op.via === "transaction" || returns.length > 0)) ||
+        releases.length === 0,
     });
   }
   return out;
@@ -310,7 +349,11 @@ function flagTarget(sourceCode: SourceCode, node: Node): { key: Variable | strin
 }
 
 /** `if (running) return;` before the assignment, or the assignment inside `if (!running) { … }`. */
-function isGuarded(sourceCode: SourceCode, assignment: TSESTree.AssignmentExpression, target: { key: Variable | string }): boolean {
+function isGuarded(
+  sourceCode: SourceCode,
+  assignment: TSESTree.AssignmentExpression,
+  target: { key: Variable | string },
+): boolean {
   const fn = enclosingFunction(assignment);
   const reads = (test: Node): boolean => {
     let found = false;
@@ -344,15 +387,24 @@ function callsFunction(sourceCode: SourceCode, call: TSESTree.CallExpression, fn
   const callee = unwrap(call.callee);
   const p = fn.parent;
   if (callee.type === "MemberExpression" && unwrap(callee.object).type === "ThisExpression") {
-    return p?.type === "MethodDefinition" && keyName(p.key, p.computed) === keyName(callee.property, callee.computed) &&
-      classOf(fn) === classOf(call);
+    return (
+      p?.type === "MethodDefinition" &&
+      keyName(p.key, p.computed) === keyName(callee.property, callee.computed) &&
+      classOf(fn) === classOf(call)
+    );
   }
   if (callee.type !== "Identifier") return false;
-  return (fn.type === "FunctionDeclaration" && fn.id?.name === callee.name) ||
-    (p?.type === "VariableDeclarator" && p.id.type === "Identifier" && p.id.name === callee.name);
+  return (
+    (fn.type === "FunctionDeclaration" && fn.id?.name === callee.name) ||
+    (p?.type === "VariableDeclarator" && p.id.type === "Identifier" && p.id.name === callee.name)
+  );
 }
 
-function flagLocks(sourceCode: SourceCode, flags: readonly TSESTree.AssignmentExpression[], calls: readonly TSESTree.CallExpression[]): Candidate[] {
+function flagLocks(
+  sourceCode: SourceCode,
+  flags: readonly TSESTree.AssignmentExpression[],
+  calls: readonly TSESTree.CallExpression[],
+): Candidate[] {
   const out: Candidate[] = [];
   for (const a of flags) {
     if ((a.right as TSESTree.BooleanLiteral).value !== true) continue;
@@ -361,15 +413,20 @@ function flagLocks(sourceCode: SourceCode, flags: readonly TSESTree.AssignmentEx
     // A flag declared inside the function (or a block of it) guards nothing across calls.
     const fn = enclosingFunction(a);
     if (typeof target.key !== "string" && fn && within(target.key.defs[0]!.node, fn)) continue;
-    const resets = flags.filter((r) => (r.right as TSESTree.BooleanLiteral).value === false && flagTarget(sourceCode, r.left)?.key === target.key);
+    const resets = flags.filter(
+      (r) => (r.right as TSESTree.BooleanLiteral).value === false && flagTarget(sourceCode, r.left)?.key === target.key,
+    );
     if (resets.length === 0) continue;
     const releases: Node[] = resets.filter((r) => sameFunction(r, a) && r.range[0] > a.range[0]);
     // Resets made by a helper this function calls: `this.finish()` that sets `this.busy = false`.
-    const helpers = new Set(resets.map((r) => enclosingFunction(r)).filter((f): f is TSESTree.FunctionLike => !!f && f !== fn));
-    if (helpers.size > 0) for (const call of calls) {
-      if (!sameFunction(call, a) || call.range[0] < a.range[1]) continue;
-      if ([...helpers].some((h) => callsFunction(sourceCode, call, h))) releases.push(call);
-    }
+    const helpers = new Set(
+      resets.map((r) => enclosingFunction(r)).filter((f): f is TSESTree.FunctionLike => !!f && f !== fn),
+    );
+    if (helpers.size > 0)
+      for (const call of calls) {
+        if (!sameFunction(call, a) || call.range[0] < a.range[1]) continue;
+        if ([...helpers].some((h) => callsFunction(sourceCode, call, h))) releases.push(call);
+      }
     if (releases.length === 0 || !isGuarded(sourceCode, a, target)) continue;
     // Reset only when the work fails (`catch { this.initializing = false; throw … }`): a flag kept on success is
     // "started once, retried after a failure", not a lock held for the length of the work.
@@ -384,7 +441,11 @@ function flagLocks(sourceCode: SourceCode, flags: readonly TSESTree.AssignmentEx
 const NEVER_REJECTS = /^(sleep|delay|wait|setTimeout|setImmediate|allSettled)$/;
 
 /** A rejected `await` here is caught, or released by a `finally`, before it leaves the function. */
-function awaitHandled(node: TSESTree.AwaitExpression, releases: ReadonlySet<Node>, protocol: readonly Node[] = []): boolean {
+function awaitHandled(
+  node: TSESTree.AwaitExpression,
+  releases: ReadonlySet<Node>,
+  protocol: readonly Node[] = [],
+): boolean {
   const arg = unwrap(node.argument);
   if (protocol.includes(arg)) return true;
   if (arg.type === "CallExpression") {
@@ -396,26 +457,43 @@ function awaitHandled(node: TSESTree.AwaitExpression, releases: ReadonlySet<Node
   for (let child: Node = node, p: Node | undefined = node.parent; p && p !== fn; child = p, p = p.parent) {
     if (p.type !== "TryStatement" || p.block !== child) continue;
     if (p.handler) return true;
-    if (p.finalizer && [...releases].some((r) => r.range[0] >= p.finalizer!.range[0] && r.range[1] <= p.finalizer!.range[1])) return true;
+    if (
+      p.finalizer &&
+      [...releases].some((r) => r.range[0] >= p.finalizer!.range[0] && r.range[1] <= p.finalizer!.range[1])
+    )
+      return true;
   }
   return false;
 }
 
 /** Whether a call returns a promise, by what the module shows: an async function, `.then`, or awaited elsewhere. */
-function returnsPromise(sourceCode: SourceCode, call: TSESTree.CallExpression, shape: ModuleShape, awaitedElsewhere: boolean): boolean {
+function returnsPromise(
+  sourceCode: SourceCode,
+  call: TSESTree.CallExpression,
+  shape: ModuleShape,
+  awaitedElsewhere: boolean,
+): boolean {
   const name = calleeName(call);
   if (!name) return false;
   if (name === "then" || name === "catch" || name === "finally") return true;
-  const declared = shape.functions.some((f) => f.async && (
-    (f.type === "FunctionDeclaration" && f.id?.name === name) ||
-    (f.parent?.type === "VariableDeclarator" && f.parent.id.type === "Identifier" && f.parent.id.name === name) ||
-    (f.parent?.type === "MethodDefinition" && keyName(f.parent.key, f.parent.computed) === name)));
+  const declared = shape.functions.some(
+    (f) =>
+      f.async &&
+      ((f.type === "FunctionDeclaration" && f.id?.name === name) ||
+        (f.parent?.type === "VariableDeclarator" && f.parent.id.type === "Identifier" && f.parent.id.name === name) ||
+        (f.parent?.type === "MethodDefinition" && keyName(f.parent.key, f.parent.computed) === name)),
+  );
   if (declared) return true;
   // A call awaited elsewhere returns a promise too; for a boolean guard that is not evidence enough that the
   // returned call is the guarded work (`return sender.send(result)` after it).
   if (!awaitedElsewhere) return false;
-  return shape.calls.some((c) => c !== call && c.parent?.type === "AwaitExpression" && calleeName(c) === name &&
-    sourceCode.getText(c.callee) === sourceCode.getText(call.callee));
+  return shape.calls.some(
+    (c) =>
+      c !== call &&
+      c.parent?.type === "AwaitExpression" &&
+      calleeName(c) === name &&
+      sourceCode.getText(c.callee) === sourceCode.getText(call.callee),
+  );
 }
 
 /** `return work()` in the `try` whose `finally` releases: the release runs as soon as the promise is returned. */
@@ -436,8 +514,11 @@ function releasedEarly(sourceCode: SourceCode, c: Candidate, shape: ModuleShape)
       if (found || isFunction(n)) return false;
       if (n.type === "ReturnStatement" && n.argument) {
         const arg = unwrap(n.argument);
-        if ((arg.type === "CallExpression" && returnsPromise(sourceCode, arg, shape, c.kind !== "flag")) ||
-          (arg.type === "NewExpression" && arg.callee.type === "Identifier" && arg.callee.name === "Promise")) found = n;
+        if (
+          (arg.type === "CallExpression" && returnsPromise(sourceCode, arg, shape, c.kind !== "flag")) ||
+          (arg.type === "NewExpression" && arg.callee.type === "Identifier" && arg.callee.name === "Promise")
+        )
+          found = n;
       }
       return true;
     });
@@ -466,12 +547,19 @@ function diesOnRejection(sourceCode: SourceCode, node: Node, shape: ModuleShape)
   const name = fn ? functionName(fn) : undefined;
   // Another module may call an exported function, and handle its rejection otherwise.
   if (!fn || !name || isExported(sourceCode.ast, fn)) return false;
-  const calls = shape.calls.filter((c) => unwrap(c.callee).type === "Identifier" && calleeName(c) === name && !within(c, fn));
+  const calls = shape.calls.filter(
+    (c) => unwrap(c.callee).type === "Identifier" && calleeName(c) === name && !within(c, fn),
+  );
   if (calls.length === 0) return false;
   return calls.every((call) => {
     const parent = call.parent;
-    if (parent?.type === "MemberExpression" && parent.object === call && keyName(parent.property, parent.computed) === "catch" &&
-      parent.parent?.type === "CallExpression") return endsProcess(sourceCode, parent.parent.arguments[0]);
+    if (
+      parent?.type === "MemberExpression" &&
+      parent.object === call &&
+      keyName(parent.property, parent.computed) === "catch" &&
+      parent.parent?.type === "CallExpression"
+    )
+      return endsProcess(sourceCode, parent.parent.arguments[0]);
     if (parent?.type !== "AwaitExpression") return false;
     for (let p: Node | undefined = parent.parent, child: Node = parent; p && !isFunction(p); child = p, p = p.parent) {
       if (p.type === "TryStatement" && p.block === child) return endsProcess(sourceCode, p.handler);
@@ -499,9 +587,12 @@ class Rejections {
     const name = calleeName(call);
     const candidates = this.shape.functions.filter((f) => {
       const p = f.parent;
-      if (viaThis) return p?.type === "MethodDefinition" && keyName(p.key, p.computed) === name && classOf(f) === classOf(call);
-      return (f.type === "FunctionDeclaration" && f.id?.name === name) ||
-        (p?.type === "VariableDeclarator" && p.id.type === "Identifier" && p.id.name === name);
+      if (viaThis)
+        return p?.type === "MethodDefinition" && keyName(p.key, p.computed) === name && classOf(f) === classOf(call);
+      return (
+        (f.type === "FunctionDeclaration" && f.id?.name === name) ||
+        (p?.type === "VariableDeclarator" && p.id.type === "Identifier" && p.id.name === name)
+      );
     });
     return candidates.length === 1 ? candidates[0] : undefined;
   }
@@ -554,7 +645,11 @@ function coveringTries(c: Candidate): TSESTree.TryStatement[] {
   const out: TSESTree.TryStatement[] = [];
   for (const r of c.releases) {
     for (let child: Node = r, p: Node | undefined = r.parent; p && p !== fn; child = p, p = p.parent) {
-      if (p.type === "TryStatement" && p.finalizer === child && (within(c.acquire, p.block) || p.range[0] > c.acquire.range[1])) {
+      if (
+        p.type === "TryStatement" &&
+        p.finalizer === child &&
+        (within(c.acquire, p.block) || p.range[0] > c.acquire.range[1])
+      ) {
         out.push(p);
       }
     }
@@ -568,7 +663,11 @@ function coveringTries(c: Candidate): TSESTree.TryStatement[] {
  * (an in-process flag, a mutex): a key or row released by key is owner-checked-release's, an advisory unlock of a
  * lock this session does not hold does nothing.
  */
-function releasedUntaken(sourceCode: SourceCode, c: Candidate, tries: readonly TSESTree.TryStatement[]): HeldLock["releasedUntaken"] {
+function releasedUntaken(
+  sourceCode: SourceCode,
+  c: Candidate,
+  tries: readonly TSESTree.TryStatement[],
+): HeldLock["releasedUntaken"] {
   // A key released by key alone, too (`try { if (!(await acquireLock(k))) return; … } finally { await releaseLock(k) }`
   // with a plain DEL): the caller that lost the race deletes the winner's key at once. A compare-and-delete with this
   // caller's token deletes nothing of anyone else's.
@@ -584,7 +683,9 @@ function releasedUntaken(sourceCode: SourceCode, c: Candidate, tries: readonly T
     if (!within(c.acquire, t.block) || !t.finalizer) continue;
     const release = c.releases.find((r) => within(r, t.finalizer));
     if (!release) continue;
-    const exit = kv ? exitWhenNotTaken(sourceCode, t.block, c.acquire, name) : exitWhenHeld(sourceCode, t.block, c.acquire, name);
+    const exit = kv
+      ? exitWhenNotTaken(sourceCode, t.block, c.acquire, name)
+      : exitWhenHeld(sourceCode, t.block, c.acquire, name);
     if (exit) return { exit, release };
   }
   return undefined;
@@ -596,14 +697,20 @@ function releasedUntaken(sourceCode: SourceCode, c: Candidate, tries: readonly T
  */
 function exitWhenNotTaken(sourceCode: SourceCode, block: Node, acquire: Node, name: string): Node | undefined {
   const id = name.replace(/[$]/g, "\\$&");
-  const failed = new RegExp(`^(?:!\\s*\\(?\\s*${id}\\b|${id}\\s*={2,3}\\s*(?:null|false|0|undefined)\\b|${id}\\s*!={1,2}\\s*(?:"OK"|'OK'|1|true)\\b)`);
+  const failed = new RegExp(
+    `^(?:!\\s*\\(?\\s*${id}\\b|${id}\\s*={2,3}\\s*(?:null|false|0|undefined)\\b|${id}\\s*!={1,2}\\s*(?:"OK"|'OK'|1|true)\\b)`,
+  );
   let found: Node | undefined;
   walk(block, (n) => {
     if (found || (n !== block && isFunction(n))) return false;
     if (n.type === "IfStatement" && n.range[0] > acquire.range[1] && failed.test(sourceCode.getText(n.test).trim())) {
       const c = n.consequent;
-      const exit = c.type === "ReturnStatement" || c.type === "ThrowStatement" ? c
-        : c.type === "BlockStatement" ? c.body.find((st) => st.type === "ReturnStatement" || st.type === "ThrowStatement") : undefined;
+      const exit =
+        c.type === "ReturnStatement" || c.type === "ThrowStatement"
+          ? c
+          : c.type === "BlockStatement"
+            ? c.body.find((st) => st.type === "ReturnStatement" || st.type === "ThrowStatement")
+            : undefined;
       if (exit) found = exit;
     }
     return undefined;
@@ -615,8 +722,12 @@ function exitWhenNotTaken(sourceCode: SourceCode, block: Node, acquire: Node, na
 function promiseCombinator(n: Node): n is TSESTree.CallExpression {
   if (n.type !== "CallExpression") return false;
   const c = unwrap(n.callee);
-  return c.type === "MemberExpression" && unwrap(c.object).type === "Identifier" && (unwrap(c.object) as TSESTree.Identifier).name === "Promise" &&
-    /^(race|all|any)$/.test(keyName(c.property, c.computed) ?? "");
+  return (
+    c.type === "MemberExpression" &&
+    unwrap(c.object).type === "Identifier" &&
+    (unwrap(c.object) as TSESTree.Identifier).name === "Promise" &&
+    /^(race|all|any)$/.test(keyName(c.property, c.computed) ?? "")
+  );
 }
 
 /**
@@ -624,14 +735,25 @@ function promiseCombinator(n: Node): n is TSESTree.CallExpression {
  * const ok = await tx.exec()`): the command runs, and its result is known, when the batch is executed, at the
  * first await of that const's `exec()` after the acquire. `batch` is the `multi()` call the recognizer found.
  */
-function queuedBatchExec(sourceCode: SourceCode, acquire: Node, batch: Node | undefined): TSESTree.AwaitExpression | undefined {
+function queuedBatchExec(
+  sourceCode: SourceCode,
+  acquire: Node,
+  batch: Node | undefined,
+): TSESTree.AwaitExpression | undefined {
   const declarator = batch?.parent;
-  if (declarator?.type !== "VariableDeclarator" || declarator.init !== batch || declarator.id.type !== "Identifier") return undefined;
+  if (declarator?.type !== "VariableDeclarator" || declarator.init !== batch || declarator.id.type !== "Identifier")
+    return undefined;
   const fn = enclosingFunction(acquire);
   for (const ref of findVariable(sourceCode, declarator.id)?.references ?? []) {
     const r = ref.identifier as Node;
     const member = r.parent;
-    if (r.range[0] < acquire.range[1] || member?.type !== "MemberExpression" || member.object !== r || keyName(member.property, member.computed) !== "exec") continue;
+    if (
+      r.range[0] < acquire.range[1] ||
+      member?.type !== "MemberExpression" ||
+      member.object !== r ||
+      keyName(member.property, member.computed) !== "exec"
+    )
+      continue;
     const call = member.parent;
     let p = call?.type === "CallExpression" && call.callee === member ? call.parent : undefined;
     while (p && (p.type === "TSAsExpression" || p.type === "TSNonNullExpression")) p = p.parent;
@@ -656,11 +778,20 @@ function settlingAwait(sourceCode: SourceCode, acquire: Node, batch?: Node): TSE
   /** The awaits in this function of a const array or promise variable, after the acquire. */
   const awaitsOf = (id: TSESTree.Identifier, viaCombinator: boolean): TSESTree.AwaitExpression | undefined => {
     const variable = findVariable(sourceCode, id);
-    if (!variable || variable.defs[0]?.node.type !== "VariableDeclarator" || variable.defs[0].node.parent?.kind !== "const") return undefined;
+    if (
+      !variable ||
+      variable.defs[0]?.node.type !== "VariableDeclarator" ||
+      variable.defs[0].node.parent?.kind !== "const"
+    )
+      return undefined;
     for (const ref of variable.references) {
       const r = ref.identifier as Node;
       if (r.range[0] < acquire.range[1]) continue;
-      const at = viaCombinator ? (r.parent && promiseCombinator(r.parent) && r.parent.arguments[0] === r ? awaited(r.parent) : undefined) : awaited(r);
+      const at = viaCombinator
+        ? r.parent && promiseCombinator(r.parent) && r.parent.arguments[0] === r
+          ? awaited(r.parent)
+          : undefined
+        : awaited(r);
       if (at) return at;
     }
     return undefined;
@@ -669,37 +800,63 @@ function settlingAwait(sourceCode: SourceCode, acquire: Node, batch?: Node): TSE
   if (!parent || parent.type === "AwaitExpression") return undefined;
   const queued = queuedBatchExec(sourceCode, acquire, batch);
   if (queued) return queued;
-  if (parent.type === "ArrayExpression" && parent.parent && promiseCombinator(parent.parent) && parent.parent.arguments[0] === parent) return awaited(parent.parent);
+  if (
+    parent.type === "ArrayExpression" &&
+    parent.parent &&
+    promiseCombinator(parent.parent) &&
+    parent.parent.arguments[0] === parent
+  )
+    return awaited(parent.parent);
   if (parent.type === "CallExpression" && parent.arguments.includes(acquire as TSESTree.CallExpression)) {
     const callee = unwrap(parent.callee);
-    if (callee.type === "MemberExpression" && keyName(callee.property, callee.computed) === "push" && unwrap(callee.object).type === "Identifier") {
+    if (
+      callee.type === "MemberExpression" &&
+      keyName(callee.property, callee.computed) === "push" &&
+      unwrap(callee.object).type === "Identifier"
+    ) {
       return awaitsOf(unwrap(callee.object) as TSESTree.Identifier, true);
     }
   }
-  if (parent.type === "VariableDeclarator" && parent.init === acquire && parent.id.type === "Identifier") return awaitsOf(parent.id, false);
+  if (parent.type === "VariableDeclarator" && parent.init === acquire && parent.id.type === "Identifier")
+    return awaitsOf(parent.id, false);
   return undefined;
 }
 
-function analyse(sourceCode: SourceCode, c: Candidate, paths: PathRecorder, shape: ModuleShape, rejections: Rejections): HeldLock {
+function analyse(
+  sourceCode: SourceCode,
+  c: Candidate,
+  paths: PathRecorder,
+  shape: ModuleShape,
+  rejections: Rejections,
+): HeldLock {
   const releases = new Set(c.releases);
   const tries = coveringTries(c);
-  const isRelease = (n: Node) => releases.has(n) || tries.some((t) => within(n, t.block) || within(n, t.handler) || within(n, t.finalizer));
+  const isRelease = (n: Node) =>
+    releases.has(n) || tries.some((t) => within(n, t.block) || within(n, t.handler) || within(n, t.finalizer));
   let escapes: PathEscape[] = [];
   if (!c.skipPaths && paths.has(c.acquire)) {
     const handled = (a: TSESTree.AwaitExpression) => awaitHandled(a, releases, c.protocol) || rejections.never(a);
     // Queued on a batch, the acquire's outcome is the batch's result: where it is tested is where holding starts.
-    const region = c.try ? heldRegion(sourceCode, queuedBatchExec(sourceCode, c.acquire, c.batch) ?? c.acquire) : undefined;
+    const region = c.try
+      ? heldRegion(sourceCode, queuedBatchExec(sourceCode, c.acquire, c.batch) ?? c.acquire)
+      : undefined;
     const settled = region ? undefined : settlingAwait(sourceCode, c.acquire, c.batch);
     const from = settled && paths.has(settled) ? settled : c.acquire;
     const start = region ? paths.firstIn(c.acquire, region.start, region.end) : from;
-    const found = start ? paths.escapes(start, isRelease, handled, region !== undefined && start !== c.acquire) : undefined;
+    const found = start
+      ? paths.escapes(start, isRelease, handled, region !== undefined && start !== c.acquire)
+      : undefined;
     // A flag "reset" that no path from the set reaches (`else isFinished = false`) is state, not a release.
     if (found && (found.reachesRelease || c.kind !== "flag")) escapes = found.escapes;
     // A path that falls off the end after a covering `try` went through its `finally`.
     if (tries.length > 0) escapes = escapes.filter((e) => e.kind !== "end");
     // An in-process guard of a function whose every caller ends the process when it rejects
     // (`run().catch(() => process.exit(1))`): the guard dies with the process, so a rejection wedges nothing.
-    if ((c.kind === "flag" || c.kind === "mutex") && escapes.some((e) => e.kind === "await" || e.kind === "throw") && diesOnRejection(sourceCode, c.acquire, shape)) {
+    if (
+      (c.kind === "flag" || c.kind === "mutex") &&
+      escapes.some((e) => e.kind === "await" || e.kind === "throw") &&
+      diesOnRejection(sourceCode, c.acquire, shape)
+    ) {
       escapes = escapes.filter((e) => e.kind !== "await" && e.kind !== "throw");
     }
   }
@@ -745,7 +902,10 @@ export function buildHeldLocks(
  * acquire cannot fail by throwing (`tryAcquire`, an in-process mutex that waits), when nothing follows the `try`,
  * or when what follows tests the lock's binding and may leave (`if (!lock) return`).
  */
-export function ignoredAcquireFailures(sourceCode: SourceCode, accesses: readonly StateAccess[]): IgnoredAcquireFailure[] {
+export function ignoredAcquireFailures(
+  sourceCode: SourceCode,
+  accesses: readonly StateAccess[],
+): IgnoredAcquireFailure[] {
   const out: IgnoredAcquireFailure[] = [];
   for (const op of accesses) {
     if (op.access !== "library" || op.op !== "acquire" || op.library === "in-process" || op.try) continue;
@@ -753,21 +913,32 @@ export function ignoredAcquireFailures(sourceCode: SourceCode, accesses: readonl
     if (call.arguments.some((a) => isFunction(a))) continue;
     let tried: TSESTree.TryStatement | undefined;
     for (let n: Node | undefined = call.parent; n && !isFunction(n); n = n.parent) {
-      if (n.type === "TryStatement" && contains(n.block, call)) { tried = n; break; }
+      if (n.type === "TryStatement" && contains(n.block, call)) {
+        tried = n;
+        break;
+      }
     }
     const handler = tried?.handler;
     if (!tried || !handler || mayLeave(handler.body)) continue;
     // The work inside the `try`, after the acquire: a failed acquire skips it.
     const inTry = tried.block.body;
     const at = inTry.findIndex((st) => contains(st, call));
-    if (inTry.slice(at + 1).some((st) => anyNode(st, (n) => n.type === "CallExpression" || n.type === "AwaitExpression"))) continue;
+    if (
+      inTry.slice(at + 1).some((st) => anyNode(st, (n) => n.type === "CallExpression" || n.type === "AwaitExpression"))
+    )
+      continue;
     const block = tried.parent;
     if (block?.type !== "BlockStatement") continue;
     const after = block.body.slice(block.body.indexOf(tried) + 1);
     if (!after.some((s) => anyNode(s, (n) => n.type === "CallExpression" || n.type === "AwaitExpression"))) continue;
     const binding = lockBinding(call);
-    if (binding && after.some((s) => s.type === "IfStatement" && mentions(s.test, new Set([binding])) && mayLeave(s))) continue;
-    out.push({ acquire: call, handler, name: op.keyNode ? sourceCode.getText(op.keyNode) : op.receiver ?? sourceCode.getText(call.callee) });
+    if (binding && after.some((s) => s.type === "IfStatement" && mentions(s.test, new Set([binding])) && mayLeave(s)))
+      continue;
+    out.push({
+      acquire: call,
+      handler,
+      name: op.keyNode ? sourceCode.getText(op.keyNode) : (op.receiver ?? sourceCode.getText(call.callee)),
+    });
   }
   return out;
 }
@@ -775,7 +946,13 @@ export function ignoredAcquireFailures(sourceCode: SourceCode, accesses: readonl
 /** The name the acquire's result is stored under: `const lock = await …` or `lock = await …`. */
 function lockBinding(call: TSESTree.CallExpression): string | undefined {
   let n: Node = call;
-  while (n.parent && (n.parent.type === "AwaitExpression" || n.parent.type === "TSAsExpression" || n.parent.type === "TSNonNullExpression")) n = n.parent;
+  while (
+    n.parent &&
+    (n.parent.type === "AwaitExpression" ||
+      n.parent.type === "TSAsExpression" ||
+      n.parent.type === "TSNonNullExpression")
+  )
+    n = n.parent;
   const p = n.parent;
   if (p?.type === "VariableDeclarator" && p.id.type === "Identifier") return p.id.name;
   if (p?.type === "AssignmentExpression" && p.left.type === "Identifier") return p.left.name;
@@ -798,7 +975,17 @@ function anyNode(node: Node, test: (n: Node) => boolean): boolean {
  * `break` (the next turn of a worker's loop), or `process.exit`.
  */
 function mayLeave(node: Node): boolean {
-  return anyNode(node, (n) => n.type === "ReturnStatement" || n.type === "ThrowStatement" || n.type === "ContinueStatement" || n.type === "BreakStatement" ||
-    (n.type === "CallExpression" && calleeName(n) === "exit" && n.callee.type === "MemberExpression" && unwrap(n.callee.object).type === "Identifier" &&
-      (unwrap(n.callee.object) as TSESTree.Identifier).name === "process"));
+  return anyNode(
+    node,
+    (n) =>
+      n.type === "ReturnStatement" ||
+      n.type === "ThrowStatement" ||
+      n.type === "ContinueStatement" ||
+      n.type === "BreakStatement" ||
+      (n.type === "CallExpression" &&
+        calleeName(n) === "exit" &&
+        n.callee.type === "MemberExpression" &&
+        unwrap(n.callee.object).type === "Identifier" &&
+        (unwrap(n.callee.object) as TSESTree.Identifier).name === "process"),
+  );
 }

@@ -5,7 +5,17 @@
  * check of its value is a take-over.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { KvFacts, KvLock, KvOp, KvRelease, KvSemaphore, KvTakeover, LibraryLockOp, Node, StateAccess } from "../model/model.js";
+import type {
+  KvFacts,
+  KvLock,
+  KvOp,
+  KvRelease,
+  KvSemaphore,
+  KvTakeover,
+  LibraryLockOp,
+  Node,
+  StateAccess,
+} from "../model/model.js";
 import { helperOrigin } from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { hasLockWord, namesALock } from "../model/settings.js";
@@ -16,7 +26,17 @@ import { functionName, unitOf } from "../reading/units.js";
 
 /** An expiry this long outlasts any work held under a lock (a nightly job's lock of 24 h included). */
 const OUTLASTS_WORK_MS = 24 * 60 * 60 * 1000;
-import { callbackValueOf, evaluate, fieldInit, findVariable, getConstInit, isClockReading, readsClock, thenParameterOf, unwrap } from "../reading/values.js";
+import {
+  callbackValueOf,
+  evaluate,
+  fieldInit,
+  findVariable,
+  getConstInit,
+  isClockReading,
+  readsClock,
+  thenParameterOf,
+  unwrap,
+} from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -24,10 +44,14 @@ type SourceCode = Readonly<TSESLint.SourceCode>;
  * Words of keys that are markers, not locks, matched as whole words of the key (`rate:ip`, `rateLimit`, `dedupe_key`),
  * never inside another word: `lock:migrate` and `lock:generate` are locks.
  */
-const MARKER_WORDS = /^(?:idempot\w*|dedup\w*|cache[sd]?|rate|ratelimit\w*|throttle\w*|limit|limits|limiter|seen|sessions?|counters?|visited|debounce\w*|nonces?)$/;
+const MARKER_WORDS =
+  /^(?:idempot\w*|dedup\w*|cache[sd]?|rate|ratelimit\w*|throttle\w*|limit|limits|limiter|seen|sessions?|counters?|visited|debounce\w*|nonces?)$/;
 
 function keyWords(text: string): string[] {
-  return text.split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/).filter((w) => w.length > 0).map((w) => w.toLowerCase());
+  return text
+    .split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/)
+    .filter((w) => w.length > 0)
+    .map((w) => w.toLowerCase());
 }
 
 /**
@@ -38,17 +62,25 @@ function keyWords(text: string): string[] {
 function namedLikeLock(op: KvOp): boolean {
   const unit = unitOf(op.node);
   // A method of a class named like a lock (`PayLock#take`) says lock as its name does.
-  const owner = unit?.parent?.type === "MethodDefinition" && unit.parent.parent.parent.type === "ClassDeclaration" ? unit.parent.parent.parent.id?.name : undefined;
-  return hasLockWord([op.key.text, op.key.name ?? ""].join(" ")) || hasLockWord(unit ? functionName(unit) ?? "" : "", true) ||
+  const owner =
+    unit?.parent?.type === "MethodDefinition" && unit.parent.parent.parent.type === "ClassDeclaration"
+      ? unit.parent.parent.parent.id?.name
+      : undefined;
+  return (
+    hasLockWord([op.key.text, op.key.name ?? ""].join(" ")) ||
+    hasLockWord(unit ? (functionName(unit) ?? "") : "", true) ||
     hasLockWord(owner ?? "", true) ||
-    hasLockWord(op.via?.helper.replace(/^.*\./, "") ?? "", true);
+    hasLockWord(op.via?.helper.replace(/^.*\./, "") ?? "", true)
+  );
 }
 
 function isMarker(op: KvOp): boolean {
   // A key that ends in a lock word (or opens with a lock namespace) names the lock, whatever it guards:
   // `matrix:preload-cache:lock` is the lock of a cache preload, not a cache entry (corpus Br02).
   if (namesALock(op.key.text) || (op.key.name !== undefined && namesALock(op.key.name))) return false;
-  return keyWords(op.key.text + " " + (op.key.name ?? "") + " " + (op.via?.helper ?? "")).some((w) => MARKER_WORDS.test(w));
+  return keyWords(op.key.text + " " + (op.key.name ?? "") + " " + (op.via?.helper ?? "")).some((w) =>
+    MARKER_WORDS.test(w),
+  );
 }
 
 /** A lifecycle hook that runs before a stage starts (`beforePerform`, `beforeEnqueue`, `before_run`). */
@@ -66,7 +98,12 @@ function handedOff(acquire: KvOp, release: KvOp): boolean {
   const from = unitOf(acquire.node);
   const to = unitOf(release.node);
   const name = (fn: typeof from) => (fn ? functionName(fn) : undefined) ?? "";
-  return from !== to && to?.parent?.type === "MethodDefinition" && /^(?:before|after)[A-Z_]/.test(name(from)) && BEFORE_HOOK.test(name(to));
+  return (
+    from !== to &&
+    to?.parent?.type === "MethodDefinition" &&
+    /^(?:before|after)[A-Z_]/.test(name(from)) &&
+    BEFORE_HOOK.test(name(to))
+  );
 }
 
 /**
@@ -93,7 +130,8 @@ function findSemaphores(sourceCode: SourceCode, ops: readonly KvOp[]): KvSemapho
 function bounded(sourceCode: SourceCode, call: Node): boolean {
   let n: Node = call;
   if (n.parent?.type === "AwaitExpression") n = n.parent;
-  const relational = (p: Node | undefined) => p?.type === "BinaryExpression" && ["<", "<=", ">", ">="].includes(p.operator);
+  const relational = (p: Node | undefined) =>
+    p?.type === "BinaryExpression" && ["<", "<=", ">", ">="].includes(p.operator);
   if (relational(n.parent)) return true;
   const decl = n.parent;
   if (decl?.type !== "VariableDeclarator" || decl.init !== n || decl.id.type !== "Identifier") return false;
@@ -122,8 +160,15 @@ function keyIsParameter(sourceCode: SourceCode, op: KvOp): boolean {
 function releasesKey(sourceCode: SourceCode, del: KvOp, acquire: KvOp): boolean {
   if (!sameTarget(del, acquire)) return false;
   const unit = unitOf(del.node);
-  if (del.via || acquire.via || unit === unitOf(acquire.node) || !keyIsParameter(sourceCode, del) || !keyIsParameter(sourceCode, acquire)) return true;
-  return hasLockWord(unit ? functionName(unit) ?? "" : "", true);
+  if (
+    del.via ||
+    acquire.via ||
+    unit === unitOf(acquire.node) ||
+    !keyIsParameter(sourceCode, del) ||
+    !keyIsParameter(sourceCode, acquire)
+  )
+    return true;
+  return hasLockWord(unit ? (functionName(unit) ?? "") : "", true);
 }
 
 /** A statement inside the `finally` of a try: runs on every path the process survives. */
@@ -131,13 +176,25 @@ function inFinally(node: Node): boolean {
   let child: Node = node;
   for (let p = node.parent; p; child = p, p = p.parent) {
     if (p.type === "TryStatement" && p.finalizer === child) return true;
-    if (p.type === "CallExpression" && p.arguments[0] === child && p.callee.type === "MemberExpression" &&
-      !p.callee.computed && p.callee.property.type === "Identifier" && p.callee.property.name === "finally") return true;
+    if (
+      p.type === "CallExpression" &&
+      p.arguments[0] === child &&
+      p.callee.type === "MemberExpression" &&
+      !p.callee.computed &&
+      p.callee.property.type === "Identifier" &&
+      p.callee.property.name === "finally"
+    )
+      return true;
     // `await using _ = defer(async () => del(key))`: a disposer runs when the scope is left, on every path.
-    if (p.type === "CallExpression" && p.arguments.includes(child as TSESTree.CallExpressionArgument) &&
+    if (
+      p.type === "CallExpression" &&
+      p.arguments.includes(child as TSESTree.CallExpressionArgument) &&
       (child.type === "ArrowFunctionExpression" || child.type === "FunctionExpression") &&
-      p.parent?.type === "VariableDeclarator" && p.parent.init === p &&
-      (p.parent.parent.kind === "using" || p.parent.parent.kind === "await using")) return true;
+      p.parent?.type === "VariableDeclarator" &&
+      p.parent.init === p &&
+      (p.parent.parent.kind === "using" || p.parent.parent.kind === "await using")
+    )
+      return true;
   }
   return false;
 }
@@ -163,7 +220,12 @@ function tokenReadFromKey(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp
 }
 
 /** The GET (of the same key) whose result a JS check on the way to `op` compares. */
-export function comparedGet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, vocabulary: ResolvedVocabulary): KvOp | undefined {
+export function comparedGet(
+  sourceCode: SourceCode,
+  op: KvOp,
+  gets: Map<Node, KvOp>,
+  vocabulary: ResolvedVocabulary,
+): KvOp | undefined {
   return comparedGetIn(sourceCode, op, gets, vocabulary)?.get;
 }
 
@@ -172,8 +234,13 @@ export function comparedGet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, Kv
  * (`parseInt(v)`, `Number(v)`, `v ? parseInt(v) : 0`); `byTime` when the check also reads the clock (`now <= until`,
  * through consts too): the value is an instant, and the check asks whether it has passed.
  */
-function comparedGetIn(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, vocabulary: ResolvedVocabulary, stored?: string):
-  { get: KvOp; byTime: boolean; withStored: boolean } | undefined {
+function comparedGetIn(
+  sourceCode: SourceCode,
+  op: KvOp,
+  gets: Map<Node, KvOp>,
+  vocabulary: ResolvedVocabulary,
+  stored?: string,
+): { get: KvOp; byTime: boolean; withStored: boolean } | undefined {
   let first: { get: KvOp; byTime: boolean; withStored: boolean } | undefined;
   for (const guard of guardsOf(sourceCode, op.node, vocabulary)) {
     let found: KvOp | undefined;
@@ -185,8 +252,14 @@ function comparedGetIn(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, 
       if (seen.has(n)) return;
       seen.add(n);
       const u = unwrap(n);
-      if (stored !== undefined && u.type === "BinaryExpression" && /^[!=]==?$/.test(u.operator) && u.left.type !== "PrivateIdentifier" &&
-        (sourceCode.getText(unwrap(u.left)) === stored || sourceCode.getText(unwrap(u.right)) === stored)) withStored = true;
+      if (
+        stored !== undefined &&
+        u.type === "BinaryExpression" &&
+        /^[!=]==?$/.test(u.operator) &&
+        u.left.type !== "PrivateIdentifier" &&
+        (sourceCode.getText(unwrap(u.left)) === stored || sourceCode.getText(unwrap(u.right)) === stored)
+      )
+        withStored = true;
       if (isClockReading(u)) byTime = true;
       const direct = gets.get(u.type === "AwaitExpression" ? unwrap(u.argument) : u);
       if (direct && sameTarget(direct, op)) found = direct;
@@ -214,7 +287,18 @@ function comparedGetIn(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, 
           else if (readsClock(sourceCode, init)) byTime = true;
         }
       }
-      for (const key of ["left", "right", "argument", "test", "consequent", "alternate", "expressions", "arguments", "object", "callee"] as const) {
+      for (const key of [
+        "left",
+        "right",
+        "argument",
+        "test",
+        "consequent",
+        "alternate",
+        "expressions",
+        "arguments",
+        "object",
+        "callee",
+      ] as const) {
         const child = (u as unknown as Record<string, unknown>)[key];
         if (Array.isArray(child)) child.forEach((c) => c && typeof c === "object" && visit(c as Node));
         else if (child && typeof child === "object" && "type" in child) visit(child as Node);
@@ -223,7 +307,12 @@ function comparedGetIn(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, 
     visit(guard.test);
     // Every test on the way counts: `if (!value) return; if (now < parseInt(value)) return;` judges the instant in
     // the second.
-    if (found && (!first || found === first.get)) first = { get: found, byTime: (first?.byTime ?? false) || byTime, withStored: (first?.withStored ?? false) || withStored };
+    if (found && (!first || found === first.get))
+      first = {
+        get: found,
+        byTime: (first?.byTime ?? false) || byTime,
+        withStored: (first?.withStored ?? false) || withStored,
+      };
   }
   return first;
 }
@@ -234,10 +323,22 @@ function comparedGetIn(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, 
  * the test calls), or a compare-and-delete script handed that value. A script or a test that compares the value with
  * anything else (a `pending:` prefix, a state) checks a state, not a holder.
  */
-function checksHolder(sourceCode: SourceCode, del: KvOp, acquire: KvOp, gets: Map<Node, KvOp>, vocabulary: ResolvedVocabulary): boolean {
-  const stored = acquire.valueNode && !acquire.constantValue ? sourceCode.getText(unwrap(acquire.valueNode)) : undefined;
+function checksHolder(
+  sourceCode: SourceCode,
+  del: KvOp,
+  acquire: KvOp,
+  gets: Map<Node, KvOp>,
+  vocabulary: ResolvedVocabulary,
+): boolean {
+  const stored =
+    acquire.valueNode && !acquire.constantValue ? sourceCode.getText(unwrap(acquire.valueNode)) : undefined;
   if (stored === undefined) return false;
-  if (del.command === "script") return del.script === "compare-and-delete" && del.valueNode !== undefined && sourceCode.getText(unwrap(del.valueNode)) === stored;
+  if (del.command === "script")
+    return (
+      del.script === "compare-and-delete" &&
+      del.valueNode !== undefined &&
+      sourceCode.getText(unwrap(del.valueNode)) === stored
+    );
   return comparedGetIn(sourceCode, del, gets, vocabulary, stored)?.withStored === true;
 }
 
@@ -248,7 +349,8 @@ function checksHolder(sourceCode: SourceCode, del: KvOp, acquire: KvOp, gets: Ma
 function swapChecked(op: KvOp): boolean {
   if (!op.swap || op.node.type !== "CallExpression") return false;
   const last = op.node.arguments[op.node.arguments.length - 1];
-  if (last && (last.type === "FunctionExpression" || last.type === "ArrowFunctionExpression")) return last.params.length >= 2;
+  if (last && (last.type === "FunctionExpression" || last.type === "ArrowFunctionExpression"))
+    return last.params.length >= 2;
   let p: Node | undefined = op.node.parent;
   while (p && (p.type === "AwaitExpression" || p.type === "TSAsExpression")) p = p.parent;
   return p !== undefined && p.type !== "ExpressionStatement";
@@ -291,7 +393,12 @@ function builtInCollection(sourceCode: SourceCode, call: Node): boolean {
  * derived from it) with the very value the SET stores, and turns the caller away on a mismatch. A cache filled on
  * a miss (`if (cached) return cached`) compares nothing with what it stores, and is not one.
  */
-function checkedSet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, vocabulary: ResolvedVocabulary): KvOp | undefined {
+function checkedSet(
+  sourceCode: SourceCode,
+  op: KvOp,
+  gets: Map<Node, KvOp>,
+  vocabulary: ResolvedVocabulary,
+): KvOp | undefined {
   if (builtInCollection(sourceCode, op.node)) return undefined;
   const value = op.valueNode && unwrap(op.valueNode);
   if (!value || (value.type !== "Identifier" && value.type !== "MemberExpression")) return undefined;
@@ -303,8 +410,14 @@ function checkedSet(sourceCode: SourceCode, op: KvOp, gets: Map<Node, KvOp>, voc
     let compares = false;
     const visit = (n: Node): void => {
       const u = unwrap(n);
-      if (u.type === "BinaryExpression" && /^[!=]==?$/.test(u.operator) && u.left.type !== "PrivateIdentifier" &&
-        ((sourceCode.getText(unwrap(u.left)) === stored && readsGet(u.right)) || (sourceCode.getText(unwrap(u.right)) === stored && readsGet(u.left)))) compares = true;
+      if (
+        u.type === "BinaryExpression" &&
+        /^[!=]==?$/.test(u.operator) &&
+        u.left.type !== "PrivateIdentifier" &&
+        ((sourceCode.getText(unwrap(u.left)) === stored && readsGet(u.right)) ||
+          (sourceCode.getText(unwrap(u.right)) === stored && readsGet(u.left)))
+      )
+        compares = true;
       if (u.type === "LogicalExpression") {
         visit(u.left);
         visit(u.right);
@@ -348,9 +461,13 @@ export function buildKvFacts(
   }
   const acquires = [...nxAcquires, ...checked.keys()];
   const semaphores = findSemaphores(sourceCode, direct);
-  if (acquires.length === 0) return { ops: direct, locks: [], releases: [], takeovers: [], libraryLocks, viaHelpers: NO_HELPERS, semaphores };
+  if (acquires.length === 0)
+    return { ops: direct, locks: [], releases: [], takeovers: [], libraryLocks, viaHelpers: NO_HELPERS, semaphores };
 
-  const deletes = ops.filter((o) => o.command === "del" || (o.command === "script" && (o.script === "compare-and-delete" || o.script === "delete")));
+  const deletes = ops.filter(
+    (o) =>
+      o.command === "del" || (o.command === "script" && (o.script === "compare-and-delete" || o.script === "delete")),
+  );
   const byAcquire = new Map<KvOp, KvLock>();
   // Helpers' own acquires first: an instance's TTL is its helper's (an EXPIRE the helper sends after its SETNX).
   acquires.sort((a, b) => Number(a.via !== undefined) - Number(b.via !== undefined));
@@ -360,10 +477,22 @@ export function buildKvFacts(
     // Through another module's helper, behaviour decides: this module releases the key (a set-if-absent never
     // released after the work is a marker, whatever the helper is called), or names the key like a lock.
     const imported = acquire.via !== undefined && !acquire.via.template;
-    const lockLike = !isMarker(acquire) && (imported
-      ? released.length > 0 || hasLockWord([acquire.key.text, acquire.key.name ?? ""].join(" "))
-      : namedLikeLock(acquire) || released.some((d) => namedLikeLock(d) || inFinally(d.node) || checksHolder(sourceCode, d, acquire, gets, vocabulary)) ||
-        ops.some((o) => o.command === "set" && !o.nx && o !== acquire && sameTarget(o, acquire) && comparedGet(sourceCode, o, gets, vocabulary)));
+    const lockLike =
+      !isMarker(acquire) &&
+      (imported
+        ? released.length > 0 || hasLockWord([acquire.key.text, acquire.key.name ?? ""].join(" "))
+        : namedLikeLock(acquire) ||
+          released.some(
+            (d) => namedLikeLock(d) || inFinally(d.node) || checksHolder(sourceCode, d, acquire, gets, vocabulary),
+          ) ||
+          ops.some(
+            (o) =>
+              o.command === "set" &&
+              !o.nx &&
+              o !== acquire &&
+              sameTarget(o, acquire) &&
+              comparedGet(sourceCode, o, gets, vocabulary),
+          ));
     let lock: KvLock;
     const helpers = acquire.via?.template ? byAcquire.get(helperOrigin(acquire)) : undefined;
     if (helpers) lock = { acquire, ttl: helpers.ttl, lockLike, ...(helpers.expire ? { expire: helpers.expire } : {}) };
@@ -372,8 +501,13 @@ export function buildKvFacts(
     else {
       // The EXPIRE that follows in the same function: another function's EXPIRE does not expire this acquire.
       const unit = unitOf(acquire.node);
-      const expire = ops.find((o) => o.command === "expire" && sameTarget(o, acquire) && unitOf(o.node) === unit &&
-        o.node.range[1] > acquire.node.range[1]);
+      const expire = ops.find(
+        (o) =>
+          o.command === "expire" &&
+          sameTarget(o, acquire) &&
+          unitOf(o.node) === unit &&
+          o.node.range[1] > acquire.node.range[1],
+      );
       if (!expire) lock = { acquire, ttl: "absent", lockLike };
       else {
         const together = expire.batch !== undefined && expire.batch === acquire.batch;
@@ -386,8 +520,18 @@ export function buildKvFacts(
     if (checkedBy) lock = { ...lock, checkedBy };
     // A processed marker written over the claim (`set(key, "done", { ex: week })` after `set(key, "processing", { nx })`).
     const held = acquire.constantValue;
-    const endedBy = held === undefined ? [] : ops.filter((o) => o.command === "set" && !o.nx && o !== acquire && sameTarget(o, acquire) &&
-      o.constantValue !== undefined && o.constantValue.value !== held.value);
+    const endedBy =
+      held === undefined
+        ? []
+        : ops.filter(
+            (o) =>
+              o.command === "set" &&
+              !o.nx &&
+              o !== acquire &&
+              sameTarget(o, acquire) &&
+              o.constantValue !== undefined &&
+              o.constantValue.value !== held.value,
+          );
     if (endedBy.length > 0) lock = { ...lock, endedBy };
     byAcquire.set(acquire, lock);
     return lock;
@@ -405,7 +549,14 @@ export function buildKvFacts(
   // The lock a release or take-over belongs to: the one its own function acquires, if any (a caller's acquire
   // through a helper, rather than the helper's own `lock:*`), else the first of the module.
   const lockFor = (op: KvOp) => {
-    const matching = locks.filter((l) => l.lockLike && l.acquire !== op && (op.command === "del" || op.command === "script" ? releasesKey(sourceCode, op, l.acquire) : sameTarget(l.acquire, op)));
+    const matching = locks.filter(
+      (l) =>
+        l.lockLike &&
+        l.acquire !== op &&
+        (op.command === "del" || op.command === "script"
+          ? releasesKey(sourceCode, op, l.acquire)
+          : sameTarget(l.acquire, op)),
+    );
     const unit = unitOf(op.node);
     return matching.find((l) => unitOf(l.acquire.node) === unit) ?? matching[0];
   };
@@ -437,8 +588,11 @@ export function buildKvFacts(
     // release.
     if (kind === "get-compare" && get && lock.checkedBy === get) ({ kind, get } = { kind: "plain", get: undefined });
     // The owner check compares with what this call hands it: the constant every holder stores checks nobody.
-    const shared = kind === "owner-checked" && lock.acquire.constantValue !== undefined &&
-      (op.constantValue ?? (op.valueNode ? evaluate(sourceCode, op.valueNode) : undefined))?.value === lock.acquire.constantValue.value;
+    const shared =
+      kind === "owner-checked" &&
+      lock.acquire.constantValue !== undefined &&
+      (op.constantValue ?? (op.valueNode ? evaluate(sourceCode, op.valueNode) : undefined))?.value ===
+        lock.acquire.constantValue.value;
     all.push({ op, lock, kind: shared ? "shared-token" : kind, ...(get ? { get } : {}) });
   }
 
@@ -446,7 +600,8 @@ export function buildKvFacts(
   // release pairs with an acquire (its owner check is judged there).
   const ownLocks = new Set(locks.filter((l) => !l.acquire.via?.template).map((l) => l.acquire));
   const ownReleases = new Set(all.filter((r) => !r.op.via?.template).map((r) => r.op));
-  const shownAtHelper = (op: KvOp, own: ReadonlySet<KvOp>) => op.via?.template !== undefined && own.has(helperOrigin(op));
+  const shownAtHelper = (op: KvOp, own: ReadonlySet<KvOp>) =>
+    op.via?.template !== undefined && own.has(helperOrigin(op));
   const hiddenLock = (l: KvLock) => shownAtHelper(l.acquire, ownLocks);
   const viaHelpers = {
     locks: locks.filter(hiddenLock),
@@ -465,7 +620,22 @@ export function buildKvFacts(
     const lock = lockFor(op);
     if (!lock) continue;
     const compared = comparedGetIn(sourceCode, op, gets, vocabulary);
-    if (compared) takeovers.push({ op, lock, get: compared.get, ...(compared.byTime ? { byTime: true } : {}), ...(swapChecked(op) ? { swapChecked: true } : {}) });
+    if (compared)
+      takeovers.push({
+        op,
+        lock,
+        get: compared.get,
+        ...(compared.byTime ? { byTime: true } : {}),
+        ...(swapChecked(op) ? { swapChecked: true } : {}),
+      });
   }
-  return { ops: direct, locks: locks.filter((l) => !hiddenLock(l)), releases, takeovers, libraryLocks, viaHelpers, semaphores };
+  return {
+    ops: direct,
+    locks: locks.filter((l) => !hiddenLock(l)),
+    releases,
+    takeovers,
+    libraryLocks,
+    viaHelpers,
+    semaphores,
+  };
 }

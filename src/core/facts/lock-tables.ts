@@ -70,7 +70,8 @@ function comparesClock(sourceCode: SourceCode, test: Node): boolean {
       const sides: Node[] = [];
       for (const s of [n.left, n.right]) {
         const u = unwrap(s as Node);
-        if (u.type === "BinaryExpression" && (u.operator === "-" || u.operator === "+")) sides.push(u.left as Node, u.right);
+        if (u.type === "BinaryExpression" && (u.operator === "-" || u.operator === "+"))
+          sides.push(u.left as Node, u.right);
         else sides.push(u);
       }
       if (sides.some((s) => isClock(sourceCode, s))) found = true;
@@ -121,7 +122,11 @@ function returnsFound(sourceCode: SourceCode, branch: Node, reads: readonly Tabl
  * The presence test a set is taken after: an `if` before it, in its function, whose test reads the table and whose
  * branch leaves (`if (locks.has(key)) return`), or an `if (!locks.has(key))` the set sits in.
  */
-function presenceTest(sourceCode: SourceCode, set: TableOp, reads: readonly TableOp[]): TSESTree.IfStatement | undefined {
+function presenceTest(
+  sourceCode: SourceCode,
+  set: TableOp,
+  reads: readonly TableOp[],
+): TSESTree.IfStatement | undefined {
   const fn = enclosingFunction(set.node);
   if (!fn) return undefined;
   const own = reads.filter((r) => enclosingFunction(r.node) === fn && r.node.range[0] < set.node.range[0]);
@@ -133,7 +138,8 @@ function presenceTest(sourceCode: SourceCode, set: TableOp, reads: readonly Tabl
     for (const u of uses) {
       const stmt = ifOfTest(u, fn);
       if (!stmt || contains(stmt.test, set.node)) continue;
-      const leaves = exits(stmt.consequent) && stmt.range[1] <= set.node.range[0] && !returnsFound(sourceCode, stmt.consequent, own);
+      const leaves =
+        exits(stmt.consequent) && stmt.range[1] <= set.node.range[0] && !returnsFound(sourceCode, stmt.consequent, own);
       const negated = unwrap(stmt.test).type === "UnaryExpression" && contains(stmt.consequent, set.node);
       if ((leaves || negated) && !waitsBetween(fn, stmt.range[0], set.node.range[0])) return stmt;
     }
@@ -157,7 +163,12 @@ function hasEquality(test: Node): boolean {
 function enclosingTests(node: Node): Node[] {
   const tests: Node[] = [];
   for (let p = node.parent; p && !isFunction(p); p = p.parent) {
-    const test = p.type === "IfStatement" || p.type === "ConditionalExpression" ? p.test : p.type === "LogicalExpression" ? p.left : undefined;
+    const test =
+      p.type === "IfStatement" || p.type === "ConditionalExpression"
+        ? p.test
+        : p.type === "LogicalExpression"
+          ? p.left
+          : undefined;
     if (test && !contains(test, node)) tests.push(test);
   }
   return tests;
@@ -184,13 +195,17 @@ function nameOf(fn: Fn | undefined): string {
   return (fn && functionName(fn)) ?? "";
 }
 
-export function buildLockTables(sourceCode: SourceCode, accesses: readonly StateAccess[], vocabulary: ResolvedVocabulary): LockTable[] {
+export function buildLockTables(
+  sourceCode: SourceCode,
+  accesses: readonly StateAccess[],
+  vocabulary: ResolvedVocabulary,
+): LockTable[] {
   const ops = accesses.filter((a): a is TableOp => a.access === "table");
   if (!ops.some((o) => o.op === "set")) return [];
   // One table per receiver text, and per class for fields.
   const groups = new Map<string, TableOp[]>();
   for (const o of ops) {
-    const id = `${o.table}@${o.table.startsWith("this.") ? classOf(o.node)?.range[0] ?? -1 : -1}`;
+    const id = `${o.table}@${o.table.startsWith("this.") ? (classOf(o.node)?.range[0] ?? -1) : -1}`;
     groups.set(id, [...(groups.get(id) ?? []), o]);
   }
   const out: LockTable[] = [];
@@ -212,7 +227,9 @@ export function buildLockTables(sourceCode: SourceCode, accesses: readonly State
         if (n !== body && isFunction(n)) return false;
         if (n.range[0] >= acquire.node.range[0]) return false;
         if (n.type === "IfStatement" && readsTable(sourceCode, n.test, own) && comparesClock(sourceCode, n.test)) {
-          const frees = group.filter((o) => o !== acquire && (o.op === "delete" || o.op === "set") && contains(n.consequent, o.node));
+          const frees = group.filter(
+            (o) => o !== acquire && (o.op === "delete" || o.op === "set") && contains(n.consequent, o.node),
+          );
           if (frees.length > 0) {
             expiry ??= { node: n.test, kind: "takeover" };
             for (const f of frees) freedBy.add(f.node);
@@ -222,7 +239,12 @@ export function buildLockTables(sourceCode: SourceCode, accesses: readonly State
       });
       // `setTimeout(() => locks.delete(key), ttl)` made with the entry.
       walk(body, (n) => {
-        if (n.type !== "CallExpression" || unwrap(n.callee).type !== "Identifier" || (unwrap(n.callee) as TSESTree.Identifier).name !== "setTimeout") return true;
+        if (
+          n.type !== "CallExpression" ||
+          unwrap(n.callee).type !== "Identifier" ||
+          (unwrap(n.callee) as TSESTree.Identifier).name !== "setTimeout"
+        )
+          return true;
         const timed = deletes.filter((d) => contains(n.arguments[0], d.node));
         if (timed.length > 0) {
           expiry ??= { node: n, kind: "timer" };
@@ -238,11 +260,17 @@ export function buildLockTables(sourceCode: SourceCode, accesses: readonly State
       }
       // Checked as the entry's owner: under an equality test (`if (locks.get(key) === mine)`), or after a guard with
       // one that leaves (`if (entry.owner !== token) return false`). Any equality counts: unknown stays unknown.
-      const releases = deletes.filter((d) => !freedBy.has(d.node) && !inLoopOver(d.node, d.table, sourceCode))
-        .map((op) => ({ op, ownerChecked: guardsOf(sourceCode, op.node, vocabulary).some((g) => hasEquality(g.test)) }));
+      const releases = deletes
+        .filter((d) => !freedBy.has(d.node) && !inLoopOver(d.node, d.table, sourceCode))
+        .map((op) => ({
+          op,
+          ownerChecked: guardsOf(sourceCode, op.node, vocabulary).some((g) => hasEquality(g.test)),
+        }));
       if (releases.length === 0) continue;
       const heldName = (name: string) => LOCK_NAME.test(name) || HOLD_VERB.test(name);
-      const named = LOCK_NAME.test(acquire.table) || heldName(nameOf(fn)) ||
+      const named =
+        LOCK_NAME.test(acquire.table) ||
+        heldName(nameOf(fn)) ||
         releases.some((r) => heldName(nameOf(enclosingFunction(r.op.node))) || inFinallyOf(r.op.node, fn));
       if (!named) continue;
       out.push({ table: acquire.table, acquire, test, ...(expiry ? { expiry } : {}), releases });

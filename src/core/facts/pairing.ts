@@ -14,11 +14,40 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type {
-  Assignment, Check, Claim, Condition, Guard, HolderWrite, KvOp, LockFacts, LockKey, ModuleShape, Node, ObjectWrite, Recovery, RecoveryFlaw, RowRelease, StaleScan, StateAccess,
-  StateRead, StateWrite, StaticValue, TimePredicate,
+  Assignment,
+  Check,
+  Claim,
+  Condition,
+  Guard,
+  HolderWrite,
+  KvOp,
+  LockFacts,
+  LockKey,
+  ModuleShape,
+  Node,
+  ObjectWrite,
+  Recovery,
+  RecoveryFlaw,
+  RowRelease,
+  StaleScan,
+  StateAccess,
+  StateRead,
+  StateWrite,
+  StaticValue,
+  TimePredicate,
 } from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
-import { agePredicates, allowedIn, excludes, identityFields, isOpaque, ownerPinned, pins, toBranches, type Branch } from "../model/conditions.js";
+import {
+  agePredicates,
+  allowedIn,
+  excludes,
+  identityFields,
+  isOpaque,
+  ownerPinned,
+  pins,
+  toBranches,
+  type Branch,
+} from "../model/conditions.js";
 import { describeTest, exitWhenHeld, guardsOf, pathCondition } from "../reading/guards.js";
 import { buildHeldEffects, hasTakeoverWrite, keyDerivedHolders, type Holding } from "./fencing.js";
 import { buildKvFacts } from "./kv-pairing.js";
@@ -27,18 +56,42 @@ import { normalizeModel, sameValue } from "../model/names.js";
 import { recoveredByDirective } from "../reading/directives.js";
 import { isExported } from "../reading/exports.js";
 import { HOLE_SENTINEL as HOLE_MODEL } from "../languages/sql.js";
-import { hasLockWord, namesALock, normalizeName, saysEnded, withClockedFields, withHeldValues } from "../model/settings.js";
-import { classOf, enclosingFunction, functionName, isFunction, serializableTransaction, unitOf } from "../reading/units.js";
+import {
+  hasLockWord,
+  namesALock,
+  normalizeName,
+  saysEnded,
+  withClockedFields,
+  withHeldValues,
+} from "../model/settings.js";
+import {
+  classOf,
+  enclosingFunction,
+  functionName,
+  isFunction,
+  serializableTransaction,
+  unitOf,
+} from "../reading/units.js";
 import { contains, runsAfter, walk } from "../reading/ast.js";
-import { findVariable, isClockReading, keyName, resultBinding, staticChoices, thenParameterOf, unwrap } from "../reading/values.js";
+import {
+  findVariable,
+  isClockReading,
+  keyName,
+  resultBinding,
+  staticChoices,
+  thenParameterOf,
+  unwrap,
+} from "../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Unit = TSESTree.FunctionLike | null;
 
 /** Values a recovery or failure path moves a row to: failed, retryable or waiting states. */
-const RESET_VALUE = /fail|error|pending|queue|wait|time_?out|stale|expire|abandon|retry|idle|ready|new|created|available|interrupt|crash|dead|stuck|unknown|open|todo|scheduled|init|reset|draft/i;
+const RESET_VALUE =
+  /fail|error|pending|queue|wait|time_?out|stale|expire|abandon|retry|idle|ready|new|created|available|interrupt|crash|dead|stuck|unknown|open|todo|scheduled|init|reset|draft/i;
 /** Variable names that say nothing about which model a row belongs to. */
-const GENERIC_ROW = /^(row|record|item|entity|existing|current|found|doc|document|data|result|res|entry|model|obj|object|it|x)$/;
+const GENERIC_ROW =
+  /^(row|record|item|entity|existing|current|found|doc|document|data|result|res|entry|model|obj|object|it|x)$/;
 
 function sameField(a: string, b: string): boolean {
   return normalizeName(a) === normalizeName(b);
@@ -57,7 +110,9 @@ function isLockAssignment(field: string, value: StaticValue, vocabulary: Resolve
 /** Moving a row to `target` gives it back: a failed, retryable or waiting status, or a flag cleared. */
 function isReset(target: StaticValue, lock: LockKey, vocabulary: ResolvedVocabulary): boolean {
   if (lock.value.value === true) return target.value === false || target.value === null;
-  return typeof target.value === "string" && RESET_VALUE.test(target.value) && !isLockValue(target, vocabulary, lock.field);
+  return (
+    typeof target.value === "string" && RESET_VALUE.test(target.value) && !isLockValue(target, vocabulary, lock.field)
+  );
 }
 
 function allBranchesExclude(cond: Condition, field: string, value: StaticValue): boolean {
@@ -118,7 +173,7 @@ class CallGraph {
     if (cached) return cached;
     const name = functionName(target);
     const out: { unit: Unit; after: number; call: Node }[] = [];
-    for (const ref of name === undefined ? [] : this.byReference.get(name) ?? []) {
+    for (const ref of name === undefined ? [] : (this.byReference.get(name) ?? [])) {
       if (ref.viaThis ? classOf(ref.from) !== classOf(target) : classOf(target) !== undefined) continue;
       out.push({ unit: ref.unit, after: ref.from.range[1], call: ref.from });
     }
@@ -163,11 +218,15 @@ class FlagValues {
   /** Flag-named fields the module compares as instants (`locked: { $lte: now }`): a lease, whatever its name. */
   private readonly timed = new Set<string>();
 
-  constructor(private readonly vocabulary: ResolvedVocabulary, accesses: readonly StateAccess[]) {
+  constructor(
+    private readonly vocabulary: ResolvedVocabulary,
+    accesses: readonly StateAccess[],
+  ) {
     const visit = (c: Condition): void => {
       if (c.kind === "and" || c.kind === "or") c.items.forEach(visit);
       else if (c.kind === "not") visit(c.item);
-      else if (c.kind === "pred" && /^(lt|lte|gt|gte)$/.test(c.op) && vocabulary.isFlagField(c.field)) this.timed.add(normalizeName(c.field));
+      else if (c.kind === "pred" && /^(lt|lte|gt|gte)$/.test(c.op) && vocabulary.isFlagField(c.field))
+        this.timed.add(normalizeName(c.field));
     };
     for (const a of accesses) if (a.access === "read" || a.access === "write") visit(a.filter);
   }
@@ -195,9 +254,13 @@ class FlagValues {
   }
 
   write(w: StateWrite): StateWrite {
-    const assignments = w.assignments.map((a) => a.value.kind === "static" ? { ...a, value: { kind: "static" as const, value: this.value(a.field, a.value.value) } }
-      : a.value.kind === "now" && this.vocabulary.isFlagField(a.field) && !this.timed.has(normalizeName(a.field))
-        ? { ...a, value: { kind: "static" as const, value: { value: true } } } : a);
+    const assignments = w.assignments.map((a) =>
+      a.value.kind === "static"
+        ? { ...a, value: { kind: "static" as const, value: this.value(a.field, a.value.value) } }
+        : a.value.kind === "now" && this.vocabulary.isFlagField(a.field) && !this.timed.has(normalizeName(a.field))
+          ? { ...a, value: { kind: "static" as const, value: { value: true } } }
+          : a,
+    );
     return { ...w, filter: this.condition(w.filter), assignments };
   }
 }
@@ -208,11 +271,20 @@ class FlagValues {
  * several functions set is read where one of them has just set it; an assignment in a branch that may not run,
  * or in another function, says nothing.
  */
-function latestAssignment(variable: NonNullable<ReturnType<typeof findVariable>>, use: TSESTree.Identifier): Node | undefined {
+function latestAssignment(
+  variable: NonNullable<ReturnType<typeof findVariable>>,
+  use: TSESTree.Identifier,
+): Node | undefined {
   const fn = enclosingFunction(use);
   let best: { at: number; value: Node } | undefined;
   for (const ref of variable.references) {
-    if (!ref.isWrite() || !ref.writeExpr || ref.identifier.range[1] > use.range[0] || enclosingFunction(ref.identifier) !== fn) continue;
+    if (
+      !ref.isWrite() ||
+      !ref.writeExpr ||
+      ref.identifier.range[1] > use.range[0] ||
+      enclosingFunction(ref.identifier) !== fn
+    )
+      continue;
     const statement = ref.identifier.parent?.type === "AssignmentExpression" ? ref.identifier.parent.parent : undefined;
     const block = statement?.type === "ExpressionStatement" ? statement.parent : undefined;
     if (!block || !contains(block, use)) continue;
@@ -232,8 +304,12 @@ function underLockingReads(write: StateWrite, locking: readonly StateRead[]): St
   const unit = unitOf(write.node);
   const model = normalizeModel(write.model);
   const tx = serializableTransaction(write.node);
-  const held = locking.filter((r) => r.node.range[1] <= write.node.range[0] && normalizeModel(r.model) === model &&
-    (r.locking ? unitOf(r.node) === unit : tx !== undefined && serializableTransaction(r.node) === tx));
+  const held = locking.filter(
+    (r) =>
+      r.node.range[1] <= write.node.range[0] &&
+      normalizeModel(r.model) === model &&
+      (r.locking ? unitOf(r.node) === unit : tx !== undefined && serializableTransaction(r.node) === tx),
+  );
   if (held.length === 0) return write;
   return { ...write, filter: { kind: "and", items: [write.filter, ...held.map((r) => r.filter)] }, underLock: true };
 }
@@ -250,7 +326,16 @@ function attributeByName(writes: readonly StateWrite[]): StateWrite[] {
     if (!w.modelFromName) return w;
     const n = normalizeModel(w.model);
     if (n.length < 3) return w;
-    const alike = [...new Set(known.filter((m) => { const k = normalizeModel(m); return k.includes(n) || n.includes(k); }).map(normalizeModel))];
+    const alike = [
+      ...new Set(
+        known
+          .filter((m) => {
+            const k = normalizeModel(m);
+            return k.includes(n) || n.includes(k);
+          })
+          .map(normalizeModel),
+      ),
+    ];
     if (alike.length !== 1) return w;
     return { ...w, model: known.find((m) => normalizeModel(m) === alike[0])! };
   });
@@ -272,7 +357,9 @@ class Module {
   ) {
     const flags = new FlagValues(vocabulary, accesses);
     this.reads = accesses.filter((a): a is StateRead => a.access === "read").map((r) => flags.read(r));
-    const writes = attributeByName(accesses.filter((a): a is StateWrite => a.access === "write")).map((w) => flags.write(w));
+    const writes = attributeByName(accesses.filter((a): a is StateWrite => a.access === "write")).map((w) =>
+      flags.write(w),
+    );
     // Reads in a SERIALIZABLE transaction hold what they read for the writes after them in that transaction.
     const locking = this.reads.filter((r) => r.locking || serializableTransaction(r.node) !== undefined);
     this.writes = locking.length === 0 ? writes : writes.map((w) => underLockingReads(w, locking));
@@ -317,14 +404,18 @@ class Module {
     const variable = findVariable(this.sourceCode, id);
     const def = variable?.defs.length === 1 ? variable.defs[0] : undefined;
     let init: Node | undefined;
-    if (def?.type === "Variable" && def.node.init && (def.parent.kind === "const" || variable!.references.filter((r) => r.isWrite()).length === 1)) {
+    if (
+      def?.type === "Variable" &&
+      def.node.init &&
+      (def.parent.kind === "const" || variable!.references.filter((r) => r.isWrite()).length === 1)
+    ) {
       init = def.node.init;
     } else init = thenParameterOf(this.sourceCode, id) ?? (variable ? latestAssignment(variable, id) : undefined);
     if (!init) return undefined;
     let n = unwrap(init);
     if (n.type === "AwaitExpression") n = unwrap(n.argument);
     // The read, or a call chained on it (`find(…).toArray()`, `findOne(…).lean()`).
-    for (let c: Node = n; ; ) {
+    for (let c: Node = n; ;) {
       const read = this.readByCall.get(c);
       if (read) return read;
       if (c.type !== "CallExpression" || c.callee.type !== "MemberExpression") break;
@@ -368,12 +459,22 @@ function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
   const lockColumns = ages.length > 0 && ages.every((a) => a.length > 0 && a.every((t) => hasLockWord(t.field)));
   if (!hasLockWord(write.model) && !lockColumns) return [];
   const lock: LockKey = { model: write.model, field: "row", value: { value: "held" }, valueText: "" };
-  const assignment = write.assignments[0] ?? { field: "", value: { kind: "other" as const }, node: write.node, valueNode: write.node };
+  const assignment = write.assignments[0] ?? {
+    field: "",
+    value: { kind: "other" as const },
+    node: write.node,
+    valueNode: write.node,
+  };
   if (write.onConflict !== "update") return [{ write, lock, assignment, takeover: [], insert: true }];
   // An upsert that always overwrites is no lock; one that overwrites only free rows (expired, with no lease, or
   // the caller's own) is a lease.
   const columns = write.assignments.map((a) => a.field).filter((f) => mod.vocabulary.isTimeField(f));
-  if (branches.length === 0 || ages.every((a) => a.length === 0) || !branches.every((b, i) => leaseFree(mod, b, ages[i]!, columns))) return [];
+  if (
+    branches.length === 0 ||
+    ages.every((a) => a.length === 0) ||
+    !branches.every((b, i) => leaseFree(mod, b, ages[i]!, columns))
+  )
+    return [];
   return [{ write, lock, assignment, takeover: ages.flat(), insert: true }];
 }
 
@@ -383,7 +484,11 @@ function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
  * re-enters).
  */
 function leaseFree(mod: Module, branch: Branch, aged: readonly TimePredicate[], columns: readonly string[]): boolean {
-  return aged.length > 0 || columns.some((c) => pins(branch, c, { value: null })) || ownerPinned(branch, undefined, mod.vocabulary);
+  return (
+    aged.length > 0 ||
+    columns.some((c) => pins(branch, c, { value: null })) ||
+    ownerPinned(branch, undefined, mod.vocabulary)
+  );
 }
 
 /** Columns that say until when a lease holds (`lockedUntil`, `lease_expires_at`): set to the clock, the lease ends now. */
@@ -396,13 +501,17 @@ const UNTIL = /until|expir|deadline/i;
  */
 function clears(a: Assignment, until = false): boolean {
   if (a.value.kind === "now") return (until || UNTIL.test(a.field)) && isBareClock(a.valueNode);
-  return a.value.kind === "static" && (a.value.value.value === null || a.value.value.value === false || typeof a.value.value.value === "number");
+  return (
+    a.value.kind === "static" &&
+    (a.value.value.value === null || a.value.value.value === false || typeof a.value.value.value === "number")
+  );
 }
 
 /** `new Date()` or `Date.now()`: the clock, nothing added (a SQL value's node is its whole query: not bare). */
 function isBareClock(node: Node): boolean {
   const n = unwrap(node);
-  if (n.type === "NewExpression") return n.callee.type === "Identifier" && n.callee.name === "Date" && n.arguments.length === 0;
+  if (n.type === "NewExpression")
+    return n.callee.type === "Identifier" && n.callee.name === "Date" && n.arguments.length === 0;
   return n.type === "CallExpression" && n.arguments.length === 0 && isClockReading(n);
 }
 
@@ -423,20 +532,34 @@ function findLeaseClaim(mod: Module, write: StateWrite): Claim[] {
     // A timestamp by its name, or by what this write stores in it: a clock reading (`locked: new Date(now + ttl)`).
     const clocked = assignment.value.kind === "now";
     if ((!mod.vocabulary.isTimeField(field) && !clocked) || clears(assignment)) continue;
-    if (!hasLockWord(write.model) && !hasLockWord(field) && !write.assignments.some((a) => hasLockWord(a.field))) continue;
-    const aged = branches.map((b) => mod.vocabulary.isTimeField(field)
-      ? agePredicates(b, mod.vocabulary).filter((t) => sameField(t.field, field))
-      : comparedBefore(b, field));
+    if (!hasLockWord(write.model) && !hasLockWord(field) && !write.assignments.some((a) => hasLockWord(a.field)))
+      continue;
+    const aged = branches.map((b) =>
+      mod.vocabulary.isTimeField(field)
+        ? agePredicates(b, mod.vocabulary).filter((t) => sameField(t.field, field))
+        : comparedBefore(b, field),
+    );
     // A lock timestamp stamped only where it is empty, and cleared by the module afterwards: a lock with no
     // expiry of its own (`lockedAt IS NULL` -> `lockedAt = now()`, released by `lockedAt = null`).
-    const unexpiring = aged.every((a) => a.length === 0) && hasLockWord(field) &&
-      branches.every((b) => pins(b, field, { value: null })) && clearedById(mod, write, field);
-    if (!unexpiring && (aged.every((a) => a.length === 0) || !branches.every((b, i) => leaseFree(mod, b, aged[i]!, [field])))) continue;
+    const unexpiring =
+      aged.every((a) => a.length === 0) &&
+      hasLockWord(field) &&
+      branches.every((b) => pins(b, field, { value: null })) &&
+      clearedById(mod, write, field);
+    if (
+      !unexpiring &&
+      (aged.every((a) => a.length === 0) || !branches.every((b, i) => leaseFree(mod, b, aged[i]!, [field])))
+    )
+      continue;
     const lock: LockKey = { model: write.model, field, value: { value: "held" }, valueText: "" };
     // Another write of the table stamps the lease column again (`touch`, a heartbeat): it tells progress, whatever
     // its name says.
-    const renewed = mod.writes.some((w) => w !== write && normalizeModel(w.model) === normalizeModel(write.model) &&
-      w.assignments.some((a) => sameField(a.field, field) && !clears(a)));
+    const renewed = mod.writes.some(
+      (w) =>
+        w !== write &&
+        normalizeModel(w.model) === normalizeModel(write.model) &&
+        w.assignments.some((a) => sameField(a.field, field) && !clears(a)),
+    );
     return [{ write, lock, assignment, takeover: aged.flat(), lease: true, ...(renewed ? { renewed } : {}) }];
   }
   return [];
@@ -445,16 +568,25 @@ function findLeaseClaim(mod: Module, write: StateWrite): Claim[] {
 /** Another write of the model clears `field` (null) on rows it names by a key: the lock's release. */
 function clearedById(mod: Module, write: StateWrite, field: string): boolean {
   const model = normalizeModel(write.model);
-  return mod.writes.some((w) => w !== write && normalizeModel(w.model) === model && w.effect !== "insert" &&
-    w.assignments.some((a) => sameField(a.field, field) && a.value.kind === "static" && a.value.value.value === null) &&
-    mod.branchesOf(w).length > 0 && mod.branchesOf(w).every((b) => identityFields(b).length > 0));
+  return mod.writes.some(
+    (w) =>
+      w !== write &&
+      normalizeModel(w.model) === model &&
+      w.effect !== "insert" &&
+      w.assignments.some(
+        (a) => sameField(a.field, field) && a.value.kind === "static" && a.value.value.value === null,
+      ) &&
+      mod.branchesOf(w).length > 0 &&
+      mod.branchesOf(w).every((b) => identityFields(b).length > 0),
+  );
 }
 
 /** The branch's `field < x` and `field <= x` tests: a column the write stamps with the clock, judged by age. */
 function comparedBefore(branch: Branch, field: string): TimePredicate[] {
   const out: TimePredicate[] = [];
   for (const atom of branch) {
-    if (!("opaque" in atom) && (atom.op === "lt" || atom.op === "lte") && sameField(atom.pred.field, field)) out.push({ field, node: atom.pred.node });
+    if (!("opaque" in atom) && (atom.op === "lt" || atom.op === "lte") && sameField(atom.pred.field, field))
+      out.push({ field, node: atom.pred.node });
   }
   return out;
 }
@@ -462,12 +594,29 @@ function comparedBefore(branch: Branch, field: string): TimePredicate[] {
 /** The module gates on rows holding `field = value`: it claims that value elsewhere, or reads rows filtered on it. */
 function gatesOn(mod: Module, write: StateWrite, field: string, value: StaticValue, claims: readonly Claim[]): boolean {
   const model = normalizeModel(write.model);
-  if (claims.some((c) => !c.insert && normalizeModel(c.lock.model) === model && sameField(c.lock.field, field) && sameValue(c.lock.value, value))) {
+  if (
+    claims.some(
+      (c) =>
+        !c.insert &&
+        normalizeModel(c.lock.model) === model &&
+        sameField(c.lock.field, field) &&
+        sameValue(c.lock.value, value),
+    )
+  ) {
     return true;
   }
-  return mod.reads.some((a) => normalizeModel(a.model) === model &&
-    toBranches(a.filter).some((b) => b.some((atom) =>
-      !("opaque" in atom) && sameField(atom.pred.field, field) && (atom.pred.values ?? []).some((v) => sameValue(v, value)))));
+  return mod.reads.some(
+    (a) =>
+      normalizeModel(a.model) === model &&
+      toBranches(a.filter).some((b) =>
+        b.some(
+          (atom) =>
+            !("opaque" in atom) &&
+            sameField(atom.pred.field, field) &&
+            (atom.pred.values ?? []).some((v) => sameValue(v, value)),
+        ),
+      ),
+  );
 }
 
 /**
@@ -477,10 +626,19 @@ function gatesOn(mod: Module, write: StateWrite, field: string, value: StaticVal
 function findBornClaims(mod: Module, write: StateWrite, claims: readonly Claim[]): Claim[] {
   const born: Claim[] = [];
   for (const assignment of write.assignments) {
-    if (assignment.value.kind !== "static" || !isLockAssignment(assignment.field, assignment.value.value, mod.vocabulary)) continue;
+    if (
+      assignment.value.kind !== "static" ||
+      !isLockAssignment(assignment.field, assignment.value.value, mod.vocabulary)
+    )
+      continue;
     const value = assignment.value.value;
     if (!gatesOn(mod, write, assignment.field, value, claims)) continue;
-    const lock: LockKey = { model: write.model, field: assignment.field, value, valueText: mod.sourceCode.getText(assignment.valueNode) };
+    const lock: LockKey = {
+      model: write.model,
+      field: assignment.field,
+      value,
+      valueText: mod.sourceCode.getText(assignment.valueNode),
+    };
     born.push({ write, lock, assignment, takeover: [] });
   }
   return born;
@@ -493,7 +651,12 @@ function findBornClaims(mod: Module, write: StateWrite, claims: readonly Claim[]
  */
 function gatesNothing(node: Node): boolean {
   const member = node.parent;
-  if (member?.type !== "MemberExpression" || member.object !== node || keyName(member.property, member.computed) !== "catch") return false;
+  if (
+    member?.type !== "MemberExpression" ||
+    member.object !== node ||
+    keyName(member.property, member.computed) !== "catch"
+  )
+    return false;
   const call = member.parent;
   if (call?.type !== "CallExpression" || call.callee !== member || call.arguments.length !== 1) return false;
   const handler = call.arguments[0]!;
@@ -501,10 +664,16 @@ function gatesNothing(node: Node): boolean {
   // The handler only logs or gives a value back: anything else (a rethrow, `next(err)`, `process.exit(1)`) may
   // stop the work, and what it does is not known.
   const body = handler.body;
-  const swallows = body.type !== "BlockStatement"
-    ? isLogging(body) || ["Literal", "Identifier", "ObjectExpression", "ArrayExpression"].includes(unwrap(body).type)
-    : body.body.every((st) => st.type === "EmptyStatement" || (st.type === "ExpressionStatement" && isLogging(st.expression)) ||
-      (st.type === "ReturnStatement" && (!st.argument || ["Literal", "Identifier"].includes(unwrap(st.argument).type))));
+  const swallows =
+    body.type !== "BlockStatement"
+      ? isLogging(body) || ["Literal", "Identifier", "ObjectExpression", "ArrayExpression"].includes(unwrap(body).type)
+      : body.body.every(
+          (st) =>
+            st.type === "EmptyStatement" ||
+            (st.type === "ExpressionStatement" && isLogging(st.expression)) ||
+            (st.type === "ReturnStatement" &&
+              (!st.argument || ["Literal", "Identifier"].includes(unwrap(st.argument).type))),
+        );
   if (!swallows) return false;
   let up: Node | undefined = call.parent;
   if (up?.type === "AwaitExpression") up = up.parent;
@@ -516,8 +685,15 @@ function isLogging(node: Node): boolean {
   const n = unwrap(node);
   if (n.type !== "CallExpression") return false;
   const callee = unwrap(n.callee);
-  const name = callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : callee.type === "Identifier" ? callee.name : undefined;
-  return name !== undefined && /^(?:log|info|debug|warn|warning|error|trace|captureException|captureMessage)$/.test(name);
+  const name =
+    callee.type === "MemberExpression"
+      ? keyName(callee.property, callee.computed)
+      : callee.type === "Identifier"
+        ? callee.name
+        : undefined;
+  return (
+    name !== undefined && /^(?:log|info|debug|warn|warning|error|trace|captureException|captureMessage)$/.test(name)
+  );
 }
 
 function findClaims(mod: Module, write: StateWrite): Claim[] {
@@ -545,22 +721,49 @@ function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
   const branches = mod.branchesOf(write);
   // The row by id and nothing else: a write whose filter tests anything more is a compare-and-set. Under a locking
   // read (or in a SERIALIZABLE transaction) the read's filter is the write's: the take-over is one step, still a lease.
-  if (!write.underLock && (branches.length === 0 || !branches.every((b) => !isOpaque(b) && b.length > 0 && identityFields(b).length === b.length))) return [];
-  const read = mod.earlierReads(write.node, write.model).find((r) => enclosingFunction(r.node) === enclosingFunction(write.node));
+  if (
+    !write.underLock &&
+    (branches.length === 0 ||
+      !branches.every((b) => !isOpaque(b) && b.length > 0 && identityFields(b).length === b.length))
+  )
+    return [];
+  const read = mod
+    .earlierReads(write.node, write.model)
+    .find((r) => enclosingFunction(r.node) === enclosingFunction(write.node));
   if (!read || isOverride(write.node)) return [];
   const tests = new Set<Node>();
-  const aging = [...mod.guards(write), ...checksBetween(mod, read.node, write.node)]
-    .filter((g) => g.judgesAge && !tests.has(g.test) && tests.add(g.test));
+  const aging = [...mod.guards(write), ...checksBetween(mod, read.node, write.node)].filter(
+    (g) => g.judgesAge && !tests.has(g.test) && tests.add(g.test),
+  );
   if (aging.length === 0) return [];
-  const takeover: TimePredicate[] = aging.flatMap((g) => g.timeFields.length > 0
-    ? g.timeFields.map((f) => ({ field: f, node: g.test as Node }))
-    : [{ field: stamp.field, node: g.test as Node }]);
+  const takeover: TimePredicate[] = aging.flatMap((g) =>
+    g.timeFields.length > 0
+      ? g.timeFields.map((f) => ({ field: f, node: g.test as Node }))
+      : [{ field: stamp.field, node: g.test as Node }],
+  );
   const lock: LockKey = { model: write.model, field: stamp.field, value: { value: "held" }, valueText: "" };
   // A heartbeat stamps the same column again: its age tells progress. Creating the row is no renewal.
-  const renewed = mod.writes.some((w) => w !== write && w.effect !== "insert" && normalizeModel(w.model) === normalizeModel(write.model) &&
-    w.assignments.some((a) => sameField(a.field, stamp.field) && a.value.kind === "now" && !clears(a)));
-  const check: Check | undefined = write.underLock ? undefined : { kind: "read", node: read.node, timeFields: takeover };
-  return [{ write, lock, assignment: stamp, takeover, ...(check ? { check } : {}), lease: true, ...(renewed ? { renewed } : {}) }];
+  const renewed = mod.writes.some(
+    (w) =>
+      w !== write &&
+      w.effect !== "insert" &&
+      normalizeModel(w.model) === normalizeModel(write.model) &&
+      w.assignments.some((a) => sameField(a.field, stamp.field) && a.value.kind === "now" && !clears(a)),
+  );
+  const check: Check | undefined = write.underLock
+    ? undefined
+    : { kind: "read", node: read.node, timeFields: takeover };
+  return [
+    {
+      write,
+      lock,
+      assignment: stamp,
+      takeover,
+      ...(check ? { check } : {}),
+      lease: true,
+      ...(renewed ? { renewed } : {}),
+    },
+  ];
 }
 
 const OVERRIDE = /^(?:force|admin)[A-Z_]/;
@@ -616,13 +819,34 @@ function findKeyedLockRow(mod: Module, write: StateWrite): Claim[] {
     return branches.length > 0 && branches.every((b) => !isOpaque(b) && pins(b, name.field, name.value));
   });
   if (!read) return [];
-  const lock: LockKey = { model: write.model, field: name.field, value: name.value, valueText: JSON.stringify(name.value.value) };
+  const lock: LockKey = {
+    model: write.model,
+    field: name.field,
+    value: name.value,
+    valueText: JSON.stringify(name.value.value),
+  };
   // The check between the read and the write: `if (t > ttlCutoff) return { ok: false }` inside `if (existing)`.
   const aging = [...mod.guards(write), ...checksBetween(mod, read.node, write.node)].filter((g) => g.judgesAge);
   const stamp = write.assignments[0]!;
-  const takeover: TimePredicate[] = aging.length === 0 ? []
-    : aging.flatMap((g) => g.timeFields.length > 0 ? g.timeFields.map((f) => ({ field: f, node: g.test as Node })) : [{ field: stamp.field, node: g.test as Node }]);
-  return [{ write, lock, assignment: stamp, takeover, check: { kind: "read", node: read.node, timeFields: [] }, insert: true, keyed: true }];
+  const takeover: TimePredicate[] =
+    aging.length === 0
+      ? []
+      : aging.flatMap((g) =>
+          g.timeFields.length > 0
+            ? g.timeFields.map((f) => ({ field: f, node: g.test as Node }))
+            : [{ field: stamp.field, node: g.test as Node }],
+        );
+  return [
+    {
+      write,
+      lock,
+      assignment: stamp,
+      takeover,
+      check: { kind: "read", node: read.node, timeFields: [] },
+      insert: true,
+      keyed: true,
+    },
+  ];
 }
 
 /** Normalised model name -> the unique keys its schema declares, each a list of fields. */
@@ -659,7 +883,10 @@ function findCheckedInsert(mod: Module, write: StateWrite): Claim[] {
       const stored = write.assignments.find((a) => sameField(a.field, atom.pred.field));
       const readText = valueText(mod, atom.pred.node);
       const storedText = stored && valueText(mod, stored.node);
-      if (!stored || (readText !== undefined && storedText !== undefined && readText !== storedText)) { same = false; break; }
+      if (!stored || (readText !== undefined && storedText !== undefined && readText !== storedText)) {
+        same = false;
+        break;
+      }
       fields.push(atom.pred.field);
     }
     if (!same) continue;
@@ -670,27 +897,48 @@ function findCheckedInsert(mod: Module, write: StateWrite): Claim[] {
     // A test that reads the variable itself (its references, not a property of the same name elsewhere).
     const uses = findVariable(mod.sourceCode, result)?.references.map((r) => r.identifier) ?? [];
     if (!tests.some((g) => uses.some((id) => contains(g.test as Node, id)))) continue;
-    const released = mod.writes.some((w) => w.effect === "delete" && normalizeModel(w.model) === normalizeModel(write.model) &&
-      mod.branchesOf(w).length > 0 && mod.branchesOf(w).every((b) => fields.every((f) => identityFields(b).some((g) => sameField(f, g)))));
+    const released = mod.writes.some(
+      (w) =>
+        w.effect === "delete" &&
+        normalizeModel(w.model) === normalizeModel(write.model) &&
+        mod.branchesOf(w).length > 0 &&
+        mod.branchesOf(w).every((b) => fields.every((f) => identityFields(b).some((g) => sameField(f, g)))),
+    );
     if (!hasLockWord(write.model) && !released) continue;
     // An expired row taken over in JavaScript (`if (new Date(lock.expires_at) > now) return false`, then delete and
     // create): the columns the check judges.
-    const takeover: TimePredicate[] = tests.filter((g) => g.judgesAge)
+    const takeover: TimePredicate[] = tests
+      .filter((g) => g.judgesAge)
       .flatMap((g) => g.timeFields.map((f) => ({ field: f, node: g.test as Node })));
     const stamp = write.assignments.find((a) => sameField(a.field, fields[0]!)) ?? write.assignments[0]!;
     const lock: LockKey = { model: write.model, field: "row", value: { value: "held" }, valueText: "" };
-    return [{ write, lock, assignment: stamp, takeover, check: { kind: "read", node: read.node, timeFields: [] }, insert: true, unenforced: { fields, keys } }];
+    return [
+      {
+        write,
+        lock,
+        assignment: stamp,
+        takeover,
+        check: { kind: "read", node: read.node, timeFields: [] },
+        insert: true,
+        unenforced: { fields, keys },
+      },
+    ];
   }
   return [];
 }
 
 function findStateClaims(mod: Module, write: StateWrite): Claim[] {
-  if (write.effect === "insert") return write.onConflict === undefined ? findCheckedInsert(mod, write) : findInsertClaim(mod, write);
+  if (write.effect === "insert")
+    return write.onConflict === undefined ? findCheckedInsert(mod, write) : findInsertClaim(mod, write);
   if (write.effect === "delete") return [];
   const claims: Claim[] = [];
   const branches = mod.branchesOf(write);
   for (const assignment of write.assignments) {
-    if (assignment.value.kind !== "static" || !isLockAssignment(assignment.field, assignment.value.value, mod.vocabulary)) continue;
+    if (
+      assignment.value.kind !== "static" ||
+      !isLockAssignment(assignment.field, assignment.value.value, mod.vocabulary)
+    )
+      continue;
     const value = assignment.value.value;
     const field = assignment.field;
     const lock: LockKey = { model: write.model, field, value, valueText: mod.sourceCode.getText(assignment.valueNode) };
@@ -722,7 +970,8 @@ function findStateClaims(mod: Module, write: StateWrite): Claim[] {
       continue;
     }
     // Checked under a row lock (a locking read of the row in the same unit): nobody can change the row in between.
-    if (write.underLock || branches.every((b) => ownerPinned(b, field, mod.vocabulary))) claims.push({ write, lock, assignment, takeover: [] });
+    if (write.underLock || branches.every((b) => ownerPinned(b, field, mod.vocabulary)))
+      claims.push({ write, lock, assignment, takeover: [] });
     else claims.push({ write, lock, assignment, takeover: [], check });
   }
   return claims;
@@ -744,10 +993,12 @@ function withLeasedValues(base: ResolvedVocabulary, accesses: readonly StateAcce
     let branches: Branch[] | undefined;
     for (const a of w.assignments) {
       const v = a.value.kind === "static" ? a.value.value.value : undefined;
-      if (typeof v !== "string" || !base.isStateField(a.field) || base.isInProgressValue(v, a.field) || saysEnded(v)) continue;
+      if (typeof v !== "string" || !base.isStateField(a.field) || base.isInProgressValue(v, a.field) || saysEnded(v))
+        continue;
       branches ??= toBranches(w.filter);
       const takesOver = (b: Branch) => agePredicates(b, base).some((t) => stamped.includes(normalizeName(t.field)));
-      if (!branches.some(takesOver) || !branches.every((b) => takesOver(b) || excludes(b, a.field, { value: v }))) continue;
+      if (!branches.some(takesOver) || !branches.every((b) => takesOver(b) || excludes(b, a.field, { value: v })))
+        continue;
       held.add(`${normalizeName(a.field)}=${normalizeName(v)}`);
     }
   }
@@ -759,7 +1010,9 @@ function withHeldInField(base: ResolvedVocabulary, held: ReadonlySet<string>): R
   if (held.size === 0) return base;
   return {
     ...base,
-    isInProgressValue: (value, field) => base.isInProgressValue(value, field) || (field !== undefined && held.has(`${normalizeName(field)}=${normalizeName(value)}`)),
+    isInProgressValue: (value, field) =>
+      base.isInProgressValue(value, field) ||
+      (field !== undefined && held.has(`${normalizeName(field)}=${normalizeName(value)}`)),
   };
 }
 
@@ -784,22 +1037,40 @@ function withValuesHeldAcrossWork(base: ResolvedVocabulary, accesses: readonly S
     let branches: Branch[] | undefined;
     for (const a of w1.assignments) {
       const v = a.value.kind === "static" ? a.value.value.value : undefined;
-      if (typeof v !== "string" || !base.isStateField(a.field) || base.isInProgressValue(v, a.field) || saysEnded(v)) continue;
+      if (typeof v !== "string" || !base.isStateField(a.field) || base.isInProgressValue(v, a.field) || saysEnded(v))
+        continue;
       // An opaque term ANDed in only narrows; an opaque alternative admits V (`excludes` is false on it).
       branches ??= toBranches(w1.filter);
       if (branches.length === 0 || !branches.every((b) => excludes(b, a.field, { value: v }))) continue;
       const fn = enclosingFunction(w1.node);
       const model = normalizeModel(w1.model);
-      const movedOff = writes.some((w2) => w2 !== w1 && enclosingFunction(w2.node) === fn && w2.node.range[0] > w1.node.range[1] &&
-        normalizeModel(w2.model) === model && byIdentity(w2) && !beforeAnyWait(w1.node, w2.node) && runsAfter(w1.node, w2.node) &&
-        w2.assignments.some((b) => sameField(b.field, a.field) && b.value.kind === "static" && !sameValue(b.value.value, { value: v })));
+      const movedOff = writes.some(
+        (w2) =>
+          w2 !== w1 &&
+          enclosingFunction(w2.node) === fn &&
+          w2.node.range[0] > w1.node.range[1] &&
+          normalizeModel(w2.model) === model &&
+          byIdentity(w2) &&
+          !beforeAnyWait(w1.node, w2.node) &&
+          runsAfter(w1.node, w2.node) &&
+          w2.assignments.some(
+            (b) => sameField(b.field, a.field) && b.value.kind === "static" && !sameValue(b.value.value, { value: v }),
+          ),
+      );
       if (!movedOff) continue;
       // Anyone else acting on rows in V (a worker taking them, an admin approving one by id) makes V a state of the
       // workflow, not a hold: only the holder's own later writes may select by it.
-      const own = (o: StateAccess) => o.access === "write" && enclosingFunction(o.node) === fn && o.node.range[0] > w1.node.range[1];
+      const own = (o: StateAccess) =>
+        o.access === "write" && enclosingFunction(o.node) === fn && o.node.range[0] > w1.node.range[1];
       // A sweep that judges age is the hold's recovery (or its stale scan), not someone else's use of V.
-      const consumed = accesses.some((o) => o !== w1 && (o.access === "read" || o.access === "write") && !own(o) && normalizeModel(o.model) === model &&
-        toBranches(o.filter).some((b) => pins(b, a.field, { value: v }) && agePredicates(b, base).length === 0));
+      const consumed = accesses.some(
+        (o) =>
+          o !== w1 &&
+          (o.access === "read" || o.access === "write") &&
+          !own(o) &&
+          normalizeModel(o.model) === model &&
+          toBranches(o.filter).some((b) => pins(b, a.field, { value: v }) && agePredicates(b, base).length === 0),
+      );
       if (!consumed) held.add(`${normalizeName(a.field)}=${normalizeName(v)}`);
     }
   }
@@ -822,15 +1093,39 @@ function workedOffInBulk(mod: Module, claim: Claim): boolean {
     const branches = toBranches(r.filter);
     if (branches.length === 0 || branches.some(isOpaque)) return false;
     // Every row in the value: the branch tests nothing else (but rows this run set aside, `id: { notIn: failed }`).
-    const onlyTheValue = (b: Branch) => b.every((atom) => !("opaque" in atom) &&
-      (sameField(atom.pred.field, field) || (/^_?id$/i.test(atom.pred.field) && atom.op !== "eq" && atom.op !== "in")));
+    const onlyTheValue = (b: Branch) =>
+      b.every(
+        (atom) =>
+          !("opaque" in atom) &&
+          (sameField(atom.pred.field, field) ||
+            (/^_?id$/i.test(atom.pred.field) && atom.op !== "eq" && atom.op !== "in")),
+      );
     if (!branches.every((b) => pins(b, field, value) && onlyTheValue(b))) return false;
     const fn = enclosingFunction(r.node);
-    return fn !== undefined && mod.writes.some((w) => w !== claim.write && enclosingFunction(w.node) === fn && w.node.range[0] > r.node.range[1] &&
-      normalizeModel(w.model) === model && w.effect !== "insert" &&
-      (w.effect === "delete" || w.assignments.some((a) => sameField(a.field, field) && a.value.kind === "static" && !sameValue(a.value.value, value))) &&
-      mod.branchesOf(w).length > 0 && mod.branchesOf(w).every((b) => b.some((atom) => !("opaque" in atom) && (atom.op === "in" || atom.op === "eq") &&
-        /^_?id$/i.test(atom.pred.field))));
+    return (
+      fn !== undefined &&
+      mod.writes.some(
+        (w) =>
+          w !== claim.write &&
+          enclosingFunction(w.node) === fn &&
+          w.node.range[0] > r.node.range[1] &&
+          normalizeModel(w.model) === model &&
+          w.effect !== "insert" &&
+          (w.effect === "delete" ||
+            w.assignments.some(
+              (a) => sameField(a.field, field) && a.value.kind === "static" && !sameValue(a.value.value, value),
+            )) &&
+          mod.branchesOf(w).length > 0 &&
+          mod
+            .branchesOf(w)
+            .every((b) =>
+              b.some(
+                (atom) =>
+                  !("opaque" in atom) && (atom.op === "in" || atom.op === "eq") && /^_?id$/i.test(atom.pred.field),
+              ),
+            ),
+      )
+    );
   });
 }
 
@@ -843,17 +1138,34 @@ function comparesValueRead(branch: Branch): boolean {
     if ("opaque" in atom || atom.op !== "eq" || atom.pred.values || /^_?id$/i.test(atom.pred.field)) return false;
     let n = unwrap(atom.pred.node);
     if (n.type === "Property") n = unwrap(n.value as Node);
-    return n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier" &&
-      normalizeName(n.property.name) === normalizeName(atom.pred.field) && unwrap(n.object).type === "Identifier";
+    return (
+      n.type === "MemberExpression" &&
+      !n.computed &&
+      n.property.type === "Identifier" &&
+      normalizeName(n.property.name) === normalizeName(atom.pred.field) &&
+      unwrap(n.object).type === "Identifier"
+    );
   });
 }
 
 /** The age tests of a compare-and-set write reached only where the lock was free or had expired (see its caller). */
-function casTakeover(mod: Module, write: StateWrite, field: string, value: StaticValue, branches: readonly Branch[]): TimePredicate[] | undefined {
+function casTakeover(
+  mod: Module,
+  write: StateWrite,
+  field: string,
+  value: StaticValue,
+  branches: readonly Branch[],
+): TimePredicate[] | undefined {
   const aging = mod.guards(write).filter((g) => g.judgesAge);
-  if (aging.length === 0 || branches.length === 0 || !branches.every((b) => ownerPinned(b, field, mod.vocabulary) || comparesValueRead(b))) return undefined;
+  if (
+    aging.length === 0 ||
+    branches.length === 0 ||
+    !branches.every((b) => ownerPinned(b, field, mod.vocabulary) || comparesValueRead(b))
+  )
+    return undefined;
   const path = toBranches(mod.pathCondition(write));
-  if (path.length === 0 || !path.every((b) => excludes(b, field, value) || agePredicates(b, mod.vocabulary).length > 0)) return undefined;
+  if (path.length === 0 || !path.every((b) => excludes(b, field, value) || agePredicates(b, mod.vocabulary).length > 0))
+    return undefined;
   const out = aging.flatMap((g) => g.timeFields.map((f) => ({ field: f, node: g.test as Node })));
   return out.length > 0 ? out : undefined;
 }
@@ -867,13 +1179,19 @@ function checkBefore(mod: Module, write: StateWrite, field: string, value: Stati
     let chosen: { guard: Guard; path: Condition } | undefined;
     for (const g of guards) {
       const path = pathCondition(mod.sourceCode, g, accepts);
-      if (allBranchesExclude(path, field, value)) { chosen = { guard: g, path }; break; }
+      if (allBranchesExclude(path, field, value)) {
+        chosen = { guard: g, path };
+        break;
+      }
     }
     const { guard, path } = chosen ?? { guard: guards[0]!, path: pathCondition(mod.sourceCode, guards[0]!, accepts) };
     // The one value the check lets through, where it pins one (`if (job.status !== "QUEUED") return`).
     const allowed = toBranches(path).map((b) => allowedIn(b, field));
     const only = allowed.map((a) => (a !== "any" && "only" in a && a.only.length === 1 ? a.only[0] : undefined));
-    const requires = only.length > 0 && only.every((v) => v !== undefined && sameValue(v, only[0]!)) && !sameValue(only[0]!, value) ? only[0] : undefined;
+    const requires =
+      only.length > 0 && only.every((v) => v !== undefined && sameValue(v, only[0]!)) && !sameValue(only[0]!, value)
+        ? only[0]
+        : undefined;
     return { kind: "if", node: guard.test, timeFields: [], ...(requires ? { requires } : {}) };
   }
   const read = mod.earlierReads(write.node, write.model).find((r) => {
@@ -917,7 +1235,9 @@ function findStaleScans(sourceCode: SourceCode, read: StateRead, vocabulary: Res
       seen.add(key);
       // Each value is judged by the age tests of the branches that pin it (`claimed` by claimed_at, `running` by
       // attempted_at), the same test once.
-      const judged = [...new Set(branches.flatMap((_, i) => perBranch[i]!.some((v) => String(v.value) === key) ? ages[i]! : []))];
+      const judged = [
+        ...new Set(branches.flatMap((_, i) => (perBranch[i]!.some((v) => String(v.value) === key) ? ages[i]! : []))),
+      ];
       out.push({ read, field, value, timePredicates: judged });
     }
     if (out.length > 0) return out;
@@ -945,7 +1265,8 @@ function rowsFilteredByAge(sourceCode: SourceCode, read: StateRead, vocabulary: 
       if (member?.type !== "MemberExpression" || member.object !== ref.identifier) continue;
       const method = keyName(member.property, member.computed);
       const call = member.parent;
-      if ((method !== "map" && method !== "filter") || call?.type !== "CallExpression" || call.callee !== member) continue;
+      if ((method !== "map" && method !== "filter") || call?.type !== "CallExpression" || call.callee !== member)
+        continue;
       const next = resultBinding(call);
       if (method === "map" && next) arrays.push(next);
       if (method !== "filter") continue;
@@ -975,8 +1296,13 @@ function readsField(expr: Node, row: string, field: string): boolean {
   let found = false;
   walk(expr, (n) => {
     if (found) return false;
-    if (n.type === "MemberExpression" && unwrap(n.object).type === "Identifier" && (unwrap(n.object) as TSESTree.Identifier).name === row &&
-      keyName(n.property, n.computed) === field) found = true;
+    if (
+      n.type === "MemberExpression" &&
+      unwrap(n.object).type === "Identifier" &&
+      (unwrap(n.object) as TSESTree.Identifier).name === row &&
+      keyName(n.property, n.computed) === field
+    )
+      found = true;
     return !found;
   });
   return found;
@@ -986,7 +1312,13 @@ function readsField(expr: Node, row: string, field: string): boolean {
 function lockValuesPinned(branch: Branch, field: string, vocabulary: ResolvedVocabulary): StaticValue[] {
   const out: StaticValue[] = [];
   for (const atom of branch) {
-    if ("opaque" in atom || !sameField(atom.pred.field, field) || (atom.op !== "eq" && atom.op !== "in") || !atom.pred.values) continue;
+    if (
+      "opaque" in atom ||
+      !sameField(atom.pred.field, field) ||
+      (atom.op !== "eq" && atom.op !== "in") ||
+      !atom.pred.values
+    )
+      continue;
     for (const v of atom.pred.values) if (isLockAssignment(field, v, vocabulary) && pins(branch, field, v)) out.push(v);
   }
   return out;
@@ -1018,38 +1350,60 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   // that saw this very holder removes it (Apostrophe's lock module, shared corpus dC02).
   // The same delete by the row's name alone is a take-over too, but two takers that both judged the row stale both
   // delete, and the second removes the lock the first has just taken (`check-in-js`, conditional-recovery's).
-  if (write.effect === "delete" && branches.every((b) => comparesValueRead(b) || identityFields(b).length > 0 || claim.keyed === true)) {
+  if (
+    write.effect === "delete" &&
+    branches.every((b) => comparesValueRead(b) || identityFields(b).length > 0 || claim.keyed === true)
+  ) {
     const aging = mod.guards(write).filter((g) => g.judgesAge && g.timeFields.length > 0);
     const timeFields = aging.flatMap((g) => g.timeFields.map((f) => ({ field: f, node: g.test as Node })));
     if (aging.length > 0 && !isOverride(write.node)) {
       const check: Check = { kind: "if", node: aging[0]!.test, timeFields };
-      out.recoveries.push({ write, lock: claim.lock, claim, timePredicates: timeFields, flaws: branches.every(comparesValueRead) ? [] : ["check-in-js"], check });
+      out.recoveries.push({
+        write,
+        lock: claim.lock,
+        claim,
+        timePredicates: timeFields,
+        flaws: branches.every(comparesValueRead) ? [] : ["check-in-js"],
+        check,
+      });
       return;
     }
   }
   // A delete of the row, or a write that clears a lease column the claim stamped (`leaseUntil: new Date(0)`).
   // A lease checked in JavaScript is freed by clearing any lock column it stamped (`locked: false` after
   // `locked: true, locked_at: now`).
-  const leaseColumn = (f: string) => claim.lease ? sameField(f, claim.lock.field) ||
-      (claim.check !== undefined && hasLockWord(f) && claim.write.assignments.some((c) => sameField(c.field, f)))
-    : mod.vocabulary.isTimeField(f) && claim.write.assignments.some((c) => sameField(c.field, f));
+  const leaseColumn = (f: string) =>
+    claim.lease
+      ? sameField(f, claim.lock.field) ||
+        (claim.check !== undefined && hasLockWord(f) && claim.write.assignments.some((c) => sameField(c.field, f)))
+      : mod.vocabulary.isTimeField(f) && claim.write.assignments.some((c) => sameField(c.field, f));
   // The claim stamps the lease with the clock plus a term and takes it over once that instant passed: the column
   // says until when the lease holds, whatever its name, and setting it to the clock ends the lease.
-  const until = claim.lease === true && claim.assignment.value.kind === "now" && !isBareClock(claim.assignment.valueNode);
+  const until =
+    claim.lease === true && claim.assignment.value.kind === "now" && !isBareClock(claim.assignment.valueNode);
   const releases = write.effect === "delete" || write.assignments.some((a) => leaseColumn(a.field) && clears(a, until));
   // A keyed lock row is picked by its constant name, not by a value known at run time.
   const picked = (b: Branch) => claim.keyed === true || identityFields(b).length > 0;
   if (!releases || !branches.every(picked)) return;
   // An operator's override (`forceUnlock()`, `adminRelease()`) frees whatever holds the row, on purpose.
   if (isOverride(write.node)) return;
-  const stamped = (f: string) => mod.vocabulary.isTimeField(f) &&
+  const stamped = (f: string) =>
+    mod.vocabulary.isTimeField(f) &&
     claim.write.assignments.some((a) => sameField(a.field, f) && a.value.kind !== "static" && !clears(a));
   // A lock row created per acquisition after a lookup (`unenforced`) and released by a whole unique key of its
   // table beyond what it was looked up by (`documentId`, or (transactionId, userId) where it was looked up by
   // transactionId) names that acquisition's own row: a later holder creates a row of its own.
-  const ownRow = (b: Branch) => claim.unenforced !== undefined && claim.unenforced.keys.some((k) => k.length > 0 &&
-    !k.every((f) => claim.unenforced!.fields.some((g) => sameField(f, g))) && k.every((f) => identityFields(b).some((g) => sameField(f, g))));
-  const ownerChecked = branches.every((b) => ownerPinned(b, undefined, mod.vocabulary) || identityFields(b).some(stamped) || ownRow(b));
+  const ownRow = (b: Branch) =>
+    claim.unenforced !== undefined &&
+    claim.unenforced.keys.some(
+      (k) =>
+        k.length > 0 &&
+        !k.every((f) => claim.unenforced!.fields.some((g) => sameField(f, g))) &&
+        k.every((f) => identityFields(b).some((g) => sameField(f, g))),
+    );
+  const ownerChecked = branches.every(
+    (b) => ownerPinned(b, undefined, mod.vocabulary) || identityFields(b).some(stamped) || ownRow(b),
+  );
   out.releases.push({ write, claim, ownerChecked });
 }
 
@@ -1072,18 +1426,33 @@ function ageCheckOf(mod: Module, write: StateWrite, claim: Claim, scans: readonl
  * `status: ok ? "COMPLETED" : "FAILED"`: a write by id whose every choice moves the row off the claimed value is
  * the holder's (a completion either way). No choice is judged as a reset, so it is never read as a recovery.
  */
-function classifyChoice(mod: Module, write: StateWrite, claim: Claim, assignment: Assignment, branches: readonly Branch[], out: Classified): void {
+function classifyChoice(
+  mod: Module,
+  write: StateWrite,
+  claim: Claim,
+  assignment: Assignment,
+  branches: readonly Branch[],
+  out: Classified,
+): void {
   const { field, value } = claim.lock;
   const choices = staticChoices(mod.sourceCode, assignment.valueNode);
   if (!choices || choices.some((c) => sameValue(c, value))) return;
   if (branches.length === 0 || branches.every((b) => excludes(b, field, value))) return;
   if (!branches.every((b) => identityFields(b).some((f) => !sameField(f, field)))) return;
-  const fenced = branches.every((b) => pins(b, field, value)) || branches.some(isOpaque) ||
+  const fenced =
+    branches.every((b) => pins(b, field, value)) ||
+    branches.some(isOpaque) ||
     branches.every((b) => ownerPinned(b, undefined, mod.vocabulary));
   out.holder.push({ write, claim, assignment, fenced });
 }
 
-function classifyAgainst(mod: Module, write: StateWrite, claim: Claim, scans: readonly StaleScan[], out: Classified): void {
+function classifyAgainst(
+  mod: Module,
+  write: StateWrite,
+  claim: Claim,
+  scans: readonly StaleScan[],
+  out: Classified,
+): void {
   const { field, value } = claim.lock;
   const branches = mod.branchesOf(write);
   if (write.effect === "insert") return;
@@ -1112,7 +1481,8 @@ function classifyAgainst(mod: Module, write: StateWrite, claim: Claim, scans: re
   const target = assignment.value.value;
   const resets = isReset(target, claim.lock, mod.vocabulary);
   // Code the claim runs after itself (its own deadline, its completion) is the holder's, not a recoverer's.
-  const sameUnitAfterClaim = unitOf(write.node) === unitOf(claim.write.node) && write.node.range[0] > claim.write.node.range[1];
+  const sameUnitAfterClaim =
+    unitOf(write.node) === unitOf(claim.write.node) && write.node.range[0] > claim.write.node.range[1];
   const recovery = (flaws: RecoveryFlaw[], check?: Check): void => {
     out.recoveries.push({ write, lock: claim.lock, claim, timePredicates, flaws, ...(check ? { check } : {}) });
   };
@@ -1126,7 +1496,11 @@ function classifyAgainst(mod: Module, write: StateWrite, claim: Claim, scans: re
     const check = ageCheckOf(mod, write, claim, scans);
     // Age judged in JS, then a compare-and-set on what was read (`status: run.status`, `version: run.version`):
     // the write fails if anything moved in between, so the recovery is race-safe.
-    if (check) return recovery(opaque || branches.every((b) => ownerPinned(b, field, mod.vocabulary)) ? [] : ["check-in-js"], check);
+    if (check)
+      return recovery(
+        opaque || branches.every((b) => ownerPinned(b, field, mod.vocabulary)) ? [] : ["check-in-js"],
+        check,
+      );
   }
   if (identified) {
     const fenced = pinned || opaque || branches.every((b) => ownerPinned(b, undefined, mod.vocabulary));
@@ -1153,17 +1527,22 @@ function holdingIn(shape: ModuleShape): Holding {
       if (graph.reachable(acquireUnit).has(effectUnit)) return true;
       // A claim helper's caller: `if (!(await claimExport(id))) return; …; await finish(id)`, or
       // `await withLock(key, async () => { … })`.
-      return graph.callSites(acquireUnit).some((site) =>
-        (site.unit === effectUnit && (effect.range[0] > site.after || insideCallback(site.call, effect))) ||
-        (site.unit !== effectUnit && graph!.reachable(site.unit).has(effectUnit)));
+      return graph
+        .callSites(acquireUnit)
+        .some(
+          (site) =>
+            (site.unit === effectUnit && (effect.range[0] > site.after || insideCallback(site.call, effect))) ||
+            (site.unit !== effectUnit && graph!.reachable(site.unit).has(effectUnit)),
+        );
     },
     within(call, effect) {
       if (call.type !== "CallExpression") return false;
       if (insideCallback(call, effect)) return true;
       graph ??= new CallGraph(shape);
       const effectUnit = unitOf(effect);
-      return call.arguments.some((arg) => arg.type === "Identifier" &&
-        named(arg.name).some((fn) => graph!.reachable(fn).has(effectUnit)));
+      return call.arguments.some(
+        (arg) => arg.type === "Identifier" && named(arg.name).some((fn) => graph!.reachable(fn).has(effectUnit)),
+      );
     },
   };
 }
@@ -1188,8 +1567,12 @@ function beforeAnyWait(claim: Node, write: Node): boolean {
   walk(fn.body, (n) => {
     if (waits || n.range[1] <= from || n.range[0] >= to) return false;
     if (n !== fn && isFunction(n)) return false;
-    if ((n.type === "AwaitExpression" || n.type === "YieldExpression" || (n.type === "ForOfStatement" && n.await)) &&
-      n.range[0] >= from && n.range[1] <= to) waits = true;
+    if (
+      (n.type === "AwaitExpression" || n.type === "YieldExpression" || (n.type === "ForOfStatement" && n.await)) &&
+      n.range[0] >= from &&
+      n.range[1] <= to
+    )
+      waits = true;
     return undefined;
   });
   return !waits;
@@ -1198,7 +1581,9 @@ function beforeAnyWait(claim: Node, write: Node): boolean {
 /** `effect` sits in a function handed to `call` as an argument. */
 function insideCallback(call: Node, effect: Node): boolean {
   if (call.type !== "CallExpression") return false;
-  return call.arguments.some((arg) => isFunction(arg) && arg.range[0] <= effect.range[0] && effect.range[1] <= arg.range[1]);
+  return call.arguments.some(
+    (arg) => isFunction(arg) && arg.range[0] <= effect.range[0] && effect.range[1] <= arg.range[1],
+  );
 }
 
 export function buildFacts(
@@ -1212,11 +1597,19 @@ export function buildFacts(
   recoveredElsewhere: ReadonlySet<number> = new Set(),
   /** The unique keys the project's schemas declare (`settings.locksUniqueKeys`, the audit's). */
   uniqueKeys: UniqueKeyMap = new Map(),
-): Omit<LockFacts, "held" | "helpers" | "importedRowReleases" | "importedClaims" | "ignoredAcquireFailures" | "lockTables"> {
-  vocabulary = withLeasedValues(withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses), accesses);
+): Omit<
+  LockFacts,
+  "held" | "helpers" | "importedRowReleases" | "importedClaims" | "ignoredAcquireFailures" | "lockTables"
+> {
+  vocabulary = withLeasedValues(
+    withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses),
+    accesses,
+  );
   const mod = new Module(sourceCode, accesses, vocabulary, uniqueKeys);
   const direct = mod.writes.flatMap((w) => findClaims(mod, w));
-  const born = mod.writes.filter((w) => w.effect === "insert" && w.onConflict === undefined).flatMap((w) => findBornClaims(mod, w, direct));
+  const born = mod.writes
+    .filter((w) => w.effect === "insert" && w.onConflict === undefined)
+    .flatMap((w) => findBornClaims(mod, w, direct));
   // A value the module itself works off in bulk is a queue state, not a lock (workedOffInBulk).
   const claims = [...direct, ...born].filter((c) => !workedOffInBulk(mod, c));
   // A locking read's judgment goes with the writes made under it (underLockingReads), not a scan of its own.
@@ -1245,16 +1638,32 @@ export function buildFacts(
     }
     return undefined;
   };
-  const holderWrites = classified.holder.filter((h) => holding.after(h.claim.write.node, h.write.node) ||
-    (api(h.claim.write.node) !== undefined && api(h.write.node) !== undefined && api(h.write.node) !== api(h.claim.write.node)))
+  const holderWrites = classified.holder
+    .filter(
+      (h) =>
+        holding.after(h.claim.write.node, h.write.node) ||
+        (api(h.claim.write.node) !== undefined &&
+          api(h.write.node) !== undefined &&
+          api(h.write.node) !== api(h.claim.write.node)),
+    )
     .map((h) => (beforeAnyWait(h.claim.write.node, h.write.node) ? { ...h, beforeAnyWait: true } : h));
 
   // An inserted lock row whose table also has a lease take-over (the row is created once, then taken over by an
   // update once its lease has passed): that take-over is the row's way out when its holder dies.
   for (const claim of claims) {
     if (!claim.insert || claim.takeover.length > 0) continue;
-    const lease = claims.find((c) => c !== claim && c.takeover.length > 0 && normalizeModel(c.write.model) === normalizeModel(claim.write.model));
-    if (lease) classified.recoveries.push({ write: lease.write, lock: claim.lock, claim, timePredicates: lease.takeover, flaws: [] });
+    const lease = claims.find(
+      (c) =>
+        c !== claim && c.takeover.length > 0 && normalizeModel(c.write.model) === normalizeModel(claim.write.model),
+    );
+    if (lease)
+      classified.recoveries.push({
+        write: lease.write,
+        lock: claim.lock,
+        claim,
+        timePredicates: lease.takeover,
+        flaws: [],
+      });
   }
 
   const byClaim = new Map<Claim, Recovery[]>();
@@ -1271,7 +1680,13 @@ export function buildFacts(
       // A count or an existence test of stuck rows (a dashboard, a health check) hands no rows to anyone.
       if (/count|exist|aggregate/i.test(r.operation)) return false;
       const fn = api(r.node);
-      if (!fn || !toBranches(r.filter).some((b) => !isOpaque(b) && pins(b, field, value) && agePredicates(b, vocabulary).length > 0)) return false;
+      if (
+        !fn ||
+        !toBranches(r.filter).some(
+          (b) => !isOpaque(b) && pins(b, field, value) && agePredicates(b, vocabulary).length > 0,
+        )
+      )
+        return false;
       return !mod.writes.some((w) => enclosingFunction(w.node) === fn && w.node.range[0] > r.node.range[1]);
     });
   };
@@ -1283,7 +1698,11 @@ export function buildFacts(
     const claimWrites = new Set(claims.map((c) => c.write));
     let stamped = false;
     for (const w of mod.writes) {
-      if (normalizeModel(w.model) !== normalizeModel(model) || !w.assignments.some((a) => sameField(a.field, field) && !clears(a))) continue;
+      if (
+        normalizeModel(w.model) !== normalizeModel(model) ||
+        !w.assignments.some((a) => sameField(a.field, field) && !clears(a))
+      )
+        continue;
       if (!claimWrites.has(w) && !(orCreated && w.effect === "insert")) return false;
       stamped = true;
     }
@@ -1291,7 +1710,16 @@ export function buildFacts(
   };
   return {
     kv,
-    heldEffects: buildHeldEffects({ sourceCode, vocabulary, claims, holderWrites, writes: mod.writes, objects, kv, holding }),
+    heldEffects: buildHeldEffects({
+      sourceCode,
+      vocabulary,
+      claims,
+      holderWrites,
+      writes: mod.writes,
+      objects,
+      kv,
+      holding,
+    }),
     writes: mod.writes,
     reads: mod.reads,
     staleScans,
@@ -1304,7 +1732,12 @@ export function buildFacts(
     }),
     rowReleases: classified.releases,
     keyDerivedHolders: keyDerivedHolders(sourceCode, claims, vocabulary),
-    renewals: buildRenewals(sourceCode, { kv, writes: mod.writes, claims, releases: classified.releases.map((r) => r.write) }, shape, vocabulary),
+    renewals: buildRenewals(
+      sourceCode,
+      { kv, writes: mod.writes, claims, releases: classified.releases.map((r) => r.write) },
+      shape,
+      vocabulary,
+    ),
     recoveriesOf: (claim) => byClaim.get(claim) ?? [],
     sweeps: () => {
       if (!sweeps) {
@@ -1317,17 +1750,26 @@ export function buildFacts(
     // are dead by then), or a sweep that conditional-recovery reports for taking live work. Neither leaves a live
     // holder a newer one to overwrite until it judges age.
     staleRowsHandedOut: handedOut,
-    answeredHere: (claim) => claim.takeover.length > 0 || (byClaim.get(claim) ?? []).length > 0 || handedOut(claim) !== undefined ||
+    answeredHere: (claim) =>
+      claim.takeover.length > 0 ||
+      (byClaim.get(claim) ?? []).length > 0 ||
+      handedOut(claim) !== undefined ||
       recoveredByDirective(sourceCode, claim.write.node) !== undefined,
     stampedOnlyByClaims: (model, field) => stampedOnly(model, field, false),
     stampedOnlyAtCreationOrClaim: (model, field) => stampedOnly(model, field, true),
     keptMoving: (model, claim) => keptMoving(mod.writes, claims, vocabulary, model, claim),
     clearedOutsideClaims: (model, field) => {
       const claimWrites = new Set(claims.map((c) => c.write));
-      return mod.writes.some((w) => !claimWrites.has(w) && normalizeModel(w.model) === normalizeModel(model) &&
-        w.assignments.some((a) => sameField(a.field, field) && clears(a)));
+      return mod.writes.some(
+        (w) =>
+          !claimWrites.has(w) &&
+          normalizeModel(w.model) === normalizeModel(model) &&
+          w.assignments.some((a) => sameField(a.field, field) && clears(a)),
+      );
     },
-    changesHands: (claim) => claim.takeover.length > 0 || hasTakeoverWrite(claim, mod.writes, vocabulary) ||
+    changesHands: (claim) =>
+      claim.takeover.length > 0 ||
+      hasTakeoverWrite(claim, mod.writes, vocabulary) ||
       handedOut(claim) !== undefined ||
       (byClaim.get(claim) ?? []).some((r) => !r.flaws.includes("missing-time")) ||
       recoveredElsewhere.has(claim.write.node.loc.start.line) ||
@@ -1345,7 +1787,8 @@ function exitBeforeClaim(sourceCode: SourceCode, h: HolderWrite): Node | undefin
   const { claim, write } = h;
   if (h.assignment.value.kind !== "static" || sameValue(h.assignment.value.value, claim.lock.value)) return undefined;
   for (let t: Node | undefined = write.node.parent; t && !isFunction(t); t = t.parent) {
-    if (t.type !== "TryStatement" || !contains(t.finalizer, write.node) || !contains(t.block, claim.write.node)) continue;
+    if (t.type !== "TryStatement" || !contains(t.finalizer, write.node) || !contains(t.block, claim.write.node))
+      continue;
     const exit = exitWhenHeld(sourceCode, t.block, claim.write.node, claim.lock.field);
     if (exit) return exit;
   }
@@ -1368,19 +1811,45 @@ export function buildForeignRecoveries(
   accesses: readonly StateAccess[],
   vocabulary: ResolvedVocabulary,
 ): Recovery[] {
-  vocabulary = withLeasedValues(withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses), accesses);
+  vocabulary = withLeasedValues(
+    withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses),
+    accesses,
+  );
   const mod = new Module(sourceCode, accesses, vocabulary);
   const program = sourceCode.ast as unknown as Node;
   // A stand-in claim: no write of the module runs after it, in its unit or elsewhere.
   const standIn = (model: string, lock: LockKey, insert: boolean): Claim => {
-    const write: StateWrite = { access: "write", store: "elsewhere", model, operation: "claim", filter: { kind: "and", items: [] }, assignments: [], node: program };
-    return { write, lock, assignment: { field: lock.field, value: { kind: "static", value: lock.value }, node: program, valueNode: program }, takeover: [], ...(insert ? { insert } : {}) };
+    const write: StateWrite = {
+      access: "write",
+      store: "elsewhere",
+      model,
+      operation: "claim",
+      filter: { kind: "and", items: [] },
+      assignments: [],
+      node: program,
+    };
+    return {
+      write,
+      lock,
+      assignment: {
+        field: lock.field,
+        value: { kind: "static", value: lock.value },
+        node: program,
+        valueNode: program,
+      },
+      takeover: [],
+      ...(insert ? { insert } : {}),
+    };
   };
   const standIns = new Map<string, Claim>();
   for (const w of mod.writes) {
     if (w.effect === "delete" && hasLockWord(w.model)) {
       const key = `${normalizeModel(w.model)}\0row`;
-      if (!standIns.has(key)) standIns.set(key, standIn(w.model, { model: w.model, field: "row", value: { value: "held" }, valueText: "" }, true));
+      if (!standIns.has(key))
+        standIns.set(
+          key,
+          standIn(w.model, { model: w.model, field: "row", value: { value: "held" }, valueText: "" }, true),
+        );
     }
     for (const branch of mod.branchesOf(w)) {
       for (const atom of branch) {
@@ -1401,8 +1870,12 @@ export function buildForeignRecoveries(
   for (const scan of scans) {
     const key = `${normalizeModel(scan.read.model)}\0${normalizeName(scan.field)}\0${String(scan.value.value)}`;
     if (standIns.has(key)) continue;
-    const valueText = typeof scan.value.value === "string" ? JSON.stringify(scan.value.value) : String(scan.value.value);
-    standIns.set(key, standIn(scan.read.model, { model: scan.read.model, field: scan.field, value: scan.value, valueText }, false));
+    const valueText =
+      typeof scan.value.value === "string" ? JSON.stringify(scan.value.value) : String(scan.value.value);
+    standIns.set(
+      key,
+      standIn(scan.read.model, { model: scan.read.model, field: scan.field, value: scan.value, valueText }, false),
+    );
   }
   if (standIns.size === 0) return [];
   const out: Classified = { recoveries: [], holder: [], releases: [] };
@@ -1414,12 +1887,23 @@ export function buildForeignRecoveries(
   // A sweep that judges age in JS on something outside the row (how long it has watched the row, a liveness key)
   // and then writes with the status pinned has no column it could repeat in the filter: a holder that finished in
   // between no longer matches. Only a by-id write, or one that drops the row's own age column, races.
-  return out.recoveries.map((r) => r.flaws[0] === "check-in-js" && r.check?.kind === "if" &&
-    mod.branchesOf(r.write).every((b) => pins(b, r.lock.field, r.lock.value)) ? { ...r, flaws: [] } : r);
+  return out.recoveries.map((r) =>
+    r.flaws[0] === "check-in-js" &&
+    r.check?.kind === "if" &&
+    mod.branchesOf(r.write).every((b) => pins(b, r.lock.field, r.lock.value))
+      ? { ...r, flaws: [] }
+      : r,
+  );
 }
 
 /** `LockFacts.keptMoving`: the first heartbeat stamp of the model, by name or, for a claim's rows, by what it does. */
-function keptMoving(writes: readonly StateWrite[], claims: readonly Claim[], vocabulary: ResolvedVocabulary, model: string, claim?: Claim): string | undefined {
+function keptMoving(
+  writes: readonly StateWrite[],
+  claims: readonly Claim[],
+  vocabulary: ResolvedVocabulary,
+  model: string,
+  claim?: Claim,
+): string | undefined {
   const m = normalizeModel(model);
   // A claim takes a lock (a lease stamping its time, this claim's own stamp): it renews nothing already held.
   const claimWrites = new Set(claims.map((c) => c.write));
@@ -1428,15 +1912,41 @@ function keptMoving(writes: readonly StateWrite[], claims: readonly Claim[], voc
     if (w.assignments.some((a) => vocabulary.isStateField(a.field) || vocabulary.isFlagField(a.field))) continue;
     const branches = toBranches(w.filter);
     // Not a write of rows in another state (a touch of PENDING rows moves nothing a holder owns).
-    if (claim && branches.every((b) => b.some((a) => "pred" in a && a.op === "eq" && normalizeName(a.pred.field) === normalizeName(claim.lock.field) &&
-      a.pred.values?.length === 1 && !sameValue(a.pred.values[0]!, claim.lock.value)))) continue;
+    if (
+      claim &&
+      branches.every((b) =>
+        b.some(
+          (a) =>
+            "pred" in a &&
+            a.op === "eq" &&
+            normalizeName(a.pred.field) === normalizeName(claim.lock.field) &&
+            a.pred.values?.length === 1 &&
+            !sameValue(a.pred.values[0]!, claim.lock.value),
+        ),
+      )
+    )
+      continue;
     // Holds only the claimed rows: every branch names the holder or pins the claimed value on the claimed field.
     // Stricter than renewals' fenced(), which takes any state field holding that value: here the name is not there
     // to vouch for the field (`status: "PENDING"` beside a claim of `refundStatus = PENDING` is another lifecycle).
-    const held = claim !== undefined && branches.length > 0 && branches.every((b) => b.some((a) => "pred" in a && (a.op === "eq" || a.op === "in") &&
-      (vocabulary.isOwnerField(a.pred.field) || (normalizeName(a.pred.field) === normalizeName(claim.lock.field) && (a.pred.values ?? []).some((v) => sameValue(v, claim.lock.value))))));
-    const stamped = w.assignments.find((a) => a.value.kind === "now" &&
-      (vocabulary.isProgressTimeField(a.field) || (held && !vocabulary.isStartTimeField(a.field))));
+    const held =
+      claim !== undefined &&
+      branches.length > 0 &&
+      branches.every((b) =>
+        b.some(
+          (a) =>
+            "pred" in a &&
+            (a.op === "eq" || a.op === "in") &&
+            (vocabulary.isOwnerField(a.pred.field) ||
+              (normalizeName(a.pred.field) === normalizeName(claim.lock.field) &&
+                (a.pred.values ?? []).some((v) => sameValue(v, claim.lock.value)))),
+        ),
+      );
+    const stamped = w.assignments.find(
+      (a) =>
+        a.value.kind === "now" &&
+        (vocabulary.isProgressTimeField(a.field) || (held && !vocabulary.isStartTimeField(a.field))),
+    );
     if (stamped) return stamped.field;
   }
   return undefined;

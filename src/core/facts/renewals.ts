@@ -18,7 +18,16 @@
  * `unknown` and nobody reports it.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Claim, FailureHandling, KvFacts, KvOp, LibraryLockOp, Node, Renewal, StateWrite } from "../model/model.js";
+import type {
+  Claim,
+  FailureHandling,
+  KvFacts,
+  KvOp,
+  LibraryLockOp,
+  Node,
+  Renewal,
+  StateWrite,
+} from "../model/model.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { identityFields, toBranches, type Branch } from "../model/conditions.js";
 import { describeKey, keyShape, sameKey } from "../reading/keys.js";
@@ -38,14 +47,19 @@ import { isExported } from "../reading/exports.js";
 function returnsPlainValue(stmt: Node | null | undefined): boolean {
   const last = stmt?.type === "BlockStatement" ? stmt.body.at(-1) : stmt;
   const value = last?.type === "ReturnStatement" && last.argument ? unwrap(last.argument) : undefined;
-  return value !== undefined && (value.type === "Literal" || (value.type === "Identifier" && value.name === "undefined"));
+  return (
+    value !== undefined && (value.type === "Literal" || (value.type === "Identifier" && value.name === "undefined"))
+  );
 }
 
 /**
  * An exported helper whose callers are all in other modules: what it returns is their business. A helper the
  * module calls itself is judged at that call (`void renewLease(name)` drops the answer).
  */
-function helperOfOtherModules(sourceCode: Readonly<TSESLint.SourceCode>, fn: TSESTree.FunctionLike | undefined): boolean {
+function helperOfOtherModules(
+  sourceCode: Readonly<TSESLint.SourceCode>,
+  fn: TSESTree.FunctionLike | undefined,
+): boolean {
   if (!fn || !isExported(sourceCode.ast, fn)) return false;
   const name = functionName(fn);
   if (name === undefined) return false;
@@ -54,8 +68,12 @@ function helperOfOtherModules(sourceCode: Readonly<TSESLint.SourceCode>, fn: TSE
     if (called) return false;
     if (n.type === "CallExpression") {
       const callee = unwrap(n.callee);
-      const named = callee.type === "Identifier" ? callee.name
-        : callee.type === "MemberExpression" && !callee.computed && callee.property.type === "Identifier" ? callee.property.name : undefined;
+      const named =
+        callee.type === "Identifier"
+          ? callee.name
+          : callee.type === "MemberExpression" && !callee.computed && callee.property.type === "Identifier"
+            ? callee.property.name
+            : undefined;
       if (named === name) called = true;
     }
     return true;
@@ -111,7 +129,11 @@ function isTimerCall(node: Node | undefined): node is TSESTree.CallExpression {
 }
 
 function isMethodCall(node: Node | undefined, names: readonly string[]): node is TSESTree.CallExpression {
-  return node?.type === "CallExpression" && unwrap(node.callee).type === "MemberExpression" && names.includes(calleeName(node) ?? "");
+  return (
+    node?.type === "CallExpression" &&
+    unwrap(node.callee).type === "MemberExpression" &&
+    names.includes(calleeName(node) ?? "")
+  );
 }
 
 /** `x` in `x.then(…)`: the call the member is the callee of, when `node` is its object. */
@@ -125,21 +147,35 @@ function chainCallOf(node: Node): TSESTree.CallExpression | undefined {
 /** Climbs through wrappers that do not change a value: `x!`, `x as T`, `(x)`, `a?.b`. */
 function outer(node: Node): Node {
   let n = node;
-  while (n.parent && (n.parent.type === "TSAsExpression" || n.parent.type === "TSNonNullExpression" ||
-    n.parent.type === "TSSatisfiesExpression" || n.parent.type === "TSTypeAssertion" || n.parent.type === "ChainExpression")) n = n.parent;
+  while (
+    n.parent &&
+    (n.parent.type === "TSAsExpression" ||
+      n.parent.type === "TSNonNullExpression" ||
+      n.parent.type === "TSSatisfiesExpression" ||
+      n.parent.type === "TSTypeAssertion" ||
+      n.parent.type === "ChainExpression")
+  )
+    n = n.parent;
   return n;
 }
 
 function isLoop(node: Node): boolean {
-  return node.type === "ForStatement" || node.type === "ForOfStatement" || node.type === "ForInStatement" ||
-    node.type === "WhileStatement" || node.type === "DoWhileStatement";
+  return (
+    node.type === "ForStatement" ||
+    node.type === "ForOfStatement" ||
+    node.type === "ForInStatement" ||
+    node.type === "WhileStatement" ||
+    node.type === "DoWhileStatement"
+  );
 }
 
 /** The value a function hands back, for `.catch(() => 0)`: an expression body or a `return x`. */
 function returnsValue(fn: Fn): boolean {
   if (fn.body.type !== "BlockStatement") {
     const b = unwrap(fn.body);
-    return !(b.type === "Identifier" && b.name === "undefined") && !(b.type === "UnaryExpression" && b.operator === "void");
+    return (
+      !(b.type === "Identifier" && b.name === "undefined") && !(b.type === "UnaryExpression" && b.operator === "void")
+    );
   }
   let found = false;
   walk(fn.body, (n) => {
@@ -151,7 +187,8 @@ function returnsValue(fn: Fn): boolean {
 }
 
 /** Two paths a failure can take: a finding on either is a finding; otherwise `stops` if either path is known to stop. */
-const worse = (a: FailureHandling, b: FailureHandling): FailureHandling => (isFinding(a) ? a : isFinding(b) ? b : a.kind === "stops" ? a : b);
+const worse = (a: FailureHandling, b: FailureHandling): FailureHandling =>
+  isFinding(a) ? a : isFinding(b) ? b : a.kind === "stops" ? a : b;
 
 export function isFinding(h: FailureHandling): boolean {
   return h.kind !== "stops" && h.kind !== "unknown";
@@ -163,10 +200,16 @@ class Flow {
   private memberReads: Map<string, Node[]> | undefined;
   private readonly fnFate = new Map<string, Map<Fn, FailureHandling>>();
   private readonly resolved = new Map<Node, Fn | undefined>();
-  private readonly uses = new Map<Fn, { calls: TSESTree.CallExpression[]; timers: TSESTree.CallExpression[]; other: boolean }>();
+  private readonly uses = new Map<
+    Fn,
+    { calls: TSESTree.CallExpression[]; timers: TSESTree.CallExpression[]; other: boolean }
+  >();
   private depth = 0;
 
-  constructor(readonly sourceCode: SourceCode, readonly shape: ModuleShape) {
+  constructor(
+    readonly sourceCode: SourceCode,
+    readonly shape: ModuleShape,
+  ) {
     for (const fn of shape.functions) {
       const name = functionName(fn);
       if (name === undefined || !isFn(fn)) continue;
@@ -185,7 +228,8 @@ class Flow {
   private resolveUncached(ref: Node): Fn | undefined {
     let r = unwrap(ref);
     // `this.refresh.bind(this)`
-    if (r.type === "CallExpression" && calleeName(r) === "bind" && r.callee.type === "MemberExpression") r = unwrap(r.callee.object);
+    if (r.type === "CallExpression" && calleeName(r) === "bind" && r.callee.type === "MemberExpression")
+      r = unwrap(r.callee.object);
     if (isFn(r)) return r;
     if (r.type === "Identifier") {
       const def = findVariable(this.sourceCode, r)?.defs[0];
@@ -217,7 +261,8 @@ class Flow {
       for (const arg of call.arguments) {
         if (arg.type === "SpreadElement" || isFn(arg) || this.resolve(arg) !== fn) continue;
         if (isTimerCall(call) && call.arguments[0] === arg) timers.push(call);
-        else if (isMethodCall(call, ["then", "catch", "finally"])) calls.push(call); // `.then(renew)`: its fate is the chain's
+        else if (isMethodCall(call, ["then", "catch", "finally"]))
+          calls.push(call); // `.then(renew)`: its fate is the chain's
         else other = true;
       }
     }
@@ -299,11 +344,13 @@ class Flow {
       const method = calleeName(chain);
       if (chain.arguments.some((arg) => arg.type === "SpreadElement")) return { kind: "unknown" };
       if (method === "catch") return this.handlerFate(chain.arguments[0], chain);
-      if (method === "then") return chain.arguments.length >= 2 ? this.handlerFate(chain.arguments[1], chain) : this.promiseFate(chain);
+      if (method === "then")
+        return chain.arguments.length >= 2 ? this.handlerFate(chain.arguments[1], chain) : this.promiseFate(chain);
       if (method === "finally") return this.promiseFate(chain);
       return { kind: "unknown" };
     }
-    if (p.type === "ExpressionStatement" || (p.type === "UnaryExpression" && p.operator === "void")) return { kind: "not-awaited", at: n };
+    if (p.type === "ExpressionStatement" || (p.type === "UnaryExpression" && p.operator === "void"))
+      return { kind: "not-awaited", at: n };
     if (p.type === "ReturnStatement") {
       const fn = enclosingFn(p);
       return fn ? this.functionFate(fn, "promise") : { kind: "unknown" };
@@ -318,7 +365,11 @@ class Flow {
     if (p.type === "SequenceExpression" && p.expressions[p.expressions.length - 1] === n) return this.promiseFate(p);
     if (p.type === "ArrayExpression") {
       const all = outer(p).parent;
-      if (all?.type === "CallExpression" && all.arguments[0] === outer(p) && ["all", "race", "any"].includes(calleeName(all) ?? "")) {
+      if (
+        all?.type === "CallExpression" &&
+        all.arguments[0] === outer(p) &&
+        ["all", "race", "any"].includes(calleeName(all) ?? "")
+      ) {
         return this.promiseFate(all);
       }
     }
@@ -397,7 +448,11 @@ class Flow {
   private setsFlag(assign: TSESTree.AssignmentExpression, region: readonly Node[]): boolean {
     if (assign.operator !== "=") return false;
     const value = unwrap(assign.right);
-    if ((value.type === "Literal" && value.value === null) || (value.type === "Identifier" && value.name === "undefined")) return false;
+    if (
+      (value.type === "Literal" && value.value === null) ||
+      (value.type === "Identifier" && value.name === "undefined")
+    )
+      return false;
     const left = unwrap(assign.left);
     const outside = (n: Node) => !region.some((r) => contains(r, n));
     if (left.type === "Identifier") {
@@ -442,15 +497,23 @@ class Flow {
    * Whether code in `region` stops the work: an abort, `process.exit`, a flag read elsewhere, `reject(…)`, a throw that
    * lands in the work, a return out of the work loop, or a module function that does one of these.
    */
-  reachesAbort(region: readonly Node[], site: { fn: Fn; call: Node } | undefined, seen = new Set<Fn>()): FailureHandling {
+  reachesAbort(
+    region: readonly Node[],
+    site: { fn: Fn; call: Node } | undefined,
+    seen = new Set<Fn>(),
+  ): FailureHandling {
     let result: FailureHandling = { kind: "swallowed", at: region[0]! };
     const visit = (n: Node): boolean | void => {
       if (result.kind === "stops") return false;
       if (n.type === "CallExpression" || n.type === "NewExpression") {
         const name = calleeName(n);
         const callee = unwrap(n.callee);
-        if (callee.type === "MemberExpression" && unwrap(callee.object).type === "Identifier" &&
-          (unwrap(callee.object) as TSESTree.Identifier).name === "process" && ["exit", "kill", "abort"].includes(name ?? "")) {
+        if (
+          callee.type === "MemberExpression" &&
+          unwrap(callee.object).type === "Identifier" &&
+          (unwrap(callee.object) as TSESTree.Identifier).name === "process" &&
+          ["exit", "kill", "abort"].includes(name ?? "")
+        ) {
           result = { kind: "stops" };
           return false;
         }
@@ -519,7 +582,8 @@ class Flow {
         return p.object === n ? this.valueFate(p, depth + 1) : { kind: "unknown" };
       case "IfStatement":
       case "ConditionalExpression": {
-        if (p.test !== n) return p.type === "ConditionalExpression" ? this.valueFate(p, depth + 1) : { kind: "unknown" };
+        if (p.test !== n)
+          return p.type === "ConditionalExpression" ? this.valueFate(p, depth + 1) : { kind: "unknown" };
         const region: Node[] = [p.consequent, ...(p.alternate ? [p.alternate] : [])];
         // `if (ok) return; …` / `if (!ok) { log(); return; } …`: what follows runs on one side of the test too.
         if (p.type === "IfStatement" && (exits(p.consequent) || (p.alternate && exits(p.alternate)))) {
@@ -527,7 +591,8 @@ class Flow {
           if (block?.type === "BlockStatement") region.push(...block.body.slice(block.body.indexOf(p) + 1));
         }
         const fate = this.reachesAbort(region, undefined);
-        if (fate.kind !== "stops" && p.type === "IfStatement" && answersCallerWith(this.sourceCode, p)) return { kind: "unknown" };
+        if (fate.kind !== "stops" && p.type === "IfStatement" && answersCallerWith(this.sourceCode, p))
+          return { kind: "unknown" };
         return fate.kind === "stops" ? fate : { kind: "no-abort", at: p.test };
       }
       case "LogicalExpression": {
@@ -545,7 +610,9 @@ class Flow {
       case "VariableDeclarator":
         return p.init === n ? this.bindingFate(p.id, depth) : { kind: "unknown" };
       case "AssignmentExpression":
-        return p.right === n && p.operator === "=" && unwrap(p.left).type === "Identifier" ? this.bindingFate(p.left, depth) : { kind: "unknown" };
+        return p.right === n && p.operator === "=" && unwrap(p.left).type === "Identifier"
+          ? this.bindingFate(p.left, depth)
+          : { kind: "unknown" };
       case "ReturnStatement": {
         const fn = enclosingFn(p);
         return fn ? this.returnedValueFate(fn, depth) : { kind: "unknown" };
@@ -561,7 +628,8 @@ class Flow {
     const ids: TSESTree.Identifier[] = [];
     walk(id, (n) => {
       if (n.type === "TSTypeAnnotation") return false;
-      if (n.type === "Identifier" && !(n.parent?.type === "Property" && n.parent.key === n && !n.parent.shorthand)) ids.push(n);
+      if (n.type === "Identifier" && !(n.parent?.type === "Property" && n.parent.key === n && !n.parent.shorthand))
+        ids.push(n);
       if (n.type === "AssignmentPattern") {
         walk(n.left, (m) => void (m.type === "Identifier" && ids.push(m)));
         return false;
@@ -584,8 +652,10 @@ class Flow {
   /** A function returns the value: each caller decides (`if (!(await renew()))`). */
   private returnedValueFate(fn: Fn, depth: number): FailureHandling {
     const p = fn.parent;
-    if (p?.type === "CallExpression" && isMethodCall(p, ["then"]) && p.arguments[0] === fn) return this.valueFate(p, depth + 1);
-    if (p?.type === "CallExpression" && isTimerCall(p) && p.arguments[0] === fn) return { kind: "result-ignored", at: fn };
+    if (p?.type === "CallExpression" && isMethodCall(p, ["then"]) && p.arguments[0] === fn)
+      return this.valueFate(p, depth + 1);
+    if (p?.type === "CallExpression" && isTimerCall(p) && p.arguments[0] === fn)
+      return { kind: "result-ignored", at: fn };
     if (functionName(fn) === undefined) return { kind: "unknown" };
     const uses = this.usesOf(fn);
     if (uses.other || (uses.calls.length === 0 && uses.timers.length === 0)) return { kind: "unknown" };
@@ -611,9 +681,11 @@ class Flow {
       const param = cb.params[0];
       return param ? this.bindingFate(param, depth) : { kind: "result-ignored", at: cb };
     }
-    if (chain && ["catch", "finally"].includes(calleeName(chain) ?? "")) return this.resolvedValueFate(chain, depth + 1);
+    if (chain && ["catch", "finally"].includes(calleeName(chain) ?? ""))
+      return this.resolvedValueFate(chain, depth + 1);
     const p = n.parent;
-    if (p?.type === "ExpressionStatement" || (p?.type === "UnaryExpression" && p.operator === "void")) return { kind: "result-ignored", at: n };
+    if (p?.type === "ExpressionStatement" || (p?.type === "UnaryExpression" && p.operator === "void"))
+      return { kind: "result-ignored", at: n };
     if (p?.type === "ReturnStatement" || (p && isFn(p) && p.body === n)) {
       const fn = p.type === "ReturnStatement" ? enclosingFn(p) : (p as Fn);
       return fn ? this.returnedValueFate(fn, depth + 1) : { kind: "unknown" };
@@ -656,7 +728,11 @@ function isAcquireTtl(op: KvOp, acquire: KvOp): boolean {
   return true;
 }
 
-const LIBRARY_NAME: Record<LibraryLockOp["library"], string> = { redlock: "Redlock", "redis-semaphore": "redis-semaphore", "in-process": "in-process" };
+const LIBRARY_NAME: Record<LibraryLockOp["library"], string> = {
+  redlock: "Redlock",
+  "redis-semaphore": "redis-semaphore",
+  "in-process": "in-process",
+};
 const EXPIRE_NAME: Record<string, string> = { EX: "EXPIRE", PX: "PEXPIRE", EXAT: "EXPIREAT", PXAT: "PEXPIREAT" };
 
 function redisRenewals(flow: Flow, kv: KvFacts, vocabulary: ResolvedVocabulary): Renewal[] {
@@ -672,7 +748,9 @@ function redisRenewals(flow: Flow, kv: KvFacts, vocabulary: ResolvedVocabulary):
     // A SET after a GET compare is a take-over (owner-checked-release's), unless WATCH makes the pair atomic.
     const isSet = op.command === "set" && !op.nx && op.ttl === "present" && (!takeovers.has(op) || watchedBatch);
     if (!isExpire && !isScript && !isSet) continue;
-    const paired = kv.locks.filter((l) => l.lockLike && l.acquire !== op && l.acquire.client === op.client && sameKey(l.acquire.key, op.key));
+    const paired = kv.locks.filter(
+      (l) => l.lockLike && l.acquire !== op && l.acquire.client === op.client && sameKey(l.acquire.key, op.key),
+    );
     const lock = paired[0];
     if (!lock || paired.some((l) => l.expire === op || (isExpire && isAcquireTtl(op, l.acquire)))) continue;
     // Without a TTL in the acquire, an EXPIRE elsewhere is the acquire's TTL set late (require-lock-ttl's finding).
@@ -682,12 +760,23 @@ function redisRenewals(flow: Flow, kv: KvFacts, vocabulary: ResolvedVocabulary):
     // A plain SET of the lock key renews only when it runs as one: from a timer or a renewal function.
     if (isSet && !flow.timerDriven(op.node) && !RENEWAL_NAME.test(namedUnit(op.node) ?? "")) continue;
     const owned = isScript || (isSet && watchedBatch);
-    const command = isScript ? "compare-and-expire script" : isSet ? "SET … PX" : EXPIRE_NAME[op.expiry?.unit ?? "EX"] ?? "EXPIRE";
+    const command = isScript
+      ? "compare-and-expire script"
+      : isSet
+        ? "SET … PX"
+        : (EXPIRE_NAME[op.expiry?.unit ?? "EX"] ?? "EXPIRE");
     const get = owned ? undefined : comparedGet(flow.sourceCode, op, gets, vocabulary);
     out.push({
       ...(get ? { comparedGet: get.node } : {}),
-      via: "redis", node: op.node, loc: op.loc, command, lock: `the lock ${describeKey(op.key)}`, acquire: lock.acquire.node, owned,
-      signal: isSet ? "rejection" : "value", handling: owned ? handlingOf(flow, op.node, isSet ? "rejection" : "value") : { kind: "unknown" },
+      via: "redis",
+      node: op.node,
+      loc: op.loc,
+      command,
+      lock: `the lock ${describeKey(op.key)}`,
+      acquire: lock.acquire.node,
+      owned,
+      signal: isSet ? "rejection" : "value",
+      handling: owned ? handlingOf(flow, op.node, isSet ? "rejection" : "value") : { kind: "unknown" },
     });
   }
   return out;
@@ -717,7 +806,11 @@ function handlingOf(flow: Flow, call: Node, signal: "value" | "rejection"): Fail
 }
 
 /** The library acquire whose lock `receiver` holds (`const lock = await redlock.acquire(…)`; `lock = await lock.extend(…)`). */
-function libraryAcquireOf(sourceCode: SourceCode, receiver: Node, acquires: readonly LibraryLockOp[]): LibraryLockOp | undefined {
+function libraryAcquireOf(
+  sourceCode: SourceCode,
+  receiver: Node,
+  acquires: readonly LibraryLockOp[],
+): LibraryLockOp | undefined {
   const r = unwrap(receiver);
   if (r.type !== "Identifier") return undefined;
   const variable = findVariable(sourceCode, r);
@@ -740,12 +833,21 @@ function libraryRenewals(flow: Flow, sourceCode: SourceCode, ops: readonly Libra
     const receiver = callee.type === "MemberExpression" ? unwrap(callee.object) : undefined;
     if (op.op === "extend") {
       // `redlock.extend(lock, ttl)` (v5) or `lock.extend(ttl)`.
-      const target = op.library === "redlock" && call.arguments.length >= 2 && call.arguments[0]?.type !== "SpreadElement" ? call.arguments[0] : receiver;
+      const target =
+        op.library === "redlock" && call.arguments.length >= 2 && call.arguments[0]?.type !== "SpreadElement"
+          ? call.arguments[0]
+          : receiver;
       const acquire = target && libraryAcquireOf(sourceCode, target, acquires);
       out.push({
-        via: "library", node: call, loc: commandLoc(call), command: `${calleeName(call)}()`,
-        lock: `the ${LIBRARY_NAME[op.library]} lock${target ? ` \`${sourceCode.getText(target)}\`` : ""}`, ...(acquire ? { acquire: acquire.node } : {}),
-        owned: true, signal: "rejection", handling: handlingOf(flow, call, "rejection"),
+        via: "library",
+        node: call,
+        loc: commandLoc(call),
+        command: `${calleeName(call)}()`,
+        lock: `the ${LIBRARY_NAME[op.library]} lock${target ? ` \`${sourceCode.getText(target)}\`` : ""}`,
+        ...(acquire ? { acquire: acquire.node } : {}),
+        owned: true,
+        signal: "rejection",
+        handling: handlingOf(flow, call, "rejection"),
       });
     } else if (op.op === "using" && op.library === "redlock") {
       const using = usingRenewal(sourceCode, call);
@@ -768,15 +870,26 @@ function usingRenewal(sourceCode: SourceCode, call: TSESTree.CallExpression): Re
   let awaits = cb.body.type !== "BlockStatement" && unwrap(cb.body).type === "CallExpression";
   walk(cb.body, (n) => {
     if (n !== cb.body && isFn(n)) return false;
-    if (n.type === "AwaitExpression" || (n.type === "ForOfStatement" && n.await) || n.type === "YieldExpression") awaits = true;
+    if (n.type === "AwaitExpression" || (n.type === "ForOfStatement" && n.await) || n.type === "YieldExpression")
+      awaits = true;
     if (n.type === "ReturnStatement" && n.argument && unwrap(n.argument).type === "CallExpression") awaits = true;
     return undefined;
   });
   if (!awaits) return undefined;
   const resources = call.arguments[0] && unwrap(call.arguments[0]);
   const first = resources?.type === "ArrayExpression" ? resources.elements[0] : resources;
-  const lock = first && first.type !== "SpreadElement" ? `the lock ${describeKey(keyShape(sourceCode, first))}` : "the lock";
-  const base = { via: "using" as const, node: call, loc: commandLoc(call), command: "using()", lock, acquire: call, owned: true, signal: "rejection" as const };
+  const lock =
+    first && first.type !== "SpreadElement" ? `the lock ${describeKey(keyShape(sourceCode, first))}` : "the lock";
+  const base = {
+    via: "using" as const,
+    node: call,
+    loc: commandLoc(call),
+    command: "using()",
+    lock,
+    acquire: call,
+    owned: true,
+    signal: "rejection" as const,
+  };
   const param = cb.params[0];
   if (!param) return { ...base, handling: { kind: "signal-ignored", at: cb } };
   if (param.type !== "Identifier") return { ...base, handling: { kind: "unknown" } };
@@ -793,7 +906,9 @@ function onLockLostRenewal(flow: Flow, sourceCode: SourceCode, op: LibraryLockOp
   if (created?.type !== "NewExpression") return undefined;
   const options = created.arguments[2] && unwrap(created.arguments[2]);
   if (options?.type !== "ObjectExpression") return undefined;
-  const prop = options.properties.find((p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === "onLockLost");
+  const prop = options.properties.find(
+    (p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === "onLockLost",
+  );
   if (!prop) return undefined;
   const handler = unwrap(prop.value);
   const fn = isFn(handler) ? handler : flow.resolve(handler);
@@ -809,7 +924,14 @@ function onLockLostRenewal(flow: Flow, sourceCode: SourceCode, op: LibraryLockOp
   const keyNode = created.arguments[1];
   const key = `the redis-semaphore lock${keyNode && keyNode.type !== "SpreadElement" ? ` ${describeKey(keyShape(sourceCode, keyNode))}` : ""}`;
   return {
-    via: "library", node: op.node, loc: prop.loc, command: "onLockLost", lock: key, acquire: op.node, owned: true, signal: "rejection",
+    via: "library",
+    node: op.node,
+    loc: prop.loc,
+    command: "onLockLost",
+    lock: key,
+    acquire: op.node,
+    owned: true,
+    signal: "rejection",
     handling: inside.kind === "stops" ? inside : { kind: "swallowed", at: prop },
   };
 }
@@ -824,18 +946,28 @@ function fenced(branch: Branch, claim: Claim, vocabulary: ResolvedVocabulary): b
     if ("opaque" in a) return true;
     if (a.op !== "eq" && a.op !== "in") return false;
     if (vocabulary.isOwnerField(a.pred.field)) return true;
-    return !claim.insert && vocabulary.isStateField(a.pred.field) && (a.pred.values ?? []).some((v) => sameValue(v, claim.lock.value));
+    return (
+      !claim.insert &&
+      vocabulary.isStateField(a.pred.field) &&
+      (a.pred.values ?? []).some((v) => sameValue(v, claim.lock.value))
+    );
   });
 }
 
 /** Prisma's `update` throws when no row matches; every other client reports a count. */
 function failureSignal(write: StateWrite): "value" | "rejection" {
-  return write.store === "prisma" && (write.operation === "update" || write.operation === "upsert") ? "rejection" : "value";
+  return write.store === "prisma" && (write.operation === "update" || write.operation === "upsert")
+    ? "rejection"
+    : "value";
 }
 
 function databaseRenewals(
   flow: Flow,
-  facts: { readonly writes: readonly StateWrite[]; readonly claims: readonly Claim[]; readonly releases?: readonly StateWrite[] },
+  facts: {
+    readonly writes: readonly StateWrite[];
+    readonly claims: readonly Claim[];
+    readonly releases?: readonly StateWrite[];
+  },
   vocabulary: ResolvedVocabulary,
 ): Renewal[] {
   if (facts.claims.length === 0) return [];
@@ -844,11 +976,15 @@ function databaseRenewals(
   const claimWrites = new Set([...facts.claims.map((c) => c.write), ...(facts.releases ?? [])]);
   for (const write of facts.writes) {
     if ((write.effect ?? "update") !== "update" || claimWrites.has(write)) continue;
-    const progress = write.assignments.find((a) => a.value.kind !== "static" && vocabulary.isProgressTimeField(a.field));
-    if (!progress || write.assignments.some((a) => vocabulary.isStateField(a.field) || vocabulary.isFlagField(a.field))) continue;
+    const progress = write.assignments.find(
+      (a) => a.value.kind !== "static" && vocabulary.isProgressTimeField(a.field),
+    );
+    if (!progress || write.assignments.some((a) => vocabulary.isStateField(a.field) || vocabulary.isFlagField(a.field)))
+      continue;
     const branches = toBranches(write.filter);
     if (branches.length === 0 || !branches.every((b) => identityFields(b).length > 0)) continue;
-    const claim = facts.claims.find((c) => !c.insert && normalizeModel(c.lock.model) === normalizeModel(write.model)) ??
+    const claim =
+      facts.claims.find((c) => !c.insert && normalizeModel(c.lock.model) === normalizeModel(write.model)) ??
       facts.claims.find((c) => normalizeModel(c.lock.model) === normalizeModel(write.model));
     if (!claim) continue;
     if (!flow.timerDriven(write.node) && !RENEWAL_NAME.test(namedUnit(write.node) ?? "")) continue;
@@ -856,8 +992,15 @@ function databaseRenewals(
     const signal = failureSignal(write);
     const fields = [...new Set(branches.flatMap((b) => identityFields(b)))];
     out.push({
-      via: "database", node: write.node, loc: commandLoc(write.node), command: `the ${progress.field} update`, lock: `the claimed ${write.model} row`,
-      acquire: claim.write.node, owned, signal, rowFilter: fields.join(" and "),
+      via: "database",
+      node: write.node,
+      loc: commandLoc(write.node),
+      command: `the ${progress.field} update`,
+      lock: `the claimed ${write.model} row`,
+      acquire: claim.write.node,
+      owned,
+      signal,
+      rowFilter: fields.join(" and "),
       handling: owned ? handlingOf(flow, callOf(write.node), signal) : { kind: "unknown" },
     });
   }
@@ -893,8 +1036,13 @@ export function buildRenewals(
   const flow = new Flow(sourceCode, shape);
   return [
     ...(hasKv ? redisRenewals(flow, facts.kv, vocabulary) : []),
-    ...(hasLibrary ? libraryRenewals(flow, sourceCode, facts.kv.libraryLocks.filter((l) => l.library !== "in-process")) : []),
+    ...(hasLibrary
+      ? libraryRenewals(
+          flow,
+          sourceCode,
+          facts.kv.libraryLocks.filter((l) => l.library !== "in-process"),
+        )
+      : []),
     ...databaseRenewals(flow, facts, vocabulary),
   ];
 }
-

@@ -21,7 +21,9 @@ export interface LuaAcquire {
   readonly valueArgv?: number;
   readonly ttl:
     | { readonly argv: number; readonly unit: "EX" | "PX"; readonly onlyWhenPositive: boolean }
-    | "constant" | "none" | "unknown";
+    | "constant"
+    | "none"
+    | "unknown";
 }
 
 export interface ScriptShape {
@@ -76,7 +78,8 @@ function derivesFromValue(node: unknown, locals: ReadonlySet<string>): boolean {
   if (!isNode(node)) return false;
   if (["get", "hget"].includes(redisCommand(node) ?? "")) return true;
   if (node.type === "Identifier") return locals.has(String(node["name"]));
-  if (node.type === "IndexExpression" || node.type === "MemberExpression") return derivesFromValue(node["base"], locals);
+  if (node.type === "IndexExpression" || node.type === "MemberExpression")
+    return derivesFromValue(node["base"], locals);
   if (node.type === "CallExpression") {
     const args = node["arguments"];
     return Array.isArray(args) && args.some((a) => derivesFromValue(a, locals));
@@ -122,7 +125,8 @@ function classify(chunk: unknown): ScriptKind {
       walk(clause["body"], (m) => {
         const cmd = redisCommand(m);
         if (cmd === "del" || cmd === "unlink") kind = "compare-and-delete";
-        else if ((cmd === "pexpire" || cmd === "expire" || cmd === "set") && kind === "other") kind = "compare-and-expire";
+        else if ((cmd === "pexpire" || cmd === "expire" || cmd === "set") && kind === "other")
+          kind = "compare-and-expire";
       });
     }
   });
@@ -135,8 +139,14 @@ function classify(chunk: unknown): ScriptKind {
     if (cmd === "del" || cmd === "unlink") deletes = true;
     if (n.type === "IfStatement" && Array.isArray(n["clauses"])) {
       for (const clause of n["clauses"] as unknown[]) {
-        if (isNode(clause) && clause.type === "IfClause" && comparesOwner(clause["condition"], locals) &&
-          Array.isArray(clause["body"]) && (clause["body"] as unknown[]).some((b) => isNode(b) && b.type === "ReturnStatement")) guarded = true;
+        if (
+          isNode(clause) &&
+          clause.type === "IfClause" &&
+          comparesOwner(clause["condition"], locals) &&
+          Array.isArray(clause["body"]) &&
+          (clause["body"] as unknown[]).some((b) => isNode(b) && b.type === "ReturnStatement")
+        )
+          guarded = true;
       }
     }
   });
@@ -148,7 +158,10 @@ function classify(chunk: unknown): ScriptKind {
 type Ref = { keys: number } | { argv: number } | { token: string } | { number: number } | undefined;
 
 /** The argument of a SET or SETNX, with the condition that guards it when it was added to a table under an `if`. */
-interface Arg { readonly ref: Ref; readonly when?: unknown }
+interface Arg {
+  readonly ref: Ref;
+  readonly when?: unknown;
+}
 
 function refOf(node: unknown, locals: ReadonlyMap<string, Ref>): Ref {
   if (!isNode(node)) return undefined;
@@ -161,7 +174,13 @@ function refOf(node: unknown, locals: ReadonlyMap<string, Ref>): Ref {
   if (node.type === "IndexExpression") {
     const base = node["base"];
     const index = node["index"];
-    if (isNode(base) && base.type === "Identifier" && isNode(index) && index.type === "NumericLiteral" && typeof index["value"] === "number") {
+    if (
+      isNode(base) &&
+      base.type === "Identifier" &&
+      isNode(index) &&
+      index.type === "NumericLiteral" &&
+      typeof index["value"] === "number"
+    ) {
       if (base["name"] === "KEYS") return { keys: index["value"] };
       if (base["name"] === "ARGV") return { argv: index["value"] };
     }
@@ -170,7 +189,14 @@ function refOf(node: unknown, locals: ReadonlyMap<string, Ref>): Ref {
   if (node.type === "CallExpression") {
     const base = node["base"];
     const args = node["arguments"];
-    if (isNode(base) && base.type === "Identifier" && base["name"] === "tonumber" && Array.isArray(args) && args.length === 1) return refOf(args[0], locals);
+    if (
+      isNode(base) &&
+      base.type === "Identifier" &&
+      base["name"] === "tonumber" &&
+      Array.isArray(args) &&
+      args.length === 1
+    )
+      return refOf(args[0], locals);
   }
   return undefined;
 }
@@ -204,8 +230,10 @@ function acquireOf(chunk: unknown): LuaAcquire | undefined {
     const rest = list.slice(1);
     if (rest.length === 1 && isNode(rest[0]) && rest[0].type === "CallExpression") {
       const base = rest[0]["base"];
-      const unpack = isNode(base) && ((base.type === "Identifier" && base["name"] === "unpack") ||
-        (base.type === "MemberExpression" && isNode(base["identifier"]) && base["identifier"]["name"] === "unpack"));
+      const unpack =
+        isNode(base) &&
+        ((base.type === "Identifier" && base["name"] === "unpack") ||
+          (base.type === "MemberExpression" && isNode(base["identifier"]) && base["identifier"]["name"] === "unpack"));
       const inner = rest[0]["arguments"];
       if (!unpack || !Array.isArray(inner) || !isNode(inner[0]) || inner[0].type !== "Identifier") return undefined;
       return tables.get(String(inner[0]["name"]));
@@ -237,7 +265,12 @@ function acquireOf(chunk: unknown): LuaAcquire | undefined {
           const name = String(v["name"]);
           const value = init[i];
           if (isNode(value) && value.type === "TableConstructorExpression" && Array.isArray(value["fields"])) {
-            tables.set(name, (value["fields"] as unknown[]).map((f) => ({ ref: isNode(f) && f.type === "TableValue" ? refOf(f["value"], locals) : undefined })));
+            tables.set(
+              name,
+              (value["fields"] as unknown[]).map((f) => ({
+                ref: isNode(f) && f.type === "TableValue" ? refOf(f["value"], locals) : undefined,
+              })),
+            );
           } else {
             tables.delete(name);
             if (!when) locals.set(name, refOf(value, locals));
@@ -250,17 +283,32 @@ function acquireOf(chunk: unknown): LuaAcquire | undefined {
       const base = node["base"];
       const args = node["arguments"];
       // table.insert(t, x): an argument added to the table, under the condition the insert runs in.
-      if (isNode(base) && base.type === "MemberExpression" && isNode(base["base"]) && base["base"]["name"] === "table" &&
-        isNode(base["identifier"]) && base["identifier"]["name"] === "insert" && Array.isArray(args) && args.length === 2 &&
-        isNode(args[0]) && args[0].type === "Identifier") {
+      if (
+        isNode(base) &&
+        base.type === "MemberExpression" &&
+        isNode(base["base"]) &&
+        base["base"]["name"] === "table" &&
+        isNode(base["identifier"]) &&
+        base["identifier"]["name"] === "insert" &&
+        Array.isArray(args) &&
+        args.length === 2 &&
+        isNode(args[0]) &&
+        args[0].type === "Identifier"
+      ) {
         tables.get(String(args[0]["name"]))?.push({ ref: refOf(args[1], locals), ...(when ? { when } : {}) });
       }
       const cmd = redisCommand(node);
       // Only a set-if-absent every run of the script makes: one under an `if` is a re-entry or a renewal.
       if (!found && !when && (cmd === "set" || cmd === "setnx")) {
         const list = argsOf(node, when);
-        if (list && list[0]?.ref && "keys" in list[0].ref && !list[0].when &&
-          (cmd === "setnx" || list.some((a) => a.ref && "token" in a.ref && a.ref.token === "NX" && !a.when))) found = { args: list, setnx: cmd === "setnx" };
+        if (
+          list &&
+          list[0]?.ref &&
+          "keys" in list[0].ref &&
+          !list[0].when &&
+          (cmd === "setnx" || list.some((a) => a.ref && "token" in a.ref && a.ref.token === "NX" && !a.when))
+        )
+          found = { args: list, setnx: cmd === "setnx" };
       } else if (found && !expireAfter && (cmd === "expire" || cmd === "pexpire")) {
         const list = argsOf(node, when);
         if (list) expireAfter = { cmd, args: list, when };
@@ -283,12 +331,26 @@ function acquireOf(chunk: unknown): LuaAcquire | undefined {
     const at = found.args.findIndex((a) => a.ref && "token" in a.ref && (a.ref.token === "EX" || a.ref.token === "PX"));
     if (at >= 0) {
       const token = found.args[at]!;
-      return { ...valueArgv, ttl: ttlFrom((token.ref as { token: "EX" | "PX" }).token, found.args[at + 1], token.when ?? found.args[at + 1]?.when) };
+      return {
+        ...valueArgv,
+        ttl: ttlFrom(
+          (token.ref as { token: "EX" | "PX" }).token,
+          found.args[at + 1],
+          token.when ?? found.args[at + 1]?.when,
+        ),
+      };
     }
     // Other options (`KEEPTTL`, `EXAT`, a token not read): unknown, never absent.
-    if (found.args.slice(2).some((a) => !(a.ref && "token" in a.ref && (a.ref.token === "NX" || a.ref.token === "GET")))) return { ...valueArgv, ttl: "unknown" };
+    if (
+      found.args.slice(2).some((a) => !(a.ref && "token" in a.ref && (a.ref.token === "NX" || a.ref.token === "GET")))
+    )
+      return { ...valueArgv, ttl: "unknown" };
   }
-  if (expireAfter) return { ...valueArgv, ttl: ttlFrom(expireAfter.cmd === "pexpire" ? "PX" : "EX", expireAfter.args[1], expireAfter.when) };
+  if (expireAfter)
+    return {
+      ...valueArgv,
+      ttl: ttlFrom(expireAfter.cmd === "pexpire" ? "PX" : "EX", expireAfter.args[1], expireAfter.when),
+    };
   return { ...valueArgv, ttl: "none" };
 }
 

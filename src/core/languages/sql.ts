@@ -37,14 +37,30 @@ export function maskSql(text: string): { masked: string; state: LexState } {
     const next = text[i + 1];
     switch (state) {
       case "code":
-        if (c === "-" && next === "-") { state = "line"; out += "  "; i += 2; continue; }
-        if (c === "/" && next === "*") { state = "block"; out += "  "; i += 2; continue; }
+        if (c === "-" && next === "-") {
+          state = "line";
+          out += "  ";
+          i += 2;
+          continue;
+        }
+        if (c === "/" && next === "*") {
+          state = "block";
+          out += "  ";
+          i += 2;
+          continue;
+        }
         if (c === "'") state = "single";
         else if (c === '"') state = "double";
         else if (c === "`") state = "backtick";
         else if (c === "$") {
           const m = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(text.slice(i));
-          if (m) { state = "dollar"; dollarTag = m[0]; out += m[0]; i += m[0].length; continue; }
+          if (m) {
+            state = "dollar";
+            dollarTag = m[0];
+            out += m[0];
+            i += m[0].length;
+            continue;
+          }
         }
         out += c;
         break;
@@ -53,21 +69,38 @@ export function maskSql(text: string): { masked: string; state: LexState } {
       case "backtick": {
         const quote = state === "single" ? "'" : state === "double" ? '"' : "`";
         if (c === quote) {
-          if (next === quote) { out += MASK + MASK; i += 2; continue; }
+          if (next === quote) {
+            out += MASK + MASK;
+            i += 2;
+            continue;
+          }
           state = "code";
           out += c;
         } else out += c === "\n" ? "\n" : MASK;
         break;
       }
       case "line":
-        if (c === "\n") { state = "code"; out += "\n"; } else out += " ";
+        if (c === "\n") {
+          state = "code";
+          out += "\n";
+        } else out += " ";
         break;
       case "block":
-        if (c === "*" && next === "/") { state = "code"; out += "  "; i += 2; continue; }
+        if (c === "*" && next === "/") {
+          state = "code";
+          out += "  ";
+          i += 2;
+          continue;
+        }
         out += c === "\n" ? "\n" : " ";
         break;
       case "dollar":
-        if (text.startsWith(dollarTag, i)) { state = "code"; out += dollarTag; i += dollarTag.length; continue; }
+        if (text.startsWith(dollarTag, i)) {
+          state = "code";
+          out += dollarTag;
+          i += dollarTag.length;
+          continue;
+        }
         out += c === "\n" ? "\n" : MASK;
         break;
     }
@@ -138,7 +171,12 @@ export function topLevelWhere(masked: string): number {
     const c = masked[i];
     if (c === "(") depth++;
     else if (c === ")") depth--;
-    else if (depth === 0 && (c === "w" || c === "W") && /^where\b/i.test(masked.slice(i, i + 6)) && !/[A-Za-z0-9_$]/.test(masked[i - 1] ?? " ")) {
+    else if (
+      depth === 0 &&
+      (c === "w" || c === "W") &&
+      /^where\b/i.test(masked.slice(i, i + 6)) &&
+      !/[A-Za-z0-9_$]/.test(masked[i - 1] ?? " ")
+    ) {
       return i;
     }
   }
@@ -203,8 +241,9 @@ export function parseSql(text: string, mysqlFirst: boolean): ParsedSql | undefin
     } catch {
       continue;
     }
-    const statements = (Array.isArray(ast) ? ast : [ast]).filter((s): s is Ast =>
-      isAst(s) && ["update", "insert", "delete", "select"].includes(String(s["type"])));
+    const statements = (Array.isArray(ast) ? ast : [ast]).filter(
+      (s): s is Ast => isAst(s) && ["update", "insert", "delete", "select"].includes(String(s["type"])),
+    );
     result = statements.length === 1 ? { ast: statements[0]!, dialect } : null;
     break;
   }
@@ -280,8 +319,20 @@ function subquery(e: Ast | undefined): Ast | undefined {
 }
 
 const CLOCK_FUNCTIONS = new Set([
-  "now", "current_timestamp", "localtimestamp", "current_date", "current_time", "localtime", "clock_timestamp",
-  "statement_timestamp", "transaction_timestamp", "utc_timestamp", "sysdate", "getdate", "getutcdate", "sysdatetime",
+  "now",
+  "current_timestamp",
+  "localtimestamp",
+  "current_date",
+  "current_time",
+  "localtime",
+  "clock_timestamp",
+  "statement_timestamp",
+  "transaction_timestamp",
+  "utc_timestamp",
+  "sysdate",
+  "getdate",
+  "getutcdate",
+  "sysdatetime",
 ]);
 const CLOCK_SHIFT_FUNCTIONS = new Set(["date_sub", "date_add", "subdate", "adddate", "timezone", "timestampadd"]);
 
@@ -347,7 +398,8 @@ export type ParamResolver = (ref: ParamRef) => ParamValue | undefined;
 const SLOT_NAME = /^__p(\d+)$/;
 
 function paramRef(e: Ast): ParamRef | undefined {
-  if (e["type"] === "var" && e["prefix"] === "$" && typeof e["name"] === "number") return { kind: "positional", index: e["name"] };
+  if (e["type"] === "var" && e["prefix"] === "$" && typeof e["name"] === "number")
+    return { kind: "positional", index: e["name"] };
   if (e["type"] === "param" && typeof e["value"] === "string") {
     const m = SLOT_NAME.exec(e["value"]);
     return m ? { kind: "slot", index: Number(m[1]) } : { kind: "named", name: e["value"] };
@@ -360,7 +412,13 @@ type Value =
   | { readonly kind: "now" }
   | { readonly kind: "unknown"; readonly param: boolean; readonly node?: Node };
 
-const STRING_TYPES = new Set(["single_quote_string", "string", "double_quote_string", "natural_string", "regex_string"]);
+const STRING_TYPES = new Set([
+  "single_quote_string",
+  "string",
+  "double_quote_string",
+  "natural_string",
+  "regex_string",
+]);
 
 function valueOf(e: Ast | undefined, ctx: Context): Value {
   if (!e) return { kind: "unknown", param: false };
@@ -371,9 +429,12 @@ function valueOf(e: Ast | undefined, ctx: Context): Value {
   }
   if (type === "number") {
     const n = typeof e["value"] === "number" ? e["value"] : Number(e["value"]);
-    return Number.isFinite(n) ? { kind: "static", value: { value: n }, literal: true } : { kind: "unknown", param: false };
+    return Number.isFinite(n)
+      ? { kind: "static", value: { value: n }, literal: true }
+      : { kind: "unknown", param: false };
   }
-  if (type === "bool" || type === "boolean") return { kind: "static", value: { value: Boolean(e["value"]) }, literal: true };
+  if (type === "bool" || type === "boolean")
+    return { kind: "static", value: { value: Boolean(e["value"]) }, literal: true };
   if (type === "null") return { kind: "static", value: { value: null }, literal: true };
   if (type === "cast") return valueOf(child(e, "expr"), ctx);
   const ref = paramRef(e);
@@ -423,8 +484,18 @@ const MAX_DEPTH = 4;
 const TRUE: Condition = { kind: "and", items: [] };
 
 const OPERATORS: Record<string, CompareOp> = {
-  "=": "eq", "==": "eq", "<>": "ne", "!=": "ne", "<": "lt", "<=": "lte", ">": "gt", ">=": "gte",
-  "IN": "in", "NOT IN": "notIn", "IS": "eq", "IS NOT": "ne",
+  "=": "eq",
+  "==": "eq",
+  "<>": "ne",
+  "!=": "ne",
+  "<": "lt",
+  "<=": "lte",
+  ">": "gt",
+  ">=": "gte",
+  IN: "in",
+  "NOT IN": "notIn",
+  IS: "eq",
+  "IS NOT": "ne",
 };
 const RANGE = new Set<CompareOp>(["lt", "lte", "gt", "gte"]);
 
@@ -454,14 +525,23 @@ function operand(e: Ast | undefined, depth = 0): { col: ColumnRef; mirror: boole
     const left = child(e, "left");
     const right = child(e, "right");
     // A JSON document's member (`(metadata->>'claimedAt')::timestamptz`): the member is the field compared.
-    if ((op === "->>" || op === "->") && columnRef(left) && typeof right?.["value"] === "string" && /string$/.test(String(right["type"]))) {
+    if (
+      (op === "->>" || op === "->") &&
+      columnRef(left) &&
+      typeof right?.["value"] === "string" &&
+      /string$/.test(String(right["type"]))
+    ) {
       return { col: { column: right["value"] as string }, mirror: false };
     }
     if (op === "-" && isClock(left)) {
       const inner = operand(right, depth + 1);
       return inner && { col: inner.col, mirror: !inner.mirror };
     }
-    if ((op === "+" || op === "-") && right && (right["type"] === "interval" || paramRef(right) || right["type"] === "number")) {
+    if (
+      (op === "+" || op === "-") &&
+      right &&
+      (right["type"] === "interval" || paramRef(right) || right["type"] === "number")
+    ) {
       return operand(left, depth + 1);
     }
     return undefined;
@@ -474,7 +554,8 @@ function operand(e: Ast | undefined, depth = 0): { col: ColumnRef; mirror: boole
     const name = functionName(e);
     const args = functionArgs(e);
     if (name === "coalesce" || name === "ifnull") return args[0] ? operand(args[0], depth + 1) : undefined;
-    if (name === "date_add" || name === "adddate" || name === "date_sub" || name === "subdate") return args[0] ? operand(args[0], depth + 1) : undefined;
+    if (name === "date_add" || name === "adddate" || name === "date_sub" || name === "subdate")
+      return args[0] ? operand(args[0], depth + 1) : undefined;
     if (name === "timestampdiff" && args.length === 3 && isClock(args[2])) {
       const inner = operand(args[1], depth + 1);
       return inner && !inner.mirror ? { col: inner.col, mirror: true } : undefined;
@@ -506,7 +587,10 @@ function selectedColumn(sel: Ast, name: string): string | undefined {
   if (sel["columns"] === "*") return name.toLowerCase();
   for (const c of list(sel["columns"])) {
     const expr = child(c, "expr");
-    if (expr?.["type"] === "column_ref" && (expr["column"] === "*" || child(child(expr, "column"), "expr")?.["value"] === "*")) {
+    if (
+      expr?.["type"] === "column_ref" &&
+      (expr["column"] === "*" || child(child(expr, "column"), "expr")?.["value"] === "*")
+    ) {
       return name.toLowerCase();
     }
     const ref = columnRef(expr);
@@ -588,14 +672,20 @@ function comparison(e: Ast, scope: Scope, ctx: Context): Condition {
     return v.kind === "static" ? pred(field, effective, [v.value], ctx) : pred(field, "other", undefined, ctx);
   }
   if (effective === "in" || effective === "notIn") {
-    return pred(field, effective, valueExpr?.["type"] === "expr_list" ? staticValues(list(valueExpr["value"]), ctx) : undefined, ctx);
+    return pred(
+      field,
+      effective,
+      valueExpr?.["type"] === "expr_list" ? staticValues(list(valueExpr["value"]), ctx) : undefined,
+      ctx,
+    );
   }
   if (effective === "other") return pred(field, "other", undefined, ctx);
   // `= ANY(ARRAY['a', 'b'])`, `<> ALL($1)`
   if (valueExpr?.["type"] === "function" && (effective === "eq" || effective === "ne")) {
     const name = functionName(valueExpr);
     if (name === "any" || name === "some" || name === "all") {
-      const setOp: CompareOp = effective === "eq" ? (name === "all" ? "other" : "in") : name === "all" ? "notIn" : "other";
+      const setOp: CompareOp =
+        effective === "eq" ? (name === "all" ? "other" : "in") : name === "all" ? "notIn" : "other";
       const arg = functionArgs(valueExpr)[0];
       const items = arg?.["type"] === "array" ? list(child(arg, "expr_list")?.["value"]) : undefined;
       return pred(field, setOp, items && setOp !== "other" ? staticValues(items, ctx) : undefined, ctx);
@@ -616,10 +706,16 @@ function columnComparison(
   const ls = sideOf(lo.col, scope);
   const rs = sideOf(ro.col, scope);
   if (lo.mirror || ro.mirror) return opaque(ctx);
-  for (const [mine, theirs, theirSide] of [[lo.col, ro.col, rs], [ro.col, lo.col, ls]] as const) {
+  for (const [mine, theirs, theirSide] of [
+    [lo.col, ro.col, rs],
+    [ro.col, lo.col, ls],
+  ] as const) {
     if (sideOf(mine, scope) !== "self" || theirSide === "self") continue;
     if (op !== "eq") return opaque(ctx);
-    if (typeof theirSide === "object" && selectedColumn(theirSide.picker, theirs.column) === mine.column.toLowerCase()) {
+    if (
+      typeof theirSide === "object" &&
+      selectedColumn(theirSide.picker, theirs.column) === mine.column.toLowerCase()
+    ) {
       const rows = pickedRows(theirSide.picker, scope, ctx);
       if (rows) return rows;
     }
@@ -636,7 +732,10 @@ function condition(e: Ast | undefined, scope: Scope, ctx: Context): Condition {
   if (type === "binary_expr") {
     const operator = (text(e["operator"]) ?? "").toUpperCase();
     if (operator === "AND" || operator === "&&") {
-      return { kind: "and", items: [condition(child(e, "left"), scope, ctx), condition(child(e, "right"), scope, ctx)] };
+      return {
+        kind: "and",
+        items: [condition(child(e, "left"), scope, ctx), condition(child(e, "right"), scope, ctx)],
+      };
     }
     // `||` is OR in MySQL, string concatenation in PostgreSQL.
     if (operator === "OR" || (operator === "||" && ctx.dialect === "mysql")) {
@@ -694,14 +793,23 @@ function assigned(e: Ast | undefined, ctx: Context): Omit<SqlAssignment, "field"
   const v = valueOf(e, ctx);
   if (v.kind === "now") return { value: { kind: "now" } };
   if (v.kind === "static") {
-    return { value: { kind: "static", value: v.value }, ...(v.literal ? { literal: sqlLiteral(v.value) } : {}), ...(v.node ? { node: v.node } : {}) };
+    return {
+      value: { kind: "static", value: v.value },
+      ...(v.literal ? { literal: sqlLiteral(v.value) } : {}),
+      ...(v.node ? { node: v.node } : {}),
+    };
   }
   // A parameter whose value is known only at run time: the JS expression that gives it (`$2` of `[key, holder]`).
   return { value: { kind: "other" }, ...(v.kind === "unknown" && v.node ? { node: v.node } : {}) };
 }
 
 /** `SET a = 1, t.b = now()`: the target's fields (MySQL multi-table updates may set other tables' columns too). */
-function setList(items: readonly Ast[], scope: Scope, ctx: Context, inserted?: ReadonlyMap<string, Omit<SqlAssignment, "field">>): SqlAssignment[] {
+function setList(
+  items: readonly Ast[],
+  scope: Scope,
+  ctx: Context,
+  inserted?: ReadonlyMap<string, Omit<SqlAssignment, "field">>,
+): SqlAssignment[] {
   const out: SqlAssignment[] = [];
   for (const item of items) {
     let column = item["column"];
@@ -787,17 +895,27 @@ function translateDelete(ast: Ast, ctx: Context, dialect: Dialect): SqlStatement
   if (!target || !model) return undefined;
   const scope = scopeFor(target, from.slice(1), ctx);
   const where = child(ast, "where");
-  return { access: "write", effect: "delete", model, filter: condition(where, scope, ctx), assignments: [], extendable: extendable(where), dialect };
+  return {
+    access: "write",
+    effect: "delete",
+    model,
+    filter: condition(where, scope, ctx),
+    assignments: [],
+    extendable: extendable(where),
+    dialect,
+  };
 }
 
 function insertedRow(ast: Ast, ctx: Context): Map<string, Omit<SqlAssignment, "field">> {
   const columns = (Array.isArray(ast["columns"]) ? ast["columns"] : []).map((c: unknown) =>
-    typeof c === "string" ? c : isAst(c) ? text(c["value"]) ?? columnRef(c)?.column : undefined);
+    typeof c === "string" ? c : isAst(c) ? (text(c["value"]) ?? columnRef(c)?.column) : undefined,
+  );
   const values = ast["values"];
   let rows: Ast[][] = [];
   if (Array.isArray(values)) rows = list(values).map((r) => list(r["value"]));
   else if (isAst(values) && values["type"] === "values") rows = list(values["values"]).map((r) => list(r["value"]));
-  else if (isAst(values) && values["type"] === "select") rows = [list(values["columns"]).map((c) => child(c, "expr") ?? c)];
+  else if (isAst(values) && values["type"] === "select")
+    rows = [list(values["columns"]).map((c) => child(c, "expr") ?? c)];
   const out = new Map<string, Omit<SqlAssignment, "field">>();
   columns.forEach((column, i) => {
     if (!column) return;
@@ -805,8 +923,12 @@ function insertedRow(ast: Ast, ctx: Context): Map<string, Omit<SqlAssignment, "f
     const first = candidates[0];
     if (!first) return;
     // Several rows: a value counts only when every row writes the same.
-    const same = candidates.every((c) => c.value.kind === first.value.kind &&
-      (c.value.kind !== "static" || (first.value.kind === "static" && c.value.value.value === first.value.value.value)));
+    const same = candidates.every(
+      (c) =>
+        c.value.kind === first.value.kind &&
+        (c.value.kind !== "static" ||
+          (first.value.kind === "static" && c.value.value.value === first.value.value.value)),
+    );
     out.set(column, same ? first : { value: { kind: "other" } });
   });
   return out;
@@ -874,7 +996,14 @@ function translateSelect(ast: Ast, ctx: Context, dialect: Dialect): SqlStatement
   const where = child(ast, "where");
   if (!where) return undefined;
   const scope = scopeFor(source, from.slice(1), ctx);
-  return { access: "read", model: name, filter: condition(where, scope, ctx), assignments: [], extendable: false, dialect };
+  return {
+    access: "read",
+    model: name,
+    filter: condition(where, scope, ctx),
+    assignments: [],
+    extendable: false,
+    dialect,
+  };
 }
 
 function translateStatement(ast: Ast, ctx: Context, dialect: Dialect): SqlStatement | undefined {
@@ -910,7 +1039,12 @@ const FRAGMENT_TABLE = "__builder_fragment";
  * under `alias` when the builder names one. Named parameters (`:status`) reach `resolve`; a qualifier other than
  * the alias names another (joined) table. Undefined when the fragment does not parse.
  */
-export function translateWhere(fragment: string, resolve: ParamResolver, node: Node, alias?: string): Condition | undefined {
+export function translateWhere(
+  fragment: string,
+  resolve: ParamResolver,
+  node: Node,
+  alias?: string,
+): Condition | undefined {
   if (!/\S/.test(fragment)) return undefined;
   const as = alias && /^[A-Za-z_][A-Za-z0-9_]*$/.test(alias) ? ` AS ${alias}` : "";
   const parsed = parseSql(`SELECT * FROM ${FRAGMENT_TABLE}${as} WHERE ${fragment}`, false);

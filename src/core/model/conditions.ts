@@ -14,13 +14,29 @@ export type Branch = readonly Atom[];
 
 const MAX_BRANCHES = 64;
 const NEGATE: Record<CompareOp, CompareOp> = {
-  eq: "ne", ne: "eq", in: "notIn", notIn: "in", lt: "gte", lte: "gt", gt: "lte", gte: "lt", other: "other",
+  eq: "ne",
+  ne: "eq",
+  in: "notIn",
+  notIn: "in",
+  lt: "gte",
+  lte: "gt",
+  gt: "lte",
+  gte: "lt",
+  other: "other",
 };
 const OPAQUE: Branch = [{ opaque: true }];
 
 /** The operator with its two sides swapped: `5 < col` is `col > 5`. Shared by every reader of comparisons. */
 export const SWAPPED: Readonly<Record<CompareOp, CompareOp>> = {
-  eq: "eq", ne: "ne", in: "in", notIn: "notIn", lt: "gt", lte: "gte", gt: "lt", gte: "lte", other: "other",
+  eq: "eq",
+  ne: "ne",
+  in: "in",
+  notIn: "notIn",
+  lt: "gt",
+  lte: "gte",
+  gt: "lt",
+  gte: "lte",
+  other: "other",
 };
 
 function product(a: readonly Branch[], b: readonly Branch[]): Branch[] {
@@ -111,10 +127,18 @@ export function agePredicates(branch: Branch, vocabulary: ResolvedVocabulary): T
   const out: TimePredicate[] = [];
   // A time bounded from below too is a window (`scheduled_start_at > now AND <= now + 7 days`: what starts this
   // week; `createdAt` between two report dates), not rows left behind by age.
-  const floored = (field: string) => branch.some((a) => !("opaque" in a) && (a.op === "gt" || a.op === "gte") && normalizeName(a.pred.field) === normalizeName(field));
+  const floored = (field: string) =>
+    branch.some(
+      (a) =>
+        !("opaque" in a) && (a.op === "gt" || a.op === "gte") && normalizeName(a.pred.field) === normalizeName(field),
+    );
   for (const atom of branch) {
     if ("opaque" in atom) continue;
-    if ((atom.op === "lt" || atom.op === "lte") && vocabulary.isTimeField(atom.pred.field) && !floored(atom.pred.field)) {
+    if (
+      (atom.op === "lt" || atom.op === "lte") &&
+      vocabulary.isTimeField(atom.pred.field) &&
+      !floored(atom.pred.field)
+    ) {
       out.push({ field: atom.pred.field, node: atom.pred.node });
     }
   }
@@ -141,7 +165,9 @@ export function identityFields(branch: Branch): string[] {
  * that only the holder of that value can win.
  */
 export function ownerPinned(branch: Branch, field: string | undefined, vocabulary: ResolvedVocabulary): boolean {
-  return identityFields(branch).some((f) => vocabulary.isOwnerField(f) || (field !== undefined && normalizeName(f) === normalizeName(field)));
+  return identityFields(branch).some(
+    (f) => vocabulary.isOwnerField(f) || (field !== undefined && normalizeName(f) === normalizeName(field)),
+  );
 }
 
 /** Every field the filter compares, in any branch. */

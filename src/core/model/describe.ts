@@ -15,12 +15,19 @@ export function describeRowFilter(filter: Condition): string {
 
 /** A lock row: `lease on job.lockedUntil`, `lock row "payout" in setting`, `lock row in locks`. */
 export function describeRowLock(claim: Claim): string {
-  return claim.lease ? `lease on ${claim.lock.model}.${claim.lock.field}`
-    : claim.keyed ? `lock row ${formatValue(claim.lock.value)} in ${claim.lock.model}` : `lock row in ${claim.lock.model}`;
+  return claim.lease
+    ? `lease on ${claim.lock.model}.${claim.lock.field}`
+    : claim.keyed
+      ? `lock row ${formatValue(claim.lock.value)} in ${claim.lock.model}`
+      : `lock row in ${claim.lock.model}`;
 }
 
 /** A lock row's release: the lock, how the write picks the row, and whether it deletes the row or writes it. */
-export function describeRowRelease(release: RowRelease): { lock: string; filter: string; operation: "delete" | "write" } {
+export function describeRowRelease(release: RowRelease): {
+  lock: string;
+  filter: string;
+  operation: "delete" | "write";
+} {
   const { claim, write } = release;
   return {
     lock: describeRowLock(claim),

@@ -39,7 +39,10 @@ const DEFAULT_NAMES = new Set([...DEFAULT_VOCABULARY.stateFields, ...DEFAULT_VOC
  */
 function spellings(name: string): string {
   if (!DEFAULT_NAMES.has(name)) return [...normalizeName(name)].map(escape).join("[-_\\s]*");
-  return name.split(/(?<=[a-z0-9])(?=[A-Z])|[-_\s]+/).map((w) => escape(w.toLowerCase())).join("[-_\\s]*");
+  return name
+    .split(/(?<=[a-z0-9])(?=[A-Z])|[-_\s]+/)
+    .map((w) => escape(w.toLowerCase()))
+    .join("[-_\\s]*");
 }
 
 /** Ends a field name: not the start of a longer word, a call or a member. */

@@ -33,9 +33,7 @@ export type Condition =
 
 /** What a write stores in one field. `now` is a clock reading (`new Date()`), `other` an increment or unknown expression. */
 export type AssignedValue =
-  | { readonly kind: "static"; readonly value: StaticValue }
-  | { readonly kind: "now" }
-  | { readonly kind: "other" };
+  { readonly kind: "static"; readonly value: StaticValue } | { readonly kind: "now" } | { readonly kind: "other" };
 
 export interface Assignment {
   readonly field: string;
@@ -448,7 +446,6 @@ export interface AdvisoryHelper {
   /** The pool as that module names it (`db`). */
   readonly pool: string;
 }
-
 
 /**
  * A write to object storage or a file (S3, Google Cloud Storage, Azure Blob, the file system): an effect outside

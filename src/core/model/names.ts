@@ -43,10 +43,14 @@ export function lockKey(model: string, field: string, value: unknown): string {
 
 /** A claim's pairing key: its (model, field, value), or the lock table's for a lock row inserted under a unique key. */
 export function claimKey(claim: Claim): string {
-  return claim.insert ? lockKey(claim.lock.model, "row", "held") : lockKey(claim.lock.model, claim.lock.field, claim.lock.value.value);
+  return claim.insert
+    ? lockKey(claim.lock.model, "row", "held")
+    : lockKey(claim.lock.model, claim.lock.field, claim.lock.value.value);
 }
 
 /** A claim in words: `job.status = "GENERATING"`, `locks (lock row)`. */
 export function claimName(claim: Claim): string {
-  return claim.insert ? `${claim.lock.model} (lock row)` : `${claim.lock.model}.${claim.lock.field} = ${formatValue(claim.lock.value)}`;
+  return claim.insert
+    ? `${claim.lock.model} (lock row)`
+    : `${claim.lock.model}.${claim.lock.field} = ${formatValue(claim.lock.value)}`;
 }

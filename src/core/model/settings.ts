@@ -23,37 +23,142 @@ export interface Vocabulary {
 }
 
 /** Words that, before an -ING verb, say the work has not started: INCOMPLETE_ONBOARDING, READY_FOR_PROCESSING. */
-const NOT_YET = new Set(["incomplete", "ready", "for", "to", "not", "needs", "need", "requires", "before", "pre", "queued", "scheduled", "unstarted"]);
+const NOT_YET = new Set([
+  "incomplete",
+  "ready",
+  "for",
+  "to",
+  "not",
+  "needs",
+  "need",
+  "requires",
+  "before",
+  "pre",
+  "queued",
+  "scheduled",
+  "unstarted",
+]);
 
 export const DEFAULT_VOCABULARY: Vocabulary = {
   stateFields: ["status", "state", "phase", "stage"],
   flagFields: [
-    "processing", "locked", "inProgress", "running", "busy", "sending", "syncing", "generating", "working",
-    "importing", "exporting", "claimed", "leased",
+    "processing",
+    "locked",
+    "inProgress",
+    "running",
+    "busy",
+    "sending",
+    "syncing",
+    "generating",
+    "working",
+    "importing",
+    "exporting",
+    "claimed",
+    "leased",
   ],
   inProgressValues: [
     // Not ACTIVE or RESERVED: in most schemas they mean "enabled" and "booked", not "someone is working on it".
-    "GENERATING", "RUNNING", "PROCESSING", "IN_PROGRESS", "LOCKED", "CLAIMED", "STARTED", "BUSY",
-    "EXECUTING", "WORKING", "LEASED", "ACQUIRED", "PROCESS", "IN_PROCESS", "ONGOING", "WIP", "DEQUEUED",
+    "GENERATING",
+    "RUNNING",
+    "PROCESSING",
+    "IN_PROGRESS",
+    "LOCKED",
+    "CLAIMED",
+    "STARTED",
+    "BUSY",
+    "EXECUTING",
+    "WORKING",
+    "LEASED",
+    "ACQUIRED",
+    "PROCESS",
+    "IN_PROCESS",
+    "ONGOING",
+    "WIP",
+    "DEQUEUED",
   ],
   waitingValues: [
-    "PENDING", "WAITING", "AWAITING", "REMAINING", "MISSING", "UPCOMING", "INCOMING", "OUTGOING", "EXISTING", "TRAILING",
-    "BLOCKING", "PENDING_RETRY", "STALLING",
+    "PENDING",
+    "WAITING",
+    "AWAITING",
+    "REMAINING",
+    "MISSING",
+    "UPCOMING",
+    "INCOMING",
+    "OUTGOING",
+    "EXISTING",
+    "TRAILING",
+    "BLOCKING",
+    "PENDING_RETRY",
+    "STALLING",
   ],
   progressTimeFields: [
-    "updatedAt", "modifiedAt", "heartbeatAt", "lastHeartbeatAt", "heartbeat", "lastHeartbeat", "heartbeatOn",
-    "lastProgressAt", "progressAt", "progressUpdatedAt", "lastSeenAt", "lastActivityAt", "touchedAt", "pingedAt",
-    "leaseExpiresAt", "leaseUntil", "leasedUntil", "lockedUntil", "lockExpiresAt", "lockExpiry", "expiresAt",
-    "expireAt", "visibleAt", "keepAliveAt", "renewedAt",
+    "updatedAt",
+    "modifiedAt",
+    "heartbeatAt",
+    "lastHeartbeatAt",
+    "heartbeat",
+    "lastHeartbeat",
+    "heartbeatOn",
+    "lastProgressAt",
+    "progressAt",
+    "progressUpdatedAt",
+    "lastSeenAt",
+    "lastActivityAt",
+    "touchedAt",
+    "pingedAt",
+    "leaseExpiresAt",
+    "leaseUntil",
+    "leasedUntil",
+    "lockedUntil",
+    "lockExpiresAt",
+    "lockExpiry",
+    "expiresAt",
+    "expireAt",
+    "visibleAt",
+    "keepAliveAt",
+    "renewedAt",
   ],
   startTimeFields: [
-    "startedAt", "startedOn", "createdAt", "createdOn", "claimedAt", "lockedAt", "enqueuedAt", "queuedAt",
-    "requestedAt", "beganAt", "startTime", "startAt", "acquiredAt", "pickedAt", "pickedUpAt", "insertedAt", "attemptedAt",
+    "startedAt",
+    "startedOn",
+    "createdAt",
+    "createdOn",
+    "claimedAt",
+    "lockedAt",
+    "enqueuedAt",
+    "queuedAt",
+    "requestedAt",
+    "beganAt",
+    "startTime",
+    "startAt",
+    "acquiredAt",
+    "pickedAt",
+    "pickedUpAt",
+    "insertedAt",
+    "attemptedAt",
   ],
   ownerFields: [
-    "lockedBy", "claimedBy", "owner", "ownerId", "workerId", "worker", "lockToken", "fencingToken", "leaseToken",
-    "leaseId", "lockId", "lockOwner", "token", "runId", "processedBy", "leaseOwner", "version", "holder",
-    "lockHolder", "lockValue", "ownedBy",
+    "lockedBy",
+    "claimedBy",
+    "owner",
+    "ownerId",
+    "workerId",
+    "worker",
+    "lockToken",
+    "fencingToken",
+    "leaseToken",
+    "leaseId",
+    "lockId",
+    "lockOwner",
+    "token",
+    "runId",
+    "processedBy",
+    "leaseOwner",
+    "version",
+    "holder",
+    "lockHolder",
+    "lockValue",
+    "ownedBy",
   ],
 };
 
@@ -61,7 +166,8 @@ const VOCABULARY_KEYS = Object.keys(DEFAULT_VOCABULARY) as (keyof Vocabulary)[];
 
 const DESCRIPTIONS: Record<keyof Vocabulary, string> = {
   stateFields: "Fields that hold a row's lifecycle state (a field ending in one of these names counts too).",
-  flagFields: "Boolean fields that mark a row as being worked on when true (an `is` prefix is implied: `isProcessing`, `is_processing`).",
+  flagFields:
+    "Boolean fields that mark a row as being worked on when true (an `is` prefix is implied: `isProcessing`, `is_processing`).",
   inProgressValues: "Status values that mean a row is being worked on; a write that claims one takes a lock.",
   waitingValues: "Values ending in -ING that are waiting states, not in progress.",
   progressTimeFields: "Timestamp fields that move while the holder makes progress (updatedAt, heartbeatAt).",
@@ -77,7 +183,12 @@ const NAME_PATTERN = "[^\\s_-]";
 
 /** JSON-schema fragment for one vocabulary key, for rule options. */
 export function vocabularySchema(key: keyof Vocabulary): JSONSchema4 {
-  return { type: "array", items: { type: "string", minLength: 1, pattern: NAME_PATTERN }, uniqueItems: true, description: DESCRIPTIONS[key] };
+  return {
+    type: "array",
+    items: { type: "string", minLength: 1, pattern: NAME_PATTERN },
+    uniqueItems: true,
+    description: DESCRIPTIONS[key],
+  };
 }
 
 export function normalizeName(name: string): string {
@@ -138,7 +249,10 @@ function resolveVocabulary(raw: Vocabulary): ResolvedVocabulary {
       // Any -ING verb that is not a waiting state: RENDERING, EXPORTING, SYNCING, VIDEO_PROCESSING; not one an earlier
       // word says is not under way yet (INCOMPLETE_ONBOARDING, READY_FOR_PROCESSING, AWAITING_SHIPPING).
       if (!/^[a-z]{4,}ing$/.test(n)) return false;
-      const words = String(value).split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/).filter(Boolean).map((w) => w.toLowerCase());
+      const words = String(value)
+        .split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/)
+        .filter(Boolean)
+        .map((w) => w.toLowerCase());
       return !words.slice(0, -1).some((w) => NOT_YET.has(w) || waiting.has(w));
     },
     isProgressTimeField: (field) => matchesField(progress, field),
@@ -160,7 +274,8 @@ function vocabularyProblem(value: unknown): string | undefined {
   for (let i = 0; i < value.length; i++) {
     const item: unknown = value[i];
     if (typeof item !== "string" || item.length === 0) return `Got ${shown(item)} at index ${i}.`;
-    if (!new RegExp(NAME_PATTERN).test(item)) return `Got ${shown(item)} at index ${i}, which is only separators (space, _ or -).`;
+    if (!new RegExp(NAME_PATTERN).test(item))
+      return `Got ${shown(item)} at index ${i}, which is only separators (space, _ or -).`;
   }
   return undefined;
 }
@@ -174,7 +289,8 @@ function readSettings(settings: unknown): Partial<Vocabulary> {
   for (const [key, value] of Object.entries(settings)) {
     // Not a vocabulary: the switch `configs["recommended-type-checked"]` sets, read by `src/core/types.ts`.
     if (key === "typeAware") {
-      if (typeof value !== "boolean") throw new TypeError("eslint-plugin-locks: settings.locks.typeAware must be true or false.");
+      if (typeof value !== "boolean")
+        throw new TypeError("eslint-plugin-locks: settings.locks.typeAware must be true or false.");
       continue;
     }
     if (!(VOCABULARY_KEYS as string[]).includes(key)) {
@@ -184,7 +300,9 @@ function readSettings(settings: unknown): Partial<Vocabulary> {
     }
     const problem = vocabularyProblem(value);
     if (problem !== undefined) {
-      throw new TypeError(`eslint-plugin-locks: settings.locks.${key} must be an array of non-empty strings. ${problem}`);
+      throw new TypeError(
+        `eslint-plugin-locks: settings.locks.${key} must be an array of non-empty strings. ${problem}`,
+      );
     }
     out[key as keyof Vocabulary] = value as string[];
   }
@@ -195,7 +313,10 @@ function readSettings(settings: unknown): Partial<Vocabulary> {
  * The vocabulary in force: rule options over `settings.locks` over the defaults.
  * Resolved once per settings object (ESLint passes the same object to every rule of a file).
  */
-export function getVocabulary(settings: Readonly<Record<string, unknown>>, options?: Partial<Vocabulary>): ResolvedVocabulary {
+export function getVocabulary(
+  settings: Readonly<Record<string, unknown>>,
+  options?: Partial<Vocabulary>,
+): ResolvedVocabulary {
   const locks = settings["locks"];
   const hasOptions = options !== undefined && VOCABULARY_KEYS.some((k) => options[k] !== undefined);
   if (locks === undefined && !hasOptions) return defaultResolved;
@@ -215,17 +336,35 @@ export function getVocabulary(settings: Readonly<Record<string, unknown>>, optio
 }
 
 /** The vocabulary with more names added to its lists (union): how rule options reach the shared model. */
-export function extendVocabulary(base: ResolvedVocabulary, extensions: readonly Partial<Vocabulary>[]): ResolvedVocabulary {
+export function extendVocabulary(
+  base: ResolvedVocabulary,
+  extensions: readonly Partial<Vocabulary>[],
+): ResolvedVocabulary {
   const useful = extensions.filter((e) => VOCABULARY_KEYS.some((k) => e[k] !== undefined && e[k]!.length > 0));
   if (useful.length === 0) return base;
   const raw = { ...base.raw };
-  for (const e of useful) for (const key of VOCABULARY_KEYS) if (e[key]) raw[key] = [...new Set([...raw[key], ...e[key]!])];
+  for (const e of useful)
+    for (const key of VOCABULARY_KEYS) if (e[key]) raw[key] = [...new Set([...raw[key], ...e[key]!])];
   return resolveVocabulary(raw);
 }
 
 export const LOCK_WORDS: ReadonlySet<string> = new Set([
-  "lock", "locks", "locked", "locking", "unlock", "mutex", "mutexes", "semaphore", "semaphores", "leader", "leaders",
-  "leadership", "lease", "leases", "singleton", "exclusive",
+  "lock",
+  "locks",
+  "locked",
+  "locking",
+  "unlock",
+  "mutex",
+  "mutexes",
+  "semaphore",
+  "semaphores",
+  "leader",
+  "leaders",
+  "leadership",
+  "lease",
+  "leases",
+  "singleton",
+  "exclusive",
 ]);
 
 /** Function names that take or give back a lock when they wrap an NX key (`acquire(key)`, `release(key)`). */
@@ -235,25 +374,33 @@ export const LOCK_VERBS: ReadonlySet<string> = new Set(["acquire", "release", "u
  * The module's vocabulary with the fields it writes the clock into (`ts: new Date()`) read as timestamps, whatever
  * their names: a filter `ts < cutoff` on such a field judges age as surely as one on `updatedAt`.
  */
-export function withClockedFields(base: ResolvedVocabulary, accesses: readonly { access: string; assignments?: readonly { field: string; value: { kind: string } }[] }[]): ResolvedVocabulary {
+export function withClockedFields(
+  base: ResolvedVocabulary,
+  accesses: readonly { access: string; assignments?: readonly { field: string; value: { kind: string } }[] }[],
+): ResolvedVocabulary {
   const clocked = new Set<string>();
   for (const a of accesses) {
     if (a.access !== "write") continue;
-    for (const as of a.assignments ?? []) if (as.value.kind === "now" && !base.isTimeField(as.field)) clocked.add(normalizeName(as.field));
+    for (const as of a.assignments ?? [])
+      if (as.value.kind === "now" && !base.isTimeField(as.field)) clocked.add(normalizeName(as.field));
   }
   if (clocked.size === 0) return base;
   return { ...base, isTimeField: (field) => base.isTimeField(field) || clocked.has(normalizeName(field)) };
 }
 
 /** Values that say the work is over, in English at least: never held, whoever the row still names. */
-const ENDED = /done|complete|success|succeed|finish|cancel|fail|error|closed|archiv|resolv|paid|sent|deliver|expire|abort|reject|skip|dismiss|discard|declin|revok|supersed|obsolete|terminated|stopped|removed|deleted/i;
+const ENDED =
+  /done|complete|success|succeed|finish|cancel|fail|error|closed|archiv|resolv|paid|sent|deliver|expire|abort|reject|skip|dismiss|discard|declin|revok|supersed|obsolete|terminated|stopped|removed|deleted/i;
 
 /** The value says the work it stands for is over (`COMPLETED`, `failed`, `sent`): no holder keeps a row in it. */
 export function saysEnded(value: string): boolean {
   return ENDED.test(value);
 }
 
-type WriteLike = { access: string; assignments?: readonly { field: string; value: { kind: string; value?: { value: unknown } } }[] };
+type WriteLike = {
+  access: string;
+  assignments?: readonly { field: string; value: { kind: string; value?: { value: unknown } } }[];
+};
 
 /**
  * The module's vocabulary with the statuses it takes a row into *with a holder* read as in-progress values, whatever
@@ -267,7 +414,9 @@ export function withHeldValues(base: ResolvedVocabulary, accesses: readonly Writ
   const isHolder = (field: string) => base.isOwnerField(field) && hasLockWord(field);
   const cleared = new Set<string>();
   for (const w of writes) {
-    for (const a of w.assignments ?? []) if (isHolder(a.field) && a.value.kind === "static" && a.value.value?.value === null) cleared.add(normalizeName(a.field));
+    for (const a of w.assignments ?? [])
+      if (isHolder(a.field) && a.value.kind === "static" && a.value.value?.value === null)
+        cleared.add(normalizeName(a.field));
   }
   if (cleared.size === 0) return base;
   const held = new Set<string>();
@@ -277,11 +426,21 @@ export function withHeldValues(base: ResolvedVocabulary, accesses: readonly Writ
     if (!as.some((a) => cleared.has(normalizeName(a.field)) && a.value.kind !== "static")) continue;
     for (const a of as) {
       const v = a.value.kind === "static" ? a.value.value?.value : undefined;
-      if (typeof v === "string" && base.isStateField(a.field) && !waiting.has(normalizeName(v)) && !saysEnded(v) && !base.isInProgressValue(v)) held.add(normalizeName(v));
+      if (
+        typeof v === "string" &&
+        base.isStateField(a.field) &&
+        !waiting.has(normalizeName(v)) &&
+        !saysEnded(v) &&
+        !base.isInProgressValue(v)
+      )
+        held.add(normalizeName(v));
     }
   }
   if (held.size === 0) return base;
-  return { ...base, isInProgressValue: (value, field) => base.isInProgressValue(value, field) || held.has(normalizeName(value)) };
+  return {
+    ...base,
+    isInProgressValue: (value, field) => base.isInProgressValue(value, field) || held.has(normalizeName(value)),
+  };
 }
 
 /**
@@ -302,7 +461,10 @@ export function hasLockWord(text: string, verbs = false): boolean {
  * `lockTimeoutMinutes` are settings.
  */
 export function namesALock(text: string): boolean {
-  const words = text.split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/).filter((w) => w.length > 0).map((w) => w.toLowerCase());
+  const words = text
+    .split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/)
+    .filter((w) => w.length > 0)
+    .map((w) => w.toLowerCase());
   if (words.length === 0) return false;
   if (LOCK_WORDS.has(words[words.length - 1]!)) return true;
   return LOCK_WORDS.has(words[0]!) && /^[A-Za-z]+[:./]/.test(text);

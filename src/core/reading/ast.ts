@@ -52,13 +52,18 @@ function leavesBefore(statement: Node, scope: Node): boolean {
     case "ContinueStatement":
     case "BreakStatement":
       for (let p: Node | undefined = statement.parent; p && !FUNCTION.test(p.type); p = p.parent) {
-        if (LOOP.test(p.type) || (statement.type === "BreakStatement" && p.type === "SwitchStatement")) return contains(p, scope);
+        if (LOOP.test(p.type) || (statement.type === "BreakStatement" && p.type === "SwitchStatement"))
+          return contains(p, scope);
       }
       return false;
     case "BlockStatement":
       return statement.body.length > 0 && leavesBefore(statement.body[statement.body.length - 1]!, scope);
     case "IfStatement":
-      return statement.alternate !== null && leavesBefore(statement.consequent, scope) && leavesBefore(statement.alternate, scope);
+      return (
+        statement.alternate !== null &&
+        leavesBefore(statement.consequent, scope) &&
+        leavesBefore(statement.alternate, scope)
+      );
     default:
       return false;
   }
@@ -73,9 +78,17 @@ export function runsAfter(first: Node, later: Node): boolean {
   if (later.range[0] < first.range[1]) return false;
   let child: Node = first;
   for (let p = first.parent; p && !FUNCTION.test(child.type); child = p, p = p.parent) {
-    const list = p.type === "BlockStatement" || p.type === "Program" ? p.body : p.type === "SwitchCase" ? p.consequent : undefined;
+    const list =
+      p.type === "BlockStatement" || p.type === "Program" ? p.body : p.type === "SwitchCase" ? p.consequent : undefined;
     const shared = contains(p, later);
-    if (p.type === "IfStatement" && shared && contains(p.consequent, first) && p.alternate && contains(p.alternate, later)) return false;
+    if (
+      p.type === "IfStatement" &&
+      shared &&
+      contains(p.consequent, first) &&
+      p.alternate &&
+      contains(p.alternate, later)
+    )
+      return false;
     for (const s of list ?? []) {
       if (s.range[0] < child.range[1] || (shared && (s.range[0] >= later.range[0] || contains(s, later)))) continue;
       if (leavesBefore(s, later)) return false;
@@ -92,7 +105,8 @@ function children(node: Node): Node[] {
     if (key === "parent") continue;
     const value = (node as unknown as Record<string, unknown>)[key];
     if (Array.isArray(value)) {
-      for (const v of value) if (v && typeof v === "object" && typeof (v as Node).type === "string") out.push(v as Node);
+      for (const v of value)
+        if (v && typeof v === "object" && typeof (v as Node).type === "string") out.push(v as Node);
     } else if (value && typeof value === "object" && typeof (value as Node).type === "string") out.push(value as Node);
   }
   return out;

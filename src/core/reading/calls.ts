@@ -31,8 +31,13 @@ export function calledFunction(sourceCode: SourceCode, call: TSESTree.CallExpres
   const object = unwrap(callee.object);
   const member = (body: TSESTree.ClassBody | undefined, isStatic: boolean): Fn | undefined => {
     for (const m of body?.body ?? []) {
-      if ((m.type === "MethodDefinition" || m.type === "PropertyDefinition") && m.static === isStatic && m.key &&
-        keyName(m.key, m.computed) === name && !(m.type === "MethodDefinition" && m.kind === "constructor")) {
+      if (
+        (m.type === "MethodDefinition" || m.type === "PropertyDefinition") &&
+        m.static === isStatic &&
+        m.key &&
+        keyName(m.key, m.computed) === name &&
+        !(m.type === "MethodDefinition" && m.kind === "constructor")
+      ) {
         return fromInit(m.value);
       }
     }
@@ -41,16 +46,20 @@ export function calledFunction(sourceCode: SourceCode, call: TSESTree.CallExpres
   if (object.type === "ThisExpression") {
     // `this` is the function that binds it: a class's method, or an object literal's (arrows keep the outer `this`).
     let fn: Node | undefined = call.parent;
-    while (fn && !(fn.type === "FunctionExpression" || fn.type === "FunctionDeclaration" || fn.type === "ClassBody")) fn = fn.parent;
+    while (fn && !(fn.type === "FunctionExpression" || fn.type === "FunctionDeclaration" || fn.type === "ClassBody"))
+      fn = fn.parent;
     // An arrow class field (`run = async () => this.lock()`): `this` is the instance.
     if (fn?.type === "ClassBody") return member(fn, false);
     const holder = fn?.parent;
-    if (holder?.type === "MethodDefinition" || holder?.type === "PropertyDefinition") return member(classOf(holder), holder.static);
+    if (holder?.type === "MethodDefinition" || holder?.type === "PropertyDefinition")
+      return member(classOf(holder), holder.static);
     // `Leader.prototype.stop = function () { this.isLeader(…) }`: the method assigned to the same prototype.
     const proto = holder?.type === "AssignmentExpression" ? prototypeOf(holder.left) : undefined;
     if (proto) return prototypeMethod(sourceCode, proto, name);
     if (holder?.type === "Property" && holder.parent.type === "ObjectExpression") {
-      const prop = holder.parent.properties.find((q): q is TSESTree.Property => q.type === "Property" && keyName(q.key, q.computed) === name);
+      const prop = holder.parent.properties.find(
+        (q): q is TSESTree.Property => q.type === "Property" && keyName(q.key, q.computed) === name,
+      );
       return fromInit(prop?.value);
     }
     return undefined;
@@ -67,7 +76,9 @@ export function calledFunction(sourceCode: SourceCode, call: TSESTree.CallExpres
   }
   // `export const locks = { acquire(name) { … } }`
   const object2 = objectLiteral(sourceCode, init);
-  const prop = object2?.properties.find((p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === name);
+  const prop = object2?.properties.find(
+    (p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === name,
+  );
   return fromInit(prop?.value);
 }
 
@@ -103,7 +114,13 @@ export function callbackArguments(sourceCode: SourceCode, id: TSESTree.Identifie
   if (!fn?.body || param?.type !== "Identifier") return [];
   const out: Node[] = [];
   walk(fn.body, (n) => {
-    if (n.type === "CallExpression" && n.callee.type === "Identifier" && n.callee.name === param.name && n.arguments[index]) out.push(n.arguments[index]!);
+    if (
+      n.type === "CallExpression" &&
+      n.callee.type === "Identifier" &&
+      n.callee.name === param.name &&
+      n.arguments[index]
+    )
+      out.push(n.arguments[index]!);
     return true;
   });
   return out;
@@ -123,10 +140,21 @@ function prototypeOf(target: Node): string | undefined {
 function prototypeMethod(sourceCode: SourceCode, ctor: string, name: string): Fn | undefined {
   const found: Fn[] = [];
   for (const st of (sourceCode.ast as TSESTree.Program).body) {
-    if (st.type !== "ExpressionStatement" || st.expression.type !== "AssignmentExpression" || st.expression.operator !== "=") continue;
+    if (
+      st.type !== "ExpressionStatement" ||
+      st.expression.type !== "AssignmentExpression" ||
+      st.expression.operator !== "="
+    )
+      continue;
     const { left, right } = st.expression;
     const value = unwrap(right);
-    if (left.type === "MemberExpression" && prototypeOf(left) === ctor && keyName(left.property, left.computed) === name && isFunction(value)) found.push(value);
+    if (
+      left.type === "MemberExpression" &&
+      prototypeOf(left) === ctor &&
+      keyName(left.property, left.computed) === name &&
+      isFunction(value)
+    )
+      found.push(value);
   }
   return found.length === 1 ? found[0] : undefined;
 }

@@ -4,7 +4,11 @@ import type { Node, TextEdit } from "../model/model.js";
 import { walk } from "./ast.js";
 
 /** `text` (a `key: value` property) added as the last property of an object literal, keeping its comma style. */
-export function appendProperty(sourceCode: Readonly<TSESLint.SourceCode>, object: TSESTree.ObjectExpression, text: string): TextEdit {
+export function appendProperty(
+  sourceCode: Readonly<TSESLint.SourceCode>,
+  object: TSESTree.ObjectExpression,
+  text: string,
+): TextEdit {
   const last = object.properties[object.properties.length - 1];
   if (!last) return { range: [object.range[0] + 1, object.range[1] - 1], text: ` ${text} ` };
   const after = sourceCode.getTokenAfter(last);
@@ -26,8 +30,12 @@ export function findBelow(node: Node, test: (n: Node) => boolean): Node | undefi
 /** The source text under `node` that names `value`: a literal of it, or a member named by it (`Status.QUEUED`). */
 export function valueText(sourceCode: Readonly<TSESLint.SourceCode>, node: Node, value: unknown): string | undefined {
   if (typeof value !== "string" && typeof value !== "boolean") return undefined;
-  const found = findBelow(node, (n) => (n.type === "Literal" && n.value === value) ||
-    (n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier" && n.property.name === value));
+  const found = findBelow(
+    node,
+    (n) =>
+      (n.type === "Literal" && n.value === value) ||
+      (n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier" && n.property.name === value),
+  );
   return found && sourceCode.getText(found);
 }
 
@@ -53,7 +61,11 @@ export function propertyKey(field: string): string {
  * the module's value import of that package, or a new import after the last one. Undefined in a CommonJS module
  * without them, and where a name to add is already used for something else.
  */
-export function importedNames(sourceCode: Readonly<TSESLint.SourceCode>, modules: readonly string[], names: readonly string[]): { refs: Map<string, string>; edits: TextEdit[] } | undefined {
+export function importedNames(
+  sourceCode: Readonly<TSESLint.SourceCode>,
+  modules: readonly string[],
+  names: readonly string[],
+): { refs: Map<string, string>; edits: TextEdit[] } | undefined {
   const body = sourceCode.ast.body;
   const from = (source: unknown) => typeof source === "string" && modules.includes(source);
   const refs = new Map<string, string>();
@@ -63,7 +75,12 @@ export function importedNames(sourceCode: Readonly<TSESLint.SourceCode>, modules
     if (stmt.type === "ImportDeclaration" && from(stmt.source.value) && stmt.importKind !== "type") {
       for (const s of stmt.specifiers) {
         if (s.type === "ImportNamespaceSpecifier") namespace ??= s.local.name;
-        const imported = s.type === "ImportSpecifier" && s.importKind !== "type" ? (s.imported.type === "Identifier" ? s.imported.name : s.imported.value) : undefined;
+        const imported =
+          s.type === "ImportSpecifier" && s.importKind !== "type"
+            ? s.imported.type === "Identifier"
+              ? s.imported.name
+              : s.imported.value
+            : undefined;
         if (imported !== undefined && names.includes(imported) && !refs.has(imported)) refs.set(imported, s.local.name);
       }
       if (stmt.specifiers.some((s) => s.type === "ImportSpecifier")) named ??= stmt;
@@ -71,13 +88,25 @@ export function importedNames(sourceCode: Readonly<TSESLint.SourceCode>, modules
     if (stmt.type !== "VariableDeclaration") continue;
     for (const d of stmt.declarations) {
       const init = d.init;
-      const required = init?.type === "CallExpression" && init.callee.type === "Identifier" && init.callee.name === "require" &&
-        init.arguments[0]?.type === "Literal" && from(init.arguments[0].value);
+      const required =
+        init?.type === "CallExpression" &&
+        init.callee.type === "Identifier" &&
+        init.callee.name === "require" &&
+        init.arguments[0]?.type === "Literal" &&
+        from(init.arguments[0].value);
       if (!required) continue;
       if (d.id.type === "Identifier") namespace ??= d.id.name;
       if (d.id.type !== "ObjectPattern") continue;
       for (const p of d.id.properties) {
-        if (p.type === "Property" && !p.computed && p.key.type === "Identifier" && names.includes(p.key.name) && p.value.type === "Identifier" && !refs.has(p.key.name)) refs.set(p.key.name, p.value.name);
+        if (
+          p.type === "Property" &&
+          !p.computed &&
+          p.key.type === "Identifier" &&
+          names.includes(p.key.name) &&
+          p.value.type === "Identifier" &&
+          !refs.has(p.key.name)
+        )
+          refs.set(p.key.name, p.value.name);
       }
     }
   }
@@ -93,11 +122,23 @@ export function importedNames(sourceCode: Readonly<TSESLint.SourceCode>, modules
   const imports = body.filter((s) => s.type === "ImportDeclaration");
   const lastImport = imports[imports.length - 1];
   if (!lastImport) return undefined;
-  return { refs, edits: [{ range: [lastImport.range[1], lastImport.range[1]], text: `\nimport { ${missing.join(", ")} } from ${JSON.stringify(modules[0])};` }] };
+  return {
+    refs,
+    edits: [
+      {
+        range: [lastImport.range[1], lastImport.range[1]],
+        text: `\nimport { ${missing.join(", ")} } from ${JSON.stringify(modules[0])};`,
+      },
+    ],
+  };
 }
 
 /** `importedNames` for one name: its reference, and the edits that bring it in. */
-export function importedName(sourceCode: Readonly<TSESLint.SourceCode>, modules: readonly string[], name: string): { ref: string; edits: TextEdit[] } | undefined {
+export function importedName(
+  sourceCode: Readonly<TSESLint.SourceCode>,
+  modules: readonly string[],
+  name: string,
+): { ref: string; edits: TextEdit[] } | undefined {
   const found = importedNames(sourceCode, modules, [name]);
   return found && { ref: found.refs.get(name)!, edits: found.edits };
 }

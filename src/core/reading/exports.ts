@@ -17,13 +17,16 @@ export function exportNames(program: TSESTree.Program): Map<string, string[]> {
   const declared = (d: Node | null | undefined, as?: string) => {
     if (!d) return;
     if ((d.type === "FunctionDeclaration" || d.type === "ClassDeclaration") && d.id) add(d.id.name, as ?? d.id.name);
-    if (d.type === "VariableDeclaration") for (const v of d.declarations) if (v.id.type === "Identifier") add(v.id.name, as ?? v.id.name);
+    if (d.type === "VariableDeclaration")
+      for (const v of d.declarations) if (v.id.type === "Identifier") add(v.id.name, as ?? v.id.name);
     if (d.type === "Identifier") add(d.name, as ?? d.name);
   };
   for (const s of program.body) {
     if (s.type === "ExportNamedDeclaration") {
       declared(s.declaration);
-      if (!s.source) for (const sp of s.specifiers) if (sp.local.type === "Identifier") add(sp.local.name, keyName(sp.exported, false) ?? sp.local.name);
+      if (!s.source)
+        for (const sp of s.specifiers)
+          if (sp.local.type === "Identifier") add(sp.local.name, keyName(sp.exported, false) ?? sp.local.name);
     }
     if (s.type === "ExportDefaultDeclaration") declared(s.declaration as Node, "default");
     // module.exports = { a, b } / module.exports = X / exports.a = a / module.exports.a = a
@@ -34,7 +37,8 @@ export function exportNames(program: TSESTree.Program): Map<string, string[]> {
         const r = unwrap(right);
         if (r.type === "ObjectExpression") {
           for (const p of r.properties) {
-            if (p.type === "Property" && unwrap(p.value as Node).type === "Identifier") add((unwrap(p.value as Node) as TSESTree.Identifier).name, keyName(p.key, p.computed) ?? "");
+            if (p.type === "Property" && unwrap(p.value as Node).type === "Identifier")
+              add((unwrap(p.value as Node) as TSESTree.Identifier).name, keyName(p.key, p.computed) ?? "");
           }
         } else declared(r, "default");
       } else if (text && /^(module\.)?exports\.[\w$]+$/.test(text) && unwrap(right).type === "Identifier") {
@@ -62,21 +66,33 @@ export function reachNames(fn: Fn, exports: Map<string, string[]>): string[] {
   if (own === undefined) return [];
   const p = fn.parent;
   if (fn.type === "FunctionDeclaration" || p?.type === "VariableDeclarator") return exports.get(own) ?? [];
-  if ((p?.type === "MethodDefinition" || p?.type === "PropertyDefinition") && p.parent.parent.type === "ClassDeclaration") {
+  if (
+    (p?.type === "MethodDefinition" || p?.type === "PropertyDefinition") &&
+    p.parent.parent.type === "ClassDeclaration"
+  ) {
     const cls = p.parent.parent.id?.name;
-    const names = cls ? exports.get(cls) ?? [] : [];
+    const names = cls ? (exports.get(cls) ?? []) : [];
     return names.map((n) => `${n}${p.static ? "." : "#"}${own}`);
   }
   // `export const locks = { acquire() {} }`
-  if (p?.type === "Property" && p.parent.type === "ObjectExpression" && p.parent.parent.type === "VariableDeclarator" &&
-    p.parent.parent.id.type === "Identifier") {
+  if (
+    p?.type === "Property" &&
+    p.parent.type === "ObjectExpression" &&
+    p.parent.parent.type === "VariableDeclarator" &&
+    p.parent.parent.id.type === "Identifier"
+  ) {
     return (exports.get(p.parent.parent.id.name) ?? []).map((n) => `${n}.${own}`);
   }
   // exports.acquire = async () => … / module.exports.acquire = function () { … }
   if (p?.type === "AssignmentExpression" && p.right === fn && commonJsExportName(p.left) !== undefined) return [own];
   // module.exports = { acquire() {} } / module.exports = { acquire: async () => … }
-  if (p?.type === "Property" && p.parent.type === "ObjectExpression" && p.parent.parent.type === "AssignmentExpression" &&
-    p.parent.parent.left.type === "MemberExpression" && memberText(p.parent.parent.left) === "module.exports") {
+  if (
+    p?.type === "Property" &&
+    p.parent.type === "ObjectExpression" &&
+    p.parent.parent.type === "AssignmentExpression" &&
+    p.parent.parent.left.type === "MemberExpression" &&
+    memberText(p.parent.parent.left) === "module.exports"
+  ) {
     return [own];
   }
   return [];
@@ -106,21 +122,28 @@ export function heldBindings(program: TSESTree.Program): { path: string; local: 
   const out: { path: string; local: string }[] = [];
   const declared = new Set<string>();
   const holding = (name: string, members: readonly { key: string; value: string }[]) => {
-    for (const e of exports.get(name) ?? []) for (const m of members) out.push({ path: `${e}.${m.key}`, local: m.value });
+    for (const e of exports.get(name) ?? [])
+      for (const m of members) out.push({ path: `${e}.${m.key}`, local: m.value });
   };
-  const objectMembers = (o: TSESTree.ObjectExpression) => o.properties.flatMap((p) => {
-    if (p.type !== "Property" || p.kind !== "init") return [];
-    const key = keyName(p.key, p.computed);
-    const value = unwrap(p.value as Node);
-    return key !== undefined && value.type === "Identifier" ? [{ key, value: value.name }] : [];
-  });
-  const classMembers = (c: TSESTree.ClassDeclaration | TSESTree.ClassExpression) => c.body.body.flatMap((m) => {
-    if (m.type !== "PropertyDefinition" || !m.static || !m.value) return [];
-    const key = keyName(m.key, m.computed);
-    const value = unwrap(m.value);
-    return key !== undefined && value.type === "Identifier" ? [{ key, value: value.name }] : [];
-  });
-  const statements = program.body.map((s) => (s.type === "ExportNamedDeclaration" || s.type === "ExportDefaultDeclaration") && s.declaration ? s.declaration as Node : s);
+  const objectMembers = (o: TSESTree.ObjectExpression) =>
+    o.properties.flatMap((p) => {
+      if (p.type !== "Property" || p.kind !== "init") return [];
+      const key = keyName(p.key, p.computed);
+      const value = unwrap(p.value as Node);
+      return key !== undefined && value.type === "Identifier" ? [{ key, value: value.name }] : [];
+    });
+  const classMembers = (c: TSESTree.ClassDeclaration | TSESTree.ClassExpression) =>
+    c.body.body.flatMap((m) => {
+      if (m.type !== "PropertyDefinition" || !m.static || !m.value) return [];
+      const key = keyName(m.key, m.computed);
+      const value = unwrap(m.value);
+      return key !== undefined && value.type === "Identifier" ? [{ key, value: value.name }] : [];
+    });
+  const statements = program.body.map((s) =>
+    (s.type === "ExportNamedDeclaration" || s.type === "ExportDefaultDeclaration") && s.declaration
+      ? (s.declaration as Node)
+      : s,
+  );
   for (const s of statements) {
     if (s.type === "ClassDeclaration" && s.id) {
       declared.add(s.id.name);
@@ -140,7 +163,12 @@ export function heldBindings(program: TSESTree.Program): { path: string; local: 
   for (const s of program.body) {
     if (s.type !== "ExportDefaultDeclaration") continue;
     const d = unwrap(s.declaration as Node);
-    const members = d.type === "ObjectExpression" ? objectMembers(d) : (d.type === "ClassDeclaration" && !d.id) || d.type === "ClassExpression" ? classMembers(d) : [];
+    const members =
+      d.type === "ObjectExpression"
+        ? objectMembers(d)
+        : (d.type === "ClassDeclaration" && !d.id) || d.type === "ClassExpression"
+          ? classMembers(d)
+          : [];
     for (const m of members) out.push({ path: `default.${m.key}`, local: m.value });
   }
   // `export { locks }`, `export { locks as lockHelpers }`, `module.exports = { locks }` of a binding not declared here.

@@ -12,7 +12,8 @@ import { findVariable, keyName } from "./values.js";
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
 /** The duplicate-key errors of the SQL databases and their clients. */
-export const SQL_DUPLICATE = /\b23505\b|unique_violation|ER_DUP_ENTRY|ER_DUP_KEY|SQLITE_CONSTRAINT|UNIQUE constraint|UniqueConstraintError|duplicate key|Duplicate entry|_pkey\b/i;
+export const SQL_DUPLICATE =
+  /\b23505\b|unique_violation|ER_DUP_ENTRY|ER_DUP_KEY|SQLITE_CONSTRAINT|UNIQUE constraint|UniqueConstraintError|duplicate key|Duplicate entry|_pkey\b/i;
 
 /**
  * A duplicate-key error (`pattern`) caught around the write `node`: a `try` whose `catch` names it, a
@@ -28,16 +29,22 @@ export function catchesDuplicate(sourceCode: SourceCode, node: Node, pattern: Re
   // later links pass the error on (`insert(row).returning("id")`).
   while (parent?.type === "MemberExpression" && parent.object === child && parent.parent?.type === "CallExpression") {
     const link = keyName(parent.property, parent.computed);
-    const handler = link === "catch" ? parent.parent.arguments[0] : link === "then" ? parent.parent.arguments[1] : undefined;
+    const handler =
+      link === "catch" ? parent.parent.arguments[0] : link === "then" ? parent.parent.arguments[1] : undefined;
     if (handler && names(handler)) return true;
     child = parent.parent;
     parent = child.parent;
   }
   while (parent) {
-    if (parent.type === "FunctionDeclaration" || parent.type === "FunctionExpression" || parent.type === "ArrowFunctionExpression") {
+    if (
+      parent.type === "FunctionDeclaration" ||
+      parent.type === "FunctionExpression" ||
+      parent.type === "ArrowFunctionExpression"
+    ) {
       return depth === 0 && parent.type === "FunctionDeclaration" && callersCatch(sourceCode, parent, pattern);
     }
-    if (parent.type === "TryStatement" && child === parent.block && parent.handler && names(parent.handler)) return true;
+    if (parent.type === "TryStatement" && child === parent.block && parent.handler && names(parent.handler))
+      return true;
     child = parent;
     parent = parent.parent;
   }
@@ -48,8 +55,12 @@ export function catchesDuplicate(sourceCode: SourceCode, node: Node, pattern: Re
 function callersCatch(sourceCode: SourceCode, fn: TSESTree.FunctionDeclaration, pattern: RegExp): boolean {
   if (!fn.id) return false;
   const variable = findVariable(sourceCode, fn.id);
-  const calls = (variable?.references ?? []).map((r) => r.identifier.parent).filter((p): p is TSESTree.CallExpression =>
-    p?.type === "CallExpression" && p.callee.type === "Identifier" && p.callee.name === fn.id!.name);
+  const calls = (variable?.references ?? [])
+    .map((r) => r.identifier.parent)
+    .filter(
+      (p): p is TSESTree.CallExpression =>
+        p?.type === "CallExpression" && p.callee.type === "Identifier" && p.callee.name === fn.id!.name,
+    );
   if (calls.length === 0 || calls.length !== (variable?.references.length ?? 0)) return false;
   return calls.every((c) => c.parent?.type === "AwaitExpression" && catchesDuplicate(sourceCode, c, pattern, 1));
 }
@@ -75,13 +86,25 @@ export function failureEndsAttempt(sourceCode: SourceCode, node: Node): boolean 
     parent = parent.parent;
   }
   // `() => insert(…)` or `() => { return insert(…); }` handed to a wrapper whose result is tested for an error.
-  const arrow = parent?.type === "ArrowFunctionExpression" && parent.body === child ? parent
-    : parent?.type === "ReturnStatement" && parent.parent?.type === "BlockStatement" && parent.parent.body.length === 1 &&
-      parent.parent.parent?.type === "ArrowFunctionExpression" ? parent.parent.parent : undefined;
+  const arrow =
+    parent?.type === "ArrowFunctionExpression" && parent.body === child
+      ? parent
+      : parent?.type === "ReturnStatement" &&
+          parent.parent?.type === "BlockStatement" &&
+          parent.parent.body.length === 1 &&
+          parent.parent.parent?.type === "ArrowFunctionExpression"
+        ? parent.parent.parent
+        : undefined;
   if (arrow) return wrapperTestedForError(sourceCode, arrow);
   for (; parent; child = parent, parent = parent.parent) {
-    if (parent.type === "FunctionDeclaration" || parent.type === "FunctionExpression" || parent.type === "ArrowFunctionExpression") return false;
-    if (parent.type === "TryStatement" && child === parent.block && parent.handler) return returnsIn(parent.handler.body);
+    if (
+      parent.type === "FunctionDeclaration" ||
+      parent.type === "FunctionExpression" ||
+      parent.type === "ArrowFunctionExpression"
+    )
+      return false;
+    if (parent.type === "TryStatement" && child === parent.block && parent.handler)
+      return returnsIn(parent.handler.body);
   }
   return false;
 }
@@ -89,7 +112,8 @@ export function failureEndsAttempt(sourceCode: SourceCode, node: Node): boolean 
 /** A handler that gives a value back instead of rethrowing: `() => false`, `(e) => { log(e); return null; }`. */
 function givesUp(handler: Node): boolean {
   if (handler.type !== "ArrowFunctionExpression" && handler.type !== "FunctionExpression") return false;
-  if (handler.body.type !== "BlockStatement") return handler.body.type === "Literal" || (handler.body.type === "Identifier" && handler.body.name === "undefined");
+  if (handler.body.type !== "BlockStatement")
+    return handler.body.type === "Literal" || (handler.body.type === "Identifier" && handler.body.name === "undefined");
   return returnsIn(handler.body);
 }
 
@@ -110,16 +134,27 @@ function wrapperTestedForError(sourceCode: SourceCode, arrow: TSESTree.ArrowFunc
   const variable = findVariable(sourceCode, decl.id);
   return (variable?.references ?? []).some((ref) => {
     const use = ref.identifier.parent;
-    const test = use?.type === "CallExpression" && /(?:^|\.)isError$/.test(calleeName(use.callee)) && use.arguments[0] === ref.identifier ? use
-      : use?.type === "BinaryExpression" && use.operator === "instanceof" && use.left === ref.identifier ? use : undefined;
+    const test =
+      use?.type === "CallExpression" &&
+      /(?:^|\.)isError$/.test(calleeName(use.callee)) &&
+      use.arguments[0] === ref.identifier
+        ? use
+        : use?.type === "BinaryExpression" && use.operator === "instanceof" && use.left === ref.identifier
+          ? use
+          : undefined;
     const statement = test?.parent;
-    return statement?.type === "IfStatement" && statement.test === test && (statement.consequent.type === "ReturnStatement" ||
-      (statement.consequent.type === "BlockStatement" && returnsIn(statement.consequent)));
+    return (
+      statement?.type === "IfStatement" &&
+      statement.test === test &&
+      (statement.consequent.type === "ReturnStatement" ||
+        (statement.consequent.type === "BlockStatement" && returnsIn(statement.consequent)))
+    );
   });
 }
 
 function calleeName(callee: Node): string {
   if (callee.type === "Identifier") return callee.name;
-  if (callee.type === "MemberExpression") return `${calleeName(callee.object)}.${keyName(callee.property, callee.computed) ?? ""}`;
+  if (callee.type === "MemberExpression")
+    return `${calleeName(callee.object)}.${keyName(callee.property, callee.computed) ?? ""}`;
   return "";
 }

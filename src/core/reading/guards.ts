@@ -16,7 +16,8 @@ const AGE_NAME = /idle|elapsed|stale|time_?out|cutoff|threshold|deadline|(?:^|[a
 const DURATION_CALL = /^(?:subtract|minus|sub[A-Z]\w*|add[A-Z]\w*|plus)$/;
 /** Comparisons of two dates that are age checks only when one side is a duration ago. */
 const SCHEDULE_CALL = /^(?:isBefore|isAfter|isSameOrBefore|isSameOrAfter)$/;
-const AGE_CALL = /stale|expired|timed?_?out|older|isBefore|isAfter|isSameOrBefore|isSameOrAfter|differenceIn|elapsed|\bage\b|overdue|dead|alive|hung|stuck/i;
+const AGE_CALL =
+  /stale|expired|timed?_?out|older|isBefore|isAfter|isSameOrBefore|isSameOrAfter|differenceIn|elapsed|\bage\b|overdue|dead|alive|hung|stuck/i;
 
 /** A statement that always leaves the surrounding block: return, throw, continue, break, or a block ending in one. */
 function alwaysExits(node: TSESTree.Statement): boolean {
@@ -65,18 +66,15 @@ function walkExpression(node: Node, visit: (n: Node) => void, depth = 0): void {
  * (`job.status === "RUNNING"`, `["A", "B"].includes(job.status)`); anything else is opaque. `accepts` decides
  * which objects stand for the row being written (a check of `project.status` says nothing about a job).
  */
-export function testCondition(
-  sourceCode: SourceCode,
-  test: Node,
-  accepts: (object: Node) => boolean,
-): Condition {
+export function testCondition(sourceCode: SourceCode, test: Node, accepts: (object: Node) => boolean): Condition {
   const n = unwrap(test);
   const opaque: Condition = { kind: "opaque", node: n };
   if (n.type === "LogicalExpression" && n.operator !== "??") {
     const items = [testCondition(sourceCode, n.left, accepts), testCondition(sourceCode, n.right, accepts)];
     return { kind: n.operator === "&&" ? "and" : "or", items };
   }
-  if (n.type === "UnaryExpression" && n.operator === "!") return { kind: "not", item: testCondition(sourceCode, n.argument, accepts) };
+  if (n.type === "UnaryExpression" && n.operator === "!")
+    return { kind: "not", item: testCondition(sourceCode, n.argument, accepts) };
   // `if (doc.isSending)`: the flag is set (truthy, read as true).
   if (n.type === "MemberExpression") {
     const field = memberName(n);
@@ -84,7 +82,10 @@ export function testCondition(
     return opaque;
   }
   if (n.type === "BinaryExpression" && ["===", "!==", "==", "!="].includes(n.operator)) {
-    for (const [side, other] of [[n.left, n.right], [n.right, n.left]] as const) {
+    for (const [side, other] of [
+      [n.left, n.right],
+      [n.right, n.left],
+    ] as const) {
       const s = unwrap(side);
       const field = memberName(s);
       if (!field || s.type !== "MemberExpression" || !accepts(s.object)) continue;
@@ -99,10 +100,20 @@ export function testCondition(
   // passed), as `field < now`. The other way round (`expiresAt > now`: still valid) is not an age test.
   if (n.type === "BinaryExpression" && ["<", "<=", ">", ">="].includes(n.operator)) {
     const before = n.operator === "<" || n.operator === "<=";
-    for (const [side, other, passed] of [[n.left, n.right, before], [n.right, n.left, !before]] as const) {
+    for (const [side, other, passed] of [
+      [n.left, n.right, before],
+      [n.right, n.left, !before],
+    ] as const) {
       const s = unwrap(side as Node);
       const field = memberName(s);
-      if (!field || s.type !== "MemberExpression" || !accepts(s.object) || !passed || !readsClock(sourceCode, other as Node)) continue;
+      if (
+        !field ||
+        s.type !== "MemberExpression" ||
+        !accepts(s.object) ||
+        !passed ||
+        !readsClock(sourceCode, other as Node)
+      )
+        continue;
       return { kind: "pred", field, op: n.operator.endsWith("=") ? "lte" : "lt", values: undefined, node: n };
     }
     return opaque;
@@ -112,8 +123,11 @@ export function testCondition(
     const field = memberName(s);
     const list = n.callee.type === "MemberExpression" ? unwrap(n.callee.object) : undefined;
     if (field && s.type === "MemberExpression" && accepts(s.object) && list?.type === "ArrayExpression") {
-      const values = list.elements.map((el) => (el && el.type !== "SpreadElement" ? evaluate(sourceCode, el) : undefined));
-      if (values.every((v) => v !== undefined)) return { kind: "pred", field, op: "in", values: values as StaticValue[], node: n };
+      const values = list.elements.map((el) =>
+        el && el.type !== "SpreadElement" ? evaluate(sourceCode, el) : undefined,
+      );
+      if (values.every((v) => v !== undefined))
+        return { kind: "pred", field, op: "in", values: values as StaticValue[], node: n };
     }
   }
   return opaque;
@@ -153,7 +167,6 @@ export function describeTest(
   vocabulary: ResolvedVocabulary,
   depth = 0,
 ): Guard {
-
   const timeFields = new Set<string>();
   let judgesAge = false;
   walkExpression(test, (n) => {
@@ -175,11 +188,20 @@ export function describeTest(
           if (m.type === "CallExpression" && memberName(m.callee) === "now") timed = true;
           if (m.type === "BinaryExpression" && m.operator === "-") duration = true;
           // An instant plus a term is a deadline (`lock.takenAt + lock.ttlMs >= now`): past it, the row is stale.
-          if (m.type === "BinaryExpression" && m.operator === "+" && [m.left, m.right].some((side) => {
-            const t = memberName(side as Node) ?? (side.type === "Identifier" ? side.name : undefined);
-            return t !== undefined && vocabulary.isTimeField(t);
-          })) duration = true;
-          if (m.type === "CallExpression" && DURATION_CALL.test(memberName(m.callee) ?? (m.callee.type === "Identifier" ? m.callee.name : ""))) duration = true;
+          if (
+            m.type === "BinaryExpression" &&
+            m.operator === "+" &&
+            [m.left, m.right].some((side) => {
+              const t = memberName(side as Node) ?? (side.type === "Identifier" ? side.name : undefined);
+              return t !== undefined && vocabulary.isTimeField(t);
+            })
+          )
+            duration = true;
+          if (
+            m.type === "CallExpression" &&
+            DURATION_CALL.test(memberName(m.callee) ?? (m.callee.type === "Identifier" ? m.callee.name : ""))
+          )
+            duration = true;
           // `const idleFor = Date.now() - job.updatedAt.getTime(); if (idleFor > LIMIT)`: read the const once.
           if (followConsts && m.type === "Identifier") {
             const init = getConstInit(sourceCode, m);
@@ -194,11 +216,16 @@ export function describeTest(
       const callee = n.callee.type === "Identifier" ? n.callee.name : memberName(n.callee);
       // isBefore/isAfter judge age only against a time a duration ago (`isBefore(job.updatedAt, subMinutes(now, 30))`).
       let dated = !SCHEDULE_CALL.test(callee ?? "");
-      if (!dated) walkExpression(n, (m) => {
-        if ((m.type === "BinaryExpression" && m.operator === "-") ||
-          (m.type === "CallExpression" && DURATION_CALL.test(memberName(m.callee) ?? (m.callee.type === "Identifier" ? m.callee.name : "")))) dated = true;
-        if (m.type === "Identifier" && AGE_NAME.test(m.name)) dated = true;
-      });
+      if (!dated)
+        walkExpression(n, (m) => {
+          if (
+            (m.type === "BinaryExpression" && m.operator === "-") ||
+            (m.type === "CallExpression" &&
+              DURATION_CALL.test(memberName(m.callee) ?? (m.callee.type === "Identifier" ? m.callee.name : "")))
+          )
+            dated = true;
+          if (m.type === "Identifier" && AGE_NAME.test(m.name)) dated = true;
+        });
       if (callee && AGE_CALL.test(callee) && dated) {
         judgesAge = true;
         walkExpression(n, (m) => {
@@ -218,7 +245,11 @@ export function describeTest(
         }
       }
     }
-    if (n.type === "Identifier" && AGE_CALL.test(n.name) && /^(is|has)?_?(stale|expired|timedOut|dead|hung|stuck)/i.test(n.name)) {
+    if (
+      n.type === "Identifier" &&
+      AGE_CALL.test(n.name) &&
+      /^(is|has)?_?(stale|expired|timedOut|dead|hung|stuck)/i.test(n.name)
+    ) {
       judgesAge = true;
     }
     // `const verdict = classifyStaleRun(run, now); if (!verdict) continue;`: the test holds an age check's result.

@@ -36,8 +36,13 @@ function parts(sourceCode: SourceCode, node: Node, depth: number): string | unde
     const init = getConstInit(sourceCode, n);
     if (init && init.type !== "TSEnumDeclaration") return parts(sourceCode, init, depth + 1);
   }
-  if (n.type === "CallExpression" && n.callee.type === "MemberExpression" && !n.callee.computed &&
-    n.callee.property.type === "Identifier" && n.callee.property.name === "join") {
+  if (
+    n.type === "CallExpression" &&
+    n.callee.type === "MemberExpression" &&
+    !n.callee.computed &&
+    n.callee.property.type === "Identifier" &&
+    n.callee.property.name === "join"
+  ) {
     return undefined; // [a, b].join(":") and friends: dynamic
   }
   return undefined;
@@ -55,7 +60,12 @@ export function keyShape(sourceCode: SourceCode, node: Node): KeyShape {
     return { text, exact: !/(?<!\\)\*/.test(text), ...(name ? { name } : {}) };
   }
   // Opaque: keep the expression's text (whitespace folded) so the same helper call pairs with itself.
-  return { text: `{${sourceCode.getText(n).replace(/\s+/g, "")}}`, exact: false, opaque: true, ...(name ? { name } : {}) };
+  return {
+    text: `{${sourceCode.getText(n).replace(/\s+/g, "")}}`,
+    exact: false,
+    opaque: true,
+    ...(name ? { name } : {}),
+  };
 }
 
 function globToRegExp(glob: string): RegExp {
@@ -82,7 +92,9 @@ export function sameKey(a: KeyShape, b: KeyShape): boolean {
   if (a.opaque || b.opaque) return a.text === b.text;
   if (a.text === b.text) return true;
   if (!specific(a) || !specific(b)) return false;
-  return globToRegExp(a.text).test(b.text.replace(/\\\*/g, "*")) || globToRegExp(b.text).test(a.text.replace(/\\\*/g, "*"));
+  return (
+    globToRegExp(a.text).test(b.text.replace(/\\\*/g, "*")) || globToRegExp(b.text).test(a.text.replace(/\\\*/g, "*"))
+  );
 }
 
 /** How a key reads in a message: `"lock:*"`, or the expression for an opaque one (`` `this.key(id)` ``). */

@@ -35,7 +35,12 @@ export function namedTypeOf(sourceCode: SourceCode, node: Node): NamedType | und
     const name = type.getSymbol()?.getName();
     if (!name || name === "__type" || name === "__object") return undefined;
     const reference = "target" in type ? (type as Parameters<typeof checker.getTypeArguments>[0]) : undefined;
-    const args = reference ? checker.getTypeArguments(reference).map((t) => t.getSymbol()?.getName()).filter((n): n is string => n !== undefined) : [];
+    const args = reference
+      ? checker
+          .getTypeArguments(reference)
+          .map((t) => t.getSymbol()?.getName())
+          .filter((n): n is string => n !== undefined)
+      : [];
     return { name, args };
   } catch {
     return undefined;

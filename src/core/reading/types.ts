@@ -38,7 +38,10 @@ const STORES: Readonly<Record<string, StorePackages>> = {
   prisma: { own: /^(@prisma\/client|\.prisma\/client)$/, family: /prisma/i },
   typeorm: { own: /^typeorm$/, family: /typeorm/i },
   mongo: { own: /^(mongodb|mongoose|@types\/mongodb|@types\/mongoose)$/, family: /mongo/i },
-  redis: { own: /^(ioredis|redis|@redis\/.+|@upstash\/redis|@vercel\/kv|@types\/ioredis|@types\/redis)$/, family: /redis|valkey|upstash|\bkv\b/i },
+  redis: {
+    own: /^(ioredis|redis|@redis\/.+|@upstash\/redis|@vercel\/kv|@types\/ioredis|@types\/redis)$/,
+    family: /redis|valkey|upstash|\bkv\b/i,
+  },
   knex: { own: /^knex$/, family: /knex|objection/i },
   kysely: { own: /^kysely$/, family: /kysely/i },
   drizzle: { own: /^drizzle-orm$/, family: /drizzle/i },
@@ -93,7 +96,8 @@ function originsOf(program: ts.Program, checker: ts.TypeChecker, type: ts.Type, 
 function judge(packages: StorePackages, origins: Origin[] | undefined): ReceiverVerdict {
   if (!origins) return "unknown";
   if (origins.some((o) => o.kind === "package" && packages.own.test(o.name))) return "store";
-  if (origins.some((o) => o.kind === "local" || (o.kind === "package" && packages.family.test(o.name)))) return "unknown";
+  if (origins.some((o) => o.kind === "local" || (o.kind === "package" && packages.family.test(o.name))))
+    return "unknown";
   return "other";
 }
 
@@ -112,7 +116,9 @@ export function isTypeAware(settings: Readonly<Record<string, unknown>>): boolea
  * The receiver oracle for a file, or undefined when the file is linted syntactically: type-aware mode not asked
  * for, or no program (no `projectService`, a file outside every project, a parser other than typescript-eslint's).
  */
-export function receiverTypes(context: Readonly<TSESLint.RuleContext<string, readonly unknown[]>>): ReceiverTypes | undefined {
+export function receiverTypes(
+  context: Readonly<TSESLint.RuleContext<string, readonly unknown[]>>,
+): ReceiverTypes | undefined {
   if (!isTypeAware(context.settings)) return undefined;
   const services = context.sourceCode.parserServices as Partial<ParserServices> | undefined;
   const program = services?.program;

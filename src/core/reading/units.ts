@@ -8,7 +8,9 @@ import type { Node } from "../model/model.js";
 import { keyName, unwrap } from "./values.js";
 
 export function isFunction(node: Node): node is TSESTree.FunctionLike {
-  return node.type === "FunctionDeclaration" || node.type === "FunctionExpression" || node.type === "ArrowFunctionExpression";
+  return (
+    node.type === "FunctionDeclaration" || node.type === "FunctionExpression" || node.type === "ArrowFunctionExpression"
+  );
 }
 
 /** The name a function is known by in its module, or undefined for a callback. */
@@ -32,9 +34,14 @@ export function functionName(fn: TSESTree.FunctionLike): string | undefined {
 export function commonJsExportName(target: Node): string | undefined {
   if (target.type !== "MemberExpression" || target.computed || target.property.type !== "Identifier") return undefined;
   const o = target.object;
-  const onExports = (o.type === "Identifier" && o.name === "exports") ||
-    (o.type === "MemberExpression" && !o.computed && o.object.type === "Identifier" && o.object.name === "module" &&
-      o.property.type === "Identifier" && o.property.name === "exports");
+  const onExports =
+    (o.type === "Identifier" && o.name === "exports") ||
+    (o.type === "MemberExpression" &&
+      !o.computed &&
+      o.object.type === "Identifier" &&
+      o.object.name === "module" &&
+      o.property.type === "Identifier" &&
+      o.property.name === "exports");
   return onExports ? target.property.name : undefined;
 }
 
@@ -82,8 +89,19 @@ export function serializableTransaction(node: Node): TSESTree.FunctionLike | und
       if (a === p) return false;
       if (a.type === "Literal") return typeof a.value === "string" && /^serializable$/i.test(a.value);
       if (a.type !== "ObjectExpression") return false;
-      return a.properties.some((q) => q.type === "Property" && q.key.type === "Identifier" && q.key.name === "isolationLevel" &&
-        /serializ/i.test(q.value.type === "Literal" ? String(q.value.value) : q.value.type === "MemberExpression" && q.value.property.type === "Identifier" ? q.value.property.name : ""));
+      return a.properties.some(
+        (q) =>
+          q.type === "Property" &&
+          q.key.type === "Identifier" &&
+          q.key.name === "isolationLevel" &&
+          /serializ/i.test(
+            q.value.type === "Literal"
+              ? String(q.value.value)
+              : q.value.type === "MemberExpression" && q.value.property.type === "Identifier"
+                ? q.value.property.name
+                : "",
+          ),
+      );
     });
     return serializable || sqliteTransaction(call, p) ? p : undefined;
   }
@@ -101,8 +119,14 @@ function sqliteTransaction(call: TSESTree.CallExpression, fn: TSESTree.FunctionL
   if (fn.async || fn.generator) return false;
   const up = call.parent;
   if (up?.type === "CallExpression" && up.callee === call) return true;
-  return up?.type === "MemberExpression" && up.object === call && up.property.type === "Identifier" &&
-    ["immediate", "exclusive", "deferred"].includes(up.property.name) && up.parent?.type === "CallExpression" && up.parent.callee === up;
+  return (
+    up?.type === "MemberExpression" &&
+    up.object === call &&
+    up.property.type === "Identifier" &&
+    ["immediate", "exclusive", "deferred"].includes(up.property.name) &&
+    up.parent?.type === "CallExpression" &&
+    up.parent.callee === up
+  );
 }
 
 /** The class body a function is a member of (directly), for `this.method()` resolution. */
@@ -127,8 +151,12 @@ const CRON_EXPRESSION = /^\s*(?:@\w+|(?:\S+\s+){4,6}\S+)\s*$/;
 
 function isCronExpression(node: Node | undefined): boolean {
   const n = node && node.type !== "SpreadElement" ? unwrap(node) : undefined;
-  const text = n?.type === "Literal" && typeof n.value === "string" ? n.value
-    : n?.type === "TemplateLiteral" && n.expressions.length === 0 ? n.quasis[0]?.value.cooked ?? undefined : undefined;
+  const text =
+    n?.type === "Literal" && typeof n.value === "string"
+      ? n.value
+      : n?.type === "TemplateLiteral" && n.expressions.length === 0
+        ? (n.quasis[0]?.value.cooked ?? undefined)
+        : undefined;
   return text !== undefined && CRON_EXPRESSION.test(text);
 }
 
@@ -137,12 +165,24 @@ export function runsRepeatedly(node: Node): boolean {
   for (let p = node.parent; p; p = p.parent) {
     if (!isFunction(p)) continue;
     const host = p.parent;
-    if ((host?.type === "CallExpression" || host?.type === "NewExpression") && host.arguments.includes(p as TSESTree.Expression)) {
+    if (
+      (host?.type === "CallExpression" || host?.type === "NewExpression") &&
+      host.arguments.includes(p as TSESTree.Expression)
+    ) {
       const callee = host.callee;
-      const name = callee.type === "Identifier" ? callee.name
-        : callee.type === "MemberExpression" && !callee.computed && callee.property.type === "Identifier" ? callee.property.name : undefined;
-      if (name !== undefined && (host.type === "NewExpression" ? REPEATING_CLASSES.test(name) && isCronExpression(host.arguments[0])
-        : REPEATING_CALLS.test(name) || (CRON_CALLS.test(name) && isCronExpression(host.arguments[0])))) return true;
+      const name =
+        callee.type === "Identifier"
+          ? callee.name
+          : callee.type === "MemberExpression" && !callee.computed && callee.property.type === "Identifier"
+            ? callee.property.name
+            : undefined;
+      if (
+        name !== undefined &&
+        (host.type === "NewExpression"
+          ? REPEATING_CLASSES.test(name) && isCronExpression(host.arguments[0])
+          : REPEATING_CALLS.test(name) || (CRON_CALLS.test(name) && isCronExpression(host.arguments[0])))
+      )
+        return true;
     }
     if (host?.type === "MethodDefinition") {
       const decorators = host.decorators ?? [];

@@ -89,7 +89,8 @@ function propertyName(member: TSESTree.MemberExpression, sourceCode: SourceCode,
 /** Key of an object property or enum member, when static. */
 export function keyName(key: Node, computed: boolean): string | undefined {
   if (!computed && key.type === "Identifier") return key.name;
-  if (key.type === "Literal" && (typeof key.value === "string" || typeof key.value === "number")) return String(key.value);
+  if (key.type === "Literal" && (typeof key.value === "string" || typeof key.value === "number"))
+    return String(key.value);
   return undefined;
 }
 
@@ -126,7 +127,11 @@ function objectPropertyValue(
   return undefined;
 }
 
-function evaluateMember(sourceCode: SourceCode, node: TSESTree.MemberExpression, depth: number): StaticValue | undefined {
+function evaluateMember(
+  sourceCode: SourceCode,
+  node: TSESTree.MemberExpression,
+  depth: number,
+): StaticValue | undefined {
   const name = propertyName(node, sourceCode, depth);
   if (name === undefined) return undefined;
   const object = unwrap(node.object);
@@ -162,8 +167,14 @@ function evaluateMember(sourceCode: SourceCode, node: TSESTree.MemberExpression,
 function isRequire(node: Node): boolean {
   let n = unwrap(node);
   while (n.type === "MemberExpression") n = unwrap(n.object);
-  return n.type === "CallExpression" && n.callee.type === "Identifier" && n.callee.name === "require" &&
-    n.arguments.length === 1 && n.arguments[0]!.type === "Literal" && typeof n.arguments[0]!.value === "string";
+  return (
+    n.type === "CallExpression" &&
+    n.callee.type === "Identifier" &&
+    n.callee.name === "require" &&
+    n.arguments.length === 1 &&
+    n.arguments[0]!.type === "Literal" &&
+    typeof n.arguments[0]!.value === "string"
+  );
 }
 
 function rootName(node: Node): string | undefined {
@@ -193,7 +204,7 @@ export function evaluate(sourceCode: SourceCode, node: Node, depth = 0): StaticV
     case "MemberExpression":
       return evaluateMember(sourceCode, n, depth);
     case "UnaryExpression":
-      if (n.operator === "!" ) {
+      if (n.operator === "!") {
         const v = evaluate(sourceCode, n.argument, depth + 1);
         return v ? { value: !v.value } : undefined;
       }
@@ -205,8 +216,12 @@ export function evaluate(sourceCode: SourceCode, node: Node, depth = 0): StaticV
     case "NewExpression": {
       // `new Date(0)`: a fixed instant, its epoch milliseconds (a lease cleared to the epoch).
       const [first] = n.arguments;
-      const fixed = n.callee.type === "Identifier" && n.callee.name === "Date" && n.arguments.length === 1 &&
-        first?.type === "Literal" && typeof first.value === "number";
+      const fixed =
+        n.callee.type === "Identifier" &&
+        n.callee.name === "Date" &&
+        n.arguments.length === 1 &&
+        first?.type === "Literal" &&
+        typeof first.value === "number";
       return fixed ? { value: first.value as number } : undefined;
     }
     default:
@@ -215,7 +230,8 @@ export function evaluate(sourceCode: SourceCode, node: Node, depth = 0): StaticV
 }
 
 /** Values compare by normalised text for strings (`in_progress` = `IN_PROGRESS` = `InProgress`), strictly otherwise. */
-const SQL_NOW = /^\s*(?:now\(\s*\)|current_timestamp(?:\(\s*\d*\s*\))?|localtimestamp|clock_timestamp\(\s*\)|statement_timestamp\(\s*\)|transaction_timestamp\(\s*\)|getdate\(\s*\)|getutcdate\(\s*\)|sysdate(?:\(\s*\))?|utc_timestamp(?:\(\s*\))?|datetime\(\s*'now'\s*\))\s*$/i;
+const SQL_NOW =
+  /^\s*(?:now\(\s*\)|current_timestamp(?:\(\s*\d*\s*\))?|localtimestamp|clock_timestamp\(\s*\)|statement_timestamp\(\s*\)|transaction_timestamp\(\s*\)|getdate\(\s*\)|getutcdate\(\s*\)|sysdate(?:\(\s*\))?|utc_timestamp(?:\(\s*\))?|datetime\(\s*'now'\s*\))\s*$/i;
 
 /** SQL text that reads the clock and nothing else (`now()`, `CURRENT_TIMESTAMP`), as query builders pass it. */
 export function isSqlNow(text: string): boolean {
@@ -230,8 +246,14 @@ export function isSqlNow(text: string): boolean {
 export function readsClock(sourceCode: SourceCode, node: Node, depth = 0): boolean {
   const n = unwrap(node);
   if (isClockReading(n)) return true;
-  if (n.type === "CallExpression" && n.callee.type === "MemberExpression" && !n.callee.computed && n.callee.property.type === "Identifier" &&
-    n.callee.property.name === "getTime") return readsClock(sourceCode, n.callee.object, depth);
+  if (
+    n.type === "CallExpression" &&
+    n.callee.type === "MemberExpression" &&
+    !n.callee.computed &&
+    n.callee.property.type === "Identifier" &&
+    n.callee.property.name === "getTime"
+  )
+    return readsClock(sourceCode, n.callee.object, depth);
   if (n.type === "Identifier" && depth < 3) {
     const init = getConstInit(sourceCode, n);
     return init !== undefined && init.type !== "TSEnumDeclaration" && readsClock(sourceCode, init, depth + 1);
@@ -244,16 +266,35 @@ export function isClockReading(node: Node): boolean {
   if (n.type === "NewExpression" && n.callee.type === "Identifier" && n.callee.name === "Date") {
     // `new Date(0)`, `new Date("2000-01-01")`: a fixed instant, not the clock.
     const [first] = n.arguments;
-    return !(n.arguments.length === 1 && first?.type === "Literal" && (typeof first.value === "number" || typeof first.value === "string"));
+    return !(
+      n.arguments.length === 1 &&
+      first?.type === "Literal" &&
+      (typeof first.value === "number" || typeof first.value === "string")
+    );
   }
   if (n.type === "CallExpression") {
     const c = n.callee;
-    if (c.type === "MemberExpression" && c.object.type === "Identifier" && c.object.name === "Date" && !c.computed &&
-      c.property.type === "Identifier" && c.property.name === "now") return true;
+    if (
+      c.type === "MemberExpression" &&
+      c.object.type === "Identifier" &&
+      c.object.name === "Date" &&
+      !c.computed &&
+      c.property.type === "Identifier" &&
+      c.property.name === "now"
+    )
+      return true;
     if (c.type === "Identifier" && /^(now|currentTime|getNow)$/i.test(c.name)) return true;
     // `new Date().getTime()`, `new Date().valueOf()`: Date.now() spelled longer.
-    if (c.type === "MemberExpression" && !c.computed && c.property.type === "Identifier" && /^(getTime|valueOf)$/.test(c.property.name) &&
-      n.arguments.length === 0 && unwrap(c.object).type === "NewExpression" && isClockReading(c.object)) return true;
+    if (
+      c.type === "MemberExpression" &&
+      !c.computed &&
+      c.property.type === "Identifier" &&
+      /^(getTime|valueOf)$/.test(c.property.name) &&
+      n.arguments.length === 0 &&
+      unwrap(c.object).type === "NewExpression" &&
+      isClockReading(c.object)
+    )
+      return true;
   }
   return false;
 }
@@ -271,7 +312,11 @@ export function readsClockAhead(sourceCode: SourceCode, node: Node): boolean {
   }
   if (n.type !== "NewExpression" || n.arguments.length !== 1) return false;
   const arg = unwrap(n.arguments[0] as Node);
-  return arg.type === "BinaryExpression" && arg.operator === "+" && (isClockReading(arg.left as Node) || isClockReading(arg.right as Node));
+  return (
+    arg.type === "BinaryExpression" &&
+    arg.operator === "+" &&
+    (isClockReading(arg.left as Node) || isClockReading(arg.right as Node))
+  );
 }
 
 /** An object literal, inline or held by a `const` (`const where = { … }; update({ where })`). */
@@ -311,8 +356,11 @@ function arrayChanges(sourceCode: SourceCode, id: TSESTree.Identifier): "none" |
     const call = parent.parent;
     const name = keyName(parent.property, parent.computed);
     if (call?.type === "CallExpression" && call.callee === parent && name === "push") out = "pushes";
-    else if ((call?.type === "CallExpression" && call.callee === parent && name !== undefined && ARRAY_MUTATORS.has(name)) ||
-      (call?.type === "AssignmentExpression" && call.left === parent)) return "other";
+    else if (
+      (call?.type === "CallExpression" && call.callee === parent && name !== undefined && ARRAY_MUTATORS.has(name)) ||
+      (call?.type === "AssignmentExpression" && call.left === parent)
+    )
+      return "other";
   }
   return out;
 }
@@ -328,7 +376,10 @@ function arrayMutated(sourceCode: SourceCode, id: TSESTree.Identifier): boolean 
  * AND terms only narrows what the list matches; any other change in place (`splice`, an index written) may widen
  * it, so the list is then unknown (undefined), as is a list built from spreads.
  */
-export function andTerms(sourceCode: SourceCode, node: Node | undefined): { terms: readonly Node[]; grows: boolean } | undefined {
+export function andTerms(
+  sourceCode: SourceCode,
+  node: Node | undefined,
+): { terms: readonly Node[]; grows: boolean } | undefined {
   if (!node || node.type === "SpreadElement") return undefined;
   let n = unwrap(node);
   let grows = false;
@@ -374,7 +425,8 @@ export function thenParameterOf(sourceCode: SourceCode, id: TSESTree.Identifier)
   const first = fn.params[0];
   if (!first || def.name.range[0] < first.range[0] || def.name.range[1] > first.range[1]) return undefined;
   const call = fn.parent;
-  if (call?.type !== "CallExpression" || call.arguments[0] !== fn || call.callee.type !== "MemberExpression") return undefined;
+  if (call?.type !== "CallExpression" || call.arguments[0] !== fn || call.callee.type !== "MemberExpression")
+    return undefined;
   const method = call.callee.property;
   if (call.callee.computed || method.type !== "Identifier" || method.name !== "then") return undefined;
   return unwrap(call.callee.object);
@@ -398,8 +450,14 @@ export function callbackValueOf(sourceCode: SourceCode, id: TSESTree.Identifier)
 /** A callback as it is passed: the function itself, or its `.bind(this)` (`function (err, id) { … }.bind(this)`). */
 export function boundCallback(fn: TSESTree.FunctionLike): Node {
   const member = fn.parent;
-  if (member?.type === "MemberExpression" && member.object === fn && keyName(member.property, member.computed) === "bind" &&
-    member.parent.type === "CallExpression" && member.parent.callee === member) return member.parent;
+  if (
+    member?.type === "MemberExpression" &&
+    member.object === fn &&
+    keyName(member.property, member.computed) === "bind" &&
+    member.parent.type === "CallExpression" &&
+    member.parent.callee === member
+  )
+    return member.parent;
   return fn;
 }
 
@@ -440,13 +498,15 @@ export function evaluateNumber(sourceCode: SourceCode, node: Node, depth = 0): n
     case "MemberExpression": {
       const object = unwrap(n.object);
       const key = keyName(n.property, n.computed);
-      if (object.type === "Identifier" && object.name === "Number" && key === "MAX_SAFE_INTEGER") return Number.MAX_SAFE_INTEGER;
+      if (object.type === "Identifier" && object.name === "Number" && key === "MAX_SAFE_INTEGER")
+        return Number.MAX_SAFE_INTEGER;
       if (object.type === "Identifier" && object.name === "Number" && key === "MAX_VALUE") return Number.MAX_VALUE;
       const v = evaluate(sourceCode, n, depth + 1);
       return typeof v?.value === "number" && !v.symbolic ? v.value : undefined;
     }
     case "UnaryExpression": {
-      const v = n.operator === "-" || n.operator === "+" ? evaluateNumber(sourceCode, n.argument, depth + 1) : undefined;
+      const v =
+        n.operator === "-" || n.operator === "+" ? evaluateNumber(sourceCode, n.argument, depth + 1) : undefined;
       return v === undefined ? undefined : n.operator === "-" ? -v : v;
     }
     case "BinaryExpression": {
@@ -455,11 +515,16 @@ export function evaluateNumber(sourceCode: SourceCode, node: Node, depth = 0): n
       const b = a === undefined ? undefined : evaluateNumber(sourceCode, n.right, depth + 1);
       if (a === undefined || b === undefined) return undefined;
       switch (n.operator) {
-        case "+": return a + b;
-        case "-": return a - b;
-        case "*": return a * b;
-        case "/": return b === 0 ? undefined : a / b;
-        default: return undefined;
+        case "+":
+          return a + b;
+        case "-":
+          return a - b;
+        case "*":
+          return a * b;
+        case "/":
+          return b === 0 ? undefined : a / b;
+        default:
+          return undefined;
       }
     }
     default:
@@ -489,7 +554,11 @@ export function fieldInit(member: TSESTree.MemberExpression): Node | undefined {
       for (const s of el.value.body?.body ?? []) {
         if (s.type !== "ExpressionStatement" || s.expression.type !== "AssignmentExpression") continue;
         const left = s.expression.left;
-        if (left.type === "MemberExpression" && left.object.type === "ThisExpression" && memberKey(left.property, left.computed) === name) {
+        if (
+          left.type === "MemberExpression" &&
+          left.object.type === "ThisExpression" &&
+          memberKey(left.property, left.computed) === name
+        ) {
           return s.expression.right;
         }
       }
@@ -505,8 +574,14 @@ export function fieldInit(member: TSESTree.MemberExpression): Node | undefined {
 export function resultBinding(node: Node): TSESTree.Identifier | undefined {
   let child: Node = node;
   let p = node.parent;
-  while (p && (p.type === "AwaitExpression" || p.type === "TSAsExpression" || p.type === "TSNonNullExpression" ||
-    (p.type === "MemberExpression" && p.object === child) || (p.type === "CallExpression" && p.callee === child))) {
+  while (
+    p &&
+    (p.type === "AwaitExpression" ||
+      p.type === "TSAsExpression" ||
+      p.type === "TSNonNullExpression" ||
+      (p.type === "MemberExpression" && p.object === child) ||
+      (p.type === "CallExpression" && p.callee === child))
+  ) {
     child = p;
     p = p.parent;
   }

@@ -12,7 +12,22 @@
  * export holds another module's helpers (`static locks = locks`, `{ locks }`), named so by the audit.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { AdvisoryHelperEffect, AdvisoryLockOp, ClaimEffect, ExportedHelper, HelperEffect, ImportedClaim, ImportedRowRelease, KeyShape, KvFacts, KvOp, LockFacts, Node, RowReleaseEffect, StateWrite } from "../model/model.js";
+import type {
+  AdvisoryHelperEffect,
+  AdvisoryLockOp,
+  ClaimEffect,
+  ExportedHelper,
+  HelperEffect,
+  ImportedClaim,
+  ImportedRowRelease,
+  KeyShape,
+  KvFacts,
+  KvOp,
+  LockFacts,
+  Node,
+  RowReleaseEffect,
+  StateWrite,
+} from "../model/model.js";
 import { claimKey, claimName, formatValue } from "../model/names.js";
 import { describeRowRelease } from "../model/describe.js";
 import { helperOrigin } from "../model/model.js";
@@ -20,10 +35,17 @@ import { classOf, enclosingFunction, functionName, unitOf } from "../reading/uni
 import { exportNames, reachNames } from "../reading/exports.js";
 import { evaluate, findVariable, keyName, unwrap } from "../reading/values.js";
 import { toBranches } from "../model/conditions.js";
-import { argumentFor, clientText, describeCallee, handleCalls, shapeFromParts, type FunctionSummary, type KvEffect } from "./summaries.js";
+import {
+  argumentFor,
+  clientText,
+  describeCallee,
+  handleCalls,
+  shapeFromParts,
+  type FunctionSummary,
+  type KvEffect,
+} from "./summaries.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
-
 
 /** What one import binding of a module brings in: the local name, the name imported (`default`, `*`), the helpers. */
 export interface ImportedHelpers {
@@ -45,8 +67,11 @@ function plainEffect(effect: KvEffect, kv: KvFacts): HelperEffect {
   const lock = locks.find((l) => l.acquire === op) ?? locks.find((l) => helperOrigin(l.acquire) === root);
   const released = [...kv.releases, ...kv.viaHelpers.releases].find((r) => r.op === op || helperOrigin(r.op) === root);
   const acquire = op.nx && (op.command === "set" || op.command === "setnx");
-  const deleting = op.command === "del" || (op.command === "script" && (op.script === "compare-and-delete" || op.script === "delete"));
-  const release = deleting ? (released?.kind ?? (root.script === "compare-and-delete" ? "owner-checked" : op.via?.release ?? "plain")) : undefined;
+  const deleting =
+    op.command === "del" || (op.command === "script" && (op.script === "compare-and-delete" || op.script === "delete"));
+  const release = deleting
+    ? (released?.kind ?? (root.script === "compare-and-delete" ? "owner-checked" : (op.via?.release ?? "plain")))
+    : undefined;
   return {
     command: op.command,
     nx: op.nx,
@@ -75,11 +100,18 @@ export function exportedHelpers(
 ): ExportedHelper[] {
   const pooled = advisoryHelpers(advisory);
   const { rowReleases, claims, frees } = rowLocks;
-  if (summaries.size === 0 && pooled.size === 0 && rowReleases.size === 0 && claims.size === 0 && frees.size === 0) return [];
+  if (summaries.size === 0 && pooled.size === 0 && rowReleases.size === 0 && claims.size === 0 && frees.size === 0)
+    return [];
   const exports = exportNames(sourceCode.ast as TSESTree.Program);
   if (exports.size === 0) return [];
   const out: ExportedHelper[] = [];
-  const functions = new Set([...summaries.keys(), ...pooled.keys(), ...rowReleases.keys(), ...claims.keys(), ...frees.keys()]);
+  const functions = new Set([
+    ...summaries.keys(),
+    ...pooled.keys(),
+    ...rowReleases.keys(),
+    ...claims.keys(),
+    ...frees.keys(),
+  ]);
   for (const fn of functions) {
     const summary = summaries.get(fn);
     const effects = summary ? summary.effects.map((e) => plainEffect(e, kv)) : [];
@@ -89,7 +121,11 @@ export function exportedHelpers(
     const freed = frees.get(fn);
     for (const name of reachNames(fn, exports)) {
       out.push({
-        name, effects, ...(locks ? { advisory: locks } : {}), ...(rows ? { rowReleases: rows } : {}), ...(taken ? { claims: taken } : {}),
+        name,
+        effects,
+        ...(locks ? { advisory: locks } : {}),
+        ...(rows ? { rowReleases: rows } : {}),
+        ...(taken ? { claims: taken } : {}),
         ...(freed ? { frees: freed } : {}),
       });
     }
@@ -105,7 +141,9 @@ export interface RowLockHelpers {
 }
 
 /** The three kinds of row-lock helper of a module (`rowReleaseHelpers`, `claimHelpers`, `freeingHelpers`). */
-export function rowLockHelpers(facts: Pick<LockFacts, "claims" | "writes" | "answeredHere" | "rowReleases" | "changesHands" | "holderWrites">): RowLockHelpers {
+export function rowLockHelpers(
+  facts: Pick<LockFacts, "claims" | "writes" | "answeredHere" | "rowReleases" | "changesHands" | "holderWrites">,
+): RowLockHelpers {
   return { rowReleases: rowReleaseHelpers(facts), claims: claimHelpers(facts), frees: freeingHelpers(facts) };
 }
 
@@ -138,7 +176,12 @@ type RowHelpers<T> = ReadonlyMap<TSESTree.FunctionLike, T[]>;
  * The named functions whose every state write is one of the items' (they read, or call, but write nothing else), with
  * the items' effects: what a call of such a function does wherever it is made.
  */
-function soleWriters<T, E>(items: readonly T[], writeOf: (item: T) => StateWrite, writes: readonly StateWrite[], effectOf: (item: T) => E): Map<TSESTree.FunctionLike, E[]> {
+function soleWriters<T, E>(
+  items: readonly T[],
+  writeOf: (item: T) => StateWrite,
+  writes: readonly StateWrite[],
+  effectOf: (item: T) => E,
+): Map<TSESTree.FunctionLike, E[]> {
   const out = new Map<TSESTree.FunctionLike, E[]>();
   const own = new Set(items.map(writeOf));
   for (const item of items) {
@@ -155,18 +198,25 @@ function soleWriters<T, E>(items: readonly T[], writeOf: (item: T) => StateWrite
  * in another module takes that lock at its call, and only a recovery somewhere in the project (the audit pairs
  * it by key) answers it.
  */
-function claimHelpers(facts: Pick<LockFacts, "claims" | "writes" | "answeredHere">): Map<TSESTree.FunctionLike, ClaimEffect[]> {
-  return soleWriters(facts.claims, (c) => c.write, facts.writes, (claim) => {
-    const rowParam = rowParameter(claim.write);
-    return {
-      name: claimName(claim),
-      answered: facts.answeredHere(claim),
-      key: claimKey(claim),
-      stuck: claim.insert ? "its lock row" : claim.lease ? `${claim.lock.field} set` : formatValue(claim.lock.value),
-      line: claim.write.node.loc.start.line,
-      ...(rowParam !== undefined ? { rowParam } : {}),
-    };
-  });
+function claimHelpers(
+  facts: Pick<LockFacts, "claims" | "writes" | "answeredHere">,
+): Map<TSESTree.FunctionLike, ClaimEffect[]> {
+  return soleWriters(
+    facts.claims,
+    (c) => c.write,
+    facts.writes,
+    (claim) => {
+      const rowParam = rowParameter(claim.write);
+      return {
+        name: claimName(claim),
+        answered: facts.answeredHere(claim),
+        key: claimKey(claim),
+        stuck: claim.insert ? "its lock row" : claim.lease ? `${claim.lock.field} set` : formatValue(claim.lock.value),
+        line: claim.write.node.loc.start.line,
+        ...(rowParam !== undefined ? { rowParam } : {}),
+      };
+    },
+  );
 }
 
 /** The parameter of the writing function that every branch of the write's filter pins a row by (`{ name: lockName }`). */
@@ -197,14 +247,21 @@ function rowParameter(write: StateWrite): number | undefined {
  * calls it. A function that also does other writes (the work, then its completion) is the holder's own code,
  * judged in this module only. The verdicts are `owner-checked-release`'s in this module.
  */
-function rowReleaseHelpers(facts: Pick<LockFacts, "rowReleases" | "writes" | "changesHands">): Map<TSESTree.FunctionLike, RowReleaseEffect[]> {
+function rowReleaseHelpers(
+  facts: Pick<LockFacts, "rowReleases" | "writes" | "changesHands">,
+): Map<TSESTree.FunctionLike, RowReleaseEffect[]> {
   const unchecked = facts.rowReleases.filter((r) => !r.ownerChecked && facts.changesHands(r.claim));
-  return soleWriters(unchecked, (r) => r.write, facts.writes, (release) => ({
-    key: claimKey(release.claim),
-    ...describeRowRelease(release),
-    line: release.write.node.loc.start.line,
-    acquireLine: release.claim.write.node.loc.start.line,
-  }));
+  return soleWriters(
+    unchecked,
+    (r) => r.write,
+    facts.writes,
+    (release) => ({
+      key: claimKey(release.claim),
+      ...describeRowRelease(release),
+      line: release.write.node.loc.start.line,
+      acquireLine: release.claim.write.node.loc.start.line,
+    }),
+  );
 }
 
 /**
@@ -223,7 +280,10 @@ function advisoryHelpers(ops: readonly AdvisoryLockOp[]): Map<TSESTree.FunctionL
   const out = new Map<TSESTree.FunctionLike, AdvisoryHelperEffect[]>();
   for (const [fn, fnOps] of byFn) {
     if (fnOps.some((o) => o.fn === "lock") && fnOps.some((o) => o.fn !== "lock")) continue;
-    out.set(fn, fnOps.map((o) => ({ fn: o.fn, try: o.try, client: o.client, line: o.node.loc.start.line })));
+    out.set(
+      fn,
+      fnOps.map((o) => ({ fn: o.fn, try: o.try, client: o.client, line: o.node.loc.start.line })),
+    );
   }
   return out;
 }
@@ -235,7 +295,9 @@ function isParameter(client: string, fn: TSESTree.FunctionLike): boolean {
     const target = p.type === "TSParameterProperty" ? p.parameter : p;
     const id = target.type === "AssignmentPattern" ? target.left : target;
     if (id.type === "Identifier") names.add(id.name);
-    if (id.type === "ObjectPattern") for (const prop of id.properties) if (prop.type === "Property" && prop.value.type === "Identifier") names.add(prop.value.name);
+    if (id.type === "ObjectPattern")
+      for (const prop of id.properties)
+        if (prop.type === "Property" && prop.value.type === "Identifier") names.add(prop.value.name);
   }
   return names.has(client.split(".")[0]!);
 }
@@ -248,20 +310,32 @@ export function importBindings(program: TSESTree.Program): { local: string; impo
   for (const s of program.body) {
     if (s.type === "ImportDeclaration" && s.importKind !== "type") {
       for (const sp of s.specifiers) {
-        const imported = sp.type === "ImportDefaultSpecifier" ? "default" : sp.type === "ImportNamespaceSpecifier" ? "*" : keyName(sp.imported, false) ?? "";
+        const imported =
+          sp.type === "ImportDefaultSpecifier"
+            ? "default"
+            : sp.type === "ImportNamespaceSpecifier"
+              ? "*"
+              : (keyName(sp.imported, false) ?? "");
         out.push({ local: sp.local.name, imported, specifier: s.source.value });
       }
     }
     if (s.type === "VariableDeclaration") {
       for (const d of s.declarations) {
         const init = d.init && unwrap(d.init);
-        if (!init || init.type !== "CallExpression" || init.callee.type !== "Identifier" || init.callee.name !== "require") continue;
+        if (
+          !init ||
+          init.type !== "CallExpression" ||
+          init.callee.type !== "Identifier" ||
+          init.callee.name !== "require"
+        )
+          continue;
         const arg = init.arguments[0];
         if (!arg || arg.type !== "Literal" || typeof arg.value !== "string") continue;
         if (d.id.type === "Identifier") out.push({ local: d.id.name, imported: "*", specifier: arg.value });
         if (d.id.type === "ObjectPattern") {
           for (const p of d.id.properties) {
-            if (p.type === "Property" && p.value.type === "Identifier") out.push({ local: p.value.name, imported: keyName(p.key, p.computed) ?? "", specifier: arg.value });
+            if (p.type === "Property" && p.value.type === "Identifier")
+              out.push({ local: p.value.name, imported: keyName(p.key, p.computed) ?? "", specifier: arg.value });
           }
         }
       }
@@ -271,18 +345,31 @@ export function importBindings(program: TSESTree.Program): { local: string; impo
 }
 
 /** The import binding an identifier refers to (not a local that shadows it). */
-function bindingOf(sourceCode: SourceCode, id: TSESTree.Identifier, imports: ReadonlyMap<string, ImportedHelpers>): ImportedHelpers | undefined {
+function bindingOf(
+  sourceCode: SourceCode,
+  id: TSESTree.Identifier,
+  imports: ReadonlyMap<string, ImportedHelpers>,
+): ImportedHelpers | undefined {
   const binding = imports.get(id.name);
   if (!binding) return undefined;
   const def = findVariable(sourceCode, id)?.defs[0];
   if (def?.type === "ImportBinding") return binding;
-  if (def?.type === "Variable" && def.node.init && unwrap(def.node.init).type === "CallExpression" && def.parent.parent?.type === "Program") return binding;
+  if (
+    def?.type === "Variable" &&
+    def.node.init &&
+    unwrap(def.node.init).type === "CallExpression" &&
+    def.parent.parent?.type === "Program"
+  )
+    return binding;
   return undefined;
 }
 
 /** The names a call may reach an imported helper by, most specific first, and the binding. */
-function importedTarget(sourceCode: SourceCode, call: TSESTree.CallExpression, imports: ReadonlyMap<string, ImportedHelpers>):
-  { binding: ImportedHelpers; names: string[] } | undefined {
+function importedTarget(
+  sourceCode: SourceCode,
+  call: TSESTree.CallExpression,
+  imports: ReadonlyMap<string, ImportedHelpers>,
+): { binding: ImportedHelpers; names: string[] } | undefined {
   const callee = unwrap(call.callee);
   if (callee.type === "Identifier") {
     const binding = bindingOf(sourceCode, callee, imports);
@@ -296,7 +383,10 @@ function importedTarget(sourceCode: SourceCode, call: TSESTree.CallExpression, i
     const binding = id && bindingOf(sourceCode, id, imports);
     if (!binding) return undefined;
     const base = binding.imported === "*" ? ["default"] : [binding.imported];
-    return { binding, names: [...(binding.imported === "*" && sep === "." ? [method] : []), ...base.map((b) => `${b}${sep}${method}`)] };
+    return {
+      binding,
+      names: [...(binding.imported === "*" && sep === "." ? [method] : []), ...base.map((b) => `${b}${sep}${method}`)],
+    };
   };
   if (object.type === "Identifier") {
     const def = findVariable(sourceCode, object)?.defs[0];
@@ -356,7 +446,11 @@ function fieldType(body: TSESTree.ClassBody, field: string): TSESTree.Identifier
   return undefined;
 }
 
-function shapeAt(sourceCode: SourceCode, call: TSESTree.CallExpression, key: HelperEffect["key"]): { key: KeyShape; keyNode: Node } | undefined {
+function shapeAt(
+  sourceCode: SourceCode,
+  call: TSESTree.CallExpression,
+  key: HelperEffect["key"],
+): { key: KeyShape; keyNode: Node } | undefined {
   return "fixed" in key ? { key: key.fixed, keyNode: call } : shapeFromParts(sourceCode, call, key);
 }
 
@@ -371,7 +465,11 @@ export interface ImportedOps {
 const NO_IMPORTED: ImportedOps = { kv: [], advisory: [], rows: [], claims: [] };
 
 /** The ops the module's calls of imported helpers make, at the calls. */
-export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTree.CallExpression[], imported: readonly ImportedHelpers[]): ImportedOps {
+export function importedInstances(
+  sourceCode: SourceCode,
+  calls: readonly TSESTree.CallExpression[],
+  imported: readonly ImportedHelpers[],
+): ImportedOps {
   if (imported.length === 0) return NO_IMPORTED;
   const imports = new Map(imported.map((b) => [b.local, b]));
   const out: KvOp[] = [];
@@ -383,14 +481,27 @@ export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTr
   for (const call of calls) {
     const target = importedTarget(sourceCode, call, imports);
     if (!target) continue;
-    const helper = target.names.map((n) => target.binding.helpers.find((h) => h.name === n)).find((h) => h !== undefined);
+    const helper = target.names
+      .map((n) => target.binding.helpers.find((h) => h.name === n))
+      .find((h) => h !== undefined);
     if (!helper) continue;
     const file = helper.file ?? target.binding.file;
     const name = describeCallee(sourceCode, call);
     for (const effect of helper.rowReleases ?? []) rowCalls.push({ call, helper: name, file, effect });
-    for (const effect of helper.claims ?? []) claimCalls.push({ call, helper: name, file, effect, row: rowArgument(sourceCode, call, effect.rowParam) });
-    for (const key of [...(helper.claims ?? []).map((c) => c.key), ...(helper.rowReleases ?? []).map((r) => r.key), ...(helper.frees ?? [])]) {
-      uses.push({ call, file, key, takes: (helper.claims ?? []).some((c) => c.key === key), frees: !(helper.claims ?? []).some((c) => c.key === key) });
+    for (const effect of helper.claims ?? [])
+      claimCalls.push({ call, helper: name, file, effect, row: rowArgument(sourceCode, call, effect.rowParam) });
+    for (const key of [
+      ...(helper.claims ?? []).map((c) => c.key),
+      ...(helper.rowReleases ?? []).map((r) => r.key),
+      ...(helper.frees ?? []),
+    ]) {
+      uses.push({
+        call,
+        file,
+        key,
+        takes: (helper.claims ?? []).some((c) => c.key === key),
+        frees: !(helper.claims ?? []).some((c) => c.key === key),
+      });
     }
     for (const effect of helper.advisory ?? []) {
       advisory.push({
@@ -422,8 +533,14 @@ export function importedInstances(sourceCode: SourceCode, calls: readonly TSESTr
   // nothing, and the module's own finding stands alone.
   const holds = (call: TSESTree.CallExpression, file: string, key: string, side: "takes" | "frees") => {
     const fn = unitOf(call);
-    return uses.some((u) => u.file === file && u.key === key && u[side] && unitOf(u.call) === fn &&
-      (side === "frees" ? u.call.range[0] > call.range[1] : u.call.range[1] < call.range[0]));
+    return uses.some(
+      (u) =>
+        u.file === file &&
+        u.key === key &&
+        u[side] &&
+        unitOf(u.call) === fn &&
+        (side === "frees" ? u.call.range[0] > call.range[1] : u.call.range[1] < call.range[0]),
+    );
   };
   return {
     kv: out,
@@ -443,7 +560,11 @@ interface Called<E> {
 }
 
 /** The value of the argument a claim helper picks its row by, when it is static (`"resetDailyTasks"`). */
-function rowArgument(sourceCode: SourceCode, call: TSESTree.CallExpression, index: number | undefined): string | undefined {
+function rowArgument(
+  sourceCode: SourceCode,
+  call: TSESTree.CallExpression,
+  index: number | undefined,
+): string | undefined {
   const arg = index === undefined ? undefined : call.arguments[index];
   if (!arg || arg.type === "SpreadElement") return undefined;
   const v = evaluate(sourceCode, arg);
@@ -455,10 +576,14 @@ function rowArgument(sourceCode: SourceCode, call: TSESTree.CallExpression, inde
  * calls that take different rows by a static argument (`acquireLock("daily")`, `acquireLock("weekly")`) take
  * different locks, one instance each.
  */
-function grouped<E extends { readonly line: number }>(calls: readonly Called<E>[]): (Called<E> & { readonly alsoAt: readonly number[] })[] {
+function grouped<E extends { readonly line: number }>(
+  calls: readonly Called<E>[],
+): (Called<E> & { readonly alsoAt: readonly number[] })[] {
   const out: (Called<E> & { alsoAt: readonly number[] })[] = [];
   for (const c of calls) {
-    const i = out.findIndex((x) => x.file === c.file && x.helper === c.helper && x.effect.line === c.effect.line && x.row === c.row);
+    const i = out.findIndex(
+      (x) => x.file === c.file && x.helper === c.helper && x.effect.line === c.effect.line && x.row === c.row,
+    );
     if (i < 0) out.push({ ...c, alsoAt: [] });
     else out[i] = { ...out[i]!, alsoAt: [...out[i]!.alsoAt, c.call.loc.start.line] };
   }
@@ -469,8 +594,14 @@ function grouped<E extends { readonly line: number }>(calls: readonly Called<E>[
  * One effect of an imported helper as an op: the arguments read from `call`, the op placed at `at` (the call, or the
  * call of the returned handle's method that makes it). Undefined when the client it needs cannot be read.
  */
-function importedOp(sourceCode: SourceCode, call: TSESTree.CallExpression, at: TSESTree.CallExpression, effect: HelperEffect,
-  shape: { key: KeyShape; keyNode: Node }, file: string): KvOp | undefined {
+function importedOp(
+  sourceCode: SourceCode,
+  call: TSESTree.CallExpression,
+  at: TSESTree.CallExpression,
+  effect: HelperEffect,
+  shape: { key: KeyShape; keyNode: Node },
+  file: string,
+): KvOp | undefined {
   let client = typeof effect.client === "string" ? `${file}:${effect.client}` : undefined;
   if (typeof effect.client !== "string") {
     const arg = argumentFor(sourceCode, call, effect.client.param);

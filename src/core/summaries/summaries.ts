@@ -53,7 +53,9 @@ const MAX_DEPTH = 4;
 const EFFECT_COMMANDS = new Set(["set", "setnx", "del", "script", "expire"]);
 
 function isDeleting(op: KvOp): boolean {
-  return op.command === "del" || (op.command === "script" && (op.script === "compare-and-delete" || op.script === "delete"));
+  return (
+    op.command === "del" || (op.command === "script" && (op.script === "compare-and-delete" || op.script === "delete"))
+  );
 }
 
 function isAcquire(op: KvOp): boolean {
@@ -68,7 +70,11 @@ function paramRef(sourceCode: SourceCode, fn: Fn, id: TSESTree.Identifier): Para
     const p = param.type === "TSParameterProperty" ? param.parameter : param;
     const target = p.type === "AssignmentPattern" ? p.left : p;
     if (target.type === "Identifier" && target.name === id.name) {
-      return { index, ...(p.type === "AssignmentPattern" ? { hasDefault: true } : {}), ...(target.optional ? { optional: true } : {}) };
+      return {
+        index,
+        ...(p.type === "AssignmentPattern" ? { hasDefault: true } : {}),
+        ...(target.optional ? { optional: true } : {}),
+      };
     }
     if (target.type === "ObjectPattern") {
       for (const prop of target.properties) {
@@ -95,7 +101,12 @@ function asParam(sourceCode: SourceCode, fn: Fn, node: Node | undefined, depth =
     return init ? asParam(sourceCode, fn, init, depth + 1) : undefined;
   }
   // `options.ttl` of a parameter `options`
-  if (n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier" && unwrap(n.object).type === "Identifier") {
+  if (
+    n.type === "MemberExpression" &&
+    !n.computed &&
+    n.property.type === "Identifier" &&
+    unwrap(n.object).type === "Identifier"
+  ) {
     const base = paramRef(sourceCode, fn, unwrap(n.object) as TSESTree.Identifier);
     if (base && base.prop === undefined) return { index: base.index, prop: n.property.name };
   }
@@ -111,7 +122,9 @@ export function ctorParam(sourceCode: SourceCode, fn: Fn, node: Node): ParamRef 
   if (n.type !== "MemberExpression" || unwrap(n.object).type !== "ThisExpression") return undefined;
   const field = keyName(n.property, n.computed);
   const body = classOf(fn);
-  const ctor = body?.body.find((m): m is TSESTree.MethodDefinition => m.type === "MethodDefinition" && m.kind === "constructor");
+  const ctor = body?.body.find(
+    (m): m is TSESTree.MethodDefinition => m.type === "MethodDefinition" && m.kind === "constructor",
+  );
   if (!field || !ctor) return undefined;
   for (const [index, p] of ctor.value.params.entries()) {
     if (p.type !== "TSParameterProperty") continue;
@@ -123,7 +136,12 @@ export function ctorParam(sourceCode: SourceCode, fn: Fn, node: Node): ParamRef 
   for (const s of ctor.value.body?.body ?? []) {
     if (s.type !== "ExpressionStatement" || s.expression.type !== "AssignmentExpression") continue;
     const { left, right } = s.expression;
-    if (left.type !== "MemberExpression" || unwrap(left.object).type !== "ThisExpression" || keyName(left.property, left.computed) !== field) continue;
+    if (
+      left.type !== "MemberExpression" ||
+      unwrap(left.object).type !== "ThisExpression" ||
+      keyName(left.property, left.computed) !== field
+    )
+      continue;
     writes++;
     const r = unwrap(right);
     if (r.type === "Identifier") {
@@ -141,7 +159,8 @@ function keyParts(sourceCode: SourceCode, fn: Fn, node: Node, fields = false): K
   const walk = (expr: Node, depth: number): KeyPart[] => {
     const n = unwrap(expr);
     const value = evaluate(sourceCode, n);
-    if (value && !value.symbolic && (typeof value.value === "string" || typeof value.value === "number")) return [{ text: String(value.value) }];
+    if (value && !value.symbolic && (typeof value.value === "string" || typeof value.value === "number"))
+      return [{ text: String(value.value) }];
     if (depth > MAX_DEPTH) return [{ any: true }];
     const param = asParam(sourceCode, fn, n) ?? (fields ? ctorParam(sourceCode, fn, n) : undefined);
     if (param) {
@@ -157,7 +176,8 @@ function keyParts(sourceCode: SourceCode, fn: Fn, node: Node, fields = false): K
       });
       return out;
     }
-    if (n.type === "BinaryExpression" && n.operator === "+") return [...walk(n.left, depth + 1), ...walk(n.right, depth + 1)];
+    if (n.type === "BinaryExpression" && n.operator === "+")
+      return [...walk(n.left, depth + 1), ...walk(n.right, depth + 1)];
     if (n.type === "Identifier") {
       const init = getConstInit(sourceCode, n);
       if (init && init.type !== "TSEnumDeclaration") return walk(init, depth + 1);
@@ -175,7 +195,8 @@ function effectOf(sourceCode: SourceCode, fn: Fn, op: KvOp): KvEffect {
   // The client a helper is handed (`helper(redis, key)`, `helper({ redis, lockKey })`): its receiver is a parameter.
   const callee = op.node.type === "CallExpression" ? unwrap(op.node.callee) : undefined;
   const receiver = callee?.type === "MemberExpression" ? unwrap(callee.object) : undefined;
-  const client = receiver?.type === "Identifier" && receiver.name === op.client ? asParam(sourceCode, fn, receiver) : undefined;
+  const client =
+    receiver?.type === "Identifier" && receiver.name === op.client ? asParam(sourceCode, fn, receiver) : undefined;
   const fieldClient = receiver?.type === "MemberExpression" ? ctorParam(sourceCode, fn, receiver) : undefined;
   const value = asParam(sourceCode, fn, op.valueNode) ?? encodedParam(sourceCode, fn, op.valueNode);
   return {
@@ -200,7 +221,8 @@ function encodedParam(sourceCode: SourceCode, fn: Fn, node: Node | undefined): P
     if (!init || init.type === "TSEnumDeclaration") return undefined;
     n = unwrap(init);
   }
-  if (n.type !== "CallExpression" || n.arguments.length !== 1 || n.arguments[0]!.type === "SpreadElement") return undefined;
+  if (n.type !== "CallExpression" || n.arguments.length !== 1 || n.arguments[0]!.type === "SpreadElement")
+    return undefined;
   return asParam(sourceCode, fn, n.arguments[0]);
 }
 
@@ -227,7 +249,8 @@ function handleOf(fn: Fn): { factory: Fn; method: string } | undefined {
   // The named function that hands it back, also from inside its own `.then` callback (`return set(…).then((ok) =>
   // ({ release: … }))`).
   if (returned?.type === "ReturnStatement") factory = unitOf(returned) ?? undefined;
-  else if (returned && isFunction(returned) && returned.body === object) factory = functionName(returned) !== undefined ? returned : unitOf(returned) ?? undefined;
+  else if (returned && isFunction(returned) && returned.body === object)
+    factory = functionName(returned) !== undefined ? returned : (unitOf(returned) ?? undefined);
   if (!method || !factory || !isFunction(factory) || functionName(factory) === undefined) return undefined;
   return { factory, method };
 }
@@ -238,14 +261,24 @@ function handleOf(fn: Fn): { factory: Fn; method: string } | undefined {
  * callback on the call. A handle kept in anything but a
  * variable of its own (passed on, stored in a field) is not followed.
  */
-export function handleCalls(sourceCode: SourceCode, call: TSESTree.CallExpression, method: string): TSESTree.CallExpression[] {
+export function handleCalls(
+  sourceCode: SourceCode,
+  call: TSESTree.CallExpression,
+  method: string,
+): TSESTree.CallExpression[] {
   let up: Node | undefined = call.parent;
-  while (up && (up.type === "AwaitExpression" || up.type === "TSAsExpression" || up.type === "TSNonNullExpression")) up = up.parent;
+  while (up && (up.type === "AwaitExpression" || up.type === "TSAsExpression" || up.type === "TSNonNullExpression"))
+    up = up.parent;
   // `acquireLock(…).then((lock) => { … lock.release() })`: the handle is the callback's parameter.
   let holder: TSESTree.Node | undefined;
   if (up?.type === "VariableDeclarator" && up.init !== null) holder = up.id;
-  else if (up?.type === "MemberExpression" && up.object === call && keyName(up.property, up.computed) === "then" &&
-    up.parent.type === "CallExpression" && up.parent.callee === up) {
+  else if (
+    up?.type === "MemberExpression" &&
+    up.object === call &&
+    keyName(up.property, up.computed) === "then" &&
+    up.parent.type === "CallExpression" &&
+    up.parent.callee === up
+  ) {
     const cb = up.parent.arguments[0];
     if (cb && isFunction(cb)) holder = cb.params[0];
   }
@@ -255,15 +288,23 @@ export function handleCalls(sourceCode: SourceCode, call: TSESTree.CallExpressio
     const variable = findVariable(sourceCode, id);
     for (const ref of variable?.references ?? []) {
       const at = ref.identifier.parent;
-      if (member && at?.type === "MemberExpression" && at.object === ref.identifier && keyName(at.property, at.computed) === method &&
-        at.parent.type === "CallExpression" && at.parent.callee === at) out.push(at.parent);
+      if (
+        member &&
+        at?.type === "MemberExpression" &&
+        at.object === ref.identifier &&
+        keyName(at.property, at.computed) === method &&
+        at.parent.type === "CallExpression" &&
+        at.parent.callee === at
+      )
+        out.push(at.parent);
       if (!member && at?.type === "CallExpression" && at.callee === ref.identifier) out.push(at);
     }
   };
   if (holder.type === "Identifier") callsOf(holder, true);
   else if (holder.type === "ObjectPattern") {
     for (const p of holder.properties) {
-      if (p.type === "Property" && keyName(p.key, p.computed) === method && p.value.type === "Identifier") callsOf(p.value, false);
+      if (p.type === "Property" && keyName(p.key, p.computed) === method && p.value.type === "Identifier")
+        callsOf(p.value, false);
     }
   }
   return out;
@@ -279,8 +320,12 @@ export function summarize(sourceCode: SourceCode, ops: readonly KvOp[]): Map<Fn,
   for (const op of ops) {
     // A plain SET is an effect only when it stores a constant (a "done" marker written over a claim); a helper that
     // caches a value it computes makes no lock op its caller could be said to make.
-    if (!EFFECT_COMMANDS.has(op.command) || (op.command === "set" && !op.nx && op.constantValue === undefined) ||
-      (op.command === "script" && !isDeleting(op) && op.script !== "compare-and-expire")) continue;
+    if (
+      !EFFECT_COMMANDS.has(op.command) ||
+      (op.command === "set" && !op.nx && op.constantValue === undefined) ||
+      (op.command === "script" && !isDeleting(op) && op.script !== "compare-and-expire")
+    )
+      continue;
     const unit = unitOf(op.node);
     if (!unit) continue;
     // An op of a handle's method is the returning function's, made when the caller calls the method.
@@ -291,11 +336,22 @@ export function summarize(sourceCode: SourceCode, ops: readonly KvOp[]): Map<Fn,
   }
   const out = new Map<Fn, FunctionSummary>();
   for (const [fn, fnOps] of byFn) {
-    const effects = fnOps.map(({ op, handle }): KvEffect => ({ ...effectOf(sourceCode, fn, op), ...(handle ? { handle } : {}) }));
+    const effects = fnOps.map(({ op, handle }): KvEffect => ({
+      ...effectOf(sourceCode, fn, op),
+      ...(handle ? { handle } : {}),
+    }));
     // A helper that takes and frees the same key itself is a scoped lock: the caller holds nothing after it returns.
     // A release through the handle it returns is the caller's to make.
-    const scoped = (e: KvEffect) => !e.handle && effects.some((o) => o !== e && !o.handle && (isAcquire(e.op) ? isDeleting(o.op) : isDeleting(e.op) && isAcquire(o.op)) &&
-      o.op.client === e.op.client && (sameParts(o.key, e.key, [o.op, e.op]) || sameKey(o.op.key, e.op.key)));
+    const scoped = (e: KvEffect) =>
+      !e.handle &&
+      effects.some(
+        (o) =>
+          o !== e &&
+          !o.handle &&
+          (isAcquire(e.op) ? isDeleting(o.op) : isDeleting(e.op) && isAcquire(o.op)) &&
+          o.op.client === e.op.client &&
+          (sameParts(o.key, e.key, [o.op, e.op]) || sameKey(o.op.key, e.op.key)),
+      );
     const kept = effects.filter((e) => !scoped(e));
     if (kept.length > 0) out.set(fn, { fn, effects: kept });
   }
@@ -303,8 +359,12 @@ export function summarize(sourceCode: SourceCode, ops: readonly KvOp[]): Map<Fn,
 }
 
 /** The argument a parameter receives at a call; `null` when the call leaves it out, undefined when it cannot be read. */
-export function argumentFor(sourceCode: SourceCode, call: TSESTree.CallExpression, ref: ParamRef): Node | null | undefined {
-  let args: readonly (TSESTree.CallExpressionArgument)[] = call.arguments;
+export function argumentFor(
+  sourceCode: SourceCode,
+  call: TSESTree.CallExpression,
+  ref: ParamRef,
+): Node | null | undefined {
+  let args: readonly TSESTree.CallExpressionArgument[] = call.arguments;
   if (ref.ctor) {
     // The receiver's constructor call: `const lock = new Lock(redis, key); lock.obtainLock()`.
     const callee = unwrap(call.callee);
@@ -322,7 +382,9 @@ export function argumentFor(sourceCode: SourceCode, call: TSESTree.CallExpressio
   const object = objectLiteral(sourceCode, arg);
   if (!object) return undefined;
   if (object.properties.some((p) => p.type === "SpreadElement")) return undefined;
-  const prop = object.properties.find((p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === ref.prop);
+  const prop = object.properties.find(
+    (p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === ref.prop,
+  );
   return prop ? (prop.value as Node) : null;
 }
 
@@ -331,7 +393,11 @@ function escapeGlob(text: string): string {
 }
 
 /** The key at a call: the helper's parts with the arguments' shapes in place of its parameters. */
-export function shapeFromParts(sourceCode: SourceCode, call: TSESTree.CallExpression, parts: readonly KeyPart[]): { key: KeyShape; keyNode: Node } | undefined {
+export function shapeFromParts(
+  sourceCode: SourceCode,
+  call: TSESTree.CallExpression,
+  parts: readonly KeyPart[],
+): { key: KeyShape; keyNode: Node } | undefined {
   // A key that is just a parameter: the argument's own shape (so `acquire(key)` and `release(key)` of one caller pair).
   if (parts.length === 1 && "param" in parts[0]!) {
     const arg = argumentFor(sourceCode, call, parts[0].param);
@@ -355,7 +421,11 @@ export function shapeFromParts(sourceCode: SourceCode, call: TSESTree.CallExpres
   return { key: { text, exact: !/(?<!\\)\*/.test(text) }, keyNode };
 }
 
-function instanceKey(sourceCode: SourceCode, call: TSESTree.CallExpression, effect: KvEffect): { key: KeyShape; keyNode: Node } | undefined {
+function instanceKey(
+  sourceCode: SourceCode,
+  call: TSESTree.CallExpression,
+  effect: KvEffect,
+): { key: KeyShape; keyNode: Node } | undefined {
   return effect.key ? shapeFromParts(sourceCode, call, effect.key) : { key: effect.op.key, keyNode: call };
 }
 
@@ -366,14 +436,22 @@ export function describeCallee(sourceCode: SourceCode, call: TSESTree.CallExpres
 
 /** A client handed to a helper, named as the recognizers name clients (`redis`, `this.redis` both `redis`). */
 export function clientText(sourceCode: SourceCode, arg: Node): string {
-  return sourceCode.getText(arg).replace(/\s+/g, "").replace(/^this\./, "");
+  return sourceCode
+    .getText(arg)
+    .replace(/\s+/g, "")
+    .replace(/^this\./, "");
 }
 
 /**
  * The helper's effect as an op: the arguments read from `call`, the op placed at `at` (the call itself, or the call
  * of the handle's method that makes it).
  */
-function instance(sourceCode: SourceCode, call: TSESTree.CallExpression, effect: KvEffect, at: TSESTree.CallExpression = call): KvOp | undefined {
+function instance(
+  sourceCode: SourceCode,
+  call: TSESTree.CallExpression,
+  effect: KvEffect,
+  at: TSESTree.CallExpression = call,
+): KvOp | undefined {
   const { op } = effect;
   const key = instanceKey(sourceCode, call, effect);
   if (!key) return undefined;
@@ -426,7 +504,12 @@ const NO_HELPERS: HelperView = { instances: [], summaries: new Map() };
  * of other modules). Helpers calling helpers are followed (an instance inside a helper is one of its effects),
  * recursion is not.
  */
-export function helperInstances(sourceCode: SourceCode, accesses: readonly StateAccess[], shape: ModuleShape, imported: readonly KvOp[] = []): HelperView {
+export function helperInstances(
+  sourceCode: SourceCode,
+  accesses: readonly StateAccess[],
+  shape: ModuleShape,
+  imported: readonly KvOp[] = [],
+): HelperView {
   const direct = accesses.filter((a): a is KvOp => a.access === "kv");
   if (direct.length === 0 && imported.length === 0) return NO_HELPERS;
   // Calls of imported helpers (modules.ts) are ops like the module's own: a local wrapper of one is a helper too.

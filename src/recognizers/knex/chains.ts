@@ -2,7 +2,18 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../../core/model/model.js";
 import type { RecognizerContext } from "../recognizer.js";
-import { evaluate, findProperty, findVariable, getConstInit, isClockReading, isSqlNow, keyName, objectLiteral, staticList, unwrap } from "../../core/reading/values.js";
+import {
+  evaluate,
+  findProperty,
+  findVariable,
+  getConstInit,
+  isClockReading,
+  isSqlNow,
+  keyName,
+  objectLiteral,
+  staticList,
+  unwrap,
+} from "../../core/reading/values.js";
 
 export type Call = TSESTree.CallExpression;
 export type Arg = TSESTree.CallExpressionArgument;
@@ -37,7 +48,11 @@ export function chainUp(call: Call, keep: (name: string) => boolean): Link[] {
   let node: Node = call;
   for (;;) {
     let parent: Node | undefined = node.parent;
-    while (parent && (parent.type === "TSNonNullExpression" || parent.type === "TSAsExpression") && parent.expression === node) {
+    while (
+      parent &&
+      (parent.type === "TSNonNullExpression" || parent.type === "TSAsExpression") &&
+      parent.expression === node
+    ) {
       node = parent;
       parent = parent.parent;
     }
@@ -136,34 +151,99 @@ export function isKnexClock(ctx: RecognizerContext, node: Node): boolean {
 /** The part of the knex API a chain may use: where-links, and links that do not change which rows it touches. */
 export const WHERE_NAME = /^(?:(or|and)Where|where)(Not)?([A-Z]\w*)?$/;
 export const NEUTRAL = new Set([
-  "select", "column", "columns", "distinct", "distinctOn", "limit", "offset", "orderBy", "orderByRaw", "groupBy",
-  "groupByRaw", "having", "havingRaw", "forUpdate", "forShare", "forNoKeyUpdate", "forKeyShare", "skipLocked", "noWait",
-  "returning", "transacting", "timeout", "debug", "options", "connection", "queryContext", "comment", "hintComment", "as",
-  "join", "innerJoin", "leftJoin", "leftOuterJoin", "rightJoin", "rightOuterJoin", "fullOuterJoin", "crossJoin",
-  "joinRaw", "clearSelect", "clearOrder", "clearGroup", "clearHaving", "clearCounters", "withSchema", "from", "table",
-  "into", "first",
+  "select",
+  "column",
+  "columns",
+  "distinct",
+  "distinctOn",
+  "limit",
+  "offset",
+  "orderBy",
+  "orderByRaw",
+  "groupBy",
+  "groupByRaw",
+  "having",
+  "havingRaw",
+  "forUpdate",
+  "forShare",
+  "forNoKeyUpdate",
+  "forKeyShare",
+  "skipLocked",
+  "noWait",
+  "returning",
+  "transacting",
+  "timeout",
+  "debug",
+  "options",
+  "connection",
+  "queryContext",
+  "comment",
+  "hintComment",
+  "as",
+  "join",
+  "innerJoin",
+  "leftJoin",
+  "leftOuterJoin",
+  "rightJoin",
+  "rightOuterJoin",
+  "fullOuterJoin",
+  "crossJoin",
+  "joinRaw",
+  "clearSelect",
+  "clearOrder",
+  "clearGroup",
+  "clearHaving",
+  "clearCounters",
+  "withSchema",
+  "from",
+  "table",
+  "into",
+  "first",
 ]);
 /** Calls that may follow the end of a query. */
 export const TRAILING = new Set([
-  "returning", "then", "catch", "finally", "asCallback", "transacting", "timeout", "debug", "options", "connection",
-  "queryContext", "toSQL", "toString", "toQuery", "stream", "pipe",
+  "returning",
+  "then",
+  "catch",
+  "finally",
+  "asCallback",
+  "transacting",
+  "timeout",
+  "debug",
+  "options",
+  "connection",
+  "queryContext",
+  "toSQL",
+  "toString",
+  "toQuery",
+  "stream",
+  "pipe",
 ]);
 export const WRITES = new Set(["update", "del", "delete", "insert"]);
 export const READS = new Set(["first", "select"]);
 export const KNOWN = (name: string) =>
-  WHERE_NAME.test(name) || NEUTRAL.has(name) || WRITES.has(name) || name === "onConflict" || name === "ignore" ||
-  name === "merge" || name === "modify" || name === "clearWhere";
+  WHERE_NAME.test(name) ||
+  NEUTRAL.has(name) ||
+  WRITES.has(name) ||
+  name === "onConflict" ||
+  name === "ignore" ||
+  name === "merge" ||
+  name === "modify" ||
+  name === "clearWhere";
 /** Links that may come before the table link: `knex.select('id').from('jobs')`. */
 const LEADING = new Set(["select", "column", "columns", "distinct", "withSchema"]);
 export const TABLE_LINKS = new Set(["table", "from", "into"]);
 /** Builder links that lock the selected rows for writing until the transaction ends (knex and Kysely alike). */
 export const LOCKING_LINKS = new Set(["forUpdate", "forNoKeyUpdate"]);
 /** A knex instance held in a property: `this.knex('jobs')`, `ctx.db('jobs')`, `this.readDb('jobs')`. */
-const INSTANCE_NAME = /^(?:\w*(?:knex|Knex|KNEX|db|Db|DB|trx|Trx))$|^(?:tx|transaction|conn|connection|database|pg|mysql|sqlite|qb|queryBuilder|builder|k)$/;
+const INSTANCE_NAME =
+  /^(?:\w*(?:knex|Knex|KNEX|db|Db|DB|trx|Trx))$|^(?:tx|transaction|conn|connection|database|pg|mysql|sqlite|qb|queryBuilder|builder|k)$/;
 /** Callables taking a string that are not knex: hashes, i18n, repositories, document refs. */
-const NOT_KNEX = /^(?:require|\$|jQuery|_|t|i18n|gettext|create[A-Z]\w*|get(?:Custom)?Repository|getManager|getConnection|model|collection|doc|ref|child|Symbol|String|Number|Boolean|BigInt|URL|Buffer|fetch|gql|graphql|useQuery|useMutation)$/;
+const NOT_KNEX =
+  /^(?:require|\$|jQuery|_|t|i18n|gettext|create[A-Z]\w*|get(?:Custom)?Repository|getManager|getConnection|model|collection|doc|ref|child|Symbol|String|Number|Boolean|BigInt|URL|Buffer|fetch|gql|graphql|useQuery|useMutation)$/;
 /** Methods whose function arguments are knex builder callbacks: `whereIn('id', function () { this.select… })`. */
-const CALLBACK_HOSTS = /^(?:(?:or|and)?[wW]here\w*|join|\w+Join|with|withRecursive|union|unionAll|intersect|except|from|select|modify|onConflict|having\w*)$/;
+const CALLBACK_HOSTS =
+  /^(?:(?:or|and)?[wW]here\w*|join|\w+Join|with|withRecursive|union|unionAll|intersect|except|from|select|modify|onConflict|having\w*)$/;
 
 interface Root {
   readonly scope: TableScope;
@@ -217,7 +297,11 @@ function accessorScope(name: string): TableScope | undefined {
  */
 function helperScope(ctx: RecognizerContext, fnNode: Node | undefined, name: string): TableScope | undefined {
   const fn = fnNode && unwrap(fnNode);
-  if (!fn || (fn.type !== "ArrowFunctionExpression" && fn.type !== "FunctionExpression" && fn.type !== "FunctionDeclaration")) return undefined;
+  if (
+    !fn ||
+    (fn.type !== "ArrowFunctionExpression" && fn.type !== "FunctionExpression" && fn.type !== "FunctionDeclaration")
+  )
+    return undefined;
   const param = fn.params[0];
   if (fn.params.length !== 1 || param?.type !== "Identifier") return undefined;
   let body: Node | null | undefined = fn.body;
@@ -229,12 +313,21 @@ function helperScope(ctx: RecognizerContext, fnNode: Node | undefined, name: str
   if (call?.type !== "CallExpression" || call.arguments.length !== 1) return undefined;
   const callee = unwrap(call.callee);
   const onParam = callee.type === "Identifier" && callee.name === param.name;
-  const tableLink = callee.type === "MemberExpression" && unwrap(callee.object).type === "Identifier" &&
-    (unwrap(callee.object) as TSESTree.Identifier).name === param.name && TABLE_LINKS.has(keyName(callee.property, callee.computed) ?? "");
+  const tableLink =
+    callee.type === "MemberExpression" &&
+    unwrap(callee.object).type === "Identifier" &&
+    (unwrap(callee.object) as TSESTree.Identifier).name === param.name &&
+    TABLE_LINKS.has(keyName(callee.property, callee.computed) ?? "");
   if (!onParam && !tableLink) return undefined;
   // A name known only by reference (`db(ScheduledTasks.name)`) is no table name: the helper's own name is.
   const named = evaluate(ctx.sourceCode, call.arguments[0]!);
-  return (named?.symbolic ? undefined : tableScope(ctx, call.arguments[0])) ?? { table: name, prefixes: [name.toLowerCase()], quote: "'" };
+  return (
+    (named?.symbolic ? undefined : tableScope(ctx, call.arguments[0])) ?? {
+      table: name,
+      prefixes: [name.toLowerCase()],
+      quote: "'",
+    }
+  );
 }
 
 function tableHelper(ctx: RecognizerContext, base: Node, link: Link): TableScope | undefined {
@@ -249,29 +342,47 @@ function tableHelper(ctx: RecognizerContext, base: Node, link: Link): TableScope
 export function knexRoot(ctx: RecognizerContext, base: Node, links: readonly Link[]): Root | undefined {
   if (base.type === "CallExpression") {
     const callee = unwrap(base.callee);
-    if (callee.type === "MemberExpression" && base.arguments.length === 0 && !callee.computed && callee.property.type === "Identifier") {
+    if (
+      callee.type === "MemberExpression" &&
+      base.arguments.length === 0 &&
+      !callee.computed &&
+      callee.property.type === "Identifier"
+    ) {
       const scope = accessorScope(callee.property.name);
       return scope && { scope, start: 0 };
     }
     // `(trx || knex)("migrations_lock")`: the transaction when there is one, else the instance.
-    const either = callee.type === "LogicalExpression" && (callee.operator === "||" || callee.operator === "??") &&
+    const either =
+      callee.type === "LogicalExpression" &&
+      (callee.operator === "||" || callee.operator === "??") &&
       [callee.left, callee.right].every((side) => {
         const s = unwrap(side);
-        const name = s.type === "Identifier" ? s.name : s.type === "MemberExpression" && !s.computed && s.property.type === "Identifier" ? s.property.name : undefined;
+        const name =
+          s.type === "Identifier"
+            ? s.name
+            : s.type === "MemberExpression" && !s.computed && s.property.type === "Identifier"
+              ? s.property.name
+              : undefined;
         return name !== undefined && (INSTANCE_NAME.test(name) || /^transacting$|^connection$/.test(name));
       });
     if (!either && (callee.type !== "Identifier" || NOT_KNEX.test(callee.name))) return undefined;
     // `jobsTable(db)`: the module's own function returning `db("jobs")`.
     if (callee.type === "Identifier" && base.arguments.length === 1) {
       const def = findVariable(ctx.sourceCode, callee)?.defs[0];
-      const fn = def?.type === "FunctionName" ? def.node : def?.type === "Variable" && def.node.id.type === "Identifier" && def.parent?.kind === "const" ? def.node.init : undefined;
+      const fn =
+        def?.type === "FunctionName"
+          ? def.node
+          : def?.type === "Variable" && def.node.id.type === "Identifier" && def.parent?.kind === "const"
+            ? def.node.init
+            : undefined;
       const helper = fn ? helperScope(ctx, fn as Node, callee.name) : undefined;
       if (helper) return { scope: helper, start: 0 };
     }
     const scope = tableScope(ctx, base.arguments[0]);
     return scope && { scope, start: 0 };
   }
-  if (base.type !== "Identifier" && base.type !== "ThisExpression" && base.type !== "MemberExpression") return undefined;
+  if (base.type !== "Identifier" && base.type !== "ThisExpression" && base.type !== "MemberExpression")
+    return undefined;
   let i = 0;
   while (i < links.length && LEADING.has(links[i]!.name)) i++;
   const link = links[i];

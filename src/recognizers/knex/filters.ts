@@ -3,7 +3,24 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { Condition, Node } from "../../core/model/model.js";
 import type { RecognizerContext } from "../recognizer.js";
 import { evaluate, getConstInit, keyName, unwrap } from "../../core/reading/values.js";
-import { type CompareOp, type Link, NEUTRAL, TABLE_LINKS, type TableScope, WHERE_NAME, chainDown, columnField, fieldOf, isKnexClock, knexRoot, listOf, methodName, objectArgument, staticString, tableScope } from "./chains.js";
+import {
+  type CompareOp,
+  type Link,
+  NEUTRAL,
+  TABLE_LINKS,
+  type TableScope,
+  WHERE_NAME,
+  chainDown,
+  columnField,
+  fieldOf,
+  isKnexClock,
+  knexRoot,
+  listOf,
+  methodName,
+  objectArgument,
+  staticString,
+  tableScope,
+} from "./chains.js";
 
 // ---- filters ----
 
@@ -31,7 +48,8 @@ export function combine(clauses: readonly Clause[]): Condition {
 /** A value that is SQL, not data: `knex.raw(…)`, `knex.ref(…)`, `knex.fn.now()`, a subquery (callback or chain). */
 function isSqlValue(ctx: RecognizerContext, node: Node): boolean {
   const n = unwrap(node);
-  if (n.type === "FunctionExpression" || n.type === "ArrowFunctionExpression" || n.type === "TaggedTemplateExpression") return true;
+  if (n.type === "FunctionExpression" || n.type === "ArrowFunctionExpression" || n.type === "TaggedTemplateExpression")
+    return true;
   if (n.type !== "CallExpression") return false;
   const name = methodName(n);
   if (name === "raw" || name === "ref" || isKnexClock(ctx, n)) return true;
@@ -40,8 +58,20 @@ function isSqlValue(ctx: RecognizerContext, node: Node): boolean {
 }
 
 const OPERATORS: Record<string, CompareOp> = {
-  "=": "eq", "==": "eq", "!=": "ne", "<>": "ne", "<": "lt", "<=": "lte", ">": "gt", ">=": "gte", in: "in",
-  "not in": "notIn", is: "eq", "is not": "ne", "is distinct from": "ne", "is not distinct from": "eq",
+  "=": "eq",
+  "==": "eq",
+  "!=": "ne",
+  "<>": "ne",
+  "<": "lt",
+  "<=": "lte",
+  ">": "gt",
+  ">=": "gte",
+  in: "in",
+  "not in": "notIn",
+  is: "eq",
+  "is not": "ne",
+  "is distinct from": "ne",
+  "is not distinct from": "eq",
 };
 
 export function operatorOf(ctx: RecognizerContext, node: Node | undefined): CompareOp {
@@ -69,7 +99,8 @@ export function comparison(
   }
   if (op === "other") return { kind: "pred", field, op, values: undefined, node: at };
   if (op === "eq" || op === "ne") {
-    if (sqlValue(v) || v.type === "ArrayExpression" || v.type === "ObjectExpression") return { kind: "opaque", node: at };
+    if (sqlValue(v) || v.type === "ArrayExpression" || v.type === "ObjectExpression")
+      return { kind: "opaque", node: at };
   }
   const ev = evaluate(ctx.sourceCode, v);
   return { kind: "pred", field, op, values: ev ? [ev] : undefined, node: at };
@@ -80,14 +111,20 @@ function negate(cond: Condition): Condition {
 }
 
 export class KnexReader {
-  constructor(readonly ctx: RecognizerContext, readonly scope: TableScope) {}
+  constructor(
+    readonly ctx: RecognizerContext,
+    readonly scope: TableScope,
+  ) {}
 
   /** `where({ a: 1, b })`: each property an equality; `whereNot({ … })` negates each one (as knex does). */
   objectCondition(object: TSESTree.ObjectExpression, not: boolean): { cond: Condition; fields: string[] } {
     const items: Condition[] = [];
     const fields: string[] = [];
     for (const p of object.properties) {
-      if (p.type !== "Property") { items.push({ kind: "opaque", node: p }); continue; }
+      if (p.type !== "Property") {
+        items.push({ kind: "opaque", node: p });
+        continue;
+      }
       const key = keyName(p.key, p.computed);
       const field = key === undefined ? undefined : fieldOf(this.scope, key);
       const cond = comparison(this.ctx, field, "eq", p.value, p, (n) => isSqlValue(this.ctx, n));
@@ -109,7 +146,12 @@ export class KnexReader {
     const opaque = (): Clause => ({ bool, cond: { kind: "opaque", node: at }, link, fields: [] });
     const sql = (n: Node) => isSqlValue(this.ctx, n);
     const col = () => columnField(this.ctx, this.scope, args[0]);
-    const wrap = (cond: Condition, fields: string[] = []): Clause => ({ bool, cond: not ? negate(cond) : cond, link, fields: not ? [] : fields });
+    const wrap = (cond: Condition, fields: string[] = []): Clause => ({
+      bool,
+      cond: not ? negate(cond) : cond,
+      link,
+      fields: not ? [] : fields,
+    });
     switch (suffix) {
       case "": {
         if (args.length === 1) {
@@ -140,7 +182,12 @@ export class KnexReader {
       case "Null": {
         const field = col();
         if (!field) return opaque();
-        return { bool, cond: { kind: "pred", field, op: not ? "ne" : "eq", values: [{ value: null }], node: at }, link, fields: [] };
+        return {
+          bool,
+          cond: { kind: "pred", field, op: not ? "ne" : "eq", values: [{ value: null }], node: at },
+          link,
+          fields: [],
+        };
       }
       case "Between":
       case "Like":
@@ -196,7 +243,8 @@ export class KnexReader {
     for (const link of links) {
       const clause = this.whereClause(link);
       if (clause) out.push(clause);
-      else if (link.name === "modify") out.push({ bool: "and", cond: { kind: "opaque", node: link.call }, link, fields: [] });
+      else if (link.name === "modify")
+        out.push({ bool: "and", cond: { kind: "opaque", node: link.call }, link, fields: [] });
       else if (link.name === "clearWhere") out = [];
       else if (!NEUTRAL.has(link.name)) return undefined;
     }
@@ -229,7 +277,9 @@ export class KnexReader {
       links = chain.links;
     }
     if (!scope || !links || !sameTable(scope.table, this.scope.table)) return undefined;
-    const selected = links.filter((l) => l.name === "select" || l.name === "column" || l.name === "columns").flatMap((l) => l.args);
+    const selected = links
+      .filter((l) => l.name === "select" || l.name === "column" || l.name === "columns")
+      .flatMap((l) => l.args);
     if (selected.length !== 1 || columnField(this.ctx, scope, selected[0]) !== field) return undefined;
     const inner = new KnexReader(this.ctx, scope).clauses(links);
     if (!inner || inner.length === 0) return undefined;

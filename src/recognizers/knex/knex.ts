@@ -15,11 +15,40 @@
  * with no table call at its root (`repo.update(a, b)`, `map.delete(k)`, `hash.update(s)`) is not knex.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, Node, RecoverySpec, RecoveryWrite, StaleRowsSpec, StateAccess, TextEdit } from "../../core/model/model.js";
+import type {
+  Assignment,
+  AssignedValue,
+  Node,
+  RecoverySpec,
+  RecoveryWrite,
+  StaleRowsSpec,
+  StateAccess,
+  TextEdit,
+} from "../../core/model/model.js";
 import { jsCutoff, propertyKey } from "../../core/reading/edits.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { evaluate, keyName, unwrap } from "../../core/reading/values.js";
-import { type Arg, type Call, KNOWN, LOCKING_LINKS, type Link, NEUTRAL, READS, TRAILING, type TableScope, WHERE_NAME, WRITES, chainDown, chainUp, columnField, fieldOf, isKnexClock, knexRoot, methodName, objectArgument } from "./chains.js";
+import {
+  type Arg,
+  type Call,
+  KNOWN,
+  LOCKING_LINKS,
+  type Link,
+  NEUTRAL,
+  READS,
+  TRAILING,
+  type TableScope,
+  WHERE_NAME,
+  WRITES,
+  chainDown,
+  chainUp,
+  columnField,
+  fieldOf,
+  isKnexClock,
+  knexRoot,
+  methodName,
+  objectArgument,
+} from "./chains.js";
 import { type Clause, KnexReader, combine } from "./filters.js";
 import { catchesDuplicate, failureEndsAttempt, SQL_DUPLICATE } from "../../core/reading/failures.js";
 import { hasLockWord } from "../../core/model/settings.js";
@@ -48,7 +77,8 @@ function objectAssignments(ctx: RecognizerContext, scope: TableScope, object: TS
 function insertedRow(ctx: RecognizerContext, arg: Arg | undefined): TSESTree.ObjectExpression | undefined {
   if (!arg || arg.type === "SpreadElement") return undefined;
   const a = unwrap(arg);
-  if (a.type === "ArrayExpression") return a.elements.length === 1 ? objectArgument(ctx, a.elements[0] ?? undefined) : undefined;
+  if (a.type === "ArrayExpression")
+    return a.elements.length === 1 ? objectArgument(ctx, a.elements[0] ?? undefined) : undefined;
   return objectArgument(ctx, a);
 }
 
@@ -65,11 +95,7 @@ function quoteField(scope: TableScope, field: string): string {
 }
 
 /** Appends `.where('status', X)` / `.whereNot('status', X)` after the last top-level where-link (or before `before`). */
-function predicateAdder(
-  scope: TableScope,
-  clauses: readonly Clause[],
-  before: Call,
-): StateAccessEdit | undefined {
+function predicateAdder(scope: TableScope, clauses: readonly Clause[], before: Call): StateAccessEdit | undefined {
   if (clauses.some((c) => c.bool === "or")) return undefined;
   const callee = unwrap(before.callee);
   if (callee.type !== "MemberExpression") return undefined;
@@ -77,7 +103,10 @@ function predicateAdder(
   const at = lastWhere ? lastWhere.call.range[1] : callee.object.range[1];
   return (field, op, valueText) => {
     if (clauses.some((c) => c.fields.includes(field))) return undefined;
-    return { range: [at, at], text: `.${op === "eq" ? "where" : "whereNot"}(${quoteField(scope, field)}, ${valueText})` };
+    return {
+      range: [at, at],
+      text: `.${op === "eq" ? "where" : "whereNot"}(${quoteField(scope, field)}, ${valueText})`,
+    };
   };
 }
 
@@ -99,7 +128,10 @@ function updateAssignments(ctx: RecognizerContext, scope: TableScope, args: read
   // update({ … }[, returning[, options]]): the second argument is a returning list, never an options object (that
   // is TypeORM's and Sequelize's `update(criteria, values)`)
   const second = args[1] && unwrap(args[1]);
-  if (args.length > 3 || (second && !(second.type === "Literal" && typeof second.value === "string") && second.type !== "ArrayExpression")) {
+  if (
+    args.length > 3 ||
+    (second && !(second.type === "Literal" && typeof second.value === "string") && second.type !== "ArrayExpression")
+  ) {
     return undefined;
   }
   const object = objectArgument(ctx, first);
@@ -109,7 +141,11 @@ function updateAssignments(ctx: RecognizerContext, scope: TableScope, args: read
 
 /** `db("jobs")`: the instance called with literal arguments, which another call can repeat to name the same table. */
 function namesTableInPlace(table: Node): table is TSESTree.CallExpression & { callee: TSESTree.Identifier } {
-  return table.type === "CallExpression" && table.callee.type === "Identifier" && table.arguments.every((a) => a.type === "Literal");
+  return (
+    table.type === "CallExpression" &&
+    table.callee.type === "Identifier" &&
+    table.arguments.every((a) => a.type === "Literal")
+  );
 }
 
 /**
@@ -180,21 +216,35 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
       ...(addPredicate ? { addPredicate } : {}),
       ...(operation === "update" ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, table, spec) } : {}),
       // Knex resolves an update without `returning` to the count.
-      ...(operation === "update" && !after.some((l) => l.name === "returning") ? { changedNothing: (result: string) => `${result} === 0` } : {}),
+      ...(operation === "update" && !after.some((l) => l.name === "returning")
+        ? { changedNothing: (result: string) => `${result} === 0` }
+        : {}),
     };
   }
 
   if (operation === "insert") {
     if (up.some((l) => l.name === "onConflict")) return undefined; // recognised at .ignore() / .merge()
-    if (!trailing(after) || before.some((l) => !NEUTRAL.has(l.name)) || call.arguments.length === 0 || call.arguments.length > 2) return undefined;
+    if (
+      !trailing(after) ||
+      before.some((l) => !NEUTRAL.has(l.name)) ||
+      call.arguments.length === 0 ||
+      call.arguments.length > 2
+    )
+      return undefined;
     const row = insertedRow(ctx, call.arguments[0]);
     return {
-      access: "write", ...base, effect: "insert", filter: { kind: "and", items: [] },
+      access: "write",
+      ...base,
+      effect: "insert",
+      filter: { kind: "and", items: [] },
       // The duplicate-key error caught: taken under a unique key (`try { await knex("locks").insert(…) } catch …`).
       // On a lock table any failure that ends the attempt is the row already there (`if (isError(r)) return`).
-      ...(catchesDuplicate(ctx.sourceCode, call, SQL_DUPLICATE) || (hasLockWord(base.model) && failureEndsAttempt(ctx.sourceCode, call))
-        ? { onConflict: "error" as const } : {}),
-      assignments: row ? objectAssignments(ctx, scope, row) : [], node: call,
+      ...(catchesDuplicate(ctx.sourceCode, call, SQL_DUPLICATE) ||
+      (hasLockWord(base.model) && failureEndsAttempt(ctx.sourceCode, call))
+        ? { onConflict: "error" as const }
+        : {}),
+      assignments: row ? objectAssignments(ctx, scope, row) : [],
+      node: call,
       staleRowsDelete: (spec) => staleRowsDelete(ctx, unwrap(down.base), spec),
     };
   }
@@ -211,8 +261,13 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
     if (operation === "ignore") {
       if (call.arguments.length > 0 || !trailing(after)) return undefined;
       return {
-        access: "write", ...base, effect: "insert", onConflict: "ignore", filter: { kind: "and", items: [] },
-        assignments: inserted, node: call,
+        access: "write",
+        ...base,
+        effect: "insert",
+        onConflict: "ignore",
+        filter: { kind: "and", items: [] },
+        assignments: inserted,
+        node: call,
         staleRowsDelete: (spec) => staleRowsDelete(ctx, unwrap(down.base), spec),
       };
     }
@@ -225,7 +280,13 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
     const clauses = reader.clauses(after.slice(0, wheres));
     if (!clauses || !trailing(after.slice(wheres))) return undefined;
     return {
-      access: "write", ...base, effect: "insert", onConflict: "update", filter: combine(clauses), assignments, node: call,
+      access: "write",
+      ...base,
+      effect: "insert",
+      onConflict: "update",
+      filter: combine(clauses),
+      assignments,
+      node: call,
     };
   }
 

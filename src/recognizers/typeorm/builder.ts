@@ -6,7 +6,16 @@ import { translateWhere } from "../../core/languages/sql.js";
 import { evaluate, keyName, unwrap } from "../../core/reading/values.js";
 import { JOIN_METHODS, and, entityName, objectArgument, opaque, or, pred } from "./shared.js";
 import { resolveTarget } from "./targets.js";
-import { IDS_NAME, Seen, expressionName, fragmentText, paramLookup, parseWhere, qualifierOf, topLevelOr } from "./criteria.js";
+import {
+  IDS_NAME,
+  Seen,
+  expressionName,
+  fragmentText,
+  paramLookup,
+  parseWhere,
+  qualifierOf,
+  topLevelOr,
+} from "./criteria.js";
 
 // ---- query builder chains ----
 
@@ -32,7 +41,8 @@ function chainOf(call: TSESTree.CallExpression): { links: Link[]; base: Node } |
   return undefined;
 }
 
-export const WHERE_LINKS = /^(?:where|andWhere|orWhere|whereInIds|andWhereInIds|orWhereInIds|whereExists|andWhereExists|orWhereExists)$/;
+export const WHERE_LINKS =
+  /^(?:where|andWhere|orWhere|whereInIds|andWhereInIds|orWhereInIds|whereExists|andWhereExists|orWhereExists)$/;
 
 export interface Builder {
   readonly links: readonly Link[];
@@ -54,7 +64,8 @@ export function builderOf(ctx: RecognizerContext, call: TSESTree.CallExpression)
   if (target?.kind === "foreign") return undefined;
   const after = chain.links.slice(root + 1);
   const [a0, a1] = rootCall.arguments;
-  const text = (n: Node | undefined) => (n && n.type === "Literal" && typeof n.value === "string" ? n.value : undefined);
+  const text = (n: Node | undefined) =>
+    n && n.type === "Literal" && typeof n.value === "string" ? n.value : undefined;
   let model: string | undefined;
   let mainAlias: string | undefined;
   if (target?.kind === "repo") {
@@ -87,7 +98,8 @@ export function builderFilter(ctx: RecognizerContext, b: Builder): { filter: Con
   const setParameter = (name: string): Node | undefined => {
     for (const l of links) {
       const [k, v] = l.call.arguments;
-      if (l.name === "setParameter" && k?.type === "Literal" && k.value === name && v && v.type !== "SpreadElement") return v;
+      if (l.name === "setParameter" && k?.type === "Literal" && k.value === name && v && v.type !== "SpreadElement")
+        return v;
     }
     return undefined;
   };
@@ -108,7 +120,14 @@ export function builderFilter(ctx: RecognizerContext, b: Builder): { filter: Con
     const push = (cond: Condition, topOr = false) => clauses.push({ conn, cond, topOr });
     if (/InIds$/.test(l.name)) {
       const ids = arg && unwrap(arg);
-      push(pred("id", ids?.type === "ArrayExpression" || (ids && IDS_NAME.test(expressionName(ids) ?? "")) ? "in" : "eq", undefined, at));
+      push(
+        pred(
+          "id",
+          ids?.type === "ArrayExpression" || (ids && IDS_NAME.test(expressionName(ids) ?? "")) ? "in" : "eq",
+          undefined,
+          at,
+        ),
+      );
       continue;
     }
     if (/Exists$/.test(l.name) || !arg || arg.type === "SpreadElement") {
@@ -118,13 +137,17 @@ export function builderFilter(ctx: RecognizerContext, b: Builder): { filter: Con
     const value = unwrap(arg);
     let textValue: string | undefined;
     if (value.type === "Literal" && typeof value.value === "string") textValue = value.value;
-    else if (value.type === "TemplateLiteral" && value.expressions.length === 0) textValue = value.quasis.map((q) => q.value.cooked ?? "").join("");
+    else if (value.type === "TemplateLiteral" && value.expressions.length === 0)
+      textValue = value.quasis.map((q) => q.value.cooked ?? "").join("");
     else if (value.type === "Identifier") {
       const v = evaluate(ctx.sourceCode, value);
       if (typeof v?.value === "string") textValue = v.value;
     }
     if (textValue === undefined) {
-      const isObject = value.type === "ObjectExpression" || value.type === "ArrayExpression" || objectArgument(ctx, value) !== undefined;
+      const isObject =
+        value.type === "ObjectExpression" ||
+        value.type === "ArrayExpression" ||
+        objectArgument(ctx, value) !== undefined;
       push(isObject ? parseWhere(ctx, seen, value) : opaque(at));
       continue;
     }
@@ -142,7 +165,8 @@ export function builderFilter(ctx: RecognizerContext, b: Builder): { filter: Con
   }
   if (clauses.length === 0) return { filter: { kind: "and", items: [] }, seen };
   // `where("a OR b").andWhere("c")` is `a OR (b AND c)` by default and `(a OR b) AND c` with isolateWhereStatements.
-  if (clauses.length > 1 && clauses.some((c) => c.topOr)) return { filter: opaque(b.links[b.root + 1]?.call ?? b.links[b.root]!.call), seen };
+  if (clauses.length > 1 && clauses.some((c) => c.topOr))
+    return { filter: opaque(b.links[b.root + 1]?.call ?? b.links[b.root]!.call), seen };
   // AND binds tighter than OR: `where(a).orWhere(b).andWhere(c)` is `a OR (b AND c)`.
   const groups: Condition[][] = [[]];
   for (const c of clauses) {

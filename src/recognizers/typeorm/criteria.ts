@@ -20,14 +20,21 @@ export interface Seen {
 function isFromImport(ctx: RecognizerContext, id: TSESTree.Identifier): boolean {
   const variable = findVariable(ctx.sourceCode, id);
   if (!variable) return true; // a global in a snippet
-  return variable.defs.every((d) => d.type === "ImportBinding" || (d.type === "Variable" && requireSource(d.node.init) !== undefined));
+  return variable.defs.every(
+    (d) => d.type === "ImportBinding" || (d.type === "Variable" && requireSource(d.node.init) !== undefined),
+  );
 }
 
 /** The find operator a call is (`Not`, `LessThan`, `typeorm.In`), or undefined for any other call. */
 function findOperator(ctx: RecognizerContext, call: TSESTree.CallExpression): string | undefined {
   const c = unwrap(call.callee);
   if (c.type === "Identifier") return FIND_OPERATORS.has(c.name) && isFromImport(ctx, c) ? c.name : undefined;
-  if (c.type === "MemberExpression" && !c.computed && c.property.type === "Identifier" && FIND_OPERATORS.has(c.property.name)) {
+  if (
+    c.type === "MemberExpression" &&
+    !c.computed &&
+    c.property.type === "Identifier" &&
+    FIND_OPERATORS.has(c.property.name)
+  ) {
     const o = unwrap(c.object);
     return o.type === "Identifier" && isFromImport(ctx, o) ? c.property.name : undefined;
   }
@@ -41,7 +48,14 @@ function valuesOf(ctx: RecognizerContext, node: Node | undefined): StaticValue[]
 }
 
 /** One find operator applied to `field` (`Not(In([…]))`, `LessThan(cutoff)`, `IsNull()`). */
-function parseOperator(ctx: RecognizerContext, seen: Seen, op: string, field: string, call: TSESTree.CallExpression, at: Node): Condition {
+function parseOperator(
+  ctx: RecognizerContext,
+  seen: Seen,
+  op: string,
+  field: string,
+  call: TSESTree.CallExpression,
+  at: Node,
+): Condition {
   seen.operator = true;
   const [a0, a1] = call.arguments;
   const operand = (node: Node | undefined): Condition => {
@@ -115,7 +129,13 @@ function parseRaw(ctx: RecognizerContext, field: string, call: TSESTree.CallExpr
 }
 
 /** One property of a where object: a value (`status: X`, `id`), a find operator, or a nested relation/embedded object. */
-function parseFieldValue(ctx: RecognizerContext, seen: Seen, field: string, valueNode: Node, at: Node): Condition | undefined {
+function parseFieldValue(
+  ctx: RecognizerContext,
+  seen: Seen,
+  field: string,
+  valueNode: Node,
+  at: Node,
+): Condition | undefined {
   const v = unwrap(valueNode);
   if (v.type === "Identifier" && v.name === "undefined") return undefined; // TypeORM skips undefined properties
   if (v.type === "Literal" && v.value === null) return opaque(at); // null handling depends on the TypeORM version
@@ -131,7 +151,12 @@ function parseFieldValue(ctx: RecognizerContext, seen: Seen, field: string, valu
   return pred(field, "eq", valuesOf(ctx, v), at);
 }
 
-function parseCriteriaObject(ctx: RecognizerContext, seen: Seen, obj: TSESTree.ObjectExpression, prefix = ""): Condition {
+function parseCriteriaObject(
+  ctx: RecognizerContext,
+  seen: Seen,
+  obj: TSESTree.ObjectExpression,
+  prefix = "",
+): Condition {
   const items: Condition[] = [];
   for (const p of obj.properties) {
     if (p.type !== "Property") {
@@ -154,10 +179,12 @@ function parseCriteriaObject(ctx: RecognizerContext, seen: Seen, obj: TSESTree.O
 export function parseWhere(ctx: RecognizerContext, seen: Seen, node: Node): Condition {
   const n = unwrap(node);
   if (n.type === "ArrayExpression") {
-    return or(n.elements.map((el) => {
-      const obj = el && el.type !== "SpreadElement" ? objectArgument(ctx, el) : undefined;
-      return obj ? parseCriteriaObject(ctx, seen, obj) : opaque(el ?? n);
-    }));
+    return or(
+      n.elements.map((el) => {
+        const obj = el && el.type !== "SpreadElement" ? objectArgument(ctx, el) : undefined;
+        return obj ? parseCriteriaObject(ctx, seen, obj) : opaque(el ?? n);
+      }),
+    );
   }
   const obj = objectArgument(ctx, n);
   return obj ? parseCriteriaObject(ctx, seen, obj) : opaque(n);
@@ -180,11 +207,14 @@ export function parseCriteria(ctx: RecognizerContext, seen: Seen, node: Node): C
   const n = unwrap(node);
   if (n.type === "ObjectExpression") return parseCriteriaObject(ctx, seen, n);
   if (n.type === "ArrayExpression") {
-    if (n.elements.length > 0 && n.elements.every((el) => el && el.type !== "SpreadElement" && objectArgument(ctx, el))) return parseWhere(ctx, seen, n);
+    if (n.elements.length > 0 && n.elements.every((el) => el && el.type !== "SpreadElement" && objectArgument(ctx, el)))
+      return parseWhere(ctx, seen, n);
     return pred("id", "in", undefined, n);
   }
-  if (n.type === "Literal" || n.type === "TemplateLiteral" || n.type === "UnaryExpression") return pred("id", "eq", undefined, n);
-  if (n.type === "CallExpression" && n.callee.type === "Identifier" && COERCIONS.has(n.callee.name)) return pred("id", "eq", undefined, n);
+  if (n.type === "Literal" || n.type === "TemplateLiteral" || n.type === "UnaryExpression")
+    return pred("id", "eq", undefined, n);
+  if (n.type === "CallExpression" && n.callee.type === "Identifier" && COERCIONS.has(n.callee.name))
+    return pred("id", "eq", undefined, n);
   if (n.type === "Identifier") {
     const init = getConstInit(ctx.sourceCode, n);
     const target = init && unwrap(init);
@@ -203,15 +233,21 @@ export function parseCriteria(ctx: RecognizerContext, seen: Seen, node: Node): C
  * How a query-builder fragment's parameters resolve: `:status` to the JS value given for it (in the clause's
  * parameter object, `setParameters`, `setParameter`), and `:...ids` of a static list to its elements.
  */
-export function fragmentText(ctx: RecognizerContext, text: string, params: (name: string) => Node | undefined): { text: string; resolve: ParamResolver } {
+export function fragmentText(
+  ctx: RecognizerContext,
+  text: string,
+  params: (name: string) => Node | undefined,
+): { text: string; resolve: ParamResolver } {
   const elements = new Map<string, StaticValue>();
   const expanded = text.replace(/:\.\.\.([A-Za-z_]\w*)/g, (_, name: string) => {
     const values = listOf(ctx, params(name));
     if (!values || values.length === 0) return `:${name}`;
-    return values.map((v, i) => {
-      elements.set(`${name}__${i}`, v);
-      return `:${name}__${i}`;
-    }).join(", ");
+    return values
+      .map((v, i) => {
+        elements.set(`${name}__${i}`, v);
+        return `:${name}__${i}`;
+      })
+      .join(", ");
   });
   const resolve: ParamResolver = (ref) => {
     if (ref.kind !== "named") return undefined;
@@ -233,7 +269,8 @@ export function topLevelOr(text: string): boolean {
     const c = masked[i];
     if (c === "(") depth++;
     else if (c === ")") depth--;
-    else if (depth === 0 && /^or\b/i.test(masked.slice(i, i + 3)) && (i === 0 || /\W/.test(masked[i - 1]!))) return true;
+    else if (depth === 0 && /^or\b/i.test(masked.slice(i, i + 3)) && (i === 0 || /\W/.test(masked[i - 1]!)))
+      return true;
   }
   return false;
 }
@@ -244,7 +281,10 @@ export function qualifierOf(text: string): string | undefined {
 }
 
 /** A lookup of named parameters over parameter objects (the first that has the name wins). */
-export function paramLookup(ctx: RecognizerContext, nodes: readonly (Node | undefined)[]): (name: string) => Node | undefined {
+export function paramLookup(
+  ctx: RecognizerContext,
+  nodes: readonly (Node | undefined)[],
+): (name: string) => Node | undefined {
   const objects = nodes.map((n) => (n && n.type !== "SpreadElement" ? objectArgument(ctx, n) : undefined));
   return (name) => {
     for (const o of objects) {

@@ -9,26 +9,80 @@ export const STORE = "typeorm";
 export const OPTION_READS = new Set(["findOne", "findOneOrFail", "find", "findAndCount", "count", "exist", "exists"]);
 export const BY_READS = new Set(["findOneBy", "findOneByOrFail", "findBy", "findAndCountBy", "countBy", "existsBy"]);
 export const BUILDER_READS = new Set([
-  "getOne", "getOneOrFail", "getMany", "getManyAndCount", "getCount", "getExists", "getRawOne", "getRawMany",
+  "getOne",
+  "getOneOrFail",
+  "getMany",
+  "getManyAndCount",
+  "getCount",
+  "getExists",
+  "getRawOne",
+  "getRawMany",
 ]);
 export const WRITE_METHODS = new Set(["update", "save", "execute"]);
 
 export const TYPEORM_MODULE = /^(?:typeorm|@nestjs\/typeorm)(?:\/|$)/;
-export const FOREIGN_MODULE = /^(?:sequelize|sequelize-typescript|@nestjs\/sequelize|mongoose|@nestjs\/mongoose|mongodb|@typegoose\/typegoose|objection|@mikro-orm\/[\w-]+)$/;
+export const FOREIGN_MODULE =
+  /^(?:sequelize|sequelize-typescript|@nestjs\/sequelize|mongoose|@nestjs\/mongoose|mongodb|@typegoose\/typegoose|objection|@mikro-orm\/[\w-]+)$/;
 /** Keys of Sequelize and Mongo option bags: a second argument holding one is not a TypeORM partial entity. */
 export const OPTION_KEYS = new Set([
-  "where", "transaction", "returning", "individualHooks", "session", "runValidators", "arrayFilters", "upsert",
-  "multi", "sideEffects", "silent", "overwrite", "timestamps", "new",
+  "where",
+  "transaction",
+  "returning",
+  "individualHooks",
+  "session",
+  "runValidators",
+  "arrayFilters",
+  "upsert",
+  "multi",
+  "sideEffects",
+  "silent",
+  "overwrite",
+  "timestamps",
+  "new",
 ]);
 /** Keys of Sequelize and Mongo find options that TypeORM does not have. */
-export const FOREIGN_FIND_KEYS = new Set(["attributes", "include", "raw", "paranoid", "nest", "group", "having", "limit", "offset", "lean", "projection", "sort", "session"]);
-export const WRITE_LOCKS = /^(?:pessimistic_write|pessimistic_write_or_fail|pessimistic_partial_write|for_no_key_update)$/;
-export const MANAGER_NAME = /^(?:manager|em|entityManager|transactionalEntityManager|transactionManager|txManager|trxManager|tx|trx)$|EntityManager$/;
+export const FOREIGN_FIND_KEYS = new Set([
+  "attributes",
+  "include",
+  "raw",
+  "paranoid",
+  "nest",
+  "group",
+  "having",
+  "limit",
+  "offset",
+  "lean",
+  "projection",
+  "sort",
+  "session",
+]);
+export const WRITE_LOCKS =
+  /^(?:pessimistic_write|pessimistic_write_or_fail|pessimistic_partial_write|for_no_key_update)$/;
+export const MANAGER_NAME =
+  /^(?:manager|em|entityManager|transactionalEntityManager|transactionManager|txManager|trxManager|tx|trx)$|EntityManager$/;
 /** Receiver names that are clients or services, never an entity's repository. */
-export const NOT_A_REPO = /^(?:db|database|client|prisma|knex|pool|sequelize|mongoose|redis|conn|connection|dataSource|orm|sql|qb|api|http|axios|app|req|res|ctx|cache|store|queue|bus|emitter|map|set|state|this)$|(?:Service|Client|Api|Cache|Store|Queue|Gateway|Controller|Helper|Utils?|Map|Set)$/i;
+export const NOT_A_REPO =
+  /^(?:db|database|client|prisma|knex|pool|sequelize|mongoose|redis|conn|connection|dataSource|orm|sql|qb|api|http|axios|app|req|res|ctx|cache|store|queue|bus|emitter|map|set|state|this)$|(?:Service|Client|Api|Cache|Store|Queue|Gateway|Controller|Helper|Utils?|Map|Set)$/i;
 export const FIND_OPERATORS = new Set([
-  "Not", "In", "Any", "Equal", "LessThan", "LessThanOrEqual", "MoreThan", "MoreThanOrEqual", "IsNull", "Between",
-  "Like", "ILike", "Raw", "And", "Or", "ArrayContains", "ArrayContainedBy", "ArrayOverlap", "JsonContains",
+  "Not",
+  "In",
+  "Any",
+  "Equal",
+  "LessThan",
+  "LessThanOrEqual",
+  "MoreThan",
+  "MoreThanOrEqual",
+  "IsNull",
+  "Between",
+  "Like",
+  "ILike",
+  "Raw",
+  "And",
+  "Or",
+  "ArrayContains",
+  "ArrayContainedBy",
+  "ArrayOverlap",
+  "JsonContains",
 ]);
 export const COERCIONS = new Set(["Number", "String", "BigInt", "parseInt"]);
 export const JOIN_METHODS = /^(?:left|inner)Join/;
@@ -69,7 +123,9 @@ export function isEntityTarget(node: Node | undefined): boolean {
   const n = unwrap(node);
   if (n.type === "Literal") return typeof n.value === "string";
   if (n.type === "Identifier") return /^[A-Z]/.test(n.name);
-  return n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier" && /^[A-Z]/.test(n.property.name);
+  return (
+    n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier" && /^[A-Z]/.test(n.property.name)
+  );
 }
 
 export function sameModel(a: string, b: string): boolean {
@@ -83,5 +139,9 @@ export function sameModel(a: string, b: string): boolean {
 export const opaque = (node: Node): Condition => ({ kind: "opaque", node });
 export const and = (items: Condition[]): Condition => (items.length === 1 ? items[0]! : { kind: "and", items });
 export const or = (items: Condition[]): Condition => (items.length === 1 ? items[0]! : { kind: "or", items });
-export const pred = (field: string, op: CompareOp, values: readonly StaticValue[] | undefined, node: Node): Condition =>
-  ({ kind: "pred", field, op, values, node });
+export const pred = (
+  field: string,
+  op: CompareOp,
+  values: readonly StaticValue[] | undefined,
+  node: Node,
+): Condition => ({ kind: "pred", field, op, values, node });

@@ -26,7 +26,8 @@ export function requireSource(node: Node | null | undefined): string | undefined
     const arg = n.arguments[0];
     return arg?.type === "Literal" && typeof arg.value === "string" ? arg.value : undefined;
   }
-  if (n?.type === "ImportExpression" && n.source.type === "Literal" && typeof n.source.value === "string") return n.source.value;
+  if (n?.type === "ImportExpression" && n.source.type === "Literal" && typeof n.source.value === "string")
+    return n.source.value;
   return undefined;
 }
 
@@ -58,14 +59,21 @@ export function flavorOf(ctx: RecognizerContext): Flavor {
         if (d.id.type === "Identifier") imports.set("*", d.id.name);
         else if (d.id.type === "ObjectPattern") {
           for (const p of d.id.properties) {
-            if (p.type === "Property" && p.value.type === "Identifier") imports.set(keyName(p.key, p.computed) ?? p.value.name, p.value.name);
+            if (p.type === "Property" && p.value.type === "Identifier")
+              imports.set(keyName(p.key, p.computed) ?? p.value.name, p.value.name);
           }
         }
       }
       continue;
     }
-    const decl = stmt.type === "ExportNamedDeclaration" || stmt.type === "ExportDefaultDeclaration" ? stmt.declaration : stmt;
-    if (decl?.type === "ClassDeclaration" && decl.id && decl.superClass?.type === "Identifier" && decl.superClass.name === "BaseEntity") {
+    const decl =
+      stmt.type === "ExportNamedDeclaration" || stmt.type === "ExportDefaultDeclaration" ? stmt.declaration : stmt;
+    if (
+      decl?.type === "ClassDeclaration" &&
+      decl.id &&
+      decl.superClass?.type === "Identifier" &&
+      decl.superClass.name === "BaseEntity"
+    ) {
       baseEntities.add(decl.id.name);
     }
   }
@@ -111,7 +119,8 @@ export function typeName(node: Node | undefined): { name: string; arg?: string }
 function fromType(annotation: TSESTree.TSTypeAnnotation | undefined): Target | undefined {
   const t = typeName(annotation?.typeAnnotation);
   if (!t) return undefined;
-  if ((t.name === "Repository" || t.name === "TreeRepository") && t.arg) return { kind: "repo", model: t.arg, strong: true };
+  if ((t.name === "Repository" || t.name === "TreeRepository") && t.arg)
+    return { kind: "repo", model: t.arg, strong: true };
   if (t.name === "EntityManager") return MANAGER;
   if (/^(?:MongoRepository|Model|ModelStatic|ModelCtor|Collection)$/.test(t.name)) return FOREIGN;
   return undefined;
@@ -148,7 +157,10 @@ function classMember(ctx: RecognizerContext, from: Node, name: string, depth: nu
   if (!p) return undefined;
   for (const el of p.body) {
     if (el.type === "PropertyDefinition" && keyName(el.key, el.computed) === name) {
-      const t = fromDecorators(el.decorators) ?? fromType(el.typeAnnotation) ?? (el.value ? resolveTarget(ctx, el.value, depth + 1) : undefined);
+      const t =
+        fromDecorators(el.decorators) ??
+        fromType(el.typeAnnotation) ??
+        (el.value ? resolveTarget(ctx, el.value, depth + 1) : undefined);
       if (t) return t;
     }
     if (el.type !== "MethodDefinition" || el.kind !== "constructor") continue;
@@ -162,7 +174,11 @@ function classMember(ctx: RecognizerContext, from: Node, name: string, depth: nu
     for (const stmt of el.value.body?.body ?? []) {
       if (stmt.type !== "ExpressionStatement" || stmt.expression.type !== "AssignmentExpression") continue;
       const left = stmt.expression.left;
-      if (left.type === "MemberExpression" && left.object.type === "ThisExpression" && keyName(left.property, left.computed) === name) {
+      if (
+        left.type === "MemberExpression" &&
+        left.object.type === "ThisExpression" &&
+        keyName(left.property, left.computed) === name
+      ) {
         const t = resolveTarget(ctx, stmt.expression.right, depth + 1);
         if (t) return t;
       }
@@ -174,7 +190,11 @@ function classMember(ctx: RecognizerContext, from: Node, name: string, depth: nu
 /** The function `fn` is a callback of `transaction(…)` (TypeORM passes it the transaction's EntityManager). */
 function isTransactionCallback(fn: Node): boolean {
   const parent = fn.parent;
-  return parent?.type === "CallExpression" && parent.arguments.includes(fn as TSESTree.CallExpressionArgument) && methodName(parent) === "transaction";
+  return (
+    parent?.type === "CallExpression" &&
+    parent.arguments.includes(fn as TSESTree.CallExpressionArgument) &&
+    methodName(parent) === "transaction"
+  );
 }
 
 /** `this` in a custom repository (`class JobRepository extends Repository<Job>`) or in a `BaseEntity` class. */
@@ -188,7 +208,12 @@ function thisTarget(node: Node): Target | undefined {
     p = p.parent;
   }
   const cls = p?.parent;
-  if (!cls || (cls.type !== "ClassDeclaration" && cls.type !== "ClassExpression") || cls.superClass?.type !== "Identifier") return undefined;
+  if (
+    !cls ||
+    (cls.type !== "ClassDeclaration" && cls.type !== "ClassExpression") ||
+    cls.superClass?.type !== "Identifier"
+  )
+    return undefined;
   const base = cls.superClass.name;
   if (base === "BaseEntity" && cls.id) return { kind: "repo", model: cls.id.name, strong: true };
   if (base !== "Repository" && base !== "TreeRepository") return undefined;
@@ -206,7 +231,8 @@ export function resolveTarget(ctx: RecognizerContext, node: Node, depth = 0): Ta
   const t = resolveSyntax(ctx, node, depth);
   if (t && (t.kind !== "repo" || t.strong)) return t;
   const typed = namedTypeOf(ctx.sourceCode, unwrap(node));
-  if (typed && (typed.name === "Repository" || typed.name === "TreeRepository") && typed.args[0]) return { kind: "repo", model: typed.args[0], strong: true };
+  if (typed && (typed.name === "Repository" || typed.name === "TreeRepository") && typed.args[0])
+    return { kind: "repo", model: typed.args[0], strong: true };
   if (typed?.name === "EntityManager") return MANAGER;
   return t;
 }
@@ -255,7 +281,8 @@ function resolveSyntax(ctx: RecognizerContext, node: Node, depth: number): Targe
           const resolved = resolveTarget(ctx, init, depth + 1);
           if (resolved) return resolved;
           // A value computed by some other call (a loaded entity, a query result) is not a repository.
-          if (init.type === "CallExpression" || init.type === "AwaitExpression" || init.type === "NewExpression") return undefined;
+          if (init.type === "CallExpression" || init.type === "AwaitExpression" || init.type === "NewExpression")
+            return undefined;
         }
       } else if (def?.type === "Parameter") {
         if (def.name.type === "Identifier") {
@@ -264,7 +291,9 @@ function resolveSyntax(ctx: RecognizerContext, node: Node, depth: number): Targe
         }
         if (isTransactionCallback(def.node)) return MANAGER;
       } else if (def?.type === "ClassName") {
-        return flavorOf(ctx).baseEntities.has(n.name) ? { kind: "repo", model: n.name, strong: true } : { kind: "repo", model: n.name, strong: false };
+        return flavorOf(ctx).baseEntities.has(n.name)
+          ? { kind: "repo", model: n.name, strong: true }
+          : { kind: "repo", model: n.name, strong: false };
       }
       return byName(n.name);
     }

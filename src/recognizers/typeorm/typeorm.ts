@@ -29,11 +29,38 @@
  */
 import { appendProperty, importedName, propertyKey } from "../../core/reading/edits.js";
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, Condition, Node, RecoverySpec, RecoveryWrite, StateAccess, StateRead, StateWrite, TextEdit } from "../../core/model/model.js";
+import type {
+  Assignment,
+  AssignedValue,
+  Condition,
+  Node,
+  RecoverySpec,
+  RecoveryWrite,
+  StateAccess,
+  StateRead,
+  StateWrite,
+  TextEdit,
+} from "../../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { isFunction } from "../../core/reading/units.js";
 import { evaluate, findVariable, isSqlNow, keyName, readsClock, unwrap } from "../../core/reading/values.js";
-import { BUILDER_READS, BY_READS, FOREIGN_FIND_KEYS, OPTION_KEYS, OPTION_READS, STORE, WRITE_LOCKS, entityName, isEntityTarget, keysOf, methodName, objectArgument, pred, property, WRITE_METHODS } from "./shared.js";
+import {
+  BUILDER_READS,
+  BY_READS,
+  FOREIGN_FIND_KEYS,
+  OPTION_KEYS,
+  OPTION_READS,
+  STORE,
+  WRITE_LOCKS,
+  entityName,
+  isEntityTarget,
+  keysOf,
+  methodName,
+  objectArgument,
+  pred,
+  property,
+  WRITE_METHODS,
+} from "./shared.js";
 import { exportRef, flavorOf, resolveTarget, typeName } from "./targets.js";
 import { Seen, parseCriteria, parseWhere } from "./criteria.js";
 import { Builder, WHERE_LINKS, builderFilter, builderOf } from "./builder.js";
@@ -49,7 +76,8 @@ function rawSqlValue(fn: Node): string | undefined {
   }
   body = body && unwrap(body);
   if (body?.type === "Literal" && typeof body.value === "string") return body.value;
-  if (body?.type === "TemplateLiteral" && body.expressions.length === 0) return body.quasis.map((q) => q.value.cooked ?? "").join("");
+  if (body?.type === "TemplateLiteral" && body.expressions.length === 0)
+    return body.quasis.map((q) => q.value.cooked ?? "").join("");
   return undefined;
 }
 
@@ -101,12 +129,20 @@ function predicateText(ctx: RecognizerContext, field: string, op: "eq" | "ne", v
 }
 
 /** Adds `field: X` / `field: Not(X)` to an inline criteria object, or turns an id criteria into `{ id, field: … }`. */
-function criteriaEdit(ctx: RecognizerContext, criteria: Node, field: string, op: "eq" | "ne", valueText: string): TextEdit | undefined {
+function criteriaEdit(
+  ctx: RecognizerContext,
+  criteria: Node,
+  field: string,
+  op: "eq" | "ne",
+  valueText: string,
+): TextEdit | undefined {
   const text = predicateText(ctx, field, op, valueText);
   if (!text) return undefined;
   const n = unwrap(criteria);
   if (n.type === "ObjectExpression") {
-    return property(n, field) || n.properties.some((p) => p.type !== "Property") ? undefined : insertProperty(ctx, n, text);
+    return property(n, field) || n.properties.some((p) => p.type !== "Property")
+      ? undefined
+      : insertProperty(ctx, n, text);
   }
   const idText = ctx.sourceCode.getText(criteria);
   const id = n.type === "Identifier" && n.name === "id" ? "id" : `id: ${idText}`;
@@ -114,7 +150,13 @@ function criteriaEdit(ctx: RecognizerContext, criteria: Node, field: string, op:
 }
 
 /** Adds `.andWhere("field <> :field", { field: X })` after the builder's last where clause (or `.where(…)` after `.set`). */
-function builderEdit(ctx: RecognizerContext, b: Builder, field: string, op: "eq" | "ne", valueText: string): TextEdit | undefined {
+function builderEdit(
+  ctx: RecognizerContext,
+  b: Builder,
+  field: string,
+  op: "eq" | "ne",
+  valueText: string,
+): TextEdit | undefined {
   const links = b.links.slice(b.root + 1);
   if (!/^[A-Za-z_]\w*$/.test(field) || links.some((l) => /^orWhere/.test(l.name))) return undefined;
   const paramUsed = new RegExp(`:(?:\\.\\.\\.)?${field}\\b`);
@@ -122,7 +164,12 @@ function builderEdit(ctx: RecognizerContext, b: Builder, field: string, op: "eq"
     if (!WHERE_LINKS.test(l.name) && l.name !== "setParameter" && l.name !== "setParameters") continue;
     const [first, second] = l.call.arguments;
     // `.where("a OR b").andWhere(c)` is `a OR (b AND c)`: an added condition would not guard every row.
-    if (first && (paramUsed.test(ctx.sourceCode.getText(first)) || (WHERE_LINKS.test(l.name) && /\bOR\b/i.test(ctx.sourceCode.getText(first))))) return undefined;
+    if (
+      first &&
+      (paramUsed.test(ctx.sourceCode.getText(first)) ||
+        (WHERE_LINKS.test(l.name) && /\bOR\b/i.test(ctx.sourceCode.getText(first))))
+    )
+      return undefined;
     if (l.name === "setParameter" && first?.type === "Literal" && first.value === field) return undefined;
     const params = objectArgument(ctx, l.name === "setParameters" ? first : second);
     if (params && property(params, field)) return undefined;
@@ -178,12 +225,17 @@ function recognizeRead(ctx: RecognizerContext, call: TSESTree.CallExpression, me
   } else {
     filter = parseWhere(ctx, seen, args[0]!);
   }
-  if (seen.foreign || (!strong && !flavor.typeorm && !seen.operator && !flavor.baseEntities.has(model))) return undefined;
+  if (seen.foreign || (!strong && !flavor.typeorm && !seen.operator && !flavor.baseEntities.has(model)))
+    return undefined;
   return { read: { access: "read", store: STORE, model, operation: method, filter, node: call }, locked };
 }
 
 /** `createQueryBuilder(…)….where(…).getMany()`, and `.execute()` of a select. */
-function recognizeBuilderRead(ctx: RecognizerContext, call: TSESTree.CallExpression, method: string): ReadResult | undefined {
+function recognizeBuilderRead(
+  ctx: RecognizerContext,
+  call: TSESTree.CallExpression,
+  method: string,
+): ReadResult | undefined {
   const b = builderOf(ctx, call);
   if (!b?.model) return undefined;
   const links = b.links.slice(b.root + 1);
@@ -220,9 +272,11 @@ function recognizeUpdate(ctx: RecognizerContext, call: TSESTree.CallExpression):
   if (!partial || !isPartialEntity(partial)) return undefined;
   const seen: Seen = { operator: false, foreign: false };
   const filter = parseCriteria(ctx, seen, criteriaNode);
-  if (seen.foreign || (!strong && !flavor.typeorm && !seen.operator && !flavor.baseEntities.has(model))) return undefined;
+  if (seen.foreign || (!strong && !flavor.typeorm && !seen.operator && !flavor.baseEntities.has(model)))
+    return undefined;
   const criteria = unwrap(criteriaNode);
-  const editable = criteria.type === "ObjectExpression" || (filter.kind === "pred" && filter.op === "eq" && filter.node === criteria);
+  const editable =
+    criteria.type === "ObjectExpression" || (filter.kind === "pred" && filter.op === "eq" && filter.node === criteria);
   return {
     access: "write",
     store: STORE,
@@ -231,7 +285,9 @@ function recognizeUpdate(ctx: RecognizerContext, call: TSESTree.CallExpression):
     filter,
     assignments: parsePartial(ctx, partial),
     node: call,
-    ...(editable ? { addPredicate: (field, op, valueText) => criteriaEdit(ctx, criteriaNode, field, op, valueText) } : {}),
+    ...(editable
+      ? { addPredicate: (field, op, valueText) => criteriaEdit(ctx, criteriaNode, field, op, valueText) }
+      : {}),
     recoveryWrite: (spec) => recoveryWrite(ctx, callee.object, args.length === 3 ? args[0]! : undefined, spec),
     // `affected` is left undefined by drivers that do not count: only a 0 is "nothing".
     changedNothing: (result) => `${result}.affected === 0`,
@@ -243,7 +299,12 @@ function recognizeUpdate(ctx: RecognizerContext, call: TSESTree.CallExpression):
  * `manager.update(Job, …)` on its manager), counted by `affected` (undefined for drivers that do not report it, so
  * `?? 0`). `LessThan` is the module's own import, or one added to its `typeorm` import.
  */
-function recoveryWrite(ctx: RecognizerContext, client: Node, entity: Node | undefined, spec: RecoverySpec): RecoveryWrite | undefined {
+function recoveryWrite(
+  ctx: RecognizerContext,
+  client: Node,
+  entity: Node | undefined,
+  spec: RecoverySpec,
+): RecoveryWrite | undefined {
   const local = exportRef(ctx, "LessThan");
   const lessThan = local ? { ref: local, edits: [] } : importedName(ctx.sourceCode, ["typeorm"], "LessThan");
   if (!lessThan) return undefined;
@@ -261,7 +322,11 @@ function recoveryWrite(ctx: RecognizerContext, client: Node, entity: Node | unde
 }
 
 /** `createQueryBuilder()….update(Job).set({…}).where(…).execute()`, recognised at `.execute()`. */
-function recognizeBuilderUpdate(ctx: RecognizerContext, call: TSESTree.CallExpression, b: Builder): StateWrite | undefined {
+function recognizeBuilderUpdate(
+  ctx: RecognizerContext,
+  call: TSESTree.CallExpression,
+  b: Builder,
+): StateWrite | undefined {
   if (!b.model) return undefined;
   const links = b.links.slice(b.root + 1);
   const assignments: Assignment[] = [];
@@ -292,7 +357,8 @@ function statementOf(node: Node): { stmt: Node; body: readonly Node[] } | undefi
   let parent = node.parent;
   while (parent) {
     if (isFunction(parent)) return undefined;
-    if (parent.type === "BlockStatement" || parent.type === "Program" || parent.type === "StaticBlock") return { stmt: child, body: parent.body };
+    if (parent.type === "BlockStatement" || parent.type === "Program" || parent.type === "StaticBlock")
+      return { stmt: child, body: parent.body };
     if (parent.type === "SwitchCase") return { stmt: child, body: parent.consequent };
     child = parent;
     parent = parent.parent;
@@ -320,8 +386,11 @@ function entityAssignments(ctx: RecognizerContext, stmt: Node, name: string): As
   }
   if (e.type === "CallExpression" && e.arguments.length === 2 && e.arguments[0] && isEntity(e.arguments[0])) {
     const callee = unwrap(e.callee);
-    const isAssign = callee.type === "MemberExpression" && unwrap(callee.object).type === "Identifier" &&
-      (unwrap(callee.object) as TSESTree.Identifier).name === "Object" && keyName(callee.property, callee.computed) === "assign";
+    const isAssign =
+      callee.type === "MemberExpression" &&
+      unwrap(callee.object).type === "Identifier" &&
+      (unwrap(callee.object) as TSESTree.Identifier).name === "Object" &&
+      keyName(callee.property, callee.computed) === "assign";
     const obj = isAssign ? objectArgument(ctx, e.arguments[1]) : undefined;
     return obj ? parsePartial(ctx, obj) : undefined;
   }
