@@ -42,6 +42,7 @@ import { SWAPPED } from "../core/model/conditions.js";
 import { isFunction } from "../core/reading/units.js";
 import { walk } from "../core/reading/ast.js";
 import { catchesDuplicate } from "../core/reading/failures.js";
+import { readObjectFilter, type ObjectFilterDialect } from "../core/reading/object-filters.js";
 import {
   evaluate,
   findProperty,
@@ -50,7 +51,6 @@ import {
   keyName,
   objectLiteral,
   readsClock,
-  staticList as sharedStaticList,
   unwrap,
 } from "../core/reading/values.js";
 
@@ -134,6 +134,8 @@ const OTHER_UPDATE_OPS = new Set([
 
 const EMPTY: Condition = { kind: "and", items: [] };
 
+type SourceCode = RecognizerContext["sourceCode"];
+
 // ---- small helpers ----
 
 function methodName(call: TSESTree.CallExpression): { callee: TSESTree.MemberExpression; name: string } | undefined {
@@ -146,11 +148,11 @@ function methodName(call: TSESTree.CallExpression): { callee: TSESTree.MemberExp
 /** An object literal, inline or held by a `const`. */
 const objectOf = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
 
-function arrayOf(ctx: RecognizerContext, node: Node): TSESTree.ArrayExpression | undefined {
+function arrayOf(sourceCode: SourceCode, node: Node): TSESTree.ArrayExpression | undefined {
   const n = unwrap(node);
   if (n.type === "ArrayExpression") return n;
   if (n.type === "Identifier") {
-    const init = getConstInit(ctx.sourceCode, n);
+    const init = getConstInit(sourceCode, n);
     const target = init && unwrap(init);
     if (target?.type === "ArrayExpression") return target;
   }
@@ -365,10 +367,6 @@ function docOrigin(ctx: RecognizerContext, id: TSESTree.Identifier): DocOrigin {
 
 // ---- filters ----
 
-/** The static values of an `$in` list (one the module fills in place, `ids.push(id)`, is not static). */
-const staticList = (ctx: RecognizerContext, node: Node): StaticValue[] | undefined =>
-  sharedStaticList(ctx.sourceCode, node);
-
 function isRegex(node: Node): boolean {
   const n = unwrap(node);
   return (
@@ -388,71 +386,37 @@ function single(ctx: RecognizerContext, field: string, op: CompareOp, value: Nod
 }
 
 /** One field's filter: a value (`status: "queued"`), or an operator document (`{ $ne: "processing" }`, `{ $lt: cutoff }`). */
-function parseFieldFilter(ctx: RecognizerContext, field: string, valueNode: Node, at: Node): Condition {
-  const value = unwrap(valueNode);
-  if (value.type !== "ObjectExpression") return single(ctx, field, "eq", value, at);
-  const keys = keysOf(value);
-  // An embedded document compared whole (`lease: { owner, until }`): a match we do not read.
-  if (keys.length === 0 || !keys.every((k) => k?.startsWith("$"))) return pred(field, "other", undefined, at);
-  const items: Condition[] = [];
-  for (const p of value.properties) {
-    if (p.type !== "Property") return { kind: "opaque", node: p };
-    const op = keyName(p.key, p.computed);
-    if (op === "$eq") items.push(single(ctx, field, "eq", p.value, at));
-    else if (op === "$ne") items.push(single(ctx, field, "ne", p.value, at));
-    else if (op === "$in" || op === "$nin") {
-      const values = staticList(ctx, p.value);
-      items.push(pred(field, op === "$in" ? "in" : "notIn", values, at));
-    } else if (op && op in RANGE_OPS) items.push(single(ctx, field, RANGE_OPS[op]!, p.value, at));
-    else if (op === "$not") {
-      const inner = unwrap(p.value);
-      items.push(
-        inner.type === "ObjectExpression"
-          ? { kind: "not", item: parseFieldFilter(ctx, field, inner, at) }
-          : pred(field, "other", undefined, at),
-      );
-    } else if (op === "$exists") {
-      // `{ $exists: false }` matches documents without the field, as `null` does in a Mongo filter; `true` the rest.
-      const exists = evaluate(ctx.sourceCode, p.value);
-      if (typeof exists?.value === "boolean")
-        items.push(pred(field, exists.value ? "ne" : "eq", [{ value: null }], at));
-      else items.push(pred(field, "other", undefined, at));
-    } else if (op === "$options" || op === "$comment") continue;
-    else items.push(pred(field, "other", undefined, at)); // $regex, $elemMatch, $size, $type…
-  }
-  return { kind: "and", items };
-}
-
-function parseList(ctx: RecognizerContext, node: Node): Condition[] {
-  const list = arrayOf(ctx, node);
-  if (!list) return [{ kind: "opaque", node }];
-  return list.elements.map((el): Condition => {
-    const obj = el && el.type !== "SpreadElement" ? objectOf(ctx, el) : undefined;
-    return obj ? parseFilter(ctx, obj) : { kind: "opaque", node: el ?? list };
-  });
-}
+/**
+ * MongoDB's query operators: a field's value (`status: "queued"`), or an operator document (`{ $ne: "processing" }`,
+ * `{ $lt: cutoff }`, `{ $exists: false }`, which matches documents without the field, as `null` does). An embedded
+ * document compared whole (`lease: { owner, until }`) is a match not read; so is any `$` operator the table does not
+ * list (`$regex`, `$elemMatch`, `$size`). Filter-level `$` keys other than `$and`/`$or`/`$nor` are not read
+ * (`$where`, `$text`, `$jsonSchema`), but for `$expr`.
+ */
+const MONGO_FILTERS: ObjectFilterDialect = {
+  combinators: { $and: "and", $or: "or", $nor: "nor" },
+  operators: {
+    $eq: "eq",
+    $ne: "ne",
+    $in: "in",
+    $nin: "notIn",
+    ...RANGE_OPS,
+    $not: "not",
+    $exists: "exists",
+    $options: "skip",
+  },
+  reserved: (key) => key.startsWith("$"),
+  ignored: new Set(["$comment"]),
+  special: { $expr: (sourceCode, value, at) => parseExpr(sourceCode, value, at) },
+  computed: isRegex,
+  nested: "other",
+  mixed: "other",
+  bare: "eq",
+  objectOperand: "one",
+};
 
 export function parseFilter(ctx: RecognizerContext, filter: TSESTree.ObjectExpression): Condition {
-  const items: Condition[] = [];
-  for (const p of filter.properties) {
-    if (p.type !== "Property") {
-      // `{ ...staleQuery, _id: { $in: ids } }`: the terms of a filter object the module holds in a const.
-      const spread = p.type === "SpreadElement" ? objectOf(ctx, p.argument) : undefined;
-      items.push(spread && spread !== filter ? parseFilter(ctx, spread) : { kind: "opaque", node: p });
-      continue;
-    }
-    const key = keyName(p.key, p.computed);
-    if (key === undefined) items.push({ kind: "opaque", node: p });
-    else if (key === "$and") items.push({ kind: "and", items: parseList(ctx, p.value) });
-    else if (key === "$or") items.push({ kind: "or", items: parseList(ctx, p.value) });
-    else if (key === "$nor") items.push({ kind: "not", item: { kind: "or", items: parseList(ctx, p.value) } });
-    else if (key === "$comment") continue;
-    else if (key === "$expr") items.push(parseExpr(ctx, p.value, p));
-    else if (key.startsWith("$"))
-      items.push({ kind: "opaque", node: p }); // $where, $text, $jsonSchema
-    else items.push(parseFieldFilter(ctx, key, p.value, p));
-  }
-  return { kind: "and", items };
+  return readObjectFilter(ctx.sourceCode, MONGO_FILTERS, filter);
 }
 
 const EXPR_OPS: Record<string, CompareOp> = { ...RANGE_OPS, $eq: "eq", $ne: "ne" };
@@ -463,15 +427,15 @@ const EXPR_OPS: Record<string, CompareOp> = { ...RANGE_OPS, $eq: "eq", $ne: "ne"
  * when it is static; a computed one (an age threshold) leaves it unknown, which is enough to judge age. Anything
  * else is opaque.
  */
-function parseExpr(ctx: RecognizerContext, node: Node, at: Node, depth = 0): Condition {
-  const obj = objectOf(ctx, node);
+function parseExpr(sourceCode: SourceCode, node: Node, at: Node, depth = 0): Condition {
+  const obj = objectLiteral(sourceCode, node);
   const only = obj?.properties.length === 1 ? obj.properties[0] : undefined;
   if (depth > 4 || only?.type !== "Property") return { kind: "opaque", node };
   const op = keyName(only.key, only.computed);
-  const args = arrayOf(ctx, only.value)?.elements ?? [];
+  const args = arrayOf(sourceCode, only.value)?.elements ?? [];
   if ((op === "$and" || op === "$or") && args.length > 0) {
     const items = args.map((a): Condition =>
-      a && a.type !== "SpreadElement" ? parseExpr(ctx, a, at, depth + 1) : { kind: "opaque", node },
+      a && a.type !== "SpreadElement" ? parseExpr(sourceCode, a, at, depth + 1) : { kind: "opaque", node },
     );
     return { kind: op === "$and" ? "and" : "or", items };
   }
@@ -488,7 +452,7 @@ function parseExpr(ctx: RecognizerContext, node: Node, at: Node, depth = 0): Con
   const [field, value, cmp] =
     path(a) !== undefined ? [path(a)!, b, compare] : path(b) !== undefined ? [path(b)!, a, SWAPPED[compare]] : [];
   if (field === undefined || path(value!) !== undefined) return { kind: "opaque", node };
-  const v = evaluate(ctx.sourceCode, value!);
+  const v = evaluate(sourceCode, value!);
   return pred(field, cmp!, v ? [v] : undefined, at);
 }
 

@@ -27,10 +27,10 @@ import {
   keyName,
   objectLiteral,
   readsClock,
-  staticList,
   unwrap,
 } from "../core/reading/values.js";
 import { catchesDuplicate } from "../core/reading/failures.js";
+import { readObjectFilter, type FieldOperator, type ObjectFilterDialect } from "../core/reading/object-filters.js";
 
 const WRITE_METHODS = new Set(["updateMany", "update", "updateManyAndReturn", "upsert"]);
 const INSERT_METHODS = new Set(["create"]);
@@ -45,7 +45,6 @@ const READ_METHODS = new Set([
   "exists",
 ]);
 const DELEGATE_SUFFIX = /(?:Repository|Repo|Delegate|Model|Table)$/;
-const COMPARISONS = new Set(["lt", "lte", "gt", "gte"]);
 const FILTER_OPERATORS = new Set([
   "equals",
   "not",
@@ -114,81 +113,30 @@ function modelOf(ctx: RecognizerContext, receiver: Node): string | undefined {
   return undefined;
 }
 
-const listOf = (ctx: RecognizerContext, node: Node) => staticList(ctx.sourceCode, node);
-
-type Op = "eq" | "ne" | "in" | "notIn" | "lt" | "lte" | "gt" | "gte" | "other";
-
-/** A predicate on `field`, located at `at` (the field's property in the where object) for reports. */
-function pred(field: string, op: Op, ctx: RecognizerContext, value: Node, at: Node): Condition {
-  if (op === "in" || op === "notIn") return { kind: "pred", field, op, values: listOf(ctx, value), node: at };
-  const v = evaluate(ctx.sourceCode, value);
-  return { kind: "pred", field, op, values: v ? [v] : undefined, node: at };
-}
-
-/** One field's filter: a value (`status: "X"`), or an operator object (`{ not: "X" }`, `{ lt: threshold }`). */
-function parseFieldFilter(ctx: RecognizerContext, field: string, valueNode: Node, at: Node): Condition {
-  const value = unwrap(valueNode);
-  if (value.type !== "ObjectExpression") return pred(field, "eq", ctx, value, at);
+/** Prisma's filter operators (`{ not: X }`, `{ lt: cutoff }`, `{ in: [...] }`): those the model reads, the rest not. */
+const PRISMA_FILTERS: ObjectFilterDialect = {
+  combinators: { AND: "and", OR: "or", NOT: "not" },
+  operators: {
+    ...Object.fromEntries([...FILTER_OPERATORS].map((op): [string, FieldOperator] => [op, "other"])),
+    equals: "eq",
+    not: "not",
+    in: "in",
+    notIn: "notIn",
+    lt: "lt",
+    lte: "lte",
+    gt: "gt",
+    gte: "gte",
+    mode: "skip",
+  },
   // A compound unique key (`id_createdAt: { id, createdAt }`) names one row, like `id: jobId`.
-  if (
-    value.properties.length > 0 &&
-    value.properties.every((p) => p.type === "Property" && !FILTER_OPERATORS.has(keyName(p.key, p.computed) ?? ""))
-  ) {
-    return { kind: "pred", field, op: "eq", values: undefined, node: at };
-  }
-  const items: Condition[] = [];
-  for (const p of value.properties) {
-    if (p.type !== "Property") {
-      items.push({ kind: "opaque", node: p });
-      continue;
-    }
-    const op = keyName(p.key, p.computed);
-    if (op === "equals") items.push(pred(field, "eq", ctx, p.value, at));
-    else if (op === "not") {
-      const inner = unwrap(p.value);
-      items.push(
-        inner.type === "ObjectExpression"
-          ? { kind: "not", item: parseFieldFilter(ctx, field, inner, at) }
-          : pred(field, "ne", ctx, inner, at),
-      );
-    } else if (op === "in" || op === "notIn") items.push(pred(field, op, ctx, p.value, at));
-    else if (op && COMPARISONS.has(op)) items.push(pred(field, op as Op, ctx, p.value, at));
-    else if (op === "mode") continue;
-    else items.push({ kind: "pred", field, op: "other", values: undefined, node: at });
-  }
-  return { kind: "and", items };
-}
-
-function parseList(ctx: RecognizerContext, node: Node): Condition[] {
-  const n = unwrap(node);
-  if (n.type === "ArrayExpression") {
-    return n.elements.map((el) => {
-      const obj = el && el.type !== "SpreadElement" ? objectArgument(ctx, el) : undefined;
-      return obj ? parseWhere(ctx, obj) : { kind: "opaque", node: el ?? n };
-    });
-  }
-  const obj = objectArgument(ctx, n);
-  return [obj ? parseWhere(ctx, obj) : { kind: "opaque", node: n }];
-}
+  nested: "row",
+  mixed: "each",
+  bare: "eq",
+  objectOperand: "one",
+};
 
 export function parseWhere(ctx: RecognizerContext, where: TSESTree.ObjectExpression): Condition {
-  const items: Condition[] = [];
-  for (const p of where.properties) {
-    if (p.type !== "Property") {
-      items.push({ kind: "opaque", node: p });
-      continue;
-    }
-    const key = keyName(p.key, p.computed);
-    if (key === undefined) {
-      items.push({ kind: "opaque", node: p });
-      continue;
-    }
-    if (key === "AND") items.push({ kind: "and", items: parseList(ctx, p.value) });
-    else if (key === "OR") items.push({ kind: "or", items: parseList(ctx, p.value) });
-    else if (key === "NOT") items.push(...parseList(ctx, p.value).map((item): Condition => ({ kind: "not", item })));
-    else items.push(parseFieldFilter(ctx, key, p.value, p));
-  }
-  return { kind: "and", items };
+  return readObjectFilter(ctx.sourceCode, PRISMA_FILTERS, where);
 }
 
 function assignedValue(ctx: RecognizerContext, node: Node): { value: AssignedValue; valueNode: Node } | undefined {

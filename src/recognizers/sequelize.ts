@@ -19,7 +19,6 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type {
   Assignment,
   AssignedValue,
-  CompareOp,
   Condition,
   Node,
   RecoverySpec,
@@ -38,10 +37,10 @@ import {
   keyName,
   objectLiteral,
   readsClock,
-  staticList,
   unwrap,
 } from "../core/reading/values.js";
 import { isFunction } from "../core/reading/units.js";
+import { readObjectFilter, type FieldOperator, type ObjectFilterDialect } from "../core/reading/object-filters.js";
 
 const STORE = "sequelize";
 /** `findAllInBatches(options, callback)`: a model's batch finder (Outline's), its callback handed the rows in pages. */
@@ -84,8 +83,7 @@ const TYPEORM_OPERATORS = new Set([
 const CLOCK_SQL =
   /^\s*(?:now\(\s*\)|now|current_timestamp(?:\(\s*\d*\s*\))?|localtimestamp|clock_timestamp\(\s*\)|utc_timestamp(?:\(\s*\))?|getdate\(\s*\)|sysdate(?:\(\s*\))?|datetime\(\s*'now'\s*\))\s*$/i;
 
-type Op = CompareOp | "is" | "not" | "and" | "or";
-const OPERATORS: Record<string, Op> = {
+const OPERATORS: Record<string, FieldOperator> = {
   eq: "eq",
   ne: "ne",
   in: "in",
@@ -94,7 +92,7 @@ const OPERATORS: Record<string, Op> = {
   lte: "lte",
   gt: "gt",
   gte: "gte",
-  is: "is",
+  is: "eq",
   not: "not",
   and: "and",
   or: "or",
@@ -221,12 +219,8 @@ function modelOf(ctx: RecognizerContext, receiver: Node | undefined): string | u
 
 // ---- where ----
 
-interface Env {
-  readonly ctx: RecognizerContext;
-}
-
 /** The operator a key names: `[Op.ne]`, `[Sequelize.Op.ne]`, `$ne`; undefined for a field. */
-function operatorKey(p: TSESTree.Property): Op | undefined {
+function operatorKey(p: TSESTree.Property): string | undefined {
   if (p.computed) {
     const k = unwrap(p.key);
     if (k.type !== "MemberExpression" || k.computed || k.property.type !== "Identifier") return undefined;
@@ -234,19 +228,12 @@ function operatorKey(p: TSESTree.Property): Op | undefined {
     const isOp =
       (o.type === "Identifier" && o.name === "Op") ||
       (o.type === "MemberExpression" && !o.computed && o.property.type === "Identifier" && o.property.name === "Op");
-    return isOp ? (OPERATORS[k.property.name] ?? "other") : undefined;
+    return isOp ? (k.property.name in OPERATORS ? k.property.name : "?") : undefined;
   }
   const name = keyName(p.key, false);
-  if (name?.startsWith("$") && !name.endsWith("$")) return OPERATORS[name.slice(1)];
+  if (name?.startsWith("$") && !name.endsWith("$") && name.slice(1) in OPERATORS) return name.slice(1);
   return undefined;
 }
-
-/** A computed key that is not an operator (`[someSymbol]`): unreadable. */
-function unreadableKey(p: TSESTree.Property): boolean {
-  return p.computed && operatorKey(p) === undefined && keyName(p.key, true) === undefined;
-}
-
-const listOf = (ctx: RecognizerContext, node: Node) => staticList(ctx.sourceCode, node);
 
 /** `sequelize.fn(…)`, `Sequelize.literal(…)`, `fn(…)`: a SQL expression; TypeORM's `Not(…)` throws NotMine. */
 function helperCall(node: Node): string | undefined {
@@ -259,100 +246,26 @@ function helperCall(node: Node): string | undefined {
   return name && SEQUELIZE_HELPERS.has(name) ? name : undefined;
 }
 
-function pred(env: Env, field: string, op: CompareOp, value: Node, at: Node): Condition {
-  if (helperCall(value)) return { kind: "pred", field, op: "other", values: undefined, node: at };
-  if (op === "in" || op === "notIn") return { kind: "pred", field, op, values: listOf(env.ctx, value), node: at };
-  const v = evaluate(env.ctx.sourceCode, value);
-  return { kind: "pred", field, op, values: v ? [v] : undefined, node: at };
-}
+/**
+ * Sequelize's where: operators as `[Op.x]` keys (or `$x` strings), `and`/`or`/`not` at any level, a list as a field's
+ * value meaning IN, an object with no operator a JSON path or an association (a match not read), and values made by
+ * the SQL helpers (`fn`, `literal`, `col`) compared in a way not read. A TypeORM find operator in the where makes the
+ * call TypeORM's (`NotMine`).
+ */
+const SEQUELIZE_FILTERS: ObjectFilterDialect = {
+  combinators: { and: "and", or: "or", not: "not" },
+  operators: { ...OPERATORS, "?": "other" },
+  operatorKey,
+  nested: "other",
+  mixed: "each-opaque",
+  bare: "eq",
+  lists: true,
+  objectOperand: "each",
+  computed: (node) => helperCall(node) !== undefined,
+};
 
-/** A list or object of sub-conditions (`[Op.or]: [{ … }, { … }]`, `[Op.and]: { … }`). */
-function parseList(env: Env, node: Node, each: (n: Node) => Condition): Condition[] {
-  const n = unwrap(node);
-  if (n.type === "ArrayExpression") {
-    return n.elements.map((el): Condition =>
-      el && el.type !== "SpreadElement" ? each(el) : { kind: "opaque", node: el ?? n },
-    );
-  }
-  const obj = objectOf(env.ctx, n);
-  if (!obj) return [{ kind: "opaque", node: n }];
-  // `[Op.or]: { a: 1, b: 2 }` means a = 1 OR b = 2: one condition per property.
-  return obj.properties.map((p): Condition => ({ kind: "and", items: whereItems(env, [p]) }));
-}
-
-function parseWhereNode(env: Env, node: Node): Condition {
-  const obj = objectOf(env.ctx, node);
-  return obj ? parseWhere(env, obj) : { kind: "opaque", node };
-}
-
-function parseFieldOps(env: Env, field: string, value: Node, at: Node): Condition {
-  const v = unwrap(value);
-  if (v.type === "ArrayExpression") return pred(env, field, "in", v, at);
-  if (v.type === "Identifier") {
-    // `status: ACTIVE_STATES` with `const ACTIVE_STATES = [...]` is IN as well
-    const init = getConstInit(env.ctx.sourceCode, v);
-    if (init && unwrap(init).type === "ArrayExpression") return pred(env, field, "in", v, at);
-  }
-  if (v.type !== "ObjectExpression") return pred(env, field, "eq", v, at);
-  const ops = v.properties.map((p) => (p.type === "Property" ? operatorKey(p) : undefined));
-  // a nested object without operators (a JSON column path, an association): not a comparison we read
-  if (ops.every((o) => o === undefined)) return { kind: "pred", field, op: "other", values: undefined, node: at };
-  const items: Condition[] = [];
-  v.properties.forEach((p, i) => {
-    const op = ops[i];
-    if (p.type !== "Property" || op === undefined) {
-      items.push({ kind: "opaque", node: p });
-      return;
-    }
-    const inner = unwrap(p.value);
-    switch (op) {
-      case "is":
-        items.push(pred(env, field, "eq", inner, at));
-        break;
-      case "not":
-        items.push(
-          inner.type === "ObjectExpression"
-            ? { kind: "not", item: parseFieldOps(env, field, inner, at) }
-            : pred(env, field, "ne", inner, at),
-        );
-        break;
-      case "and":
-      case "or":
-        items.push({ kind: op, items: parseList(env, inner, (el) => parseFieldOps(env, field, el, at)) });
-        break;
-      case "other":
-        helperCall(inner);
-        items.push({ kind: "pred", field, op: "other", values: undefined, node: at });
-        break;
-      default:
-        items.push(pred(env, field, op, inner, at));
-    }
-  });
-  return { kind: "and", items };
-}
-
-function whereItems(env: Env, properties: readonly TSESTree.ObjectLiteralElement[]): Condition[] {
-  const items: Condition[] = [];
-  for (const p of properties) {
-    if (p.type !== "Property" || unreadableKey(p)) {
-      items.push({ kind: "opaque", node: p });
-      continue;
-    }
-    const op = operatorKey(p);
-    if (op === "and" || op === "or")
-      items.push({ kind: op, items: parseList(env, p.value, (el) => parseWhereNode(env, el)) });
-    else if (op === "not") items.push({ kind: "not", item: parseWhereNode(env, p.value) });
-    else if (op !== undefined) items.push({ kind: "opaque", node: p });
-    else {
-      const field = keyName(p.key, p.computed);
-      items.push(field === undefined ? { kind: "opaque", node: p } : parseFieldOps(env, field, p.value, p));
-    }
-  }
-  return items;
-}
-
-function parseWhere(env: Env, where: TSESTree.ObjectExpression): Condition {
-  return { kind: "and", items: whereItems(env, where.properties) };
+function parseWhere(ctx: RecognizerContext, where: TSESTree.ObjectExpression): Condition {
+  return readObjectFilter(ctx.sourceCode, SEQUELIZE_FILTERS, where);
 }
 
 // ---- values ----
@@ -594,7 +507,6 @@ function recognizeStatic(
   ctx: RecognizerContext,
   operation: string,
 ): StateAccess | undefined {
-  const env: Env = { ctx };
   const receiver = receiverOf(call);
   if (operation === "findByPk") {
     const [id] = call.arguments;
@@ -605,7 +517,13 @@ function recognizeStatic(
       return undefined;
     const model = modelOf(ctx, receiver);
     if (!model) return undefined;
-    const filter: Condition = { kind: "and", items: [pred(env, "id", "eq", id, id)] };
+    const v = helperCall(id) ? undefined : evaluate(ctx.sourceCode, id);
+    const filter: Condition = {
+      kind: "and",
+      items: [
+        { kind: "pred", field: "id", op: helperCall(id) ? "other" : "eq", values: v ? [v] : undefined, node: id },
+      ],
+    };
     return { access: "read", store: STORE, model, operation, filter, node: call } satisfies StateRead;
   }
   const optionsIndex = operation === "update" ? 1 : 0;
@@ -619,7 +537,7 @@ function recognizeStatic(
   const whereValue = unwrap(whereProp.value);
   if (whereValue.type === "ArrayExpression" || whereValue.type === "Literal") return undefined; // TypeORM's OR arrays
   const where = objectOf(ctx, whereValue);
-  const filter: Condition = where ? parseWhere(env, where) : { kind: "opaque", node: whereValue };
+  const filter: Condition = where ? parseWhere(ctx, where) : { kind: "opaque", node: whereValue };
   if (READS.has(operation)) return { access: "read", store: STORE, model, operation, filter, node: call };
   const inline = whereValue.type === "ObjectExpression" ? whereValue : undefined;
   const addPredicate = inline
