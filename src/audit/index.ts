@@ -113,9 +113,7 @@ export function exitCodeOf(
  * Runs the audit. `exitCode`: see `exitCodeOf`. Usage and project errors throw `AuditError` (exit 2). `warnings`
  * are sentences for stderr (the project's ESLint config could not be loaded, say).
  */
-export async function runAudit(
-  options: AuditOptions = {},
-): Promise<{
+export async function runAudit(options: AuditOptions = {}): Promise<{
   result: AuditResult;
   output: string;
   exitCode: 0 | 1;

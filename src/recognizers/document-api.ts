@@ -1,20 +1,12 @@
 /**
  * What the document APIs of the CMS frameworks (Payload's Local API, Strapi's services) share: a field compared
  * with a value read statically, the values a `data` object stores (dates sent as ISO strings are the clock), and
- * the `data` object itself. Their filter operators differ and stay in each recognizer.
+ * the `data` object itself. Their filters are object-filter dialects (src/core/reading/object-filters.ts).
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, CompareOp, Condition, Node } from "../core/model/model.js";
+import type { Assignment, AssignedValue, Node } from "../core/model/model.js";
 import type { RecognizerContext } from "./recognizer.js";
-import { evaluate, keyName, objectLiteral, readsClock, staticList, unwrap } from "../core/reading/values.js";
-
-/** `field op value`, the value read statically where it can be (a list for `in` / `notIn`). */
-export function comparison(ctx: RecognizerContext, field: string, op: CompareOp, value: Node, at: Node): Condition {
-  if (op === "in" || op === "notIn")
-    return { kind: "pred", field, op, values: staticList(ctx.sourceCode, value), node: at };
-  const v = evaluate(ctx.sourceCode, value);
-  return { kind: "pred", field, op, values: v ? [v] : undefined, node: at };
-}
+import { evaluate, keyName, objectLiteral, readsClock, unwrap } from "../core/reading/values.js";
 
 /** What a `data` property stores: the clock (`new Date()`, also `new Date().toISOString()`), a static value, or other. */
 export function storedValue(ctx: RecognizerContext, node: Node): AssignedValue {

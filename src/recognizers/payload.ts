@@ -12,10 +12,11 @@
  * an object argument with a `collection` key is common elsewhere.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { CompareOp, Condition, Node, StateAccess } from "../core/model/model.js";
+import type { Condition, Node, StateAccess } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { andTerms, evaluate, findProperty, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
-import { comparison, dataAssignments } from "./document-api.js";
+import { evaluate, findProperty, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
+import { readObjectFilter, type FieldOperator, type ObjectFilterDialect } from "../core/reading/object-filters.js";
+import { dataAssignments } from "./document-api.js";
 
 const STORE = "payload";
 const READS = new Set(["find", "findByID", "count", "findOne"]);
@@ -24,7 +25,7 @@ const UPDATES = new Set(["update", "updateOne", "updateMany", "findOneAndUpdate"
 const JOBS_COLLECTION = "payload-jobs";
 const DELETES = new Set(["delete", "deleteOne", "deleteMany"]);
 const INSERTS = new Set(["create"]);
-const COMPARE: Record<string, CompareOp> = {
+const COMPARE: Record<string, FieldOperator> = {
   equals: "eq",
   not_equals: "ne",
   in: "in",
@@ -48,52 +49,22 @@ function isPayload(node: Node): { db: boolean } | undefined {
   return undefined;
 }
 
-/** One field's operators: `status: { equals: "pending" }`, `lockedUntil: { less_than: now }`, `token: { exists: false }`. */
-function fieldFilter(ctx: RecognizerContext, field: string, value: Node, at: Node): Condition {
-  const obj = objectLiteral(ctx.sourceCode, value);
-  // A bare value is no Payload filter; a nested path (`"meta.status"`) keeps its name.
-  if (!obj) return { kind: "opaque", node: at };
-  const items: Condition[] = [];
-  for (const p of obj.properties) {
-    if (p.type !== "Property") {
-      items.push({ kind: "opaque", node: p });
-      continue;
-    }
-    const op = keyName(p.key, p.computed) ?? "";
-    if (op in COMPARE) items.push(comparison(ctx, field, COMPARE[op]!, p.value, at));
-    else if (op === "exists") {
-      const v = evaluate(ctx.sourceCode, p.value);
-      if (typeof v?.value !== "boolean") items.push({ kind: "opaque", node: p });
-      else items.push({ kind: "pred", field, op: v.value ? "ne" : "eq", values: [{ value: null }], node: at });
-    } else items.push({ kind: "pred", field, op: "other", values: undefined, node: at });
-  }
-  return { kind: "and", items };
-}
+/**
+ * Payload's where: every field is an object of operators (`status: { equals: "pending" }`, `lockedUntil: { less_than:
+ * now }`, `token: { exists: false }`), joined by `and` / `or` lists; a bare value is no Payload filter, and an operator
+ * the table does not list (`like`, `contains`, `near`) compares in a way not read.
+ */
+const PAYLOAD_FILTERS: ObjectFilterDialect = {
+  combinators: { and: "and", or: "or" },
+  operators: { ...COMPARE, exists: "exists" },
+  nested: "other",
+  mixed: "each",
+  bare: "opaque",
+  objectOperand: "one",
+};
 
-function parseWhere(ctx: RecognizerContext, where: TSESTree.ObjectExpression, depth = 0): Condition {
-  const items: Condition[] = [];
-  for (const p of where.properties) {
-    const key = p.type === "Property" ? keyName(p.key, p.computed) : undefined;
-    if (p.type !== "Property" || key === undefined || depth > 4) {
-      items.push({ kind: "opaque", node: p });
-      continue;
-    }
-    if (key === "and" || key === "or") {
-      // A const list of terms (`where: { and }`); more AND terms pushed later only narrow it (an opaque term).
-      const list = andTerms(ctx.sourceCode, p.value);
-      if (!list || (list.grows && key === "or")) {
-        items.push({ kind: "opaque", node: p });
-        continue;
-      }
-      const parts = list.terms.map((el): Condition => {
-        const obj = objectLiteral(ctx.sourceCode, el);
-        return obj ? parseWhere(ctx, obj, depth + 1) : { kind: "opaque", node: el };
-      });
-      if (list.grows) parts.push({ kind: "opaque", node: p });
-      items.push({ kind: key, items: parts });
-    } else items.push(fieldFilter(ctx, key, p.value, p));
-  }
-  return { kind: "and", items };
+function parseWhere(ctx: RecognizerContext, where: TSESTree.ObjectExpression): Condition {
+  return readObjectFilter(ctx.sourceCode, PAYLOAD_FILTERS, where);
 }
 
 /** The rows a call names: its `where`, or its `id` (a document by id). */

@@ -18,17 +18,18 @@
  * declares, which the code does not show.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, CompareOp, Condition, Node, StateAccess } from "../core/model/model.js";
+import type { Assignment, Condition, Node, StateAccess } from "../core/model/model.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, findProperty, getConstInit, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
-import { comparison, dataAssignments } from "./document-api.js";
+import { readObjectFilter, type FieldOperator, type ObjectFilterDialect } from "../core/reading/object-filters.js";
+import { dataAssignments } from "./document-api.js";
 
 const STORE = "strapi";
 const READS = new Set(["findMany", "findOne", "findFirst", "count"]);
 const UPDATES = new Set(["update", "updateMany"]);
 const DELETES = new Set(["delete", "deleteMany"]);
 const INSERTS = new Set(["create"]);
-const RANGE: Record<string, CompareOp> = { $lt: "lt", $lte: "lte", $gt: "gt", $gte: "gte" };
+const RANGE: Record<string, FieldOperator> = { $lt: "lt", $lte: "lte", $gt: "gt", $gte: "gte" };
 const EMPTY: Condition = { kind: "and", items: [] };
 
 type Layer = "entityService" | "query" | "documents";
@@ -78,74 +79,45 @@ function receiverOf(ctx: RecognizerContext, node: Node, depth = 0): { layer: Lay
   return undefined;
 }
 
-/** `$null: true` / `$notNull: false` is "is null"; the other way round "is not null"; an unknown flag is unknown. */
-function nullTest(ctx: RecognizerContext, field: string, value: Node, isNull: boolean, at: Node): Condition {
-  const flag = evaluate(ctx.sourceCode, value)?.value;
-  if (typeof flag !== "boolean") return { kind: "pred", field, op: "other", values: undefined, node: at };
-  return { kind: "pred", field, op: flag === isNull ? "eq" : "ne", values: [{ value: null }], node: at };
-}
+/**
+ * Strapi's filters (`filters` of the Entity and Document Services, `where` of the Query Engine): `$`-operators on
+ * each attribute (`{ $lt: cutoff }`, `{ $null: true }`, `{ $not: { $in: [...] } }`), `$and`/`$or` lists and `$not`.
+ * An attribute compared with an object of plain keys filters a relation or component (`room: { name: "x" }`): a
+ * match not read, except a relation named by its related document (`room: { documentId: roomId }`, `{ id }`), which
+ * holds that document, as `data: { room: roomId }` stores it.
+ */
+const STRAPI_FILTERS: ObjectFilterDialect = {
+  combinators: { $and: "and", $or: "or", $not: "not" },
+  operators: {
+    $eq: "eq",
+    $eqi: "other",
+    $ne: "ne",
+    $in: "in",
+    $notIn: "notIn",
+    ...RANGE,
+    $null: "null",
+    $notNull: "notNull",
+    $not: "not",
+  },
+  reserved: (key) => key.startsWith("$"),
+  nested: "other",
+  mixed: "other",
+  bare: "eq",
+  objectOperand: "one",
+  fieldValue(sourceCode, field, valueNode) {
+    const value = unwrap(valueNode);
+    const only = value.type === "ObjectExpression" && value.properties.length === 1 ? value.properties[0] : undefined;
+    const key = only?.type === "Property" ? keyName(only.key, only.computed) : undefined;
+    if (only?.type !== "Property" || (key !== "documentId" && key !== "id")) return undefined;
+    const id = only.value as Node;
+    if (unwrap(id).type === "ObjectExpression") return undefined;
+    const v = evaluate(sourceCode, id);
+    return { kind: "and", items: [{ kind: "pred", field, op: "eq", values: v ? [v] : undefined, node: only }] };
+  },
+};
 
-/** One attribute's filter: a bare value (equal), or an operator object (`{ $lt: cutoff }`, `{ $null: true }`). */
-function fieldFilter(ctx: RecognizerContext, field: string, valueNode: Node, at: Node, depth: number): Condition {
-  const value = unwrap(valueNode);
-  const obj = value.type === "ObjectExpression" ? value : undefined;
-  if (!obj) return comparison(ctx, field, "eq", value, at);
-  const items: Condition[] = [];
-  // A relation named by its related document (`room: { documentId: roomId }`, `{ id }`): the relation holds that
-  // document, as `data: { room: roomId }` stores it.
-  const only = obj.properties.length === 1 ? obj.properties[0] : undefined;
-  const onlyKey = only?.type === "Property" ? keyName(only.key, only.computed) : undefined;
-  if (
-    only?.type === "Property" &&
-    (onlyKey === "documentId" || onlyKey === "id") &&
-    unwrap(only.value as Node).type !== "ObjectExpression"
-  ) {
-    return comparison(ctx, field, "eq", only.value as Node, only);
-  }
-  for (const p of obj.properties) {
-    const op = p.type === "Property" ? keyName(p.key, p.computed) : undefined;
-    if (p.type !== "Property" || op === undefined) return { kind: "opaque", node: p };
-    // Any other relation or component filter (`room: { name: "x" }`): a match on another content type, not read here.
-    if (!op.startsWith("$")) return { kind: "pred", field, op: "other", values: undefined, node: at };
-    if (op === "$eq" || op === "$eqi") items.push(comparison(ctx, field, op === "$eq" ? "eq" : "other", p.value, at));
-    else if (op === "$ne") items.push(comparison(ctx, field, "ne", p.value, at));
-    else if (op === "$in" || op === "$notIn")
-      items.push(comparison(ctx, field, op === "$in" ? "in" : "notIn", p.value, at));
-    else if (op in RANGE) items.push(comparison(ctx, field, RANGE[op]!, p.value, at));
-    else if (op === "$null" || op === "$notNull") items.push(nullTest(ctx, field, p.value, op === "$null", at));
-    else if (op === "$not" && depth < 4)
-      items.push({ kind: "not", item: fieldFilter(ctx, field, p.value, at, depth + 1) });
-    else items.push({ kind: "pred", field, op: "other", values: undefined, node: at }); // $contains, $between, $startsWith…
-  }
-  return { kind: "and", items };
-}
-
-function parseFilters(ctx: RecognizerContext, filters: TSESTree.ObjectExpression, depth = 0): Condition {
-  const items: Condition[] = [];
-  for (const p of filters.properties) {
-    const key = p.type === "Property" ? keyName(p.key, p.computed) : undefined;
-    if (p.type !== "Property" || key === undefined || depth > 4) {
-      items.push({ kind: "opaque", node: p });
-      continue;
-    }
-    if (key === "$and" || key === "$or") {
-      const list = unwrap(p.value);
-      if (list.type !== "ArrayExpression") {
-        items.push({ kind: "opaque", node: p });
-        continue;
-      }
-      const parts = list.elements.map((el): Condition => {
-        const obj = el && el.type !== "SpreadElement" ? objectLiteral(ctx.sourceCode, el) : undefined;
-        return obj ? parseFilters(ctx, obj, depth + 1) : { kind: "opaque", node: el ?? list };
-      });
-      items.push({ kind: key === "$and" ? "and" : "or", items: parts });
-    } else if (key === "$not") {
-      const obj = objectLiteral(ctx.sourceCode, p.value);
-      items.push(obj ? { kind: "not", item: parseFilters(ctx, obj, depth + 1) } : { kind: "opaque", node: p });
-    } else if (key.startsWith("$")) items.push({ kind: "opaque", node: p });
-    else items.push(fieldFilter(ctx, key, p.value, p, depth));
-  }
-  return { kind: "and", items };
+function parseFilters(ctx: RecognizerContext, filters: TSESTree.ObjectExpression): Condition {
+  return readObjectFilter(ctx.sourceCode, STRAPI_FILTERS, filters);
 }
 
 /** A filter property of an options object (`filters`, `where`): read, absent (every row), or unreadable. */

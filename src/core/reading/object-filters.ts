@@ -76,7 +76,7 @@ export interface ObjectFilterDialect {
   /** A value the store computes (a regex, a SQL helper): a field compared with one compares in a way not read. */
   computed?(node: Node): boolean;
   /** A field's value the dialect reads itself before the walk does: a condition, `null` for none (skipped), or undefined. */
-  fieldValue?(field: string, value: Node, at: Node): Condition | null | undefined;
+  fieldValue?(sourceCode: SourceCode, field: string, value: Node, at: Node): Condition | null | undefined;
   /** How deep combinators nest before the rest is opaque (4 by default). */
   readonly maxDepth?: number;
 }
@@ -216,7 +216,7 @@ class Reader {
 
   /** One field's filter: a bare value, an operator call, or an object of operators. */
   private field(field: string, valueNode: Node, at: Node, depth: number): Condition | undefined {
-    const own = this.d.fieldValue?.(field, valueNode, at);
+    const own = this.d.fieldValue?.(this.sourceCode, field, valueNode, at);
     if (own !== undefined) return own ?? undefined;
     const value = unwrap(valueNode);
     const call = this.d.operatorCall?.(value);
