@@ -28,7 +28,11 @@ type SourceCode = Readonly<TSESLint.SourceCode>;
  * - `between`: two values, the bounds (TypeORM's `Between(a, b)`);
  * - `skip`: a modifier that compares nothing (`mode: "insensitive"`, `$options`).
  */
-export type FieldOperator = CompareOp | "not" | "exists" | "null" | "notNull" | "and" | "or" | "between" | "skip";
+export type FieldOperator =
+  CompareOp | "not" | "exists" | "null" | "notNull" | "and" | "or" | "between" | "skip" | OwnOperator;
+
+/** An operator call the store reads itself (TypeORM's `Raw((alias) => sql)`): the condition on `field` it makes. */
+export type OwnOperator = (sourceCode: SourceCode, field: string, call: TSESTree.CallExpression, at: Node) => Condition;
 
 /** A call that applies an operator to a field (`Not(X)`, `LessThan(cutoff)`): the operator's name and the call. */
 export interface OperatorCall {
@@ -149,7 +153,7 @@ class Reader {
   /** One operator applied to `field`: `operand` is the key's value, or an operator call's arguments in `args`. */
   private apply(
     field: string,
-    op: Exclude<FieldOperator, "skip">,
+    op: Exclude<FieldOperator, "skip" | OwnOperator>,
     operand: Node | undefined,
     at: Node,
     depth: number,
@@ -203,6 +207,7 @@ class Reader {
   private operatorCall(field: string, { name, call }: OperatorCall, at: Node, depth: number): Condition {
     const op = this.d.operators[name];
     if (!op || op === "skip" || depth > this.maxDepth) return opaque(at);
+    if (typeof op === "function") return op(this.sourceCode, field, call, at);
     const args = call.arguments.map((a) => (a.type === "SpreadElement" ? undefined : a));
     return this.apply(
       field,
@@ -244,6 +249,7 @@ class Reader {
       if (this.d.ignored?.has(name)) return;
       const op = this.d.operators[name];
       if (op === "skip") return;
+      if (typeof op === "function") return void items.push(pred(field, "other", undefined, at));
       if (!op) {
         const known = this.isOperator(k) || this.d.mixed === "each";
         return void items.push(known ? pred(field, "other", undefined, at) : opaque(p));

@@ -6,7 +6,14 @@ import { maskSql, translateWhere } from "../../core/languages/sql.js";
 import type { ParamResolver } from "../../core/languages/sql.js";
 import { isFunction } from "../../core/reading/units.js";
 import { evaluate, findVariable, getConstInit, isClockReading, keyName, unwrap } from "../../core/reading/values.js";
-import { COERCIONS, FIND_OPERATORS, and, listOf, objectArgument, opaque, or, pred, property } from "./shared.js";
+import {
+  readFilterArgument,
+  readObjectFilter,
+  type FieldOperator,
+  type ObjectFilterDialect,
+  type OwnOperator,
+} from "../../core/reading/object-filters.js";
+import { COERCIONS, FIND_OPERATORS, listOf, objectArgument, opaque, pred, property } from "./shared.js";
 import { requireSource } from "./targets.js";
 
 // ---- find-options criteria ----
@@ -41,67 +48,6 @@ function findOperator(ctx: RecognizerContext, call: TSESTree.CallExpression): st
   return undefined;
 }
 
-function valuesOf(ctx: RecognizerContext, node: Node | undefined): StaticValue[] | undefined {
-  if (!node || node.type === "SpreadElement") return undefined;
-  const v = evaluate(ctx.sourceCode, node);
-  return v ? [v] : undefined;
-}
-
-/** One find operator applied to `field` (`Not(In([…]))`, `LessThan(cutoff)`, `IsNull()`). */
-function parseOperator(
-  ctx: RecognizerContext,
-  seen: Seen,
-  op: string,
-  field: string,
-  call: TSESTree.CallExpression,
-  at: Node,
-): Condition {
-  seen.operator = true;
-  const [a0, a1] = call.arguments;
-  const operand = (node: Node | undefined): Condition => {
-    const inner = node && unwrap(node);
-    if (inner?.type === "CallExpression") {
-      const innerOp = findOperator(ctx, inner);
-      if (innerOp) return parseOperator(ctx, seen, innerOp, field, inner, at);
-    }
-    return opaque(at);
-  };
-  switch (op) {
-    case "Not": {
-      const inner = a0 && unwrap(a0);
-      if (!inner || inner.type === "SpreadElement") return opaque(at);
-      if (inner.type === "CallExpression" && findOperator(ctx, inner)) return { kind: "not", item: operand(inner) };
-      if (inner.type === "Literal" && inner.value === null) return opaque(at);
-      return pred(field, "ne", valuesOf(ctx, inner), at);
-    }
-    case "Equal":
-      return pred(field, "eq", valuesOf(ctx, a0), at);
-    case "In":
-    case "Any":
-      return pred(field, "in", listOf(ctx, a0), at);
-    case "LessThan":
-      return pred(field, "lt", valuesOf(ctx, a0), at);
-    case "LessThanOrEqual":
-      return pred(field, "lte", valuesOf(ctx, a0), at);
-    case "MoreThan":
-      return pred(field, "gt", valuesOf(ctx, a0), at);
-    case "MoreThanOrEqual":
-      return pred(field, "gte", valuesOf(ctx, a0), at);
-    case "IsNull":
-      return pred(field, "eq", [{ value: null }], at);
-    case "Between":
-      return and([pred(field, "gte", valuesOf(ctx, a0), at), pred(field, "lte", valuesOf(ctx, a1), at)]);
-    case "And":
-      return and(call.arguments.map((a) => operand(a)));
-    case "Or":
-      return or(call.arguments.map((a) => operand(a)));
-    case "Raw":
-      return parseRaw(ctx, field, call, at);
-    default:
-      return pred(field, "other", undefined, at);
-  }
-}
-
 /** `Raw((alias) => \`${alias} < NOW() - INTERVAL '5 minutes'\`, params)`: the SQL with the column for the alias. */
 function parseRaw(ctx: RecognizerContext, field: string, call: TSESTree.CallExpression, at: Node): Condition {
   const fn = call.arguments[0] && unwrap(call.arguments[0]);
@@ -128,66 +74,78 @@ function parseRaw(ctx: RecognizerContext, field: string, call: TSESTree.CallExpr
   return translateWhere(fragment.text, fragment.resolve, at) ?? opaque(at);
 }
 
-/** One property of a where object: a value (`status: X`, `id`), a find operator, or a nested relation/embedded object. */
-function parseFieldValue(
-  ctx: RecognizerContext,
-  seen: Seen,
-  field: string,
-  valueNode: Node,
-  at: Node,
-): Condition | undefined {
-  const v = unwrap(valueNode);
-  if (v.type === "Identifier" && v.name === "undefined") return undefined; // TypeORM skips undefined properties
-  if (v.type === "Literal" && v.value === null) return opaque(at); // null handling depends on the TypeORM version
-  if (v.type === "CallExpression") {
-    const op = findOperator(ctx, v);
-    if (op) return parseOperator(ctx, seen, op, field, v, at);
-    if (v.callee.type === "Identifier" && COERCIONS.has(v.callee.name)) return pred(field, "eq", undefined, at);
-    return opaque(at);
-  }
-  if (v.type === "ObjectExpression") return parseCriteriaObject(ctx, seen, v, `${field}.`);
-  if (v.type === "ArrayExpression" || isFunction(v)) return opaque(at);
-  if (isClockReading(v)) return pred(field, "eq", undefined, at);
-  return pred(field, "eq", valuesOf(ctx, v), at);
+/** What each find operator compares (`Not(In([…]))`, `LessThan(cutoff)`, `IsNull()`); `Raw` is read as SQL. */
+const OPERATORS: Readonly<Record<string, Exclude<FieldOperator, OwnOperator>>> = {
+  ...Object.fromEntries([...FIND_OPERATORS].map((name): [string, FieldOperator] => [name, "other"])),
+  Not: "not",
+  Equal: "eq",
+  In: "in",
+  Any: "in",
+  LessThan: "lt",
+  LessThanOrEqual: "lte",
+  MoreThan: "gt",
+  MoreThanOrEqual: "gte",
+  IsNull: "null",
+  Between: "between",
+  And: "and",
+  Or: "or",
+};
+
+/**
+ * TypeORM's find criteria: a value per column (`status: X`, `id`), a find operator called on it (`Not(X)`,
+ * `LessThan(cutoff)`; imported from `typeorm`, which is what makes the call TypeORM's: `seen.operator`), an object for
+ * a relation's or an embedded entity's columns (`owner: { id }` is `owner.id`), and a list of such objects meaning any
+ * of them. An undefined value is skipped, as TypeORM skips it; `null`, a list, a function or another call is read as
+ * nothing known; a clock reading or a coercion (`Number(id)`) is a value known only at run time. A `$` key is Mongo's
+ * (`seen.foreign`).
+ */
+function criteriaDialect(ctx: RecognizerContext, seen: Seen): ObjectFilterDialect {
+  return {
+    combinators: {},
+    operators: { ...OPERATORS, Raw: (_sourceCode, field, call, at) => parseRaw(ctx, field, call, at) },
+    nested: "path",
+    mixed: "each",
+    bare: "eq",
+    objectOperand: "one",
+    topLevelList: true,
+    operatorCall(node) {
+      const call = unwrap(node);
+      const name = call.type === "CallExpression" ? findOperator(ctx, call) : undefined;
+      if (name === undefined || call.type !== "CallExpression") return undefined;
+      seen.operator = true;
+      return { name, call };
+    },
+    fieldValue(_sourceCode, field, valueNode, at) {
+      if (/(?:^|\.)\$/.test(field)) seen.foreign = true;
+      const v = unwrap(valueNode);
+      if (v.type === "Identifier" && v.name === "undefined") return null; // TypeORM skips undefined properties
+      if (v.type === "Literal" && v.value === null) return opaque(at); // null handling depends on the TypeORM version
+      if (v.type === "CallExpression") {
+        if (findOperator(ctx, v)) {
+          // `Not(null)`: null handling depends on the TypeORM version
+          const [arg] = v.arguments;
+          const callee = unwrap(v.callee);
+          const name =
+            callee.type === "Identifier" ? callee.name : keyName((callee as TSESTree.MemberExpression).property, false);
+          return name === "Not" && arg?.type === "Literal" && arg.value === null ? opaque(at) : undefined;
+        }
+        if (v.callee.type === "Identifier" && COERCIONS.has(v.callee.name)) return pred(field, "eq", undefined, at);
+        return opaque(at);
+      }
+      if (v.type === "ArrayExpression" || isFunction(v)) return opaque(at);
+      if (isClockReading(v)) return pred(field, "eq", undefined, at);
+      return undefined;
+    },
+  };
 }
 
-function parseCriteriaObject(
-  ctx: RecognizerContext,
-  seen: Seen,
-  obj: TSESTree.ObjectExpression,
-  prefix = "",
-): Condition {
-  const items: Condition[] = [];
-  for (const p of obj.properties) {
-    if (p.type !== "Property") {
-      items.push(opaque(p));
-      continue;
-    }
-    const key = keyName(p.key, p.computed);
-    if (key === undefined) {
-      items.push(opaque(p));
-      continue;
-    }
-    if (key.startsWith("$")) seen.foreign = true;
-    const c = parseFieldValue(ctx, seen, prefix + key, p.value, p);
-    if (c) items.push(c);
-  }
-  return { kind: "and", items };
+function parseCriteriaObject(ctx: RecognizerContext, seen: Seen, obj: TSESTree.ObjectExpression): Condition {
+  return readObjectFilter(ctx.sourceCode, criteriaDialect(ctx, seen), obj);
 }
 
 /** A `where` of find options or of a `…By` read: an object, or an array of objects (any of them). */
 export function parseWhere(ctx: RecognizerContext, seen: Seen, node: Node): Condition {
-  const n = unwrap(node);
-  if (n.type === "ArrayExpression") {
-    return or(
-      n.elements.map((el) => {
-        const obj = el && el.type !== "SpreadElement" ? objectArgument(ctx, el) : undefined;
-        return obj ? parseCriteriaObject(ctx, seen, obj) : opaque(el ?? n);
-      }),
-    );
-  }
-  const obj = objectArgument(ctx, n);
-  return obj ? parseCriteriaObject(ctx, seen, obj) : opaque(n);
+  return readFilterArgument(ctx.sourceCode, criteriaDialect(ctx, seen), node);
 }
 
 const ID_NAME = /(?:^|[a-z_])(?:id|Id|ID|uuid|Uuid|key|Key)$/;
