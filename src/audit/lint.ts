@@ -20,7 +20,7 @@ import { AuditError, type SourceModule } from "./discover.js";
 import { ownMessages } from "./own-findings.js";
 import type { importBindings, ImportedHelpers } from "../core/summaries/modules.js";
 import type { heldBindings } from "../core/reading/exports.js";
-import type { ExportedHelper } from "../core/model/model.js";
+import type { ExportedHelper } from "../core/model/helper-summaries.js";
 import type { ModuleLintOptions, ProjectLintConfig } from "./project-config.js";
 import type { LintCache } from "./cache.js";
 import {

@@ -4,7 +4,7 @@
  * the `data` object itself. Their filter operators differ and stay in each recognizer.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, CompareOp, Condition, Node } from "../core/model/model.js";
+import type { Assignment, AssignedValue, CompareOp, Condition, Node } from "../core/model/accesses.js";
 import type { RecognizerContext } from "./recognizer.js";
 import { evaluate, keyName, objectLiteral, readsClock, staticList, unwrap } from "../core/reading/values.js";
 

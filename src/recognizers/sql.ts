@@ -33,7 +33,7 @@ import type {
   StaleRowsSpec,
   StateAccess,
   TextEdit,
-} from "../core/model/model.js";
+} from "../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { isFunction } from "../core/reading/units.js";
 import { receiverText } from "../core/reading/ast.js";

@@ -10,10 +10,11 @@
  * candidate calls.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { AdvisoryLockOp, LockFacts, StateAccess } from "../core/model/model.js";
+import type { AdvisoryLockOp, StateAccess } from "../core/model/accesses.js";
+import type { LockFacts } from "../core/model/lock-facts.js";
 import { recognizers } from "../recognizers/index.js";
 import type { Recognizer } from "../recognizers/recognizer.js";
-import type { ModuleShape } from "../core/model/model.js";
+import type { ModuleShape } from "../core/model/lock-facts.js";
 import { buildFacts, type UniqueKeyMap } from "../core/facts/pairing.js";
 import { PathRecorder } from "../core/reading/code-paths.js";
 import { buildHeldLocks, ignoredAcquireFailures } from "../core/facts/held-locks.js";

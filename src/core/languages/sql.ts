@@ -10,7 +10,7 @@
  * statement is no access, and an unreadable part of a filter is `opaque`.
  */
 import { createRequire } from "node:module";
-import type { AssignedValue, CompareOp, Condition, Node, StaticValue } from "../model/model.js";
+import type { AssignedValue, CompareOp, Condition, Node, StaticValue } from "../model/accesses.js";
 import { SWAPPED } from "../model/conditions.js";
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -12,25 +12,21 @@
  * export holds another module's helpers (`static locks = locks`, `{ locks }`), named so by the audit.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { AdvisoryLockOp, KeyShape, KvOp, Node, StateWrite } from "../model/accesses.js";
+import type { KvFacts } from "../model/kv-locks.js";
 import type {
   AdvisoryHelperEffect,
-  AdvisoryLockOp,
   ClaimEffect,
   ExportedHelper,
   HelperEffect,
   ImportedClaim,
   ImportedRowRelease,
-  KeyShape,
-  KvFacts,
-  KvOp,
-  LockFacts,
-  Node,
   RowReleaseEffect,
-  StateWrite,
-} from "../model/model.js";
+} from "../model/helper-summaries.js";
+import type { LockFacts } from "../model/lock-facts.js";
 import { claimKey, claimName, formatValue } from "../model/names.js";
 import { describeRowRelease } from "../model/describe.js";
-import { helperOrigin } from "../model/model.js";
+import { helperOrigin } from "../model/accesses.js";
 import { classOf, enclosingFunction, functionName, unitOf } from "../reading/units.js";
 import { exportNames, reachNames } from "../reading/exports.js";
 import { evaluate, findVariable, keyName, unwrap } from "../reading/values.js";

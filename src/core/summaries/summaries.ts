@@ -19,7 +19,9 @@
  * gives no instance. Helpers of other modules are the audit's (src/audit/).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { KeyPart, KeyShape, KvOp, ModuleShape, Node, ParamRef, StateAccess } from "../model/model.js";
+import type { KeyShape, KvOp, Node, StateAccess } from "../model/accesses.js";
+import type { KeyPart, ParamRef } from "../model/helper-summaries.js";
+import type { ModuleShape } from "../model/lock-facts.js";
 import { keyShape, sameKey } from "../reading/keys.js";
 import { calledFunction } from "../reading/calls.js";
 import { classOf, functionName, isFunction, unitOf } from "../reading/units.js";

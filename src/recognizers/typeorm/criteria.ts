@@ -1,6 +1,6 @@
 /** TypeORM recognizer: find-options criteria (`{ id, status: Not(X) }`, find operators, `Raw`) and SQL fragments. */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Condition, Node, StaticValue } from "../../core/model/model.js";
+import type { Condition, Node, StaticValue } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
 import { maskSql, translateWhere } from "../../core/languages/sql.js";
 import type { ParamResolver } from "../../core/languages/sql.js";
