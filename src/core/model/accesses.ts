@@ -170,13 +170,11 @@ export interface KeyShape {
 
 /** `incr` and `decr` count (INCR/INCRBY, DECR/DECRBY): a counter compared with a bound is a semaphore. */
 export type KvCommand = "set" | "setnx" | "expire" | "del" | "get" | "script" | "watch" | "incr" | "decr";
-
 /**
  * Whether a SET gives its key an expiry: on every path, on some, none, or unknown (an option object with a key no
  * client defines, `{ ttlSec, nx: true }` to an app's own wrapper, or a spread nothing resolves).
  */
 export type TtlPresence = "present" | "conditional" | "absent" | "unknown";
-
 /** How the client spells options: ioredis tokens (`"PX", ms, "NX"`), node-redis objects (`{ NX: true, PX }`), Upstash (`{ nx, px }`). */
 export type KvDialect = "ioredis" | "node-redis" | "upstash";
 

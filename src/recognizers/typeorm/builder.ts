@@ -2,7 +2,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Condition, Node } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
-import { translateWhere } from "../../core/languages/sql.js";
+import { translateWhere } from "../../core/languages/sql/statements.js";
 import { evaluate, keyName, unwrap } from "../../core/reading/values.js";
 import { JOIN_METHODS, and, entityName, objectArgument, opaque, or, pred } from "./shared.js";
 import { resolveTarget } from "./targets.js";

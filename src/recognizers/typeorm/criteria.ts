@@ -2,8 +2,9 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Condition, Node, StaticValue } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
-import { maskSql, translateWhere } from "../../core/languages/sql.js";
-import type { ParamResolver } from "../../core/languages/sql.js";
+import { maskSql } from "../../core/languages/sql/lexing.js";
+import { translateWhere } from "../../core/languages/sql/statements.js";
+import type { ParamResolver } from "../../core/languages/sql/values.js";
 import { isFunction } from "../../core/reading/units.js";
 import { evaluate, findVariable, getConstInit, isClockReading, keyName, unwrap } from "../../core/reading/values.js";
 import { COERCIONS, FIND_OPERATORS, and, listOf, objectArgument, opaque, or, pred, property } from "./shared.js";
