@@ -21,7 +21,8 @@ import { buildHeldLocks, ignoredAcquireFailures } from "../core/facts/held-locks
 import { buildLockTables } from "../core/facts/lock-tables.js";
 import { unrecoveredImportedClaims } from "../core/facts/summary.js";
 import { helperInstances } from "../core/summaries/summaries.js";
-import { exportedHelpers, importedInstances, rowLockHelpers, type ImportedHelpers } from "../core/summaries/modules.js";
+import { exportedHelpers, rowLockHelpers } from "../core/summaries/exported-helpers.js";
+import { importedInstances, type ImportedHelpers } from "../core/summaries/imported-helpers.js";
 import { extendVocabulary, getVocabulary, type Vocabulary } from "../core/model/settings.js";
 import { lockEvidence, type Evidence } from "../core/model/evidence.js";
 import { receiverTypes, type ReceiverTypes } from "../core/reading/types.js";

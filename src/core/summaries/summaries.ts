@@ -493,7 +493,10 @@ function instance(
   };
 }
 
-/** The calls of a module's helpers as ops, and the summaries of its functions (for its importers, modules.ts). */
+/**
+ * The calls of a module's helpers as ops, and the summaries of its functions (for its importers,
+ * exported-helpers.ts).
+ */
 export interface HelperView {
   readonly instances: readonly KvOp[];
   readonly summaries: ReadonlyMap<Fn, FunctionSummary>;
@@ -514,7 +517,8 @@ export function helperInstances(
 ): HelperView {
   const direct = accesses.filter((a): a is KvOp => a.access === "kv");
   if (direct.length === 0 && imported.length === 0) return NO_HELPERS;
-  // Calls of imported helpers (modules.ts) are ops like the module's own: a local wrapper of one is a helper too.
+  // Calls of imported helpers (imported-helpers.ts) are ops like the module's own: a local wrapper of one is a helper
+  // too.
   const out: KvOp[] = [...imported];
   let known = [...direct, ...imported];
   const done = new Map<TSESTree.CallExpression, Set<KvOp>>();
