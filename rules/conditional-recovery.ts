@@ -1,4 +1,5 @@
-import type { Node, Recovery } from "../src/core/model/model.js";
+import type { Node } from "../src/core/model/accesses.js";
+import type { Recovery } from "../src/core/model/claims.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { checkData, claimData, lockData } from "../src/rule-kit/messages.js";

@@ -1,4 +1,5 @@
-import type { Node, Renewal } from "../src/core/model/model.js";
+import type { Node } from "../src/core/model/accesses.js";
+import type { Renewal } from "../src/core/model/renewals.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { stopWorkEdit } from "../src/rule-kit/stop-work.js";

@@ -1,5 +1,7 @@
 import type { TSESLint } from "@typescript-eslint/utils";
-import type { KvOp, KvRelease, Node, RowRelease, TextEdit } from "../src/core/model/model.js";
+import type { KvOp, Node, TextEdit } from "../src/core/model/accesses.js";
+import type { RowRelease } from "../src/core/model/claims.js";
+import type { KvRelease } from "../src/core/model/kv-locks.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { describeKey } from "../src/core/reading/keys.js";

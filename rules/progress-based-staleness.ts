@@ -1,4 +1,6 @@
-import type { Claim, LockFacts, Node } from "../src/core/model/model.js";
+import type { Node } from "../src/core/model/accesses.js";
+import type { Claim } from "../src/core/model/claims.js";
+import type { LockFacts } from "../src/core/model/lock-facts.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { claimData, lockData } from "../src/rule-kit/messages.js";

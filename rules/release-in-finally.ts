@@ -1,5 +1,6 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { HeldLock, Node, PathEscape } from "../src/core/model/model.js";
+import type { Node } from "../src/core/model/accesses.js";
+import type { HeldLock, PathEscape } from "../src/core/model/held-locks.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { walk } from "../src/core/reading/ast.js";

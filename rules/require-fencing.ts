@@ -1,5 +1,7 @@
 import type { TSESLint } from "@typescript-eslint/utils";
-import type { HeldEffect, LockFacts, Node, ObjectWrite, StateWrite, TextEdit } from "../src/core/model/model.js";
+import type { Node, ObjectWrite, StateWrite, TextEdit } from "../src/core/model/accesses.js";
+import type { HeldEffect } from "../src/core/model/held-locks.js";
+import type { LockFacts } from "../src/core/model/lock-facts.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { describeEffectLock, describeObjectWrite, describeToken, tokenTextAt } from "../src/core/facts/fencing.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";

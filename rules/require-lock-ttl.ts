@@ -1,5 +1,6 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { KvLock, KvOp, Node, TextEdit } from "../src/core/model/model.js";
+import type { KvOp, Node, TextEdit } from "../src/core/model/accesses.js";
+import type { KvLock } from "../src/core/model/kv-locks.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { throughHelper } from "../src/rule-kit/messages.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";

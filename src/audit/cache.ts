@@ -20,7 +20,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ESLint } from "eslint";
 import type { ModuleSummary } from "../core/facts/summary.js";
-import type { importBindings } from "../core/summaries/modules.js";
+import type { importBindings } from "../core/summaries/imported-helpers.js";
 import type { heldBindings } from "../core/reading/exports.js";
 import { AuditError } from "./discover.js";
 

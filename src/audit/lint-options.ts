@@ -10,7 +10,7 @@ import plugin from "../index.js";
 import { onLockFacts } from "../rule-kit/inventory.js";
 import { getVocabulary } from "../core/model/settings.js";
 import { summarizeModule, type ModuleSummary } from "../core/facts/summary.js";
-import { importBindings, type ImportedHelpers } from "../core/summaries/modules.js";
+import { importBindings, type ImportedHelpers } from "../core/summaries/imported-helpers.js";
 import { heldBindings } from "../core/reading/exports.js";
 import { withoutEslintEnv } from "./own-findings.js";
 import { AuditError } from "./discover.js";

@@ -18,9 +18,9 @@ import type { ModuleSummary } from "../core/facts/summary.js";
 import { sharpenWith } from "../core/reading/named-types.js";
 import { AuditError, type SourceModule } from "./discover.js";
 import { ownMessages } from "./own-findings.js";
-import type { importBindings, ImportedHelpers } from "../core/summaries/modules.js";
+import type { importBindings, ImportedHelpers } from "../core/summaries/imported-helpers.js";
 import type { heldBindings } from "../core/reading/exports.js";
-import type { ExportedHelper } from "../core/model/model.js";
+import type { ExportedHelper } from "../core/model/helper-summaries.js";
 import type { ModuleLintOptions, ProjectLintConfig } from "./project-config.js";
 import type { LintCache } from "./cache.js";
 import {
@@ -304,8 +304,8 @@ export async function lintModules(
     resolveModule: (specifier: string, from: string) => string | undefined,
   ): Promise<void> {
     // Helpers across modules: a module that imports another's lock helpers is linted again with them, so its calls
-    // are the helpers' ops (src/core/summaries/modules.ts). A helper wrapping an imported helper exports the wrapped
-    // effects only after its own second lint, hence the rounds.
+    // are the helpers' ops (src/core/summaries/imported-helpers.ts). A helper wrapping an imported helper exports the
+    // wrapped effects only after its own second lint, hence the rounds.
     const given = new Map<string, string>();
     const texts = new Map(modules.map((m) => [m.path, m.text]));
     for (let round = 0; round < 3; round++) {

@@ -4,7 +4,7 @@
  * the `data` object itself. Their filters are object-filter dialects (src/core/reading/object-filters.ts).
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, AssignedValue, Node } from "../core/model/model.js";
+import type { Assignment, AssignedValue, Node } from "../core/model/accesses.js";
 import type { RecognizerContext } from "./recognizer.js";
 import { evaluate, keyName, objectLiteral, readsClock, unwrap } from "../core/reading/values.js";
 

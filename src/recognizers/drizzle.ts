@@ -29,7 +29,7 @@ import type {
   StateRead,
   StateWrite,
   TextEdit,
-} from "../core/model/model.js";
+} from "../core/model/accesses.js";
 import { importedNames, propertyKey } from "../core/reading/edits.js";
 import { SWAPPED } from "../core/model/conditions.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";

@@ -19,7 +19,7 @@ import type {
   RecoveryWrite,
   StateAccess,
   TextEdit,
-} from "../core/model/model.js";
+} from "../core/model/accesses.js";
 import { propertyKey } from "../core/reading/edits.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, getConstInit, isClockReading, keyName, unwrap } from "../core/reading/values.js";

@@ -6,7 +6,7 @@
  * calling function itself is scratch space and none of this.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Node, TableOp } from "../core/model/model.js";
+import type { Node, TableOp } from "../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { enclosingFunction } from "../core/reading/units.js";
 import { fieldInit, findVariable, unwrap } from "../core/reading/values.js";

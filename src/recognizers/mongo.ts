@@ -36,7 +36,7 @@ import type {
   RecoverySpec,
   RecoveryWrite,
   StaleRowsSpec,
-} from "../core/model/model.js";
+} from "../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { SWAPPED } from "../core/model/conditions.js";
 import { isFunction } from "../core/reading/units.js";

@@ -8,7 +8,7 @@
  * counts as in-process when it is named like a mutex or semaphore and the module imports no Redis lock library.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { LibraryLockOp, Node } from "../core/model/model.js";
+import type { LibraryLockOp, Node } from "../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { receiverText } from "../core/reading/ast.js";
 import { fieldInit, getConstInit, keyName, unwrap } from "../core/reading/values.js";

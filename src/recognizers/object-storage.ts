@@ -18,7 +18,7 @@
  * on what a spread might contain).
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Node, ObjectWrite } from "../core/model/model.js";
+import type { Node, ObjectWrite } from "../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import {
   evaluate,

@@ -12,7 +12,7 @@
  * an object argument with a `collection` key is common elsewhere.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Condition, Node, StateAccess } from "../core/model/model.js";
+import type { Condition, Node, StateAccess } from "../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, findProperty, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
 import { readObjectFilter, type FieldOperator, type ObjectFilterDialect } from "../core/reading/object-filters.js";

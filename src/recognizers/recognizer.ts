@@ -1,6 +1,6 @@
 /** The contract every store recognizer meets: a call in, a normalised state write or read out (or nothing). */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { StateAccess } from "../core/model/model.js";
+import type { StateAccess } from "../core/model/accesses.js";
 
 export interface RecognizerContext {
   readonly sourceCode: Readonly<TSESLint.SourceCode>;

@@ -5,7 +5,7 @@
  * apart from raw commands and lists them in the module's lock inventory.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { LibraryLockOp, Node } from "../core/model/model.js";
+import type { LibraryLockOp, Node } from "../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { receiverText } from "../core/reading/ast.js";
 import { evaluateNumber, findVariable, getConstInit, keyName, unwrap } from "../core/reading/values.js";

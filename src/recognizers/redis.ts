@@ -19,7 +19,7 @@ import type {
   StaticValue,
   TextEdit,
   TtlPresence,
-} from "../core/model/model.js";
+} from "../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { isFunction } from "../core/reading/units.js";
 import { keyShape } from "../core/reading/keys.js";

@@ -27,7 +27,7 @@ import type {
   StateRead,
   StateWrite,
   TextEdit,
-} from "../core/model/model.js";
+} from "../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import {
   evaluate,

@@ -33,26 +33,21 @@ import type {
   StaleRowsSpec,
   StateAccess,
   TextEdit,
-} from "../core/model/model.js";
+} from "../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { isFunction } from "../core/reading/units.js";
 import { receiverText } from "../core/reading/ast.js";
+import { HOLE_SENTINEL, parseSql, type ParsedSql } from "../core/languages/sql.js";
 import {
-  HOLE_SENTINEL,
   blankUnsupported,
   locksRowsForWrite,
   maskSql,
-  parseSql,
   questionMarks,
   startsWithStatement,
   topLevelWhere,
-  translateSql,
-  type ParamRef,
-  type ParamValue,
-  type ParsedSql,
-  type SqlAssignment,
-  type SqlStatement,
-} from "../core/languages/sql.js";
+} from "../core/languages/sql/lexing.js";
+import type { ParamRef, ParamValue } from "../core/languages/sql/values.js";
+import { translateSql, type SqlAssignment, type SqlStatement } from "../core/languages/sql/statements.js";
 import {
   evaluate,
   fieldInit,

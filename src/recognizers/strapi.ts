@@ -18,7 +18,7 @@
  * declares, which the code does not show.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, Condition, Node, StateAccess } from "../core/model/model.js";
+import type { Assignment, Condition, Node, StateAccess } from "../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { evaluate, findProperty, getConstInit, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
 import { readObjectFilter, type FieldOperator, type ObjectFilterDialect } from "../core/reading/object-filters.js";

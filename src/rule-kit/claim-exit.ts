@@ -13,7 +13,8 @@
  * - the store says how its result reads "nothing changed" (Prisma's `update` throws instead: no exit is needed).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Claim, Node, TextEdit } from "../core/model/model.js";
+import type { Node, TextEdit } from "../core/model/accesses.js";
+import type { Claim } from "../core/model/claims.js";
 import { freeName } from "../core/reading/edits.js";
 import { contains } from "../core/reading/ast.js";
 import { enclosingFunction } from "../core/reading/units.js";

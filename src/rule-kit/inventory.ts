@@ -10,17 +10,19 @@
  * candidate calls.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { AdvisoryLockOp, LockFacts, StateAccess } from "../core/model/model.js";
+import type { AdvisoryLockOp, StateAccess } from "../core/model/accesses.js";
+import type { LockFacts } from "../core/model/lock-facts.js";
 import { recognizers } from "../recognizers/index.js";
 import type { Recognizer } from "../recognizers/recognizer.js";
-import type { ModuleShape } from "../core/model/model.js";
+import type { ModuleShape } from "../core/model/lock-facts.js";
 import { buildFacts, type UniqueKeyMap } from "../core/facts/pairing.js";
 import { PathRecorder } from "../core/reading/code-paths.js";
 import { buildHeldLocks, ignoredAcquireFailures } from "../core/facts/held-locks.js";
 import { buildLockTables } from "../core/facts/lock-tables.js";
 import { unrecoveredImportedClaims } from "../core/facts/summary.js";
 import { helperInstances } from "../core/summaries/summaries.js";
-import { exportedHelpers, importedInstances, rowLockHelpers, type ImportedHelpers } from "../core/summaries/modules.js";
+import { exportedHelpers, rowLockHelpers } from "../core/summaries/exported-helpers.js";
+import { importedInstances, type ImportedHelpers } from "../core/summaries/imported-helpers.js";
 import { extendVocabulary, getVocabulary, type Vocabulary } from "../core/model/settings.js";
 import { lockEvidence, type Evidence } from "../core/model/evidence.js";
 import { receiverTypes, type ReceiverTypes } from "../core/reading/types.js";

@@ -1,5 +1,6 @@
 /** Message data shared by the rules: every message names the lock (model, field, value) and where it is taken. */
-import type { Check, Claim, KvOp, LockKey } from "../core/model/model.js";
+import type { KvOp } from "../core/model/accesses.js";
+import type { Check, Claim, LockKey } from "../core/model/claims.js";
 import { formatValue } from "../core/model/names.js";
 
 export function lockData(lock: LockKey): { model: string; field: string; value: string } {

@@ -13,7 +13,9 @@
  *   claiming function, `this` for a method added after the claiming method.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Claim, LockFacts, Node, RecoveryWrite, TextEdit } from "../core/model/model.js";
+import type { Node, RecoveryWrite, TextEdit } from "../core/model/accesses.js";
+import type { Claim } from "../core/model/claims.js";
+import type { LockFacts } from "../core/model/lock-facts.js";
 import { toBranches } from "../core/model/conditions.js";
 import { clockStamp, normalizeModel } from "../core/model/names.js";
 import { normalizeName } from "../core/model/settings.js";

@@ -6,7 +6,7 @@
  * The statement opens the handler's block. Without one of those, or with a handler that is not a block, no edit.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Node, TextEdit } from "../core/model/model.js";
+import type { Node, TextEdit } from "../core/model/accesses.js";
 import { variableAt } from "../core/reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;

@@ -1,6 +1,6 @@
 import { parse } from "@typescript-eslint/parser";
 import { describe, expect, it } from "vitest";
-import type { Node } from "../../src/core/model/model.js";
+import type { Node } from "../../src/core/model/accesses.js";
 import { runsAfter, walk } from "../../src/core/reading/ast.js";
 
 /** Parses `code` with parents set and returns the calls `a()` and `b()` (the first of each). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { CompareOp, Condition, Node, Predicate, StaticValue } from "../../src/core/model/model.js";
+import type { CompareOp, Condition, Node, Predicate, StaticValue } from "../../src/core/model/accesses.js";
 import { agePredicates, excludes, isOpaque, pins, toBranches, type Branch } from "../../src/core/model/conditions.js";
 import { getVocabulary } from "../../src/core/model/settings.js";
 

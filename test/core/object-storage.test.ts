@@ -2,7 +2,7 @@ import { Linter, type Rule } from "eslint";
 import * as tsParser from "@typescript-eslint/parser";
 import * as espree from "espree";
 import { describe, expect, it } from "vitest";
-import type { ObjectWrite } from "../../src/core/model/model.js";
+import type { ObjectWrite } from "../../src/core/model/accesses.js";
 import { collectAccesses } from "../../src/rule-kit/inventory.js";
 
 interface Seen {

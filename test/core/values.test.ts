@@ -2,7 +2,7 @@ import { Linter, type Rule } from "eslint";
 import * as tsParser from "@typescript-eslint/parser";
 import * as espree from "espree";
 import { describe, expect, it } from "vitest";
-import type { Node, StaticValue } from "../../src/core/model/model.js";
+import type { Node, StaticValue } from "../../src/core/model/accesses.js";
 import { evaluate, evaluateNumber } from "../../src/core/reading/values.js";
 import { normalizeModel, sameValue } from "../../src/core/model/names.js";
 import { isClockReading } from "../../src/core/reading/values.js";

@@ -18,7 +18,7 @@ import { displayPath, listCorpus, repoRoot } from "../../bench/corpus.js";
 import { fetchAppCorpus } from "../../bench/app-corpus.js";
 import plugin from "../../src/index.js";
 import { onLockFacts } from "../../src/rule-kit/inventory.js";
-import type { LockFacts } from "../../src/core/model/model.js";
+import type { LockFacts } from "../../src/core/model/lock-facts.js";
 
 process.env["LOCKS_DEBUG"] = "1";
 

@@ -2,7 +2,7 @@ import { Linter, type Rule } from "eslint";
 import * as tsParser from "@typescript-eslint/parser";
 import { describe, expect, it } from "vitest";
 import { onLockFacts } from "../../src/rule-kit/inventory.js";
-import type { LockFacts } from "../../src/core/model/model.js";
+import type { LockFacts } from "../../src/core/model/lock-facts.js";
 
 const CLAIM = `import { PrismaClient } from "@prisma/client";
 const prisma = new PrismaClient();

@@ -21,19 +21,10 @@
  *   condition on that field or on an owner column (the completion recorded unconditionally).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type {
-  Assignment,
-  Claim,
-  HeldEffect,
-  EffectLock,
-  HolderWrite,
-  KeyDerivedHolder,
-  KvFacts,
-  LockToken,
-  Node,
-  ObjectWrite,
-  StateWrite,
-} from "../model/model.js";
+import type { Assignment, Node, ObjectWrite, StateWrite } from "../model/accesses.js";
+import type { Claim, HolderWrite, KeyDerivedHolder } from "../model/claims.js";
+import type { KvFacts } from "../model/kv-locks.js";
+import type { HeldEffect, EffectLock, LockToken } from "../model/held-locks.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { agePredicates, allowedIn, isOpaque, ownerPinned, pins, toBranches } from "../model/conditions.js";
 import { formatValue, normalizeModel, sameValue } from "../model/names.js";

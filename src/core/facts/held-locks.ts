@@ -9,19 +9,11 @@
  * function is an "initialised once" marker, not a guard.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type {
-  IgnoredAcquireFailure,
-  AdvisoryLockOp,
-  HeldLock,
-  HeldLockKind,
-  KvFacts,
-  LibraryLockOp,
-  Node,
-  PathEscape,
-  StateAccess,
-} from "../model/model.js";
+import type { AdvisoryLockOp, LibraryLockOp, Node, StateAccess } from "../model/accesses.js";
+import type { KvFacts } from "../model/kv-locks.js";
+import type { IgnoredAcquireFailure, HeldLock, HeldLockKind, PathEscape } from "../model/held-locks.js";
 import type { PathRecorder } from "../reading/code-paths.js";
-import type { ModuleShape } from "../model/model.js";
+import type { ModuleShape } from "../model/lock-facts.js";
 import { calleeName, contains, exits, receiverText, walk } from "../reading/ast.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
 import { findVariable, keyName, unwrap } from "../reading/values.js";

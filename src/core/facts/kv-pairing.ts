@@ -5,18 +5,9 @@
  * check of its value is a take-over.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type {
-  KvFacts,
-  KvLock,
-  KvOp,
-  KvRelease,
-  KvSemaphore,
-  KvTakeover,
-  LibraryLockOp,
-  Node,
-  StateAccess,
-} from "../model/model.js";
-import { helperOrigin } from "../model/model.js";
+import type { KvOp, LibraryLockOp, Node, StateAccess } from "../model/accesses.js";
+import type { KvFacts, KvLock, KvRelease, KvSemaphore, KvTakeover } from "../model/kv-locks.js";
+import { helperOrigin } from "../model/accesses.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { hasLockWord, namesALock } from "../model/settings.js";
 import { callbackArguments, returnedValues } from "../reading/calls.js";

@@ -15,7 +15,8 @@
  * checking the owner: unknown stays unknown.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { LockTable, Node, StateAccess, TableOp } from "../model/model.js";
+import type { Node, StateAccess, TableOp } from "../model/accesses.js";
+import type { LockTable } from "../model/held-locks.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { contains, exits, walk } from "../reading/ast.js";
 import { guardsOf } from "../reading/guards.js";

@@ -15,27 +15,28 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type {
   Assignment,
-  Check,
-  Claim,
   Condition,
-  Guard,
-  HolderWrite,
   KvOp,
-  LockFacts,
-  LockKey,
-  ModuleShape,
   Node,
   ObjectWrite,
-  Recovery,
-  RecoveryFlaw,
-  RowRelease,
-  StaleScan,
   StateAccess,
   StateRead,
   StateWrite,
   StaticValue,
+} from "../model/accesses.js";
+import type {
+  Check,
+  Claim,
+  Guard,
+  HolderWrite,
+  LockKey,
+  Recovery,
+  RecoveryFlaw,
+  RowRelease,
+  StaleScan,
   TimePredicate,
-} from "../model/model.js";
+} from "../model/claims.js";
+import type { LockFacts, ModuleShape } from "../model/lock-facts.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import {
   agePredicates,

@@ -18,21 +18,15 @@
  * `unknown` and nobody reports it.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type {
-  Claim,
-  FailureHandling,
-  KvFacts,
-  KvOp,
-  LibraryLockOp,
-  Node,
-  Renewal,
-  StateWrite,
-} from "../model/model.js";
+import type { KvOp, LibraryLockOp, Node, StateWrite } from "../model/accesses.js";
+import type { Claim } from "../model/claims.js";
+import type { KvFacts } from "../model/kv-locks.js";
+import type { FailureHandling, Renewal } from "../model/renewals.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { identityFields, toBranches, type Branch } from "../model/conditions.js";
 import { describeKey, keyShape, sameKey } from "../reading/keys.js";
 import { comparedGet } from "./kv-pairing.js";
-import type { ModuleShape } from "../model/model.js";
+import type { ModuleShape } from "../model/lock-facts.js";
 import { normalizeModel, sameValue } from "../model/names.js";
 import { calleeName, contains, exits, walk } from "../reading/ast.js";
 import { classOf, enclosingFunction, functionName, isFunction } from "../reading/units.js";

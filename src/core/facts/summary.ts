@@ -9,18 +9,12 @@
  * writes that would recover such a key for a claim made anywhere (`buildForeignRecoveries`).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type {
-  Claim,
-  ExportedHelper,
-  HeldLock,
-  ImportedClaim,
-  KvLock,
-  KvReleaseKind,
-  LibraryLockOp,
-  LockFacts,
-  Recovery,
-  StateAccess,
-} from "../model/model.js";
+import type { KvReleaseKind, LibraryLockOp, StateAccess } from "../model/accesses.js";
+import type { Claim, Recovery } from "../model/claims.js";
+import type { KvLock } from "../model/kv-locks.js";
+import type { HeldLock } from "../model/held-locks.js";
+import type { ExportedHelper, ImportedClaim } from "../model/helper-summaries.js";
+import type { LockFacts } from "../model/lock-facts.js";
 import { buildForeignRecoveries } from "./pairing.js";
 import { claimKey, claimName } from "../model/names.js";
 import type { ResolvedVocabulary } from "../model/settings.js";

@@ -3,7 +3,8 @@
  * age, and whether it names one row. Filters are put in disjunctive normal form (negations pushed to predicates),
  * then each branch is read on its own.
  */
-import type { CompareOp, Condition, Predicate, StaticValue, TimePredicate } from "./model.js";
+import type { CompareOp, Condition, Predicate, StaticValue } from "./accesses.js";
+import type { TimePredicate } from "./claims.js";
 import type { ResolvedVocabulary } from "./settings.js";
 import { normalizeName } from "./settings.js";
 import { sameValue } from "./names.js";

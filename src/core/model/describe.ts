@@ -2,7 +2,8 @@
  * The model in words, for messages: how a write picks its rows, and a lock row and its release. Shared by the rules
  * and by the summaries that hand a helper's verdict to the modules calling it.
  */
-import type { Claim, Condition, RowRelease } from "./model.js";
+import type { Condition } from "./accesses.js";
+import type { Claim, RowRelease } from "./claims.js";
 import { identityFields, toBranches } from "./conditions.js";
 import { formatValue } from "./names.js";
 

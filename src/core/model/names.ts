@@ -3,7 +3,8 @@
  * client named it (a Prisma delegate, a TypeORM entity, a raw SQL table); and values, as claims and recoveries
  * compare them (`IN_PROGRESS` = `in-progress`).
  */
-import type { Assignment, Claim, StateWrite, StaticValue } from "./model.js";
+import type { Assignment, StateWrite, StaticValue } from "./accesses.js";
+import type { Claim } from "./claims.js";
 import { normalizeName } from "./settings.js";
 
 /**

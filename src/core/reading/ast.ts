@@ -3,7 +3,7 @@
  * called, what a receiver is named, whether a statement always leaves, and a walk that stops where told.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Node } from "../model/model.js";
+import type { Node } from "../model/accesses.js";
 import { keyName, unwrap } from "./values.js";
 
 /** `f` in `f()`, `m` in `x.m()` and `new x.m()`. */

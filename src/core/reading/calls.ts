@@ -4,7 +4,7 @@
  * own `isLeader()`).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Node } from "../model/model.js";
+import type { Node } from "../model/accesses.js";
 import { classOf, isFunction } from "./units.js";
 import { walk } from "./ast.js";
 import { boundCallback, findVariable, keyName, objectLiteral, unwrap } from "./values.js";

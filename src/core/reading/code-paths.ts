@@ -10,7 +10,8 @@
  * await met before the release must sit in a `try` whose `catch` handles it or whose `finally` releases.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Node, PathEscape } from "../model/model.js";
+import type { Node } from "../model/accesses.js";
+import type { PathEscape } from "../model/held-locks.js";
 import { enclosingFunction } from "./units.js";
 import { unwrap } from "./values.js";
 

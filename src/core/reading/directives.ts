@@ -4,7 +4,7 @@
  * (src/audit/) checks that the named module really holds a matching recovery and reports the directive otherwise.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Node } from "../model/model.js";
+import type { Node } from "../model/accesses.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 

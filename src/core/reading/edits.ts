@@ -1,6 +1,6 @@
 /** Text edits the recognizers offer for suggestions, shared so every store writes them the same way. */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Node, TextEdit } from "../model/model.js";
+import type { Node, TextEdit } from "../model/accesses.js";
 import { walk } from "./ast.js";
 
 /** `text` (a `key: value` property) added as the last property of an object literal, keeping its comma style. */

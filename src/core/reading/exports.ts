@@ -4,7 +4,7 @@
  * a module's API (a repository module's exported claim and the exported writes that end it).
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Node } from "../model/model.js";
+import type { Node } from "../model/accesses.js";
 import { commonJsExportName, functionName, isFunction } from "./units.js";
 import { keyName, unwrap } from "./values.js";
 

@@ -6,7 +6,7 @@
  * Prisma `P2002`, MongoDB `11000` / `E11000`.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Node } from "../model/model.js";
+import type { Node } from "../model/accesses.js";
 import { findVariable, keyName } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;

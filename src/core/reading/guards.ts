@@ -3,7 +3,8 @@
  * enclosing function. Read lazily, only for writes a rule may report.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Condition, Guard, Node, StaticValue } from "../model/model.js";
+import type { Condition, Node, StaticValue } from "../model/accesses.js";
+import type { Guard } from "../model/claims.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { isFunction, functionName } from "./units.js";
 import { walk } from "./ast.js";

@@ -5,7 +5,7 @@
  * still pair. Shapes match when one glob matches the other, or when both name the same variable.
  */
 import type { TSESLint } from "@typescript-eslint/utils";
-import type { KeyShape, Node } from "../model/model.js";
+import type { KeyShape, Node } from "../model/accesses.js";
 import { evaluate, getConstInit, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;

@@ -7,7 +7,7 @@
  * returns undefined at once and the rules read syntax only.
  */
 import type { TSESLint } from "@typescript-eslint/utils";
-import type { Node } from "../model/model.js";
+import type { Node } from "../model/accesses.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 

@@ -14,7 +14,7 @@
  *   read (a spread of a call, a computed key) is `opaque`, so no finding can depend on it.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { CompareOp, Condition, Node, StaticValue } from "../model/model.js";
+import type { CompareOp, Condition, Node, StaticValue } from "../model/accesses.js";
 import { andTerms, evaluate, getConstInit, keyName, objectLiteral, staticList, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;

@@ -4,7 +4,7 @@
  * a queue processor) is its own unit.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Node } from "../model/model.js";
+import type { Node } from "../model/accesses.js";
 import { keyName, unwrap } from "./values.js";
 
 export function isFunction(node: Node): node is TSESTree.FunctionLike {

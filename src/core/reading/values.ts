@@ -4,7 +4,7 @@
  * imported from `@prisma/client`, whose values equal their keys).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Node, StaticValue } from "../model/model.js";
+import type { Node, StaticValue } from "../model/accesses.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Scope = TSESLint.Scope.Scope;

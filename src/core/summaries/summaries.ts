@@ -19,7 +19,9 @@
  * gives no instance. Helpers of other modules are the audit's (src/audit/).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { KeyPart, KeyShape, KvOp, ModuleShape, Node, ParamRef, StateAccess } from "../model/model.js";
+import type { KeyShape, KvOp, Node, StateAccess } from "../model/accesses.js";
+import type { KeyPart, ParamRef } from "../model/helper-summaries.js";
+import type { ModuleShape } from "../model/lock-facts.js";
 import { keyShape, sameKey } from "../reading/keys.js";
 import { calledFunction } from "../reading/calls.js";
 import { classOf, functionName, isFunction, unitOf } from "../reading/units.js";
@@ -491,7 +493,10 @@ function instance(
   };
 }
 
-/** The calls of a module's helpers as ops, and the summaries of its functions (for its importers, modules.ts). */
+/**
+ * The calls of a module's helpers as ops, and the summaries of its functions (for its importers,
+ * exported-helpers.ts).
+ */
 export interface HelperView {
   readonly instances: readonly KvOp[];
   readonly summaries: ReadonlyMap<Fn, FunctionSummary>;
@@ -512,7 +517,8 @@ export function helperInstances(
 ): HelperView {
   const direct = accesses.filter((a): a is KvOp => a.access === "kv");
   if (direct.length === 0 && imported.length === 0) return NO_HELPERS;
-  // Calls of imported helpers (modules.ts) are ops like the module's own: a local wrapper of one is a helper too.
+  // Calls of imported helpers (imported-helpers.ts) are ops like the module's own: a local wrapper of one is a helper
+  // too.
   const out: KvOp[] = [...imported];
   let known = [...direct, ...imported];
   const done = new Map<TSESTree.CallExpression, Set<KvOp>>();

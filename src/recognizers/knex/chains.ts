@@ -1,6 +1,6 @@
 /** Knex recognizer: builder chains (the table call at the root and the links after it), and their models. */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Node } from "../../core/model/model.js";
+import type { Node } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
 import {
   evaluate,

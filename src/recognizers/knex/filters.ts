@@ -1,6 +1,6 @@
 /** Knex recognizer: where-links as a filter (`where`, `whereIn`, `whereNull`, `orWhere`, callbacks as groups, raw SQL). */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Condition, Node } from "../../core/model/model.js";
+import type { Condition, Node } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
 import { evaluate, getConstInit, keyName, unwrap } from "../../core/reading/values.js";
 import {

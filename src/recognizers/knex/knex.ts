@@ -24,7 +24,7 @@ import type {
   StaleRowsSpec,
   StateAccess,
   TextEdit,
-} from "../../core/model/model.js";
+} from "../../core/model/accesses.js";
 import { jsCutoff, propertyKey } from "../../core/reading/edits.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { evaluate, keyName, unwrap } from "../../core/reading/values.js";

@@ -1,8 +1,8 @@
 /** TypeORM recognizer: query-builder chains (`createQueryBuilder().update().set().where()`), their filter and model. */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Condition, Node } from "../../core/model/model.js";
+import type { Condition, Node } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
-import { translateWhere } from "../../core/languages/sql.js";
+import { translateWhere } from "../../core/languages/sql/statements.js";
 import { evaluate, keyName, unwrap } from "../../core/reading/values.js";
 import { JOIN_METHODS, and, entityName, objectArgument, opaque, or, pred } from "./shared.js";
 import { resolveTarget } from "./targets.js";

@@ -1,9 +1,10 @@
 /** TypeORM recognizer: find-options criteria (`{ id, status: Not(X) }`, find operators, `Raw`) and SQL fragments. */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Condition, Node, StaticValue } from "../../core/model/model.js";
+import type { Condition, Node, StaticValue } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
-import { maskSql, translateWhere } from "../../core/languages/sql.js";
-import type { ParamResolver } from "../../core/languages/sql.js";
+import { maskSql } from "../../core/languages/sql/lexing.js";
+import { translateWhere } from "../../core/languages/sql/statements.js";
+import type { ParamResolver } from "../../core/languages/sql/values.js";
 import { isFunction } from "../../core/reading/units.js";
 import { evaluate, findVariable, getConstInit, isClockReading, keyName, unwrap } from "../../core/reading/values.js";
 import {

@@ -1,6 +1,6 @@
 /** TypeORM recognizer: the vocabulary and small AST helpers its parts share. */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { CompareOp, Condition, Node, StaticValue } from "../../core/model/model.js";
+import type { CompareOp, Condition, Node, StaticValue } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
 import { normalizeName } from "../../core/model/settings.js";
 import { findProperty, keyName, objectLiteral, staticList, unwrap } from "../../core/reading/values.js";

@@ -1,7 +1,7 @@
 /** TypeORM recognizer: what the file is (its ORM), and which receivers are repositories or an EntityManager. */
 import { namedTypeOf } from "../../core/reading/named-types.js";
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { Node } from "../../core/model/model.js";
+import type { Node } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
 import { findVariable, keyName, unwrap } from "../../core/reading/values.js";
 import { FOREIGN_MODULE, MANAGER_NAME, NOT_A_REPO, TYPEORM_MODULE, entityName, methodName } from "./shared.js";

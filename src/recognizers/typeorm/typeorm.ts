@@ -40,7 +40,7 @@ import type {
   StateRead,
   StateWrite,
   TextEdit,
-} from "../../core/model/model.js";
+} from "../../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { isFunction } from "../../core/reading/units.js";
 import { evaluate, findVariable, isSqlNow, keyName, readsClock, unwrap } from "../../core/reading/values.js";

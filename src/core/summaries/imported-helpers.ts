@@ -1,9 +1,8 @@
 /**
- * Summaries across modules. A module's exported helpers become plain data (`ExportedHelper`: effects in terms of
- * parameters, with the verdicts the helper's own module reached), and a module that imports them gets instances of
- * their effects at its calls, exactly as for its own helpers (summaries.ts), with `via` naming the helper and where
- * it lives. The audit (src/audit/) reads each module's exports and import bindings and hands every importer the
- * helpers it imports, through `settings.locksImportedHelpers`; the editor sees one file and has none.
+ * Summaries across modules, the importing side. A module that imports exported helpers (exported-helpers.ts) gets
+ * instances of their effects at its calls, exactly as for its own helpers (summaries.ts), with `via` naming the
+ * helper and where it lives. The audit (src/audit/) reads each module's exports and import bindings and hands every
+ * importer the helpers it imports, through `settings.locksImportedHelpers`; the editor sees one file and has none.
  *
  * Reached: `fn()` of a named or default import or a destructured `require`, `X.m()` of an imported class's static
  * method or an imported object's method (`import * as locks`, `const lock = require(…)`), `x.m()` of a
@@ -12,38 +11,18 @@
  * export holds another module's helpers (`static locks = locks`, `{ locks }`), named so by the audit.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { AdvisoryLockOp, KeyShape, KvOp, Node } from "../model/accesses.js";
 import type {
-  AdvisoryHelperEffect,
-  AdvisoryLockOp,
   ClaimEffect,
   ExportedHelper,
   HelperEffect,
   ImportedClaim,
   ImportedRowRelease,
-  KeyShape,
-  KvFacts,
-  KvOp,
-  LockFacts,
-  Node,
   RowReleaseEffect,
-  StateWrite,
-} from "../model/model.js";
-import { claimKey, claimName, formatValue } from "../model/names.js";
-import { describeRowRelease } from "../model/describe.js";
-import { helperOrigin } from "../model/model.js";
-import { classOf, enclosingFunction, functionName, unitOf } from "../reading/units.js";
-import { exportNames, reachNames } from "../reading/exports.js";
+} from "../model/helper-summaries.js";
+import { classOf, unitOf } from "../reading/units.js";
 import { evaluate, findVariable, keyName, unwrap } from "../reading/values.js";
-import { toBranches } from "../model/conditions.js";
-import {
-  argumentFor,
-  clientText,
-  describeCallee,
-  handleCalls,
-  shapeFromParts,
-  type FunctionSummary,
-  type KvEffect,
-} from "./summaries.js";
+import { argumentFor, clientText, describeCallee, handleCalls, shapeFromParts } from "./summaries.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -56,253 +35,6 @@ export interface ImportedHelpers {
   readonly file: string;
   readonly helpers: readonly ExportedHelper[];
 }
-
-// ---- the exporting side ----
-
-/** The plain-data form of one effect, with the verdicts of this module's facts. */
-function plainEffect(effect: KvEffect, kv: KvFacts): HelperEffect {
-  const { op } = effect;
-  const root = helperOrigin(op);
-  const locks = [...kv.locks, ...kv.viaHelpers.locks];
-  const lock = locks.find((l) => l.acquire === op) ?? locks.find((l) => helperOrigin(l.acquire) === root);
-  const released = [...kv.releases, ...kv.viaHelpers.releases].find((r) => r.op === op || helperOrigin(r.op) === root);
-  const acquire = op.nx && (op.command === "set" || op.command === "setnx");
-  const deleting =
-    op.command === "del" || (op.command === "script" && (op.script === "compare-and-delete" || op.script === "delete"));
-  const release = deleting
-    ? (released?.kind ?? (root.script === "compare-and-delete" ? "owner-checked" : (op.via?.release ?? "plain")))
-    : undefined;
-  return {
-    command: op.command,
-    nx: op.nx,
-    ...(op.script ? { script: op.script } : {}),
-    key: effect.key ?? effect.fieldKey ?? { fixed: op.key },
-    client: effect.client ? { param: effect.client } : effect.fieldClient ? { param: effect.fieldClient } : op.client,
-    ...(acquire ? { ttl: lock?.ttl ?? op.ttl } : {}),
-    ...(effect.value ? { value: effect.value } : {}),
-    ...(op.constantValue ? { constantValue: op.constantValue } : {}),
-    ...(release ? { release } : {}),
-    ...(effect.handle ? { handle: effect.handle } : {}),
-    line: root.loc.start.line,
-  };
-}
-
-/**
- * The module's exported helpers: each exported function or method (of an exported class or object) with key-value
- * effects a caller makes through it. `summaries` are the module's (summaries.ts), `kv` its paired facts.
- */
-export function exportedHelpers(
-  sourceCode: SourceCode,
-  summaries: ReadonlyMap<TSESTree.FunctionLike, FunctionSummary>,
-  kv: KvFacts,
-  advisory: readonly AdvisoryLockOp[] = [],
-  rowLocks: RowLockHelpers = { rowReleases: new Map(), claims: new Map(), frees: new Map() },
-): ExportedHelper[] {
-  const pooled = advisoryHelpers(advisory);
-  const { rowReleases, claims, frees } = rowLocks;
-  if (summaries.size === 0 && pooled.size === 0 && rowReleases.size === 0 && claims.size === 0 && frees.size === 0)
-    return [];
-  const exports = exportNames(sourceCode.ast as TSESTree.Program);
-  if (exports.size === 0) return [];
-  const out: ExportedHelper[] = [];
-  const functions = new Set([
-    ...summaries.keys(),
-    ...pooled.keys(),
-    ...rowReleases.keys(),
-    ...claims.keys(),
-    ...frees.keys(),
-  ]);
-  for (const fn of functions) {
-    const summary = summaries.get(fn);
-    const effects = summary ? summary.effects.map((e) => plainEffect(e, kv)) : [];
-    const locks = pooled.get(fn);
-    const rows = rowReleases.get(fn);
-    const taken = claims.get(fn);
-    const freed = frees.get(fn);
-    for (const name of reachNames(fn, exports)) {
-      out.push({
-        name,
-        effects,
-        ...(locks ? { advisory: locks } : {}),
-        ...(rows ? { rowReleases: rows } : {}),
-        ...(taken ? { claims: taken } : {}),
-        ...(freed ? { frees: freed } : {}),
-      });
-    }
-  }
-  return out;
-}
-
-/** What a module's functions do to its claims and lock rows, for `exportedHelpers`. */
-export interface RowLockHelpers {
-  readonly rowReleases: RowHelpers<RowReleaseEffect>;
-  readonly claims: RowHelpers<ClaimEffect>;
-  readonly frees: RowHelpers<string>;
-}
-
-/** The three kinds of row-lock helper of a module (`rowReleaseHelpers`, `claimHelpers`, `freeingHelpers`). */
-export function rowLockHelpers(
-  facts: Pick<LockFacts, "claims" | "writes" | "answeredHere" | "rowReleases" | "changesHands" | "holderWrites">,
-): RowLockHelpers {
-  return { rowReleases: rowReleaseHelpers(facts), claims: claimHelpers(facts), frees: freeingHelpers(facts) };
-}
-
-/** The function a write is made in directly, when it has a name: not a factory around the function that writes. */
-function namedWriter(write: StateWrite): TSESTree.FunctionLike | undefined {
-  const fn = unitOf(write.node);
-  return fn && functionName(fn) !== undefined && enclosingFunction(write.node) === fn ? fn : undefined;
-}
-
-/**
- * The functions that move a claimed row off its held value or free a lock row by identity (`markProcessed(id)`,
- * `clearLease(id)`), with the keys of those locks: whoever calls one after taking the lock through the module holds
- * the lock across its work.
- */
-function freeingHelpers(facts: Pick<LockFacts, "rowReleases" | "holderWrites">): Map<TSESTree.FunctionLike, string[]> {
-  const out = new Map<TSESTree.FunctionLike, string[]>();
-  for (const { write, claim } of [...facts.holderWrites, ...facts.rowReleases]) {
-    const fn = namedWriter(write);
-    if (!fn) continue;
-    const keys = out.get(fn) ?? [];
-    const key = claimKey(claim);
-    if (!keys.includes(key)) out.set(fn, [...keys, key]);
-  }
-  return out;
-}
-
-type RowHelpers<T> = ReadonlyMap<TSESTree.FunctionLike, T[]>;
-
-/**
- * The named functions whose every state write is one of the items' (they read, or call, but write nothing else), with
- * the items' effects: what a call of such a function does wherever it is made.
- */
-function soleWriters<T, E>(
-  items: readonly T[],
-  writeOf: (item: T) => StateWrite,
-  writes: readonly StateWrite[],
-  effectOf: (item: T) => E,
-): Map<TSESTree.FunctionLike, E[]> {
-  const out = new Map<TSESTree.FunctionLike, E[]>();
-  const own = new Set(items.map(writeOf));
-  for (const item of items) {
-    const fn = namedWriter(writeOf(item));
-    if (!fn || writes.some((w) => !own.has(w) && unitOf(w.node) === fn)) continue;
-    out.set(fn, [...(out.get(fn) ?? []), effectOf(item)]);
-  }
-  return out;
-}
-
-/**
- * The functions whose every state write is a claim nothing in this module recovers (`answeredHere` false: what
- * `require-stale-recovery` reports here), `claimNextPending()`: a caller
- * in another module takes that lock at its call, and only a recovery somewhere in the project (the audit pairs
- * it by key) answers it.
- */
-function claimHelpers(
-  facts: Pick<LockFacts, "claims" | "writes" | "answeredHere">,
-): Map<TSESTree.FunctionLike, ClaimEffect[]> {
-  return soleWriters(
-    facts.claims,
-    (c) => c.write,
-    facts.writes,
-    (claim) => {
-      const rowParam = rowParameter(claim.write);
-      return {
-        name: claimName(claim),
-        answered: facts.answeredHere(claim),
-        key: claimKey(claim),
-        stuck: claim.insert ? "its lock row" : claim.lease ? `${claim.lock.field} set` : formatValue(claim.lock.value),
-        line: claim.write.node.loc.start.line,
-        ...(rowParam !== undefined ? { rowParam } : {}),
-      };
-    },
-  );
-}
-
-/** The parameter of the writing function that every branch of the write's filter pins a row by (`{ name: lockName }`). */
-function rowParameter(write: StateWrite): number | undefined {
-  const fn = namedWriter(write);
-  if (!fn) return undefined;
-  const branches = toBranches(write.filter);
-  if (branches.length === 0) return undefined;
-  let found: number | undefined;
-  for (const branch of branches) {
-    let here: number | undefined;
-    for (const atom of branch) {
-      if ("opaque" in atom || atom.op !== "eq" || atom.pred.values) continue;
-      const n = atom.pred.node.type === "Property" ? unwrap(atom.pred.node.value as Node) : unwrap(atom.pred.node);
-      if (n.type !== "Identifier") continue;
-      const i = fn.params.findIndex((p) => p.type === "Identifier" && p.name === n.name);
-      if (i >= 0) here = i;
-    }
-    if (here === undefined || (found !== undefined && found !== here)) return undefined;
-    found = here;
-  }
-  return found;
-}
-
-/**
- * The functions whose every state write is an unchecked release of a lock row that changes hands while held
- * (`clearLease(id)`: `$unset: { lockUntil }` by `_id`): the release step itself, which a caller makes wherever it
- * calls it. A function that also does other writes (the work, then its completion) is the holder's own code,
- * judged in this module only. The verdicts are `owner-checked-release`'s in this module.
- */
-function rowReleaseHelpers(
-  facts: Pick<LockFacts, "rowReleases" | "writes" | "changesHands">,
-): Map<TSESTree.FunctionLike, RowReleaseEffect[]> {
-  const unchecked = facts.rowReleases.filter((r) => !r.ownerChecked && facts.changesHands(r.claim));
-  return soleWriters(
-    unchecked,
-    (r) => r.write,
-    facts.writes,
-    (release) => ({
-      key: claimKey(release.claim),
-      ...describeRowRelease(release),
-      line: release.write.node.loc.start.line,
-      acquireLine: release.claim.write.node.loc.start.line,
-    }),
-  );
-}
-
-/**
- * The functions that take or free a session advisory lock on a pool the module holds (not one they are handed, and
- * not a connection they check out): what a call of them does wherever it is. A function that locks and unlocks
- * itself (`withAdvisoryLock(key, fn)`) is scoped, its own paths are analysed where it is written, and it gives none.
- */
-function advisoryHelpers(ops: readonly AdvisoryLockOp[]): Map<TSESTree.FunctionLike, AdvisoryHelperEffect[]> {
-  const byFn = new Map<TSESTree.FunctionLike, AdvisoryLockOp[]>();
-  for (const op of ops) {
-    if (op.scope !== "session" || op.via !== "pool" || op.helper || !op.client) continue;
-    const fn = unitOf(op.node);
-    if (!fn || functionName(fn) === undefined || isParameter(op.client, fn)) continue;
-    byFn.set(fn, [...(byFn.get(fn) ?? []), op]);
-  }
-  const out = new Map<TSESTree.FunctionLike, AdvisoryHelperEffect[]>();
-  for (const [fn, fnOps] of byFn) {
-    if (fnOps.some((o) => o.fn === "lock") && fnOps.some((o) => o.fn !== "lock")) continue;
-    out.set(
-      fn,
-      fnOps.map((o) => ({ fn: o.fn, try: o.try, client: o.client, line: o.node.loc.start.line })),
-    );
-  }
-  return out;
-}
-
-/** Whether the function's parameter list names `client` (a pool it is handed: its caller's, not the module's). */
-function isParameter(client: string, fn: TSESTree.FunctionLike): boolean {
-  const names = new Set<string>();
-  for (const p of fn.params) {
-    const target = p.type === "TSParameterProperty" ? p.parameter : p;
-    const id = target.type === "AssignmentPattern" ? target.left : target;
-    if (id.type === "Identifier") names.add(id.name);
-    if (id.type === "ObjectPattern")
-      for (const prop of id.properties)
-        if (prop.type === "Property" && prop.value.type === "Identifier") names.add(prop.value.name);
-  }
-  return names.has(client.split(".")[0]!);
-}
-
-// ---- the importing side ----
 
 /** The import bindings of a module: `import`s and top-level `require`s, by local name. */
 export function importBindings(program: TSESTree.Program): { local: string; imported: string; specifier: string }[] {

@@ -1,0 +1,139 @@
+/**
+ * Claims of rows and what answers them (facts/pairing.ts): the lock a claim takes, the checks made before it, the
+ * recoveries, holder writes and stale scans paired with it, and the releases of lock rows.
+ */
+import type { TSESTree } from "@typescript-eslint/utils";
+import type { Assignment, Node, StateRead, StateWrite, StaticValue } from "./accesses.js";
+
+/** A comparison of a timestamp with a threshold that means "older than" (`updatedAt < threshold`). */
+export interface TimePredicate {
+  readonly field: string;
+  readonly node: Node;
+}
+
+/** A condition checked in JavaScript before a write (`if (job.status !== "PENDING") return;`). */
+export interface Guard {
+  readonly test: TSESTree.Expression;
+  /** True when the write runs only if `test` is false (early exit, else branch). */
+  readonly negated: boolean;
+  /** Timestamp fields the test judges age by; empty when it judges no age. */
+  readonly timeFields: readonly string[];
+  readonly judgesAge: boolean;
+}
+
+/** The lock a claim takes: which row field is set to which in-progress value. */
+export interface LockKey {
+  readonly model: string;
+  readonly field: string;
+  readonly value: StaticValue;
+  /** Source text of the value as the claim writes it (`"GENERATING"`, `JobStatus.GENERATING`). */
+  readonly valueText: string;
+}
+
+/** A check made outside a write, in a JS `if` or in an earlier read: the "check" of check-then-act. */
+export interface Check {
+  readonly kind: "if" | "read";
+  readonly node: Node;
+  /** Timestamps the check judges age by (for recoveries). */
+  readonly timeFields: readonly { readonly field: string; readonly node: Node }[];
+  /**
+   * For a claim's `if`: the one value of the claimed field the check lets through, where it pins one
+   * (`if (job.status !== "QUEUED") return` lets only QUEUED by). A write made conditional on it repeats the check
+   * exactly; one that only excludes the claimed value also takes a row that finished meanwhile.
+   */
+  readonly requires?: StaticValue;
+}
+
+export interface Claim {
+  readonly write: StateWrite;
+  readonly lock: LockKey;
+  readonly assignment: Assignment;
+  /** Branches of the filter that let the claim take over a lock whose time predicate says it is stale (a lease). */
+  readonly takeover: readonly TimePredicate[];
+  /** Set when the claim is check-then-act: the write itself is unconditional and a JS `if` or an earlier read checked. */
+  readonly check?: Check;
+  /** A lock row inserted under a unique key (`INSERT … ON CONFLICT DO NOTHING` into a lock table): no field is set. */
+  readonly insert?: boolean;
+  /**
+   * A lease stamped on a row whose lease is free (`leaseUntil < now` or absent): `lock.field` is the lease column.
+   * Like an inserted lock row it is a *lock row*: released by a delete or by clearing the lease, never moved
+   * through a lifecycle.
+   */
+  readonly lease?: boolean;
+  /** For a lease: another write stamps the lease column again (a heartbeat), so its age tells progress, not the start. */
+  readonly renewed?: boolean;
+  /**
+   * A lock row of an ordinary table picked by a constant lock name (`systemSetting` where `key = "payout_lock"`):
+   * `lock.field` is the key column and `lock.value` the name. It is taken after a read of the row (`check`), so
+   * releases are the deletes of that row by the same name.
+   */
+  readonly keyed?: boolean;
+  /**
+   * A lock row created after a read found none (`findFirst({ where: { transactionId } })`, then `create` with that
+   * `transactionId`), in a table whose unique keys the project's schema declares and none of which lies within the
+   * fields the read looked the row up by: the insert is not exclusive, so two callers that both found none both
+   * create one (`check` is the read). Known only where a schema was read (the audit, src/audit/schemas.ts).
+   */
+  readonly unenforced?: { readonly fields: readonly string[]; readonly keys: readonly (readonly string[])[] };
+}
+
+/** A lock row's release by its holder: a delete of the row, or a write that clears its lease, picked by the row's key. */
+export interface RowRelease {
+  readonly write: StateWrite;
+  readonly claim: Claim;
+  /** The filter also requires this holder's owner or token column, or the lease it stamped: it frees only its own row. */
+  readonly ownerChecked: boolean;
+}
+
+export type RecoveryFlaw = "check-in-js" | "missing-status" | "missing-time";
+
+export interface Recovery {
+  readonly write: StateWrite;
+  readonly lock: LockKey;
+  readonly claim: Claim;
+  readonly timePredicates: readonly TimePredicate[];
+  /** The check that judged staleness (a JS `if`, an earlier read), when the write did not. */
+  readonly check?: Check;
+  readonly flaws: readonly RecoveryFlaw[];
+}
+
+/** A write by the claim's holder that moves the locked field off the claimed value (completion, failure). */
+export interface HolderWrite {
+  readonly write: StateWrite;
+  readonly claim: Claim;
+  readonly assignment: Assignment;
+  /** Whether the filter still requires the claim to be held (claimed value, owner or token column). */
+  readonly fenced: boolean;
+  /**
+   * Written in the claim's own function before anything is awaited since the claim (`if (!handler) { await
+   * fail(job.id); return; }`): the holder cannot have outlived its claim yet, so no newer holder can be overwritten.
+   * Still a holder write for every other question (a `finally` that releases a row never taken).
+   */
+  readonly beforeAnyWait?: boolean;
+}
+
+/** A row release reached without the claim: `exit` leaves the `try` before the claim, `release` runs in its `finally`. */
+export interface UntakenRelease {
+  readonly claim: Claim;
+  readonly release: StateWrite;
+  readonly exit: Node;
+}
+
+/** A read that looks for rows stuck in an in-progress value by age: where a recovery decides who is dead. */
+export interface StaleScan {
+  readonly read: StateRead;
+  readonly field: string;
+  readonly value: StaticValue;
+  readonly timePredicates: readonly TimePredicate[];
+}
+
+/** A lock row whose owner column is written with a value made only from what its key is made of. */
+export interface KeyDerivedHolder {
+  readonly claim: Claim;
+  /** The owner column and the assignment that writes it. */
+  readonly owner: Assignment;
+  /** The column that names the lock (`lock_key`), and the assignment or filter value that gives it. */
+  readonly keyField: string;
+  /** The variables both are made of (`userId`), for the message. */
+  readonly sources: readonly string[];
+}

@@ -1,0 +1,129 @@
+/**
+ * Locks held across work: in-process lock tables (facts/lock-tables.ts), locks whose release must be reached on every
+ * path of the acquiring function (facts/held-locks.ts), lock-library acquires whose failure is ignored, and the
+ * effects made while holding a lock, fenced or not (facts/fencing.ts).
+ */
+import type { TSESTree } from "@typescript-eslint/utils";
+import type {
+  AdvisoryHelper,
+  AdvisoryLockOp,
+  Assignment,
+  LibraryLockOp,
+  Node,
+  ObjectWrite,
+  StateWrite,
+  TableOp,
+} from "./accesses.js";
+import type { Claim } from "./claims.js";
+import type { KvLock } from "./kv-locks.js";
+
+/**
+ * An in-process lock table: an entry set after a test that turns the caller away while the key is present
+ * (`if (locks.has(key)) return; locks.set(key, { at: now })`), and deleted when its holder is done. It dies with its
+ * process, so Q1 does not arise. Q3 does once an entry can be freed by age (an old entry taken over, an expiry the
+ * test reads, a timer that deletes it): a holder that outlives it and then deletes by key alone frees the entry of
+ * whoever took over.
+ */
+export interface LockTable {
+  readonly table: string;
+  readonly acquire: TableOp;
+  /** The test of the key's presence that the acquire is taken after. */
+  readonly test: Node;
+  /**
+   * How an entry is freed by age, when it is: taken over by the next caller, treated as free once expired, deleted by
+   * a timer, or by a sweep of expired entries.
+   */
+  readonly expiry?: { readonly node: Node; readonly kind: "takeover" | "expires" | "timer" | "sweep" };
+  /** The deletes that end a hold, and whether each checks first that the entry is still its holder's. */
+  readonly releases: readonly { readonly op: TableOp; readonly ownerChecked: boolean }[];
+}
+
+/** An in-process or session lock, its releases in the acquiring function, and the paths on which they are missed. */
+export type HeldLockKind = "mutex" | "flag" | "advisory" | "kv" | "library";
+
+/** A way out of the acquiring function that does not pass a release. */
+export interface PathEscape {
+  /** `return` (or falling off the end), an explicit `throw`, or an `await` whose rejection nothing catches. */
+  readonly kind: "return" | "end" | "throw" | "await";
+  readonly node: Node;
+}
+
+export interface HeldLock {
+  readonly kind: HeldLockKind;
+  /** How messages name it: `this.running`, `mutex`, `pg_advisory_lock`, the key's text. */
+  readonly name: string;
+  readonly acquire: Node;
+  /** Releases in the acquiring function (unlock calls, `running = false`, ending the session's connection). */
+  readonly releases: readonly Node[];
+  /** A TTL bounds how long a missed release holds it (Redis, Redlock, redis-semaphore). */
+  readonly ttl: boolean;
+  readonly escapes: readonly PathEscape[];
+  /** `return work()` inside the `try` whose `finally` releases: the release runs before the returned promise settles. */
+  readonly releasedEarly?: Node;
+  /**
+   * `try { if (running) return; running = true; … } finally { running = false }`: a way out of the `try` before the
+   * lock is taken, through a `finally` that releases it, so a caller that never took the lock frees the one who did.
+   */
+  readonly releasedUntaken?: { readonly exit: Node; readonly release: Node };
+  /** Advisory locks: how lock and unlock reach the database. */
+  readonly advisory?: {
+    readonly via: AdvisoryLockOp["via"];
+    /** Unlocks sent through a pool, where they may run on another connection. */
+    readonly pooledUnlocks: readonly Node[];
+    /** No unlock and no closed connection anywhere in the module. */
+    readonly neverUnlocked: boolean;
+    /** The connection goes back to the pool (`client.release()`) with the lock still held. */
+    readonly returnedToPool?: Node;
+    /** Taken through a helper of another module, which sends it on that module's pool. */
+    readonly helper?: AdvisoryHelper;
+  };
+}
+
+/**
+ * A lock library's acquire that throws when the lock is held elsewhere (Redlock's `acquire`/`lock`, redis-semaphore's
+ * `acquire`), awaited in a `try` whose `catch` neither returns nor throws, with work after the `try` that does not
+ * test whether the lock was taken: the work runs in every caller, the lock excludes nobody.
+ */
+export interface IgnoredAcquireFailure {
+  readonly acquire: Node;
+  readonly handler: TSESTree.CatchClause;
+  /** The lock's resource as the code writes it (`\`job:${id}\``), or the library's receiver. */
+  readonly name: string;
+}
+
+/** A lock that effects are made under: a database claim, a key-value lock, or a lock library's lock. */
+export type EffectLock =
+  | { readonly kind: "claim"; readonly claim: Claim }
+  | { readonly kind: "kv"; readonly lock: KvLock }
+  | { readonly kind: "library"; readonly op: LibraryLockOp };
+
+/** What a lock hands its holder to pass on to its effects: an owner or token column the claim stamps, a lock value. */
+export interface LockToken {
+  /** The column a claim stamps (`lockedBy`, `fencingToken`, `version`); none for key-value and library locks. */
+  readonly field?: string;
+  /** The expression holding the token (`workerId`, `token`, `lock.value`), when the holder has one to pass on. */
+  readonly node?: Node;
+  /** How messages name it: the expression's text, or the column. */
+  readonly text: string;
+}
+
+/**
+ * An effect made while holding a lock, and whether a late holder (one that resumed after its lock lapsed) is
+ * refused or harmless. `kind` says what was read:
+ * - `takeover-row`: a write to the claimed row by a claim that stamps a token and can take over a stale lease;
+ *   only the token tells the holders apart, the claimed status does not (the new holder has the same one);
+ * - `result-row`: a write of results onto the claimed row (not the claimed field) by a claim that stamps a token;
+ * - `object`: an object-storage or file write;
+ * - `kv-row`: a write of a state field to the row a key-value or library lock is keyed by.
+ */
+export interface HeldEffect {
+  readonly kind: "takeover-row" | "result-row" | "object" | "kv-row";
+  readonly lock: EffectLock;
+  readonly write: StateWrite | ObjectWrite;
+  /** The token the effect should carry, when the lock yields one. */
+  readonly token?: LockToken;
+  /** For row writes: the assignment reported (the field moved, or the first result field). */
+  readonly assignment?: Assignment;
+  /** Refused or harmless when late: conditioned on the token, keyed by the job, conditional, or temporary. */
+  readonly fenced: boolean;
+}
