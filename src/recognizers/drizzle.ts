@@ -19,7 +19,6 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type {
   Assignment,
-  AssignedValue,
   CompareOp,
   Condition,
   Node,
@@ -40,11 +39,12 @@ import {
   getConstInit,
   keyName,
   objectLiteral,
-  readsClock,
   staticList,
   unwrap,
 } from "../core/reading/values.js";
 import { catchesDuplicate, SQL_DUPLICATE } from "../core/reading/failures.js";
+import { assignedValue } from "../core/reading/assignments.js";
+import { isSqlTemplate } from "../core/reading/clock.js";
 
 const STORE = "drizzle";
 const UPDATE_CHAIN = new Set(["update", "set", "where", "returning"]);
@@ -100,8 +100,6 @@ const OPERATORS = new Set([
   "not",
   ...OTHER_COLUMN_OPS,
 ]);
-const CLOCK_SQL =
-  /^\s*(?:now\(\s*\)|current_timestamp(?:\(\s*\d*\s*\))?|localtimestamp|clock_timestamp\(\s*\)|statement_timestamp\(\s*\)|transaction_timestamp\(\s*\)|unixepoch\(\s*\)|datetime\(\s*'now'\s*\)|utc_timestamp(?:\(\s*\))?)\s*(?:::\s*timestamp(?:tz)?)?\s*$/i;
 
 // ---- chains ----
 
@@ -308,7 +306,7 @@ function comparison(env: ConditionEnv, op: CompareOp, call: TSESTree.CallExpress
   const field = columnField(column);
   if (field === undefined) return opaque; // `jobs[key]`: a column chosen at run time
   // `eq(jobs.status, sql\`…\`)` compares with SQL we do not read: not a run-time value that names rows
-  if (isSqlTag(unwrap(value)) && (op === "eq" || op === "ne"))
+  if (isSqlTemplate(unwrap(value)) && (op === "eq" || op === "ne"))
     return { kind: "pred", field, op: "other", values: undefined, node: call };
   const v = evaluate(env.ctx.sourceCode, value);
   return { kind: "pred", field, op: normalized, values: v ? [v] : undefined, node: call };
@@ -355,31 +353,6 @@ function parseCondition(env: ConditionEnv, node: Node, depth = 0): Condition {
 
 // ---- assignments ----
 
-function isSqlTag(node: Node): node is TSESTree.TaggedTemplateExpression {
-  if (node.type !== "TaggedTemplateExpression") return false;
-  const tag = unwrap(node.tag);
-  return (
-    (tag.type === "Identifier" && tag.name === "sql") ||
-    (tag.type === "MemberExpression" &&
-      !tag.computed &&
-      tag.property.type === "Identifier" &&
-      tag.property.name === "sql")
-  );
-}
-
-function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
-  const n = unwrap(node);
-  if (readsClock(ctx.sourceCode, n)) return { kind: "now" };
-  if (isSqlTag(n)) {
-    const q = n.quasi;
-    return q.expressions.length === 0 && CLOCK_SQL.test(q.quasis.map((x) => x.value.cooked ?? x.value.raw).join(""))
-      ? { kind: "now" }
-      : { kind: "other" };
-  }
-  const v = evaluate(ctx.sourceCode, n);
-  return v ? { kind: "static", value: v } : { kind: "other" };
-}
-
 const objectOf = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
 
 function parseSet(ctx: RecognizerContext, object: TSESTree.ObjectExpression): Assignment[] {
@@ -388,7 +361,7 @@ function parseSet(ctx: RecognizerContext, object: TSESTree.ObjectExpression): As
     if (p.type !== "Property") continue;
     const field = keyName(p.key, p.computed);
     if (!field) continue;
-    out.push({ field, value: assignedValue(ctx, p.value), node: p, valueNode: p.value });
+    out.push({ field, value: assignedValue(ctx.sourceCode, p.value), node: p, valueNode: p.value });
   }
   return out;
 }

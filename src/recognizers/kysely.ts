@@ -12,7 +12,6 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type {
   Assignment,
-  AssignedValue,
   Condition,
   Node,
   RecoverySpec,
@@ -22,12 +21,11 @@ import type {
 } from "../core/model/accesses.js";
 import { propertyKey } from "../core/reading/edits.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { evaluate, getConstInit, isClockReading, keyName, unwrap } from "../core/reading/values.js";
+import { getConstInit, keyName, unwrap } from "../core/reading/values.js";
 import {
   LOCKING_LINKS,
   chainDown,
   fieldOf,
-  isSqlNow,
   objectArgument,
   staticString,
   tableScope,
@@ -36,6 +34,7 @@ import {
 } from "./knex/chains.js";
 import { comparison, operatorOf } from "./knex/filters.js";
 import { catchesDuplicate, SQL_DUPLICATE } from "../core/reading/failures.js";
+import { assignedValue } from "../core/reading/assignments.js";
 
 type Call = TSESTree.CallExpression;
 type Fn = TSESTree.ArrowFunctionExpression | TSESTree.FunctionExpression;
@@ -97,31 +96,6 @@ const NEUTRAL = new Set([
   "as",
 ]);
 
-/** `sql\`now()\``, `sql<Date>\`CURRENT_TIMESTAMP\``, `eb.fn('now')`, `sql.raw('now()')`, and JavaScript clock readings. */
-function isKyselyClock(ctx: RecognizerContext, node: Node): boolean {
-  const n = unwrap(node);
-  if (isClockReading(n)) return true;
-  if (n.type === "TaggedTemplateExpression") {
-    const tag = unwrap(n.tag);
-    const isSql =
-      (tag.type === "Identifier" && tag.name === "sql") ||
-      (tag.type === "MemberExpression" && keyName(tag.property, tag.computed) === "sql");
-    return (
-      isSql && n.quasi.expressions.length === 0 && isSqlNow(n.quasi.quasis.map((q) => q.value.cooked ?? "").join(""))
-    );
-  }
-  if (n.type === "CallExpression") {
-    const callee = unwrap(n.callee);
-    const name = callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : undefined;
-    if (name === "fn" && n.arguments.length <= 2) return staticString(ctx, n.arguments[0])?.toLowerCase() === "now";
-    if (name === "raw" && n.arguments.length === 1) {
-      const text = staticString(ctx, n.arguments[0]);
-      return text !== undefined && isSqlNow(text);
-    }
-  }
-  return false;
-}
-
 /** A value that is SQL rather than data: a `sql` fragment, `eb.ref(…)`, `eb.fn(…)`, a subquery. */
 function isSqlValue(node: Node): boolean {
   const n = unwrap(node);
@@ -134,12 +108,6 @@ function isSqlValue(node: Node): boolean {
   if (name && /^(ref|fn|val|lit|raw|selectFrom|exists|case|cast|jsonPath|table|parens|unary|neg)$/.test(name))
     return true;
   return chainDown(n).links.some((l) => l.name === "selectFrom");
-}
-
-function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
-  if (isKyselyClock(ctx, node)) return { kind: "now" };
-  const v = evaluate(ctx.sourceCode, node);
-  return v ? { kind: "static", value: v } : { kind: "other" };
 }
 
 /** What a callback returns when its body is one expression: `(eb) => x`, `(eb) => { return x; }`. */
@@ -169,7 +137,7 @@ function objectAssignments(ctx: RecognizerContext, scope: TableScope, arg: Node 
     if (p.type !== "Property") continue;
     const key = keyName(p.key, p.computed);
     const field = key === undefined ? undefined : fieldOf(scope, key);
-    if (field) out.push({ field, value: assignedValue(ctx, p.value), node: p, valueNode: p.value });
+    if (field) out.push({ field, value: assignedValue(ctx.sourceCode, p.value), node: p, valueNode: p.value });
   }
   return out;
 }
@@ -179,7 +147,7 @@ function setAssignments(ctx: RecognizerContext, scope: TableScope, link: Link): 
   const [first, second] = link.args;
   if (link.args.length === 2 && first && second && second.type !== "SpreadElement") {
     const field = staticString(ctx, first) === undefined ? undefined : fieldOf(scope, staticString(ctx, first)!);
-    return field ? [{ field, value: assignedValue(ctx, second), node: first, valueNode: second }] : [];
+    return field ? [{ field, value: assignedValue(ctx.sourceCode, second), node: first, valueNode: second }] : [];
   }
   return objectAssignments(ctx, scope, first) ?? [];
 }

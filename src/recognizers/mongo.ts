@@ -50,9 +50,9 @@ import {
   getConstInit,
   keyName,
   objectLiteral,
-  readsClock,
   unwrap,
 } from "../core/reading/values.js";
+import { assignedValue } from "../core/reading/assignments.js";
 
 const STORE = "mongo";
 const UPDATE_METHODS = new Set(["updateOne", "updateMany", "findOneAndUpdate", "findByIdAndUpdate"]);
@@ -469,12 +469,6 @@ function idFilter(ctx: RecognizerContext, node: Node): Condition {
 
 // ---- updates ----
 
-function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
-  if (readsClock(ctx.sourceCode, node)) return { kind: "now" };
-  const v = evaluate(ctx.sourceCode, node);
-  return v ? { kind: "static", value: v } : { kind: "other" };
-}
-
 function fieldsOf(
   ctx: RecognizerContext,
   object: TSESTree.ObjectExpression,
@@ -498,7 +492,7 @@ function pipelineValue(ctx: RecognizerContext, node: Node): AssignedValue {
   if (typeof v?.value === "string" && v.value.startsWith("$"))
     return v.value === "$$NOW" ? { kind: "now" } : { kind: "other" };
   if (unwrap(node).type === "ObjectExpression") return { kind: "other" };
-  return assignedValue(ctx, node);
+  return assignedValue(ctx.sourceCode, node);
 }
 
 /**
@@ -550,12 +544,12 @@ function parseUpdate(ctx: RecognizerContext, node: Node): Assignment[] {
     const key = keyName(p.key, p.computed);
     if (key === undefined) continue;
     if (!key.startsWith("$")) {
-      out.push({ field: key, value: assignedValue(ctx, p.value), node: p, valueNode: p.value });
+      out.push({ field: key, value: assignedValue(ctx.sourceCode, p.value), node: p, valueNode: p.value });
       continue;
     }
     const fields = objectOf(ctx, p.value);
     if (!fields) continue;
-    if (key === "$set") fieldsOf(ctx, fields, (f) => assignedValue(ctx, f.value), out);
+    if (key === "$set") fieldsOf(ctx, fields, (f) => assignedValue(ctx.sourceCode, f.value), out);
     else if (key === "$unset") fieldsOf(ctx, fields, () => ({ kind: "static", value: { value: null } }), out);
     else if (key === "$currentDate") fieldsOf(ctx, fields, () => ({ kind: "now" }), out);
     else if (OTHER_UPDATE_OPS.has(key)) fieldsOf(ctx, fields, () => ({ kind: "other" }), out);
@@ -567,7 +561,7 @@ function parseUpdate(ctx: RecognizerContext, node: Node): Assignment[] {
 /** A document to insert: its fields as assignments. */
 function parseDocument(ctx: RecognizerContext, doc: TSESTree.ObjectExpression): Assignment[] {
   const out: Assignment[] = [];
-  fieldsOf(ctx, doc, (p) => assignedValue(ctx, p.value), out);
+  fieldsOf(ctx, doc, (p) => assignedValue(ctx.sourceCode, p.value), out);
   return out;
 }
 
@@ -698,7 +692,7 @@ function docAssignments(ctx: RecognizerContext, stmt: TSESTree.Node, name: strin
   if (e.type === "AssignmentExpression" && e.left.type === "MemberExpression" && isDoc(e.left.object, name)) {
     const field = keyName(e.left.property, e.left.computed);
     if (field === undefined) return undefined;
-    const value: AssignedValue = e.operator === "=" ? assignedValue(ctx, e.right) : { kind: "other" };
+    const value: AssignedValue = e.operator === "=" ? assignedValue(ctx.sourceCode, e.right) : { kind: "other" };
     return [{ field, value, node: e.left, valueNode: e.right }];
   }
   if (e.type === "UpdateExpression" && e.argument.type === "MemberExpression" && isDoc(e.argument.object, name)) {
@@ -714,7 +708,7 @@ function docAssignments(ctx: RecognizerContext, stmt: TSESTree.Node, name: strin
     if (obj && !second) return parseDocument(ctx, obj);
     const field = stringArg(ctx, first);
     if (field === undefined || !second || second.type === "SpreadElement") return undefined;
-    return [{ field, value: assignedValue(ctx, second), node: first, valueNode: second }];
+    return [{ field, value: assignedValue(ctx.sourceCode, second), node: first, valueNode: second }];
   }
   return undefined;
 }

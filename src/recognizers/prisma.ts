@@ -20,17 +20,10 @@ import type {
   TextEdit,
 } from "../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import {
-  evaluate,
-  findProperty,
-  findVariable,
-  keyName,
-  objectLiteral,
-  readsClock,
-  unwrap,
-} from "../core/reading/values.js";
+import { findProperty, findVariable, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
 import { catchesDuplicate } from "../core/reading/failures.js";
 import { readObjectFilter, type FieldOperator, type ObjectFilterDialect } from "../core/reading/object-filters.js";
+import { assignedValue as storedValue } from "../core/reading/assignments.js";
 
 const WRITE_METHODS = new Set(["updateMany", "update", "updateManyAndReturn", "upsert"]);
 const INSERT_METHODS = new Set(["create"]);
@@ -139,6 +132,7 @@ export function parseWhere(ctx: RecognizerContext, where: TSESTree.ObjectExpress
   return readObjectFilter(ctx.sourceCode, PRISMA_FILTERS, where);
 }
 
+/** What a `data` property stores: its `set`, an update operator (`increment`) as other, or the value itself. */
 function assignedValue(ctx: RecognizerContext, node: Node): { value: AssignedValue; valueNode: Node } | undefined {
   let n = unwrap(node);
   if (n.type === "ObjectExpression") {
@@ -148,9 +142,7 @@ function assignedValue(ctx: RecognizerContext, node: Node): { value: AssignedVal
       return { value: { kind: "other" }, valueNode: n };
     } else return undefined; // a nested relation write: not a field of this model
   }
-  if (readsClock(ctx.sourceCode, n)) return { value: { kind: "now" }, valueNode: n };
-  const v = evaluate(ctx.sourceCode, n);
-  return { value: v ? { kind: "static", value: v } : { kind: "other" }, valueNode: n };
+  return { value: storedValue(ctx.sourceCode, n), valueNode: n };
 }
 
 function parseData(ctx: RecognizerContext, data: TSESTree.ObjectExpression): Assignment[] {

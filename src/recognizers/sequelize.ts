@@ -36,11 +36,11 @@ import {
   getConstInit,
   keyName,
   objectLiteral,
-  readsClock,
   unwrap,
 } from "../core/reading/values.js";
 import { isFunction } from "../core/reading/units.js";
 import { readObjectFilter, type FieldOperator, type ObjectFilterDialect } from "../core/reading/object-filters.js";
+import { assignedValue } from "../core/reading/assignments.js";
 
 const STORE = "sequelize";
 /** `findAllInBatches(options, callback)`: a model's batch finder (Outline's), its callback handed the rows in pages. */
@@ -80,8 +80,6 @@ const TYPEORM_OPERATORS = new Set([
   "And",
   "Or",
 ]);
-const CLOCK_SQL =
-  /^\s*(?:now\(\s*\)|now|current_timestamp(?:\(\s*\d*\s*\))?|localtimestamp|clock_timestamp\(\s*\)|utc_timestamp(?:\(\s*\))?|getdate\(\s*\)|sysdate(?:\(\s*\))?|datetime\(\s*'now'\s*\))\s*$/i;
 
 const OPERATORS: Record<string, FieldOperator> = {
   eq: "eq",
@@ -270,27 +268,10 @@ function parseWhere(ctx: RecognizerContext, where: TSESTree.ObjectExpression): C
 
 // ---- values ----
 
-function clockHelper(node: Node): boolean {
-  const n = unwrap(node);
-  if (n.type !== "CallExpression") return false;
-  const name = helperCall(n);
-  const arg = n.arguments[0];
-  if (
-    (name !== "fn" && name !== "literal") ||
-    n.arguments.length !== 1 ||
-    arg?.type !== "Literal" ||
-    typeof arg.value !== "string"
-  )
-    return false;
-  return CLOCK_SQL.test(arg.value);
-}
-
-function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
-  const n = unwrap(node);
-  if (readsClock(ctx.sourceCode, n) || clockHelper(n)) return { kind: "now" };
-  if (helperCall(n)) return { kind: "other" };
-  const v = evaluate(ctx.sourceCode, n);
-  return v ? { kind: "static", value: v } : { kind: "other" };
+/** What a value stores; a TypeORM find operator in it (`Not(…)`) makes the call TypeORM's (`helperCall` throws). */
+function storedValue(ctx: RecognizerContext, node: Node): AssignedValue {
+  helperCall(node);
+  return assignedValue(ctx.sourceCode, node);
 }
 
 function parseValues(ctx: RecognizerContext, object: TSESTree.ObjectExpression): Assignment[] {
@@ -299,7 +280,7 @@ function parseValues(ctx: RecognizerContext, object: TSESTree.ObjectExpression):
     if (p.type !== "Property") continue;
     const field = keyName(p.key, p.computed);
     if (field === undefined) continue;
-    out.push({ field, value: assignedValue(ctx, p.value), node: p, valueNode: p.value });
+    out.push({ field, value: storedValue(ctx, p.value), node: p, valueNode: p.value });
   }
   return out;
 }
@@ -443,13 +424,13 @@ function pendingChanges(ctx: RecognizerContext, call: TSESTree.CallExpression, r
       sameObject(ctx, e.left.object, receiver)
     ) {
       const field = keyName(e.left.property, e.left.computed);
-      if (field !== undefined) add({ field, value: assignedValue(ctx, e.right), node: e.left, valueNode: e.right });
+      if (field !== undefined) add({ field, value: storedValue(ctx, e.right), node: e.left, valueNode: e.right });
     } else if (e.type === "CallExpression" && methodName(e) === "set" && sameObject(ctx, receiverOf(e)!, receiver)) {
       const [a, b] = e.arguments;
       const obj = objectOf(ctx, a);
       if (obj) for (const x of parseValues(ctx, obj).reverse()) add(x);
       else if (a?.type === "Literal" && typeof a.value === "string" && b && b.type !== "SpreadElement") {
-        add({ field: a.value, value: assignedValue(ctx, b), node: e, valueNode: b });
+        add({ field: a.value, value: storedValue(ctx, b), node: e, valueNode: b });
       }
     }
   }

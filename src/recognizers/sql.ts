@@ -54,7 +54,6 @@ import {
   findProperty,
   findVariable,
   getConstInit,
-  isClockReading,
   keyName,
   objectLiteral,
   unwrap,
@@ -62,6 +61,7 @@ import {
 import { normalizeName } from "../core/model/settings.js";
 import { catchesDuplicate, failureEndsAttempt, SQL_DUPLICATE } from "../core/reading/failures.js";
 import { hasLockWord } from "../core/model/settings.js";
+import { isClockReading } from "../core/reading/clock.js";
 
 const STORE = "sql";
 /**

@@ -19,9 +19,10 @@ import type { LockFacts } from "../core/model/lock-facts.js";
 import { toBranches } from "../core/model/conditions.js";
 import { clockStamp, normalizeModel } from "../core/model/names.js";
 import { normalizeName } from "../core/model/settings.js";
-import { findVariable, readsClockAhead } from "../core/reading/values.js";
+import { findVariable } from "../core/reading/values.js";
 import { findBelow, freeName, propertyKey, valueText } from "../core/reading/edits.js";
 import { enclosingFunction, isFunction } from "../core/reading/units.js";
+import { readsClockAhead } from "../core/reading/clock.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 

@@ -1,11 +1,10 @@
-import { Linter, type Rule } from "eslint";
-import * as tsParser from "@typescript-eslint/parser";
-import * as espree from "espree";
+import { Linter } from "eslint";
 import { describe, expect, it } from "vitest";
 import type { Node, StaticValue } from "../../src/core/model/accesses.js";
 import { evaluate, evaluateNumber } from "../../src/core/reading/values.js";
 import { normalizeModel, sameValue } from "../../src/core/model/names.js";
-import { isClockReading } from "../../src/core/reading/values.js";
+import { isClockReading } from "../../src/core/reading/clock.js";
+import { probeWith } from "./probe.js";
 
 /**
  * Lints `code` with a throwaway rule and evaluates the argument of every `probe(…)` call, in source order, while
@@ -18,52 +17,6 @@ function probes(code: string, { js = false } = {}): (StaticValue | undefined)[] 
 /** The same probes read by `evaluateNumber`. */
 function numbers(code: string): (number | undefined)[] {
   return probeWith(code, false, (sourceCode, node) => evaluateNumber(sourceCode, node));
-}
-
-function probeWith<T>(
-  code: string,
-  js: boolean,
-  read: (sourceCode: Parameters<typeof evaluate>[0], node: Node) => T,
-): T[] {
-  const results: T[] = [];
-  const capture: Rule.RuleModule = {
-    meta: { type: "problem", schema: [] },
-    create(context) {
-      return {
-        CallExpression(node) {
-          if (node.callee.type === "Identifier" && node.callee.name === "probe") {
-            // ESLint's and typescript-eslint's AST and SourceCode types describe the same objects
-            results.push(
-              read(
-                context.sourceCode as unknown as Parameters<typeof evaluate>[0],
-                node.arguments[0] as unknown as Node,
-              ),
-            );
-          }
-        },
-      };
-    },
-  };
-  const linter = new Linter({ configType: "flat" });
-  const messages = linter.verify(
-    code,
-    [
-      {
-        files: ["**/*.ts", "**/*.js"],
-        plugins: { test: { rules: { capture } } },
-        languageOptions: {
-          parser: js ? espree : (tsParser as Linter.Parser),
-          ecmaVersion: "latest",
-          sourceType: "module",
-        },
-        rules: { "test/capture": "error" },
-      },
-    ],
-    js ? "probe.js" : "probe.ts",
-  );
-  const fatal = messages.find((m) => m.fatal);
-  if (fatal) throw new Error(`parse error: ${fatal.message}`);
-  return results;
 }
 
 const one = (code: string, options?: { js?: boolean }) => {

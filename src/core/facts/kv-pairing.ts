@@ -23,11 +23,10 @@ import {
   fieldInit,
   findVariable,
   getConstInit,
-  isClockReading,
-  readsClock,
   thenParameterOf,
   unwrap,
 } from "../reading/values.js";
+import { isClockReading, readsClock } from "../reading/clock.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 

@@ -22,7 +22,8 @@ import { contains, exits, walk } from "../reading/ast.js";
 import { guardsOf } from "../reading/guards.js";
 import { returnedValues } from "../reading/calls.js";
 import { classOf, enclosingFunction, functionName, isFunction } from "../reading/units.js";
-import { findVariable, getConstInit, readsClock, unwrap } from "../reading/values.js";
+import { findVariable, getConstInit, unwrap } from "../reading/values.js";
+import { readsClock } from "../reading/clock.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Fn = TSESTree.FunctionLike;

@@ -74,15 +74,8 @@ import {
   unitOf,
 } from "../reading/units.js";
 import { contains, runsAfter, walk } from "../reading/ast.js";
-import {
-  findVariable,
-  isClockReading,
-  keyName,
-  resultBinding,
-  staticChoices,
-  thenParameterOf,
-  unwrap,
-} from "../reading/values.js";
+import { findVariable, keyName, resultBinding, staticChoices, thenParameterOf, unwrap } from "../reading/values.js";
+import { isClockReading } from "../reading/clock.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Unit = TSESTree.FunctionLike | null;

@@ -8,7 +8,8 @@ import type { Guard } from "../model/claims.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { isFunction, functionName } from "./units.js";
 import { walk } from "./ast.js";
-import { evaluate, findVariable, getConstInit, readsClock, unwrap } from "./values.js";
+import { evaluate, findVariable, getConstInit, unwrap } from "./values.js";
+import { readsClock } from "./clock.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 

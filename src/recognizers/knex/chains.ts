@@ -7,8 +7,6 @@ import {
   findProperty,
   findVariable,
   getConstInit,
-  isClockReading,
-  isSqlNow,
   keyName,
   objectLiteral,
   staticList,
@@ -125,28 +123,6 @@ export function fieldOf(scope: TableScope, column: string): string | undefined {
 export const listOf = (ctx: RecognizerContext, node: Node) => staticList(ctx.sourceCode, node);
 
 export const objectArgument = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
-
-/** Re-exported for Kysely, which shares knex's helpers. */
-export { isSqlNow };
-
-/** `knex.fn.now()`, `trx.fn.now(6)`, `knex.raw('now()')`, and the JavaScript clock readings. */
-export function isKnexClock(ctx: RecognizerContext, node: Node): boolean {
-  const n = unwrap(node);
-  if (isClockReading(n)) return true;
-  if (n.type !== "CallExpression") return false;
-  const callee = unwrap(n.callee);
-  if (callee.type !== "MemberExpression") return false;
-  const name = keyName(callee.property, callee.computed);
-  if (name === "now") {
-    const object = unwrap(callee.object);
-    return object.type === "MemberExpression" && keyName(object.property, object.computed) === "fn";
-  }
-  if (name === "raw" && n.arguments.length === 1) {
-    const text = staticString(ctx, n.arguments[0]);
-    return text !== undefined && isSqlNow(text);
-  }
-  return false;
-}
 
 /** The part of the knex API a chain may use: where-links, and links that do not change which rows it touches. */
 export const WHERE_NAME = /^(?:(or|and)Where|where)(Not)?([A-Z]\w*)?$/;

@@ -13,7 +13,6 @@ import {
   chainDown,
   columnField,
   fieldOf,
-  isKnexClock,
   knexRoot,
   listOf,
   methodName,
@@ -21,6 +20,7 @@ import {
   staticString,
   tableScope,
 } from "./chains.js";
+import { isClockValue } from "../../core/reading/clock.js";
 
 // ---- filters ----
 
@@ -52,7 +52,7 @@ function isSqlValue(ctx: RecognizerContext, node: Node): boolean {
     return true;
   if (n.type !== "CallExpression") return false;
   const name = methodName(n);
-  if (name === "raw" || name === "ref" || isKnexClock(ctx, n)) return true;
+  if (name === "raw" || name === "ref" || isClockValue(ctx.sourceCode, n)) return true;
   const { base, links } = chainDown(n);
   return knexRoot(ctx, base, links) !== undefined;
 }

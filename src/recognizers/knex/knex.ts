@@ -17,7 +17,6 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type {
   Assignment,
-  AssignedValue,
   Node,
   RecoverySpec,
   RecoveryWrite,
@@ -27,7 +26,7 @@ import type {
 } from "../../core/model/accesses.js";
 import { jsCutoff, propertyKey } from "../../core/reading/edits.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
-import { evaluate, keyName, unwrap } from "../../core/reading/values.js";
+import { keyName, unwrap } from "../../core/reading/values.js";
 import {
   type Arg,
   type Call,
@@ -44,7 +43,6 @@ import {
   chainUp,
   columnField,
   fieldOf,
-  isKnexClock,
   knexRoot,
   methodName,
   objectArgument,
@@ -52,14 +50,9 @@ import {
 import { type Clause, KnexReader, combine } from "./filters.js";
 import { catchesDuplicate, failureEndsAttempt, SQL_DUPLICATE } from "../../core/reading/failures.js";
 import { hasLockWord } from "../../core/model/settings.js";
+import { assignedValue } from "../../core/reading/assignments.js";
 
 // ---- assignments ----
-
-function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
-  if (isKnexClock(ctx, node)) return { kind: "now" };
-  const v = evaluate(ctx.sourceCode, node);
-  return v ? { kind: "static", value: v } : { kind: "other" };
-}
 
 function objectAssignments(ctx: RecognizerContext, scope: TableScope, object: TSESTree.ObjectExpression): Assignment[] {
   const out: Assignment[] = [];
@@ -68,7 +61,7 @@ function objectAssignments(ctx: RecognizerContext, scope: TableScope, object: TS
     const key = keyName(p.key, p.computed);
     const field = key === undefined ? undefined : fieldOf(scope, key);
     if (!field) continue;
-    out.push({ field, value: assignedValue(ctx, p.value), node: p, valueNode: p.value });
+    out.push({ field, value: assignedValue(ctx.sourceCode, p.value), node: p, valueNode: p.value });
   }
   return out;
 }
@@ -123,7 +116,7 @@ function updateAssignments(ctx: RecognizerContext, scope: TableScope, args: read
     const field = columnField(ctx, scope, column);
     const value = args[1];
     if (!field || !value || value.type === "SpreadElement" || args.length > 3) return undefined;
-    return [{ field, value: assignedValue(ctx, value), node: column, valueNode: value }];
+    return [{ field, value: assignedValue(ctx.sourceCode, value), node: column, valueNode: value }];
   }
   // update({ … }[, returning[, options]]): the second argument is a returning list, never an options object (that
   // is TypeORM's and Sequelize's `update(criteria, values)`)

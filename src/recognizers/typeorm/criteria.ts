@@ -6,7 +6,7 @@ import { maskSql } from "../../core/languages/sql/lexing.js";
 import { translateWhere } from "../../core/languages/sql/statements.js";
 import type { ParamResolver } from "../../core/languages/sql/values.js";
 import { isFunction } from "../../core/reading/units.js";
-import { evaluate, findVariable, getConstInit, isClockReading, keyName, unwrap } from "../../core/reading/values.js";
+import { evaluate, findVariable, getConstInit, keyName, unwrap } from "../../core/reading/values.js";
 import {
   readFilterArgument,
   readObjectFilter,
@@ -16,6 +16,7 @@ import {
 } from "../../core/reading/object-filters.js";
 import { COERCIONS, FIND_OPERATORS, listOf, objectArgument, opaque, pred, property } from "./shared.js";
 import { requireSource } from "./targets.js";
+import { isClockReading } from "../../core/reading/clock.js";
 
 // ---- find-options criteria ----
 

@@ -43,7 +43,7 @@ import type {
 } from "../../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { isFunction } from "../../core/reading/units.js";
-import { evaluate, findVariable, isSqlNow, keyName, readsClock, unwrap } from "../../core/reading/values.js";
+import { evaluate, findVariable, keyName, unwrap } from "../../core/reading/values.js";
 import {
   BUILDER_READS,
   BY_READS,
@@ -64,33 +64,9 @@ import {
 import { exportRef, flavorOf, resolveTarget, typeName } from "./targets.js";
 import { Seen, parseCriteria, parseWhere } from "./criteria.js";
 import { Builder, WHERE_LINKS, builderFilter, builderOf } from "./builder.js";
+import { assignedValue } from "../../core/reading/assignments.js";
 
 // ---- assignments ----
-
-function rawSqlValue(fn: Node): string | undefined {
-  if (fn.type !== "ArrowFunctionExpression" && fn.type !== "FunctionExpression") return undefined;
-  let body: Node | undefined = fn.body;
-  if (body.type === "BlockStatement") {
-    const only = body.body.length === 1 ? body.body[0] : undefined;
-    body = only?.type === "ReturnStatement" && only.argument ? only.argument : undefined;
-  }
-  body = body && unwrap(body);
-  if (body?.type === "Literal" && typeof body.value === "string") return body.value;
-  if (body?.type === "TemplateLiteral" && body.expressions.length === 0)
-    return body.quasis.map((q) => q.value.cooked ?? "").join("");
-  return undefined;
-}
-
-function assignedValue(ctx: RecognizerContext, node: Node): AssignedValue {
-  const n = unwrap(node);
-  if (readsClock(ctx.sourceCode, n)) return { kind: "now" };
-  if (n.type === "ArrowFunctionExpression" || n.type === "FunctionExpression") {
-    const sql = rawSqlValue(n);
-    return sql !== undefined && isSqlNow(sql) ? { kind: "now" } : { kind: "other" };
-  }
-  const v = evaluate(ctx.sourceCode, n);
-  return v ? { kind: "static", value: v } : { kind: "other" };
-}
 
 /** `{ status: X, startedAt: new Date(), lease: { owner } }`: one assignment per field, embedded ones as `lease.owner`. */
 function parsePartial(ctx: RecognizerContext, obj: TSESTree.ObjectExpression, prefix = ""): Assignment[] {
@@ -101,7 +77,7 @@ function parsePartial(ctx: RecognizerContext, obj: TSESTree.ObjectExpression, pr
     if (key === undefined) continue;
     const value = unwrap(p.value);
     if (value.type === "ObjectExpression") out.push(...parsePartial(ctx, value, `${prefix}${key}.`));
-    else out.push({ field: prefix + key, value: assignedValue(ctx, value), node: p, valueNode: p.value });
+    else out.push({ field: prefix + key, value: assignedValue(ctx.sourceCode, value), node: p, valueNode: p.value });
   }
   return out;
 }
@@ -377,7 +353,7 @@ function entityAssignments(ctx: RecognizerContext, stmt: Node, name: string): As
   if (e.type === "AssignmentExpression" && e.left.type === "MemberExpression" && isEntity(e.left.object)) {
     const field = keyName(e.left.property, e.left.computed);
     if (!field) return undefined;
-    const value: AssignedValue = e.operator === "=" ? assignedValue(ctx, e.right) : { kind: "other" };
+    const value: AssignedValue = e.operator === "=" ? assignedValue(ctx.sourceCode, e.right) : { kind: "other" };
     return [{ field, value, node: e, valueNode: e.right }];
   }
   if (e.type === "UpdateExpression" && e.argument.type === "MemberExpression" && isEntity(e.argument.object)) {

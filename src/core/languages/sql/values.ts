@@ -3,7 +3,7 @@
  * recognizer resolves, and the context a statement is translated in.
  */
 import type { Node, StaticValue } from "../../model/accesses.js";
-import { HOLE_SENTINEL } from "../sql.js";
+import { HOLE_SENTINEL, parseSql } from "../sql.js";
 import type { Dialect } from "../sql.js";
 import { child, columnRef, functionArgs, functionName, isAst, text } from "./ast.js";
 import type { Ast } from "./ast.js";
@@ -25,6 +25,8 @@ const CLOCK_FUNCTIONS = new Set([
   "sysdatetime",
 ]);
 const CLOCK_SHIFT_FUNCTIONS = new Set(["date_sub", "date_add", "subdate", "adddate", "timezone", "timestampadd"]);
+/** SQLite's date functions read the clock when given `'now'` (`datetime('now')`, `strftime('%s', 'now')`); `unixepoch()` too. */
+const SQLITE_DATE_FUNCTIONS = new Set(["datetime", "date", "time", "julianday", "strftime", "unixepoch"]);
 
 /** A clock reading, possibly shifted: `now()`, `CURRENT_TIMESTAMP`, `now() - interval '15 minutes'`, `DATE_SUB(NOW(), …)`. */
 export function isClock(e: Ast | undefined, depth = 0): boolean {
@@ -33,6 +35,11 @@ export function isClock(e: Ast | undefined, depth = 0): boolean {
     case "function": {
       const name = functionName(e) ?? "";
       if (CLOCK_FUNCTIONS.has(name)) return true;
+      if (SQLITE_DATE_FUNCTIONS.has(name)) {
+        const args = functionArgs(e);
+        if (name === "unixepoch" && args.length === 0) return true;
+        return args.some((a) => String(a["type"]).endsWith("string") && text(a["value"])?.toLowerCase() === "now");
+      }
       return CLOCK_SHIFT_FUNCTIONS.has(name) && functionArgs(e).some((a) => isClock(a, depth + 1));
     }
     case "column_ref": {
@@ -53,6 +60,19 @@ export function isClock(e: Ast | undefined, depth = 0): boolean {
     default:
       return false;
   }
+}
+
+/**
+ * SQL text that reads the database's clock and nothing else, as a query builder splices it into a statement
+ * (`now()`, `CURRENT_TIMESTAMP`, `now()::timestamptz`, `NOW() - INTERVAL '5 minutes'`, SQLite's `datetime('now')`):
+ * read by the same parser and the same `isClock` as whole statements, so a clock is one notion for every store.
+ */
+export function isSqlClock(sql: string): boolean {
+  if (sql.length > 200 || sql.includes(";")) return false;
+  const parsed = parseSql(`SELECT ${sql}`, false);
+  const columns = parsed?.ast["type"] === "select" ? parsed.ast["columns"] : undefined;
+  const only = Array.isArray(columns) && columns.length === 1 ? (columns[0] as Ast) : undefined;
+  return isClock(child(only, "expr"));
 }
 
 /** The expression reads a column of some row (clock keywords parsed as columns do not count). */

@@ -1,0 +1,162 @@
+/**
+ * The clock, one notion for every store: a JavaScript reading of it (`new Date()`, `Date.now()`, through consts), and
+ * the database's, spelled as SQL that a query builder splices into a statement (`sql\`now()\``, `knex.fn.now()`,
+ * `Sequelize.fn("NOW")`, `sequelize.literal("CURRENT_TIMESTAMP")`, `eb.fn("now")`, TypeORM's `() => "NOW()"`), read by
+ * the SQL parser's own notion (`isSqlClock`), so that a fragment is a clock in every store exactly when the same SQL
+ * is one in a raw statement.
+ */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { Node } from "../model/accesses.js";
+import { isSqlClock } from "../languages/sql/values.js";
+import { evaluate, getConstInit, keyName, unwrap } from "./values.js";
+
+type SourceCode = Readonly<TSESLint.SourceCode>;
+
+/**
+ * The clock as a value: a reading here or through consts (`const now = new Date()`), or its epoch milliseconds
+ * (`new Date().getTime()`).
+ */
+export function readsClock(sourceCode: SourceCode, node: Node, depth = 0): boolean {
+  const n = unwrap(node);
+  if (isClockReading(n)) return true;
+  if (
+    n.type === "CallExpression" &&
+    n.callee.type === "MemberExpression" &&
+    !n.callee.computed &&
+    n.callee.property.type === "Identifier" &&
+    n.callee.property.name === "getTime"
+  )
+    return readsClock(sourceCode, n.callee.object, depth);
+  if (n.type === "Identifier" && depth < 3) {
+    const init = getConstInit(sourceCode, n);
+    return init !== undefined && init.type !== "TSEnumDeclaration" && readsClock(sourceCode, init, depth + 1);
+  }
+  return false;
+}
+
+export function isClockReading(node: Node): boolean {
+  const n = unwrap(node);
+  if (n.type === "NewExpression" && n.callee.type === "Identifier" && n.callee.name === "Date") {
+    // `new Date(0)`, `new Date("2000-01-01")`: a fixed instant, not the clock.
+    const [first] = n.arguments;
+    return !(
+      n.arguments.length === 1 &&
+      first?.type === "Literal" &&
+      (typeof first.value === "number" || typeof first.value === "string")
+    );
+  }
+  if (n.type === "CallExpression") {
+    const c = n.callee;
+    if (
+      c.type === "MemberExpression" &&
+      c.object.type === "Identifier" &&
+      c.object.name === "Date" &&
+      !c.computed &&
+      c.property.type === "Identifier" &&
+      c.property.name === "now"
+    )
+      return true;
+    if (c.type === "Identifier" && /^(now|currentTime|getNow)$/i.test(c.name)) return true;
+    // `new Date().getTime()`, `new Date().valueOf()`: Date.now() spelled longer.
+    if (
+      c.type === "MemberExpression" &&
+      !c.computed &&
+      c.property.type === "Identifier" &&
+      /^(getTime|valueOf)$/.test(c.property.name) &&
+      n.arguments.length === 0 &&
+      unwrap(c.object).type === "NewExpression" &&
+      isClockReading(c.object)
+    )
+      return true;
+  }
+  return false;
+}
+
+/**
+ * `new Date(Date.now() + ttl)`, itself or as the `const` it is read from: an instant ahead of the clock (an expiry),
+ * where `isClockReading` sees a reading of it.
+ */
+export function readsClockAhead(sourceCode: SourceCode, node: Node): boolean {
+  let n = unwrap(node);
+  if (n.type === "Identifier") {
+    const init = getConstInit(sourceCode, n);
+    if (!init) return false;
+    n = unwrap(init);
+  }
+  if (n.type !== "NewExpression" || n.arguments.length !== 1) return false;
+  const arg = unwrap(n.arguments[0] as Node);
+  return (
+    arg.type === "BinaryExpression" &&
+    arg.operator === "+" &&
+    (isClockReading(arg.left as Node) || isClockReading(arg.right as Node))
+  );
+}
+
+/** A tag that marks SQL (`sql\`…\``, `Prisma.sql\`…\``, `db.sql\`…\``). */
+function isSqlTag(tag: Node): boolean {
+  const t = unwrap(tag);
+  if (t.type === "Identifier") return t.name === "sql";
+  return t.type === "MemberExpression" && keyName(t.property, t.computed) === "sql";
+}
+
+/**
+ * The SQL text a JavaScript value splices into a statement, when it is static: a `sql` template without holes, the
+ * string given to `raw(…)` or `literal(…)`, `fn("now")` (a function called by name, Kysely's `eb.fn`, Sequelize's
+ * `fn`), `x.fn.now()` (Knex), a function returning a string (TypeORM's `() => "NOW()"`).
+ */
+export function sqlFragment(sourceCode: SourceCode, node: Node): string | undefined {
+  const n = unwrap(node);
+  if (n.type === "TaggedTemplateExpression") {
+    if (!isSqlTag(n.tag) || n.quasi.expressions.length > 0) return undefined;
+    return n.quasi.quasis.map((q) => q.value.cooked ?? q.value.raw).join("");
+  }
+  if (n.type === "ArrowFunctionExpression" || n.type === "FunctionExpression") {
+    let body: Node | undefined = n.body;
+    if (body.type === "BlockStatement") {
+      const only = body.body.length === 1 ? body.body[0] : undefined;
+      body = only?.type === "ReturnStatement" && only.argument ? only.argument : undefined;
+    }
+    const v = n.params.length === 0 && body ? evaluate(sourceCode, body) : undefined;
+    return typeof v?.value === "string" ? v.value : undefined;
+  }
+  if (n.type !== "CallExpression") return undefined;
+  const callee = unwrap(n.callee);
+  const name =
+    callee.type === "MemberExpression"
+      ? keyName(callee.property, callee.computed)
+      : callee.type === "Identifier"
+        ? callee.name
+        : undefined;
+  const arg = n.arguments[0];
+  const first = arg && arg.type !== "SpreadElement" ? evaluate(sourceCode, arg)?.value : undefined;
+  if ((name === "raw" || name === "literal") && n.arguments.length === 1 && typeof first === "string") return first;
+  if (name === "fn" && typeof first === "string" && n.arguments.length <= 2 && /^\w+$/.test(first)) return `${first}()`;
+  if (name === "now" && callee.type === "MemberExpression") {
+    const object = unwrap(callee.object);
+    if (object.type === "MemberExpression" && keyName(object.property, object.computed) === "fn") return "now()";
+  }
+  return undefined;
+}
+
+/**
+ * A value that is the clock when the statement runs: a JavaScript reading of it (also as an ISO string,
+ * `new Date().toISOString()`), or SQL that reads the database's clock.
+ */
+export function isClockValue(sourceCode: SourceCode, node: Node): boolean {
+  let n = unwrap(node);
+  if (
+    n.type === "CallExpression" &&
+    n.callee.type === "MemberExpression" &&
+    keyName(n.callee.property, n.callee.computed) === "toISOString"
+  )
+    n = unwrap(n.callee.object);
+  if (readsClock(sourceCode, n)) return true;
+  const sql = sqlFragment(sourceCode, n);
+  return sql !== undefined && isSqlClock(sql);
+}
+
+/** A template with a `sql` tag, holes or not: SQL, whose value is known only to the database. */
+export function isSqlTemplate(node: Node): node is TSESTree.TaggedTemplateExpression {
+  const n = unwrap(node);
+  return n.type === "TaggedTemplateExpression" && isSqlTag(n.tag);
+}
