@@ -45,6 +45,7 @@ import {
 import { catchesDuplicate, SQL_DUPLICATE } from "../core/reading/failures.js";
 import { assignedValue } from "../core/reading/assignments.js";
 import { isSqlTemplate } from "../core/reading/clock.js";
+import { methodName } from "../core/reading/ast.js";
 
 const STORE = "drizzle";
 const UPDATE_CHAIN = new Set(["update", "set", "where", "returning"]);
@@ -106,12 +107,6 @@ const OPERATORS = new Set([
 interface Link {
   readonly name: string;
   readonly call: TSESTree.CallExpression;
-}
-
-function methodName(call: TSESTree.CallExpression): string | undefined {
-  const callee = unwrap(call.callee);
-  if (callee.type !== "MemberExpression") return undefined;
-  return keyName(callee.property, callee.computed);
 }
 
 function receiverOf(call: TSESTree.CallExpression): Node | undefined {

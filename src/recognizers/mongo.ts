@@ -40,7 +40,7 @@ import type {
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { SWAPPED } from "../core/model/conditions.js";
 import { isFunction } from "../core/reading/units.js";
-import { walk } from "../core/reading/ast.js";
+import { methodOf, walk } from "../core/reading/ast.js";
 import { catchesDuplicate } from "../core/reading/failures.js";
 import { readObjectFilter, type ObjectFilterDialect } from "../core/reading/object-filters.js";
 import {
@@ -137,13 +137,6 @@ const EMPTY: Condition = { kind: "and", items: [] };
 type SourceCode = RecognizerContext["sourceCode"];
 
 // ---- small helpers ----
-
-function methodName(call: TSESTree.CallExpression): { callee: TSESTree.MemberExpression; name: string } | undefined {
-  const callee = unwrap(call.callee);
-  if (callee.type !== "MemberExpression") return undefined;
-  const name = keyName(callee.property, callee.computed);
-  return name === undefined ? undefined : { callee, name };
-}
 
 /** An object literal, inline or held by a `const`. */
 const objectOf = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
@@ -285,7 +278,7 @@ function fieldCollections(ctx: RecognizerContext): ReadonlyMap<string, Receiver>
       let right = unwrap(n.right);
       if (right.type === "AwaitExpression") right = unwrap(right.argument);
       const call = right.type === "CallExpression" ? right : undefined;
-      const m = call && methodName(call);
+      const m = call && methodOf(call);
       const receiver =
         m && (m.name === "collection" || m.name === "model") && call.arguments.length <= 2
           ? receiverOf(ctx, call)
@@ -303,9 +296,9 @@ function queryCall(node: Node): TSESTree.CallExpression | undefined {
   let n = unwrap(node);
   if (n.type === "AwaitExpression") n = unwrap(n.argument);
   while (n.type === "CallExpression") {
-    const m = methodName(n);
+    const m = methodOf(n);
     if (!m || !CHAIN_LINKS.has(m.name)) return n;
-    const inner = unwrap(m.callee.object);
+    const inner = unwrap(m.member.object);
     if (inner.type !== "CallExpression") return n;
     n = inner;
   }
@@ -340,9 +333,9 @@ function docOrigin(ctx: RecognizerContext, id: TSESTree.Identifier): DocOrigin {
       return fallback;
     }
     const call = target && queryCall(target);
-    const m = call && methodName(call);
+    const m = call && methodOf(call);
     if (m && (READ_METHODS.has(m.name) || UPDATE_METHODS.has(m.name))) {
-      const receiver = receiverOf(ctx, m.callee.object);
+      const receiver = receiverOf(ctx, m.member.object);
       if (receiver) return { model: receiver.model };
     }
     return fallback;
@@ -356,9 +349,9 @@ function docOrigin(ctx: RecognizerContext, id: TSESTree.Identifier): DocOrigin {
       if (init && init.type !== "TSEnumDeclaration") source = unwrap(init);
     }
     const call = queryCall(source);
-    const m = call && methodName(call);
+    const m = call && methodOf(call);
     if (m && READ_METHODS.has(m.name)) {
-      const receiver = receiverOf(ctx, m.callee.object);
+      const receiver = receiverOf(ctx, m.member.object);
       if (receiver) return { model: receiver.model };
     }
   }
@@ -700,8 +693,8 @@ function docAssignments(ctx: RecognizerContext, stmt: TSESTree.Node, name: strin
     return field === undefined ? undefined : [{ field, value: { kind: "other" }, node: e.argument, valueNode: e }];
   }
   if (e.type === "CallExpression") {
-    const m = methodName(e);
-    if (!m || m.name !== "set" || !isDoc(m.callee.object, name)) return undefined;
+    const m = methodOf(e);
+    if (!m || m.name !== "set" || !isDoc(m.member.object, name)) return undefined;
     const [first, second] = e.arguments;
     if (!first || first.type === "SpreadElement") return undefined;
     const obj = objectOf(ctx, first);
@@ -916,9 +909,9 @@ export const mongoRecognizer: Recognizer = {
     FIND_AND_MODIFY,
   ]),
   recognize(call, ctx): StateAccess | undefined {
-    const m = methodName(call);
+    const m = methodOf(call);
     if (!m) return undefined;
-    const { callee, name: operation } = m;
+    const { member: callee, name: operation } = m;
     if (call.arguments.some((a) => a.type === "SpreadElement")) return undefined;
     if (operation === "save") return recognizeSave(ctx, call, callee);
     const receiver = receiverOf(ctx, callee.object);

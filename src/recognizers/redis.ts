@@ -33,6 +33,7 @@ import {
   objectLiteral,
   unwrap,
 } from "../core/reading/values.js";
+import { methodName } from "../core/reading/ast.js";
 
 const COMMANDS: Record<string, KvCommand> = {
   set: "set",
@@ -111,11 +112,6 @@ interface FileInfo {
   readonly defined: Map<string, DefinedScript>;
   /** Read on first use from the module's text: whether it makes a batch, whether it binds `this` to a name. */
   readonly text: { readonly batches: boolean; readonly aliasesThis: boolean; readonly clientGetters: boolean };
-}
-
-function methodName(call: TSESTree.CallExpression): string | undefined {
-  const callee = unwrap(call.callee);
-  return callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : undefined;
 }
 
 function info(ctx: RecognizerContext): FileInfo {

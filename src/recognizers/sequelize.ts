@@ -41,6 +41,7 @@ import {
 import { isFunction } from "../core/reading/units.js";
 import { readObjectFilter, type FieldOperator, type ObjectFilterDialect } from "../core/reading/object-filters.js";
 import { assignedValue } from "../core/reading/assignments.js";
+import { methodName } from "../core/reading/ast.js";
 
 const STORE = "sequelize";
 /** `findAllInBatches(options, callback)`: a model's batch finder (Outline's), its callback handed the rows in pages. */
@@ -125,11 +126,6 @@ const OPERATORS: Record<string, FieldOperator> = {
 class NotMine extends Error {}
 
 // ---- small helpers ----
-
-function methodName(call: TSESTree.CallExpression): string | undefined {
-  const callee = unwrap(call.callee);
-  return callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : undefined;
-}
 
 function receiverOf(call: TSESTree.CallExpression): Node | undefined {
   const callee = unwrap(call.callee);

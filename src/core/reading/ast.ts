@@ -14,6 +14,21 @@ export function calleeName(call: TSESTree.CallExpression | TSESTree.NewExpressio
   return undefined;
 }
 
+/** The method a call invokes on a receiver (`m` in `x.m()` and `x["m"]()`), with the member; undefined for a plain call. */
+export function methodOf(
+  call: TSESTree.CallExpression,
+): { readonly member: TSESTree.MemberExpression; readonly name: string } | undefined {
+  const c = unwrap(call.callee);
+  if (c.type !== "MemberExpression") return undefined;
+  const name = keyName(c.property, c.computed);
+  return name === undefined ? undefined : { member: c, name };
+}
+
+/** `m` in `x.m()`; undefined for a plain call `f()` (`calleeName` names both). */
+export function methodName(call: TSESTree.CallExpression): string | undefined {
+  return methodOf(call)?.name;
+}
+
 /** A receiver's source text without `this.` and TS wrappers: `this.mutex` → `mutex`, `pool` → `pool`. */
 export function receiverText(sourceCode: Readonly<TSESLint.SourceCode>, node: Node): string {
   const n = unwrap(node);

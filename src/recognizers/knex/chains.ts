@@ -12,6 +12,7 @@ import {
   staticList,
   unwrap,
 } from "../../core/reading/values.js";
+import { methodName } from "../../core/reading/ast.js";
 
 export type Call = TSESTree.CallExpression;
 export type Arg = TSESTree.CallExpressionArgument;
@@ -227,12 +228,7 @@ interface Root {
   readonly start: number;
 }
 
-export function methodName(call: Call): string | undefined {
-  const callee = unwrap(call.callee);
-  return callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : undefined;
-}
-
-/** A function passed to a knex builder method: its `this` / first parameter is a nested builder, not the knex instance. */
+export /** A function passed to a knex builder method: its `this` / first parameter is a nested builder, not the knex instance. */
 function isBuilderCallback(fn: TSESTree.FunctionLike | undefined): boolean {
   const parent = fn?.parent;
   if (!fn || parent?.type !== "CallExpression" || !parent.arguments.includes(fn as TSESTree.Expression)) return false;

@@ -15,12 +15,12 @@ import {
   fieldOf,
   knexRoot,
   listOf,
-  methodName,
   objectArgument,
   staticString,
   tableScope,
 } from "./chains.js";
 import { isClockValue } from "../../core/reading/clock.js";
+import { methodName } from "../../core/reading/ast.js";
 
 // ---- filters ----
 

@@ -44,13 +44,13 @@ import {
   columnField,
   fieldOf,
   knexRoot,
-  methodName,
   objectArgument,
 } from "./chains.js";
 import { type Clause, KnexReader, combine } from "./filters.js";
 import { catchesDuplicate, failureEndsAttempt, SQL_DUPLICATE } from "../../core/reading/failures.js";
 import { hasLockWord } from "../../core/model/settings.js";
 import { assignedValue } from "../../core/reading/assignments.js";
+import { methodName } from "../../core/reading/ast.js";
 
 // ---- assignments ----
 

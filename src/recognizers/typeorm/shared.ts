@@ -89,13 +89,6 @@ export const JOIN_METHODS = /^(?:left|inner)Join/;
 
 // ---- small AST helpers ----
 
-export function methodName(call: TSESTree.CallExpression): string | undefined {
-  const callee = unwrap(call.callee);
-  if (callee.type === "Identifier") return callee.name;
-  if (callee.type === "MemberExpression") return keyName(callee.property, callee.computed);
-  return undefined;
-}
-
 export const objectArgument = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
 
 export const property = findProperty;

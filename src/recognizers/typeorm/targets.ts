@@ -4,7 +4,8 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
 import { findVariable, keyName, unwrap } from "../../core/reading/values.js";
-import { FOREIGN_MODULE, MANAGER_NAME, NOT_A_REPO, TYPEORM_MODULE, entityName, methodName } from "./shared.js";
+import { FOREIGN_MODULE, MANAGER_NAME, NOT_A_REPO, TYPEORM_MODULE, entityName } from "./shared.js";
+import { calleeName } from "../../core/reading/ast.js";
 
 // ---- what the file is ----
 
@@ -193,7 +194,7 @@ function isTransactionCallback(fn: Node): boolean {
   return (
     parent?.type === "CallExpression" &&
     parent.arguments.includes(fn as TSESTree.CallExpressionArgument) &&
-    methodName(parent) === "transaction"
+    calleeName(parent) === "transaction"
   );
 }
 
@@ -246,7 +247,7 @@ function resolveSyntax(ctx: RecognizerContext, node: Node, depth: number): Targe
     case "ThisExpression":
       return thisTarget(n);
     case "CallExpression": {
-      const method = methodName(n);
+      const method = calleeName(n);
       if (method === "getRepository" || method === "getTreeRepository") {
         const model = entityName(n.arguments[0]);
         return model ? { kind: "repo", model, strong: true } : undefined;

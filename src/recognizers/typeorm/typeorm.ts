@@ -55,7 +55,6 @@ import {
   entityName,
   isEntityTarget,
   keysOf,
-  methodName,
   objectArgument,
   pred,
   property,
@@ -65,6 +64,7 @@ import { exportRef, flavorOf, resolveTarget, typeName } from "./targets.js";
 import { Seen, parseCriteria, parseWhere } from "./criteria.js";
 import { Builder, WHERE_LINKS, builderFilter, builderOf } from "./builder.js";
 import { assignedValue } from "../../core/reading/assignments.js";
+import { calleeName } from "../../core/reading/ast.js";
 
 // ---- assignments ----
 
@@ -412,7 +412,7 @@ function isNewEntity(ctx: RecognizerContext, id: TSESTree.Identifier): boolean {
   let init = unwrap(def.node.init);
   if (init.type === "AwaitExpression") init = unwrap(init.argument);
   if (init.type === "NewExpression" || init.type === "ObjectExpression") return true;
-  return init.type === "CallExpression" && methodName(init) === "create";
+  return init.type === "CallExpression" && calleeName(init) === "create";
 }
 
 /** `job.status = X; await repo.save(job)`, `manager.save(Job, job)`, `job.save()`, `repo.save({ id, status: X })`. */
