@@ -50,7 +50,7 @@ import {
 } from "../model/conditions.js";
 import { describeTest, exitWhenHeld, guardsOf, pathCondition } from "../reading/guards.js";
 import { buildHeldEffects, hasTakeoverWrite, keyDerivedHolders, type Holding } from "./fencing.js";
-import { buildKvFacts } from "./kv-pairing.js";
+import { buildKvFacts } from "./kv-pairing/kv-facts.js";
 import { buildRenewals } from "./renewals.js";
 import { normalizeModel, sameValue } from "../model/names.js";
 import { recoveredByDirective } from "../reading/directives.js";

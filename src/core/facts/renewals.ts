@@ -31,7 +31,7 @@ import type {
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { identityFields, toBranches, type Branch } from "../model/conditions.js";
 import { describeKey, keyShape, sameKey } from "../reading/keys.js";
-import { comparedGet } from "./kv-pairing.js";
+import { comparedGet } from "./kv-pairing/value-checks.js";
 import type { ModuleShape } from "../model/model.js";
 import { normalizeModel, sameValue } from "../model/names.js";
 import { calleeName, contains, exits, walk } from "../reading/ast.js";
