@@ -1,7 +1,12 @@
 import type { TSESLint } from "@typescript-eslint/utils";
 import type { HeldEffect, LockFacts, Node, ObjectWrite, StateWrite, TextEdit } from "../src/core/model/model.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
-import { describeEffectLock, describeObjectWrite, describeToken, tokenTextAt } from "../src/core/facts/fencing.js";
+import {
+  describeEffectLock,
+  describeObjectWrite,
+  describeToken,
+  tokenTextAt,
+} from "../src/core/facts/fencing/messages.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { claimData } from "../src/rule-kit/messages.js";
 import { describeRowFilter } from "../src/core/model/describe.js";

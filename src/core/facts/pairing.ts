@@ -49,7 +49,8 @@ import {
   type Branch,
 } from "../model/conditions.js";
 import { describeTest, exitWhenHeld, guardsOf, pathCondition } from "../reading/guards.js";
-import { buildHeldEffects, hasTakeoverWrite, keyDerivedHolders, type Holding } from "./fencing.js";
+import { buildHeldEffects, hasTakeoverWrite, type Holding } from "./fencing/held-effects.js";
+import { keyDerivedHolders } from "./fencing/key-derived-holders.js";
 import { buildKvFacts } from "./kv-pairing/kv-facts.js";
 import { buildRenewals } from "./renewals.js";
 import { normalizeModel, sameValue } from "../model/names.js";
