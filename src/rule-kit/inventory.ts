@@ -14,7 +14,8 @@ import type { AdvisoryLockOp, LockFacts, StateAccess } from "../core/model/model
 import { recognizers } from "../recognizers/index.js";
 import type { Recognizer } from "../recognizers/recognizer.js";
 import type { ModuleShape } from "../core/model/model.js";
-import { buildFacts, type UniqueKeyMap } from "../core/facts/pairing.js";
+import { buildFacts } from "../core/facts/pairing/assembly.js";
+import type { UniqueKeyMap } from "../core/facts/pairing/module.js";
 import { PathRecorder } from "../core/reading/code-paths.js";
 import { buildHeldLocks } from "../core/facts/held-locks/analysis.js";
 import { ignoredAcquireFailures } from "../core/facts/held-locks/ignored-acquire-failures.js";

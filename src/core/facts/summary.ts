@@ -21,7 +21,7 @@ import type {
   Recovery,
   StateAccess,
 } from "../model/model.js";
-import { buildForeignRecoveries } from "./pairing.js";
+import { buildForeignRecoveries } from "./pairing/foreign-recoveries.js";
 import { claimKey, claimName } from "../model/names.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { recoveredByDirective } from "../reading/directives.js";
