@@ -247,7 +247,7 @@ function onLockLostRenewal(flow: Flow, sourceCode: SourceCode, op: LibraryLockOp
   );
   if (!prop) return undefined;
   const handler = unwrap(prop.value);
-  const fn = isFn(handler) ? handler : flow.bindings.resolve(handler);
+  const fn = isFn(handler) ? handler : flow.bindings.boundFunction(handler);
   if (!fn) return undefined;
   // The library's default handler throws from its timer, which ends the process: a handler that throws keeps that.
   let throws = false;

@@ -4,6 +4,10 @@
  * `f.bind(this)`, a function written in place; and, for each function, the calls of it and the references that hand it
  * to a timer. A name bound to something else (a parameter, an import, a variable assigned again) reaches no function
  * of the module, whatever it is called. And whether an exported helper is called in its module at all.
+ *
+ * Bindings, not names: pairing's `CallGraphByName` (src/core/facts/pairing/holding.ts) answers which functions a
+ * call may reach by their names alone, for where code runs while a lock is held; the two rules give different answers
+ * and are kept apart (see there).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { ModuleShape, Node } from "../model/model.js";
@@ -89,7 +93,7 @@ export class FunctionBindings {
   }
 
   /** The module function a callee or reference names: a binding in scope, or `this.name` in the same class. */
-  resolve(ref: Node): Fn | undefined {
+  boundFunction(ref: Node): Fn | undefined {
     if (this.resolved.has(ref)) return this.resolved.get(ref);
     const fn = this.resolveUncached(ref);
     this.resolved.set(ref, fn);
@@ -128,9 +132,9 @@ export class FunctionBindings {
     const timers: TSESTree.CallExpression[] = [];
     let other = false;
     for (const call of this.shape.calls) {
-      if (this.resolve(call.callee) === fn) calls.push(call);
+      if (this.boundFunction(call.callee) === fn) calls.push(call);
       for (const arg of call.arguments) {
-        if (arg.type === "SpreadElement" || isFn(arg) || this.resolve(arg) !== fn) continue;
+        if (arg.type === "SpreadElement" || isFn(arg) || this.boundFunction(arg) !== fn) continue;
         if (isTimerCall(call) && call.arguments[0] === arg) timers.push(call);
         else if (isMethodCall(call, ["then", "catch", "finally"]))
           calls.push(call); // `.then(renew)`: its fate is the chain's

@@ -184,7 +184,7 @@ export class Flow {
     for (const timer of uses.timers) fate = worse(fate, { kind: "escapes-timer", at: timer.arguments[0]!, timer });
     for (const call of uses.calls) {
       if (isFinding(fate)) break;
-      const direct = this.bindings.resolve(call.callee) === fn;
+      const direct = this.bindings.boundFunction(call.callee) === fn;
       fate = worse(fate, direct && sync ? this.rejectionFate(call) : this.promiseFate(call));
     }
     return fate;
@@ -249,7 +249,7 @@ export class Flow {
     if (!handler || handler.type === "SpreadElement") return { kind: "unknown" };
     const h = unwrap(handler);
     if (this.isReject(h)) return { kind: "stops" }; // `.then(onValue, reject)` inside a `new Promise` executor
-    const fn = isFn(h) ? h : this.bindings.resolve(h);
+    const fn = isFn(h) ? h : this.bindings.boundFunction(h);
     if (!fn) {
       // `.catch(console.error)`, `.catch(logger.warn)`: logs and swallows.
       const name = h.type === "MemberExpression" ? keyName(h.property, h.computed) : undefined;
@@ -393,7 +393,7 @@ export class Flow {
           result = { kind: "stops" };
           return false;
         }
-        const fn = n.type === "CallExpression" ? this.bindings.resolve(n.callee) : undefined;
+        const fn = n.type === "CallExpression" ? this.bindings.boundFunction(n.callee) : undefined;
         if (fn && !seen.has(fn) && seen.size < MAX_DEPTH) {
           seen.add(fn);
           const inner = this.reachesAbort([fn.body], { fn, call: n }, seen);
@@ -530,7 +530,7 @@ export class Flow {
     let fate: FailureHandling | undefined;
     for (const timer of uses.timers) fate = { kind: "result-ignored", at: timer.arguments[0]! };
     for (const call of uses.calls) {
-      if (this.bindings.resolve(call.callee) !== fn) return { kind: "unknown" }; // `.then(renew)`
+      if (this.bindings.boundFunction(call.callee) !== fn) return { kind: "unknown" }; // `.then(renew)`
       const f = this.resolvedValueFate(call, depth + 1);
       if (f.kind === "stops" || f.kind === "unknown") return f;
       fate = fate && fate.kind === "no-abort" ? fate : f;

@@ -173,7 +173,7 @@ function libraryToken(sourceCode: SourceCode, op: { library: string; op: string;
 }
 
 /** The words of a lock key's static text that say what is locked: `lock:payout-batch:*` → `payout`, `batch`. */
-function keyWords(text: string): Set<string> {
+function keySubjects(text: string): Set<string> {
   return new Set(
     text
       .split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/)
@@ -202,7 +202,7 @@ function heldLocks(input: FencingInput): Held[] {
       lock: { kind: "kv", lock },
       ...(token ? { token } : {}),
       jobNames: namesIn(sourceCode, lock.acquire.keyNode),
-      subjects: keyWords(lock.acquire.key.opaque ? "" : lock.acquire.key.text),
+      subjects: keySubjects(lock.acquire.key.opaque ? "" : lock.acquire.key.text),
       holds: (effect) => holding.after(lock.acquire.node, effect),
     });
   }
@@ -214,7 +214,7 @@ function heldLocks(input: FencingInput): Held[] {
       lock: { kind: "library", op },
       ...(token ? { token } : {}),
       jobNames: namesIn(sourceCode, op.keyNode),
-      subjects: keyWords(op.keyNode ? keyShape(sourceCode, op.keyNode).text : ""),
+      subjects: keySubjects(op.keyNode ? keyShape(sourceCode, op.keyNode).text : ""),
       holds: (effect) => (op.op === "using" ? holding.within(op.node, effect) : holding.after(op.node, effect)),
     });
   }

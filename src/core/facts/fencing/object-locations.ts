@@ -16,8 +16,11 @@ const IDENTITY_NAME = /^(.*?)_?(?:id|Id|ID|key|Key|slug|Slug|uuid|Uuid|UUID)$/;
 /** Names of a content hash: a location built from one is the same for the same content (content-addressed). */
 const CONTENT_NAME = /(?:^|[a-z_])(?:hash|digest|checksum|sha\d*|md5|etag|contentId)$/i;
 
-/** Variable names that say nothing about whose row they hold. */
-const GENERIC_ROW =
+/**
+ * Variable names that say nothing about whose row they hold (`row`, `job`, `payload`, `params`): the job's own row or
+ * input is what an effect under its lock holds in one, so its id (`job.id`) is taken for the job's.
+ */
+const JOB_ROW_NAMES =
   /^(?:row|record|item|entity|doc|document|data|result|entry|payload|input|params|args|job|task|work|message|msg)$/i;
 
 /** Names of a location someone else decided (a parameter `key`, `opts.path`). */
@@ -125,7 +128,7 @@ export function locate(sourceCode: SourceCode, node: Node, job: Job, depth = 0):
             : owner.type === "MemberExpression"
               ? keyName(owner.property, owner.computed)
               : undefined;
-        return ownerName === undefined || GENERIC_ROW.test(ownerName) || relates(ownerName, job) ? "keyed" : "fixed";
+        return ownerName === undefined || JOB_ROW_NAMES.test(ownerName) || relates(ownerName, job) ? "keyed" : "fixed";
       }
       if (locationLike) return "unknown"; // opts.key, job.outputPath: decided elsewhere
       if (identity === "other") return "fixed"; // job.projectId

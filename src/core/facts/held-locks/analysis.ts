@@ -176,11 +176,15 @@ class Rejections {
   never(node: TSESTree.AwaitExpression, depth = 0): boolean {
     const arg = unwrap(node.argument);
     if (arg.type !== "CallExpression" || depth > 3) return false;
-    const fn = this.resolve(arg);
+    const fn = this.onlyFunctionNamedBy(arg);
     return fn !== undefined && this.cannotReject(fn, depth);
   }
 
-  private resolve(call: TSESTree.CallExpression): TSESTree.FunctionLike | undefined {
+  /**
+   * The one function of the module declared under the name `call` uses (`name()`: a function declaration or a
+   * variable; `this.name()`: a method of the caller's class), by name, not binding; none when two share it.
+   */
+  private onlyFunctionNamedBy(call: TSESTree.CallExpression): TSESTree.FunctionLike | undefined {
     const callee = unwrap(call.callee);
     const viaThis = callee.type === "MemberExpression" && unwrap(callee.object).type === "ThisExpression";
     if (callee.type !== "Identifier" && !viaThis) return undefined;

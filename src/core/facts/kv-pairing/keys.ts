@@ -18,7 +18,11 @@ type SourceCode = Readonly<TSESLint.SourceCode>;
 const MARKER_WORDS =
   /^(?:idempot\w*|dedup\w*|cache[sd]?|rate|ratelimit\w*|throttle\w*|limit|limits|limiter|seen|sessions?|counters?|visited|debounce\w*|nonces?)$/;
 
-function keyWords(text: string): string[] {
+/**
+ * The whole words a key is named by (its text, the variable holding it, the helper taking it), split at separators and
+ * at camelCase, lowercased: marker words are matched against them whole.
+ */
+function namingWords(text: string): string[] {
   return text
     .split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/)
     .filter((w) => w.length > 0)
@@ -49,7 +53,7 @@ export function isMarker(op: KvOp): boolean {
   // A key that ends in a lock word (or opens with a lock namespace) names the lock, whatever it guards:
   // `matrix:preload-cache:lock` is the lock of a cache preload, not a cache entry (corpus Br02).
   if (namesALock(op.key.text) || (op.key.name !== undefined && namesALock(op.key.name))) return false;
-  return keyWords(op.key.text + " " + (op.key.name ?? "") + " " + (op.via?.helper ?? "")).some((w) =>
+  return namingWords(op.key.text + " " + (op.key.name ?? "") + " " + (op.via?.helper ?? "")).some((w) =>
     MARKER_WORDS.test(w),
   );
 }

@@ -21,7 +21,15 @@ function referencedName(node: Node): { name: string; viaThis: boolean } | undefi
   return undefined;
 }
 
-class CallGraph {
+/**
+ * Who reaches whom by the names calls use: a call of `finish` (or a function handed on as `finish`) reaches every
+ * function of the module named `finish` outside a class, `this.finish()` the caller's class's. Names, not bindings:
+ * it is not `FunctionBindings` (src/core/reading/function-bindings.ts), which follows a reference to the one function
+ * it is bound to in scope. The two answer "which function does this call reach?" by different rules and give
+ * different answers (a function declared inside a method is reached only by binding, one a parameter shadows only by
+ * name), so one cannot serve the other without changing findings.
+ */
+class CallGraphByName {
   private readonly byName = new Map<string, TSESTree.FunctionLike[]>();
   private readonly edges = new Map<Unit, { name: string; viaThis: boolean; from: Node }[]>();
   /** The same references by the name they use: `callSites` looks a name up instead of scanning every call. */
@@ -101,14 +109,14 @@ class CallGraph {
  * callers after the call or in the callbacks handed to it.
  */
 export function holdingIn(shape: ModuleShape): Holding {
-  let graph: CallGraph | undefined;
+  let graph: CallGraphByName | undefined;
   const named = (name: string) => shape.functions.filter((fn) => functionName(fn) === name);
   return {
     after(acquire, effect) {
       const acquireUnit = unitOf(acquire);
       const effectUnit = unitOf(effect);
       if (effectUnit === acquireUnit) return effect.range[0] > acquire.range[1];
-      graph ??= new CallGraph(shape);
+      graph ??= new CallGraphByName(shape);
       if (graph.reachable(acquireUnit).has(effectUnit)) return true;
       // A claim helper's caller: `if (!(await claimExport(id))) return; …; await finish(id)`, or
       // `await withLock(key, async () => { … })`.
@@ -123,7 +131,7 @@ export function holdingIn(shape: ModuleShape): Holding {
     within(call, effect) {
       if (call.type !== "CallExpression") return false;
       if (insideCallback(call, effect)) return true;
-      graph ??= new CallGraph(shape);
+      graph ??= new CallGraphByName(shape);
       const effectUnit = unitOf(effect);
       return call.arguments.some(
         (arg) => arg.type === "Identifier" && named(arg.name).some((fn) => graph!.reachable(fn).has(effectUnit)),

@@ -15,8 +15,11 @@ import { findVariable, thenParameterOf, unwrap } from "../../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
-/** Variable names that say nothing about which model a row belongs to. */
-const GENERIC_ROW =
+/**
+ * Variable names that say nothing about which model a row belongs to (`row`, `doc`, `result`): a row of any model may
+ * be held in one, so a JS check of it may be about the written model.
+ */
+const ANY_MODEL_ROW_NAMES =
   /^(row|record|item|entity|existing|current|found|doc|document|data|result|res|entry|model|obj|object|it|x)$/;
 
 /**
@@ -201,7 +204,7 @@ export class Module {
     if (read) return normalizeModel(read.model) === normalizeModel(model);
     const n = normalizeModel(o.name);
     const m = normalizeModel(model);
-    return GENERIC_ROW.test(n) || n.includes(m) || m.includes(n);
+    return ANY_MODEL_ROW_NAMES.test(n) || n.includes(m) || m.includes(n);
   }
 
   /**
