@@ -10,7 +10,7 @@
  *   and no lifecycle field, on a model the module claims, run from a timer or from a function named like a heartbeat.
  *
  * Each renewal is then followed, through the AST (parent pointers) and calls within the module, to where its failure
- * lands. A renewal fails in one of two ways: its promise rejects (a lost Redis connection; Redlock's `extend`, Prisma's
+ * lands (`Flow`, src/core/reading/rejection-flow.ts). A renewal fails in one of two ways: its promise rejects (a lost Redis connection; Redlock's `extend`, Prisma's
  * `update` when no row matches), or it resolves a value that says so (EXPIRE's 0, a count of 0). The failure must
  * reach an *abort*: `controller.abort()`, `process.exit`, a flag the work reads, `reject` of a promise, a throw that
  * propagates into the work (not one thrown in a timer callback, where it reaches nobody), or a call to a module
@@ -360,7 +360,7 @@ export function buildRenewals(
     readonly kv: KvFacts;
     readonly writes: readonly StateWrite[];
     readonly claims: readonly Claim[];
-    /** Writes that release a lock row (pairing.ts): not renewals. */
+    /** Writes that release a lock row (pairing/classification.ts): not renewals. */
     readonly releases?: readonly StateWrite[];
   },
   shape: ModuleShape,

@@ -5,7 +5,7 @@
  * findings come from one inventory. Nothing here looks at client syntax: it reads `LockFacts` only.
  *
  * Cross-module pairing is by key: a claim's `key` is its (model, field, value), model names compared loosely as
- * `pairing.ts` does (`job` = `Job` = `jobs`); a lock row's is (table, `row`). A module's `recoveries` are the
+ * `pairing/` does (`job` = `Job` = `jobs`); a lock row's is (table, `row`). A module's `recoveries` are the
  * writes that would recover such a key for a claim made anywhere (`buildForeignRecoveries`).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";

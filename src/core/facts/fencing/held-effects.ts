@@ -2,7 +2,7 @@
  * Fencing (the second seed): the effects a module makes while holding a lock, and whether a holder that resumed
  * after its lock lapsed (a GC pause, a suspended VM) is refused or harmless when it makes them late.
  *
- * Locks: database claims (pairing.ts), key-value locks (kv-pairing.ts) and lock libraries (Redlock,
+ * Locks: database claims (pairing/), key-value locks (kv-pairing/) and lock libraries (Redlock,
  * redis-semaphore). A lock *yields a token* when the holder gets something only it holds: an owner, token or
  * version column the claim stamps (`settings.locks.ownerFields`), a key-value lock's value (`SET key token NX PX`),
  * Redlock's `lock.value`, a semaphore's `identifier`.
@@ -43,7 +43,7 @@ import { rootOf, carries, locate, type Job } from "./object-locations.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
-/** Where code runs while a lock is held (built from the module's calls in pairing.ts). */
+/** Where code runs while a lock is held (built from the module's calls in pairing/holding.ts). */
 export interface Holding {
   /** `effect` runs while the lock `acquire` took is held: after it, in what it reaches, in a helper's callers. */
   after(acquire: Node, effect: Node): boolean;
@@ -286,7 +286,7 @@ function claimRowEffects(
   for (const w of input.writes) {
     if (claimWrites.has(w) || (w.effect !== undefined && w.effect !== "update")) continue;
     if (normalizeModel(w.model) !== normalizeModel(claim.write.model) || !identified(w, field)) continue;
-    // Writes that move the claimed field are holder writes or recoveries (pairing.ts).
+    // Writes that move the claimed field are holder writes or recoveries (pairing/classification.ts).
     if (
       w.assignments.some(
         (a) => sameField(a.field, field) && !(a.value.kind === "static" && sameValue(a.value.value, value)),

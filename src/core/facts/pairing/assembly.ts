@@ -10,7 +10,7 @@
  * too: a lock row inserted under a unique key (freed only by an age-judged sweeper or take-over), and a row
  * inserted already in progress when the module gates on that state.
  * Pairing is by (model, field, value); model names compare loosely (`job`, `Job`, `jobs`).
- * Key-value locks (Redis) are classified in kv-pairing.ts.
+ * Key-value locks (Redis) are classified in ../kv-pairing/.
  */
 import type { TSESLint } from "@typescript-eslint/utils";
 import type {
