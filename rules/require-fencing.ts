@@ -3,7 +3,12 @@ import type { Node, ObjectWrite, StateWrite, TextEdit } from "../src/core/model/
 import type { HeldEffect } from "../src/core/model/held-locks.js";
 import type { LockFacts } from "../src/core/model/lock-facts.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
-import { describeEffectLock, describeObjectWrite, describeToken, tokenTextAt } from "../src/core/facts/fencing.js";
+import {
+  describeEffectLock,
+  describeObjectWrite,
+  describeToken,
+  tokenTextAt,
+} from "../src/core/facts/fencing/messages.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { claimData } from "../src/rule-kit/messages.js";
 import { describeRowFilter } from "../src/core/model/describe.js";

@@ -1,6 +1,6 @@
 /**
  * Pairing across modules. Each module's summary lists its locks and the recoveries it offers, both keyed by
- * (model, field, value) as `src/core/pairing.ts` pairs within one module. A claim the rules left without a recovery
+ * (model, field, value) as `src/core/facts/pairing/` pairs within one module. A claim the rules left without a recovery
  * is answered when another module recovers the same key; the answer names that module and line. A
  * `locks-recovered-by` directive is checked against the module it names. The rules' findings stay as they are,
  * except `require-stale-recovery` on a claim answered elsewhere, which moves to `answered`.

@@ -6,7 +6,7 @@ import { ruleTester } from "../rule-tester.js";
 
 // `await` → `.then` with neutral names: the row a check reads arrives as a `.then` parameter, not a const. The
 // check was dropped (the parameter is not named like the model), so the check-then-act claim vanished: no
-// atomic-claim finding and no Q1 finding. Fixed in pairing.ts (objectIsModel follows `.then` parameters).
+// atomic-claim finding and no Q1 finding. Fixed in pairing/module.ts (objectIsModel follows `.then` parameters).
 const viaThen = `export function alpha1(alpha2) {
   return prisma.job.findFirst({ where: { id: alpha2 } }).then((alpha3) => {
     if (!alpha3 || alpha3.isProcessing === true) return false;

@@ -1503,7 +1503,7 @@ export function kvLookalikeModule(p: KvLockParts, kinds: readonly KvLookalike[])
 }
 
 /**
- * Whether the plugin should take the key for a lock (kv-pairing.ts): a lock word in the key or the functions, a
+ * Whether the plugin should take the key for a lock (kv-pairing/kv-facts.ts): a lock word in the key or the functions, a
  * release in `finally`, or a release that checks the holder: the GET compared with the token stored, or a
  * compare-and-delete script handed it.
  */

@@ -50,7 +50,7 @@ function applyEdits(code: string, edits: readonly Edit[]): string {
 /**
  * Names the plugin reads as signals, which a rename must keep: lock words and verbs (`lockKey`, `acquire`,
  * `releaseLock` make an NX key a lock) and marker words (`idempotencyKey`, `cacheKey` make it not one), as
- * `src/core/facts/kv-pairing.ts` documents. Renaming them changes what the code says, not how it is written.
+ * `src/core/facts/kv-pairing/keys.ts` documents. Renaming them changes what the code says, not how it is written.
  */
 const MARKER_WORDS = /idempot|dedup|cache|rate|throttle|limit|seen|session|counter|visited|debounce|nonce/i;
 export function isSignalName(name: string): boolean {

@@ -5,7 +5,7 @@
  * findings come from one inventory. Nothing here looks at client syntax: it reads `LockFacts` only.
  *
  * Cross-module pairing is by key: a claim's `key` is its (model, field, value), model names compared loosely as
- * `pairing.ts` does (`job` = `Job` = `jobs`); a lock row's is (table, `row`). A module's `recoveries` are the
+ * `pairing/` does (`job` = `Job` = `jobs`); a lock row's is (table, `row`). A module's `recoveries` are the
  * writes that would recover such a key for a claim made anywhere (`buildForeignRecoveries`).
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
@@ -15,7 +15,7 @@ import type { KvLock } from "../model/kv-locks.js";
 import type { HeldLock } from "../model/held-locks.js";
 import type { ExportedHelper, ImportedClaim } from "../model/helper-summaries.js";
 import type { LockFacts } from "../model/lock-facts.js";
-import { buildForeignRecoveries } from "./pairing.js";
+import { buildForeignRecoveries } from "./pairing/foreign-recoveries.js";
 import { claimKey, claimName } from "../model/names.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { recoveredByDirective } from "../reading/directives.js";

@@ -11,7 +11,7 @@
  *   a field: claims of in-progress values and flags, their stale scans and recoveries, values held across work;
  * - a delete: an insert checked by a read is a claim when the module also deletes that row (`findCheckedInsert`),
  *   and a lock table's entries are released by one (lock-tables.ts);
- * - `= true` and `= false`: in-process flags that guard work (held-locks.ts `flagLocks`).
+ * - `= true` and `= false`: in-process flags that guard work (held-locks/candidates.ts `flagLocks`).
  *
  * Words are matched as substrings, without case, so every spelling the model accepts (`acquireLock`, `LOCK_KEY`,
  * `job_lease`) is found, at the price of a few lookalikes (`block`). A field name must not run on into a longer
@@ -56,7 +56,7 @@ const SET_FALSE = /=\s*false\b/;
 
 /**
  * What a module's text says it may hold: nothing (`none`), locks of some kind (`locks`), or locks held across code
- * paths too (`held`: held-locks.ts reads the code paths of key-value locks, advisory locks, lock libraries and
+ * paths too (`held`: held-locks/analysis.ts reads the code paths of key-value locks, advisory locks, lock libraries and
  * in-process flags, the only facts made from them; where none can be, none are recorded).
  */
 export type Evidence = "none" | "locks" | "held";

@@ -21,6 +21,11 @@ export function normalizeModel(name: string): string {
   return n.endsWith("s") ? n.slice(0, -1) : n;
 }
 
+/** Two field names are one column: `lockedAt`, `locked_at` and `LOCKED_AT` compare equal (`normalizeName`). */
+export function sameField(a: string, b: string): boolean {
+  return normalizeName(a) === normalizeName(b);
+}
+
 export function sameValue(a: StaticValue, b: StaticValue): boolean {
   if (typeof a.value === "string" && typeof b.value === "string") {
     return a.value.replace(/[-_\s]/g, "").toLowerCase() === b.value.replace(/[-_\s]/g, "").toLowerCase();

@@ -1,0 +1,382 @@
+/**
+ * Held locks: locks that nothing frees while the process lives but their own release (an in-process mutex, a
+ * boolean guard, a PostgreSQL session advisory lock), or that stay taken until a TTL runs out (a Redis lock, a
+ * Redlock lease) when the release is skipped. For each, the releases in the acquiring function and the ways out
+ * of that function that miss them (see code-paths.ts).
+ *
+ * A lock is analysed only where the acquiring function also releases it: a lock handed to a callback, returned,
+ * or released by another method is the other code's business, and a flag set but never reset in the same
+ * function is an "initialised once" marker, not a guard.
+ */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { AdvisoryLockOp, LibraryLockOp, Node, StateAccess } from "../../model/accesses.js";
+import type { KvFacts } from "../../model/kv-locks.js";
+import type { HeldLock, PathEscape } from "../../model/held-locks.js";
+import type { ModuleShape } from "../../model/lock-facts.js";
+import type { PathRecorder } from "../../reading/code-paths.js";
+import { calleeName, walk } from "../../reading/ast.js";
+import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../../reading/units.js";
+import { keyName, unwrap } from "../../reading/values.js";
+import { isExported } from "../../reading/exports.js";
+import { exitWhenHeld } from "../../reading/guards.js";
+import {
+  inProcessLocks,
+  flagLocks,
+  resultDeclarator,
+  type Candidate,
+  advisoryLocks,
+  kvLocks,
+  within,
+} from "./candidates.js";
+import { heldRegion, queuedBatchExec, settlingAwait } from "./held-region.js";
+
+type SourceCode = Readonly<TSESLint.SourceCode>;
+
+const NEVER_REJECTS = /^(sleep|delay|wait|setTimeout|setImmediate|allSettled)$/;
+
+/** A rejected `await` here is caught, or released by a `finally`, before it leaves the function. */
+function awaitHandled(
+  node: TSESTree.AwaitExpression,
+  releases: ReadonlySet<Node>,
+  protocol: readonly Node[] = [],
+): boolean {
+  const arg = unwrap(node.argument);
+  if (protocol.includes(arg)) return true;
+  if (arg.type === "CallExpression") {
+    const name = calleeName(arg);
+    if (name === "catch" || (name === "then" && arg.arguments.length >= 2)) return true;
+    if (name && NEVER_REJECTS.test(name)) return true;
+  }
+  const fn = enclosingFunction(node);
+  for (let child: Node = node, p: Node | undefined = node.parent; p && p !== fn; child = p, p = p.parent) {
+    if (p.type !== "TryStatement" || p.block !== child) continue;
+    if (p.handler) return true;
+    if (
+      p.finalizer &&
+      [...releases].some((r) => r.range[0] >= p.finalizer!.range[0] && r.range[1] <= p.finalizer!.range[1])
+    )
+      return true;
+  }
+  return false;
+}
+
+/** Whether a call returns a promise, by what the module shows: an async function, `.then`, or awaited elsewhere. */
+function returnsPromise(
+  sourceCode: SourceCode,
+  call: TSESTree.CallExpression,
+  shape: ModuleShape,
+  awaitedElsewhere: boolean,
+): boolean {
+  const name = calleeName(call);
+  if (!name) return false;
+  if (name === "then" || name === "catch" || name === "finally") return true;
+  const declared = shape.functions.some(
+    (f) =>
+      f.async &&
+      ((f.type === "FunctionDeclaration" && f.id?.name === name) ||
+        (f.parent?.type === "VariableDeclarator" && f.parent.id.type === "Identifier" && f.parent.id.name === name) ||
+        (f.parent?.type === "MethodDefinition" && keyName(f.parent.key, f.parent.computed) === name)),
+  );
+  if (declared) return true;
+  // A call awaited elsewhere returns a promise too; for a boolean guard that is not evidence enough that the
+  // returned call is the guarded work (`return sender.send(result)` after it).
+  if (!awaitedElsewhere) return false;
+  return shape.calls.some(
+    (c) =>
+      c !== call &&
+      c.parent?.type === "AwaitExpression" &&
+      calleeName(c) === name &&
+      sourceCode.getText(c.callee) === sourceCode.getText(call.callee),
+  );
+}
+
+/** `return work()` in the `try` whose `finally` releases: the release runs as soon as the promise is returned. */
+function releasedEarly(sourceCode: SourceCode, c: Candidate, shape: ModuleShape): Node | undefined {
+  const fn = enclosingFunction(c.acquire);
+  if (!fn?.async) return undefined;
+  for (const r of c.releases) {
+    let tryStatement: TSESTree.TryStatement | undefined;
+    for (let child: Node = r, p = r.parent; p && p !== fn; child = p, p = p.parent) {
+      if (p.type === "TryStatement" && p.finalizer === child) {
+        tryStatement = p;
+        break;
+      }
+    }
+    if (!tryStatement || tryStatement.block.range[1] < c.acquire.range[0]) continue;
+    let found: Node | undefined;
+    walk(tryStatement.block, (n) => {
+      if (found || isFunction(n)) return false;
+      if (n.type === "ReturnStatement" && n.argument) {
+        const arg = unwrap(n.argument);
+        if (
+          (arg.type === "CallExpression" && returnsPromise(sourceCode, arg, shape, c.kind !== "flag")) ||
+          (arg.type === "NewExpression" && arg.callee.type === "Identifier" && arg.callee.name === "Promise")
+        )
+          found = n;
+      }
+      return true;
+    });
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** `process.exit(…)` / `process.abort()` somewhere in the handler: the process ends there. */
+function endsProcess(sourceCode: SourceCode, handler: Node | null | undefined): boolean {
+  return !!handler && /\bprocess\s*\.\s*(?:exit|abort)\s*\(/.test(sourceCode.getText(handler));
+}
+
+/**
+ * The function holding `node` is called only where a rejection ends the process: `.catch((e) => process.exit(1))`,
+ * or awaited in a `try` whose `catch` exits (its own recursive calls aside). A call of it that is passed on, or
+ * handled otherwise, keeps the process alive.
+ */
+function diesOnRejection(sourceCode: SourceCode, node: Node, shape: ModuleShape): boolean {
+  const fn = unitOf(node);
+  const name = fn ? functionName(fn) : undefined;
+  // Another module may call an exported function, and handle its rejection otherwise.
+  if (!fn || !name || isExported(sourceCode.ast, fn)) return false;
+  const calls = shape.calls.filter(
+    (c) => unwrap(c.callee).type === "Identifier" && calleeName(c) === name && !within(c, fn),
+  );
+  if (calls.length === 0) return false;
+  return calls.every((call) => {
+    const parent = call.parent;
+    if (
+      parent?.type === "MemberExpression" &&
+      parent.object === call &&
+      keyName(parent.property, parent.computed) === "catch" &&
+      parent.parent?.type === "CallExpression"
+    )
+      return endsProcess(sourceCode, parent.parent.arguments[0]);
+    if (parent?.type !== "AwaitExpression") return false;
+    for (let p: Node | undefined = parent.parent, child: Node = parent; p && !isFunction(p); child = p, p = p.parent) {
+      if (p.type === "TryStatement" && p.block === child) return endsProcess(sourceCode, p.handler);
+    }
+    return false;
+  });
+}
+
+/**
+ * Module functions that cannot reject: every await in them is caught (or awaits another such function), and they
+ * throw nothing outside a `try` that catches. `await this.sendWithRetry()` whose body catches everything does not
+ * skip a release.
+ */
+class Rejections {
+  private readonly memo = new Map<TSESTree.FunctionLike, boolean>();
+  constructor(private readonly shape: ModuleShape) {}
+
+  /** The awaited call goes to a function of this module that cannot reject. */
+  never(node: TSESTree.AwaitExpression, depth = 0): boolean {
+    const arg = unwrap(node.argument);
+    if (arg.type !== "CallExpression" || depth > 3) return false;
+    const fn = this.onlyFunctionNamedBy(arg);
+    return fn !== undefined && this.cannotReject(fn, depth);
+  }
+
+  /**
+   * The one function of the module declared under the name `call` uses (`name()`: a function declaration or a
+   * variable; `this.name()`: a method of the caller's class), by name, not binding; none when two share it.
+   */
+  private onlyFunctionNamedBy(call: TSESTree.CallExpression): TSESTree.FunctionLike | undefined {
+    const callee = unwrap(call.callee);
+    const viaThis = callee.type === "MemberExpression" && unwrap(callee.object).type === "ThisExpression";
+    if (callee.type !== "Identifier" && !viaThis) return undefined;
+    const name = calleeName(call);
+    const candidates = this.shape.functions.filter((f) => {
+      const p = f.parent;
+      if (viaThis)
+        return p?.type === "MethodDefinition" && keyName(p.key, p.computed) === name && classOf(f) === classOf(call);
+      return (
+        (f.type === "FunctionDeclaration" && f.id?.name === name) ||
+        (p?.type === "VariableDeclarator" && p.id.type === "Identifier" && p.id.name === name)
+      );
+    });
+    return candidates.length === 1 ? candidates[0] : undefined;
+  }
+
+  private cannotReject(fn: TSESTree.FunctionLike, depth: number): boolean {
+    const cached = this.memo.get(fn);
+    if (cached !== undefined) return cached;
+    this.memo.set(fn, false);
+    const body = fn.body;
+    if (!body) return false;
+    let ok = body.type === "BlockStatement";
+    walk(body, (n) => {
+      if (!ok) return false;
+      if (n !== body && isFunction(n)) return false;
+      if (n.type === "AwaitExpression" && !caught(n, fn) && !this.never(n, depth + 1)) ok = false;
+      if (n.type === "ThrowStatement" && !caught(n, fn)) ok = false;
+      return true;
+    });
+    this.memo.set(fn, ok);
+    return ok;
+  }
+}
+
+/** Inside a `try` block (of `fn`) whose `catch` does not rethrow. */
+function caught(node: Node, fn: Node): boolean {
+  for (let child: Node = node, p: Node | undefined = node.parent; p && p !== fn; child = p, p = p.parent) {
+    if (p.type !== "TryStatement" || p.block !== child || !p.handler) continue;
+    let rethrows = false;
+    for (const s of p.handler.body.body) if (s.type === "ThrowStatement") rethrows = true;
+    if (!rethrows) return true;
+  }
+  return false;
+}
+
+/**
+ * `try` statements whose `finally` releases and that the acquire is in or before: once a path enters one, the
+ * `finally` runs on every way out, so the lock counts as released there. A release the `finally` makes only under a
+ * condition (`if (!timedOut) await client.end()`) is the author's decision, not a forgotten path.
+ */
+function coveringTries(c: Candidate): TSESTree.TryStatement[] {
+  const fn = enclosingFunction(c.acquire);
+  const out: TSESTree.TryStatement[] = [];
+  for (const r of c.releases) {
+    for (let child: Node = r, p: Node | undefined = r.parent; p && p !== fn; child = p, p = p.parent) {
+      if (
+        p.type === "TryStatement" &&
+        p.finalizer === child &&
+        (within(c.acquire, p.block) || p.range[0] > c.acquire.range[1])
+      ) {
+        out.push(p);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * A `return` or `throw` in the block of a `try` whose `finally` releases the lock, before the acquire in that block:
+ * whoever leaves there never took the lock, and its `finally` frees whoever holds it. Only locks any caller can free
+ * (an in-process flag, a mutex): a key or row released by key is owner-checked-release's, an advisory unlock of a
+ * lock this session does not hold does nothing.
+ */
+function releasedUntaken(
+  sourceCode: SourceCode,
+  c: Candidate,
+  tries: readonly TSESTree.TryStatement[],
+): HeldLock["releasedUntaken"] {
+  // A key released by key alone, too (`try { if (!(await acquireLock(k))) return; … } finally { await releaseLock(k) }`
+  // with a plain DEL): the caller that lost the race deletes the winner's key at once. A compare-and-delete with this
+  // caller's token deletes nothing of anyone else's.
+  const kv = c.kind === "kv" && c.uncheckedRelease === true;
+  if (c.kind !== "flag" && c.kind !== "mutex" && !kv) return undefined;
+  // The way out must be the one taken when the lock is held (`if (running) return`, `if (mutex.isLocked()) return`):
+  // one taken before the check, when nobody holds it, releases nothing that matters. For a key, the test of what its
+  // try-acquire returned (`if (!acquired) return`).
+  const stored = kv ? resultDeclarator(c.acquire)?.id : undefined;
+  if (kv && stored?.type !== "Identifier") return undefined;
+  const name = kv ? (stored as TSESTree.Identifier).name : c.name.replace(/^this\./, "");
+  for (const t of tries) {
+    if (!within(c.acquire, t.block) || !t.finalizer) continue;
+    const release = c.releases.find((r) => within(r, t.finalizer));
+    if (!release) continue;
+    const exit = kv
+      ? exitWhenNotTaken(sourceCode, t.block, c.acquire, name)
+      : exitWhenHeld(sourceCode, t.block, c.acquire, name);
+    if (exit) return { exit, release };
+  }
+  return undefined;
+}
+
+/**
+ * The `return`/`throw` after a try-acquire that leaves when it failed: `if (!acquired) return;`, `if (got !== "OK")
+ * throw …`, in `block` and outside nested functions.
+ */
+function exitWhenNotTaken(sourceCode: SourceCode, block: Node, acquire: Node, name: string): Node | undefined {
+  const id = name.replace(/[$]/g, "\\$&");
+  const failed = new RegExp(
+    `^(?:!\\s*\\(?\\s*${id}\\b|${id}\\s*={2,3}\\s*(?:null|false|0|undefined)\\b|${id}\\s*!={1,2}\\s*(?:"OK"|'OK'|1|true)\\b)`,
+  );
+  let found: Node | undefined;
+  walk(block, (n) => {
+    if (found || (n !== block && isFunction(n))) return false;
+    if (n.type === "IfStatement" && n.range[0] > acquire.range[1] && failed.test(sourceCode.getText(n.test).trim())) {
+      const c = n.consequent;
+      const exit =
+        c.type === "ReturnStatement" || c.type === "ThrowStatement"
+          ? c
+          : c.type === "BlockStatement"
+            ? c.body.find((st) => st.type === "ReturnStatement" || st.type === "ThrowStatement")
+            : undefined;
+      if (exit) found = exit;
+    }
+    return undefined;
+  });
+  return found;
+}
+
+function analyse(
+  sourceCode: SourceCode,
+  c: Candidate,
+  paths: PathRecorder,
+  shape: ModuleShape,
+  rejections: Rejections,
+): HeldLock {
+  const releases = new Set(c.releases);
+  const tries = coveringTries(c);
+  const isRelease = (n: Node) =>
+    releases.has(n) || tries.some((t) => within(n, t.block) || within(n, t.handler) || within(n, t.finalizer));
+  let escapes: PathEscape[] = [];
+  if (!c.skipPaths && paths.has(c.acquire)) {
+    const handled = (a: TSESTree.AwaitExpression) => awaitHandled(a, releases, c.protocol) || rejections.never(a);
+    // Queued on a batch, the acquire's outcome is the batch's result: where it is tested is where holding starts.
+    const region = c.try
+      ? heldRegion(sourceCode, queuedBatchExec(sourceCode, c.acquire, c.batch) ?? c.acquire)
+      : undefined;
+    const settled = region ? undefined : settlingAwait(sourceCode, c.acquire, c.batch);
+    const from = settled && paths.has(settled) ? settled : c.acquire;
+    const start = region ? paths.firstIn(c.acquire, region.start, region.end) : from;
+    const found = start
+      ? paths.escapes(start, isRelease, handled, region !== undefined && start !== c.acquire)
+      : undefined;
+    // A flag "reset" that no path from the set reaches (`else isFinished = false`) is state, not a release.
+    if (found && (found.reachesRelease || c.kind !== "flag")) escapes = found.escapes;
+    // A path that falls off the end after a covering `try` went through its `finally`.
+    if (tries.length > 0) escapes = escapes.filter((e) => e.kind !== "end");
+    // An in-process guard of a function whose every caller ends the process when it rejects
+    // (`run().catch(() => process.exit(1))`): the guard dies with the process, so a rejection wedges nothing.
+    if (
+      (c.kind === "flag" || c.kind === "mutex") &&
+      escapes.some((e) => e.kind === "await" || e.kind === "throw") &&
+      diesOnRejection(sourceCode, c.acquire, shape)
+    ) {
+      escapes = escapes.filter((e) => e.kind !== "await" && e.kind !== "throw");
+    }
+  }
+  const early = c.skipPaths ? undefined : releasedEarly(sourceCode, c, shape);
+  const untaken = releasedUntaken(sourceCode, c, tries);
+  return {
+    kind: c.kind,
+    name: c.name,
+    acquire: c.acquire,
+    releases: c.releases,
+    ttl: c.ttl,
+    escapes,
+    ...(early ? { releasedEarly: early } : {}),
+    ...(untaken ? { releasedUntaken: untaken } : {}),
+    ...(c.advisory ? { advisory: c.advisory } : {}),
+  };
+}
+
+export function buildHeldLocks(
+  sourceCode: SourceCode,
+  accesses: readonly StateAccess[],
+  kv: KvFacts,
+  shape: ModuleShape,
+  flags: readonly TSESTree.AssignmentExpression[],
+  paths: PathRecorder,
+): HeldLock[] {
+  const library = accesses.filter((a): a is LibraryLockOp => a.access === "library");
+  const advisory = accesses.filter((a): a is AdvisoryLockOp => a.access === "advisory");
+  const candidates = [
+    ...inProcessLocks(sourceCode, library),
+    ...kvLocks(kv),
+    ...advisoryLocks(sourceCode, advisory, shape),
+    ...flagLocks(sourceCode, flags, shape.calls),
+  ];
+  const rejections = new Rejections(shape);
+  return candidates.map((c) => analyse(sourceCode, c, paths, shape, rejections));
+}

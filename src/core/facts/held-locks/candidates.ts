@@ -1,0 +1,296 @@
+/**
+ * The kinds of held lock (`Candidate`): in-process mutexes and lock libraries, key-value locks, PostgreSQL session
+ * advisory locks and boolean guards, each with the releases its acquiring function makes.
+ */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { AdvisoryLockOp, LibraryLockOp, Node } from "../../model/accesses.js";
+import type { KvFacts } from "../../model/kv-locks.js";
+import type { HeldLock, HeldLockKind } from "../../model/held-locks.js";
+import type { ModuleShape } from "../../model/lock-facts.js";
+import { calleeName, contains, exits, receiverText, walk } from "../../reading/ast.js";
+import { classOf, enclosingFunction, isFunction } from "../../reading/units.js";
+import { findVariable, keyName, unwrap } from "../../reading/values.js";
+
+type SourceCode = Readonly<TSESLint.SourceCode>;
+type Variable = TSESLint.Scope.Variable;
+
+export interface Candidate {
+  readonly kind: HeldLockKind;
+  readonly name: string;
+  readonly acquire: Node;
+  readonly releases: readonly Node[];
+  readonly ttl: boolean;
+  /** The acquire may fail without throwing: the paths where it failed hold nothing. */
+  readonly try: boolean;
+  readonly advisory?: HeldLock["advisory"];
+  /** Skip the path analysis (the lock has a finding of its own that the paths would only repeat). */
+  readonly skipPaths?: boolean;
+  /** Calls that belong to taking the lock (the EXPIRE after a SETNX): `require-lock-ttl` reports their failure. */
+  readonly protocol?: readonly Node[];
+  /** A key-value lock whose releases here check no owner: a release by a caller that never took it frees the holder's. */
+  readonly uncheckedRelease?: boolean;
+  /** The MULTI or pipeline the acquire is queued on (`KvOp.batch`, resolved by the recognizer). */
+  readonly batch?: Node;
+}
+
+function calleeObject(call: Node): Node | undefined {
+  if (call.type !== "CallExpression") return undefined;
+  const callee = unwrap(call.callee);
+  return callee.type === "MemberExpression" ? callee.object : undefined;
+}
+
+const sameFunction = (a: Node, b: Node) => enclosingFunction(a) === enclosingFunction(b);
+
+/** The variable declarator an acquire's result is stored in: `const release = await mutex.acquire()`. */
+export function resultDeclarator(acquire: Node): TSESTree.VariableDeclarator | undefined {
+  let p = acquire.parent;
+  if (p?.type === "AwaitExpression") p = p.parent;
+  while (p && (p.type === "TSAsExpression" || p.type === "TSNonNullExpression")) p = p.parent;
+  return p?.type === "VariableDeclarator" ? p : undefined;
+}
+
+/** Calls of the release function an acquire resolved to; undefined when the function is handed on. */
+function releaseFunctionCalls(sourceCode: SourceCode, declarator: TSESTree.VariableDeclarator): Node[] | undefined {
+  let id: Node | null = declarator.id;
+  // async-mutex's Semaphore resolves `[value, release]`.
+  if (id.type === "ArrayPattern") id = id.elements[1] ?? null;
+  if (id?.type !== "Identifier") return undefined;
+  const variable = findVariable(sourceCode, id);
+  if (!variable) return undefined;
+  const calls: Node[] = [];
+  for (const ref of variable.references) {
+    if (ref.init || ref.identifier === id) continue;
+    const parent = ref.identifier.parent;
+    if (parent?.type === "CallExpression" && parent.callee === ref.identifier) calls.push(parent);
+    else return undefined;
+  }
+  return calls;
+}
+
+export function inProcessLocks(sourceCode: SourceCode, ops: readonly LibraryLockOp[]): Candidate[] {
+  const out: Candidate[] = [];
+  for (const op of ops) {
+    if (op.op !== "acquire") continue;
+    const call = op.node as TSESTree.CallExpression;
+    // `lock.acquire(key, async () => …)` (async-lock): the library releases.
+    if (call.arguments.some((a) => isFunction(a))) continue;
+    const declarator = resultDeclarator(call);
+    const ttl = op.library !== "in-process";
+    // An in-process acquire may resolve to its release function; a Redlock acquire resolves to the lock object.
+    const fromBinding = declarator && !ttl ? releaseFunctionCalls(sourceCode, declarator) : [];
+    if (fromBinding === undefined) continue;
+    const receiver = op.receiver ?? "";
+    const viaReceiver = ops
+      .filter((r) => r.op === "release" && r.library === op.library && r.receiver === receiver)
+      .map((r) => r.node);
+    // A Redlock lock's own release: `lock.release()`, `redlock.release(lock)`, v4 `lock.unlock()`.
+    const lockVar = declarator?.id.type === "Identifier" ? declarator.id.name : undefined;
+    const viaLock =
+      lockVar && ttl
+        ? ops
+            .filter((r) => r.op === "release" && (r.receiver === lockVar || firstArgName(r.node) === lockVar))
+            .map((r) => r.node)
+        : [];
+    const releases = [...fromBinding, ...viaReceiver, ...viaLock].filter((r) => sameFunction(r, call));
+    if (releases.length === 0) continue;
+    out.push({
+      kind: ttl ? "library" : "mutex",
+      name: receiver || sourceCode.getText(call.callee),
+      acquire: call,
+      releases,
+      ttl,
+      try: op.try === true,
+    });
+  }
+  return out;
+}
+
+function firstArgName(node: Node): string | undefined {
+  if (node.type !== "CallExpression") return undefined;
+  const a = node.arguments[0];
+  return a && unwrap(a).type === "Identifier" ? (unwrap(a) as TSESTree.Identifier).name : undefined;
+}
+
+export function kvLocks(kv: KvFacts): Candidate[] {
+  const out: Candidate[] = [];
+  const allReleases = [...kv.releases, ...kv.viaHelpers.releases];
+  for (const lock of [...kv.locks, ...kv.viaHelpers.locks]) {
+    if (!lock.lockLike) continue;
+    const own = allReleases.filter((r) => r.lock === lock && sameFunction(r.op.node, lock.acquire.node));
+    // A marker written over the lock ends the hold on its path, as a release does (it deletes nothing: not a release).
+    const ended = (lock.endedBy ?? []).filter((o) => sameFunction(o.node, lock.acquire.node)).map((o) => o.node);
+    const releases = [...own.map((r) => r.op.node), ...ended];
+    if (own.length === 0) continue;
+    out.push({
+      kind: "kv",
+      name: lock.acquire.key.opaque ? lock.acquire.key.text.slice(1, -1) : lock.acquire.key.text,
+      acquire: lock.acquire.node,
+      releases,
+      ttl: lock.ttl === "present" || lock.ttl === "separate" || lock.ttl === "unknown",
+      try: true,
+      ...(lock.expire ? { protocol: [lock.expire.node] } : {}),
+      ...(own.every((r) => r.kind !== "owner-checked") ? { uncheckedRelease: true } : {}),
+      ...(lock.acquire.batch ? { batch: lock.acquire.batch } : {}),
+    });
+  }
+  return out;
+}
+
+const CLOSE = new Set(["end", "destroy", "close"]);
+
+export function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLockOp[], shape: ModuleShape): Candidate[] {
+  const out: Candidate[] = [];
+  const onClient = (call: TSESTree.CallExpression, client: string) => {
+    const object = calleeObject(call);
+    return object !== undefined && receiverText(sourceCode, object) === client;
+  };
+  for (const op of ops) {
+    if (op.fn !== "lock" || op.scope !== "session") continue;
+    const unlocks = ops.filter((u) => u.fn !== "lock" && u.client === op.client);
+    // Ending the session ends its locks: `client.end()`, `client.release(true)` (pg destroys it), `destroy()`.
+    const closes = shape.calls.filter(
+      (c) =>
+        onClient(c, op.client) &&
+        (CLOSE.has(calleeName(c) ?? "") || (calleeName(c) === "release" && c.arguments.length > 0)),
+    );
+    const returns = shape.calls.filter(
+      (c) => onClient(c, op.client) && calleeName(c) === "release" && c.arguments.length === 0,
+    );
+    const neverUnlocked = unlocks.length === 0 && closes.length === 0;
+    const pooledUnlocks = op.via === "pool" ? unlocks.filter((u) => u.via === "pool").map((u) => u.node) : [];
+    const releases = [...unlocks.map((u) => u.node), ...closes].filter((r) => sameFunction(r, op.node));
+    const advisory: HeldLock["advisory"] = {
+      via: op.via,
+      pooledUnlocks,
+      neverUnlocked,
+      ...(neverUnlocked && returns[0] ? { returnedToPool: returns[0] } : {}),
+      ...(op.helper ? { helper: op.helper } : {}),
+    };
+    out.push({
+      kind: "advisory",
+      name: op.try ? "pg_try_advisory_lock" : "pg_advisory_lock",
+      acquire: op.node,
+      releases,
+      ttl: false,
+      try: op.try,
+      advisory,
+      skipPaths:
+        op.via === "pool" ||
+        (neverUnlocked && (op.via === "transaction" || returns.length > 0)) ||
+        releases.length === 0,
+    });
+  }
+  return out;
+}
+
+/** The variable (or `this` field name) a guard assignment targets. */
+function flagTarget(sourceCode: SourceCode, node: Node): { key: Variable | string; text: string } | undefined {
+  const n = unwrap(node);
+  if (n.type === "Identifier") {
+    const variable = findVariable(sourceCode, n);
+    const def = variable?.defs[0];
+    if (!variable || !def || def.type !== "Variable" || def.parent.kind === "const") return undefined;
+    return { key: variable, text: n.name };
+  }
+  if (n.type === "MemberExpression" && unwrap(n.object).type === "ThisExpression" && !n.computed) {
+    const name = keyName(n.property, n.computed);
+    return name ? { key: `this.${name}`, text: `this.${name}` } : undefined;
+  }
+  return undefined;
+}
+
+/** `if (running) return;` before the assignment, or the assignment inside `if (!running) { … }`. */
+function isGuarded(
+  sourceCode: SourceCode,
+  assignment: TSESTree.AssignmentExpression,
+  target: { key: Variable | string },
+): boolean {
+  const fn = enclosingFunction(assignment);
+  const reads = (test: Node): boolean => {
+    let found = false;
+    walk(test, (n) => {
+      if (found || isFunction(n)) return false;
+      if (n.type === "Identifier" || n.type === "MemberExpression") {
+        const t = flagTarget(sourceCode, n);
+        if (t && t.key === target.key) {
+          found = true;
+          return false;
+        }
+      }
+      return true;
+    });
+    return found;
+  };
+  for (let child: Node = assignment, p: Node | undefined = assignment.parent; p && p !== fn; child = p, p = p.parent) {
+    if (p.type === "IfStatement" && p.consequent === child && reads(p.test)) return true;
+    const list = p.type === "BlockStatement" || p.type === "Program" ? p.body : undefined;
+    if (!list) continue;
+    for (const s of list) {
+      if (s.range[0] >= child.range[0]) break;
+      if (s.type === "IfStatement" && reads(s.test) && exits(s.consequent)) return true;
+    }
+  }
+  return false;
+}
+
+/** Whether `call` calls `fn`: `this.name()` for a method of the caller's class, `name()` for a module function. */
+function callsFunction(sourceCode: SourceCode, call: TSESTree.CallExpression, fn: TSESTree.FunctionLike): boolean {
+  const callee = unwrap(call.callee);
+  const p = fn.parent;
+  if (callee.type === "MemberExpression" && unwrap(callee.object).type === "ThisExpression") {
+    return (
+      p?.type === "MethodDefinition" &&
+      keyName(p.key, p.computed) === keyName(callee.property, callee.computed) &&
+      classOf(fn) === classOf(call)
+    );
+  }
+  if (callee.type !== "Identifier") return false;
+  return (
+    (fn.type === "FunctionDeclaration" && fn.id?.name === callee.name) ||
+    (p?.type === "VariableDeclarator" && p.id.type === "Identifier" && p.id.name === callee.name)
+  );
+}
+
+export function flagLocks(
+  sourceCode: SourceCode,
+  flags: readonly TSESTree.AssignmentExpression[],
+  calls: readonly TSESTree.CallExpression[],
+): Candidate[] {
+  const out: Candidate[] = [];
+  for (const a of flags) {
+    if ((a.right as TSESTree.BooleanLiteral).value !== true) continue;
+    const target = flagTarget(sourceCode, a.left);
+    if (!target) continue;
+    // A flag declared inside the function (or a block of it) guards nothing across calls.
+    const fn = enclosingFunction(a);
+    if (typeof target.key !== "string" && fn && within(target.key.defs[0]!.node, fn)) continue;
+    const resets = flags.filter(
+      (r) => (r.right as TSESTree.BooleanLiteral).value === false && flagTarget(sourceCode, r.left)?.key === target.key,
+    );
+    if (resets.length === 0) continue;
+    const releases: Node[] = resets.filter((r) => sameFunction(r, a) && r.range[0] > a.range[0]);
+    // Resets made by a helper this function calls: `this.finish()` that sets `this.busy = false`.
+    const helpers = new Set(
+      resets.map((r) => enclosingFunction(r)).filter((f): f is TSESTree.FunctionLike => !!f && f !== fn),
+    );
+    if (helpers.size > 0)
+      for (const call of calls) {
+        if (!sameFunction(call, a) || call.range[0] < a.range[1]) continue;
+        if ([...helpers].some((h) => callsFunction(sourceCode, call, h))) releases.push(call);
+      }
+    if (releases.length === 0 || !isGuarded(sourceCode, a, target)) continue;
+    // Reset only when the work fails (`catch { this.initializing = false; throw … }`): a flag kept on success is
+    // "started once, retried after a failure", not a lock held for the length of the work.
+    if (releases.every((r) => inCatch(r, fn))) continue;
+    out.push({ kind: "flag", name: target.text, acquire: a, releases, ttl: false, try: false });
+  }
+  return out;
+}
+
+/** Inside a `catch` clause of `fn`. */
+function inCatch(node: Node, fn: Node | undefined): boolean {
+  for (let p = node.parent; p && p !== fn; p = p.parent) if (p.type === "CatchClause") return true;
+  return false;
+}
+
+export const within = (n: Node, outer: Node | null | undefined) => contains(outer, n);

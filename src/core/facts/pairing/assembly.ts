@@ -1,0 +1,306 @@
+/**
+ * Classify, then pair. Every state write of a module is read against the vocabulary:
+ * - a *claim* sets field F to an in-progress value V while its filter excludes V (or a JS check or an earlier
+ *   read excluded V on the way to an unconditional write: check-then-act);
+ * - a *recovery* moves F off V for rows whose filter pins F = V and judges age (`updatedAt < threshold`);
+ *   a recovery that judges age in JS or in an earlier read, or lacks the status or the age predicate, is
+ *   still one, with flaws;
+ * - a *holder write* moves one claimed row off V from code the claiming function reaches (completion, failure).
+ * V is an in-progress status on a lifecycle field, or `true` on a processing flag. Two insert shapes are claims
+ * too: a lock row inserted under a unique key (freed only by an age-judged sweeper or take-over), and a row
+ * inserted already in progress when the module gates on that state.
+ * Pairing is by (model, field, value); model names compare loosely (`job`, `Job`, `jobs`).
+ * Key-value locks (Redis) are classified in ../kv-pairing/.
+ */
+import type { TSESLint } from "@typescript-eslint/utils";
+import type { KvOp, Node, ObjectWrite, StateAccess, StateRead, StateWrite } from "../../model/accesses.js";
+import type { Claim, HolderWrite, Recovery } from "../../model/claims.js";
+import type { LockFacts, ModuleShape } from "../../model/lock-facts.js";
+import { type ResolvedVocabulary, normalizeName, withClockedFields, withHeldValues } from "../../model/settings.js";
+import { agePredicates, isOpaque, pins, toBranches } from "../../model/conditions.js";
+import { exitWhenHeld } from "../../reading/guards.js";
+import { buildHeldEffects, hasTakeoverWrite } from "../fencing/held-effects.js";
+import { keyDerivedHolders } from "../fencing/key-derived-holders.js";
+import { buildKvFacts } from "../kv-pairing/kv-facts.js";
+import { buildRenewals } from "../renewals.js";
+import { normalizeModel, sameValue, sameField } from "../../model/names.js";
+import { recoveredByDirective } from "../../reading/directives.js";
+import { isExported } from "../../reading/exports.js";
+import { enclosingFunction, isFunction } from "../../reading/units.js";
+import { contains } from "../../reading/ast.js";
+import { withValuesHeldAcrossWork, withLeasedValues } from "./vocabulary.js";
+import { type UniqueKeyMap, Module } from "./module.js";
+import { beforeAnyWait, holdingIn } from "./holding.js";
+import { workedOffInBulk, findClaims } from "./claims.js";
+import { findBornClaims } from "./state-claims.js";
+import { clears } from "./leases.js";
+import { findStaleScans } from "./stale-scans.js";
+import { type Classified, classifyAgainst } from "./classification.js";
+import { buildForeignRecoveries, lockKeyText } from "./foreign-recoveries.js";
+
+type SourceCode = Readonly<TSESLint.SourceCode>;
+
+export function buildFacts(
+  sourceCode: SourceCode,
+  accesses: readonly StateAccess[],
+  shape: ModuleShape,
+  vocabulary: ResolvedVocabulary,
+  /** The key-value ops the module's calls of its own helpers make (src/core/summaries/). */
+  helperOps: readonly KvOp[] = [],
+  /** The lines of claims the audit found recovered by another module (`settings.locksRecoveredElsewhere`). */
+  recoveredElsewhere: ReadonlySet<number> = new Set(),
+  /** The unique keys the project's schemas declare (`settings.locksUniqueKeys`, the audit's). */
+  uniqueKeys: UniqueKeyMap = new Map(),
+): Omit<
+  LockFacts,
+  "held" | "helpers" | "importedRowReleases" | "importedClaims" | "ignoredAcquireFailures" | "lockTables"
+> {
+  vocabulary = withLeasedValues(
+    withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses),
+    accesses,
+  );
+  const mod = new Module(sourceCode, accesses, vocabulary, uniqueKeys);
+  const direct = mod.writes.flatMap((w) => findClaims(mod, w));
+  const born = mod.writes
+    .filter((w) => w.effect === "insert" && w.onConflict === undefined)
+    .flatMap((w) => findBornClaims(mod, w, direct));
+  // A value the module itself works off in bulk is a queue state, not a lock (workedOffInBulk).
+  const claims = [...direct, ...born].filter((c) => !workedOffInBulk(mod, c));
+  // A locking read's judgment goes with the writes made under it (underLockingReads), not a scan of its own.
+  const staleScans = mod.reads.filter((r) => !r.locking).flatMap((r) => findStaleScans(sourceCode, r, vocabulary));
+
+  const classified: Classified = { recoveries: [], holder: [], releases: [] };
+  if (claims.length > 0) {
+    const claimWrites = new Set(claims.map((c) => c.write));
+    for (const w of mod.writes) {
+      if (claimWrites.has(w)) continue;
+      for (const claim of claims) {
+        if (normalizeModel(claim.write.model) !== normalizeModel(w.model)) continue;
+        classifyAgainst(mod, w, claim, staleScans, classified);
+      }
+    }
+  }
+
+  // Holder writes count only where the claiming code reaches them, and, in the claim's own function, after it; or,
+  // in a repository module, in another function of its API: a module that exports the claim (`claimBatch`) and the
+  // writes that end it by id (`settleSuccess(id)`) is called by a worker elsewhere that holds the row between them.
+  const holding = holdingIn(shape);
+  // The exported function a node belongs to, through the callbacks it hands on (`.then(() => …)`).
+  const api = (node: Node) => {
+    for (let fn = enclosingFunction(node); fn; fn = fn.parent ? enclosingFunction(fn.parent) : undefined) {
+      if (isExported(sourceCode.ast, fn)) return fn;
+    }
+    return undefined;
+  };
+  const holderWrites = classified.holder
+    .filter(
+      (h) =>
+        holding.after(h.claim.write.node, h.write.node) ||
+        (api(h.claim.write.node) !== undefined &&
+          api(h.write.node) !== undefined &&
+          api(h.write.node) !== api(h.claim.write.node)),
+    )
+    .map((h) => (beforeAnyWait(h.claim.write.node, h.write.node) ? { ...h, beforeAnyWait: true } : h));
+
+  // An inserted lock row whose table also has a lease take-over (the row is created once, then taken over by an
+  // update once its lease has passed): that take-over is the row's way out when its holder dies.
+  for (const claim of claims) {
+    if (!claim.insert || claim.takeover.length > 0) continue;
+    const lease = claims.find(
+      (c) =>
+        c !== claim && c.takeover.length > 0 && normalizeModel(c.write.model) === normalizeModel(claim.write.model),
+    );
+    if (lease)
+      classified.recoveries.push({
+        write: lease.write,
+        lock: claim.lock,
+        claim,
+        timePredicates: lease.takeover,
+        flaws: [],
+      });
+  }
+
+  const byClaim = new Map<Claim, Recovery[]>();
+  for (const r of classified.recoveries) {
+    const list = byClaim.get(r.claim) ?? [];
+    list.push(r);
+    byClaim.set(r.claim, list);
+  }
+  // A repository module's exported finder of stuck rows, read by no write of its own: its caller recovers them.
+  const handedOut = (claim: Claim): StateRead | undefined => {
+    const { field, value } = claim.lock;
+    return mod.reads.find((r) => {
+      if (r.locking || normalizeModel(r.model) !== normalizeModel(claim.write.model)) return false;
+      // A count or an existence test of stuck rows (a dashboard, a health check) hands no rows to anyone.
+      if (/count|exist|aggregate/i.test(r.operation)) return false;
+      const fn = api(r.node);
+      if (
+        !fn ||
+        !toBranches(r.filter).some(
+          (b) => !isOpaque(b) && pins(b, field, value) && agePredicates(b, vocabulary).length > 0,
+        )
+      )
+        return false;
+      return !mod.writes.some((w) => enclosingFunction(w.node) === fn && w.node.range[0] > r.node.range[1]);
+    });
+  };
+  const kv = buildKvFacts(sourceCode, accesses, vocabulary, helperOps);
+  let sweeps: Recovery[] | undefined;
+  const objects = accesses.filter((a): a is ObjectWrite => a.access === "object");
+  /** `field` of `model` is stamped (written with a value, not cleared) by claims only, or by claims and creations. */
+  const stampedOnly = (model: string, field: string, orCreated: boolean): boolean => {
+    const claimWrites = new Set(claims.map((c) => c.write));
+    let stamped = false;
+    for (const w of mod.writes) {
+      if (
+        normalizeModel(w.model) !== normalizeModel(model) ||
+        !w.assignments.some((a) => sameField(a.field, field) && !clears(a))
+      )
+        continue;
+      if (!claimWrites.has(w) && !(orCreated && w.effect === "insert")) return false;
+      stamped = true;
+    }
+    return stamped;
+  };
+  return {
+    kv,
+    heldEffects: buildHeldEffects({
+      sourceCode,
+      vocabulary,
+      claims,
+      holderWrites,
+      writes: mod.writes,
+      objects,
+      kv,
+      holding,
+    }),
+    writes: mod.writes,
+    reads: mod.reads,
+    staleScans,
+    claims,
+    recoveries: classified.recoveries,
+    holderWrites,
+    untakenReleases: holderWrites.flatMap((h) => {
+      const exit = exitBeforeClaim(sourceCode, h);
+      return exit ? [{ claim: h.claim, release: h.write, exit }] : [];
+    }),
+    rowReleases: classified.releases,
+    keyDerivedHolders: keyDerivedHolders(sourceCode, claims, vocabulary),
+    renewals: buildRenewals(
+      sourceCode,
+      { kv, writes: mod.writes, claims, releases: classified.releases.map((r) => r.write) },
+      shape,
+      vocabulary,
+    ),
+    recoveriesOf: (claim) => byClaim.get(claim) ?? [],
+    sweeps: () => {
+      if (!sweeps) {
+        const own = new Set(claims.map((c) => lockKeyText(c.lock)));
+        sweeps = buildForeignRecoveries(sourceCode, accesses, vocabulary).filter((r) => !own.has(lockKeyText(r.lock)));
+      }
+      return sweeps;
+    },
+    // A reset with no age test takes every in-progress row at once: a boot-time reset (a single instance's holders
+    // are dead by then), or a sweep that conditional-recovery reports for taking live work. Neither leaves a live
+    // holder a newer one to overwrite until it judges age.
+    staleRowsHandedOut: handedOut,
+    answeredHere: (claim) =>
+      claim.takeover.length > 0 ||
+      (byClaim.get(claim) ?? []).length > 0 ||
+      handedOut(claim) !== undefined ||
+      recoveredByDirective(sourceCode, claim.write.node) !== undefined,
+    stampedOnlyByClaims: (model, field) => stampedOnly(model, field, false),
+    stampedOnlyAtCreationOrClaim: (model, field) => stampedOnly(model, field, true),
+    keptMoving: (model, claim) => keptMoving(mod.writes, claims, vocabulary, model, claim),
+    clearedOutsideClaims: (model, field) => {
+      const claimWrites = new Set(claims.map((c) => c.write));
+      return mod.writes.some(
+        (w) =>
+          !claimWrites.has(w) &&
+          normalizeModel(w.model) === normalizeModel(model) &&
+          w.assignments.some((a) => sameField(a.field, field) && clears(a)),
+      );
+    },
+    changesHands: (claim) =>
+      claim.takeover.length > 0 ||
+      hasTakeoverWrite(claim, mod.writes, vocabulary) ||
+      handedOut(claim) !== undefined ||
+      (byClaim.get(claim) ?? []).some((r) => !r.flaws.includes("missing-time")) ||
+      recoveredElsewhere.has(claim.write.node.loc.start.line) ||
+      recoveredByDirective(sourceCode, claim.write.node) !== undefined,
+  };
+}
+
+/**
+ * `try { const lock = await find(…); if (lock.is_running) return; await claim(…); … } finally { await release(…) }`:
+ * the way out taken when the row is found held, before the claim, in a `try` whose `finally` holds the holder's
+ * write that frees the row. Only a way out under a test of the lock's own field counts (one taken when nobody holds
+ * it frees nothing that matters).
+ */
+function exitBeforeClaim(sourceCode: SourceCode, h: HolderWrite): Node | undefined {
+  const { claim, write } = h;
+  if (h.assignment.value.kind !== "static" || sameValue(h.assignment.value.value, claim.lock.value)) return undefined;
+  for (let t: Node | undefined = write.node.parent; t && !isFunction(t); t = t.parent) {
+    if (t.type !== "TryStatement" || !contains(t.finalizer, write.node) || !contains(t.block, claim.write.node))
+      continue;
+    const exit = exitWhenHeld(sourceCode, t.block, claim.write.node, claim.lock.field);
+    if (exit) return exit;
+  }
+  return undefined;
+}
+
+/** `LockFacts.keptMoving`: the first heartbeat stamp of the model, by name or, for a claim's rows, by what it does. */
+function keptMoving(
+  writes: readonly StateWrite[],
+  claims: readonly Claim[],
+  vocabulary: ResolvedVocabulary,
+  model: string,
+  claim?: Claim,
+): string | undefined {
+  const m = normalizeModel(model);
+  // A claim takes a lock (a lease stamping its time, this claim's own stamp): it renews nothing already held.
+  const claimWrites = new Set(claims.map((c) => c.write));
+  for (const w of writes) {
+    if (claimWrites.has(w) || normalizeModel(w.model) !== m || (w.effect ?? "update") !== "update") continue;
+    if (w.assignments.some((a) => vocabulary.isStateField(a.field) || vocabulary.isFlagField(a.field))) continue;
+    const branches = toBranches(w.filter);
+    // Not a write of rows in another state (a touch of PENDING rows moves nothing a holder owns).
+    if (
+      claim &&
+      branches.every((b) =>
+        b.some(
+          (a) =>
+            "pred" in a &&
+            a.op === "eq" &&
+            normalizeName(a.pred.field) === normalizeName(claim.lock.field) &&
+            a.pred.values?.length === 1 &&
+            !sameValue(a.pred.values[0]!, claim.lock.value),
+        ),
+      )
+    )
+      continue;
+    // Holds only the claimed rows: every branch names the holder or pins the claimed value on the claimed field.
+    // Stricter than renewals' fenced(), which takes any state field holding that value: here the name is not there
+    // to vouch for the field (`status: "PENDING"` beside a claim of `refundStatus = PENDING` is another lifecycle).
+    const held =
+      claim !== undefined &&
+      branches.length > 0 &&
+      branches.every((b) =>
+        b.some(
+          (a) =>
+            "pred" in a &&
+            (a.op === "eq" || a.op === "in") &&
+            (vocabulary.isOwnerField(a.pred.field) ||
+              (normalizeName(a.pred.field) === normalizeName(claim.lock.field) &&
+                (a.pred.values ?? []).some((v) => sameValue(v, claim.lock.value)))),
+        ),
+      );
+    const stamped = w.assignments.find(
+      (a) =>
+        a.value.kind === "now" &&
+        (vocabulary.isProgressTimeField(a.field) || (held && !vocabulary.isStartTimeField(a.field))),
+    );
+    if (stamped) return stamped.field;
+  }
+  return undefined;
+}

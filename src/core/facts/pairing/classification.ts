@@ -1,0 +1,209 @@
+/**
+ * The module's other writes read against each claim: a recovery (with its flaws), a holder write, or a lock row's
+ * release.
+ */
+import type { Assignment, Node, StateWrite } from "../../model/accesses.js";
+import type { Check, Claim, HolderWrite, Recovery, RecoveryFlaw, RowRelease, StaleScan } from "../../model/claims.js";
+import {
+  agePredicates,
+  excludes,
+  identityFields,
+  isOpaque,
+  ownerPinned,
+  pins,
+  type Branch,
+} from "../../model/conditions.js";
+import { sameValue, sameField } from "../../model/names.js";
+import { hasLockWord } from "../../model/settings.js";
+import { unitOf } from "../../reading/units.js";
+import { staticChoices } from "../../reading/values.js";
+import { isReset } from "./vocabulary.js";
+import { Module } from "./module.js";
+import { allBranchesExclude, comparesValueRead } from "./state-claims.js";
+import { isOverride, clears, isBareClock } from "./leases.js";
+
+export interface Classified {
+  recoveries: Recovery[];
+  holder: HolderWrite[];
+  releases: RowRelease[];
+}
+
+/**
+ * A write to a lock row's table after the row was taken: a sweep judged by age is its recovery; a delete, or a
+ * write that clears the lease, picked by the row's key is a release, owner-checked when every branch also names the
+ * holder (an owner or token column) or the lease value the claim stamped (`leaseUntil: lease`).
+ */
+function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Classified): void {
+  const branches = mod.branchesOf(write);
+  if (branches.length === 0 || branches.some(isOpaque)) return;
+  // A keyed lock row shares its table with other rows (settings): only writes of the row by its name are about it.
+  if (claim.keyed && !branches.every((b) => pins(b, claim.lock.field, claim.lock.value))) return;
+  const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
+  if (ages.every((a) => a.length > 0)) {
+    out.recoveries.push({ write, lock: claim.lock, claim, timePredicates: ages.flat(), flaws: [] });
+    return;
+  }
+  // A take-over decided in JavaScript: the way to the delete judges the row's age (`if (lock.when + lock.ttl >=
+  // now) return`), and the delete compares a column with the value read (`unique: lock.unique`), so only a taker
+  // that saw this very holder removes it (Apostrophe's lock module, shared corpus dC02).
+  // The same delete by the row's name alone is a take-over too, but two takers that both judged the row stale both
+  // delete, and the second removes the lock the first has just taken (`check-in-js`, conditional-recovery's).
+  if (
+    write.effect === "delete" &&
+    branches.every((b) => comparesValueRead(b) || identityFields(b).length > 0 || claim.keyed === true)
+  ) {
+    const aging = mod.guards(write).filter((g) => g.judgesAge && g.timeFields.length > 0);
+    const timeFields = aging.flatMap((g) => g.timeFields.map((f) => ({ field: f, node: g.test as Node })));
+    if (aging.length > 0 && !isOverride(write.node)) {
+      const check: Check = { kind: "if", node: aging[0]!.test, timeFields };
+      out.recoveries.push({
+        write,
+        lock: claim.lock,
+        claim,
+        timePredicates: timeFields,
+        flaws: branches.every(comparesValueRead) ? [] : ["check-in-js"],
+        check,
+      });
+      return;
+    }
+  }
+  // A delete of the row, or a write that clears a lease column the claim stamped (`leaseUntil: new Date(0)`).
+  // A lease checked in JavaScript is freed by clearing any lock column it stamped (`locked: false` after
+  // `locked: true, locked_at: now`).
+  const leaseColumn = (f: string) =>
+    claim.lease
+      ? sameField(f, claim.lock.field) ||
+        (claim.check !== undefined && hasLockWord(f) && claim.write.assignments.some((c) => sameField(c.field, f)))
+      : mod.vocabulary.isTimeField(f) && claim.write.assignments.some((c) => sameField(c.field, f));
+  // The claim stamps the lease with the clock plus a term and takes it over once that instant passed: the column
+  // says until when the lease holds, whatever its name, and setting it to the clock ends the lease.
+  const until =
+    claim.lease === true && claim.assignment.value.kind === "now" && !isBareClock(claim.assignment.valueNode);
+  const releases = write.effect === "delete" || write.assignments.some((a) => leaseColumn(a.field) && clears(a, until));
+  // A keyed lock row is picked by its constant name, not by a value known at run time.
+  const picked = (b: Branch) => claim.keyed === true || identityFields(b).length > 0;
+  if (!releases || !branches.every(picked)) return;
+  // An operator's override (`forceUnlock()`, `adminRelease()`) frees whatever holds the row, on purpose.
+  if (isOverride(write.node)) return;
+  const stamped = (f: string) =>
+    mod.vocabulary.isTimeField(f) &&
+    claim.write.assignments.some((a) => sameField(a.field, f) && a.value.kind !== "static" && !clears(a));
+  // A lock row created per acquisition after a lookup (`unenforced`) and released by a whole unique key of its
+  // table beyond what it was looked up by (`documentId`, or (transactionId, userId) where it was looked up by
+  // transactionId) names that acquisition's own row: a later holder creates a row of its own.
+  const ownRow = (b: Branch) =>
+    claim.unenforced !== undefined &&
+    claim.unenforced.keys.some(
+      (k) =>
+        k.length > 0 &&
+        !k.every((f) => claim.unenforced!.fields.some((g) => sameField(f, g))) &&
+        k.every((f) => identityFields(b).some((g) => sameField(f, g))),
+    );
+  const ownerChecked = branches.every(
+    (b) => ownerPinned(b, undefined, mod.vocabulary) || identityFields(b).some(stamped) || ownRow(b),
+  );
+  out.releases.push({ write, claim, ownerChecked });
+}
+
+/** Where a write judges age outside its filter: a JS check about this lock, or an earlier stale scan of it. */
+function ageCheckOf(mod: Module, write: StateWrite, claim: Claim, scans: readonly StaleScan[]): Check | undefined {
+  const { field, value } = claim.lock;
+  const aging = mod.guards(write).filter((g) => g.judgesAge);
+  // The checks together must admit the claimed value: `if (job.status !== "PENDING") return` makes it not about V.
+  if (aging.length > 0 && !allBranchesExclude(mod.pathCondition(write), field, value)) {
+    const first = aging[0]!;
+    const timeFields = aging.flatMap((g) => g.timeFields.map((f) => ({ field: f, node: g.test as Node })));
+    return { kind: "if", node: first.test, timeFields };
+  }
+  const earlier = new Set(mod.earlierReads(write.node, write.model));
+  const scan = scans.find((s) => earlier.has(s.read) && sameField(s.field, field) && sameValue(s.value, value));
+  return scan && { kind: "read", node: scan.read.node, timeFields: scan.timePredicates };
+}
+
+/**
+ * `status: ok ? "COMPLETED" : "FAILED"`: a write by id whose every choice moves the row off the claimed value is
+ * the holder's (a completion either way). No choice is judged as a reset, so it is never read as a recovery.
+ */
+function classifyChoice(
+  mod: Module,
+  write: StateWrite,
+  claim: Claim,
+  assignment: Assignment,
+  branches: readonly Branch[],
+  out: Classified,
+): void {
+  const { field, value } = claim.lock;
+  const choices = staticChoices(mod.sourceCode, assignment.valueNode);
+  if (!choices || choices.some((c) => sameValue(c, value))) return;
+  if (branches.length === 0 || branches.every((b) => excludes(b, field, value))) return;
+  if (!branches.every((b) => identityFields(b).some((f) => !sameField(f, field)))) return;
+  const fenced =
+    branches.every((b) => pins(b, field, value)) ||
+    branches.some(isOpaque) ||
+    branches.every((b) => ownerPinned(b, undefined, mod.vocabulary));
+  out.holder.push({ write, claim, assignment, fenced });
+}
+
+export function classifyAgainst(
+  mod: Module,
+  write: StateWrite,
+  claim: Claim,
+  scans: readonly StaleScan[],
+  out: Classified,
+): void {
+  const { field, value } = claim.lock;
+  const branches = mod.branchesOf(write);
+  if (write.effect === "insert") return;
+  if (claim.insert || claim.lease) return classifyLockRow(mod, write, claim, out);
+  if (claim.insert || write.effect === "delete") {
+    // Lock rows are freed by a sweeper or take-over judged by age; claimed rows by a delete pinned and judged by age.
+    const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
+    const timed = branches.length > 0 && ages.every((a) => a.length > 0);
+    const applies = claim.insert || branches.every((b) => pins(b, field, value));
+    if (timed && applies && !branches.some(isOpaque)) {
+      out.recoveries.push({ write, lock: claim.lock, claim, timePredicates: ages.flat(), flaws: [] });
+    }
+    return;
+  }
+  const assignment = write.assignments.find((a) => sameField(a.field, field));
+  if (!assignment) return;
+  if (assignment.value.kind !== "static") return classifyChoice(mod, write, claim, assignment, branches, out);
+  if (sameValue(assignment.value.value, value)) return;
+  if (branches.length === 0 || branches.every((b) => excludes(b, field, value))) return; // never touches claimed rows
+  const opaque = branches.some(isOpaque);
+  const pinned = branches.every((b) => pins(b, field, value));
+  const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
+  const timed = ages.every((a) => a.length > 0);
+  const timePredicates = ages.flat();
+  const identified = branches.every((b) => identityFields(b).some((f) => !sameField(f, field)));
+  const target = assignment.value.value;
+  const resets = isReset(target, claim.lock, mod.vocabulary);
+  // Code the claim runs after itself (its own deadline, its completion) is the holder's, not a recoverer's.
+  const sameUnitAfterClaim =
+    unitOf(write.node) === unitOf(claim.write.node) && write.node.range[0] > claim.write.node.range[1];
+  const recovery = (flaws: RecoveryFlaw[], check?: Check): void => {
+    out.recoveries.push({ write, lock: claim.lock, claim, timePredicates, flaws, ...(check ? { check } : {}) });
+  };
+
+  if (pinned && timed) return recovery([]);
+  if (timed) {
+    if (resets && !opaque) recovery(["missing-status"]);
+    return;
+  }
+  if (resets && !sameUnitAfterClaim) {
+    const check = ageCheckOf(mod, write, claim, scans);
+    // Age judged in JS, then a compare-and-set on what was read (`status: run.status`, `version: run.version`):
+    // the write fails if anything moved in between, so the recovery is race-safe.
+    if (check)
+      return recovery(
+        opaque || branches.every((b) => ownerPinned(b, field, mod.vocabulary)) ? [] : ["check-in-js"],
+        check,
+      );
+  }
+  if (identified) {
+    const fenced = pinned || opaque || branches.every((b) => ownerPinned(b, undefined, mod.vocabulary));
+    out.holder.push({ write, claim, assignment, fenced });
+    return;
+  }
+  if (pinned && resets && !opaque) recovery(["missing-time"]);
+}

@@ -1,0 +1,204 @@
+/**
+ * Claims of leases: a lease column stamped on a free row (past, absent or the caller's own), or stamped by id after a
+ * JS check judged the lease expired; what clears a lease column; and an operator's override, which frees a lock on
+ * purpose.
+ */
+import type { Assignment, Node, StateWrite } from "../../model/accesses.js";
+import type { Check, Claim, LockKey, TimePredicate } from "../../model/claims.js";
+import { agePredicates, identityFields, isOpaque, ownerPinned, pins, type Branch } from "../../model/conditions.js";
+import { normalizeModel, sameField } from "../../model/names.js";
+import { HOLE_SENTINEL as HOLE_MODEL } from "../../languages/sql.js";
+import { hasLockWord } from "../../model/settings.js";
+import { enclosingFunction, functionName } from "../../reading/units.js";
+import { unwrap } from "../../reading/values.js";
+import { checksBetween, Module } from "./module.js";
+import { isClockReading } from "../../reading/clock.js";
+
+/**
+ * A branch of a lease write finds the lease free: its lease columns judged past (`aged`), absent
+ * (`leaseUntil: { $exists: false }`, `IS NULL`), or the caller's own (`OR locks.holder = EXCLUDED.holder`: a holder
+ * re-enters).
+ */
+export function leaseFree(
+  mod: Module,
+  branch: Branch,
+  aged: readonly TimePredicate[],
+  columns: readonly string[],
+): boolean {
+  return (
+    aged.length > 0 ||
+    columns.some((c) => pins(branch, c, { value: null })) ||
+    ownerPinned(branch, undefined, mod.vocabulary)
+  );
+}
+
+/** Columns that say until when a lease holds (`lockedUntil`, `lease_expires_at`): set to the clock, the lease ends now. */
+const UNTIL = /until|expir|deadline/i;
+
+/**
+ * An assignment that clears a lease column: null, false, a fixed instant (`new Date(0)`), or, for an until-column,
+ * the clock itself (`lockedUntil: new Date()`). `locked_at = now()` takes a lease, and a clock reading with
+ * arithmetic (`new Date(Date.now() + ttl)`, SQL `now() + interval …`) extends one: neither clears.
+ */
+export function clears(a: Assignment, until = false): boolean {
+  if (a.value.kind === "now") return (until || UNTIL.test(a.field)) && isBareClock(a.valueNode);
+  return (
+    a.value.kind === "static" &&
+    (a.value.value.value === null || a.value.value.value === false || typeof a.value.value.value === "number")
+  );
+}
+
+/** `new Date()` or `Date.now()`: the clock, nothing added (a SQL value's node is its whole query: not bare). */
+export function isBareClock(node: Node): boolean {
+  const n = unwrap(node);
+  if (n.type === "NewExpression")
+    return n.callee.type === "Identifier" && n.callee.name === "Date" && n.arguments.length === 0;
+  return n.type === "CallExpression" && n.arguments.length === 0 && isClockReading(n);
+}
+
+/**
+ * A lease stamped on a free row: the write sets a lease column L (a timestamp or an owner column) where every
+ * branch of its filter finds the lease free (L past, L absent, or this caller's own), at least one by age, in a
+ * table or column whose name says "lock" or "lease". `Lock.findOneAndUpdate({ name, leaseUntil: { $lt: now } },
+ * { leaseUntil: until }, { upsert: true })`; `UPDATE jobs SET locked_until = $2 WHERE id = $1 AND locked_until <
+ * now()`. An expired lease is taken over by the claim itself (Q1); its release must check the owner (Q3).
+ */
+export function findLeaseClaim(mod: Module, write: StateWrite): Claim[] {
+  // A table named by a hole (`UPDATE "${table}"`) is unknown: its writes cannot be told apart.
+  if (write.effect === "delete" || write.effect === "insert" || write.model === HOLE_MODEL) return [];
+  const branches = mod.branchesOf(write);
+  if (branches.length === 0 || branches.some(isOpaque)) return [];
+  for (const assignment of write.assignments) {
+    const field = assignment.field;
+    // A timestamp by its name, or by what this write stores in it: a clock reading (`locked: new Date(now + ttl)`).
+    const clocked = assignment.value.kind === "now";
+    if ((!mod.vocabulary.isTimeField(field) && !clocked) || clears(assignment)) continue;
+    if (!hasLockWord(write.model) && !hasLockWord(field) && !write.assignments.some((a) => hasLockWord(a.field)))
+      continue;
+    const aged = branches.map((b) =>
+      mod.vocabulary.isTimeField(field)
+        ? agePredicates(b, mod.vocabulary).filter((t) => sameField(t.field, field))
+        : comparedBefore(b, field),
+    );
+    // A lock timestamp stamped only where it is empty, and cleared by the module afterwards: a lock with no
+    // expiry of its own (`lockedAt IS NULL` -> `lockedAt = now()`, released by `lockedAt = null`).
+    const unexpiring =
+      aged.every((a) => a.length === 0) &&
+      hasLockWord(field) &&
+      branches.every((b) => pins(b, field, { value: null })) &&
+      clearedById(mod, write, field);
+    if (
+      !unexpiring &&
+      (aged.every((a) => a.length === 0) || !branches.every((b, i) => leaseFree(mod, b, aged[i]!, [field])))
+    )
+      continue;
+    const lock: LockKey = { model: write.model, field, value: { value: "held" }, valueText: "" };
+    // Another write of the table stamps the lease column again (`touch`, a heartbeat): it tells progress, whatever
+    // its name says.
+    const renewed = mod.writes.some(
+      (w) =>
+        w !== write &&
+        normalizeModel(w.model) === normalizeModel(write.model) &&
+        w.assignments.some((a) => sameField(a.field, field) && !clears(a)),
+    );
+    return [{ write, lock, assignment, takeover: aged.flat(), lease: true, ...(renewed ? { renewed } : {}) }];
+  }
+  return [];
+}
+
+/** Another write of the model clears `field` (null) on rows it names by a key: the lock's release. */
+function clearedById(mod: Module, write: StateWrite, field: string): boolean {
+  const model = normalizeModel(write.model);
+  return mod.writes.some(
+    (w) =>
+      w !== write &&
+      normalizeModel(w.model) === model &&
+      w.effect !== "insert" &&
+      w.assignments.some(
+        (a) => sameField(a.field, field) && a.value.kind === "static" && a.value.value.value === null,
+      ) &&
+      mod.branchesOf(w).length > 0 &&
+      mod.branchesOf(w).every((b) => identityFields(b).length > 0),
+  );
+}
+
+/** The branch's `field < x` and `field <= x` tests: a column the write stamps with the clock, judged by age. */
+function comparedBefore(branch: Branch, field: string): TimePredicate[] {
+  const out: TimePredicate[] = [];
+  for (const atom of branch) {
+    if (!("opaque" in atom) && (atom.op === "lt" || atom.op === "lte") && sameField(atom.pred.field, field))
+      out.push({ field, node: atom.pred.node });
+  }
+  return out;
+}
+
+/**
+ * A lease taken after a check in JavaScript: the function reads the row, judges in an `if` whether its lock columns
+ * are still fresh (`lockedAt > cutoff`, `isLockValid(lock.updatedAt)`), and then stamps them by id alone
+ * (`update({ id, data: { lockedAt: new Date(), lockedBy: me } })`). The read and the write are two steps
+ * (`check`): two callers that read the lease expired both take it. It is still a lease (`lease`): the take-over
+ * the check judges answers who unlocks a dead holder, and its releases clear the lock columns by id.
+ */
+export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
+  if (write.effect !== undefined && write.effect !== "update") return [];
+  if (write.model === HOLE_MODEL) return [];
+  const stamp = write.assignments.find((a) => a.value.kind === "now" && hasLockWord(a.field) && !clears(a));
+  if (!stamp) return [];
+  const branches = mod.branchesOf(write);
+  // The row by id and nothing else: a write whose filter tests anything more is a compare-and-set. Under a locking
+  // read (or in a SERIALIZABLE transaction) the read's filter is the write's: the take-over is one step, still a lease.
+  if (
+    !write.underLock &&
+    (branches.length === 0 ||
+      !branches.every((b) => !isOpaque(b) && b.length > 0 && identityFields(b).length === b.length))
+  )
+    return [];
+  const read = mod
+    .earlierReads(write.node, write.model)
+    .find((r) => enclosingFunction(r.node) === enclosingFunction(write.node));
+  if (!read || isOverride(write.node)) return [];
+  const tests = new Set<Node>();
+  const aging = [...mod.guards(write), ...checksBetween(mod, read.node, write.node)].filter(
+    (g) => g.judgesAge && !tests.has(g.test) && tests.add(g.test),
+  );
+  if (aging.length === 0) return [];
+  const takeover: TimePredicate[] = aging.flatMap((g) =>
+    g.timeFields.length > 0
+      ? g.timeFields.map((f) => ({ field: f, node: g.test as Node }))
+      : [{ field: stamp.field, node: g.test as Node }],
+  );
+  const lock: LockKey = { model: write.model, field: stamp.field, value: { value: "held" }, valueText: "" };
+  // A heartbeat stamps the same column again: its age tells progress. Creating the row is no renewal.
+  const renewed = mod.writes.some(
+    (w) =>
+      w !== write &&
+      w.effect !== "insert" &&
+      normalizeModel(w.model) === normalizeModel(write.model) &&
+      w.assignments.some((a) => sameField(a.field, stamp.field) && a.value.kind === "now" && !clears(a)),
+  );
+  const check: Check | undefined = write.underLock
+    ? undefined
+    : { kind: "read", node: read.node, timeFields: takeover };
+  return [
+    {
+      write,
+      lock,
+      assignment: stamp,
+      takeover,
+      ...(check ? { check } : {}),
+      lease: true,
+      ...(renewed ? { renewed } : {}),
+    },
+  ];
+}
+
+const OVERRIDE = /^(?:force|admin)[A-Z_]/;
+
+/** A write in a function named as an operator's override of a lock (`forceUnlockAutoPayout`, `adminReleaseLock`). */
+export function isOverride(node: Node): boolean {
+  for (let fn = enclosingFunction(node); fn; fn = fn.parent ? enclosingFunction(fn.parent) : undefined) {
+    const name = functionName(fn);
+    if (name !== undefined) return OVERRIDE.test(name);
+  }
+  return false;
+}

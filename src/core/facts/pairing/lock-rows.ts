@@ -1,0 +1,179 @@
+/**
+ * Claims of lock rows: a row inserted into a lock table under a unique key (or an upsert that overwrites a row only
+ * once its lease has passed), a row of an ordinary table used as a lock under a constant name, and a lock row created
+ * after a read found none, in a table whose schema declares no unique key to refuse a second one.
+ */
+import type { Node, StateWrite, StaticValue } from "../../model/accesses.js";
+import type { Claim, LockKey, TimePredicate } from "../../model/claims.js";
+import { agePredicates, identityFields, isOpaque, pins, toBranches, type Branch } from "../../model/conditions.js";
+import { normalizeModel, sameField } from "../../model/names.js";
+import { HOLE_SENTINEL as HOLE_MODEL } from "../../languages/sql.js";
+import { hasLockWord, namesALock } from "../../model/settings.js";
+import { enclosingFunction } from "../../reading/units.js";
+import { contains } from "../../reading/ast.js";
+import { findVariable, resultBinding } from "../../reading/values.js";
+import { checksBetween, Module } from "./module.js";
+import { leaseFree } from "./leases.js";
+
+/**
+ * A lock row inserted into a lock table under a unique key. `ON CONFLICT DO NOTHING` or a caught duplicate
+ * error is a claim; `ON CONFLICT DO UPDATE … WHERE expires_at < now()` is a claim that takes over expired rows.
+ */
+export function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
+  // Lock tables: `locks`, `job_lease`, `mutexes` (not `actor_block`); or, for an upsert, any table whose conflict
+  // branch overwrites a row only once its lock's expiry has passed (`scheduled_tasks` where `lockExpiresAt < now`).
+  if (write.onConflict === undefined) return [];
+  const branches = write.onConflict === "update" ? mod.branchesOf(write) : [];
+  const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
+  const lockColumns = ages.length > 0 && ages.every((a) => a.length > 0 && a.every((t) => hasLockWord(t.field)));
+  if (!hasLockWord(write.model) && !lockColumns) return [];
+  const lock: LockKey = { model: write.model, field: "row", value: { value: "held" }, valueText: "" };
+  const assignment = write.assignments[0] ?? {
+    field: "",
+    value: { kind: "other" as const },
+    node: write.node,
+    valueNode: write.node,
+  };
+  if (write.onConflict !== "update") return [{ write, lock, assignment, takeover: [], insert: true }];
+  // An upsert that always overwrites is no lock; one that overwrites only free rows (expired, with no lease, or
+  // the caller's own) is a lease.
+  const columns = write.assignments.map((a) => a.field).filter((f) => mod.vocabulary.isTimeField(f));
+  if (
+    branches.length === 0 ||
+    ages.every((a) => a.length === 0) ||
+    !branches.every((b, i) => leaseFree(mod, b, ages[i]!, columns))
+  )
+    return [];
+  return [{ write, lock, assignment, takeover: ages.flat(), insert: true }];
+}
+
+/** The constant lock name every branch of a filter picks its row by (`key = "auto_payout_lock"`), with its column. */
+function lockName(branches: readonly Branch[]): { field: string; value: StaticValue } | undefined {
+  if (branches.length === 0 || branches.some(isOpaque)) return undefined;
+  for (const atom of branches[0]!) {
+    if ("opaque" in atom || atom.op !== "eq" || atom.pred.values?.length !== 1) continue;
+    const value = atom.pred.values[0]!;
+    if (typeof value.value !== "string" || value.symbolic || !namesALock(value.value)) continue;
+    if (branches.every((b) => pins(b, atom.pred.field, value))) return { field: atom.pred.field, value };
+  }
+  return undefined;
+}
+
+/**
+ * A row of an ordinary table used as a lock under a constant name: `findUnique({ where: { key: "payout_lock" } })`,
+ * a JS check of what it holds, then `upsert` of that row. The read and the write are two steps (`check`), so two
+ * callers can both take it. When the check judges the stored time (`t > ttlCutoff`), a stale row is taken over.
+ */
+export function findKeyedLockRow(mod: Module, write: StateWrite): Claim[] {
+  if (write.effect === "delete" || write.assignments.length === 0) return [];
+  const name = lockName(mod.branchesOf(write));
+  if (!name) return [];
+  const read = mod.earlierReads(write.node, write.model).find((r) => {
+    const branches = toBranches(r.filter);
+    return branches.length > 0 && branches.every((b) => !isOpaque(b) && pins(b, name.field, name.value));
+  });
+  if (!read) return [];
+  const lock: LockKey = {
+    model: write.model,
+    field: name.field,
+    value: name.value,
+    valueText: JSON.stringify(name.value.value),
+  };
+  // The check between the read and the write: `if (t > ttlCutoff) return { ok: false }` inside `if (existing)`.
+  const aging = [...mod.guards(write), ...checksBetween(mod, read.node, write.node)].filter((g) => g.judgesAge);
+  const stamp = write.assignments[0]!;
+  const takeover: TimePredicate[] =
+    aging.length === 0
+      ? []
+      : aging.flatMap((g) =>
+          g.timeFields.length > 0
+            ? g.timeFields.map((f) => ({ field: f, node: g.test as Node }))
+            : [{ field: stamp.field, node: g.test as Node }],
+        );
+  return [
+    {
+      write,
+      lock,
+      assignment: stamp,
+      takeover,
+      check: { kind: "read", node: read.node, timeFields: [] },
+      insert: true,
+      keyed: true,
+    },
+  ];
+}
+
+/** The text of the value a predicate or an assignment compares or stores, where its node is a property. */
+function valueText(mod: Module, node: Node | undefined): string | undefined {
+  return node?.type === "Property" ? mod.sourceCode.getText(node.value) : undefined;
+}
+
+/**
+ * A lock row created after a read found none, in a table the schema gives no unique key within what the read
+ * looked it up by: `findFirst({ where: { transactionId } })`, `if (!found) create({ data: { transactionId, userId } })`
+ * where the key is (transactionId, userId). Two callers that both find none both insert and both hold it (Q3).
+ * Unknown without a schema (the editor): then no claim. The row is a lock by what the module does with it: a lock
+ * word in the table's name, or a delete of the row by those same fields (its release).
+ */
+export function findCheckedInsert(mod: Module, write: StateWrite): Claim[] {
+  if (write.underLock || write.model === HOLE_MODEL || write.assignments.length === 0) return [];
+  const keys = mod.uniqueKeys.get(normalizeModel(write.model));
+  if (!keys) return [];
+  const fn = enclosingFunction(write.node);
+  for (const read of mod.earlierReads(write.node, write.model)) {
+    if (enclosingFunction(read.node) !== fn) continue;
+    const result = resultBinding(read.node);
+    const branches = toBranches(read.filter);
+    if (!result || branches.length !== 1 || isOpaque(branches[0]!)) continue;
+    // The fields the read pins, each stored by the insert with the same value.
+    const looked = branches[0]!.filter((a) => !("opaque" in a) && a.op === "eq");
+    const fields: string[] = [];
+    let same = looked.length > 0;
+    for (const atom of looked) {
+      if ("opaque" in atom) continue;
+      const stored = write.assignments.find((a) => sameField(a.field, atom.pred.field));
+      const readText = valueText(mod, atom.pred.node);
+      const storedText = stored && valueText(mod, stored.node);
+      if (!stored || (readText !== undefined && storedText !== undefined && readText !== storedText)) {
+        same = false;
+        break;
+      }
+      fields.push(atom.pred.field);
+    }
+    if (!same) continue;
+    // A unique key within those fields makes the insert exclusive: a second caller's create fails.
+    if (keys.some((k) => k.length > 0 && k.every((f) => fields.some((g) => sameField(f, g))))) return [];
+    // The insert runs only when the read found no live row: a test of its result on the way.
+    const tests = [...mod.guards(write), ...checksBetween(mod, read.node, write.node)];
+    // A test that reads the variable itself (its references, not a property of the same name elsewhere).
+    const uses = findVariable(mod.sourceCode, result)?.references.map((r) => r.identifier) ?? [];
+    if (!tests.some((g) => uses.some((id) => contains(g.test as Node, id)))) continue;
+    const released = mod.writes.some(
+      (w) =>
+        w.effect === "delete" &&
+        normalizeModel(w.model) === normalizeModel(write.model) &&
+        mod.branchesOf(w).length > 0 &&
+        mod.branchesOf(w).every((b) => fields.every((f) => identityFields(b).some((g) => sameField(f, g)))),
+    );
+    if (!hasLockWord(write.model) && !released) continue;
+    // An expired row taken over in JavaScript (`if (new Date(lock.expires_at) > now) return false`, then delete and
+    // create): the columns the check judges.
+    const takeover: TimePredicate[] = tests
+      .filter((g) => g.judgesAge)
+      .flatMap((g) => g.timeFields.map((f) => ({ field: f, node: g.test as Node })));
+    const stamp = write.assignments.find((a) => sameField(a.field, fields[0]!)) ?? write.assignments[0]!;
+    const lock: LockKey = { model: write.model, field: "row", value: { value: "held" }, valueText: "" };
+    return [
+      {
+        write,
+        lock,
+        assignment: stamp,
+        takeover,
+        check: { kind: "read", node: read.node, timeFields: [] },
+        insert: true,
+        unenforced: { fields, keys },
+      },
+    ];
+  }
+  return [];
+}

@@ -1,0 +1,203 @@
+/**
+ * Claims of a lifecycle value or a processing flag: a write that sets an in-progress value where its filter excludes
+ * it (or takes rows over by age), the same reached only where a JS check or an earlier read excluded it
+ * (check-then-act), a compare-and-set take-over decided in JavaScript, and a row inserted already in progress.
+ */
+import type { Condition, Node, StateWrite, StaticValue } from "../../model/accesses.js";
+import type { Check, Claim, Guard, LockKey, TimePredicate } from "../../model/claims.js";
+import {
+  agePredicates,
+  allowedIn,
+  excludes,
+  isOpaque,
+  ownerPinned,
+  toBranches,
+  type Branch,
+} from "../../model/conditions.js";
+import { pathCondition } from "../../reading/guards.js";
+import { normalizeModel, sameValue, sameField } from "../../model/names.js";
+import { normalizeName } from "../../model/settings.js";
+import { unwrap } from "../../reading/values.js";
+import { isLockAssignment } from "./vocabulary.js";
+import { Module } from "./module.js";
+import { findCheckedInsert, findInsertClaim } from "./lock-rows.js";
+
+export function allBranchesExclude(cond: Condition, field: string, value: StaticValue): boolean {
+  const branches = toBranches(cond);
+  return branches.length > 0 && branches.every((b) => excludes(b, field, value));
+}
+
+/** The module gates on rows holding `field = value`: it claims that value elsewhere, or reads rows filtered on it. */
+function gatesOn(mod: Module, write: StateWrite, field: string, value: StaticValue, claims: readonly Claim[]): boolean {
+  const model = normalizeModel(write.model);
+  if (
+    claims.some(
+      (c) =>
+        !c.insert &&
+        normalizeModel(c.lock.model) === model &&
+        sameField(c.lock.field, field) &&
+        sameValue(c.lock.value, value),
+    )
+  ) {
+    return true;
+  }
+  return mod.reads.some(
+    (a) =>
+      normalizeModel(a.model) === model &&
+      toBranches(a.filter).some((b) =>
+        b.some(
+          (atom) =>
+            !("opaque" in atom) &&
+            sameField(atom.pred.field, field) &&
+            (atom.pred.values ?? []).some((v) => sameValue(v, value)),
+        ),
+      ),
+  );
+}
+
+/**
+ * A row inserted already in progress (`insert({ …, status: "PROCESS" })`) is claimed from birth, when the module
+ * gates on that state elsewhere (a claim or a read filtering it): if its creator dies, it stays claimed.
+ */
+export function findBornClaims(mod: Module, write: StateWrite, claims: readonly Claim[]): Claim[] {
+  const born: Claim[] = [];
+  for (const assignment of write.assignments) {
+    if (
+      assignment.value.kind !== "static" ||
+      !isLockAssignment(assignment.field, assignment.value.value, mod.vocabulary)
+    )
+      continue;
+    const value = assignment.value.value;
+    if (!gatesOn(mod, write, assignment.field, value, claims)) continue;
+    const lock: LockKey = {
+      model: write.model,
+      field: assignment.field,
+      value,
+      valueText: mod.sourceCode.getText(assignment.valueNode),
+    };
+    born.push({ write, lock, assignment, takeover: [] });
+  }
+  return born;
+}
+
+export function findStateClaims(mod: Module, write: StateWrite): Claim[] {
+  if (write.effect === "insert")
+    return write.onConflict === undefined ? findCheckedInsert(mod, write) : findInsertClaim(mod, write);
+  if (write.effect === "delete") return [];
+  const claims: Claim[] = [];
+  const branches = mod.branchesOf(write);
+  for (const assignment of write.assignments) {
+    if (
+      assignment.value.kind !== "static" ||
+      !isLockAssignment(assignment.field, assignment.value.value, mod.vocabulary)
+    )
+      continue;
+    const value = assignment.value.value;
+    const field = assignment.field;
+    const lock: LockKey = { model: write.model, field, value, valueText: mod.sourceCode.getText(assignment.valueNode) };
+    let open = false;
+    let excluded = false;
+    const takeover: TimePredicate[] = [];
+    for (const branch of branches) {
+      if (excludes(branch, field, value)) excluded = true;
+      else {
+        const age = agePredicates(branch, mod.vocabulary);
+        if (age.length > 0) takeover.push(...age);
+        else open = true;
+      }
+    }
+    if (excluded && !open) {
+      claims.push({ write, lock, assignment, takeover });
+      continue;
+    }
+    if (!open || branches.some(isOpaque)) continue;
+    // The write admits V. It is a check-then-act claim if the code on the way to it excluded V, unless the
+    // write is a compare-and-set on something else (`status: job.status`, `version: job.version`).
+    const check = checkBefore(mod, write, field, value);
+    if (!check) {
+      // A compare-and-set take-over decided in JavaScript: `if (!lock.isLocked || lock.expiresAt < now)` then a
+      // write pinned to the value read (`clock: lock.clock`). Every way to it finds the lock free or expired, and
+      // only one taker's compare-and-set wins.
+      const takeover = casTakeover(mod, write, field, value, branches);
+      if (takeover) claims.push({ write, lock, assignment, takeover });
+      continue;
+    }
+    // Checked under a row lock (a locking read of the row in the same unit): nobody can change the row in between.
+    if (write.underLock || branches.every((b) => ownerPinned(b, field, mod.vocabulary)))
+      claims.push({ write, lock, assignment, takeover: [] });
+    else claims.push({ write, lock, assignment, takeover: [], check });
+  }
+  return claims;
+}
+
+/**
+ * The branch compares a column with the value read from the row before (`clock: lock.clock`, `version: row.version`):
+ * a compare-and-set whatever the column is called. The row's id is no such column (every writer of it knows it).
+ */
+export function comparesValueRead(branch: Branch): boolean {
+  return branch.some((atom) => {
+    if ("opaque" in atom || atom.op !== "eq" || atom.pred.values || /^_?id$/i.test(atom.pred.field)) return false;
+    let n = unwrap(atom.pred.node);
+    if (n.type === "Property") n = unwrap(n.value as Node);
+    return (
+      n.type === "MemberExpression" &&
+      !n.computed &&
+      n.property.type === "Identifier" &&
+      normalizeName(n.property.name) === normalizeName(atom.pred.field) &&
+      unwrap(n.object).type === "Identifier"
+    );
+  });
+}
+
+/** The age tests of a compare-and-set write reached only where the lock was free or had expired (see its caller). */
+function casTakeover(
+  mod: Module,
+  write: StateWrite,
+  field: string,
+  value: StaticValue,
+  branches: readonly Branch[],
+): TimePredicate[] | undefined {
+  const aging = mod.guards(write).filter((g) => g.judgesAge);
+  if (
+    aging.length === 0 ||
+    branches.length === 0 ||
+    !branches.every((b) => ownerPinned(b, field, mod.vocabulary) || comparesValueRead(b))
+  )
+    return undefined;
+  const path = toBranches(mod.pathCondition(write));
+  if (path.length === 0 || !path.every((b) => excludes(b, field, value) || agePredicates(b, mod.vocabulary).length > 0))
+    return undefined;
+  const out = aging.flatMap((g) => g.timeFields.map((f) => ({ field: f, node: g.test as Node })));
+  return out.length > 0 ? out : undefined;
+}
+
+/** A JS check or an earlier read on the way to `write` that excludes `field = value`. */
+function checkBefore(mod: Module, write: StateWrite, field: string, value: StaticValue): Check | undefined {
+  const guards = mod.guards(write);
+  if (guards.length > 0 && allBranchesExclude(mod.pathCondition(write), field, value)) {
+    const accepts = (o: Node) => mod.objectIsModel(o, write.model);
+    // The guard that excludes the value (else the first), with its path condition, each computed once.
+    let chosen: { guard: Guard; path: Condition } | undefined;
+    for (const g of guards) {
+      const path = pathCondition(mod.sourceCode, g, accepts);
+      if (allBranchesExclude(path, field, value)) {
+        chosen = { guard: g, path };
+        break;
+      }
+    }
+    const { guard, path } = chosen ?? { guard: guards[0]!, path: pathCondition(mod.sourceCode, guards[0]!, accepts) };
+    // The one value the check lets through, where it pins one (`if (job.status !== "QUEUED") return`).
+    const allowed = toBranches(path).map((b) => allowedIn(b, field));
+    const only = allowed.map((a) => (a !== "any" && "only" in a && a.only.length === 1 ? a.only[0] : undefined));
+    const requires =
+      only.length > 0 && only.every((v) => v !== undefined && sameValue(v, only[0]!)) && !sameValue(only[0]!, value)
+        ? only[0]
+        : undefined;
+    return { kind: "if", node: guard.test, timeFields: [], ...(requires ? { requires } : {}) };
+  }
+  const read = mod.earlierReads(write.node, write.model).find((r) => {
+    const rb = toBranches(r.filter);
+    return rb.length > 0 && !rb.some(isOpaque) && rb.every((b) => excludes(b, field, value));
+  });
+  return read && { kind: "read", node: read.node, timeFields: [] };
+}

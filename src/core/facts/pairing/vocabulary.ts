@@ -1,0 +1,139 @@
+/**
+ * What the values a module writes mean for its locks: an in-progress value, or a flag set true, takes a lock; a
+ * failed, retryable or waiting value gives it back. And the module's vocabulary widened with the values it holds rows
+ * in under a lease or across work, whatever they are called.
+ */
+import type { StateAccess, StateWrite, StaticValue } from "../../model/accesses.js";
+import type { LockKey } from "../../model/claims.js";
+import { type ResolvedVocabulary, normalizeName, saysEnded } from "../../model/settings.js";
+import { agePredicates, excludes, identityFields, pins, toBranches, type Branch } from "../../model/conditions.js";
+import { normalizeModel, sameValue, sameField } from "../../model/names.js";
+import { enclosingFunction } from "../../reading/units.js";
+import { runsAfter } from "../../reading/ast.js";
+import { beforeAnyWait } from "./holding.js";
+
+/** Values a recovery or failure path moves a row to: failed, retryable or waiting states. */
+const RESET_VALUE =
+  /fail|error|pending|queue|wait|time_?out|stale|expire|abandon|retry|idle|ready|new|created|available|interrupt|crash|dead|stuck|unknown|open|todo|scheduled|init|reset|draft/i;
+
+function isLockValue(value: StaticValue, vocabulary: ResolvedVocabulary, field?: string): boolean {
+  return typeof value.value === "string" && vocabulary.isInProgressValue(value.value, field);
+}
+
+/** Setting `field` to `value` takes a lock: an in-progress status, or a processing flag set true. */
+export function isLockAssignment(field: string, value: StaticValue, vocabulary: ResolvedVocabulary): boolean {
+  if (value.value === true) return vocabulary.isFlagField(field);
+  return isLockValue(value, vocabulary, field) && vocabulary.isStateField(field);
+}
+
+/** Moving a row to `target` gives it back: a failed, retryable or waiting status, or a flag cleared. */
+export function isReset(target: StaticValue, lock: LockKey, vocabulary: ResolvedVocabulary): boolean {
+  if (lock.value.value === true) return target.value === false || target.value === null;
+  return (
+    typeof target.value === "string" && RESET_VALUE.test(target.value) && !isLockValue(target, vocabulary, lock.field)
+  );
+}
+
+/**
+ * The module's vocabulary with the values it takes rows into under a lease read as in-progress, whatever they are
+ * called: a write sets F = V and stamps a field with the clock (`keepAlive: now`), and every branch of its filter
+ * either excludes V or takes over rows whose stamp has aged (`$expr: { $lt: ["$keepAlive", cutoff] }`). Taking over
+ * by the age of the very stamp the write makes is a lease, so V is held (corpus Ak25: an outbox's ACTIVE events).
+ * Held in that field only, as `withValuesHeldAcrossWork`'s.
+ */
+export function withLeasedValues(base: ResolvedVocabulary, accesses: readonly StateAccess[]): ResolvedVocabulary {
+  const held = new Set<string>();
+  for (const w of accesses) {
+    if (w.access !== "write" || w.effect === "insert" || w.effect === "delete") continue;
+    const stamped = w.assignments.filter((a) => a.value.kind === "now").map((a) => normalizeName(a.field));
+    if (stamped.length === 0) continue;
+    let branches: Branch[] | undefined;
+    for (const a of w.assignments) {
+      const v = a.value.kind === "static" ? a.value.value.value : undefined;
+      if (typeof v !== "string" || !base.isStateField(a.field) || base.isInProgressValue(v, a.field) || saysEnded(v))
+        continue;
+      branches ??= toBranches(w.filter);
+      const takesOver = (b: Branch) => agePredicates(b, base).some((t) => stamped.includes(normalizeName(t.field)));
+      if (!branches.some(takesOver) || !branches.every((b) => takesOver(b) || excludes(b, a.field, { value: v })))
+        continue;
+      held.add(`${normalizeName(a.field)}=${normalizeName(v)}`);
+    }
+  }
+  return withHeldInField(base, held);
+}
+
+/** `base` with the `field=value` pairs of `held` read as in-progress, in that field only. */
+function withHeldInField(base: ResolvedVocabulary, held: ReadonlySet<string>): ResolvedVocabulary {
+  if (held.size === 0) return base;
+  return {
+    ...base,
+    isInProgressValue: (value, field) =>
+      base.isInProgressValue(value, field) ||
+      (field !== undefined && held.has(`${normalizeName(field)}=${normalizeName(value)}`)),
+  };
+}
+
+/**
+ * The module's vocabulary with the values it holds a row in across work read as in-progress, whatever they are
+ * called: a write sets F = V only where the row is not V already (every branch of its filter excludes V), and the
+ * same function, after awaiting something, moves that row by identity off V again (`refundStatus: "PENDING"` taken
+ * from null or FAILED, the refund sent, then PROCESSED or FAILED by id: corpus Ap12). Its holder owns the row until
+ * that second write, as a claim's does, even where the name is a waiting one. A value some other access of the
+ * module selects rows by (a worker taking them, an admin approving one by id: corpus shared dA10) is a state of the
+ * workflow that others act on: it keeps its name's meaning. A value that says the work ended is never held.
+ */
+export function withValuesHeldAcrossWork(
+  base: ResolvedVocabulary,
+  accesses: readonly StateAccess[],
+): ResolvedVocabulary {
+  const writes = accesses.filter((a): a is StateWrite => a.access === "write");
+  const byIdentity = (w: StateWrite) => {
+    const branches = toBranches(w.filter);
+    return branches.length > 0 && branches.every((b) => identityFields(b).length > 0);
+  };
+  const held = new Set<string>();
+  for (const w1 of writes) {
+    if (w1.effect === "insert" || w1.effect === "delete") continue;
+    let branches: Branch[] | undefined;
+    for (const a of w1.assignments) {
+      const v = a.value.kind === "static" ? a.value.value.value : undefined;
+      if (typeof v !== "string" || !base.isStateField(a.field) || base.isInProgressValue(v, a.field) || saysEnded(v))
+        continue;
+      // An opaque term ANDed in only narrows; an opaque alternative admits V (`excludes` is false on it).
+      branches ??= toBranches(w1.filter);
+      if (branches.length === 0 || !branches.every((b) => excludes(b, a.field, { value: v }))) continue;
+      const fn = enclosingFunction(w1.node);
+      const model = normalizeModel(w1.model);
+      const movedOff = writes.some(
+        (w2) =>
+          w2 !== w1 &&
+          enclosingFunction(w2.node) === fn &&
+          w2.node.range[0] > w1.node.range[1] &&
+          normalizeModel(w2.model) === model &&
+          byIdentity(w2) &&
+          !beforeAnyWait(w1.node, w2.node) &&
+          runsAfter(w1.node, w2.node) &&
+          w2.assignments.some(
+            (b) => sameField(b.field, a.field) && b.value.kind === "static" && !sameValue(b.value.value, { value: v }),
+          ),
+      );
+      if (!movedOff) continue;
+      // Anyone else acting on rows in V (a worker taking them, an admin approving one by id) makes V a state of the
+      // workflow, not a hold: only the holder's own later writes may select by it.
+      const own = (o: StateAccess) =>
+        o.access === "write" && enclosingFunction(o.node) === fn && o.node.range[0] > w1.node.range[1];
+      // A sweep that judges age is the hold's recovery (or its stale scan), not someone else's use of V.
+      const consumed = accesses.some(
+        (o) =>
+          o !== w1 &&
+          (o.access === "read" || o.access === "write") &&
+          !own(o) &&
+          normalizeModel(o.model) === model &&
+          toBranches(o.filter).some((b) => pins(b, a.field, { value: v }) && agePredicates(b, base).length === 0),
+      );
+      if (!consumed) held.add(`${normalizeName(a.field)}=${normalizeName(v)}`);
+    }
+  }
+  // Held in that field only: `refundStatus: PENDING` held says nothing of `status: PENDING`.
+  return withHeldInField(base, held);
+}
