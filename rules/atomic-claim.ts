@@ -3,6 +3,7 @@ import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { checkData, claimData } from "../src/rule-kit/messages.js";
 import { claimExit } from "../src/rule-kit/claim-exit.js";
 import { valueText } from "../src/core/reading/edits.js";
+import { unreachable } from "../src/core/model/claims.js";
 
 export default createRule({
   name: "atomic-claim",
@@ -58,24 +59,29 @@ export default createRule({
       for (const claim of facts.claims) {
         if (!claim.check) continue;
         const data = { ...claimData(claim), ...checkData(claim.check) };
-        // A keyed lock row has no status to add to the filter: the fix is a different write.
-        if (claim.lease) {
-          context.report({ node: claim.write.node, messageId: "checkThenLease", data });
-          continue;
-        }
-        if (claim.unenforced) {
-          const list = (fields: readonly string[]) => `(${fields.join(", ")})`;
-          const keys = claim.unenforced.keys.map(list).join(", ") || "none";
-          context.report({
-            node: claim.write.node,
-            messageId: "checkThenInsert",
-            data: { model: data.model, checkLine: data.checkLine, fields: list(claim.unenforced.fields), keys },
-          });
-          continue;
-        }
-        if (claim.keyed) {
-          context.report({ node: claim.write.node, messageId: "checkThenTake", data });
-          continue;
+        switch (claim.kind) {
+          case "lease":
+            context.report({ node: claim.write.node, messageId: "checkThenLease", data });
+            continue;
+          case "unenforced-row": {
+            const list = (fields: readonly string[]) => `(${fields.join(", ")})`;
+            const keys = claim.keys.map(list).join(", ") || "none";
+            context.report({
+              node: claim.write.node,
+              messageId: "checkThenInsert",
+              data: { model: data.model, checkLine: data.checkLine, fields: list(claim.fields), keys },
+            });
+            continue;
+          }
+          case "keyed-row":
+            // A keyed lock row has no status to add to the filter: the fix is a different write.
+            context.report({ node: claim.write.node, messageId: "checkThenTake", data });
+            continue;
+          case "inserted-row":
+          case "status":
+            break;
+          default:
+            unreachable(claim);
         }
         // The condition repeats the check: the one value it lets through where it pins one (a row that finished
         // meanwhile is not taken again), else the claimed value excluded.

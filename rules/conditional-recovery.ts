@@ -6,6 +6,7 @@ import { checkData, claimData, lockData } from "../src/rule-kit/messages.js";
 import { describeRowFilter } from "../src/core/model/describe.js";
 import { formatValue } from "../src/core/model/names.js";
 import { runsRepeatedly } from "../src/core/reading/units.js";
+import { isLockRow } from "../src/core/model/claims.js";
 
 /** The message for each flaw: of a claim made in this module, and of a sweep of claims made elsewhere. */
 const MESSAGES = {
@@ -64,7 +65,7 @@ export default createRule({
         context.report({
           node: recovery.write.node,
           messageId:
-            recovery.claim.insert && flaw === "check-in-js" && !sweep
+            isLockRow(recovery.claim) && flaw === "check-in-js" && !sweep
               ? "lockRowCheckInJs"
               : MESSAGES[flaw][sweep ? 1 : 0],
           data,

@@ -8,6 +8,7 @@ import { getVocabulary, normalizeName, vocabularySchema } from "../src/core/mode
 import { clockStamp, formatValue, normalizeModel } from "../src/core/model/names.js";
 import { renameTimeField } from "../src/rule-kit/recovery.js";
 import type { TSESLint } from "@typescript-eslint/utils";
+import { holdsRow, isLockRow } from "../src/core/model/claims.js";
 
 type Options = [{ startTimeFields?: string[]; progressTimeFields?: string[] }];
 
@@ -97,9 +98,7 @@ export default createRule<MessageId, Options>({
         : "written only when the row is created or claimed, never while the work runs";
     }
     function jobClaim(claim: Claim | undefined): Claim | undefined {
-      return claim && !claim.insert && !claim.lease && !claim.keyed && claim.lock.value.value !== true
-        ? claim
-        : undefined;
+      return claim && !holdsRow(claim) && claim.lock.value.value !== true ? claim : undefined;
     }
     /**
      * The suggestion: judge age by the progress timestamp the module stamps with the clock for `model`, where the age
@@ -172,7 +171,7 @@ export default createRule<MessageId, Options>({
           const start = startTimeOnly(judged, recovery.claim, facts);
           if (!start) continue;
           seen.add(recovery.write.node);
-          if (recovery.claim.insert) {
+          if (isLockRow(recovery.claim)) {
             reportLockRow("sweep", recovery.claim, start, facts);
             continue;
           }
@@ -191,7 +190,7 @@ export default createRule<MessageId, Options>({
         }
         // A sweeper of claims made elsewhere (a cron job, a queue module's `resetStale`): its age test is its own.
         for (const sweep of facts.sweeps()) {
-          if (seen.has(sweep.write.node) || sweep.check?.kind === "read" || sweep.claim.insert) continue;
+          if (seen.has(sweep.write.node) || sweep.check?.kind === "read" || isLockRow(sweep.claim)) continue;
           const start = startTimeOnly(sweep.check ? sweep.check.timeFields : sweep.timePredicates);
           if (!start) continue;
           seen.add(sweep.write.node);
@@ -221,7 +220,7 @@ export default createRule<MessageId, Options>({
           });
         }
         for (const claim of facts.claims) {
-          if (claim.renewed) continue;
+          if (claim.kind === "lease" && claim.renewed) continue;
           const lease = claim.takeover.length > 0 ? fixedLease(claim.takeover, claim, facts) : undefined;
           if (lease) {
             noteFixed(claim, lease.field, "takeover");
@@ -230,7 +229,7 @@ export default createRule<MessageId, Options>({
           const start = startTimeOnly(claim.takeover, claim, facts);
           if (!start) continue;
           // A lock row or a lease has no claimed value to name: its take-over is the lock row's.
-          if (claim.insert || claim.lease) {
+          if (holdsRow(claim)) {
             reportLockRow("take-over", claim, start, facts);
             continue;
           }

@@ -93,7 +93,7 @@ export default createRule({
             : [];
       // A lease has no claimed value to name: what fences its holder is the token alone.
       const messageId =
-        effect.kind !== "takeover-row" ? "unfencedResult" : claim.lease ? "leaseWrite" : "takeoverWrite";
+        effect.kind !== "takeover-row" ? "unfencedResult" : claim.kind === "lease" ? "leaseWrite" : "takeoverWrite";
       context.report({ node: effect.write.node, messageId, data, suggest });
     }
 

@@ -2,6 +2,7 @@ import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { alsoAt, claimData } from "../src/rule-kit/messages.js";
 import { lockRowSweepEdit, recoveryEdit } from "../src/rule-kit/recovery.js";
+import { unreachable, type LockRowClaim, type StatusClaim } from "../src/core/model/claims.js";
 
 export default createRule({
   name: "require-stale-recovery",
@@ -34,64 +35,81 @@ export default createRule({
   },
   create(context) {
     return onLockFacts(context, (facts) => {
-      for (const claim of facts.claims) {
-        // A take-over, a recovery here, stuck rows handed to a caller (`staleJobs()`), or a `locks-recovered-by`
-        // directive naming the module that recovers it (locks-audit checks it).
-        if (facts.answeredHere(claim)) continue;
-        if (claim.unenforced && claim.check) {
+      /** A lock row nothing sweeps: its expiry, with the sweep as a suggestion where the row keeps a moving time. */
+      const reportLockRow = (claim: LockRowClaim) => {
+        if (claim.kind === "unenforced-row" && claim.check) {
           context.report({
             node: claim.write.node,
             messageId: "missingRowExpiry",
             data: { model: claim.lock.model, checkLine: String(claim.check.node.loc.start.line) },
           });
-        } else if (claim.insert) {
-          const sweep = lockRowSweepEdit(context.sourceCode, context.filename, claim, facts);
-          const when = sweep?.threshold ? `has not moved for ${sweep.threshold} (15 minutes; tune it)` : "has passed";
-          context.report({
-            node: claim.write.node,
-            messageId: "missingExpiry",
-            data: { model: claim.lock.model },
-            suggest: sweep
-              ? [
-                  {
-                    messageId: "addLockSweep",
-                    data: { name: sweep.name, model: claim.lock.model, timeField: sweep.timeField, when },
-                    fix: (fixer) =>
-                      sweep.edits.map((e) => fixer.insertTextAfterRange([e.range[0], e.range[0]], e.text)),
+          return;
+        }
+        const sweep = lockRowSweepEdit(context.sourceCode, context.filename, claim, facts);
+        const when = sweep?.threshold ? `has not moved for ${sweep.threshold} (15 minutes; tune it)` : "has passed";
+        context.report({
+          node: claim.write.node,
+          messageId: "missingExpiry",
+          data: { model: claim.lock.model },
+          suggest: sweep
+            ? [
+                {
+                  messageId: "addLockSweep",
+                  data: { name: sweep.name, model: claim.lock.model, timeField: sweep.timeField, when },
+                  fix: (fixer) => sweep.edits.map((e) => fixer.insertTextAfterRange([e.range[0], e.range[0]], e.text)),
+                },
+              ]
+            : [],
+        });
+      };
+      /** A status claim nothing moves back: the recovery, suggested where the module keeps a progress timestamp. */
+      const reportStatus = (claim: StatusClaim) => {
+        const data = claimData(claim);
+        const recovery = recoveryEdit(context.sourceCode, context.filename, claim, facts);
+        context.report({
+          node: claim.write.node,
+          messageId: "missingRecovery",
+          data,
+          suggest: recovery
+            ? [
+                {
+                  messageId: "addRecovery",
+                  data: {
+                    name: recovery.name,
+                    value: recovery.flag?.held ?? data.value,
+                    back: recovery.flag?.free ?? recovery.backText,
+                    timeField: recovery.timeField,
+                    threshold: recovery.threshold,
                   },
-                ]
-              : [],
-          });
-        } else if (claim.lease)
-          context.report({
-            node: claim.write.node,
-            messageId: "missingLockExpiry",
-            data: { model: claim.lock.model, field: claim.lock.field },
-          });
-        else {
-          const data = claimData(claim);
-          const recovery = recoveryEdit(context.sourceCode, context.filename, claim, facts);
-          context.report({
-            node: claim.write.node,
-            messageId: "missingRecovery",
-            data,
-            suggest: recovery
-              ? [
-                  {
-                    messageId: "addRecovery",
-                    data: {
-                      name: recovery.name,
-                      value: recovery.flag?.held ?? data.value,
-                      back: recovery.flag?.free ?? recovery.backText,
-                      timeField: recovery.timeField,
-                      threshold: recovery.threshold,
-                    },
-                    fix: (fixer) =>
-                      recovery.edits.map((e) => fixer.insertTextAfterRange([e.range[0], e.range[0]], e.text)),
-                  },
-                ]
-              : [],
-          });
+                  fix: (fixer) =>
+                    recovery.edits.map((e) => fixer.insertTextAfterRange([e.range[0], e.range[0]], e.text)),
+                },
+              ]
+            : [],
+        });
+      };
+      for (const claim of facts.claims) {
+        // A take-over, a recovery here, stuck rows handed to a caller (`staleJobs()`), or a `locks-recovered-by`
+        // directive naming the module that recovers it (locks-audit checks it).
+        if (facts.answeredHere(claim)) continue;
+        switch (claim.kind) {
+          case "inserted-row":
+          case "keyed-row":
+          case "unenforced-row":
+            reportLockRow(claim);
+            break;
+          case "lease":
+            context.report({
+              node: claim.write.node,
+              messageId: "missingLockExpiry",
+              data: { model: claim.lock.model, field: claim.lock.field },
+            });
+            break;
+          case "status":
+            reportStatus(claim);
+            break;
+          default:
+            unreachable(claim);
         }
       }
       // In the audit: a claim taken through another module's helper that nothing answers, reported at the call.

@@ -23,6 +23,7 @@ import { findVariable } from "../core/reading/values.js";
 import { findBelow, freeName, propertyKey, valueText } from "../core/reading/edits.js";
 import { enclosingFunction, isFunction } from "../core/reading/units.js";
 import { readsClockAhead } from "../core/reading/clock.js";
+import { holdsRow, isLockRow } from "../core/model/claims.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -154,7 +155,7 @@ export function recoveryEdit(
   claim: Claim,
   facts: LockFacts,
 ): RecoveryEdit | undefined {
-  if (claim.insert || claim.lease || claim.keyed || claim.unenforced || !claim.write.recoveryWrite) return undefined;
+  if (holdsRow(claim) || !claim.write.recoveryWrite) return undefined;
   const back = backValue(sourceCode, claim, facts);
   // The progress timestamp: a heartbeat's stamp (a field stamped only by the claim is a start time whatever its name).
   const timeField = facts.keptMoving(claim.write.model, claim);
@@ -229,7 +230,7 @@ export interface LockRowSweepEdit {
 }
 
 /**
- * The suggestion's edits for a lock row inserted under a unique key (`claim.insert`): a sweep that deletes the rows
+ * The suggestion's edits for a lock row inserted under a unique key (`isLockRow(claim)`): a sweep that deletes the rows
  * whose holder died. Offered only where the row carries a time its holder keeps moving (`LockFacts.keptMoving`: an
  * expiry it extends, a heartbeat it stamps) and the insert stamps it too, so a live holder's row is never taken. An
  * expiry (`new Date(Date.now() + ttl)`) is compared with now; a stamp with a named threshold.
@@ -240,7 +241,7 @@ export function lockRowSweepEdit(
   claim: Claim,
   facts: LockFacts,
 ): LockRowSweepEdit | undefined {
-  if (!claim.insert || !claim.write.staleRowsDelete) return undefined;
+  if (!isLockRow(claim) || !claim.write.staleRowsDelete) return undefined;
   const timeField = facts.keptMoving(claim.write.model, claim);
   const stamp = timeField && clockStamp(claim.write, timeField);
   const fn = enclosingFunction(claim.write.node);

@@ -33,6 +33,7 @@ import { functionName } from "../reading/units.js";
 import { findVariable, getConstInit, keyName, unwrap } from "../reading/values.js";
 import { outer, isLoop, Flow, chainCallOf } from "../reading/rejection-flow.js";
 import { enclosingFn, isFn } from "../reading/function-bindings.js";
+import { isLockRow } from "../model/claims.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -277,7 +278,7 @@ function fenced(branch: Branch, claim: Claim, vocabulary: ResolvedVocabulary): b
     if (a.op !== "eq" && a.op !== "in") return false;
     if (vocabulary.isOwnerField(a.pred.field)) return true;
     return (
-      !claim.insert &&
+      !isLockRow(claim) &&
       vocabulary.isStateField(a.pred.field) &&
       (a.pred.values ?? []).some((v) => sameValue(v, claim.lock.value))
     );
@@ -314,7 +315,7 @@ function databaseRenewals(
     const branches = toBranches(write.filter);
     if (branches.length === 0 || !branches.every((b) => identityFields(b).length > 0)) continue;
     const claim =
-      facts.claims.find((c) => !c.insert && normalizeModel(c.lock.model) === normalizeModel(write.model)) ??
+      facts.claims.find((c) => !isLockRow(c) && normalizeModel(c.lock.model) === normalizeModel(write.model)) ??
       facts.claims.find((c) => normalizeModel(c.lock.model) === normalizeModel(write.model));
     if (!claim) continue;
     if (!flow.timerDriven(write.node) && !RENEWAL_NAME.test(namedUnit(write.node) ?? "")) continue;

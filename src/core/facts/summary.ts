@@ -19,6 +19,7 @@ import { buildForeignRecoveries } from "./pairing/foreign-recoveries.js";
 import { claimKey, claimName } from "../model/names.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { recoveredByDirective } from "../reading/directives.js";
+import { isLockRow } from "../model/claims.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -129,7 +130,7 @@ function claimSummary(
   } else {
     q1 = {
       status: "unanswered",
-      how: claim.insert ? "no sweeper or take-over of an expired lock row" : "no stale recovery",
+      how: isLockRow(claim) ? "no sweeper or take-over of an expired lock row" : "no stale recovery",
     };
     q2 = { status: "not-applicable", how: "no recovery to judge age" };
   }
@@ -150,7 +151,7 @@ function claimSummary(
   } else {
     q3 = {
       status: "answered",
-      how: claim.insert
+      how: isLockRow(claim)
         ? "insert under a unique key"
         : recoveries.length > 0
           ? "conditional claim and conditional recovery"
@@ -158,7 +159,7 @@ function claimSummary(
     };
   }
   return {
-    kind: claim.insert ? "lock-row" : "claim",
+    kind: isLockRow(claim) ? "lock-row" : "claim",
     name: claimName(claim),
     key: claimKey(claim),
     acquire,

@@ -44,7 +44,8 @@ export interface Check {
   readonly requires?: StaticValue;
 }
 
-export interface Claim {
+/** What every claim has: the write that takes the lock, the lock it takes, and how it takes it. */
+interface ClaimParts {
   readonly write: StateWrite;
   readonly lock: LockKey;
   readonly assignment: Assignment;
@@ -52,29 +53,97 @@ export interface Claim {
   readonly takeover: readonly TimePredicate[];
   /** Set when the claim is check-then-act: the write itself is unconditional and a JS `if` or an earlier read checked. */
   readonly check?: Check;
-  /** A lock row inserted under a unique key (`INSERT … ON CONFLICT DO NOTHING` into a lock table): no field is set. */
-  readonly insert?: boolean;
-  /**
-   * A lease stamped on a row whose lease is free (`leaseUntil < now` or absent): `lock.field` is the lease column.
-   * Like an inserted lock row it is a *lock row*: released by a delete or by clearing the lease, never moved
-   * through a lifecycle.
-   */
-  readonly lease?: boolean;
-  /** For a lease: another write stamps the lease column again (a heartbeat), so its age tells progress, not the start. */
-  readonly renewed?: boolean;
-  /**
-   * A lock row of an ordinary table picked by a constant lock name (`systemSetting` where `key = "payout_lock"`):
-   * `lock.field` is the key column and `lock.value` the name. It is taken after a read of the row (`check`), so
-   * releases are the deletes of that row by the same name.
-   */
-  readonly keyed?: boolean;
-  /**
-   * A lock row created after a read found none (`findFirst({ where: { transactionId } })`, then `create` with that
-   * `transactionId`), in a table whose unique keys the project's schema declares and none of which lies within the
-   * fields the read looked the row up by: the insert is not exclusive, so two callers that both found none both
-   * create one (`check` is the read). Known only where a schema was read (the audit, src/audit/schemas.ts).
-   */
-  readonly unenforced?: { readonly fields: readonly string[]; readonly keys: readonly (readonly string[])[] };
+}
+
+/**
+ * A lifecycle field moved to an in-progress value (`status: "RUNNING"` where the filter excludes it), or a processing
+ * flag set (`locked: true`, `lock.value` is `true`): the row goes on living, and the claim is undone by moving the field
+ * back (a completion, a recovery).
+ */
+export interface StatusClaim extends ClaimParts {
+  readonly kind: "status";
+}
+
+/** A lock row inserted under a unique key (`INSERT … ON CONFLICT DO NOTHING` into a lock table): no field is set. */
+export interface InsertedRowClaim extends ClaimParts {
+  readonly kind: "inserted-row";
+}
+
+/**
+ * A lock row of an ordinary table picked by a constant lock name (`systemSetting` where `key = "payout_lock"`):
+ * `lock.field` is the key column and `lock.value` the name. It is taken after a read of the row (`check`), so
+ * releases are the deletes of that row by the same name.
+ */
+export interface KeyedRowClaim extends ClaimParts {
+  readonly kind: "keyed-row";
+}
+
+/**
+ * A lock row created after a read found none (`findFirst({ where: { transactionId } })`, then `create` with that
+ * `transactionId`), in a table whose unique keys the project's schema declares and none of which lies within the
+ * fields the read looked the row up by: the insert is not exclusive, so two callers that both found none both
+ * create one (`check` is the read). Known only where a schema was read (the audit, src/audit/schemas.ts).
+ */
+export interface UnenforcedRowClaim extends ClaimParts {
+  readonly kind: "unenforced-row";
+  /** The fields the read looked the row up by, and the unique keys the schema declares for the table. */
+  readonly fields: readonly string[];
+  readonly keys: readonly (readonly string[])[];
+}
+
+/**
+ * A lease stamped on a row whose lease is free (`leaseUntil < now` or absent): `lock.field` is the lease column.
+ * Like an inserted lock row it is a *lock row*: released by a delete or by clearing the lease, never moved through a
+ * lifecycle.
+ */
+export interface LeaseClaim extends ClaimParts {
+  readonly kind: "lease";
+  /** Another write stamps the lease column again (a heartbeat), so its age tells progress, not the start. */
+  readonly renewed: boolean;
+}
+
+/**
+ * A claim, by the kind of lock it takes. Code that must answer for every kind switches on `kind` and ends in
+ * `unreachable(claim)`, so a new kind does not compile until each such place says what it means for it.
+ */
+export type Claim = StatusClaim | InsertedRowClaim | KeyedRowClaim | UnenforcedRowClaim | LeaseClaim;
+export type ClaimKind = Claim["kind"];
+
+/** A lock row made by a create or an insert (inserted under a unique key, keyed by a constant name, or unenforced). */
+export type LockRowClaim = InsertedRowClaim | KeyedRowClaim | UnenforcedRowClaim;
+
+export function isLockRow(claim: Claim): claim is LockRowClaim {
+  const yes = () => true;
+  const no = () => false;
+  return byKind(claim, { "inserted-row": yes, "keyed-row": yes, "unenforced-row": yes, lease: no, status: no });
+}
+
+/** The row is the lock (a lock row or a lease): it is released by a delete or by clearing it, not by a lifecycle move. */
+export function holdsRow(claim: Claim): claim is LockRowClaim | LeaseClaim {
+  const yes = () => true;
+  return byKind(claim, {
+    "inserted-row": yes,
+    "keyed-row": yes,
+    "unenforced-row": yes,
+    lease: yes,
+    status: () => false,
+  });
+}
+
+/**
+ * The answer for the claim's kind, from a table with one entry per kind: a new kind does not compile until every
+ * table says what it means for it (`byKind(claim, { status: …, lease: …, … })`).
+ */
+export function byKind<T>(
+  claim: Claim,
+  answers: { readonly [K in ClaimKind]: (claim: Extract<Claim, { readonly kind: K }>) => T },
+): T {
+  return (answers[claim.kind] as (c: Claim) => T)(claim);
+}
+
+/** For the end of an exhaustive switch: a value no case took (a kind added without an answer) does not compile. */
+export function unreachable(value: never): never {
+  throw new Error(`unhandled case: ${JSON.stringify((value as { kind?: unknown }).kind ?? value)}`);
 }
 
 /** A lock row's release by its holder: a delete of the row, or a write that clears its lease, picked by the row's key. */

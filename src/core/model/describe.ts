@@ -6,6 +6,7 @@ import type { Condition } from "./accesses.js";
 import type { Claim, RowRelease } from "./claims.js";
 import { identityFields, toBranches } from "./conditions.js";
 import { formatValue } from "./names.js";
+import { byKind } from "./claims.js";
 
 /** How a write picks its rows, in words: "id", "id and userId", or "its filter". */
 export function describeRowFilter(filter: Condition): string {
@@ -16,11 +17,14 @@ export function describeRowFilter(filter: Condition): string {
 
 /** A lock row: `lease on job.lockedUntil`, `lock row "payout" in setting`, `lock row in locks`. */
 export function describeRowLock(claim: Claim): string {
-  return claim.lease
-    ? `lease on ${claim.lock.model}.${claim.lock.field}`
-    : claim.keyed
-      ? `lock row ${formatValue(claim.lock.value)} in ${claim.lock.model}`
-      : `lock row in ${claim.lock.model}`;
+  const row = (c: Claim) => `lock row in ${c.lock.model}`;
+  return byKind(claim, {
+    lease: (c) => `lease on ${c.lock.model}.${c.lock.field}`,
+    "keyed-row": (c) => `lock row ${formatValue(c.lock.value)} in ${c.lock.model}`,
+    "inserted-row": row,
+    "unenforced-row": row,
+    status: row,
+  });
 }
 
 /** A lock row's release: the lock, how the write picks the row, and whether it deletes the row or writes it. */
@@ -32,7 +36,7 @@ export function describeRowRelease(release: RowRelease): {
   const { claim, write } = release;
   return {
     lock: describeRowLock(claim),
-    filter: claim.keyed ? `its name (${claim.lock.field})` : describeRowFilter(write.filter),
+    filter: claim.kind === "keyed-row" ? `its name (${claim.lock.field})` : describeRowFilter(write.filter),
     operation: write.effect === "delete" ? "delete" : "write",
   };
 }

@@ -6,6 +6,7 @@
 import type { Assignment, StateWrite, StaticValue } from "./accesses.js";
 import type { Claim } from "./claims.js";
 import { normalizeName } from "./settings.js";
+import { byKind } from "./claims.js";
 
 /**
  * A model or table name in the singular, as English forms the plural: `companies` = `company`, `processes` =
@@ -49,14 +50,14 @@ export function lockKey(model: string, field: string, value: unknown): string {
 
 /** A claim's pairing key: its (model, field, value), or the lock table's for a lock row inserted under a unique key. */
 export function claimKey(claim: Claim): string {
-  return claim.insert
-    ? lockKey(claim.lock.model, "row", "held")
-    : lockKey(claim.lock.model, claim.lock.field, claim.lock.value.value);
+  const row = (c: Claim) => lockKey(c.lock.model, "row", "held");
+  const field = (c: Claim) => lockKey(c.lock.model, c.lock.field, c.lock.value.value);
+  return byKind(claim, { "inserted-row": row, "keyed-row": row, "unenforced-row": row, lease: field, status: field });
 }
 
 /** A claim in words: `job.status = "GENERATING"`, `locks (lock row)`. */
 export function claimName(claim: Claim): string {
-  return claim.insert
-    ? `${claim.lock.model} (lock row)`
-    : `${claim.lock.model}.${claim.lock.field} = ${formatValue(claim.lock.value)}`;
+  const row = (c: Claim) => `${c.lock.model} (lock row)`;
+  const field = (c: Claim) => `${c.lock.model}.${c.lock.field} = ${formatValue(c.lock.value)}`;
+  return byKind(claim, { "inserted-row": row, "keyed-row": row, "unenforced-row": row, lease: field, status: field });
 }

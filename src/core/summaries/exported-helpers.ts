@@ -24,6 +24,7 @@ import { exportNames, reachNames } from "../reading/exports.js";
 import { unwrap } from "../reading/values.js";
 import { toBranches } from "../model/conditions.js";
 import type { FunctionSummary, KvEffect } from "./summaries.js";
+import { byKind } from "../model/claims.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -179,7 +180,13 @@ function claimHelpers(
         name: claimName(claim),
         answered: facts.answeredHere(claim),
         key: claimKey(claim),
-        stuck: claim.insert ? "its lock row" : claim.lease ? `${claim.lock.field} set` : formatValue(claim.lock.value),
+        stuck: byKind<string>(claim, {
+          "inserted-row": () => "its lock row",
+          "keyed-row": () => "its lock row",
+          "unenforced-row": () => "its lock row",
+          lease: (c) => `${c.lock.field} set`,
+          status: (c) => formatValue(c.lock.value),
+        }),
         line: claim.write.node.loc.start.line,
         ...(rowParam !== undefined ? { rowParam } : {}),
       };

@@ -32,6 +32,7 @@ import { keyShape } from "../../reading/keys.js";
 import { unwrap } from "../../reading/values.js";
 import { resultName, namesIn } from "./expression-names.js";
 import { rootOf, carries, locate, type Job } from "./object-locations.js";
+import { isLockRow } from "../../model/claims.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -258,7 +259,7 @@ function claimRowEffects(
   claimWrites: ReadonlySet<StateWrite>,
 ): HeldEffect[] {
   const { vocabulary } = input;
-  if (!held.token || claim.insert) return [];
+  if (!held.token || isLockRow(claim)) return [];
   const out: HeldEffect[] = [];
   const { field, value } = claim.lock;
   const takeover = claim.takeover.length > 0 || hasTakeoverWrite(claim, input.writes, vocabulary);

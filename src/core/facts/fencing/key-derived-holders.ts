@@ -5,6 +5,7 @@ import type { Claim, KeyDerivedHolder } from "../../model/claims.js";
 import type { ResolvedVocabulary } from "../../model/settings.js";
 import { ownerPinned, toBranches } from "../../model/conditions.js";
 import { findVariable, getConstInit, keyName, unwrap } from "../../reading/values.js";
+import { holdsRow } from "../../model/claims.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -84,7 +85,7 @@ export function keyDerivedHolders(
 ): KeyDerivedHolder[] {
   const out: KeyDerivedHolder[] = [];
   for (const claim of claims) {
-    if (!claim.insert && !claim.lease) continue;
+    if (!holdsRow(claim)) continue;
     const branches = toBranches(claim.write.filter);
     if (!branches.some((b) => ownerPinned(b, undefined, vocabulary))) continue;
     const owner = claim.write.assignments.find(

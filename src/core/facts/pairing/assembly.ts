@@ -37,6 +37,7 @@ import { clears } from "./leases.js";
 import { findStaleScans } from "./stale-scans.js";
 import { type Classified, classifyAgainst } from "./classification.js";
 import { buildForeignRecoveries, lockKeyText } from "./foreign-recoveries.js";
+import { isLockRow } from "../../model/claims.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -105,7 +106,7 @@ export function buildFacts(
   // An inserted lock row whose table also has a lease take-over (the row is created once, then taken over by an
   // update once its lease has passed): that take-over is the row's way out when its holder dies.
   for (const claim of claims) {
-    if (!claim.insert || claim.takeover.length > 0) continue;
+    if (!isLockRow(claim) || claim.takeover.length > 0) continue;
     const lease = claims.find(
       (c) =>
         c !== claim && c.takeover.length > 0 && normalizeModel(c.write.model) === normalizeModel(claim.write.model),

@@ -13,6 +13,7 @@ import { Module } from "./module.js";
 import { findStateClaims } from "./state-claims.js";
 import { findKeyedLockRow } from "./lock-rows.js";
 import { findCheckedLease, findLeaseClaim } from "./leases.js";
+import { holdsRow } from "../../model/claims.js";
 
 /**
  * `await prisma.job.update({ where: { id, status: PENDING }, data: { status: PROCESSING } }).catch(() => null);`:
@@ -83,7 +84,7 @@ export function findClaims(mod: Module, write: StateWrite): Claim[] {
  * holder keeps: a run killed after the flip leaves its rows to the next run. Not a claim (no Q1 to ask).
  */
 export function workedOffInBulk(mod: Module, claim: Claim): boolean {
-  if (claim.insert || claim.lease || claim.lock.value.value === true) return false;
+  if (holdsRow(claim) || claim.lock.value.value === true) return false;
   const { field, value } = claim.lock;
   const model = normalizeModel(claim.write.model);
   return mod.reads.some((r) => {

@@ -21,6 +21,7 @@ import { isReset } from "./vocabulary.js";
 import { Module } from "./module.js";
 import { allBranchesExclude, comparesValueRead } from "./state-claims.js";
 import { isOverride, clears, isBareClock } from "./leases.js";
+import { holdsRow, isLockRow } from "../../model/claims.js";
 
 export interface Classified {
   recoveries: Recovery[];
@@ -37,7 +38,7 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   const branches = mod.branchesOf(write);
   if (branches.length === 0 || branches.some(isOpaque)) return;
   // A keyed lock row shares its table with other rows (settings): only writes of the row by its name are about it.
-  if (claim.keyed && !branches.every((b) => pins(b, claim.lock.field, claim.lock.value))) return;
+  if (claim.kind === "keyed-row" && !branches.every((b) => pins(b, claim.lock.field, claim.lock.value))) return;
   const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
   if (ages.every((a) => a.length > 0)) {
     out.recoveries.push({ write, lock: claim.lock, claim, timePredicates: ages.flat(), flaws: [] });
@@ -50,7 +51,7 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   // delete, and the second removes the lock the first has just taken (`check-in-js`, conditional-recovery's).
   if (
     write.effect === "delete" &&
-    branches.every((b) => comparesValueRead(b) || identityFields(b).length > 0 || claim.keyed === true)
+    branches.every((b) => comparesValueRead(b) || identityFields(b).length > 0 || claim.kind === "keyed-row")
   ) {
     const aging = mod.guards(write).filter((g) => g.judgesAge && g.timeFields.length > 0);
     const timeFields = aging.flatMap((g) => g.timeFields.map((f) => ({ field: f, node: g.test as Node })));
@@ -71,17 +72,17 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   // A lease checked in JavaScript is freed by clearing any lock column it stamped (`locked: false` after
   // `locked: true, locked_at: now`).
   const leaseColumn = (f: string) =>
-    claim.lease
+    claim.kind === "lease"
       ? sameField(f, claim.lock.field) ||
         (claim.check !== undefined && hasLockWord(f) && claim.write.assignments.some((c) => sameField(c.field, f)))
       : mod.vocabulary.isTimeField(f) && claim.write.assignments.some((c) => sameField(c.field, f));
   // The claim stamps the lease with the clock plus a term and takes it over once that instant passed: the column
   // says until when the lease holds, whatever its name, and setting it to the clock ends the lease.
   const until =
-    claim.lease === true && claim.assignment.value.kind === "now" && !isBareClock(claim.assignment.valueNode);
+    claim.kind === "lease" && claim.assignment.value.kind === "now" && !isBareClock(claim.assignment.valueNode);
   const releases = write.effect === "delete" || write.assignments.some((a) => leaseColumn(a.field) && clears(a, until));
   // A keyed lock row is picked by its constant name, not by a value known at run time.
-  const picked = (b: Branch) => claim.keyed === true || identityFields(b).length > 0;
+  const picked = (b: Branch) => claim.kind === "keyed-row" || identityFields(b).length > 0;
   if (!releases || !branches.every(picked)) return;
   // An operator's override (`forceUnlock()`, `adminRelease()`) frees whatever holds the row, on purpose.
   if (isOverride(write.node)) return;
@@ -92,11 +93,11 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   // table beyond what it was looked up by (`documentId`, or (transactionId, userId) where it was looked up by
   // transactionId) names that acquisition's own row: a later holder creates a row of its own.
   const ownRow = (b: Branch) =>
-    claim.unenforced !== undefined &&
-    claim.unenforced.keys.some(
+    claim.kind === "unenforced-row" &&
+    claim.keys.some(
       (k) =>
         k.length > 0 &&
-        !k.every((f) => claim.unenforced!.fields.some((g) => sameField(f, g))) &&
+        !k.every((f) => claim.fields.some((g) => sameField(f, g))) &&
         k.every((f) => identityFields(b).some((g) => sameField(f, g))),
     );
   const ownerChecked = branches.every(
@@ -154,12 +155,12 @@ export function classifyAgainst(
   const { field, value } = claim.lock;
   const branches = mod.branchesOf(write);
   if (write.effect === "insert") return;
-  if (claim.insert || claim.lease) return classifyLockRow(mod, write, claim, out);
-  if (claim.insert || write.effect === "delete") {
+  if (holdsRow(claim)) return classifyLockRow(mod, write, claim, out);
+  if (isLockRow(claim) || write.effect === "delete") {
     // Lock rows are freed by a sweeper or take-over judged by age; claimed rows by a delete pinned and judged by age.
     const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
     const timed = branches.length > 0 && ages.every((a) => a.length > 0);
-    const applies = claim.insert || branches.every((b) => pins(b, field, value));
+    const applies = isLockRow(claim) || branches.every((b) => pins(b, field, value));
     if (timed && applies && !branches.some(isOpaque)) {
       out.recoveries.push({ write, lock: claim.lock, claim, timePredicates: ages.flat(), flaws: [] });
     }

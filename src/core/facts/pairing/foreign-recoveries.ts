@@ -52,6 +52,7 @@ export function buildForeignRecoveries(
       node: program,
     };
     return {
+      kind: insert ? "inserted-row" : "status",
       write,
       lock,
       assignment: {
@@ -61,7 +62,6 @@ export function buildForeignRecoveries(
         valueNode: program,
       },
       takeover: [],
-      ...(insert ? { insert } : {}),
     };
   };
   const standIns = new Map<string, Claim>();

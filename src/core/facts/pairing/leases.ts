@@ -101,7 +101,7 @@ export function findLeaseClaim(mod: Module, write: StateWrite): Claim[] {
         normalizeModel(w.model) === normalizeModel(write.model) &&
         w.assignments.some((a) => sameField(a.field, field) && !clears(a)),
     );
-    return [{ write, lock, assignment, takeover: aged.flat(), lease: true, ...(renewed ? { renewed } : {}) }];
+    return [{ kind: "lease", write, lock, assignment, takeover: aged.flat(), renewed }];
   }
   return [];
 }
@@ -181,13 +181,13 @@ export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
     : { kind: "read", node: read.node, timeFields: takeover };
   return [
     {
+      kind: "lease",
       write,
       lock,
       assignment: stamp,
       takeover,
       ...(check ? { check } : {}),
-      lease: true,
-      ...(renewed ? { renewed } : {}),
+      renewed,
     },
   ];
 }

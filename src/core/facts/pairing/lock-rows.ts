@@ -34,7 +34,7 @@ export function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
     node: write.node,
     valueNode: write.node,
   };
-  if (write.onConflict !== "update") return [{ write, lock, assignment, takeover: [], insert: true }];
+  if (write.onConflict !== "update") return [{ kind: "inserted-row", write, lock, assignment, takeover: [] }];
   // An upsert that always overwrites is no lock; one that overwrites only free rows (expired, with no lease, or
   // the caller's own) is a lease.
   const columns = write.assignments.map((a) => a.field).filter((f) => mod.vocabulary.isTimeField(f));
@@ -44,7 +44,7 @@ export function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
     !branches.every((b, i) => leaseFree(mod, b, ages[i]!, columns))
   )
     return [];
-  return [{ write, lock, assignment, takeover: ages.flat(), insert: true }];
+  return [{ kind: "inserted-row", write, lock, assignment, takeover: ages.flat() }];
 }
 
 /** The constant lock name every branch of a filter picks its row by (`key = "auto_payout_lock"`), with its column. */
@@ -92,13 +92,12 @@ export function findKeyedLockRow(mod: Module, write: StateWrite): Claim[] {
         );
   return [
     {
+      kind: "keyed-row",
       write,
       lock,
       assignment: stamp,
       takeover,
       check: { kind: "read", node: read.node, timeFields: [] },
-      insert: true,
-      keyed: true,
     },
   ];
 }
@@ -165,13 +164,14 @@ export function findCheckedInsert(mod: Module, write: StateWrite): Claim[] {
     const lock: LockKey = { model: write.model, field: "row", value: { value: "held" }, valueText: "" };
     return [
       {
+        kind: "unenforced-row",
         write,
         lock,
         assignment: stamp,
         takeover,
         check: { kind: "read", node: read.node, timeFields: [] },
-        insert: true,
-        unenforced: { fields, keys },
+        fields,
+        keys,
       },
     ];
   }

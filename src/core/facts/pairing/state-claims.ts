@@ -21,6 +21,7 @@ import { unwrap } from "../../reading/values.js";
 import { isLockAssignment } from "./vocabulary.js";
 import { Module } from "./module.js";
 import { findCheckedInsert, findInsertClaim } from "./lock-rows.js";
+import { isLockRow } from "../../model/claims.js";
 
 export function allBranchesExclude(cond: Condition, field: string, value: StaticValue): boolean {
   const branches = toBranches(cond);
@@ -33,7 +34,7 @@ function gatesOn(mod: Module, write: StateWrite, field: string, value: StaticVal
   if (
     claims.some(
       (c) =>
-        !c.insert &&
+        !isLockRow(c) &&
         normalizeModel(c.lock.model) === model &&
         sameField(c.lock.field, field) &&
         sameValue(c.lock.value, value),
@@ -75,7 +76,7 @@ export function findBornClaims(mod: Module, write: StateWrite, claims: readonly 
       value,
       valueText: mod.sourceCode.getText(assignment.valueNode),
     };
-    born.push({ write, lock, assignment, takeover: [] });
+    born.push({ kind: "status", write, lock, assignment, takeover: [] });
   }
   return born;
 }
@@ -107,7 +108,7 @@ export function findStateClaims(mod: Module, write: StateWrite): Claim[] {
       }
     }
     if (excluded && !open) {
-      claims.push({ write, lock, assignment, takeover });
+      claims.push({ kind: "status", write, lock, assignment, takeover });
       continue;
     }
     if (!open || branches.some(isOpaque)) continue;
@@ -119,13 +120,13 @@ export function findStateClaims(mod: Module, write: StateWrite): Claim[] {
       // write pinned to the value read (`clock: lock.clock`). Every way to it finds the lock free or expired, and
       // only one taker's compare-and-set wins.
       const takeover = casTakeover(mod, write, field, value, branches);
-      if (takeover) claims.push({ write, lock, assignment, takeover });
+      if (takeover) claims.push({ kind: "status", write, lock, assignment, takeover });
       continue;
     }
     // Checked under a row lock (a locking read of the row in the same unit): nobody can change the row in between.
     if (write.underLock || branches.every((b) => ownerPinned(b, field, mod.vocabulary)))
-      claims.push({ write, lock, assignment, takeover: [] });
-    else claims.push({ write, lock, assignment, takeover: [], check });
+      claims.push({ kind: "status", write, lock, assignment, takeover: [] });
+    else claims.push({ kind: "status", write, lock, assignment, takeover: [], check });
   }
   return claims;
 }
