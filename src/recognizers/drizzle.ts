@@ -646,6 +646,7 @@ function recognizeRelational(
 
 export const drizzleRecognizer: Recognizer = {
   store: STORE,
+  packages: { own: /^drizzle-orm$/, family: /drizzle/i },
   methods: new Set([...UPDATE_CHAIN, ...DELETE_CHAIN, ...INSERT_CHAIN, ...SELECT_CHAIN, ...RELATIONAL_READS]),
   recognize(call, ctx): StateAccess | undefined {
     try {

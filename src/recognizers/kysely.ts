@@ -469,6 +469,7 @@ function onConflictOf(
 
 export const kyselyRecognizer: Recognizer = {
   store: "kysely",
+  packages: { own: /^kysely$/, family: /kysely/i },
   methods: EXECUTE,
   recognize(call, ctx): StateAccess | undefined {
     try {

@@ -899,6 +899,7 @@ function recognizeFindAndModify(
 
 export const mongoRecognizer: Recognizer = {
   store: STORE,
+  packages: { own: /^(mongodb|mongoose|@types\/mongodb|@types\/mongoose)$/, family: /mongo/i },
   methods: new Set([
     ...UPDATE_METHODS,
     ...DELETE_METHODS,

@@ -83,6 +83,14 @@ function hasKeyDeep(
   return false;
 }
 
+/** Each store in messages: its name, and the condition it offers to refuse an overwrite. */
+const WORDING: Readonly<Record<ObjectWrite["store"], { readonly name?: string; readonly condition: string }>> = {
+  s3: { name: "S3", condition: "IfNoneMatch or IfMatch" },
+  gcs: { name: "Cloud Storage", condition: "ifGenerationMatch" },
+  "azure-blob": { name: "Azure Blob", condition: "conditions: { ifNoneMatch } or { ifMatch }" },
+  fs: { condition: "an exclusive flag, wx" },
+};
+
 function objectWrite(
   store: ObjectWrite["store"],
   operation: string,
@@ -91,7 +99,17 @@ function objectWrite(
   conditional: boolean,
   temporary?: boolean,
 ): ObjectWrite {
-  return { access: "object", store, operation, location, conditional, ...(temporary ? { temporary } : {}), node: call };
+  const { name, condition } = WORDING[store];
+  return {
+    access: "object",
+    store,
+    operation,
+    location,
+    conditional,
+    wording: { operation: name ? `${name} ${operation}` : `${operation} call`, condition },
+    ...(temporary ? { temporary } : {}),
+    node: call,
+  };
 }
 
 // ---- S3 ----

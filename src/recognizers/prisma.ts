@@ -222,6 +222,7 @@ function recognizeRead(
 
 export const prismaRecognizer: Recognizer = {
   store: "prisma",
+  packages: { own: /^(@prisma\/client|\.prisma\/client)$/, family: /prisma/i },
   methods: new Set([...WRITE_METHODS, ...READ_METHODS, ...INSERT_METHODS, ...DELETE_METHODS]),
   recognize(call, ctx): StateAccess | undefined {
     const callee = unwrap(call.callee);
@@ -271,8 +272,9 @@ export const prismaRecognizer: Recognizer = {
       ...(operation === "updateMany" || operation === "update"
         ? { recoveryWrite: (spec: RecoverySpec) => recoveryWrite(ctx, callee.object, spec) }
         : {}),
-      // `update` throws when its filter matches no row; `updateMany` counts.
+      // `update` throws when its filter matches no row (and `upsert` is read alike); `updateMany` counts.
       ...(operation === "updateMany" ? { changedNothing: (result: string) => `${result}.count === 0` } : {}),
+      ...(operation === "update" || operation === "upsert" ? { throwsWhenNothing: true } : {}),
     };
   },
 };

@@ -1,6 +1,7 @@
 /** The contract every store recognizer meets: a call in, a normalised state write or read out (or nothing). */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { StateAccess } from "../core/model/accesses.js";
+import type { StorePackages } from "../core/reading/types.js";
 
 export interface RecognizerContext {
   readonly sourceCode: Readonly<TSESLint.SourceCode>;
@@ -11,6 +12,12 @@ export interface RecognizerContext {
 export interface Recognizer {
   /** Store name, as written into `StateWrite.store`. */
   readonly store: string;
+  /**
+   * The store's client packages, for type-aware mode (src/core/reading/types.ts): a receiver whose type the checker
+   * proves is declared elsewhere (a `Map`, another library) is not this store's. Stores read by their text or their
+   * constructors (raw SQL, lock libraries, object storage) declare none.
+   */
+  readonly packages?: StorePackages;
   /** Method names a call must end in to be worth a look: the inventory's cheap pre-filter. */
   readonly methods: ReadonlySet<string>;
   /**

@@ -801,6 +801,10 @@ function definedArgv(args: readonly Node[], numberOfKeys: number | undefined): A
 
 export const redisRecognizer: Recognizer = {
   store: "redis",
+  packages: {
+    own: /^(ioredis|redis|@redis\/.+|@upstash\/redis|@vercel\/kv|@types\/ioredis|@types\/redis)$/,
+    family: /redis|valkey|upstash|\bkv\b/i,
+  },
   methods: METHODS,
   // An acquire is a SET with NX (`"NX"`, `{ NX: true }`, `setnx`, `setNX`, `setIfNotExists`, `setIfAbsent`), a
   // counting semaphore an INCR, a take-over a GETSET; every other command matters only next to one of them.

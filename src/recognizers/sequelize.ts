@@ -576,6 +576,7 @@ function recoveryWrite(ctx: RecognizerContext, model: Node, spec: RecoverySpec):
 
 export const sequelizeRecognizer: Recognizer = {
   store: STORE,
+  packages: { own: /^(sequelize|sequelize-typescript)$/, family: /sequelize/i },
   methods: new Set(["update", "destroy", "save", "findByPk", ...READS]),
   recognize(call, ctx): StateAccess | undefined {
     try {

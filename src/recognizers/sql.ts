@@ -907,6 +907,7 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
     access: "write",
     store: STORE,
     model: statement.model,
+    ...(statement.model === HOLE_SENTINEL ? { dynamicModel: true } : {}),
     operation,
     effect: statement.effect ?? "update",
     // An INSERT whose duplicate-key error the code catches is taken under a unique key, like ON CONFLICT DO NOTHING.

@@ -161,7 +161,8 @@ export function collectAccesses(
     for (const recognizer of candidates ?? []) {
       const access = recognizer.recognize(call, ctx);
       // Type-aware mode: a receiver the checker proves is not this store's client is not its access.
-      if (access && "store" in access && types?.verdict(access.store, call) === "other") continue;
+      if (access && recognizer.packages && types?.verdict(recognizer.packages, call, recognizer.store) === "other")
+        continue;
       if (access) {
         accesses.push(access);
         break;

@@ -285,11 +285,9 @@ function fenced(branch: Branch, claim: Claim, vocabulary: ResolvedVocabulary): b
   });
 }
 
-/** Prisma's `update` throws when no row matches; every other client reports a count. */
+/** A write that throws when no row matches fails by rejecting; every other one reports a count. */
 function failureSignal(write: StateWrite): "value" | "rejection" {
-  return write.store === "prisma" && (write.operation === "update" || write.operation === "upsert")
-    ? "rejection"
-    : "value";
+  return write.throwsWhenNothing ? "rejection" : "value";
 }
 
 function databaseRenewals(

@@ -83,6 +83,8 @@ export interface StateWrite {
    * module attributes the write to the one model of its own named like it (`MessageEvent`), or leaves it unknown.
    */
   readonly modelFromName?: boolean;
+  /** The table is known only at run time (`UPDATE "${table}" …`): `model` names no table, so no lock is read into it. */
+  readonly dynamicModel?: boolean;
   readonly filter: Condition;
   readonly assignments: readonly Assignment[];
   /** The whole call: where findings about the write are reported. */
@@ -109,6 +111,11 @@ export interface StateWrite {
    * instead (Prisma's `update`) or its result depends on the driver.
    */
   readonly changedNothing?: (result: string) => string;
+  /**
+   * The write throws when it changes no row (Prisma's `update`, which needs its row): a renewal made with it fails by
+   * rejecting, not by a count of 0 (facts/renewals.ts).
+   */
+  readonly throwsWhenNothing?: boolean;
 }
 
 /** What a stale recovery writes: values and names as source text, ready to paste. */
@@ -331,6 +338,8 @@ export interface ObjectWrite {
    * `ifGenerationMatch`, Azure `conditions`, fs `flag: "wx"`.
    */
   readonly conditional: boolean;
+  /** How messages name the write (`S3 PutObject`, `writeFile call`) and the condition its store offers (`IfMatch`). */
+  readonly wording: { readonly operation: string; readonly condition: string };
   /** A local temporary file (`os.tmpdir()`, `/tmp/…`): scratch space, not an effect anyone else sees. */
   readonly temporary?: boolean;
   readonly node: Node;

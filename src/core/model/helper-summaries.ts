@@ -3,7 +3,7 @@
  * hands it to the modules that import the helpers), and the calls of imported helpers an importer's facts hold.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { AdvisoryLockOp, KeyShape, KvCommand, KvOp, KvReleaseKind, StaticValue } from "./accesses.js";
+import type { AdvisoryLockOp, KeyShape, KvCommand, KvDialect, KvOp, KvReleaseKind, StaticValue } from "./accesses.js";
 import type { KvLock } from "./kv-locks.js";
 
 /** A parameter of a helper: its position, and for a destructured options object the property (`{ lockTtl }`). */
@@ -30,6 +30,9 @@ export type KeyPart = { readonly text: string } | { readonly param: ParamRef } |
  * module reached (its TTL, how its delete checks the owner, whether the key is used as a lock).
  */
 export interface HelperEffect {
+  /** The store and client dialect of the helper's own op: a call of the helper is an op of that store. */
+  readonly store: string;
+  readonly dialect: KvDialect;
   readonly command: KvCommand;
   readonly nx: boolean;
   readonly script?: KvOp["script"];
@@ -143,6 +146,8 @@ export interface ImportedRowRelease {
 }
 
 export interface AdvisoryHelperEffect {
+  /** The store of the helper's own op (the SQL client's). */
+  readonly store: string;
   readonly fn: AdvisoryLockOp["fn"];
   readonly try: boolean;
   /** The client as the helper's module names it (`db`). */

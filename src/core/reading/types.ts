@@ -4,7 +4,7 @@
  * the inventory asks here, for each call a recognizer took as its store's, whether the receiver's type says so:
  *
  * - `store`: the type is declared by the store's own client package (`ioredis`, `@redis/client`, `.prisma/client`,
- *   `typeorm`, `mongodb`, `mongoose`…);
+ *   `typeorm`, `mongodb`, `mongoose`…: each recognizer declares its own, `Recognizer.packages`);
  * - `other`: the type resolves completely, and only to declarations of the standard library or of packages that are
  *   neither the store's nor named like it (an in-memory cache, a browser database, another ORM): the call is not
  *   the store's, so the access is dropped (the next recognizer may still take it);
@@ -22,31 +22,17 @@ import { unwrap } from "./values.js";
 export type ReceiverVerdict = "store" | "other" | "unknown";
 
 export interface ReceiverTypes {
-  /** What the receiver of `call` (the object its method is called on) is, for `store`'s recognizer. */
-  verdict(store: string, call: TSESTree.CallExpression): ReceiverVerdict;
+  /** What the receiver of `call` (the object its method is called on) is, for a store whose client is `packages`. */
+  verdict(packages: StorePackages, call: TSESTree.CallExpression, store: string): ReceiverVerdict;
 }
 
-interface StorePackages {
+/** A store's client packages, as its recognizer declares them (`Recognizer.packages`). */
+export interface StorePackages {
   /** Packages whose declarations confirm the store. */
   readonly own: RegExp;
   /** A package named like this may wrap the client (`nestjs-prisma`, `@liaoliaots/nestjs-redis`): never `other`. */
   readonly family: RegExp;
 }
-
-/** The stores whose receivers are checked. Raw SQL, lock libraries, mutexes and object storage are read by their text and constructors already. */
-const STORES: Readonly<Record<string, StorePackages>> = {
-  prisma: { own: /^(@prisma\/client|\.prisma\/client)$/, family: /prisma/i },
-  typeorm: { own: /^typeorm$/, family: /typeorm/i },
-  mongo: { own: /^(mongodb|mongoose|@types\/mongodb|@types\/mongoose)$/, family: /mongo/i },
-  redis: {
-    own: /^(ioredis|redis|@redis\/.+|@upstash\/redis|@vercel\/kv|@types\/ioredis|@types\/redis)$/,
-    family: /redis|valkey|upstash|\bkv\b/i,
-  },
-  knex: { own: /^knex$/, family: /knex|objection/i },
-  kysely: { own: /^kysely$/, family: /kysely/i },
-  drizzle: { own: /^drizzle-orm$/, family: /drizzle/i },
-  sequelize: { own: /^(sequelize|sequelize-typescript)$/, family: /sequelize/i },
-};
 
 // ts.TypeFlags, spelled out so that nothing imports `typescript` at run time (stable since TypeScript 3).
 const ANY_OR_UNKNOWN = 1 | 2;
@@ -126,10 +112,9 @@ export function receiverTypes(
   if (!program || !map) return undefined;
   const checker = program.getTypeChecker();
   return {
-    verdict(store, call) {
-      const packages = STORES[store];
+    verdict(packages, call, store) {
       const callee = unwrap(call.callee);
-      if (!packages || callee.type !== "MemberExpression") return "unknown";
+      if (callee.type !== "MemberExpression") return "unknown";
       const tsNode = map.get(callee.object);
       if (!tsNode) return "unknown";
       const verdict = judge(packages, originsOf(program, checker, checker.getTypeAtLocation(tsNode)));

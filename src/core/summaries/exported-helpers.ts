@@ -42,6 +42,8 @@ function plainEffect(effect: KvEffect, kv: KvFacts): HelperEffect {
     ? (released?.kind ?? (root.script === "compare-and-delete" ? "owner-checked" : (op.via?.release ?? "plain")))
     : undefined;
   return {
+    store: root.store,
+    dialect: root.dialect,
     command: op.command,
     nx: op.nx,
     ...(op.script ? { script: op.script } : {}),
@@ -257,7 +259,7 @@ function advisoryHelpers(ops: readonly AdvisoryLockOp[]): Map<TSESTree.FunctionL
     if (fnOps.some((o) => o.fn === "lock") && fnOps.some((o) => o.fn !== "lock")) continue;
     out.set(
       fn,
-      fnOps.map((o) => ({ fn: o.fn, try: o.try, client: o.client, line: o.node.loc.start.line })),
+      fnOps.map((o) => ({ store: o.store, fn: o.fn, try: o.try, client: o.client, line: o.node.loc.start.line })),
     );
   }
   return out;

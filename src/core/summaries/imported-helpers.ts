@@ -238,7 +238,7 @@ export function importedInstances(
     for (const effect of helper.advisory ?? []) {
       advisory.push({
         access: "advisory",
-        store: "sql",
+        store: effect.store,
         fn: effect.fn,
         try: effect.try,
         scope: "session",
@@ -346,9 +346,9 @@ function importedOp(
   const constantValue = effect.value ? (valueArg ? evaluate(sourceCode, valueArg) : undefined) : effect.constantValue;
   return {
     access: "kv",
-    store: "redis",
+    store: effect.store,
     client: client!,
-    dialect: "ioredis",
+    dialect: effect.dialect,
     command: effect.command,
     key: shape.key,
     keyNode: shape.keyNode,

@@ -301,6 +301,7 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
 
 export const knexRecognizer: Recognizer = {
   store: "knex",
+  packages: { own: /^knex$/, family: /knex|objection/i },
   methods: new Set(["update", "del", "delete", "insert", "ignore", "merge", "first", "select", ...LOCKING_LINKS]),
   recognize(call, ctx): StateAccess | undefined {
     try {

@@ -500,6 +500,7 @@ function recognizeAny(ctx: RecognizerContext, call: TSESTree.CallExpression): St
 
 export const typeormRecognizer: Recognizer = {
   store: STORE,
+  packages: { own: /^typeorm$/, family: /typeorm/i },
   methods: new Set([...WRITE_METHODS, ...OPTION_READS, ...BY_READS, ...BUILDER_READS]),
   recognize(call, ctx) {
     try {

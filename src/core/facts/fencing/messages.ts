@@ -56,13 +56,6 @@ export function describeToken(sourceCode: SourceCode, token: LockToken | undefin
   return `the lock's token \`${token.node ? sourceCode.getText(token.node) : token.text}\``;
 }
 
-const CONDITIONS: Record<ObjectWrite["store"], string> = {
-  s3: "IfNoneMatch or IfMatch",
-  gcs: "ifGenerationMatch",
-  "azure-blob": "conditions: { ifNoneMatch } or { ifMatch }",
-  fs: "an exclusive flag, wx",
-};
-
 /** An object write in words: the operation, the location as written (shortened), the condition its store offers. */
 export function describeObjectWrite(
   sourceCode: SourceCode,
@@ -74,9 +67,5 @@ export function describeObjectWrite(
   if (init && init.type !== "TSEnumDeclaration") shown = unwrap(init);
   const text = shown ? sourceCode.getText(shown).replace(/\s+/g, " ") : "";
   const location = text.length > 60 ? `${text.slice(0, 59)}…` : text;
-  const operation =
-    write.store === "fs"
-      ? `${write.operation} call`
-      : `${{ s3: "S3", gcs: "Cloud Storage", "azure-blob": "Azure Blob" }[write.store]} ${write.operation}`;
-  return { operation, location, condition: CONDITIONS[write.store] };
+  return { operation: write.wording.operation, location, condition: write.wording.condition };
 }

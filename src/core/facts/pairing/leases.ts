@@ -7,7 +7,6 @@ import type { Assignment, Node, StateWrite } from "../../model/accesses.js";
 import type { Check, Claim, LockKey, TimePredicate } from "../../model/claims.js";
 import { agePredicates, identityFields, isOpaque, ownerPinned, pins, type Branch } from "../../model/conditions.js";
 import { normalizeModel, sameField } from "../../model/names.js";
-import { HOLE_SENTINEL as HOLE_MODEL } from "../../languages/sql.js";
 import { hasLockWord } from "../../model/settings.js";
 import { enclosingFunction, functionName } from "../../reading/units.js";
 import { unwrap } from "../../reading/values.js";
@@ -65,7 +64,7 @@ export function isBareClock(node: Node): boolean {
  */
 export function findLeaseClaim(mod: Module, write: StateWrite): Claim[] {
   // A table named by a hole (`UPDATE "${table}"`) is unknown: its writes cannot be told apart.
-  if (write.effect === "delete" || write.effect === "insert" || write.model === HOLE_MODEL) return [];
+  if (write.effect === "delete" || write.effect === "insert" || write.dynamicModel) return [];
   const branches = mod.branchesOf(write);
   if (branches.length === 0 || branches.some(isOpaque)) return [];
   for (const assignment of write.assignments) {
@@ -141,7 +140,7 @@ function comparedBefore(branch: Branch, field: string): TimePredicate[] {
  */
 export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
   if (write.effect !== undefined && write.effect !== "update") return [];
-  if (write.model === HOLE_MODEL) return [];
+  if (write.dynamicModel) return [];
   const stamp = write.assignments.find((a) => a.value.kind === "now" && hasLockWord(a.field) && !clears(a));
   if (!stamp) return [];
   const branches = mod.branchesOf(write);

@@ -7,7 +7,6 @@ import type { Node, StateWrite, StaticValue } from "../../model/accesses.js";
 import type { Claim, LockKey, TimePredicate } from "../../model/claims.js";
 import { agePredicates, identityFields, isOpaque, pins, toBranches, type Branch } from "../../model/conditions.js";
 import { normalizeModel, sameField } from "../../model/names.js";
-import { HOLE_SENTINEL as HOLE_MODEL } from "../../languages/sql.js";
 import { hasLockWord, namesALock } from "../../model/settings.js";
 import { enclosingFunction } from "../../reading/units.js";
 import { contains } from "../../reading/ast.js";
@@ -115,7 +114,7 @@ function valueText(mod: Module, node: Node | undefined): string | undefined {
  * word in the table's name, or a delete of the row by those same fields (its release).
  */
 export function findCheckedInsert(mod: Module, write: StateWrite): Claim[] {
-  if (write.underLock || write.model === HOLE_MODEL || write.assignments.length === 0) return [];
+  if (write.underLock || write.dynamicModel || write.assignments.length === 0) return [];
   const keys = mod.uniqueKeys.get(normalizeModel(write.model));
   if (!keys) return [];
   const fn = enclosingFunction(write.node);
