@@ -23,3 +23,12 @@ export function expectMarkers(text: string): Expectation[] {
   });
   return out;
 }
+
+/** Lines that look like a marker (`// expect …`) but do not read as one: a typo there must fail, not be skipped. */
+export function unreadableMarkers(text: string): number[] {
+  const out: number[] = [];
+  text.split("\n").forEach((line, i) => {
+    if (/\/\/\s*expects?\b/i.test(line) && !MARKER.test(line)) out.push(i + 1);
+  });
+  return out;
+}

@@ -8,7 +8,7 @@ import { ESLint as ESLint10 } from "eslint";
 import { ESLint as ESLint9 } from "eslint-v9";
 import { describe, expect, it } from "vitest";
 import plugin from "../src/index.js";
-import { expectMarkers, type Expectation } from "./expect-markers.js";
+import { expectMarkers, unreadableMarkers, type Expectation } from "./expect-markers.js";
 
 const root = fileURLToPath(new URL("../fixtures/", import.meta.url));
 
@@ -65,6 +65,19 @@ describe.each(majors)("fixtures under %s", (_name, ESLintClass) => {
       }
     });
   });
+});
+
+it("reads every // expect: marker as a rule of the plugin (a misspelt one fails, it is not dropped)", () => {
+  const known = new Set(Object.keys(plugin.rules).map((id) => `locks/${id}`));
+  const unknown = files.flatMap((f) =>
+    expectations(f)
+      .filter((e) => !known.has(e.rule))
+      .map((e) => `${relative(root, f)}:${e.line} ${e.rule}`),
+  );
+  const unreadable = files.flatMap((f) =>
+    unreadableMarkers(readFileSync(f, "utf8")).map((line) => `${relative(root, f)}:${line}`),
+  );
+  expect([...unknown, ...unreadable]).toEqual([]);
 });
 
 it("finds at least one expectation for every rule across the fixtures", () => {
