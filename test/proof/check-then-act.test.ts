@@ -50,13 +50,20 @@ describe.skipIf(!postgres)("check-then-act: two workers read the report free at 
 
   /** A has read the report free and is paused before its claim; B claims it and renders; then A resumes. */
   async function bothReadItFree(program: string) {
-    const a = start(program, "renderReport", [1, "a"], { ...env, PROOF_STOP_BEFORE: "sql:UPDATE reports SET status = 'RENDERING'" });
+    const a = start(program, "renderReport", [1, "a"], {
+      ...env,
+      PROOF_STOP_BEFORE: "sql:UPDATE reports SET status = 'RENDERING'",
+    });
     await a.next("stopped");
     const b = start(program, "renderReport", [1, "b"], env);
     await waitUntil("B is rendering", () => renders.length === 1);
     expect(await report()).toMatchObject({ status: "RENDERING", worker: "b" });
     a.signal("SIGCONT");
-    const outcome = (w: typeof a) => w.next("result").then((e) => String(e.value), (e: Error) => e.message);
+    const outcome = (w: typeof a) =>
+      w.next("result").then(
+        (e) => String(e.value),
+        (e: Error) => e.message,
+      );
     return { a: await outcome(a), b: await outcome(b) };
   }
 
@@ -70,12 +77,18 @@ describe.skipIf(!postgres)("check-then-act: two workers read the report free at 
     expect(await report()).toMatchObject({ status: "DONE", worker: "a" });
   });
 
-  it.each([["fixed", FIXED], ["suggested", SUGGESTED]])("%s: the paused worker's claim changes no row and it goes away; the report is rendered once", async (_name, program) => {
-    await expectVerdict(program, "atomic-claim", "Q3");
-    const { a, b } = await bothReadItFree(program);
-    expect(a).toBe("busy");
-    expect(b).toBe("rendered");
-    expect(renders).toEqual(["/reports/1"]);
-    expect(await report()).toMatchObject({ status: "DONE", worker: "b" });
-  });
+  it.each([
+    ["fixed", FIXED],
+    ["suggested", SUGGESTED],
+  ])(
+    "%s: the paused worker's claim changes no row and it goes away; the report is rendered once",
+    async (_name, program) => {
+      await expectVerdict(program, "atomic-claim", "Q3");
+      const { a, b } = await bothReadItFree(program);
+      expect(a).toBe("busy");
+      expect(b).toBe("rendered");
+      expect(renders).toEqual(["/reports/1"]);
+      expect(await report()).toMatchObject({ status: "DONE", worker: "b" });
+    },
+  );
 });

@@ -96,7 +96,10 @@ describe.skipIf(!postgres)("crash-wedge: a claimed job whose worker is killed", 
     );
     expect(rows[0].fresh).toBe(true); // those reads really happened before the threshold
     await pastStaleThreshold();
-    expect(await page.ask("getJob", 1)).toMatchObject({ status: "FAILED", error_message: "auto-recovered: no progress" });
+    expect(await page.ask("getJob", 1)).toMatchObject({
+      status: "FAILED",
+      error_message: "auto-recovered: no progress",
+    });
     expect(await itemStatuses()).toEqual(["ERROR", "PENDING", "PENDING"]);
     expect(await page.ask("generateJob", 1)).toBe("completed");
     expect(await job()).toMatchObject({ status: "COMPLETED" });

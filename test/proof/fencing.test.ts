@@ -6,7 +6,16 @@
 // claim stamped, which B's take-over replaced, so A's late write matches no row either.
 import type pg from "pg";
 import { beforeEach, describe, expect, it } from "vitest";
-import { expectVerdict, fakeApi, freshDatabase, runOnce, services, start, suggestedProgram, waitUntil } from "./harness.js";
+import {
+  expectVerdict,
+  fakeApi,
+  freshDatabase,
+  runOnce,
+  services,
+  start,
+  suggestedProgram,
+  waitUntil,
+} from "./harness.js";
 
 const { postgres } = services("postgres");
 const FLAGGED = "fencing/flagged";
@@ -60,13 +69,21 @@ describe.skipIf(!postgres)("fencing: a render worker paused past its lease", () 
   it("flagged: the resumed worker's late write overwrites the new holder's render", async () => {
     await expectVerdict(FLAGGED, "require-fencing", "Q3");
     expect(await pausedWorkerWritesLate(FLAGGED)).toBe("rendered");
-    expect(await exportRow()).toMatchObject({ status: "DONE", rendered_by: "A", video_url: "https://cdn.example/exports/7/A.mp4" });
+    expect(await exportRow()).toMatchObject({
+      status: "DONE",
+      rendered_by: "A",
+      video_url: "https://cdn.example/exports/7/A.mp4",
+    });
   });
 
   it("fixed: the resumed worker's late write is refused, and the new holder's render stands", async () => {
     await expectVerdict(FIXED, "require-fencing", "Q3");
     expect(await pausedWorkerWritesLate(FIXED)).toBe("refused: the lease has a newer holder");
-    expect(await exportRow()).toMatchObject({ status: "DONE", rendered_by: "B", video_url: "https://cdn.example/exports/7/B.mp4" });
+    expect(await exportRow()).toMatchObject({
+      status: "DONE",
+      rendered_by: "B",
+      video_url: "https://cdn.example/exports/7/B.mp4",
+    });
   });
 
   it("suggested: the resumed worker's late write matches no row, and the new holder's render stands", async () => {
@@ -74,7 +91,11 @@ describe.skipIf(!postgres)("fencing: a render worker paused past its lease", () 
     // The program does not read the write's count (the suggestion says zero rows means the claim was lost): A still
     // answers "rendered", but its write changed nothing.
     expect(await pausedWorkerWritesLate(SUGGESTED)).toBe("rendered");
-    expect(await exportRow()).toMatchObject({ status: "DONE", rendered_by: "B", video_url: "https://cdn.example/exports/7/B.mp4" });
+    expect(await exportRow()).toMatchObject({
+      status: "DONE",
+      rendered_by: "B",
+      video_url: "https://cdn.example/exports/7/B.mp4",
+    });
   });
 
   it("both: while the lease is live a second worker is turned away", async () => {
@@ -82,7 +103,11 @@ describe.skipIf(!postgres)("fencing: a render worker paused past its lease", () 
     await expectVerdict(FIXED, "require-fencing", "Q3");
     for (const program of [FLAGGED, FIXED]) {
       await db.query("UPDATE exports SET status = 'QUEUED', lease_expires_at = NULL WHERE id = 7");
-      const a = start(program, "renderExport", [7, "A"], { ...env, LEASE: "1 minute", PROOF_STOP_BEFORE: "sql:SET status = 'DONE'" });
+      const a = start(program, "renderExport", [7, "A"], {
+        ...env,
+        LEASE: "1 minute",
+        PROOF_STOP_BEFORE: "sql:SET status = 'DONE'",
+      });
       await a.next("stopped");
       expect(await runOnce(program, "renderExport", [7, "B"], env)).toBe("busy");
       a.signal("SIGCONT");

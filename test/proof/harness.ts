@@ -26,8 +26,10 @@ declare module "vitest" {
 export function services(...needs: ("postgres" | "redis")[]): { postgres?: string; redis?: string } {
   const found = inject("proofServices");
   if (needs.some((need) => !found[need])) {
-    console.warn(`\n!!! proof scenarios SKIPPED, a server is missing: ${found.unavailable}\n` +
-      "!!! install PostgreSQL (initdb, pg_ctl) and redis-server, or run .ci/run, which requires them.\n");
+    console.warn(
+      `\n!!! proof scenarios SKIPPED, a server is missing: ${found.unavailable}\n` +
+        "!!! install PostgreSQL (initdb, pg_ctl) and redis-server, or run .ci/run, which requires them.\n",
+    );
   }
   return found;
 }
@@ -121,7 +123,8 @@ export class Worker {
       this.child.once("exit", (code, signal) => {
         this.wake();
         resolve({ code, signal });
-      }));
+      }),
+    );
     cleanups.push(() => this.kill());
   }
 
@@ -145,9 +148,12 @@ export class Worker {
         return found!;
       }
       if (this.child.exitCode !== null || this.child.signalCode !== null) {
-        throw new Error(`worker exited (${this.child.exitCode ?? this.child.signalCode}) before "${kind}"; stderr: ${this.stderr}`);
+        throw new Error(
+          `worker exited (${this.child.exitCode ?? this.child.signalCode}) before "${kind}"; stderr: ${this.stderr}`,
+        );
       }
-      if (Date.now() > deadline) throw new Error(`no "${kind}" from the worker within ${timeoutMs} ms; stderr: ${this.stderr}`);
+      if (Date.now() > deadline)
+        throw new Error(`no "${kind}" from the worker within ${timeoutMs} ms; stderr: ${this.stderr}`);
       await new Promise<void>((resolve) => {
         this.waiters.push(resolve);
         setTimeout(resolve, 100);
@@ -222,7 +228,12 @@ export async function session(program: string, env: Record<string, string>): Pro
 }
 
 /** Runs one call to completion in a new process and returns its result. */
-export async function runOnce(program: string, exportName: string, args: unknown[], env: Record<string, string>): Promise<unknown> {
+export async function runOnce(
+  program: string,
+  exportName: string,
+  args: unknown[],
+  env: Record<string, string>,
+): Promise<unknown> {
   const worker = start(program, exportName, args, env);
   const value = await worker.result();
   await worker.exited;
@@ -244,21 +255,29 @@ export async function waitUntil<T>(what: string, check: () => Promise<T> | T, ti
 // Fake upstream APIs
 
 /** An HTTP server on 127.0.0.1 answering with `handle`; closed after the test. Resolves to its URL. */
-export async function fakeApi(handle: (body: string, request: IncomingMessage, response: ServerResponse) => Promise<void> | void): Promise<string> {
+export async function fakeApi(
+  handle: (body: string, request: IncomingMessage, response: ServerResponse) => Promise<void> | void,
+): Promise<string> {
   const server: Server = createServer((request, response) => {
     let body = "";
-    request.setEncoding("utf8").on("data", (chunk: string) => (body += chunk)).on("end", () => {
-      Promise.resolve(handle(body, request, response)).catch((error: unknown) => {
-        response.statusCode = 500;
-        response.end(String(error));
+    request
+      .setEncoding("utf8")
+      .on("data", (chunk: string) => (body += chunk))
+      .on("end", () => {
+        Promise.resolve(handle(body, request, response)).catch((error: unknown) => {
+          response.statusCode = 500;
+          response.end(String(error));
+        });
       });
-    });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  cleanups.push(() => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const address = server.address();
   if (!address || typeof address === "string") throw new Error("fake API has no port");
   return `http://127.0.0.1:${address.port}`;
@@ -267,7 +286,11 @@ export async function fakeApi(handle: (body: string, request: IncomingMessage, r
 // ---------------------------------------------------------------------------------------------------------------
 // The linter's verdict on the same files
 
-const eslint = new ESLint({ cwd: proofDir, overrideConfigFile: true, overrideConfig: [plugin.configs.strict as never] });
+const eslint = new ESLint({
+  cwd: proofDir,
+  overrideConfigFile: true,
+  overrideConfig: [plugin.configs.strict as never],
+});
 
 export interface Verdict {
   rule: string;
@@ -288,13 +311,15 @@ export async function lint(program: string): Promise<Verdict[]> {
 /** The `// flagged: locks/<rule>` markers of a proof program: the findings it is written to produce. */
 export function flaggedMarkers(program: string): Verdict[] {
   const out: Verdict[] = [];
-  readFileSync(`${proofDir}${program}.js`, "utf8").split("\n").forEach((text, i) => {
-    const m = /\/\/ flagged: locks\/([\w-]+)/.exec(text);
-    if (m) {
-      const rule = plugin.rules[m[1] as keyof typeof plugin.rules];
-      out.push({ rule: `locks/${m[1]}`, question: rule?.meta.docs.question ?? "?", line: i + 1 });
-    }
-  });
+  readFileSync(`${proofDir}${program}.js`, "utf8")
+    .split("\n")
+    .forEach((text, i) => {
+      const m = /\/\/ flagged: locks\/([\w-]+)/.exec(text);
+      if (m) {
+        const rule = plugin.rules[m[1] as keyof typeof plugin.rules];
+        out.push({ rule: `locks/${m[1]}`, question: rule?.meta.docs.question ?? "?", line: i + 1 });
+      }
+    });
   return out;
 }
 
@@ -327,13 +352,16 @@ const SUGGESTED_DIR = ".suggested";
  */
 export function suggestedProgram(scenario: string, rule: string, messageId: string): string {
   const code = readFileSync(`${proofDir}${scenario}/flagged.js`, "utf8");
-  const messages = new Linter({ configType: "flat" }).verify(code, [plugin.configs.strict as never], { filename: `${scenario}/flagged.js` });
+  const messages = new Linter({ configType: "flat" }).verify(code, [plugin.configs.strict as never], {
+    filename: `${scenario}/flagged.js`,
+  });
   const found = messages.filter((m) => m.ruleId === `locks/${rule}`);
   expect(found.length).toBe(1);
   const suggestion = found[0]!.suggestions?.find((s) => s.messageId === messageId);
   if (!suggestion) throw new Error(`${scenario}/flagged.js: no ${messageId} suggestion from ${rule}`);
   let applied = code;
-  for (const fix of [suggestion.fix].flat().sort((a, b) => b.range[0] - a.range[0])) applied = applied.slice(0, fix.range[0]) + fix.text + applied.slice(fix.range[1]);
+  for (const fix of [suggestion.fix].flat().sort((a, b) => b.range[0] - a.range[0]))
+    applied = applied.slice(0, fix.range[0]) + fix.text + applied.slice(fix.range[1]);
   const program = `${SUGGESTED_DIR}/${scenario}`;
   mkdirSync(`${proofDir}${SUGGESTED_DIR}`, { recursive: true });
   writeFileSync(`${proofDir}${program}.js`, applied.replaceAll(` // flagged: locks/${rule}`, ""));

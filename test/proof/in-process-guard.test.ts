@@ -21,7 +21,14 @@ describe("in-process-guard: a sync guard after one thrown error", () => {
       // The supplier's first answer is an outage; later ones succeed.
       response.statusCode = supplierCalls === 1 ? 502 : 200;
       response.setHeader("content-type", "application/json");
-      response.end(supplierCalls === 1 ? "" : JSON.stringify([{ sku: "A-1", qty: 3 }, { sku: "B-2", qty: 0 }]));
+      response.end(
+        supplierCalls === 1
+          ? ""
+          : JSON.stringify([
+              { sku: "A-1", qty: 3 },
+              { sku: "B-2", qty: 0 },
+            ]),
+      );
     });
     const inventory = await fakeApi((_body, _request, response) => void response.end());
     env = { SUPPLIER_API_URL: supplier, INVENTORY_API_URL: inventory };
@@ -54,7 +61,10 @@ describe("in-process-guard: a sync guard after one thrown error", () => {
     expect(await restarted.ask("syncInventory")).toBe("synced 2 items");
   });
 
-  it.each([["fixed", FIXED], ["suggested", SUGGESTED]])("%s: after one failure the next sync proceeds", async (_name, program) => {
+  it.each([
+    ["fixed", FIXED],
+    ["suggested", SUGGESTED],
+  ])("%s: after one failure the next sync proceeds", async (_name, program) => {
     await expectVerdict(program, "release-in-finally", "Q1");
     const { first, later } = await syncs(program);
     expect(first).toBe("supplier answered 502");

@@ -6,7 +6,16 @@
 // 18), which must behave as fixed.js: the killed holder's row goes once its lease runs out, a live holder's never.
 import type pg from "pg";
 import { beforeEach, describe, expect, it } from "vitest";
-import { expectVerdict, freshDatabase, runOnce, services, session, start, suggestedProgram, waitUntil } from "./harness.js";
+import {
+  expectVerdict,
+  freshDatabase,
+  runOnce,
+  services,
+  session,
+  start,
+  suggestedProgram,
+  waitUntil,
+} from "./harness.js";
 
 const { postgres } = services("postgres");
 const FLAGGED = "lock-row-sweep/flagged";
@@ -46,7 +55,9 @@ describe.skipIf(!postgres)("lock-row-sweep: a cron lock whose holder is killed",
 
   async function pastExpiry(): Promise<void> {
     await waitUntil("A's lock has expired", async () => {
-      const { rows } = await db.query("SELECT expires_at < now() - interval '200 milliseconds' AS expired FROM cron_locks WHERE job_name = 'nightly'");
+      const { rows } = await db.query(
+        "SELECT expires_at < now() - interval '200 milliseconds' AS expired FROM cron_locks WHERE job_name = 'nightly'",
+      );
       return rows[0]?.expired === true;
     });
   }
@@ -58,7 +69,10 @@ describe.skipIf(!postgres)("lock-row-sweep: a cron lock whose holder is killed",
     expect(await lockRow()).toEqual({ holder: "a" });
   });
 
-  it.each([["fixed", FIXED, "sweepExpiredLocks"], ["suggested", SUGGESTED, "removeExpiredCronLocks"]])(
+  it.each([
+    ["fixed", FIXED, "sweepExpiredLocks"],
+    ["suggested", SUGGESTED, "removeExpiredCronLocks"],
+  ])(
     "%s: the killed holder's row goes once its expiry passes and the next run proceeds; a live holder's row stays",
     async (_name, program, sweep) => {
       await expectVerdict(program, "require-stale-recovery", "Q1");

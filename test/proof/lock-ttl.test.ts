@@ -6,7 +6,17 @@
 import type { Redis } from "ioredis";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeEach, describe, expect, it } from "vitest";
-import { expectVerdict, fakeApi, freshRedis, runOnce, services, session, start, suggestedProgram, waitUntil } from "./harness.js";
+import {
+  expectVerdict,
+  fakeApi,
+  freshRedis,
+  runOnce,
+  services,
+  session,
+  start,
+  suggestedProgram,
+  waitUntil,
+} from "./harness.js";
 
 const { redis: redisServer } = services("redis");
 const FLAGGED = "lock-ttl/flagged";
@@ -62,7 +72,10 @@ describe.skipIf(!redisServer)("lock-ttl: a Redis lock whose holder is killed", (
     expect(invoiceRuns).toBe(0);
   });
 
-  it.each([["fixed", FIXED], ["suggested", SUGGESTED]])("%s: SIGKILL while holding the lock frees it after the TTL, and the next run proceeds", async (_name, program) => {
+  it.each([
+    ["fixed", FIXED],
+    ["suggested", SUGGESTED],
+  ])("%s: SIGKILL while holding the lock frees it after the TTL, and the next run proceeds", async (_name, program) => {
     await expectVerdict(program, "require-lock-ttl", "Q1");
     const next = await session(program, env);
     // Killed after the work, just before the release: the latest point a crash can hit.

@@ -34,7 +34,9 @@ describe.skipIf(!postgres)("lost-lease: a worker paused past its heartbeat's thr
   });
 
   async function partsBy(worker: string): Promise<number[]> {
-    const { rows } = await db.query("SELECT part FROM export_parts WHERE export_id = 1 AND worker = $1 ORDER BY part", [worker]);
+    const { rows } = await db.query("SELECT part FROM export_parts WHERE export_id = 1 AND worker = $1 ORDER BY part", [
+      worker,
+    ]);
     return rows.map((r: { part: number }) => r.part);
   }
 
@@ -43,14 +45,23 @@ describe.skipIf(!postgres)("lost-lease: a worker paused past its heartbeat's thr
     const a = start(program, "exportNightly", [1, "a"], { ...env, PROOF_STOP_BEFORE: "sql:INSERT INTO export_parts" });
     await a.next("stopped");
     await waitUntil("A's heartbeat looks stale to the database", async () => {
-      const { rows } = await db.query("SELECT heartbeat_at < now() - $1::interval - interval '200 milliseconds' AS stale FROM exports WHERE id = 1", [STALE_AFTER]);
+      const { rows } = await db.query(
+        "SELECT heartbeat_at < now() - $1::interval - interval '200 milliseconds' AS stale FROM exports WHERE id = 1",
+        [STALE_AFTER],
+      );
       return rows[0].stale === true;
     });
     expect(await runOnce(program, "requeueStale", [], env)).toBe(1);
     const b = start(program, "exportNightly", [1, "b"], env);
-    await waitUntil("B has the export", async () => (await db.query("SELECT worker FROM exports WHERE id = 1")).rows[0].worker === "b");
+    await waitUntil(
+      "B has the export",
+      async () => (await db.query("SELECT worker FROM exports WHERE id = 1")).rows[0].worker === "b",
+    );
     a.signal("SIGCONT");
-    const aOutcome = await a.next("result").then((e) => String(e.value), (e: Error) => e.message);
+    const aOutcome = await a.next("result").then(
+      (e) => String(e.value),
+      (e: Error) => e.message,
+    );
     expect(await b.result()).toBe("exported");
     return { aOutcome, aParts: await partsBy("a"), bParts: await partsBy("b") };
   }
@@ -62,12 +73,21 @@ describe.skipIf(!postgres)("lost-lease: a worker paused past its heartbeat's thr
     expect(aParts).toEqual([1, 2, 3, 4, 5]);
   });
 
-  it.each([["fixed", FIXED], ["suggested", SUGGESTED]])("%s: the resumed worker's heartbeat aborts the export, and it writes no part after the one it was paused in", async (_name, program) => {
-    await expectVerdict(program, "heartbeat-abort", "Q2");
-    const { aOutcome, aParts, bParts } = await pausedWorkerResumes(program);
-    expect(bParts).toEqual([1, 2, 3, 4, 5]);
-    expect(aParts).toEqual([1]);
-    expect(aOutcome).toMatch(/abort|handed to another worker/i);
-    expect((await db.query("SELECT status, worker FROM exports WHERE id = 1")).rows[0]).toEqual({ status: "DONE", worker: "b" });
-  });
+  it.each([
+    ["fixed", FIXED],
+    ["suggested", SUGGESTED],
+  ])(
+    "%s: the resumed worker's heartbeat aborts the export, and it writes no part after the one it was paused in",
+    async (_name, program) => {
+      await expectVerdict(program, "heartbeat-abort", "Q2");
+      const { aOutcome, aParts, bParts } = await pausedWorkerResumes(program);
+      expect(bParts).toEqual([1, 2, 3, 4, 5]);
+      expect(aParts).toEqual([1]);
+      expect(aOutcome).toMatch(/abort|handed to another worker/i);
+      expect((await db.query("SELECT status, worker FROM exports WHERE id = 1")).rows[0]).toEqual({
+        status: "DONE",
+        worker: "b",
+      });
+    },
+  );
 });

@@ -4,7 +4,16 @@
 // and so must flagged.js with the rule's own compare-and-delete suggestion applied (issue 18).
 import type { Redis } from "ioredis";
 import { beforeEach, describe, expect, it } from "vitest";
-import { expectVerdict, fakeApi, freshRedis, runOnce, services, start, suggestedProgram, waitUntil } from "./harness.js";
+import {
+  expectVerdict,
+  fakeApi,
+  freshRedis,
+  runOnce,
+  services,
+  start,
+  suggestedProgram,
+  waitUntil,
+} from "./harness.js";
 
 const { redis: redisServer } = services("redis");
 const FLAGGED = "owner-release/flagged";
@@ -56,10 +65,16 @@ describe.skipIf(!redisServer)("owner-release: a builder paused past its lease re
     expect(c).toBe("built");
   });
 
-  it.each([["fixed", FIXED], ["suggested", SUGGESTED]])("%s: the resumed builder's release deletes nothing, and the third builder is turned away", async (_name, program) => {
-    await expectVerdict(program, "owner-checked-release", "Q3");
-    const { bToken, afterRelease, c } = await pausedHolderReleases(program, "redis:eval");
-    expect(afterRelease).toBe(bToken);
-    expect(c).toBe("busy");
-  });
+  it.each([
+    ["fixed", FIXED],
+    ["suggested", SUGGESTED],
+  ])(
+    "%s: the resumed builder's release deletes nothing, and the third builder is turned away",
+    async (_name, program) => {
+      await expectVerdict(program, "owner-checked-release", "Q3");
+      const { bToken, afterRelease, c } = await pausedHolderReleases(program, "redis:eval");
+      expect(afterRelease).toBe(bToken);
+      expect(c).toBe("busy");
+    },
+  );
 });

@@ -7,7 +7,17 @@
 import type pg from "pg";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeEach, describe, expect, it } from "vitest";
-import { expectVerdict, fakeApi, freshDatabase, runOnce, services, session, start, suggestedProgram, waitUntil } from "./harness.js";
+import {
+  expectVerdict,
+  fakeApi,
+  freshDatabase,
+  runOnce,
+  services,
+  session,
+  start,
+  suggestedProgram,
+  waitUntil,
+} from "./harness.js";
 
 const { postgres } = services("postgres");
 const FLAGGED = "stale-judge/flagged";
@@ -56,7 +66,14 @@ describe.skipIf(!postgres)("stale-judge: a slow render, a sweeper, and a worker 
     await sleep(STALE_MS + 1_000);
     const requeued = await runOnce(program, "requeueStale", [], env);
     const b = await runOnce(program, "renderExport", [1, "b"], env);
-    return { requeued, b, a: a.next("result").then((e) => e.value, (e: Error) => e.message) };
+    return {
+      requeued,
+      b,
+      a: a.next("result").then(
+        (e) => e.value,
+        (e: Error) => e.message,
+      ),
+    };
   }
 
   it("flagged: the sweeper hands a slow but healthy render to a second worker, and the export is rendered twice", async () => {
@@ -70,24 +87,34 @@ describe.skipIf(!postgres)("stale-judge: a slow render, a sweeper, and a worker 
     expect(await render(1)).toMatchObject({ status: "DONE", worker: "b" });
   });
 
-  it.each([["fixed", FIXED], ["suggested", SUGGESTED]])("%s: the slow render keeps its worker; a killed worker's render is handed back after the threshold", async (_name, program) => {
-    await expectVerdict(program, "progress-based-staleness", "Q2");
-    const { requeued, b, a } = await slowRender(program);
-    expect(requeued).toBe(0);
-    expect(b).toBe("busy");
-    expect(await a).toBe("rendered");
-    expect(renders).toEqual([1]);
-    expect(await render(1)).toMatchObject({ status: "DONE", worker: "a" });
+  it.each([
+    ["fixed", FIXED],
+    ["suggested", SUGGESTED],
+  ])(
+    "%s: the slow render keeps its worker; a killed worker's render is handed back after the threshold",
+    async (_name, program) => {
+      await expectVerdict(program, "progress-based-staleness", "Q2");
+      const { requeued, b, a } = await slowRender(program);
+      expect(requeued).toBe(0);
+      expect(b).toBe("busy");
+      expect(await a).toBe("rendered");
+      expect(renders).toEqual([1]);
+      expect(await render(1)).toMatchObject({ status: "DONE", worker: "a" });
 
-    // Worker C is killed mid-render (SIGKILL): its heartbeat stops with it. The sweeper is a running process, so
-    // its first pass comes right after the kill.
-    const sweeper = await session(program, env);
-    const c = start(program, "renderExport", [2, "c"], env);
-    await waitUntil("C is rendering", () => renders.length === 2);
-    await c.kill();
-    expect(await sweeper.ask("requeueStale")).toBe(0); // too soon to tell dead from slow
-    await waitUntil("the sweeper hands C's render back", async () => (await sweeper.ask("requeueStale")) === 1, 10 * STALE_MS);
-    expect(await runOnce(program, "renderExport", [2, "d"], env)).toBe("rendered");
-    expect(await render(2)).toMatchObject({ status: "DONE", worker: "d" });
-  });
+      // Worker C is killed mid-render (SIGKILL): its heartbeat stops with it. The sweeper is a running process, so
+      // its first pass comes right after the kill.
+      const sweeper = await session(program, env);
+      const c = start(program, "renderExport", [2, "c"], env);
+      await waitUntil("C is rendering", () => renders.length === 2);
+      await c.kill();
+      expect(await sweeper.ask("requeueStale")).toBe(0); // too soon to tell dead from slow
+      await waitUntil(
+        "the sweeper hands C's render back",
+        async () => (await sweeper.ask("requeueStale")) === 1,
+        10 * STALE_MS,
+      );
+      expect(await runOnce(program, "renderExport", [2, "d"], env)).toBe("rendered");
+      expect(await render(2)).toMatchObject({ status: "DONE", worker: "d" });
+    },
+  );
 });

@@ -19,16 +19,27 @@ const STALE_MS = 2_000;
 
 it("fixed.js is flagged.js with require-stale-recovery's suggestion applied, its threshold tuned", () => {
   const code = readFileSync(`${proofDir}${FLAGGED}.js`, "utf8");
-  const config = [{ files: ["**/*.js"], languageOptions: { sourceType: "module" as const } }, { files: ["**/*.js"], plugins: { locks: plugin as never }, rules: { "locks/require-stale-recovery": "error" as const } }];
+  const config = [
+    { files: ["**/*.js"], languageOptions: { sourceType: "module" as const } },
+    {
+      files: ["**/*.js"],
+      plugins: { locks: plugin as never },
+      rules: { "locks/require-stale-recovery": "error" as const },
+    },
+  ];
   const [finding] = new Linter({ configType: "flat" }).verify(code, config as never, { filename: "flagged.js" });
   expect(finding).toMatchObject({ ruleId: "locks/require-stale-recovery", messageId: "missingRecovery", line: 10 });
   const suggestion = finding!.suggestions?.[0];
   expect(suggestion?.messageId).toBe("addRecovery");
   let applied = code;
-  for (const fix of [suggestion!.fix].flat().sort((a, b) => b.range[0] - a.range[0])) applied = applied.slice(0, fix.range[0]) + fix.text + applied.slice(fix.range[1]);
+  for (const fix of [suggestion!.fix].flat().sort((a, b) => b.range[0] - a.range[0]))
+    applied = applied.slice(0, fix.range[0]) + fix.text + applied.slice(fix.range[1]);
   const tuned = applied
     .replace(" // flagged: locks/require-stale-recovery", "")
-    .replace("const STALE_RENDER_JOBS_RENDERING_MS = 15 * 60 * 1000;", "const STALE_RENDER_JOBS_RENDERING_MS = Number(process.env.STALE_MS ?? 15 * 60 * 1000);");
+    .replace(
+      "const STALE_RENDER_JOBS_RENDERING_MS = 15 * 60 * 1000;",
+      "const STALE_RENDER_JOBS_RENDERING_MS = Number(process.env.STALE_MS ?? 15 * 60 * 1000);",
+    );
   expect(tuned).not.toBe(applied.replace(" // flagged: locks/require-stale-recovery", "")); // the threshold line was there to tune
   expect(readFileSync(`${proofDir}${FIXED}.js`, "utf8")).toBe(tuned);
 });
@@ -66,7 +77,10 @@ describe.skipIf(!postgres)("suggested-recovery: a claimed render whose worker is
   /** Until the job's heartbeat is older than the threshold, by the database's clock. */
   async function pastStaleThreshold(): Promise<void> {
     await waitUntil("the job looks stale to the database", async () => {
-      const { rows } = await db.query("SELECT updated_at < now() - $1 * interval '1 millisecond' - interval '200 milliseconds' AS stale FROM render_jobs WHERE id = 1", [STALE_MS]);
+      const { rows } = await db.query(
+        "SELECT updated_at < now() - $1 * interval '1 millisecond' - interval '200 milliseconds' AS stale FROM render_jobs WHERE id = 1",
+        [STALE_MS],
+      );
       return rows[0].stale as boolean;
     });
   }
@@ -74,7 +88,8 @@ describe.skipIf(!postgres)("suggested-recovery: a claimed render whose worker is
   it("flagged: after SIGKILL the job stays RENDERING and every later claim is refused, also past the threshold", async () => {
     await killMidJob(FLAGGED);
     await pastStaleThreshold();
-    for (let attempt = 0; attempt < 3; attempt++) expect(await runOnce(FLAGGED, "renderJob", [1], env)).toBe("refused: already rendering");
+    for (let attempt = 0; attempt < 3; attempt++)
+      expect(await runOnce(FLAGGED, "renderJob", [1], env)).toBe("refused: already rendering");
     expect(await job()).toMatchObject({ status: "RENDERING" });
   });
 

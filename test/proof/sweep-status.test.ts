@@ -8,7 +8,17 @@
 import type pg from "pg";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeEach, describe, expect, it } from "vitest";
-import { expectVerdict, fakeApi, freshDatabase, runOnce, services, session, start, suggestedProgram, waitUntil } from "./harness.js";
+import {
+  expectVerdict,
+  fakeApi,
+  freshDatabase,
+  runOnce,
+  services,
+  session,
+  start,
+  suggestedProgram,
+  waitUntil,
+} from "./harness.js";
 
 const { postgres } = services("postgres");
 const FLAGGED = "sweep-status/flagged";
@@ -40,7 +50,12 @@ describe.skipIf(!postgres)("sweep-status: a rendered report, its heartbeat old, 
       response.setHeader("content-type", "application/json");
       response.end(JSON.stringify({ url: `https://cdn.example${request.url}.pdf` }));
     });
-    env = { DATABASE_URL: fresh.url, RENDER_API_URL: renderer, STALE_AFTER: `${STALE_MS} milliseconds`, BEAT_MS: "100" };
+    env = {
+      DATABASE_URL: fresh.url,
+      RENDER_API_URL: renderer,
+      STALE_AFTER: `${STALE_MS} milliseconds`,
+      BEAT_MS: "100",
+    };
     await db.query("INSERT INTO reports (id) VALUES (1), (2)");
   });
 
@@ -68,27 +83,37 @@ describe.skipIf(!postgres)("sweep-status: a rendered report, its heartbeat old, 
     expect(await report(1)).toMatchObject({ status: "DONE", worker: "b" });
   });
 
-  it.each([["fixed", FIXED], ["suggested", SUGGESTED]])("%s: the rendered report stays DONE; a worker killed mid-render is given back after the threshold", async (_name, program) => {
-    await expectVerdict(program, "conditional-recovery", "Q3");
-    const { requeued, b } = await sweepAfterDone(program);
-    expect(requeued).toBe(0);
-    expect(b).toBe("busy");
-    expect(renders).toEqual([1]);
-    expect(await report(1)).toMatchObject({ status: "DONE", worker: "a" });
+  it.each([
+    ["fixed", FIXED],
+    ["suggested", SUGGESTED],
+  ])(
+    "%s: the rendered report stays DONE; a worker killed mid-render is given back after the threshold",
+    async (_name, program) => {
+      await expectVerdict(program, "conditional-recovery", "Q3");
+      const { requeued, b } = await sweepAfterDone(program);
+      expect(requeued).toBe(0);
+      expect(b).toBe("busy");
+      expect(renders).toEqual([1]);
+      expect(await report(1)).toMatchObject({ status: "DONE", worker: "a" });
 
-    // The condition must not cost the recovery: worker C is killed mid-render (SIGKILL), its heartbeat stops, and
-    // the sweeper gives its report back once the threshold has passed. The sweeper is a running process, so its
-    // first pass comes right after the kill.
-    renderMs = 60_000;
-    const sweeper = await session(program, env);
-    const c = start(program, "renderReport", [2, "c"], env);
-    await waitUntil("C is rendering", () => renders.length === 2);
-    await c.kill();
-    expect(await sweeper.ask("requeueStale")).toBe(0); // too soon to tell dead from slow
-    await waitUntil("the sweeper gives C's report back", async () => (await sweeper.ask("requeueStale")) === 1, 10 * STALE_MS);
-    expect(await report(2)).toMatchObject({ status: "QUEUED", worker: null });
-    renderMs = 0;
-    expect(await runOnce(program, "renderReport", [2, "d"], env)).toBe("rendered");
-    expect(await report(2)).toMatchObject({ status: "DONE", worker: "d" });
-  });
+      // The condition must not cost the recovery: worker C is killed mid-render (SIGKILL), its heartbeat stops, and
+      // the sweeper gives its report back once the threshold has passed. The sweeper is a running process, so its
+      // first pass comes right after the kill.
+      renderMs = 60_000;
+      const sweeper = await session(program, env);
+      const c = start(program, "renderReport", [2, "c"], env);
+      await waitUntil("C is rendering", () => renders.length === 2);
+      await c.kill();
+      expect(await sweeper.ask("requeueStale")).toBe(0); // too soon to tell dead from slow
+      await waitUntil(
+        "the sweeper gives C's report back",
+        async () => (await sweeper.ask("requeueStale")) === 1,
+        10 * STALE_MS,
+      );
+      expect(await report(2)).toMatchObject({ status: "QUEUED", worker: null });
+      renderMs = 0;
+      expect(await runOnce(program, "renderReport", [2, "d"], env)).toBe("rendered");
+      expect(await report(2)).toMatchObject({ status: "DONE", worker: "d" });
+    },
+  );
 });
