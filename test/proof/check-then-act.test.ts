@@ -6,17 +6,23 @@
 // goes away, B renders once. The third program is flagged.js with atomic-claim's suggestion applied (issue 18):
 // the condition and the check's own way out, which must behave as fixed.js.
 import type pg from "pg";
-import { setTimeout as sleep } from "node:timers/promises";
 import { beforeEach, describe, expect, it } from "vitest";
-import { expectVerdict, fakeApi, freshDatabase, services, start, suggestedProgram, waitUntil } from "./harness.js";
+import {
+  Gate,
+  expectVerdict,
+  fakeApi,
+  freshDatabase,
+  services,
+  start,
+  suggestedProgram,
+  waitUntil,
+} from "./harness.js";
 
 const { postgres } = services("postgres");
 const FLAGGED = "check-then-act/flagged";
 const FIXED = "check-then-act/fixed";
 /** flagged.js with atomic-claim's suggestion applied: `status <> 'RENDERING'` in the UPDATE, and `return "busy"` on no row. */
 const SUGGESTED = suggestedProgram("check-then-act", "atomic-claim", "addConditionAndExit");
-/** A render long enough for A to resume while B is still at it. */
-const RENDER_MS = 3_000;
 
 it("the linter flags the claim checked in JavaScript (atomic-claim, Q3) and passes the conditional one", async () => {
   await expectVerdict(FLAGGED, "atomic-claim", "Q3");
@@ -28,14 +34,17 @@ describe.skipIf(!postgres)("check-then-act: two workers read the report free at 
   let db: pg.Pool;
   let env: Record<string, string>;
   let renders: string[] = [];
+  /** Holds every render until the paused worker, resumed, has either claimed the report too or gone away. */
+  let rendering: Gate;
 
   beforeEach(async () => {
     const fresh = await freshDatabase(postgres!, "check-then-act/schema.sql");
     db = fresh.db;
     renders = [];
+    rendering = new Gate();
     const renderer = await fakeApi(async (_body, request, response) => {
       renders.push(request.url ?? "");
-      await sleep(RENDER_MS);
+      await rendering.wait();
       response.setHeader("content-type", "application/json");
       response.end(JSON.stringify({ url: `https://cdn.example${request.url}.pdf` }));
     });
@@ -59,6 +68,9 @@ describe.skipIf(!postgres)("check-then-act: two workers read the report free at 
     await waitUntil("B is rendering", () => renders.length === 1);
     expect(await report()).toMatchObject({ status: "RENDERING", worker: "b" });
     a.signal("SIGCONT");
+    // B is still rendering while A acts: A claims and renders too (flagged), or answers at once (fixed).
+    await waitUntil("A has claimed the report or gone away", () => renders.length === 2 || a.events.length > 0);
+    rendering.open();
     const outcome = (w: typeof a) =>
       w.next("result").then(
         (e) => String(e.value),

@@ -44,23 +44,50 @@ afterEach(async () => {
 
 let databases = 0;
 
-/** A new database with the scenario's schema; dropped after the test. Returns its URL and a pool on it. */
+/**
+ * Every connection the harness opens answers `error`: the server ends idle ones when a database is dropped WITH
+ * (FORCE) or the run's PostgreSQL stops (57P01, "terminating connection due to administrator command"), and a pg
+ * client or pool without a listener turns that into an unhandled error that fails the whole run. Expected then; any
+ * other error still fails the test that is running (`connectionErrors`).
+ */
+const connectionErrors: Error[] = [];
+function watched<T extends pg.Pool | pg.Client>(connection: T): T {
+  const listener = (error: Error & { code?: string }) => {
+    if (error.code !== "57P01") connectionErrors.push(error);
+  };
+  (connection as { on(event: "error", listener: (error: Error) => void): unknown }).on("error", listener);
+  return connection;
+}
+afterEach(() => {
+  const errors = connectionErrors.splice(0);
+  if (errors.length > 0) throw new Error(`a database connection failed: ${errors.map((e) => e.message).join("; ")}`);
+});
+
+/** Runs `work` on a new client of `url`, ended whatever `work` does. */
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = watched(new pg.Client({ connectionString: url }));
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A new database with the scenario's schema; dropped after the test, once its pool is ended (the workers that used
+ * it are killed first: cleanups run in reverse order, and the database is made before any worker starts).
+ */
 export async function freshDatabase(serverUrl: string, schemaFile: string): Promise<{ url: string; db: pg.Pool }> {
   const name = `proof_${process.pid}_${++databases}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
+  await withClient(serverUrl, (admin) => admin.query(`CREATE DATABASE ${name}`));
   const url = serverUrl.replace(/\/[^/]*$/, `/${name}`);
-  const db = new pg.Pool({ connectionString: url, max: 2 });
-  await db.query(readFileSync(`${proofDir}${schemaFile}`, "utf8"));
+  const db = watched(new pg.Pool({ connectionString: url, max: 2 }));
   cleanups.push(async () => {
     await db.end();
-    const drop = new pg.Client({ connectionString: serverUrl });
-    await drop.connect();
-    await drop.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await drop.end();
+    await withClient(serverUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
   });
+  await db.query(readFileSync(`${proofDir}${schemaFile}`, "utf8"));
   return { url, db };
 }
 
@@ -69,11 +96,11 @@ export async function freshDatabase(serverUrl: string, schemaFile: string): Prom
  * processes, so the index comes from a counter in database 0, never from anything process-local.
  */
 export async function freshRedis(serverUrl: string): Promise<{ url: string; redis: Redis }> {
-  const counter = new Redis(`${serverUrl}/0`, { maxRetriesPerRequest: 1 });
-  const index = ((await counter.incr("proof:next-database")) % 15) + 1;
-  counter.disconnect();
+  const counter = new Redis(`${serverUrl}/0`, { maxRetriesPerRequest: 1 }).on("error", () => {});
+  const index = ((await counter.incr("proof:next-database").finally(() => counter.disconnect())) % 15) + 1;
   const url = `${serverUrl}/${index}`;
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  // A client's connection errors are its commands' failures, which the test sees; the event itself is not a test's.
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 }).on("error", () => {});
   await redis.connect();
   await redis.flushdb();
   cleanups.push(async () => {
@@ -238,6 +265,35 @@ export async function runOnce(
   const value = await worker.result();
   await worker.exited;
   return value;
+}
+
+/**
+ * A gate a fake API holds a request at until the test opens it: the scenario moves on when it is where it must be,
+ * not after a fixed time that a busy machine can eat (a render "long enough" for the other worker to act).
+ */
+export class Gate {
+  private opened = false;
+  private readonly waiters: (() => void)[] = [];
+
+  open(): void {
+    this.opened = true;
+    for (const waiter of this.waiters.splice(0)) waiter();
+  }
+
+  wait(): Promise<void> {
+    return this.opened ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
+  }
+}
+
+/** Until `column` of the row is older than `age` by the database's own clock (with 200 ms to spare). */
+export async function untilOlder(db: pg.Pool, table: string, column: string, id: number, age: string): Promise<void> {
+  await waitUntil(`${table} ${id}'s ${column} is older than ${age}`, async () => {
+    const { rows } = await db.query(
+      `SELECT ${column} < now() - $2::interval - interval '200 milliseconds' AS old FROM ${table} WHERE id = $1`,
+      [id, age],
+    );
+    return rows[0]?.old === true;
+  });
 }
 
 /** Polls until `check` returns a truthy value. */

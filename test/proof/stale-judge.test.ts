@@ -17,6 +17,8 @@ import {
   start,
   suggestedProgram,
   waitUntil,
+  Gate,
+  untilOlder,
 } from "./harness.js";
 
 const { postgres } = services("postgres");
@@ -26,7 +28,7 @@ const FIXED = "stale-judge/fixed";
 const SUGGESTED = suggestedProgram("stale-judge", "progress-based-staleness", "useProgressField");
 const STALE_MS = 3_000;
 const BEAT_MS = 200;
-/** A render longer than the threshold: healthy, only slow. */
+/** A render longer than the threshold: healthy, only slow (the first is held by a gate instead, as long as needed). */
 const RENDER_MS = 7_000;
 
 it("the linter flags the sweeper judged by started_at (progress-based-staleness, Q2) and passes the heartbeat", async () => {
@@ -39,14 +41,17 @@ describe.skipIf(!postgres)("stale-judge: a slow render, a sweeper, and a worker 
   let db: pg.Pool;
   let env: Record<string, string>;
   let renders: number[] = [];
+  /** Holds the first render (A's) until the sweeper and B have had their turn, however long that takes. */
+  let firstRender: Gate;
 
   beforeEach(async () => {
     const fresh = await freshDatabase(postgres!, "stale-judge/schema.sql");
     db = fresh.db;
     renders = [];
+    firstRender = new Gate();
     const renderer = await fakeApi(async (_body, request, response) => {
       renders.push(Number(/\/renders\/(\d+)/.exec(request.url ?? "")?.[1]));
-      await sleep(RENDER_MS);
+      await (renders.length === 1 ? firstRender.wait() : sleep(RENDER_MS));
       response.setHeader("content-type", "application/json");
       response.end(JSON.stringify({ url: `https://cdn.example/${request.url}.mp4` }));
     });
@@ -63,9 +68,11 @@ describe.skipIf(!postgres)("stale-judge: a slow render, a sweeper, and a worker 
   async function slowRender(program: string) {
     const a = start(program, "renderExport", [1, "a"], env);
     await waitUntil("A is rendering", () => renders.length === 1);
-    await sleep(STALE_MS + 1_000);
+    // The render has run past the threshold when the sweeper looks (A still beats, and is still rendering).
+    await untilOlder(db, "renders", "started_at", 1, `${STALE_MS} milliseconds`);
     const requeued = await runOnce(program, "requeueStale", [], env);
     const b = await runOnce(program, "renderExport", [1, "b"], env);
+    firstRender.open();
     return {
       requeued,
       b,

@@ -18,6 +18,7 @@ import {
   start,
   suggestedProgram,
   waitUntil,
+  untilOlder,
 } from "./harness.js";
 
 const { postgres } = services("postgres");
@@ -68,7 +69,7 @@ describe.skipIf(!postgres)("sweep-status: a rendered report, its heartbeat old, 
   async function sweepAfterDone(program: string) {
     expect(await runOnce(program, "renderReport", [1, "a"], env)).toBe("rendered");
     expect(await report(1)).toMatchObject({ status: "DONE", worker: "a" });
-    await sleep(STALE_MS + 500);
+    await untilOlder(db, "reports", "heartbeat_at", 1, `${STALE_MS} milliseconds`);
     const requeued = await runOnce(program, "requeueStale", [], env);
     const b = await runOnce(program, "renderReport", [1, "b"], env);
     return { requeued, b };
