@@ -12,7 +12,7 @@ import { prismaRecognizer } from "./prisma.js";
 import { redisLocksRecognizer } from "./redis-locks.js";
 import { redisRecognizer } from "./redis.js";
 import { sequelizeRecognizer } from "./sequelize.js";
-import { sqlRecognizer } from "./sql.js";
+import { sqlRecognizer } from "./sql/sql.js";
 import { strapiRecognizer } from "./strapi.js";
 import { typeormRecognizer } from "./typeorm/typeorm.js";
 
