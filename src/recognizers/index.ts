@@ -4,7 +4,7 @@ import { drizzleRecognizer } from "./drizzle.js";
 import { lockTableRecognizer } from "./lock-table.js";
 import { knexRecognizer } from "./knex/knex.js";
 import { kyselyRecognizer } from "./kysely.js";
-import { mongoRecognizer } from "./mongo.js";
+import { mongoRecognizer } from "./mongo/mongo.js";
 import { mutexRecognizer } from "./mutex.js";
 import { azureBlobRecognizer, fsRecognizer, gcsRecognizer, s3Recognizer } from "./object-storage.js";
 import { payloadRecognizer } from "./payload.js";
