@@ -10,7 +10,7 @@ import { azureBlobRecognizer, fsRecognizer, gcsRecognizer, s3Recognizer } from "
 import { payloadRecognizer } from "./payload.js";
 import { prismaRecognizer } from "./prisma.js";
 import { redisLocksRecognizer } from "./redis-locks.js";
-import { redisRecognizer } from "./redis.js";
+import { redisRecognizer } from "./redis/redis.js";
 import { sequelizeRecognizer } from "./sequelize.js";
 import { sqlRecognizer } from "./sql/sql.js";
 import { strapiRecognizer } from "./strapi.js";
