@@ -1,6 +1,6 @@
 /** Every recognizer the inventory runs. Adding a store means adding its file here; no rule changes. */
 import type { Recognizer } from "./recognizer.js";
-import { drizzleRecognizer } from "./drizzle.js";
+import { drizzleRecognizer } from "./drizzle/drizzle.js";
 import { lockTableRecognizer } from "./lock-table.js";
 import { knexRecognizer } from "./knex/knex.js";
 import { kyselyRecognizer } from "./kysely.js";
