@@ -1,5 +1,6 @@
 /**
- * Raw SQL, whatever the client: the statement text is parsed (see `src/core/sql.ts`) and becomes a write or a read.
+ * Raw SQL, whatever the client: the statement text is parsed (see `src/core/languages/sql.ts`) and becomes a write or
+ * a read.
  *
  * Where the text comes from:
  * - `X.query(text, params?)`, `X.query({ text, values })` / `{ sql, values }` (pg, mysql2, TypeORM, Sequelize with
