@@ -1,18 +1,18 @@
 /** Every recognizer the inventory runs. Adding a store means adding its file here; no rule changes. */
 import type { Recognizer } from "./recognizer.js";
-import { drizzleRecognizer } from "./drizzle.js";
+import { drizzleRecognizer } from "./drizzle/drizzle.js";
 import { lockTableRecognizer } from "./lock-table.js";
 import { knexRecognizer } from "./knex/knex.js";
 import { kyselyRecognizer } from "./kysely.js";
-import { mongoRecognizer } from "./mongo.js";
+import { mongoRecognizer } from "./mongo/mongo.js";
 import { mutexRecognizer } from "./mutex.js";
 import { azureBlobRecognizer, fsRecognizer, gcsRecognizer, s3Recognizer } from "./object-storage.js";
 import { payloadRecognizer } from "./payload.js";
 import { prismaRecognizer } from "./prisma.js";
 import { redisLocksRecognizer } from "./redis-locks.js";
-import { redisRecognizer } from "./redis.js";
+import { redisRecognizer } from "./redis/redis.js";
 import { sequelizeRecognizer } from "./sequelize.js";
-import { sqlRecognizer } from "./sql.js";
+import { sqlRecognizer } from "./sql/sql.js";
 import { strapiRecognizer } from "./strapi.js";
 import { typeormRecognizer } from "./typeorm/typeorm.js";
 

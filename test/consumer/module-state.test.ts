@@ -25,7 +25,7 @@ const allowed: Record<string, string> = {
   "src/core/languages/lua.ts cache": "memo of the Lua script classifier: a pure function of the script text",
   "src/core/languages/lua.ts luaparse": "the lazily required parser module",
   "src/audit/schemas.ts loaded": "the lazily required Prisma schema parser module (the audit only)",
-  "src/recognizers/redis.ts METHODS": "filled once at load from the static command table",
+  "src/recognizers/redis/commands.ts METHODS": "filled once at load from the static command table",
   "src/core/reading/directives.ts byLine": "per-file state, a WeakMap keyed by the file's SourceCode",
   "src/core/reading/exports.ts exportsByProgram": "per-file state, a WeakMap keyed by the file's Program node",
   "src/rule-kit/inventory.ts candidateText": "built lazily, once, from the static recognizer list; never written after",

@@ -19,7 +19,6 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type {
   Assignment,
-  CompareOp,
   Condition,
   Node,
   RecoverySpec,
@@ -28,323 +27,30 @@ import type {
   StateRead,
   StateWrite,
   TextEdit,
-} from "../core/model/accesses.js";
-import { importedNames, propertyKey } from "../core/reading/edits.js";
-import { SWAPPED } from "../core/model/conditions.js";
-import type { Recognizer, RecognizerContext } from "./recognizer.js";
+} from "../../core/model/accesses.js";
+import { importedNames, propertyKey } from "../../core/reading/edits.js";
+import type { Recognizer, RecognizerContext } from "../recognizer.js";
+import { findProperty, findVariable, keyName, objectLiteral, unwrap } from "../../core/reading/values.js";
+import { catchesDuplicate, SQL_DUPLICATE } from "../../core/reading/failures.js";
+import { assignedValue } from "../../core/reading/assignments.js";
+import { methodName } from "../../core/reading/ast.js";
 import {
-  evaluate,
-  findProperty,
-  findVariable,
-  getConstInit,
-  keyName,
-  objectLiteral,
-  staticList,
-  unwrap,
-} from "../core/reading/values.js";
-import { catchesDuplicate, SQL_DUPLICATE } from "../core/reading/failures.js";
-import { assignedValue } from "../core/reading/assignments.js";
-import { isSqlTemplate } from "../core/reading/clock.js";
-import { methodName } from "../core/reading/ast.js";
+  UPDATE_CHAIN,
+  DELETE_CHAIN,
+  INSERT_CHAIN,
+  SELECT_CHAIN,
+  RELATIONAL_READS,
+  type Link,
+  receiverOf,
+  chainOf,
+  isOutermost,
+  tableName,
+  argsAre,
+  drizzleWhereArg,
+} from "./chains.js";
+import { OPERATORS, NO_SCOPE, operatorOf, spelling, type ConditionEnv, parseCondition } from "./conditions.js";
 
 const STORE = "drizzle";
-const UPDATE_CHAIN = new Set(["update", "set", "where", "returning"]);
-const DELETE_CHAIN = new Set(["delete", "where", "returning"]);
-const INSERT_CHAIN = new Set([
-  "insert",
-  "values",
-  "onConflictDoNothing",
-  "onConflictDoUpdate",
-  "onDuplicateKeyUpdate",
-  "returning",
-]);
-const SELECT_CHAIN = new Set([
-  "select",
-  "selectDistinct",
-  "selectDistinctOn",
-  "from",
-  "where",
-  "limit",
-  "offset",
-  "orderBy",
-  "for",
-  "groupBy",
-  "innerJoin",
-  "leftJoin",
-  "rightJoin",
-  "fullJoin",
-]);
-const RELATIONAL_READS = new Set(["findFirst", "findMany"]);
-
-const COMPARE: Record<string, CompareOp> = { eq: "eq", ne: "ne", lt: "lt", lte: "lte", gt: "gt", gte: "gte" };
-/** `a < col` is `col > a`. */
-/** Column operators we do not model: a predicate on the column, op `other`. */
-const OTHER_COLUMN_OPS = new Set([
-  "like",
-  "ilike",
-  "notLike",
-  "notIlike",
-  "between",
-  "notBetween",
-  "arrayContains",
-  "arrayContained",
-  "arrayOverlaps",
-]);
-const OPERATORS = new Set([
-  ...Object.keys(COMPARE),
-  "inArray",
-  "notInArray",
-  "isNull",
-  "isNotNull",
-  "and",
-  "or",
-  "not",
-  ...OTHER_COLUMN_OPS,
-]);
-
-// ---- chains ----
-
-interface Link {
-  readonly name: string;
-  readonly call: TSESTree.CallExpression;
-}
-
-function receiverOf(call: TSESTree.CallExpression): Node | undefined {
-  const callee = unwrap(call.callee);
-  return callee.type === "MemberExpression" ? unwrap(callee.object) : undefined;
-}
-
-/** The method calls of a chain from its root to `call`, and the expression the root is called on. */
-function chainOf(call: TSESTree.CallExpression): { links: Link[]; base: Node } | undefined {
-  const links: Link[] = [];
-  let current: Node = call;
-  for (let i = 0; i < 20; i++) {
-    if (current.type !== "CallExpression") break;
-    const name = methodName(current);
-    if (name === undefined) break; // `getDb().update(jobs)`: the call is the base
-    links.unshift({ name, call: current });
-    current = receiverOf(current)!;
-  }
-  return links.length > 0 ? { links, base: current } : undefined;
-}
-
-/** No method of `names` is called on `call`'s result: it is the chain's outermost call among them. */
-function isOutermost(call: TSESTree.CallExpression, names: ReadonlySet<string>): boolean {
-  let n: Node = call;
-  while (n.parent && (n.parent.type === "ChainExpression" || n.parent.type === "TSNonNullExpression")) n = n.parent;
-  const p = n.parent;
-  if (p?.type !== "MemberExpression" || p.object !== n) return true;
-  const name = keyName(p.property, p.computed);
-  return !(name !== undefined && names.has(name) && p.parent?.type === "CallExpression" && p.parent.callee === p);
-}
-
-/** A table expression: `jobs`, `schema.jobs`, never a string or an object. */
-function tableName(ctx: RecognizerContext, node: Node | undefined): string | undefined {
-  if (!node || node.type === "SpreadElement") return undefined;
-  const n = unwrap(node);
-  let name: string | undefined;
-  if (n.type === "Identifier") {
-    if (n.name === "undefined") return undefined;
-    const init = getConstInit(ctx.sourceCode, n);
-    if (init && init.type !== "TSEnumDeclaration") {
-      const i = unwrap(init);
-      // `const TABLE = "jobs"` (a Knex-style table name) or `const data = { … }`: not a Drizzle table.
-      if (
-        i.type === "Literal" ||
-        i.type === "TemplateLiteral" ||
-        i.type === "ObjectExpression" ||
-        i.type === "ArrayExpression"
-      )
-        return undefined;
-    }
-    name = n.name;
-  } else if (n.type === "MemberExpression" && !n.computed && n.property.type === "Identifier") {
-    const root = unwrap(n.object);
-    if (root.type !== "Identifier" && root.type !== "ThisExpression" && root.type !== "MemberExpression")
-      return undefined;
-    name = n.property.name;
-  } else return undefined;
-  return name.replace(/Table$/, "") || name;
-}
-
-function argsAre(call: TSESTree.CallExpression, count: number): boolean {
-  return call.arguments.length === count && call.arguments.every((a) => a.type !== "SpreadElement");
-}
-
-/** A Drizzle where argument: one condition expression, not a Knex object/string/callback or a TypeORM string. */
-function drizzleWhereArg(call: TSESTree.CallExpression): Node | undefined {
-  if (!argsAre(call, 1)) return undefined;
-  const a = unwrap(call.arguments[0]!);
-  if (
-    a.type === "Literal" ||
-    a.type === "TemplateLiteral" ||
-    a.type === "ObjectExpression" ||
-    a.type === "ArrayExpression" ||
-    a.type === "ArrowFunctionExpression" ||
-    a.type === "FunctionExpression"
-  )
-    return undefined;
-  return a;
-}
-
-// ---- operators in scope ----
-
-interface OperatorScope {
-  /** Local identifier → drizzle operator name. */
-  readonly locals: ReadonlyMap<string, string>;
-}
-
-const NO_SCOPE: OperatorScope = { locals: new Map() };
-
-function isDrizzleSource(source: string): boolean {
-  return source === "drizzle-orm" || source.startsWith("drizzle-orm/");
-}
-
-/** The drizzle operator an identifier names: imported from `drizzle-orm`, or bound by a relational callback. */
-function operatorOf(ctx: RecognizerContext, scope: OperatorScope, callee: Node): string | undefined {
-  const c = unwrap(callee);
-  if (c.type === "Identifier") {
-    const local = scope.locals.get(c.name);
-    if (local !== undefined) return local;
-    const variable = findVariable(ctx.sourceCode, c);
-    const def = variable?.defs[0];
-    if (def?.type !== "ImportBinding" || def.node.type !== "ImportSpecifier") return undefined;
-    const decl = def.node.parent as TSESTree.ImportDeclaration;
-    if (!isDrizzleSource(decl.source.value)) return undefined;
-    const imported = def.node.imported.type === "Identifier" ? def.node.imported.name : def.node.imported.value;
-    return OPERATORS.has(imported) ? imported : undefined;
-  }
-  if (c.type === "MemberExpression") {
-    const name = keyName(c.property, c.computed);
-    const object = unwrap(c.object);
-    if (!name || !OPERATORS.has(name) || object.type !== "Identifier") return undefined;
-    if (object.name === "drizzle") return name;
-    const def = findVariable(ctx.sourceCode, object)?.defs[0];
-    if (
-      def?.type === "ImportBinding" &&
-      def.node.type === "ImportNamespaceSpecifier" &&
-      isDrizzleSource((def.node.parent as TSESTree.ImportDeclaration).source.value)
-    )
-      return name;
-  }
-  return undefined;
-}
-
-/** How the file spells a drizzle operator for an inserted condition: its import's local name, or `ns.name`. */
-function spelling(ctx: RecognizerContext, name: string): string | undefined {
-  for (const stmt of ctx.sourceCode.ast.body) {
-    if (stmt.type !== "ImportDeclaration" || !isDrizzleSource(stmt.source.value) || stmt.importKind === "type")
-      continue;
-    for (const s of stmt.specifiers) {
-      if (s.type === "ImportNamespaceSpecifier") return `${s.local.name}.${name}`;
-      if (s.type === "ImportSpecifier" && s.importKind !== "type") {
-        const imported = s.imported.type === "Identifier" ? s.imported.name : s.imported.value;
-        if (imported === name) return s.local.name;
-      }
-    }
-  }
-  return undefined;
-}
-
-// ---- conditions ----
-
-/** `jobs.status` → `status`: a non-computed property of a plain object expression (not a call result). */
-function columnField(node: Node): string | undefined {
-  const n = unwrap(node);
-  if (n.type !== "MemberExpression") return undefined;
-  const object = unwrap(n.object);
-  if (object.type !== "Identifier" && object.type !== "MemberExpression" && object.type !== "ThisExpression")
-    return undefined;
-  return keyName(n.property, n.computed);
-}
-
-/** The table identifier a column belongs to (`jobs` in `jobs.status`, `schema.jobs` → `jobs`). */
-function columnTable(node: Node): string | undefined {
-  const n = unwrap(node);
-  if (n.type !== "MemberExpression") return undefined;
-  const o = unwrap(n.object);
-  if (o.type === "Identifier") return o.name;
-  if (o.type === "MemberExpression") return keyName(o.property, o.computed);
-  return undefined;
-}
-
-function isColumnOf(node: Node, tables: ReadonlySet<string>): boolean {
-  const t = columnTable(node);
-  return t !== undefined && tables.has(t);
-}
-
-const staticValues = (ctx: RecognizerContext, node: Node) => staticList(ctx.sourceCode, node);
-
-interface ConditionEnv {
-  readonly ctx: RecognizerContext;
-  readonly scope: OperatorScope;
-  /** Table names whose columns the statement compares (to tell `eq(jobs.id, job.id)` column from value). */
-  readonly tables: ReadonlySet<string>;
-}
-
-/** A binary comparison: the column side, normalised so that the column reads on the left. */
-function comparison(env: ConditionEnv, op: CompareOp, call: TSESTree.CallExpression): Condition {
-  const [a, b] = call.arguments;
-  const opaque: Condition = { kind: "opaque", node: call };
-  if (!a || !b || a.type === "SpreadElement" || b.type === "SpreadElement") return opaque;
-  let column: Node,
-    value: Node,
-    normalized = op;
-  if (isColumnOf(a, env.tables) || (!isColumnOf(b, env.tables) && columnField(a) !== undefined)) {
-    column = a;
-    value = b;
-  } else if (columnField(b) !== undefined) {
-    column = b;
-    value = a;
-    normalized = SWAPPED[op];
-  } else return opaque;
-  const field = columnField(column);
-  if (field === undefined) return opaque; // `jobs[key]`: a column chosen at run time
-  // `eq(jobs.status, sql\`…\`)` compares with SQL we do not read: not a run-time value that names rows
-  if (isSqlTemplate(unwrap(value)) && (op === "eq" || op === "ne"))
-    return { kind: "pred", field, op: "other", values: undefined, node: call };
-  const v = evaluate(env.ctx.sourceCode, value);
-  return { kind: "pred", field, op: normalized, values: v ? [v] : undefined, node: call };
-}
-
-function parseCondition(env: ConditionEnv, node: Node, depth = 0): Condition {
-  const n = unwrap(node);
-  const opaque: Condition = { kind: "opaque", node: n };
-  if (depth > 12) return opaque;
-  if (n.type === "Identifier") {
-    const init = getConstInit(env.ctx.sourceCode, n);
-    return init && init.type !== "TSEnumDeclaration" ? parseCondition(env, init, depth + 1) : opaque;
-  }
-  if (n.type !== "CallExpression") return opaque;
-  const op = operatorOf(env.ctx, env.scope, n.callee);
-  if (!op) return opaque;
-  if (op === "and" || op === "or") {
-    // and()/or() skip undefined arguments
-    const args = n.arguments.filter((a) => !(a.type === "Identifier" && a.name === "undefined"));
-    const items = args.map((a): Condition =>
-      a.type === "SpreadElement" ? { kind: "opaque", node: a } : parseCondition(env, a, depth + 1),
-    );
-    return { kind: op, items };
-  }
-  if (op === "not") {
-    const [a] = n.arguments;
-    return a && a.type !== "SpreadElement" && n.arguments.length === 1
-      ? { kind: "not", item: parseCondition(env, a, depth + 1) }
-      : opaque;
-  }
-  const compare = COMPARE[op];
-  if (compare) return comparison(env, compare, n);
-  const [col, list] = n.arguments;
-  const field = col && col.type !== "SpreadElement" ? columnField(col) : undefined;
-  if (field === undefined) return opaque;
-  if (op === "isNull" || op === "isNotNull")
-    return { kind: "pred", field, op: op === "isNull" ? "eq" : "ne", values: [{ value: null }], node: n };
-  if (op === "inArray" || op === "notInArray") {
-    const values = list && list.type !== "SpreadElement" ? staticValues(env.ctx, list) : undefined;
-    return { kind: "pred", field, op: op === "inArray" ? "in" : "notIn", values, node: n };
-  }
-  return { kind: "pred", field, op: "other", values: undefined, node: n };
-}
 
 // ---- assignments ----
 

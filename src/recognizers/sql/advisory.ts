@@ -1,0 +1,171 @@
+/**
+ * Raw SQL: PostgreSQL's advisory-lock functions (`SELECT pg_try_advisory_lock($1)`) and the JavaScript helpers named
+ * after them (`pgTryAdvisoryLock(pool, key)`) as `AdvisoryLockOp`s, with the connection they run on.
+ */
+import type { TSESTree } from "@typescript-eslint/utils";
+import type { AdvisoryLockOp, Node } from "../../core/model/accesses.js";
+import type { RecognizerContext } from "../recognizer.js";
+import { receiverText } from "../../core/reading/ast.js";
+import type { ParsedSql } from "../../core/languages/sql.js";
+import { findVariable, getConstInit, keyName, unwrap } from "../../core/reading/values.js";
+import { STORE, clientNode } from "./calls.js";
+
+const ADVISORY = /^pg_(try_)?advisory_(xact_)?(lock|unlock|unlock_all)(_shared)?$/;
+const PRISMA_RAW = /^\$(query|execute)Raw(Unsafe)?$/;
+const TRANSACTION_CALLS = new Set(["$transaction", "transaction", "begin", "withTransaction", "transact"]);
+
+/** The first advisory-lock function a parsed statement calls, walking the node-sql-parser tree. */
+function advisoryFunction(ast: unknown, depth = 0): RegExpExecArray | undefined {
+  if (!ast || typeof ast !== "object" || depth > 40) return undefined;
+  if (Array.isArray(ast)) {
+    for (const item of ast) {
+      const found = advisoryFunction(item, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  const o = ast as Record<string, unknown>;
+  if (o["type"] === "function") {
+    const parts = (o["name"] as { name?: { value?: unknown }[] } | undefined)?.name;
+    const last = parts?.[parts.length - 1]?.value;
+    const m = typeof last === "string" ? ADVISORY.exec(last.toLowerCase()) : null;
+    if (m) return m;
+  }
+  for (const value of Object.values(o)) {
+    const found = advisoryFunction(value, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** Which connection a client runs statements on: a pool's any, one checked out, a transaction's. */
+function connectionOf(ctx: RecognizerContext, client: Node, operation: string): AdvisoryLockOp["via"] {
+  const c = unwrap(client);
+  if (c.type === "Identifier") {
+    const variable = findVariable(ctx.sourceCode, c);
+    const def = variable?.defs[0];
+    if (def?.type === "Parameter") {
+      const fn = def.node;
+      const call = fn.parent;
+      if (call?.type === "CallExpression") {
+        const callee = unwrap(call.callee);
+        const name =
+          callee.type === "MemberExpression"
+            ? keyName(callee.property, callee.computed)
+            : callee.type === "Identifier"
+              ? callee.name
+              : undefined;
+        if (name && TRANSACTION_CALLS.has(name)) return "transaction";
+      }
+    }
+    let init = getConstInit(ctx.sourceCode, c);
+    if (init) {
+      init = unwrap(init);
+      if (init.type === "AwaitExpression") init = unwrap(init.argument);
+      if (init.type === "NewExpression") {
+        const cls = unwrap(init.callee);
+        const name =
+          cls.type === "Identifier"
+            ? cls.name
+            : cls.type === "MemberExpression"
+              ? keyName(cls.property, cls.computed)
+              : undefined;
+        // Clients that hand each query to a pooled connection: pg, mysql2, Sequelize, TypeORM's DataSource.
+        if (name === "Pool" || name === "Sequelize" || name === "DataSource") return "pool";
+        if (name === "Client") return "connection";
+      }
+      if (init.type === "CallExpression") {
+        const callee = unwrap(init.callee);
+        const name =
+          callee.type === "MemberExpression"
+            ? keyName(callee.property, callee.computed)
+            : callee.type === "Identifier"
+              ? callee.name
+              : undefined;
+        if (name === "connect" || name === "getConnection" || name === "reserve" || name === "createQueryRunner")
+          return "connection";
+        // knex(config) and require("knex")(config) are pools.
+        if (
+          name === "createPool" ||
+          name === "knex" ||
+          name === "Knex" ||
+          (callee.type === "CallExpression" && isRequireOf(callee, "knex"))
+        )
+          return "pool";
+        // drizzle(pool) runs on what it wraps.
+        const wrapped = init.arguments[0];
+        if (name === "drizzle" && wrapped && wrapped.type !== "SpreadElement")
+          return connectionOf(ctx, wrapped, operation);
+      }
+    }
+  }
+  // A Prisma client sends each raw query on whichever pooled connection is free.
+  if (PRISMA_RAW.test(operation)) return "pool";
+  const name =
+    c.type === "Identifier" ? c.name : c.type === "MemberExpression" ? keyName(c.property, c.computed) : undefined;
+  return name && /pool$/i.test(name) ? "pool" : "unknown";
+}
+
+function isRequireOf(call: TSESTree.CallExpression, module: string): boolean {
+  const arg = call.arguments[0];
+  return (
+    call.callee.type === "Identifier" &&
+    call.callee.name === "require" &&
+    arg?.type === "Literal" &&
+    arg.value === module
+  );
+}
+
+export function advisoryOp(
+  ctx: RecognizerContext,
+  node: Node,
+  operation: string,
+  parsed: ParsedSql,
+): AdvisoryLockOp | undefined {
+  const m = advisoryFunction(parsed.ast);
+  if (!m) return undefined;
+  const client = clientNode(node);
+  return advisory(
+    m,
+    client ? receiverText(ctx.sourceCode, client) : "",
+    client ? connectionOf(ctx, client, operation) : "unknown",
+    node,
+  );
+}
+
+/** The op of an advisory function matched by `ADVISORY`, sent on `client` through `via`. */
+function advisory(m: RegExpExecArray, client: string, via: AdvisoryLockOp["via"], node: Node): AdvisoryLockOp {
+  return {
+    access: "advisory",
+    store: STORE,
+    fn: m[3] === "lock" ? "lock" : m[3] === "unlock" ? "unlock" : "unlock-all",
+    try: m[1] !== undefined,
+    scope: m[2] !== undefined ? "transaction" : "session",
+    client,
+    via,
+    node,
+  };
+}
+
+/** `pgTryAdvisoryLock(prisma, KEY)`: the advisory op its name says, on the client it is handed. */
+export function advisoryHelperOp(
+  ctx: RecognizerContext,
+  call: TSESTree.CallExpression,
+  name: string,
+): AdvisoryLockOp | undefined {
+  // `pgTryAdvisoryXactLock` is pg_try_advisory_xact_lock.
+  const m = ADVISORY.exec(name.replace(/(?<=[a-z])(?=[A-Z])/g, "_").toLowerCase());
+  if (!m) return undefined;
+  const first = call.arguments[0];
+  // The client comes first (`(db, key)`); a lone key leaves the connection unknown.
+  const arg = first && first.type !== "SpreadElement" && call.arguments.length >= 2 ? unwrap(first) : undefined;
+  const client = arg && (arg.type === "Identifier" || arg.type === "MemberExpression") ? arg : undefined;
+  const text = client ? receiverText(ctx.sourceCode, client) : "";
+  // A Prisma client sends each statement on whichever pooled connection is free.
+  return advisory(
+    m,
+    text,
+    client ? (/^(this\.)?prisma$/i.test(text) ? "pool" : connectionOf(ctx, client, name)) : "unknown",
+    call,
+  );
+}
