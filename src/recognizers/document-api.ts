@@ -5,18 +5,11 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, Node } from "../core/model/accesses.js";
 import type { RecognizerContext } from "./recognizer.js";
-import { keyName, objectLiteral } from "../core/reading/values.js";
-import { assignedValue } from "../core/reading/assignments.js";
+import { objectLiteral } from "../core/reading/values.js";
+import { objectAssignments } from "../core/reading/assignments.js";
 
 /** The assignments of a `data` object the file spells out; undefined when it is not one. */
 export function dataAssignments(ctx: RecognizerContext, node: Node | undefined): Assignment[] | undefined {
   const obj: TSESTree.ObjectExpression | undefined = objectLiteral(ctx.sourceCode, node);
-  if (!obj) return undefined;
-  const out: Assignment[] = [];
-  for (const p of obj.properties) {
-    const field = p.type === "Property" ? keyName(p.key, p.computed) : undefined;
-    if (p.type === "Property" && field)
-      out.push({ field, value: assignedValue(ctx.sourceCode, p.value), node: p, valueNode: p.value });
-  }
-  return out;
+  return obj && objectAssignments(ctx.sourceCode, obj);
 }

@@ -34,7 +34,7 @@ import {
 } from "./knex/chains.js";
 import { comparison, operatorOf } from "./knex/filters.js";
 import { catchesDuplicate, SQL_DUPLICATE } from "../core/reading/failures.js";
-import { assignedValue } from "../core/reading/assignments.js";
+import { assignedValue, objectAssignments } from "../core/reading/assignments.js";
 
 type Call = TSESTree.CallExpression;
 type Fn = TSESTree.ArrowFunctionExpression | TSESTree.FunctionExpression;
@@ -124,7 +124,7 @@ function returnedObject(fn: Fn): TSESTree.ObjectExpression | undefined {
 }
 
 /** `.set({ … })`, `.set((eb) => ({ … }))`, `.values({ … })`, `.doUpdateSet({ … })`; undefined when unreadable. */
-function objectAssignments(ctx: RecognizerContext, scope: TableScope, arg: Node | undefined): Assignment[] | undefined {
+function rowAssignments(ctx: RecognizerContext, scope: TableScope, arg: Node | undefined): Assignment[] | undefined {
   if (!arg || arg.type === "SpreadElement") return undefined;
   const a = unwrap(arg);
   let object = objectArgument(ctx, a);
@@ -132,14 +132,7 @@ function objectAssignments(ctx: RecognizerContext, scope: TableScope, arg: Node 
   if (!object && a.type === "ArrayExpression" && a.elements.length === 1)
     object = objectArgument(ctx, a.elements[0] ?? undefined);
   if (!object) return undefined;
-  const out: Assignment[] = [];
-  for (const p of object.properties) {
-    if (p.type !== "Property") continue;
-    const key = keyName(p.key, p.computed);
-    const field = key === undefined ? undefined : fieldOf(scope, key);
-    if (field) out.push({ field, value: assignedValue(ctx.sourceCode, p.value), node: p, valueNode: p.value });
-  }
-  return out;
+  return objectAssignments(ctx.sourceCode, object, { field: (key) => fieldOf(scope, key) });
 }
 
 /** `.set('status', 'running')`, `.set({ … })`, `.set((eb) => ({ … }))`. */
@@ -149,7 +142,7 @@ function setAssignments(ctx: RecognizerContext, scope: TableScope, link: Link): 
     const field = staticString(ctx, first) === undefined ? undefined : fieldOf(scope, staticString(ctx, first)!);
     return field ? [{ field, value: assignedValue(ctx.sourceCode, second), node: first, valueNode: second }] : [];
   }
-  return objectAssignments(ctx, scope, first) ?? [];
+  return rowAssignments(ctx, scope, first) ?? [];
 }
 
 function mergeAssignments(base: readonly Assignment[], over: readonly Assignment[]): Assignment[] {
@@ -357,14 +350,14 @@ function recognizeKysely(call: Call, ctx: RecognizerContext): StateAccess | unde
       assignments = mergeAssignments(assignments, setAssignments(ctx, scope, link));
       lastSet = link;
     } else if (name === "values" && kind === "insert") {
-      insertValues = objectAssignments(ctx, scope, link.args[0]) ?? [];
+      insertValues = rowAssignments(ctx, scope, link.args[0]) ?? [];
     } else if ((name === "ignore" || name === "orIgnore") && kind === "insert") {
       conflict = { onConflict: "ignore", filter: { kind: "and", items: [] }, assignments: [] };
     } else if (name === "onDuplicateKeyUpdate" && kind === "insert") {
       conflict = {
         onConflict: "update",
         filter: { kind: "and", items: [] },
-        assignments: objectAssignments(ctx, scope, link.args[0]) ?? [],
+        assignments: rowAssignments(ctx, scope, link.args[0]) ?? [],
       };
     } else if (name === "onConflict" && kind === "insert") {
       conflict = onConflictOf(ctx, reader, scope, link);
@@ -455,7 +448,7 @@ function onConflictOf(
     if (l.name === "doNothing") mode = "ignore";
     else if (l.name === "doUpdateSet") {
       mode = "update";
-      assignments = objectAssignments(ctx, scope, l.args[0]) ?? [];
+      assignments = rowAssignments(ctx, scope, l.args[0]) ?? [];
     } else if (mode === "update" && (l.name === "where" || l.name === "orWhere")) {
       items.push(reader.where(l));
     } else if (mode === "update" && /^(or)?[wW]here/.test(l.name)) {

@@ -10,7 +10,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { LibraryLockOp, Node } from "../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { receiverText } from "../core/reading/ast.js";
+import { receiverText, expressionName } from "../core/reading/ast.js";
 import { fieldInit, getConstInit, keyName, unwrap } from "../core/reading/values.js";
 
 const OPS: Record<string, { op: LibraryLockOp["op"]; try?: boolean }> = {
@@ -76,8 +76,7 @@ function isInProcess(ctx: RecognizerContext, receiver: Node): boolean {
   else if (r.type === "MemberExpression" && unwrap(r.object).type === "ThisExpression") init = fieldInit(r);
   const constructed = init && constructsInProcess(init);
   if (constructed !== undefined) return constructed;
-  const name =
-    r.type === "Identifier" ? r.name : r.type === "MemberExpression" ? keyName(r.property, r.computed) : undefined;
+  const name = expressionName(r);
   if (!name) return false;
   const imported = [...imports(ctx)];
   if (imported.some((m) => REDIS_LOCK_PACKAGES.test(m))) return false;

@@ -29,6 +29,7 @@ import {
   objectLiteral,
   unwrap,
 } from "../core/reading/values.js";
+import { expressionName } from "../core/reading/ast.js";
 
 type Call = TSESTree.CallExpression;
 
@@ -180,8 +181,7 @@ function gcsFileName(ctx: RecognizerContext, receiver: Node): Node | undefined |
 function looksLikeBucket(ctx: RecognizerContext, receiver: Node): boolean {
   const r = resolve(ctx, receiver);
   if (r.type === "CallExpression") return methodOf(r)?.name === "bucket";
-  const name =
-    r.type === "Identifier" ? r.name : r.type === "MemberExpression" ? keyName(r.property, r.computed) : undefined;
+  const name = expressionName(r);
   return name !== undefined && /bucket$/i.test(name);
 }
 
@@ -318,12 +318,7 @@ function isTemporary(ctx: RecognizerContext, node: Node, depth = 0): boolean {
       return isTemporary(ctx, n.argument, depth + 1);
     case "CallExpression": {
       const callee = unwrap(n.callee);
-      const name =
-        callee.type === "Identifier"
-          ? callee.name
-          : callee.type === "MemberExpression"
-            ? keyName(callee.property, callee.computed)
-            : undefined;
+      const name = expressionName(callee);
       if (name && TEMP_CALL.test(name)) return true;
       // path.join(os.tmpdir(), name), join(tmp, name), path.resolve(…): the first segment decides.
       const first = n.arguments[0];

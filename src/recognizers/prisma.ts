@@ -23,7 +23,7 @@ import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { findProperty, findVariable, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
 import { catchesDuplicate } from "../core/reading/failures.js";
 import { readObjectFilter, type FieldOperator, type ObjectFilterDialect } from "../core/reading/object-filters.js";
-import { assignedValue as storedValue } from "../core/reading/assignments.js";
+import { assignedValue as storedValue, objectAssignments } from "../core/reading/assignments.js";
 
 const WRITE_METHODS = new Set(["updateMany", "update", "updateManyAndReturn", "upsert"]);
 const INSERT_METHODS = new Set(["create"]);
@@ -146,15 +146,7 @@ function assignedValue(ctx: RecognizerContext, node: Node): { value: AssignedVal
 }
 
 function parseData(ctx: RecognizerContext, data: TSESTree.ObjectExpression): Assignment[] {
-  const out: Assignment[] = [];
-  for (const p of data.properties) {
-    if (p.type !== "Property") continue;
-    const field = keyName(p.key, p.computed);
-    if (!field) continue;
-    const assigned = assignedValue(ctx, p.value);
-    if (assigned) out.push({ field, node: p, ...assigned });
-  }
-  return out;
+  return objectAssignments(ctx.sourceCode, data, { value: (node) => assignedValue(ctx, node) });
 }
 
 /** `status: X` or `status: { not: X }`, added as the where object's last property. */

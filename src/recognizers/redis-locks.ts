@@ -7,7 +7,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { LibraryLockOp, Node } from "../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { receiverText } from "../core/reading/ast.js";
+import { receiverText, expressionName } from "../core/reading/ast.js";
 import { evaluateNumber, findVariable, getConstInit, keyName, unwrap } from "../core/reading/values.js";
 
 const OPS: Record<string, LibraryLockOp["op"]> = {
@@ -25,8 +25,7 @@ const SEMAPHORE_CLASSES = /^(Mutex|Semaphore|MultiSemaphore|RedlockMutex|Redlock
 /** What a receiver is: a Redlock instance, a redis-semaphore object, or a lock Redlock returned. */
 function libraryOf(ctx: RecognizerContext, receiver: Node, depth = 0): LibraryLockOp["library"] | undefined {
   const r = unwrap(receiver);
-  const name =
-    r.type === "Identifier" ? r.name : r.type === "MemberExpression" ? keyName(r.property, r.computed) : undefined;
+  const name = expressionName(r);
   if (r.type === "Identifier" && depth < 3) {
     const constInit = getConstInit(ctx.sourceCode, r);
     // `let lock = await redlock.acquire(…)`, later `lock = await lock.extend(ttl)`: any write that is a library's.

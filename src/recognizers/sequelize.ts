@@ -40,8 +40,8 @@ import {
 } from "../core/reading/values.js";
 import { isFunction } from "../core/reading/units.js";
 import { readObjectFilter, type FieldOperator, type ObjectFilterDialect } from "../core/reading/object-filters.js";
-import { assignedValue } from "../core/reading/assignments.js";
-import { methodName } from "../core/reading/ast.js";
+import { assignedValue, objectAssignments } from "../core/reading/assignments.js";
+import { methodName, expressionName } from "../core/reading/ast.js";
 
 const STORE = "sequelize";
 /** `findAllInBatches(options, callback)`: a model's batch finder (Outline's), its callback handed the rows in pages. */
@@ -234,8 +234,7 @@ function helperCall(node: Node): string | undefined {
   const n = unwrap(node);
   if (n.type !== "CallExpression") return undefined;
   const c = unwrap(n.callee);
-  const name =
-    c.type === "Identifier" ? c.name : c.type === "MemberExpression" ? keyName(c.property, c.computed) : undefined;
+  const name = expressionName(c);
   if (c.type === "Identifier" && name && TYPEORM_OPERATORS.has(name)) throw new NotMine();
   return name && SEQUELIZE_HELPERS.has(name) ? name : undefined;
 }
@@ -271,14 +270,9 @@ function storedValue(ctx: RecognizerContext, node: Node): AssignedValue {
 }
 
 function parseValues(ctx: RecognizerContext, object: TSESTree.ObjectExpression): Assignment[] {
-  const out: Assignment[] = [];
-  for (const p of object.properties) {
-    if (p.type !== "Property") continue;
-    const field = keyName(p.key, p.computed);
-    if (field === undefined) continue;
-    out.push({ field, value: storedValue(ctx, p.value), node: p, valueNode: p.value });
-  }
-  return out;
+  return objectAssignments(ctx.sourceCode, object, {
+    value: (node) => ({ value: storedValue(ctx, node), valueNode: node }),
+  });
 }
 
 // ---- suggestions ----

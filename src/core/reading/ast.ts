@@ -6,12 +6,16 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../model/accesses.js";
 import { keyName, unwrap } from "./values.js";
 
+/** The name an expression is known by: `a` in `a`, `b` in `a.b` and `a["b"]`; undefined for anything else. */
+export function expressionName(node: Node): string | undefined {
+  if (node.type === "Identifier") return node.name;
+  if (node.type === "MemberExpression") return keyName(node.property, node.computed);
+  return undefined;
+}
+
 /** `f` in `f()`, `m` in `x.m()` and `new x.m()`. */
 export function calleeName(call: TSESTree.CallExpression | TSESTree.NewExpression): string | undefined {
-  const c = unwrap(call.callee);
-  if (c.type === "Identifier") return c.name;
-  if (c.type === "MemberExpression") return keyName(c.property, c.computed);
-  return undefined;
+  return expressionName(unwrap(call.callee));
 }
 
 /** The method a call invokes on a receiver (`m` in `x.m()` and `x["m"]()`), with the member; undefined for a plain call. */

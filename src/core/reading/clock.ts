@@ -9,6 +9,7 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../model/accesses.js";
 import { isSqlClock } from "../languages/sql/values.js";
 import { evaluate, getConstInit, keyName, unwrap } from "./values.js";
+import { expressionName } from "./ast.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -121,12 +122,7 @@ export function sqlFragment(sourceCode: SourceCode, node: Node): string | undefi
   }
   if (n.type !== "CallExpression") return undefined;
   const callee = unwrap(n.callee);
-  const name =
-    callee.type === "MemberExpression"
-      ? keyName(callee.property, callee.computed)
-      : callee.type === "Identifier"
-        ? callee.name
-        : undefined;
+  const name = expressionName(callee);
   const arg = n.arguments[0];
   const first = arg && arg.type !== "SpreadElement" ? evaluate(sourceCode, arg)?.value : undefined;
   if ((name === "raw" || name === "literal") && n.arguments.length === 1 && typeof first === "string") return first;

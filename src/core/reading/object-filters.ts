@@ -15,7 +15,7 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { CompareOp, Condition, Node, StaticValue } from "../model/accesses.js";
-import { andTerms, evaluate, getConstInit, keyName, objectLiteral, staticList, unwrap } from "./values.js";
+import { andTerms, arrayLiteral, evaluate, keyName, objectLiteral, staticList, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -94,18 +94,6 @@ const pred = (field: string, op: CompareOp, values: readonly StaticValue[] | und
   node,
 });
 const NULL: readonly StaticValue[] = [{ value: null }];
-
-/** An array literal, inline or held in a `const`. */
-function arrayLiteral(sourceCode: SourceCode, node: Node): TSESTree.ArrayExpression | undefined {
-  const n = unwrap(node);
-  if (n.type === "ArrayExpression") return n;
-  if (n.type === "Identifier") {
-    const init = getConstInit(sourceCode, n);
-    const target = init && unwrap(init);
-    if (target?.type === "ArrayExpression") return target;
-  }
-  return undefined;
-}
 
 type Key = { readonly combinator: string } | { readonly operator: string } | { readonly field: string };
 

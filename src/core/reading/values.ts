@@ -229,6 +229,18 @@ export function evaluate(sourceCode: SourceCode, node: Node, depth = 0): StaticV
   }
 }
 
+/** An array literal, inline or held in a `const`. */
+export function arrayLiteral(sourceCode: SourceCode, node: Node): TSESTree.ArrayExpression | undefined {
+  const n = unwrap(node);
+  if (n.type === "ArrayExpression") return n;
+  if (n.type === "Identifier") {
+    const init = getConstInit(sourceCode, n);
+    const target = init && unwrap(init);
+    if (target?.type === "ArrayExpression") return target;
+  }
+  return undefined;
+}
+
 /** An object literal, inline or held by a `const` (`const where = { … }; update({ where })`). */
 export function objectLiteral(sourceCode: SourceCode, node: Node | undefined): TSESTree.ObjectExpression | undefined {
   if (!node || node.type === "SpreadElement") return undefined;

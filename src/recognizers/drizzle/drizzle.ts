@@ -32,7 +32,7 @@ import { importedNames, propertyKey } from "../../core/reading/edits.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { findProperty, findVariable, keyName, objectLiteral, unwrap } from "../../core/reading/values.js";
 import { catchesDuplicate, SQL_DUPLICATE } from "../../core/reading/failures.js";
-import { assignedValue } from "../../core/reading/assignments.js";
+import { objectAssignments } from "../../core/reading/assignments.js";
 import { methodName } from "../../core/reading/ast.js";
 import {
   UPDATE_CHAIN,
@@ -57,14 +57,7 @@ const STORE = "drizzle";
 const objectOf = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
 
 function parseSet(ctx: RecognizerContext, object: TSESTree.ObjectExpression): Assignment[] {
-  const out: Assignment[] = [];
-  for (const p of object.properties) {
-    if (p.type !== "Property") continue;
-    const field = keyName(p.key, p.computed);
-    if (!field) continue;
-    out.push({ field, value: assignedValue(ctx.sourceCode, p.value), node: p, valueNode: p.value });
-  }
-  return out;
+  return objectAssignments(ctx.sourceCode, object);
 }
 
 const property = findProperty;

@@ -26,7 +26,7 @@ import type {
 } from "../../core/model/accesses.js";
 import { jsCutoff, propertyKey } from "../../core/reading/edits.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
-import { keyName, unwrap } from "../../core/reading/values.js";
+import { unwrap } from "../../core/reading/values.js";
 import {
   type Arg,
   type Call,
@@ -49,21 +49,13 @@ import {
 import { type Clause, KnexReader, combine } from "./filters.js";
 import { catchesDuplicate, failureEndsAttempt, SQL_DUPLICATE } from "../../core/reading/failures.js";
 import { hasLockWord } from "../../core/model/settings.js";
-import { assignedValue } from "../../core/reading/assignments.js";
+import { assignedValue, objectAssignments } from "../../core/reading/assignments.js";
 import { methodName } from "../../core/reading/ast.js";
 
 // ---- assignments ----
 
-function objectAssignments(ctx: RecognizerContext, scope: TableScope, object: TSESTree.ObjectExpression): Assignment[] {
-  const out: Assignment[] = [];
-  for (const p of object.properties) {
-    if (p.type !== "Property") continue;
-    const key = keyName(p.key, p.computed);
-    const field = key === undefined ? undefined : fieldOf(scope, key);
-    if (!field) continue;
-    out.push({ field, value: assignedValue(ctx.sourceCode, p.value), node: p, valueNode: p.value });
-  }
-  return out;
+function scopedAssignments(ctx: RecognizerContext, scope: TableScope, object: TSESTree.ObjectExpression): Assignment[] {
+  return objectAssignments(ctx.sourceCode, object, { field: (key) => fieldOf(scope, key) });
 }
 
 /** `.insert({…})` or `.insert([{…}])` with one row. */
@@ -128,7 +120,7 @@ function updateAssignments(ctx: RecognizerContext, scope: TableScope, args: read
     return undefined;
   }
   const object = objectArgument(ctx, first);
-  if (object) return objectAssignments(ctx, scope, object);
+  if (object) return scopedAssignments(ctx, scope, object);
   return column.type === "Identifier" || column.type === "MemberExpression" ? [] : undefined;
 }
 
@@ -236,7 +228,7 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
       (hasLockWord(base.model) && failureEndsAttempt(ctx.sourceCode, call))
         ? { onConflict: "error" as const }
         : {}),
-      assignments: row ? objectAssignments(ctx, scope, row) : [],
+      assignments: row ? scopedAssignments(ctx, scope, row) : [],
       node: call,
       staleRowsDelete: (spec) => staleRowsDelete(ctx, unwrap(down.base), spec),
     };
@@ -250,7 +242,7 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
     if (links.slice(0, insert).some((l) => !NEUTRAL.has(l.name))) return undefined;
     if (links.slice(insert + 1, onConflict).some((l) => l.name !== "returning")) return undefined;
     const row = insertedRow(ctx, links[insert]!.args[0]);
-    const inserted = row ? objectAssignments(ctx, scope, row) : [];
+    const inserted = row ? scopedAssignments(ctx, scope, row) : [];
     if (operation === "ignore") {
       if (call.arguments.length > 0 || !trailing(after)) return undefined;
       return {
@@ -267,7 +259,7 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
     // The row ends up with the inserted values, or on conflict with `merge({…})`'s (merge() and merge([cols])
     // copy inserted values).
     const merged = objectArgument(ctx, call.arguments[0]);
-    const assignments = merged ? mergeAssignments(inserted, objectAssignments(ctx, scope, merged)) : inserted;
+    const assignments = merged ? mergeAssignments(inserted, scopedAssignments(ctx, scope, merged)) : inserted;
     let wheres = 0;
     while (wheres < after.length && WHERE_NAME.test(after[wheres]!.name)) wheres++;
     const clauses = reader.clauses(after.slice(0, wheres));

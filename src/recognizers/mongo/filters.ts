@@ -7,8 +7,8 @@ import type { CompareOp, Condition, Node, StaticValue } from "../../core/model/a
 import type { RecognizerContext } from "../recognizer.js";
 import { SWAPPED } from "../../core/model/conditions.js";
 import { readObjectFilter, type ObjectFilterDialect } from "../../core/reading/object-filters.js";
-import { evaluate, keyName, objectLiteral, unwrap } from "../../core/reading/values.js";
-import { RANGE_OPS, type SourceCode, objectOf, arrayOf } from "./vocabulary.js";
+import { evaluate, keyName, objectLiteral, unwrap, arrayLiteral } from "../../core/reading/values.js";
+import { RANGE_OPS, type SourceCode, objectOf } from "./vocabulary.js";
 
 function isRegex(node: Node): boolean {
   const n = unwrap(node);
@@ -75,7 +75,7 @@ function parseExpr(sourceCode: SourceCode, node: Node, at: Node, depth = 0): Con
   const only = obj?.properties.length === 1 ? obj.properties[0] : undefined;
   if (depth > 4 || only?.type !== "Property") return { kind: "opaque", node };
   const op = keyName(only.key, only.computed);
-  const args = arrayOf(sourceCode, only.value)?.elements ?? [];
+  const args = arrayLiteral(sourceCode, only.value)?.elements ?? [];
   if ((op === "$and" || op === "$or") && args.length > 0) {
     const items = args.map((a): Condition =>
       a && a.type !== "SpreadElement" ? parseExpr(sourceCode, a, at, depth + 1) : { kind: "opaque", node },

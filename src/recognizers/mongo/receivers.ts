@@ -5,7 +5,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
-import { methodOf, walk } from "../../core/reading/ast.js";
+import { methodOf, walk, expressionName } from "../../core/reading/ast.js";
 import { findVariable, getConstInit, keyName, unwrap } from "../../core/reading/values.js";
 import { UPDATE_METHODS, READ_METHODS, CHAIN_LINKS, RECEIVER_SUFFIX, objectOf, stringArg } from "./vocabulary.js";
 
@@ -21,12 +21,7 @@ export function receiverOf(ctx: RecognizerContext, node: Node, depth = 0): Recei
   const r = unwrap(node);
   if (r.type === "CallExpression") {
     const callee = unwrap(r.callee);
-    const name =
-      callee.type === "Identifier"
-        ? callee.name
-        : callee.type === "MemberExpression"
-          ? keyName(callee.property, callee.computed)
-          : undefined;
+    const name = expressionName(callee);
     const arg = r.arguments[0] ? unwrap(r.arguments[0]) : undefined;
     // `this.model(modelName)` in a schema method or plugin: the model is whichever the name holds, the same one
     // wherever the module writes it with that name.
@@ -54,12 +49,7 @@ export function receiverOf(ctx: RecognizerContext, node: Node, depth = 0): Recei
       : undefined;
     if (assigned) return assigned;
     // `prisma.session.deleteMany({})`: a Prisma delegate, whatever the arguments look like.
-    const owner =
-      object.type === "Identifier"
-        ? object.name
-        : object.type === "MemberExpression"
-          ? keyName(object.property, object.computed)
-          : undefined;
+    const owner = expressionName(object);
     if (owner !== undefined && /prisma$/i.test(owner)) return undefined;
     // `mongoose.models.Job`, `connection.models["Job"]`
     const fromModels = object.type === "MemberExpression" && keyName(object.property, object.computed) === "models";

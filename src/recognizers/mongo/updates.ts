@@ -6,21 +6,18 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, Node } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
 import { evaluate, keyName, unwrap } from "../../core/reading/values.js";
-import { assignedValue } from "../../core/reading/assignments.js";
+import { assignedValue, objectAssignments } from "../../core/reading/assignments.js";
 import { OTHER_UPDATE_OPS, objectOf } from "./vocabulary.js";
 
 function fieldsOf(
   ctx: RecognizerContext,
   object: TSESTree.ObjectExpression,
-  value: (p: TSESTree.Property) => AssignedValue,
+  value: (node: Node) => AssignedValue,
   out: Assignment[],
 ): void {
-  for (const p of object.properties) {
-    if (p.type !== "Property") continue;
-    const field = keyName(p.key, p.computed);
-    if (field === undefined) continue;
-    out.push({ field, value: value(p), node: p, valueNode: p.value });
-  }
+  out.push(
+    ...objectAssignments(ctx.sourceCode, object, { value: (node) => ({ value: value(node), valueNode: node }) }),
+  );
 }
 
 /**
@@ -50,7 +47,7 @@ function parsePipelineUpdate(ctx: RecognizerContext, stages: TSESTree.ArrayExpre
     if (key === "$set" || key === "$addFields") {
       const fields = objectOf(ctx, only.value);
       if (!fields) return [];
-      fieldsOf(ctx, fields, (f) => pipelineValue(ctx, f.value), out);
+      fieldsOf(ctx, fields, (node) => pipelineValue(ctx, node), out);
     } else if (key === "$unset") {
       const list = unwrap(only.value);
       const names = list.type === "ArrayExpression" ? list.elements : [list];
@@ -89,7 +86,7 @@ export function parseUpdate(ctx: RecognizerContext, node: Node): Assignment[] {
     }
     const fields = objectOf(ctx, p.value);
     if (!fields) continue;
-    if (key === "$set") fieldsOf(ctx, fields, (f) => assignedValue(ctx.sourceCode, f.value), out);
+    if (key === "$set") fieldsOf(ctx, fields, (node) => assignedValue(ctx.sourceCode, node), out);
     else if (key === "$unset") fieldsOf(ctx, fields, () => ({ kind: "static", value: { value: null } }), out);
     else if (key === "$currentDate") fieldsOf(ctx, fields, () => ({ kind: "now" }), out);
     else if (OTHER_UPDATE_OPS.has(key)) fieldsOf(ctx, fields, () => ({ kind: "other" }), out);
@@ -101,6 +98,6 @@ export function parseUpdate(ctx: RecognizerContext, node: Node): Assignment[] {
 /** A document to insert: its fields as assignments. */
 export function parseDocument(ctx: RecognizerContext, doc: TSESTree.ObjectExpression): Assignment[] {
   const out: Assignment[] = [];
-  fieldsOf(ctx, doc, (p) => assignedValue(ctx.sourceCode, p.value), out);
+  fieldsOf(ctx, doc, (node) => assignedValue(ctx.sourceCode, node), out);
   return out;
 }

@@ -5,7 +5,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { CompareOp, Condition, Node } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
-import { evaluate, getConstInit, keyName, objectLiteral, unwrap } from "../../core/reading/values.js";
+import { evaluate, keyName, objectLiteral } from "../../core/reading/values.js";
 
 export const STORE = "mongo";
 export const UPDATE_METHODS = new Set(["updateOne", "updateMany", "findOneAndUpdate", "findByIdAndUpdate"]);
@@ -93,17 +93,6 @@ export type SourceCode = RecognizerContext["sourceCode"];
 
 /** An object literal, inline or held by a `const`. */
 export const objectOf = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
-
-export function arrayOf(sourceCode: SourceCode, node: Node): TSESTree.ArrayExpression | undefined {
-  const n = unwrap(node);
-  if (n.type === "ArrayExpression") return n;
-  if (n.type === "Identifier") {
-    const init = getConstInit(sourceCode, n);
-    const target = init && unwrap(init);
-    if (target?.type === "ArrayExpression") return target;
-  }
-  return undefined;
-}
 
 export function keysOf(object: TSESTree.ObjectExpression): (string | undefined)[] {
   return object.properties.map((p) => (p.type === "Property" ? keyName(p.key, p.computed) : undefined));

@@ -8,6 +8,7 @@ import type { KvDialect, Node, TtlPresence } from "../../core/model/accesses.js"
 import type { RecognizerContext } from "../recognizer.js";
 import { evaluate, evaluateNumber, findVariable, keyName, objectLiteral, unwrap } from "../../core/reading/values.js";
 import { WRAPPER_TTL, TTL_TOKENS } from "./commands.js";
+import { expressionName } from "../../core/reading/ast.js";
 
 export const objectOf = (ctx: RecognizerContext, node: Node | undefined) => objectLiteral(ctx.sourceCode, node);
 
@@ -183,7 +184,6 @@ export function wrapperTtl(ctx: RecognizerContext, node: Node): TtlPresence {
     return named ? "present" : "unknown";
   }
   const n = unwrap(node);
-  const name =
-    n.type === "Identifier" ? n.name : n.type === "MemberExpression" ? keyName(n.property, n.computed) : undefined;
+  const name = expressionName(n);
   return name !== undefined && /ttl|expir|timeout|lease/i.test(name) ? "present" : "unknown";
 }

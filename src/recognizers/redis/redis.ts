@@ -16,7 +16,7 @@ import { isFunction } from "../../core/reading/units.js";
 import { keyShape } from "../../core/reading/keys.js";
 import { classifyScript, type ScriptShape } from "../../core/languages/lua.js";
 import { evaluate, keyName, unwrap } from "../../core/reading/values.js";
-import { methodName } from "../../core/reading/ast.js";
+import { methodName, expressionName } from "../../core/reading/ast.js";
 import { COMMANDS, WRAPPER_NAMES, EXPIRY_UNIT, GENERIC, RELEASE_LUA, METHODS } from "./commands.js";
 import { info, clientOf, batchOf } from "./clients.js";
 import { objectOf, type SetOptions, tokenOptions, objectOptions, wrapperTtl } from "./options.js";
@@ -120,13 +120,7 @@ function commandOp(
   if (name === "delete") {
     const callee = unwrap(call.callee);
     const receiver = callee.type === "MemberExpression" ? unwrap(callee.object) : undefined;
-    const text = receiver
-      ? receiver.type === "MemberExpression"
-        ? keyName(receiver.property, receiver.computed)
-        : receiver.type === "Identifier"
-          ? receiver.name
-          : undefined
-      : undefined;
+    const text = receiver ? expressionName(receiver) : undefined;
     if (!text || !/cache|redis|kv|store/i.test(text)) return undefined;
   }
   const fi = info(ctx);

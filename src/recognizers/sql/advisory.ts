@@ -5,9 +5,9 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { AdvisoryLockOp, Node } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
-import { receiverText } from "../../core/reading/ast.js";
+import { receiverText, expressionName } from "../../core/reading/ast.js";
 import type { ParsedSql } from "../../core/languages/sql.js";
-import { findVariable, getConstInit, keyName, unwrap } from "../../core/reading/values.js";
+import { findVariable, getConstInit, unwrap } from "../../core/reading/values.js";
 import { STORE, clientNode } from "./calls.js";
 
 const ADVISORY = /^pg_(try_)?advisory_(xact_)?(lock|unlock|unlock_all)(_shared)?$/;
@@ -49,12 +49,7 @@ function connectionOf(ctx: RecognizerContext, client: Node, operation: string): 
       const call = fn.parent;
       if (call?.type === "CallExpression") {
         const callee = unwrap(call.callee);
-        const name =
-          callee.type === "MemberExpression"
-            ? keyName(callee.property, callee.computed)
-            : callee.type === "Identifier"
-              ? callee.name
-              : undefined;
+        const name = expressionName(callee);
         if (name && TRANSACTION_CALLS.has(name)) return "transaction";
       }
     }
@@ -64,24 +59,14 @@ function connectionOf(ctx: RecognizerContext, client: Node, operation: string): 
       if (init.type === "AwaitExpression") init = unwrap(init.argument);
       if (init.type === "NewExpression") {
         const cls = unwrap(init.callee);
-        const name =
-          cls.type === "Identifier"
-            ? cls.name
-            : cls.type === "MemberExpression"
-              ? keyName(cls.property, cls.computed)
-              : undefined;
+        const name = expressionName(cls);
         // Clients that hand each query to a pooled connection: pg, mysql2, Sequelize, TypeORM's DataSource.
         if (name === "Pool" || name === "Sequelize" || name === "DataSource") return "pool";
         if (name === "Client") return "connection";
       }
       if (init.type === "CallExpression") {
         const callee = unwrap(init.callee);
-        const name =
-          callee.type === "MemberExpression"
-            ? keyName(callee.property, callee.computed)
-            : callee.type === "Identifier"
-              ? callee.name
-              : undefined;
+        const name = expressionName(callee);
         if (name === "connect" || name === "getConnection" || name === "reserve" || name === "createQueryRunner")
           return "connection";
         // knex(config) and require("knex")(config) are pools.
@@ -101,8 +86,7 @@ function connectionOf(ctx: RecognizerContext, client: Node, operation: string): 
   }
   // A Prisma client sends each raw query on whichever pooled connection is free.
   if (PRISMA_RAW.test(operation)) return "pool";
-  const name =
-    c.type === "Identifier" ? c.name : c.type === "MemberExpression" ? keyName(c.property, c.computed) : undefined;
+  const name = expressionName(c);
   return name && /pool$/i.test(name) ? "pool" : "unknown";
 }
 

@@ -6,16 +6,8 @@ import { translateWhere } from "../../core/languages/sql/statements.js";
 import { evaluate, keyName, unwrap } from "../../core/reading/values.js";
 import { JOIN_METHODS, and, entityName, objectArgument, opaque, or, pred } from "./shared.js";
 import { resolveTarget } from "./targets.js";
-import {
-  IDS_NAME,
-  Seen,
-  expressionName,
-  fragmentText,
-  paramLookup,
-  parseWhere,
-  qualifierOf,
-  topLevelOr,
-} from "./criteria.js";
+import { IDS_NAME, Seen, fragmentText, paramLookup, parseWhere, qualifierOf, topLevelOr } from "./criteria.js";
+import { expressionName } from "../../core/reading/ast.js";
 
 // ---- query builder chains ----
 

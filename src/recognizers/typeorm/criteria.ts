@@ -17,6 +17,7 @@ import {
 import { COERCIONS, FIND_OPERATORS, listOf, objectArgument, opaque, pred, property } from "./shared.js";
 import { requireSource } from "./targets.js";
 import { isClockReading } from "../../core/reading/clock.js";
+import { expressionName } from "../../core/reading/ast.js";
 
 // ---- find-options criteria ----
 
@@ -152,12 +153,6 @@ export function parseWhere(ctx: RecognizerContext, seen: Seen, node: Node): Cond
 
 const ID_NAME = /(?:^|[a-z_])(?:id|Id|ID|uuid|Uuid|key|Key)$/;
 export const IDS_NAME = /(?:^|[a-z_])(?:ids|Ids|IDs|IDS)$/;
-
-export function expressionName(node: Node): string | undefined {
-  if (node.type === "Identifier") return node.name;
-  if (node.type === "MemberExpression") return keyName(node.property, node.computed);
-  return undefined;
-}
 
 /**
  * The criteria of `update(criteria, partial)`: a where object (or an array of them), an id, or an array of ids. An id

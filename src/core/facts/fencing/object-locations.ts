@@ -8,6 +8,7 @@ import type { LockToken } from "../../model/held-locks.js";
 import { normalizeModel } from "../../model/names.js";
 import { findVariable, getConstInit, keyName, unwrap } from "../../reading/values.js";
 import { namesIn } from "./expression-names.js";
+import { expressionName } from "../../reading/ast.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -123,12 +124,7 @@ export function locate(sourceCode: SourceCode, node: Node, job: Job, depth = 0):
       if (identity === "job" && !locationLike) {
         // `export.id`, `row.id`: the job's row; `project.id`: another row's.
         const owner = unwrap(n.object);
-        const ownerName =
-          owner.type === "Identifier"
-            ? owner.name
-            : owner.type === "MemberExpression"
-              ? keyName(owner.property, owner.computed)
-              : undefined;
+        const ownerName = expressionName(owner);
         return ownerName === undefined || JOB_ROW_NAMES.test(ownerName) || relates(ownerName, job) ? "keyed" : "fixed";
       }
       if (locationLike) return "unknown"; // opts.key, job.outputPath: decided elsewhere
@@ -143,12 +139,7 @@ export function locate(sourceCode: SourceCode, node: Node, job: Job, depth = 0):
       return n.callee.type === "Identifier" && n.callee.name === "Date" ? "fresh" : "unknown";
     case "CallExpression": {
       const callee = unwrap(n.callee);
-      const name =
-        callee.type === "Identifier"
-          ? callee.name
-          : callee.type === "MemberExpression"
-            ? keyName(callee.property, callee.computed)
-            : undefined;
+      const name = expressionName(callee);
       if (name && GENERATOR.test(name)) return "fresh";
       if (name && TRANSPARENT.test(name)) {
         const object =

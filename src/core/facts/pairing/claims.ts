@@ -14,6 +14,7 @@ import { findStateClaims } from "./state-claims.js";
 import { findKeyedLockRow } from "./lock-rows.js";
 import { findCheckedLease, findLeaseClaim } from "./leases.js";
 import { holdsRow } from "../../model/claims.js";
+import { expressionName } from "../../reading/ast.js";
 
 /**
  * `await prisma.job.update({ where: { id, status: PENDING }, data: { status: PROCESSING } }).catch(() => null);`:
@@ -56,12 +57,7 @@ function isLogging(node: Node): boolean {
   const n = unwrap(node);
   if (n.type !== "CallExpression") return false;
   const callee = unwrap(n.callee);
-  const name =
-    callee.type === "MemberExpression"
-      ? keyName(callee.property, callee.computed)
-      : callee.type === "Identifier"
-        ? callee.name
-        : undefined;
+  const name = expressionName(callee);
   return (
     name !== undefined && /^(?:log|info|debug|warn|warning|error|trace|captureException|captureMessage)$/.test(name)
   );
