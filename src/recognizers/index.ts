@@ -2,6 +2,7 @@
 import type { Recognizer } from "./recognizer.js";
 import { drizzleRecognizer } from "./drizzle/drizzle.js";
 import { lockTableRecognizer } from "./lock-table.js";
+import { mikroOrmRecognizer } from "./mikro-orm.js";
 import { knexRecognizer } from "./knex/knex.js";
 import { kyselyRecognizer } from "./kysely.js";
 import { mongoRecognizer } from "./mongo/mongo.js";
@@ -23,7 +24,8 @@ import { typeormRecognizer } from "./typeorm/typeorm.js";
  * `update(criteria, values)` clients. In-process mutexes before the Redis lock libraries, which share their
  * class and method names (`new Mutex()` against redis-semaphore's `new Mutex(redis, key)`). A `Map` the module keeps (an in-process lock
  * table) before Redis, whose `get`/`set` it shares.
- * Object storage before the ORMs: GCS `file.save(data)` is no document save.
+ * Object storage before the ORMs: GCS `file.save(data)` is no document save. TypeORM before MikroORM, whose
+ * EntityManager shares `find(Entity, …)` and `insert(Entity, …)`: TypeORM's options (`{ where }`) are its own.
  */
 export const recognizers: readonly Recognizer[] = [
   sqlRecognizer,
@@ -35,6 +37,7 @@ export const recognizers: readonly Recognizer[] = [
   strapiRecognizer,
   prismaRecognizer,
   typeormRecognizer,
+  mikroOrmRecognizer,
   sequelizeRecognizer,
   mongoRecognizer,
   knexRecognizer,

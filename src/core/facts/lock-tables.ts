@@ -1,5 +1,5 @@
 /**
- * In-process lock tables (model.ts `LockTable`): a `Map` the module keeps, whose entry for a key is set after a
+ * In-process lock tables (`LockTable` in model/held-locks.ts): a `Map` the module keeps, whose entry for a key is set after a
  * test that turns the caller away while the key is present, and deleted when the holder is done.
  *
  * Behaviour decides what is a lock, as for keys and rows: the acquire is a set dominated by a presence test whose

@@ -2,7 +2,7 @@
  * Raw SQL → the lock model. Parses statement text with node-sql-parser (PostgreSQL grammar, then MySQL) and
  * translates the AST into what recognizers return: an UPDATE/INSERT/DELETE becomes a write (table, filter,
  * assignments, conflict handling), a SELECT a read. Client syntax (which call holds the text, where its parameters
- * come from) stays in `src/recognizers/sql.ts`; this module only sees text and a way to resolve parameters.
+ * come from) stays in `src/recognizers/sql/`; this module only sees text and a way to resolve parameters.
  *
  * The parser is loaded on first use (most files hold no SQL), and results are cached per text. Constructs the
  * PostgreSQL grammar lacks but that do not change which rows a statement touches (`FOR UPDATE SKIP LOCKED`,

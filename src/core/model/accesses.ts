@@ -76,7 +76,7 @@ export interface StateWrite {
    * row is updated (`filter` says when); `error`: the insert throws and the caller treats that as "taken".
    */
   readonly onConflict?: "ignore" | "update" | "error";
-  /** Made after a locking read of the same model in the same unit: the rows it names are held (facts/pairing.ts). */
+  /** Made after a locking read of the same model in the same unit: the rows it names are held (facts/pairing/). */
   readonly underLock?: boolean;
   /**
    * `model` is only the name of the variable holding the document (`event.save()` on a parameter `event`): the

@@ -1,5 +1,5 @@
 /**
- * Claims of rows and what answers them (facts/pairing.ts): the lock a claim takes, the checks made before it, the
+ * Claims of rows and what answers them (facts/pairing/): the lock a claim takes, the checks made before it, the
  * recoveries, holder writes and stale scans paired with it, and the releases of lock rows.
  */
 import type { TSESTree } from "@typescript-eslint/utils";

@@ -1,7 +1,7 @@
 /**
  * Locks held across work: in-process lock tables (facts/lock-tables.ts), locks whose release must be reached on every
- * path of the acquiring function (facts/held-locks.ts), lock-library acquires whose failure is ignored, and the
- * effects made while holding a lock, fenced or not (facts/fencing.ts).
+ * path of the acquiring function (facts/held-locks/), lock-library acquires whose failure is ignored, and the
+ * effects made while holding a lock, fenced or not (facts/fencing/).
  */
 import type { TSESTree } from "@typescript-eslint/utils";
 import type {

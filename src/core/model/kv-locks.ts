@@ -1,5 +1,5 @@
 /**
- * Key-value locks, paired from key-value ops by key (facts/kv-pairing.ts): NX acquires and how they expire, their
+ * Key-value locks, paired from key-value ops by key (facts/kv-pairing/): NX acquires and how they expire, their
  * releases and take-overs, and counting semaphores.
  */
 import type { KvOp, KvReleaseKind, LibraryLockOp, TtlPresence } from "./accesses.js";

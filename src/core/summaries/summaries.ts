@@ -8,7 +8,7 @@
  * from the call: the key (a parameter, or text around one: `` `lock:${name}` ``), the TTL, the stored value, the
  * client. A call of the helper gets one *instance* per effect: a `KvOp` at the call, the call's arguments read in
  * place of the parameters, and `via` naming the helper and its own op. The facts pair instances like any other
- * op (kv-pairing.ts), so a caller that acquires through one helper and releases through another holds a lock
+ * op (facts/kv-pairing/), so a caller that acquires through one helper and releases through another holds a lock
  * whose paths `release-in-finally` walks. An instance's TTL is the helper's verdict: what an omitted or zero TTL
  * argument does depends on the client (ioredis refuses `PX undefined`, an options object may drop it), so the
  * call's argument is not read for it.

@@ -11,7 +11,7 @@
  * - A query builder chain rooted in `createQueryBuilder(…)` with `.update(…)`: recognised at its `.execute()` call
  *   only. `.set({…})` gives the assignments; `.where`/`.andWhere`/`.orWhere` give the filter, from an object or from
  *   an SQL fragment (`status = :status`, `id IN (:...ids)`, `updated_at < NOW() - INTERVAL '5 minutes'`) read by the
- *   project's SQL parser as the WHERE of a SELECT from the builder's alias (`translateWhere`, core/languages/sql.ts),
+ *   project's SQL parser as the WHERE of a SELECT from the builder's alias (`translateWhere`, core/languages/sql/statements.ts),
  *   one clause at a time; a fragment that does not parse makes the filter opaque.
  * - Active record: `job.status = X; await repo.save(job)` (or `manager.save(job)`, `job.save()`): an update of the
  *   entity's row (`id` = a run-time value) assigning the `job.field = value` statements directly before the save.
