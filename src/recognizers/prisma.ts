@@ -23,7 +23,7 @@ import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { findProperty, findVariable, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
 import { catchesDuplicate } from "../core/reading/failures.js";
 import { readObjectFilter, type FieldOperator, type ObjectFilterDialect } from "../core/reading/object-filters.js";
-import { assignedValue as storedValue, objectAssignments } from "../core/reading/assignments.js";
+import { assignedValue, objectAssignments } from "../core/reading/assignments.js";
 
 const WRITE_METHODS = new Set(["updateMany", "update", "updateManyAndReturn", "upsert"]);
 const INSERT_METHODS = new Set(["create"]);
@@ -133,7 +133,7 @@ export function parseWhere(ctx: RecognizerContext, where: TSESTree.ObjectExpress
 }
 
 /** What a `data` property stores: its `set`, an update operator (`increment`) as other, or the value itself. */
-function assignedValue(ctx: RecognizerContext, node: Node): { value: AssignedValue; valueNode: Node } | undefined {
+function dataValue(ctx: RecognizerContext, node: Node): { value: AssignedValue; valueNode: Node } | undefined {
   let n = unwrap(node);
   if (n.type === "ObjectExpression") {
     const set = property(n, "set");
@@ -142,11 +142,11 @@ function assignedValue(ctx: RecognizerContext, node: Node): { value: AssignedVal
       return { value: { kind: "other" }, valueNode: n };
     } else return undefined; // a nested relation write: not a field of this model
   }
-  return { value: storedValue(ctx.sourceCode, n), valueNode: n };
+  return { value: assignedValue(ctx.sourceCode, n), valueNode: n };
 }
 
 function parseData(ctx: RecognizerContext, data: TSESTree.ObjectExpression): Assignment[] {
-  return objectAssignments(ctx.sourceCode, data, { value: (node) => assignedValue(ctx, node) });
+  return objectAssignments(ctx.sourceCode, data, { value: (node) => dataValue(ctx, node) });
 }
 
 /** `status: X` or `status: { not: X }`, added as the where object's last property. */
