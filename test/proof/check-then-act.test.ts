@@ -70,6 +70,12 @@ describe.skipIf(!postgres)("check-then-act: two workers read the report free at 
     a.signal("SIGCONT");
     // B is still rendering while A acts: A claims and renders too (flagged), or answers at once (fixed).
     await waitUntil("A has claimed the report or gone away", () => renders.length === 2 || a.events.length > 0);
+    // When A claimed it too, B's heartbeat must find the report taken before B's render can answer: the gate stays
+    // shut until B has ended, however long a busy machine makes B's next beat wait.
+    if (renders.length === 2)
+      await waitUntil("B has found the report taken", () =>
+        b.events.some((e) => e.event === "result" || e.event === "error"),
+      );
     rendering.open();
     const outcome = (w: typeof a) =>
       w.next("result").then(

@@ -72,6 +72,12 @@ describe.skipIf(!postgres)("stale-judge: a slow render, a sweeper, and a worker 
     await untilOlder(db, "renders", "started_at", 1, `${STALE_MS} milliseconds`);
     const requeued = await runOnce(program, "requeueStale", [], env);
     const b = await runOnce(program, "renderExport", [1, "b"], env);
+    // When B took the render over, A's heartbeat must find it taken before A's own render can answer: the gate stays
+    // shut until A has ended, however long a busy machine makes A's next beat wait.
+    if (b === "rendered")
+      await waitUntil("A has found the render taken", () =>
+        a.events.some((e) => e.event === "result" || e.event === "error"),
+      );
     firstRender.open();
     return {
       requeued,
