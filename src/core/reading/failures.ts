@@ -7,8 +7,8 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../model/accesses.js";
-import { walk } from "./ast.js";
 import { findVariable, keyName } from "./values.js";
+import { walk } from "./walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
