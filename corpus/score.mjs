@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Scores the plugin of this repository on the labelled real-code corpus (manifest.json beside this script).
 //   node corpus/score.mjs <files-dir> [--config strict|recommended] [--families A,B] [--slice redis-service]
-//                         [--manifest other.json] [--projects <dir>] [--show]   (from the project root, after `npm run build`)
+//                         [--manifest other.json] [--projects <dir> [--editor]] [--show]   (from the project root, after `npm run build`)
 // Site-level, as the development corpus in ../shared/corpus is scored: a report within a site's span (or its
 // line) give or take two lines hits it. A flag:true site hit is a true positive, missed a false negative;
 // a missed borderline site counts nowhere, and a hit one (flagged but borderline) counts as a true positive, as
@@ -28,6 +28,9 @@ const show = args.includes("--show");
 // --projects <dir>: a file with a folder <dir>/<id>/ (materialize.mjs writes them for sites whose helper lives in
 // another module) is scored by locks-audit on that folder, so imported helpers count as the audit sees them.
 const projectsDir = arg("--projects");
+// --editor (with --projects): the file is linted in its folder by ESLint alone, as an editor or a CI lint step
+// lints it, so imported helpers count as the rules read them themselves (src/rule-kit/imported-modules.ts).
+const editor = args.includes("--editor");
 const root = resolve(new URL("..", import.meta.url).pathname);
 const manifestPath = resolve(arg("--manifest") ?? join(root, "corpus", "manifest.json"));
 const { ESLint } = await import(pathToFileURL(join(root, "node_modules", "eslint", "lib", "api.js")).href);
@@ -37,14 +40,20 @@ const cfg = plugin.configs[configName];
 if (!cfg) { console.error(`no config ${configName}`); process.exit(2); }
 const manifest = JSON.parse(readFileSync(manifestPath, "utf8"))
   .filter((e) => (!families || families.includes(e.family)) && (!slice || e.slice === slice));
+const lintConfig = [
+  { files: ["**/*.{ts,tsx,js,mjs,cjs,jsx}"], languageOptions: { parser: tsParser.default ?? tsParser, sourceType: "module", parserOptions: { ecmaFeatures: { jsx: true } } } },
+  { ...cfg, files: ["**/*.{ts,tsx,js,mjs,cjs,jsx}"] },
+];
 const eslint = new ESLint({
   cwd: resolve(filesDir), overrideConfigFile: true, ignore: false,
-  overrideConfig: [
-    { files: ["**/*.{ts,tsx,js,mjs,cjs,jsx}"], languageOptions: { parser: tsParser.default ?? tsParser, sourceType: "module", parserOptions: { ecmaFeatures: { jsx: true } } } },
-    { ...cfg, files: ["**/*.{ts,tsx,js,mjs,cjs,jsx}"] },
-  ],
+  overrideConfig: lintConfig,
 });
-const { runAudit } = projectsDir ? await import(pathToFileURL(join(root, "dist", "src", "audit", "index.js")).href) : {};
+async function editorMessages(project, path) {
+  const inProject = new ESLint({ cwd: project, overrideConfigFile: true, ignore: false, overrideConfig: lintConfig });
+  const [res] = await inProject.lintFiles([join(project, path)]);
+  return res.messages;
+}
+const { runAudit } = projectsDir && !editor ? await import(pathToFileURL(join(root, "dist", "src", "audit", "index.js")).href) : {};
 async function auditMessages(project, path) {
   const { result } = await runAudit({ cwd: project, config: configName, eslintConfig: false, progress: false });
   return result.findings.filter((f) => f.file === path).map((f) => ({ ruleId: f.ruleId, line: f.line, endLine: f.endLine, message: f.message }));
@@ -63,7 +72,8 @@ for (const e of manifest) {
   let res;
   try {
     const project = projectsDir && join(resolve(projectsDir), e.id);
-    if (project && existsSync(join(project, e.path))) res = { messages: await auditMessages(project, e.path) };
+    if (project && existsSync(join(project, e.path)))
+      res = { messages: editor ? await editorMessages(project, e.path) : await auditMessages(project, e.path) };
     else [res] = await eslint.lintFiles([file]);
   } catch (err) {
     crashes++;

@@ -3,7 +3,7 @@ import type { Node } from "../src/core/model/accesses.js";
 import type { HeldLock, PathEscape } from "../src/core/model/held-locks.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
-import { walk } from "../src/core/reading/ast.js";
+import { walk } from "../src/core/reading/walk.js";
 
 type Options = [{ ttlLocks?: boolean }];
 type SourceCode = Readonly<TSESLint.SourceCode>;

@@ -20,7 +20,7 @@ import { AuditError, type SourceModule } from "./discover.js";
 import { ownMessages } from "./own-findings.js";
 import type { importBindings, ImportedHelpers } from "../core/summaries/imported-helpers.js";
 import type { heldBindings } from "../core/reading/exports.js";
-import type { ExportedHelper } from "../core/model/helper-summaries.js";
+import { heldImports, helperIndex, importedHelpers } from "../core/summaries/module-helpers.js";
 import type { ModuleLintOptions, ProjectLintConfig } from "./project-config.js";
 import type { LintCache } from "./cache.js";
 import {
@@ -311,7 +311,13 @@ export async function lintModules(
     for (let round = 0; round < 3; round++) {
       // Most projects export no lock helper at all: nothing to follow.
       if (![...summaries.values()].some((s) => s.helpers && s.helpers.length > 0)) break;
-      const exportsOf = helperIndex(summaries, resolveModule, texts, root, (path) => heldImports(path, bindings, held));
+      const exportsOf = helperIndex({
+        root,
+        helpersOf: (path) => summaries.get(path)?.helpers,
+        textOf: (path) => texts.get(path),
+        heldOf: (path) => heldImports(bindings.get(path) ?? [], held.get(path) ?? []),
+        resolve: resolveModule,
+      });
       // A module left unparsed (no call any recognizer knows) may still call an imported helper (directly or through
       // a barrel re-exporting it): parse it now.
       const unparsed = [...out.entries()].filter(
@@ -322,13 +328,10 @@ export async function lintModules(
       for (const [k, [i]] of unparsed.entries()) if (parsedNow[k]) out[i] = parsedNow[k];
       const again: { i: number; item: BatchItem }[] = [];
       for (const [i, linted] of out.entries()) {
-        const helpers = importedHelpers(
-          linted.module,
-          bindings.get(linted.module.path) ?? [],
-          exportsOf,
-          resolveModule,
+        const helpers = importedHelpers(linted.module.path, bindings.get(linted.module.path) ?? [], exportsOf, {
+          resolve: resolveModule,
           root,
-        );
+        });
         const key = JSON.stringify(helpers);
         if (helpers.length === 0 || given.get(linted.module.path) === key) continue;
         given.set(linted.module.path, key);
@@ -345,105 +348,4 @@ export async function lintModules(
       if (!changed) break;
     }
   }
-}
-
-/** The helpers each import binding of a module brings in, from what the modules it resolves to export. */
-function importedHelpers(
-  module: SourceModule,
-  bindings: ReturnType<typeof importBindings>,
-  exportsOf: (path: string) => readonly ExportedHelper[],
-  resolveModule: (specifier: string, from: string) => string | undefined,
-  root: string,
-): ImportedHelpers[] {
-  const out: ImportedHelpers[] = [];
-  for (const b of bindings) {
-    const target = resolveModule(b.specifier, module.path);
-    if (!target || target === module.path) continue;
-    const base = b.imported === "*" ? undefined : b.imported;
-    const helpers = exportsOf(target).filter(
-      (h) => base === undefined || h.name === base || h.name.startsWith(`${base}.`) || h.name.startsWith(`${base}#`),
-    );
-    if (helpers.length > 0) out.push({ local: b.local, imported: b.imported, file: relative(root, target), helpers });
-  }
-  return out;
-}
-
-/** The module's exports that hold one of its import bindings: the export's path and the binding. */
-function heldImports(
-  path: string,
-  bindings: ReadonlyMap<string, ReturnType<typeof importBindings>>,
-  held: ReadonlyMap<string, ReturnType<typeof heldBindings>>,
-): { path: string; specifier: string; imported: string }[] {
-  const imports = bindings.get(path) ?? [];
-  return (held.get(path) ?? []).flatMap((h) => {
-    const b = imports.find((i) => i.local === h.local);
-    return b ? [{ path: h.path, specifier: b.specifier, imported: b.imported }] : [];
-  });
-}
-
-const REEXPORT = /export\s*(\*|\{([^}]*)\})\s*from\s*["']([^"']+)["']/g;
-
-/**
- * The helpers each module exports, memoised for one round: its own, and those it re-exports from others (a barrel:
- * `export * from "./lock"`, `export { RedisLock as Lock } from "./redis-lock"`), read from its text since a barrel
- * makes no call to lint; and those its exports hold (an aggregate: `export class db { static locks = locks }` of an
- * imported `locks` exports `locks.acquire` as `db.locks.acquire`), read from the module once it is parsed.
- */
-function helperIndex(
-  summaries: ReadonlyMap<string, ModuleSummary>,
-  resolveModule: (specifier: string, from: string) => string | undefined,
-  texts: ReadonlyMap<string, string>,
-  root: string,
-  heldOf: (path: string) => readonly { path: string; specifier: string; imported: string }[],
-): (path: string) => readonly ExportedHelper[] {
-  const memo = new Map<string, readonly ExportedHelper[]>();
-  const exportsOf = (path: string, depth: number): readonly ExportedHelper[] => {
-    const known = memo.get(path);
-    if (known) return known;
-    const own = summaries.get(path)?.helpers ?? [];
-    const text = texts.get(path);
-    if (depth > 3 || !text || (!text.includes("from") && heldOf(path).length === 0)) {
-      memo.set(path, own);
-      return own;
-    }
-    memo.set(path, own); // a cycle of barrels ends here
-    const out = [...own];
-    for (const h of heldOf(path)) {
-      const target = resolveModule(h.specifier, path);
-      if (!target || target === path) continue;
-      const base = h.imported === "*" ? undefined : h.imported;
-      for (const theirs of exportsOf(target, depth + 1)) {
-        const mine = theirs.file ? theirs : { ...theirs, file: relative(root, target) };
-        if (base === undefined) {
-          if (!theirs.name.startsWith("default")) out.push({ ...mine, name: `${h.path}.${theirs.name}` });
-        } else if (theirs.name === base || theirs.name.startsWith(`${base}.`) || theirs.name.startsWith(`${base}#`)) {
-          out.push({ ...mine, name: h.path + theirs.name.slice(base.length) });
-        }
-      }
-    }
-    for (const m of text.matchAll(REEXPORT)) {
-      const target = resolveModule(m[3]!, path);
-      if (!target || target === path) continue;
-      const theirs = exportsOf(target, depth + 1).map((h) => (h.file ? h : { ...h, file: relative(root, target) }));
-      if (m[1] === "*") {
-        out.push(...theirs.filter((h) => !h.name.startsWith("default")));
-        continue;
-      }
-      for (const spec of m[2]!.split(",")) {
-        const [from, as] = spec
-          .trim()
-          .replace(/^type\s+/, "")
-          .split(/\s+as\s+/)
-          .map((x) => x.trim());
-        if (!from) continue;
-        for (const h of theirs) {
-          if (h.name === from || h.name.startsWith(`${from}.`) || h.name.startsWith(`${from}#`))
-            out.push({ ...h, name: (as ?? from) + h.name.slice(from.length) });
-        }
-      }
-    }
-    memo.set(path, out);
-    return out;
-  };
-  return (path) => exportsOf(path, 0);
 }

@@ -9,6 +9,7 @@ import { mongoRecognizer } from "./mongo/mongo.js";
 import { mutexRecognizer } from "./mutex.js";
 import { azureBlobRecognizer, fsRecognizer, gcsRecognizer, s3Recognizer } from "./object-storage.js";
 import { payloadRecognizer } from "./payload.js";
+import { postgrestRecognizer } from "./postgrest.js";
 import { prismaRecognizer } from "./prisma.js";
 import { redisLocksRecognizer } from "./redis-locks.js";
 import { redisRecognizer } from "./redis/redis.js";
@@ -24,6 +25,8 @@ import { typeormRecognizer } from "./typeorm/typeorm.js";
  * `update(criteria, values)` clients. In-process mutexes before the Redis lock libraries, which share their
  * class and method names (`new Mutex()` against redis-semaphore's `new Mutex(redis, key)`). A `Map` the module keeps (an in-process lock
  * table) before Redis, whose `get`/`set` it shares.
+ * PostgREST before Knex, whose `from(table)` chains it shares a root with: it takes only the chains something
+ * PostgREST-only marks (an `eq` link, a `{ data, error }` result, a supabase-js import), and leaves Knex the rest.
  * Object storage before the ORMs: GCS `file.save(data)` is no document save. TypeORM before MikroORM, whose
  * EntityManager shares `find(Entity, …)` and `insert(Entity, …)`: TypeORM's options (`{ where }`) are its own.
  */
@@ -40,6 +43,7 @@ export const recognizers: readonly Recognizer[] = [
   mikroOrmRecognizer,
   sequelizeRecognizer,
   mongoRecognizer,
+  postgrestRecognizer,
   knexRecognizer,
   kyselyRecognizer,
   drizzleRecognizer,

@@ -22,19 +22,11 @@ import type {
 import { propertyKey } from "../core/reading/edits.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { getConstInit, keyName, unwrap } from "../core/reading/values.js";
-import {
-  LOCKING_LINKS,
-  chainDown,
-  fieldOf,
-  objectArgument,
-  staticString,
-  tableScope,
-  type Link,
-  type TableScope,
-} from "./knex/chains.js";
+import { LOCKING_LINKS, fieldOf, objectArgument, staticString, tableScope, type TableScope } from "./knex/chains.js";
 import { comparison, operatorOf } from "./knex/filters.js";
 import { catchesDuplicate, SQL_DUPLICATE } from "../core/reading/failures.js";
 import { assignedValue, objectAssignments } from "../core/reading/assignments.js";
+import { chainDown, type Link } from "../core/reading/chains.js";
 
 type Call = TSESTree.CallExpression;
 type Fn = TSESTree.ArrowFunctionExpression | TSESTree.FunctionExpression;

@@ -24,7 +24,11 @@ import { buildLockTables } from "../core/facts/lock-tables.js";
 import { unrecoveredImportedClaims } from "../core/facts/summary.js";
 import { helperInstances } from "../core/summaries/summaries.js";
 import { exportedHelpers, rowLockHelpers } from "../core/summaries/exported-helpers.js";
-import { importedInstances, type ImportedHelpers } from "../core/summaries/imported-helpers.js";
+import { importBindings, importedInstances, type ImportedHelpers } from "../core/summaries/imported-helpers.js";
+import { heldBindings } from "../core/reading/exports.js";
+import { Linter, type Rule } from "eslint";
+import { dirname } from "node:path";
+import { editorImportedHelpers, readsImports, type ModuleReading, type ReadModule } from "./imported-modules.js";
 import { extendVocabulary, getVocabulary, type Vocabulary } from "../core/model/settings.js";
 import { lockEvidence, type Evidence } from "../core/model/evidence.js";
 import { receiverTypes, type ReceiverTypes } from "../core/reading/types.js";
@@ -294,7 +298,13 @@ function factsOf(state: FileState): LockFacts {
     const shape: ModuleShape = { calls: state.calls, functions: state.functions };
     // Calls of helpers (this module's, and in the audit those it imports) are the helpers' ops at the call.
     const audit = auditGiven(context.settings, context.filename);
-    const imported = importedInstances(sourceCode, state.calls, importedHelpersOf(audit));
+    const given = importedHelpersOf(audit);
+    // The editor reads the modules this one imports itself (imported-modules.ts); the audit hands them over.
+    const importedHelpers =
+      given.length === 0 && readsImports(context.settings)
+        ? editorImportedHelpers(context, sourceCode.ast, readImportedModule)
+        : given;
+    const imported = importedInstances(sourceCode, state.calls, importedHelpers);
     const helpers = helperInstances(sourceCode, accesses, shape, imported.kv);
     const built = buildFacts(
       sourceCode,
@@ -335,7 +345,7 @@ function factsOf(state: FileState): LockFacts {
 }
 
 /**
- * What the audit hands this module (src/audit/ only; the editor sees one file and has none): under
+ * What the audit hands this module (src/audit/ only; the editor reads imported helpers itself, imported-modules.ts): under
  * `settings.locksAuditFiles[filename]` when one configuration lints many modules, each with its own (the audit's
  * batches, which ESLint's worker threads share), else `settings` itself (one module's lint).
  */
@@ -345,6 +355,50 @@ function auditGiven(settings: Readonly<Record<string, unknown>>, filename: strin
   const own = (files as Record<string, unknown>)[filename];
   return own && typeof own === "object" ? (own as Record<string, unknown>) : {};
 }
+
+/**
+ * Lints an imported module's text for what the editor needs of it (imported-modules.ts): its exported helpers and
+ * the bindings its exports hold, from the same inventory and the same parser as the file that imports it, without
+ * type information and without reading that module's own imports. A module with no lock evidence is not parsed.
+ */
+const readImportedModule: ReadModule = (path, text, context) => {
+  if (lockEvidence(getVocabulary(context.settings), storeEvidence)(text) === "none") return undefined;
+  let reading: ModuleReading | undefined;
+  const collect: Rule.RuleModule = {
+    meta: { type: "problem", schema: [] },
+    create(inner) {
+      return onLockFacts(inner as unknown as Context, (facts) => {
+        const program = inner.sourceCode.ast as unknown as TSESTree.Program;
+        reading = { helpers: facts.helpers, bindings: importBindings(program), held: heldBindings(program) };
+      }) as Rule.RuleListener;
+    },
+  };
+  const options = context.languageOptions as { parser?: Linter.Parser } | undefined;
+  try {
+    new Linter({ configType: "flat", cwd: dirname(path) }).verify(
+      text,
+      [
+        {
+          files: ["**/*.{ts,tsx,mts,cts,js,jsx,mjs,cjs}"],
+          languageOptions: {
+            ...(options?.parser ? { parser: options.parser } : {}),
+            ecmaVersion: "latest",
+            sourceType: path.endsWith(".cjs") ? "commonjs" : "module",
+            parserOptions: { ecmaFeatures: { jsx: true } },
+          },
+          plugins: { "locks-read": { rules: { collect } } },
+          rules: { "locks-read/collect": "error" },
+          settings: { ...context.settings, locksNestedRead: true },
+        },
+      ],
+      { filename: path },
+    );
+  } catch (error) {
+    if (process.env["LOCKS_DEBUG"]) throw error;
+    return undefined;
+  }
+  return reading;
+};
 
 /** The helpers the audit hands a module that imports them (`locksImportedHelpers`). */
 function importedHelpersOf(settings: Readonly<Record<string, unknown>>): readonly ImportedHelpers[] {

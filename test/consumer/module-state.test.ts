@@ -29,6 +29,11 @@ const allowed: Record<string, string> = {
   "src/core/reading/directives.ts byLine": "per-file state, a WeakMap keyed by the file's SourceCode",
   "src/core/reading/exports.ts exportsByProgram": "per-file state, a WeakMap keyed by the file's Program node",
   "src/rule-kit/inventory.ts candidateText": "built lazily, once, from the static recognizer list; never written after",
+  "src/rule-kit/imported-modules.ts readings":
+    "memo of an imported module's reading, a pure function of its path, text and settings (each entry checks all three)",
+  "src/rule-kit/imported-modules.ts configs":
+    "memo of a tsconfig's compiler options, a pure function of its path and modification time (each entry checks both)",
+  "src/rule-kit/imported-modules.ts typescript": "the lazily required TypeScript module",
   "src/core/reading/named-types.ts registered":
     "a WeakSet of the ts.Programs the audit built itself; an editor's or a type-checked config's program is never in it",
 };

@@ -1,7 +1,8 @@
 import { parse } from "@typescript-eslint/parser";
 import { describe, expect, it } from "vitest";
 import type { Node } from "../../src/core/model/accesses.js";
-import { runsAfter, walk } from "../../src/core/reading/ast.js";
+import { runsAfter } from "../../src/core/reading/ast.js";
+import { walk } from "../../src/core/reading/walk.js";
 
 /** Parses `code` with parents set and returns the calls `a()` and `b()` (the first of each). */
 function marks(code: string): { a: Node; b: Node } {

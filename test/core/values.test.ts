@@ -1,7 +1,7 @@
 import { Linter } from "eslint";
 import { describe, expect, it } from "vitest";
 import type { Node, StaticValue } from "../../src/core/model/accesses.js";
-import { evaluate, evaluateNumber } from "../../src/core/reading/values.js";
+import { definitionOf, evaluate, evaluateNumber } from "../../src/core/reading/values.js";
 import { normalizeModel, sameValue } from "../../src/core/model/names.js";
 import { isClockReading } from "../../src/core/reading/clock.js";
 import { probeWith } from "./probe.js";
@@ -138,6 +138,33 @@ describe("evaluate", () => {
 
   it("knows nothing about undefined, calls or other expressions", () => {
     expect(probes(`probe(undefined); probe(getStatus()); probe(a + b);`)).toEqual([undefined, undefined, undefined]);
+  });
+});
+
+describe("definitionOf", () => {
+  const kinds = (code: string) =>
+    probeWith(code, true, (sourceCode, node) => definitionOf(sourceCode, node)?.type ?? "unknown");
+
+  it("gives a const's initializer and a field's one value, set by its declaration or once in the constructor", () => {
+    const code = `const where = { state: "waiting" };
+class Run {
+  limit = 10;
+  constructor(id) { this.filter = { _id: id }; }
+  go() { probe(where); probe(this.filter); probe(this.limit); }
+}`;
+    expect(kinds(code)).toEqual(["ObjectExpression", "ObjectExpression", "Literal"]);
+  });
+
+  it("gives nothing for a field set twice, one changed by a compound assignment, or a name reassigned", () => {
+    const code = `let where = { state: "waiting" };
+where = {};
+class Run {
+  count = 0;
+  constructor(id) { this.filter = { _id: id }; }
+  reset() { this.filter = {}; this.count += 1; }
+  go() { probe(where); probe(this.filter); probe(this.count); }
+}`;
+    expect(kinds(code)).toEqual(["unknown", "unknown", "unknown"]);
   });
 });
 

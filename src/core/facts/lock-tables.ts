@@ -18,12 +18,13 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node, StateAccess, TableOp } from "../model/accesses.js";
 import type { LockTable } from "../model/held-locks.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
-import { contains, exits, walk } from "../reading/ast.js";
+import { contains, exits } from "../reading/ast.js";
 import { guardsOf } from "../reading/guards.js";
 import { returnedValues } from "../reading/calls.js";
 import { classOf, enclosingFunction, functionName, isFunction } from "../reading/units.js";
 import { findVariable, getConstInit, unwrap } from "../reading/values.js";
 import { readsClock } from "../reading/clock.js";
+import { walk } from "../reading/walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Fn = TSESTree.FunctionLike;

@@ -28,12 +28,13 @@ import { identityFields, toBranches, type Branch } from "../model/conditions.js"
 import { describeKey, keyShape, sameKey } from "../reading/keys.js";
 import { comparedGet } from "./kv-pairing/value-checks.js";
 import { normalizeModel, sameValue } from "../model/names.js";
-import { calleeName, contains, walk } from "../reading/ast.js";
+import { calleeName, contains } from "../reading/ast.js";
 import { functionName } from "../reading/units.js";
 import { findVariable, getConstInit, keyName, unwrap } from "../reading/values.js";
 import { outer, isLoop, Flow, chainCallOf } from "../reading/rejection-flow.js";
 import { enclosingFn, isFn } from "../reading/function-bindings.js";
 import { isLockRow } from "../model/claims.js";
+import { walk } from "../reading/walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 

@@ -287,10 +287,11 @@ function readSettings(settings: unknown): Partial<Vocabulary> {
   }
   const out: Partial<Record<keyof Vocabulary, readonly string[]>> = {};
   for (const [key, value] of Object.entries(settings)) {
-    // Not a vocabulary: the switch `configs["recommended-type-checked"]` sets, read by `src/core/types.ts`.
-    if (key === "typeAware") {
+    // Switches, not vocabularies: `typeAware` (set by `configs["recommended-type-checked"]`, read by
+    // `src/core/reading/types.ts`) and `readImports` (src/rule-kit/imported-modules.ts).
+    if (key === "typeAware" || key === "readImports") {
       if (typeof value !== "boolean")
-        throw new TypeError("eslint-plugin-locks: settings.locks.typeAware must be true or false.");
+        throw new TypeError(`eslint-plugin-locks: settings.locks.${key} must be true or false.`);
       continue;
     }
     if (!(VOCABULARY_KEYS as string[]).includes(key)) {

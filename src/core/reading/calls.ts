@@ -6,8 +6,8 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../model/accesses.js";
 import { classOf, isFunction } from "./units.js";
-import { walk } from "./ast.js";
 import { boundCallback, findVariable, keyName, objectLiteral, unwrap } from "./values.js";
+import { walk } from "./walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Fn = TSESTree.FunctionLike;

@@ -1,7 +1,7 @@
 /** Text edits the recognizers offer for suggestions, shared so every store writes them the same way. */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node, TextEdit } from "../model/accesses.js";
-import { walk } from "./ast.js";
+import { walk } from "./walk.js";
 
 /** `text` (a `key: value` property) added as the last property of an object literal, keeping its comma style. */
 export function appendProperty(

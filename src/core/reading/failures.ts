@@ -8,6 +8,7 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../model/accesses.js";
 import { findVariable, keyName } from "./values.js";
+import { walk } from "./walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -157,4 +158,71 @@ function calleeName(callee: Node): string {
   if (callee.type === "MemberExpression")
     return `${calleeName(callee.object)}.${keyName(callee.property, callee.computed) ?? ""}`;
   return "";
+}
+
+/**
+ * A write whose failure comes back as a value (`const { error } = await supabase.from("locks").insert(row)`, a
+ * `Result`'s `error`), and code that leaves when it is set (`if (error) return false;`): `duplicate` when the test or
+ * its branch names the duplicate-key error (`error.code === "23505"`), `any` when it leaves on any error, undefined
+ * when the error is not read that way.
+ */
+export function errorResultEndsAttempt(sourceCode: SourceCode, node: Node): "duplicate" | "any" | undefined {
+  let child: Node = node;
+  let parent: Node | undefined = node.parent;
+  if (parent?.type === "AwaitExpression") {
+    child = parent;
+    parent = parent.parent;
+  }
+  if (parent?.type !== "VariableDeclarator" || parent.init !== child) return undefined;
+  const declaration = parent.parent;
+  const block = declaration?.parent;
+  if (declaration?.type !== "VariableDeclaration" || (block?.type !== "BlockStatement" && block?.type !== "Program"))
+    return undefined;
+  // `{ error }`, `{ error: insertError }`: the name the error is held in; `res`: read as `res.error`.
+  let tested: (test: Node) => boolean;
+  if (parent.id.type === "ObjectPattern") {
+    const prop = parent.id.properties.find(
+      (p): p is TSESTree.Property => p.type === "Property" && keyName(p.key, p.computed) === "error",
+    );
+    const name = prop?.value.type === "Identifier" ? prop.value.name : undefined;
+    if (!name) return undefined;
+    tested = (test) => mentions(test, (n) => n.type === "Identifier" && n.name === name);
+  } else if (parent.id.type === "Identifier") {
+    const name = parent.id.name;
+    tested = (test) =>
+      mentions(
+        test,
+        (n) =>
+          n.type === "MemberExpression" &&
+          n.object.type === "Identifier" &&
+          n.object.name === name &&
+          keyName(n.property, n.computed) === "error",
+      );
+  } else return undefined;
+  const after = (block.body as Node[]).slice((block.body as Node[]).indexOf(declaration) + 1);
+  for (const statement of after) {
+    if (statement.type !== "IfStatement" || !tested(statement.test)) continue;
+    if (!exitsNow(statement.consequent)) continue;
+    const text = sourceCode.getText(statement.test) + sourceCode.getText(statement.consequent);
+    return SQL_DUPLICATE.test(text) ? "duplicate" : "any";
+  }
+  return undefined;
+}
+
+/** The statement leaves its function or loop at once: a `return`, a `throw`, or a block ending in one. */
+function exitsNow(statement: Node): boolean {
+  if (statement.type === "ReturnStatement" || statement.type === "ThrowStatement") return true;
+  if (statement.type !== "BlockStatement") return false;
+  const last = statement.body[statement.body.length - 1];
+  return last?.type === "ReturnStatement" || last?.type === "ThrowStatement";
+}
+
+/** Whether `node` or a node below it satisfies `test`. */
+function mentions(node: Node, test: (n: Node) => boolean): boolean {
+  let found = false;
+  walk(node, (n) => {
+    if (found || test(n)) found = true;
+    return !found;
+  });
+  return found;
 }

@@ -12,10 +12,11 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../model/accesses.js";
 import type { ModuleShape } from "../model/lock-facts.js";
-import { calleeName, walk } from "./ast.js";
+import { calleeName } from "./ast.js";
 import { isExported } from "./exports.js";
 import { classOf, enclosingFunction, functionName, isFunction } from "./units.js";
 import { findVariable, getConstInit, keyName, unwrap } from "./values.js";
+import { walk } from "./walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 

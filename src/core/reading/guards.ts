@@ -7,9 +7,9 @@ import type { Condition, Node, StaticValue } from "../model/accesses.js";
 import type { Guard } from "../model/claims.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { isFunction, functionName } from "./units.js";
-import { walk } from "./ast.js";
 import { evaluate, findVariable, getConstInit, unwrap } from "./values.js";
 import { readsClock } from "./clock.js";
+import { walk } from "./walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 

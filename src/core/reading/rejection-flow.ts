@@ -9,7 +9,7 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../model/accesses.js";
 import type { FailureHandling } from "../model/renewals.js";
 import type { ModuleShape } from "../model/lock-facts.js";
-import { calleeName, contains, exits, walk } from "./ast.js";
+import { calleeName, contains, exits } from "./ast.js";
 import { enclosingFunction, functionName, isFunction } from "./units.js";
 import { findVariable, keyName, unwrap } from "./values.js";
 import {
@@ -21,6 +21,7 @@ import {
   isTimerCall,
   type Fn,
 } from "./function-bindings.js";
+import { walk } from "./walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 

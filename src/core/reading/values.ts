@@ -5,6 +5,7 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node, StaticValue } from "../model/accesses.js";
+import { walk } from "./walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Scope = TSESLint.Scope.Scope;
@@ -246,12 +247,46 @@ export function objectLiteral(sourceCode: SourceCode, node: Node | undefined): T
   if (!node || node.type === "SpreadElement") return undefined;
   const n = unwrap(node);
   if (n.type === "ObjectExpression") return n;
+  const held = definitionOf(sourceCode, n);
+  const target = held && unwrap(held);
+  return target?.type === "ObjectExpression" ? target : undefined;
+}
+
+/**
+ * The one expression a name or a field holds where it is read, when exactly one reaches it: a `const` binding's
+ * initializer (or a `let` assigned once), or a field of the class (`this.filter`) that the class sets exactly once
+ * (its declaration's initializer, or one assignment in a method, typically the constructor).
+ */
+export function definitionOf(sourceCode: SourceCode, node: Node): Node | undefined {
+  const n = unwrap(node);
   if (n.type === "Identifier") {
     const init = getConstInit(sourceCode, n);
-    const target = init && unwrap(init);
-    if (target?.type === "ObjectExpression") return target;
+    return init && init.type !== "TSEnumDeclaration" ? init : undefined;
   }
+  if (n.type === "MemberExpression" && unwrap(n.object).type === "ThisExpression") return onlyFieldValue(n);
   return undefined;
+}
+
+/** The value a class gives `this.<name>` when it gives it exactly one: a field initializer or a single assignment. */
+function onlyFieldValue(member: TSESTree.MemberExpression): Node | undefined {
+  const name = memberKey(member.property, member.computed);
+  let body: Node | undefined = member.parent;
+  while (body && body.type !== "ClassBody") body = body.parent;
+  if (!body || name === undefined) return undefined;
+  const values: Node[] = [];
+  walk(body, (n) => {
+    if (values.length > 1) return false;
+    if (n.type === "PropertyDefinition" && memberKey(n.key, n.computed) === name && n.value && !n.static)
+      values.push(n.value);
+    if (
+      n.type === "AssignmentExpression" &&
+      n.left.type === "MemberExpression" &&
+      n.left.object.type === "ThisExpression" &&
+      memberKey(n.left.property, n.left.computed) === name
+    )
+      values.push(n.operator === "=" ? n.right : n);
+  });
+  return values.length === 1 && values[0]!.type !== "AssignmentExpression" ? values[0] : undefined;
 }
 
 /** The property of an object literal with a static key `name` (the first one). */

@@ -2,7 +2,7 @@
  * Summaries across modules, the importing side. A module that imports exported helpers (exported-helpers.ts) gets
  * instances of their effects at its calls, exactly as for its own helpers (summaries.ts), with `via` naming the
  * helper and where it lives. The audit (src/audit/) reads each module's exports and import bindings and hands every
- * importer the helpers it imports, through `settings.locksImportedHelpers`; the editor sees one file and has none.
+ * importer the helpers it imports, through `settings.locksImportedHelpers`; the editor reads them itself (src/rule-kit/imported-modules.ts).
  *
  * Reached: `fn()` of a named or default import or a destructured `require`, `X.m()` of an imported class's static
  * method or an imported object's method (`import * as locks`, `const lock = require(…)`), `x.m()` of a

@@ -13,57 +13,11 @@ import {
   unwrap,
 } from "../../core/reading/values.js";
 import { methodName } from "../../core/reading/ast.js";
+import type { Link } from "../../core/reading/chains.js";
 
 export type Call = TSESTree.CallExpression;
 export type Arg = TSESTree.CallExpressionArgument;
 export type CompareOp = "eq" | "ne" | "in" | "notIn" | "lt" | "lte" | "gt" | "gte" | "other";
-
-/** One `.name(args)` of a builder chain. */
-export interface Link {
-  readonly name: string;
-  readonly call: Call;
-  readonly args: readonly Arg[];
-}
-
-/** The calls of a chain from its base outwards up to `call` (included), and the expression the chain starts from. */
-export function chainDown(call: Call): { base: Node; links: Link[] } {
-  const links: Link[] = [];
-  let node: Call = call;
-  for (;;) {
-    const callee = unwrap(node.callee);
-    if (callee.type !== "MemberExpression") return { base: node, links: links.reverse() };
-    const name = keyName(callee.property, callee.computed);
-    if (name === undefined) return { base: callee, links: [] };
-    links.push({ name, call: node, args: node.arguments });
-    const object = unwrap(callee.object);
-    if (object.type !== "CallExpression") return { base: object, links: links.reverse() };
-    node = object;
-  }
-}
-
-/** The calls made on the result of `call`, innermost first, while `keep` accepts their names. */
-export function chainUp(call: Call, keep: (name: string) => boolean): Link[] {
-  const links: Link[] = [];
-  let node: Node = call;
-  for (;;) {
-    let parent: Node | undefined = node.parent;
-    while (
-      parent &&
-      (parent.type === "TSNonNullExpression" || parent.type === "TSAsExpression") &&
-      parent.expression === node
-    ) {
-      node = parent;
-      parent = parent.parent;
-    }
-    if (!parent || parent.type !== "MemberExpression" || parent.object !== node) return links;
-    const outer: Node | undefined = parent.parent;
-    if (!outer || outer.type !== "CallExpression" || outer.callee !== parent) return links;
-    const name = keyName(parent.property, parent.computed);
-    if (name === undefined || !keep(name)) return links;
-    links.push({ name, call: outer, args: outer.arguments });
-    node = outer;
-  }
-}
 
 /** A static string, or undefined. */
 export function staticString(ctx: RecognizerContext, node: Node | undefined): string | undefined {

@@ -5,12 +5,10 @@ import type { RecognizerContext } from "../recognizer.js";
 import { evaluate, getConstInit, keyName, unwrap } from "../../core/reading/values.js";
 import {
   type CompareOp,
-  type Link,
   NEUTRAL,
   TABLE_LINKS,
   type TableScope,
   WHERE_NAME,
-  chainDown,
   columnField,
   fieldOf,
   knexRoot,
@@ -21,6 +19,7 @@ import {
 } from "./chains.js";
 import { isClockValue } from "../../core/reading/clock.js";
 import { methodName } from "../../core/reading/ast.js";
+import { type Link, chainDown } from "../../core/reading/chains.js";
 
 // ---- filters ----
 

@@ -32,15 +32,12 @@ import {
   type Call,
   KNOWN,
   LOCKING_LINKS,
-  type Link,
   NEUTRAL,
   READS,
   TRAILING,
   type TableScope,
   WHERE_NAME,
   WRITES,
-  chainDown,
-  chainUp,
   columnField,
   fieldOf,
   knexRoot,
@@ -51,6 +48,7 @@ import { catchesDuplicate, failureEndsAttempt, SQL_DUPLICATE } from "../../core/
 import { hasLockWord } from "../../core/model/settings.js";
 import { assignedValue, objectAssignments } from "../../core/reading/assignments.js";
 import { methodName } from "../../core/reading/ast.js";
+import { type Link, chainDown, chainUp } from "../../core/reading/chains.js";
 
 // ---- assignments ----
 

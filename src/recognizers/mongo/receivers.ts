@@ -5,9 +5,10 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
-import { methodOf, walk, expressionName } from "../../core/reading/ast.js";
+import { methodOf, expressionName } from "../../core/reading/ast.js";
 import { findVariable, getConstInit, keyName, unwrap } from "../../core/reading/values.js";
 import { UPDATE_METHODS, READ_METHODS, CHAIN_LINKS, RECEIVER_SUFFIX, objectOf, stringArg } from "./vocabulary.js";
+import { walk } from "../../core/reading/walk.js";
 
 interface Receiver {
   readonly model: string;

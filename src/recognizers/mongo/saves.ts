@@ -5,11 +5,12 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, AssignedValue, Node } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
-import { methodOf, walk } from "../../core/reading/ast.js";
+import { methodOf } from "../../core/reading/ast.js";
 import { keyName, unwrap } from "../../core/reading/values.js";
 import { assignedValue } from "../../core/reading/assignments.js";
 import { objectOf, stringArg } from "./vocabulary.js";
 import { parseDocument } from "./updates.js";
+import { walk } from "../../core/reading/walk.js";
 
 /** The statement list and index of the statement a call is (`await doc.save();`, `const saved = await doc.save();`). */
 export function statementOf(

@@ -14,7 +14,7 @@ import type { KvFacts } from "../../model/kv-locks.js";
 import type { HeldLock, PathEscape } from "../../model/held-locks.js";
 import type { ModuleShape } from "../../model/lock-facts.js";
 import type { PathRecorder } from "../../reading/code-paths.js";
-import { calleeName, walk } from "../../reading/ast.js";
+import { calleeName } from "../../reading/ast.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../../reading/units.js";
 import { keyName, unwrap } from "../../reading/values.js";
 import { isExported } from "../../reading/exports.js";
@@ -29,6 +29,7 @@ import {
   within,
 } from "./candidates.js";
 import { heldRegion, queuedBatchExec, settlingAwait } from "./held-region.js";
+import { walk } from "../../reading/walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 

@@ -7,9 +7,10 @@ import type { AdvisoryLockOp, LibraryLockOp, Node } from "../../model/accesses.j
 import type { KvFacts } from "../../model/kv-locks.js";
 import type { HeldLock, HeldLockKind } from "../../model/held-locks.js";
 import type { ModuleShape } from "../../model/lock-facts.js";
-import { calleeName, contains, exits, receiverText, walk } from "../../reading/ast.js";
+import { calleeName, contains, exits, receiverText } from "../../reading/ast.js";
 import { classOf, enclosingFunction, isFunction } from "../../reading/units.js";
 import { findVariable, keyName, unwrap } from "../../reading/values.js";
+import { walk } from "../../reading/walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Variable = TSESLint.Scope.Variable;

@@ -4,9 +4,10 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../../model/accesses.js";
-import { exits, walk } from "../../reading/ast.js";
+import { exits } from "../../reading/ast.js";
 import { enclosingFunction, isFunction } from "../../reading/units.js";
 import { findVariable, keyName, unwrap } from "../../reading/values.js";
+import { walk } from "../../reading/walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 

@@ -2,10 +2,11 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node, StateAccess } from "../../model/accesses.js";
 import type { IgnoredAcquireFailure } from "../../model/held-locks.js";
-import { calleeName, contains, walk } from "../../reading/ast.js";
+import { calleeName, contains } from "../../reading/ast.js";
 import { isFunction } from "../../reading/units.js";
 import { unwrap } from "../../reading/values.js";
 import { mentions } from "./held-region.js";
+import { walk } from "../../reading/walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 

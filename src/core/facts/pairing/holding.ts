@@ -7,8 +7,9 @@ import type { Node } from "../../model/accesses.js";
 import type { ModuleShape } from "../../model/lock-facts.js";
 import type { Holding } from "../fencing/held-effects.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../../reading/units.js";
-import { contains, walk } from "../../reading/ast.js";
+import { contains } from "../../reading/ast.js";
 import { keyName, unwrap } from "../../reading/values.js";
+import { walk } from "../../reading/walk.js";
 
 type Unit = TSESTree.FunctionLike | null;
 

@@ -11,8 +11,9 @@ import { toBranches, type Branch } from "../../model/conditions.js";
 import { describeTest, guardsOf, pathCondition } from "../../reading/guards.js";
 import { normalizeModel } from "../../model/names.js";
 import { enclosingFunction, isFunction, serializableTransaction, unitOf } from "../../reading/units.js";
-import { contains, walk } from "../../reading/ast.js";
+import { contains } from "../../reading/ast.js";
 import { findVariable, thenParameterOf, unwrap } from "../../reading/values.js";
+import { walk } from "../../reading/walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 

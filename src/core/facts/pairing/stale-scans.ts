@@ -9,10 +9,10 @@ import type { ResolvedVocabulary } from "../../model/settings.js";
 import { agePredicates, isOpaque, pins, toBranches, type Branch } from "../../model/conditions.js";
 import { describeTest } from "../../reading/guards.js";
 import { isFunction } from "../../reading/units.js";
-import { walk } from "../../reading/ast.js";
 import { findVariable, keyName, resultBinding, unwrap } from "../../reading/values.js";
 import { isLockAssignment } from "./vocabulary.js";
 import { sameField } from "../../model/names.js";
+import { walk } from "../../reading/walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
