@@ -49,7 +49,7 @@ const eslint = new ESLint({
   overrideConfig: lintConfig,
 });
 async function editorMessages(project, path) {
-  const inProject = new ESLint({ cwd: project, overrideConfigFile: true, ignore: false, overrideConfig: lintConfig });
+  const inProject = new ESLint({ cwd: project, overrideConfigFile: true, ignore: false, overrideConfig: [...lintConfig, { settings: { locks: { readImports: true } } }] });
   const [res] = await inProject.lintFiles([join(project, path)]);
   return res.messages;
 }

@@ -38,7 +38,12 @@ describe.each(majors)("fixtures under %s", (_name, ESLintClass) => {
     const eslint = new (ESLintClass as typeof ESLint10)({
       cwd: root,
       overrideConfigFile: true,
-      overrideConfig: [{ files: ["**/*.ts"], languageOptions: { parser: tsParser } }, config as never],
+      // readImports: the editor reads imported helpers (opt-in), so fixtures/projects/lock-helpers reads as the audit.
+      overrideConfig: [
+        { files: ["**/*.ts"], languageOptions: { parser: tsParser } },
+        config as never,
+        { settings: { locks: { readImports: true } } },
+      ],
     });
     it.each(files.map((f) => [relative(root, f), f]))("%s", async (_rel, file) => {
       const [result] = await eslint.lintFiles([file]);

@@ -14,8 +14,8 @@
  * the file uses, only modules whose text has lock evidence (the same test the rules make, src/core/model/evidence.ts),
  * and one level deep (a helper that wraps a helper of a third module is followed by the audit, not here). ESLint's
  * `--cache` keys a file by its own text: after a change to a helper module alone, a cached importer keeps its old
- * findings until it changes or the cache is dropped (docs/audit.md). `settings.locks.readImports: false`
- * turns the reading off.
+ * findings until it changes or the cache is dropped (docs/audit.md). `settings.locks.readImports: true`
+ * turns the reading on (it is off by default, for its cost).
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -59,11 +59,15 @@ function loadTypescript(): typeof import("typescript") | null {
   return typescript;
 }
 
-/** Whether the editor reads imported modules for this lint: not inside the audit (it hands them), not when told not to. */
+/**
+ * Whether the editor reads imported modules for this lint: when `settings.locks.readImports` is true, and never
+ * inside the audit (it hands them). Off by default: on twelve real services it made the whole lint about 1.7 times
+ * slower (docs/audit.md), more than a default may cost.
+ */
 export function readsImports(settings: Readonly<Record<string, unknown>>): boolean {
   if (settings["locksAuditFiles"] !== undefined || settings["locksNestedRead"] === true) return false;
   const locks = settings["locks"] as Record<string, unknown> | undefined;
-  return locks?.["readImports"] !== false;
+  return locks?.["readImports"] === true;
 }
 
 /** The helpers this file's import bindings bring in, read from the modules they resolve to. */

@@ -24,7 +24,11 @@ function project(files: Record<string, string>): string {
   return dir;
 }
 
-async function lint(root: string, file: string, locks?: Record<string, unknown>): Promise<string[]> {
+async function lint(
+  root: string,
+  file: string,
+  locks: Record<string, unknown> = { readImports: true },
+): Promise<string[]> {
   const eslint = new ESLint({
     cwd: root,
     overrideConfigFile: true,
@@ -32,7 +36,7 @@ async function lint(root: string, file: string, locks?: Record<string, unknown>)
     overrideConfig: [
       { files: ["**/*.{ts,js}"], languageOptions: { parser: tsParser, sourceType: "module" } },
       { ...(plugin.configs.strict as object), files: ["**/*.{ts,js}"] } as never,
-      ...(locks ? [{ settings: { locks } }] : []),
+      { settings: { locks } },
     ],
   });
   const [result] = await eslint.lintFiles([join(root, file)]);
@@ -79,8 +83,9 @@ describe("the editor reads the modules a file imports and calls", () => {
     ]);
   });
 
-  it("reads nothing when settings.locks.readImports is false, and rejects a value that is not a boolean", async () => {
+  it("reads nothing unless settings.locks.readImports is true, and rejects a value that is not a boolean", async () => {
     const root = project({ "src/lib/lock.ts": LOCK, "src/jobs/digest.ts": JOB("../lib/lock") });
+    expect(await lint(root, "src/jobs/digest.ts", {})).toEqual([]);
     expect(await lint(root, "src/jobs/digest.ts", { readImports: false })).toEqual([]);
     await expect(lint(root, "src/jobs/digest.ts", { readImports: "no" })).rejects.toThrow(
       "settings.locks.readImports must be true or false",
