@@ -74,6 +74,9 @@ export default createRule<MessageId, Options>({
       const atClaim = (f: { field: string }) =>
         job !== undefined && facts!.stampedOnlyAtCreationOrClaim(job.write.model, f.field);
       if (fields.some((f) => vocabulary.isProgressTimeField(f.field))) return undefined;
+      // Judged by a field the module keeps moving for these rows (a heartbeat re-stamps it), whatever its name.
+      const moving = job && facts!.keptMoving(job.write.model, job);
+      if (moving !== undefined && fields.some((f) => normalizeName(f.field) === normalizeName(moving))) return undefined;
       return fields.find((f) => vocabulary.isStartTimeField(f.field) || atClaim(f));
     }
     /**

@@ -15,6 +15,8 @@ function describe(lock: HeldLock): string {
       return `the mutex \`${lock.name}\``;
     case "flag":
       return `the guard \`${lock.name}\``;
+    case "table":
+      return `the entry this call adds to \`${lock.name}\``;
     case "advisory":
       return `the session advisory lock (${lock.name})`;
     case "kv":
@@ -31,6 +33,8 @@ function consequence(lock: HeldLock): string {
       return `every later caller waits on \`${lock.name}\` forever.`;
     case "flag":
       return `\`${lock.name}\` stays true and every later call is turned away until the process restarts.`;
+    case "table":
+      return `the key stays in \`${lock.name}\` and every later call for it is turned away until the process restarts.`;
     case "advisory":
       return "the connection keeps the session lock, and a pooled connection goes back to the pool still holding it.";
     case "kv":

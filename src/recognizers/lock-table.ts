@@ -1,5 +1,5 @@
 /**
- * In-process tables: `get`, `has`, `set` and `delete` on a `Map` that outlives the call making them (a module-level
+ * In-process tables: `get`, `has`, `set` (`add`) and `delete` on a `Map` or a `Set` that outlives the call making them (a module-level
  * `const locks = new Map()`, a class field, a variable of an enclosing factory). Services keep per-key locks in
  * such a table (`if (locks.has(key)) return busy(); locks.set(key, { at: Date.now() })`); whether a table holds
  * locks is decided by what the module does with it (src/core/facts/lock-tables.ts), not here. A `Map` made in the
@@ -11,11 +11,19 @@ import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { enclosingFunction } from "../core/reading/units.js";
 import { fieldInit, findVariable, unwrap } from "../core/reading/values.js";
 
-const OPS = new Set<TableOp["op"]>(["get", "has", "set", "delete"]);
+/** The calls read, and the table operation each is: a `Set`'s `add` takes an entry as a `Map`'s `set` does. */
+const OPS = new Map<string, TableOp["op"]>([
+  ["get", "get"],
+  ["has", "has"],
+  ["set", "set"],
+  ["add", "set"],
+  ["delete", "delete"],
+]);
 
+/** A `Map` or a `Set` made here: both keep entries by key, and a key's presence is what a guard tests. */
 function isNewMap(init: Node | undefined): boolean {
   const n = init && unwrap(init);
-  return n?.type === "NewExpression" && n.callee.type === "Identifier" && n.callee.name === "Map";
+  return n?.type === "NewExpression" && n.callee.type === "Identifier" && (n.callee.name === "Map" || n.callee.name === "Set");
 }
 
 /** Whether the receiver is a `Map` kept beyond the call: a field, or a `const` declared outside the calling function. */
@@ -35,14 +43,14 @@ function isLastingMap(ctx: RecognizerContext, call: TSESTree.CallExpression, rec
 
 export const lockTableRecognizer: Recognizer = {
   store: "in-process",
-  methods: new Set(["set", "get"]),
+  methods: new Set(["set", "get", "add"]),
   companions: new Set(["has", "delete"]),
   recognize(call: TSESTree.CallExpression, ctx: RecognizerContext): TableOp | undefined {
     const callee = unwrap(call.callee);
     if (callee.type !== "MemberExpression" || callee.computed || callee.property.type !== "Identifier")
       return undefined;
-    const op = callee.property.name as TableOp["op"];
-    if (!OPS.has(op) || call.arguments.length === 0 || call.arguments[0]!.type === "SpreadElement") return undefined;
+    const op = OPS.get(callee.property.name);
+    if (!op || call.arguments.length === 0 || call.arguments[0]!.type === "SpreadElement") return undefined;
     const text = ctx.sourceCode.getText(unwrap(callee.object));
     const memo = `table:${text}:${enclosingFunction(call)?.range[0] ?? -1}`;
     let lasting = ctx.scratch.get(memo) as boolean | undefined;

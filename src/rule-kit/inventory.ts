@@ -318,6 +318,7 @@ function factsOf(state: FileState): LockFacts {
     const advisory = accesses.filter((a): a is AdvisoryLockOp => a.access === "advisory");
     // An imported helper's advisory lock is the held lock of the code that calls it.
     const viaHelpers = imported.advisory;
+    const lockTables = buildLockTables(sourceCode, accesses, vocabulary);
     facts = {
       ...built,
       held: buildHeldLocks(
@@ -327,9 +328,10 @@ function factsOf(state: FileState): LockFacts {
         shape,
         state.flags,
         paths,
+        lockTables,
       ),
       ignoredAcquireFailures: ignoredAcquireFailures(sourceCode, accesses),
-      lockTables: buildLockTables(sourceCode, accesses, vocabulary),
+      lockTables,
       helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory, rowLockHelpers(built)),
       importedRowReleases: imported.rows,
       importedClaims: unrecoveredImportedClaims(sourceCode, imported.claims, built),

@@ -50,6 +50,36 @@ ruleTester.run("conditional-recovery", rule, {
   assertionOptions: { requireData: true },
   valid: [
     {
+      // seen on a sync worker: the IS NULL branch can match no row the claim took (the claim always stamps the
+      // field), so the sweep is judged by its age branch
+      name: "a sweep whose filter is the status and (no stamp, or an old one)",
+      code: `export async function claim(workerId: string) {
+  return prisma.$queryRaw\`UPDATE "SyncJob" SET status = 'RUNNING', "heartbeatAt" = now(), "lockedBy" = \${workerId}
+    WHERE id IN (SELECT id FROM "SyncJob" WHERE status = 'PENDING' LIMIT 5 FOR UPDATE SKIP LOCKED) RETURNING id\`;
+}
+export async function sweep(cutoff: Date) {
+  return prisma.$executeRaw\`UPDATE "SyncJob" SET status = 'PENDING', "lockedBy" = NULL
+    WHERE status = 'RUNNING' AND ("heartbeatAt" IS NULL OR "heartbeatAt" < \${cutoff})\`;
+}`,
+    },
+    {
+      // seen on a notification route: a time budget measured from the run's own start judges no row's age, so the
+      // writes after it are the run's own, not a sweep decided in JavaScript
+      name: "a run's time budget is not a staleness check",
+      code: `export async function run() {
+  const held = await db.update(alerts).set({ processing: true }).where(eq(alerts.processing, false)).returning();
+  const startTime = Date.now();
+  for (const alert of held) {
+    if (Date.now() - startTime > TIME_BUDGET_MS) {
+      await db.update(alerts).set({ processing: false }).where(eq(alerts.id, alert.id));
+      break;
+    }
+    await send(alert);
+    await db.update(alerts).set({ processing: false, notified: true }).where(eq(alerts.id, alert.id));
+  }
+}`,
+    },
+    {
       name: "a correct recovery: one write that pins the claimed status and judges age by updatedAt",
       code:
         CLAIM +

@@ -115,6 +115,25 @@ const scan = (line: number, column: number, data: ScanData) => ({
 ruleTester.run("progress-based-staleness", rule, {
   assertionOptions: { requireData: true },
   valid: [
+    {
+      // seen on a sync worker: the claim stamps lockedAt, a heartbeat of the held rows stamps it again, so the age
+      // test reads a renewed field whatever its name (and a row with no stamp at all was never claimed this way)
+      name: "a start-time name the heartbeat keeps moving, judged with an IS NULL branch",
+      code: `export async function claim(workerId: string) {
+  return prisma.$queryRaw\`UPDATE "SyncJob" SET status = 'RUNNING', "lockedAt" = now(), "lockedBy" = \${workerId}
+    WHERE id IN (SELECT id FROM "SyncJob" WHERE status = 'PENDING' LIMIT 5 FOR UPDATE SKIP LOCKED) RETURNING id\`;
+}
+export async function beat(workerId: string, ids: string[]) {
+  await prisma.syncJob.updateMany({ where: { id: { in: ids }, lockedBy: workerId, status: "RUNNING" }, data: { lockedAt: new Date() } });
+}
+export async function complete(workerId: string, id: string) {
+  await prisma.syncJob.updateMany({ where: { id, lockedBy: workerId, status: "RUNNING" }, data: { status: "DONE", lockedBy: null } });
+}
+export async function sweep(cutoff: Date) {
+  return prisma.$executeRaw\`UPDATE "SyncJob" SET status = 'PENDING', "lockedAt" = NULL, "lockedBy" = NULL
+    WHERE status = 'RUNNING' AND ("lockedAt" IS NULL OR "lockedAt" < \${cutoff})\`;
+}`,
+    },
     // the filter's age test is on the heartbeat the holder moves; a filter that judges no age makes no scan
     {
       name: "running rows judged in JavaScript by their heartbeat",

@@ -632,6 +632,47 @@ export async function leaderTick() {
 
 ruleTester.run("release-in-finally", rule, {
   valid: [
+    {
+      // seen on a booking service: the work runs under \`if (token) { … }\`, its catch releases when a token was
+      // taken, and the throw after the retry loop is reached only by callers that never got the lock
+      name: "kv: held under a test of the acquire's result, released there and in the catch when it was taken",
+      code: `export class SeatLock {
+  static async take(resource: string, ttl = 30): Promise<string | null> {
+    const token = randomUUID();
+    const got = await redis.set(\`lock:\${resource}\`, token, { NX: true, EX: ttl });
+    return got ? token : null;
+  }
+
+  static async give(resource: string, token: string): Promise<void> {
+    const script = \`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end\`;
+    await redis.eval(script, { keys: [\`lock:\${resource}\`], arguments: [token] });
+  }
+
+  static async withLock<T>(resource: string, work: () => Promise<T>): Promise<T> {
+    let attempts = 0;
+    let token: string | null = null;
+    while (attempts < 3) {
+      try {
+        token = await this.take(resource);
+        if (token) {
+          const result = await work();
+          await this.give(resource, token);
+          return result;
+        }
+        attempts++;
+        await new Promise((r) => setTimeout(r, 100 * attempts));
+      } catch (error) {
+        if (token) {
+          await this.give(resource, token);
+        }
+        throw error;
+      }
+    }
+    throw new Error(\`seat \${resource} is busy\`);
+  }
+}
+`,
+    },
     // a lock handle released in `finally`
     HANDLE_FINALLY,
     {
@@ -1610,6 +1651,150 @@ exports.process = async function (job) {
           "when the await rejects",
           "await run()",
           HANDLE_FINALLY,
+        ),
+      ],
+    },
+  ],
+});
+
+// In-process tables: a key's entry in a `Map` or `Set` taken after a presence test and deleted after the work is a
+// lock, whatever the table is called (issue 35, item 3). Found on real services: a per-account sync guard released
+// only on the success path. A cache, a dedupe set cleared by a timer and a traversal's `visited` set are not.
+const TABLE = (name: string) => ({
+  lock: `the entry this call adds to \`${name}\``,
+  consequence: `the key stays in \`${name}\` and every later call for it is turned away until the process restarts.`,
+});
+const SET_GUARD = `const syncing = new Set();
+
+export async function syncAccount(id) {
+  if (syncing.has(id)) return;
+  syncing.add(id);
+  const data = await fetchRemote(id);
+  await save(id, data);
+  syncing.delete(id);
+}
+`;
+const SET_GUARD_FIXED = `const syncing = new Set();
+
+export async function syncAccount(id) {
+  if (syncing.has(id)) return;
+  syncing.add(id);
+  try {
+    const data = await fetchRemote(id);
+    await save(id, data);
+  } finally {
+    syncing.delete(id);
+  }
+}
+`;
+const MAP_FIELD_RETURN = `export class Importer {
+  running = new Map();
+
+  async importFeed(feedId) {
+    if (this.running.has(feedId)) return "already importing";
+    this.running.set(feedId, Date.now());
+    const feed = await this.client.fetch(feedId);
+    if (!feed) return "gone";
+    await this.store.write(feed);
+    this.running.delete(feedId);
+    return "done";
+  }
+}
+`;
+const MAP_FIELD_FIXED = `export class Importer {
+  running = new Map();
+
+  async importFeed(feedId) {
+    if (this.running.has(feedId)) return "already importing";
+    this.running.set(feedId, Date.now());
+    try {
+      const feed = await this.client.fetch(feedId);
+      if (!feed) return "gone";
+      await this.store.write(feed);
+    } finally {
+      this.running.delete(feedId);
+    }
+    return "done";
+  }
+}
+`;
+
+ruleTester.run("release-in-finally (in-process tables)", rule, {
+  valid: [
+    { name: "table: released in finally", code: SET_GUARD_FIXED, languageOptions: javascript },
+    {
+      name: "table: a cache filled on a miss hands back what it finds",
+      code: `const cache = new Map();
+export async function lookup(k) {
+  if (cache.has(k)) return cache.get(k);
+  const v = await load(k);
+  cache.set(k, v);
+  return v;
+}
+export function forget(k) { cache.delete(k); }
+`,
+      languageOptions: javascript,
+    },
+    {
+      name: "table: a dedupe set whose entries a timer clears",
+      code: `const seen = new Set();
+export async function onMessage(id) {
+  if (seen.has(id)) return;
+  seen.add(id);
+  setTimeout(() => seen.delete(id), 60_000);
+  await handle(id);
+}
+`,
+      languageOptions: javascript,
+    },
+    {
+      name: "table: a traversal's visited set lives no longer than the call",
+      code: `export async function resolveAll(root) {
+  const seen = new Set();
+  async function visit(node) {
+    if (seen.has(node.id)) throw new Error("cycle");
+    seen.add(node.id);
+    const children = await loadChildren(node.id);
+    if (children.length === 0) return;
+    for (const c of children) await visit(c);
+    seen.delete(node.id);
+  }
+  await visit(root);
+}
+`,
+      languageOptions: javascript,
+    },
+  ],
+  invalid: [
+    {
+      name: "table: a Set guard released only after the work succeeds",
+      code: SET_GUARD,
+      languageOptions: javascript,
+      errors: [
+        missed(
+          SET_GUARD,
+          "missedOnRejection",
+          TABLE("syncing"),
+          "syncing.add(id)",
+          "await fetchRemote(id)",
+          "syncing.delete(id)",
+          SET_GUARD_FIXED,
+        ),
+      ],
+    },
+    {
+      name: "table: a Map field's entry left behind by an early return",
+      code: MAP_FIELD_RETURN,
+      languageOptions: javascript,
+      errors: [
+        missed(
+          MAP_FIELD_RETURN,
+          "missedOnReturn",
+          TABLE("this.running"),
+          "this.running.set(feedId, Date.now())",
+          'return "gone"',
+          "this.running.delete(feedId)",
+          MAP_FIELD_FIXED,
         ),
       ],
     },

@@ -1,14 +1,17 @@
 /**
- * In-process lock tables (`LockTable` in model/held-locks.ts): a `Map` the module keeps, whose entry for a key is set after a
+ * In-process lock tables (`LockTable` in model/held-locks.ts): a `Map` or a `Set` the module keeps, whose entry for a key is set after a
  * test that turns the caller away while the key is present, and deleted when the holder is done.
  *
  * Behaviour decides what is a lock, as for keys and rows: the acquire is a set dominated by a presence test whose
  * branch leaves (`if (locks.has(key)) return`), with no `await` in between (one turn of the event loop, so the test
- * and the set are one step); and the table is deleted from afterwards, by a release the table's or the functions'
- * names call a lock (or the functions are named `acquire…`/`release…`), or in the acquiring function's `finally`. A cache filled on a miss uses what it finds and is
+ * and the set are one step); and the table is deleted from afterwards: by the acquiring function itself after it
+ * awaited the work (whatever the names), by a release the table's or the functions' names call a lock (or the
+ * functions are named `acquire…`/`release…`), or in the acquiring function's `finally`. A cache filled on a miss uses what it finds and is
  * not turned away; a throttle never deletes after the work. Both stay out.
  *
- * The table dies with its process, so only Q3 is asked, and only once an entry can be freed by age: an old entry
+ * The table dies with its process, so a crash frees it; an error does not. The holder's own deletes are its releases
+ * (`tableLocks` in held-locks/candidates.ts hands them to `release-in-finally`, which asks whether every way out of
+ * the work passes one). Q3 is asked only once an entry can be freed by age: an old entry
  * deleted or replaced by the next caller (a take-over), a test that treats an expired entry as free, or a timer
  * that deletes it. Then a holder that outlived its entry and deletes by key alone frees the entry of the caller that
  * took over. A delete under any equality test (`if (locks.get(key) === mine)`, `v.holder === guid`) is taken as
@@ -194,6 +197,16 @@ function inFinallyOf(node: Node, fn: Fn): boolean {
   return false;
 }
 
+/** A table every call of the module shares: a class field, or a variable declared outside every function. */
+function outlivesCalls(sourceCode: SourceCode, op: TableOp): boolean {
+  if (op.table.startsWith("this.")) return true;
+  const callee = unwrap((op.node as TSESTree.CallExpression).callee);
+  const receiver = callee.type === "MemberExpression" ? unwrap(callee.object) : undefined;
+  if (receiver?.type !== "Identifier") return false;
+  const def = findVariable(sourceCode, receiver)?.defs[0];
+  return def !== undefined && enclosingFunction(def.node) === undefined;
+}
+
 function nameOf(fn: Fn | undefined): string {
   return (fn && functionName(fn)) ?? "";
 }
@@ -271,9 +284,23 @@ export function buildLockTables(
         }));
       if (releases.length === 0) continue;
       const heldName = (name: string) => LOCK_NAME.test(name) || HOLD_VERB.test(name);
+      // Held across work, whatever the names: the same function deletes the entry after an `await` that follows the
+      // entry's set (`if (running.has(id)) return; running.add(id); await sync(id); running.delete(id)`), on a table
+      // that outlives the calls. A cache or a dedupe set keeps its entries; a throttle deletes them by a timer, not
+      // after the work; a `visited` set of one traversal (made in the outer call, taken back as a recursion returns)
+      // lives no longer than the call.
+      const heldAcrossWork =
+        outlivesCalls(sourceCode, acquire) &&
+        releases.some(
+        (r) =>
+          enclosingFunction(r.op.node) === fn &&
+          r.op.node.range[0] > acquire.node.range[1] &&
+          waitsBetween(fn, acquire.node.range[1], r.op.node.range[0]),
+      );
       const named =
         LOCK_NAME.test(acquire.table) ||
         heldName(nameOf(fn)) ||
+        heldAcrossWork ||
         releases.some((r) => heldName(nameOf(enclosingFunction(r.op.node))) || inFinallyOf(r.op.node, fn));
       if (!named) continue;
       out.push({ table: acquire.table, acquire, test, ...(expiry ? { expiry } : {}), releases });

@@ -11,7 +11,9 @@
  *   a field: claims of in-progress values and flags, their stale scans and recoveries, values held across work;
  * - a delete: an insert checked by a read is a claim when the module also deletes that row (`findCheckedInsert`),
  *   and a lock table's entries are released by one (lock-tables.ts);
- * - `= true` and `= false`: in-process flags that guard work (held-locks/candidates.ts `flagLocks`).
+ * - `= true` and `= false`: in-process flags that guard work (held-locks/candidates.ts `flagLocks`);
+ * - `.has(`, `.add(` or `.set(`, and `.delete(`: a key's entry in an in-process `Map` or `Set` taken after a presence
+ *   test and deleted after the work (lock-tables.ts), whose releases the code paths are read for (`tableLocks`).
  *
  * Words are matched as substrings, without case, so every spelling the model accepts (`acquireLock`, `LOCK_KEY`,
  * `job_lease`) is found, at the price of a few lookalikes (`block`). A field name must not run on into a longer
@@ -53,6 +55,10 @@ const DELETES = /(?:delete\w*|destroy|remove\w*|\bdel)\s*[(<]|delete\s+from/i;
 /** In-process flags: a boolean set and cleared again. */
 const SET_TRUE = /=\s*true\b/;
 const SET_FALSE = /=\s*false\b/;
+/** In-process lock tables: a presence test, an entry taken and one deleted. */
+const TABLE_HAS = /\.has\s*\(/;
+const TABLE_TAKE = /\.(?:add|set)\s*\(/;
+const TABLE_DELETE = /\.delete\s*\(/;
 
 /**
  * What a module's text says it may hold: nothing (`none`), locks of some kind (`locks`), or locks held across code
@@ -79,7 +85,12 @@ export function lockEvidence(vocabulary: ResolvedVocabulary, stores: readonly Re
   const fields = [...vocabulary.raw.stateFields, ...vocabulary.raw.flagFields].map(spellings);
   const fieldsOrDeletes = anyOf([`(?:${fields.join("|")})${FIELD_END}`, DELETES.source]);
   const check = (text: string): Evidence => {
-    if (named.test(text) || (SET_TRUE.test(text) && SET_FALSE.test(text))) return "held";
+    if (
+      named.test(text) ||
+      (SET_TRUE.test(text) && SET_FALSE.test(text)) ||
+      (TABLE_HAS.test(text) && TABLE_DELETE.test(text) && TABLE_TAKE.test(text))
+    )
+      return "held";
     return fieldsOrDeletes.test(text) ? "locks" : "none";
   };
   cache.set(vocabulary.raw, check);

@@ -39,7 +39,8 @@ export interface LockTable {
 }
 
 /** An in-process or session lock, its releases in the acquiring function, and the paths on which they are missed. */
-export type HeldLockKind = "mutex" | "flag" | "advisory" | "kv" | "library";
+/** `table`: a key's entry in an in-process `Map` or `Set` (`LockTable`), held by the function that set it. */
+export type HeldLockKind = "mutex" | "flag" | "table" | "advisory" | "kv" | "library";
 
 /** A way out of the acquiring function that does not pass a release. */
 export interface PathEscape {

@@ -8,7 +8,7 @@ import type { Guard } from "../model/claims.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { isFunction, functionName } from "./units.js";
 import { evaluate, findVariable, getConstInit, unwrap } from "./values.js";
-import { readsClock } from "./clock.js";
+import { isClockReading, readsClock } from "./clock.js";
 import { walk } from "./walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -161,6 +161,43 @@ function helperExpression(sourceCode: SourceCode, callee: TSESTree.Identifier): 
   return rest.length === 1 && last?.type === "ReturnStatement" && last.argument ? last.argument : undefined;
 }
 
+/** The clock read now, bare or through a const (`Date.now()`, `new Date()`, `const startTime = Date.now()`). */
+function bareClock(sourceCode: SourceCode, node: Node, depth = 0): boolean {
+  const n = unwrap(node);
+  if (n.type === "NewExpression") return isClockReading(n) && n.arguments.length === 0;
+  if (n.type === "CallExpression") {
+    const c = n.callee;
+    if (c.type === "Identifier") return isClockReading(n);
+    // `Date.now()`, `performance.now()`, `new Date().getTime()` (not `new Date(lockedAt).getTime()`).
+    return (
+      c.type === "MemberExpression" &&
+      !c.computed &&
+      c.property.type === "Identifier" &&
+      ((c.property.name === "now" && unwrap(c.object).type === "Identifier") ||
+        (/^(getTime|valueOf)$/.test(c.property.name) && bareClock(sourceCode, c.object, depth)))
+    );
+  }
+  if (n.type === "Identifier" && depth < 2) {
+    const init = getConstInit(sourceCode, n);
+    return init !== undefined && init.type !== "TSEnumDeclaration" && bareClock(sourceCode, init, depth + 1);
+  }
+  return false;
+}
+
+/**
+ * `Date.now() - startTime > TIME_BUDGET_MS` with `const startTime = Date.now()`: the time this code has run, measured
+ * between two clock readings of its own. It judges no row's age, whatever the variable is called.
+ */
+function isStopwatch(sourceCode: SourceCode, comparison: TSESTree.BinaryExpression): boolean {
+  let found = false;
+  walkExpression(comparison, (m) => {
+    if (m.type === "BinaryExpression" && m.operator === "-" && m !== comparison) {
+      if (bareClock(sourceCode, m.left as Node) && bareClock(sourceCode, m.right)) found = true;
+    }
+  });
+  return found;
+}
+
 /** Reads one `if` test for age: which timestamps it judges, if any. */
 export function describeTest(
   sourceCode: SourceCode,
@@ -173,7 +210,7 @@ export function describeTest(
   let judgesAge = false;
   walkExpression(test, (n) => {
     if (n.type === "BinaryExpression") {
-      if (["<", ">", "<=", ">="].includes(n.operator)) {
+      if (["<", ">", "<=", ">="].includes(n.operator) && !isStopwatch(sourceCode, n)) {
         // Age is a time compared with a *duration* ago: `updatedAt < Date.now() - ttl`, `idleFor > LIMIT`,
         // `updatedAt < cutoff`. A time compared with now alone (`startAt <= now`: due) is a schedule, not age.
         let timed = false;

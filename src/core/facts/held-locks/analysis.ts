@@ -11,7 +11,7 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { AdvisoryLockOp, LibraryLockOp, Node, StateAccess } from "../../model/accesses.js";
 import type { KvFacts } from "../../model/kv-locks.js";
-import type { HeldLock, PathEscape } from "../../model/held-locks.js";
+import type { HeldLock, LockTable, PathEscape } from "../../model/held-locks.js";
 import type { ModuleShape } from "../../model/lock-facts.js";
 import type { PathRecorder } from "../../reading/code-paths.js";
 import { calleeName } from "../../reading/ast.js";
@@ -22,6 +22,7 @@ import { exitWhenHeld } from "../../reading/guards.js";
 import {
   inProcessLocks,
   flagLocks,
+  tableLocks,
   resultDeclarator,
   type Candidate,
   advisoryLocks,
@@ -110,7 +111,7 @@ function releasedEarly(sourceCode: SourceCode, c: Candidate, shape: ModuleShape)
       if (n.type === "ReturnStatement" && n.argument) {
         const arg = unwrap(n.argument);
         if (
-          (arg.type === "CallExpression" && returnsPromise(sourceCode, arg, shape, c.kind !== "flag")) ||
+          (arg.type === "CallExpression" && returnsPromise(sourceCode, arg, shape, c.kind !== "flag" && c.kind !== "table")) ||
           (arg.type === "NewExpression" && arg.callee.type === "Identifier" && arg.callee.name === "Promise")
         )
           found = n;
@@ -263,7 +264,7 @@ function releasedUntaken(
   // with a plain DEL): the caller that lost the race deletes the winner's key at once. A compare-and-delete with this
   // caller's token deletes nothing of anyone else's.
   const kv = c.kind === "kv" && c.uncheckedRelease === true;
-  if (c.kind !== "flag" && c.kind !== "mutex" && !kv) return undefined;
+  if (c.kind !== "flag" && c.kind !== "table" && c.kind !== "mutex" && !kv) return undefined;
   // The way out must be the one taken when the lock is held (`if (running) return`, `if (mutex.isLocked()) return`):
   // one taken before the check, when nobody holds it, releases nothing that matters. For a key, the test of what its
   // try-acquire returned (`if (!acquired) return`).
@@ -309,6 +310,36 @@ function exitWhenNotTaken(sourceCode: SourceCode, block: Node, acquire: Node, na
   return found;
 }
 
+/** The variable an acquire's result is kept in: `const lock = await acquire(…)`, `lockValue = await acquire(…)`. */
+function resultName(acquire: Node): string | undefined {
+  const declarator = resultDeclarator(acquire);
+  if (declarator) return declarator.id.type === "Identifier" ? declarator.id.name : undefined;
+  let p = acquire.parent;
+  if (p?.type === "AwaitExpression") p = p.parent;
+  return p?.type === "AssignmentExpression" && p.operator === "=" && p.left.type === "Identifier"
+    ? p.left.name
+    : undefined;
+}
+
+/** An earlier statement of a block around `node` is `if (held) { …release… }` (or `held != null`, `held !== null`). */
+function afterReleaseWhenTaken(sourceCode: SourceCode, node: Node, held: string, releases: ReadonlySet<Node>): boolean {
+  const taken = new RegExp(`^${held.replace(/[$]/g, "\\$&")}(?:\\s*!==?\\s*(?:null|undefined))?$`);
+  for (let child: Node = node, p = node.parent; p && !isFunction(p); child = p, p = p.parent) {
+    if (p.type !== "BlockStatement") continue;
+    for (const st of p.body) {
+      if (st.range[0] >= child.range[0]) break;
+      if (
+        st.type === "IfStatement" &&
+        !st.alternate &&
+        taken.test(sourceCode.getText(st.test).trim()) &&
+        [...releases].some((r) => within(r, st.consequent))
+      )
+        return true;
+    }
+  }
+  return false;
+}
+
 function analyse(
   sourceCode: SourceCode,
   c: Candidate,
@@ -334,13 +365,17 @@ function analyse(
       ? paths.escapes(start, isRelease, handled, region !== undefined && start !== c.acquire)
       : undefined;
     // A flag "reset" that no path from the set reaches (`else isFinished = false`) is state, not a release.
-    if (found && (found.reachesRelease || c.kind !== "flag")) escapes = found.escapes;
+    if (found && (found.reachesRelease || (c.kind !== "flag" && c.kind !== "table"))) escapes = found.escapes;
     // A path that falls off the end after a covering `try` went through its `finally`.
     if (tries.length > 0) escapes = escapes.filter((e) => e.kind !== "end");
+    // `catch (e) { if (lockValue) await release(key, lockValue); throw e }`: the way past the release is taken only
+    // when the acquire's result is empty, that is when nothing was taken.
+    const held = resultName(c.acquire);
+    if (held) escapes = escapes.filter((e) => !afterReleaseWhenTaken(sourceCode, e.node, held, releases));
     // An in-process guard of a function whose every caller ends the process when it rejects
     // (`run().catch(() => process.exit(1))`): the guard dies with the process, so a rejection wedges nothing.
     if (
-      (c.kind === "flag" || c.kind === "mutex") &&
+      (c.kind === "flag" || c.kind === "table" || c.kind === "mutex") &&
       escapes.some((e) => e.kind === "await" || e.kind === "throw") &&
       diesOnRejection(sourceCode, c.acquire, shape)
     ) {
@@ -369,6 +404,7 @@ export function buildHeldLocks(
   shape: ModuleShape,
   flags: readonly TSESTree.AssignmentExpression[],
   paths: PathRecorder,
+  tables: readonly LockTable[] = [],
 ): HeldLock[] {
   const library = accesses.filter((a): a is LibraryLockOp => a.access === "library");
   const advisory = accesses.filter((a): a is AdvisoryLockOp => a.access === "advisory");
@@ -377,6 +413,7 @@ export function buildHeldLocks(
     ...kvLocks(kv),
     ...advisoryLocks(sourceCode, advisory, shape),
     ...flagLocks(sourceCode, flags, shape.calls),
+    ...tableLocks(tables),
   ];
   const rejections = new Rejections(shape);
   return candidates.map((c) => analyse(sourceCode, c, paths, shape, rejections));

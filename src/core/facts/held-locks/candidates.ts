@@ -5,7 +5,7 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { AdvisoryLockOp, LibraryLockOp, Node } from "../../model/accesses.js";
 import type { KvFacts } from "../../model/kv-locks.js";
-import type { HeldLock, HeldLockKind } from "../../model/held-locks.js";
+import type { HeldLock, HeldLockKind, LockTable } from "../../model/held-locks.js";
 import type { ModuleShape } from "../../model/lock-facts.js";
 import { calleeName, contains, exits, receiverText } from "../../reading/ast.js";
 import { classOf, enclosingFunction, isFunction } from "../../reading/units.js";
@@ -295,3 +295,21 @@ function inCatch(node: Node, fn: Node | undefined): boolean {
 }
 
 export const within = (n: Node, outer: Node | null | undefined) => contains(outer, n);
+
+/**
+ * A key's entry in an in-process lock table, held by the function that set it: its releases are that function's own
+ * deletes after the set. One deleted only by another function (a `release(key)` the caller must remember) is not
+ * followed here; the table's Q3 findings still see it.
+ */
+export function tableLocks(tables: readonly LockTable[]): Candidate[] {
+  const out: Candidate[] = [];
+  for (const t of tables) {
+    const acquire = t.acquire.node;
+    const releases = t.releases
+      .map((r) => r.op.node)
+      .filter((n) => sameFunction(n, acquire) && n.range[0] > acquire.range[1]);
+    if (releases.length === 0) continue;
+    out.push({ kind: "table", name: t.table, acquire, releases, ttl: false, try: false });
+  }
+  return out;
+}

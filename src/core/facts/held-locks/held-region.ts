@@ -111,8 +111,9 @@ export function heldRegion(sourceCode: SourceCode, acquire: Node): { start: numb
     }
   }
   if (!test) return undefined;
-  // `if (!locked) { …fallback… }`: the consequent runs without the lock, whether it exits or not.
-  if (exits(test.consequent) || failedTest(test.test)) {
+  // `if (!locked) { …fallback… }`: the consequent runs without the lock, whether it exits or not. A consequent that
+  // exits under a test of success (`if (lockValue) { …work…; return result }`) is where the lock is held.
+  if (failedTest(test.test) || (exits(test.consequent) && !succeededTest(test.test))) {
     const block = statementOf(test);
     const parent = test.parent;
     if (!block || !parent) return undefined;
@@ -121,6 +122,19 @@ export function heldRegion(sourceCode: SourceCode, acquire: Node): { start: numb
     return { start: test.range[1], end: parent.range[1] };
   }
   return { start: test.consequent.range[0], end: test.consequent.range[1] };
+}
+
+/** A test that is true when the acquire succeeded: the outcome itself (`locked`, `lock.value`), or compared with success. */
+function succeededTest(test: Node): boolean {
+  const t = unwrap(test);
+  if (t.type === "Identifier" || t.type === "MemberExpression") return true;
+  if (t.type !== "BinaryExpression") return false;
+  const other = unwrap(t.right);
+  const literal = other.type === "Literal" ? other.value : "?";
+  if (t.operator === "===" || t.operator === "==") return literal === "OK" || literal === true || literal === 1;
+  if (t.operator === "!==" || t.operator === "!=")
+    return literal === null || (other.type === "Identifier" && other.name === "undefined");
+  return false;
 }
 
 /** A test that is true when the acquire failed: `!locked`, `locked === null`, `ok !== "OK"`. */

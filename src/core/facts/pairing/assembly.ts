@@ -296,10 +296,17 @@ function keptMoving(
                 (a.pred.values ?? []).some((v) => sameValue(v, claim.lock.value)))),
         ),
       );
+    // A field named like a start time (`lockedAt`) that the claim stamps and a write of the held rows stamps again
+    // is renewed, whatever its name: a heartbeat. A start time stamped once after the claim (`startedAt` when the
+    // work begins) is not, since the claim never wrote it.
+    const renewsClaimStamp = (field: string) =>
+      claim !== undefined &&
+      claim.write.assignments.some((c) => c.value.kind === "now" && sameField(c.field, field));
     const stamped = w.assignments.find(
       (a) =>
         a.value.kind === "now" &&
-        (vocabulary.isProgressTimeField(a.field) || (held && !vocabulary.isStartTimeField(a.field))),
+        (vocabulary.isProgressTimeField(a.field) ||
+          (held && (!vocabulary.isStartTimeField(a.field) || renewsClaimStamp(a.field)))),
     );
     if (stamped) return stamped.field;
   }

@@ -145,6 +145,27 @@ function classifyChoice(
   out.holder.push({ write, claim, assignment, fenced });
 }
 
+/**
+ * A branch that needs a field empty which the claim always fills (`"lockedAt" IS NULL` beside a claim stamping
+ * `"lockedAt" = now()`: rows left from before the stamp existed) matches no row the claim took, so it says nothing
+ * about the claim's holders: `status = 'RUNNING' AND ("lockedAt" IS NULL OR "lockedAt" < $cutoff)` is judged by its
+ * age branch alone.
+ */
+function reachesClaimedRows(branch: Branch, claim: Claim): boolean {
+  return !branch.some(
+    (a) =>
+      "pred" in a &&
+      a.op === "eq" &&
+      a.pred.values?.length === 1 &&
+      a.pred.values[0]!.value === null &&
+      claim.write.assignments.some(
+        (s) =>
+          sameField(s.field, a.pred.field) &&
+          (s.value.kind === "now" || (s.value.kind === "static" && s.value.value.value !== null)),
+      ),
+  );
+}
+
 export function classifyAgainst(
   mod: Module,
   write: StateWrite,
@@ -153,7 +174,7 @@ export function classifyAgainst(
   out: Classified,
 ): void {
   const { field, value } = claim.lock;
-  const branches = mod.branchesOf(write);
+  const branches = mod.branchesOf(write).filter((b) => reachesClaimedRows(b, claim));
   if (write.effect === "insert") return;
   if (holdsRow(claim)) return classifyLockRow(mod, write, claim, out);
   if (isLockRow(claim) || write.effect === "delete") {

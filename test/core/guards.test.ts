@@ -1,0 +1,40 @@
+// Age read in an `if` test (`describeTest`): a row's time compared with a duration ago is age; the time this very
+// code has been running, measured between two clock readings of its own, is not (issue 35: a notification route's
+// time budget was read as a staleness check and its per-row writes as a sweep decided in JavaScript).
+import { describe, expect, it } from "vitest";
+import type { TSESTree } from "@typescript-eslint/utils";
+import { describeTest } from "../../src/core/reading/guards.js";
+import { getVocabulary } from "../../src/core/model/settings.js";
+import { probeWith } from "./probe.js";
+
+const vocabulary = getVocabulary({});
+const judgesAge = (code: string) =>
+  probeWith(code, false, (sourceCode, node) =>
+    describeTest(sourceCode, node as TSESTree.Expression, false, vocabulary).judgesAge,
+  );
+
+describe("describeTest", () => {
+  it("reads a row's time against a duration ago as age", () => {
+    expect(
+      judgesAge(`
+        const now = Date.now();
+        probe(Date.now() - job.startedAt.getTime() > LIMIT);
+        probe(now - new Date(lock.lockedAt).getTime() < TTL);
+        probe(job.updatedAt < new Date(Date.now() - 60_000));
+      `),
+    ).toEqual([true, true, true]);
+  });
+
+  it("does not read the code's own stopwatch as age, whatever the variable is called", () => {
+    expect(
+      judgesAge(`
+        const startTime = Date.now();
+        const started = new Date().getTime();
+        const t0 = performance.now();
+        probe(Date.now() - startTime > TIME_BUDGET_MS);
+        probe(new Date().getTime() - started >= BUDGET);
+        probe(performance.now() - t0 > 5000);
+      `),
+    ).toEqual([false, false, false]);
+  });
+});
