@@ -242,6 +242,8 @@ export default createRule({
         const { claim } = release;
         // A row that never changes hands while held (no expiry, no sweeper) cannot be freed for someone else.
         if (!facts.changesHands(claim)) continue;
+        // One finding per write: a release of the rows two claims take (a targeted and a swept path) is one flaw.
+        seen.add(release.write.node);
         const sweeper = facts.recoveriesOf(claim)[0];
         const described = describeRowRelease(release);
         const owner = ownerPredicate(release);

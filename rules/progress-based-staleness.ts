@@ -76,7 +76,8 @@ export default createRule<MessageId, Options>({
       if (fields.some((f) => vocabulary.isProgressTimeField(f.field))) return undefined;
       // Judged by a field the module keeps moving for these rows (a heartbeat re-stamps it), whatever its name.
       const moving = job && facts!.keptMoving(job.write.model, job);
-      if (moving !== undefined && fields.some((f) => normalizeName(f.field) === normalizeName(moving))) return undefined;
+      if (moving !== undefined && fields.some((f) => normalizeName(f.field) === normalizeName(moving)))
+        return undefined;
       return fields.find((f) => vocabulary.isStartTimeField(f.field) || atClaim(f));
     }
     /**
@@ -165,6 +166,8 @@ export default createRule<MessageId, Options>({
           if (seen.has(recovery.write.node)) continue;
           // A stale scan that found the rows is reported on its own, below.
           if (recovery.check?.kind === "read") continue;
+          // The holder aborts its work sooner than this age: no live holder is that old, whatever the field.
+          if (facts.boundedBelowRecovery(recovery.claim)) continue;
           const judged = recovery.check ? recovery.check.timeFields : recovery.timePredicates;
           const lease = fixedLease(judged, recovery.claim, facts);
           if (lease) {

@@ -12,7 +12,8 @@ import {
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { claimData } from "../src/rule-kit/messages.js";
 import { describeRowFilter } from "../src/core/model/describe.js";
-import { formatValue } from "../src/core/model/names.js";
+import { formatValue, normalizeModel } from "../src/core/model/names.js";
+import { enclosingFunction } from "../src/core/reading/units.js";
 
 type MessageId =
   | "unfencedWrite"
@@ -22,11 +23,22 @@ type MessageId =
   | "unconditionalRowWrite"
   | "addFence"
   | "addToken"
+  | "addTokenAt"
   | "addCondition";
 type Suggestion = TSESLint.SuggestionReportDescriptor<MessageId>;
 
 const suggestion = (messageId: MessageId, data: Record<string, string>, edit: TextEdit | undefined): Suggestion[] =>
   edit ? [{ messageId, data, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }] : [];
+
+/** The other unfenced writes of the same holder, as the message names them. */
+function othersText(more: readonly HeldEffect[]): string {
+  if (more.length === 0) return "";
+  const lines = [...new Set(more.map((e) => e.write.node.loc.start.line))];
+  const shown = lines.slice(0, 8).join(", ") + (lines.length > 8 ? ", …" : "");
+  return lines.length === 1
+    ? ` The write at line ${shown} in this function is unfenced the same way.`
+    : ` The ${lines.length} writes at lines ${shown} in this function are unfenced the same way.`;
+}
 
 export default createRule({
   name: "require-fencing",
@@ -44,11 +56,11 @@ export default createRule({
       unfencedWrite:
         "Q3 (is the release race-safe?): this write moves the claimed {{model}} row to {{target}} without checking that this worker still holds the claim ({{field}} = {{value}}, taken at line {{claimLine}}). After a stale recovery or a new claim, a late holder overwrites the newer state. Require {{field}} = {{value}}, or the holder's owner or token column, in the filter.",
       takeoverWrite:
-        "Q3 (is the release race-safe?): this write {{effect}} checking at most {{field}} = {{value}}, but the claim at line {{claimLine}} takes over leases that look stale and the new holder has the same {{field}} = {{value}}: only the {{tokenField}} column the claim stamps tells the holders apart. A worker that paused past its lease resumes and overwrites the new holder's work. Require {{tokenField}} to hold this worker's token in the filter.",
+        "Q3 (is the release race-safe?): this write {{effect}} checking at most {{field}} = {{value}}, but the claim at line {{claimLine}} takes over leases that look stale and the new holder has the same {{field}} = {{value}}: only the {{tokenField}} column the claim stamps tells the holders apart. A worker that paused past its lease resumes and overwrites the new holder's work. Require {{tokenField}} to hold this worker's token in the filter.{{others}}",
       leaseWrite:
-        "Q3 (is the release race-safe?): this write {{effect}} by {{filter}} alone, but the lease on {{field}} taken at line {{claimLine}} passes to another worker once it looks stale: only the {{tokenField}} column the lease stamps tells the holders apart. A worker that paused past its lease resumes and overwrites the new holder's work. Require {{tokenField}} to hold this worker's token in the filter.",
+        "Q3 (is the release race-safe?): this write {{effect}} by {{filter}} alone, but the lease on {{field}} taken at line {{claimLine}} passes to another worker once it looks stale: only the {{tokenField}} column the lease stamps tells the holders apart. A worker that paused past its lease resumes and overwrites the new holder's work. Require {{tokenField}} to hold this worker's token in the filter.{{others}}",
       unfencedResult:
-        "Q3 (is the release race-safe?): this write stores {{result}} on the claimed {{model}} row without checking that this worker still holds the claim ({{field}} = {{value}} with its {{tokenField}}, taken at line {{claimLine}}). A worker that paused past its claim resumes and writes its result onto a row that was recovered and claimed again. Require {{tokenField}}, or {{field}} = {{value}}, in the filter.",
+        "Q3 (is the release race-safe?): this write stores {{result}} on the claimed {{model}} row without checking that this worker still holds the claim ({{field}} = {{value}} with its {{tokenField}}, taken at line {{claimLine}}). A worker that paused past its claim resumes and writes its result onto a row that was recovered and claimed again. Require {{tokenField}}, or {{field}} = {{value}}, in the filter.{{others}}",
       unfencedObjectWrite:
         "Q3 (is a late holder's write refused?): this {{operation}} writes {{location}} while holding {{lock}} (taken at line {{acquireLine}}), at a location not keyed by the job and without a condition. A worker that paused past its lock resumes and overwrites what the new holder wrote: the lock only avoids duplicate work. Write to a job-addressed location, make the write conditional ({{condition}}), or pass {{token}} so that storage can refuse a late writer.",
       unconditionalRowWrite:
@@ -56,6 +68,8 @@ export default createRule({
       addFence: "Require {{field}} = {{value}} in the filter (zero affected rows then means the claim was lost).",
       addToken:
         "Require {{tokenField}} = {{tokenText}} in the filter (zero affected rows then means the claim was lost).",
+      addTokenAt:
+        "Require {{tokenField}} = {{tokenText}} in the filter of the write at line {{line}} (zero affected rows then means the claim was lost).",
       addCondition:
         "Write only if {{field}} is not already {{target}} (zero affected rows then means another holder recorded it).",
     },
@@ -64,7 +78,24 @@ export default createRule({
     const sourceCode = context.sourceCode;
     const seen = new Set<Node>();
 
-    function reportRow(effect: HeldEffect & { write: StateWrite }): void {
+    /**
+     * One finding per holder function and claimed table: a handler that writes the held row ten times by id alone has
+     * one flaw (its writes do not carry the token), reported at the first write with the lines of the others.
+     */
+    function reportRows(rows: readonly (HeldEffect & { write: StateWrite })[]): void {
+      const groups = new Map<string, (HeldEffect & { write: StateWrite })[]>();
+      for (const effect of rows) {
+        if (effect.lock.kind !== "claim") continue;
+        const key = `${enclosingFunction(effect.write.node)?.range[0] ?? -1}:${normalizeModel(effect.lock.claim.lock.model)}`;
+        groups.set(key, [...(groups.get(key) ?? []), effect]);
+      }
+      for (const group of groups.values()) {
+        const [first, ...more] = [...group].sort((a, b) => a.write.node.range[0] - b.write.node.range[0]);
+        reportRow(first!, more);
+      }
+    }
+
+    function reportRow(effect: HeldEffect & { write: StateWrite }, more: readonly HeldEffect[] = []): void {
       if (effect.lock.kind !== "claim" || !effect.assignment) return;
       const claim = effect.lock.claim;
       const tokenField = effect.token?.field ?? "";
@@ -79,6 +110,7 @@ export default createRule({
           : `stores ${assignment.field} on the claimed ${claim.lock.model} row`,
         result: assignment.field,
         filter: describeRowFilter(effect.write.filter),
+        others: othersText(more),
       };
       const tokenText = tokenTextAt(sourceCode, effect.token, effect.write.node);
       const suggest =
@@ -91,6 +123,20 @@ export default createRule({
                 effect.write.addPredicate?.(claim.lock.field, "eq", claim.lock.valueText),
               )
             : [];
+      // The same edit for each other write the finding names, one suggestion each.
+      for (const other of more) {
+        if (other.write.access !== "write") continue;
+        const text = tokenTextAt(sourceCode, other.token, other.write.node);
+        const field = other.token?.field ?? "";
+        if (text === undefined || field === "") continue;
+        suggest.push(
+          ...suggestion(
+            "addTokenAt",
+            { tokenField: field, tokenText: text, line: String(other.write.node.loc.start.line) },
+            other.write.addPredicate?.(field, "eq", text),
+          ),
+        );
+      }
       // A lease has no claimed value to name: what fences its holder is the token alone.
       const messageId =
         effect.kind !== "takeover-row" ? "unfencedResult" : claim.kind === "lease" ? "leaseWrite" : "takeoverWrite";
@@ -127,14 +173,18 @@ export default createRule({
       });
     }
 
+    const rows: (HeldEffect & { write: StateWrite })[] = [];
+
     function report(effect: HeldEffect, facts: LockFacts): void {
       if (effect.fenced || seen.has(effect.write.node)) return;
       // A claim nothing can take from its holder has no newer holder to overwrite: Q1 is its finding.
       if (effect.lock.kind === "claim" && !facts.changesHands(effect.lock.claim)) return;
+      // Nor one whose holder aborts its work before any recovery can take the row: it cannot write late.
+      if (effect.lock.kind === "claim" && facts.boundedBelowRecovery(effect.lock.claim)) return;
       seen.add(effect.write.node);
       if (effect.write.access === "object") reportObject({ ...effect, write: effect.write });
       else if (effect.kind === "kv-row") reportKvRow({ ...effect, write: effect.write });
-      else reportRow({ ...effect, write: effect.write });
+      else rows.push({ ...effect, write: effect.write });
     }
 
     return onLockFacts(context, (facts: LockFacts) => {
@@ -142,7 +192,13 @@ export default createRule({
       for (const effect of facts.heldEffects)
         if (effect.lock.kind === "claim" && effect.write.access === "write") report(effect, facts);
       for (const holder of facts.holderWrites) {
-        if (holder.fenced || holder.beforeAnyWait || seen.has(holder.write.node) || !facts.changesHands(holder.claim))
+        if (
+          holder.fenced ||
+          holder.beforeAnyWait ||
+          seen.has(holder.write.node) ||
+          !facts.changesHands(holder.claim) ||
+          facts.boundedBelowRecovery(holder.claim)
+        )
           continue;
         seen.add(holder.write.node);
         const data = {
@@ -159,6 +215,7 @@ export default createRule({
         });
       }
       for (const effect of facts.heldEffects) report(effect, facts);
+      reportRows(rows);
     });
   },
 });

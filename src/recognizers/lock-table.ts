@@ -23,7 +23,11 @@ const OPS = new Map<string, TableOp["op"]>([
 /** A `Map` or a `Set` made here: both keep entries by key, and a key's presence is what a guard tests. */
 function isNewMap(init: Node | undefined): boolean {
   const n = init && unwrap(init);
-  return n?.type === "NewExpression" && n.callee.type === "Identifier" && (n.callee.name === "Map" || n.callee.name === "Set");
+  return (
+    n?.type === "NewExpression" &&
+    n.callee.type === "Identifier" &&
+    (n.callee.name === "Map" || n.callee.name === "Set")
+  );
 }
 
 /** Whether the receiver is a `Map` kept beyond the call: a field, or a `const` declared outside the calling function. */

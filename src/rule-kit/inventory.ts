@@ -131,6 +131,7 @@ const EMPTY_FACTS: LockFacts = {
   stampedOnlyAtCreationOrClaim: () => false,
   clearedOutsideClaims: () => false,
   keptMoving: () => undefined,
+  boundedBelowRecovery: () => false,
 };
 
 /** Runs every recognizer over the candidate calls. Exported for the tests and the audit. */

@@ -9,8 +9,10 @@ import { probeWith } from "./probe.js";
 
 const vocabulary = getVocabulary({});
 const judgesAge = (code: string) =>
-  probeWith(code, false, (sourceCode, node) =>
-    describeTest(sourceCode, node as TSESTree.Expression, false, vocabulary).judgesAge,
+  probeWith(
+    code,
+    false,
+    (sourceCode, node) => describeTest(sourceCode, node as TSESTree.Expression, false, vocabulary).judgesAge,
   );
 
 describe("describeTest", () => {

@@ -69,6 +69,36 @@ const DEFAULT_PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
 const START = "set once when work starts";
 const generating = { model: "job", field: "status", value: "GENERATING", claimLine: "2" };
 
+// Seen on a queue worker that calls another service: each claimed item's work is aborted after 45 s and stuck items
+// are requeued after two minutes, so a start time tells alive from dead. With the abort longer than the sweep's
+// age, it does not.
+const BOUNDED_HOLD = `const STALE_MS = 2 * 60_000;
+const WORK_MS = 45_000;
+
+export async function requeueStuck() {
+  await prisma.render.updateMany({
+    where: { status: "RENDERING", startedAt: { lt: new Date(Date.now() - STALE_MS) } },
+    data: { status: "QUEUED" },
+  });
+}
+
+export async function renderOne(id: string, url: string) {
+  const r = await prisma.render.updateMany({ where: { id, status: "QUEUED" }, data: { status: "RENDERING", startedAt: new Date() } });
+  if (r.count === 0) return;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), WORK_MS);
+  try {
+    const res = await fetch(url, { signal: controller.signal });
+    await prisma.render.update({ where: { id }, data: { status: "DONE", output: await res.text() } });
+  } catch {
+    await prisma.render.update({ where: { id }, data: { status: "FAILED" } });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+`;
+const BOUND_TOO_LONG = BOUNDED_HOLD.replace("const WORK_MS = 45_000;", "const WORK_MS = 5 * 60_000;");
+
 type LockData = {
   model: string;
   field: string;
@@ -115,6 +145,7 @@ const scan = (line: number, column: number, data: ScanData) => ({
 ruleTester.run("progress-based-staleness", rule, {
   assertionOptions: { requireData: true },
   valid: [
+    { name: "a start time judged past the holder's own abort timer", code: BOUNDED_HOLD },
     {
       // seen on a sync worker: the claim stamps lockedAt, a heartbeat of the held rows stamps it again, so the age
       // test reads a renewed field whatever its name (and a row with no stamp at all was never claimed this way)
@@ -519,6 +550,20 @@ async function completeJob(id: string) {
             judges: "its own take-over judges",
           },
         },
+      ],
+    },
+    {
+      name: "a start time judged before the holder's abort timer fires",
+      code: BOUND_TOO_LONG,
+      errors: [
+        recovery(6, 35, {
+          model: "render",
+          field: "status",
+          value: "RENDERING",
+          claimLine: "12",
+          timeField: "startedAt",
+          progressFields: DEFAULT_PROGRESS,
+        }),
       ],
     },
     // ---- startTimeRecovery ----

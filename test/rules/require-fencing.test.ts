@@ -37,6 +37,33 @@ const SWEEP = `export async function sweep(cutoff: Date) {
 
 ruleTester.run("require-fencing", rule, {
   valid: [
+    // seen on a queue worker: the holder aborts its call after 45 s and stuck rows are requeued after two minutes, so
+    // no later holder can exist while it still writes
+    `const STALE_MS = 2 * 60_000;
+const WORK_MS = 45_000;
+
+export async function requeueStuck() {
+  await prisma.render.updateMany({
+    where: { status: "RENDERING", startedAt: { lt: new Date(Date.now() - STALE_MS) } },
+    data: { status: "QUEUED" },
+  });
+}
+
+export async function renderOne(id: string, url: string) {
+  const r = await prisma.render.updateMany({ where: { id, status: "QUEUED" }, data: { status: "RENDERING", startedAt: new Date() } });
+  if (r.count === 0) return;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), WORK_MS);
+  try {
+    const res = await fetch(url, { signal: controller.signal });
+    await prisma.render.update({ where: { id }, data: { status: "DONE", output: await res.text() } });
+  } catch {
+    await prisma.render.update({ where: { id }, data: { status: "FAILED" } });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+`,
     {
       // written right after the claim, before anything is awaited: the holder cannot have outlived its claim, so
       // there is no newer holder to overwrite
@@ -325,6 +352,7 @@ async function generate(jobId: string) {
           line: 7,
           column: 9,
           data: {
+            others: "",
             model: "importedPost",
             field: "lockedAt",
             claimLine: "5",
@@ -1568,6 +1596,7 @@ export async function settle(invoiceId: string) {
           line: 9,
           column: 9,
           data: {
+            others: "",
             model: "job",
             field: "status",
             value: "RENDERING",
@@ -1591,7 +1620,8 @@ export async function settle(invoiceId: string) {
       ],
     },
     {
-      // a take-over on the lease expiry stamps fencingToken: results and completion by id alone
+      // a take-over on the lease expiry stamps fencingToken: results and completion by id alone, one finding for
+      // the function, with the edit for each write
       code: code.leaseByIdOnly,
       errors: [
         {
@@ -1599,6 +1629,7 @@ export async function settle(invoiceId: string) {
           line: 8,
           column: 9,
           data: {
+            others: " The write at line 9 in this function is unfenced the same way.",
             model: "job",
             field: "status",
             value: "RENDERING",
@@ -1617,25 +1648,9 @@ export async function settle(invoiceId: string) {
                 "where: { id: jobId, fencingToken: fencingToken }, data: { outputUrl: url }",
               ),
             },
-          ],
-        },
-        {
-          messageId: "takeoverWrite",
-          line: 9,
-          column: 9,
-          data: {
-            model: "job",
-            field: "status",
-            value: "RENDERING",
-            claimLine: "2",
-            tokenField: "fencingToken",
-            effect: "moves the claimed job row to DONE",
-            result: "status",
-          },
-          suggestions: [
             {
-              messageId: "addToken",
-              data: { tokenField: "fencingToken", tokenText: "fencingToken" },
+              messageId: "addTokenAt",
+              data: { tokenField: "fencingToken", tokenText: "fencingToken", line: "9" },
               output: edit(
                 code.leaseByIdOnly,
                 'where: { id: jobId }, data: { status: "DONE" }',
@@ -1655,6 +1670,7 @@ export async function settle(invoiceId: string) {
           line: 8,
           column: 9,
           data: {
+            others: "",
             model: "job",
             field: "status",
             value: "RUNNING",
@@ -1676,6 +1692,7 @@ export async function settle(invoiceId: string) {
           line: 8,
           column: 9,
           data: {
+            others: "",
             model: "video",
             field: "status",
             value: "TRANSCODING",
@@ -1707,6 +1724,7 @@ export async function settle(invoiceId: string) {
           line: 9,
           column: 9,
           data: {
+            others: "",
             model: "video",
             field: "status",
             value: "TRANSCODING",
@@ -1738,6 +1756,7 @@ export async function settle(invoiceId: string) {
           line: 8,
           column: 9,
           data: {
+            others: "",
             model: "searchIndex",
             field: "state",
             value: "BUILDING",
@@ -2035,7 +2054,8 @@ export async function settle(invoiceId: string) {
       ],
     },
     {
-      // raw SQL (node-postgres): a take-over branch in the WHERE, the owner in locked_by; no edit is offered for SQL text
+      // raw SQL (node-postgres): a take-over branch in the WHERE, the owner in locked_by; one finding for the
+      // function, with the edit for each write
       code: code.sqlTakeover,
       errors: [
         // The owner the claim stamped is a JS value: it becomes a parameter of its own, added to the call's values.
@@ -2044,6 +2064,7 @@ export async function settle(invoiceId: string) {
           line: 8,
           column: 9,
           data: {
+            others: " The write at line 9 in this function is unfenced the same way.",
             model: "jobs",
             field: "status",
             value: "running",
@@ -2062,25 +2083,9 @@ export async function settle(invoiceId: string) {
                 '"UPDATE jobs SET result = $2 WHERE locked_by = $3 AND id = $1", [jobId, result, workerId]',
               ),
             },
-          ],
-        },
-        {
-          messageId: "takeoverWrite",
-          line: 9,
-          column: 9,
-          data: {
-            model: "jobs",
-            field: "status",
-            value: "running",
-            claimLine: "2",
-            tokenField: "locked_by",
-            effect: "moves the claimed jobs row to done",
-            result: "status",
-          },
-          suggestions: [
             {
-              messageId: "addToken",
-              data: { tokenField: "locked_by", tokenText: "workerId" },
+              messageId: "addTokenAt",
+              data: { tokenField: "locked_by", tokenText: "workerId", line: "9" },
               output: edit(
                 code.sqlTakeover,
                 `"UPDATE jobs SET status = 'done' WHERE id = $1 AND status = 'running'", [jobId]`,
@@ -2101,6 +2106,7 @@ export async function settle(invoiceId: string) {
           line: 8,
           column: 9,
           data: {
+            others: "",
             model: "jobs",
             field: "status",
             value: "processing",
@@ -2156,6 +2162,7 @@ const takeoverWrite = (line: number, output?: string) => ({
   messageId: "takeoverWrite" as const,
   line,
   data: {
+    others: "",
     model: "posts",
     field: "status",
     value: "publishing",

@@ -292,11 +292,11 @@ export function buildLockTables(
       const heldAcrossWork =
         outlivesCalls(sourceCode, acquire) &&
         releases.some(
-        (r) =>
-          enclosingFunction(r.op.node) === fn &&
-          r.op.node.range[0] > acquire.node.range[1] &&
-          waitsBetween(fn, acquire.node.range[1], r.op.node.range[0]),
-      );
+          (r) =>
+            enclosingFunction(r.op.node) === fn &&
+            r.op.node.range[0] > acquire.node.range[1] &&
+            waitsBetween(fn, acquire.node.range[1], r.op.node.range[0]),
+        );
       const named =
         LOCK_NAME.test(acquire.table) ||
         heldName(nameOf(fn)) ||

@@ -109,6 +109,11 @@ export interface LockFacts {
    * as progress (`progressTimeFields`).
    */
   keptMoving(model: string, claim?: Claim): string | undefined;
+  /**
+   * The claim's holder cuts its own work off (an abort timer) before any recovery of the claim in the module judges
+   * it stale: a start-time age test is then sound, and a late write impossible (facts/bounded-holds.ts).
+   */
+  boundedBelowRecovery(claim: Claim): boolean;
 }
 
 /** The calls and functions of a module, collected once by the inventory for the facts that walk them. */

@@ -243,13 +243,43 @@ export function arrayLiteral(sourceCode: SourceCode, node: Node): TSESTree.Array
 }
 
 /** An object literal, inline or held by a `const` (`const where = { … }; update({ where })`). */
-export function objectLiteral(sourceCode: SourceCode, node: Node | undefined): TSESTree.ObjectExpression | undefined {
-  if (!node || node.type === "SpreadElement") return undefined;
+export function objectLiteral(
+  sourceCode: SourceCode,
+  node: Node | undefined,
+  depth = 0,
+): TSESTree.ObjectExpression | undefined {
+  if (!node || node.type === "SpreadElement" || depth > 2) return undefined;
   const n = unwrap(node);
   if (n.type === "ObjectExpression") return n;
+  // `buildLockFilter(id)`: a function of the module that builds the object in its one expression or `return`. Its
+  // parameters stay names, read as values known at run time (`_id: id` names a row).
+  if (n.type === "CallExpression" && n.callee.type === "Identifier") {
+    const built = builtBy(sourceCode, n.callee);
+    return built && objectLiteral(sourceCode, built, depth + 1);
+  }
   const held = definitionOf(sourceCode, n);
   const target = held && unwrap(held);
   return target?.type === "ObjectExpression" ? target : undefined;
+}
+
+/** The one value a module function returns: an arrow's expression body, or a body of one `return` (after consts). */
+function builtBy(sourceCode: SourceCode, callee: TSESTree.Identifier): Node | undefined {
+  const variable = findVariable(sourceCode, callee);
+  const def = variable?.defs.length === 1 ? variable.defs[0] : undefined;
+  let fn: Node | undefined;
+  if (def?.type === "FunctionName") fn = def.node;
+  else if (def?.type === "Variable" && def.parent.kind === "const" && def.node.init) fn = unwrap(def.node.init);
+  if (
+    !fn ||
+    (fn.type !== "ArrowFunctionExpression" && fn.type !== "FunctionExpression" && fn.type !== "FunctionDeclaration")
+  )
+    return undefined;
+  const body = fn.body;
+  if (!body) return undefined;
+  if (body.type !== "BlockStatement") return body;
+  const rest = body.body.filter((st) => st.type !== "VariableDeclaration");
+  const only = rest[0];
+  return rest.length === 1 && only?.type === "ReturnStatement" && only.argument ? only.argument : undefined;
 }
 
 /**

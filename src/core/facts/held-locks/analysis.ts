@@ -111,7 +111,8 @@ function releasedEarly(sourceCode: SourceCode, c: Candidate, shape: ModuleShape)
       if (n.type === "ReturnStatement" && n.argument) {
         const arg = unwrap(n.argument);
         if (
-          (arg.type === "CallExpression" && returnsPromise(sourceCode, arg, shape, c.kind !== "flag" && c.kind !== "table")) ||
+          (arg.type === "CallExpression" &&
+            returnsPromise(sourceCode, arg, shape, c.kind !== "flag" && c.kind !== "table")) ||
           (arg.type === "NewExpression" && arg.callee.type === "Identifier" && arg.callee.name === "Promise")
         )
           found = n;

@@ -19,6 +19,7 @@ import type { LockFacts, ModuleShape } from "../../model/lock-facts.js";
 import { type ResolvedVocabulary, normalizeName, withClockedFields, withHeldValues } from "../../model/settings.js";
 import { agePredicates, isOpaque, pins, toBranches } from "../../model/conditions.js";
 import { exitWhenHeld } from "../../reading/guards.js";
+import { boundedBelowRecovery } from "../bounded-holds.js";
 import { buildHeldEffects, hasTakeoverWrite } from "../fencing/held-effects.js";
 import { keyDerivedHolders } from "../fencing/key-derived-holders.js";
 import { buildKvFacts } from "../kv-pairing/kv-facts.js";
@@ -213,6 +214,7 @@ export function buildFacts(
     stampedOnlyByClaims: (model, field) => stampedOnly(model, field, false),
     stampedOnlyAtCreationOrClaim: (model, field) => stampedOnly(model, field, true),
     keptMoving: (model, claim) => keptMoving(mod.writes, claims, vocabulary, model, claim),
+    boundedBelowRecovery: (claim) => boundedBelowRecovery(sourceCode, claim, byClaim.get(claim) ?? []),
     clearedOutsideClaims: (model, field) => {
       const claimWrites = new Set(claims.map((c) => c.write));
       return mod.writes.some(
@@ -300,8 +302,7 @@ function keptMoving(
     // is renewed, whatever its name: a heartbeat. A start time stamped once after the claim (`startedAt` when the
     // work begins) is not, since the claim never wrote it.
     const renewsClaimStamp = (field: string) =>
-      claim !== undefined &&
-      claim.write.assignments.some((c) => c.value.kind === "now" && sameField(c.field, field));
+      claim !== undefined && claim.write.assignments.some((c) => c.value.kind === "now" && sameField(c.field, field));
     const stamped = w.assignments.find(
       (a) =>
         a.value.kind === "now" &&
