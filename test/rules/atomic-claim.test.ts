@@ -1437,3 +1437,51 @@ export async function startSync(id, claimed) {
     },
   ],
 });
+
+// A table named for locks whose row's time columns are the lease: read by its key, judged unexpired in JavaScript,
+// then upserted (issue 35: a scheduler's job-lock table keyed by job and shard). The columns need no lock word of
+// their own; the table names the lock. A lock table's row stamped with no age test before it is no lease.
+const LOCK_TABLE_LEASE = `export async function tryLock(job: string, shard: string, ttlMs: number): Promise<boolean> {
+  const now = new Date();
+  const row = await prisma.cronLock.findUnique({ where: { job_shard: { job, shard } } });
+  if (row && row.expiresAt > now) return false;
+  await prisma.cronLock.upsert({
+    where: { job_shard: { job, shard } },
+    create: { job, shard, takenAt: now, expiresAt: new Date(now.getTime() + ttlMs) },
+    update: { takenAt: now, expiresAt: new Date(now.getTime() + ttlMs) },
+  });
+  return true;
+}`;
+
+ruleTester.run("atomic-claim (leases of a lock table)", rule, {
+  valid: [
+    {
+      name: "a lock table's audit row stamped after a read that judges nothing",
+      code: `export async function noteSeen(id: string) {
+  const row = await prisma.lockEvent.findUnique({ where: { id } });
+  if (!row) return;
+  await prisma.lockEvent.update({ where: { id }, data: { seenAt: new Date() } });
+}`,
+    },
+  ],
+  invalid: [
+    {
+      name: "a lock table's lease judged in JavaScript, then upserted by its compound key",
+      code: LOCK_TABLE_LEASE,
+      errors: [
+        {
+          messageId: "checkThenLease",
+          line: 5,
+          data: {
+            model: "cronLock",
+            field: "expiresAt",
+            value: "held",
+            claimLine: "5",
+            checkedWhere: "with a separate read",
+            checkLine: "3",
+          },
+        },
+      ],
+    },
+  ],
+});

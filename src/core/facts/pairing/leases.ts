@@ -7,7 +7,7 @@ import type { Assignment, Node, StateWrite } from "../../model/accesses.js";
 import type { Check, Claim, LockKey, TimePredicate } from "../../model/claims.js";
 import { agePredicates, identityFields, isOpaque, ownerPinned, pins, type Branch } from "../../model/conditions.js";
 import { normalizeModel, sameField } from "../../model/names.js";
-import { hasLockWord } from "../../model/settings.js";
+import { hasLockWord, normalizeName } from "../../model/settings.js";
 import { enclosingFunction, functionName } from "../../reading/units.js";
 import { unwrap } from "../../reading/values.js";
 import { checksBetween, Module } from "./module.js";
@@ -141,8 +141,15 @@ function comparedBefore(branch: Branch, field: string): TimePredicate[] {
 export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
   if (write.effect !== undefined && write.effect !== "update") return [];
   if (write.dynamicModel) return [];
-  const stamp = write.assignments.find((a) => a.value.kind === "now" && hasLockWord(a.field) && !clears(a));
-  if (!stamp) return [];
+  // The lock column names the lock (`lockedAt`), or the table does and the column is a time (`jobLock.expiresAt`).
+  const lockTable = hasLockWord(write.model);
+  const stamps = write.assignments.filter(
+    (a) =>
+      a.value.kind === "now" &&
+      (hasLockWord(a.field) || (lockTable && mod.vocabulary.isTimeField(a.field))) &&
+      !clears(a),
+  );
+  if (stamps.length === 0) return [];
   const branches = mod.branchesOf(write);
   // The row by id and nothing else: a write whose filter tests anything more is a compare-and-set. Under a locking
   // read (or in a SERIALIZABLE transaction) the read's filter is the write's: the take-over is one step, still a lease.
@@ -161,6 +168,9 @@ export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
     (g) => g.judgesAge && !tests.has(g.test) && tests.add(g.test),
   );
   if (aging.length === 0) return [];
+  // The column the check judges, when the write stamps it (`expiresAt`, not the `startedAt` beside it).
+  const judged = new Set(aging.flatMap((g) => g.timeFields.map(normalizeName)));
+  const stamp = stamps.find((a) => judged.has(normalizeName(a.field))) ?? stamps[0]!;
   const takeover: TimePredicate[] = aging.flatMap((g) =>
     g.timeFields.length > 0
       ? g.timeFields.map((f) => ({ field: f, node: g.test as Node }))
