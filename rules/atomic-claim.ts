@@ -18,6 +18,8 @@ export default createRule({
     },
     schema: [],
     messages: {
+      tableWaitThenTake:
+        "Q3 (is the claim race-safe?): this call found the key held in `{{table}}`, waits for the holder at line {{waitLine}}, and then takes the key without testing it again. When the holder is done, every caller that waited wakes and takes it at once, so the work runs side by side. Test again after the wait (`while ({{table}}.has(key)) await …`), then take the key in the same turn.",
       checkThenAct:
         "Q3 (is the claim race-safe?): this claim of {{model}}.{{field}} = {{value}} checks {{field}} {{checkedWhere}} at line {{checkLine}} and then writes {{value}} unconditionally, so two callers that read at the same time both claim it. Make the write conditional ({{field}} not {{value}} in its filter) and act on the affected-row count.",
       checkThenTake:
@@ -54,6 +56,14 @@ export default createRule({
           node: claim.write.node,
           messageId: "holderFromKey",
           data: { model: claim.lock.model, owner: owner.field, keyField, sources: sources.join(", ") },
+        });
+      }
+      for (const table of facts.lockTables) {
+        if (!table.waited) continue;
+        context.report({
+          node: table.acquire.node,
+          messageId: "tableWaitThenTake",
+          data: { table: table.table, waitLine: String(table.waited.loc.start.line) },
         });
       }
       for (const claim of facts.claims) {

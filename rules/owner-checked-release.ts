@@ -73,6 +73,8 @@ export default createRule({
         "Q3 (is the release race-safe?): this {{operation}} releases the {{lock}} (taken at line {{acquireLine}}) by {{filter}} alone, without checking that this holder still owns it. The lock {{expires}} (line {{expiryLine}}), so a holder that outlived it frees the row another worker holds now. Release only this holder's row: add its owner or token column, or the lease value it stamped, to the filter.",
       rowReleaseVia:
         "Q3 (is the release race-safe?): this call releases the {{lock}} through `{{helper}}` ({{where}}), which {{how}} it by {{filter}} alone, without checking that this holder still owns it. The lock changes hands once it looks stale (taken at line {{acquireLine}} there), so a holder that outlived it frees the row another worker holds now. Pass this holder's owner or token to the helper, and release only the row that still carries it.",
+      tableReleaseAfterWait:
+        "Q3 (is the release race-safe?): this delete frees an entry of the in-process lock table `{{table}}` (taken at line {{acquireLine}}) by its key alone, without checking that the entry is still this holder's. Callers that waited for a holder (line {{waitLine}}) take the key without testing it again, so two can hold it at once, and the first to finish deletes the other's entry: a third caller gets in while it still works. Delete only the entry this holder set: `if ({{table}}.get(key) === entry) {{table}}.delete(key)`.",
       tableRelease:
         "Q3 (is the release race-safe?): this delete frees an entry of the in-process lock table `{{table}}` (taken at line {{acquireLine}}) by its key alone, without checking that the entry is still this holder's. {{expiry}} (line {{expiryLine}}), so a holder that outlives its entry deletes the one of the caller that took over, and a third caller gets in while both still work. Delete only the entry this holder set: `if ({{table}}.get(key) === entry) {{table}}.delete(key)`.",
       useOwner: "Release only this holder's row: add {{field}} = {{token}} to the filter.",
@@ -204,6 +206,21 @@ export default createRule({
         sweep: "Expired entries are deleted",
       } as const;
       for (const table of facts.lockTables) {
+        if (!table.expiry && table.waited) {
+          for (const release of table.releases) {
+            if (release.ownerChecked || seen.has(release.op.node)) continue;
+            seen.add(release.op.node);
+            context.report({
+              node: release.op.node,
+              messageId: "tableReleaseAfterWait",
+              data: {
+                table: table.table,
+                acquireLine: String(table.acquire.node.loc.start.line),
+                waitLine: String(table.waited.loc.start.line),
+              },
+            });
+          }
+        }
         if (!table.expiry) continue;
         for (const release of table.releases) {
           if (release.ownerChecked || seen.has(release.op.node)) continue;

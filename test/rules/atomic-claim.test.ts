@@ -1485,3 +1485,51 @@ ruleTester.run("atomic-claim (leases of a lock table)", rule, {
     },
   ],
 });
+
+// An in-process per-key lock that waits for the holder it found and then takes the key without testing again
+// (issue 35, item 3; seen in a sign-up service's lock helper). Waiting in a loop that tests again, or joining the
+// work in flight, is sound.
+const WAIT_THEN_TAKE = `export class Locks {
+  private held = new Map<string, Promise<void>>();
+  async withLock<T>(key: string, work: () => Promise<T>): Promise<T> {
+    if (this.held.has(key)) {
+      await this.held.get(key);
+    }
+    const running = work();
+    this.held.set(key, running.then(() => undefined, () => undefined));
+    try {
+      return await running;
+    } finally {
+      this.held.delete(key);
+    }
+  }
+}`;
+
+ruleTester.run("atomic-claim (in-process tables)", rule, {
+  valid: [
+    {
+      name: "a wait in a loop that tests the key again before taking it",
+      code: WAIT_THEN_TAKE.replace(
+        "if (this.held.has(key)) {\n      await this.held.get(key);\n    }",
+        "while (this.held.has(key)) {\n      await this.held.get(key);\n    }",
+      ),
+    },
+    {
+      name: "a join of work in flight hands back what it finds",
+      code: `const inflight = new Map<string, Promise<string>>();
+export async function once(key: string, load: () => Promise<string>) {
+  if (inflight.has(key)) return await inflight.get(key)!;
+  const p = load();
+  inflight.set(key, p);
+  try { return await p; } finally { inflight.delete(key); }
+}`,
+    },
+  ],
+  invalid: [
+    {
+      name: "waits for the holder, then takes the key without testing it again",
+      code: WAIT_THEN_TAKE,
+      errors: [{ messageId: "tableWaitThenTake", line: 8, data: { table: "this.held", waitLine: "5" } }],
+    },
+  ],
+});

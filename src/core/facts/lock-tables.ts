@@ -87,6 +87,41 @@ function comparesClock(sourceCode: SourceCode, test: Node): boolean {
   return found;
 }
 
+/** The first `await` in `node`, outside nested functions. */
+function firstAwait(node: Node): Node | undefined {
+  let found: Node | undefined;
+  walk(node, (n) => {
+    if (found || (n !== node && isFunction(n))) return false;
+    if (n.type === "AwaitExpression") found = n;
+    return true;
+  });
+  return found;
+}
+
+/**
+ * `if (locks.has(key)) { await locks.get(key); } locks.set(key, mine)`: the caller waits for the holder it found and
+ * then takes the key without testing it again. When the holder is done, every caller that waited wakes and sets its
+ * own entry: two or more hold the key at once. The `await` of the wait, when the set follows such an `if` within one
+ * turn of the event loop; a loop that tests again (`while (locks.has(key)) await …`) is a sound wait.
+ */
+function waitedTest(
+  sourceCode: SourceCode,
+  set: TableOp,
+  reads: readonly TableOp[],
+): { test: TSESTree.IfStatement; wait: Node } | undefined {
+  const fn = enclosingFunction(set.node);
+  if (!fn) return undefined;
+  const own = reads.filter((r) => enclosingFunction(r.node) === fn && r.node.range[0] < set.node.range[0]);
+  for (const r of own) {
+    const stmt = ifOfTest(r.node, fn);
+    if (!stmt || stmt.alternate || stmt.range[1] > set.node.range[0] || exits(stmt.consequent)) continue;
+    if (unwrap(stmt.test).type === "UnaryExpression") continue;
+    const wait = firstAwait(stmt.consequent);
+    if (wait && !waitsBetween(fn, stmt.range[1], set.node.range[0])) return { test: stmt, wait };
+  }
+  return undefined;
+}
+
 /** An `await` or `yield` between two points of a function, outside nested functions. */
 function waitsBetween(fn: Fn, from: number, to: number): boolean {
   let found = false;
@@ -230,7 +265,8 @@ export function buildLockTables(
     const deletes = group.filter((o) => o.op === "delete");
     if (deletes.length === 0) continue;
     for (const acquire of group.filter((o) => o.op === "set")) {
-      const test = presenceTest(sourceCode, acquire, reads);
+      const waited = presenceTest(sourceCode, acquire, reads) ? undefined : waitedTest(sourceCode, acquire, reads);
+      const test = presenceTest(sourceCode, acquire, reads) ?? waited?.test;
       if (!test) continue;
       const fn = enclosingFunction(acquire.node)!;
       const body = fn.body;
@@ -303,7 +339,14 @@ export function buildLockTables(
         heldAcrossWork ||
         releases.some((r) => heldName(nameOf(enclosingFunction(r.op.node))) || inFinallyOf(r.op.node, fn));
       if (!named) continue;
-      out.push({ table: acquire.table, acquire, test, ...(expiry ? { expiry } : {}), releases });
+      out.push({
+        table: acquire.table,
+        acquire,
+        test,
+        ...(expiry ? { expiry } : {}),
+        ...(waited ? { waited: waited.wait } : {}),
+        releases,
+      });
     }
   }
   return out;

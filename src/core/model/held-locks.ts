@@ -34,6 +34,11 @@ export interface LockTable {
    * a timer, or by a sweep of expired entries.
    */
   readonly expiry?: { readonly node: Node; readonly kind: "takeover" | "expires" | "timer" | "sweep" };
+  /**
+   * The `await` of a wait for the holder found by the test, after which the entry is set without testing again
+   * (`if (locks.has(key)) await locks.get(key); locks.set(key, mine)`): every waiter takes the key when it wakes.
+   */
+  readonly waited?: Node;
   /** The deletes that end a hold, and whether each checks first that the entry is still its holder's. */
   readonly releases: readonly { readonly op: TableOp; readonly ownerChecked: boolean }[];
 }
