@@ -36,8 +36,8 @@ function othersText(more: readonly HeldEffect[]): string {
   const lines = [...new Set(more.map((e) => e.write.node.loc.start.line))];
   const shown = lines.slice(0, 8).join(", ") + (lines.length > 8 ? ", …" : "");
   return lines.length === 1
-    ? ` The write at line ${shown} in this function is unfenced the same way.`
-    : ` The ${lines.length} writes at lines ${shown} in this function are unfenced the same way.`;
+    ? ` (and in the filter of the write at line ${shown} of this function, unfenced the same way)`
+    : ` (and in the filters of the ${lines.length} writes at lines ${shown} of this function, unfenced the same way)`;
 }
 
 export default createRule({
@@ -56,11 +56,11 @@ export default createRule({
       unfencedWrite:
         "Q3 (is the release race-safe?): this write moves the claimed {{model}} row to {{target}} without checking that this worker still holds the claim ({{field}} = {{value}}, taken at line {{claimLine}}). After a stale recovery or a new claim, a late holder overwrites the newer state. Require {{field}} = {{value}}, or the holder's owner or token column, in the filter.",
       takeoverWrite:
-        "Q3 (is the release race-safe?): this write {{effect}} checking at most {{field}} = {{value}}, but the claim at line {{claimLine}} takes over leases that look stale and the new holder has the same {{field}} = {{value}}: only the {{tokenField}} column the claim stamps tells the holders apart. A worker that paused past its lease resumes and overwrites the new holder's work. Require {{tokenField}} to hold this worker's token in the filter.{{others}}",
+        "Q3 (is the release race-safe?): this write {{effect}} checking at most {{field}} = {{value}}, but the claim at line {{claimLine}} takes over leases that look stale and the new holder has the same {{field}} = {{value}}: only the {{tokenField}} column the claim stamps tells the holders apart. A worker that paused past its lease resumes and overwrites the new holder's work. Require {{tokenField}} to hold this worker's token in the filter{{others}}.",
       leaseWrite:
-        "Q3 (is the release race-safe?): this write {{effect}} by {{filter}} alone, but the lease on {{field}} taken at line {{claimLine}} passes to another worker once it looks stale: only the {{tokenField}} column the lease stamps tells the holders apart. A worker that paused past its lease resumes and overwrites the new holder's work. Require {{tokenField}} to hold this worker's token in the filter.{{others}}",
+        "Q3 (is the release race-safe?): this write {{effect}} by {{filter}} alone, but the lease on {{field}} taken at line {{claimLine}} passes to another worker once it looks stale: only the {{tokenField}} column the lease stamps tells the holders apart. A worker that paused past its lease resumes and overwrites the new holder's work. Require {{tokenField}} to hold this worker's token in the filter{{others}}.",
       unfencedResult:
-        "Q3 (is the release race-safe?): this write stores {{result}} on the claimed {{model}} row without checking that this worker still holds the claim ({{field}} = {{value}} with its {{tokenField}}, taken at line {{claimLine}}). A worker that paused past its claim resumes and writes its result onto a row that was recovered and claimed again. Require {{tokenField}}, or {{field}} = {{value}}, in the filter.{{others}}",
+        "Q3 (is the release race-safe?): this write stores {{result}} on the claimed {{model}} row without checking that this worker still holds the claim ({{field}} = {{value}} with its {{tokenField}}, taken at line {{claimLine}}). A worker that paused past its claim resumes and writes its result onto a row that was recovered and claimed again. Require {{tokenField}}, or {{field}} = {{value}}, in the filter{{others}}.",
       unfencedObjectWrite:
         "Q3 (is a late holder's write refused?): this {{operation}} writes {{location}} while holding {{lock}} (taken at line {{acquireLine}}), at a location not keyed by the job and without a condition. A worker that paused past its lock resumes and overwrites what the new holder wrote: the lock only avoids duplicate work. Write to a job-addressed location, make the write conditional ({{condition}}), or pass {{token}} so that storage can refuse a late writer.",
       unconditionalRowWrite:

@@ -75,6 +75,9 @@ export async function clearStale(cutoff: Date) {
     // a lock row created once, then taken over when free or expired by a compare-and-set on the version read
     // (`clock: lock.clock`, decided in JavaScript): the take-over is the row's way out when its holder dies
     takeOver("{ id: lock.id, clock: lock.clock }"),
+    // the same take-over by id alone still frees a dead holder's row once it expires (Q1 is answered); the two steps
+    // race, which is atomic-claim's finding (a lease of the lock table judged in JavaScript, below)
+    takeOver("{ id: lock.id }"),
     // a flag claim with a conditional recovery judged by a progress timestamp
     `export async function start(id: string) {
   await prisma.campaign.updateMany({ where: { id, is_processing: false }, data: { is_processing: true } });
@@ -188,12 +191,6 @@ export async function sweep() { await prisma.jobLock.deleteMany({ where: { expir
         { messageId: "missingLockExpiry", line: 2, column: 27, data: { model: "scheduledTask", field: "lockedAt" } },
       ],
     },
-    {
-      // the same take-over by id alone is no compare-and-set: two takers that both saw it expired both write, and
-      // nothing here is a take-over the model can trust, so the row has no way out
-      code: takeOver("{ id: lock.id }"),
-      errors: [{ messageId: "missingExpiry", line: 5, column: 13, data: { model: "lock" } }],
-    },
   ],
 });
 
@@ -206,6 +203,26 @@ ruleTester.run("atomic-claim", atomicClaim, {
 }`,
   ],
   invalid: [
+    {
+      // a lock table's row taken over by id alone after a JavaScript check of its expiry: two takers that both saw it
+      // expired both write (before issue 35 the expiry column needed a lock word to make this a lease, and the row was
+      // reported as having no way out at all)
+      code: takeOver("{ id: lock.id }"),
+      errors: [
+        {
+          messageId: "checkThenLease",
+          line: 7,
+          data: {
+            model: "lock",
+            field: "expiresAt",
+            value: "held",
+            claimLine: "7",
+            checkedWhere: "with a separate read",
+            checkLine: "3",
+          },
+        },
+      ],
+    },
     {
       code: `export async function send(id: string) {
   const n = await prisma.newsletter.findUniqueOrThrow({ where: { id } });

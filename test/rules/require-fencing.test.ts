@@ -1629,7 +1629,7 @@ export async function settle(invoiceId: string) {
           line: 8,
           column: 9,
           data: {
-            others: " The write at line 9 in this function is unfenced the same way.",
+            others: " (and in the filter of the write at line 9 of this function, unfenced the same way)",
             model: "job",
             field: "status",
             value: "RENDERING",
@@ -2064,7 +2064,7 @@ export async function settle(invoiceId: string) {
           line: 8,
           column: 9,
           data: {
-            others: " The write at line 9 in this function is unfenced the same way.",
+            others: " (and in the filter of the write at line 9 of this function, unfenced the same way)",
             model: "jobs",
             field: "status",
             value: "running",

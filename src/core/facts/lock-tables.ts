@@ -167,7 +167,7 @@ function presenceTest(
   sourceCode: SourceCode,
   set: TableOp,
   reads: readonly TableOp[],
-): TSESTree.IfStatement | undefined {
+): TSESTree.IfStatement | TSESTree.WhileStatement | undefined {
   const fn = enclosingFunction(set.node);
   if (!fn) return undefined;
   const own = reads.filter((r) => enclosingFunction(r.node) === fn && r.node.range[0] < set.node.range[0]);
@@ -184,6 +184,28 @@ function presenceTest(
       const negated = unwrap(stmt.test).type === "UnaryExpression" && contains(stmt.consequent, set.node);
       if ((leaves || negated) && !waitsBetween(fn, stmt.range[0], set.node.range[0])) return stmt;
     }
+  }
+  return waitLoop(set, own);
+}
+
+/**
+ * `while (locks.has(key)) await locks.get(key); locks.set(key, mine)`: a wait that tests again after each wake, the
+ * set in the same turn as the last test. The loop is the presence test: the caller is held back, not turned away, and
+ * takes the key only once it is free.
+ */
+function waitLoop(set: TableOp, own: readonly TableOp[]): TSESTree.WhileStatement | undefined {
+  const fn = enclosingFunction(set.node);
+  if (!fn) return undefined;
+  for (const r of own) {
+    let loop: TSESTree.WhileStatement | undefined;
+    for (let p: Node | undefined = r.node.parent; p && p !== fn && !isFunction(p); p = p.parent) {
+      if (p.type === "WhileStatement") {
+        loop = contains(p.test, r.node) ? p : undefined;
+        break;
+      }
+    }
+    if (!loop || loop.range[1] > set.node.range[0] || !firstAwait(loop.body)) continue;
+    if (!waitsBetween(fn, loop.range[1], set.node.range[0])) return loop;
   }
   return undefined;
 }
