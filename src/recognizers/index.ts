@@ -1,6 +1,7 @@
 /** Every recognizer the inventory runs. Adding a store means adding its file here; no rule changes. */
 import type { Recognizer } from "./recognizer.js";
 import { drizzleRecognizer } from "./drizzle/drizzle.js";
+import { firestoreRecognizer } from "./firestore.js";
 import { lockTableRecognizer } from "./lock-table.js";
 import { mikroOrmRecognizer } from "./mikro-orm.js";
 import { knexRecognizer } from "./knex/knex.js";
@@ -27,7 +28,9 @@ import { typeormRecognizer } from "./typeorm/typeorm.js";
  * table) before Redis, whose `get`/`set` it shares.
  * PostgREST before Knex, whose `from(table)` chains it shares a root with: it takes only the chains something
  * PostgREST-only marks (an `eq` link, a `{ data, error }` result, a supabase-js import), and leaves Knex the rest.
- * Object storage before the ORMs: GCS `file.save(data)` is no document save. TypeORM before MikroORM, whose
+ * Object storage before the ORMs: GCS `file.save(data)` is no document save. Firestore before the ORMs: it takes a
+ * call only when the module made the document reference it is given (`db.collection("jobs").doc(id)`), and a
+ * transaction's `tx.update(ref, data)` would otherwise look like a two-argument `update(criteria, values)`. TypeORM before MikroORM, whose
  * EntityManager shares `find(Entity, …)` and `insert(Entity, …)`: TypeORM's options (`{ where }`) are its own.
  */
 export const recognizers: readonly Recognizer[] = [
@@ -36,6 +39,7 @@ export const recognizers: readonly Recognizer[] = [
   gcsRecognizer,
   azureBlobRecognizer,
   fsRecognizer,
+  firestoreRecognizer,
   payloadRecognizer,
   strapiRecognizer,
   prismaRecognizer,

@@ -136,7 +136,7 @@ export function sqlFragment(sourceCode: SourceCode, node: Node): string | undefi
 
 /**
  * A value that is the clock when the statement runs: a JavaScript reading of it (also as an ISO string,
- * `new Date().toISOString()`), or SQL that reads the database's clock.
+ * `new Date().toISOString()`), SQL that reads the database's clock, or a document database's server timestamp.
  */
 export function isClockValue(sourceCode: SourceCode, node: Node): boolean {
   let n = unwrap(node);
@@ -147,6 +147,13 @@ export function isClockValue(sourceCode: SourceCode, node: Node): boolean {
   )
     n = unwrap(n.callee.object);
   if (readsClock(sourceCode, n)) return true;
+  // A document database's stamp of its own clock, `FieldValue.serverTimestamp()` or `serverTimestamp()`.
+  if (n.type === "CallExpression" && n.arguments.length === 0) {
+    const c = unwrap(n.callee);
+    const name =
+      c.type === "Identifier" ? c.name : c.type === "MemberExpression" ? keyName(c.property, c.computed) : undefined;
+    if (name === "serverTimestamp") return true;
+  }
   const sql = sqlFragment(sourceCode, n);
   return sql !== undefined && isSqlClock(sql);
 }

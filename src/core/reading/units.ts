@@ -73,7 +73,8 @@ export function unitOf(node: Node): TSESTree.FunctionLike | null {
  * The transaction callback `node` runs in when the transaction is SERIALIZABLE: Prisma's `$transaction(fn, {
  * isolationLevel: Prisma.TransactionIsolationLevel.Serializable })`, knex's `transaction(fn, { isolationLevel:
  * "serializable" })`, Sequelize's `transaction({ isolationLevel: …SERIALIZABLE }, fn)`, TypeORM's
- * `transaction("SERIALIZABLE", fn)`, and every SQLite transaction of better-sqlite3 (`sqliteTransaction`). Under it
+ * `transaction("SERIALIZABLE", fn)`, every SQLite transaction of better-sqlite3 (`sqliteTransaction`), and
+ * `runTransaction(fn)` (Firestore's). Under it
  * a read and a later write of the same rows are one step: a concurrent change of what was read fails one of the two
  * transactions. REPEATABLE READ is not enough on every database (MySQL lets the later write through), so it is not
  * read as one.
@@ -84,7 +85,10 @@ export function serializableTransaction(node: Node): TSESTree.FunctionLike | und
     const call = p.parent;
     if (call?.type !== "CallExpression" || !call.arguments.includes(p as TSESTree.CallExpressionArgument)) continue;
     const callee = call.callee.type === "MemberExpression" ? call.callee.property : call.callee;
-    if (callee.type !== "Identifier" || !/^\$?transaction$/i.test(callee.name)) continue;
+    if (callee.type !== "Identifier" || !/^(?:\$?transaction|runTransaction)$/i.test(callee.name)) continue;
+    // `runTransaction(fn)` (Firestore, and Firebase's other databases) is serializable for what it reads: a
+    // document changed after the read makes the transaction retry.
+    if (/^runTransaction$/i.test(callee.name)) return p;
     const serializable = call.arguments.some((a) => {
       if (a === p) return false;
       if (a.type === "Literal") return typeof a.value === "string" && /^serializable$/i.test(a.value);

@@ -1,0 +1,144 @@
+/**
+ * Firestore (firebase-admin, @google-cloud/firestore, the web SDK's modular API): a document is written through its
+ * reference, `ref.update(data)`, `ref.set(data, { merge: true })`, `ref.delete()`, or through a transaction or a
+ * batch given the reference, `tx.update(ref, data)`, `tx.set(ref, data)`, `tx.delete(ref)`, or the modular functions,
+ * `updateDoc(ref, data)`, `setDoc(ref, data)`, `deleteDoc(ref)`; it is read by `ref.get()`, `tx.get(ref)` and
+ * `getDoc(ref)`. Every one of them names one document by its id: the filter is that id, known at run time.
+ *
+ * The model is the collection the reference was made in: `db.collection("matches").doc(id)`,
+ * `collection(db, "matches")` then `doc(…)`, `doc(db, "matches", id)`, `db.doc("matches/" + id)`, and a `const`
+ * holding one. A reference the module does not make (a parameter, `snap.ref`) is not read: without the collection
+ * nothing here is known to be a document (unknown stays unknown). A transaction (`runTransaction`) is serializable
+ * for the documents it reads (src/core/reading/units.ts), and `FieldValue.serverTimestamp()` is the database's clock
+ * (src/core/reading/clock.ts).
+ */
+import type { TSESTree } from "@typescript-eslint/utils";
+import type { Condition, Node, StateAccess } from "../core/model/accesses.js";
+import type { Recognizer, RecognizerContext } from "./recognizer.js";
+import { objectAssignments } from "../core/reading/assignments.js";
+import { calleeName, methodOf } from "../core/reading/ast.js";
+import { definitionOf, evaluate, objectLiteral, unwrap } from "../core/reading/values.js";
+
+const STORE = "firestore";
+const REF_WRITES = new Set(["update", "set", "delete"]);
+const MODULAR = new Map([
+  ["updateDoc", "update"],
+  ["setDoc", "set"],
+  ["deleteDoc", "delete"],
+  ["getDoc", "get"],
+]);
+
+/** A static string, or undefined. */
+function text(ctx: RecognizerContext, node: Node | undefined): string | undefined {
+  if (!node || node.type === "SpreadElement") return undefined;
+  const v = evaluate(ctx.sourceCode, node);
+  return typeof v?.value === "string" && !v.symbolic ? v.value : undefined;
+}
+
+/** The collection a `collection(…)` call or a `.collection("name")` chain names, through a `const` holding one. */
+function collectionOf(ctx: RecognizerContext, node: Node, depth = 0): string | undefined {
+  if (depth > 3) return undefined;
+  const n = unwrap(node);
+  if (n.type === "Identifier") {
+    const held = definitionOf(ctx.sourceCode, n);
+    return held && collectionOf(ctx, held, depth + 1);
+  }
+  if (n.type !== "CallExpression") return undefined;
+  const m = methodOf(n);
+  if (m?.name === "collection") return text(ctx, n.arguments[0] as Node | undefined);
+  // Modular: `collection(db, "matches")`.
+  if (calleeName(n) === "collection" && !m) return text(ctx, n.arguments[1] as Node | undefined);
+  return undefined;
+}
+
+/** The collection of the document a reference names, or undefined when the module did not make it. */
+function documentOf(ctx: RecognizerContext, node: Node | undefined, depth = 0): string | undefined {
+  if (!node || node.type === "SpreadElement" || depth > 3) return undefined;
+  const n = unwrap(node);
+  if (n.type === "Identifier" || (n.type === "MemberExpression" && unwrap(n.object).type === "ThisExpression")) {
+    const held = definitionOf(ctx.sourceCode, n);
+    return held && documentOf(ctx, held, depth + 1);
+  }
+  if (n.type !== "CallExpression") return undefined;
+  const m = methodOf(n);
+  if (m?.name === "doc") {
+    // `db.collection("matches").doc(id)`, `matchesRef.doc(id)`; `db.doc("matches/abc")`: the path's first segment.
+    const coll = collectionOf(ctx, m.member.object);
+    if (coll) return coll;
+    const path = text(ctx, n.arguments[0] as Node | undefined);
+    return path?.includes("/") ? path.split("/")[0] : undefined;
+  }
+  if (!m && calleeName(n) === "doc") {
+    // Modular: `doc(db, "matches", id)`, `doc(collection(db, "matches"), id)`.
+    const [first, second] = n.arguments as Node[];
+    const coll = first && collectionOf(ctx, first);
+    if (coll) return coll;
+    const name = text(ctx, second);
+    return name && !name.includes("/") ? name : name?.split("/")[0];
+  }
+  return undefined;
+}
+
+/** One document by its id. */
+function byId(node: Node): Condition {
+  return { kind: "and", items: [{ kind: "pred", field: "id", op: "eq", values: undefined, node }] };
+}
+
+function access(
+  ctx: RecognizerContext,
+  call: TSESTree.CallExpression,
+  model: string,
+  operation: string,
+  data: Node | undefined,
+): StateAccess | undefined {
+  if (operation === "get") return { access: "read", store: STORE, model, operation, filter: byId(call), node: call };
+  if (operation === "delete")
+    return {
+      access: "write",
+      store: STORE,
+      model,
+      operation,
+      effect: "delete",
+      filter: byId(call),
+      assignments: [],
+      node: call,
+    };
+  const obj = data && objectLiteral(ctx.sourceCode, data);
+  if (!obj) return undefined;
+  return {
+    access: "write",
+    store: STORE,
+    model,
+    operation,
+    filter: byId(call),
+    assignments: objectAssignments(ctx.sourceCode, obj),
+    node: call,
+  };
+}
+
+export const firestoreRecognizer: Recognizer = {
+  store: STORE,
+  packages: {
+    own: /^(?:firebase-admin|@google-cloud\/firestore|firebase|@firebase\/firestore)(?:\/.*)?$/,
+    family: /fire/i,
+  },
+  methods: new Set([...REF_WRITES, "get"]),
+  functions: new Set(MODULAR.keys()),
+  recognize(call, ctx): StateAccess | undefined {
+    const args = call.arguments as Node[];
+    if (args.some((a) => a.type === "SpreadElement")) return undefined;
+    const m = methodOf(call);
+    if (!m) {
+      const operation = MODULAR.get(calleeName(call) ?? "");
+      const model = operation && documentOf(ctx, args[0]);
+      return operation && model ? access(ctx, call, model, operation, args[1]) : undefined;
+    }
+    if (!REF_WRITES.has(m.name) && m.name !== "get") return undefined;
+    // On the reference itself: `ref.update(data)`, `ref.get()`.
+    const own = documentOf(ctx, m.member.object);
+    if (own) return access(ctx, call, own, m.name, args[0]);
+    // Through a transaction or a batch that is handed the reference: `tx.update(ref, data)`, `tx.get(ref)`.
+    const model = documentOf(ctx, args[0]);
+    return model ? access(ctx, call, model, m.name, args[1]) : undefined;
+  },
+};
