@@ -13,7 +13,7 @@ import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { claimData } from "../src/rule-kit/messages.js";
 import { describeRowFilter } from "../src/core/model/describe.js";
 import { formatValue, normalizeModel } from "../src/core/model/names.js";
-import { enclosingFunction } from "../src/core/reading/units.js";
+import { unitOf } from "../src/core/reading/units.js";
 
 type MessageId =
   | "unfencedWrite"
@@ -56,11 +56,11 @@ export default createRule({
       unfencedWrite:
         "Q3 (is the release race-safe?): this write moves the claimed {{model}} row to {{target}} without checking that this worker still holds the claim ({{field}} = {{value}}, taken at line {{claimLine}}). After a stale recovery or a new claim, a late holder overwrites the newer state. Require {{field}} = {{value}}, or the holder's owner or token column, in the filter.",
       takeoverWrite:
-        "Q3 (is the release race-safe?): this write {{effect}} checking at most {{field}} = {{value}}, but the claim at line {{claimLine}} takes over leases that look stale and the new holder has the same {{field}} = {{value}}: only the {{tokenField}} column the claim stamps tells the holders apart. A worker that paused past its lease resumes and overwrites the new holder's work. Require {{tokenField}} to hold this worker's token in the filter{{others}}.",
+        "Q3 (is the release race-safe?): this write {{effect}} checking at most {{field}} = {{value}}, but the claim at line {{claimLine}} takes over leases that look stale and the new holder has the same {{field}} = {{value}}: only the {{tokenField}} column the claim stamps tells the holders apart. A worker that paused past its lease resumes and overwrites the new holder's work. Require {{tokenField}} to hold this worker's token in the filter{{alsoAtLine}}.",
       leaseWrite:
-        "Q3 (is the release race-safe?): this write {{effect}} by {{filter}} alone, but the lease on {{field}} taken at line {{claimLine}} passes to another worker once it looks stale: only the {{tokenField}} column the lease stamps tells the holders apart. A worker that paused past its lease resumes and overwrites the new holder's work. Require {{tokenField}} to hold this worker's token in the filter{{others}}.",
+        "Q3 (is the release race-safe?): this write {{effect}} by {{filter}} alone, but the lease on {{field}} taken at line {{claimLine}} passes to another worker once it looks stale: only the {{tokenField}} column the lease stamps tells the holders apart. A worker that paused past its lease resumes and overwrites the new holder's work. Require {{tokenField}} to hold this worker's token in the filter{{alsoAtLine}}.",
       unfencedResult:
-        "Q3 (is the release race-safe?): this write stores {{result}} on the claimed {{model}} row without checking that this worker still holds the claim ({{field}} = {{value}} with its {{tokenField}}, taken at line {{claimLine}}). A worker that paused past its claim resumes and writes its result onto a row that was recovered and claimed again. Require {{tokenField}}, or {{field}} = {{value}}, in the filter{{others}}.",
+        "Q3 (is the release race-safe?): this write stores {{result}} on the claimed {{model}} row without checking that this worker still holds the claim ({{field}} = {{value}} with its {{tokenField}}, taken at line {{claimLine}}). A worker that paused past its claim resumes and writes its result onto a row that was recovered and claimed again. Require {{tokenField}}, or {{field}} = {{value}}, in the filter{{alsoAtLine}}.",
       unfencedObjectWrite:
         "Q3 (is a late holder's write refused?): this {{operation}} writes {{location}} while holding {{lock}} (taken at line {{acquireLine}}), at a location not keyed by the job and without a condition. A worker that paused past its lock resumes and overwrites what the new holder wrote: the lock only avoids duplicate work. Write to a job-addressed location, make the write conditional ({{condition}}), or pass {{token}} so that storage can refuse a late writer.",
       unconditionalRowWrite:
@@ -79,14 +79,14 @@ export default createRule({
     const seen = new Set<Node>();
 
     /**
-     * One finding per holder function and claimed table: a handler that writes the held row ten times by id alone has
+     * One finding per holder function (the nearest named one: a `.then` callback is its function's) and claimed table: a handler that writes the held row ten times by id alone has
      * one flaw (its writes do not carry the token), reported at the first write with the lines of the others.
      */
     function reportRows(rows: readonly (HeldEffect & { write: StateWrite })[]): void {
       const groups = new Map<string, (HeldEffect & { write: StateWrite })[]>();
       for (const effect of rows) {
         if (effect.lock.kind !== "claim") continue;
-        const key = `${enclosingFunction(effect.write.node)?.range[0] ?? -1}:${normalizeModel(effect.lock.claim.lock.model)}`;
+        const key = `${unitOf(effect.write.node)?.range[0] ?? -1}:${normalizeModel(effect.lock.claim.lock.model)}`;
         groups.set(key, [...(groups.get(key) ?? []), effect]);
       }
       for (const group of groups.values()) {
@@ -110,7 +110,7 @@ export default createRule({
           : `stores ${assignment.field} on the claimed ${claim.lock.model} row`,
         result: assignment.field,
         filter: describeRowFilter(effect.write.filter),
-        others: othersText(more),
+        alsoAtLine: othersText(more),
       };
       const tokenText = tokenTextAt(sourceCode, effect.token, effect.write.node);
       const suggest =

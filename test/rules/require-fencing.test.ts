@@ -352,7 +352,7 @@ async function generate(jobId: string) {
           line: 7,
           column: 9,
           data: {
-            others: "",
+            alsoAtLine: "",
             model: "importedPost",
             field: "lockedAt",
             claimLine: "5",
@@ -1596,7 +1596,7 @@ export async function settle(invoiceId: string) {
           line: 9,
           column: 9,
           data: {
-            others: "",
+            alsoAtLine: "",
             model: "job",
             field: "status",
             value: "RENDERING",
@@ -1629,7 +1629,7 @@ export async function settle(invoiceId: string) {
           line: 8,
           column: 9,
           data: {
-            others: " (and in the filter of the write at line 9 of this function, unfenced the same way)",
+            alsoAtLine: " (and in the filter of the write at line 9 of this function, unfenced the same way)",
             model: "job",
             field: "status",
             value: "RENDERING",
@@ -1670,7 +1670,7 @@ export async function settle(invoiceId: string) {
           line: 8,
           column: 9,
           data: {
-            others: "",
+            alsoAtLine: "",
             model: "job",
             field: "status",
             value: "RUNNING",
@@ -1692,7 +1692,7 @@ export async function settle(invoiceId: string) {
           line: 8,
           column: 9,
           data: {
-            others: "",
+            alsoAtLine: "",
             model: "video",
             field: "status",
             value: "TRANSCODING",
@@ -1724,7 +1724,7 @@ export async function settle(invoiceId: string) {
           line: 9,
           column: 9,
           data: {
-            others: "",
+            alsoAtLine: "",
             model: "video",
             field: "status",
             value: "TRANSCODING",
@@ -1756,7 +1756,7 @@ export async function settle(invoiceId: string) {
           line: 8,
           column: 9,
           data: {
-            others: "",
+            alsoAtLine: "",
             model: "searchIndex",
             field: "state",
             value: "BUILDING",
@@ -2064,7 +2064,7 @@ export async function settle(invoiceId: string) {
           line: 8,
           column: 9,
           data: {
-            others: " (and in the filter of the write at line 9 of this function, unfenced the same way)",
+            alsoAtLine: " (and in the filter of the write at line 9 of this function, unfenced the same way)",
             model: "jobs",
             field: "status",
             value: "running",
@@ -2106,7 +2106,7 @@ export async function settle(invoiceId: string) {
           line: 8,
           column: 9,
           data: {
-            others: "",
+            alsoAtLine: "",
             model: "jobs",
             field: "status",
             value: "processing",
@@ -2162,7 +2162,7 @@ const takeoverWrite = (line: number, output?: string) => ({
   messageId: "takeoverWrite" as const,
   line,
   data: {
-    others: "",
+    alsoAtLine: "",
     model: "posts",
     field: "status",
     value: "publishing",
