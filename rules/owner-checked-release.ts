@@ -206,35 +206,31 @@ export default createRule({
         sweep: "Expired entries are deleted",
       } as const;
       for (const table of facts.lockTables) {
-        if (!table.expiry && table.waited) {
-          for (const release of table.releases) {
-            if (release.ownerChecked || seen.has(release.op.node)) continue;
-            seen.add(release.op.node);
-            context.report({
-              node: release.op.node,
-              messageId: "tableReleaseAfterWait",
-              data: {
-                table: table.table,
-                acquireLine: String(table.acquire.node.loc.start.line),
-                waitLine: String(table.waited.loc.start.line),
-              },
-            });
-          }
-        }
-        if (!table.expiry) continue;
+        // Two can hold a key once an entry is freed by age, or once waiters take it without testing again.
+        const { expiry, waited } = table;
+        if (!expiry && !waited) continue;
         for (const release of table.releases) {
           if (release.ownerChecked || seen.has(release.op.node)) continue;
           seen.add(release.op.node);
-          context.report({
-            node: release.op.node,
-            messageId: "tableRelease",
-            data: {
-              table: table.table,
-              acquireLine: String(table.acquire.node.loc.start.line),
-              expiry: EXPIRY[table.expiry.kind],
-              expiryLine: String(table.expiry.node.loc.start.line),
-            },
-          });
+          const acquireLine = String(table.acquire.node.loc.start.line);
+          context.report(
+            expiry
+              ? {
+                  node: release.op.node,
+                  messageId: "tableRelease",
+                  data: {
+                    table: table.table,
+                    acquireLine,
+                    expiry: EXPIRY[expiry.kind],
+                    expiryLine: String(expiry.node.loc.start.line),
+                  },
+                }
+              : {
+                  node: release.op.node,
+                  messageId: "tableReleaseAfterWait",
+                  data: { table: table.table, acquireLine, waitLine: String(waited!.loc.start.line) },
+                },
+          );
         }
       }
       // The row form: the claim's release sits in the `finally` of a `try` that is left early when the row is found

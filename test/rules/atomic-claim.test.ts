@@ -1,6 +1,6 @@
 import rule from "../../rules/atomic-claim.js";
 import { javascript, ruleTester } from "../rule-tester.js";
-import { KEYED_LOCK } from "./lease-lock.js";
+import { KEYED_LOCK, WAIT_THEN_TAKE } from "./lease-lock.js";
 import { normalizeModel } from "../../src/core/model/names.js";
 
 /** An editor row looked up by its document and created when none is found; released by its whole key. */
@@ -1489,21 +1489,6 @@ ruleTester.run("atomic-claim (leases of a lock table)", rule, {
 // An in-process per-key lock that waits for the holder it found and then takes the key without testing again
 // (issue 35, item 3; seen in a sign-up service's lock helper). Waiting in a loop that tests again, or joining the
 // work in flight, is sound.
-const WAIT_THEN_TAKE = `export class Locks {
-  private held = new Map<string, Promise<void>>();
-  async withLock<T>(key: string, work: () => Promise<T>): Promise<T> {
-    if (this.held.has(key)) {
-      await this.held.get(key);
-    }
-    const running = work();
-    this.held.set(key, running.then(() => undefined, () => undefined));
-    try {
-      return await running;
-    } finally {
-      this.held.delete(key);
-    }
-  }
-}`;
 
 ruleTester.run("atomic-claim (in-process tables)", rule, {
   valid: [

@@ -75,3 +75,54 @@ export const CHECKED_LEASE = `export async function importPost(id: string, me: s
   const result = await translate(post);
   await prisma.importedPost.update({ where: { id }, data: { status: "completed", body: result } });
 }`;
+
+/**
+ * A queue worker that calls another service: each claimed item's work is aborted after 45 s and stuck items are
+ * requeued after two minutes, so a start time tells alive from dead and no later holder exists while it still writes.
+ * With the abort longer than the sweep's age, neither holds.
+ */
+export const BOUNDED_HOLD = `const STALE_MS = 2 * 60_000;
+const WORK_MS = 45_000;
+
+export async function requeueStuck() {
+  await prisma.render.updateMany({
+    where: { status: "RENDERING", startedAt: { lt: new Date(Date.now() - STALE_MS) } },
+    data: { status: "QUEUED" },
+  });
+}
+
+export async function renderOne(id: string, url: string) {
+  const r = await prisma.render.updateMany({ where: { id, status: "QUEUED" }, data: { status: "RENDERING", startedAt: new Date() } });
+  if (r.count === 0) return;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), WORK_MS);
+  try {
+    const res = await fetch(url, { signal: controller.signal });
+    await prisma.render.update({ where: { id }, data: { status: "DONE", output: await res.text() } });
+  } catch {
+    await prisma.render.update({ where: { id }, data: { status: "FAILED" } });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+`;
+
+/**
+ * An in-process per-key lock that waits for the holder it found and then takes the key without testing it again
+ * (seen in a sign-up service's lock helper): every waiter takes the key when the holder is done.
+ */
+export const WAIT_THEN_TAKE = `export class Locks {
+  private held = new Map<string, Promise<void>>();
+  async withLock<T>(key: string, work: () => Promise<T>): Promise<T> {
+    if (this.held.has(key)) {
+      await this.held.get(key);
+    }
+    const running = work();
+    this.held.set(key, running.then(() => undefined, () => undefined));
+    try {
+      return await running;
+    } finally {
+      this.held.delete(key);
+    }
+  }
+}`;

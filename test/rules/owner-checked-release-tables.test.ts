@@ -4,6 +4,7 @@
  */
 import rule from "../../rules/owner-checked-release.js";
 import { javascript, ruleTester } from "../rule-tester.js";
+import { WAIT_THEN_TAKE } from "./lease-lock.js";
 
 function tableRelease(
   line: number,
@@ -269,33 +270,18 @@ export function unlock(key) {
 // A table whose callers wait for the holder they found and then take the key without testing again: two can hold a
 // key at once, so a delete by key alone frees the other holder's entry (issue 35, item 3). With a wait that tests
 // again, one holder at a time: the plain delete is that holder's.
-const WAITED = `export class Locks {
-  private held = new Map<string, Promise<void>>();
-  async withLock<T>(key: string, work: () => Promise<T>): Promise<T> {
-    if (this.held.has(key)) {
-      await this.held.get(key);
-    }
-    const running = work();
-    this.held.set(key, running.then(() => undefined, () => undefined));
-    try {
-      return await running;
-    } finally {
-      this.held.delete(key);
-    }
-  }
-}`;
 
 ruleTester.run("owner-checked-release (tables taken after a wait)", rule, {
   valid: [
     {
       name: "a wait that tests the key again: one holder at a time",
-      code: WAITED.replace("if (this.held.has(key)) {", "while (this.held.has(key)) {"),
+      code: WAIT_THEN_TAKE.replace("if (this.held.has(key)) {", "while (this.held.has(key)) {"),
     },
   ],
   invalid: [
     {
       name: "a delete by key alone after callers that waited took the key",
-      code: WAITED,
+      code: WAIT_THEN_TAKE,
       errors: [
         {
           messageId: "tableReleaseAfterWait",

@@ -2,7 +2,7 @@ import { type ESLint, Linter } from "eslint";
 import { describe, expect, it } from "vitest";
 import rule from "../../rules/progress-based-staleness.js";
 import { javascript, ruleTester } from "../rule-tester.js";
-import { CHECKED_LEASE } from "./lease-lock.js";
+import { CHECKED_LEASE, BOUNDED_HOLD } from "./lease-lock.js";
 
 /** The claim most cases pair with: job.status = GENERATING, taken at line 2. The code after it starts at line 5. */
 const CLAIM = `async function claim(id: string) {
@@ -69,34 +69,6 @@ const DEFAULT_PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
 const START = "set once when work starts";
 const generating = { model: "job", field: "status", value: "GENERATING", claimLine: "2" };
 
-// Seen on a queue worker that calls another service: each claimed item's work is aborted after 45 s and stuck items
-// are requeued after two minutes, so a start time tells alive from dead. With the abort longer than the sweep's
-// age, it does not.
-const BOUNDED_HOLD = `const STALE_MS = 2 * 60_000;
-const WORK_MS = 45_000;
-
-export async function requeueStuck() {
-  await prisma.render.updateMany({
-    where: { status: "RENDERING", startedAt: { lt: new Date(Date.now() - STALE_MS) } },
-    data: { status: "QUEUED" },
-  });
-}
-
-export async function renderOne(id: string, url: string) {
-  const r = await prisma.render.updateMany({ where: { id, status: "QUEUED" }, data: { status: "RENDERING", startedAt: new Date() } });
-  if (r.count === 0) return;
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), WORK_MS);
-  try {
-    const res = await fetch(url, { signal: controller.signal });
-    await prisma.render.update({ where: { id }, data: { status: "DONE", output: await res.text() } });
-  } catch {
-    await prisma.render.update({ where: { id }, data: { status: "FAILED" } });
-  } finally {
-    clearTimeout(timer);
-  }
-}
-`;
 const BOUND_TOO_LONG = BOUNDED_HOLD.replace("const WORK_MS = 45_000;", "const WORK_MS = 5 * 60_000;");
 
 type LockData = {

@@ -1,6 +1,6 @@
 import rule from "../../rules/require-fencing.js";
 import { javascript, ruleTester, recoveredElsewhere } from "../rule-tester.js";
-import { CHECKED_LEASE } from "./lease-lock.js";
+import { CHECKED_LEASE, BOUNDED_HOLD } from "./lease-lock.js";
 
 type FenceData = {
   model: string;
@@ -39,31 +39,7 @@ ruleTester.run("require-fencing", rule, {
   valid: [
     // seen on a queue worker: the holder aborts its call after 45 s and stuck rows are requeued after two minutes, so
     // no later holder can exist while it still writes
-    `const STALE_MS = 2 * 60_000;
-const WORK_MS = 45_000;
-
-export async function requeueStuck() {
-  await prisma.render.updateMany({
-    where: { status: "RENDERING", startedAt: { lt: new Date(Date.now() - STALE_MS) } },
-    data: { status: "QUEUED" },
-  });
-}
-
-export async function renderOne(id: string, url: string) {
-  const r = await prisma.render.updateMany({ where: { id, status: "QUEUED" }, data: { status: "RENDERING", startedAt: new Date() } });
-  if (r.count === 0) return;
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), WORK_MS);
-  try {
-    const res = await fetch(url, { signal: controller.signal });
-    await prisma.render.update({ where: { id }, data: { status: "DONE", output: await res.text() } });
-  } catch {
-    await prisma.render.update({ where: { id }, data: { status: "FAILED" } });
-  } finally {
-    clearTimeout(timer);
-  }
-}
-`,
+    BOUNDED_HOLD,
     {
       // written right after the claim, before anything is awaited: the holder cannot have outlived its claim, so
       // there is no newer holder to overwrite
