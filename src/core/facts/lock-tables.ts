@@ -287,8 +287,9 @@ export function buildLockTables(
     const deletes = group.filter((o) => o.op === "delete");
     if (deletes.length === 0) continue;
     for (const acquire of group.filter((o) => o.op === "set")) {
-      const waited = presenceTest(sourceCode, acquire, reads) ? undefined : waitedTest(sourceCode, acquire, reads);
-      const test = presenceTest(sourceCode, acquire, reads) ?? waited?.test;
+      const turnedAway = presenceTest(sourceCode, acquire, reads);
+      const waited = turnedAway ? undefined : waitedTest(sourceCode, acquire, reads);
+      const test = turnedAway ?? waited?.test;
       if (!test) continue;
       const fn = enclosingFunction(acquire.node)!;
       const body = fn.body;
