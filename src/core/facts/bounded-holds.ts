@@ -11,17 +11,12 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../model/accesses.js";
 import type { Claim, Recovery } from "../model/claims.js";
 import { evaluateNumber, getConstInit, unwrap } from "../reading/values.js";
-import { isClockReading } from "../reading/clock.js";
+import { readsClockNow } from "../reading/clock.js";
+import { calleeName } from "../reading/ast.js";
 import { unitOf } from "../reading/units.js";
 import { walk } from "../reading/walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
-
-const calleeName = (call: TSESTree.CallExpression): string | undefined => {
-  const c = unwrap(call.callee);
-  if (c.type === "Identifier") return c.name;
-  return c.type === "MemberExpression" && !c.computed && c.property.type === "Identifier" ? c.property.name : undefined;
-};
 
 /** `() => controller.abort()`: a callback that aborts something. */
 function aborts(fn: Node | undefined): boolean {
@@ -74,11 +69,7 @@ function agoMs(sourceCode: SourceCode, node: Node, depth = 0): number | undefine
   walk(node, (n) => {
     if (found !== undefined) return false;
     if (n.type === "BinaryExpression" && n.operator === "-") {
-      const left = unwrap(n.left as Node);
-      const clock =
-        (isClockReading(left) && !(left.type === "NewExpression" && left.arguments.length > 0)) ||
-        (left.type === "Identifier" && isBareClockConst(sourceCode, left));
-      if (clock) {
+      if (readsClockNow(sourceCode, n.left as Node)) {
         found = evaluateNumber(sourceCode, n.right);
         return false;
       }
@@ -93,11 +84,6 @@ function agoMs(sourceCode: SourceCode, node: Node, depth = 0): number | undefine
     return true;
   });
   return found;
-}
-
-function isBareClockConst(sourceCode: SourceCode, id: TSESTree.Identifier): boolean {
-  const init = getConstInit(sourceCode, id);
-  return init !== undefined && init.type !== "TSEnumDeclaration" && isClockReading(init);
 }
 
 /**

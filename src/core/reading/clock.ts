@@ -35,6 +35,32 @@ export function readsClock(sourceCode: SourceCode, node: Node, depth = 0): boole
   return false;
 }
 
+/**
+ * The clock read now, bare or through a const (`Date.now()`, `new Date()`, `performance.now()`, `const startTime =
+ * Date.now()`): not an instant made from a value (`new Date(lockedAt)`), which `isClockReading` also accepts.
+ */
+export function readsClockNow(sourceCode: SourceCode, node: Node, depth = 0): boolean {
+  const n = unwrap(node);
+  if (n.type === "NewExpression") return isClockReading(n) && n.arguments.length === 0;
+  if (n.type === "CallExpression") {
+    const c = n.callee;
+    if (c.type === "Identifier") return isClockReading(n);
+    // `Date.now()`, `performance.now()`, `new Date().getTime()` (not `new Date(lockedAt).getTime()`).
+    return (
+      c.type === "MemberExpression" &&
+      !c.computed &&
+      c.property.type === "Identifier" &&
+      ((c.property.name === "now" && unwrap(c.object).type === "Identifier") ||
+        (/^(getTime|valueOf)$/.test(c.property.name) && readsClockNow(sourceCode, c.object, depth)))
+    );
+  }
+  if (n.type === "Identifier" && depth < 2) {
+    const init = getConstInit(sourceCode, n);
+    return init !== undefined && init.type !== "TSEnumDeclaration" && readsClockNow(sourceCode, init, depth + 1);
+  }
+  return false;
+}
+
 export function isClockReading(node: Node): boolean {
   const n = unwrap(node);
   if (n.type === "NewExpression" && n.callee.type === "Identifier" && n.callee.name === "Date") {

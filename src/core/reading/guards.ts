@@ -7,8 +7,8 @@ import type { Condition, Node, StaticValue } from "../model/accesses.js";
 import type { Guard } from "../model/claims.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { isFunction, functionName } from "./units.js";
-import { evaluate, findVariable, getConstInit, unwrap } from "./values.js";
-import { isClockReading, readsClock } from "./clock.js";
+import { evaluate, getConstInit, returnedExpression, unwrap } from "./values.js";
+import { readsClock, readsClockNow } from "./clock.js";
 import { walk } from "./walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -142,49 +142,6 @@ export function pathCondition(sourceCode: SourceCode, guard: Guard, accepts: (ob
 }
 
 /**
- * The one expression a helper function of this module gives back (`const isLockValid = (at) => Date.now() - at <
- * TTL`, or a body of consts and one `return`), to read what a call of it tests. Anything longer is unknown.
- */
-function helperExpression(sourceCode: SourceCode, callee: TSESTree.Identifier): TSESTree.Expression | undefined {
-  const init = getConstInit(sourceCode, callee);
-  let fn: Node | undefined = init && init.type !== "TSEnumDeclaration" ? unwrap(init as Node) : undefined;
-  if (!fn) {
-    const def = findVariable(sourceCode, callee)?.defs[0]?.node;
-    if (def?.type === "FunctionDeclaration") fn = def;
-  }
-  if (!fn || !isFunction(fn)) return undefined;
-  const body = (fn as TSESTree.FunctionLike).body;
-  if (!body) return undefined;
-  if (body.type !== "BlockStatement") return body as TSESTree.Expression;
-  const rest = body.body.filter((st) => st.type !== "VariableDeclaration");
-  const last = rest[0];
-  return rest.length === 1 && last?.type === "ReturnStatement" && last.argument ? last.argument : undefined;
-}
-
-/** The clock read now, bare or through a const (`Date.now()`, `new Date()`, `const startTime = Date.now()`). */
-function bareClock(sourceCode: SourceCode, node: Node, depth = 0): boolean {
-  const n = unwrap(node);
-  if (n.type === "NewExpression") return isClockReading(n) && n.arguments.length === 0;
-  if (n.type === "CallExpression") {
-    const c = n.callee;
-    if (c.type === "Identifier") return isClockReading(n);
-    // `Date.now()`, `performance.now()`, `new Date().getTime()` (not `new Date(lockedAt).getTime()`).
-    return (
-      c.type === "MemberExpression" &&
-      !c.computed &&
-      c.property.type === "Identifier" &&
-      ((c.property.name === "now" && unwrap(c.object).type === "Identifier") ||
-        (/^(getTime|valueOf)$/.test(c.property.name) && bareClock(sourceCode, c.object, depth)))
-    );
-  }
-  if (n.type === "Identifier" && depth < 2) {
-    const init = getConstInit(sourceCode, n);
-    return init !== undefined && init.type !== "TSEnumDeclaration" && bareClock(sourceCode, init, depth + 1);
-  }
-  return false;
-}
-
-/**
  * `Date.now() - startTime > TIME_BUDGET_MS` with `const startTime = Date.now()`: the time this code has run, measured
  * between two clock readings of its own. It judges no row's age, whatever the variable is called.
  */
@@ -192,7 +149,7 @@ function isStopwatch(sourceCode: SourceCode, comparison: TSESTree.BinaryExpressi
   let found = false;
   walkExpression(comparison, (m) => {
     if (m.type === "BinaryExpression" && m.operator === "-" && m !== comparison) {
-      if (bareClock(sourceCode, m.left as Node) && bareClock(sourceCode, m.right)) found = true;
+      if (readsClockNow(sourceCode, m.left as Node) && readsClockNow(sourceCode, m.right)) found = true;
     }
   });
   return found;
@@ -275,8 +232,8 @@ export function describeTest(
     }
     // `isLockValid(lock.updatedAt)`: a helper of this module whose one expression judges age on what it is passed.
     if (n.type === "CallExpression" && n.callee.type === "Identifier" && depth < 2) {
-      const body = helperExpression(sourceCode, n.callee);
-      if (body && describeTest(sourceCode, body, false, vocabulary, depth + 1).judgesAge) {
+      const body = returnedExpression(sourceCode, n.callee);
+      if (body && describeTest(sourceCode, body as TSESTree.Expression, false, vocabulary, depth + 1).judgesAge) {
         judgesAge = true;
         for (const arg of n.arguments) {
           const name = memberName(arg as Node);

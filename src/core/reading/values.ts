@@ -254,7 +254,7 @@ export function objectLiteral(
   // `buildLockFilter(id)`: a function of the module that builds the object in its one expression or `return`. Its
   // parameters stay names, read as values known at run time (`_id: id` names a row).
   if (n.type === "CallExpression" && n.callee.type === "Identifier") {
-    const built = builtBy(sourceCode, n.callee);
+    const built = returnedExpression(sourceCode, n.callee);
     return built && objectLiteral(sourceCode, built, depth + 1);
   }
   const held = definitionOf(sourceCode, n);
@@ -262,8 +262,12 @@ export function objectLiteral(
   return target?.type === "ObjectExpression" ? target : undefined;
 }
 
-/** The one value a module function returns: an arrow's expression body, or a body of one `return` (after consts). */
-function builtBy(sourceCode: SourceCode, callee: TSESTree.Identifier): Node | undefined {
+/**
+ * The one value a module function gives back: an arrow's expression body, or a body of consts and one `return`
+ * (`const isLockValid = (at) => Date.now() - at < TTL`, `function buildLockFilter(id) { return { _id: id } }`).
+ * Anything longer is unknown.
+ */
+export function returnedExpression(sourceCode: SourceCode, callee: TSESTree.Identifier): Node | undefined {
   const variable = findVariable(sourceCode, callee);
   const def = variable?.defs.length === 1 ? variable.defs[0] : undefined;
   let fn: Node | undefined;
