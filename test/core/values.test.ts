@@ -1,7 +1,7 @@
 import { Linter } from "eslint";
 import { describe, expect, it } from "vitest";
 import type { Node, StaticValue } from "../../src/core/model/accesses.js";
-import { definitionOf, evaluate, evaluateNumber } from "../../src/core/reading/values.js";
+import { definitionOf, destructuredFrom, evaluate, evaluateNumber } from "../../src/core/reading/values.js";
 import { normalizeModel, sameValue } from "../../src/core/model/names.js";
 import { isClockReading } from "../../src/core/reading/clock.js";
 import { probeWith } from "./probe.js";
@@ -165,6 +165,65 @@ class Run {
   go() { probe(where); probe(this.filter); probe(this.count); }
 }`;
     expect(kinds(code)).toEqual(["unknown", "unknown", "unknown"]);
+  });
+
+  it("gives a let declared bare its one plain write, where every later statement runs after it or after its try failed", () => {
+    const code = `async function read(store, key) {
+  let held;
+  try {
+    held = await store.get(key);
+  } catch (error) {
+    report(error);
+  }
+  let total;
+  total = 3;
+  probe(held);
+  probe(total);
+}`;
+    expect(kinds(code)).toEqual(["AwaitExpression", "Literal"]);
+  });
+
+  it("gives nothing for a bare let written under an if, in a loop, in a catch, twice, or by a compound assignment", () => {
+    const code = `async function read(store, key, fresh) {
+  let a;
+  if (fresh) a = await store.get(key);
+  let b;
+  for (const k of [key]) b = k;
+  let c;
+  try { c = 1; } catch { c = 2; }
+  let d;
+  try { work(); } catch { d = 1; }
+  let e;
+  e += 1;
+  probe(a); probe(b); probe(c); probe(d); probe(e);
+}`;
+    expect(kinds(code)).toEqual(["unknown", "unknown", "unknown", "unknown", "unknown"]);
+  });
+});
+
+describe("destructuredFrom", () => {
+  const reads = (code: string) =>
+    probeWith(code, true, (sourceCode, node) => {
+      const from = node.type === "Identifier" ? destructuredFrom(sourceCode, node) : undefined;
+      return from ? `${sourceCode.getText(from.object)}.${from.property}` : "unknown";
+    });
+
+  it("names the object and property a flat pattern reads, renamed or not", () => {
+    const code = `function handle(req) {
+  const { seat: seatId, ticket } = req.body;
+  probe(seatId); probe(ticket);
+}`;
+    expect(reads(code)).toEqual(["req.body.seat", "req.body.ticket"]);
+  });
+
+  it("knows nothing of defaults, nested patterns, rest elements, computed keys or names written again", () => {
+    const code = `function handle(req, k) {
+  const { a = "x", b: { c }, [k]: d, ...rest } = req.body;
+  let { e } = req.body;
+  e = "other";
+  probe(a); probe(c); probe(d); probe(rest); probe(e);
+}`;
+    expect(reads(code)).toEqual(["unknown", "unknown", "unknown", "unknown", "unknown"]);
   });
 });
 

@@ -2296,3 +2296,73 @@ ruleTester.run("owner-checked-release (row suggestion)", rule, {
     },
   ],
 });
+
+/**
+ * A seat held by a GET that found the key empty and a SETEX of a fresh ticket, the key taken from the request body
+ * under two names in two handlers (a `let` written in a `try`), released by a GET, a comparison and a DEL.
+ */
+const SEAT_HOLD = `import express from "express";
+import { createClient } from "redis";
+const redis = createClient();
+export const router = express.Router();
+router.post("/seats/hold", async (req, res) => {
+  const { seat: seatId } = req.body;
+  let holder: string | null;
+  try {
+    holder = await redis.get(seatId);
+  } catch (error) {
+    console.warn("seat lookup failed", error);
+  }
+  if (holder) return res.status(409).json({ held: true });
+  const ticket = crypto.randomUUID();
+  await redis.setEx(seatId, 120, ticket);
+  return res.json({ ticket });
+});
+router.post("/seats/release", async (req, res) => {
+  const { seat, ticket } = req.body;
+  const holder = await redis.get(seat);
+  if (holder === ticket) await redis.del(seat);
+  res.end();
+});`;
+
+/** A cache filled on a miss: deleted by key, or after comparing with a constant, never after comparing a holder. */
+const CACHE_FILL = `import Redis from "ioredis";
+const redis = new Redis();
+export async function profile(userId: string) {
+  const key = \`profile:\${userId}\`;
+  const cached = await redis.get(key);
+  if (!cached) {
+    const fresh = JSON.stringify(await loadProfile(userId));
+    await redis.setex(key, 300, fresh);
+    return fresh;
+  }
+  return cached;
+}
+export async function forget(userId: string) {
+  const key = \`profile:\${userId}\`;
+  const cached = await redis.get(key);
+  if (cached === "tombstone") await redis.del(key);
+}
+export async function invalidate(userId: string) {
+  await redis.del(\`profile:\${userId}\`);
+}`;
+
+ruleTester.run("owner-checked-release (a key taken where a GET found it empty)", rule, {
+  valid: [
+    // no release compares a holder: the key is a cache entry, whatever fills it on a miss
+    CACHE_FILL,
+    // the same seat handlers without the release: nothing says the key has an owner
+    SEAT_HOLD.slice(0, SEAT_HOLD.indexOf('router.post("/seats/release"')),
+  ],
+  invalid: [
+    {
+      // the release compares the value with the caller's ticket: the key has an owner, so the SET that took it
+      // after finding it empty is the acquire, and two callers that both read it empty both hold the seat
+      code: SEAT_HOLD,
+      errors: [
+        checkedAcquire(15, 15, "`req.body.seat`", 9),
+        getCompareDelete(21, 38, releaseData("DEL", "`req.body.seat`", 15, 20)),
+      ],
+    },
+  ],
+});

@@ -108,6 +108,30 @@ export async function giveSlot(): Promise<void> {
 
 ruleTester.run("require-lock-ttl", rule, {
   valid: [
+    // SETEX key seconds value (node-redis setEx) gives the lock its expiry, as SET … EX does
+    `import express from "express";
+import { createClient } from "redis";
+const redis = createClient();
+export const router = express.Router();
+router.post("/seats/hold", async (req, res) => {
+  const { seat: seatId } = req.body;
+  let holder: string | null;
+  try {
+    holder = await redis.get(seatId);
+  } catch (error) {
+    console.warn("seat lookup failed", error);
+  }
+  if (holder) return res.status(409).json({ held: true });
+  const ticket = crypto.randomUUID();
+  await redis.setEx(seatId, 120, ticket);
+  return res.json({ ticket });
+});
+router.post("/seats/release", async (req, res) => {
+  const { seat, ticket } = req.body;
+  const holder = await redis.get(seat);
+  if (holder === ticket) await redis.del(seat);
+  res.end();
+});`,
     {
       // The same call on a parameter of unknown type is read as Redis (the consumer test's type-aware case).
       name: "lookalike: a Map the module builds is never a Redis client, whatever its set is handed",
@@ -1448,6 +1472,35 @@ export async function acquireLock(id: string, at: number) {
   }
 }`,
       errors: [missing(7, 22, "SET (after a GET check)", '"mutex:*"', null)],
+    },
+    {
+      // a SET taken where a GET found the key empty, of a key released only after its holder is compared: a lock
+      // (with SETEX's expiry it is not reported, see the valid cases)
+      name: "a lock taken by a plain SET where a GET found the key empty, with no expiry",
+      code: `import express from "express";
+import { createClient } from "redis";
+const redis = createClient();
+export const router = express.Router();
+router.post("/seats/hold", async (req, res) => {
+  const { seat: seatId } = req.body;
+  let holder: string | null;
+  try {
+    holder = await redis.get(seatId);
+  } catch (error) {
+    console.warn("seat lookup failed", error);
+  }
+  if (holder) return res.status(409).json({ held: true });
+  const ticket = crypto.randomUUID();
+  await redis.set(seatId, ticket);
+  return res.json({ ticket });
+});
+router.post("/seats/release", async (req, res) => {
+  const { seat, ticket } = req.body;
+  const holder = await redis.get(seat);
+  if (holder === ticket) await redis.del(seat);
+  res.end();
+});`,
+      errors: [missing(15, 15, "SET (after a GET check)", "`req.body.seat`", null)],
     },
     {
       // a Lua SETNX with no EXPIRE after it in the script

@@ -6,7 +6,7 @@
  */
 import type { TSESLint } from "@typescript-eslint/utils";
 import type { KeyShape, Node } from "../model/accesses.js";
-import { evaluate, getConstInit, unwrap } from "./values.js";
+import { destructuredFrom, evaluate, getConstInit, unwrap } from "./values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -59,9 +59,13 @@ export function keyShape(sourceCode: SourceCode, node: Node): KeyShape {
   if (text !== undefined && text !== "*" && /[^*]/.test(text.replace(/\\\*/g, ""))) {
     return { text, exact: !/(?<!\\)\*/.test(text), ...(name ? { name } : {}) };
   }
-  // Opaque: keep the expression's text (whitespace folded) so the same helper call pairs with itself.
+  // Opaque: keep the expression's text (whitespace folded) so the same helper call pairs with itself. A name
+  // destructured from an object is that object's property (`const { key: pubKey } = req.body` is `req.body.key`), so
+  // two handlers that take the key from the same place name the same key whatever they call it.
+  const from = n.type === "Identifier" ? destructuredFrom(sourceCode, n) : undefined;
+  const expression = from ? `${sourceCode.getText(unwrap(from.object))}.${from.property}` : sourceCode.getText(n);
   return {
-    text: `{${sourceCode.getText(n).replace(/\s+/g, "")}}`,
+    text: `{${expression.replace(/\s+/g, "")}}`,
     exact: false,
     opaque: true,
     ...(name ? { name } : {}),

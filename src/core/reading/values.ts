@@ -10,6 +10,7 @@ import { walk } from "./walk.js";
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Scope = TSESLint.Scope.Scope;
 type Variable = TSESLint.Scope.Variable;
+type Reference = TSESLint.Scope.Reference;
 
 const MAX_DEPTH = 6;
 
@@ -60,10 +61,10 @@ export function getConstInit(sourceCode: SourceCode, id: TSESTree.Identifier): N
   if (!variable || !def || variable.defs.length !== 1) return undefined;
   if (def.type === "Variable") {
     const decl = def.node;
-    if (decl.id.type !== "Identifier" || !decl.init) return undefined;
+    if (decl.id.type !== "Identifier") return undefined;
     const writes = variable.references.filter((r) => r.isWrite());
-    if (def.parent.kind !== "const" && writes.length !== 1) return undefined;
-    return decl.init;
+    if (decl.init) return def.parent.kind !== "const" && writes.length !== 1 ? undefined : decl.init;
+    return onlyAssignedValue(writes);
   }
   if (def.type === "TSEnumName") return def.node;
   return undefined;
@@ -284,6 +285,49 @@ export function returnedExpression(sourceCode: SourceCode, callee: TSESTree.Iden
   const rest = body.body.filter((st) => st.type !== "VariableDeclaration");
   const only = rest[0];
   return rest.length === 1 && only?.type === "ReturnStatement" && only.argument ? only.argument : undefined;
+}
+
+/**
+ * Where a binding made by destructuring reads its value: the object and the property (`const { key: pubKey } =
+ * req.body` reads `req.body` . `key`). Only a flat pattern of a `const` (or a `let` never written again) with a static
+ * key; a default value, a nested pattern or a rest element is not one plain read.
+ */
+export function destructuredFrom(
+  sourceCode: SourceCode,
+  id: TSESTree.Identifier,
+): { object: Node; property: string } | undefined {
+  const variable = findVariable(sourceCode, id);
+  const def = variable?.defs[0];
+  if (!variable || !def || variable.defs.length !== 1 || def.type !== "Variable") return undefined;
+  const decl = def.node;
+  if (decl.id.type !== "ObjectPattern" || !decl.init) return undefined;
+  if (def.parent.kind !== "const" && variable.references.filter((r) => r.isWrite()).length !== 1) return undefined;
+  const prop = def.name.parent;
+  if (prop?.type !== "Property" || prop.parent !== decl.id || prop.value !== def.name) return undefined;
+  const property = keyName(prop.key, prop.computed);
+  return property === undefined ? undefined : { object: decl.init, property };
+}
+
+/**
+ * The value a `let` declared without one is given by its only write, when that write is a plain `x = value`
+ * statement (`let value; try { value = await redis.get(k) } catch {}`): every later read sees that value or nothing.
+ * A second write, a compound one (`x += 1`), a write in a loop header or by destructuring is not one value.
+ */
+function onlyAssignedValue(writes: Reference[]): Node | undefined {
+  if (writes.length !== 1) return undefined;
+  const target = writes[0]!.identifier as Node;
+  const assignment = target.parent;
+  if (assignment?.type !== "AssignmentExpression" || assignment.operator !== "=" || assignment.left !== target)
+    return undefined;
+  const statement = assignment.parent;
+  if (statement?.type !== "ExpressionStatement") return undefined;
+  // Only a write every later statement of the declaring block runs after (or after whose `try` failed): none under
+  // an `if`, a loop, a `switch` or a nested function, where a read could see the binding unassigned.
+  const declaring = (writes[0]!.resolved?.defs[0]?.parent as Node | undefined)?.parent;
+  for (let at: Node | undefined = statement.parent; at && at !== declaring; at = at.parent) {
+    if (at.type !== "BlockStatement" && at.type !== "TryStatement") return undefined;
+  }
+  return assignment.right;
 }
 
 /**

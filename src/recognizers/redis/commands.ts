@@ -15,6 +15,9 @@ export const COMMANDS: Record<string, KvCommand> = {
   unlink: "del",
   get: "get",
   getset: "set",
+  // SETEX key seconds value and PSETEX key ms value: a plain SET with its expiry before the value.
+  setex: "set",
+  psetex: "set",
   eval: "script",
   evalsha: "script",
   evalro: "script",
@@ -63,6 +66,8 @@ for (const name of [...Object.keys(COMMANDS), "call", "sendCommand", "send_comma
 for (const name of [
   "setNX",
   "getSet",
+  "setEx",
+  "pSetEx",
   "pExpire",
   "expireAt",
   "pExpireAt",

@@ -143,6 +143,24 @@ function commandOp(
       const options = object ? objectOptions(ctx, object) : tokenOptions(ctx, rest);
       const dialect = forced ?? options.dialect ?? fi.dialect;
       // GETSET swaps the value in and returns the one it replaced: a plain SET with no options to rewrite.
+      if (name === "setex" || name === "psetex") {
+        const [ttl, value] = [args[1], args[2]];
+        if (!ttl || !value) return undefined;
+        const amount = evaluate(ctx.sourceCode, ttl)?.value;
+        const ms = typeof amount === "number" ? amount * (name === "setex" ? 1000 : 1) : undefined;
+        const constant = constantOf(ctx, value);
+        return {
+          ...base,
+          dialect: forced ?? fi.dialect,
+          command,
+          nx: false,
+          ttl: "present",
+          ttlNode: ttl,
+          ...(ms !== undefined ? { ttlMs: ms } : {}),
+          valueNode: value,
+          ...(constant ? { constantValue: constant } : {}),
+        };
+      }
       if (name === "getset") {
         return {
           ...base,

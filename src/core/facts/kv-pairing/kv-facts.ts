@@ -12,7 +12,14 @@ import { sameKey } from "../../reading/keys.js";
 import { functionName, unitOf } from "../../reading/units.js";
 import { evaluate } from "../../reading/values.js";
 import { isMarker, sameTarget, namedLikeLock, releasesKey } from "./keys.js";
-import { checksHolder, tokenReadFromKey, comparedGet, comparedGetIn, checkedSet } from "./value-checks.js";
+import {
+  checksHolder,
+  tokenReadFromKey,
+  comparedGet,
+  comparedGetIn,
+  checkedSet,
+  absenceCheckedSet,
+} from "./value-checks.js";
 import { findSemaphores } from "./semaphores.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -108,11 +115,14 @@ export function buildKvFacts(
   for (const o of direct) if (o.command === "get") gets.set(o.node, o);
   // A set-if-absent written in JavaScript: a plain SET of a key no NX takes, after a check that turns away a holder
   // other than the one it stores (`if (prev && prev !== owner) throw …; await cache.set(key, owner)`).
+  // Or one taken where a GET found the key empty, of a key the module releases only after comparing its holder.
   const checked = new Map<KvOp, KvOp>();
   if (gets.size > 0) {
+    const dels = direct.filter((o) => o.command === "del" || o.command === "script");
     for (const o of direct) {
       if (o.command !== "set" || o.nx || nxAcquires.some((a) => sameTarget(a, o))) continue;
-      const get = checkedSet(sourceCode, o, gets, vocabulary);
+      const get =
+        checkedSet(sourceCode, o, gets, vocabulary) ?? absenceCheckedSet(sourceCode, o, gets, dels, vocabulary);
       if (get) checked.set(o, get);
     }
   }

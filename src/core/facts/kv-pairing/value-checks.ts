@@ -228,3 +228,81 @@ export function checkedSet(
   }
   return undefined;
 }
+
+/** The GET a test asks only "is the key empty?" of, where the guarded code runs: `!v`, `v == null`, or `v` past an exit. */
+function absenceTested(sourceCode: SourceCode, test: Node, negated: boolean, gets: Map<Node, KvOp>): KvOp | undefined {
+  const u = unwrap(test);
+  if (u.type === "UnaryExpression" && u.operator === "!") return absenceTested(sourceCode, u.argument, !negated, gets);
+  if (u.type === "BinaryExpression" && /^[!=]==?$/.test(u.operator) && u.left.type !== "PrivateIdentifier") {
+    const empty = (n: Node) => {
+      const e = unwrap(n);
+      return (e.type === "Literal" && e.value === null) || (e.type === "Identifier" && e.name === "undefined");
+    };
+    const read = empty(u.right) ? u.left : empty(u.left) ? u.right : undefined;
+    const equal = u.operator.startsWith("=");
+    return read && equal !== negated ? getRead(sourceCode, read, gets) : undefined;
+  }
+  // `if (v) return;` before the SET, or `if (!v) { … }` around it.
+  return negated ? getRead(sourceCode, u, gets) : undefined;
+}
+
+/**
+ * A release that compares the key's value with a holder first: a compare-and-delete script, or a DEL under a test
+ * that compares the value a GET of the key read with something that is not a constant (`if (value === id) del`).
+ */
+export function ownerCompared(
+  sourceCode: SourceCode,
+  del: KvOp,
+  gets: Map<Node, KvOp>,
+  vocabulary: ResolvedVocabulary,
+): boolean {
+  if (del.command === "script") return del.script === "compare-and-delete";
+  if (del.command !== "del") return false;
+  return guardsOf(sourceCode, del.node, vocabulary).some((guard) => {
+    let compares = false;
+    const visit = (n: Node): void => {
+      const u = unwrap(n);
+      if (u.type === "LogicalExpression") return (visit(u.left), visit(u.right));
+      if (u.type === "UnaryExpression" && u.operator === "!") return visit(u.argument);
+      if (u.type !== "BinaryExpression" || !/^[!=]==?$/.test(u.operator) || u.left.type === "PrivateIdentifier") return;
+      const [l, r] = [unwrap(u.left), unwrap(u.right)];
+      for (const [read, other] of [
+        [l, r],
+        [r, l],
+      ] as const) {
+        const get = getRead(sourceCode, read, gets);
+        if (
+          get &&
+          sameTarget(get, del) &&
+          other.type !== "Literal" &&
+          !(other.type === "Identifier" && other.name === "undefined")
+        )
+          compares = true;
+      }
+    };
+    visit(guard.test);
+    return compares;
+  });
+}
+
+/**
+ * The GET a plain SET is taken after when the test on the way only asks whether the key is empty (`if (!held) await
+ * redis.set(key, token)`). A cache filled on a miss is written the same way, so the SET is a lock's acquire only when
+ * the module also releases the key after comparing its value with a holder (`releases`, read by `ownerCompared`):
+ * only a lock has an owner to compare. What it stores must be a value of its own, not a constant.
+ */
+export function absenceCheckedSet(
+  sourceCode: SourceCode,
+  op: KvOp,
+  gets: Map<Node, KvOp>,
+  releases: readonly KvOp[],
+  vocabulary: ResolvedVocabulary,
+): KvOp | undefined {
+  if (op.constantValue !== undefined || !op.valueNode || builtInCollection(sourceCode, op.node)) return undefined;
+  if (!releases.some((d) => sameTarget(d, op) && ownerCompared(sourceCode, d, gets, vocabulary))) return undefined;
+  for (const guard of guardsOf(sourceCode, op.node, vocabulary)) {
+    const get = absenceTested(sourceCode, guard.test, guard.negated, gets);
+    if (get && sameTarget(get, op) && get.node.range[1] < op.node.range[0]) return get;
+  }
+  return undefined;
+}
