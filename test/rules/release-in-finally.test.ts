@@ -1719,6 +1719,39 @@ const MAP_FIELD_FIXED = `export class Importer {
 }
 `;
 
+// Taken in the `else` of the test that finds it held: the branch that runs when it is clear (a hand-written render
+// queue whose waiters park in the other branch; a print guard that only logs a repeat).
+const ELSE_FLAG = `export class RenderQueue {
+  locked = false;
+  waiting = [];
+
+  async render(job) {
+    if (this.locked) {
+      await new Promise((resolve) => this.waiting.push(resolve));
+      return this.render(job);
+    } else {
+      this.locked = true;
+      await job.draw();
+      this.locked = false;
+      this.waiting.shift()?.();
+    }
+  }
+}
+`;
+const ELSE_TABLE = `const printing = new Set();
+
+export async function printLabel(orderId) {
+  if (printing.has(orderId)) {
+    console.info("label already printing", orderId);
+  } else {
+    printing.add(orderId);
+    const label = await renderLabel(orderId);
+    await sendToPrinter(label);
+    printing.delete(orderId);
+  }
+}
+`;
+
 ruleTester.run("release-in-finally (in-process tables)", rule, {
   valid: [
     { name: "table: released in finally", code: SET_GUARD_FIXED, languageOptions: javascript },
@@ -1795,6 +1828,69 @@ export async function onMessage(id) {
           'return "gone"',
           "this.running.delete(feedId)",
           MAP_FIELD_FIXED,
+        ),
+      ],
+    },
+    {
+      name: "table: the caller turned away awaits its reply before leaving; the taker still releases only on success",
+      code: SET_GUARD.replace(
+        "if (syncing.has(id)) return;",
+        "if (syncing.has(id)) {\n    return await notifyBusy(id);\n  }",
+      ),
+      languageOptions: javascript,
+      errors: [
+        missed(
+          SET_GUARD.replace(
+            "if (syncing.has(id)) return;",
+            "if (syncing.has(id)) {\n    return await notifyBusy(id);\n  }",
+          ),
+          "missedOnRejection",
+          TABLE("syncing"),
+          "syncing.add(id)",
+          "await fetchRemote(id)",
+          "syncing.delete(id)",
+          SET_GUARD_FIXED.replace(
+            "if (syncing.has(id)) return;",
+            "if (syncing.has(id)) {\n    return await notifyBusy(id);\n  }",
+          ),
+        ),
+      ],
+    },
+    {
+      name: "table: an entry taken in the else of its presence test",
+      code: ELSE_TABLE,
+      languageOptions: javascript,
+      errors: [
+        missed(
+          ELSE_TABLE,
+          "missedOnRejection",
+          TABLE("printing"),
+          "printing.add(orderId)",
+          "await renderLabel(orderId)",
+          "printing.delete(orderId)",
+          ELSE_TABLE.replace(
+            "    const label = await renderLabel(orderId);\n    await sendToPrinter(label);\n    printing.delete(orderId);\n",
+            "    try {\n      const label = await renderLabel(orderId);\n      await sendToPrinter(label);\n    } finally {\n      printing.delete(orderId);\n    }\n",
+          ),
+        ),
+      ],
+    },
+    {
+      name: "flag: a guard taken in the else of the test that finds it held",
+      code: ELSE_FLAG,
+      languageOptions: javascript,
+      errors: [
+        missed(
+          ELSE_FLAG,
+          "missedOnRejection",
+          GUARD("this.locked"),
+          "this.locked = true",
+          "await job.draw()",
+          "this.locked = false",
+          ELSE_FLAG.replace(
+            "      await job.draw();\n      this.locked = false;\n",
+            "      try {\n        await job.draw();\n      } finally {\n        this.locked = false;\n      }\n",
+          ),
         ),
       ],
     },

@@ -181,8 +181,23 @@ function presenceTest(
       if (!stmt || contains(stmt.test, set.node)) continue;
       const leaves =
         exits(stmt.consequent) && stmt.range[1] <= set.node.range[0] && !returnsFound(sourceCode, stmt.consequent, own);
-      const negated = unwrap(stmt.test).type === "UnaryExpression" && contains(stmt.consequent, set.node);
-      if ((leaves || negated) && !waitsBetween(fn, stmt.range[0], set.node.range[0])) return stmt;
+      // `if (!locks.has(key)) { … set … }`, or the `else` of `if (locks.has(key)) { … }`.
+      const negated =
+        (unwrap(stmt.test).type === "UnaryExpression" && contains(stmt.consequent, set.node)) ||
+        (unwrap(stmt.test).type !== "UnaryExpression" && contains(stmt.alternate, set.node));
+      // No wait between the test and the set on the path that reaches the set: an `await` in the branch that leaves
+      // (`if (busy.has(id)) { return await reply("busy") }`) is the turned-away caller's, not the taker's.
+      const from = leaves
+        ? stmt.consequent.range[1]
+        : contains(stmt.alternate, set.node)
+          ? stmt.alternate!.range[0]
+          : stmt.range[0];
+      if (
+        (leaves || negated) &&
+        !waitsBetween(fn, stmt.test.range[0], stmt.test.range[1]) &&
+        !waitsBetween(fn, from, set.node.range[0])
+      )
+        return stmt;
     }
   }
   return waitLoop(set, own);

@@ -200,7 +200,10 @@ function flagTarget(sourceCode: SourceCode, node: Node): { key: Variable | strin
   return undefined;
 }
 
-/** `if (running) return;` before the assignment, or the assignment inside `if (!running) { … }`. */
+/**
+ * `if (running) return;` before the assignment, or the assignment inside `if (!running) { … }`, or in the `else` of
+ * `if (running) { … }` (the branch taken when the flag is found clear, whatever the other branch does: waits, queues).
+ */
 function isGuarded(
   sourceCode: SourceCode,
   assignment: TSESTree.AssignmentExpression,
@@ -223,7 +226,7 @@ function isGuarded(
     return found;
   };
   for (let child: Node = assignment, p: Node | undefined = assignment.parent; p && p !== fn; child = p, p = p.parent) {
-    if (p.type === "IfStatement" && p.consequent === child && reads(p.test)) return true;
+    if (p.type === "IfStatement" && (p.consequent === child || p.alternate === child) && reads(p.test)) return true;
     const list = p.type === "BlockStatement" || p.type === "Program" ? p.body : undefined;
     if (!list) continue;
     for (const s of list) {
