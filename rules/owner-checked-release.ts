@@ -9,7 +9,7 @@ import { findVariable, unwrap, variableAt } from "../src/core/reading/values.js"
 import { getVocabulary } from "../src/core/model/settings.js";
 import { formatValue } from "../src/core/model/names.js";
 import { alsoAt, throughHelper } from "../src/rule-kit/messages.js";
-import { describeRowRelease } from "../src/core/model/describe.js";
+import { describeRowFilter, describeRowRelease } from "../src/core/model/describe.js";
 
 function commandName(op: KvOp): string {
   return (op.command === "script" ? "script" : "DEL") + throughHelper(op);
@@ -73,6 +73,8 @@ export default createRule({
         "Q3 (is the release race-safe?): this {{operation}} releases the {{lock}} (taken at line {{acquireLine}}) by {{filter}} alone, without checking that this holder still owns it. The lock {{expires}} (line {{expiryLine}}), so a holder that outlived it frees the row another worker holds now. Release only this holder's row: add its owner or token column, or the lease value it stamped, to the filter.",
       rowReleaseVia:
         "Q3 (is the release race-safe?): this call releases the {{lock}} through `{{helper}}` ({{where}}), which {{how}} it by {{filter}} alone, without checking that this holder still owns it. The lock changes hands once it looks stale (taken at line {{acquireLine}} there), so a holder that outlived it frees the row another worker holds now. Pass this holder's owner or token to the helper, and release only the row that still carries it.",
+      leaseRelease:
+        "Q3 (is the release race-safe?): this {{operation}} frees the {{model}} row by {{filter}} alone, clearing {{owner}} without checking that this holder still owns the row. The module renews the row's lease ({{lease}}) only while {{owner}} names its holder (line {{heartbeatLine}}), so the lease runs out when a holder stalls and another worker takes the row; a holder that outlived its lease then frees that worker's row. Release only this holder's row: add {{owner}} = this holder's id to the filter.",
       tableReleaseAfterWait:
         "Q3 (is the release race-safe?): this delete frees an entry of the in-process lock table `{{table}}` (taken at line {{acquireLine}}) by its key alone, without checking that the entry is still this holder's. Callers that waited for a holder (line {{waitLine}}) take the key without testing it again, so two can hold it at once, and the first to finish deletes the other's entry: a third caller gets in while it still works. Delete only the entry this holder set: `if ({{table}}.get(key) === entry) {{table}}.delete(key)`.",
       tableRelease:
@@ -294,6 +296,24 @@ export default createRule({
                   : sweeper.write.node
               ).loc.start.line,
             ),
+          },
+        });
+      }
+      // A lease the module renews by owner, claimed where the module does not show (an RPC, another module): its
+      // releases by identity alone.
+      for (const release of facts.ownedLeaseReleases) {
+        if (seen.has(release.write.node)) continue;
+        seen.add(release.write.node);
+        context.report({
+          node: release.write.node,
+          messageId: "leaseRelease",
+          data: {
+            operation: release.write.effect === "delete" ? "delete" : "write",
+            model: release.write.model,
+            filter: describeRowFilter(release.write.filter),
+            owner: release.ownerField,
+            lease: release.leaseField,
+            heartbeatLine: String(release.heartbeat.node.loc.start.line),
           },
         });
       }

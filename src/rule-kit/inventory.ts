@@ -119,6 +119,7 @@ const EMPTY_FACTS: LockFacts = {
   holderWrites: [],
   untakenReleases: [],
   rowReleases: [],
+  ownedLeaseReleases: [],
   keyDerivedHolders: [],
   heldEffects: [],
   renewals: [],

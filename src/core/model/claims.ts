@@ -154,6 +154,17 @@ export interface RowRelease {
   readonly ownerChecked: boolean;
 }
 
+/** A release of a row whose lease the module renews by owner, made without naming the owner. */
+export interface OwnedLeaseRelease {
+  readonly write: StateWrite;
+  /** The renewal that shows the lease and its owner column. */
+  readonly heartbeat: StateWrite;
+  /** The owner column, as the heartbeat's filter names it. */
+  readonly ownerField: string;
+  /** The lease column the heartbeat moves. */
+  readonly leaseField: string;
+}
+
 export type RecoveryFlaw = "check-in-js" | "missing-status" | "missing-time";
 
 export interface Recovery {

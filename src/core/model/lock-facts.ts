@@ -8,6 +8,7 @@ import type {
   Claim,
   HolderWrite,
   KeyDerivedHolder,
+  OwnedLeaseRelease,
   Recovery,
   RowRelease,
   StaleScan,
@@ -42,6 +43,12 @@ export interface LockFacts {
   readonly untakenReleases: readonly UntakenRelease[];
   /** Q3: the releases of lock rows (inserted under a unique key, or leased), owner-checked or not. */
   readonly rowReleases: readonly RowRelease[];
+  /**
+   * Q3: releases of rows whose lease the module renews only while the owner column names the holder, where the
+   * module shows no claim of the table (the claim is an RPC, a SQL function, another module's): the write clears the
+   * owner by the row's identity alone (facts/pairing/owned-leases.ts).
+   */
+  readonly ownedLeaseReleases: readonly OwnedLeaseRelease[];
   /**
    * Q3: lock rows and leases taken where the row is free or already the caller's own (`OR holder =
    * EXCLUDED.holder`), whose holder is made from the lock's own key (`lock_key = 'lock:' || user`, `holder = user`):

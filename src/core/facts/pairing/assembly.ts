@@ -35,6 +35,7 @@ import { beforeAnyWait, holdingIn } from "./holding.js";
 import { workedOffInBulk, findClaims } from "./claims.js";
 import { findBornClaims } from "./state-claims.js";
 import { clears } from "./leases.js";
+import { findOwnedLeaseReleases } from "./owned-leases.js";
 import { findStaleScans } from "./stale-scans.js";
 import { type Classified, classifyAgainst } from "./classification.js";
 import { buildForeignRecoveries, lockKeyText } from "./foreign-recoveries.js";
@@ -187,6 +188,7 @@ export function buildFacts(
       return exit ? [{ claim: h.claim, release: h.write, exit }] : [];
     }),
     rowReleases: classified.releases,
+    ownedLeaseReleases: findOwnedLeaseReleases(mod.writes, claims, vocabulary),
     keyDerivedHolders: keyDerivedHolders(sourceCode, claims, vocabulary),
     renewals: buildRenewals(
       sourceCode,
