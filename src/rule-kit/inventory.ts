@@ -32,7 +32,7 @@ import { editorImportedHelpers, readsImports, type ModuleReading, type ReadModul
 import { extendVocabulary, getVocabulary, type Vocabulary } from "../core/model/settings.js";
 import { lockEvidence, type Evidence } from "../core/model/evidence.js";
 import { receiverTypes, type ReceiverTypes } from "../core/reading/types.js";
-import { unwrap } from "../core/reading/values.js";
+import { boundMethod, keyName, unwrap } from "../core/reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Context = Readonly<TSESLint.RuleContext<string, readonly unknown[]>>;
@@ -159,23 +159,54 @@ export function collectAccesses(
     for (const name of recognizer.prepare?.(calls, ctx) ?? [])
       learnt.set(name, [...(learnt.get(name) ?? []), recognizer]);
   }
+  // Methods held bound to their receiver (`const setnx = promisify(client.setnx).bind(client)`), in a module that
+  // binds any: their calls are read as the method's.
+  const binds = /\.bind\s*\(|promisify\s*\(/.test(sourceCode.text);
   for (const call of calls) {
-    const method = calleeMethod(call);
+    let method = calleeMethod(call);
     const fn = method === undefined ? calleeFunction(call) : undefined;
     if (method === undefined && fn === undefined) continue;
+    let view = call;
+    if (method === undefined && binds && !byFunction.has(fn!)) {
+      const member = boundMethod(sourceCode, unwrap(call.callee) as TSESTree.Identifier);
+      const name = member && keyName(member.property, member.computed);
+      if (member && name !== undefined && byMethod.has(name)) {
+        view = boundView(call, member);
+        method = name;
+      }
+    }
     const candidates = method === undefined ? byFunction.get(fn!) : (byMethod.get(method) ?? learnt.get(method));
     for (const recognizer of candidates ?? []) {
-      const access = recognizer.recognize(call, ctx);
+      const access = recognizer.recognize(view, ctx);
       // Type-aware mode: a receiver the checker proves is not this store's client is not its access.
-      if (access && recognizer.packages && types?.verdict(recognizer.packages, call, recognizer.store) === "other")
+      if (access && recognizer.packages && types?.verdict(recognizer.packages, view, recognizer.store) === "other")
         continue;
       if (access) {
-        accesses.push(access);
+        accesses.push(view === call ? access : throughBinding(access, call));
         break;
       }
     }
   }
   return accesses;
+}
+
+/**
+ * A call of a bound method as the recognizers read it: the call with the method's member as its callee. The view is
+ * read, never reported: its access is given back the real call (`throughBinding`).
+ */
+function boundView(call: TSESTree.CallExpression, member: TSESTree.MemberExpression): TSESTree.CallExpression {
+  return { ...call, callee: member };
+}
+
+/**
+ * The access a bound method's call makes, pointed at the call itself. What a recognizer would rewrite is dropped: its
+ * edits address the method's member where the binding was made, not this call.
+ */
+function throughBinding(access: StateAccess, call: TSESTree.CallExpression): StateAccess {
+  const out: Record<string, unknown> = { ...access, node: call };
+  if ("loc" in access) out["loc"] = call.loc;
+  for (const key of ["edits", "addPredicate", "recoveryWrite", "staleRowsDelete"]) delete out[key];
+  return out as unknown as StateAccess;
 }
 
 /** What the recognizers add to the model's text evidence (core/model/evidence.ts). */
@@ -452,7 +483,7 @@ export function mayHoldLocks(text: string): boolean {
     const tags = [...taggedRecognizers.keys()].map(escape).join("|");
     candidateText = new RegExp(
       // `.update(`, `?.update(`, `.update<T>(`, `["update"](`, `writeFile(`, sql`…`, `running = true`
-      `(?:^|[^\\w$])(?:${methods})\\s*(?:\\?\\.\\s*)?[(<]|\\[\\s*["'\`](?:${methods})["'\`]\\s*\\]|(?:^|[^\\w$])(?:${tags})\\s*(?:<[^>]*>\\s*)?\`|[^=!<>]=\\s*(?:true|false)\\b`,
+      `(?:^|[^\\w$])(?:${methods})\\s*(?:\\?\\.\\s*)?[(<]|\\.(?:${methods})\\s*\\)?\\s*\\.\\s*bind\\s*\\(|\\[\\s*["'\`](?:${methods})["'\`]\\s*\\]|(?:^|[^\\w$])(?:${tags})\\s*(?:<[^>]*>\\s*)?\`|[^=!<>]=\\s*(?:true|false)\\b`,
     );
   }
   return candidateText.test(text);

@@ -294,6 +294,10 @@ describe("skipping modules with no candidate call", () => {
     expect(mayHoldLocks("await sql`UPDATE jobs SET status = 'RUNNING'`")).toBe(true);
     expect(mayHoldLocks("if (running) return; running = true;")).toBe(true);
     expect(mayHoldLocks("if (running === true) return;")).toBe(false);
+    // commands held bound to their client are called by another name
+    expect(mayHoldLocks("const setnxAsync = promisify(client.setnx).bind(client);")).toBe(true);
+    expect(mayHoldLocks("const pexpire = redisClient.pExpire.bind(redisClient);")).toBe(true);
+    expect(mayHoldLocks("const render = view.render.bind(view);")).toBe(false);
   });
 });
 

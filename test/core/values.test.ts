@@ -1,7 +1,13 @@
 import { Linter } from "eslint";
 import { describe, expect, it } from "vitest";
 import type { Node, StaticValue } from "../../src/core/model/accesses.js";
-import { definitionOf, destructuredFrom, evaluate, evaluateNumber } from "../../src/core/reading/values.js";
+import {
+  boundMethod,
+  definitionOf,
+  destructuredFrom,
+  evaluate,
+  evaluateNumber,
+} from "../../src/core/reading/values.js";
 import { normalizeModel, sameValue } from "../../src/core/model/names.js";
 import { isClockReading } from "../../src/core/reading/clock.js";
 import { probeWith } from "./probe.js";
@@ -353,5 +359,32 @@ describe("evaluateNumber", () => {
       probe(ttlFromConfig * 1000);
       probe(1 / 0);`;
     expect(numbers(code)).toEqual([7_776_000, 299_999, Number.MAX_SAFE_INTEGER, -5, undefined, undefined]);
+  });
+});
+
+describe("boundMethod", () => {
+  const members = (code: string) =>
+    probeWith(code, true, (sourceCode, node) => {
+      const m = node.type === "Identifier" ? boundMethod(sourceCode, node) : undefined;
+      return m ? sourceCode.getText(m) : "unknown";
+    });
+
+  it("reads a method bound to its own receiver, promisified before or after the bind", () => {
+    const code = `const util = require("util");
+const a = client.setnx.bind(client);
+const b = util.promisify(client.del).bind(client);
+const c = promisify(this.redis.get.bind(this.redis));
+probe(a); probe(b); probe(c);`;
+    expect(members(code)).toEqual(["client.setnx", "client.del", "this.redis.get"]);
+  });
+
+  it("knows nothing of a method bound to another receiver, taken off its object, or a name written again", () => {
+    const code = `const a = client.setnx.bind(other);
+const { del } = client;
+const b = promisify(client.get);
+let c = client.set.bind(client);
+c = () => 1;
+probe(a); probe(del); probe(b); probe(c);`;
+    expect(members(code)).toEqual(["unknown", "unknown", "unknown", "unknown"]);
   });
 });

@@ -1012,6 +1012,39 @@ export async function acquireLock(id: string) {
     },
     // ---- separateExpire ----------------------------------------------------------------------------------
     {
+      // commands held bound to their client (\`promisify(client.setnx).bind(client)\`, \`client.expire.bind(client)\`)
+      // send what the client's own calls send; no rewrite is offered at a call of a bound name
+      name: "a SETNX and its EXPIRE sent through bound and promisified methods",
+      code: `const { promisify } = require("util");
+const { client } = require("./redis");
+
+const setnx = promisify(client.setnx).bind(client);
+const expire = client.expire.bind(client);
+const del = promisify(client.del.bind(client));
+
+async function holdSeat(seatId, work) {
+  const key = \`seat-lock:\${seatId}\`;
+  if ((await setnx(key, "1")) !== 1) return false;
+  await work();
+  await expire(key, 30);
+  await del(key);
+  return true;
+}
+
+module.exports = { holdSeat };`,
+      languageOptions: javascript,
+      errors: [
+        separateSuggested(
+          10,
+          14,
+          "SETNX",
+          '"seat-lock:*"',
+          { expireCommand: "EXPIRE", unit: "EX", ttl: "30", expireLine: 12 },
+          null,
+        ),
+      ],
+    },
+    {
       // a take-over that compares the value with a token, not with the clock, frees no dead holder's lock: the
       // separate EXPIRE is still the wedge
       code: `export async function lockFor(redis: Redis, key: string, token: string) {

@@ -482,6 +482,54 @@ export function callbackValueOf(sourceCode: SourceCode, id: TSESTree.Identifier)
   return call?.type === "CallExpression" && call.arguments[call.arguments.length - 1] === arg ? call : undefined;
 }
 
+/** `fn.bind(receiver)`: the function and the receiver it is bound to. */
+function bindOf(node: Node): { fn: Node; receiver: Node } | undefined {
+  const n = unwrap(node);
+  if (n.type !== "CallExpression" || n.arguments.length !== 1) return undefined;
+  const callee = unwrap(n.callee);
+  if (callee.type !== "MemberExpression" || keyName(callee.property, callee.computed) !== "bind") return undefined;
+  const receiver = n.arguments[0]!;
+  return receiver.type === "SpreadElement" ? undefined : { fn: callee.object, receiver };
+}
+
+/** `promisify(fn)` or `util.promisify(fn)`: the function it wraps. */
+function promisified(node: Node): Node | undefined {
+  const n = unwrap(node);
+  if (n.type !== "CallExpression" || n.arguments.length !== 1 || n.arguments[0]!.type === "SpreadElement")
+    return undefined;
+  const callee = unwrap(n.callee);
+  const name =
+    callee.type === "Identifier"
+      ? callee.name
+      : callee.type === "MemberExpression"
+        ? keyName(callee.property, callee.computed)
+        : undefined;
+  return name === "promisify" ? n.arguments[0] : undefined;
+}
+
+/**
+ * The method a name holds when it holds one bound to its own receiver, so that `f(args)` sends what `x.m(args)`
+ * sends: `const f = x.m.bind(x)`, `promisify(x.m).bind(x)`, `promisify(x.m.bind(x))` (node's `util.promisify` calls
+ * the method with a callback on the receiver it was bound to). The member expression `x.m` is returned; a method
+ * bound to another receiver, or taken off its object without one (`const { m } = x`), is not the receiver's call.
+ */
+export function boundMethod(
+  sourceCode: SourceCode,
+  callee: TSESTree.Identifier,
+): TSESTree.MemberExpression | undefined {
+  const init = getConstInit(sourceCode, callee);
+  if (!init || init.type === "TSEnumDeclaration") return undefined;
+  const bound = bindOf(init);
+  // promisify(x.m).bind(x), or x.m.bind(x)
+  const fn = bound ? (promisified(bound.fn) ?? bound.fn) : undefined;
+  // promisify(x.m.bind(x))
+  const inner = !bound ? bindOf(promisified(init) ?? init) : undefined;
+  const member = unwrap(fn ?? inner?.fn ?? init);
+  const receiver = bound?.receiver ?? inner?.receiver;
+  if (member.type !== "MemberExpression" || !receiver) return undefined;
+  return sourceCode.getText(unwrap(member.object)) === sourceCode.getText(unwrap(receiver)) ? member : undefined;
+}
+
 /** A callback as it is passed: the function itself, or its `.bind(this)` (`function (err, id) { … }.bind(this)`). */
 export function boundCallback(fn: TSESTree.FunctionLike): Node {
   const member = fn.parent;
