@@ -1,6 +1,7 @@
 // Raw SQL text that cannot name a model is not handed to the parser (see SLOT_TABLE in src/core/languages/sql.ts).
 import { describe, expect, it } from "vitest";
 import { parseSql } from "../../src/core/languages/sql.js";
+import { translateSql } from "../../src/core/languages/sql/statements.js";
 
 describe("parseSql: a table known only at run time", () => {
   it.each([
@@ -23,5 +24,33 @@ describe("parseSql: a table known only at run time", () => {
     "update jobs set status = 'RUNNING' from batches where batches.id = jobs.batch_id and batches.owner = :__p0",
   ])("%s: still parsed", (text) => {
     expect(parseSql(text, false)?.ast["type"]).toBeDefined();
+  });
+});
+
+describe("translateSql: a CASE of fixed values", () => {
+  const assignment = (text: string, column: string) => {
+    const parsed = parseSql(text, false)!;
+    const statement = translateSql(parsed, () => undefined, parsed.ast as never)!;
+    return statement.assignments.find((a) => a.field === column)?.value;
+  };
+
+  it("reads the values a CASE with an ELSE picks from", () => {
+    expect(
+      assignment(
+        "UPDATE jobs SET status = CASE WHEN attempts >= 5 THEN 'failed' ELSE 'queued' END WHERE id = $1",
+        "status",
+      ),
+    ).toEqual({ kind: "other", choices: [{ value: "failed" }, { value: "queued" }] });
+  });
+
+  it("knows no choices for a CASE without an ELSE or with a branch that is not a fixed value", () => {
+    expect(
+      assignment("UPDATE jobs SET status = CASE WHEN attempts >= 5 THEN 'failed' END WHERE id = $1", "status"),
+    ).toEqual({
+      kind: "other",
+    });
+    expect(
+      assignment("UPDATE jobs SET run_at = CASE WHEN attempts >= 5 THEN run_at ELSE now() END WHERE id = $1", "run_at"),
+    ).toEqual({ kind: "other" });
   });
 });

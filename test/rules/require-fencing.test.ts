@@ -1348,6 +1348,24 @@ export async function compact(shardId: string) {
 
 ruleTester.run("require-fencing: tokens, take-overs and object-storage writes", rule, {
   valid: [
+    // a CASE that may keep the claimed value is not a move off it
+    {
+      code: `export async function claimNext(pool, worker) {
+  const { rows } = await pool.query(
+    "UPDATE jobs SET status = 'running', locked_by = $1, locked_at = now() WHERE id = (SELECT id FROM jobs WHERE status = 'queued' OR (status = 'running' AND locked_at < now() - interval '10 minutes') ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING *",
+    [worker],
+  );
+  return rows[0];
+}
+
+export async function giveUp(pool, id, error) {
+  await pool.query(
+    "UPDATE jobs SET status = CASE WHEN attempts >= 5 THEN 'failed' ELSE 'running' END, last_error = $2, locked_by = NULL WHERE id = $1",
+    [id, error],
+  );
+}`,
+      languageOptions: javascript,
+    },
     // a lease claim that takes over stale holders: results and completion check the owner it stamped
     `const workerId = crypto.randomUUID();
 async function render(jobId: string, staleBefore: Date) {
@@ -1563,6 +1581,43 @@ export async function settle(invoiceId: string) {
 }`,
   ],
   invalid: [
+    {
+      // SQL's CASE of fixed values: a give-up that puts the job back or fails it moves it off the claimed state either
+      // way, by id alone, after a claim that takes over stale rows
+      code: `export async function claimNext(pool, worker) {
+  const { rows } = await pool.query(
+    "UPDATE jobs SET status = 'running', locked_by = $1, locked_at = now() WHERE id = (SELECT id FROM jobs WHERE status = 'queued' OR (status = 'running' AND locked_at < now() - interval '10 minutes') ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING *",
+    [worker],
+  );
+  return rows[0];
+}
+
+export async function giveUp(pool, id, error) {
+  await pool.query(
+    "UPDATE jobs SET status = CASE WHEN attempts >= 5 THEN 'failed' ELSE 'queued' END, last_error = $2, locked_by = NULL WHERE id = $1",
+    [id, error],
+  );
+}`,
+      languageOptions: javascript,
+      errors: [
+        {
+          messageId: "takeoverWrite",
+          line: 10,
+          column: 9,
+          data: {
+            alsoAtLine: "",
+            model: "jobs",
+            field: "status",
+            value: "running",
+            claimLine: "2",
+            tokenField: "locked_by",
+            effect: "moves the claimed jobs row to another state",
+            result: "status",
+          },
+          suggestions: [],
+        },
+      ],
+    },
     {
       // a lease claim with a take-over branch stamps lockedBy: the completion checks only the status
       code: code.leaseStatusOnly,

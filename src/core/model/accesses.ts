@@ -34,9 +34,15 @@ export type Condition =
   | Predicate
   | { readonly kind: "opaque"; readonly node: Node };
 
-/** What a write stores in one field. `now` is a clock reading (`new Date()`), `other` an increment or unknown expression. */
+/**
+ * What a write stores in one field. `now` is a clock reading (`new Date()`), `other` an increment or unknown
+ * expression; `choices`, when the expression picks one of fixed values by a condition the code cannot know (SQL
+ * `CASE WHEN … THEN 'failed' ELSE 'pending' END`).
+ */
 export type AssignedValue =
-  { readonly kind: "static"; readonly value: StaticValue } | { readonly kind: "now" } | { readonly kind: "other" };
+  | { readonly kind: "static"; readonly value: StaticValue }
+  | { readonly kind: "now" }
+  | { readonly kind: "other"; readonly choices?: readonly StaticValue[] };
 
 export interface Assignment {
   readonly field: string;

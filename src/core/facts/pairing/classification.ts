@@ -122,7 +122,8 @@ function ageCheckOf(mod: Module, write: StateWrite, claim: Claim, scans: readonl
 }
 
 /**
- * `status: ok ? "COMPLETED" : "FAILED"`: a write by id whose every choice moves the row off the claimed value is
+ * `status: ok ? "COMPLETED" : "FAILED"` (or SQL's `CASE … THEN 'failed' ELSE 'pending' END`): a write by id whose
+ * every choice moves the row off the claimed value is
  * the holder's (a completion either way). No choice is judged as a reset, so it is never read as a recovery.
  */
 function classifyChoice(
@@ -134,7 +135,9 @@ function classifyChoice(
   out: Classified,
 ): void {
   const { field, value } = claim.lock;
-  const choices = staticChoices(mod.sourceCode, assignment.valueNode);
+  const choices =
+    (assignment.value.kind === "other" ? assignment.value.choices : undefined) ??
+    staticChoices(mod.sourceCode, assignment.valueNode);
   if (!choices || choices.some((c) => sameValue(c, value))) return;
   if (branches.length === 0 || branches.every((b) => excludes(b, field, value))) return;
   if (!branches.every((b) => identityFields(b).some((f) => !sameField(f, field)))) return;

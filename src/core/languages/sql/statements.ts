@@ -39,6 +39,23 @@ function sqlLiteral(v: StaticValue): string {
   return v.value === null ? "NULL" : String(v.value).toUpperCase();
 }
 
+/**
+ * `CASE WHEN … THEN 'failed' ELSE 'pending' END`: the fixed values a CASE picks from, when every branch, the ELSE
+ * included, is one (a CASE without an ELSE may keep nothing: NULL).
+ */
+function caseChoices(e: Ast | undefined, ctx: Context): StaticValue[] | undefined {
+  if (!e || e["type"] !== "case" || !Array.isArray(e["args"])) return undefined;
+  const branches = e["args"] as Ast[];
+  if (!branches.some((b) => b["type"] === "else")) return undefined;
+  const out: StaticValue[] = [];
+  for (const b of branches) {
+    const v = valueOf(child(b, "result"), ctx);
+    if (v.kind !== "static") return undefined;
+    out.push(v.value);
+  }
+  return out;
+}
+
 function assigned(e: Ast | undefined, ctx: Context): Omit<SqlAssignment, "field"> {
   const v = valueOf(e, ctx);
   if (v.kind === "now") return { value: { kind: "now" } };
@@ -49,6 +66,8 @@ function assigned(e: Ast | undefined, ctx: Context): Omit<SqlAssignment, "field"
       ...(v.node ? { node: v.node } : {}),
     };
   }
+  const choices = caseChoices(e, ctx);
+  if (choices) return { value: { kind: "other", choices } };
   // A parameter whose value is known only at run time: the JS expression that gives it (`$2` of `[key, holder]`).
   return { value: { kind: "other" }, ...(v.kind === "unknown" && v.node ? { node: v.node } : {}) };
 }
