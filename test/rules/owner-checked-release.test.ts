@@ -2050,6 +2050,43 @@ export async function tryLock(name: string): Promise<boolean> {
       errors: [staleTakeover(8, 13, "`key`", 4, 6)],
     },
     {
+      // the same, the try-acquire tested where it is made: the throw leaves the try, and the finally deletes the key
+      name: "a try-acquire tested in the if that throws when it failed, inside the try",
+      code: LOSER_RELEASES.replace(
+        'const got = await redis.set("nightly:lock", token, "EX", 600, "NX");\n    if (!got) return;',
+        'if (!(await redis.set("nightly:lock", token, "EX", 600, "NX"))) {\n      throw new Error("busy");\n    }',
+      ),
+      errors: [
+        {
+          messageId: "releasedNotAcquired",
+          line: 10,
+          column: 11,
+          data: {
+            lock: "the lock `nightly:lock`",
+            acquireLine: "5",
+            exitKind: "throw",
+            exitLine: "6",
+            releaseLine: "10",
+          },
+        },
+        plainDelete(
+          10,
+          17,
+          releaseData("DEL", '"nightly:lock"', 5),
+          fixes(
+            "ioredis",
+            LOSER_RELEASES.replace(
+              'const got = await redis.set("nightly:lock", token, "EX", 600, "NX");\n    if (!got) return;',
+              'if (!(await redis.set("nightly:lock", token, "EX", 600, "NX"))) {\n      throw new Error("busy");\n    }',
+            ),
+            'del("nightly:lock")',
+            '"nightly:lock"',
+            "token",
+          ),
+        ),
+      ],
+    },
+    {
       // the caller that loses the race returns inside the try, and its finally deletes the winner's key at once
       name: "a try-acquire left early inside the try whose finally deletes the key",
       code: LOSER_RELEASES,

@@ -270,15 +270,22 @@ function releasedUntaken(
   // one taken before the check, when nobody holds it, releases nothing that matters. For a key, the test of what its
   // try-acquire returned (`if (!acquired) return`).
   const stored = kv ? resultDeclarator(c.acquire)?.id : undefined;
-  if (kv && stored?.type !== "Identifier") return undefined;
-  const name = kv ? (stored as TSESTree.Identifier).name : c.name.replace(/^this\./, "");
+  // A try-acquire tested where it is made (`if (!(await redis.set(key, v, "PX", ttl, "NX"))) throw …`) or kept in a
+  // variable first.
+  const inline = kv && !stored ? inlineTest(c.acquire) : undefined;
+  if (kv && stored?.type !== "Identifier" && !inline) return undefined;
+  const name = kv && stored ? (stored as TSESTree.Identifier).name : c.name.replace(/^this\./, "");
   for (const t of tries) {
     if (!within(c.acquire, t.block) || !t.finalizer) continue;
     const release = c.releases.find((r) => within(r, t.finalizer));
     if (!release) continue;
-    const exit = kv
-      ? exitWhenNotTaken(sourceCode, t.block, c.acquire, name)
-      : exitWhenHeld(sourceCode, t.block, c.acquire, name);
+    const exit = inline
+      ? within(inline, t.block)
+        ? exitOf(inline)
+        : undefined
+      : kv
+        ? exitWhenNotTaken(sourceCode, t.block, c.acquire, name)
+        : exitWhenHeld(sourceCode, t.block, c.acquire, name);
     if (exit) return { exit, release };
   }
   return undefined;
@@ -309,6 +316,37 @@ function exitWhenNotTaken(sourceCode: SourceCode, block: Node, acquire: Node, na
     return undefined;
   });
   return found;
+}
+
+/** The `return` or `throw` an `if` takes at once: its consequent, or the first statement of its block that is one. */
+function exitOf(stmt: TSESTree.IfStatement): Node | undefined {
+  const c = stmt.consequent;
+  if (c.type === "ReturnStatement" || c.type === "ThrowStatement") return c;
+  return c.type === "BlockStatement"
+    ? c.body.find((st) => st.type === "ReturnStatement" || st.type === "ThrowStatement")
+    : undefined;
+}
+
+/**
+ * The `if` that tests a try-acquire where it is made and is taken when it failed: `if (!(await acquire))`,
+ * `if ((await acquire) !== "OK")`, `if ((await acquire) === null)`.
+ */
+function inlineTest(acquire: Node): TSESTree.IfStatement | undefined {
+  let n: Node = acquire;
+  while (n.parent && (n.parent.type === "AwaitExpression" || n.parent.type === "TSAsExpression")) n = n.parent;
+  const p = n.parent;
+  const failed =
+    (p?.type === "UnaryExpression" && p.operator === "!") ||
+    (p?.type === "BinaryExpression" &&
+      ((/^!==?$/.test(p.operator) && isLiteralIn(p.left === n ? p.right : p.left, ["OK", 1, true])) ||
+        (/^===?$/.test(p.operator) && isLiteralIn(p.left === n ? p.right : p.left, [null, false, 0]))));
+  const stmt = failed ? p!.parent : undefined;
+  return stmt?.type === "IfStatement" && stmt.test === p && exitOf(stmt) ? stmt : undefined;
+}
+
+function isLiteralIn(node: Node, values: readonly (string | number | boolean | null)[]): boolean {
+  const u = unwrap(node);
+  return u.type === "Literal" && values.includes(u.value as string | number | boolean | null);
 }
 
 /** The variable an acquire's result is kept in: `const lock = await acquire(…)`, `lockValue = await acquire(…)`. */
