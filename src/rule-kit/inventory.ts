@@ -19,6 +19,7 @@ import { buildFacts } from "../core/facts/pairing/assembly.js";
 import type { UniqueKeyMap } from "../core/facts/pairing/module.js";
 import { PathRecorder } from "../core/reading/code-paths.js";
 import { buildHeldLocks } from "../core/facts/held-locks/analysis.js";
+import type { FlagWrite } from "../core/facts/held-locks/candidates.js";
 import { ignoredAcquireFailures } from "../core/facts/held-locks/ignored-acquire-failures.js";
 import { buildLockTables } from "../core/facts/lock-tables.js";
 import { unrecoveredImportedClaims } from "../core/facts/summary.js";
@@ -46,7 +47,7 @@ interface FileState {
   readonly calls: TSESTree.CallExpression[];
   readonly functions: TSESTree.FunctionLike[];
   /** `x = true` / `this.x = false`: in-process guards are made of these. */
-  readonly flags: TSESTree.AssignmentExpression[];
+  readonly flags: FlagWrite[];
   /** The code paths of the calls, awaits, returns and throws: recorded only where a held lock can be. */
   readonly paths: PathRecorder;
   /** The rule context facts are built with (the first rule's: settings and parser services are the file's). */
@@ -289,6 +290,13 @@ export function onLockFacts(
     },
     AssignmentExpression(node) {
       if (node.operator === "=" && node.right.type === "Literal" && typeof node.right.value === "boolean") {
+        state.flags.push(node);
+        paths.record(node);
+      }
+    },
+    UnaryExpression(node) {
+      // `delete inFlight[id]`: a flag kept per key, cleared (held-locks/candidates.ts `flagLocks`).
+      if (node.operator === "delete" && node.argument.type === "MemberExpression") {
         state.flags.push(node);
         paths.record(node);
       }

@@ -1896,3 +1896,180 @@ export async function onMessage(id) {
     },
   ],
 });
+
+// Flags kept per key in an object or an array that outlives the call: the keyed form of the boolean guard.
+const SLOT_GUARD = `const overlapping = [];
+export function schedule(tasks) {
+  tasks.forEach((task, slot) => {
+    cron.schedule(task.rule, async () => {
+      if (overlapping[slot]) return;
+      overlapping[slot] = true;
+      await task.run();
+      overlapping[slot] = false;
+    });
+  });
+}
+`;
+const SLOT_GUARD_FIXED = SLOT_GUARD.replace(
+  "      await task.run();\n      overlapping[slot] = false;\n",
+  "      try {\n        await task.run();\n      } finally {\n        overlapping[slot] = false;\n      }\n",
+);
+const RECORD_DELETE = `export class Payouts {
+  pending = {};
+  async pay(accountId) {
+    if (this.pending[accountId]) return "busy";
+    this.pending[accountId] = true;
+    const balance = await this.ledger.balance(accountId);
+    if (balance <= 0) return "nothing";
+    await this.bank.transfer(accountId, balance);
+    delete this.pending[accountId];
+    return "paid";
+  }
+}
+`;
+const RECORD_DELETE_FIXED = RECORD_DELETE.replace(
+  "    const balance = await this.ledger.balance(accountId);\n    if (balance <= 0) return \"nothing\";\n    await this.bank.transfer(accountId, balance);\n    delete this.pending[accountId];\n",
+  "    try {\n      const balance = await this.ledger.balance(accountId);\n      if (balance <= 0) return \"nothing\";\n      await this.bank.transfer(accountId, balance);\n    } finally {\n      delete this.pending[accountId];\n    }\n",
+);
+
+const STATE_FLAG = `const state = { uploading: false };
+export async function upload(file) {
+  if (state.uploading) return;
+  state.uploading = true;
+  if (!file.size) {
+    state.uploading = false;
+    return;
+  }
+  await put(file);
+  state.uploading = false;
+}
+`;
+
+ruleTester.run("release-in-finally (flags kept per key)", rule, {
+  valid: [
+    { name: "slot flag: cleared in finally", code: SLOT_GUARD_FIXED, languageOptions: javascript },
+    { name: "record flag: deleted in finally", code: RECORD_DELETE_FIXED, languageOptions: javascript },
+    {
+      name: "slot flag: a traversal's visited record made in the outer call guards nothing across calls",
+      code: `export async function walkTree(root) {
+  const visited = {};
+  async function visit(node) {
+    if (visited[node.id]) return;
+    visited[node.id] = true;
+    const children = await loadChildren(node.id);
+    for (const c of children) await visit(c);
+    visited[node.id] = false;
+  }
+  await visit(root);
+}
+`,
+      languageOptions: javascript,
+    },
+    {
+      name: "slot flag: a dedupe record that is never cleared is no lock",
+      code: `const seen = {};
+export async function onEvent(e) {
+  if (seen[e.id]) return;
+  seen[e.id] = true;
+  await handle(e);
+}
+`,
+      languageOptions: javascript,
+    },
+    {
+      name: "slot flag: a feature switch set and cleared without a test that turns callers away",
+      code: `const features = {};
+export async function withBeta(fn) {
+  features.beta = true;
+  await fn();
+  features.beta = false;
+}
+`,
+      languageOptions: javascript,
+    },
+    {
+      name: "slot flag: another key's slot is another guard",
+      code: `const busy = {};
+export async function sync(userId, teamId) {
+  if (busy[userId]) return;
+  busy[teamId] = true;
+  await pull(teamId);
+  busy[teamId] = false;
+}
+`,
+      languageOptions: javascript,
+    },
+    {
+      name: "member flag: reset only where the call gives up; on success a callback clears it (a stream's state machine)",
+      code: `Writer.prototype.append = function (entry, done) {
+  if (this.state.writing) {
+    done(new Error("busy"));
+    return;
+  }
+  this.state.writing = true;
+  if (!isSource(entry)) {
+    this.state.writing = false;
+    done(new Error("bad source"));
+    return;
+  }
+  this._pipe(entry, done);
+  return this;
+};
+`,
+      languageOptions: javascript,
+    },
+  ],
+  invalid: [
+    {
+      name: "slot flag: a rejected task leaves its slot set",
+      code: SLOT_GUARD,
+      languageOptions: javascript,
+      errors: [
+        missed(
+          SLOT_GUARD,
+          "missedOnRejection",
+          GUARD("overlapping[slot]"),
+          "overlapping[slot] = true",
+          "await task.run()",
+          "overlapping[slot] = false",
+          SLOT_GUARD_FIXED,
+        ),
+      ],
+    },
+    {
+      name: "member flag of a module object: reset where it gives up and after the work; the work's rejection skips both",
+      code: STATE_FLAG,
+      languageOptions: javascript,
+      errors: [
+        missed(
+          STATE_FLAG,
+          "missedOnRejection",
+          GUARD("state.uploading"),
+          "state.uploading = true",
+          "await put(file)",
+          "  state.uploading = false;\n}",
+          STATE_FLAG.replace(
+            "  if (!file.size) {\n    state.uploading = false;\n    return;\n  }\n  await put(file);\n  state.uploading = false;\n",
+            "  try {\n    if (!file.size) {\n      state.uploading = false;\n      return;\n    }\n    await put(file);\n  } finally {\n    state.uploading = false;\n  }\n",
+          ),
+        ),
+      ],
+    },
+    {
+      name: "record flag in a field: an early return skips the delete",
+      code: RECORD_DELETE,
+      languageOptions: javascript,
+      errors: [
+        missed(
+          RECORD_DELETE,
+          "missedOnReturn",
+          GUARD("this.pending[accountId]"),
+          "this.pending[accountId] = true",
+          'return "nothing"',
+          "delete this.pending[accountId]",
+          RECORD_DELETE_FIXED,
+        ),
+      ],
+    },
+  ],
+});

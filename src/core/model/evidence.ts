@@ -11,7 +11,8 @@
  *   a field: claims of in-progress values and flags, their stale scans and recoveries, values held across work;
  * - a delete: an insert checked by a read is a claim when the module also deletes that row (`findCheckedInsert`),
  *   and a lock table's entries are released by one (lock-tables.ts);
- * - `= true` and `= false`: in-process flags that guard work (held-locks/candidates.ts `flagLocks`);
+ * - `= true` and `= false`, or `= true` and a `delete` of a slot (`delete inFlight[id]`): in-process flags that guard
+ *   work, alone or kept per key in an object (held-locks/candidates.ts `flagLocks`);
  * - `.has(`, `.add(` or `.set(`, and `.delete(`: a key's entry in an in-process `Map` or `Set` taken after a presence
  *   test and deleted after the work (lock-tables.ts), whose releases the code paths are read for (`tableLocks`).
  *
@@ -55,6 +56,7 @@ const DELETES = /(?:delete\w*|destroy|remove\w*|\bdel)\s*[(<]|delete\s+from/i;
 /** In-process flags: a boolean set and cleared again. */
 const SET_TRUE = /=\s*true\b/;
 const SET_FALSE = /=\s*false\b/;
+const DELETE_SLOT = /\bdelete\s+[\w$.]+\s*\[/;
 /** In-process lock tables: a presence test, an entry taken and one deleted. */
 const TABLE_HAS = /\.has\s*\(/;
 const TABLE_TAKE = /\.(?:add|set)\s*\(/;
@@ -87,7 +89,7 @@ export function lockEvidence(vocabulary: ResolvedVocabulary, stores: readonly Re
   const check = (text: string): Evidence => {
     if (
       named.test(text) ||
-      (SET_TRUE.test(text) && SET_FALSE.test(text)) ||
+      (SET_TRUE.test(text) && (SET_FALSE.test(text) || DELETE_SLOT.test(text))) ||
       (TABLE_HAS.test(text) && TABLE_DELETE.test(text) && TABLE_TAKE.test(text))
     )
       return "held";

@@ -22,6 +22,7 @@ import { exitWhenHeld } from "../../reading/guards.js";
 import {
   inProcessLocks,
   flagLocks,
+  type FlagWrite,
   tableLocks,
   resultDeclarator,
   type Candidate,
@@ -441,7 +442,7 @@ export function buildHeldLocks(
   accesses: readonly StateAccess[],
   kv: KvFacts,
   shape: ModuleShape,
-  flags: readonly TSESTree.AssignmentExpression[],
+  flags: readonly FlagWrite[],
   paths: PathRecorder,
   tables: readonly LockTable[] = [],
 ): HeldLock[] {

@@ -184,7 +184,13 @@ export function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLock
   return out;
 }
 
-/** The variable (or `this` field name) a guard assignment targets. */
+/**
+ * The variable (or `this` field name) a guard assignment targets, or a slot of an object, an array or a record kept
+ * beyond the call (`runningJobs[index]`, `inFlight[userId]`, `state.busy`, `this.locks[key]`): a flag kept per key.
+ * Such a slot is one guard by its base and the text of its key, so `locks[id] = true` and `delete locks[id]` in one
+ * function are the same flag. Its base lives at module level or in a field of `this`: a table declared in an
+ * enclosing function (a traversal's `visited`) is the state of one call and guards nothing across calls.
+ */
 function flagTarget(sourceCode: SourceCode, node: Node): { key: Variable | string; text: string } | undefined {
   const n = unwrap(node);
   if (n.type === "Identifier") {
@@ -197,7 +203,29 @@ function flagTarget(sourceCode: SourceCode, node: Node): { key: Variable | strin
     const name = keyName(n.property, n.computed);
     return name ? { key: `this.${name}`, text: `this.${name}` } : undefined;
   }
+  if (n.type === "MemberExpression" && n.property.type !== "PrivateIdentifier") {
+    const base = lastingBase(sourceCode, n.object);
+    if (!base) return undefined;
+    const key = n.computed ? sourceCode.getText(n.property).replace(/\s+/g, "") : n.property.name;
+    const text = `${base.text}${n.computed ? `[${key}]` : `.${key}`}`;
+    return { key: `${base.key}${n.computed ? `[${key}]` : `.${key}`}`, text };
+  }
   return undefined;
+}
+
+/** The base of a flag slot, when it outlives the call: a module-level variable or a field of `this`, by identity. */
+function lastingBase(sourceCode: SourceCode, node: Node): { key: string; text: string } | undefined {
+  const n = unwrap(node);
+  if (n.type === "MemberExpression" && !n.computed && unwrap(n.object).type === "ThisExpression") {
+    const name = keyName(n.property, n.computed);
+    return name ? { key: `this.${name}`, text: `this.${name}` } : undefined;
+  }
+  if (n.type !== "Identifier") return undefined;
+  const variable = findVariable(sourceCode, n);
+  const def = variable?.defs[0];
+  if (!variable || variable.defs.length !== 1 || def?.type !== "Variable") return undefined;
+  if (variable.scope.type !== "module" && variable.scope.type !== "global") return undefined;
+  return { key: `${n.name}@${def.node.range[0]}`, text: n.name };
 }
 
 /**
@@ -255,22 +283,32 @@ function callsFunction(sourceCode: SourceCode, call: TSESTree.CallExpression, fn
   );
 }
 
+/** What a flag write clears: the target of `x = false`, or the slot of `delete locks[key]`. */
+function clearedBy(r: FlagWrite): Node | undefined {
+  if (r.type === "UnaryExpression") return r.argument;
+  return (r.right as TSESTree.BooleanLiteral).value === false ? r.left : undefined;
+}
+
+/** The writes a guard is made of: booleans assigned, and deletes of a slot (`delete inFlight[id]`). */
+export type FlagWrite = TSESTree.AssignmentExpression | TSESTree.UnaryExpression;
+
 export function flagLocks(
   sourceCode: SourceCode,
-  flags: readonly TSESTree.AssignmentExpression[],
+  flags: readonly FlagWrite[],
   calls: readonly TSESTree.CallExpression[],
 ): Candidate[] {
   const out: Candidate[] = [];
   for (const a of flags) {
-    if ((a.right as TSESTree.BooleanLiteral).value !== true) continue;
+    if (a.type !== "AssignmentExpression" || (a.right as TSESTree.BooleanLiteral).value !== true) continue;
     const target = flagTarget(sourceCode, a.left);
     if (!target) continue;
     // A flag declared inside the function (or a block of it) guards nothing across calls.
     const fn = enclosingFunction(a);
     if (typeof target.key !== "string" && fn && within(target.key.defs[0]!.node, fn)) continue;
-    const resets = flags.filter(
-      (r) => (r.right as TSESTree.BooleanLiteral).value === false && flagTarget(sourceCode, r.left)?.key === target.key,
-    );
+    const resets = flags.filter((r) => {
+      const cleared = clearedBy(r);
+      return cleared !== undefined && flagTarget(sourceCode, cleared)?.key === target.key;
+    });
     if (resets.length === 0) continue;
     const releases: Node[] = resets.filter((r) => sameFunction(r, a) && r.range[0] > a.range[0]);
     // Resets made by a helper this function calls: `this.finish()` that sets `this.busy = false`.
@@ -285,10 +323,25 @@ export function flagLocks(
     if (releases.length === 0 || !isGuarded(sourceCode, a, target)) continue;
     // Reset only when the work fails (`catch { this.initializing = false; throw … }`): a flag kept on success is
     // "started once, retried after a failure", not a lock held for the length of the work.
-    if (releases.every((r) => inCatch(r, fn))) continue;
+    // Likewise when every reset of the function sits in a branch that gives up (`else { busy = false; cb(err);
+    // return; }`): on success the hold is handed on (a stream's callback, another method clears it), and the
+    // function's way out without a reset is not a missed release.
+    if (releases.every((r) => inCatch(r, fn) || inGivingUpBranch(r, fn))) continue;
     out.push({ kind: "flag", name: target.text, acquire: a, releases, ttl: false, try: false });
   }
   return out;
+}
+
+/** In a nested block of `fn` that leaves the function after it (`{ busy = false; cb(err); return; }`). */
+function inGivingUpBranch(node: Node, fn: Node | undefined): boolean {
+  let child: Node = node;
+  for (let p = node.parent; p && p !== fn; child = p, p = p.parent) {
+    if (p.type !== "BlockStatement") continue;
+    if (p.parent === fn || isFunction(p.parent as Node)) return false;
+    const rest = p.body.slice(p.body.indexOf(child as TSESTree.Statement) + 1);
+    return rest.some((s) => s.type === "ReturnStatement" || s.type === "ThrowStatement");
+  }
+  return false;
 }
 
 /** Inside a `catch` clause of `fn`. */
