@@ -1932,6 +1932,19 @@ const RECORD_DELETE_FIXED = RECORD_DELETE.replace(
   "    try {\n      const balance = await this.ledger.balance(accountId);\n      if (balance <= 0) return \"nothing\";\n      await this.bank.transfer(accountId, balance);\n    } finally {\n      delete this.pending[accountId];\n    }\n",
 );
 
+const SUCCESS_RETURN = `export class Gate {
+  busy = false;
+  async run(task) {
+    if (this.busy) return false;
+    else {
+      this.busy = true;
+      await task();
+      this.busy = false;
+      return true;
+    }
+  }
+}
+`;
 const STATE_FLAG = `const state = { uploading: false };
 export async function upload(file) {
   if (state.uploading) return;
@@ -2051,6 +2064,25 @@ export async function sync(userId, teamId) {
           STATE_FLAG.replace(
             "  if (!file.size) {\n    state.uploading = false;\n    return;\n  }\n  await put(file);\n  state.uploading = false;\n",
             "  try {\n    if (!file.size) {\n      state.uploading = false;\n      return;\n    }\n    await put(file);\n  } finally {\n    state.uploading = false;\n  }\n",
+          ),
+        ),
+      ],
+    },
+    {
+      name: "flag reset in a branch that succeeds and returns is the holder's release, not a branch that gives up",
+      code: SUCCESS_RETURN,
+      languageOptions: javascript,
+      errors: [
+        missed(
+          SUCCESS_RETURN,
+          "missedOnRejection",
+          GUARD("this.busy"),
+          "this.busy = true",
+          "await task()",
+          "this.busy = false",
+          SUCCESS_RETURN.replace(
+            "      await task();\n      this.busy = false;\n",
+            "      try {\n        await task();\n      } finally {\n        this.busy = false;\n      }\n",
           ),
         ),
       ],

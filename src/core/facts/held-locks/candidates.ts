@@ -332,16 +332,31 @@ export function flagLocks(
   return out;
 }
 
-/** In a nested block of `fn` that leaves the function after it (`{ busy = false; cb(err); return; }`). */
+/**
+ * In a nested block of `fn` that fails and leaves after it (`{ busy = false; cb(new Error("bad")); return; }`,
+ * `{ busy = false; throw err; }`): the rest of the block throws, or makes an error and returns.
+ */
 function inGivingUpBranch(node: Node, fn: Node | undefined): boolean {
   let child: Node = node;
   for (let p = node.parent; p && p !== fn; child = p, p = p.parent) {
     if (p.type !== "BlockStatement") continue;
     if (p.parent === fn || isFunction(p.parent as Node)) return false;
     const rest = p.body.slice(p.body.indexOf(child as TSESTree.Statement) + 1);
-    return rest.some((s) => s.type === "ReturnStatement" || s.type === "ThrowStatement");
+    if (rest.some((s) => s.type === "ThrowStatement")) return true;
+    return rest.some((s) => s.type === "ReturnStatement") && rest.some(makesError);
   }
   return false;
+}
+
+/** The statement makes an error (`new Error(…)`, `new ValidationError(…)`) outside any nested function. */
+function makesError(statement: Node): boolean {
+  let found = false;
+  walk(statement, (n) => {
+    if (found || isFunction(n)) return false;
+    if (n.type === "NewExpression" && n.callee.type === "Identifier" && /Error$/.test(n.callee.name)) found = true;
+    return !found;
+  });
+  return found;
 }
 
 /** Inside a `catch` clause of `fn`. */
