@@ -2403,3 +2403,79 @@ ruleTester.run("owner-checked-release (a key taken where a GET found it empty)",
     },
   ],
 });
+
+// A lock row whose acquire fills a column with a value of its own (here `acquiredBy`, a name no vocabulary lists):
+// a release pinned to that column beside the key frees only this acquisition's row, whatever the column is called.
+const SELF_STAMPED_ROW = (holderValue: string, releaseFilter: string) => `import { randomUUID } from "node:crypto";
+import { prisma } from "./db";
+
+export async function takeMutex(name: string, ttlMs: number): Promise<string | null> {
+  const me = randomUUID();
+  const until = new Date(Date.now() + ttlMs);
+  try {
+    await prisma.mutex.create({ data: { name, acquiredBy: ${holderValue}, expiresAt: until } });
+    return me;
+  } catch {
+    const row = await prisma.mutex.findUnique({ where: { name } });
+    if (row && row.expiresAt < new Date()) {
+      await prisma.mutex.update({ where: { name }, data: { acquiredBy: ${holderValue}, expiresAt: until } });
+      return me;
+    }
+    return null;
+  }
+}
+
+export async function giveMutex(name: string, me: string): Promise<void> {
+  await prisma.mutex.deleteMany({ where: { ${releaseFilter} } });
+}
+`;
+
+ruleTester.run("owner-checked-release (a column the acquire fills with its own value)", rule, {
+  valid: [
+    { name: "released by key and the holder's own random value", code: SELF_STAMPED_ROW("me", "name, acquiredBy: me") },
+  ],
+  invalid: [
+    {
+      name: "released by the key alone: the lock row changes hands once stale",
+      code: SELF_STAMPED_ROW("me", "name"),
+      errors: [
+        rowRelease(21, 9, {
+          operation: "delete",
+          lock: "lock row in mutex",
+          acquireLine: 8,
+          filter: "name",
+          expires: "is swept when stale",
+          expiryLine: 13,
+        }),
+      ],
+    },
+    {
+      name: "the column holds a constant: every caller writes the same value, so pinning it checks nothing",
+      code: SELF_STAMPED_ROW('"cron"', 'name, acquiredBy: "cron"'),
+      errors: [
+        rowRelease(21, 9, {
+          operation: "delete",
+          lock: "lock row in mutex",
+          acquireLine: 8,
+          filter: "name",
+          expires: "is swept when stale",
+          expiryLine: 13,
+        }),
+      ],
+    },
+    {
+      name: "the column holds the lock's key again: every caller of that lock writes the same value",
+      code: SELF_STAMPED_ROW("name", "name, acquiredBy: name"),
+      errors: [
+        rowRelease(21, 9, {
+          operation: "delete",
+          lock: "lock row in mutex",
+          acquireLine: 8,
+          filter: "name and acquiredBy",
+          expires: "is swept when stale",
+          expiryLine: 13,
+        }),
+      ],
+    },
+  ],
+});

@@ -11,12 +11,13 @@ import {
   isOpaque,
   ownerPinned,
   pins,
+  toBranches,
   type Branch,
 } from "../../model/conditions.js";
 import { sameValue, sameField } from "../../model/names.js";
 import { hasLockWord } from "../../model/settings.js";
 import { unitOf } from "../../reading/units.js";
-import { staticChoices } from "../../reading/values.js";
+import { findVariable, staticChoices, unwrap } from "../../reading/values.js";
 import { isReset } from "./vocabulary.js";
 import { Module } from "./module.js";
 import { allBranchesExclude, comparesValueRead } from "./state-claims.js";
@@ -100,8 +101,43 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
         !k.every((f) => claim.fields.some((g) => sameField(f, g))) &&
         k.every((f) => identityFields(b).some((g) => sameField(f, g))),
     );
+  // A column the acquire fills with a value of its own (`acquiredBy: processId`, `holder: randomUUID()`), whatever
+  // its name: a release pinned to it (beside the lock's key) frees only the row this acquisition wrote. A constant
+  // (`locked_by: "cron"`), a time (`stamped` above) or the lock's key again (`holder: lockId` beside `id: lockId`) is
+  // the same for every caller of that lock, so no owner.
+  const acquirerOwns = (b: Branch) => {
+    const pinned = identityFields(b);
+    const picks = toBranches(claim.write.filter).flatMap((cb) =>
+      cb.flatMap((atom) => ("opaque" in atom || atom.op !== "eq" || atom.pred.values ? [] : [atom.pred])),
+    );
+    // The value the acquire gives a pinned column: what it writes there, or what its filter picks it by.
+    const given = (f: string) => [
+      ...claim.write.assignments.filter((k) => sameField(k.field, f)).map((k) => mod.sourceCode.getText(k.valueNode)),
+      ...picks.filter((p) => sameField(p.field, f)).map((p) => valueText(p.node)),
+    ];
+    return claim.write.assignments.some((a) => {
+      if (!pinned.some((f) => sameField(f, a.field))) return false;
+      if (a.value.kind !== "other" || sameField(a.field, claim.lock.field) || mod.vocabulary.isTimeField(a.field))
+        return false;
+      if (picks.some((p) => sameField(p.field, a.field)) || !madePerCall(a.valueNode)) return false;
+      const key = pinned.filter((f) => !sameField(f, a.field)).flatMap(given);
+      return key.length > 0 && !key.includes(mod.sourceCode.getText(a.valueNode));
+    });
+  };
+  // Made by the acquiring call (a local or a parameter), not once per process: a module-level `INSTANCE_ID` is
+  // shared by every overlapping run of the process, so it tells none of them apart.
+  const madePerCall = (n: Node) => {
+    const u = unwrap(n);
+    if (u.type !== "Identifier") return false;
+    const scope = findVariable(mod.sourceCode, u)?.scope.type;
+    return scope !== undefined && scope !== "module" && scope !== "global";
+  };
+  const valueText = (n: Node) => {
+    const u = unwrap(n);
+    return mod.sourceCode.getText(u.type === "Property" ? (u.value as Node) : u);
+  };
   const ownerChecked = branches.every(
-    (b) => ownerPinned(b, undefined, mod.vocabulary) || identityFields(b).some(stamped) || ownRow(b),
+    (b) => ownerPinned(b, undefined, mod.vocabulary) || identityFields(b).some(stamped) || ownRow(b) || acquirerOwns(b),
   );
   out.releases.push({ write, claim, ownerChecked });
 }
