@@ -21,6 +21,7 @@ import { PathRecorder } from "../core/reading/code-paths.js";
 import { buildHeldLocks } from "../core/facts/held-locks/analysis.js";
 import type { FlagWrite } from "../core/facts/held-locks/candidates.js";
 import { ignoredAcquireFailures } from "../core/facts/held-locks/ignored-acquire-failures.js";
+import { markLockInserts } from "../core/reading/failures.js";
 import { buildLockTables } from "../core/facts/lock-tables.js";
 import { unrecoveredImportedClaims } from "../core/facts/summary.js";
 import { helperInstances } from "../core/summaries/summaries.js";
@@ -188,6 +189,7 @@ export function collectAccesses(
       }
     }
   }
+  markLockInserts(sourceCode, accesses);
   return accesses;
 }
 

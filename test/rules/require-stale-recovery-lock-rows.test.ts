@@ -239,3 +239,42 @@ describe("the suggested lock-row sweeps", () => {
     expect(typeCheck(files, Object.keys(files), { skipLibCheck: true, esModuleInterop: true })).toEqual([]);
   });
 });
+
+// A lock row taken by an insert whose failure, whatever the error, means "held": read for every store, not only
+// where the code names the duplicate-key error (here Prisma and Drizzle, neither of which names it).
+const GIVE_UP_ON_FAILURE = (insert: string) => `import { db } from "./db";
+export async function tryTakeImportLock(feed: string): Promise<boolean> {
+  try {
+    ${insert};
+    return true;
+  } catch {
+    return false;
+  }
+}
+export async function dropImportLock(feed: string): Promise<void> {
+  await db.importLock.delete({ where: { feed } });
+}
+`;
+
+ruleTester.run("require-stale-recovery: a lock insert whose failure gives up, in any store", rule, {
+  valid: [
+    {
+      name: "an insert into a table not named like a lock is not a lock row for failing",
+      code: GIVE_UP_ON_FAILURE("await db.auditEntry.create({ data: { feed, at: new Date() } })"),
+    },
+    {
+      name: "the failure is rethrown: the caller decides, nothing says the row is held",
+      code: GIVE_UP_ON_FAILURE("await db.importLock.create({ data: { feed } })").replace(
+        "    return false;",
+        "    throw new Error(`import of ${feed} failed`);",
+      ),
+    },
+  ],
+  invalid: [
+    {
+      name: "Prisma: create in a try whose catch returns false",
+      code: GIVE_UP_ON_FAILURE("await db.importLock.create({ data: { feed } })"),
+      errors: [{ messageId: "missingExpiry", line: 4, data: { model: "importLock" }, suggestions: [] }],
+    },
+  ],
+});

@@ -6,7 +6,10 @@
  * Prisma `P2002`, MongoDB `11000` / `E11000`.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Node } from "../model/accesses.js";
+import type { Node, StateAccess } from "../model/accesses.js";
+import { hasLockWord } from "../model/settings.js";
+import { normalizeModel } from "../model/names.js";
+import { enclosingFunction } from "./units.js";
 import { findVariable, keyName } from "./values.js";
 import { walk } from "./walk.js";
 
@@ -64,6 +67,31 @@ function callersCatch(sourceCode: SourceCode, fn: TSESTree.FunctionDeclaration, 
     );
   if (calls.length === 0 || calls.length !== (variable?.references.length ?? 0)) return false;
   return calls.every((c) => c.parent?.type === "AwaitExpression" && catchesDuplicate(sourceCode, c, pattern, 1));
+}
+
+/**
+ * Inserts into a table named like a lock whose failure ends the attempt (`try { await db.jobLock.create(…);
+ * return true } catch { return false }`), in whichever store: each row is taken under a unique key, as if the code
+ * caught the duplicate by name. Asked once of every recognizer's inserts (the inventory), so no store needs its own
+ * copy. An insert made after a lookup of the same table in the same function is left as it is: the lookup is how
+ * that code tells a held lock, and whether a unique key backs the create is the schema's to say
+ * (`findCheckedInsert`, the audit).
+ */
+export function markLockInserts(sourceCode: SourceCode, accesses: StateAccess[]): void {
+  for (let i = 0; i < accesses.length; i++) {
+    const a = accesses[i]!;
+    if (a.access !== "write" || a.effect !== "insert" || a.onConflict !== undefined || !hasLockWord(a.model)) continue;
+    const fn = enclosingFunction(a.node);
+    const model = normalizeModel(a.model);
+    const lookedUp = accesses.some(
+      (r) =>
+        r.access === "read" &&
+        r.node.range[0] < a.node.range[0] &&
+        normalizeModel(r.model) === model &&
+        enclosingFunction(r.node) === fn,
+    );
+    if (!lookedUp && failureEndsAttempt(sourceCode, a.node)) accesses[i] = { ...a, onConflict: "error" };
+  }
 }
 
 /**

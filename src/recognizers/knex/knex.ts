@@ -44,8 +44,7 @@ import {
   objectArgument,
 } from "./chains.js";
 import { type Clause, KnexReader, combine } from "./filters.js";
-import { catchesDuplicate, failureEndsAttempt, SQL_DUPLICATE } from "../../core/reading/failures.js";
-import { hasLockWord } from "../../core/model/settings.js";
+import { catchesDuplicate, SQL_DUPLICATE } from "../../core/reading/failures.js";
 import { assignedValue, objectAssignments } from "../../core/reading/assignments.js";
 import { methodName } from "../../core/reading/ast.js";
 import { type Link, chainDown, chainUp } from "../../core/reading/chains.js";
@@ -221,11 +220,9 @@ function recognizeKnex(call: Call, ctx: RecognizerContext): StateAccess | undefi
       effect: "insert",
       filter: { kind: "and", items: [] },
       // The duplicate-key error caught: taken under a unique key (`try { await knex("locks").insert(…) } catch …`).
-      // On a lock table any failure that ends the attempt is the row already there (`if (isError(r)) return`).
-      ...(catchesDuplicate(ctx.sourceCode, call, SQL_DUPLICATE) ||
-      (hasLockWord(base.model) && failureEndsAttempt(ctx.sourceCode, call))
-        ? { onConflict: "error" as const }
-        : {}),
+      // On a lock table any failure that ends the attempt is the row already there: read for every store
+      // (`markLockInserts`, core/reading/failures.ts).
+      ...(catchesDuplicate(ctx.sourceCode, call, SQL_DUPLICATE) ? { onConflict: "error" as const } : {}),
       assignments: row ? scopedAssignments(ctx, scope, row) : [],
       node: call,
       staleRowsDelete: (spec) => staleRowsDelete(ctx, unwrap(down.base), spec),

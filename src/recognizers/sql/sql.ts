@@ -40,8 +40,7 @@ import { locksRowsForWrite, questionMarks, topLevelWhere } from "../../core/lang
 import { translateSql, type SqlStatement } from "../../core/languages/sql/statements.js";
 import { keyName, unwrap } from "../../core/reading/values.js";
 import { normalizeName } from "../../core/model/settings.js";
-import { catchesDuplicate, failureEndsAttempt, SQL_DUPLICATE } from "../../core/reading/failures.js";
-import { hasLockWord } from "../../core/model/settings.js";
+import { catchesDuplicate, SQL_DUPLICATE } from "../../core/reading/failures.js";
 import { TAGS, type Quote, type SqlSource, tagName, templateSegments, looksLikeStatement } from "./text.js";
 import type { Params } from "./parameters.js";
 import { STORE, ADVISORY_HELPERS, METHODS, FUNCTIONS, type Found, fromCall, clientNode } from "./calls.js";
@@ -95,8 +94,7 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
     ...(statement.onConflict
       ? { onConflict: statement.onConflict }
       : statement.effect === "insert" &&
-          (catchesDuplicate(ctx.sourceCode, node, SQL_DUPLICATE) ||
-            (hasLockWord(statement.model) && failureEndsAttempt(ctx.sourceCode, node)))
+          catchesDuplicate(ctx.sourceCode, node, SQL_DUPLICATE)
         ? { onConflict: "error" as const }
         : {}),
     filter: statement.filter,
