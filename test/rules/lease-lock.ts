@@ -1,4 +1,4 @@
-// Code shared by the rule tests: a lock-row module as services write it.
+// Code shared by the rule tests: lock modules as services write them (lock rows, leases, a key-value seat hold).
 /** A lock document created once under its fixed _id, then taken over by a lease update once its lease passed. */
 export const LEASE_LOCK = `import mongoose from "mongoose";
 import { randomUUID } from "node:crypto";
@@ -126,3 +126,31 @@ export const WAIT_THEN_TAKE = `export class Locks {
     }
   }
 }`;
+
+/**
+ * A seat held by a GET that found the key empty and a SETEX of a fresh ticket, the key taken from the request body
+ * under two names in two handlers (a `let` written in a `try`), released by a GET, a comparison and a DEL.
+ */
+export const SEAT_HOLD = `import express from "express";
+import { createClient } from "redis";
+const redis = createClient();
+export const router = express.Router();
+router.post("/seats/hold", async (req, res) => {
+  const { seat: seatId } = req.body;
+  let holder: string | null;
+  try {
+    holder = await redis.get(seatId);
+  } catch (error) {
+    console.warn("seat lookup failed", error);
+  }
+  if (holder) return res.status(409).json({ held: true });
+  const ticket = crypto.randomUUID();
+  await redis.setEx(seatId, 120, ticket);
+  return res.json({ ticket });
+});
+router.post("/seats/release", async (req, res) => {
+  const { seat, ticket } = req.body;
+  const holder = await redis.get(seat);
+  if (holder === ticket) await redis.del(seat);
+  res.end();
+});`;

@@ -1,6 +1,6 @@
 import rule from "../../rules/owner-checked-release.js";
 import { javascript, ruleTester } from "../rule-tester.js";
-import { KEYED_LOCK } from "./lease-lock.js";
+import { KEYED_LOCK, SEAT_HOLD } from "./lease-lock.js";
 
 /** The compare-and-delete script the suggestions write, and the same text as a JS string literal. */
 const CAD = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end';
@@ -2334,34 +2334,6 @@ ruleTester.run("owner-checked-release (row suggestion)", rule, {
   ],
 });
 
-/**
- * A seat held by a GET that found the key empty and a SETEX of a fresh ticket, the key taken from the request body
- * under two names in two handlers (a `let` written in a `try`), released by a GET, a comparison and a DEL.
- */
-const SEAT_HOLD = `import express from "express";
-import { createClient } from "redis";
-const redis = createClient();
-export const router = express.Router();
-router.post("/seats/hold", async (req, res) => {
-  const { seat: seatId } = req.body;
-  let holder: string | null;
-  try {
-    holder = await redis.get(seatId);
-  } catch (error) {
-    console.warn("seat lookup failed", error);
-  }
-  if (holder) return res.status(409).json({ held: true });
-  const ticket = crypto.randomUUID();
-  await redis.setEx(seatId, 120, ticket);
-  return res.json({ ticket });
-});
-router.post("/seats/release", async (req, res) => {
-  const { seat, ticket } = req.body;
-  const holder = await redis.get(seat);
-  if (holder === ticket) await redis.del(seat);
-  res.end();
-});`;
-
 /** A cache filled on a miss: deleted by key, or after comparing with a constant, never after comparing a holder. */
 const CACHE_FILL = `import Redis from "ioredis";
 const redis = new Redis();
@@ -2430,6 +2402,17 @@ export async function giveMutex(name: string, me: string): Promise<void> {
 }
 `;
 
+/** The release of SELF_STAMPED_ROW reported, filtered by `filter`. */
+const mutexRelease = (filter: string) =>
+  rowRelease(21, 9, {
+    operation: "delete",
+    lock: "lock row in mutex",
+    acquireLine: 8,
+    filter,
+    expires: "is swept when stale",
+    expiryLine: 13,
+  });
+
 ruleTester.run("owner-checked-release (a column the acquire fills with its own value)", rule, {
   valid: [
     { name: "released by key and the holder's own random value", code: SELF_STAMPED_ROW("me", "name, acquiredBy: me") },
@@ -2439,42 +2422,21 @@ ruleTester.run("owner-checked-release (a column the acquire fills with its own v
       name: "released by the key alone: the lock row changes hands once stale",
       code: SELF_STAMPED_ROW("me", "name"),
       errors: [
-        rowRelease(21, 9, {
-          operation: "delete",
-          lock: "lock row in mutex",
-          acquireLine: 8,
-          filter: "name",
-          expires: "is swept when stale",
-          expiryLine: 13,
-        }),
+        mutexRelease("name"),
       ],
     },
     {
       name: "the column holds a constant: every caller writes the same value, so pinning it checks nothing",
       code: SELF_STAMPED_ROW('"cron"', 'name, acquiredBy: "cron"'),
       errors: [
-        rowRelease(21, 9, {
-          operation: "delete",
-          lock: "lock row in mutex",
-          acquireLine: 8,
-          filter: "name",
-          expires: "is swept when stale",
-          expiryLine: 13,
-        }),
+        mutexRelease("name"),
       ],
     },
     {
       name: "the column holds the lock's key again: every caller of that lock writes the same value",
       code: SELF_STAMPED_ROW("name", "name, acquiredBy: name"),
       errors: [
-        rowRelease(21, 9, {
-          operation: "delete",
-          lock: "lock row in mutex",
-          acquireLine: 8,
-          filter: "name and acquiredBy",
-          expires: "is swept when stale",
-          expiryLine: 13,
-        }),
+        mutexRelease("name and acquiredBy"),
       ],
     },
   ],

@@ -1346,11 +1346,8 @@ export async function compact(shardId: string) {
 }`,
 };
 
-ruleTester.run("require-fencing: tokens, take-overs and object-storage writes", rule, {
-  valid: [
-    // a CASE that may keep the claimed value is not a move off it
-    {
-      code: `export async function claimNext(pool, worker) {
+/** A claim that takes over stale rows, and a give-up whose SQL CASE picks the status it leaves the row in. */
+const CASE_GIVE_UP = (otherwise: string) => `export async function claimNext(pool, worker) {
   const { rows } = await pool.query(
     "UPDATE jobs SET status = 'running', locked_by = $1, locked_at = now() WHERE id = (SELECT id FROM jobs WHERE status = 'queued' OR (status = 'running' AND locked_at < now() - interval '10 minutes') ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING *",
     [worker],
@@ -1360,10 +1357,16 @@ ruleTester.run("require-fencing: tokens, take-overs and object-storage writes", 
 
 export async function giveUp(pool, id, error) {
   await pool.query(
-    "UPDATE jobs SET status = CASE WHEN attempts >= 5 THEN 'failed' ELSE 'running' END, last_error = $2, locked_by = NULL WHERE id = $1",
+    "UPDATE jobs SET status = CASE WHEN attempts >= 5 THEN 'failed' ELSE '${otherwise}' END, last_error = $2, locked_by = NULL WHERE id = $1",
     [id, error],
   );
-}`,
+}`;
+
+ruleTester.run("require-fencing: tokens, take-overs and object-storage writes", rule, {
+  valid: [
+    // a CASE that may keep the claimed value is not a move off it
+    {
+      code: CASE_GIVE_UP("running"),
       languageOptions: javascript,
     },
     // a lease claim that takes over stale holders: results and completion check the owner it stamped
@@ -1584,20 +1587,7 @@ export async function settle(invoiceId: string) {
     {
       // SQL's CASE of fixed values: a give-up that puts the job back or fails it moves it off the claimed state either
       // way, by id alone, after a claim that takes over stale rows
-      code: `export async function claimNext(pool, worker) {
-  const { rows } = await pool.query(
-    "UPDATE jobs SET status = 'running', locked_by = $1, locked_at = now() WHERE id = (SELECT id FROM jobs WHERE status = 'queued' OR (status = 'running' AND locked_at < now() - interval '10 minutes') ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING *",
-    [worker],
-  );
-  return rows[0];
-}
-
-export async function giveUp(pool, id, error) {
-  await pool.query(
-    "UPDATE jobs SET status = CASE WHEN attempts >= 5 THEN 'failed' ELSE 'queued' END, last_error = $2, locked_by = NULL WHERE id = $1",
-    [id, error],
-  );
-}`,
+      code: CASE_GIVE_UP("queued"),
       languageOptions: javascript,
       errors: [
         {

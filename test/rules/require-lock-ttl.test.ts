@@ -1,5 +1,6 @@
 import rule from "../../rules/require-lock-ttl.js";
 import { javascript, ruleTester } from "../rule-tester.js";
+import { SEAT_HOLD } from "./lease-lock.js";
 
 /** How the rule names the acquiring command in its messages. */
 const SET_NX = "SET … NX";
@@ -109,29 +110,7 @@ export async function giveSlot(): Promise<void> {
 ruleTester.run("require-lock-ttl", rule, {
   valid: [
     // SETEX key seconds value (node-redis setEx) gives the lock its expiry, as SET … EX does
-    `import express from "express";
-import { createClient } from "redis";
-const redis = createClient();
-export const router = express.Router();
-router.post("/seats/hold", async (req, res) => {
-  const { seat: seatId } = req.body;
-  let holder: string | null;
-  try {
-    holder = await redis.get(seatId);
-  } catch (error) {
-    console.warn("seat lookup failed", error);
-  }
-  if (holder) return res.status(409).json({ held: true });
-  const ticket = crypto.randomUUID();
-  await redis.setEx(seatId, 120, ticket);
-  return res.json({ ticket });
-});
-router.post("/seats/release", async (req, res) => {
-  const { seat, ticket } = req.body;
-  const holder = await redis.get(seat);
-  if (holder === ticket) await redis.del(seat);
-  res.end();
-});`,
+    SEAT_HOLD,
     {
       // The same call on a parameter of unknown type is read as Redis (the consumer test's type-aware case).
       name: "lookalike: a Map the module builds is never a Redis client, whatever its set is handed",
@@ -1510,29 +1489,7 @@ export async function acquireLock(id: string, at: number) {
       // a SET taken where a GET found the key empty, of a key released only after its holder is compared: a lock
       // (with SETEX's expiry it is not reported, see the valid cases)
       name: "a lock taken by a plain SET where a GET found the key empty, with no expiry",
-      code: `import express from "express";
-import { createClient } from "redis";
-const redis = createClient();
-export const router = express.Router();
-router.post("/seats/hold", async (req, res) => {
-  const { seat: seatId } = req.body;
-  let holder: string | null;
-  try {
-    holder = await redis.get(seatId);
-  } catch (error) {
-    console.warn("seat lookup failed", error);
-  }
-  if (holder) return res.status(409).json({ held: true });
-  const ticket = crypto.randomUUID();
-  await redis.set(seatId, ticket);
-  return res.json({ ticket });
-});
-router.post("/seats/release", async (req, res) => {
-  const { seat, ticket } = req.body;
-  const holder = await redis.get(seat);
-  if (holder === ticket) await redis.del(seat);
-  res.end();
-});`,
+      code: SEAT_HOLD.replace("await redis.setEx(seatId, 120, ticket);", "await redis.set(seatId, ticket);"),
       errors: [missing(15, 15, "SET (after a GET check)", "`req.body.seat`", null)],
     },
     {

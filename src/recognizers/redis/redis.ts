@@ -142,7 +142,7 @@ function commandOp(
       const object = rest.length === 1 ? objectOf(ctx, rest[0]) : undefined;
       const options = object ? objectOptions(ctx, object) : tokenOptions(ctx, rest);
       const dialect = forced ?? options.dialect ?? fi.dialect;
-      // GETSET swaps the value in and returns the one it replaced: a plain SET with no options to rewrite.
+      // SETEX/PSETEX: a SET with its expiry as the first argument (seconds, or milliseconds), never NX.
       if (name === "setex" || name === "psetex") {
         const [ttl, value] = [args[1], args[2]];
         if (!ttl || !value) return undefined;
@@ -161,6 +161,7 @@ function commandOp(
           ...(constant ? { constantValue: constant } : {}),
         };
       }
+      // GETSET swaps the value in and returns the one it replaced: a plain SET with no options to rewrite.
       if (name === "getset") {
         return {
           ...base,
