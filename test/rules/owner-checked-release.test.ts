@@ -2433,6 +2433,24 @@ ruleTester.run("owner-checked-release (a column the acquire fills with its own v
       ],
     },
     {
+      name: "the column holds a value made once per process: two overlapping runs of the process both match it",
+      code: SELF_STAMPED_ROW("INSTANCE_ID", "name, acquiredBy: INSTANCE_ID").replace(
+        'import { prisma } from "./db";',
+        'import { prisma } from "./db";\nconst INSTANCE_ID = randomUUID();',
+      ),
+      errors: [
+        // paired with the take-over (the lease it stamps), the first of the two acquires whose owner is not its own
+        rowRelease(22, 9, {
+          operation: "delete",
+          lock: "lease on mutex.expiresAt",
+          acquireLine: 14,
+          filter: "name and acquiredBy",
+          expires: "is taken over once expiresAt has passed",
+          expiryLine: 13,
+        }),
+      ],
+    },
+    {
       name: "the column holds the lock's key again: every caller of that lock writes the same value",
       code: SELF_STAMPED_ROW("name", "name, acquiredBy: name"),
       errors: [
