@@ -306,7 +306,9 @@ export default createRule<
           const fix = wrapInFinally(sourceCode, lock);
           // The release the escaping path would have reached next (else the first): the one it misses.
           const ahead = lock.releases.filter((r) => r.range[0] > escape.node.range[1]);
-          const releaseLine = String(Math.min(...(ahead.length > 0 ? ahead : lock.releases).map((r) => r.loc.start.line)));
+          const releaseLine = String(
+            Math.min(...(ahead.length > 0 ? ahead : lock.releases).map((r) => r.loc.start.line)),
+          );
           context.report({
             node: lock.acquire,
             messageId: lock.ttl ? "ttlReleaseMissed" : messageFor(escape),

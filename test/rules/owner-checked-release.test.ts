@@ -2421,16 +2421,12 @@ ruleTester.run("owner-checked-release (a column the acquire fills with its own v
     {
       name: "released by the key alone: the lock row changes hands once stale",
       code: SELF_STAMPED_ROW("me", "name"),
-      errors: [
-        mutexRelease("name"),
-      ],
+      errors: [mutexRelease("name")],
     },
     {
       name: "the column holds a constant: every caller writes the same value, so pinning it checks nothing",
       code: SELF_STAMPED_ROW('"cron"', 'name, acquiredBy: "cron"'),
-      errors: [
-        mutexRelease("name"),
-      ],
+      errors: [mutexRelease("name")],
     },
     {
       name: "the column holds a value made once per process: two overlapping runs of the process both match it",
@@ -2453,9 +2449,7 @@ ruleTester.run("owner-checked-release (a column the acquire fills with its own v
     {
       name: "the column holds the lock's key again: every caller of that lock writes the same value",
       code: SELF_STAMPED_ROW("name", "name, acquiredBy: name"),
-      errors: [
-        mutexRelease("name and acquiredBy"),
-      ],
+      errors: [mutexRelease("name and acquiredBy")],
     },
   ],
 });

@@ -1928,8 +1928,8 @@ const RECORD_DELETE = `export class Payouts {
 }
 `;
 const RECORD_DELETE_FIXED = RECORD_DELETE.replace(
-  "    const balance = await this.ledger.balance(accountId);\n    if (balance <= 0) return \"nothing\";\n    await this.bank.transfer(accountId, balance);\n    delete this.pending[accountId];\n",
-  "    try {\n      const balance = await this.ledger.balance(accountId);\n      if (balance <= 0) return \"nothing\";\n      await this.bank.transfer(accountId, balance);\n    } finally {\n      delete this.pending[accountId];\n    }\n",
+  '    const balance = await this.ledger.balance(accountId);\n    if (balance <= 0) return "nothing";\n    await this.bank.transfer(accountId, balance);\n    delete this.pending[accountId];\n',
+  '    try {\n      const balance = await this.ledger.balance(accountId);\n      if (balance <= 0) return "nothing";\n      await this.bank.transfer(accountId, balance);\n    } finally {\n      delete this.pending[accountId];\n    }\n',
 );
 
 const SUCCESS_RETURN = `export class Gate {

@@ -93,8 +93,7 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
     // An INSERT whose duplicate-key error the code catches is taken under a unique key, like ON CONFLICT DO NOTHING.
     ...(statement.onConflict
       ? { onConflict: statement.onConflict }
-      : statement.effect === "insert" &&
-          catchesDuplicate(ctx.sourceCode, node, SQL_DUPLICATE)
+      : statement.effect === "insert" && catchesDuplicate(ctx.sourceCode, node, SQL_DUPLICATE)
         ? { onConflict: "error" as const }
         : {}),
     filter: statement.filter,
