@@ -21,6 +21,25 @@ describe("isClockValue", () => {
     ).toEqual([true, true, true, true, true]);
   });
 
+  it("reads a time class's own clock and a date library called with nothing (blind-6: a Firestore lock stamped Timestamp.now())", () => {
+    expect(
+      clock(`
+        const stamp = new Date().toISOString();
+        probe(Timestamp.now()); probe(admin.firestore.Timestamp.now()); probe(DateTime.now()); probe(moment());
+        probe(dayjs()); probe(stamp);
+      `),
+    ).toEqual(Array(6).fill(true));
+  });
+
+  it("does not read a lower-case receiver's now(), a clock given an instant, or a library given a date", () => {
+    expect(
+      clock(`
+        probe(performance.now()); probe(clock.now()); probe(Timestamp.now(1)); probe(moment(job.createdAt));
+        probe(dayjs("2020-01-01")); probe(TIMESTAMP.now());
+      `),
+    ).toEqual(Array(6).fill(false));
+  });
+
   it("reads the database's clock however a store splices SQL in", () => {
     expect(
       clock(`

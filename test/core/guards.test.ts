@@ -27,6 +27,30 @@ describe("describeTest", () => {
     ).toEqual([true, true, true]);
   });
 
+  it('reads a time field fetched by name from a document (`snap.get("startedAt")`) and names that field', () => {
+    const fields = probeWith(
+      `
+        const startedAt = snap.get("startedAt");
+        probe(now - startedAt.toDate().getTime() < ttlSec * 1000);
+        probe(Date.now() - doc.get("heartbeatAt") > LIMIT);
+      `,
+      false,
+      (sourceCode, node) => describeTest(sourceCode, node as TSESTree.Expression, false, vocabulary).timeFields,
+    );
+    // The methods called on the time (`toDate`, `getTime`) are no fields of the row.
+    expect(fields).toEqual([["startedAt"], ["heartbeatAt"]]);
+  });
+
+  it("does not read a list named after stale rows as a verdict (blind-7: `if (stuckLinks.length === 0) return`)", () => {
+    expect(
+      judgesAge(`
+        probe(stuckLinks.length === 0);
+        probe(staleJobs.length > 0);
+      `),
+    ).toEqual([false, false]);
+    expect(judgesAge(`probe(isStale); probe(!expired);`)).toEqual([true, true]);
+  });
+
   it("does not read the code's own stopwatch as age, whatever the variable is called", () => {
     expect(
       judgesAge(`

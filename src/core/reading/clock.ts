@@ -84,6 +84,13 @@ export function isClockReading(node: Node): boolean {
     )
       return true;
     if (c.type === "Identifier" && /^(now|currentTime|getNow)$/i.test(c.name)) return true;
+    // A time class's own clock: `Timestamp.now()` (Firestore), `DateTime.now()` (Luxon), `admin.firestore.Timestamp.now()`;
+    // and a date library called with nothing, `moment()`, `dayjs()`.
+    if (n.arguments.length === 0 && c.type === "MemberExpression" && expressionName(c) === "now") {
+      const ownerName = expressionName(unwrap(c.object));
+      if (ownerName !== undefined && /^[A-Z][a-z]\w*$/.test(ownerName)) return true;
+    }
+    if (n.arguments.length === 0 && c.type === "Identifier" && /^(moment|dayjs)$/.test(c.name)) return true;
     // `new Date().getTime()`, `new Date().valueOf()`: Date.now() spelled longer.
     if (
       c.type === "MemberExpression" &&
@@ -164,8 +171,13 @@ export function sqlFragment(sourceCode: SourceCode, node: Node): string | undefi
  * A value that is the clock when the statement runs: a JavaScript reading of it (also as an ISO string,
  * `new Date().toISOString()`), SQL that reads the database's clock, or a document database's server timestamp.
  */
-export function isClockValue(sourceCode: SourceCode, node: Node): boolean {
+export function isClockValue(sourceCode: SourceCode, node: Node, depth = 0): boolean {
   let n = unwrap(node);
+  // `const now = new Date().toISOString()`, stored as `acquired_at: now`.
+  if (n.type === "Identifier" && depth < 2) {
+    const init = getConstInit(sourceCode, n);
+    if (init && init.type !== "TSEnumDeclaration" && isClockValue(sourceCode, init, depth + 1)) return true;
+  }
   if (
     n.type === "CallExpression" &&
     n.callee.type === "MemberExpression" &&

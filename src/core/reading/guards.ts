@@ -155,6 +155,18 @@ function isStopwatch(sourceCode: SourceCode, comparison: TSESTree.BinaryExpressi
   return found;
 }
 
+/** A list whose size is read (`staleJobs.length`, `stuckIds.size`): what its name says of its rows judges nothing. */
+function countedList(n: Node): boolean {
+  const p = n.parent;
+  return (
+    p?.type === "MemberExpression" &&
+    p.object === n &&
+    !p.computed &&
+    p.property.type === "Identifier" &&
+    (p.property.name === "length" || p.property.name === "size")
+  );
+}
+
 /** Reads one `if` test for age: which timestamps it judges, if any. */
 export function describeTest(
   sourceCode: SourceCode,
@@ -174,14 +186,25 @@ export function describeTest(
         let duration = false;
         const visit = (m: Node, followConsts: boolean): void => {
           const name = memberName(m) ?? (m.type === "Identifier" ? m.name : undefined);
-          if (name && vocabulary.isTimeField(name)) {
+          // A method called on a time (`startedAt.toDate()`, `.getTime()`) is no field of the row.
+          const called = m.parent?.type === "CallExpression" && m.parent.callee === m;
+          if (name && vocabulary.isTimeField(name) && !called) {
             timed = true;
             if (m.type === "MemberExpression") timeFields.add(name);
             // A liveness signal compared at all is an age check (`job.heartbeatAt < since`).
             if (vocabulary.isProgressTimeField(name)) duration = true;
           }
-          if (m.type === "Identifier" && AGE_NAME.test(m.name)) timed = duration = true;
+          if (m.type === "Identifier" && AGE_NAME.test(m.name) && !countedList(m)) timed = duration = true;
           if (m.type === "CallExpression" && memberName(m.callee) === "now") timed = true;
+          // A field read by name from a document or model instance: `snap.get("startedAt")`, `row.get("lockedAt")`.
+          if (m.type === "CallExpression" && memberName(m.callee) === "get" && m.arguments.length === 1) {
+            const field = m.arguments[0]!.type === "Literal" ? m.arguments[0]!.value : undefined;
+            if (typeof field === "string" && vocabulary.isTimeField(field)) {
+              timed = true;
+              timeFields.add(field);
+              if (vocabulary.isProgressTimeField(field)) duration = true;
+            }
+          }
           if (m.type === "BinaryExpression" && m.operator === "-") duration = true;
           // An instant plus a term is a deadline (`lock.takenAt + lock.ttlMs >= now`): past it, the row is stale.
           if (
@@ -241,10 +264,12 @@ export function describeTest(
         }
       }
     }
+    // A verdict tested as such (`if (isStale)`, `!expired`), not a list the name describes (`stuckLinks.length`).
     if (
       n.type === "Identifier" &&
       AGE_CALL.test(n.name) &&
-      /^(is|has)?_?(stale|expired|timedOut|dead|hung|stuck)/i.test(n.name)
+      /^(is|has)?_?(stale|expired|timedOut|dead|hung|stuck)/i.test(n.name) &&
+      !countedList(n)
     ) {
       judgesAge = true;
     }
