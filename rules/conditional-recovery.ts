@@ -2,7 +2,7 @@ import type { Node } from "../src/core/model/accesses.js";
 import type { Recovery } from "../src/core/model/claims.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
-import { checkData, claimData, lockData } from "../src/rule-kit/messages.js";
+import { checkData, claimData, filterSite, lockData } from "../src/rule-kit/messages.js";
 import { describeRowFilter } from "../src/core/model/describe.js";
 import { formatValue } from "../src/core/model/names.js";
 import { runsRepeatedly } from "../src/core/reading/units.js";
@@ -50,7 +50,7 @@ export default createRule({
       // A claim of this module names its line; a sweep of claims made elsewhere names only the lock.
       const report = (recovery: Recovery, sweep: boolean): void => {
         const flaw = recovery.flaws[0]!;
-        seen.add(recovery.write.node);
+        seen.add(filterSite(recovery.write));
         const target = recovery.write.assignments.find((a) => a.field === recovery.lock.field);
         const data = {
           ...(sweep ? lockData(recovery.lock) : claimData(recovery.claim)),
@@ -63,7 +63,7 @@ export default createRule({
             ? recovery.write.addPredicate?.(recovery.lock.field, "eq", recovery.lock.valueText)
             : undefined;
         context.report({
-          node: recovery.write.node,
+          node: filterSite(recovery.write),
           messageId:
             isLockRow(recovery.claim) && flaw === "check-in-js" && !sweep
               ? "lockRowCheckInJs"
@@ -81,14 +81,18 @@ export default createRule({
         });
       };
       for (const recovery of facts.recoveries) {
-        if (recovery.flaws.length > 0 && !seen.has(recovery.write.node)) report(recovery, false);
+        if (recovery.flaws.length > 0 && !seen.has(filterSite(recovery.write))) report(recovery, false);
       }
       // A sweeper of claims made elsewhere (a cron job, a queue module's `resetStale`). A reset with no age test is
       // reported there only when a scheduler runs it again and again (`cron.schedule("*/15 * * * *", …)`): once, at
       // boot, every holder of a single instance is dead.
       for (const sweep of facts.sweeps()) {
         const flaw = sweep.flaws[0];
-        if (!flaw || seen.has(sweep.write.node) || (flaw === "missing-time" && !runsRepeatedly(sweep.write.node)))
+        if (
+          !flaw ||
+          seen.has(filterSite(sweep.write)) ||
+          (flaw === "missing-time" && !runsRepeatedly(filterSite(sweep.write)))
+        )
           continue;
         report(sweep, true);
       }

@@ -8,7 +8,7 @@ import { describeKey } from "../src/core/reading/keys.js";
 import { findVariable, unwrap, variableAt } from "../src/core/reading/values.js";
 import { getVocabulary } from "../src/core/model/settings.js";
 import { formatValue } from "../src/core/model/names.js";
-import { alsoAt, throughHelper } from "../src/rule-kit/messages.js";
+import { alsoAt, filterSite, throughHelper } from "../src/rule-kit/messages.js";
 import { describeRowFilter, describeRowRelease } from "../src/core/model/describe.js";
 
 function commandName(op: KvOp): string {
@@ -253,17 +253,17 @@ export default createRule({
         });
       }
       for (const release of facts.rowReleases) {
-        if (release.ownerChecked || seen.has(release.write.node)) continue;
+        if (release.ownerChecked || seen.has(filterSite(release.write))) continue;
         const { claim } = release;
         // A row that never changes hands while held (no expiry, no sweeper) cannot be freed for someone else.
         if (!facts.changesHands(claim)) continue;
         // One finding per write: a release of the rows two claims take (a targeted and a swept path) is one flaw.
-        seen.add(release.write.node);
+        seen.add(filterSite(release.write));
         const sweeper = facts.recoveriesOf(claim)[0];
         const described = describeRowRelease(release);
         const owner = ownerPredicate(release);
         context.report({
-          node: release.write.node,
+          node: filterSite(release.write),
           messageId: "rowRelease",
           suggest: owner
             ? [
@@ -302,10 +302,10 @@ export default createRule({
       // A lease the module renews by owner, claimed where the module does not show (an RPC, another module): its
       // releases by identity alone.
       for (const release of facts.ownedLeaseReleases) {
-        if (seen.has(release.write.node)) continue;
-        seen.add(release.write.node);
+        if (seen.has(filterSite(release.write))) continue;
+        seen.add(filterSite(release.write));
         context.report({
-          node: release.write.node,
+          node: filterSite(release.write),
           messageId: "leaseRelease",
           data: {
             operation: release.write.effect === "delete" ? "delete" : "write",

@@ -4,11 +4,15 @@ import type { LockFacts } from "../src/core/model/lock-facts.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { claimData, lockData } from "../src/rule-kit/messages.js";
-import { getVocabulary, normalizeName, vocabularySchema } from "../src/core/model/settings.js";
+import { getVocabulary, hasLockWord, normalizeName, vocabularySchema } from "../src/core/model/settings.js";
 import { clockStamp, formatValue, normalizeModel } from "../src/core/model/names.js";
 import { renameTimeField } from "../src/rule-kit/recovery.js";
 import type { TSESLint } from "@typescript-eslint/utils";
 import { holdsRow, isLockRow } from "../src/core/model/claims.js";
+import { contains } from "../src/core/reading/ast.js";
+import { enclosingFunction } from "../src/core/reading/units.js";
+import { isBareClock } from "../src/core/facts/pairing/leases.js";
+import { getConstInit, unwrap } from "../src/core/reading/values.js";
 
 type Options = [{ startTimeFields?: string[]; progressTimeFields?: string[] }];
 
@@ -19,6 +23,7 @@ type MessageId =
   | "startTimeScan"
   | "startTimeSweep"
   | "startTimeTakeover"
+  | "startTimeTakeoverRead"
   | "useProgressField";
 
 export default createRule<MessageId, Options>({
@@ -55,6 +60,8 @@ export default createRule<MessageId, Options>({
         "Q2 (how do you tell alive from dead?): this sweep of {{model}}.{{field}} = {{value}} (no claim of it in this module) judges age by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
       startTimeScan:
         "Q2 (how do you tell alive from dead?): this age test picks {{model}} rows stuck in {{field}} = {{value}} by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
+      startTimeTakeoverRead:
+        "Q2 (how do you tell alive from dead?): this read decides whether to take over {{what}} (taken at line {{claimLine}}) by the age of {{timeField}} (line {{testLine}}), which is {{stamped}}. A slow but healthy holder loses its lock while it still works, and the work runs twice. Judge it by an expiry the holder renews, or a timestamp it keeps moving ({{progressFields}}).",
       startTimeTakeover:
         "Q2 (how do you tell alive from dead?): this claim of {{model}}.{{field}} = {{value}} takes over a lease judged by {{timeField}}, which is {{stamped}}. A slow but healthy holder loses its lease while it still works. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
     },
@@ -74,11 +81,37 @@ export default createRule<MessageId, Options>({
       const atClaim = (f: { field: string }) =>
         job !== undefined && facts!.stampedOnlyAtCreationOrClaim(job.write.model, f.field);
       if (fields.some((f) => vocabulary.isProgressTimeField(f.field))) return undefined;
+      // A lease nothing renews, judged by the instant its own claim stamps (`taken_at: now`, not an expiry ahead of
+      // the clock) and no other write moves: that instant is when the lock was taken, whatever it is called.
+      const leaseStart = (f: { field: string }) => {
+        if (claimed?.kind !== "lease" || claimed.renewed || !facts) return false;
+        // In a table that says lock: an account's lock-out (`user.accountLockedUntil`) is no lease on work.
+        if (!hasLockWord(claimed.write.model)) return false;
+        const stamp = clockStamp(claimed.write, f.field);
+        return (
+          stamp !== undefined &&
+          isBareClock(instantOf(stamp.valueNode)) &&
+          facts.stampedOnlyByClaims(claimed.write.model, f.field)
+        );
+      };
+      const leased = fields.find(leaseStart);
+      if (leased) return leased;
       // Judged by a field the module keeps moving for these rows (a heartbeat re-stamps it), whatever its name.
       const moving = job && facts!.keptMoving(job.write.model, job);
       if (moving !== undefined && fields.some((f) => normalizeName(f.field) === normalizeName(moving)))
         return undefined;
       return fields.find((f) => vocabulary.isStartTimeField(f.field) || atClaim(f));
+    }
+    /** The instant a stored value is made from: through a `const` and an ISO string (`const now = new Date().toISOString()`). */
+    function instantOf(node: Node): Node {
+      let n = unwrap(node);
+      if (n.type === "Identifier") n = getConstInit(context.sourceCode, n) ?? n;
+      n = unwrap(n);
+      if (n.type === "CallExpression" && n.callee.type === "MemberExpression" && !n.callee.computed) {
+        const p = n.callee.property;
+        if (p.type === "Identifier" && p.name === "toISOString") return unwrap(n.callee.object);
+      }
+      return n;
     }
     /**
      * A lease expiry (a field named as progress, `lock_expires_at`) that only the module's claims stamp and that its
@@ -136,7 +169,13 @@ export default createRule<MessageId, Options>({
     function claimsOf(facts: LockFacts, model: string): Claim[] {
       return facts.claims.filter((c) => normalizeModel(c.write.model) === normalizeModel(model));
     }
-    function reportLockRow(what: string, claim: Claim, start: { field: string; node: Node }, facts: LockFacts): void {
+    function reportLockRow(
+      what: string,
+      claim: Claim,
+      start: { field: string; node: Node },
+      facts: LockFacts,
+      at: Node = start.node,
+    ): void {
       const data = {
         what,
         model: claim.lock.model,
@@ -145,7 +184,7 @@ export default createRule<MessageId, Options>({
         progressFields,
       };
       context.report({
-        node: start.node,
+        node: at,
         messageId: "startTimeLockRow",
         data,
         suggest: useProgress(facts, claim.write.model, start, [claim]),
@@ -177,8 +216,10 @@ export default createRule<MessageId, Options>({
           const start = startTimeOnly(judged, recovery.claim, facts);
           if (!start) continue;
           seen.add(recovery.write.node);
+          // Judged in a JavaScript test before the write: the finding is the recovery's, at its write.
+          const at = recovery.check ? recovery.write.node : start.node;
           if (isLockRow(recovery.claim)) {
-            reportLockRow("sweep", recovery.claim, start, facts);
+            reportLockRow("sweep", recovery.claim, start, facts, at);
             continue;
           }
           const data = {
@@ -188,7 +229,7 @@ export default createRule<MessageId, Options>({
             progressFields,
           };
           context.report({
-            node: start.node,
+            node: at,
             messageId: "startTimeRecovery",
             data,
             suggest: useProgress(facts, recovery.claim.write.model, start, [recovery.claim]),
@@ -218,6 +259,37 @@ export default createRule<MessageId, Options>({
           else scans.set(start.node, { scan, timeField: start.field, values: [formatValue(scan.value)] });
         }
         for (const [node, { scan, timeField, values }] of scans) {
+          // A scan whose rows a recovery of this module then writes back: the finding is that recovery's, at its write.
+          const recovery = facts.recoveries.find(
+            (r) =>
+              (r.check?.kind === "read" && r.check.node === scan.read.node) ||
+              (r.check !== undefined &&
+                enclosingFunction(r.write.node) === enclosingFunction(scan.read.node) &&
+                r.write.node.range[0] > scan.read.node.range[1] &&
+                normalizeModel(r.write.model) === normalizeModel(scan.read.model) &&
+                normalizeName(r.lock.field) === normalizeName(scan.field)),
+          );
+          if (recovery && !seen.has(recovery.write.node)) {
+            seen.add(recovery.write.node);
+            const start = { field: timeField, node };
+            if (isLockRow(recovery.claim)) {
+              reportLockRow("sweep", recovery.claim, start, facts, recovery.write.node);
+              continue;
+            }
+            const data = {
+              ...claimData(recovery.claim),
+              timeField,
+              stamped: stampedWhen(recovery.claim, timeField, facts),
+              progressFields,
+            };
+            context.report({
+              node: recovery.write.node,
+              messageId: "startTimeRecovery",
+              data,
+              suggest: useProgress(facts, recovery.claim.write.model, start, [recovery.claim]),
+            });
+            continue;
+          }
           context.report({
             node,
             messageId: "startTimeScan",
@@ -234,6 +306,25 @@ export default createRule<MessageId, Options>({
           }
           const start = startTimeOnly(claim.takeover, claim, facts);
           if (!start) continue;
+          // Decided in JavaScript on what a read found: the read is where the holder is judged, the write (reported
+          // for its own race) only acts on it.
+          if (claim.check?.kind === "read" && !contains(claim.write.node, start.node)) {
+            const { model, field, value } = lockData(claim.lock);
+            context.report({
+              node: claim.check.node,
+              messageId: "startTimeTakeoverRead",
+              data: {
+                what: holdsRow(claim) ? `the lock row in ${claim.lock.model}` : `${model}.${field} = ${value}`,
+                claimLine: String(claim.write.node.loc.start.line),
+                timeField: start.field,
+                testLine: String(start.node.loc.start.line),
+                stamped: holdsRow(claim) ? "set once when the lock is taken" : stampedWhen(claim, start.field, facts),
+                progressFields,
+              },
+              suggest: useProgress(facts, claim.write.model, start, [claim]),
+            });
+            continue;
+          }
           // A lock row or a lease has no claimed value to name: its take-over is the lock row's.
           if (holdsRow(claim)) {
             reportLockRow("take-over", claim, start, facts);

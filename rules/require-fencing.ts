@@ -10,7 +10,7 @@ import {
   tokenTextAt,
 } from "../src/core/facts/fencing/messages.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
-import { claimData } from "../src/rule-kit/messages.js";
+import { claimData, filterSite } from "../src/rule-kit/messages.js";
 import { describeRowFilter } from "../src/core/model/describe.js";
 import { formatValue, normalizeModel } from "../src/core/model/names.js";
 import { unitOf } from "../src/core/reading/units.js";
@@ -86,7 +86,7 @@ export default createRule({
       const groups = new Map<string, (HeldEffect & { write: StateWrite })[]>();
       for (const effect of rows) {
         if (effect.lock.kind !== "claim") continue;
-        const key = `${unitOf(effect.write.node)?.range[0] ?? -1}:${normalizeModel(effect.lock.claim.lock.model)}`;
+        const key = `${unitOf(filterSite(effect.write))?.range[0] ?? -1}:${normalizeModel(effect.lock.claim.lock.model)}`;
         groups.set(key, [...(groups.get(key) ?? []), effect]);
       }
       for (const group of groups.values()) {
@@ -112,7 +112,7 @@ export default createRule({
         filter: describeRowFilter(effect.write.filter),
         alsoAtLine: othersText(more),
       };
-      const tokenText = tokenTextAt(sourceCode, effect.token, effect.write.node);
+      const tokenText = tokenTextAt(sourceCode, effect.token, filterSite(effect.write));
       const suggest =
         tokenText !== undefined
           ? suggestion("addToken", { tokenField, tokenText }, effect.write.addPredicate?.(tokenField, "eq", tokenText))
@@ -140,14 +140,14 @@ export default createRule({
       // A lease has no claimed value to name: what fences its holder is the token alone.
       const messageId =
         effect.kind !== "takeover-row" ? "unfencedResult" : claim.kind === "lease" ? "leaseWrite" : "takeoverWrite";
-      context.report({ node: effect.write.node, messageId, data, suggest });
+      context.report({ node: filterSite(effect.write), messageId, data, suggest });
     }
 
     function reportObject(effect: HeldEffect & { write: ObjectWrite }): void {
       const { operation, location, condition } = describeObjectWrite(sourceCode, effect.write);
       const { lock, acquireLine } = describeEffectLock(sourceCode, effect.lock);
       context.report({
-        node: effect.write.node,
+        node: filterSite(effect.write),
         messageId: "unfencedObjectWrite",
         data: { operation, location, lock, acquireLine, condition, token: describeToken(sourceCode, effect.token) },
       });
@@ -166,7 +166,7 @@ export default createRule({
       };
       const edit = effect.write.addPredicate?.(assignment.field, "ne", sourceCode.getText(assignment.valueNode));
       context.report({
-        node: effect.write.node,
+        node: filterSite(effect.write),
         messageId: "unconditionalRowWrite",
         data,
         suggest: suggestion("addCondition", { field: assignment.field, target }, edit),
@@ -176,12 +176,12 @@ export default createRule({
     const rows: (HeldEffect & { write: StateWrite })[] = [];
 
     function report(effect: HeldEffect, facts: LockFacts): void {
-      if (effect.fenced || seen.has(effect.write.node)) return;
+      if (effect.fenced || seen.has(filterSite(effect.write))) return;
       // A claim nothing can take from its holder has no newer holder to overwrite: Q1 is its finding.
       if (effect.lock.kind === "claim" && !facts.changesHands(effect.lock.claim)) return;
       // Nor one whose holder aborts its work before any recovery can take the row: it cannot write late.
       if (effect.lock.kind === "claim" && facts.boundedBelowRecovery(effect.lock.claim)) return;
-      seen.add(effect.write.node);
+      seen.add(filterSite(effect.write));
       if (effect.write.access === "object") reportObject({ ...effect, write: effect.write });
       else if (effect.kind === "kv-row") reportKvRow({ ...effect, write: effect.write });
       else rows.push({ ...effect, write: effect.write });
@@ -195,20 +195,23 @@ export default createRule({
         if (
           holder.fenced ||
           holder.beforeAnyWait ||
-          seen.has(holder.write.node) ||
+          seen.has(filterSite(holder.write)) ||
           !facts.changesHands(holder.claim) ||
           facts.boundedBelowRecovery(holder.claim)
         )
           continue;
-        seen.add(holder.write.node);
+        seen.add(filterSite(holder.write));
         const data = {
           ...claimData(holder.claim),
-          target:
-            holder.assignment.value.kind === "static" ? formatValue(holder.assignment.value.value) : "another state",
+          target: holder.write.madeBy
+            ? "the state its callers pass"
+            : holder.assignment.value.kind === "static"
+              ? formatValue(holder.assignment.value.value)
+              : "another state",
         };
         const edit = holder.write.addPredicate?.(holder.claim.lock.field, "eq", holder.claim.lock.valueText);
         context.report({
-          node: holder.write.node,
+          node: filterSite(holder.write),
           messageId: "unfencedWrite",
           data,
           suggest: suggestion("addFence", data, edit),

@@ -380,12 +380,26 @@ export const postgrestRecognizer: Recognizer = {
         : ends === "duplicate" || (ends === "any" && hasLockWord(model))
           ? "error"
           : undefined;
+    // An upsert writes the row its conflict columns name (`{ onConflict: "lock_name" }`): the row by those values.
+    const target =
+      verb.name === "upsert" && options ? text(ctx, findProperty(options, "onConflict")?.value) : undefined;
+    const keys = target?.split(",").map((k) => k.trim());
+    const keyed = keys?.map((k) => assignments.find((a) => a.field === k));
+    const rowKey: Condition =
+      keyed && keyed.length > 0 && keyed.every((a) => a !== undefined)
+        ? {
+            kind: "and",
+            items: keyed.map((a) =>
+              pred(a!.field, "eq", a!.value.kind === "static" ? [a!.value.value] : undefined, a!.node),
+            ),
+          }
+        : { kind: "and", items: [] };
     return {
       access: "write",
       ...base,
       effect: "insert",
       ...(onConflict ? { onConflict } : {}),
-      filter: { kind: "and", items: [] },
+      filter: rowKey,
       assignments,
     };
   },

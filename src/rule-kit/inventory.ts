@@ -25,6 +25,7 @@ import { markLockInserts } from "../core/reading/failures.js";
 import { buildLockTables } from "../core/facts/lock-tables.js";
 import { unrecoveredImportedClaims } from "../core/facts/summary.js";
 import { helperInstances } from "../core/summaries/summaries.js";
+import { stateHelperInstances } from "../core/summaries/state-helpers.js";
 import { exportedHelpers, rowLockHelpers } from "../core/summaries/exported-helpers.js";
 import { importBindings, importedInstances, type ImportedHelpers } from "../core/summaries/imported-helpers.js";
 import { heldBindings } from "../core/reading/exports.js";
@@ -189,6 +190,7 @@ export function collectAccesses(
       }
     }
   }
+  accesses.push(...stateHelperInstances(sourceCode, accesses));
   markLockInserts(sourceCode, accesses);
   return accesses;
 }

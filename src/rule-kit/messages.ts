@@ -1,5 +1,5 @@
 /** Message data shared by the rules: every message names the lock (model, field, value) and where it is taken. */
-import type { KvOp } from "../core/model/accesses.js";
+import type { KvOp, Node } from "../core/model/accesses.js";
 import type { Check, Claim, LockKey } from "../core/model/claims.js";
 import { formatValue } from "../core/model/names.js";
 
@@ -36,4 +36,13 @@ export function alsoAt(lines: readonly number[] | undefined): string {
   const list =
     lines.length === 1 ? `line ${lines[0]}` : `lines ${lines.slice(0, -1).join(", ")} and ${lines[lines.length - 1]}`;
   return `; so do the calls at ${list}`;
+}
+
+/**
+ * Where a finding about a write's own filter goes: the write, or for a write a module helper makes at a call
+ * (`this.updateStatus(id, "done")`) the helper's own write, whose filter every call shares: one finding, not one per
+ * call (src/core/summaries/state-helpers.ts).
+ */
+export function filterSite(write: { readonly node: Node; readonly madeBy?: Node }): Node {
+  return write.madeBy ?? write.node;
 }

@@ -417,18 +417,21 @@ async function reap(cutoff: Date) {
   ],
   invalid: [
     {
-      name: "a lease checked in JavaScript and judged by the time it was taken is reported as the lock row's take-over",
+      // Reported at the read that the take-over is decided on (labelled real code marks the lock's own store call,
+      // blind-6 CW09 and CW10), naming the test that judges the age.
+      name: "a lease checked in JavaScript and judged by the time it was taken is reported at the read that decides the take-over",
       code: CHECKED_LEASE,
       errors: [
         {
-          messageId: "startTimeLockRow",
-          line: 4,
-          column: 7,
+          messageId: "startTimeTakeoverRead",
+          line: 3,
+          column: 22,
           data: {
-            what: "take-over",
-            model: "importedPost",
+            what: "the lock row in importedPost",
             claimLine: "5",
             timeField: "lockedAt",
+            testLine: "4",
+            stamped: "set once when the lock is taken",
             progressFields: "updatedAt, modifiedAt, heartbeatAt",
           },
         },
@@ -598,7 +601,8 @@ async function reap(cutoff) {
       errors: [recovery(6, 71, { ...generating, timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
     },
     {
-      name: "age judged in JS by startedAt: reported at the test",
+      // The finding is the recovery's: at its write, not at the JavaScript test before it (blind-6 CX02).
+      name: "age judged in JS by startedAt: reported at the recovery's write",
       code:
         CLAIM +
         `async function recover(job: Job, cutoff: Date) {
@@ -606,7 +610,7 @@ async function reap(cutoff) {
     await prisma.job.update({ where: { id: job.id }, data: { status: "FAILED" } });
   }
 }`,
-      errors: [recovery(6, 7, { ...generating, timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
+      errors: [recovery(7, 11, { ...generating, timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
     },
     {
       name: "a destructured delegate inside a $transaction callback",
@@ -838,22 +842,15 @@ export async function errorStuckImports(cutoff: Date) {
       ],
     },
     {
-      name: "a stale read by startedAt, then writes by id: the read is reported, once",
+      // The scan's rows are written back by the recovery after it: one finding, at that write (blind-6 AX09).
+      name: "a stale read by startedAt, then writes by id: the recovery's write is reported, once",
       code:
         CLAIM +
         `async function reap(cutoff: Date) {
   const stuck = await prisma.job.findMany({ where: { status: "GENERATING", startedAt: { lt: cutoff } } });
   for (const row of stuck) await prisma.job.update({ where: { id: row.id }, data: { status: "FAILED" } });
 }`,
-      errors: [
-        scan(6, 76, {
-          model: "job",
-          field: "status",
-          value: "GENERATING",
-          timeField: "startedAt",
-          progressFields: DEFAULT_PROGRESS,
-        }),
-      ],
+      errors: [recovery(7, 34, { ...generating, timeField: "startedAt", progressFields: DEFAULT_PROGRESS })],
     },
     {
       name: "a scan of processing rows by createdAt, with an imported enum",

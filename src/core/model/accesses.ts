@@ -95,6 +95,11 @@ export interface StateWrite {
   readonly assignments: readonly Assignment[];
   /** The whole call: where findings about the write are reported. */
   readonly node: Node;
+  /**
+   * Set on a write a module helper makes with the values a call passes (`this.updateStatus(id, "processing")`): the
+   * helper's own write. `node` is then the call (src/core/summaries/state-helpers.ts).
+   */
+  readonly madeBy?: Node;
   readonly addPredicate?: (field: string, op: "eq" | "ne", valueText: string) => TextEdit | undefined;
   /**
    * The recognizer's way to write the stale recovery of a claim made by this write, in its own syntax and on the
@@ -179,6 +184,11 @@ export interface KeyShape {
   readonly opaque?: boolean;
   /** The variable the key was held in, if any: the same name in acquire and release pairs them. */
   readonly name?: string;
+  /**
+   * A local variable's declaration and the function using it: the same name declared twice in one function is two
+   * keys. `collected`: the key is a member of a list filled with that variable once it was taken (`held.push(key)`).
+   */
+  readonly local?: { readonly variable: number; readonly unit: number; readonly collected?: true };
 }
 
 /** `incr` and `decr` count (INCR/INCRBY, DECR/DECRBY): a counter compared with a bound is a semaphore. */

@@ -6,7 +6,9 @@
  */
 import type { TSESLint } from "@typescript-eslint/utils";
 import type { KeyShape, Node } from "../model/accesses.js";
-import { destructuredFrom, evaluate, getConstInit, unwrap } from "./values.js";
+import type { TSESTree } from "@typescript-eslint/utils";
+import { destructuredFrom, evaluate, findVariable, getConstInit, iterationSource, unwrap } from "./values.js";
+import { enclosingFunction } from "./units.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -52,12 +54,87 @@ function escapeGlob(text: string): string {
   return text.replace(/\*/g, "\\*");
 }
 
+/**
+ * Where a key held in a local variable was declared, within the function that uses it: two names alike in one
+ * function (`for (const key of wanted)` then `for (const key of taken)`) are two variables, not one key.
+ */
+function localBinding(
+  sourceCode: SourceCode,
+  n: Node,
+): { variable: number; unit: number; collected?: true } | undefined {
+  if (n.type !== "Identifier") return undefined;
+  const def = findVariable(sourceCode, n)?.defs[0];
+  const unit = enclosingFunction(n);
+  if (!def || def.type !== "Variable" || !unit) return undefined;
+  // A member of a list the function fills with one key variable (`held.push(key)` after taking `key`): that key.
+  const pushed = collectedFrom(sourceCode, n);
+  if (pushed) {
+    const from = localBinding(sourceCode, pushed);
+    if (from) return { ...from, collected: true };
+  }
+  return { variable: def.name.range[0], unit: unit.range[0] };
+}
+
+/**
+ * The one variable a local list is filled with, for a name that iterates that list (`for (const key of held)` where
+ * the only writes of `held` are `held.push(key)`). Undefined where the list is filled any other way.
+ */
+function collectedFrom(sourceCode: SourceCode, n: TSESTree.Identifier): TSESTree.Identifier | undefined {
+  const list = iterationSource(sourceCode, n);
+  const variable = list && findVariable(sourceCode, list);
+  if (!variable || variable.defs.length !== 1) return undefined;
+  const init = getConstInit(sourceCode, list);
+  if (
+    !init ||
+    unwrap(init).type !== "ArrayExpression" ||
+    (unwrap(init) as TSESTree.ArrayExpression).elements.length > 0
+  )
+    return undefined;
+  let pushed: TSESTree.Identifier | undefined;
+  for (const ref of variable.references) {
+    const use = ref.identifier.parent;
+    if (ref.init || use === list.parent) continue;
+    const call = use?.parent;
+    if (
+      use?.type === "MemberExpression" &&
+      use.object === ref.identifier &&
+      !use.computed &&
+      use.property.type === "Identifier" &&
+      use.property.name === "push" &&
+      call?.type === "CallExpression" &&
+      call.callee === use &&
+      call.arguments.length === 1 &&
+      call.arguments[0]!.type === "Identifier" &&
+      (!pushed || pushed.name === call.arguments[0]!.name)
+    ) {
+      pushed = call.arguments[0] as TSESTree.Identifier;
+      continue;
+    }
+    if (
+      use?.type === "ForOfStatement" ||
+      (use?.type === "MemberExpression" && use.object === ref.identifier && !isWrite(use))
+    )
+      continue;
+    return undefined;
+  }
+  return pushed;
+}
+
+/** `list.length`, `list.map(…)`, `list[0]`: a use that does not change the list (not `push`, `splice`, `list[i] = x`). */
+function isWrite(member: TSESTree.MemberExpression): boolean {
+  const name = !member.computed && member.property.type === "Identifier" ? member.property.name : undefined;
+  if (name && /^(push|unshift|splice|pop|shift|fill|copyWithin|reverse|sort)$/.test(name)) return true;
+  const p = member.parent;
+  return p?.type === "AssignmentExpression" && p.left === member;
+}
+
 export function keyShape(sourceCode: SourceCode, node: Node): KeyShape {
   const n = unwrap(node);
   const name = n.type === "Identifier" ? n.name : undefined;
+  const local = localBinding(sourceCode, n);
   const text = parts(sourceCode, n, 0);
   if (text !== undefined && text !== "*" && /[^*]/.test(text.replace(/\\\*/g, ""))) {
-    return { text, exact: !/(?<!\\)\*/.test(text), ...(name ? { name } : {}) };
+    return { text, exact: !/(?<!\\)\*/.test(text), ...(name ? { name } : {}), ...(local ? { local } : {}) };
   }
   // Opaque: keep the expression's text (whitespace folded) so the same helper call pairs with itself. A name
   // destructured from an object is that object's property (`const { key: pubKey } = req.body` is `req.body.key`), so
@@ -69,6 +146,7 @@ export function keyShape(sourceCode: SourceCode, node: Node): KeyShape {
     exact: false,
     opaque: true,
     ...(name ? { name } : {}),
+    ...(local ? { local } : {}),
   };
 }
 
@@ -92,6 +170,7 @@ function specific(shape: KeyShape): boolean {
 
 /** Two key shapes can name the same key. */
 export function sameKey(a: KeyShape, b: KeyShape): boolean {
+  if (a.local && b.local && a.local.unit === b.local.unit && a.local.variable !== b.local.variable) return false;
   if (a.name !== undefined && a.name === b.name) return true;
   if (a.opaque || b.opaque) return a.text === b.text;
   if (a.text === b.text) return true;

@@ -673,3 +673,52 @@ export function resultBinding(node: Node): TSESTree.Identifier | undefined {
   if (p.id.type === "ArrayPattern" && p.id.elements[0]?.type === "Identifier") return p.id.elements[0];
   return undefined;
 }
+
+const ITERATING = new Set(["forEach", "map", "flatMap", "filter", "some", "every", "find", "reduce"]);
+
+/**
+ * The read result a row value was taken from, where the code shows it: the identifier a loop or an array callback
+ * iterates (`for (const link of stuckLinks)`, `stuckLinks.forEach((link) => …)`, `stuckLinks[0]`) for a value rooted at
+ * the loop's or the callback's variable (`link.id`). Undefined where nothing shows it: unknown, not "none".
+ */
+export function iterationSource(sourceCode: SourceCode, node: Node): TSESTree.Identifier | undefined {
+  let n = unwrap(node);
+  if (n.type === "Property") n = unwrap(n.value as Node);
+  while (n.type === "MemberExpression") {
+    if (n.computed && unwrap(n.object).type === "Identifier") {
+      const list = unwrap(n.object) as TSESTree.Identifier;
+      const v = findVariable(sourceCode, list);
+      if (v && v.defs.length === 1 && v.defs[0]!.type === "Variable") return list;
+    }
+    n = unwrap(n.object);
+  }
+  if (n.type !== "Identifier") return undefined;
+  const def = findVariable(sourceCode, n)?.defs[0];
+  if (!def) return undefined;
+  const iterated = (e: Node | undefined) => {
+    const u = e && unwrap(e);
+    return u?.type === "Identifier" ? u : undefined;
+  };
+  if (def.type === "Variable") {
+    const decl = def.parent;
+    const loop = decl?.parent;
+    if (loop?.type === "ForOfStatement" && loop.left === decl) return iterated(loop.right);
+    return undefined;
+  }
+  if (def.type === "Parameter") {
+    const fn = def.node;
+    const call = fn.parent;
+    if (
+      call?.type === "CallExpression" &&
+      call.arguments[0] === fn &&
+      call.callee.type === "MemberExpression" &&
+      !call.callee.computed &&
+      call.callee.property.type === "Identifier" &&
+      ITERATING.has(call.callee.property.name) &&
+      fn.params[0]?.type === "Identifier" &&
+      fn.params[0].name === n.name
+    )
+      return iterated(call.callee.object);
+  }
+  return undefined;
+}

@@ -278,7 +278,8 @@ function releasedUntaken(
   const name = kv && stored ? (stored as TSESTree.Identifier).name : c.name.replace(/^this\./, "");
   for (const t of tries) {
     if (!within(c.acquire, t.block) || !t.finalizer) continue;
-    const release = c.releases.find((r) => within(r, t.finalizer));
+    // A key taken from the list of keys this caller took (`for (const key of held)`) frees only what it holds.
+    const release = c.releases.find((r) => within(r, t.finalizer) && !c.collectedReleases?.includes(r));
     if (!release) continue;
     const exit = inline
       ? within(inline, t.block)

@@ -20,6 +20,8 @@ export interface Candidate {
   readonly name: string;
   readonly acquire: Node;
   readonly releases: readonly Node[];
+  /** Releases of keys taken from a list the holder filled only once each key was taken (`held.push(key)`). */
+  readonly collectedReleases?: readonly Node[];
   readonly ttl: boolean;
   /** The acquire may fail without throwing: the paths where it failed hold nothing. */
   readonly try: boolean;
@@ -132,6 +134,7 @@ export function kvLocks(kv: KvFacts): Candidate[] {
       ...(lock.expire ? { protocol: [lock.expire.node] } : {}),
       ...(own.every((r) => r.kind !== "owner-checked") ? { uncheckedRelease: true } : {}),
       ...(lock.acquire.batch ? { batch: lock.acquire.batch } : {}),
+      collectedReleases: own.filter((r) => r.op.key.local?.collected).map((r) => r.op.node),
     });
   }
   return out;

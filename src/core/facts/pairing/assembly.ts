@@ -227,13 +227,32 @@ export function buildFacts(
       );
     },
     changesHands: (claim) =>
-      claim.takeover.length > 0 ||
-      hasTakeoverWrite(claim, mod.writes, vocabulary) ||
-      handedOut(claim) !== undefined ||
-      (byClaim.get(claim) ?? []).some((r) => !r.flaws.includes("missing-time")) ||
-      recoveredElsewhere.has(claim.write.node.loc.start.line) ||
-      recoveredByDirective(sourceCode, claim.write.node) !== undefined,
+      !rowPerRun(claim, claims) &&
+      (claim.takeover.length > 0 ||
+        hasTakeoverWrite(claim, mod.writes, vocabulary) ||
+        handedOut(claim) !== undefined ||
+        (byClaim.get(claim) ?? []).some((r) => !r.flaws.includes("missing-time")) ||
+        recoveredElsewhere.has(claim.write.node.loc.start.line) ||
+        recoveredByDirective(sourceCode, claim.write.node) !== undefined),
   };
+}
+
+/**
+ * A claim that inserts a row of its own for each run (`insert({ job_name, status: "running" })`) where no claim of the
+ * module takes an existing row of that model: a recovered row is never taken again, every later run writes its own.
+ * Such a row never changes hands, so its holder's late write can only touch its own record.
+ */
+function rowPerRun(claim: Claim, claims: readonly Claim[]): boolean {
+  return (
+    claim.kind === "status" &&
+    claim.write.effect === "insert" &&
+    !claims.some(
+      (c) =>
+        c.write.effect !== "insert" &&
+        normalizeModel(c.write.model) === normalizeModel(claim.write.model) &&
+        sameField(c.lock.field, claim.lock.field),
+    )
+  );
 }
 
 /**

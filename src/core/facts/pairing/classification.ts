@@ -2,7 +2,7 @@
  * The module's other writes read against each claim: a recovery (with its flaws), a holder write, or a lock row's
  * release.
  */
-import type { Assignment, Node, StateWrite } from "../../model/accesses.js";
+import type { Assignment, Node, StateRead, StateWrite } from "../../model/accesses.js";
 import type { Check, Claim, HolderWrite, Recovery, RecoveryFlaw, RowRelease, StaleScan } from "../../model/claims.js";
 import {
   agePredicates,
@@ -17,7 +17,7 @@ import {
 import { sameValue, sameField } from "../../model/names.js";
 import { hasLockWord } from "../../model/settings.js";
 import { unitOf } from "../../reading/units.js";
-import { findVariable, staticChoices, unwrap } from "../../reading/values.js";
+import { findVariable, iterationSource, resultBinding, staticChoices, unwrap } from "../../reading/values.js";
 import { isReset } from "./vocabulary.js";
 import { Module } from "./module.js";
 import { allBranchesExclude, comparesValueRead } from "./state-claims.js";
@@ -81,7 +81,16 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   // says until when the lease holds, whatever its name, and setting it to the clock ends the lease.
   const until =
     claim.kind === "lease" && claim.assignment.value.kind === "now" && !isBareClock(claim.assignment.valueNode);
-  const releases = write.effect === "delete" || write.assignments.some((a) => leaseColumn(a.field) && clears(a, until));
+  // A time the lease's claim clears and this write stamps with the clock (`released_at: null` when taken,
+  // `released_at: now()` when done): the lock's end, recorded rather than erased.
+  const endStamp = (a: (typeof write.assignments)[number]) =>
+    claim.kind === "lease" &&
+    a.value.kind === "now" &&
+    mod.vocabulary.isTimeField(a.field) &&
+    claim.write.assignments.some((c) => sameField(c.field, a.field) && c.value.kind === "static" && clears(c));
+  const releases =
+    write.effect === "delete" ||
+    write.assignments.some((a) => (leaseColumn(a.field) && clears(a, until)) || endStamp(a));
   // A keyed lock row is picked by its constant name, not by a value known at run time.
   const picked = (b: Branch) => claim.kind === "keyed-row" || identityFields(b).length > 0;
   if (!releases || !branches.every(picked)) return;
@@ -142,6 +151,27 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   out.releases.push({ write, claim, ownerChecked });
 }
 
+/**
+ * The read of the same model whose result the write's row identity is taken from, where the code shows it: a loop
+ * or an array callback over that read's result (`iterationSource`). Undefined where nothing shows it.
+ */
+function sourceRead(mod: Module, write: StateWrite): StateRead | undefined {
+  for (const b of toBranches(write.filter)) {
+    for (const atom of b) {
+      if ("opaque" in atom || atom.op !== "eq" || atom.pred.values) continue;
+      const list = iterationSource(mod.sourceCode, atom.pred.node);
+      const variable = list && findVariable(mod.sourceCode, list);
+      if (!variable) continue;
+      const read = mod.earlierReads(write.node, write.model).find((r) => {
+        const bound = resultBinding(r.node);
+        return bound !== undefined && findVariable(mod.sourceCode, bound) === variable;
+      });
+      if (read) return read;
+    }
+  }
+  return undefined;
+}
+
 /** Where a write judges age outside its filter: a JS check about this lock, or an earlier stale scan of it. */
 function ageCheckOf(mod: Module, write: StateWrite, claim: Claim, scans: readonly StaleScan[]): Check | undefined {
   const { field, value } = claim.lock;
@@ -153,7 +183,24 @@ function ageCheckOf(mod: Module, write: StateWrite, claim: Claim, scans: readonl
     return { kind: "if", node: first.test, timeFields };
   }
   const earlier = new Set(mod.earlierReads(write.node, write.model));
-  const scan = scans.find((s) => earlier.has(s.read) && sameField(s.field, field) && sameValue(s.value, value));
+  // Rows the write names by a value taken from another read's result (`for (const link of oldPendingLinks)`) are
+  // not the scan's, whichever read came first.
+  const sources = toBranches(write.filter).flatMap((b) =>
+    b.flatMap((atom) => ("opaque" in atom || atom.op !== "eq" || atom.pred.values ? [] : [atom.pred.node])),
+  );
+  const fromOther = (read: Node) =>
+    sources.some((n) => {
+      const list = n && iterationSource(mod.sourceCode, n);
+      const bound = resultBinding(read);
+      return (
+        list !== undefined &&
+        bound !== undefined &&
+        findVariable(mod.sourceCode, list) !== findVariable(mod.sourceCode, bound)
+      );
+    });
+  const scan = scans.find(
+    (s) => earlier.has(s.read) && sameField(s.field, field) && sameValue(s.value, value) && !fromOther(s.read.node),
+  );
   return scan && { kind: "read", node: scan.read.node, timeFields: scan.timePredicates };
 }
 
@@ -261,6 +308,11 @@ export function classifyAgainst(
         check,
       );
   }
+  // Rows named by a value taken from a read that found them in another state (`for (const link of oldPending)`,
+  // read where status = PENDING) are not the claimed rows: no holder's write.
+  const source = sourceRead(mod, write);
+  const sourceBranches = source ? toBranches(source.filter) : [];
+  if (sourceBranches.length > 0 && sourceBranches.every((b) => excludes(b, field, value))) return;
   if (identified) {
     const fenced = pinned || opaque || branches.every((b) => ownerPinned(b, undefined, mod.vocabulary));
     out.holder.push({ write, claim, assignment, fenced });

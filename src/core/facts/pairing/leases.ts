@@ -12,6 +12,7 @@ import { enclosingFunction, functionName } from "../../reading/units.js";
 import { unwrap } from "../../reading/values.js";
 import { checksBetween, Module } from "./module.js";
 import { isClockReading } from "../../reading/clock.js";
+import { walk } from "../../reading/walk.js";
 
 /**
  * A branch of a lease write finds the lease free: its lease columns judged past (`aged`), absent
@@ -45,6 +46,16 @@ export function clears(a: Assignment, until = false): boolean {
     a.value.kind === "static" &&
     (a.value.value.value === null || a.value.value.value === false || typeof a.value.value.value === "number")
   );
+}
+
+/** A value made from the clock: `Date.now() + LOCK_TTL_MS`, `new Date(Date.now() + ttl)`. */
+function readsClockIn(node: Node): boolean {
+  let found = false;
+  walk(node, (n) => {
+    if (isClockReading(n)) found = true;
+    return !found;
+  });
+  return found;
 }
 
 /** `new Date()` or `Date.now()`: the clock, nothing added (a SQL value's node is its whole query: not bare). */
@@ -139,7 +150,9 @@ function comparedBefore(branch: Branch, field: string): TimePredicate[] {
  * the check judges answers who unlocks a dead holder, and its releases clear the lock columns by id.
  */
 export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
-  if (write.effect !== undefined && write.effect !== "update") return [];
+  // An update, or an upsert: it writes the row its key names whatever the row holds.
+  const upsert = write.effect === "insert" && write.onConflict === "update";
+  if (write.effect !== undefined && write.effect !== "update" && !upsert) return [];
   if (write.dynamicModel) return [];
   // The lock column names the lock (`lockedAt`), or the table does and the column is a time (`jobLock.expiresAt`).
   const lockTable = hasLockWord(write.model);
@@ -168,9 +181,14 @@ export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
     (g) => g.judgesAge && !tests.has(g.test) && tests.add(g.test),
   );
   if (aging.length === 0) return [];
-  // The column the check judges, when the write stamps it (`expiresAt`, not the `startedAt` beside it).
+  // The column the check judges, when the write stamps it (`expiresAt`, not the `startedAt` beside it). A write that
+  // stamps none of the columns the check judged takes nothing over: `released_at: now` after a check of
+  // `acquired_at` is the lock's release.
   const judged = new Set(aging.flatMap((g) => g.timeFields.map(normalizeName)));
-  const stamp = stamps.find((a) => judged.has(normalizeName(a.field))) ?? stamps[0]!;
+  const judgedStamp = stamps.find((a) => judged.has(normalizeName(a.field)));
+  const restamped = write.assignments.some((a) => judged.has(normalizeName(a.field)) && readsClockIn(a.valueNode));
+  if (judged.size > 0 && !judgedStamp && !restamped) return [];
+  const stamp = judgedStamp ?? stamps[0]!;
   const takeover: TimePredicate[] = aging.flatMap((g) =>
     g.timeFields.length > 0
       ? g.timeFields.map((f) => ({ field: f, node: g.test as Node }))

@@ -6,7 +6,15 @@
 import type { StateAccess, StateWrite, StaticValue } from "../../model/accesses.js";
 import type { LockKey } from "../../model/claims.js";
 import { type ResolvedVocabulary, normalizeName, saysEnded } from "../../model/settings.js";
-import { agePredicates, excludes, identityFields, pins, toBranches, type Branch } from "../../model/conditions.js";
+import {
+  agePredicates,
+  allowedIn,
+  excludes,
+  identityFields,
+  pins,
+  toBranches,
+  type Branch,
+} from "../../model/conditions.js";
 import { normalizeModel, sameValue, sameField } from "../../model/names.js";
 import { enclosingFunction } from "../../reading/units.js";
 import { runsAfter } from "../../reading/ast.js";
@@ -53,6 +61,17 @@ export function withLeasedValues(base: ResolvedVocabulary, accesses: readonly St
       if (typeof v !== "string" || !base.isStateField(a.field) || base.isInProgressValue(v, a.field) || saysEnded(v))
         continue;
       branches ??= toBranches(w.filter);
+      // Rows found in an in-progress value and aged are a stale recovery's (`status = 'queued' WHERE status =
+      // 'processing' AND updated_at < …`): the value they go back to is where work waits, not a lease.
+      const fromInProgress = (b: Branch) => {
+        const allowed = allowedIn(b, a.field);
+        return (
+          allowed !== "any" &&
+          "only" in allowed &&
+          allowed.only.some((o) => typeof o.value === "string" && base.isInProgressValue(o.value, a.field))
+        );
+      };
+      if (branches.some(fromInProgress)) continue;
       const takesOver = (b: Branch) => agePredicates(b, base).some((t) => stamped.includes(normalizeName(t.field)));
       if (!branches.some(takesOver) || !branches.every((b) => takesOver(b) || excludes(b, a.field, { value: v })))
         continue;

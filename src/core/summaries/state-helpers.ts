@@ -1,0 +1,133 @@
+/**
+ * State writes made through a module's own helper whose values are its parameters: `updateStatus(id, status)` that
+ * runs `UPDATE sms_queue SET status = $1 WHERE id = $2`, called as `this.updateStatus(sms.id, "processing")`. The
+ * helper's write stores no known value (its status is whatever the caller passes), so it claims nothing where it is
+ * written; each call that passes a known value is that write, made where the call is. An instance is the helper's
+ * write with every parameter replaced by the call's argument (its value read in place, its node the argument), at the
+ * call's node: the caller's checks, reads and locking reads are the ones on the way to the call, as they are for the
+ * key-value helpers' instances (summaries.ts).
+ *
+ * Unknown stays unknown: a call that cannot be resolved to the one function (`calledFunction`), a missing or spread
+ * argument where the write needs it, a helper reached only through another helper, and a call inside the helper
+ * itself give no instance. The recognizer's edits are not carried over: they would change the helper's text, which
+ * every call shares.
+ */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { Assignment, Condition, Node, StateAccess, StateWrite } from "../model/accesses.js";
+import { assignedValue } from "../reading/assignments.js";
+import { calledFunction } from "../reading/calls.js";
+import { enclosingFunction, functionName } from "../reading/units.js";
+import { evaluate, findVariable, unwrap } from "../reading/values.js";
+import { walk } from "../reading/walk.js";
+
+type SourceCode = Readonly<TSESLint.SourceCode>;
+type Fn = TSESTree.FunctionLike;
+
+/** The index of the parameter of `fn` a value is (`status`, or `status` with a default), or undefined. */
+function parameterIndex(sourceCode: SourceCode, fn: Fn, node: Node): number | undefined {
+  let n = unwrap(node);
+  if (n.type === "Property") n = unwrap(n.value as Node);
+  if (n.type !== "Identifier") return undefined;
+  const def = findVariable(sourceCode, n)?.defs[0];
+  if (def?.type !== "Parameter" || def.node !== fn) return undefined;
+  const i = fn.params.findIndex((p) => {
+    const id = p.type === "AssignmentPattern" ? p.left : p;
+    return id.type === "Identifier" && id.name === n.name;
+  });
+  return i >= 0 ? i : undefined;
+}
+
+/** The write's condition with parameters replaced by the call's arguments; undefined where one is missing. */
+function instantiateCondition(
+  sourceCode: SourceCode,
+  fn: Fn,
+  c: Condition,
+  args: readonly Node[],
+): Condition | undefined {
+  switch (c.kind) {
+    case "and":
+    case "or": {
+      const items = c.items.map((i) => instantiateCondition(sourceCode, fn, i, args));
+      return items.every((i) => i !== undefined) ? { kind: c.kind, items: items as Condition[] } : undefined;
+    }
+    case "not": {
+      const item = instantiateCondition(sourceCode, fn, c.item, args);
+      return item && { kind: "not", item };
+    }
+    case "pred": {
+      const i = c.node && parameterIndex(sourceCode, fn, c.node);
+      if (i === undefined) return c;
+      const arg = args[i];
+      if (!arg || arg.type === "SpreadElement") return undefined;
+      const v = evaluate(sourceCode, arg);
+      return { ...c, node: arg, values: c.op === "eq" || c.op === "ne" ? (v ? [v] : undefined) : c.values };
+    }
+    default:
+      return c;
+  }
+}
+
+/** The helper's write made at `call`, or undefined when the call passes no known value for any parameter it stores. */
+function instance(sourceCode: SourceCode, fn: Fn, write: StateWrite, call: TSESTree.CallExpression) {
+  const args = call.arguments as Node[];
+  let known = false;
+  const assignments: Assignment[] = [];
+  for (const a of write.assignments) {
+    const i = parameterIndex(sourceCode, fn, a.valueNode);
+    if (i === undefined) {
+      assignments.push(a);
+      continue;
+    }
+    const arg = args[i];
+    if (!arg || arg.type === "SpreadElement") return undefined;
+    const value = assignedValue(sourceCode, arg);
+    if (value.kind !== "other") known = true;
+    assignments.push({ field: a.field, value, node: arg, valueNode: arg });
+  }
+  if (!known) return undefined;
+  const filter = instantiateCondition(sourceCode, fn, write.filter, args);
+  if (!filter) return undefined;
+  const made: StateWrite = {
+    access: "write",
+    store: write.store,
+    model: write.model,
+    operation: write.operation,
+    ...(write.effect ? { effect: write.effect } : {}),
+    ...(write.onConflict ? { onConflict: write.onConflict } : {}),
+    ...(write.modelFromName ? { modelFromName: true } : {}),
+    ...(write.dynamicModel ? { dynamicModel: true } : {}),
+    filter,
+    assignments,
+    node: call,
+    madeBy: write.node,
+  };
+  return made;
+}
+
+/**
+ * The instances, at their calls, of the module's state writes whose stored values are the writing function's
+ * parameters. Only for a write that is the function's own (not in a callback of it) and a function the module calls.
+ */
+export function stateHelperInstances(sourceCode: SourceCode, accesses: readonly StateAccess[]): StateWrite[] {
+  const helpers = new Map<Fn, StateWrite[]>();
+  for (const a of accesses) {
+    if (a.access !== "write" || a.effect === "delete" || a.madeBy) continue;
+    const fn = enclosingFunction(a.node);
+    if (!fn || functionName(fn) === undefined) continue;
+    if (!a.assignments.some((x) => parameterIndex(sourceCode, fn, x.valueNode) !== undefined)) continue;
+    helpers.set(fn, [...(helpers.get(fn) ?? []), a]);
+  }
+  if (helpers.size === 0) return [];
+  const out: StateWrite[] = [];
+  walk(sourceCode.ast as Node, (n) => {
+    if (n.type !== "CallExpression") return;
+    const fn = calledFunction(sourceCode, n);
+    const writes = fn && helpers.get(fn);
+    if (!writes || (n.range[0] >= fn.range[0] && n.range[1] <= fn.range[1])) return;
+    for (const w of writes) {
+      const made = instance(sourceCode, fn, w, n);
+      if (made) out.push(made);
+    }
+  });
+  return out;
+}

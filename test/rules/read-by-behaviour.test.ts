@@ -1,0 +1,379 @@
+// Real code (blind-6 and blind-7, issue 35) read by what it does rather than by its shape: a lock row in any store
+// taken by an upsert on its key, a time class's clock, a status helper handed its value, a list of keys taken, rows
+// taken from another read, a row per run. Each case is written in our words.
+import atomicClaim from "../../rules/atomic-claim.js";
+import conditionalRecovery from "../../rules/conditional-recovery.js";
+import ownerCheckedRelease from "../../rules/owner-checked-release.js";
+import progressBasedStaleness from "../../rules/progress-based-staleness.js";
+import requireFencing from "../../rules/require-fencing.js";
+import requireStaleRecovery from "../../rules/require-stale-recovery.js";
+import { ruleTester } from "../rule-tester.js";
+
+/** A lock row in a hosted database, taken by an upsert on its key after a read judged it free or stale, and freed by stamping
+ * when it was freed (`freed_at`) rather than by deleting it. */
+const TASK_LOCK_UPSERT = `import { createClient } from "@supabase/supabase-js";
+const supabase = createClient(url, key);
+const STALE_MS = 20 * 60 * 1000;
+
+export async function runExclusive(task: string, work: () => Promise<void>) {
+  const now = new Date().toISOString();
+  const { data: row } = await supabase.from("task_locks").select("taken_at, freed_at").eq("task", task).maybeSingle();
+  if (row && row.freed_at === null && Date.now() - Date.parse(row.taken_at) < STALE_MS) return false;
+  await supabase.from("task_locks").upsert({ task, taken_at: now, freed_at: null }, { onConflict: "task" });
+  try {
+    await work();
+  } finally {
+    await supabase.from("task_locks").update({ freed_at: new Date().toISOString() }).eq("task", task);
+  }
+  return true;
+}`;
+
+/** A document lock: the document is read, its start judged in JavaScript, then overwritten with the clock of a time class
+ * (`Timestamp.now()`) read through `snap.get("startedAt")`; the release deletes it by its id. */
+const FIRESTORE_GUARD = `import { Timestamp } from "firebase-admin/firestore";
+import { db } from "./firebase";
+
+export async function guarded(name: string, fn: () => Promise<void>) {
+  const ref = db.collection("job_locks").doc(name);
+  const snap = await ref.get();
+  if (snap.exists) {
+    const began = snap.get("startedAt");
+    if (began && Date.now() - began.toMillis() < 10 * 60_000) return;
+  }
+  await ref.set({ startedAt: Timestamp.now() });
+  try {
+    await fn();
+  } finally {
+    await ref.delete();
+  }
+}`;
+
+/** A status set through the module's own helper that is handed the value (`this.setState(msg.id, "sending")`). */
+const OUTBOX_HELPER = `import { pool } from "./db";
+
+export class Outbox {
+  async drain() {
+    const due = await pool.query("SELECT * FROM outbox WHERE state = 'ready' LIMIT 20");
+    for (const msg of due.rows) {
+      await this.setState(msg.id, "sending");
+      await deliver(msg);
+      await this.setState(msg.id, "sent");
+    }
+  }
+
+  private async setState(id: string, state: string) {
+    await pool.query("UPDATE outbox SET state = $1, updated_at = now() WHERE id = $2", [state, id]);
+  }
+}`;
+
+/** A recovery that puts stale running rows back to queued with a fresh stamp: the value it writes is where work waits, not a lease. */
+const REQUEUE_AND_TAKE = `import { pool } from "./db";
+
+export async function requeueStuck() {
+  await pool.query(
+    "UPDATE jobs SET status = 'queued', updated_at = now() WHERE status = 'running' AND updated_at < now() - interval '10 minutes'",
+  );
+}
+export async function takeNext() {
+  const { rows } = await pool.query(
+    "UPDATE jobs SET status = 'running', updated_at = now() WHERE id = (SELECT id FROM jobs WHERE status = 'queued' LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING *",
+  );
+  return rows[0];
+}`;
+
+/** Keys taken one by one and remembered in a list only once taken; the `finally` frees the members of that list. */
+const HELD_KEYS = `import { redis } from "./redis";
+
+export async function settle(userKey: string, orderKeys: string[]) {
+  const held: string[] = [];
+  try {
+    if (!(await redis.set(userKey, "1", "EX", 30, "NX"))) return false;
+    for (const key of orderKeys) {
+      const got = await redis.set(key, "1", "EX", 30, "NX");
+      if (!got) return false;
+      held.push(key);
+    }
+    await applySettlement(userKey, orderKeys);
+    return true;
+  } finally {
+    for (const key of held) await redis.del(key);
+  }
+}`;
+
+/** Two sweeps in one function with loop variables of the same name: the second moves rows read as PENDING, not the claimed ones. */
+const TWO_SWEEPS = `import { db } from "./db";
+
+export async function cleanup() {
+  const cutoff = new Date(Date.now() - 10 * 60_000);
+  const stuck = await db.link.findMany({ where: { status: "PROCESSING", updatedAt: { lt: cutoff } } });
+  for (const link of stuck) {
+    await db.link.updateMany({ where: { id: link.id, status: "PROCESSING", updatedAt: { lt: cutoff } }, data: { status: "PENDING" } });
+  }
+  const old = await db.link.findMany({ where: { status: "PENDING", createdAt: { lt: cutoff } } });
+  for (const link of old) {
+    await db.link.update({ where: { id: link.id }, data: { status: "FAILED" } });
+  }
+}
+export async function take(id: string) {
+  await db.link.updateMany({ where: { id, status: "PENDING" }, data: { status: "PROCESSING", updatedAt: new Date() } });
+}`;
+
+/** A run row inserted per run: a late write of the run's own row touches no other holder's row. */
+const RUN_ROWS = `import { supabase } from "./supabase";
+
+export async function runNightly(job: string, work: () => Promise<unknown>) {
+  await supabase.from("job_runs").update({ status: "failed" }).eq("job", job).eq("status", "running").lt("started_at", cutoff());
+  const { data: run } = await supabase.from("job_runs").insert({ job, status: "running", started_at: new Date().toISOString() }).select("id").single();
+  try {
+    await work();
+    await finish(run.id, "succeeded");
+  } catch (e) {
+    await finish(run.id, "failed");
+  }
+}
+async function finish(id: number, status: string) {
+  await supabase.from("job_runs").update({ status, ended_at: new Date().toISOString() }).eq("id", id);
+}
+function cutoff() {
+  return new Date(Date.now() - 30 * 60_000).toISOString();
+}`;
+
+/** Completion and failure written through a status helper: the helper's filter is the one to fence, once for all its calls. */
+const STATUS_HELPER = `import { pool } from "./db";
+
+export async function work(id: string) {
+  const { rowCount } = await pool.query("UPDATE renders SET status = 'rendering', updated_at = now() WHERE id = $1 AND status = 'queued'", [id]);
+  if (rowCount === 0) return;
+  try {
+    await render(id);
+    await setStatus(id, "done");
+  } catch {
+    await setStatus(id, "failed");
+  }
+}
+export async function requeue() {
+  await pool.query("UPDATE renders SET status = 'queued' WHERE status = 'rendering' AND updated_at < now() - interval '15 minutes'");
+}
+async function setStatus(id: string, status: string) {
+  await pool.query("UPDATE renders SET status = $2 WHERE id = $1", [id, status]);
+}`;
+
+const PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
+ruleTester.run("atomic-claim (read by behaviour)", atomicClaim, {
+  assertionOptions: { requireData: true },
+  valid: [
+    // The release stamps `freed_at` after the same read: it stamps no column the check judged, so it takes nothing over.
+    { name: "a lock row's end stamped after a check of when it was taken is no take-over", code: REQUEUE_AND_TAKE },
+  ],
+  invalid: [
+    {
+      name: "an upsert on the lock's key after a read judged it free or stale takes it by its key alone",
+      code: TASK_LOCK_UPSERT,
+      errors: [
+        {
+          messageId: "checkThenLease",
+          line: 9,
+          column: 9,
+          data: { model: "task_locks", field: "taken_at", value: "held", claimLine: "9", checkLine: "7" },
+        },
+      ],
+    },
+    {
+      name: "a document overwritten after its start was judged in JavaScript (Timestamp.now())",
+      code: FIRESTORE_GUARD,
+      errors: [
+        {
+          messageId: "checkThenLease",
+          line: 11,
+          column: 9,
+          data: { model: "job_locks", field: "startedAt", value: "held", claimLine: "11", checkLine: "6" },
+        },
+      ],
+    },
+    {
+      name: "a status written through the module's helper after a read of ready rows is check-then-act at the call",
+      code: OUTBOX_HELPER,
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 7,
+          column: 13,
+          data: {
+            model: "outbox",
+            field: "state",
+            value: "sending",
+            claimLine: "7",
+            checkedWhere: "with a separate read",
+            checkLine: "5",
+          },
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("owner-checked-release (read by behaviour)", ownerCheckedRelease, {
+  assertionOptions: { requireData: true },
+  valid: [],
+  invalid: [
+    {
+      // `freed_at: now` where the acquire wrote `freed_at: null`: the lock's end, recorded rather than erased.
+      name: "a lock row freed by stamping when it was freed, by its key alone",
+      code: TASK_LOCK_UPSERT,
+      errors: [
+        {
+          messageId: "rowRelease",
+          line: 13,
+          column: 11,
+          data: {
+            operation: "write",
+            lock: "lease on task_locks.taken_at",
+            acquireLine: "9",
+            filter: "task",
+            expires: "is taken over once taken_at has passed",
+            expiryLine: "8",
+          },
+        },
+      ],
+    },
+    {
+      name: "a document lock deleted by its id",
+      code: FIRESTORE_GUARD,
+      errors: [
+        {
+          messageId: "rowRelease",
+          line: 15,
+          column: 11,
+          data: {
+            operation: "delete",
+            lock: "lease on job_locks.startedAt",
+            acquireLine: "11",
+            filter: "id",
+            expires: "is taken over once startedAt has passed",
+            expiryLine: "9",
+          },
+        },
+      ],
+    },
+    {
+      // The list holds only keys this caller took: its `finally` frees no lock it did not take. The constant value
+      // is still no owner (one finding, not the "released when not acquired" one).
+      name: "keys freed from the list of keys taken: only the constant value is reported",
+      code: HELD_KEYS,
+      errors: [
+        {
+          messageId: "constantValue",
+          line: 15,
+          column: 41,
+          data: { key: "`key`", acquireLine: "8", value: '"1"', command: "DEL" },
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("progress-based-staleness (read by behaviour)", progressBasedStaleness, {
+  assertionOptions: { requireData: true },
+  valid: [],
+  invalid: [
+    {
+      // `taken_at` is named in no vocabulary; only the claim stamps it, with the bare clock, and nothing renews it.
+      name: "a lease nothing renews, judged by the instant its claim stamps, whatever it is called",
+      code: TASK_LOCK_UPSERT,
+      errors: [
+        {
+          messageId: "startTimeTakeoverRead",
+          line: 7,
+          column: 31,
+          data: {
+            what: "the lock row in task_locks",
+            claimLine: "9",
+            timeField: "taken_at",
+            testLine: "8",
+            stamped: "set once when the lock is taken",
+            progressFields: PROGRESS,
+          },
+        },
+      ],
+    },
+    {
+      name: "a document's start read by name and judged in JavaScript",
+      code: FIRESTORE_GUARD,
+      errors: [
+        {
+          messageId: "startTimeTakeoverRead",
+          line: 6,
+          column: 22,
+          data: {
+            what: "the lock row in job_locks",
+            claimLine: "11",
+            timeField: "startedAt",
+            testLine: "9",
+            stamped: "set once when the lock is taken",
+            progressFields: PROGRESS,
+          },
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("require-stale-recovery (read by behaviour)", requireStaleRecovery, {
+  assertionOptions: { requireData: true },
+  valid: [
+    // Before: the requeue was read as a lease of `queued`, reported, and the running claim was left unanswered.
+    {
+      name: "a recovery back to queued with a fresh stamp is no claim of queued, and answers the claim",
+      code: REQUEUE_AND_TAKE,
+    },
+  ],
+  invalid: [
+    {
+      name: "a status set through the module's helper, handed the value, is a claim at the call",
+      code: OUTBOX_HELPER,
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 7,
+          column: 13,
+          data: { model: "outbox", field: "state", value: "sending" },
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("require-fencing (read by behaviour)", requireFencing, {
+  assertionOptions: { requireData: true },
+  valid: [
+    { name: "rows taken from a read of PENDING rows are not the claimed PROCESSING rows", code: TWO_SWEEPS },
+    { name: "a row inserted per run is never taken by another holder", code: RUN_ROWS },
+  ],
+  invalid: [
+    {
+      name: "a status helper's write by id alone is reported once, at the helper, not at each call",
+      code: STATUS_HELPER,
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 17,
+          column: 9,
+          data: {
+            model: "renders",
+            field: "status",
+            value: "rendering",
+            claimLine: "4",
+            target: "the state its callers pass",
+          },
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("conditional-recovery (read by behaviour)", conditionalRecovery, {
+  assertionOptions: { requireData: true },
+  // The first sweep is conditional; the second moves rows another read found PENDING, which no claim holds.
+  valid: [{ name: "a second sweep's loop variable of the same name is not the first sweep's rows", code: TWO_SWEEPS }],
+  invalid: [],
+});
