@@ -158,6 +158,39 @@ async function setStatus(id: string, status: string) {
   await pool.query("UPDATE renders SET status = $2 WHERE id = $1", [id, status]);
 }`;
 
+/** A claim whose recovery is SQL text kept in another module of the project and sent from here. */
+const IMPORTED_REAP = `import { sql } from "kysely";
+import { REAP_SQL } from "./queries";
+
+export async function claim(id: string) {
+  await db.updateTable("videos").set({ status: "processing" }).where("id", "=", id).where("status", "=", "queued").execute();
+}
+export async function reap() {
+  await sql.raw(REAP_SQL).execute(db);
+}`;
+
+/**
+ * An in-process memo of what this process last wrote, kept in an object of the project's own class: its get and set
+ * are the class's, in this process, whatever the key is called (a telemetry service's memo, 12-service wild lint).
+ */
+const MEMO_FIELD = `import { InProcessMemo } from "./memo";
+import { cache } from "./cache";
+
+export class NameWriter {
+  private static readonly written: InProcessMemo<string> = new InProcessMemo<string>({ max: 5000 });
+
+  static async remember(lockKey: string, name: string) {
+    if (this.written.get(lockKey) !== name) {
+      await cache.setString(lockKey, name);
+      this.written.set(lockKey, name);
+    }
+  }
+}`;
+/** The same field holding a Redis client. */
+const REDIS_FIELD = MEMO_FIELD.replace("new InProcessMemo<string>({ max: 5000 })", "new Redis()")
+  .replace("InProcessMemo<string>", "Redis")
+  .replace('import { InProcessMemo } from "./memo";', 'import Redis from "ioredis";');
+
 const PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
 ruleTester.run("atomic-claim (read by behaviour)", atomicClaim, {
   assertionOptions: { requireData: true },
@@ -321,6 +354,8 @@ ruleTester.run("progress-based-staleness (read by behaviour)", progressBasedStal
 ruleTester.run("require-stale-recovery (read by behaviour)", requireStaleRecovery, {
   assertionOptions: { requireData: true },
   valid: [
+    // The statement's text is not in this module: it may be the recovery (blind-6 FZ09). Unknown, not "none".
+    { name: "a module that sends SQL text imported from the project is not judged unrecovered", code: IMPORTED_REAP },
     // Before: the requeue was read as a lease of `queued`, reported, and the running claim was left unanswered.
     {
       name: "a recovery back to queued with a fresh stamp is no claim of queued, and answers the claim",
@@ -328,6 +363,22 @@ ruleTester.run("require-stale-recovery (read by behaviour)", requireStaleRecover
     },
   ],
   invalid: [
+    {
+      // The same module without the imported statement: nothing here moves a processing video back.
+      name: "the same claim with no statement it cannot read is reported",
+      code: IMPORTED_REAP.replace('import { REAP_SQL } from "./queries";\n', "").replace(
+        /export async function reap[\s\S]*$/,
+        "",
+      ),
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 4,
+          column: 9,
+          data: { model: "videos", field: "status", value: "processing" },
+        },
+      ],
+    },
     {
       name: "a status set through the module's helper, handed the value, is a claim at the call",
       code: OUTBOX_HELPER,
@@ -377,3 +428,19 @@ ruleTester.run("conditional-recovery (read by behaviour)", conditionalRecovery, 
   valid: [{ name: "a second sweep's loop variable of the same name is not the first sweep's rows", code: TWO_SWEEPS }],
   invalid: [],
 });
+
+ruleTester.run(
+  "owner-checked-release (an object of the project's own class is no key-value client)",
+  ownerCheckedRelease,
+  {
+    assertionOptions: { requireData: true },
+    valid: [{ name: "a memo object's get then set", code: MEMO_FIELD }],
+    invalid: [
+      {
+        name: "the same get then set on a Redis client in that field",
+        code: REDIS_FIELD,
+        errors: [{ messageId: "checkedAcquire", line: 10, column: 20, data: { key: "`lockKey`", getLine: "8" } }],
+      },
+    ],
+  },
+);

@@ -91,6 +91,11 @@ export interface StateWrite {
   readonly modelFromName?: boolean;
   /** The table is known only at run time (`UPDATE "${table}" …`): `model` names no table, so no lock is read into it. */
   readonly dynamicModel?: boolean;
+  /**
+   * The statement's text is not in this module (a constant imported from another): what it writes is unknown. Its
+   * module's claims are not judged unrecovered on the strength of what it cannot read (src/recognizers/sql/sql.ts).
+   */
+  readonly unread?: boolean;
   readonly filter: Condition;
   readonly assignments: readonly Assignment[];
   /** The whole call: where findings about the write are reported. */

@@ -32,13 +32,14 @@ import type {
   RecoveryWrite,
   StaleRowsSpec,
   StateAccess,
+  StateWrite,
   TextEdit,
 } from "../../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { parseSql } from "../../core/languages/sql.js";
 import { locksRowsForWrite, questionMarks, topLevelWhere } from "../../core/languages/sql/lexing.js";
 import { translateSql, type SqlStatement } from "../../core/languages/sql/statements.js";
-import { keyName, unwrap } from "../../core/reading/values.js";
+import { findVariable, keyName, unwrap } from "../../core/reading/values.js";
 import { normalizeName } from "../../core/model/settings.js";
 import { catchesDuplicate, SQL_DUPLICATE } from "../../core/reading/failures.js";
 import { TAGS, type Quote, type SqlSource, tagName, templateSegments, looksLikeStatement } from "./text.js";
@@ -292,6 +293,33 @@ function staleRowsDelete(
 
 // ---- the recognizer ----
 
+/**
+ * A statement whose text is a constant imported from another module of the project (`sql.raw(REAP_SQL).execute(db)`,
+ * `pool.query(CLAIM_SQL, [id])`): it may claim, recover or release, and this module cannot tell which. A write of
+ * unknown table and effect (`unread`), so that nothing here is judged missing on the strength of what it cannot read.
+ */
+function importedStatement(ctx: RecognizerContext, call: TSESTree.CallExpression, method: string): StateWrite | undefined {
+  if (!["query", "execute", "raw", "unsafe", "$executeRawUnsafe", "$queryRawUnsafe"].includes(method)) return undefined;
+  const first = call.arguments[0];
+  const text = first && first.type !== "SpreadElement" ? unwrap(first) : undefined;
+  if (text?.type !== "Identifier") return undefined;
+  const def = findVariable(ctx.sourceCode, text)?.defs[0];
+  if (def?.type !== "ImportBinding") return undefined;
+  const from = def.parent.type === "ImportDeclaration" ? String(def.parent.source.value) : "";
+  if (!from.startsWith(".") && !from.startsWith("@/") && !from.startsWith("~/")) return undefined;
+  return {
+    access: "write",
+    store: STORE,
+    model: text.name,
+    operation: method,
+    dynamicModel: true,
+    unread: true,
+    filter: { kind: "opaque", node: text },
+    assignments: [],
+    node: call,
+  };
+}
+
 export const sqlRecognizer: Recognizer = {
   store: STORE,
   methods: METHODS,
@@ -309,7 +337,7 @@ export const sqlRecognizer: Recognizer = {
     if (ADVISORY_HELPERS.has(method)) return advisoryHelperOp(ctx, call, method);
     try {
       const found = fromCall(ctx, call, method);
-      return found && recognizeSource(ctx, call, method, found);
+      return found ? recognizeSource(ctx, call, method, found) : importedStatement(ctx, call, method);
     } catch {
       return undefined;
     }

@@ -184,8 +184,17 @@ function builtInCollection(sourceCode: SourceCode, call: Node): boolean {
     init = fieldInit(receiver);
   }
   const n = init && unwrap(init);
-  return n?.type === "NewExpression" && n.callee.type === "Identifier" && COLLECTIONS.test(n.callee.name);
+  // A collection, or an object of a class that is no key-value client (`new InProcessMemo()`, `new LRUCache()`): its
+  // get and set are its own, in this process. A client is made by its library (`new Redis()`, `new Cluster()`).
+  return (
+    n?.type === "NewExpression" &&
+    n.callee.type === "Identifier" &&
+    (COLLECTIONS.test(n.callee.name) || !KV_CLIENT_CLASS.test(n.callee.name))
+  );
 }
+
+/** Classes that are key-value clients: ioredis's and node-redis's, Upstash's, Valkey's, Keyv and memcached's. */
+const KV_CLIENT_CLASS = /redis|cluster|valkey|upstash|keyv|memcache|kv/i;
 
 /**
  * The GET a plain SET is checked against as an acquire: a test before it compares the key's value (or a const

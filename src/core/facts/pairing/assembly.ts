@@ -63,6 +63,7 @@ export function buildFacts(
     accesses,
   );
   const mod = new Module(sourceCode, accesses, vocabulary, uniqueKeys);
+  const unreadStatements = accesses.some((a) => a.access === "write" && a.unread === true);
   const direct = mod.writes.flatMap((w) => findClaims(mod, w));
   const born = mod.writes
     .filter((w) => w.effect === "insert" && w.onConflict === undefined)
@@ -209,6 +210,8 @@ export function buildFacts(
     // holder a newer one to overwrite until it judges age.
     staleRowsHandedOut: handedOut,
     answeredHere: (claim) =>
+      // A statement this module sends but cannot read (its text imported) may be the recovery: unknown, not "none".
+      unreadStatements ||
       claim.takeover.length > 0 ||
       (byClaim.get(claim) ?? []).length > 0 ||
       handedOut(claim) !== undefined ||
