@@ -298,7 +298,11 @@ function staleRowsDelete(
  * `pool.query(CLAIM_SQL, [id])`): it may claim, recover or release, and this module cannot tell which. A write of
  * unknown table and effect (`unread`), so that nothing here is judged missing on the strength of what it cannot read.
  */
-function importedStatement(ctx: RecognizerContext, call: TSESTree.CallExpression, method: string): StateWrite | undefined {
+function importedStatement(
+  ctx: RecognizerContext,
+  call: TSESTree.CallExpression,
+  method: string,
+): StateWrite | undefined {
   if (!["query", "execute", "raw", "unsafe", "$executeRawUnsafe", "$queryRawUnsafe"].includes(method)) return undefined;
   const first = call.arguments[0];
   const text = first && first.type !== "SpreadElement" ? unwrap(first) : undefined;
