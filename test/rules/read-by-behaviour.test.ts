@@ -191,6 +191,25 @@ const REDIS_FIELD = MEMO_FIELD.replace("new InProcessMemo<string>({ max: 5000 })
   .replace("InProcessMemo<string>", "Redis")
   .replace('import { InProcessMemo } from "./memo";', 'import Redis from "ioredis";');
 
+/** A worker whose caller reads queued jobs and hands each to the function that claims it by id. */
+const CALLER_READ = `import { prisma } from "./db";
+
+async function handle(job: { id: string }) {
+  await prisma.job.update({ where: { id: job.id }, data: { status: "RUNNING" } });
+  await render(job);
+  await prisma.job.update({ where: { id: job.id }, data: { status: "DONE" } });
+}
+
+export async function poll() {
+  const queued = await prisma.job.findMany({ where: { status: "QUEUED" }, take: 5 });
+  for (const job of queued) await handle(job);
+}`;
+/** The same worker when the rows come from a function the module cannot see into. */
+const CALLER_UNKNOWN = CALLER_READ.replace(
+  'const queued = await prisma.job.findMany({ where: { status: "QUEUED" }, take: 5 });',
+  "const queued = await loadQueued();",
+);
+
 const PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
 ruleTester.run("atomic-claim (read by behaviour)", atomicClaim, {
   assertionOptions: { requireData: true },
@@ -239,6 +258,50 @@ ruleTester.run("atomic-claim (read by behaviour)", atomicClaim, {
             checkedWhere: "with a separate read",
             checkLine: "5",
           },
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("atomic-claim (the caller's read)", atomicClaim, {
+  assertionOptions: { requireData: true },
+  // Nothing shows where the caller's rows come from: unknown, not check-then-act.
+  valid: [{ name: "rows handed over from a function not read", code: CALLER_UNKNOWN }],
+  invalid: [
+    {
+      name: "a claim by id of a row every caller read as queued is check-then-act across the two functions",
+      code: CALLER_READ,
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 4,
+          column: 9,
+          data: {
+            model: "job",
+            field: "status",
+            value: "RUNNING",
+            claimLine: "4",
+            checkedWhere: "with a separate read",
+            checkLine: "10",
+          },
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: {
+                model: "job",
+                field: "status",
+                value: "RUNNING",
+                claimLine: "4",
+                checkedWhere: "with a separate read",
+                checkLine: "10",
+              },
+              output: CALLER_READ.replace(
+                '{ where: { id: job.id }, data: { status: "RUNNING" } }',
+                '{ where: { id: job.id, status: { not: "RUNNING" } }, data: { status: "RUNNING" } }',
+              ),
+            },
+          ],
         },
       ],
     },

@@ -3,7 +3,8 @@
  * it (or takes rows over by age), the same reached only where a JS check or an earlier read excluded it
  * (check-then-act), a compare-and-set take-over decided in JavaScript, and a row inserted already in progress.
  */
-import type { Condition, Node, StateWrite, StaticValue } from "../../model/accesses.js";
+import type { TSESTree } from "@typescript-eslint/utils";
+import type { Condition, Node, StateRead, StateWrite, StaticValue } from "../../model/accesses.js";
 import type { Check, Claim, Guard, LockKey, TimePredicate } from "../../model/claims.js";
 import {
   agePredicates,
@@ -17,7 +18,10 @@ import {
 import { pathCondition } from "../../reading/guards.js";
 import { normalizeModel, sameValue, sameField } from "../../model/names.js";
 import { normalizeName } from "../../model/settings.js";
-import { unwrap } from "../../reading/values.js";
+import { findVariable, getConstInit, iterationSource, resultBinding, unwrap } from "../../reading/values.js";
+import { calledFunction } from "../../reading/calls.js";
+import { enclosingFunction, functionName } from "../../reading/units.js";
+import { walk } from "../../reading/walk.js";
 import { isLockAssignment } from "./vocabulary.js";
 import { Module } from "./module.js";
 import { findCheckedInsert, findInsertClaim } from "./lock-rows.js";
@@ -196,9 +200,75 @@ function checkBefore(mod: Module, write: StateWrite, field: string, value: Stati
         : undefined;
     return { kind: "if", node: guard.test, timeFields: [], ...(requires ? { requires } : {}) };
   }
-  const read = mod.earlierReads(write.node, write.model).find((r) => {
+  const excluding = (r: StateRead) => {
     const rb = toBranches(r.filter);
     return rb.length > 0 && !rb.some(isOpaque) && rb.every((b) => excludes(b, field, value));
+  };
+  const read = mod.earlierReads(write.node, write.model).find(excluding);
+  if (read) return { kind: "read", node: read.node, timeFields: [] };
+  const callers = callerReads(mod, write);
+  return callers && callers.every(excluding) ? { kind: "read", node: callers[0]!.node, timeFields: [] } : undefined;
+}
+
+/**
+ * The reads the write's row was found by in the callers of its function: the write names its row by a parameter
+ * (`WHERE id = $2` with `job.id`, `processJob(job)`), and every call of that function in the module passes a row of
+ * a read of the same model made before the call (`processJob(res.rows[0])`, `for (const job of queued)
+ * processJob(job)`). The read and the write are then two steps, as they are in one function. Undefined where any
+ * call passes something else, or nothing shows where it came from.
+ */
+function callerReads(mod: Module, write: StateWrite): StateRead[] | undefined {
+  const fn = enclosingFunction(write.node);
+  if (!fn || functionName(fn) === undefined) return undefined;
+  const index = (() => {
+    for (const b of toBranches(write.filter))
+      for (const atom of b) {
+        if ("opaque" in atom || atom.op !== "eq" || atom.pred.values) continue;
+        let n = unwrap(atom.pred.node);
+        if (n.type === "Property") n = unwrap(n.value as Node);
+        while (n.type === "MemberExpression") n = unwrap(n.object);
+        if (n.type !== "Identifier") continue;
+        const def = findVariable(mod.sourceCode, n)?.defs[0];
+        if (def?.type !== "Parameter" || def.node !== fn) continue;
+        const i = fn.params.findIndex((p) => p.type === "Identifier" && p.name === (n as TSESTree.Identifier).name);
+        if (i >= 0) return i;
+      }
+    return undefined;
+  })();
+  if (index === undefined) return undefined;
+  const reads: StateRead[] = [];
+  let calls = 0;
+  let unknown = false;
+  walk(mod.sourceCode.ast as Node, (n) => {
+    if (unknown) return false;
+    if (n.type !== "CallExpression" || calledFunction(mod.sourceCode, n) !== fn) return undefined;
+    calls++;
+    const arg = n.arguments[index];
+    const read = arg && arg.type !== "SpreadElement" ? rowRead(mod, arg as Node, write.model) : undefined;
+    if (read) reads.push(read);
+    else unknown = true;
+    return undefined;
   });
-  return read && { kind: "read", node: read.node, timeFields: [] };
+  return !unknown && calls > 0 ? reads : undefined;
+}
+
+/** The read of `model` whose result a value is a row of (`res.rows[0]`, a loop's variable, `const job = rows[0]`). */
+function rowRead(mod: Module, value: Node, model: string): StateRead | undefined {
+  let n = unwrap(value);
+  for (let depth = 0; depth < 3; depth++) {
+    const list = iterationSource(mod.sourceCode, n);
+    let root: Node = list ?? n;
+    while (root.type === "MemberExpression") root = unwrap(root.object);
+    if (root.type !== "Identifier") return undefined;
+    const variable = findVariable(mod.sourceCode, root);
+    const read = mod.earlierReads(value, model).find((r) => {
+      const bound = resultBinding(r.node);
+      return bound !== undefined && findVariable(mod.sourceCode, bound) === variable;
+    });
+    if (read) return read;
+    const init = getConstInit(mod.sourceCode, root);
+    if (!init || init.type === "TSEnumDeclaration") return undefined;
+    n = unwrap(init);
+  }
+  return undefined;
 }
