@@ -236,20 +236,32 @@ function callerReads(mod: Module, write: StateWrite): StateRead[] | undefined {
     return undefined;
   })();
   if (index === undefined) return undefined;
+  const calls = callsOf(mod).get(fn) ?? [];
   const reads: StateRead[] = [];
-  let calls = 0;
-  let unknown = false;
-  walk(mod.sourceCode.ast as Node, (n) => {
-    if (unknown) return false;
-    if (n.type !== "CallExpression" || calledFunction(mod.sourceCode, n) !== fn) return undefined;
-    calls++;
-    const arg = n.arguments[index];
+  for (const call of calls) {
+    const arg = call.arguments[index];
     const read = arg && arg.type !== "SpreadElement" ? rowRead(mod, arg as Node, write.model) : undefined;
-    if (read) reads.push(read);
-    else unknown = true;
-    return undefined;
-  });
-  return !unknown && calls > 0 ? reads : undefined;
+    if (!read) return undefined;
+    reads.push(read);
+  }
+  return calls.length > 0 ? reads : undefined;
+}
+
+/** The module's calls by the function of the module each runs: one walk per module, made when first asked. */
+const callsByModule = new WeakMap<Module, Map<TSESTree.FunctionLike, TSESTree.CallExpression[]>>();
+function callsOf(mod: Module): Map<TSESTree.FunctionLike, TSESTree.CallExpression[]> {
+  let calls = callsByModule.get(mod);
+  if (!calls) {
+    const found = new Map<TSESTree.FunctionLike, TSESTree.CallExpression[]>();
+    walk(mod.sourceCode.ast as Node, (n) => {
+      if (n.type !== "CallExpression") return;
+      const fn = calledFunction(mod.sourceCode, n);
+      if (fn) found.set(fn, [...(found.get(fn) ?? []), n]);
+    });
+    calls = found;
+    callsByModule.set(mod, calls);
+  }
+  return calls;
 }
 
 /** The read of `model` whose result a value is a row of (`res.rows[0]`, a loop's variable, `const job = rows[0]`). */
