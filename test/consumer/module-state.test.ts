@@ -27,6 +27,8 @@ const allowed: Record<string, string> = {
   "src/audit/schemas.ts loaded": "the lazily required Prisma schema parser module (the audit only)",
   "src/recognizers/redis/commands.ts METHODS": "filled once at load from the static command table",
   "src/core/reading/directives.ts byLine": "per-file state, a WeakMap keyed by the file's SourceCode",
+  "src/core/facts/pairing/state-claims.ts callsByModule":
+    "per-file state, a WeakMap keyed by the file's pairing Module",
   "src/core/reading/exports.ts exportsByProgram": "per-file state, a WeakMap keyed by the file's Program node",
   "src/rule-kit/inventory.ts candidateText": "built lazily, once, from the static recognizer list; never written after",
   "src/rule-kit/imported-modules.ts readings":
