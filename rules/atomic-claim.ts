@@ -1,6 +1,7 @@
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
-import { checkData, claimData } from "../src/rule-kit/messages.js";
+import { checkData, claimData, fileCall } from "../src/rule-kit/messages.js";
+import { describeKey } from "../src/core/reading/keys.js";
 import { claimExit } from "../src/rule-kit/claim-exit.js";
 import { valueText } from "../src/core/reading/edits.js";
 import { unreachable } from "../src/core/model/claims.js";
@@ -18,6 +19,8 @@ export default createRule({
     },
     schema: [],
     messages: {
+      lockFileCheckThenWrite:
+        'Q3 (is the claim race-safe?): this {{operation}} writes the lock file {{path}} after a separate {{check}} at line {{checkLine}} found it {{found}}: two processes that both check before either writes both take the lock, and the later write replaces the first holder\'s. Create it in one step that fails when it exists, open(path, "wx") or writeFile(path, data, { flag: "wx" }), and treat EEXIST as held.',
       tableWaitThenTake:
         "Q3 (is the claim race-safe?): this call found the key held in `{{table}}`, waits for the holder at line {{waitLine}}, and then takes the key without testing it again. When the holder is done, every caller that waited wakes and takes it at once, so the work runs side by side. Test again after the wait (`while ({{table}}.has(key)) await …`), then take the key in the same turn.",
       checkThenAct:
@@ -44,6 +47,20 @@ export default createRule({
   },
   create(context) {
     return onLockFacts(context, (facts) => {
+      for (const lock of facts.files) {
+        if (!lock.checkedBy) continue;
+        context.report({
+          loc: lock.acquire.loc,
+          messageId: "lockFileCheckThenWrite",
+          data: {
+            operation: fileCall(lock.acquire),
+            path: describeKey(lock.acquire.key),
+            check: fileCall(lock.checkedBy),
+            checkLine: String(lock.checkedBy.loc.start.line),
+            found: lock.takesOverStale ? "absent or stale" : "absent",
+          },
+        });
+      }
       for (const { acquire, handler, name } of facts.ignoredAcquireFailures) {
         context.report({
           node: acquire,

@@ -2,7 +2,8 @@ import type { Node } from "../src/core/model/accesses.js";
 import type { Recovery } from "../src/core/model/claims.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
-import { checkData, claimData, filterSite, lockData } from "../src/rule-kit/messages.js";
+import { checkData, claimData, fileCall, filterSite, lockData, staleBasis } from "../src/rule-kit/messages.js";
+import { describeKey } from "../src/core/reading/keys.js";
 import { describeRowFilter } from "../src/core/model/describe.js";
 import { formatValue } from "../src/core/model/names.js";
 import { runsRepeatedly } from "../src/core/reading/units.js";
@@ -27,6 +28,10 @@ export default createRule({
     },
     schema: [],
     messages: {
+      lockFileBreakRace:
+        "Q3 (is the recovery race-safe?): this {{operation}} breaks the lock file {{path}} after judging {{basis}} from a separate {{read}} at line {{readLine}}. Two waiters that both judged the old file stale can interleave: the first removes it and creates its own, the second then removes that fresh lock and creates another, and both hold it. Make the break a step only one waiter can win: rename the stale file to a name of its own (a rename is atomic), check that the file moved is the one judged, and only then create the lock again.",
+      lockFileUnreadableBreak:
+        "Q3 (is the recovery race-safe?): this {{operation}} removes the lock file {{path}} when reading it failed (line {{readLine}}), taking it for corrupt. A holder creates the file before it writes its contents, so a waiter that reads in between finds it empty or half-written and removes a live lock, and two holders follow. Treat an unreadable lock file as held (retry, or break it only once its mtime is older than the stale limit), or write the contents to a temporary file and rename it into place.",
       checkInJs:
         "Q3 (is the release race-safe?): this recovery of {{model}}.{{field}} = {{value}} (claimed at line {{claimLine}}) judges staleness {{checkedWhere}} at line {{checkLine}}, then writes by {{rowFilter}} only. A holder that finishes or reports progress between the read and the write is overwritten. Put the status and age conditions in the write's filter and treat zero affected rows as handled by someone else.",
       missingStatus:
@@ -46,6 +51,21 @@ export default createRule({
   },
   create(context) {
     return onLockFacts(context, (facts) => {
+      for (const lock of facts.files) {
+        for (const { remove, judged } of lock.breaks) {
+          context.report({
+            loc: remove.loc,
+            messageId: judged.by === "unreadable" ? "lockFileUnreadableBreak" : "lockFileBreakRace",
+            data: {
+              operation: fileCall(remove),
+              path: describeKey(lock.acquire.key),
+              basis: staleBasis(judged.by),
+              read: judged.read ? fileCall(judged.read) : "read",
+              readLine: String((judged.read ?? remove).loc.start.line),
+            },
+          });
+        }
+      }
       const seen = new Set<Node>();
       // A claim of this module names its line; a sweep of claims made elsewhere names only the lock.
       const report = (recovery: Recovery, sweep: boolean): void => {

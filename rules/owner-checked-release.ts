@@ -8,7 +8,7 @@ import { describeKey } from "../src/core/reading/keys.js";
 import { findVariable, unwrap, variableAt } from "../src/core/reading/values.js";
 import { getVocabulary } from "../src/core/model/settings.js";
 import { formatValue } from "../src/core/model/names.js";
-import { alsoAt, filterSite, throughHelper } from "../src/rule-kit/messages.js";
+import { alsoAt, fileCall, filterSite, staleBasis, throughHelper } from "../src/rule-kit/messages.js";
 import { describeRowFilter, describeRowRelease } from "../src/core/model/describe.js";
 
 function commandName(op: KvOp): string {
@@ -51,6 +51,8 @@ export default createRule({
     },
     schema: [],
     messages: {
+      lockFilePlainRemove:
+        "Q3 (is the release race-safe?): this {{operation}} removes the lock file {{path}} by its path alone, without checking that it is still this holder's. The lock is broken once {{basis}} says its holder is gone (line {{breakLine}}), so a holder that was taken for dead removes the file another process holds now, and a third one gets in. Read the file first and remove it only if it still names this holder (a token written at create), or rename it aside and check what was moved.",
       plainDelete:
         "Q3 (is the release race-safe?): this {{command}} removes the lock {{key}} (acquired at line {{acquireLine}}) without checking that this holder still owns it. A holder that outlived the expiry deletes the lock another worker holds now. Delete only while the key still holds this holder's token: a compare-and-delete script, or DELEX key IFEQ token on Redis 8.4+.",
       getCompareDelete:
@@ -105,6 +107,28 @@ export default createRule({
     }
     const ownerChecked = (r: KvRelease) => r.kind === "owner-checked";
     return onLockFacts(context, (facts) => {
+      const seenFiles = new Set<Node>();
+      for (const lock of facts.files) {
+        const broken = lock.takesOverStale ?? lock.breaks[0]?.judged;
+        if (!broken) continue;
+        for (const release of lock.releases) {
+          if (release.ownerChecked || release.undoesAcquire) continue;
+          // A release function of the module is reported once, at its own removal.
+          const at = release.op.template ?? release.op;
+          if (seenFiles.has(at.node)) continue;
+          seenFiles.add(at.node);
+          context.report({
+            loc: at.loc,
+            messageId: "lockFilePlainRemove",
+            data: {
+              operation: fileCall(at),
+              path: describeKey(lock.acquire.key),
+              basis: staleBasis(broken.by),
+              breakLine: String(broken.test.loc.start.line),
+            },
+          });
+        }
+      }
       const seen = new Set<Node>();
       // Calls of another module's release helper share one flaw, fixed in the helper: one finding per lock and
       // helper, at the first call, naming the others.

@@ -10,6 +10,7 @@ import { renameTimeField } from "../src/rule-kit/recovery.js";
 import type { TSESLint } from "@typescript-eslint/utils";
 import { holdsRow, isLockRow } from "../src/core/model/claims.js";
 import { contains } from "../src/core/reading/ast.js";
+import { describeKey } from "../src/core/reading/keys.js";
 import { enclosingFunction } from "../src/core/reading/units.js";
 import { isBareClock } from "../src/core/facts/pairing/leases.js";
 import { getConstInit, unwrap } from "../src/core/reading/values.js";
@@ -18,6 +19,7 @@ type Options = [{ startTimeFields?: string[]; progressTimeFields?: string[] }];
 
 type MessageId =
   | "fixedLease"
+  | "lockFileAgeFromCreation"
   | "startTimeLockRow"
   | "startTimeRecovery"
   | "startTimeScan"
@@ -48,6 +50,8 @@ export default createRule<MessageId, Options>({
     defaultOptions: [{}],
     hasSuggestions: true,
     messages: {
+      lockFileAgeFromCreation:
+        "Q2 (how do you tell alive from dead?): this judges the lock file {{path}} stale by {{clock}}, which says when the lock was taken, and nothing in this module refreshes it while the holder works. A holder that runs longer than the limit is taken for dead while it still works, and a second one starts beside it. Refresh the file on a timer while the work runs (utimes(path, now, now), or rewrite the time in it) and judge by that, with a limit a few refresh periods long.",
       useProgressField:
         "Judge age by {{progressField}}, which this module keeps moving for {{model}}, instead of {{timeField}}.",
       fixedLease:
@@ -194,6 +198,23 @@ export default createRule<MessageId, Options>({
       context,
       (facts) => {
         const seen = new Set<Node>();
+        // A lock file judged stale by an age nothing refreshes: the moment it was created.
+        for (const lock of facts.files) {
+          if (lock.renewals.length > 0) continue;
+          const judged = [lock.takesOverStale, ...lock.breaks.map((b) => b.judged)];
+          for (const j of judged) {
+            if (!j || (j.by !== "mtime" && j.by !== "stored-time") || seen.has(j.test)) continue;
+            seen.add(j.test);
+            context.report({
+              node: j.test,
+              messageId: "lockFileAgeFromCreation",
+              data: {
+                path: describeKey(lock.acquire.key),
+                clock: j.by === "mtime" ? "the file's mtime" : "the time written into it when it was created",
+              },
+            });
+          }
+        }
         const fixedLeases = new Map<Claim, { field: string; takeover: boolean; recoveryLines: number[] }>();
         function noteFixed(claim: Claim, field: string, by: number | "takeover"): void {
           const entry = fixedLeases.get(claim) ?? { field, takeover: false, recoveryLines: [] };

@@ -1,6 +1,7 @@
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
-import { alsoAt, claimData } from "../src/rule-kit/messages.js";
+import { alsoAt, claimData, fileCall } from "../src/rule-kit/messages.js";
+import { describeKey } from "../src/core/reading/keys.js";
 import { lockRowSweepEdit, recoveryEdit } from "../src/rule-kit/recovery.js";
 import { unreachable, type LockRowClaim, type StatusClaim } from "../src/core/model/claims.js";
 
@@ -17,6 +18,8 @@ export default createRule({
     hasSuggestions: true,
     schema: [],
     messages: {
+      lockFileNeverBroken:
+        "Q1 (if the holder dies, who unlocks?): this {{operation}} takes the lock file {{path}}, and only its holder removes it (line {{releaseLine}}): nothing in this module tells a dead holder's file from a live one. A holder killed by SIGKILL, OOM or a deploy leaves the file, and every later attempt finds it and stays out until someone deletes it by hand; catch/finally and exit handlers never run. Write the holder's pid into the file and break the lock when that process is gone, or break it when its mtime, refreshed by the holder while it works, is older than a limit.",
       addLockSweep:
         "Add {{name}}(): delete {{model}} rows whose {{timeField}} {{when}}, and call it from a sweeper or before acquiring.",
       addRecovery:
@@ -35,6 +38,21 @@ export default createRule({
   },
   create(context) {
     return onLockFacts(context, (facts) => {
+      for (const lock of facts.files) {
+        if (lock.breaks.length > 0 || lock.takesOverStale || lock.unknownRecovery) continue;
+        // Removed by nobody here: its release (and perhaps its break) is another module's.
+        const release = lock.releases[0];
+        if (!release) continue;
+        context.report({
+          loc: lock.acquire.loc,
+          messageId: "lockFileNeverBroken",
+          data: {
+            operation: fileCall(lock.acquire),
+            path: describeKey(lock.acquire.key),
+            releaseLine: String(release.op.loc.start.line),
+          },
+        });
+      }
       /** A lock row nothing sweeps: its expiry, with the sweep as a suggestion where the row keeps a moving time. */
       const reportLockRow = (claim: LockRowClaim) => {
         if (claim.kind === "unenforced-row" && claim.check) {

@@ -3,6 +3,7 @@ import type { Recognizer } from "./recognizer.js";
 import { drizzleRecognizer } from "./drizzle/drizzle.js";
 import { firestoreRecognizer } from "./firestore.js";
 import { lockTableRecognizer } from "./lock-table.js";
+import { lockFilesRecognizer } from "./lock-files.js";
 import { mikroOrmRecognizer } from "./mikro-orm.js";
 import { knexRecognizer } from "./knex/knex.js";
 import { kyselyRecognizer } from "./kysely.js";
@@ -39,6 +40,7 @@ export const recognizers: readonly Recognizer[] = [
   gcsRecognizer,
   azureBlobRecognizer,
   fsRecognizer,
+  lockFilesRecognizer,
   firestoreRecognizer,
   payloadRecognizer,
   strapiRecognizer,

@@ -109,6 +109,7 @@ function objectWrite(
     conditional,
     wording: { operation: name ? `${name} ${operation}` : `${operation} call`, condition },
     ...(temporary ? { temporary } : {}),
+    ...(store === "fs" && operation !== "createWriteStream" ? { wholeFile: true } : {}),
     node: call,
   };
 }
@@ -345,18 +346,23 @@ function fsWrite(ctx: RecognizerContext, call: Call, name: string): ObjectWrite 
   return objectWrite("fs", name, call, path, conditional, isTemporary(ctx, path));
 }
 
+/** The `fs` function a call makes (`writeFile`, `openSync`): on an fs module's binding or receiver, else undefined. */
+export function fsFunctionOf(ctx: RecognizerContext, call: Call): string | undefined {
+  const callee = unwrap(call.callee);
+  if (callee.type === "Identifier") {
+    const source = moduleOf(ctx, callee);
+    return source !== undefined && FS_MODULES.has(source) ? callee.name : undefined;
+  }
+  const m = methodOf(call);
+  return m && isFsReceiver(ctx, m.receiver) ? m.name : undefined;
+}
+
 export const fsRecognizer: Recognizer = {
   store: "fs",
   methods: new Set(Object.keys(FS_WRITES)),
   functions: new Set(Object.keys(FS_WRITES)),
   recognize(call, ctx) {
-    const callee = unwrap(call.callee);
-    if (callee.type === "Identifier") {
-      const source = moduleOf(ctx, callee);
-      return source !== undefined && FS_MODULES.has(source) ? fsWrite(ctx, call, callee.name) : undefined;
-    }
-    const m = methodOf(call);
-    if (!m || !isFsReceiver(ctx, m.receiver)) return undefined;
-    return fsWrite(ctx, call, m.name);
+    const name = fsFunctionOf(ctx, call);
+    return name !== undefined && name in FS_WRITES ? fsWrite(ctx, call, name) : undefined;
   },
 };

@@ -23,6 +23,7 @@ import type { FlagWrite } from "../core/facts/held-locks/candidates.js";
 import { ignoredAcquireFailures } from "../core/facts/held-locks/ignored-acquire-failures.js";
 import { markLockInserts } from "../core/reading/failures.js";
 import { buildLockTables } from "../core/facts/lock-tables.js";
+import { buildLockFiles } from "../core/facts/lock-files.js";
 import { unrecoveredImportedClaims } from "../core/facts/summary.js";
 import { helperInstances } from "../core/summaries/summaries.js";
 import { stateHelperInstances } from "../core/summaries/state-helpers.js";
@@ -78,6 +79,12 @@ for (const r of recognizers) for (const m of r.methods) byMethod.set(m, [...(byM
 /** The method names that are evidence on their own: what `mayHoldLocks` looks for. */
 const evidenceMethods = [...byMethod.keys()];
 for (const r of recognizers) for (const m of r.companions ?? []) byMethod.set(m, [...(byMethod.get(m) ?? []), r]);
+// Companions too are tried in the recognizers' order (`fs.unlink(path)` is the file system's before Redis's UNLINK).
+for (const [m, list] of byMethod)
+  byMethod.set(
+    m,
+    [...list].sort((a, b) => recognizers.indexOf(a) - recognizers.indexOf(b)),
+  );
 
 /** Recognizers by the plain function names they handle (`writeFile(path, data)` imported from `node:fs/promises`). */
 const byFunction = new Map<string, Recognizer[]>();
@@ -114,6 +121,7 @@ const EMPTY_FACTS: LockFacts = {
   held: [],
   ignoredAcquireFailures: [],
   lockTables: [],
+  files: [],
   writes: [],
   reads: [],
   staleScans: [],
@@ -377,6 +385,7 @@ function factsOf(state: FileState): LockFacts {
       ),
       ignoredAcquireFailures: ignoredAcquireFailures(sourceCode, accesses),
       lockTables,
+      files: buildLockFiles(sourceCode, accesses, shape, vocabulary),
       helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory, rowLockHelpers(built)),
       importedRowReleases: imported.rows,
       importedClaims: unrecoveredImportedClaims(sourceCode, imported.claims, built),
@@ -489,9 +498,10 @@ let candidateText: RegExp | undefined;
 export function mayHoldLocks(text: string): boolean {
   if (!candidateText) {
     const escape = (s: string) => s.replace(/[$]/g, "\\$");
-    const methods = [...new Set([...evidenceMethods, ...recognizers.flatMap((r) => [...(r.functions ?? [])])])]
-      .map(escape)
-      .join("|");
+    // A companion is no evidence as a method or as a function (`existsSync(p)` reads a lock file, or anything).
+    const companions = new Set(recognizers.flatMap((r) => [...(r.companions ?? [])]));
+    const functions = recognizers.flatMap((r) => [...(r.functions ?? [])]).filter((f) => !companions.has(f));
+    const methods = [...new Set([...evidenceMethods, ...functions])].map(escape).join("|");
     const tags = [...taggedRecognizers.keys()].map(escape).join("|");
     candidateText = new RegExp(
       // `.update(`, `?.update(`, `.update<T>(`, `["update"](`, `writeFile(`, sql`…`, `running = true`

@@ -1,4 +1,5 @@
 /** Message data shared by the rules: every message names the lock (model, field, value) and where it is taken. */
+import type { FileLockOp, StaleJudgement } from "../core/model/lock-files.js";
 import type { KvOp, Node } from "../core/model/accesses.js";
 import type { Check, Claim, LockKey } from "../core/model/claims.js";
 import { formatValue } from "../core/model/names.js";
@@ -45,4 +46,23 @@ export function alsoAt(lines: readonly number[] | undefined): string {
  */
 export function filterSite(write: { readonly node: Node; readonly madeBy?: Node }): Node {
   return write.madeBy ?? write.node;
+}
+
+/** How a message names a lock-file call: `` `openSync` ``, or `` a call of `writeLockFile` (its `writeFileSync`, line 195) ``. */
+export function fileCall(op: FileLockOp): string {
+  return op.via ? `call of \`${op.via}\` (its \`${op.name}\`, line ${op.viaLine})` : `\`${op.name}\``;
+}
+
+/** How a message names what a stale judgement reads. */
+export function staleBasis(by: StaleJudgement["by"]): string {
+  switch (by) {
+    case "mtime":
+      return "its age by the file's mtime";
+    case "stored-time":
+      return "its age by the time written into it";
+    case "pid":
+      return "whether the process it names still runs";
+    case "unreadable":
+      return "whether it can be read";
+  }
 }

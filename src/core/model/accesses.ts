@@ -363,6 +363,11 @@ export interface ObjectWrite {
   readonly wording: { readonly operation: string; readonly condition: string };
   /** A local temporary file (`os.tmpdir()`, `/tmp/…`): scratch space, not an effect anyone else sees. */
   readonly temporary?: boolean;
+  /**
+   * A whole file of this machine's disk written in one call (`writeFile`, not a stream): the content a lock file
+   * can be created with (src/core/facts/lock-files.ts).
+   */
+  readonly wholeFile?: boolean;
   readonly node: Node;
 }
 
@@ -381,4 +386,24 @@ export interface TableOp {
   readonly valueNode?: Node;
 }
 
-export type StateAccess = StateWrite | StateRead | KvOp | LibraryLockOp | AdvisoryLockOp | ObjectWrite | TableOp;
+/**
+ * A file-system call on a path that a lock file can be (src/recognizers/lock-files.ts): opened (exclusively with an
+ * `x` flag), tested for existence, stat'ed, read, appended to, removed or touched. Plain writes (`writeFile`) are
+ * `ObjectWrite`s of the `fs` store; the lock-file facts read both (src/core/facts/lock-files.ts).
+ */
+export interface FileOp {
+  readonly access: "file";
+  readonly store: "file";
+  readonly op: "open" | "exists" | "stat" | "read" | "append" | "remove" | "touch" | "rename";
+  /** For `open`: an exclusive create (`wx`, `ax`): it fails when the file exists. */
+  readonly exclusive: boolean;
+  /** For `open`: the flag creates or truncates the file (`w`, `a`, `wx`); a read-only open creates nothing. */
+  readonly creates: boolean;
+  /** The function as the code calls it, for messages: `openSync`, `unlink`. */
+  readonly name: string;
+  readonly path: Node;
+  readonly node: TSESTree.CallExpression;
+}
+
+export type StateAccess =
+  StateWrite | StateRead | KvOp | LibraryLockOp | AdvisoryLockOp | ObjectWrite | TableOp | FileOp;

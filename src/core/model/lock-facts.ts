@@ -18,6 +18,7 @@ import type { KvFacts } from "./kv-locks.js";
 import type { HeldEffect, HeldLock, IgnoredAcquireFailure, LockTable } from "./held-locks.js";
 import type { ExportedHelper, ImportedClaim, ImportedRowRelease } from "./helper-summaries.js";
 import type { Renewal } from "./renewals.js";
+import type { FileLock } from "./lock-files.js";
 
 /** Everything the rules ask about one module: built once, shared by every rule. */
 export interface LockFacts {
@@ -26,6 +27,8 @@ export interface LockFacts {
   readonly held: readonly HeldLock[];
   /** In-process lock tables (a `Map` of entries per key) and their releases: Q3 once entries expire. */
   readonly lockTables: readonly LockTable[];
+  /** Lock files (an exclusive create, or a write after a check) and how they are broken and released. */
+  readonly files: readonly FileLock[];
   /** Q3: library acquires whose failure is caught and the guarded work run anyway. */
   readonly ignoredAcquireFailures: readonly IgnoredAcquireFailure[];
   /** Effects made while holding a lock, fenced or not (`require-fencing`). */

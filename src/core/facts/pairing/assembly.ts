@@ -56,7 +56,7 @@ export function buildFacts(
   uniqueKeys: UniqueKeyMap = new Map(),
 ): Omit<
   LockFacts,
-  "held" | "helpers" | "importedRowReleases" | "importedClaims" | "ignoredAcquireFailures" | "lockTables"
+  "held" | "helpers" | "importedRowReleases" | "importedClaims" | "ignoredAcquireFailures" | "lockTables" | "files"
 > {
   vocabulary = withLeasedValues(
     withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses),

@@ -1,0 +1,409 @@
+/**
+ * Lock files (`FileLock` in model/lock-files.ts), paired by path from the module's file-system calls
+ * (src/recognizers/lock-files.ts, and the `fs` writes of object-storage.ts).
+ *
+ * Behaviour decides, on a path named like a lock (a lock word, a pid file): the acquire is an exclusive create (`open(path,
+ * "wx")`), or a plain write taken after a test that reads the file and turns the caller away (`if (existsSync(p))
+ * return`, an age test of what it holds). A removal judged on what a read of the file says (its mtime or a time
+ * written into it against the clock, whether its pid still runs, a `catch` of a read that failed) breaks another
+ * process's lock: a break. Other removals are the holder's releases. A function of the module that makes one of these
+ * calls on a path it does not take as a parameter makes it where it is called (`this.readLockFile()`).
+ *
+ * The file outlives its process: a holder killed before it removes the file leaves it, and only a break (or a
+ * take-over of a stale file) answers Q1. A break judged by age needs the holder to refresh what the age is read
+ * from (Q2); a break or a release by path alone can remove a newer holder's file once the lock changes hands (Q3).
+ */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { FileOp, KeyShape, Node, ObjectWrite, StateAccess } from "../model/accesses.js";
+import type { FileBreak, FileLock, FileLockOp, FileRelease, StaleJudgement } from "../model/lock-files.js";
+import type { ModuleShape } from "../model/lock-facts.js";
+import { type ResolvedVocabulary, hasLockWord } from "../model/settings.js";
+import { contains } from "../reading/ast.js";
+import { readsClockNow } from "../reading/clock.js";
+import { guardsOf } from "../reading/guards.js";
+import { keyShape, sameKey } from "../reading/keys.js";
+import { enclosingFunction, functionName, isFunction, unitOf } from "../reading/units.js";
+import { findVariable, getConstInit, keyName, unwrap } from "../reading/values.js";
+import { walk } from "../reading/walk.js";
+
+type SourceCode = Readonly<TSESLint.SourceCode>;
+type Fn = TSESTree.FunctionLike;
+
+/** A file's age as the file system keeps it: refreshed by any write or `utimes`, not by reading. */
+const FILE_TIME = /^(mtime|mtimeMs|ctime|ctimeMs|birthtime|birthtimeMs|atime|atimeMs)$/;
+/** Functions named for clearing leftovers: a removal there is a recovery whose verdict is not read here. */
+const CLEANUP = /clean|stale|recover|reset|clear|force|break|purge|prune|sweep/i;
+
+/** What a call does to a lock file, for telling a one-purpose wrapper from a function that holds a whole lock. */
+const CLASS: Record<FileLockOp["kind"], "read" | "write" | "remove"> = {
+  create: "write",
+  write: "write",
+  touch: "write",
+  exists: "read",
+  stat: "read",
+  read: "read",
+  remove: "remove",
+  rename: "remove",
+};
+
+/** `dirname` of `dirname(p)` and of `path.dirname(p)`. */
+function calleeName(call: TSESTree.CallExpression): string | undefined {
+  const c = unwrap(call.callee);
+  if (c.type === "Identifier") return c.name;
+  return c.type === "MemberExpression" ? keyName(c.property, c.computed) : undefined;
+}
+
+/** A path named like a lock: a lock word, or a pid file. */
+function lockNamed(sourceCode: SourceCode, path: Node, key: KeyShape): boolean {
+  const texts = [key.text, key.name ?? "", sourceCode.getText(path)];
+  const u = unwrap(path);
+  const init = u.type === "Identifier" ? getConstInit(sourceCode, u) : undefined;
+  // The directory a lock file is kept in (`dirname(lockPath)`) is no lock file.
+  const made = init && init.type !== "TSEnumDeclaration" ? unwrap(init) : u;
+  if (made.type === "CallExpression" && /^dirname$/.test(calleeName(made) ?? "")) return false;
+  if (init && init.type !== "TSEnumDeclaration") texts.push(sourceCode.getText(init));
+  return texts.some((t) => hasLockWord(t) || /(?:^|[^a-z])pid(?:[^a-z]|$)|\.pid\b|Pid(?:File|Path)/i.test(t));
+}
+
+/** The kind a recognised call is, as a lock file sees it. */
+function kindOf(a: FileOp | ObjectWrite): { kind: FileLockOp["kind"]; exclusive: boolean } | undefined {
+  if (a.access === "object") {
+    if (!a.wholeFile) return undefined;
+    return { kind: a.conditional ? "create" : "write", exclusive: a.conditional };
+  }
+  switch (a.op) {
+    case "open":
+      return a.exclusive
+        ? { kind: "create", exclusive: true }
+        : a.creates
+          ? { kind: "write", exclusive: false }
+          : { kind: "read", exclusive: false };
+    case "append":
+      return { kind: "write", exclusive: false };
+    default:
+      return { kind: a.op, exclusive: false };
+  }
+}
+
+/** Two ops name one file: the same key, and the same expression when both are opaque (`lockFilePath(id)`). */
+function sameFile(a: FileLockOp, b: FileLockOp): boolean {
+  if (a.key.opaque && b.key.opaque) return a.key.text === b.key.text;
+  return sameKey(a.key, b.key);
+}
+
+/** The identifiers a function takes (`name`, `{ id }`): a path made from one is the caller's, not one file. */
+function paramNames(fn: Fn): Set<string> {
+  const names = new Set<string>();
+  for (const p of fn.params) walk(p, (n) => void (n.type === "Identifier" && names.add(n.name)));
+  return names;
+}
+
+/** The key a path is, read through the const the path is held in when it is opaque (`const file = lockFilePath(id)`). */
+function pathKey(sourceCode: SourceCode, path: Node): KeyShape {
+  const key = keyShape(sourceCode, path);
+  const u = unwrap(path);
+  if (key.opaque && u.type === "Identifier") {
+    const init = getConstInit(sourceCode, u);
+    if (init && init.type !== "TSEnumDeclaration") {
+      const inner = keyShape(sourceCode, init);
+      return { ...inner, name: u.name, ...(key.local ? { local: key.local } : {}) };
+    }
+  }
+  return key;
+}
+
+/** The call a statement is, through `await`, `void` and a `.catch(…)` hung on it. */
+function processExit(n: Node): boolean {
+  if (n.type !== "CallExpression") return false;
+  const c = unwrap(n.callee);
+  return (
+    c.type === "MemberExpression" &&
+    unwrap(c.object).type === "Identifier" &&
+    (unwrap(c.object) as TSESTree.Identifier).name === "process" &&
+    keyName(c.property, c.computed) === "exit"
+  );
+}
+
+interface Reading {
+  reads: FileLockOp[];
+  clock: boolean;
+  fileTime: boolean;
+  pid: boolean;
+  exists: boolean;
+  content: boolean;
+}
+
+export function buildLockFiles(
+  sourceCode: SourceCode,
+  accesses: readonly StateAccess[],
+  shape: ModuleShape,
+  vocabulary: ResolvedVocabulary,
+): FileLock[] {
+  const direct: FileLockOp[] = [];
+  for (const a of accesses) {
+    if (a.access !== "file" && a.access !== "object") continue;
+    const k = kindOf(a);
+    const path = a.access === "file" ? a.path : a.location;
+    if (!k || !path) continue;
+    const key = pathKey(sourceCode, path);
+    if (!lockNamed(sourceCode, path, key)) continue;
+    direct.push({ ...k, key, node: a.node, loc: a.node.loc, name: a.access === "file" ? a.name : a.operation });
+  }
+  if (!direct.some((o) => o.kind === "create" || o.kind === "write")) return [];
+
+  // Module functions that make an op on a path of their own: the op is made where they are called.
+  const byName = new Map<string, { fn: Fn; ops: FileLockOp[] }>();
+  for (const fn of shape.functions) {
+    const name = functionName(fn);
+    if (!name) continue;
+    const params = paramNames(fn);
+    const ops = direct.filter(
+      (o) =>
+        enclosingFunction(o.node) === fn &&
+        ![...params].some((p) => new RegExp(`(?<![\\w$.])${p.replace(/\$/g, "\\$")}(?![\\w$])`).test(o.key.text)),
+    );
+    // A wrapper of one kind of call (reads, writes or removals: `readLockFile`, `writeLockFile`); a function that
+    // takes, breaks and frees a lock (`acquire()`) is read where it is, not copied into its callers.
+    const classes = new Set(ops.map((o) => CLASS[o.kind]));
+    if (ops.length > 0 && classes.size === 1 && !byName.has(name)) byName.set(name, { fn, ops });
+  }
+  const instances: FileLockOp[] = [];
+  const called = new Set<Fn>();
+  for (const call of shape.calls) {
+    const callee = unwrap(call.callee);
+    const name =
+      callee.type === "Identifier"
+        ? callee.name
+        : callee.type === "MemberExpression" && unwrap(callee.object).type === "ThisExpression"
+          ? keyName(callee.property, callee.computed)
+          : undefined;
+    const helper = name !== undefined ? byName.get(name) : undefined;
+    if (!helper || contains(helper.fn, call)) continue;
+    called.add(helper.fn);
+    for (const o of helper.ops)
+      instances.push({ ...o, node: call, loc: call.loc, via: name, viaLine: o.loc.start.line, template: o });
+  }
+  // A helper's own ops are seen at its calls; one nobody here calls (an exported API) is seen where it is.
+  const ops = [...direct.filter((o) => !called.has(enclosingFunction(o.node)!)), ...instances].sort(
+    (a, b) => a.node.range[0] - b.node.range[0],
+  );
+  const opAt = new Map<Node, FileLockOp>();
+  for (const o of ops) if (!opAt.has(o.node)) opAt.set(o.node, o);
+  const moduleText = sourceCode.getText();
+  const checksPids = /process\.kill\([^)]*,\s*0\s*\)/.test(moduleText);
+
+  const byFunctionName = new Map<string, Fn>();
+  for (const fn of shape.functions) {
+    const name = functionName(fn);
+    if (name && !byFunctionName.has(name)) byFunctionName.set(name, fn);
+  }
+
+  /** What a test reads, followed through consts, calls and members: reads of `target`, the clock, a pid check. */
+  const reading = (test: Node, target: FileLockOp): Reading => {
+    const r: Reading = { reads: [], clock: false, fileTime: false, pid: false, exists: false, content: false };
+    const seen = new Set<Node>();
+    const visit = (node: Node, depth: number): void => {
+      if (depth > 6 || seen.has(node)) return;
+      seen.add(node);
+      const n = unwrap(node);
+      if (readsClockNow(sourceCode, n)) r.clock = true;
+      const op = opAt.get(n);
+      if (op && op !== target && sameFile(op, target) && op.kind !== "remove" && op.kind !== "rename") {
+        r.reads.push(op);
+        if (op.kind === "exists") r.exists = true;
+        if (op.kind === "read") r.content = true;
+      }
+      switch (n.type) {
+        case "Identifier": {
+          if (FILE_TIME.test(n.name)) r.fileTime = true;
+          const init = getConstInit(sourceCode, n);
+          if (init && init.type !== "TSEnumDeclaration") visit(init, depth + 1);
+          else {
+            // `const { mtimeMs } = await stat(p)`: the destructured declaration's init.
+            const def = findVariable(sourceCode, n)?.defs[0];
+            if (def?.type === "Variable" && def.node.init) visit(def.node.init, depth + 1);
+          }
+          return;
+        }
+        case "MemberExpression": {
+          const name = keyName(n.property, n.computed);
+          if (name && FILE_TIME.test(name)) r.fileTime = true;
+          visit(n.object, depth);
+          return;
+        }
+        case "AwaitExpression":
+        case "UnaryExpression":
+        case "SpreadElement":
+          visit(n.argument, depth);
+          return;
+        case "BinaryExpression":
+        case "LogicalExpression":
+          if (n.left.type !== "PrivateIdentifier") visit(n.left, depth);
+          visit(n.right, depth);
+          return;
+        case "ConditionalExpression":
+          visit(n.test, depth);
+          visit(n.consequent, depth);
+          visit(n.alternate, depth);
+          return;
+        case "CallExpression":
+        case "NewExpression": {
+          const c = unwrap(n.callee);
+          if (
+            c.type === "MemberExpression" &&
+            unwrap(c.object).type === "Identifier" &&
+            (unwrap(c.object) as TSESTree.Identifier).name === "process" &&
+            keyName(c.property, c.computed) === "kill"
+          )
+            r.pid = true;
+          // A module function the test calls (`isProcessAlive(pid)`): a pid check inside it counts.
+          const called =
+            c.type === "Identifier"
+              ? byFunctionName.get(c.name)
+              : c.type === "MemberExpression" && unwrap(c.object).type === "ThisExpression"
+                ? byFunctionName.get(keyName(c.property, c.computed) ?? "")
+                : undefined;
+          if (called && /process\.kill\(/.test(sourceCode.getText(called))) r.pid = true;
+          if (c.type === "MemberExpression") visit(c.object, depth);
+          for (const a of n.arguments) visit(a, depth + 1);
+          return;
+        }
+        default:
+          return;
+      }
+    };
+    visit(test, 0);
+    return r;
+  };
+
+  const judgementOf = (test: Node, r: Reading): StaleJudgement | undefined => {
+    const read = r.reads[0];
+    if (!read) return undefined;
+    if (r.pid) return { by: "pid", test, read };
+    if (r.clock) return { by: r.fileTime ? "mtime" : "stored-time", test, read };
+    return undefined;
+  };
+
+  /** A removal's verdict: an age or pid test on the way to it, or a `catch` of a failed read of the file. */
+  const breakOf = (remove: FileLockOp): StaleJudgement | undefined => {
+    for (const guard of guardsOf(sourceCode, remove.node, vocabulary)) {
+      const j = judgementOf(guard.test, reading(guard.test, remove));
+      if (j) return j;
+    }
+    for (let p = remove.node.parent, child: Node = remove.node; p; child = p, p = p.parent) {
+      if (isFunction(p) && functionName(p) !== undefined) break;
+      if (p.type === "CatchClause" && p.parent.type === "TryStatement" && child === p.body) {
+        const tried = p.parent.block;
+        const read = ops.find((o) => o.kind === "read" && contains(tried, o.node) && sameFile(o, remove));
+        if (read) return { by: "unreadable", test: p, read };
+      }
+    }
+    return undefined;
+  };
+
+  /** The exits before `op` in its function and the tests above each; and the tests `op` itself runs under. */
+  const turnedAway = (op: FileLockOp): { read: FileLockOp; judged?: StaleJudgement } | undefined => {
+    const fn = unitOf(op.node);
+    const scope: Node = fn?.body ?? sourceCode.ast;
+    const testsAbove = (n: Node): { test: Node; inAlternate: boolean }[] => {
+      const out: { test: Node; inAlternate: boolean }[] = [];
+      for (let p = n.parent, child: Node = n; p && p !== scope; child = p, p = p.parent) {
+        if (isFunction(p)) return [];
+        if (p.type === "IfStatement" && child !== p.test)
+          out.push({ test: p.test, inAlternate: child === p.alternate });
+      }
+      return out;
+    };
+    /** A bare existence test: the read, and whether the file is there on this branch (`!existsSync(p)` false). */
+    const bareExists = (test: Node, inAlternate: boolean): { read: FileLockOp; present: boolean } | undefined => {
+      let u = unwrap(test);
+      let negated = inAlternate;
+      while (u.type === "UnaryExpression" && u.operator === "!") {
+        negated = !negated;
+        u = unwrap(u.argument);
+      }
+      if (u.type === "AwaitExpression") u = unwrap(u.argument);
+      const o = opAt.get(u);
+      return o && o.kind === "exists" && sameFile(o, op) ? { read: o, present: !negated } : undefined;
+    };
+    let found: { read: FileLockOp; judged?: StaleJudgement } | undefined;
+    const consider = (test: Node, inAlternate: boolean, exitHere: boolean) => {
+      const bare = bareExists(test, inAlternate);
+      // An exit taken when the file is absent, or a write made only where it is present, is no turn-away.
+      if (bare) {
+        if (bare.present === exitHere) found ??= { read: bare.read };
+        return;
+      }
+      const r = reading(test, op);
+      if (r.reads.length === 0) return;
+      const judged = judgementOf(test, r);
+      if (!found || (judged && !found.judged)) found = { read: r.reads[0]!, ...(judged ? { judged } : {}) };
+    };
+    for (const t of testsAbove(op.node)) consider(t.test, t.inAlternate, false);
+    walk(scope, (n) => {
+      if (n.range[0] >= op.node.range[0]) return false;
+      if (n !== scope && isFunction(n)) return false;
+      const exit =
+        n.type === "ReturnStatement" ||
+        n.type === "ThrowStatement" ||
+        (n.type === "ExpressionStatement" && processExit(unwrap(n.expression)));
+      if (exit) {
+        // An exit inside a `catch` is the failure of something else, not the file found held.
+        for (let p: Node | undefined = n.parent; p && p !== scope; p = p.parent)
+          if (p.type === "CatchClause") return false;
+        for (const t of testsAbove(n)) consider(t.test, t.inAlternate, true);
+        return false;
+      }
+      return true;
+    });
+    return found;
+  };
+
+  const locks: FileLock[] = [];
+  const taken = new Set<FileLockOp>();
+  for (const op of ops) {
+    if (taken.has(op) || (op.kind !== "create" && op.kind !== "write")) continue;
+    const check = op.kind === "write" ? turnedAway(op) : undefined;
+    if (op.kind === "write" && !check) continue;
+    const same = ops.filter((o) => sameFile(o, op));
+    // Later creates of the same file (a retry after a break) are the same lock.
+    for (const o of same) if (o.kind === "create" || (o.kind === "write" && o !== op && turnedAway(o))) taken.add(o);
+    const breaks: FileBreak[] = [];
+    const releases: FileRelease[] = [];
+    let unknownRecovery = checksPids;
+    for (const o of same) {
+      if (o.kind === "rename") unknownRecovery = true;
+      if (o.kind !== "remove") continue;
+      const judged = breakOf(o);
+      if (judged) breaks.push({ remove: o, judged });
+      else {
+        const fn = unitOf(o.node);
+        const name = (fn && functionName(fn)) ?? "";
+        if (!fn || CLEANUP.test(name)) unknownRecovery = true;
+        else {
+          const checksOwner = (at: FileLockOp) =>
+            guardsOf(sourceCode, at.node, vocabulary).some((g) => reading(g.test, at).content);
+          const ownerChecked = checksOwner(o) || (o.template !== undefined && checksOwner(o.template));
+          let undoesAcquire = false;
+          for (let p: Node | undefined = o.node.parent; p && p !== fn; p = p.parent)
+            if (p.type === "CatchClause" && fn === unitOf(op.node)) undoesAcquire = true;
+          releases.push({ op: o, ownerChecked, undoesAcquire });
+        }
+      }
+    }
+    const acquireFn = unitOf(op.node);
+    const renewals = same.filter(
+      (o) => o.kind === "touch" || (o.kind === "write" && !taken.has(o) && unitOf(o.node) !== acquireFn),
+    );
+    locks.push({
+      acquire: op,
+      ...(check ? { checkedBy: check.read } : {}),
+      ...(check?.judged ? { takesOverStale: check.judged } : {}),
+      breaks,
+      releases,
+      renewals,
+      unknownRecovery: unknownRecovery && !breaks.some((b) => b.judged.by === "pid"),
+    });
+  }
+  return locks;
+}

@@ -1,0 +1,374 @@
+// Lock files (issue 35: blind-6 and blind-7 held nine lock files the model did not read): a path named like a lock,
+// created exclusively or written after a check that turns the caller away, broken when judged stale, removed by its
+// holder. Each case is written in our words.
+import atomicClaim from "../../rules/atomic-claim.js";
+import conditionalRecovery from "../../rules/conditional-recovery.js";
+import ownerCheckedRelease from "../../rules/owner-checked-release.js";
+import progressBasedStaleness from "../../rules/progress-based-staleness.js";
+import requireStaleRecovery from "../../rules/require-stale-recovery.js";
+import { ruleTester } from "../rule-tester.js";
+
+/** A pid file created exclusively and removed only by its holder: nothing tells a dead holder's file from a live one. */
+const PID_FILE = `import { openSync, closeSync, writeSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+
+const RUN_DIR = process.env.RUN_DIR ?? "/var/run/exporter";
+
+function pidPathFor(name: string) {
+  return join(RUN_DIR, \`\${name}.pid\`);
+}
+
+export function claimExport(name: string): boolean {
+  const target = pidPathFor(name);
+  try {
+    const fd = openSync(target, "wx");
+    writeSync(fd, String(process.pid));
+    closeSync(fd);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function finishExport(name: string) {
+  const target = pidPathFor(name);
+  unlinkSync(target);
+}`;
+
+/** A lock file broken when its mtime is old, though nothing refreshes the mtime; the holder removes it by path. */
+const MTIME_BREAK = `import { open, stat, unlink } from "fs/promises";
+
+const GUARD = "/var/lock/nightly-report.lock";
+const TOO_OLD_MS = 10 * 60 * 1000;
+
+export async function runNightly(report: () => Promise<void>) {
+  let handle;
+  try {
+    handle = await open(GUARD, "wx");
+  } catch {
+    const info = await stat(GUARD);
+    if (Date.now() - info.mtimeMs < TOO_OLD_MS) return;
+    await unlink(GUARD);
+    handle = await open(GUARD, "wx");
+  }
+  try {
+    await report();
+  } finally {
+    await handle.close();
+    await unlink(GUARD);
+  }
+}`;
+
+/** A lock file written after an existence check, never broken. */
+const CHECKED_WRITE = `import * as fs from "fs";
+
+const SYNC_LOCK = "./data/sync.lock";
+
+export function startSync(run: () => void) {
+  if (fs.existsSync(SYNC_LOCK)) {
+    console.log("sync already running");
+    return;
+  }
+  fs.writeFileSync(SYNC_LOCK, String(Date.now()));
+  run();
+  fs.unlinkSync(SYNC_LOCK);
+}`;
+
+/**
+ * Lookalikes and the same lock done right: a settings file written when missing (no lock word, never removed); a lock
+ * whose mtime a heartbeat refreshes and whose release compares the token it wrote; a lock directory made with
+ * `recursive`.
+ */
+const DONE_RIGHT = `import * as fs from "fs";
+import { open, stat, unlink, utimes, readFile } from "fs/promises";
+
+const CONFIG = "./data/settings.json";
+const GUARD = "/var/lock/nightly-report.lock";
+const TOO_OLD_MS = 60 * 1000;
+
+export function ensureConfig() {
+  if (!fs.existsSync(CONFIG)) fs.writeFileSync(CONFIG, "{}");
+}
+
+export async function runNightly(report: () => Promise<void>) {
+  const token = \`\${process.pid}:\${Math.random()}\`;
+  let handle;
+  try {
+    handle = await open(GUARD, "wx");
+  } catch {
+    const info = await stat(GUARD);
+    if (Date.now() - info.mtimeMs < TOO_OLD_MS) return;
+    await unlink(GUARD);
+    handle = await open(GUARD, "wx");
+  }
+  await handle.writeFile(token);
+  const beat = setInterval(() => void utimes(GUARD, new Date(), new Date()), 15_000);
+  try {
+    await report();
+  } finally {
+    clearInterval(beat);
+    await handle.close();
+    const held = await readFile(GUARD, "utf8");
+    if (held === token) await unlink(GUARD);
+  }
+}
+
+export function ensureLockDir() {
+  fs.mkdirSync("/var/lock/reports", { recursive: true });
+}`;
+
+/**
+ * A lock file created with `writeFile(…, { flag: "wx" })` on the default export of `fs/promises`, broken when the time
+ * written into it is old, through `fs.unlink` (a method Redis clients have too: here the file system's).
+ */
+const STORED_TIME_BREAK = `import fs from "fs/promises";
+
+export class ReportLock {
+  constructor(private readonly lockPath: string, private readonly staleMs = 120_000) {}
+
+  async take(): Promise<boolean> {
+    try {
+      await fs.writeFile(this.lockPath, JSON.stringify({ at: Date.now() }), { flag: "wx" });
+      return true;
+    } catch {
+      const held = JSON.parse(await fs.readFile(this.lockPath, "utf8"));
+      if (Date.now() - held.at > this.staleMs) {
+        await fs.unlink(this.lockPath);
+        return this.take();
+      }
+      return false;
+    }
+  }
+
+  async give(): Promise<void> {
+    await fs.unlink(this.lockPath);
+  }
+}`;
+
+/** A lock file nobody in this module removes: its release, and perhaps its break, are another module's. */
+const NEVER_REMOVED_HERE = `import { openSync } from "node:fs";
+export function takeBuildLock(dir: string) {
+  return openSync(\`\${dir}/build.lock\`, "wx");
+}`;
+
+/** A break that renames the stale file aside before removing it: not read, so unknown, not unrecovered. */
+const RENAMED_ASIDE = `import { open, rename, unlink } from "fs/promises";
+const LOCK = "/var/lock/rotate.lock";
+export async function rotate(work: () => Promise<void>) {
+  try {
+    await open(LOCK, "wx");
+  } catch {
+    const aside = \`\${LOCK}.\${process.pid}\`;
+    await rename(LOCK, aside);
+    await unlink(aside);
+    return;
+  }
+  await work();
+  await unlink(LOCK);
+}`;
+
+ruleTester.run("require-stale-recovery (lock files)", requireStaleRecovery, {
+  assertionOptions: { requireData: true },
+  valid: [
+    { name: "a lock file broken by its age has a recovery (its Q2 and Q3 are other rules')", code: MTIME_BREAK },
+    { name: "a settings file written when missing and a heartbeat-refreshed lock", code: DONE_RIGHT },
+    { name: "a lock file this module never removes: unknown", code: NEVER_REMOVED_HERE },
+    { name: "a lock file renamed aside: a break not read, unknown", code: RENAMED_ASIDE },
+  ],
+  invalid: [
+    {
+      name: "a pid file created exclusively and removed only by its holder",
+      code: PID_FILE,
+      errors: [
+        {
+          messageId: "lockFileNeverBroken",
+          line: 13,
+          column: 16,
+          data: { operation: "`openSync`", path: "`pidPathFor(name)`", releaseLine: "24" },
+        },
+      ],
+    },
+    {
+      name: "a lock file written after an existence check, never broken",
+      code: CHECKED_WRITE,
+      errors: [
+        {
+          messageId: "lockFileNeverBroken",
+          line: 10,
+          column: 3,
+          data: { operation: "`writeFileSync`", path: '"./data/sync.lock"', releaseLine: "12" },
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("atomic-claim (lock files)", atomicClaim, {
+  assertionOptions: { requireData: true },
+  valid: [
+    { name: "an exclusive create is one step", code: PID_FILE },
+    { name: "a settings file written when missing is no lock", code: DONE_RIGHT },
+  ],
+  invalid: [
+    {
+      name: "existsSync then writeFileSync of a lock file",
+      code: CHECKED_WRITE,
+      errors: [
+        {
+          messageId: "lockFileCheckThenWrite",
+          line: 10,
+          column: 3,
+          data: {
+            operation: "`writeFileSync`",
+            path: '"./data/sync.lock"',
+            check: "`existsSync`",
+            checkLine: "6",
+            found: "absent",
+          },
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("progress-based-staleness (lock files)", progressBasedStaleness, {
+  assertionOptions: { requireData: true },
+  valid: [
+    { name: "an mtime a heartbeat refreshes says the holder still works", code: DONE_RIGHT },
+    { name: "a lock file never judged by age", code: PID_FILE },
+  ],
+  invalid: [
+    {
+      name: "a time written at create and never rewritten",
+      code: STORED_TIME_BREAK,
+      errors: [
+        {
+          messageId: "lockFileAgeFromCreation",
+          line: 12,
+          column: 11,
+          data: { path: "`this.lockPath`", clock: "the time written into it when it was created" },
+        },
+      ],
+    },
+    {
+      name: "an mtime nothing refreshes is the time the lock was taken",
+      code: MTIME_BREAK,
+      errors: [
+        {
+          messageId: "lockFileAgeFromCreation",
+          line: 12,
+          column: 9,
+          data: { path: '"/var/lock/nightly-report.lock"', clock: "the file's mtime" },
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("conditional-recovery (lock files)", conditionalRecovery, {
+  assertionOptions: { requireData: true },
+  valid: [
+    { name: "no break at all", code: PID_FILE },
+    { name: "a break by renaming aside is not read", code: RENAMED_ASIDE },
+  ],
+  invalid: [
+    {
+      name: "a time written into the file, read back and judged old, then fs.unlink",
+      code: STORED_TIME_BREAK,
+      errors: [
+        {
+          messageId: "lockFileBreakRace",
+          line: 13,
+          column: 15,
+          data: {
+            operation: "`unlink`",
+            path: "`this.lockPath`",
+            basis: "its age by the time written into it",
+            read: "`readFile`",
+            readLine: "11",
+          },
+        },
+      ],
+    },
+    {
+      name: "stat, then unlink, then create again: two waiters both break",
+      code: MTIME_BREAK,
+      errors: [
+        {
+          messageId: "lockFileBreakRace",
+          line: 13,
+          column: 11,
+          data: {
+            operation: "`unlink`",
+            path: '"/var/lock/nightly-report.lock"',
+            basis: "its age by the file's mtime",
+            read: "`stat`",
+            readLine: "11",
+          },
+        },
+      ],
+    },
+    {
+      name: "a heartbeat does not make the break itself one step",
+      code: DONE_RIGHT,
+      errors: [
+        {
+          messageId: "lockFileBreakRace",
+          line: 20,
+          column: 11,
+          data: {
+            operation: "`unlink`",
+            path: '"/var/lock/nightly-report.lock"',
+            basis: "its age by the file's mtime",
+            read: "`stat`",
+            readLine: "18",
+          },
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("owner-checked-release (lock files)", ownerCheckedRelease, {
+  assertionOptions: { requireData: true },
+  valid: [
+    { name: "a release that compares the token it wrote", code: DONE_RIGHT },
+    { name: "a lock that never changes hands: its holder's removal frees nobody else", code: PID_FILE },
+  ],
+  invalid: [
+    {
+      name: "a method of the lock's class removes it by path once it can be broken",
+      code: STORED_TIME_BREAK,
+      errors: [
+        {
+          messageId: "lockFilePlainRemove",
+          line: 21,
+          column: 11,
+          data: {
+            operation: "`unlink`",
+            path: "`this.lockPath`",
+            basis: "its age by the time written into it",
+            breakLine: "12",
+          },
+        },
+      ],
+    },
+    {
+      name: "removed by path alone once the lock can be broken",
+      code: MTIME_BREAK,
+      errors: [
+        {
+          messageId: "lockFilePlainRemove",
+          line: 20,
+          column: 11,
+          data: {
+            operation: "`unlink`",
+            path: '"/var/lock/nightly-report.lock"',
+            basis: "its age by the file's mtime",
+            breakLine: "12",
+          },
+        },
+      ],
+    },
+  ],
+});
