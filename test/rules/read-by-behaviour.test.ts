@@ -1,6 +1,7 @@
 // Real code (blind-6 and blind-7, issue 35) read by what it does rather than by its shape: a lock row in any store
 // taken by an upsert on its key, a time class's clock, a status helper handed its value, a list of keys taken, rows
-// taken from another read, a row per run. Each case is written in our words.
+// taken from another read, a row per run, a recovery that ends rows rather than handing them back, a lock row keyed by
+// an id drawn per acquisition. Each case is written in our words.
 import atomicClaim from "../../rules/atomic-claim.js";
 import conditionalRecovery from "../../rules/conditional-recovery.js";
 import ownerCheckedRelease from "../../rules/owner-checked-release.js";
@@ -211,6 +212,65 @@ const CALLER_UNKNOWN = CALLER_READ.replace(
 );
 
 const PROGRESS = "updatedAt, modifiedAt, heartbeatAt";
+/** Claimed deliveries a recovery ends as FAILED once stale: no claim takes FAILED rows, so nobody takes the row over. */
+const ENDED_WHEN_STALE = `import { prisma } from "./db";
+
+export async function sendNext(id: string) {
+  const won = await prisma.delivery.updateMany({
+    where: { id, status: "PENDING" },
+    data: { status: "SENDING", sentAt: new Date() },
+  });
+  if (won.count !== 1) return;
+  await transmit(id);
+  await prisma.delivery.update({ where: { id }, data: { status: "SENT" } });
+}
+
+export async function failStuck() {
+  await prisma.delivery.updateMany({
+    where: { status: "SENDING", sentAt: { lt: new Date(Date.now() - 600_000) } },
+    data: { status: "FAILED" },
+  });
+}`;
+
+/** The same recovery handing stale deliveries back to PENDING, where the claim takes them again. */
+const HANDED_BACK_WHEN_STALE = ENDED_WHEN_STALE.replace('data: { status: "FAILED" }', 'data: { status: "PENDING" }');
+
+/** A lock row whose id is drawn fresh for each acquisition, released by that id. */
+const FRESH_LOCK_ID = `import { supabase } from "./supabase";
+
+export async function takeLock(name: string) {
+  const now = new Date();
+  await supabase.from("job_locks").delete().eq("name", name).lt("expires_at", now.toISOString());
+  const lockId = \`\${name}-\${crypto.randomUUID()}\`;
+  const { error } = await supabase
+    .from("job_locks")
+    .insert({ id: lockId, name, expires_at: new Date(now.getTime() + 60_000).toISOString() });
+  if (error) return null;
+  return lockId;
+}
+
+export async function dropLock(lockId: string) {
+  await supabase.from("job_locks").delete().eq("id", lockId);
+}`;
+
+/** The same lock row keyed by the lock's name: every caller of the name writes the same id. */
+const NAMED_LOCK_ID = `import { supabase } from "./supabase";
+
+export async function takeLock(name: string) {
+  const now = new Date();
+  await supabase.from("job_locks").delete().eq("name", name).lt("expires_at", now.toISOString());
+  const lockId = \`lock-\${name}\`;
+  const { error } = await supabase
+    .from("job_locks")
+    .insert({ id: lockId, name, expires_at: new Date(now.getTime() + 60_000).toISOString() });
+  if (error) return null;
+  return lockId;
+}
+
+export async function dropLock(lockId: string) {
+  await supabase.from("job_locks").delete().eq("id", lockId);
+}`;
+
 ruleTester.run("atomic-claim (read by behaviour)", atomicClaim, {
   assertionOptions: { requireData: true },
   valid: [
@@ -310,8 +370,27 @@ ruleTester.run("atomic-claim (the caller's read)", atomicClaim, {
 
 ruleTester.run("owner-checked-release (read by behaviour)", ownerCheckedRelease, {
   assertionOptions: { requireData: true },
-  valid: [],
+  valid: [{ name: "a lock row released by an id drawn fresh for its acquisition", code: FRESH_LOCK_ID }],
   invalid: [
+    {
+      name: "a lock row released by an id every caller of the lock's name writes",
+      code: NAMED_LOCK_ID,
+      errors: [
+        {
+          messageId: "rowRelease",
+          line: 15,
+          column: 9,
+          data: {
+            operation: "delete",
+            lock: "lock row in job_locks",
+            acquireLine: "7",
+            filter: "id",
+            expires: "is swept when stale",
+            expiryLine: "5",
+          },
+        },
+      ],
+    },
     {
       // `freed_at: now` where the acquire wrote `freed_at: null`: the lock's end, recorded rather than erased.
       name: "a lock row freed by stamping when it was freed, by its key alone",
@@ -460,10 +539,30 @@ ruleTester.run("require-stale-recovery (read by behaviour)", requireStaleRecover
 ruleTester.run("require-fencing (read by behaviour)", requireFencing, {
   assertionOptions: { requireData: true },
   valid: [
+    { name: "a recovery that ends stale rows as FAILED hands them to nobody", code: ENDED_WHEN_STALE },
     { name: "rows taken from a read of PENDING rows are not the claimed PROCESSING rows", code: TWO_SWEEPS },
     { name: "a row inserted per run is never taken by another holder", code: RUN_ROWS },
   ],
   invalid: [
+    {
+      name: "a recovery that hands stale rows back to the claimed state lets a late holder overwrite the next one",
+      code: HANDED_BACK_WHEN_STALE,
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 10,
+          column: 9,
+          data: { model: "delivery", field: "status", value: "SENDING", claimLine: "4", target: "SENT" },
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { model: "delivery", field: "status", value: "SENDING", claimLine: "4", target: "SENT" },
+              output: HANDED_BACK_WHEN_STALE.replace("where: { id }, data", 'where: { id, status: "SENDING" }, data'),
+            },
+          ],
+        },
+      ],
+    },
     {
       name: "a status helper's write by id alone is reported once, at the helper, not at each call",
       code: STATUS_HELPER,

@@ -17,7 +17,7 @@ import type { KvOp, Node, ObjectWrite, StateAccess, StateRead, StateWrite } from
 import type { Claim, HolderWrite, Recovery } from "../../model/claims.js";
 import type { LockFacts, ModuleShape } from "../../model/lock-facts.js";
 import { type ResolvedVocabulary, normalizeName, withClockedFields, withHeldValues } from "../../model/settings.js";
-import { agePredicates, isOpaque, pins, toBranches } from "../../model/conditions.js";
+import { agePredicates, excludes, isOpaque, pins, toBranches } from "../../model/conditions.js";
 import { exitWhenHeld } from "../../reading/guards.js";
 import { boundedBelowRecovery } from "../bounded-holds.js";
 import { buildHeldEffects, hasTakeoverWrite } from "../fencing/held-effects.js";
@@ -234,10 +234,28 @@ export function buildFacts(
       (claim.takeover.length > 0 ||
         hasTakeoverWrite(claim, mod.writes, vocabulary) ||
         handedOut(claim) !== undefined ||
-        (byClaim.get(claim) ?? []).some((r) => !r.flaws.includes("missing-time")) ||
+        (byClaim.get(claim) ?? []).some((r) => !r.flaws.includes("missing-time") && handsBack(r, claims)) ||
         recoveredElsewhere.has(claim.write.node.loc.start.line) ||
         recoveredByDirective(sourceCode, claim.write.node) !== undefined),
   };
+}
+
+/**
+ * A recovery hands its rows to a next holder when it moves them to a value some claim of the module takes rows from
+ * (`SENDING` back to `PENDING`), or to a value it does not name. One that ends them (`SENDING` to `FAILED`, a
+ * state no claim of the module takes from) frees the dead holder's row for nobody: a holder judged dead that was
+ * alive can only overwrite that end with its own outcome, never a newer holder's work (blind-8 AD07, Bh08).
+ */
+function handsBack(r: Recovery, claims: readonly Claim[]): boolean {
+  const moved = r.write.assignments.find((a) => sameField(a.field, r.lock.field));
+  if (!moved || moved.value.kind !== "static") return true;
+  const to = moved.value.value;
+  return claims.some(
+    (c) =>
+      normalizeModel(c.write.model) === normalizeModel(r.write.model) &&
+      sameField(c.lock.field, r.lock.field) &&
+      toBranches(c.write.filter).some((b) => !excludes(b, c.lock.field, to)),
+  );
 }
 
 /**

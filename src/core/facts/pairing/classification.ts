@@ -17,7 +17,14 @@ import {
 import { sameValue, sameField } from "../../model/names.js";
 import { hasLockWord } from "../../model/settings.js";
 import { unitOf } from "../../reading/units.js";
-import { findVariable, iterationSource, resultBinding, staticChoices, unwrap } from "../../reading/values.js";
+import {
+  findVariable,
+  getConstInit,
+  iterationSource,
+  resultBinding,
+  staticChoices,
+  unwrap,
+} from "../../reading/values.js";
 import { isReset } from "./vocabulary.js";
 import { Module } from "./module.js";
 import { allBranchesExclude, comparesValueRead } from "./state-claims.js";
@@ -130,7 +137,10 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
         return false;
       if (picks.some((p) => sameField(p.field, a.field)) || !madePerCall(a.valueNode)) return false;
       const key = pinned.filter((f) => !sameField(f, a.field)).flatMap(given);
-      return key.length > 0 && !key.includes(mod.sourceCode.getText(a.valueNode));
+      // Pinned to that column alone: owned when the value is drawn fresh for this acquisition (`id: lockId` with
+      // `lockId` made from `Math.random()` or a UUID): no other holder's row carries it (blind-8 CB07).
+      if (key.length === 0) return drawnFresh(a.valueNode);
+      return !key.includes(mod.sourceCode.getText(a.valueNode));
     });
   };
   // Made by the acquiring call (a local or a parameter), not once per process: a module-level `INSTANCE_ID` is
@@ -140,6 +150,15 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
     if (u.type !== "Identifier") return false;
     const scope = findVariable(mod.sourceCode, u)?.scope.type;
     return scope !== undefined && scope !== "module" && scope !== "global";
+  };
+  const drawnFresh = (n: Node) => {
+    const u = unwrap(n);
+    const init = u.type === "Identifier" ? getConstInit(mod.sourceCode, u) : undefined;
+    return (
+      init !== undefined &&
+      init.type !== "TSEnumDeclaration" &&
+      /\b(?:random\w*|randomUUID|uuid\w*|nanoid|cuid2?|ulid|createId)\s*\(/i.test(mod.sourceCode.getText(init))
+    );
   };
   const valueText = (n: Node) => {
     const u = unwrap(n);
