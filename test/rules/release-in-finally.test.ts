@@ -2105,3 +2105,131 @@ export async function sync(userId, teamId) {
     },
   ],
 });
+
+// Pooled clients known by what their declaration says (blind-8 DO02, DE12, DE13; blind-6 DX01), in our words: a
+// TypeORM DataSource injected as a typed constructor parameter, a Sequelize instance, a Connection's manager.
+const TYPEORM_INJECTED = `import { Injectable } from "@nestjs/common";
+import { DataSource } from "typeorm";
+
+@Injectable()
+export class ReportScheduler {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async runExclusive(work: () => Promise<void>) {
+    const [row] = await this.dataSource.query("SELECT pg_try_advisory_lock(4242) AS ok");
+    if (!row.ok) return;
+    try {
+      await work();
+    } finally {
+      await this.dataSource.query("SELECT pg_advisory_unlock(4242)");
+    }
+  }
+}`;
+
+const SEQUELIZE_INSTANCE = `const { sequelize } = require("../models");
+
+async function withOrderLock(key, work) {
+  const [rows] = await sequelize.query("SELECT pg_try_advisory_lock(:key) AS ok", { replacements: { key } });
+  if (!rows[0].ok) return false;
+  try {
+    return await work();
+  } finally {
+    await sequelize.query("SELECT pg_advisory_unlock(:key)", { replacements: { key } });
+  }
+}
+module.exports = { withOrderLock };`;
+
+const CONNECTION_MANAGER = `import { Connection } from "typeorm";
+
+export async function migrateOnce(conn: Connection, work: () => Promise<void>) {
+  const [row] = await conn.manager.query("SELECT pg_try_advisory_lock(77) AS ok");
+  if (!row.ok) return;
+  try {
+    await work();
+  } finally {
+    await conn.manager.query("SELECT pg_advisory_unlock(77)");
+  }
+}`;
+
+/** One query runner holds one connection: its lock and its unlock run on the same session. */
+const QUERY_RUNNER = `import { QueryRunner } from "typeorm";
+
+export async function migrateOnce(runner: QueryRunner, work: () => Promise<void>) {
+  await runner.query("SELECT pg_advisory_lock(77)");
+  try {
+    await work();
+  } finally {
+    await runner.query("SELECT pg_advisory_unlock(77)");
+  }
+}`;
+
+/** A parameter named and typed like TypeORM's data source, with a class of the app's own: not TypeORM's, so unknown. */
+const OWN_DATA_SOURCE = `import { DataSource } from "./warehouse";
+
+export async function syncOnce(dataSource: DataSource, work: () => Promise<void>) {
+  await dataSource.query("SELECT pg_advisory_lock(9)");
+  try {
+    await work();
+  } finally {
+    await dataSource.query("SELECT pg_advisory_unlock(9)");
+  }
+}`;
+
+ruleTester.run("release-in-finally (pooled clients by declaration)", rule, {
+  assertionOptions: { requireData: true },
+  valid: [
+    { name: "a TypeORM QueryRunner keeps one connection", code: QUERY_RUNNER },
+    { name: "a DataSource class of the app's own is unknown", code: OWN_DATA_SOURCE },
+  ],
+  invalid: [
+    {
+      name: "a TypeORM DataSource injected as a typed parameter property is a pool",
+      code: TYPEORM_INJECTED,
+      errors: [
+        {
+          messageId: "advisoryOnPool",
+          ...at(TYPEORM_INJECTED, 'this.dataSource.query("SELECT pg_try'),
+          data: { client: "this.dataSource" },
+        },
+        {
+          messageId: "advisoryUnlockOnPool",
+          ...at(TYPEORM_INJECTED, 'this.dataSource.query("SELECT pg_advisory_unlock'),
+          data: { client: "this.dataSource", acquireLine: lineOf(TYPEORM_INJECTED, "pg_try_advisory_lock") },
+        },
+      ],
+    },
+    {
+      name: "a Sequelize instance hands each query to a pooled connection",
+      languageOptions: javascript,
+      code: SEQUELIZE_INSTANCE,
+      errors: [
+        {
+          messageId: "advisoryOnPool",
+          ...at(SEQUELIZE_INSTANCE, 'sequelize.query("SELECT pg_try'),
+          data: { client: "sequelize" },
+        },
+        {
+          messageId: "advisoryUnlockOnPool",
+          ...at(SEQUELIZE_INSTANCE, 'sequelize.query("SELECT pg_advisory_unlock'),
+          data: { client: "sequelize", acquireLine: lineOf(SEQUELIZE_INSTANCE, "pg_try_advisory_lock") },
+        },
+      ],
+    },
+    {
+      name: "a TypeORM Connection's manager runs on its pool",
+      code: CONNECTION_MANAGER,
+      errors: [
+        {
+          messageId: "advisoryOnPool",
+          ...at(CONNECTION_MANAGER, 'conn.manager.query("SELECT pg_try'),
+          data: { client: "conn.manager" },
+        },
+        {
+          messageId: "advisoryUnlockOnPool",
+          ...at(CONNECTION_MANAGER, 'conn.manager.query("SELECT pg_advisory_unlock'),
+          data: { client: "conn.manager", acquireLine: lineOf(CONNECTION_MANAGER, "pg_try_advisory_lock") },
+        },
+      ],
+    },
+  ],
+});

@@ -7,8 +7,9 @@ import type { AdvisoryLockOp, Node } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
 import { receiverText, expressionName } from "../../core/reading/ast.js";
 import type { ParsedSql } from "../../core/languages/sql.js";
-import { findVariable, getConstInit, unwrap } from "../../core/reading/values.js";
+import { findVariable, getConstInit, keyName, unwrap } from "../../core/reading/values.js";
 import { STORE, clientNode } from "./calls.js";
+import { declaredType } from "../../core/reading/declared-types.js";
 
 const ADVISORY = /^pg_(try_)?advisory_(xact_)?(lock|unlock|unlock_all)(_shared)?$/;
 const PRISMA_RAW = /^\$(query|execute)Raw(Unsafe)?$/;
@@ -38,9 +39,37 @@ function advisoryFunction(ast: unknown, depth = 0): RegExpExecArray | undefined 
   return undefined;
 }
 
+/**
+ * Client classes by their package, and the connection each runs a query on: a pool hands each query to any of its
+ * connections (TypeORM's `DataSource`, `Connection` and `EntityManager` outside a transaction, Sequelize, pg and
+ * mysql2 pools); a checked-out client or a query runner keeps one.
+ */
+const CLIENT_TYPES: Record<string, { readonly packages: readonly string[]; readonly via: AdvisoryLockOp["via"] }> = {
+  DataSource: { packages: ["typeorm"], via: "pool" },
+  Connection: { packages: ["typeorm"], via: "pool" },
+  EntityManager: { packages: ["typeorm"], via: "pool" },
+  QueryRunner: { packages: ["typeorm"], via: "connection" },
+  Sequelize: { packages: ["sequelize", "sequelize-typescript"], via: "pool" },
+  Pool: { packages: ["pg", "mysql2", "mysql2/promise", "@neondatabase/serverless"], via: "pool" },
+  PoolClient: { packages: ["pg", "@neondatabase/serverless"], via: "connection" },
+};
+
+/** Names that say which pooled client a binding holds: a Sequelize instance, a TypeORM data source. */
+const POOLED_NAME = /^(?:sequelize|(?:app)?dataSource)$/i;
+
 /** Which connection a client runs statements on: a pool's any, one checked out, a transaction's. */
 function connectionOf(ctx: RecognizerContext, client: Node, operation: string): AdvisoryLockOp["via"] {
   const c = unwrap(client);
+  // What its declaration says it is: `constructor(private dataSource: DataSource)` with DataSource from typeorm.
+  const declared = declaredType(ctx.sourceCode, c);
+  const known = declared && CLIENT_TYPES[declared.name];
+  if (known && declared.from !== undefined && known.packages.includes(declared.from)) return known.via;
+  // `conn.manager` of a TypeORM DataSource or Connection: its EntityManager, which runs on the pool.
+  if (c.type === "MemberExpression" && keyName(c.property, c.computed) === "manager") {
+    const owner = declaredType(ctx.sourceCode, c.object);
+    if (owner && owner.from === "typeorm" && (owner.name === "DataSource" || owner.name === "Connection"))
+      return "pool";
+  }
   if (c.type === "Identifier") {
     const variable = findVariable(ctx.sourceCode, c);
     const def = variable?.defs[0];
@@ -87,7 +116,10 @@ function connectionOf(ctx: RecognizerContext, client: Node, operation: string): 
   // A Prisma client sends each raw query on whichever pooled connection is free.
   if (PRISMA_RAW.test(operation)) return "pool";
   const name = expressionName(c);
-  return name && /pool$/i.test(name) ? "pool" : "unknown";
+  const last = name?.split(".").pop() ?? "";
+  // A declaration naming another class (`source: DataSource` from "./warehouse") outweighs the binding's name.
+  const otherClass = declared !== undefined && declared.from !== undefined;
+  return name && (/pool$/i.test(name) || (!otherClass && POOLED_NAME.test(last))) ? "pool" : "unknown";
 }
 
 function isRequireOf(call: TSESTree.CallExpression, module: string): boolean {
