@@ -3,7 +3,7 @@
 // time budget was read as a staleness check and its per-row writes as a sweep decided in JavaScript).
 import { describe, expect, it } from "vitest";
 import type { TSESTree } from "@typescript-eslint/utils";
-import { describeTest } from "../../src/core/reading/guards.js";
+import { describeTest, oldWhenTrue } from "../../src/core/reading/guards.js";
 import { getVocabulary } from "../../src/core/model/settings.js";
 import { probeWith } from "./probe.js";
 
@@ -62,5 +62,34 @@ describe("describeTest", () => {
         probe(performance.now() - t0 > 5000);
       `),
     ).toEqual([false, false, false]);
+  });
+});
+
+describe("oldWhenTrue", () => {
+  const direction = (code: string) => probeWith(code, false, (sourceCode, node) => oldWhenTrue(sourceCode, node));
+
+  it("says which way an age test points: the side that grows as time passes decides", () => {
+    expect(
+      direction(`
+        const now = Date.now();
+        const runtime = Date.now() - (item.startedAt?.getTime() || 0);
+        probe(runtime > 10 * 60 * 1000);
+        probe(runtime < LIMIT);
+        probe(job.updatedAt < new Date(now - 60_000));
+        probe(lease.expiresAt > new Date());
+        probe(lease.expiresAt.getTime() <= Date.now());
+        probe(!(Date.now() - lock.at > TTL));
+      `),
+    ).toEqual([true, false, true, false, true, false]);
+  });
+
+  it("leaves a test it cannot read undecided", () => {
+    expect(
+      direction(`
+        probe(job.updatedAt < cutoff);
+        probe(minutesSince(job.updatedAt) > 5);
+        probe(a > b);
+      `),
+    ).toEqual([undefined, undefined, undefined]);
   });
 });

@@ -271,6 +271,35 @@ export async function dropLock(lockId: string) {
   await supabase.from("job_locks").delete().eq("id", lockId);
 }`;
 
+/**
+ * A write in the branch an age test takes for a young row (`if (runtime > LIMIT) … else`) fails the item for another
+ * reason (its checks failed): no recovery of a stale claim, so no recovery's questions.
+ */
+const YOUNG_BRANCH = `import { prisma } from "./db";
+
+export async function tick() {
+  const current = await prisma.mergeItem.findFirst({ where: { status: "running" } });
+  if (current) {
+    const runtime = Date.now() - (current.startedAt?.getTime() || 0);
+    if (runtime > 10 * 60 * 1000) {
+      await prisma.mergeItem.updateMany({
+        where: { id: current.id, status: "running", startedAt: { lt: new Date(Date.now() - 600_000) } },
+        data: { status: "failed" },
+      });
+    } else {
+      const checks = await checksOf(current.id);
+      if (checks === "failed") await prisma.mergeItem.update({ where: { id: current.id }, data: { status: "failed" } });
+    }
+    return;
+  }
+  const next = await nextId();
+  const won = await prisma.mergeItem.updateMany({
+    where: { status: "queued", id: next },
+    data: { status: "running", startedAt: new Date() },
+  });
+  if (won.count === 0) return;
+}`;
+
 ruleTester.run("atomic-claim (read by behaviour)", atomicClaim, {
   assertionOptions: { requireData: true },
   valid: [
@@ -587,7 +616,10 @@ ruleTester.run("require-fencing (read by behaviour)", requireFencing, {
 ruleTester.run("conditional-recovery (read by behaviour)", conditionalRecovery, {
   assertionOptions: { requireData: true },
   // The first sweep is conditional; the second moves rows another read found PENDING, which no claim holds.
-  valid: [{ name: "a second sweep's loop variable of the same name is not the first sweep's rows", code: TWO_SWEEPS }],
+  valid: [
+    { name: "a write in the young branch of an age test is no recovery", code: YOUNG_BRANCH },
+    { name: "a second sweep's loop variable of the same name is not the first sweep's rows", code: TWO_SWEEPS },
+  ],
   invalid: [],
 });
 

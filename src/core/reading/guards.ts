@@ -342,3 +342,86 @@ export function exitWhenHeld(sourceCode: SourceCode, block: Node, before: Node, 
   });
   return exit;
 }
+
+/**
+ * How a value moves as time passes for a row whose stored times stay put: +1 for the clock read now (and `now - t`),
+ * 0 for stored times, durations and constants, undefined where the code does not say (an unknown call).
+ */
+function trend(sourceCode: SourceCode, node: Node, depth = 0): number | undefined {
+  if (depth > 6) return undefined;
+  const n = unwrap(node);
+  if (readsClockNow(sourceCode, n)) return 1;
+  switch (n.type) {
+    case "Literal":
+    case "MemberExpression":
+    case "TemplateLiteral":
+      return 0;
+    case "Identifier": {
+      const init = getConstInit(sourceCode, n);
+      return init && init.type !== "TSEnumDeclaration" ? trend(sourceCode, init, depth + 1) : 0;
+    }
+    case "AwaitExpression":
+      return trend(sourceCode, n.argument, depth + 1);
+    case "ChainExpression":
+      return trend(sourceCode, n.expression, depth + 1);
+    case "LogicalExpression": {
+      // `startedAt?.getTime() || 0`: a stored time or its default, both still.
+      const l = trend(sourceCode, n.left, depth + 1);
+      return l !== undefined && l === trend(sourceCode, n.right, depth + 1) ? l : undefined;
+    }
+    case "UnaryExpression":
+      return n.operator === "-" ? neg(trend(sourceCode, n.argument, depth + 1)) : undefined;
+    case "BinaryExpression": {
+      if (n.left.type === "PrivateIdentifier") return undefined;
+      const l = trend(sourceCode, n.left, depth + 1);
+      const r = trend(sourceCode, n.right, depth + 1);
+      if (l === undefined || r === undefined) return undefined;
+      if (n.operator === "+") return l + r;
+      if (n.operator === "-") return l - r;
+      // Scaled by a constant (`elapsed / 1000`, `mins * 60_000`): the sign stays.
+      if ((n.operator === "*" || n.operator === "/") && (l === 0 || r === 0)) return l + r;
+      return undefined;
+    }
+    case "CallExpression":
+    case "NewExpression": {
+      const callee = unwrap(n.callee);
+      const name = callee.type === "Identifier" ? callee.name : memberName(callee);
+      const first = n.arguments[0];
+      // Conversions and roundings keep what they are handed: `t.getTime()`, `new Date(t)`, `Math.floor(x / 1000)`.
+      if (callee.type === "MemberExpression" && name && /^(getTime|valueOf|toMillis|getSeconds)$/.test(name))
+        return trend(sourceCode, callee.object, depth + 1);
+      if (name && /^(Number|Date|parse|parseInt|parseFloat|floor|round|ceil|trunc)$/.test(name) && first)
+        return first.type === "SpreadElement" ? undefined : trend(sourceCode, first, depth + 1);
+      return n.arguments.length === 0 && n.type === "NewExpression" ? 1 : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+const neg = (x: number | undefined) => (x === undefined ? undefined : -x);
+
+/**
+ * Whether an age test is true for an old row (`Date.now() - startedAt > LIMIT`, `updatedAt < now - ttl`,
+ * `expiresAt <= now`) or for a young one (`elapsed < LIMIT`, `expiresAt > now`): the side that grows as time passes
+ * decides. Undefined where the test does not say (an unknown call, a cutoff handed in).
+ */
+export function oldWhenTrue(sourceCode: SourceCode, test: Node): boolean | undefined {
+  const u = unwrap(test);
+  if (u.type === "UnaryExpression" && u.operator === "!") {
+    const inner = oldWhenTrue(sourceCode, u.argument);
+    return inner === undefined ? undefined : !inner;
+  }
+  if (u.type === "LogicalExpression") {
+    const l = oldWhenTrue(sourceCode, u.left);
+    const r = oldWhenTrue(sourceCode, u.right);
+    return l !== undefined && r !== undefined && l !== r ? undefined : (l ?? r);
+  }
+  if (u.type !== "BinaryExpression" || !["<", ">", "<=", ">="].includes(u.operator)) return undefined;
+  if (u.left.type === "PrivateIdentifier") return undefined;
+  const l = trend(sourceCode, u.left);
+  const r = trend(sourceCode, u.right);
+  if (l === undefined || r === undefined || l === r) return undefined;
+  const leftGrows = l > r;
+  return u.operator.startsWith(">") ? leftGrows : !leftGrows;
+}

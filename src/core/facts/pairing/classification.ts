@@ -17,6 +17,7 @@ import {
 import { sameValue, sameField } from "../../model/names.js";
 import { hasLockWord } from "../../model/settings.js";
 import { unitOf } from "../../reading/units.js";
+import { oldWhenTrue } from "../../reading/guards.js";
 import {
   findVariable,
   getConstInit,
@@ -194,7 +195,9 @@ function sourceRead(mod: Module, write: StateWrite): StateRead | undefined {
 /** Where a write judges age outside its filter: a JS check about this lock, or an earlier stale scan of it. */
 function ageCheckOf(mod: Module, write: StateWrite, claim: Claim, scans: readonly StaleScan[]): Check | undefined {
   const { field, value } = claim.lock;
-  const aging = mod.guards(write).filter((g) => g.judgesAge);
+  // A write in the branch the age test takes for a young row (`if (elapsed > LIMIT) … else { write }`) is no
+  // recovery of it: the row is fresh there (blind-8 Bh08:60).
+  const aging = mod.guards(write).filter((g) => g.judgesAge && oldWhenTrue(mod.sourceCode, g.test) !== g.negated);
   // The checks together must admit the claimed value: `if (job.status !== "PENDING") return` makes it not about V.
   if (aging.length > 0 && !allBranchesExclude(mod.pathCondition(write), field, value)) {
     const first = aging[0]!;
