@@ -235,6 +235,15 @@ export async function failStuck() {
 /** The same recovery handing stale deliveries back to PENDING, where the claim takes them again. */
 const HANDED_BACK_WHEN_STALE = ENDED_WHEN_STALE.replace('data: { status: "FAILED" }', 'data: { status: "PENDING" }');
 
+/** The same, with a retry of FAILED rows: its write runs only where the row was found FAILED, never a claimed row. */
+const RETRY_OF_FAILED = `${HANDED_BACK_WHEN_STALE}
+
+export async function retry(id: string) {
+  const row = await prisma.delivery.findUnique({ where: { id } });
+  if (!row || row.status !== "FAILED") return null;
+  return prisma.delivery.update({ where: { id }, data: { status: "PENDING" } });
+}`;
+
 /** A lock row whose id is drawn fresh for each acquisition, released by that id. */
 const FRESH_LOCK_ID = `import { supabase } from "./supabase";
 
@@ -587,6 +596,28 @@ ruleTester.run("require-fencing (read by behaviour)", requireFencing, {
               messageId: "addFence",
               data: { model: "delivery", field: "status", value: "SENDING", claimLine: "4", target: "SENT" },
               output: HANDED_BACK_WHEN_STALE.replace("where: { id }, data", 'where: { id, status: "SENDING" }, data'),
+            },
+          ],
+        },
+      ],
+    },
+    {
+      name: "a retry that runs only on rows found FAILED is no holder's write; the completion still is",
+      code: RETRY_OF_FAILED,
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 10,
+          column: 9,
+          data: { model: "delivery", field: "status", value: "SENDING", claimLine: "4", target: "SENT" },
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { model: "delivery", field: "status", value: "SENDING", claimLine: "4", target: "SENT" },
+              output: RETRY_OF_FAILED.replace(
+                'where: { id }, data: { status: "SENT" }',
+                'where: { id, status: "SENDING" }, data: { status: "SENT" }',
+              ),
             },
           ],
         },

@@ -335,6 +335,10 @@ export function classifyAgainst(
   const source = sourceRead(mod, write);
   const sourceBranches = source ? toBranches(source.filter) : [];
   if (sourceBranches.length > 0 && sourceBranches.every((b) => excludes(b, field, value))) return;
+  // Nor are rows the code on the way found in another state (`if (item.status !== "FAILED") return null;` before a
+  // retry): the write never runs on a claimed row (blind-8 Ah06:1005). Not in the claim's own function after it: a
+  // test made there before the claim saw the row before the claim moved it.
+  if (!sameUnitAfterClaim && allBranchesExclude(mod.pathCondition(write), field, value)) return;
   if (identified) {
     const fenced = pinned || opaque || branches.every((b) => ownerPinned(b, undefined, mod.vocabulary));
     out.holder.push({ write, claim, assignment, fenced });
