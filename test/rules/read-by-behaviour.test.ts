@@ -244,6 +244,27 @@ export async function retry(id: string) {
   return prisma.delivery.update({ where: { id }, data: { status: "PENDING" } });
 }`;
 
+/**
+ * A flag named by a flag word and a qualifier, taken by a compare-and-set (`$ne: true`) and cleared by the same
+ * helper; beside it, a soft delete taken the same way, which is no flag (its name says nothing of work in progress).
+ */
+const QUALIFIED_FLAG = `import { db } from "./mongo";
+
+export async function lockContactSync(userId: string, on: boolean): Promise<boolean> {
+  const users = db.collection("users");
+  if (on) {
+    const r = await users.updateOne({ _id: userId, isSyncingContacts: { $ne: true } }, { $set: { isSyncingContacts: true } });
+    return r.modifiedCount > 0;
+  }
+  await users.updateOne({ _id: userId }, { $set: { isSyncingContacts: false } });
+  return true;
+}
+
+export async function archive(userId: string) {
+  const users = db.collection("users");
+  await users.updateOne({ _id: userId, isDeleted: { $ne: true } }, { $set: { isDeleted: true } });
+}`;
+
 /** A lock row whose id is drawn fresh for each acquisition, released by that id. */
 const FRESH_LOCK_ID = `import { supabase } from "./supabase";
 
@@ -543,6 +564,18 @@ ruleTester.run("require-stale-recovery (read by behaviour)", requireStaleRecover
     },
   ],
   invalid: [
+    {
+      name: "a qualified processing flag taken by a compare-and-set with nothing to recover it",
+      code: QUALIFIED_FLAG,
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 6,
+          column: 21,
+          data: { model: "users", field: "isSyncingContacts", value: "true" },
+        },
+      ],
+    },
     {
       // The same module without the imported statement: nothing here moves a processing video back.
       name: "the same claim with no statement it cannot read is reported",

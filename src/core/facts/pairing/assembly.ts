@@ -29,7 +29,7 @@ import { recoveredByDirective } from "../../reading/directives.js";
 import { isExported } from "../../reading/exports.js";
 import { enclosingFunction, isFunction } from "../../reading/units.js";
 import { contains } from "../../reading/ast.js";
-import { withValuesHeldAcrossWork, withLeasedValues } from "./vocabulary.js";
+import { withQualifiedFlags, withValuesHeldAcrossWork, withLeasedValues } from "./vocabulary.js";
 import { type UniqueKeyMap, Module } from "./module.js";
 import { beforeAnyWait, holdingIn } from "./holding.js";
 import { workedOffInBulk, findClaims } from "./claims.js";
@@ -59,7 +59,10 @@ export function buildFacts(
   "held" | "helpers" | "importedRowReleases" | "importedClaims" | "ignoredAcquireFailures" | "lockTables" | "files"
 > {
   vocabulary = withLeasedValues(
-    withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses),
+    withValuesHeldAcrossWork(
+      withHeldValues(withClockedFields(withQualifiedFlags(vocabulary, accesses), accesses), accesses),
+      accesses,
+    ),
     accesses,
   );
   const mod = new Module(sourceCode, accesses, vocabulary, uniqueKeys);

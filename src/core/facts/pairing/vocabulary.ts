@@ -81,6 +81,30 @@ export function withLeasedValues(base: ResolvedVocabulary, accesses: readonly St
   return withHeldInField(base, held);
 }
 
+/**
+ * The module's vocabulary with its qualified processing flags: a boolean field named by a flag word and more
+ * (`isProcessingVideo`, `syncingContacts`, `lockedForExport`) that a write of the module sets true only where it is
+ * not true already (every branch of its filter excludes true: `{ isProcessingVideo: { $ne: true } }`). That
+ * compare-and-set is a flag's claim whatever follows the flag word (blind-8 CC01); the bare words stay the
+ * vocabulary's, and a field no write takes that way keeps its name's meaning.
+ */
+export function withQualifiedFlags(base: ResolvedVocabulary, accesses: readonly StateAccess[]): ResolvedVocabulary {
+  const flags = new Set<string>();
+  for (const w of accesses) {
+    if (w.access !== "write" || w.effect === "insert" || w.effect === "delete") continue;
+    for (const a of w.assignments) {
+      if (a.value.kind !== "static" || a.value.value.value !== true || base.isFlagField(a.field)) continue;
+      const name = normalizeName(a.field).replace(/^(?:is|has)/, "");
+      if (!base.raw.flagFields.some((f) => name.startsWith(normalizeName(f).replace(/^is/, "")))) continue;
+      const branches = toBranches(w.filter);
+      if (branches.length > 0 && branches.every((b) => excludes(b, a.field, { value: true })))
+        flags.add(normalizeName(a.field));
+    }
+  }
+  if (flags.size === 0) return base;
+  return { ...base, isFlagField: (field) => base.isFlagField(field) || flags.has(normalizeName(field)) };
+}
+
 /** `base` with the `field=value` pairs of `held` read as in-progress, in that field only. */
 function withHeldInField(base: ResolvedVocabulary, held: ReadonlySet<string>): ResolvedVocabulary {
   if (held.size === 0) return base;
