@@ -90,12 +90,19 @@ const MODIFIERS = new Set([
   "rollback",
 ]);
 
-const pred = (field: string, op: CompareOp, values: readonly StaticValue[] | undefined, node: Node): Condition => ({
+const pred = (
+  field: string,
+  op: CompareOp,
+  values: readonly StaticValue[] | undefined,
+  node: Node,
+  value?: Node,
+): Condition => ({
   kind: "pred",
   field,
   op,
   values,
   node,
+  ...(value ? { value } : {}),
 });
 
 /** A static string argument. */
@@ -198,7 +205,9 @@ function linkCondition(ctx: RecognizerContext, link: Link): Condition {
         if (p.type !== "Property") return { kind: "opaque", node: p };
         const key = p.key.type === "Identifier" && !p.computed ? p.key.name : text(ctx, p.key as Node);
         const v = evaluate(ctx.sourceCode, p.value as Node);
-        return key === undefined ? { kind: "opaque", node: p } : pred(column(key), "eq", v ? [v] : undefined, at);
+        return key === undefined
+          ? { kind: "opaque", node: p }
+          : pred(column(key), "eq", v ? [v] : undefined, at, p.value as Node);
       }),
     };
   }
@@ -230,7 +239,7 @@ function jsComparison(
     return pred(field, "in", staticList(ctx.sourceCode, value), at);
   }
   const v = evaluate(ctx.sourceCode, value);
-  return pred(field, op === "is" ? "eq" : op, v ? [v] : undefined, at);
+  return pred(field, op === "is" ? "eq" : op, v ? [v] : undefined, at, value);
 }
 
 interface Chain {

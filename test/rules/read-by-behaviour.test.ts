@@ -205,6 +205,36 @@ export async function poll() {
   const queued = await prisma.job.findMany({ where: { status: "QUEUED" }, take: 5 });
   for (const job of queued) await handle(job);
 }`;
+/** The same worker on Supabase: the rows are the `data` of a filtered select, the claim names the row by `eq("id", job.id)`. */
+const CALLER_READ_POSTGREST = `import { createClient } from "@supabase/supabase-js";
+const supabase = createClient(url, key);
+
+async function processJob(job: any) {
+  await supabase.from("jobs").update({ status: "running" }).eq("id", job.id);
+  await work(job);
+  await supabase.from("jobs").update({ status: "done" }).eq("id", job.id);
+}
+
+export async function tick() {
+  const { data: jobs } = await supabase.from("jobs").select("*").eq("status", "queued").limit(5);
+  for (const job of jobs ?? []) await processJob(job);
+  return new Response("ok");
+}`;
+
+/** The same worker in raw SQL: the row comes in as the statement's parameter (`WHERE id = $1`, `[job.id]`). */
+const CALLER_READ_SQL = `import { pool } from "./db";
+
+async function runJob(job: { id: number }) {
+  await pool.query("UPDATE jobs SET status = 'processing' WHERE id = $1", [job.id]);
+  await handle(job);
+  await pool.query("UPDATE jobs SET status = 'done' WHERE id = $1", [job.id]);
+}
+
+export async function poll() {
+  const { rows } = await pool.query("SELECT * FROM jobs WHERE status = 'queued' LIMIT 5");
+  for (const job of rows) await runJob(job);
+}`;
+
 /** The same worker when the rows come from a function the module cannot see into. */
 const CALLER_UNKNOWN = CALLER_READ.replace(
   'const queued = await prisma.job.findMany({ where: { status: "QUEUED" }, take: 5 });',
@@ -388,6 +418,78 @@ ruleTester.run("atomic-claim (the caller's read)", atomicClaim, {
   // Nothing shows where the caller's rows come from: unknown, not check-then-act.
   valid: [{ name: "rows handed over from a function not read", code: CALLER_UNKNOWN }],
   invalid: [
+    {
+      name: "a PostgREST claim by eq(id) of rows the caller selected as queued",
+      code: CALLER_READ_POSTGREST,
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 5,
+          column: 9,
+          data: {
+            model: "jobs",
+            field: "status",
+            value: "running",
+            claimLine: "5",
+            checkedWhere: "with a separate read",
+            checkLine: "11",
+          },
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: {
+                model: "jobs",
+                field: "status",
+                value: "running",
+                claimLine: "5",
+                checkedWhere: "with a separate read",
+                checkLine: "11",
+              },
+              output: CALLER_READ_POSTGREST.replace(
+                '.update({ status: "running" }).eq("id", job.id)',
+                '.update({ status: "running" }).neq("status", "running").eq("id", job.id)',
+              ),
+            },
+          ],
+        },
+      ],
+    },
+    {
+      name: "a SQL claim whose row is its parameter, of rows the caller selected as queued",
+      code: CALLER_READ_SQL,
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 4,
+          column: 9,
+          data: {
+            model: "jobs",
+            field: "status",
+            value: "processing",
+            claimLine: "4",
+            checkedWhere: "with a separate read",
+            checkLine: "10",
+          },
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: {
+                model: "jobs",
+                field: "status",
+                value: "processing",
+                claimLine: "4",
+                checkedWhere: "with a separate read",
+                checkLine: "10",
+              },
+              output: CALLER_READ_SQL.replace(
+                "SET status = 'processing' WHERE id = $1",
+                "SET status = 'processing' WHERE status <> 'processing' AND id = $1",
+              ),
+            },
+          ],
+        },
+      ],
+    },
     {
       name: "a claim by id of a row every caller read as queued is check-then-act across the two functions",
       code: CALLER_READ,

@@ -24,6 +24,17 @@ export interface Predicate {
   readonly op: CompareOp;
   readonly values: readonly StaticValue[] | undefined;
   readonly node: Node;
+  /**
+   * The JavaScript expression the field is compared with, where `node` is not it: a PostgREST link's argument
+   * (`eq("id", job.id)`, whose `node` is the link for findings to point at), a SQL statement's parameter. Where rows
+   * a write names come from is read from it (`predicateValue`).
+   */
+  readonly value?: Node;
+}
+
+/** The expression a predicate compares its field with: its `value`, else its node (an object filter's property). */
+export function predicateValue(pred: Predicate): Node {
+  return pred.value ?? pred.node;
 }
 
 /** A filter: the store's WHERE, normalised. `opaque` stands for a part no recognizer could read (a spread, a helper call). */

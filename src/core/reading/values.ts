@@ -671,8 +671,23 @@ export function resultBinding(node: Node): TSESTree.Identifier | undefined {
   if (p?.type !== "VariableDeclarator" || p.init !== child) return undefined;
   if (p.id.type === "Identifier") return p.id;
   if (p.id.type === "ArrayPattern" && p.id.elements[0]?.type === "Identifier") return p.id.elements[0];
+  // `const { data: jobs, error } = await supabase.from("jobs").select()`, `const { rows } = await pool.query(…)`: the
+  // rows a result object carries.
+  if (p.id.type === "ObjectPattern")
+    for (const prop of p.id.properties)
+      if (
+        prop.type === "Property" &&
+        !prop.computed &&
+        prop.key.type === "Identifier" &&
+        ROWS_KEY.test(prop.key.name) &&
+        prop.value.type === "Identifier"
+      )
+        return prop.value;
   return undefined;
 }
+
+/** The property of a query's result object that holds its rows: Supabase's `data`, pg's `rows`. */
+const ROWS_KEY = /^(?:data|rows)$/;
 
 const ITERATING = new Set(["forEach", "map", "flatMap", "filter", "some", "every", "find", "reduce"]);
 
@@ -695,8 +710,10 @@ export function iterationSource(sourceCode: SourceCode, node: Node): TSESTree.Id
   if (n.type !== "Identifier") return undefined;
   const def = findVariable(sourceCode, n)?.defs[0];
   if (!def) return undefined;
-  const iterated = (e: Node | undefined) => {
+  const iterated = (e: Node | undefined): TSESTree.Identifier | undefined => {
     const u = e && unwrap(e);
+    // `for (const job of jobs ?? [])`: the list, or nothing.
+    if (u?.type === "LogicalExpression" && (u.operator === "??" || u.operator === "||")) return iterated(u.left);
     return u?.type === "Identifier" ? u : undefined;
   };
   if (def.type === "Variable") {

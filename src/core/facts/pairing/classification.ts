@@ -3,6 +3,7 @@
  * release.
  */
 import type { Assignment, Node, StateRead, StateWrite } from "../../model/accesses.js";
+import { predicateValue } from "../../model/accesses.js";
 import type { Check, Claim, HolderWrite, Recovery, RecoveryFlaw, RowRelease, StaleScan } from "../../model/claims.js";
 import {
   agePredicates,
@@ -179,7 +180,7 @@ function sourceRead(mod: Module, write: StateWrite): StateRead | undefined {
   for (const b of toBranches(write.filter)) {
     for (const atom of b) {
       if ("opaque" in atom || atom.op !== "eq" || atom.pred.values) continue;
-      const list = iterationSource(mod.sourceCode, atom.pred.node);
+      const list = iterationSource(mod.sourceCode, predicateValue(atom.pred));
       const variable = list && findVariable(mod.sourceCode, list);
       if (!variable) continue;
       const read = mod.earlierReads(write.node, write.model).find((r) => {
@@ -208,7 +209,7 @@ function ageCheckOf(mod: Module, write: StateWrite, claim: Claim, scans: readonl
   // Rows the write names by a value taken from another read's result (`for (const link of oldPendingLinks)`) are
   // not the scan's, whichever read came first.
   const sources = toBranches(write.filter).flatMap((b) =>
-    b.flatMap((atom) => ("opaque" in atom || atom.op !== "eq" || atom.pred.values ? [] : [atom.pred.node])),
+    b.flatMap((atom) => ("opaque" in atom || atom.op !== "eq" || atom.pred.values ? [] : [predicateValue(atom.pred)])),
   );
   const fromOther = (read: Node) =>
     sources.some((n) => {

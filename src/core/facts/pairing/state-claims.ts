@@ -5,6 +5,7 @@
  */
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Condition, Node, StateRead, StateWrite, StaticValue } from "../../model/accesses.js";
+import { predicateValue } from "../../model/accesses.js";
 import type { Check, Claim, Guard, LockKey, TimePredicate } from "../../model/claims.js";
 import {
   agePredicates,
@@ -142,7 +143,7 @@ export function findStateClaims(mod: Module, write: StateWrite): Claim[] {
 export function comparesValueRead(branch: Branch): boolean {
   return branch.some((atom) => {
     if ("opaque" in atom || atom.op !== "eq" || atom.pred.values || /^_?id$/i.test(atom.pred.field)) return false;
-    let n = unwrap(atom.pred.node);
+    let n = unwrap(predicateValue(atom.pred));
     if (n.type === "Property") n = unwrap(n.value as Node);
     return (
       n.type === "MemberExpression" &&
@@ -224,7 +225,7 @@ function callerReads(mod: Module, write: StateWrite): StateRead[] | undefined {
     for (const b of toBranches(write.filter))
       for (const atom of b) {
         if ("opaque" in atom || atom.op !== "eq" || atom.pred.values) continue;
-        let n = unwrap(atom.pred.node);
+        let n = unwrap(predicateValue(atom.pred));
         if (n.type === "Property") n = unwrap(n.value as Node);
         while (n.type === "MemberExpression") n = unwrap(n.object);
         if (n.type !== "Identifier") continue;

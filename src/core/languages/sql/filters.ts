@@ -2,7 +2,7 @@
  * Filters: a statement's WHERE as the model's `Condition` on its target table. Same-table row pickers (a subquery or
  * CTE selecting from the target) put their own filter in place of the comparison that uses them.
  */
-import type { CompareOp, Condition, StaticValue } from "../../model/accesses.js";
+import type { CompareOp, Condition, Node, StaticValue } from "../../model/accesses.js";
 import { SWAPPED } from "../../model/conditions.js";
 import { child, columnRef, functionArgs, functionName, list, subquery, tableName, text } from "./ast.js";
 import type { Ast, ColumnRef } from "./ast.js";
@@ -38,8 +38,14 @@ const OPERATORS: Record<string, CompareOp> = {
 };
 const RANGE = new Set<CompareOp>(["lt", "lte", "gt", "gte"]);
 
-function pred(field: string, op: CompareOp, values: readonly StaticValue[] | undefined, ctx: Context): Condition {
-  return { kind: "pred", field, op, values, node: ctx.node };
+function pred(
+  field: string,
+  op: CompareOp,
+  values: readonly StaticValue[] | undefined,
+  ctx: Context,
+  value?: Node,
+): Condition {
+  return { kind: "pred", field, op, values, node: ctx.node, ...(value ? { value } : {}) };
 }
 
 function opaque(ctx: Context): Condition {
@@ -231,7 +237,9 @@ function comparison(e: Ast, scope: Scope, ctx: Context): Condition {
     }
   }
   const v = valueOf(valueExpr, ctx);
-  return pred(field, effective, v.kind === "static" ? [v.value] : undefined, ctx);
+  // The parameter's JavaScript expression (`$1` bound to `job.id`): where the rows the statement names come from.
+  const param = "node" in v ? v.node : undefined;
+  return pred(field, effective, v.kind === "static" ? [v.value] : undefined, ctx, param);
 }
 
 /** Both sides name columns: `jobs.id = next.id` (a join with a row picker or another table), `attempts < max_attempts`. */
