@@ -19,6 +19,8 @@ export default createRule({
     },
     schema: [],
     messages: {
+      overwritingLock:
+        "Q3 (is the claim race-safe?): this upsert takes the lock row in {{model}} by overwriting the row on its key whatever holds it (a conflict update with no condition): it never fails, so every caller takes the lock, while its holder still works too. Insert and let a conflict do nothing (ON CONFLICT DO NOTHING; PostgREST: ignoreDuplicates: true), treating no row written as held, or overwrite only an expired row (DO UPDATE … WHERE expires_at < now()).",
       lockFileCheckThenWrite:
         'Q3 (is the claim race-safe?): this {{operation}} writes the lock file {{path}} after a separate {{check}} at line {{checkLine}} found it {{found}}: two processes that both check before either writes both take the lock, and the later write replaces the first holder\'s. Create it in one step that fails when it exists, open(path, "wx") or writeFile(path, data, { flag: "wx" }), and treat EEXIST as held.',
       tableWaitThenTake:
@@ -47,6 +49,8 @@ export default createRule({
   },
   create(context) {
     return onLockFacts(context, (facts) => {
+      for (const write of facts.overwritingLocks)
+        context.report({ node: write.node, messageId: "overwritingLock", data: { model: write.model } });
       for (const lock of facts.files) {
         if (!lock.checkedBy) continue;
         context.report({

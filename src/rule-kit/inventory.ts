@@ -132,6 +132,7 @@ const EMPTY_FACTS: LockFacts = {
   rowReleases: [],
   ownedLeaseReleases: [],
   keyDerivedHolders: [],
+  overwritingLocks: [],
   heldEffects: [],
   renewals: [],
   recoveriesOf: () => [],

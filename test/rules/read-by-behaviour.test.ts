@@ -295,6 +295,62 @@ export async function archive(userId: string) {
   await users.updateOne({ _id: userId, isDeleted: { $ne: true } }, { $set: { isDeleted: true } });
 }`;
 
+/** A lock row taken by a PostgREST upsert on its key and released by a delete: the upsert overwrites whoever holds it. */
+const OVERWRITING_UPSERT = `import { createClient } from "@supabase/supabase-js";
+const supabase = createClient(url, key);
+
+export async function takeDispatchLock(name: string): Promise<boolean> {
+  const { error } = await supabase
+    .from("dispatch_locks")
+    .upsert({ name, taken_at: new Date().toISOString() }, { onConflict: "name" });
+  return !error;
+}
+
+export async function dropDispatchLock(name: string) {
+  await supabase.from("dispatch_locks").delete().eq("name", name);
+}`;
+
+/** The same in SQL: `ON CONFLICT (lock_name) DO UPDATE` with no condition. */
+const OVERWRITING_SQL = `import { pool } from "./db";
+
+export async function acquireLock(name: string): Promise<boolean> {
+  await pool.query(
+    "INSERT INTO cron_locks (lock_name, acquired_at, expires_at) VALUES ($1, now(), now() + interval '5 minutes') ON CONFLICT (lock_name) DO UPDATE SET acquired_at = now(), expires_at = now() + interval '5 minutes'",
+    [name],
+  );
+  return true;
+}
+
+export async function releaseLock(name: string) {
+  await pool.query("DELETE FROM cron_locks WHERE lock_name = $1", [name]);
+}`;
+
+/** The same upsert told to do nothing on a conflict: an insert under a unique key (its expiry is another question). */
+const IGNORING_UPSERT = OVERWRITING_UPSERT.replace(
+  '{ onConflict: "name" }',
+  '{ onConflict: "name", ignoreDuplicates: true }',
+);
+
+/** A record of the holder written while an advisory lock is held: the advisory lock excludes, the row only tells. */
+const RECORD_UNDER_LOCK = `import { pool } from "./db";
+
+export async function deploy(env: string, run: string, work: () => Promise<void>) {
+  const client = await pool.connect();
+  try {
+    const { rows } = await client.query("SELECT pg_try_advisory_lock(hashtext($1)) AS ok", [env]);
+    if (!rows[0].ok) return;
+    await client.query(
+      "INSERT INTO deploy_locks (env, run_id) VALUES ($1, $2) ON CONFLICT (env) DO UPDATE SET run_id = EXCLUDED.run_id",
+      [env, run],
+    );
+    await work();
+    await client.query("DELETE FROM deploy_locks WHERE env = $1", [env]);
+    await client.query("SELECT pg_advisory_unlock(hashtext($1))", [env]);
+  } finally {
+    client.release();
+  }
+}`;
+
 /** A lock row whose id is drawn fresh for each acquisition, released by that id. */
 const FRESH_LOCK_ID = `import { supabase } from "./supabase";
 
@@ -363,10 +419,22 @@ export async function tick() {
 ruleTester.run("atomic-claim (read by behaviour)", atomicClaim, {
   assertionOptions: { requireData: true },
   valid: [
+    { name: "an upsert that does nothing on a conflict takes the row only when it is free", code: IGNORING_UPSERT },
+    { name: "an upsert of a record made while an advisory lock is held", code: RECORD_UNDER_LOCK },
     // The release stamps `freed_at` after the same read: it stamps no column the check judged, so it takes nothing over.
     { name: "a lock row's end stamped after a check of when it was taken is no take-over", code: REQUEUE_AND_TAKE },
   ],
   invalid: [
+    {
+      name: "a PostgREST upsert on the lock's key overwrites whoever holds it",
+      code: OVERWRITING_UPSERT,
+      errors: [{ messageId: "overwritingLock", line: 5, column: 27, data: { model: "dispatch_locks" } }],
+    },
+    {
+      name: "ON CONFLICT DO UPDATE with no condition overwrites whoever holds it",
+      code: OVERWRITING_SQL,
+      errors: [{ messageId: "overwritingLock", line: 4, column: 9, data: { model: "cron_locks" } }],
+    },
     {
       name: "an upsert on the lock's key after a read judged it free or stale takes it by its key alone",
       code: TASK_LOCK_UPSERT,

@@ -58,6 +58,12 @@ export interface LockFacts {
    * every caller of the key writes the same holder, so each is "the holder" and the lock lets them all in.
    */
   readonly keyDerivedHolders: readonly KeyDerivedHolder[];
+  /**
+   * Q3: lock rows taken by an upsert that overwrites the row on its key whatever holds it (`ON CONFLICT (name) DO
+   * UPDATE` with no condition, PostgREST's `upsert(row, { onConflict })`), in a lock table the module also deletes
+   * from: the write never fails, so it excludes nobody.
+   */
+  readonly overwritingLocks: readonly StateWrite[];
   /** Q2: lease renewals (EXPIRE of a held key, library extends, heartbeat writes) and where their failure lands (renewals.ts). */
   readonly renewals: readonly Renewal[];
   /** The module's exported lock helpers, for the modules that import them (src/core/summaries/, the audit). */

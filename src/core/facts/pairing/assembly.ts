@@ -37,6 +37,7 @@ import { findBornClaims } from "./state-claims.js";
 import { clears } from "./leases.js";
 import { findOwnedLeaseReleases } from "./owned-leases.js";
 import { findStaleScans } from "./stale-scans.js";
+import { overwritesLock } from "./lock-rows.js";
 import { type Classified, classifyAgainst } from "./classification.js";
 import { buildForeignRecoveries, lockKeyText } from "./foreign-recoveries.js";
 import { isLockRow } from "../../model/claims.js";
@@ -169,6 +170,16 @@ export function buildFacts(
     }
     return stamped;
   };
+  // A lock taken earlier in the write's function: an advisory lock, a key-value lock, or a claim of the module.
+  const heldBefore = (w: StateWrite): boolean => {
+    const fn = enclosingFunction(w.node);
+    const before = (n: Node) => enclosingFunction(n) === fn && n.range[1] <= w.node.range[0];
+    return (
+      accesses.some((a) => a.access === "advisory" && a.fn === "lock" && before(a.node)) ||
+      kv.locks.some((l) => before(l.acquire.node)) ||
+      claims.some((c) => c.write !== w && before(c.write.node))
+    );
+  };
   return {
     kv,
     heldEffects: buildHeldEffects({
@@ -194,6 +205,9 @@ export function buildFacts(
     rowReleases: classified.releases,
     ownedLeaseReleases: findOwnedLeaseReleases(mod.writes, claims, vocabulary),
     keyDerivedHolders: keyDerivedHolders(sourceCode, claims, vocabulary),
+    overwritingLocks: ((claimed) => mod.writes.filter((w) => overwritesLock(mod, w, claimed, heldBefore)))(
+      new Set(claims.map((c) => c.write)),
+    ),
     renewals: buildRenewals(
       sourceCode,
       { kv, writes: mod.writes, claims, releases: classified.releases.map((r) => r.write) },

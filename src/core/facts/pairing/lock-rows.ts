@@ -46,6 +46,43 @@ export function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
   return [{ kind: "inserted-row", write, lock, assignment, takeover: ages.flat() }];
 }
 
+/**
+ * An upsert into a lock table that overwrites the row on its key whatever holds it: no condition on its conflict
+ * branch (no expiry, no owner), no claim read from it, in a module that also deletes rows of that table (a release:
+ * the table is used as a lock). It never fails, so every caller "takes" the lock (blind-8 CB08).
+ */
+export function overwritesLock(
+  mod: Module,
+  write: StateWrite,
+  claimed: ReadonlySet<StateWrite>,
+  heldBefore: (write: StateWrite) => boolean,
+): boolean {
+  if (write.effect !== "insert" || write.onConflict !== "update" || claimed.has(write)) return false;
+  // A call of a status helper of the module is the helper's write: reported once, there.
+  if (write.madeBy !== undefined) return false;
+  // No condition beyond the row's key (PostgREST names the row by the values it writes to its conflict columns).
+  const rowKey = (atom: Branch[number]) =>
+    !("opaque" in atom) && atom.op === "eq" && write.assignments.some((a) => a.node === atom.pred.node);
+  if (!hasLockWord(write.model) || !mod.branchesOf(write).every((b) => b.every(rowKey))) return false;
+  // Values chosen on the row's state (`holder = IF(expires_at < NOW(), VALUES(holder), holder)`, a CASE): a
+  // condition the filter does not show.
+  if (
+    write.assignments.some((a) => a.value.kind === "other" && a.value.choices !== undefined) ||
+    /\bIF\s*\(|\bCASE\s+WHEN\b/i.test(mod.sourceCode.getText(write.node))
+  )
+    return false;
+  // Written while another lock is held (an advisory lock taken before it): a record of the holder, not the lock.
+  if (heldBefore(write)) return false;
+  // A check before it in the same function (a read of the table) may be what turns callers away: unknown.
+  if (
+    mod.earlierReads(write.node, write.model).some((r) => enclosingFunction(r.node) === enclosingFunction(write.node))
+  )
+    return false;
+  return mod.writes.some(
+    (w) => w !== write && w.effect === "delete" && normalizeModel(w.model) === normalizeModel(write.model),
+  );
+}
+
 /** The constant lock name every branch of a filter picks its row by (`key = "auto_payout_lock"`), with its column. */
 function lockName(branches: readonly Branch[]): { field: string; value: StaticValue } | undefined {
   if (branches.length === 0 || branches.some(isOpaque)) return undefined;
