@@ -351,6 +351,31 @@ export async function deploy(env: string, run: string, work: () => Promise<void>
   }
 }`;
 
+/** A Mongoose schema's statics, where `this` is the model: a flag lock taken, and freed in JavaScript once expired. */
+const SCHEMA_STATICS = `import mongoose from "mongoose";
+
+const exportLockSchema = new mongoose.Schema({ key: String, isLocked: Boolean, expiresAt: Date });
+
+exportLockSchema.statics.takeLock = async function (key: string, ttlMs: number) {
+  const now = new Date();
+  return this.findOneAndUpdate(
+    { key, isLocked: false },
+    { $set: { isLocked: true, expiresAt: new Date(now.getTime() + ttlMs) } },
+    { new: true },
+  );
+};
+
+exportLockSchema.statics.currentLock = async function (key: string) {
+  const lock = await this.findOne({ key });
+  if (lock && lock.isLocked && lock.expiresAt && new Date() > lock.expiresAt) {
+    lock.isLocked = false;
+    await lock.save();
+  }
+  return lock;
+};
+
+export const ExportLock = mongoose.model("ExportLock", exportLockSchema);`;
+
 /** A lock row whose id is drawn fresh for each acquisition, released by that id. */
 const FRESH_LOCK_ID = `import { supabase } from "./supabase";
 
@@ -854,7 +879,28 @@ ruleTester.run("conditional-recovery (read by behaviour)", conditionalRecovery, 
     { name: "a write in the young branch of an age test is no recovery", code: YOUNG_BRANCH },
     { name: "a second sweep's loop variable of the same name is not the first sweep's rows", code: TWO_SWEEPS },
   ],
-  invalid: [],
+  invalid: [
+    {
+      name: "a schema static's this is the model: a flag freed by a save after a JS expiry check",
+      code: SCHEMA_STATICS,
+      errors: [
+        {
+          messageId: "checkInJs",
+          line: 18,
+          column: 11,
+          data: {
+            model: "exportLock",
+            field: "isLocked",
+            value: "true",
+            claimLine: "7",
+            checkedWhere: "in JavaScript",
+            checkLine: "16",
+            rowFilter: "_id",
+          },
+        },
+      ],
+    },
+  ],
 });
 
 ruleTester.run(

@@ -57,6 +57,11 @@ export function receiverOf(ctx: RecognizerContext, node: Node, depth = 0): Recei
     const stripped = name.replace(RECEIVER_SUFFIX, "") || name;
     return { model: stripped, mongooseModel: fromModels || /Model$/.test(name) || /^[A-Z]/.test(name) };
   }
+  if (r.type === "ThisExpression") {
+    const schema = staticsOwner(r);
+    const model = schema?.replace(/Schema$/, "");
+    return model ? { model, mongooseModel: true } : undefined;
+  }
   if (r.type === "Identifier") {
     const init = getConstInit(ctx.sourceCode, r);
     if (init && init.type !== "TSEnumDeclaration") {
@@ -69,6 +74,39 @@ export function receiverOf(ctx: RecognizerContext, node: Node, depth = 0): Recei
     }
     const stripped = r.name.replace(RECEIVER_SUFFIX, "") || r.name;
     return { model: stripped, mongooseModel: /Model$/.test(r.name) || /^[A-Z]/.test(r.name) };
+  }
+  return undefined;
+}
+
+/**
+ * The schema whose static `this` is in: Mongoose binds `this` to the model in a function assigned to
+ * `schema.statics.name`, listed in `schema.statics = { name() {} }`, or handed to `schema.static("name", fn)`
+ * (`processingLockSchema.statics.acquireLock = async function () { this.findOneAndUpdate(…) }`). Arrow functions
+ * take `this` from around them; any other function stops the search.
+ */
+function staticsOwner(node: Node): string | undefined {
+  let fn: Node | undefined = node.parent;
+  while (fn && fn.type !== "FunctionExpression" && fn.type !== "FunctionDeclaration") fn = fn.parent;
+  if (fn?.type !== "FunctionExpression") return undefined;
+  const statics = (m: Node | undefined): string | undefined => {
+    const u = m && unwrap(m);
+    if (u?.type !== "MemberExpression" || keyName(u.property, u.computed) !== "statics") return undefined;
+    const owner = unwrap(u.object);
+    return owner.type === "Identifier" ? owner.name : undefined;
+  };
+  const p = fn.parent;
+  if (p?.type === "AssignmentExpression" && p.right === fn && p.left.type === "MemberExpression")
+    return statics(p.left.object);
+  if (p?.type === "Property" && p.value === fn && p.parent.type === "ObjectExpression") {
+    const holder = p.parent.parent;
+    if (holder?.type === "AssignmentExpression" && holder.right === p.parent) return statics(holder.left);
+  }
+  if (p?.type === "CallExpression" && p.arguments[1] === fn) {
+    const callee = unwrap(p.callee);
+    if (callee.type === "MemberExpression" && keyName(callee.property, callee.computed) === "static") {
+      const owner = unwrap(callee.object);
+      return owner.type === "Identifier" ? owner.name : undefined;
+    }
   }
   return undefined;
 }
