@@ -112,7 +112,7 @@ function pathKey(sourceCode: SourceCode, path: Node): KeyShape {
   return key;
 }
 
-/** The call a statement is, through `await`, `void` and a `.catch(…)` hung on it. */
+/** `process.exit(…)`: a way out of the process, taken like a `return` when the lock file is found held. */
 function processExit(n: Node): boolean {
   if (n.type !== "CallExpression") return false;
   const c = unwrap(n.callee);
@@ -129,7 +129,6 @@ interface Reading {
   clock: boolean;
   fileTime: boolean;
   pid: boolean;
-  exists: boolean;
   content: boolean;
 }
 
@@ -200,7 +199,7 @@ export function buildLockFiles(
 
   /** What a test reads, followed through consts, calls and members: reads of `target`, the clock, a pid check. */
   const reading = (test: Node, target: FileLockOp): Reading => {
-    const r: Reading = { reads: [], clock: false, fileTime: false, pid: false, exists: false, content: false };
+    const r: Reading = { reads: [], clock: false, fileTime: false, pid: false, content: false };
     const seen = new Set<Node>();
     const visit = (node: Node, depth: number): void => {
       if (depth > 6 || seen.has(node)) return;
@@ -210,7 +209,6 @@ export function buildLockFiles(
       const op = opAt.get(n);
       if (op && op !== target && sameFile(op, target) && op.kind !== "remove" && op.kind !== "rename") {
         r.reads.push(op);
-        if (op.kind === "exists") r.exists = true;
         if (op.kind === "read") r.content = true;
       }
       switch (n.type) {
