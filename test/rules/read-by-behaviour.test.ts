@@ -376,6 +376,30 @@ exportLockSchema.statics.currentLock = async function (key: string) {
 
 export const ExportLock = mongoose.model("ExportLock", exportLockSchema);`;
 
+/** A lock table written only to record each run (nothing deletes from it here): no lock taken by the upsert. */
+const RUN_RECORD_UPSERT = `import { pool } from "./db";
+
+export async function recordRun(job: string) {
+  await pool.query(
+    "INSERT INTO cron_locks (job, last_run_at) VALUES ($1, now()) ON CONFLICT (job) DO UPDATE SET last_run_at = now()",
+    [job],
+  );
+}`;
+
+/** A MySQL leader lease whose values are chosen on the row's expiry (`IF(expires_at < NOW(), …)`): conditional. */
+const CONDITIONAL_VALUES_UPSERT = `import { pool } from "./db";
+
+export async function campaign(me: string) {
+  await pool.query(
+    "INSERT INTO leader_locks (id, holder, expires_at) VALUES (1, ?, NOW() + INTERVAL 30 SECOND) ON DUPLICATE KEY UPDATE holder = IF(expires_at < NOW(), VALUES(holder), holder), expires_at = IF(expires_at < NOW(), VALUES(expires_at), expires_at)",
+    [me],
+  );
+}
+
+export async function resign(me: string) {
+  await pool.query("DELETE FROM leader_locks WHERE id = 1 AND holder = ?", [me]);
+}`;
+
 /** A lock row whose id is drawn fresh for each acquisition, released by that id. */
 const FRESH_LOCK_ID = `import { supabase } from "./supabase";
 
@@ -444,6 +468,8 @@ export async function tick() {
 ruleTester.run("atomic-claim (read by behaviour)", atomicClaim, {
   assertionOptions: { requireData: true },
   valid: [
+    { name: "an upsert that records runs in a table nothing here deletes from", code: RUN_RECORD_UPSERT },
+    { name: "an upsert whose values are chosen on the row's expiry", code: CONDITIONAL_VALUES_UPSERT },
     { name: "an upsert that does nothing on a conflict takes the row only when it is free", code: IGNORING_UPSERT },
     { name: "an upsert of a record made while an advisory lock is held", code: RECORD_UNDER_LOCK },
     // The release stamps `freed_at` after the same read: it stamps no column the check judged, so it takes nothing over.

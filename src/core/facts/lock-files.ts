@@ -18,7 +18,8 @@ import type { FileOp, KeyShape, Node, ObjectWrite, StateAccess } from "../model/
 import type { FileBreak, FileLock, FileLockOp, FileRelease, StaleJudgement } from "../model/lock-files.js";
 import type { ModuleShape } from "../model/lock-facts.js";
 import { type ResolvedVocabulary, hasLockWord } from "../model/settings.js";
-import { contains } from "../reading/ast.js";
+import { calleeName, contains } from "../reading/ast.js";
+import { calledFunction } from "../reading/calls.js";
 import { readsClockNow } from "../reading/clock.js";
 import { guardsOf } from "../reading/guards.js";
 import { keyShape, sameKey } from "../reading/keys.js";
@@ -46,13 +47,6 @@ const CLASS: Record<FileLockOp["kind"], "read" | "write" | "remove"> = {
   rename: "remove",
 };
 
-/** `dirname` of `dirname(p)` and of `path.dirname(p)`. */
-function calleeName(call: TSESTree.CallExpression): string | undefined {
-  const c = unwrap(call.callee);
-  if (c.type === "Identifier") return c.name;
-  return c.type === "MemberExpression" ? keyName(c.property, c.computed) : undefined;
-}
-
 /** A path named like a lock: a lock word, or a pid file. */
 function lockNamed(sourceCode: SourceCode, path: Node, key: KeyShape): boolean {
   const texts = [key.text, key.name ?? "", sourceCode.getText(path)];
@@ -60,7 +54,7 @@ function lockNamed(sourceCode: SourceCode, path: Node, key: KeyShape): boolean {
   const init = u.type === "Identifier" ? getConstInit(sourceCode, u) : undefined;
   // The directory a lock file is kept in (`dirname(lockPath)`) is no lock file.
   const made = init && init.type !== "TSEnumDeclaration" ? unwrap(init) : u;
-  if (made.type === "CallExpression" && /^dirname$/.test(calleeName(made) ?? "")) return false;
+  if (made.type === "CallExpression" && calleeName(made) === "dirname") return false;
   if (init && init.type !== "TSEnumDeclaration") texts.push(sourceCode.getText(init));
   return texts.some((t) => hasLockWord(t) || /(?:^|[^a-z])pid(?:[^a-z]|$)|\.pid\b|Pid(?:File|Path)/i.test(t));
 }
@@ -151,10 +145,8 @@ export function buildLockFiles(
   if (!direct.some((o) => o.kind === "create" || o.kind === "write")) return [];
 
   // Module functions that make an op on a path of their own: the op is made where they are called.
-  const byName = new Map<string, { fn: Fn; ops: FileLockOp[] }>();
+  const wrappers = new Map<Fn, FileLockOp[]>();
   for (const fn of shape.functions) {
-    const name = functionName(fn);
-    if (!name) continue;
     const params = paramNames(fn);
     const ops = direct.filter(
       (o) =>
@@ -164,23 +156,18 @@ export function buildLockFiles(
     // A wrapper of one kind of call (reads, writes or removals: `readLockFile`, `writeLockFile`); a function that
     // takes, breaks and frees a lock (`acquire()`) is read where it is, not copied into its callers.
     const classes = new Set(ops.map((o) => CLASS[o.kind]));
-    if (ops.length > 0 && classes.size === 1 && !byName.has(name)) byName.set(name, { fn, ops });
+    if (ops.length > 0 && classes.size === 1) wrappers.set(fn, ops);
   }
   const instances: FileLockOp[] = [];
   const called = new Set<Fn>();
   for (const call of shape.calls) {
-    const callee = unwrap(call.callee);
-    const name =
-      callee.type === "Identifier"
-        ? callee.name
-        : callee.type === "MemberExpression" && unwrap(callee.object).type === "ThisExpression"
-          ? keyName(callee.property, callee.computed)
-          : undefined;
-    const helper = name !== undefined ? byName.get(name) : undefined;
-    if (!helper || contains(helper.fn, call)) continue;
-    called.add(helper.fn);
-    for (const o of helper.ops)
-      instances.push({ ...o, node: call, loc: call.loc, via: name, viaLine: o.loc.start.line, template: o });
+    const fn = wrappers.size > 0 ? calledFunction(sourceCode, call) : undefined;
+    const wrapped = fn && wrappers.get(fn);
+    if (!fn || !wrapped || contains(fn, call)) continue;
+    called.add(fn);
+    const via = functionName(fn) ?? sourceCode.getText(call.callee);
+    for (const o of wrapped)
+      instances.push({ ...o, node: call, loc: call.loc, via, viaLine: o.loc.start.line, template: o });
   }
   // A helper's own ops are seen at its calls; one nobody here calls (an exported API) is seen where it is.
   const ops = [...direct.filter((o) => !called.has(enclosingFunction(o.node)!)), ...instances].sort(
@@ -190,12 +177,6 @@ export function buildLockFiles(
   for (const o of ops) if (!opAt.has(o.node)) opAt.set(o.node, o);
   const moduleText = sourceCode.getText();
   const checksPids = /process\.kill\([^)]*,\s*0\s*\)/.test(moduleText);
-
-  const byFunctionName = new Map<string, Fn>();
-  for (const fn of shape.functions) {
-    const name = functionName(fn);
-    if (name && !byFunctionName.has(name)) byFunctionName.set(name, fn);
-  }
 
   /** What a test reads, followed through consts, calls and members: reads of `target`, the clock, a pid check. */
   const reading = (test: Node, target: FileLockOp): Reading => {
@@ -255,12 +236,7 @@ export function buildLockFiles(
           )
             r.pid = true;
           // A module function the test calls (`isProcessAlive(pid)`): a pid check inside it counts.
-          const called =
-            c.type === "Identifier"
-              ? byFunctionName.get(c.name)
-              : c.type === "MemberExpression" && unwrap(c.object).type === "ThisExpression"
-                ? byFunctionName.get(keyName(c.property, c.computed) ?? "")
-                : undefined;
+          const called = n.type === "CallExpression" ? calledFunction(sourceCode, n) : undefined;
           if (called && /process\.kill\(/.test(sourceCode.getText(called))) r.pid = true;
           if (c.type === "MemberExpression") visit(c.object, depth);
           for (const a of n.arguments) visit(a, depth + 1);
