@@ -2453,3 +2453,147 @@ ruleTester.run("owner-checked-release (a column the acquire fills with its own v
     },
   ],
 });
+
+/** A PostgREST lease on a pre-made row: taken where `lease_until` has passed, ended by writing `release`. */
+const POSTGREST_LEASE = (
+  release: string,
+  releaseFilter: string,
+) => `import { createClient } from "@supabase/supabase-js";
+
+const db = createClient(process.env.SUPABASE_URL!, process.env.SUPABASE_KEY!);
+
+export async function takeLease(job: string, seconds: number): Promise<string | undefined> {
+  const until = new Date(Date.now() + seconds * 1000).toISOString();
+  const { data } = await db
+    .from("job_leases")
+    .update({ lease_until: until })
+    .eq("job", job)
+    .lt("lease_until", new Date().toISOString())
+    .select("job");
+  return (data ?? []).length > 0 ? until : undefined;
+}
+
+export async function endLease(job: string, until: string): Promise<void> {
+  await db.from("job_leases").update({ lease_until: ${release} })${releaseFilter};
+}
+`;
+
+/** A Mongoose lock document upserted where it is unlocked or expired; the duplicate `_id` says "held". */
+const MONGO_UPSERT_GATE = (releaseFilter: string) => `import { Schema, model } from "mongoose";
+
+const Gate = model("Gate", new Schema({ _id: String, locked: Boolean, owner: String, until: Date }));
+
+export async function enter(name: string, owner: string, ms: number): Promise<boolean> {
+  const now = new Date();
+  try {
+    await Gate.updateOne(
+      { _id: name, $or: [{ locked: false }, { until: { $lt: now } }] },
+      { $set: { locked: true, owner, until: new Date(now.getTime() + ms) } },
+      { upsert: true },
+    );
+    return true;
+  } catch (err: any) {
+    if (err.code === 11000) return false;
+    throw err;
+  }
+}
+
+export async function leave(name: string, owner: string): Promise<void> {
+  await Gate.updateOne(${releaseFilter}, { $set: { locked: false, until: null } });
+}
+`;
+
+/** A Firestore document taken in a transaction once its expiry (the clock read once, into a const) has passed. */
+const FIRESTORE_RUNNER = (path: string) => `import { getFirestore } from "firebase-admin/firestore";
+
+const db = getFirestore();
+
+export async function claimNightly(ttlMs: number): Promise<boolean> {
+  const ref = db.doc("${path}");
+  const t = Date.now();
+  try {
+    await db.runTransaction(async (tx) => {
+      const snap = await tx.get(ref);
+      const held = snap.exists ? snap.data() : undefined;
+      if (held && held.expiresAt > t) throw new Error("busy");
+      tx.set(ref, { holder: "nightly", expiresAt: t + ttlMs, checkedAt: t });
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function releaseNightly(): Promise<void> {
+  await db.doc("${path}").delete();
+}
+`;
+
+ruleTester.run(
+  "owner-checked-release (leases ended by a past instant, a compare-and-set upsert, a clock const)",
+  rule,
+  {
+    valid: [
+      {
+        name: "the lease is ended only where it still holds the instant this holder stamped",
+        code: POSTGREST_LEASE("new Date(0).toISOString()", '.eq("job", job).eq("lease_until", until)'),
+      },
+      {
+        name: "a write of an instant still to come extends the lease; it frees nothing",
+        code: POSTGREST_LEASE('new Date("2999-12-31").toISOString()', '.eq("job", job)'),
+      },
+      {
+        name: "the gate is left only where this caller's owner value is still on it",
+        code: MONGO_UPSERT_GATE("{ _id: name, owner }"),
+      },
+      {
+        name: "a cooldown document (no lock in its name or its columns) is no lock, whatever deletes it",
+        code: FIRESTORE_RUNNER("meta/cooldown"),
+      },
+    ],
+    invalid: [
+      {
+        name: "the epoch written by the job's name alone ends whatever lease the row holds now",
+        code: POSTGREST_LEASE("new Date(0).toISOString()", '.eq("job", job)'),
+        errors: [
+          rowRelease(17, 9, {
+            operation: "write",
+            lock: "lease on job_leases.lease_until",
+            acquireLine: 7,
+            filter: "job",
+            expires: "is taken over once lease_until has passed",
+            expiryLine: 7,
+          }),
+        ],
+      },
+      {
+        name: "an upsert that takes the gate where it is unlocked or expired; left by its _id alone",
+        code: MONGO_UPSERT_GATE("{ _id: name }"),
+        errors: [
+          rowRelease(21, 9, {
+            operation: "write",
+            lock: "lock row in Gate",
+            acquireLine: 8,
+            filter: "_id",
+            expires: "is taken over once until has passed",
+            expiryLine: 8,
+          }),
+        ],
+      },
+      {
+        name: "a lock document whose expiry is built from a clock const, deleted by its path alone",
+        code: FIRESTORE_RUNNER("locks/nightly"),
+        errors: [
+          rowRelease(22, 9, {
+            operation: "delete",
+            lock: "lease on locks.expiresAt",
+            acquireLine: 13,
+            filter: "id",
+            expires: "is taken over once expiresAt has passed",
+            expiryLine: 13,
+          }),
+        ],
+      },
+    ],
+  },
+);

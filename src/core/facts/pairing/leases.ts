@@ -11,7 +11,7 @@ import { hasLockWord, normalizeName } from "../../model/settings.js";
 import { enclosingFunction, functionName } from "../../reading/units.js";
 import { unwrap } from "../../reading/values.js";
 import { checksBetween, Module } from "./module.js";
-import { isClockReading } from "../../reading/clock.js";
+import { isClockReading, readsClock } from "../../reading/clock.js";
 import { walk } from "../../reading/walk.js";
 
 /**
@@ -42,17 +42,44 @@ const UNTIL = /until|expir|deadline/i;
  */
 export function clears(a: Assignment, until = false): boolean {
   if (a.value.kind === "now") return (until || UNTIL.test(a.field)) && isBareClock(a.valueNode);
+  if (a.value.kind === "other") return pastInstant(a.valueNode);
   return (
     a.value.kind === "static" &&
     (a.value.value.value === null || a.value.value.value === false || typeof a.value.value.value === "number")
   );
 }
 
-/** A value made from the clock: `Date.now() + LOCK_TTL_MS`, `new Date(Date.now() + ttl)`. */
-function readsClockIn(node: Node): boolean {
+/**
+ * A date written as a constant that has already passed (`new Date(0)`, `new Date("1970-01-01").toISOString()`,
+ * `new Date(0).getTime()`): every lease stamped with it is over, as with null (blind-8 Ci08). A constant still to
+ * come (`new Date("2999-01-01")`) holds the lock instead: not a clear.
+ */
+function pastInstant(node: Node): boolean {
+  let n = unwrap(node);
+  if (
+    n.type === "CallExpression" &&
+    n.arguments.length === 0 &&
+    n.callee.type === "MemberExpression" &&
+    n.callee.property.type === "Identifier" &&
+    /^(?:toISOString|toJSON|getTime|valueOf)$/.test(n.callee.property.name)
+  )
+    n = unwrap(n.callee.object);
+  if (n.type !== "NewExpression" || n.callee.type !== "Identifier" || n.callee.name !== "Date") return false;
+  const [arg, ...rest] = n.arguments;
+  if (arg?.type !== "Literal" || rest.length > 0) return false;
+  if (typeof arg.value !== "number" && typeof arg.value !== "string") return false;
+  const t = new Date(arg.value).getTime();
+  return Number.isFinite(t) && t < Date.now();
+}
+
+/**
+ * A value made from the clock: `Date.now() + LOCK_TTL_MS`, `new Date(Date.now() + ttl)`, or a const that read it
+ * (`nowTs + ttlMs` after `const nowTs = Date.now()`, blind-8 Aj03).
+ */
+function readsClockIn(sourceCode: Module["sourceCode"], node: Node): boolean {
   let found = false;
   walk(node, (n) => {
-    if (isClockReading(n)) found = true;
+    if (isClockReading(n) || (n.type === "Identifier" && readsClock(sourceCode, n))) found = true;
     return !found;
   });
   return found;
@@ -186,9 +213,12 @@ export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
   // `acquired_at` is the lock's release.
   const judged = new Set(aging.flatMap((g) => g.timeFields.map(normalizeName)));
   const judgedStamp = stamps.find((a) => judged.has(normalizeName(a.field)));
-  const restamped = write.assignments.some((a) => judged.has(normalizeName(a.field)) && readsClockIn(a.valueNode));
+  // Or the judged column restamped from the clock (`expiresAt: nowTs + ttl`): the lease is that column.
+  const restamped = write.assignments.find(
+    (a) => judged.has(normalizeName(a.field)) && readsClockIn(mod.sourceCode, a.valueNode),
+  );
   if (judged.size > 0 && !judgedStamp && !restamped) return [];
-  const stamp = judgedStamp ?? stamps[0]!;
+  const stamp = judgedStamp ?? restamped ?? stamps[0]!;
   const takeover: TimePredicate[] = aging.flatMap((g) =>
     g.timeFields.length > 0
       ? g.timeFields.map((f) => ({ field: f, node: g.test as Node }))
@@ -201,7 +231,12 @@ export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
       w !== write &&
       w.effect !== "insert" &&
       normalizeModel(w.model) === normalizeModel(write.model) &&
-      w.assignments.some((a) => sameField(a.field, stamp.field) && a.value.kind === "now" && !clears(a)),
+      w.assignments.some(
+        (a) =>
+          sameField(a.field, stamp.field) &&
+          (a.value.kind === "now" || readsClockIn(mod.sourceCode, a.valueNode)) &&
+          !clears(a),
+      ),
   );
   const check: Check | undefined = write.underLock
     ? undefined

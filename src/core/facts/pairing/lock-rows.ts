@@ -5,7 +5,15 @@
  */
 import type { Node, StateWrite, StaticValue } from "../../model/accesses.js";
 import type { Claim, LockKey, TimePredicate } from "../../model/claims.js";
-import { agePredicates, identityFields, isOpaque, pins, toBranches, type Branch } from "../../model/conditions.js";
+import {
+  agePredicates,
+  excludes,
+  identityFields,
+  isOpaque,
+  pins,
+  toBranches,
+  type Branch,
+} from "../../model/conditions.js";
 import { normalizeModel, sameField } from "../../model/names.js";
 import { hasLockWord, namesALock } from "../../model/settings.js";
 import { enclosingFunction } from "../../reading/units.js";
@@ -24,7 +32,18 @@ export function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
   if (write.onConflict === undefined) return [];
   const branches = write.onConflict === "update" ? mod.branchesOf(write) : [];
   const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
-  const lockColumns = ages.length > 0 && ages.every((a) => a.length > 0 && a.every((t) => hasLockWord(t.field)));
+  // A branch that finds the row released by a column the write sets (`locked: false` where it writes
+  // `locked: true`) takes only a free row: a compare-and-set beside the expiry's take-over (blind-8 CB04).
+  const releasedOn = (b: Branch) =>
+    write.assignments
+      .filter((a) => a.value.kind === "static" && excludes(b, a.field, a.value.value))
+      .map((a) => a.field);
+  // The columns that find the row free name the lock (`lockExpiresAt < now`, `locked = false`).
+  const freeing = branches.flatMap((b, i) => [...ages[i]!.map((t) => t.field), ...releasedOn(b)]);
+  const lockColumns =
+    ages.some((a) => a.length > 0) &&
+    branches.every((b, i) => ages[i]!.length > 0 || releasedOn(b).length > 0) &&
+    freeing.some((f) => hasLockWord(f));
   if (!hasLockWord(write.model) && !lockColumns) return [];
   const lock: LockKey = { model: write.model, field: "row", value: { value: "held" }, valueText: "" };
   const assignment = write.assignments[0] ?? {
@@ -40,7 +59,7 @@ export function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
   if (
     branches.length === 0 ||
     ages.every((a) => a.length === 0) ||
-    !branches.every((b, i) => leaseFree(mod, b, ages[i]!, columns))
+    !branches.every((b, i) => leaseFree(mod, b, ages[i]!, columns) || releasedOn(b).length > 0)
   )
     return [];
   return [{ kind: "inserted-row", write, lock, assignment, takeover: ages.flat() }];
