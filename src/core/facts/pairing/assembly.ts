@@ -40,7 +40,7 @@ import { findStaleScans } from "./stale-scans.js";
 import { overwritesLock } from "./lock-rows.js";
 import { type Classified, classifyAgainst } from "./classification.js";
 import { buildForeignRecoveries, lockKeyText } from "./foreign-recoveries.js";
-import { isLockRow } from "../../model/claims.js";
+import { holdsRow, isLockRow } from "../../model/claims.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -217,8 +217,20 @@ export function buildFacts(
     recoveriesOf: (claim) => byClaim.get(claim) ?? [],
     sweeps: () => {
       if (!sweeps) {
-        const own = new Set(claims.map((c) => lockKeyText(c.lock)));
-        sweeps = buildForeignRecoveries(sourceCode, accesses, vocabulary).filter((r) => !own.has(lockKeyText(r.lock)));
+        // Locks this module claims itself, a lease or lock row standing for its table's rows (`cron_locks` row =
+        // held); and writes its own claims already account for (a holder's release is no sweep: blind-9 C213:37).
+        const own = new Set(
+          claims.flatMap((c) => [
+            lockKeyText(c.lock),
+            ...(holdsRow(c) ? [lockKeyText({ ...c.lock, field: "row", value: { value: "held" } })] : []),
+          ]),
+        );
+        const accounted = new Set<Node>(
+          [...classified.releases, ...classified.holder, ...classified.recoveries].map((x) => x.write.node),
+        );
+        sweeps = buildForeignRecoveries(sourceCode, accesses, vocabulary).filter(
+          (r) => !own.has(lockKeyText(r.lock)) && !accounted.has(r.write.node),
+        );
       }
       return sweeps;
     },

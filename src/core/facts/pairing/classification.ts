@@ -17,7 +17,7 @@ import {
 } from "../../model/conditions.js";
 import { sameValue, sameField } from "../../model/names.js";
 import { hasLockWord } from "../../model/settings.js";
-import { unitOf } from "../../reading/units.js";
+import { enclosingFunction, isFunction, unitOf } from "../../reading/units.js";
 import { oldWhenTrue } from "../../reading/guards.js";
 import {
   findVariable,
@@ -59,11 +59,21 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   // that saw this very holder removes it (Apostrophe's lock module, shared corpus dC02).
   // The same delete by the row's name alone is a take-over too, but two takers that both judged the row stale both
   // delete, and the second removes the lock the first has just taken (`check-in-js`, conditional-recovery's).
+  // In the claim's own function after the claim, only a test made after the claim judges the row someone else holds
+  // (`if (error) { … if (expiresAt < now) delete }`, blind-3 Cv15); one made before it judged the row the claim then
+  // took, and the delete is the holder's release (`finally { delete … }`, blind-9 C213:37).
+  const afterClaim =
+    enclosingFunction(write.node) === enclosingFunction(claim.write.node) &&
+    write.node.range[0] > claim.write.node.range[1];
   if (
     write.effect === "delete" &&
     branches.every((b) => comparesValueRead(b) || identityFields(b).length > 0 || claim.kind === "keyed-row")
   ) {
-    const aging = mod.guards(write).filter((g) => g.judgesAge && g.timeFields.length > 0);
+    const aging = mod
+      .guards(write)
+      .filter(
+        (g) => g.judgesAge && g.timeFields.length > 0 && (!afterClaim || g.test.range[0] > claim.write.node.range[1]),
+      );
     const timeFields = aging.flatMap((g) => g.timeFields.map((f) => ({ field: f, node: g.test as Node })));
     if (aging.length > 0 && !isOverride(write.node)) {
       const check: Check = { kind: "if", node: aging[0]!.test, timeFields };
@@ -221,8 +231,45 @@ function ageCheckOf(mod: Module, write: StateWrite, claim: Claim, scans: readonl
         findVariable(mod.sourceCode, list) !== findVariable(mod.sourceCode, bound)
       );
     });
+  // Rows named by a value bound inside a function the scan is not in (a job processor's `job.data.videoId`, defined
+  // after a sweep in the same handler) are that function's input, not the scan's rows (blind-9 A102:123).
+  const rootOf = (n: Node): Node => {
+    const u = unwrap(n);
+    if (u.type === "Property") return rootOf(u.value as Node);
+    return u.type === "MemberExpression" ? rootOf(u.object) : u;
+  };
+  const boundApart = (read: Node) =>
+    sources.length > 0 &&
+    sources.every((n) => {
+      // An array callback or loop over the scan's own result names the scan's rows, wherever it is bound.
+      const list = iterationSource(mod.sourceCode, n);
+      const bound = resultBinding(read);
+      if (list && bound && findVariable(mod.sourceCode, list) === findVariable(mod.sourceCode, bound)) return false;
+      const root = rootOf(n);
+      const block =
+        root.type === "Identifier" ? findVariable(mod.sourceCode, root)?.scope.variableScope.block : undefined;
+      if (
+        block === undefined ||
+        !isFunction(block) ||
+        (block.range[0] <= read.range[0] && read.range[1] <= block.range[1])
+      )
+        return false;
+      // A callback handed to the read's own result (`db.queue.find(…).forEach(function (job) { … })`) iterates its rows.
+      const call = block.parent;
+      return !(
+        call?.type === "CallExpression" &&
+        call.callee.type === "MemberExpression" &&
+        call.callee.object.range[0] <= read.range[0] &&
+        read.range[1] <= call.callee.object.range[1]
+      );
+    });
   const scan = scans.find(
-    (s) => earlier.has(s.read) && sameField(s.field, field) && sameValue(s.value, value) && !fromOther(s.read.node),
+    (s) =>
+      earlier.has(s.read) &&
+      sameField(s.field, field) &&
+      sameValue(s.value, value) &&
+      !fromOther(s.read.node) &&
+      !boundApart(s.read.node),
   );
   return scan && { kind: "read", node: scan.read.node, timeFields: scan.timePredicates };
 }

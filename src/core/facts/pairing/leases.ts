@@ -4,14 +4,23 @@
  * purpose.
  */
 import type { Assignment, Node, StateWrite } from "../../model/accesses.js";
+import { predicateValue } from "../../model/accesses.js";
 import type { Check, Claim, LockKey, TimePredicate } from "../../model/claims.js";
-import { agePredicates, identityFields, isOpaque, ownerPinned, pins, type Branch } from "../../model/conditions.js";
+import {
+  agePredicates,
+  identityFields,
+  isOpaque,
+  ownerPinned,
+  pins,
+  toBranches,
+  type Branch,
+} from "../../model/conditions.js";
 import { normalizeModel, sameField } from "../../model/names.js";
 import { hasLockWord, normalizeName } from "../../model/settings.js";
 import { enclosingFunction, functionName } from "../../reading/units.js";
-import { unwrap } from "../../reading/values.js";
+import { getConstInit, unwrap } from "../../reading/values.js";
 import { checksBetween, Module } from "./module.js";
-import { isClockReading, readsClock } from "../../reading/clock.js";
+import { isClockReading } from "../../reading/clock.js";
 import { walk } from "../../reading/walk.js";
 
 /**
@@ -73,16 +82,39 @@ function pastInstant(node: Node): boolean {
 }
 
 /**
- * A value made from the clock: `Date.now() + LOCK_TTL_MS`, `new Date(Date.now() + ttl)`, or a const that read it
- * (`nowTs + ttlMs` after `const nowTs = Date.now()`, blind-8 Aj03).
+ * A value made from the clock: `Date.now() + LOCK_TTL_MS`, `new Date(Date.now() + ttl)`, or through consts that read
+ * it (`nowTs + ttlMs` after `const nowTs = Date.now()`, blind-8 Aj03; `lockedUntil` after `const lockedUntil = new
+ * Date(Date.now() + ttlMs).toISOString()`, blind-9 C213).
  */
-function readsClockIn(sourceCode: Module["sourceCode"], node: Node): boolean {
+function readsClockIn(sourceCode: Module["sourceCode"], node: Node, depth = 0): boolean {
   let found = false;
   walk(node, (n) => {
-    if (isClockReading(n) || (n.type === "Identifier" && readsClock(sourceCode, n))) found = true;
+    if (isClockReading(n)) found = true;
+    else if (n.type === "Identifier" && depth < 2) {
+      const init = getConstInit(sourceCode, n);
+      if (init && init.type !== "TSEnumDeclaration" && readsClockIn(sourceCode, init as Node, depth + 1)) found = true;
+    }
     return !found;
   });
   return found;
+}
+
+/**
+ * A value made from the clock whichever way the code goes: not `attempts >= 5 ? new Date(Date.now() + t) : null`, an
+ * account's lock-out escalated after failures (blind-8 CC05), which stamps an instant only on some paths.
+ */
+function alwaysFromClock(sourceCode: Module["sourceCode"], node: Node, depth = 0): boolean {
+  const n = unwrap(node);
+  if (n.type === "Identifier" && depth < 2) {
+    const init = getConstInit(sourceCode, n);
+    return (
+      init !== undefined && init.type !== "TSEnumDeclaration" && alwaysFromClock(sourceCode, init as Node, depth + 1)
+    );
+  }
+  if (n.type === "ConditionalExpression")
+    return alwaysFromClock(sourceCode, n.consequent, depth) && alwaysFromClock(sourceCode, n.alternate, depth);
+  if (n.type === "LogicalExpression") return false;
+  return readsClockIn(sourceCode, n, depth);
 }
 
 /** `new Date()` or `Date.now()`: the clock, nothing added (a SQL value's node is its whole query: not bare). */
@@ -183,14 +215,40 @@ export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
   if (write.dynamicModel) return [];
   // The lock column names the lock (`lockedAt`), or the table does and the column is a time (`jobLock.expiresAt`).
   const lockTable = hasLockWord(write.model);
+  // Stamped from the clock: the clock itself (`lockedAt: new Date()`) or an instant made from it (`lockedUntil:
+  // new Date(Date.now() + ttl)`).
   const stamps = write.assignments.filter(
     (a) =>
-      a.value.kind === "now" &&
+      (a.value.kind === "now" || (a.value.kind === "other" && alwaysFromClock(mod.sourceCode, a.valueNode))) &&
       (hasLockWord(a.field) || (lockTable && mod.vocabulary.isTimeField(a.field))) &&
       !clears(a),
   );
   if (stamps.length === 0) return [];
-  const branches = mod.branchesOf(write);
+  const read = mod
+    .earlierReads(write.node, write.model)
+    .find((r) => enclosingFunction(r.node) === enclosingFunction(write.node));
+  if (!read || isOverride(write.node)) return [];
+  // An upsert that names no conflict columns writes the row of its primary key: the row the check read when it
+  // writes every value the read picked that row by (`.eq("job_name", jobName)` then `upsert({ job_name: jobName,
+  // … })`, blind-9 C213).
+  const keyOfRead = (): Branch[] => {
+    const picks = toBranches(read.filter);
+    const text = (n: Node) => {
+      const u = unwrap(n);
+      return mod.sourceCode.getText(u.type === "Property" ? (u.value as Node) : u);
+    };
+    const written = (atom: Branch[number]) =>
+      !("opaque" in atom) &&
+      atom.op === "eq" &&
+      write.assignments.some(
+        (a) =>
+          sameField(a.field, atom.pred.field) &&
+          mod.sourceCode.getText(a.valueNode) === text(predicateValue(atom.pred)),
+      );
+    return picks.length === 1 && picks[0]!.length > 0 && picks[0]!.every(written) ? picks : [];
+  };
+  const own = mod.branchesOf(write);
+  const branches = upsert && own.every((b) => b.length === 0) ? keyOfRead() : own;
   // The row by id and nothing else: a write whose filter tests anything more is a compare-and-set. Under a locking
   // read (or in a SERIALIZABLE transaction) the read's filter is the write's: the take-over is one step, still a lease.
   if (
@@ -199,10 +257,6 @@ export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
       !branches.every((b) => !isOpaque(b) && b.length > 0 && identityFields(b).length === b.length))
   )
     return [];
-  const read = mod
-    .earlierReads(write.node, write.model)
-    .find((r) => enclosingFunction(r.node) === enclosingFunction(write.node));
-  if (!read || isOverride(write.node)) return [];
   const tests = new Set<Node>();
   const aging = [...mod.guards(write), ...checksBetween(mod, read.node, write.node)].filter(
     (g) => g.judgesAge && !tests.has(g.test) && tests.add(g.test),
