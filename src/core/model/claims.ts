@@ -72,10 +72,13 @@ export interface InsertedRowClaim extends ClaimParts {
 /**
  * A lock row of an ordinary table picked by a constant lock name (`systemSetting` where `key = "payout_lock"`):
  * `lock.field` is the key column and `lock.value` the name. It is taken after a read of the row (`check`), so
- * releases are the deletes of that row by the same name.
+ * releases are the deletes of that row by the same name. A name made at run time from a template whose fixed text
+ * names a lock (`` `cron_lock:${jobName}` ``) is `nameText`, the template's source, and picks the row wherever the
+ * same template (directly or through a const) is compared with the key column.
  */
 export interface KeyedRowClaim extends ClaimParts {
   readonly kind: "keyed-row";
+  readonly nameText?: string;
 }
 
 /**

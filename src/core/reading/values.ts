@@ -550,6 +550,7 @@ export function boundCallback(fn: TSESTree.FunctionLike): Node {
  */
 export function staticChoices(sourceCode: SourceCode, node: Node, depth = 0): StaticValue[] | undefined {
   const n = unwrap(node);
+  if (n.type === "Identifier" && depth === 0) return letChoices(sourceCode, n);
   if (n.type !== "ConditionalExpression" || depth > 3) return undefined;
   const out: StaticValue[] = [];
   for (const branch of [n.consequent, n.alternate]) {
@@ -561,6 +562,35 @@ export function staticChoices(sourceCode: SourceCode, node: Node, depth = 0): St
     else return undefined;
   }
   return out;
+}
+
+/**
+ * The values a `let` can hold where every value given to it is static: its initialiser and each plain assignment
+ * (`let outcome = "failed"; if (ok) outcome = "posted";`), or a choice among static ones. Undefined when any write
+ * is something else (a call, a compound assignment, a loop or destructuring target), or for a `const` (`evaluate`).
+ */
+function letChoices(sourceCode: SourceCode, id: TSESTree.Identifier): StaticValue[] | undefined {
+  const variable = findVariable(sourceCode, id);
+  const def = variable?.defs.length === 1 ? variable.defs[0] : undefined;
+  if (!variable || def?.type !== "Variable" || def.parent.kind === "const") return undefined;
+  const out: StaticValue[] = [];
+  const writes = variable.references.filter((r) => r.isWrite());
+  if (writes.length === 0) return undefined;
+  for (const ref of writes) {
+    const parent = ref.identifier.parent;
+    const plain =
+      (parent?.type === "VariableDeclarator" && parent.id === ref.identifier) ||
+      (parent?.type === "AssignmentExpression" && parent.operator === "=" && parent.left === ref.identifier);
+    if (!plain || !ref.writeExpr) return undefined;
+    const value = staticChoices(sourceCode, ref.writeExpr, 1) ?? single(evaluate(sourceCode, ref.writeExpr));
+    if (!value) return undefined;
+    out.push(...value);
+  }
+  return out;
+}
+
+function single(value: StaticValue | undefined): StaticValue[] | undefined {
+  return value ? [value] : undefined;
 }
 
 /**

@@ -135,6 +135,18 @@ export function buildFacts(
     byClaim.set(r.claim, list);
   }
   // A repository module's exported finder of stuck rows, read by no write of its own: its caller recovers them.
+  // The claim stamps a lease column that a lease of the module takes over once it has lapsed (`status: "running",
+  // leaseExpiresAt` inserted; an expired run resumed by a version-checked write of a new lease): a dead holder's row
+  // is taken by the next caller (blind-9 F407).
+  const leaseTakenOver = (claim: Claim): boolean =>
+    claims.some(
+      (c) =>
+        c !== claim &&
+        c.kind === "lease" &&
+        c.takeover.length > 0 &&
+        normalizeModel(c.write.model) === normalizeModel(claim.write.model) &&
+        claim.write.assignments.some((a) => sameField(a.field, c.lock.field) && !clears(a)),
+    );
   const handedOut = (claim: Claim): StateRead | undefined => {
     const { field, value } = claim.lock;
     return mod.reads.find((r) => {
@@ -244,6 +256,7 @@ export function buildFacts(
       claim.takeover.length > 0 ||
       (byClaim.get(claim) ?? []).length > 0 ||
       handedOut(claim) !== undefined ||
+      leaseTakenOver(claim) ||
       recoveredByDirective(sourceCode, claim.write.node) !== undefined,
     stampedOnlyByClaims: (model, field) => stampedOnly(model, field, false),
     stampedOnlyAtCreationOrClaim: (model, field) => stampedOnly(model, field, true),

@@ -2,7 +2,7 @@
  * The module's other writes read against each claim: a recovery (with its flaws), a holder write, or a lock row's
  * release.
  */
-import type { Assignment, Node, StateRead, StateWrite } from "../../model/accesses.js";
+import type { Assignment, Node, StateRead, StateWrite, StaticValue } from "../../model/accesses.js";
 import { predicateValue } from "../../model/accesses.js";
 import type { Check, Claim, HolderWrite, Recovery, RecoveryFlaw, RowRelease, StaleScan } from "../../model/claims.js";
 import {
@@ -28,6 +28,7 @@ import {
   unwrap,
 } from "../../reading/values.js";
 import { isReset } from "./vocabulary.js";
+import { picksByText } from "./lock-rows.js";
 import { Module } from "./module.js";
 import { allBranchesExclude, comparesValueRead } from "./state-claims.js";
 import { isOverride, clears, isBareClock } from "./leases.js";
@@ -48,7 +49,15 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   const branches = mod.branchesOf(write);
   if (branches.length === 0 || branches.some(isOpaque)) return;
   // A keyed lock row shares its table with other rows (settings): only writes of the row by its name are about it.
-  if (claim.kind === "keyed-row" && !branches.every((b) => pins(b, claim.lock.field, claim.lock.value))) return;
+  if (
+    claim.kind === "keyed-row" &&
+    !branches.every((b) =>
+      claim.nameText === undefined
+        ? pins(b, claim.lock.field, claim.lock.value)
+        : picksByText(mod, b, claim.lock.field, claim.nameText),
+    )
+  )
+    return;
   const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
   if (ages.every((a) => a.length > 0)) {
     out.recoveries.push({ write, lock: claim.lock, claim, timePredicates: ages.flat(), flaws: [] });
@@ -149,9 +158,11 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
         return false;
       if (picks.some((p) => sameField(p.field, a.field)) || !madePerCall(a.valueNode)) return false;
       const key = pinned.filter((f) => !sameField(f, a.field)).flatMap(given);
-      // Pinned to that column alone: owned when the value is drawn fresh for this acquisition (`id: lockId` with
-      // `lockId` made from `Math.random()` or a UUID): no other holder's row carries it (blind-8 CB07).
-      if (key.length === 0) return drawnFresh(a.valueNode);
+      // Pinned to that column alone: owned when the acquire picks its row by other columns (`userId` written on
+      // the row found by `resourceId, lockType`: a release by `userId` frees only this user's rows, blind-9 C601),
+      // or when the value is drawn fresh for this acquisition (`id: lockId` with `lockId` made from `Math.random()`
+      // or a UUID): no other holder's row carries it (blind-8 CB07).
+      if (key.length === 0) return picks.length > 0 || drawnFresh(a.valueNode);
       return !key.includes(mod.sourceCode.getText(a.valueNode));
     });
   };
@@ -275,9 +286,10 @@ function ageCheckOf(mod: Module, write: StateWrite, claim: Claim, scans: readonl
 }
 
 /**
- * `status: ok ? "COMPLETED" : "FAILED"` (or SQL's `CASE … THEN 'failed' ELSE 'pending' END`): a write by id whose
- * every choice moves the row off the claimed value is
- * the holder's (a completion either way). No choice is judged as a reset, so it is never read as a recovery.
+ * `status: ok ? "COMPLETED" : "IN_REVIEW"` (or SQL's `CASE … THEN 'done' ELSE 'archived' END`): a write by id whose
+ * every choice moves the row off the claimed value, none of them a reset, is the holder's (a completion either
+ * way), never a recovery. Choices of which one resets the lock (`"FAILED"`) are read by `classifyAgainst` as a
+ * static reset is: the holder's by id, or a recovery where the code judged the row's age first.
  */
 function classifyChoice(
   mod: Module,
@@ -345,8 +357,22 @@ export function classifyAgainst(
   }
   const assignment = write.assignments.find((a) => sameField(a.field, field));
   if (!assignment) return;
-  if (assignment.value.kind !== "static") return classifyChoice(mod, write, claim, assignment, branches, out);
-  if (sameValue(assignment.value.value, value)) return;
+  // A value chosen among fixed ones (`ok ? "posted" : "failed"`, a `let` given one of them on each path) moves the
+  // row like a static one when a choice resets the lock and none holds it (blind-9 A406's stuck posts, failed or
+  // posted).
+  const targets: readonly StaticValue[] | undefined =
+    assignment.value.kind === "static"
+      ? [assignment.value.value]
+      : ((assignment.value.kind === "other" ? assignment.value.choices : undefined) ??
+        staticChoices(mod.sourceCode, assignment.valueNode));
+  if (
+    assignment.value.kind !== "static" &&
+    (!targets ||
+      targets.some((t) => sameValue(t, value)) ||
+      !targets.some((t) => isReset(t, claim.lock, mod.vocabulary)))
+  )
+    return classifyChoice(mod, write, claim, assignment, branches, out);
+  if (!targets || targets.some((t) => sameValue(t, value))) return;
   if (branches.length === 0 || branches.every((b) => excludes(b, field, value))) return; // never touches claimed rows
   const opaque = branches.some(isOpaque);
   const pinned = branches.every((b) => pins(b, field, value));
@@ -354,8 +380,7 @@ export function classifyAgainst(
   const timed = ages.every((a) => a.length > 0);
   const timePredicates = ages.flat();
   const identified = branches.every((b) => identityFields(b).some((f) => !sameField(f, field)));
-  const target = assignment.value.value;
-  const resets = isReset(target, claim.lock, mod.vocabulary);
+  const resets = targets.some((t) => isReset(t, claim.lock, mod.vocabulary));
   // Code the claim runs after itself (its own deadline, its completion) is the holder's, not a recoverer's.
   const sameUnitAfterClaim =
     unitOf(write.node) === unitOf(claim.write.node) && write.node.range[0] > claim.write.node.range[1];
@@ -368,6 +393,13 @@ export function classifyAgainst(
     if (resets && !opaque) recovery(["missing-status"]);
     return;
   }
+  // Rows named by a value taken from a read that found them in another state (`for (const link of oldPending)`,
+  // read where status = PENDING) are not the claimed rows: no holder's write, and no recovery of them whatever age
+  // the code judges on the way (a post read as `processing` failed when its media expired, where the claim holds
+  // `posting`: blind-9 A406).
+  const source = sourceRead(mod, write);
+  const sourceBranches = source ? toBranches(source.filter) : [];
+  if (sourceBranches.length > 0 && sourceBranches.every((b) => excludes(b, field, value))) return;
   if (resets && !sameUnitAfterClaim) {
     const check = ageCheckOf(mod, write, claim, scans);
     // Age judged in JS, then a compare-and-set on what was read (`status: run.status`, `version: run.version`):
@@ -378,11 +410,6 @@ export function classifyAgainst(
         check,
       );
   }
-  // Rows named by a value taken from a read that found them in another state (`for (const link of oldPending)`,
-  // read where status = PENDING) are not the claimed rows: no holder's write.
-  const source = sourceRead(mod, write);
-  const sourceBranches = source ? toBranches(source.filter) : [];
-  if (sourceBranches.length > 0 && sourceBranches.every((b) => excludes(b, field, value))) return;
   // Nor are rows the code on the way found in another state (`if (item.status !== "FAILED") return null;` before a
   // retry): the write never runs on a claimed row (blind-8 Ah06:1005). Not in the claim's own function after it: a
   // test made there before the claim saw the row before the claim moved it.

@@ -18,7 +18,8 @@ import {
 import { normalizeModel, sameField } from "../../model/names.js";
 import { hasLockWord, normalizeName } from "../../model/settings.js";
 import { enclosingFunction, functionName } from "../../reading/units.js";
-import { getConstInit, unwrap } from "../../reading/values.js";
+import { findVariable, getConstInit, resultBinding, unwrap } from "../../reading/values.js";
+import { contains } from "../../reading/ast.js";
 import { checksBetween, Module } from "./module.js";
 import { isClockReading } from "../../reading/clock.js";
 import { walk } from "../../reading/walk.js";
@@ -257,15 +258,24 @@ export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
       !branches.every((b) => !isOpaque(b) && b.length > 0 && identityFields(b).length === b.length))
   )
     return [];
+  // A column of the holder or a version pinned beside the id (`version: run.version`) is a compare-and-set on what
+  // the check read: the second of two callers that read the same row matches nothing, so the take-over is one step,
+  // still a lease (blind-9 F407).
+  const compareAndSet = branches.every((b) => ownerPinned(b, undefined, mod.vocabulary));
   const tests = new Set<Node>();
-  const aging = [...mod.guards(write), ...checksBetween(mod, read.node, write.node)].filter(
-    (g) => g.judgesAge && !tests.has(g.test) && tests.add(g.test),
-  );
-  if (aging.length === 0) return [];
+  const between = [...mod.guards(write), ...checksBetween(mod, read.node, write.node)];
+  const aging = between.filter((g) => g.judgesAge && !tests.has(g.test) && tests.add(g.test));
+  // Or the read asks only for a live lease (`lockedAt: { $gt: new Date(Date.now() - ttl) }`, `expires_at > now()`)
+  // and a test of what it found turns callers away: the same check, made by the query (blind-9 C601).
+  const liveRead = aging.length === 0 ? readsLiveLease(mod, read, stamps, between) : [];
+  if (aging.length === 0 && liveRead.length === 0) return [];
   // The column the check judges, when the write stamps it (`expiresAt`, not the `startedAt` beside it). A write that
   // stamps none of the columns the check judged takes nothing over: `released_at: now` after a check of
   // `acquired_at` is the lock's release.
-  const judged = new Set(aging.flatMap((g) => g.timeFields.map(normalizeName)));
+  const judged = new Set([
+    ...aging.flatMap((g) => g.timeFields.map(normalizeName)),
+    ...liveRead.map((t) => normalizeName(t.field)),
+  ]);
   const judgedStamp = stamps.find((a) => judged.has(normalizeName(a.field)));
   // Or the judged column restamped from the clock (`expiresAt: nowTs + ttl`): the lease is that column.
   const restamped = write.assignments.find(
@@ -273,11 +283,14 @@ export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
   );
   if (judged.size > 0 && !judgedStamp && !restamped) return [];
   const stamp = judgedStamp ?? restamped ?? stamps[0]!;
-  const takeover: TimePredicate[] = aging.flatMap((g) =>
-    g.timeFields.length > 0
-      ? g.timeFields.map((f) => ({ field: f, node: g.test as Node }))
-      : [{ field: stamp.field, node: g.test as Node }],
-  );
+  const takeover: TimePredicate[] = [
+    ...aging.flatMap((g) =>
+      g.timeFields.length > 0
+        ? g.timeFields.map((f) => ({ field: f, node: g.test as Node }))
+        : [{ field: stamp.field, node: g.test as Node }],
+    ),
+    ...liveRead,
+  ];
   const lock: LockKey = { model: write.model, field: stamp.field, value: { value: "held" }, valueText: "" };
   // A heartbeat stamps the same column again: its age tells progress. Creating the row is no renewal.
   const renewed = mod.writes.some(
@@ -292,9 +305,8 @@ export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
           !clears(a),
       ),
   );
-  const check: Check | undefined = write.underLock
-    ? undefined
-    : { kind: "read", node: read.node, timeFields: takeover };
+  const check: Check | undefined =
+    write.underLock || compareAndSet ? undefined : { kind: "read", node: read.node, timeFields: takeover };
   return [
     {
       kind: "lease",
@@ -306,6 +318,36 @@ export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
       renewed,
     },
   ];
+}
+
+/**
+ * The read's filter picks only rows whose lease column, one the write stamps, is still live by the clock (`lockedAt >
+ * now - ttl`, `expiresAt > now`) in every branch, and a test between the read and the write looks at what it found:
+ * a stale row is then not found, and the write takes it over. The lease tests, as the take-over.
+ */
+function readsLiveLease(
+  mod: Module,
+  read: ReturnType<Module["earlierReads"]>[number],
+  stamps: readonly Assignment[],
+  between: readonly { readonly test: unknown }[],
+): TimePredicate[] {
+  const branches = toBranches(read.filter);
+  if (branches.length === 0 || branches.some(isOpaque)) return [];
+  const live = branches.map((b) =>
+    b.flatMap((atom) =>
+      !("opaque" in atom) &&
+      (atom.op === "gt" || atom.op === "gte") &&
+      stamps.some((a) => sameField(a.field, atom.pred.field)) &&
+      readsClockIn(mod.sourceCode, predicateValue(atom.pred))
+        ? [{ field: atom.pred.field, node: atom.pred.node }]
+        : [],
+    ),
+  );
+  if (live.some((l) => l.length === 0)) return [];
+  const result = resultBinding(read.node);
+  const uses = (result && findVariable(mod.sourceCode, result)?.references.map((r) => r.identifier)) ?? [];
+  if (!between.some((g) => uses.some((id) => contains(g.test as Node, id)))) return [];
+  return live.flat();
 }
 
 const OVERRIDE = /^(?:force|admin)[A-Z_]/;

@@ -3,7 +3,8 @@
  * once its lease has passed), a row of an ordinary table used as a lock under a constant name, and a lock row created
  * after a read found none, in a table whose schema declares no unique key to refuse a second one.
  */
-import type { Node, StateWrite, StaticValue } from "../../model/accesses.js";
+import type { Node, Predicate, StateWrite, StaticValue } from "../../model/accesses.js";
+import { predicateValue } from "../../model/accesses.js";
 import type { Claim, LockKey, TimePredicate } from "../../model/claims.js";
 import {
   agePredicates,
@@ -18,7 +19,7 @@ import { normalizeModel, sameField } from "../../model/names.js";
 import { hasLockWord, namesALock } from "../../model/settings.js";
 import { enclosingFunction } from "../../reading/units.js";
 import { contains } from "../../reading/ast.js";
-import { findVariable, resultBinding } from "../../reading/values.js";
+import { findVariable, getConstInit, resultBinding, unwrap } from "../../reading/values.js";
 import { checksBetween, Module } from "./module.js";
 import { leaseFree } from "./leases.js";
 
@@ -102,16 +103,56 @@ export function overwritesLock(
   );
 }
 
-/** The constant lock name every branch of a filter picks its row by (`key = "auto_payout_lock"`), with its column. */
-function lockName(branches: readonly Branch[]): { field: string; value: StaticValue } | undefined {
+/**
+ * The lock name every branch of a filter picks its row by, with its column: a constant (`key = "auto_payout_lock"`),
+ * or a template whose fixed text names a lock (`` key: `cron_lock:${jobName}` ``, directly or through a const),
+ * then known by its source text (`text`).
+ */
+function lockName(
+  mod: Module,
+  branches: readonly Branch[],
+): { field: string; value: StaticValue; text?: string } | undefined {
   if (branches.length === 0 || branches.some(isOpaque)) return undefined;
   for (const atom of branches[0]!) {
-    if ("opaque" in atom || atom.op !== "eq" || atom.pred.values?.length !== 1) continue;
+    if ("opaque" in atom || atom.op !== "eq") continue;
+    if (atom.pred.values === undefined) {
+      const text = templateName(mod, atom.pred);
+      if (text !== undefined && branches.every((b) => picksByText(mod, b, atom.pred.field, text)))
+        return { field: atom.pred.field, value: { value: text }, text };
+      continue;
+    }
+    if (atom.pred.values.length !== 1) continue;
     const value = atom.pred.values[0]!;
     if (typeof value.value !== "string" || value.symbolic || !namesALock(value.value)) continue;
     if (branches.every((b) => pins(b, atom.pred.field, value))) return { field: atom.pred.field, value };
   }
   return undefined;
+}
+
+/** The source of a template the predicate compares with, when its fixed text before the first hole names a lock. */
+function templateName(mod: Module, pred: Predicate): string | undefined {
+  let node = unwrap(predicateValue(pred));
+  if (node.type === "Property") node = unwrap(node.value as Node);
+  if (node.type === "Identifier") {
+    const init = getConstInit(mod.sourceCode, node);
+    if (!init || init.type === "TSEnumDeclaration") return undefined;
+    node = unwrap(init as Node);
+  }
+  if (node.type !== "TemplateLiteral" || node.expressions.length === 0) return undefined;
+  const head = node.quasis[0]!.value.cooked ?? "";
+  return namesALock(head) ? mod.sourceCode.getText(node) : undefined;
+}
+
+/** The branch compares `field` with the template whose source is `text`. */
+export function picksByText(mod: Module, branch: Branch, field: string, text: string): boolean {
+  return branch.some(
+    (a) =>
+      !("opaque" in a) &&
+      a.op === "eq" &&
+      a.pred.values === undefined &&
+      sameField(a.pred.field, field) &&
+      templateName(mod, a.pred) === text,
+  );
 }
 
 /**
@@ -121,11 +162,13 @@ function lockName(branches: readonly Branch[]): { field: string; value: StaticVa
  */
 export function findKeyedLockRow(mod: Module, write: StateWrite): Claim[] {
   if (write.effect === "delete" || write.assignments.length === 0) return [];
-  const name = lockName(mod.branchesOf(write));
+  const name = lockName(mod, mod.branchesOf(write));
   if (!name) return [];
+  const picks = (b: Branch) =>
+    name.text === undefined ? pins(b, name.field, name.value) : picksByText(mod, b, name.field, name.text);
   const read = mod.earlierReads(write.node, write.model).find((r) => {
     const branches = toBranches(r.filter);
-    return branches.length > 0 && branches.every((b) => !isOpaque(b) && pins(b, name.field, name.value));
+    return branches.length > 0 && branches.every((b) => !isOpaque(b) && picks(b));
   });
   if (!read) return [];
   const lock: LockKey = {
@@ -153,6 +196,7 @@ export function findKeyedLockRow(mod: Module, write: StateWrite): Claim[] {
       assignment: stamp,
       takeover,
       check: { kind: "read", node: read.node, timeFields: [] },
+      ...(name.text !== undefined ? { nameText: name.text } : {}),
     },
   ];
 }

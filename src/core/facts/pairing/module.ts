@@ -4,7 +4,15 @@
  * what its JS checks and earlier reads establish on the way to a write.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Condition, Node, StateAccess, StateRead, StateWrite, StaticValue } from "../../model/accesses.js";
+import type {
+  AdvisoryLockOp,
+  Condition,
+  Node,
+  StateAccess,
+  StateRead,
+  StateWrite,
+  StaticValue,
+} from "../../model/accesses.js";
 import type { Guard } from "../../model/claims.js";
 import { type ResolvedVocabulary, normalizeName } from "../../model/settings.js";
 import { toBranches, type Branch } from "../../model/conditions.js";
@@ -131,6 +139,19 @@ function underLockingReads(write: StateWrite, locking: readonly StateRead[]): St
 }
 
 /**
+ * A write after an advisory lock taken earlier in its unit on one connection or transaction
+ * (`SELECT pg_try_advisory_xact_lock(…)`, then a read and an upsert of the lease row): every caller of that lock
+ * runs its read and write one after another, so the read's answer still holds when it writes (blind-9 FF10). A
+ * session lock sent through a pool holds nothing for the next query, which may take another connection.
+ */
+function underAdvisoryLock(write: StateWrite, advisory: readonly AdvisoryLockOp[]): StateWrite {
+  if (write.underLock || advisory.length === 0) return write;
+  const unit = unitOf(write.node);
+  const held = advisory.some((a) => unitOf(a.node) === unit && a.node.range[1] <= write.node.range[0]);
+  return held ? { ...write, underLock: true } : write;
+}
+
+/**
  * Writes of a document known only by its variable's name (`markFailed(event)` then `event.save()`) go to the one
  * model the module names elsewhere whose name contains it or is contained in it (`event` → `MessageEvent`). With
  * none, or two alike (`event` → `MessageEvent` and `AuditEvent`), the name stays as it is: a model of its own
@@ -178,7 +199,12 @@ export class Module {
     );
     // Reads in a SERIALIZABLE transaction hold what they read for the writes after them in that transaction.
     const locking = this.reads.filter((r) => r.locking || serializableTransaction(r.node) !== undefined);
-    this.writes = locking.length === 0 ? writes : writes.map((w) => underLockingReads(w, locking));
+    const advisory = accesses.filter(
+      (a): a is AdvisoryLockOp => a.access === "advisory" && a.fn === "lock" && a.via !== "pool",
+    );
+    this.writes = (locking.length === 0 ? writes : writes.map((w) => underLockingReads(w, locking))).map((w) =>
+      underAdvisoryLock(w, advisory),
+    );
     for (const r of this.reads) this.readByCall.set(r.node, r);
   }
 

@@ -105,6 +105,17 @@ export function withQualifiedFlags(base: ResolvedVocabulary, accesses: readonly 
   return { ...base, isFlagField: (field) => base.isFlagField(field) || flags.has(normalizeName(field)) };
 }
 
+/** The branch admits only in-progress values of `field` (`status = 'processing'`, `status IN ('running', …)`). */
+function onlyInProgress(branch: Branch, field: string, base: ResolvedVocabulary): boolean {
+  const allowed = allowedIn(branch, field);
+  return (
+    allowed !== "any" &&
+    "only" in allowed &&
+    allowed.only.length > 0 &&
+    allowed.only.every((o) => typeof o.value === "string" && base.isInProgressValue(o.value, field))
+  );
+}
+
 /** `base` with the `field=value` pairs of `held` read as in-progress, in that field only. */
 function withHeldInField(base: ResolvedVocabulary, held: ReadonlySet<string>): ResolvedVocabulary {
   if (held.size === 0) return base;
@@ -145,6 +156,9 @@ export function withValuesHeldAcrossWork(
       // An opaque term ANDed in only narrows; an opaque alternative admits V (`excludes` is false on it).
       branches ??= toBranches(w1.filter);
       if (branches.length === 0 || !branches.every((b) => excludes(b, a.field, { value: v }))) continue;
+      // Rows taken only from an in-progress value (`status = 'publishing'` moved to `partial` once its lease lapsed)
+      // are handed back, not held: V is where work waits for its next holder (blind-9 F407).
+      if (branches.every((b) => onlyInProgress(b, a.field, base))) continue;
       const fn = enclosingFunction(w1.node);
       const model = normalizeModel(w1.model);
       const movedOff = writes.some(
