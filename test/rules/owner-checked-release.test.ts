@@ -2597,3 +2597,87 @@ ruleTester.run(
     ],
   },
 );
+
+/**
+ * A lock object (blind-9): its release reads the key and deletes only on this holder's token, and does nothing when
+ * it never took the lock; the caller leaves the try on a failed acquire and the finally calls the release.
+ */
+const COMPARED_RELEASE = `import { randomUUID } from "node:crypto";
+import type { Redis } from "ioredis";
+
+export class ReportLock {
+  private token = randomUUID();
+  private held = false;
+
+  constructor(private readonly redis: Redis, private readonly key: string) {}
+
+  async acquire(): Promise<boolean> {
+    this.held = (await this.redis.set(this.key, this.token, "EX", 60, "NX")) === "OK";
+    return this.held;
+  }
+
+  async release(): Promise<void> {
+    if (!this.held) return;
+    const current = await this.redis.get(this.key);
+    if (current === this.token) await this.redis.del(this.key);
+    this.held = false;
+  }
+}
+
+export async function buildReport(redis: Redis, id: string, build: () => Promise<void>) {
+  const lock = new ReportLock(redis, \`report:\${id}:lock\`);
+  try {
+    if (!(await lock.acquire())) throw new Error("report is being built");
+    await build();
+  } finally {
+    await lock.release();
+  }
+}
+`;
+const PLAIN_RELEASE = swap(
+  COMPARED_RELEASE,
+  "if (current === this.token) await this.redis.del(this.key);",
+  "await this.redis.del(this.key);",
+);
+
+ruleTester.run("owner-checked-release (a caller that never took the key, released by a compare)", rule, {
+  valid: [],
+  invalid: [
+    {
+      name: "GET then DEL is a race of its own, but a caller that never took the key reads another token and deletes nothing",
+      code: COMPARED_RELEASE,
+      errors: [
+        getCompareDelete(
+          18,
+          50,
+          releaseData("DEL", "`this.key`", 11, 17),
+          fixes("ioredis", COMPARED_RELEASE, "del(this.key)", "this.key", "this.token"),
+        ),
+      ],
+    },
+    {
+      name: "the same release by key alone: the caller that lost the race deletes the winner's key in its finally",
+      code: PLAIN_RELEASE,
+      errors: [
+        plainDelete(
+          18,
+          22,
+          releaseData("DEL", "`this.key`", 11),
+          fixes("ioredis", PLAIN_RELEASE, "del(this.key)", "this.key", "this.token"),
+        ),
+        {
+          messageId: "releasedNotAcquired",
+          line: 29,
+          column: 11,
+          data: {
+            lock: "the lock `this.key`",
+            acquireLine: "26",
+            exitKind: "throw",
+            exitLine: "26",
+            releaseLine: "29",
+          },
+        },
+      ],
+    },
+  ],
+});

@@ -3,9 +3,12 @@
 // which is no take-over and no sweep; an account's lock-out, stamped only on some paths, which is no lease; and a job
 // processor defined after a sweep, whose writes name the job's row, not the sweep's; a check made by the read's own
 // filter (a live holder only); a settings row named by a template that names a lock; a recovery whose outcome a `let`
-// chooses; and rows read in another state than the claim's. Each case is in our words.
+// chooses; rows read in another state than the claim's; a version compare-and-set, a lease taken over by the next
+// caller, an advisory lock before the check; an in-process release that tests the holder; a renewal helper whose
+// answer goes back to its caller. Each case is in our words.
 import atomicClaim from "../../rules/atomic-claim.js";
 import conditionalRecovery from "../../rules/conditional-recovery.js";
+import heartbeatAbort from "../../rules/heartbeat-abort.js";
 import ownerCheckedRelease from "../../rules/owner-checked-release.js";
 import requireStaleRecovery from "../../rules/require-stale-recovery.js";
 import { ruleTester } from "../rule-tester.js";
@@ -514,4 +517,97 @@ ruleTester.run("atomic-claim (blind-9: a check and a write under a transaction's
       ],
     },
   ],
+});
+
+/** A lease helper module: its renewal tells the caller whether the lease was extended, errors included. */
+const RENEWAL_ANSWERED = `const { randomUUID } = require("node:crypto");
+const { redis } = require("./redis");
+
+const EXTEND = \`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end\`;
+
+const extendLease = async (name, token, ms) => {
+  try {
+    const result = await redis.eval(EXTEND, 1, \`lease:\${name}\`, token, ms);
+    return result === 1;
+  } catch (error) {
+    console.error("extend failed", error);
+    return false;
+  }
+};
+
+const takeLease = async (name, ms) => {
+  const token = randomUUID();
+  const ok = await redis.set(\`lease:\${name}\`, token, "PX", ms, "NX");
+  if (ok !== "OK") return null;
+  return { token, extend: (more) => extendLease(name, token, more ?? ms) };
+};
+
+module.exports = { takeLease, extendLease };
+`;
+
+/** Room holds kept in memory: a release told the guest checks that the guest holds the room. */
+const ROOM_HOLDS = `class RoomHolds {
+  constructor() {
+    this.holds = new Map();
+  }
+
+  hold(roomId, guestId) {
+    const current = this.holds.get(roomId);
+    if (current && current.until > Date.now()) return false;
+    this.holds.set(roomId, { guestId, until: Date.now() + 10 * 60_000 });
+    return true;
+  }
+
+  release(roomId, guestId) {
+    if (guestId) {
+      const current = this.holds.get(roomId);
+      if (current && current.guestId !== guestId) return false;
+    }
+    return this.holds.delete(roomId);
+  }
+}
+
+module.exports = { RoomHolds };
+`;
+
+ruleTester.run(
+  "owner-checked-release (blind-9: releases that check the holder before they delete)",
+  ownerCheckedRelease,
+  {
+    valid: [
+      {
+        name: "an in-process release that leaves when another guest holds the room",
+        code: ROOM_HOLDS,
+      },
+    ],
+    invalid: [
+      {
+        name: "an in-process release by key alone frees the hold another guest took after this one expired",
+        code: ROOM_HOLDS.replace(/ {4}if \(guestId\) \{[\s\S]*?\n {4}\}\n/, ""),
+        errors: [
+          {
+            messageId: "tableRelease",
+            line: 14,
+            column: 12,
+            data: {
+              table: "this.holds",
+              acquireLine: "9",
+              expiry: "An expired entry counts as free",
+              expiryLine: "8",
+            },
+          },
+        ],
+      },
+    ],
+  },
+);
+
+ruleTester.run("heartbeat-abort (blind-9: a renewal's answer handed back to the caller)", heartbeatAbort, {
+  valid: [
+    {
+      name: "the handle's extend returns the helper's answer: a caught failure is reported as false to the caller",
+      code: RENEWAL_ANSWERED,
+    },
+  ],
+  invalid: [],
 });

@@ -235,6 +235,27 @@ function hasEquality(test: Node): boolean {
 }
 
 /**
+ * An `if` with an equality that leaves, nested in a statement before the node in its block (`if (userId) { if
+ * (lock.userId !== userId) return false; }` before the delete): the release checks the owner where it is told one
+ * (blind-9 BA04). In-process, nothing runs between that test and the delete.
+ */
+function leavesOnOwnerTest(node: Node): boolean {
+  for (let child: Node = node, p = node.parent; p && !isFunction(p); child = p, p = p.parent) {
+    if (p.type !== "BlockStatement" && p.type !== "Program") continue;
+    for (const stmt of p.body as Node[]) {
+      if (stmt.range[0] >= child.range[0]) break;
+      let found = false;
+      walk(stmt, (n) => {
+        if (n.type === "IfStatement" && exits(n.consequent) && hasEquality(n.test)) found = true;
+        return !found && !isFunction(n);
+      });
+      if (found) return true;
+    }
+  }
+  return false;
+}
+
+/**
  * The tests of the branches a node sits in, in its own function. Not `guardsOf`'s earlier early exits: an acquire's
  * expiry test (`if (held > now) return false`) is no condition of the release that follows it.
  */
@@ -354,7 +375,8 @@ export function buildLockTables(
         .filter((d) => !freedBy.has(d.node) && !inLoopOver(d.node, d.table, sourceCode))
         .map((op) => ({
           op,
-          ownerChecked: guardsOf(sourceCode, op.node, vocabulary).some((g) => hasEquality(g.test)),
+          ownerChecked:
+            guardsOf(sourceCode, op.node, vocabulary).some((g) => hasEquality(g.test)) || leavesOnOwnerTest(op.node),
         }));
       if (releases.length === 0) continue;
       const heldName = (name: string) => LOCK_NAME.test(name) || HOLD_VERB.test(name);

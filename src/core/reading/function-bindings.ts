@@ -22,7 +22,9 @@ type SourceCode = Readonly<TSESLint.SourceCode>;
 
 /**
  * An exported helper whose callers are all in other modules: what it returns is their business. A helper the
- * module calls itself is judged at that call (`void renewLease(name)` drops the answer).
+ * module calls itself is judged at that call (`void renewLease(name)` drops the answer), unless that call hands the
+ * answer straight back to its own caller (`extend: (ttl) => extendLock(name, token, ttl)` on the handle an exported
+ * acquire returns, `return renewLease(name)`): blind-9 B501.
  */
 export function helperOfOtherModules(
   sourceCode: Readonly<TSESLint.SourceCode>,
@@ -42,11 +44,19 @@ export function helperOfOtherModules(
           : callee.type === "MemberExpression" && !callee.computed && callee.property.type === "Identifier"
             ? callee.property.name
             : undefined;
-      if (named === name) called = true;
+      if (named === name && !handsBack(n)) called = true;
     }
     return true;
   });
   return !called;
+}
+
+/** The call's result is what its function returns: `return f()`, `return await f()`, `() => f()`. */
+function handsBack(call: Node): boolean {
+  let n: Node = call;
+  while (n.parent?.type === "AwaitExpression" || n.parent?.type === "TSAsExpression") n = n.parent;
+  const p = n.parent;
+  return p?.type === "ReturnStatement" || (p?.type === "ArrowFunctionExpression" && p.body === n);
 }
 
 /** A function with a body (units.ts's `isFunction` types also admit bodiless TS declarations). */

@@ -132,7 +132,9 @@ export function kvLocks(kv: KvFacts): Candidate[] {
       ttl: lock.ttl === "present" || lock.ttl === "separate" || lock.ttl === "unknown",
       try: true,
       ...(lock.expire ? { protocol: [lock.expire.node] } : {}),
-      ...(own.every((r) => r.kind !== "owner-checked") ? { uncheckedRelease: true } : {}),
+      // A GET-compare-DEL is a race of its own (owner-checked-release says so), but a caller that never took the
+      // key reads another's token there and deletes nothing (blind-9 B307).
+      ...(own.every((r) => r.kind !== "owner-checked" && r.kind !== "get-compare") ? { uncheckedRelease: true } : {}),
       ...(lock.acquire.batch ? { batch: lock.acquire.batch } : {}),
       collectedReleases: own.filter((r) => r.op.key.local?.collected).map((r) => r.op.node),
     });
