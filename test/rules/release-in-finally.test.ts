@@ -2233,3 +2233,77 @@ ruleTester.run("release-in-finally (pooled clients by declaration)", rule, {
     },
   ],
 });
+
+/**
+ * A flag set after a log line inside a `try` whose `catch` only logs (blind-9): ESLint forks to the `catch` from the
+ * log line, before the flag is set, so the way through the `catch` is walked from the `catch` itself.
+ */
+const FLAG_AFTER_LOG = `let syncing = false;
+
+export async function syncTick(fetchBatch: () => Promise<string[]>, push: (ids: string[]) => Promise<void>) {
+  if (syncing) {
+    console.log("previous sync still running");
+    return;
+  }
+  const ids = await fetchBatch();
+  try {
+    console.log(\`pushing \${ids.length} records\`);
+    syncing = true;
+    await push(ids);
+    syncing = false;
+  } catch (error) {
+    console.error("sync failed", error);
+  }
+}
+`;
+const FLAG_AFTER_LOG_FIXED = `let syncing = false;
+
+export async function syncTick(fetchBatch: () => Promise<string[]>, push: (ids: string[]) => Promise<void>) {
+  if (syncing) {
+    console.log("previous sync still running");
+    return;
+  }
+  const ids = await fetchBatch();
+  try {
+    console.log(\`pushing \${ids.length} records\`);
+    syncing = true;
+    try {
+      await push(ids);
+    } finally {
+      syncing = false;
+    }
+  } catch (error) {
+    console.error("sync failed", error);
+  }
+}
+`;
+
+ruleTester.run("release-in-finally (a catch reached from before the acquire)", rule, {
+  valid: [
+    { name: "released in a finally around the work", code: FLAG_AFTER_LOG_FIXED },
+    {
+      name: "released after the try, which the catch falls through to",
+      code: FLAG_AFTER_LOG.replace(
+        '    syncing = false;\n  } catch (error) {\n    console.error("sync failed", error);\n  }\n',
+        '  } catch (error) {\n    console.error("sync failed", error);\n  }\n  syncing = false;\n',
+      ),
+    },
+  ],
+  invalid: [
+    {
+      name: "the catch logs and falls off the end with the flag still set",
+      code: FLAG_AFTER_LOG,
+      errors: [
+        missed(
+          FLAG_AFTER_LOG,
+          "missedOnPath",
+          GUARD("syncing"),
+          "syncing = true",
+          null,
+          "    syncing = false",
+          FLAG_AFTER_LOG_FIXED,
+        ),
+      ],
+    },
+  ],
+});

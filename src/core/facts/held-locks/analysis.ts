@@ -63,6 +63,21 @@ function awaitHandled(
   return false;
 }
 
+/**
+ * The `catch` a rejected await lands in, when a `try` around it has one and no `finally` of it releases on the way
+ * (awaitHandled's order: the nearest `try` with a handler).
+ */
+function catchingClause(node: TSESTree.AwaitExpression, releases: ReadonlySet<Node>): TSESTree.CatchClause | undefined {
+  const fn = enclosingFunction(node);
+  for (let child: Node = node, p: Node | undefined = node.parent; p && p !== fn; child = p, p = p.parent) {
+    if (p.type !== "TryStatement" || p.block !== child) continue;
+    const finalizer = p.finalizer;
+    if (finalizer && [...releases].some((r) => within(r, finalizer))) return undefined;
+    if (p.handler) return p.handler;
+  }
+  return undefined;
+}
+
 /** Whether a call returns a promise, by what the module shows: an async function, `.then`, or awaited elsewhere. */
 function returnsPromise(
   sourceCode: SourceCode,
@@ -394,7 +409,21 @@ function analyse(
     releases.has(n) || tries.some((t) => within(n, t.block) || within(n, t.handler) || within(n, t.finalizer));
   let escapes: PathEscape[] = [];
   if (!c.skipPaths && paths.has(c.acquire)) {
-    const handled = (a: TSESTree.AwaitExpression) => awaitHandled(a, releases, c.protocol) || rejections.never(a);
+    const base = (a: TSESTree.AwaitExpression) => awaitHandled(a, releases, c.protocol) || rejections.never(a);
+    // A rejected await caught by a `catch` that ESLint forks to from before the acquire (the `try`'s first node that
+    // can throw came earlier: `try { log(); busy = true; await send(); busy = false } catch { log(e) }`): the path
+    // through that `catch` is walked from its own first node, and must pass a release too (blind-9 E505).
+    const viaCatch: PathEscape[] = [];
+    const walked = new Set<Node>();
+    const handled = (a: TSESTree.AwaitExpression) => {
+      const handler = catchingClause(a, releases);
+      if (handler && !walked.has(handler)) {
+        walked.add(handler);
+        const first = paths.firstIn(c.acquire, handler.body.range[0], handler.body.range[1]);
+        if (first) viaCatch.push(...paths.escapes(first, isRelease, base, true).escapes);
+      }
+      return base(a);
+    };
     // Queued on a batch, the acquire's outcome is the batch's result: where it is tested is where holding starts.
     const region = c.try
       ? heldRegion(sourceCode, queuedBatchExec(sourceCode, c.acquire, c.batch) ?? c.acquire)
@@ -406,7 +435,11 @@ function analyse(
       ? paths.escapes(start, isRelease, handled, region !== undefined && start !== c.acquire)
       : undefined;
     // A flag "reset" that no path from the set reaches (`else isFinished = false`) is state, not a release.
-    if (found && (found.reachesRelease || (c.kind !== "flag" && c.kind !== "table"))) escapes = found.escapes;
+    if (found && (found.reachesRelease || (c.kind !== "flag" && c.kind !== "table")))
+      escapes = [
+        ...found.escapes,
+        ...viaCatch.filter((v) => !found.escapes.some((e) => e.kind === v.kind && e.node === v.node)),
+      ];
     // A path that falls off the end after a covering `try` went through its `finally`.
     if (tries.length > 0) escapes = escapes.filter((e) => e.kind !== "end");
     // `catch (e) { if (lockValue) await release(key, lockValue); throw e }`: the way past the release is taken only
