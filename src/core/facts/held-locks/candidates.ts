@@ -124,6 +124,11 @@ export function kvLocks(kv: KvFacts): Candidate[] {
     const ended = (lock.endedBy ?? []).filter((o) => sameFunction(o.node, lock.acquire.node)).map((o) => o.node);
     const releases = [...own.map((r) => r.op.node), ...ended];
     if (own.length === 0) continue;
+    // A key with an expiry freed only in branches that leave early (`if (claim.via !== "redis") { await
+    // claim.release(); return skipped }`) and kept on the way that does the work: a mark held until it expires (a
+    // day's dedupe key), not a lock its holder forgot (blind-9 B602). Unknown either way: not a hold to release.
+    const fn = enclosingFunction(lock.acquire.node);
+    if (lock.ttl === "present" && releases.every((r) => inLeavingBranch(r, fn))) continue;
     out.push({
       kind: "kv",
       name: lock.acquire.key.opaque ? lock.acquire.key.text.slice(1, -1) : lock.acquire.key.text,
@@ -349,6 +354,21 @@ function inGivingUpBranch(node: Node, fn: Node | undefined): boolean {
     const rest = p.body.slice(p.body.indexOf(child as TSESTree.Statement) + 1);
     if (rest.some((s) => s.type === "ThrowStatement")) return true;
     return rest.some((s) => s.type === "ReturnStatement") && rest.some(makesError);
+  }
+  return false;
+}
+
+/**
+ * In a nested block of `fn` that leaves after it (`{ await release(); log(…); return empty; }`): a branch that gives
+ * up, not the function's own way through.
+ */
+function inLeavingBranch(node: Node, fn: Node | undefined): boolean {
+  let child: Node = node;
+  for (let p = node.parent; p && p !== fn; child = p, p = p.parent) {
+    if (p.type !== "BlockStatement") continue;
+    if (p.parent === fn || isFunction(p.parent as Node)) return false;
+    const rest = p.body.slice(p.body.indexOf(child as TSESTree.Statement) + 1);
+    return rest.some((st) => st.type === "ReturnStatement" || st.type === "ThrowStatement");
   }
   return false;
 }
