@@ -21,6 +21,8 @@ export default createRule({
     messages: {
       overwritingLock:
         "Q3 (is the claim race-safe?): this upsert takes the lock row in {{model}} by overwriting the row on its key whatever holds it (a conflict update with no condition): it never fails, so every caller takes the lock, while its holder still works too. Insert and let a conflict do nothing (ON CONFLICT DO NOTHING; PostgREST: ignoreDuplicates: true), treating no row written as held, or overwrite only an expired row (DO UPDATE … WHERE expires_at < now()).",
+      stampOnlyClaim:
+        "Q3 (is the claim race-safe?): this write is taken as a lock (the test at line {{checkLine}} lets the caller go on only when it returned the row), but it only stamps {{stamped}} on a {{model}} row that stays {{field}} = {{value}}: nothing its filter tests changes, so the next caller's write matches the same row and gets it too, and every caller goes on. Move the row in the same write to a state the filter excludes, or require the stamp to be older than a cutoff in the filter, so a second caller matches nothing.",
       lockFileCheckThenWrite:
         'Q3 (is the claim race-safe?): this {{operation}} writes the lock file {{path}} after a separate {{check}} at line {{checkLine}} found it {{found}}: two processes that both check before either writes both take the lock, and the later write replaces the first holder\'s. Create it in one step that fails when it exists, open(path, "wx") or writeFile(path, data, { flag: "wx" }), and treat EEXIST as held.',
       tableWaitThenTake:
@@ -51,6 +53,18 @@ export default createRule({
     return onLockFacts(context, (facts) => {
       for (const write of facts.overwritingLocks)
         context.report({ node: write.node, messageId: "overwritingLock", data: { model: write.model } });
+      for (const c of facts.stampOnlyClaims)
+        context.report({
+          node: c.write.node,
+          messageId: "stampOnlyClaim",
+          data: {
+            model: c.write.model,
+            field: c.field,
+            value: c.value,
+            stamped: c.stamped.join(", "),
+            checkLine: String(c.check.loc.start.line),
+          },
+        });
       for (const lock of facts.files) {
         if (!lock.checkedBy) continue;
         context.report({

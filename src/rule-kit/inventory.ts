@@ -133,6 +133,7 @@ const EMPTY_FACTS: LockFacts = {
   ownedLeaseReleases: [],
   keyDerivedHolders: [],
   overwritingLocks: [],
+  stampOnlyClaims: [],
   heldEffects: [],
   renewals: [],
   recoveriesOf: () => [],

@@ -611,3 +611,59 @@ ruleTester.run("heartbeat-abort (blind-9: a renewal's answer handed back to the 
   ],
   invalid: [],
 });
+
+/** Posts still `processing` taken one by one by bumping their `updated_at`, the result deciding who publishes. */
+const STAMP_AS_LOCK = `import { createClient } from "@supabase/supabase-js";
+
+const supabase = createClient(process.env.SUPABASE_URL!, process.env.SUPABASE_KEY!);
+
+export async function publishProcessing(publish: (post: unknown) => Promise<void>) {
+  const { data: posts } = await supabase.from("scheduled_posts").select("id").eq("status", "processing").limit(5);
+  for (const post of posts ?? []) {
+    const { data: lockedPost } = await supabase
+      .from("scheduled_posts")
+      .update({ updated_at: new Date().toISOString() })
+      .eq("id", post.id)
+      .eq("status", "processing")
+      .select()
+      .single();
+    if (!lockedPost) continue;
+    await publish(lockedPost);
+  }
+}
+`;
+
+ruleTester.run("atomic-claim (blind-9: a stamp taken as a lock)", atomicClaim, {
+  valid: [
+    {
+      name: "the stamp is required to be older than a cutoff: a second caller matches nothing",
+      code: STAMP_AS_LOCK.replace(
+        '.eq("status", "processing")\n      .select()',
+        '.eq("status", "processing")\n      .lt("updated_at", new Date(Date.now() - 5 * 60_000).toISOString())\n      .select()',
+      ),
+    },
+    {
+      name: "a touch whose result is not named as a lock is a heartbeat, not a claim",
+      code: STAMP_AS_LOCK.replaceAll("lockedPost", "fresh"),
+    },
+  ],
+  invalid: [
+    {
+      name: "every caller's bump matches the same processing row and returns it",
+      code: STAMP_AS_LOCK,
+      errors: [
+        {
+          messageId: "stampOnlyClaim",
+          line: 8,
+          data: {
+            model: "scheduled_posts",
+            field: "status",
+            value: "processing",
+            stamped: "updated_at",
+            checkLine: "15",
+          },
+        },
+      ],
+    },
+  ],
+});

@@ -3,7 +3,7 @@
  * and functions the facts walk.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
-import type { StateRead, StateWrite } from "./accesses.js";
+import type { Node, StateRead, StateWrite } from "./accesses.js";
 import type {
   Claim,
   HolderWrite,
@@ -64,6 +64,11 @@ export interface LockFacts {
    * from: the write never fails, so it excludes nobody.
    */
   readonly overwritingLocks: readonly StateWrite[];
+  /**
+   * Q3: conditional writes used as a lock that change nothing their filter tests: a row in an in-progress state
+   * only stamped with the clock, its result deciding whether the caller goes on (pairing/stamp-only-claims.ts).
+   */
+  readonly stampOnlyClaims: readonly StampOnlyClaim[];
   /** Q2: lease renewals (EXPIRE of a held key, library extends, heartbeat writes) and where their failure lands (renewals.ts). */
   readonly renewals: readonly Renewal[];
   /** The module's exported lock helpers, for the modules that import them (src/core/summaries/, the audit). */
@@ -136,4 +141,15 @@ export interface LockFacts {
 export interface ModuleShape {
   readonly calls: readonly TSESTree.CallExpression[];
   readonly functions: readonly TSESTree.FunctionLike[];
+}
+
+/** A write taken as a lock that only stamps a time on a row it leaves in `field` = `value` (stamp-only-claims.ts). */
+export interface StampOnlyClaim {
+  readonly write: StateWrite;
+  readonly field: string;
+  readonly value: string;
+  /** The columns it stamps with the clock. */
+  readonly stamped: readonly string[];
+  /** The test of its result that turns the caller away when it returned nothing. */
+  readonly check: Node;
 }

@@ -38,6 +38,7 @@ import { clears } from "./leases.js";
 import { findOwnedLeaseReleases } from "./owned-leases.js";
 import { findStaleScans } from "./stale-scans.js";
 import { overwritesLock } from "./lock-rows.js";
+import { findStampOnlyClaims } from "./stamp-only-claims.js";
 import { type Classified, classifyAgainst } from "./classification.js";
 import { buildForeignRecoveries, lockKeyText } from "./foreign-recoveries.js";
 import { holdsRow, isLockRow } from "../../model/claims.js";
@@ -217,6 +218,7 @@ export function buildFacts(
     rowReleases: classified.releases,
     ownedLeaseReleases: findOwnedLeaseReleases(mod.writes, claims, vocabulary),
     keyDerivedHolders: keyDerivedHolders(sourceCode, claims, vocabulary),
+    stampOnlyClaims: findStampOnlyClaims(mod),
     overwritingLocks: ((claimed) => mod.writes.filter((w) => overwritesLock(mod, w, claimed, heldBefore)))(
       new Set(claims.map((c) => c.write)),
     ),
