@@ -152,6 +152,10 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
       ...claim.write.assignments.filter((k) => sameField(k.field, f)).map((k) => mod.sourceCode.getText(k.valueNode)),
       ...picks.filter((p) => sameField(p.field, f)).map((p) => valueText(p.node)),
     ];
+    // The acquire's filter names its row by columns it does not write (`resourceId, lockType` of an upsert), not by a
+    // conflict test of what it writes (`holder = EXCLUDED.holder`).
+    const picksRow =
+      picks.length > 0 && picks.every((p) => !claim.write.assignments.some((k) => sameField(k.field, p.field)));
     return claim.write.assignments.some((a) => {
       if (!pinned.some((f) => sameField(f, a.field))) return false;
       if (a.value.kind !== "other" || sameField(a.field, claim.lock.field) || mod.vocabulary.isTimeField(a.field))
@@ -162,7 +166,7 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
       // the row found by `resourceId, lockType`: a release by `userId` frees only this user's rows, blind-9 C601),
       // or when the value is drawn fresh for this acquisition (`id: lockId` with `lockId` made from `Math.random()`
       // or a UUID): no other holder's row carries it (blind-8 CB07).
-      if (key.length === 0) return picks.length > 0 || drawnFresh(a.valueNode);
+      if (key.length === 0) return picksRow || drawnFresh(a.valueNode);
       return !key.includes(mod.sourceCode.getText(a.valueNode));
     });
   };
