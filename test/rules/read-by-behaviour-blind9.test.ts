@@ -240,6 +240,13 @@ ruleTester.run(
         name: "a settings row whose template key names no lock is no lock row",
         code: TEMPLATE_KEYED_ROW("last_run"),
       },
+      {
+        name: "a read of live holders that nothing tests before the upsert turns nobody away: no check",
+        code: LIVE_READ_THEN_UPSERT("{ recordId, editorId }").replace(
+          "  if (current && String(current.editorId) !== String(editorId)) return { ok: false, by: current.editorId };\n",
+          "  console.log(current);\n",
+        ),
+      },
     ],
     invalid: [
       {

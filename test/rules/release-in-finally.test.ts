@@ -2313,7 +2313,7 @@ ruleTester.run("release-in-finally (a catch reached from before the acquire)", r
  * send, kept by the way that sends. A mark held until it expires, not a lock forgotten; the same key freed after the
  * send, except on one early return, is a lock with a missed release.
  */
-const DIGEST_MARK = `import Redis from "ioredis";
+const DIGEST = (body: string) => `import Redis from "ioredis";
 
 const redis = new Redis();
 const DAY_MS = 26 * 60 * 60 * 1000;
@@ -2322,47 +2322,26 @@ export async function sendDailyDigest(day: string, primaryReachable: () => boole
   const key = \`digest:lock:\${day}\`;
   const taken = await redis.set(key, "1", "PX", DAY_MS, "NX");
   if (taken !== "OK") return "already-sent";
-  if (!primaryReachable()) {
+${body}
+}
+`;
+const DIGEST_MARK = DIGEST(`  if (!primaryReachable()) {
     await redis.del(key);
     return "deferred";
   }
   await send();
-  return "sent";
-}
-`;
-const DIGEST_LOCK = `import Redis from "ioredis";
-
-const redis = new Redis();
-const DAY_MS = 26 * 60 * 60 * 1000;
-
-export async function sendDailyDigest(day: string, primaryReachable: () => boolean, send: () => Promise<void>) {
-  const key = \`digest:lock:\${day}\`;
-  const taken = await redis.set(key, "1", "PX", DAY_MS, "NX");
-  if (taken !== "OK") return "already-sent";
-  await send();
+  return "sent";`);
+const DIGEST_LOCK = DIGEST(`  await send();
   if (!primaryReachable()) return "unconfirmed";
   await redis.del(key);
-  return "sent";
-}
-`;
-const DIGEST_LOCK_FIXED = `import Redis from "ioredis";
-
-const redis = new Redis();
-const DAY_MS = 26 * 60 * 60 * 1000;
-
-export async function sendDailyDigest(day: string, primaryReachable: () => boolean, send: () => Promise<void>) {
-  const key = \`digest:lock:\${day}\`;
-  const taken = await redis.set(key, "1", "PX", DAY_MS, "NX");
-  if (taken !== "OK") return "already-sent";
-  try {
+  return "sent";`);
+const DIGEST_LOCK_FIXED = DIGEST(`  try {
     await send();
     if (!primaryReachable()) return "unconfirmed";
   } finally {
     await redis.del(key);
   }
-  return "sent";
-}
-`;
+  return "sent";`);
 
 ruleTester.run("release-in-finally (a key freed only by the branch that gives up)", rule, {
   valid: [{ name: "a dedupe mark with an expiry, freed only when the send is deferred", code: DIGEST_MARK }],

@@ -347,15 +347,10 @@ export function flagLocks(
  * `{ busy = false; throw err; }`): the rest of the block throws, or makes an error and returns.
  */
 function inGivingUpBranch(node: Node, fn: Node | undefined): boolean {
-  let child: Node = node;
-  for (let p = node.parent; p && p !== fn; child = p, p = p.parent) {
-    if (p.type !== "BlockStatement") continue;
-    if (p.parent === fn || isFunction(p.parent as Node)) return false;
-    const rest = p.body.slice(p.body.indexOf(child as TSESTree.Statement) + 1);
-    if (rest.some((s) => s.type === "ThrowStatement")) return true;
-    return rest.some((s) => s.type === "ReturnStatement") && rest.some(makesError);
-  }
-  return false;
+  const rest = restOfBranch(node, fn);
+  if (!rest) return false;
+  if (rest.some((s) => s.type === "ThrowStatement")) return true;
+  return rest.some((s) => s.type === "ReturnStatement") && rest.some(makesError);
 }
 
 /**
@@ -363,14 +358,18 @@ function inGivingUpBranch(node: Node, fn: Node | undefined): boolean {
  * up, not the function's own way through.
  */
 function inLeavingBranch(node: Node, fn: Node | undefined): boolean {
+  return (restOfBranch(node, fn) ?? []).some((st) => st.type === "ReturnStatement" || st.type === "ThrowStatement");
+}
+
+/** The statements after `node` in the innermost nested block of `fn` around it; none at the function's own level. */
+function restOfBranch(node: Node, fn: Node | undefined): Node[] | undefined {
   let child: Node = node;
   for (let p = node.parent; p && p !== fn; child = p, p = p.parent) {
     if (p.type !== "BlockStatement") continue;
-    if (p.parent === fn || isFunction(p.parent as Node)) return false;
-    const rest = p.body.slice(p.body.indexOf(child as TSESTree.Statement) + 1);
-    return rest.some((st) => st.type === "ReturnStatement" || st.type === "ThrowStatement");
+    if (p.parent === fn || isFunction(p.parent as Node)) return undefined;
+    return p.body.slice(p.body.indexOf(child as TSESTree.Statement) + 1);
   }
-  return false;
+  return undefined;
 }
 
 /** The statement makes an error (`new Error(…)`, `new ValidationError(…)`) outside any nested function. */

@@ -28,7 +28,7 @@ import {
   unwrap,
 } from "../../reading/values.js";
 import { isReset } from "./vocabulary.js";
-import { picksByText } from "./lock-rows.js";
+import { picksLockName } from "./lock-rows.js";
 import { Module } from "./module.js";
 import { allBranchesExclude, comparesValueRead } from "./state-claims.js";
 import { isOverride, clears, isBareClock } from "./leases.js";
@@ -52,9 +52,7 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   if (
     claim.kind === "keyed-row" &&
     !branches.every((b) =>
-      claim.nameText === undefined
-        ? pins(b, claim.lock.field, claim.lock.value)
-        : picksByText(mod, b, claim.lock.field, claim.nameText),
+      picksLockName(mod, b, { field: claim.lock.field, value: claim.lock.value, text: claim.nameText }),
     )
   )
     return;

@@ -3,9 +3,9 @@
  * JS check judged the lease expired; what clears a lease column; and an operator's override, which frees a lock on
  * purpose.
  */
-import type { Assignment, Node, StateWrite } from "../../model/accesses.js";
+import type { Assignment, Node, StateRead, StateWrite } from "../../model/accesses.js";
 import { predicateValue } from "../../model/accesses.js";
-import type { Check, Claim, LockKey, TimePredicate } from "../../model/claims.js";
+import type { Check, Claim, Guard, LockKey, TimePredicate } from "../../model/claims.js";
 import {
   agePredicates,
   identityFields,
@@ -327,9 +327,9 @@ export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
  */
 function readsLiveLease(
   mod: Module,
-  read: ReturnType<Module["earlierReads"]>[number],
+  read: StateRead,
   stamps: readonly Assignment[],
-  between: readonly { readonly test: unknown }[],
+  between: readonly Guard[],
 ): TimePredicate[] {
   const branches = toBranches(read.filter);
   if (branches.length === 0 || branches.some(isOpaque)) return [];
@@ -346,7 +346,7 @@ function readsLiveLease(
   if (live.some((l) => l.length === 0)) return [];
   const result = resultBinding(read.node);
   const uses = (result && findVariable(mod.sourceCode, result)?.references.map((r) => r.identifier)) ?? [];
-  if (!between.some((g) => uses.some((id) => contains(g.test as Node, id)))) return [];
+  if (!between.some((g) => uses.some((id) => contains(g.test, id)))) return [];
   return live.flat();
 }
 

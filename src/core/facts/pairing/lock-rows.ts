@@ -143,8 +143,22 @@ function templateName(mod: Module, pred: Predicate): string | undefined {
   return namesALock(head) ? mod.sourceCode.getText(node) : undefined;
 }
 
+/**
+ * The branch picks the keyed lock row by its name: `field` pinned to the constant `value`, or compared with the
+ * template whose source is `text` when the name is made at run time.
+ */
+export function picksLockName(
+  mod: Module,
+  branch: Branch,
+  name: { readonly field: string; readonly value: StaticValue; readonly text?: string | undefined },
+): boolean {
+  return name.text === undefined
+    ? pins(branch, name.field, name.value)
+    : picksByText(mod, branch, name.field, name.text);
+}
+
 /** The branch compares `field` with the template whose source is `text`. */
-export function picksByText(mod: Module, branch: Branch, field: string, text: string): boolean {
+function picksByText(mod: Module, branch: Branch, field: string, text: string): boolean {
   return branch.some(
     (a) =>
       !("opaque" in a) &&
@@ -164,11 +178,9 @@ export function findKeyedLockRow(mod: Module, write: StateWrite): Claim[] {
   if (write.effect === "delete" || write.assignments.length === 0) return [];
   const name = lockName(mod, mod.branchesOf(write));
   if (!name) return [];
-  const picks = (b: Branch) =>
-    name.text === undefined ? pins(b, name.field, name.value) : picksByText(mod, b, name.field, name.text);
   const read = mod.earlierReads(write.node, write.model).find((r) => {
     const branches = toBranches(r.filter);
-    return branches.length > 0 && branches.every((b) => !isOpaque(b) && picks(b));
+    return branches.length > 0 && branches.every((b) => !isOpaque(b) && picksLockName(mod, b, name));
   });
   if (!read) return [];
   const lock: LockKey = {
