@@ -968,3 +968,37 @@ app.post("/jobs/:id/cancel", async (req) => {
     }),
   ],
 });
+
+// A boolean no flag word names is a flag by what the module does with it (issue 35): set true only where it is not,
+// and set back on the same document by the same function after its work. Set once and never given back, it is a
+// transition, not a lock.
+const REFRESHING = `import { Collection } from "mongodb";
+declare const feeds: Collection;
+export async function refreshFeed(feedId: string) {
+  const taken = await feeds.updateOne({ _id: feedId, isRefreshing: { $ne: true } }, { $set: { isRefreshing: true } });
+  if (taken.modifiedCount === 0) return;
+  const items = await pullItems(feedId);
+  await feeds.updateOne({ _id: feedId }, { $set: { isRefreshing: false, items, status: "fresh" } });
+}
+`;
+
+ruleTester.run("require-stale-recovery", requireStaleRecovery, {
+  valid: [
+    {
+      name: "a one-way compare-and-set of a boolean: archived once, never given back",
+      code: REFRESHING.replaceAll("isRefreshing", "isArchived").replace(
+        "isArchived: false, items",
+        "archivedItems: items",
+      ),
+    },
+  ],
+  invalid: [
+    {
+      name: "a boolean held across the work by compare-and-set and cleared after, whatever it is called",
+      code: REFRESHING,
+      errors: [
+        { messageId: "missingRecovery", line: 4, data: { model: "feeds", field: "isRefreshing", value: "true" } },
+      ],
+    },
+  ],
+});

@@ -82,27 +82,56 @@ export function withLeasedValues(base: ResolvedVocabulary, accesses: readonly St
 }
 
 /**
- * The module's vocabulary with its qualified processing flags: a boolean field named by a flag word and more
- * (`isProcessingVideo`, `syncingContacts`, `lockedForExport`) that a write of the module sets true only where it is
- * not true already (every branch of its filter excludes true: `{ isProcessingVideo: { $ne: true } }`). That
- * compare-and-set is a flag's claim whatever follows the flag word (blind-8 CC01); the bare words stay the
- * vocabulary's, and a field no write takes that way keeps its name's meaning.
+ * The module's vocabulary with its qualified processing flags: a boolean field a write of the module sets true only
+ * where it is not true already (every branch of its filter excludes true: `{ isProcessingVideo: { $ne: true } }`),
+ * when either its name says so (a flag word and more: `isProcessingVideo`, `syncingContacts`, `lockedForExport`;
+ * blind-8 CC01) or the same function, after awaiting work, sets it back on the same row by identity (`isUpdating`
+ * taken where false, the item rebuilt, then cleared by key): that compare-and-set held across work is a flag's claim
+ * whatever the field is called, as `withValuesHeldAcrossWork` reads a status. The bare words stay the vocabulary's,
+ * and a field no write takes that way keeps its name's meaning (a one-way `isPaid` set where false is no flag).
  */
 export function withQualifiedFlags(base: ResolvedVocabulary, accesses: readonly StateAccess[]): ResolvedVocabulary {
+  const writes = accesses.filter((a): a is StateWrite => a.access === "write");
   const flags = new Set<string>();
-  for (const w of accesses) {
-    if (w.access !== "write" || w.effect === "insert" || w.effect === "delete") continue;
+  for (const w of writes) {
+    if (w.effect === "insert" || w.effect === "delete") continue;
     for (const a of w.assignments) {
       if (a.value.kind !== "static" || a.value.value.value !== true || base.isFlagField(a.field)) continue;
-      const name = normalizeName(a.field).replace(/^(?:is|has)/, "");
-      if (!base.raw.flagFields.some((f) => name.startsWith(normalizeName(f).replace(/^is/, "")))) continue;
       const branches = toBranches(w.filter);
-      if (branches.length > 0 && branches.every((b) => excludes(b, a.field, { value: true })))
-        flags.add(normalizeName(a.field));
+      if (branches.length === 0 || !branches.every((b) => excludes(b, a.field, { value: true }))) continue;
+      const name = normalizeName(a.field).replace(/^(?:is|has)/, "");
+      const named = base.raw.flagFields.some((f) => name.startsWith(normalizeName(f).replace(/^is/, "")));
+      if (named || movedOffAfterWork(w, a.field, { value: true }, writes)) flags.add(normalizeName(a.field));
     }
   }
   if (flags.size === 0) return base;
   return { ...base, isFlagField: (field) => base.isFlagField(field) || flags.has(normalizeName(field)) };
+}
+
+/**
+ * A later write of the same function, after `w1` has awaited something, moves the row by identity in the same model
+ * off `value` of `field` to another static value: the holder's own release of what `w1` took.
+ */
+function movedOffAfterWork(w1: StateWrite, field: string, value: StaticValue, writes: readonly StateWrite[]): boolean {
+  const fn = enclosingFunction(w1.node);
+  const model = normalizeModel(w1.model);
+  const byIdentity = (w: StateWrite) => {
+    const branches = toBranches(w.filter);
+    return branches.length > 0 && branches.every((b) => identityFields(b).length > 0);
+  };
+  return writes.some(
+    (w2) =>
+      w2 !== w1 &&
+      enclosingFunction(w2.node) === fn &&
+      w2.node.range[0] > w1.node.range[1] &&
+      normalizeModel(w2.model) === model &&
+      byIdentity(w2) &&
+      !beforeAnyWait(w1.node, w2.node) &&
+      runsAfter(w1.node, w2.node) &&
+      w2.assignments.some(
+        (b) => sameField(b.field, field) && b.value.kind === "static" && !sameValue(b.value.value, value),
+      ),
+  );
 }
 
 /** The branch admits only in-progress values of `field` (`status = 'processing'`, `status IN ('running', …)`). */
@@ -141,10 +170,6 @@ export function withValuesHeldAcrossWork(
   accesses: readonly StateAccess[],
 ): ResolvedVocabulary {
   const writes = accesses.filter((a): a is StateWrite => a.access === "write");
-  const byIdentity = (w: StateWrite) => {
-    const branches = toBranches(w.filter);
-    return branches.length > 0 && branches.every((b) => identityFields(b).length > 0);
-  };
   const held = new Set<string>();
   for (const w1 of writes) {
     if (w1.effect === "insert" || w1.effect === "delete") continue;
@@ -159,22 +184,9 @@ export function withValuesHeldAcrossWork(
       // Rows taken only from an in-progress value (`status = 'publishing'` moved to `partial` once its lease lapsed)
       // are handed back, not held: V is where work waits for its next holder (blind-9 F407).
       if (branches.every((b) => onlyInProgress(b, a.field, base))) continue;
+      if (!movedOffAfterWork(w1, a.field, { value: v }, writes)) continue;
       const fn = enclosingFunction(w1.node);
       const model = normalizeModel(w1.model);
-      const movedOff = writes.some(
-        (w2) =>
-          w2 !== w1 &&
-          enclosingFunction(w2.node) === fn &&
-          w2.node.range[0] > w1.node.range[1] &&
-          normalizeModel(w2.model) === model &&
-          byIdentity(w2) &&
-          !beforeAnyWait(w1.node, w2.node) &&
-          runsAfter(w1.node, w2.node) &&
-          w2.assignments.some(
-            (b) => sameField(b.field, a.field) && b.value.kind === "static" && !sameValue(b.value.value, { value: v }),
-          ),
-      );
-      if (!movedOff) continue;
       // Anyone else acting on rows in V (a worker taking them, an admin approving one by id) makes V a state of the
       // workflow, not a hold: only the holder's own later writes may select by it.
       const own = (o: StateAccess) =>
