@@ -1,6 +1,7 @@
 /** Every recognizer the inventory runs. Adding a store means adding its file here; no rule changes. */
 import type { Recognizer } from "./recognizer.js";
 import { drizzleRecognizer } from "./drizzle/drizzle.js";
+import { dynamodbRecognizer } from "./dynamodb/dynamodb.js";
 import { firestoreRecognizer } from "./firestore.js";
 import { lockTableRecognizer } from "./lock-table.js";
 import { lockFilesRecognizer } from "./lock-files.js";
@@ -33,6 +34,8 @@ import { typeormRecognizer } from "./typeorm/typeorm.js";
  * call only when the module made the document reference it is given (`db.collection("jobs").doc(id)`), and a
  * transaction's `tx.update(ref, data)` would otherwise look like a two-argument `update(criteria, values)`. TypeORM before MikroORM, whose
  * EntityManager shares `find(Entity, …)` and `insert(Entity, …)`: TypeORM's options (`{ where }`) are its own.
+ * DynamoDB before the ORMs too: it takes only requests whose parameters name a table (`TableName`), which no ORM's
+ * `update(…)`/`put(…)` options do.
  */
 export const recognizers: readonly Recognizer[] = [
   sqlRecognizer,
@@ -42,6 +45,7 @@ export const recognizers: readonly Recognizer[] = [
   fsRecognizer,
   lockFilesRecognizer,
   firestoreRecognizer,
+  dynamodbRecognizer,
   payloadRecognizer,
   strapiRecognizer,
   prismaRecognizer,

@@ -93,6 +93,11 @@ export interface StateWrite {
    * row is updated (`filter` says when); `error`: the insert throws and the caller treats that as "taken".
    */
   readonly onConflict?: "ignore" | "update" | "error";
+  /**
+   * For an insert guarded by a unique key, that key's fields where the code names them (DynamoDB's
+   * `attribute_not_exists(lockId)`): what names the lock, whatever the field is called, and so never its owner.
+   */
+  readonly conflictKey?: readonly string[];
   /** Made after a locking read of the same model in the same unit: the rows it names are held (facts/pairing/). */
   readonly underLock?: boolean;
   /**

@@ -189,8 +189,13 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
     const u = unwrap(n);
     return mod.sourceCode.getText(u.type === "Property" ? (u.value as Node) : u);
   };
+  // An owner column by name, unless it is the key the acquire's insert is unique on: a lock item keyed `lockId`
+  // is named by it, so a release by `lockId` alone frees whoever holds the lock now.
+  const conflictKey = claim.write.conflictKey ?? [];
+  const ownerNamed = (b: Branch) =>
+    identityFields(b).some((f) => mod.vocabulary.isOwnerField(f) && !conflictKey.some((k) => sameField(k, f)));
   const ownerChecked = branches.every(
-    (b) => ownerPinned(b, undefined, mod.vocabulary) || identityFields(b).some(stamped) || ownRow(b) || acquirerOwns(b),
+    (b) => ownerNamed(b) || identityFields(b).some(stamped) || ownRow(b) || acquirerOwns(b),
   );
   out.releases.push({ write, claim, ownerChecked });
 }
