@@ -2,7 +2,7 @@ import type { Node } from "../src/core/model/accesses.js";
 import type { Recovery } from "../src/core/model/claims.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
-import { checkData, claimData, fileCall, filterSite, lockData, staleBasis } from "../src/rule-kit/messages.js";
+import { checkData, claimData, fileCall, lockData, staleBasis } from "../src/rule-kit/messages.js";
 import { describeKey } from "../src/core/reading/keys.js";
 import { describeRowFilter } from "../src/core/model/describe.js";
 import { formatValue } from "../src/core/model/names.js";
@@ -66,11 +66,15 @@ export default createRule({
           });
         }
       }
+      // A recovery is reported where it is made: for one a module helper makes at a call (`updateJob(row.id, {
+      // status: "pending" })` in a sweep), at that call, since the helper's other calls are no recovery and the fix
+      // (re-checking the state and the age) belongs to the sweep.
+      const site = (write: Recovery["write"]): Node => write.node;
       const seen = new Set<Node>();
       // A claim of this module names its line; a sweep of claims made elsewhere names only the lock.
       const report = (recovery: Recovery, sweep: boolean): void => {
         const flaw = recovery.flaws[0]!;
-        seen.add(filterSite(recovery.write));
+        seen.add(site(recovery.write));
         const target = recovery.write.assignments.find((a) => a.field === recovery.lock.field);
         const data = {
           ...(sweep ? lockData(recovery.lock) : claimData(recovery.claim)),
@@ -83,7 +87,7 @@ export default createRule({
             ? recovery.write.addPredicate?.(recovery.lock.field, "eq", recovery.lock.valueText)
             : undefined;
         context.report({
-          node: filterSite(recovery.write),
+          node: site(recovery.write),
           messageId:
             isLockRow(recovery.claim) && flaw === "check-in-js" && !sweep
               ? "lockRowCheckInJs"
@@ -101,18 +105,14 @@ export default createRule({
         });
       };
       for (const recovery of facts.recoveries) {
-        if (recovery.flaws.length > 0 && !seen.has(filterSite(recovery.write))) report(recovery, false);
+        if (recovery.flaws.length > 0 && !seen.has(site(recovery.write))) report(recovery, false);
       }
       // A sweeper of claims made elsewhere (a cron job, a queue module's `resetStale`). A reset with no age test is
       // reported there only when a scheduler runs it again and again (`cron.schedule("*/15 * * * *", …)`): once, at
       // boot, every holder of a single instance is dead.
       for (const sweep of facts.sweeps()) {
         const flaw = sweep.flaws[0];
-        if (
-          !flaw ||
-          seen.has(filterSite(sweep.write)) ||
-          (flaw === "missing-time" && !runsRepeatedly(filterSite(sweep.write)))
-        )
+        if (!flaw || seen.has(site(sweep.write)) || (flaw === "missing-time" && !runsRepeatedly(site(sweep.write))))
           continue;
         report(sweep, true);
       }

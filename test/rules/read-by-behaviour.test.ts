@@ -944,3 +944,63 @@ ruleTester.run(
     ],
   },
 );
+
+// Issue 35, from blind-10's first sight: a module helper handed a data object (`patchExport(id, { status })`) whose
+// row object gains its fields after it is made (`if (patch.status !== undefined) row.status = patch.status`). Each
+// call stores what its object gives, and a recovery made through it is reported at the call in the sweep, where the
+// re-check belongs; a call that passes no status (`{ progress }`) recovers nothing.
+const PATCH_HELPER = `import { createClient } from "@supabase/supabase-js";
+const db = createClient(process.env.SUPABASE_URL!, process.env.SUPABASE_KEY!);
+export async function claimExport(id: string) {
+  const { data } = await db.from("exports").update({ status: "rendering" }).eq("id", id).eq("status", "queued").select();
+  return data?.length === 1;
+}
+async function patchExport(id: string, patch: { status?: string; progress?: number }) {
+  const row: Record<string, unknown> = { updated_at: new Date().toISOString() };
+  if (patch.status !== undefined) row.status = patch.status;
+  if (patch.progress !== undefined) row.progress = patch.progress;
+  await db.from("exports").update(row).eq("id", id);
+}
+export async function reportProgress(id: string, progress: number) {
+  await patchExport(id, { progress });
+}
+export async function requeueStuck() {
+  const cutoff = new Date(Date.now() - 15 * 60_000).toISOString();
+  const { data: stuck } = await db.from("exports").select("id").eq("status", "rendering").lt("updated_at", cutoff);
+  for (const row of stuck ?? []) {
+    await patchExport(row.id, %CALL%);
+  }
+}
+`;
+
+ruleTester.run("conditional-recovery", conditionalRecovery, {
+  valid: [
+    {
+      name: "the helper called with no status from the sweep: nothing is handed back",
+      code: PATCH_HELPER.replace("%CALL%", "{ progress: 0 }"),
+    },
+  ],
+  invalid: [
+    {
+      name: "a sweep that hands rows back through a helper given a data object, by id only",
+      code: PATCH_HELPER.replace("%CALL%", '{ status: "queued" }'),
+      errors: [
+        {
+          messageId: "checkInJs",
+          line: 20,
+          column: 11,
+          data: {
+            model: "exports",
+            field: "status",
+            value: "rendering",
+            claimLine: "4",
+            target: "queued",
+            rowFilter: "id",
+            checkedWhere: "with a separate read",
+            checkLine: "18",
+          },
+        },
+      ],
+    },
+  ],
+});

@@ -7,7 +7,7 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { AssignedValue, Assignment, Node } from "../model/accesses.js";
 import { isClockValue } from "./clock.js";
-import { evaluate, keyName } from "./values.js";
+import { evaluate, findVariable, keyName } from "./values.js";
 
 export function assignedValue(sourceCode: Readonly<TSESLint.SourceCode>, node: Node): AssignedValue {
   if (isClockValue(sourceCode, node)) return { kind: "now" };
@@ -34,13 +34,43 @@ export function objectAssignments(
   read: PropertyReading = {},
 ): Assignment[] {
   const out: Assignment[] = [];
+  const add = (key: string | undefined, value: Node, node: Node) => {
+    const field = key === undefined ? undefined : read.field ? read.field(key) : key;
+    if (!field) return;
+    const stored = read.value ? read.value(value) : { value: assignedValue(sourceCode, value), valueNode: value };
+    if (stored) out.push({ field, value: stored.value, node, valueNode: stored.valueNode });
+  };
   for (const p of object.properties) {
     if (p.type !== "Property") continue;
-    const key = keyName(p.key, p.computed);
-    const field = key === undefined ? undefined : read.field ? read.field(key) : key;
-    if (!field) continue;
-    const stored = read.value ? read.value(p.value) : { value: assignedValue(sourceCode, p.value), valueNode: p.value };
-    if (stored) out.push({ field, value: stored.value, node: p, valueNode: stored.valueNode });
+    add(keyName(p.key, p.computed), p.value as Node, p);
+  }
+  for (const m of memberWrites(sourceCode, object)) add(m.key, m.value, m.node);
+  return out;
+}
+
+/**
+ * The properties a binding's object gains after it is made: `const data = { updated_at: now };` then
+ * `if (patch.status !== undefined) data.status = patch.status;`. A write that stores `data` may store each of them
+ * (a conditional one too: where it is set, it is stored), so each is an assignment of its own. Only plain
+ * assignments to a named member of the binding count; a member nobody can name (`data[key] = v`) adds nothing.
+ */
+function memberWrites(
+  sourceCode: Readonly<TSESLint.SourceCode>,
+  object: TSESTree.ObjectExpression,
+): { key: string; value: Node; node: Node }[] {
+  const decl = object.parent;
+  if (decl?.type !== "VariableDeclarator" || decl.init !== object || decl.id.type !== "Identifier") return [];
+  const variable = findVariable(sourceCode, decl.id);
+  if (!variable) return [];
+  const out: { key: string; value: Node; node: Node }[] = [];
+  for (const ref of variable.references) {
+    const member = ref.identifier.parent;
+    if (member?.type !== "MemberExpression" || member.object !== ref.identifier) continue;
+    const assignment = member.parent;
+    if (assignment?.type !== "AssignmentExpression" || assignment.left !== member || assignment.operator !== "=")
+      continue;
+    const key = member.property.type === "PrivateIdentifier" ? undefined : keyName(member.property, member.computed);
+    if (key !== undefined) out.push({ key, value: assignment.right as Node, node: assignment as Node });
   }
   return out;
 }

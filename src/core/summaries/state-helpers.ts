@@ -1,6 +1,8 @@
 /**
  * State writes made through a module's own helper whose values are its parameters: `updateStatus(id, status)` that
- * runs `UPDATE sms_queue SET status = $1 WHERE id = $2`, called as `this.updateStatus(sms.id, "processing")`. The
+ * runs `UPDATE sms_queue SET status = $1 WHERE id = $2`, called as `this.updateStatus(sms.id, "processing")`, or the
+ * properties of a data object it is handed (`updateJob(id, patch)` storing `patch.status`, called as
+ * `updateJob(row.id, { status: "pending" })`: a property the call's object does not have is not stored). The
  * helper's write stores no known value (its status is whatever the caller passes), so it claims nothing where it is
  * written; each call that passes a known value is that write, made where the call is. An instance is the helper's
  * write with every parameter replaced by the call's argument (its value read in place, its node the argument), at the
@@ -13,11 +15,18 @@
  * every call shares.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-import type { Assignment, Condition, Node, StateAccess, StateWrite } from "../model/accesses.js";
+import {
+  predicateValue,
+  type Assignment,
+  type Condition,
+  type Node,
+  type StateAccess,
+  type StateWrite,
+} from "../model/accesses.js";
 import { assignedValue } from "../reading/assignments.js";
 import { calledFunction } from "../reading/calls.js";
 import { enclosingFunction, functionName } from "../reading/units.js";
-import { evaluate, findVariable, unwrap } from "../reading/values.js";
+import { evaluate, findProperty, findVariable, keyName, objectLiteral, unwrap } from "../reading/values.js";
 import { walk } from "../reading/walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -35,6 +44,30 @@ function parameterIndex(sourceCode: SourceCode, fn: Fn, node: Node): number | un
     return id.type === "Identifier" && id.name === n.name;
   });
   return i >= 0 ? i : undefined;
+}
+
+/**
+ * The parameter and property a value is read from when the helper is handed a data object (`patch.status` of
+ * `updateJob(id, patch)`), or undefined.
+ */
+function parameterProperty(sourceCode: SourceCode, fn: Fn, node: Node): { index: number; key: string } | undefined {
+  const n = unwrap(node);
+  if (n.type !== "MemberExpression" || n.computed || n.property.type !== "Identifier") return undefined;
+  const index = parameterIndex(sourceCode, fn, n.object as Node);
+  return index === undefined ? undefined : { index, key: n.property.name };
+}
+
+/**
+ * What a call's data object gives `key`: its property's value, `absent` where the object, read whole, has none (the
+ * helper's `if (patch.status !== undefined)` skips it, and a store leaves an undefined field alone), or undefined
+ * where the object cannot be read whole (a parameter, a spread).
+ */
+function argumentProperty(sourceCode: SourceCode, arg: Node, key: string): Node | "absent" | undefined {
+  const object = objectLiteral(sourceCode, arg);
+  if (!object || object.properties.some((p) => p.type !== "Property" || keyName(p.key, p.computed) === undefined))
+    return undefined;
+  const property = findProperty(object, key);
+  return property ? (property.value as Node) : "absent";
 }
 
 /** The write's condition with parameters replaced by the call's arguments; undefined where one is missing. */
@@ -55,12 +88,13 @@ function instantiateCondition(
       return item && { kind: "not", item };
     }
     case "pred": {
-      const i = c.node && parameterIndex(sourceCode, fn, c.node);
+      const i = parameterIndex(sourceCode, fn, predicateValue(c));
       if (i === undefined) return c;
       const arg = args[i];
       if (!arg || arg.type === "SpreadElement") return undefined;
       const v = evaluate(sourceCode, arg);
-      return { ...c, node: arg, values: c.op === "eq" || c.op === "ne" ? (v ? [v] : undefined) : c.values };
+      // The call's argument is what the row is named by now (`row.id` for the helper's `jobId`).
+      return { ...c, node: arg, value: arg, values: c.op === "eq" || c.op === "ne" ? (v ? [v] : undefined) : c.values };
     }
     default:
       return c;
@@ -74,6 +108,20 @@ function instance(sourceCode: SourceCode, fn: Fn, write: StateWrite, call: TSEST
   const assignments: Assignment[] = [];
   for (const a of write.assignments) {
     const i = parameterIndex(sourceCode, fn, a.valueNode);
+    const fromObject = i === undefined ? parameterProperty(sourceCode, fn, a.valueNode) : undefined;
+    if (fromObject) {
+      const arg = args[fromObject.index];
+      const given = arg && arg.type !== "SpreadElement" ? argumentProperty(sourceCode, arg, fromObject.key) : undefined;
+      if (given === "absent") continue;
+      if (!given) {
+        assignments.push(a);
+        continue;
+      }
+      const value = assignedValue(sourceCode, given);
+      if (value.kind !== "other") known = true;
+      assignments.push({ field: a.field, value, node: given, valueNode: given });
+      continue;
+    }
     if (i === undefined) {
       assignments.push(a);
       continue;
@@ -114,7 +162,10 @@ export function stateHelperInstances(sourceCode: SourceCode, accesses: readonly 
     if (a.access !== "write" || a.effect === "delete" || a.madeBy) continue;
     const fn = enclosingFunction(a.node);
     if (!fn || functionName(fn) === undefined) continue;
-    if (!a.assignments.some((x) => parameterIndex(sourceCode, fn, x.valueNode) !== undefined)) continue;
+    const fromParameter = (x: Assignment) =>
+      parameterIndex(sourceCode, fn, x.valueNode) !== undefined ||
+      parameterProperty(sourceCode, fn, x.valueNode) !== undefined;
+    if (!a.assignments.some(fromParameter)) continue;
     helpers.set(fn, [...(helpers.get(fn) ?? []), a]);
   }
   if (helpers.size === 0) return [];
