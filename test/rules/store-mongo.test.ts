@@ -4,6 +4,7 @@
 // deletes, and lock documents inserted under a unique `_id` with E11000 caught.
 import atomicClaim from "../../rules/atomic-claim.js";
 import conditionalRecovery from "../../rules/conditional-recovery.js";
+import heartbeatAbort from "../../rules/heartbeat-abort.js";
 import progressBasedStaleness from "../../rules/progress-based-staleness.js";
 import requireFencing from "../../rules/require-fencing.js";
 import requireStaleRecovery from "../../rules/require-stale-recovery.js";
@@ -998,6 +999,119 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
       code: REFRESHING,
       errors: [
         { messageId: "missingRecovery", line: 4, data: { model: "feeds", field: "isRefreshing", value: "true" } },
+      ],
+    },
+  ],
+});
+
+// From blind-10's first sight (issue 35): a lease kept inside an embedded document, recovered by a branch for rows
+// without one; a lock document the store can expire (a TTL index on a time ahead of now) and renewed by the id its
+// acquisition drew.
+const LEASED_TASKS = (claimSets: string) => `const Task = require("./task.model");
+async function claimTask(worker, leaseMs) {
+  return Task.findOneAndUpdate({ state: "waiting" }, { $set: { state: "running", ${claimSets} } }, { new: true });
+}
+async function requeueExpired() {
+  const now = new Date();
+  await Task.updateMany(
+    { state: "running", $or: [{ "lease.expiresAt": { $exists: false } }, { "lease.expiresAt": { $lt: now } }] },
+    { $set: { state: "waiting" }, $unset: { lease: "" } },
+  );
+}
+module.exports = { claimTask, requeueExpired };
+`;
+
+const TTL_LOCK = `import { Collection, ObjectId } from "mongodb";
+declare const locks: Collection;
+export async function takeLock(name: string): Promise<ObjectId | null> {
+  const id = new ObjectId();
+  try {
+    await locks.insertOne({ _id: id, name, expireAt: new Date(Date.now() + 120_000) });
+    return id;
+  } catch {
+    return null;
+  }
+}
+export async function extendLock(name: string, id: ObjectId): Promise<boolean> {
+  const res = await locks.updateOne({ _id: id, name }, { $set: { expireAt: new Date(Date.now() + 120_000) } });
+  return res.matchedCount === 1;
+}
+export async function dropLock(name: string, id: ObjectId) {
+  await locks.deleteOne({ _id: id, name });
+}
+`;
+
+ruleTester.run("conditional-recovery", conditionalRecovery, {
+  valid: [
+    {
+      name: "a branch for rows without the lease the claim always sets finds no holder's row",
+      code: LEASED_TASKS("lease: { worker, expiresAt: new Date(Date.now() + leaseMs) }"),
+      languageOptions: javascript,
+    },
+  ],
+  invalid: [
+    {
+      name: "the same branch where the claim sets no lease takes every running task",
+      code: LEASED_TASKS("worker"),
+      languageOptions: javascript,
+      errors: [
+        {
+          messageId: "missingTime",
+          line: 7,
+          column: 9,
+          data: {
+            ...claimed("Task", "state", "running", 3),
+            target: "waiting",
+            rowFilter: "its filter",
+            checkedWhere: "",
+            checkLine: "",
+          },
+          suggestions: [],
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("require-stale-recovery", requireStaleRecovery, {
+  valid: [
+    { name: "a lock document with a time ahead of now, which a TTL index elsewhere may expire", code: TTL_LOCK },
+    {
+      name: "a schema here that declares the TTL on that time",
+      code: `import mongoose from "mongoose";
+const Lock = mongoose.model("Lock", new mongoose.Schema({ _id: String, expireAt: { type: Date, expires: 0 } }));
+export async function takeLock(name: string) {
+  try {
+    await Lock.create({ _id: name, expireAt: new Date(Date.now() + 60_000) });
+    return true;
+  } catch (error) {
+    if ((error as { code?: number }).code === 11000) return false;
+    throw error;
+  }
+}`,
+    },
+  ],
+  invalid: [
+    {
+      name: "the same lock document with no time at all",
+      code: TTL_LOCK.replace(", expireAt: new Date(Date.now() + 120_000) });", " });"),
+      errors: [{ messageId: "missingExpiry", line: 6, data: { model: "locks" } }],
+    },
+  ],
+});
+
+ruleTester.run("heartbeat-abort", heartbeatAbort, {
+  valid: [{ name: "renewed by the id the acquisition drew: a new holder's document has another", code: TTL_LOCK }],
+  invalid: [
+    {
+      name: "renewed by the lock's name alone: it succeeds on a new holder's document",
+      code: TTL_LOCK.replace("{ _id: id, name }, { $set", "{ name }, { $set"),
+      errors: [
+        {
+          messageId: "unfencedHeartbeat",
+          line: 13,
+          data: { lock: "the claimed locks row", where: "claimed at line 6", rowFilter: "name" },
+        },
       ],
     },
   ],

@@ -27,10 +27,10 @@ import type { ResolvedVocabulary } from "../model/settings.js";
 import { identityFields, toBranches, type Branch } from "../model/conditions.js";
 import { describeKey, keyShape, sameKey } from "../reading/keys.js";
 import { comparedGet } from "./kv-pairing/value-checks.js";
-import { normalizeModel, sameValue } from "../model/names.js";
+import { normalizeModel, sameField, sameValue } from "../model/names.js";
 import { calleeName, contains } from "../reading/ast.js";
 import { functionName } from "../reading/units.js";
-import { findVariable, getConstInit, keyName, unwrap } from "../reading/values.js";
+import { drawnFresh, findVariable, getConstInit, keyName, unwrap } from "../reading/values.js";
 import { outer, isLoop, Flow, chainCallOf } from "../reading/rejection-flow.js";
 import { enclosingFn, isFn } from "../reading/function-bindings.js";
 import { isLockRow } from "../model/claims.js";
@@ -273,11 +273,19 @@ function onLockLostRenewal(flow: Flow, sourceCode: SourceCode, op: LibraryLockOp
  * `workerId`, whether the value is a parameter or a module constant), or pins the claimed status (on any lifecycle
  * field: a raw-SQL claim of `"Job_Status"` and a Prisma heartbeat on `status` are one column), or cannot be read.
  */
-function fenced(branch: Branch, claim: Claim, vocabulary: ResolvedVocabulary): boolean {
+function fenced(sourceCode: SourceCode, branch: Branch, claim: Claim, vocabulary: ResolvedVocabulary): boolean {
   return branch.some((a) => {
     if ("opaque" in a) return true;
     if (a.op !== "eq" && a.op !== "in") return false;
     if (vocabulary.isOwnerField(a.pred.field)) return true;
+    // A lock row's field its insert filled with a value drawn for that acquisition (`_id: new ObjectId()`): the
+    // row is this holder's own, and a new holder's is another (blind-10 C8c05).
+    if (
+      isLockRow(claim) &&
+      claim.write.effect === "insert" &&
+      claim.write.assignments.some((x) => sameField(x.field, a.pred.field) && drawnFresh(sourceCode, x.valueNode))
+    )
+      return true;
     return (
       !isLockRow(claim) &&
       vocabulary.isStateField(a.pred.field) &&
@@ -318,7 +326,7 @@ function databaseRenewals(
       facts.claims.find((c) => normalizeModel(c.lock.model) === normalizeModel(write.model));
     if (!claim) continue;
     if (!flow.timerDriven(write.node) && !RENEWAL_NAME.test(namedUnit(write.node) ?? "")) continue;
-    const owned = branches.every((b) => fenced(b, claim, vocabulary));
+    const owned = branches.every((b) => fenced(flow.sourceCode, b, claim, vocabulary));
     const signal = failureSignal(write);
     const fields = [...new Set(branches.flatMap((b) => identityFields(b)))];
     out.push({

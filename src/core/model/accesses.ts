@@ -98,6 +98,13 @@ export interface StateWrite {
    * `attribute_not_exists(lockId)`): what names the lock, whatever the field is called, and so never its owner.
    */
   readonly conflictKey?: readonly string[];
+  /**
+   * For an insert into a store that can delete documents itself once a time they hold has passed (a MongoDB TTL
+   * index, DynamoDB's time to live): the fields the write sets to a time ahead of now (`deleteAt: new Date(Date.now()
+   * + 180_000)`). Whether the store is told to is in its index or table settings, not in the code: a lock row with
+   * one may well expire, so nobody says it never does.
+   */
+  readonly storeExpiry?: readonly string[];
   /** Made after a locking read of the same model in the same unit: the rows it names are held (facts/pairing/). */
   readonly underLock?: boolean;
   /**

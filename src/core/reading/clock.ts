@@ -110,6 +110,20 @@ export function isClockReading(node: Node): boolean {
  * `new Date(Date.now() + ttl)`, itself or as the `const` it is read from: an instant ahead of the clock (an expiry),
  * where `isClockReading` sees a reading of it.
  */
+/**
+ * An instant or an epoch number ahead of the clock: `readsClockAhead`'s dates, and a sum with a clock reading
+ * (`Date.now() + ttl`, `Math.floor(Date.now() / 1000) + 86_400`).
+ */
+export function readsTimeAhead(sourceCode: SourceCode, node: Node): boolean {
+  if (readsClockAhead(sourceCode, node)) return true;
+  const n = unwrap(node);
+  return (
+    n.type === "BinaryExpression" &&
+    n.operator === "+" &&
+    (readsClock(sourceCode, n.left as Node) || readsClock(sourceCode, n.right as Node))
+  );
+}
+
 export function readsClockAhead(sourceCode: SourceCode, node: Node): boolean {
   let n = unwrap(node);
   if (n.type === "Identifier") {

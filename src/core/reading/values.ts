@@ -769,3 +769,23 @@ export function iterationSource(sourceCode: SourceCode, node: Node): TSESTree.Id
   }
   return undefined;
 }
+
+/**
+ * A value drawn fresh for each call, itself or as the `const` it is read from: a random or unique id
+ * (`randomUUID()`, `nanoid()`, `cuid()`, `ulid()`, `Math.random()`, `new ObjectId()` with no argument). No other
+ * caller holds it, so a row written with it is this call's own.
+ */
+export function drawnFresh(sourceCode: SourceCode, node: Node): boolean {
+  const u = unwrap(node);
+  const init = u.type === "Identifier" ? getConstInit(sourceCode, u) : u;
+  if (init === undefined || init.type === "TSEnumDeclaration") return false;
+  const n = unwrap(init);
+  if (n.type === "NewExpression" && n.arguments.length === 0 && calleeText(n) === "ObjectId") return true;
+  return /\b(?:random\w*|randomUUID|uuid\w*|nanoid|cuid2?|ulid|createId)\s*\(/i.test(sourceCode.getText(n));
+}
+
+function calleeText(n: TSESTree.NewExpression): string | undefined {
+  const c = unwrap(n.callee as Node);
+  if (c.type === "Identifier") return c.name;
+  return c.type === "MemberExpression" && !c.computed && c.property.type === "Identifier" ? c.property.name : undefined;
+}

@@ -25,6 +25,7 @@ import type { Condition, Node, StateAccess } from "../../core/model/accesses.js"
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { calleeName, methodOf } from "../../core/reading/ast.js";
 import { definitionOf, unwrap } from "../../core/reading/values.js";
+import { readsTimeAhead } from "../../core/reading/clock.js";
 import {
   condition,
   itemAssignments,
@@ -111,6 +112,7 @@ function access(
     const assignments = itemAssignments(ctx, params);
     if (!assignments) return undefined;
     const split = cond && splitAbsence(cond);
+    const ahead = assignments.filter((a) => readsTimeAhead(ctx.sourceCode, a.valueNode)).map((a) => a.field);
     const onConflict = split?.absent && split.replaces.length === 0 && !legacy ? "error" : "update";
     const replaces =
       split === undefined
@@ -124,6 +126,8 @@ function access(
       effect: "insert",
       onConflict,
       ...(split && split.key.length > 0 ? { conflictKey: split.key } : {}),
+      // Time to live may delete the item once that time has passed (storeExpiry).
+      ...(ahead.length > 0 ? { storeExpiry: ahead } : {}),
       filter: and([...(onConflict === "update" ? replaces : []), legacy]),
       assignments,
     };

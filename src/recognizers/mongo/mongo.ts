@@ -38,6 +38,7 @@ import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { isFunction } from "../../core/reading/units.js";
 import { methodOf } from "../../core/reading/ast.js";
 import { catchesDuplicate } from "../../core/reading/failures.js";
+import { readsTimeAhead } from "../../core/reading/clock.js";
 import { evaluate, findProperty, keyName, unwrap } from "../../core/reading/values.js";
 import {
   STORE,
@@ -404,8 +405,14 @@ export const mongoRecognizer: Recognizer = {
       if (operation === "create" && (!receiver.mongooseModel || BUILTINS.has(receiver.model))) return undefined;
       const doc = objectOf(ctx, first);
       if (!doc || isForeignBag(doc)) return undefined;
-      return write(model, operation, call, EMPTY, parseDocument(ctx, doc), {
+      const stored = parseDocument(ctx, doc);
+      const ahead = ttlMayApply(ctx.sourceCode.text)
+        ? stored.filter((a) => readsTimeAhead(ctx.sourceCode, a.valueNode)).map((a) => a.field)
+        : [];
+      return write(model, operation, call, EMPTY, stored, {
         effect: "insert",
+        // A TTL index may delete the document once that time has passed (storeExpiry, ttlMayApply).
+        ...(ahead.length > 0 ? { storeExpiry: ahead } : {}),
         ...(catchesDuplicateKey(ctx, call) ? { onConflict: "error" as const } : {}),
         staleRowsDelete: (spec: StaleRowsSpec) => staleRowsDelete(ctx, callee.object, spec),
       });
@@ -413,3 +420,13 @@ export const mongoRecognizer: Recognizer = {
     return undefined;
   },
 };
+
+/**
+ * Whether a TTL index may delete this module's documents by a time they hold: one is declared here
+ * (`expireAfterSeconds`, a schema path's `expires`), or the collection's schema and indexes are not here at all. A
+ * module that defines its schema (`new Schema({ … })`) and declares no TTL shows there is none.
+ */
+function ttlMayApply(text: string): boolean {
+  if (/expireAfterSeconds|\bexpires\s*:/.test(text)) return true;
+  return !/\bnew\s+(?:mongoose\.)?Schema\s*[(<]/.test(text);
+}

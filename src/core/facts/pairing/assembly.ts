@@ -259,6 +259,8 @@ export function buildFacts(
       (byClaim.get(claim) ?? []).length > 0 ||
       handedOut(claim) !== undefined ||
       leaseTakenOver(claim) ||
+      // A lock row the store itself may delete once its time has passed: unknown, not "never" (blind-10 C8c05).
+      (isLockRow(claim) && (claim.write.storeExpiry?.length ?? 0) > 0) ||
       recoveredByDirective(sourceCode, claim.write.node) !== undefined,
     stampedOnlyByClaims: (model, field) => stampedOnly(model, field, false),
     stampedOnlyAtCreationOrClaim: (model, field) => stampedOnly(model, field, true),

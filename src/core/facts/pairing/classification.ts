@@ -2,6 +2,7 @@
  * The module's other writes read against each claim: a recovery (with its flaws), a holder write, or a lock row's
  * release.
  */
+import type { TSESTree } from "@typescript-eslint/utils";
 import type { Assignment, Node, StateRead, StateWrite, StaticValue } from "../../model/accesses.js";
 import { predicateValue } from "../../model/accesses.js";
 import type { Check, Claim, HolderWrite, Recovery, RecoveryFlaw, RowRelease, StaleScan } from "../../model/claims.js";
@@ -21,8 +22,9 @@ import { enclosingFunction, isFunction, unitOf } from "../../reading/units.js";
 import { oldWhenTrue } from "../../reading/guards.js";
 import {
   findVariable,
-  getConstInit,
+  drawnFresh as drawnFreshValue,
   iterationSource,
+  keyName,
   resultBinding,
   staticChoices,
   unwrap,
@@ -176,15 +178,7 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
     const scope = findVariable(mod.sourceCode, u)?.scope.type;
     return scope !== undefined && scope !== "module" && scope !== "global";
   };
-  const drawnFresh = (n: Node) => {
-    const u = unwrap(n);
-    const init = u.type === "Identifier" ? getConstInit(mod.sourceCode, u) : undefined;
-    return (
-      init !== undefined &&
-      init.type !== "TSEnumDeclaration" &&
-      /\b(?:random\w*|randomUUID|uuid\w*|nanoid|cuid2?|ulid|createId)\s*\(/i.test(mod.sourceCode.getText(init))
-    );
-  };
+  const drawnFresh = (n: Node) => unwrap(n).type === "Identifier" && drawnFreshValue(mod.sourceCode, n);
   const valueText = (n: Node) => {
     const u = unwrap(n);
     return mod.sourceCode.getText(u.type === "Property" ? (u.value as Node) : u);
@@ -384,7 +378,9 @@ export function classifyAgainst(
   const opaque = branches.some(isOpaque);
   const pinned = branches.every((b) => pins(b, field, value));
   const ages = branches.map((b) => agePredicates(b, mod.vocabulary));
-  const timed = ages.every((a) => a.length > 0);
+  // A branch for rows without a field the claim always stamps (`lease.lease_until` absent, where the claim sets
+  // `lease: { lease_until }`) finds no row a holder has: it needs no age test (blind-10 F8b05).
+  const timed = ages.every((a, i) => a.length > 0 || findsNoHeldRow(branches[i]!, claim.write));
   const timePredicates = ages.flat();
   const identified = branches.every((b) => identityFields(b).some((f) => !sameField(f, field)));
   const resets = targets.some((t) => isReset(t, claim.lock, mod.vocabulary));
@@ -427,4 +423,35 @@ export function classifyAgainst(
     return;
   }
   if (pinned && resets && !opaque) recovery(["missing-time"]);
+}
+
+/**
+ * The branch admits only rows where a field is absent (`{ "lease.lease_until": { $exists: false } }`, `locked_at IS
+ * NULL`) that the claim sets to a value on every row it takes, directly or inside an object it stores
+ * (`lease: { owner, lease_until }`): no row a holder has matches it.
+ */
+function findsNoHeldRow(branch: Branch, claim: StateWrite): boolean {
+  const stamps = (field: string) =>
+    claim.assignments.some((a) => {
+      if (a.value.kind === "static" && a.value.value.value === null) return false;
+      if (sameField(a.field, field)) return true;
+      if (!field.startsWith(`${a.field}.`)) return false;
+      let n: Node | undefined = unwrap(a.valueNode);
+      for (const key of field.slice(a.field.length + 1).split(".")) {
+        if (n?.type !== "ObjectExpression") return false;
+        const p: TSESTree.ObjectLiteralElement | undefined = n.properties.find(
+          (q) => q.type === "Property" && keyName(q.key, q.computed) === key,
+        );
+        n = p?.type === "Property" ? unwrap(p.value as Node) : undefined;
+      }
+      return n !== undefined && !(n.type === "Literal" && n.value === null);
+    });
+  return branch.some(
+    (atom) =>
+      !("opaque" in atom) &&
+      atom.op === "eq" &&
+      atom.pred.values?.length === 1 &&
+      atom.pred.values[0]!.value === null &&
+      stamps(atom.pred.field),
+  );
 }
