@@ -1116,3 +1116,48 @@ ruleTester.run("heartbeat-abort", heartbeatAbort, {
     },
   ],
 });
+
+// A flag marked once when its time comes (blind-10, issue 35): the check guards only the mark, and what follows runs
+// the same either way, so nobody is turned away and nothing is held. Where the check turns a second caller away, the
+// same flag is a lock taken in two steps.
+const MARK_ONCE = (after: string) => `import mongoose from "mongoose";
+const Poll = mongoose.model("Poll");
+export async function openPoll(pollId, now) {
+  const poll = await Poll.findById(pollId);
+  if (!poll.isLocked && now >= poll.closesAt) {
+    poll.isLocked = true;
+    await poll.save();
+  }${after}
+  return poll;
+}
+`;
+
+ruleTester.run("atomic-claim", atomicClaim, {
+  valid: [
+    { name: "a flag marked once: the check guards the mark alone", code: MARK_ONCE(""), languageOptions: javascript },
+  ],
+  invalid: [
+    {
+      name: "the same flag when the check turns the second caller away",
+      code: MARK_ONCE(" else {\n    return null;\n  }").replace(
+        "!poll.isLocked && now >= poll.closesAt",
+        "!poll.isLocked",
+      ),
+      languageOptions: javascript,
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 7,
+          data: {
+            model: "Poll",
+            field: "isLocked",
+            value: "true",
+            claimLine: "7",
+            checkedWhere: "in JavaScript",
+            checkLine: "5",
+          },
+        },
+      ],
+    },
+  ],
+});

@@ -23,6 +23,7 @@ import { findVariable, getConstInit, iterationSource, resultBinding, unwrap } fr
 import { calledFunction } from "../../reading/calls.js";
 import { enclosingFunction, functionName } from "../../reading/units.js";
 import { walk } from "../../reading/walk.js";
+import { contains } from "../../reading/ast.js";
 import { isLockAssignment } from "./vocabulary.js";
 import { Module } from "./module.js";
 import { findCheckedInsert, findInsertClaim } from "./lock-rows.js";
@@ -128,6 +129,7 @@ export function findStateClaims(mod: Module, write: StateWrite): Claim[] {
       if (takeover) claims.push({ kind: "status", write, lock, assignment, takeover });
       continue;
     }
+    if (value.value === true && marksOnly(write, check)) continue;
     // Checked under a row lock (a locking read of the row in the same unit): nobody can change the row in between.
     if (write.underLock || branches.every((b) => ownerPinned(b, field, mod.vocabulary)))
       claims.push({ kind: "status", write, lock, assignment, takeover: [] });
@@ -284,4 +286,27 @@ function rowRead(mod: Module, value: Node, model: string): StateRead | undefined
     n = unwrap(init);
   }
   return undefined;
+}
+
+/**
+ * The check guards only the mark itself: `if (!quiz.isLocked && now >= match.startTime) { quiz.isLocked = true; await
+ * quiz.save(); }` with no `else`, and the code after runs the same whether the mark was made or was there already.
+ * Nothing is held across work and nobody is turned away: a flag set once, not a lock (blind-10 C8c03). A check
+ * that turns the second caller away (`if (doc.isSending) return;`) or guards work besides the write is a claim, and
+ * so is a status moved to a value that says work is under way (a worker elsewhere acts on it).
+ */
+function marksOnly(write: StateWrite, check: Check): boolean {
+  if (check.kind !== "if") return false;
+  const test = check.node;
+  const branch = test.parent;
+  if (branch?.type !== "IfStatement" || branch.test !== test || branch.alternate) return false;
+  if (!contains(branch.consequent, write.node)) return false;
+  const body = branch.consequent.type === "BlockStatement" ? branch.consequent.body : [branch.consequent];
+  return body.every((stmt) => {
+    if (stmt.type !== "ExpressionStatement") return false;
+    if (contains(stmt, write.node)) return true;
+    const e = stmt.expression;
+    // The document's fields set before the write that saves them (`quiz.isLocked = true`).
+    return e.type === "AssignmentExpression" && e.left.type === "MemberExpression";
+  });
 }
