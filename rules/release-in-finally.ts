@@ -250,8 +250,14 @@ export default createRule<
     const sourceCode = context.sourceCode;
     const ttlLocks = context.options[0]?.ttlLocks !== false;
     return onLockFacts(context, (facts) => {
+      // One call of a helper that takes the same lock on either of two clients (`upstash.set(…, { nx })` or
+      // `ioredis.set(…, "NX")`) holds one lock: one finding (blind-10 B8b11).
+      const seen = new Set<string>();
       for (const lock of facts.held) {
         if (lock.ttl && !ttlLocks) continue;
+        const key = `${lock.acquire.range[0]}:${describe(lock)}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
         const adv = lock.advisory;
         if (adv) {
           // Through a helper of another module: its pool, named where it lives.
