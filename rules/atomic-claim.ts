@@ -122,8 +122,15 @@ export default createRule({
             // A keyed lock row has no status to add to the filter: the fix is a different write.
             context.report({ node: claim.write.node, messageId: "checkThenTake", data });
             continue;
-          case "inserted-row":
           case "status":
+            // A take-over decided in JavaScript (`if (age > STALE) take it`): the write must stay able to take an
+            // aged hold, so the fix is a condition on the age (or the holder), not on the value; no edit is offered.
+            if (claim.takeover.length > 0) {
+              context.report({ node: claim.write.node, messageId: "checkThenLease", data });
+              continue;
+            }
+            break;
+          case "inserted-row":
             break;
           default:
             unreachable(claim);

@@ -199,7 +199,8 @@ export interface ResolvedVocabulary {
   readonly raw: Vocabulary;
   /** A lifecycle field: named in `stateFields` or ending in one (`syncState`, `job_status`). */
   isStateField(field: string): boolean;
-  /** A processing flag: named in `flagFields`, with or without an `is` prefix. */
+  /** A processing flag: named in `flagFields`, with or without an `is` prefix, or qualified by a word before one that
+   * names work under way (`syncInProgress`). */
   isFlagField(field: string): boolean;
   /** An in-progress value, of `field` when given (a module may hold a row in a value of one field only). */
   isInProgressValue(value: string, field?: string): boolean;
@@ -235,9 +236,15 @@ function resolveVocabulary(raw: Vocabulary): ResolvedVocabulary {
   const owner = nameSet(raw.ownerFields);
   const state = [...nameSet(raw.stateFields)];
   const flags = new Set([...nameSet(raw.flagFields)].map((f) => f.replace(/^is/, "")));
+  // Flag words that name work under way (`inProgress`, `running`, `syncing`), not a state (`locked`, `claimed`):
+  // a field that ends in one says the same of what it qualifies (`syncInProgress`, `exportRunning`; blind-10 C8c10).
+  const underWay = [...flags].filter((f) => /(?:ing|inprogress|busy)$/.test(f));
   return {
     raw,
-    isFlagField: (field) => flags.has(normalizeName(field).replace(/^is/, "")),
+    isFlagField: (field) => {
+      const n = normalizeName(field).replace(/^is/, "");
+      return flags.has(n) || underWay.some((w) => n.length > w.length && n.endsWith(w));
+    },
     isStateField: (field) => {
       const n = normalizeName(field);
       return state.some((name) => n === name || n.endsWith(name));

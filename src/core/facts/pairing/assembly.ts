@@ -143,10 +143,13 @@ export function buildFacts(
     claims.some(
       (c) =>
         c !== claim &&
-        c.kind === "lease" &&
         c.takeover.length > 0 &&
         normalizeModel(c.write.model) === normalizeModel(claim.write.model) &&
-        claim.write.assignments.some((a) => sameField(a.field, c.lock.field) && !clears(a)),
+        (c.kind === "lease"
+          ? claim.write.assignments.some((a) => sameField(a.field, c.lock.field) && !clears(a))
+          : // Another write takes the same hold over once it has aged (`if (age > STALE) take it`): a dead
+            // holder's flag is taken over there, whichever write set it (blind-10 C8c09).
+            sameField(c.lock.field, claim.lock.field) && sameValue(c.lock.value, claim.lock.value)),
     );
   const handedOut = (claim: Claim): StateRead | undefined => {
     const { field, value } = claim.lock;

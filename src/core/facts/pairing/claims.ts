@@ -66,11 +66,16 @@ function isLogging(node: Node): boolean {
 export function findClaims(mod: Module, write: StateWrite): Claim[] {
   if (gatesNothing(write.node)) return [];
   const claims = findStateClaims(mod, write);
-  if (claims.length > 0) return claims;
+  // A flag taken over on an age test in JavaScript (`jsTakeover`) is the lease reading's where the write also stamps
+  // the time it judges: that reading names the lease by its time, so it comes first.
+  const takenInJs = (c: Claim) => c.kind === "status" && c.takeover.length > 0 && c.check !== undefined;
+  if (claims.length > 0 && !claims.every(takenInJs)) return claims;
   const lease = findLeaseClaim(mod, write);
   if (lease.length > 0) return lease;
   const keyed = findKeyedLockRow(mod, write);
-  return keyed.length > 0 ? keyed : findCheckedLease(mod, write);
+  if (keyed.length > 0) return keyed;
+  const checked = findCheckedLease(mod, write);
+  return checked.length > 0 ? checked : claims;
 }
 
 /**

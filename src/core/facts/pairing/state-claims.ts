@@ -16,7 +16,7 @@ import {
   toBranches,
   type Branch,
 } from "../../model/conditions.js";
-import { pathCondition } from "../../reading/guards.js";
+import { oldWhenTrue, pathCondition } from "../../reading/guards.js";
 import { normalizeModel, sameValue, sameField } from "../../model/names.js";
 import { normalizeName } from "../../model/settings.js";
 import { findVariable, getConstInit, iterationSource, resultBinding, unwrap } from "../../reading/values.js";
@@ -127,6 +127,14 @@ export function findStateClaims(mod: Module, write: StateWrite): Claim[] {
       // only one taker's compare-and-set wins.
       const takeover = casTakeover(mod, write, field, value, branches);
       if (takeover) claims.push({ kind: "status", write, lock, assignment, takeover });
+      else {
+        // The same take-over with no compare-and-set: `if (meta.syncInProgress) { if (age > STALE) { update by id;
+        // return true } return false }`. It takes an expired hold, but two takers that read together both win
+        // (blind-10 C8c09:74): a take-over, and a check made apart from the write.
+        const taken = jsTakeover(mod, write, field, value, branches);
+        if (taken)
+          claims.push({ kind: "status", write, lock, assignment, takeover: taken.takeover, check: taken.check });
+      }
       continue;
     }
     if (value.value === true && marksOnly(write, check)) continue;
@@ -177,6 +185,30 @@ function casTakeover(
     return undefined;
   const out = aging.flatMap((g) => g.timeFields.map((f) => ({ field: f, node: g.test as Node })));
   return out.length > 0 ? out : undefined;
+}
+
+/**
+ * A take-over decided in JavaScript and written without a compare-and-set: the way to the write passes a test in
+ * JavaScript that the hold has aged (its old side). Undefined otherwise.
+ */
+function jsTakeover(
+  mod: Module,
+  write: StateWrite,
+  field: string,
+  value: StaticValue,
+  branches: readonly Branch[],
+): { takeover: TimePredicate[]; check: Check } | undefined {
+  // Flags only (a status moved on an age test is a recovery's), and not where the write cannot race: made under a
+  // row lock, or pinned to the holder or to a value read (a compare-and-set on a version).
+  if (value.value !== true || write.underLock) return undefined;
+  if (branches.some((b) => ownerPinned(b, field, mod.vocabulary) || comparesValueRead(b))) return undefined;
+  // The age tests on the way to the write (every way to it passes them: they enclose it or exit before it).
+  const aging = mod.guards(write).filter((g) => g.judgesAge && oldWhenTrue(mod.sourceCode, g.test) !== g.negated);
+  if (aging.length === 0) return undefined;
+  const takeover = aging.flatMap((g) => g.timeFields.map((f) => ({ field: f, node: g.test as Node })));
+  if (takeover.length === 0) return undefined;
+  const first = aging[0]!;
+  return { takeover, check: { kind: "if", node: first.test, timeFields: takeover } };
 }
 
 /** A JS check or an earlier read on the way to `write` that excludes `field = value`. */

@@ -1,0 +1,97 @@
+// Real code of blind-10's first sight (issue 35) read by what it does, in our words: a flag named by what it
+// qualifies (`catalogSyncInProgress`) and taken over in JavaScript once its holder's start has aged. The take-over is
+// the stale path of every claim of that flag (no "never recovered" finding), and is itself a check made apart from
+// its write; the plain claim beside it is a check-then-act.
+import atomicClaim from "../../rules/atomic-claim.js";
+import requireStaleRecovery from "../../rules/require-stale-recovery.js";
+import { ruleTester } from "../rule-tester.js";
+
+const CATALOG_SYNC = `import { PrismaClient } from "@prisma/client";
+const prisma = new PrismaClient();
+const STALE_MS = 10 * 60 * 1000;
+export async function startCatalogSync(shopId: string): Promise<boolean> {
+  const shop = await prisma.shop.findUniqueOrThrow({ where: { id: shopId } });
+  if (shop.catalogSyncInProgress) {
+    if (Date.now() - shop.catalogSyncStartedAt.getTime() > STALE_MS) {
+      await prisma.shop.update({ where: { id: shopId }, data: { catalogSyncInProgress: true, catalogSyncStartedAt: new Date() } });
+      return true;
+    }
+    return false;
+  }
+  await prisma.shop.update({ where: { id: shopId }, data: { catalogSyncInProgress: true } });
+  return true;
+}
+export async function finishCatalogSync(shopId: string) {
+  await prisma.shop.update({ where: { id: shopId }, data: { catalogSyncInProgress: false } });
+}
+`;
+
+ruleTester.run("require-stale-recovery", requireStaleRecovery, {
+  valid: [{ name: "a flag another write takes over once aged: the claim has its stale path", code: CATALOG_SYNC }],
+  invalid: [
+    {
+      name: "the same flag re-taken on a test of no age: no take-over, and a dead holder keeps it",
+      code: CATALOG_SYNC.replace("Date.now() - shop.catalogSyncStartedAt.getTime() > STALE_MS", "shop.force"),
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 13,
+          data: { model: "shop", field: "catalogSyncInProgress", value: "true" },
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("atomic-claim", atomicClaim, {
+  valid: [],
+  invalid: [
+    {
+      name: "the take-over and the claim are each a check made apart from the write",
+      code: CATALOG_SYNC,
+      errors: [
+        {
+          messageId: "checkThenLease",
+          line: 8,
+          data: {
+            model: "shop",
+            field: "catalogSyncInProgress",
+            value: "true",
+            claimLine: "8",
+            checkedWhere: "in JavaScript",
+            checkLine: "7",
+          },
+        },
+        {
+          messageId: "checkThenAct",
+          line: 13,
+          data: {
+            model: "shop",
+            field: "catalogSyncInProgress",
+            value: "true",
+            claimLine: "13",
+            checkedWhere: "in JavaScript",
+            checkLine: "6",
+          },
+          suggestions: [
+            {
+              messageId: "addCondition",
+              data: {
+                model: "shop",
+                field: "catalogSyncInProgress",
+                value: "true",
+                claimLine: "13",
+                checkedWhere: "in JavaScript",
+                checkLine: "6",
+              },
+              output: CATALOG_SYNC.replace(
+                "{ where: { id: shopId }, data: { catalogSyncInProgress: true } }",
+                "{ where: { id: shopId, catalogSyncInProgress: { not: true } }, data: { catalogSyncInProgress: true } }",
+              ),
+            },
+          ],
+        },
+      ],
+    },
+  ],
+});
