@@ -39,6 +39,8 @@ export default createRule({
         "Q3 (is the acquire race-safe?): this acquire of {{name}} throws when another worker holds the lock, but the `catch` at line {{catchLine}} goes on, and the work after the `try` runs whether or not the lock was taken, so every worker does it. Leave when the acquire fails: return or rethrow in the `catch`, or do the work inside the `try`.",
       holderFromKey:
         "Q3 (is the claim race-safe?): this write takes the lock row in {{model}} where it is free or already held by {{owner}}, but {{owner}} is written with a value made of {{sources}}, as the lock's {{keyField}} is: every caller of this lock writes the same holder, so each one counts as the holder and re-enters the lock another caller holds. Write a value unique to this acquire (a random token the caller keeps) as {{owner}}, and release and renew with it.",
+      flagSetAfterAwait:
+        "Q3 (is the claim race-safe?): this sets {{name}} after the test at line {{checkLine}}, but the function awaits at line {{waitLine}} in between: another call runs while this one waits, passes the same test, and both go on. Set {{name}} right after the test, before anything is awaited (JavaScript runs the two without interruption), and clear it where the work ends.",
       addCondition:
         "Require {{field}} to differ from {{value}} in the write's filter (then treat zero affected rows, or a not-found error, as already claimed).",
       addConditionAndExit:
@@ -51,6 +53,18 @@ export default createRule({
   },
   create(context) {
     return onLockFacts(context, (facts) => {
+      for (const lock of facts.held) {
+        if (!lock.setAfterAwait) continue;
+        context.report({
+          node: lock.acquire,
+          messageId: "flagSetAfterAwait",
+          data: {
+            name: lock.name,
+            checkLine: String(lock.setAfterAwait.check.loc.start.line),
+            waitLine: String(lock.setAfterAwait.wait.loc.start.line),
+          },
+        });
+      }
       for (const write of facts.overwritingLocks)
         context.report({ node: write.node, messageId: "overwritingLock", data: { model: write.model } });
       for (const c of facts.stampOnlyClaims)

@@ -95,3 +95,48 @@ ruleTester.run("atomic-claim", atomicClaim, {
     },
   ],
 });
+
+// An in-process flag tested, then an await, then set (blind-10 E8e08): the event loop runs another call while this
+// one waits, and it passes the same test. Set right after the test, the two run without interruption.
+const SCHEDULER = (body: string) => `export class ChannelSync {
+  private isSyncing = false;
+  async syncOne(channelId: number) {
+    if (this.isSyncing) {
+      await this.notify("already syncing");
+      return false;
+    }
+${body}
+    try {
+      await this.pull(channelId);
+    } finally {
+      this.isSyncing = false;
+    }
+    return true;
+  }
+  private async notify(message: string) {}
+  private async pull(channelId: number) {}
+  private async lookup(channelId: number) {}
+}
+`;
+
+ruleTester.run("atomic-claim", atomicClaim, {
+  valid: [
+    {
+      name: "set right after the test; the await in the branch that turns the caller away is no gap",
+      code: SCHEDULER("    this.isSyncing = true;\n    await this.lookup(channelId);"),
+    },
+  ],
+  invalid: [
+    {
+      name: "tested, then awaited, then set: a second call passes the test meanwhile",
+      code: SCHEDULER("    await this.lookup(channelId);\n    this.isSyncing = true;"),
+      errors: [
+        {
+          messageId: "flagSetAfterAwait",
+          line: 9,
+          data: { name: "this.isSyncing", checkLine: "4", waitLine: "8" },
+        },
+      ],
+    },
+  ],
+});

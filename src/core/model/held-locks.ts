@@ -71,6 +71,11 @@ export interface HeldLock {
    * lock is taken, through a `finally` that releases it, so a caller that never took the lock frees the one who did.
    */
   readonly releasedUntaken?: { readonly exit: Node; readonly release: Node };
+  /**
+   * An in-process flag tested (`if (this.isSyncing) return`) and set only after the function awaited something in
+   * between: another call runs while this one waits, passes the same test, and both go on.
+   */
+  readonly setAfterAwait?: { readonly check: Node; readonly wait: Node };
   /** Advisory locks: how lock and unlock reach the database. */
   readonly advisory?: {
     readonly via: AdvisoryLockOp["via"];

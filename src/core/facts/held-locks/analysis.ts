@@ -467,6 +467,7 @@ function analyse(
     escapes,
     ...(early ? { releasedEarly: early } : {}),
     ...(untaken ? { releasedUntaken: untaken } : {}),
+    ...(c.setAfterAwait ? { setAfterAwait: c.setAfterAwait } : {}),
     ...(c.advisory ? { advisory: c.advisory } : {}),
   };
 }

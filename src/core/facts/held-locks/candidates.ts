@@ -34,6 +34,8 @@ export interface Candidate {
   readonly uncheckedRelease?: boolean;
   /** The MULTI or pipeline the acquire is queued on (`KvOp.batch`, resolved by the recognizer). */
   readonly batch?: Node;
+  /** An in-process flag set only after an await that follows its test (`HeldLock.setAfterAwait`). */
+  readonly setAfterAwait?: { readonly check: Node; readonly wait: Node };
 }
 
 function calleeObject(call: Node): Node | undefined {
@@ -242,11 +244,52 @@ function lastingBase(sourceCode: SourceCode, node: Node): { key: string; text: s
  * `if (running) return;` before the assignment, or the assignment inside `if (!running) { … }`, or in the `else` of
  * `if (running) { … }` (the branch taken when the flag is found clear, whatever the other branch does: waits, queues).
  */
-function isGuarded(
+/**
+ * The test of the flag the function passes on its way to setting it, and an `await` of the function between that test
+ * and the set (not in a nested function): the event loop runs other calls there, which pass the same test. Undefined
+ * when the set follows its test with no await between, which JavaScript runs without interruption.
+ */
+function setAfterAwait(
   sourceCode: SourceCode,
   assignment: TSESTree.AssignmentExpression,
   target: { key: Variable | string },
-): boolean {
+): { check: Node; wait: Node } | undefined {
+  const test = flagTest(sourceCode, assignment, target);
+  const fn = enclosingFunction(assignment);
+  if (!test || !fn) return undefined;
+  let wait: Node | undefined;
+  walk(fn.body as Node, (n) => {
+    if (wait || (n !== fn.body && isFunction(n))) return false;
+    if (
+      (n.type === "AwaitExpression" || (n.type === "ForOfStatement" && n.await)) &&
+      n.range[0] > test.range[1] &&
+      n.range[1] <= assignment.range[0] &&
+      !inLeavingBranchOf(n, assignment, fn)
+    )
+      wait = n;
+    return true;
+  });
+  return wait ? { check: test, wait } : undefined;
+}
+
+/**
+ * `node` sits in a branch that does not lead to `target` and leaves the function (`if (running) { await notify();
+ * return; }`): the way that turns the caller away, not a way to the set.
+ */
+function inLeavingBranchOf(node: Node, target: Node, fn: Node): boolean {
+  for (let child: Node = node, p = node.parent; p && p !== fn; child = p, p = p.parent) {
+    if (p.type !== "IfStatement" || p.test === child || contains(child, target)) continue;
+    if (exits(child)) return true;
+  }
+  return false;
+}
+
+/** The test of the flag that guards the set (`isGuarded`'s), the nearest one. */
+function flagTest(
+  sourceCode: SourceCode,
+  assignment: TSESTree.AssignmentExpression,
+  target: { key: Variable | string },
+): Node | undefined {
   const fn = enclosingFunction(assignment);
   const reads = (test: Node): boolean => {
     let found = false;
@@ -264,15 +307,25 @@ function isGuarded(
     return found;
   };
   for (let child: Node = assignment, p: Node | undefined = assignment.parent; p && p !== fn; child = p, p = p.parent) {
-    if (p.type === "IfStatement" && (p.consequent === child || p.alternate === child) && reads(p.test)) return true;
+    if (p.type === "IfStatement" && (p.consequent === child || p.alternate === child) && reads(p.test)) return p.test;
     const list = p.type === "BlockStatement" || p.type === "Program" ? p.body : undefined;
     if (!list) continue;
+    let found: Node | undefined;
     for (const s of list) {
       if (s.range[0] >= child.range[0]) break;
-      if (s.type === "IfStatement" && reads(s.test) && exits(s.consequent)) return true;
+      if (s.type === "IfStatement" && reads(s.test) && exits(s.consequent)) found = s.test;
     }
+    if (found) return found;
   }
-  return false;
+  return undefined;
+}
+
+function isGuarded(
+  sourceCode: SourceCode,
+  assignment: TSESTree.AssignmentExpression,
+  target: { key: Variable | string },
+): boolean {
+  return flagTest(sourceCode, assignment, target) !== undefined;
 }
 
 /** Whether `call` calls `fn`: `this.name()` for a method of the caller's class, `name()` for a module function. */
@@ -337,7 +390,16 @@ export function flagLocks(
     // return; }`): on success the hold is handed on (a stream's callback, another method clears it), and the
     // function's way out without a reset is not a missed release.
     if (releases.every((r) => inCatch(r, fn) || inGivingUpBranch(r, fn))) continue;
-    out.push({ kind: "flag", name: target.text, acquire: a, releases, ttl: false, try: false });
+    const late = setAfterAwait(sourceCode, a, target);
+    out.push({
+      kind: "flag",
+      name: target.text,
+      acquire: a,
+      releases,
+      ttl: false,
+      try: false,
+      ...(late ? { setAfterAwait: late } : {}),
+    });
   }
   return out;
 }
