@@ -241,10 +241,6 @@ function lastingBase(sourceCode: SourceCode, node: Node): { key: string; text: s
 }
 
 /**
- * `if (running) return;` before the assignment, or the assignment inside `if (!running) { … }`, or in the `else` of
- * `if (running) { … }` (the branch taken when the flag is found clear, whatever the other branch does: waits, queues).
- */
-/**
  * The test of the flag the function passes on its way to setting it, and an `await` of the function between that test
  * and the set (not in a nested function): the event loop runs other calls there, which pass the same test. Undefined
  * when the set follows its test with no await between, which JavaScript runs without interruption.
@@ -284,7 +280,11 @@ function inLeavingBranchOf(node: Node, target: Node, fn: Node): boolean {
   return false;
 }
 
-/** The test of the flag that guards the set (`isGuarded`'s), the nearest one. */
+/**
+ * `if (running) return;` before the assignment, or the assignment inside `if (!running) { … }`, or in the `else` of
+ * `if (running) { … }` (the branch taken when the flag is found clear, whatever the other branch does: waits, queues).
+ * Returns that test, the nearest one.
+ */
 function flagTest(
   sourceCode: SourceCode,
   assignment: TSESTree.AssignmentExpression,
@@ -320,6 +320,7 @@ function flagTest(
   return undefined;
 }
 
+/** The set is reached only past a test of the flag (`flagTest`). */
 function isGuarded(
   sourceCode: SourceCode,
   assignment: TSESTree.AssignmentExpression,
