@@ -122,6 +122,26 @@ ${body}
 ruleTester.run("atomic-claim", atomicClaim, {
   valid: [
     {
+      // a mark that the awaited step was done once, set last: nothing is held across work after it
+      name: "a flag set last, after the one step it marks as done",
+      code: `export class QueueSlot {
+  private queued = false;
+  async enter(redis: Redis, key: string, uid: string) {
+    if (!this.queued) {
+      const length = await redis.rpush(key, uid);
+      this.queued = true;
+      return length === 1;
+    }
+    const head = await redis.lindex(key, 0);
+    if (head === null) {
+      this.queued = false;
+      return false;
+    }
+    return head === uid;
+  }
+}`,
+    },
+    {
       name: "set right after the test; the await in the branch that turns the caller away is no gap",
       code: SCHEDULER("    this.isSyncing = true;\n    await this.lookup(channelId);"),
     },

@@ -265,7 +265,29 @@ function setAfterAwait(
       wait = n;
     return true;
   });
-  return wait ? { check: test, wait } : undefined;
+  return wait && awaitsAfter(assignment, fn) ? { check: test, wait } : undefined;
+}
+
+/**
+ * The function awaits something after `node` on its way on (the statements after it in each enclosing block, up to a
+ * `return` or `throw`): the flag is held across work. A flag set last, as the mark that the awaited step before it was
+ * done once (`if (!this.queued) { await redis.rpush(…); this.queued = true; return … }`), holds nothing.
+ */
+function awaitsAfter(node: Node, fn: TSESTree.FunctionLike): boolean {
+  for (let child: Node = node, p = node.parent; p && p !== fn; child = p, p = p.parent) {
+    if (p.type !== "BlockStatement") continue;
+    for (const st of p.body.slice(p.body.indexOf(child as TSESTree.Statement) + 1)) {
+      let found = false;
+      walk(st, (n) => {
+        if (found || isFunction(n)) return false;
+        if (n.type === "AwaitExpression" || (n.type === "ForOfStatement" && n.await)) found = true;
+        return !found;
+      });
+      if (found) return true;
+      if (st.type === "ReturnStatement" || st.type === "ThrowStatement") return false;
+    }
+  }
+  return false;
 }
 
 /**
