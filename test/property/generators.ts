@@ -1798,6 +1798,9 @@ export function lockRowModule(p: LockRowParts): ModuleSpec {
  */
 export function expectedLockRowFindings(p: LockRowParts): Expected[] {
   const model = lockTable(p);
+  // A Mongo lock document holding a time ahead of now may be deleted by a TTL index the module does not show
+  // (StateWrite.storeExpiry): its missing sweeper is unknown, not reported.
+  if (p.sweeper === "none" && p.store === "mongo" && p.expiry) return [];
   if (p.sweeper === "none")
     return [{ rule: "locks/require-stale-recovery", messageId: "missingExpiry", fn: "acquire", data: { model } }];
   const out: Expected[] = [];

@@ -339,11 +339,14 @@ describe(`property tests (seed ${SEED}, ${NUM_RUNS} runs each)`, () => {
 
     it("lock rows: a sweeper of expired rows removes exactly the missingExpiry finding; deleting it restores it", () => {
       // With an owner-checked release (or none): a plain release becomes a Q3 finding once a sweeper can free the row.
-      const parts = lockRowArb().map((p) => ({
-        ...p,
-        sweeper: "expired" as const,
-        ownerCheck: p.release === "none" ? p.ownerCheck : true,
-      }));
+      // Not a Mongo document holding a time ahead of now: a TTL index may expire it, so it has no finding to answer.
+      const parts = lockRowArb()
+        .filter((p) => !(p.store === "mongo" && p.expiry))
+        .map((p) => ({
+          ...p,
+          sweeper: "expired" as const,
+          ownerCheck: p.release === "none" ? p.ownerCheck : true,
+        }));
       check(
         fc.property(parts, transformArb, (p, t) => {
           const before = lintSpec(lockRowModule({ ...p, sweeper: "none" }), t);
