@@ -42,7 +42,8 @@ export function alsoAt(lines: readonly number[] | undefined): string {
 /**
  * Where a finding about a write's own filter goes: the write, or for a write a module helper makes at a call
  * (`this.updateStatus(id, "done")`) the helper's own write, whose filter every call shares: one finding, not one per
- * call (src/core/summaries/state-helpers.ts).
+ * call (src/core/summaries/state-helpers.ts). A recovery made through a helper is `conditional-recovery`'s to report
+ * at its call, in the sweep: the helper's other calls recover nothing.
  */
 export function filterSite(write: { readonly node: Node; readonly madeBy?: Node }): Node {
   return write.madeBy ?? write.node;

@@ -26,9 +26,33 @@ export async function finishCatalogSync(shopId: string) {
 }
 `;
 
+/** An account lock-out: `accountLocked` ends in a state word, which names no work under way. */
+const LOCK_OUT = (field: string) => `import { PrismaClient } from "@prisma/client";
+const prisma = new PrismaClient();
+export async function recordFailedLogin(userId: string) {
+  const user = await prisma.user.findUniqueOrThrow({ where: { id: userId } });
+  if (user.${field}) throw new Error("locked");
+  await sendAlert(userId);
+  if (user.failedLogins + 1 >= 5) {
+    await prisma.user.update({ where: { id: userId }, data: { ${field}: true, failedLogins: 0 } });
+    await notifySecurity(userId);
+  }
+}
+`;
+
 ruleTester.run("require-stale-recovery", requireStaleRecovery, {
-  valid: [{ name: "a flag another write takes over once aged: the claim has its stale path", code: CATALOG_SYNC }],
+  valid: [
+    { name: "a flag another write takes over once aged: the claim has its stale path", code: CATALOG_SYNC },
+    { name: "a lock-out named by a state word is no processing flag", code: LOCK_OUT("accountLocked") },
+  ],
   invalid: [
+    {
+      name: "the same shape with a word of work under way: a flag, left set by a dead holder",
+      code: LOCK_OUT("accountSyncing"),
+      errors: [
+        { messageId: "missingRecovery", line: 8, data: { model: "user", field: "accountSyncing", value: "true" } },
+      ],
+    },
     {
       name: "the same flag re-taken on a test of no age: no take-over, and a dead holder keeps it",
       code: CATALOG_SYNC.replace("Date.now() - shop.catalogSyncStartedAt.getTime() > STALE_MS", "shop.force"),
@@ -42,6 +66,16 @@ ruleTester.run("require-stale-recovery", requireStaleRecovery, {
     },
   ],
 });
+
+/** The plain claim's data: the write at line 13, checked by the test at line 6. */
+const CLAIM_13 = {
+  model: "shop",
+  field: "catalogSyncInProgress",
+  value: "true",
+  claimLine: "13",
+  checkedWhere: "in JavaScript",
+  checkLine: "6",
+};
 
 ruleTester.run("atomic-claim", atomicClaim, {
   valid: [],
@@ -65,25 +99,11 @@ ruleTester.run("atomic-claim", atomicClaim, {
         {
           messageId: "checkThenAct",
           line: 13,
-          data: {
-            model: "shop",
-            field: "catalogSyncInProgress",
-            value: "true",
-            claimLine: "13",
-            checkedWhere: "in JavaScript",
-            checkLine: "6",
-          },
+          data: CLAIM_13,
           suggestions: [
             {
               messageId: "addCondition",
-              data: {
-                model: "shop",
-                field: "catalogSyncInProgress",
-                value: "true",
-                claimLine: "13",
-                checkedWhere: "in JavaScript",
-                checkLine: "6",
-              },
+              data: CLAIM_13,
               output: CATALOG_SYNC.replace(
                 "{ where: { id: shopId }, data: { catalogSyncInProgress: true } }",
                 "{ where: { id: shopId, catalogSyncInProgress: { not: true } }, data: { catalogSyncInProgress: true } }",

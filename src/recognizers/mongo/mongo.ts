@@ -406,9 +406,8 @@ export const mongoRecognizer: Recognizer = {
       const doc = objectOf(ctx, first);
       if (!doc || isForeignBag(doc)) return undefined;
       const stored = parseDocument(ctx, doc);
-      const ahead = ttlMayApply(ctx.sourceCode.text)
-        ? stored.filter((a) => readsTimeAhead(ctx.sourceCode, a.valueNode)).map((a) => a.field)
-        : [];
+      const timed = stored.filter((a) => readsTimeAhead(ctx.sourceCode, a.valueNode)).map((a) => a.field);
+      const ahead = timed.length > 0 && ttlMayApply(ctx.sourceCode.text) ? timed : [];
       return write(model, operation, call, EMPTY, stored, {
         effect: "insert",
         // A TTL index may delete the document once that time has passed (storeExpiry, ttlMayApply).
