@@ -41,7 +41,8 @@ for (const e of manifest) {
     console.log(`${e.id}: ${e.repo} has no ${e.path} at ${e.commit}`);
     continue;
   }
-  const ext = /\.(ts|tsx|mts|cts)$/.test(e.path) ? "ts" : "js";
+  // JSX parses only in a .tsx file among TypeScript's: a component's file keeps its extension.
+  const ext = e.path.endsWith(".tsx") ? "tsx" : /\.(ts|mts|cts)$/.test(e.path) ? "ts" : "js";
   writeFileSync(join(outDir, `${e.id}.${ext}`), text);
   written++;
   const lines = text.split("\n");
