@@ -6,7 +6,7 @@ import { checkData, claimData, fileCall, lockData, staleBasis } from "../src/rul
 import { describeKey } from "../src/core/reading/keys.js";
 import { describeRowFilter } from "../src/core/model/describe.js";
 import { formatValue } from "../src/core/model/names.js";
-import { runsRepeatedly } from "../src/core/reading/units.js";
+import { runsOnDemand, runsRepeatedly } from "../src/core/reading/units.js";
 import { isLockRow } from "../src/core/model/claims.js";
 
 /** The message for each flaw: of a claim made in this module, and of a sweep of claims made elsewhere. */
@@ -42,8 +42,12 @@ export default createRule({
         "Q3 (is the release race-safe?): this take-over of the lock row in {{model}} (taken at line {{claimLine}}) judges the row stale {{checkedWhere}} at line {{checkLine}}, then deletes by {{rowFilter}} only. Two takers that both saw it stale both delete, and the second removes the lock the first has just taken. Delete only the row that was judged (its token or stamped time in the filter), or put the age condition in the delete.",
       sweepCheckInJs:
         "Q3 (is the release race-safe?): this sweep of {{model}} rows stuck in {{field}} = {{value}} judges staleness {{checkedWhere}} at line {{checkLine}}, then writes by {{rowFilter}} only. A holder that finishes or reports progress between the read and the write is overwritten. Put the status and age conditions in the write's filter and treat zero affected rows as handled by someone else.",
+      sweepLockRowCheckInJs:
+        "Q3 (is the release race-safe?): this sweep of lock rows in {{model}} judges a row stale {{checkedWhere}} at line {{checkLine}}, then deletes by {{rowFilter}} only. A holder that renews its lock between the read and the delete, or a taker that has just replaced the row, loses its lock. Delete only the row that was judged (its token or stamped time in the filter), or put the age condition in the delete.",
       sweepMissingStatus:
         "Q3 (is the release race-safe?): this sweep moves stale {{model}} rows to {{target}} without requiring {{field}} = {{value}} in its filter, so a row that completed in the meantime is overwritten. Add {{field}} = {{value}} to the filter.",
+      sweepMissingTimeOnDemand:
+        "Q3 (is the release race-safe?): this reset moves every {{model}} row with {{field}} = {{value}} to {{target}} whenever it is triggered (a button, a request), without an age condition, so it also takes the lock from holders that are alive and working. Add a progress-timestamp condition (such as updatedAt older than a threshold) to the filter.",
       sweepMissingTime:
         "Q3 (is the release race-safe?): this scheduled sweep moves every {{model}} row with {{field}} = {{value}} to {{target}} each time it runs, without an age condition, so it also takes the lock from holders that are alive and working. Add a progress-timestamp condition (such as updatedAt older than a threshold) to the filter.",
       addStatus: "Add {{field}} = {{value}} to the filter.",
@@ -72,7 +76,7 @@ export default createRule({
       const site = (write: Recovery["write"]): Node => write.node;
       const seen = new Set<Node>();
       // A claim of this module names its line; a sweep of claims made elsewhere names only the lock.
-      const report = (recovery: Recovery, sweep: boolean): void => {
+      const report = (recovery: Recovery, sweep: boolean, onDemand = false): void => {
         const flaw = recovery.flaws[0]!;
         seen.add(site(recovery.write));
         const target = recovery.write.assignments.find((a) => a.field === recovery.lock.field);
@@ -89,9 +93,13 @@ export default createRule({
         context.report({
           node: site(recovery.write),
           messageId:
-            isLockRow(recovery.claim) && flaw === "check-in-js" && !sweep
-              ? "lockRowCheckInJs"
-              : MESSAGES[flaw][sweep ? 1 : 0],
+            isLockRow(recovery.claim) && flaw === "check-in-js"
+              ? sweep
+                ? "sweepLockRowCheckInJs"
+                : "lockRowCheckInJs"
+              : onDemand
+                ? "sweepMissingTimeOnDemand"
+                : MESSAGES[flaw][sweep ? 1 : 0],
           data,
           suggest: edit
             ? [
@@ -108,13 +116,15 @@ export default createRule({
         if (recovery.flaws.length > 0 && !seen.has(site(recovery.write))) report(recovery, false);
       }
       // A sweeper of claims made elsewhere (a cron job, a queue module's `resetStale`). A reset with no age test is
-      // reported there only when a scheduler runs it again and again (`cron.schedule("*/15 * * * *", …)`): once, at
-      // boot, every holder of a single instance is dead.
+      // reported there only when it runs while holders work: a scheduler runs it again and again
+      // (`cron.schedule("*/15 * * * *", …)`), or a user triggers it (a button's handler, a route's). Once, at boot,
+      // every holder of a single instance is dead.
       for (const sweep of facts.sweeps()) {
         const flaw = sweep.flaws[0];
-        if (!flaw || seen.has(site(sweep.write)) || (flaw === "missing-time" && !runsRepeatedly(site(sweep.write))))
-          continue;
-        report(sweep, true);
+        if (!flaw || seen.has(site(sweep.write))) continue;
+        const onDemand = flaw === "missing-time" && !runsRepeatedly(site(sweep.write));
+        if (onDemand && !runsOnDemand(site(sweep.write))) continue;
+        report(sweep, true, onDemand);
       }
     });
   },

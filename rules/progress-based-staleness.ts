@@ -1,4 +1,4 @@
-import type { Node } from "../src/core/model/accesses.js";
+import type { Node, StateWrite } from "../src/core/model/accesses.js";
 import type { Claim } from "../src/core/model/claims.js";
 import type { LockFacts } from "../src/core/model/lock-facts.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
@@ -138,6 +138,10 @@ export default createRule<MessageId, Options>({
         ? "set once when work starts"
         : "written only when the row is created or claimed, never while the work runs";
     }
+    /** A recovery of lock rows removes them (a sweep) or restamps them for the recovering caller (a take-over). */
+    function sweepOrTakeover(write: StateWrite): "sweep" | "take-over" {
+      return write.effect === "delete" ? "sweep" : "take-over";
+    }
     function jobClaim(claim: Claim | undefined): Claim | undefined {
       return claim && !holdsRow(claim) && claim.lock.value.value !== true ? claim : undefined;
     }
@@ -240,7 +244,7 @@ export default createRule<MessageId, Options>({
           // Judged in a JavaScript test before the write: the finding is the recovery's, at its write.
           const at = recovery.check ? recovery.write.node : start.node;
           if (isLockRow(recovery.claim)) {
-            reportLockRow("sweep", recovery.claim, start, facts, at);
+            reportLockRow(sweepOrTakeover(recovery.write), recovery.claim, start, facts, at);
             continue;
           }
           const data = {
@@ -294,7 +298,7 @@ export default createRule<MessageId, Options>({
             seen.add(recovery.write.node);
             const start = { field: timeField, node };
             if (isLockRow(recovery.claim)) {
-              reportLockRow("sweep", recovery.claim, start, facts, recovery.write.node);
+              reportLockRow(sweepOrTakeover(recovery.write), recovery.claim, start, facts, recovery.write.node);
               continue;
             }
             const data = {
@@ -320,6 +324,9 @@ export default createRule<MessageId, Options>({
         }
         for (const claim of facts.claims) {
           if (claim.kind === "lease" && claim.renewed) continue;
+          // A take-over that is also the recovery of another claim of the lock (a lock row inserted once, then taken
+          // over by restamping it) was reported as that recovery: one finding per write.
+          if (seen.has(claim.write.node)) continue;
           const lease = claim.takeover.length > 0 ? fixedLease(claim.takeover, claim, facts) : undefined;
           if (lease) {
             noteFixed(claim, lease.field, "takeover");

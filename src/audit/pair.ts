@@ -278,7 +278,9 @@ export function pairAcrossModules(
           });
           if (!lock.directive)
             directives.push({ file: module.rel, action: "add", at: lock.acquire, target: best.file });
-          if (recovered && remote.some((c) => !c.recovery.flaws.includes("missing-time"))) {
+          // The claim changes hands when a recovery judged by age gives its rows to a next holder; one that
+          // deletes them (a purge) gives them to nobody.
+          if (recovered && remote.some((c) => !c.recovery.flaws.includes("missing-time") && !c.recovery.removes)) {
             recovered.set(module.path, [...(recovered.get(module.path) ?? []), lock.acquire.line]);
           }
           const claimed = `${lock.name} (claimed in ${module.rel} at line ${lock.acquire.line})`;

@@ -19,7 +19,7 @@ import { buildForeignRecoveries } from "./pairing/foreign-recoveries.js";
 import { claimKey, claimName } from "../model/names.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { recoveredByDirective } from "../reading/directives.js";
-import { isLockRow } from "../model/claims.js";
+import { holdsRow, isLockRow } from "../model/claims.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -76,6 +76,11 @@ export interface RecoverySummary {
   readonly timeFields: readonly string[];
   /** Judged only by a start time (`progress-based-staleness`). */
   readonly startTimeOnly: boolean;
+  /**
+   * It deletes the claimed rows (a purge of jobs stuck for months): it answers Q1, but hands no row to a next holder,
+   * so a late write of the dead holder's finds none to overwrite and needs no fencing against one.
+   */
+  readonly removes?: boolean;
 }
 
 export interface ModuleSummary {
@@ -296,6 +301,7 @@ function recoverySummary(r: Recovery, vocabulary: ResolvedVocabulary): RecoveryS
     flaws: [...r.flaws],
     timeFields: [...new Set(fields)],
     startTimeOnly: q2.status === "unanswered",
+    ...(r.write.effect === "delete" && !holdsRow(r.claim) ? { removes: true } : {}),
   };
 }
 

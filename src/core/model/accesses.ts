@@ -112,6 +112,12 @@ export interface StateWrite {
    * module attributes the write to the one model of its own named like it (`MessageEvent`), or leaves it unknown.
    */
   readonly modelFromName?: boolean;
+  /**
+   * `model` is a client's name for an entity (Prisma's `prisma.job`, a Sequelize or MikroORM model), which a schema
+   * may map to a table of another name (`@@map("cw_jobs")`, `tableName`): beside a raw statement's table, the names
+   * alone cannot tell whether the two are one table (`namedApart`).
+   */
+  readonly mappedModel?: boolean;
   /** The table is known only at run time (`UPDATE "${table}" …`): `model` names no table, so no lock is read into it. */
   readonly dynamicModel?: boolean;
   /**

@@ -8,11 +8,22 @@ import { identityFields, toBranches } from "./conditions.js";
 import { formatValue } from "./names.js";
 import { byKind } from "./claims.js";
 
-/** How a write picks its rows, in words: "id", "id and userId", or "its filter". */
+/** How a write picks its rows, in words: "id", "id and userId", "name" (a constant), or "its filter". */
 export function describeRowFilter(filter: Condition): string {
   const fields = new Set<string>();
-  for (const branch of toBranches(filter)) for (const f of identityFields(branch)) fields.add(f);
-  return fields.size > 0 ? [...fields].join(" and ") : "its filter";
+  const named = new Set<string>();
+  for (const branch of toBranches(filter)) {
+    for (const f of identityFields(branch)) fields.add(f);
+    for (const atom of branch) {
+      if ("opaque" in atom) continue;
+      // `id IN (…ids of rows read)`: rows named by their keys, as `id = x` names one.
+      if (atom.op === "in" && !atom.pred.values) fields.add(atom.pred.field);
+      // `name = 'nightly-report'`: a row named by a constant, where nothing names it by a value known at run time.
+      if (atom.op === "eq" && atom.pred.values) named.add(atom.pred.field);
+    }
+  }
+  const shown = fields.size > 0 ? fields : named;
+  return shown.size > 0 ? [...shown].join(" and ") : "its filter";
 }
 
 /** A lock row: `lease on job.lockedUntil`, `lock row "payout" in setting`, `lock row in locks`. */

@@ -22,6 +22,15 @@ export function normalizeModel(name: string): string {
   return n.endsWith("s") ? n.slice(0, -1) : n;
 }
 
+/**
+ * Two writes' models may name one table though their names differ: one is a client's entity name that a schema may
+ * map to any table (`mappedModel`), the other a table named in another store's syntax (a raw statement's). Only an
+ * answer that says something is missing may lean on this, never a finding.
+ */
+export function namedApart(a: StateWrite, b: StateWrite): boolean {
+  return a.store !== b.store && Boolean(a.mappedModel) !== Boolean(b.mappedModel);
+}
+
 /** Two field names are one column: `lockedAt`, `locked_at` and `LOCKED_AT` compare equal (`normalizeName`). */
 export function sameField(a: string, b: string): boolean {
   return normalizeName(a) === normalizeName(b);

@@ -7,7 +7,7 @@ import type { Condition, Node, StaticValue } from "../model/accesses.js";
 import type { Guard } from "../model/claims.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { isFunction, functionName } from "./units.js";
-import { evaluate, getConstInit, returnedExpression, unwrap } from "./values.js";
+import { evaluate, findVariable, getConstInit, returnedExpression, unwrap } from "./values.js";
 import { readsClock, readsClockNow } from "./clock.js";
 import { walk } from "./walk.js";
 
@@ -155,6 +155,15 @@ function isStopwatch(sourceCode: SourceCode, comparison: TSESTree.BinaryExpressi
   return found;
 }
 
+/**
+ * A name taken apart from a result (`const { data: stale } = await …select()`, `const [stale] = rows`): what a query
+ * returned, tested for being there, not a verdict the code reached.
+ */
+function destructured(sourceCode: SourceCode, n: TSESTree.Identifier): boolean {
+  const def = findVariable(sourceCode, n)?.defs[0];
+  return def?.type === "Variable" && (def.node.id.type === "ObjectPattern" || def.node.id.type === "ArrayPattern");
+}
+
 /** A list whose size is read (`staleJobs.length`, `stuckIds.size`): what its name says of its rows judges nothing. */
 function countedList(n: Node): boolean {
   const p = n.parent;
@@ -264,12 +273,15 @@ export function describeTest(
         }
       }
     }
-    // A verdict tested as such (`if (isStale)`, `!expired`), not a list the name describes (`stuckLinks.length`).
+    // A verdict tested as such (`if (isStale)`, `!expired`), not a list the name describes (`stuckLinks.length`, or
+    // `if (stuckCampaigns && …)`, a query's rows tested for being there: blind-11 A9a05).
     if (
       n.type === "Identifier" &&
       AGE_CALL.test(n.name) &&
       /^(is|has)?_?(stale|expired|timedOut|dead|hung|stuck)/i.test(n.name) &&
-      !countedList(n)
+      !/^(stale|expired|timedOut|dead|hung|stuck)_?[A-Za-z]*[a-z]s$/i.test(n.name) &&
+      !countedList(n) &&
+      !destructured(sourceCode, n)
     ) {
       judgesAge = true;
     }

@@ -199,3 +199,39 @@ export function runsRepeatedly(node: Node): boolean {
   }
   return false;
 }
+
+/** Registrations of a route's handler: `app.post("/reset", handler)`, `router.get(path, auth, handler)`. */
+const ROUTE_METHODS = /^(?:get|post|put|patch|delete|all)$/;
+
+/**
+ * Whether `node` runs in a function a user triggers at any time: a JSX event handler (`onClick={async () => …}`) or a
+ * handler registered for an HTTP route with a path (`app.post("/jobs/reset", async (req, res) => …)`). Such code runs
+ * while other callers work, unlike code run once at boot.
+ */
+export function runsOnDemand(node: Node): boolean {
+  for (let p = node.parent; p; p = p.parent) {
+    if (!isFunction(p)) continue;
+    const host = p.parent;
+    if (host?.type === "JSXExpressionContainer" && host.parent?.type === "JSXAttribute") {
+      const name = host.parent.name;
+      if (name.type === "JSXIdentifier" && /^on[A-Z]/.test(name.name)) return true;
+    }
+    if (host?.type === "CallExpression" && host.arguments.includes(p as TSESTree.Expression)) {
+      const callee = host.callee;
+      const first = host.arguments[0];
+      const path =
+        first !== undefined &&
+        ((first.type === "Literal" && typeof first.value === "string" && first.value.startsWith("/")) ||
+          (first.type === "TemplateLiteral" && (first.quasis[0]?.value.cooked ?? "").startsWith("/")));
+      if (
+        path &&
+        callee.type === "MemberExpression" &&
+        !callee.computed &&
+        callee.property.type === "Identifier" &&
+        ROUTE_METHODS.test(callee.property.name)
+      )
+        return true;
+    }
+  }
+  return false;
+}

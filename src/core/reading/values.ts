@@ -721,6 +721,50 @@ const ROWS_KEY = /^(?:data|rows)$/;
 
 const ITERATING = new Set(["forEach", "map", "flatMap", "filter", "some", "every", "find", "reduce"]);
 
+/** Array methods whose result holds some of the list's own rows: `filter`, `slice`, a sort. */
+const SUBSET = new Set(["filter", "slice", "sort", "toSorted", "toReversed", "reverse"]);
+
+/** The list an expression takes a part of (`stuck.filter(…)`, `rows.slice(0, 10)`), or undefined. */
+function subsetOf(e: Node | undefined): Node | undefined {
+  const u = e && unwrap(e);
+  if (u?.type !== "CallExpression" || u.callee.type !== "MemberExpression" || u.callee.computed) return undefined;
+  const name = u.callee.property.type === "Identifier" ? u.callee.property.name : undefined;
+  return name && SUBSET.has(name) ? (u.callee.object as Node) : undefined;
+}
+
+/** The list an iteration runs over: `jobs`, `jobs ?? []`, or the list a const takes part of (`stuck.filter(…)`). */
+function listIn(sourceCode: SourceCode, e: Node | undefined, depth = 0): TSESTree.Identifier | undefined {
+  const u = e && unwrap(e);
+  // `for (const job of jobs ?? [])`: the list, or nothing.
+  if (u?.type === "LogicalExpression" && (u.operator === "??" || u.operator === "||"))
+    return listIn(sourceCode, u.left, depth);
+  // A part of another list, or the list again under another name, in a const (`const retriable =
+  // stuck.filter(…)`, `const rows = stale as Row[]`): its rows are that list's.
+  const init = u?.type === "Identifier" && depth < 3 ? getConstInit(sourceCode, u) : undefined;
+  const part = init && (subsetOf(init) ?? (unwrap(init).type === "Identifier" ? unwrap(init) : undefined));
+  if (part) return listIn(sourceCode, part, depth + 1);
+  return u?.type === "Identifier" ? u : undefined;
+}
+
+/** The list whose rows' keys a `.map` gives (`jobs.map((j) => j.id)`), or undefined for any other mapping. */
+function idsOf(call: TSESTree.CallExpression): Node | undefined {
+  const callee = call.callee;
+  if (callee.type !== "MemberExpression" || callee.computed || callee.property.type !== "Identifier") return undefined;
+  if (callee.property.name !== "map") return undefined;
+  const fn = call.arguments[0];
+  if (fn?.type !== "ArrowFunctionExpression" || fn.params[0]?.type !== "Identifier") return undefined;
+  const param = fn.params[0].name;
+  const body = fn.body.type === "BlockStatement" ? undefined : unwrap(fn.body as Node);
+  return body?.type === "MemberExpression" &&
+    !body.computed &&
+    body.property.type === "Identifier" &&
+    /^_?id$/i.test(body.property.name) &&
+    body.object.type === "Identifier" &&
+    body.object.name === param
+    ? (callee.object as Node)
+    : undefined;
+}
+
 /**
  * The read result a row value was taken from, where the code shows it: the identifier a loop or an array callback
  * iterates (`for (const link of stuckLinks)`, `stuckLinks.forEach((link) => …)`, `stuckLinks[0]`) for a value rooted at
@@ -729,6 +773,11 @@ const ITERATING = new Set(["forEach", "map", "flatMap", "filter", "some", "every
 export function iterationSource(sourceCode: SourceCode, node: Node): TSESTree.Identifier | undefined {
   let n = unwrap(node);
   if (n.type === "Property") n = unwrap(n.value as Node);
+  // `failed.map((j) => j.id)` handed whole (`.in("id", …)`): the ids of that list's rows.
+  if (n.type === "CallExpression") {
+    const ids = idsOf(n);
+    return ids && listIn(sourceCode, ids);
+  }
   while (n.type === "MemberExpression") {
     if (n.computed && unwrap(n.object).type === "Identifier") {
       const list = unwrap(n.object) as TSESTree.Identifier;
@@ -740,12 +789,7 @@ export function iterationSource(sourceCode: SourceCode, node: Node): TSESTree.Id
   if (n.type !== "Identifier") return undefined;
   const def = findVariable(sourceCode, n)?.defs[0];
   if (!def) return undefined;
-  const iterated = (e: Node | undefined): TSESTree.Identifier | undefined => {
-    const u = e && unwrap(e);
-    // `for (const job of jobs ?? [])`: the list, or nothing.
-    if (u?.type === "LogicalExpression" && (u.operator === "??" || u.operator === "||")) return iterated(u.left);
-    return u?.type === "Identifier" ? u : undefined;
-  };
+  const iterated = (e: Node | undefined) => listIn(sourceCode, e);
   if (def.type === "Variable") {
     const decl = def.parent;
     const loop = decl?.parent;

@@ -2,7 +2,8 @@
  * State writes made through a module's own helper whose values are its parameters: `updateStatus(id, status)` that
  * runs `UPDATE sms_queue SET status = $1 WHERE id = $2`, called as `this.updateStatus(sms.id, "processing")`, or the
  * properties of a data object it is handed (`updateJob(id, patch)` storing `patch.status`, called as
- * `updateJob(row.id, { status: "pending" })`: a property the call's object does not have is not stored). The
+ * `updateJob(row.id, { status: "pending" })`: a property the call's object does not have is not stored), or spread
+ * into the object it stores (`{ ...fields, updated_at: now }`: each property of the call's object is stored). The
  * helper's write stores no known value (its status is whatever the caller passes), so it claims nothing where it is
  * written; each call that passes a known value is that write, made where the call is. An instance is the helper's
  * write with every parameter replaced by the call's argument (its value read in place, its node the argument), at the
@@ -70,6 +71,35 @@ function argumentProperty(sourceCode: SourceCode, arg: Node, key: string): Node 
   return property ? (property.value as Node) : "absent";
 }
 
+/**
+ * The parameters the helper's stored object spreads (`{ ...fields, updated_at: now }` of `updateJob(jobId, fields)`),
+ * with the fields written after the spread (which the spread cannot override). The stored object is the one holding
+ * the write's assignments: a spread in its filter names rows, not values.
+ */
+function spreadParameters(
+  sourceCode: SourceCode,
+  fn: Fn,
+  write: StateWrite,
+): { index: number; after: readonly string[] }[] {
+  const out: { index: number; after: string[] }[] = [];
+  walk(write.node, (n) => {
+    if (n.type !== "ObjectExpression") return;
+    const props = n.properties;
+    if (!props.some((p) => write.assignments.some((a) => a.node === p))) return;
+    props.forEach((p, i) => {
+      if (p.type !== "SpreadElement") return;
+      const index = parameterIndex(sourceCode, fn, p.argument as Node);
+      if (index === undefined) return;
+      const after = props
+        .slice(i + 1)
+        .flatMap((q) => (q.type === "Property" ? [keyName(q.key, q.computed)] : []))
+        .filter((k): k is string => k !== undefined);
+      out.push({ index, after });
+    });
+  });
+  return out;
+}
+
 /** The write's condition with parameters replaced by the call's arguments; undefined where one is missing. */
 function instantiateCondition(
   sourceCode: SourceCode,
@@ -132,6 +162,21 @@ function instance(sourceCode: SourceCode, fn: Fn, write: StateWrite, call: TSEST
     if (value.kind !== "other") known = true;
     assignments.push({ field: a.field, value, node: arg, valueNode: arg });
   }
+  // The call's own data object, spread into the stored one: each property it has is stored, unless a property
+  // written after the spread overrides it. A spread argument nobody can read whole adds nothing known.
+  for (const spread of spreadParameters(sourceCode, fn, write)) {
+    const object = objectLiteral(sourceCode, args[spread.index]);
+    if (!object) continue;
+    for (const p of object.properties) {
+      const key = p.type === "Property" ? keyName(p.key, p.computed) : undefined;
+      if (p.type !== "Property" || key === undefined || spread.after.includes(key)) continue;
+      const value = assignedValue(sourceCode, p.value as Node);
+      if (value.kind !== "other") known = true;
+      const at = assignments.findIndex((a) => a.field === key);
+      if (at >= 0) assignments.splice(at, 1);
+      assignments.push({ field: key, value, node: p, valueNode: p.value as Node });
+    }
+  }
   if (!known) return undefined;
   const filter = instantiateCondition(sourceCode, fn, write.filter, args);
   if (!filter) return undefined;
@@ -165,7 +210,7 @@ export function stateHelperInstances(sourceCode: SourceCode, accesses: readonly 
     const fromParameter = (x: Assignment) =>
       parameterIndex(sourceCode, fn, x.valueNode) !== undefined ||
       parameterProperty(sourceCode, fn, x.valueNode) !== undefined;
-    if (!a.assignments.some(fromParameter)) continue;
+    if (!a.assignments.some(fromParameter) && spreadParameters(sourceCode, fn, a).length === 0) continue;
     helpers.set(fn, [...(helpers.get(fn) ?? []), a]);
   }
   if (helpers.size === 0) return [];

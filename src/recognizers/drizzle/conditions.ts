@@ -152,7 +152,8 @@ function comparison(env: ConditionEnv, op: CompareOp, call: TSESTree.CallExpress
   if (isSqlTemplate(unwrap(value)) && (op === "eq" || op === "ne"))
     return { kind: "pred", field, op: "other", values: undefined, node: call };
   const v = evaluate(env.ctx.sourceCode, value);
-  return { kind: "pred", field, op: normalized, values: v ? [v] : undefined, node: call };
+  // The compared expression is the model's to read (`eq(locks.takenAt, row.takenAt)`: a value the code read).
+  return { kind: "pred", field, op: normalized, values: v ? [v] : undefined, node: call, value };
 }
 
 export function parseCondition(env: ConditionEnv, node: Node, depth = 0): Condition {

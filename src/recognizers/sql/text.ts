@@ -87,15 +87,16 @@ export function templateSegments(
 
 /**
  * `${x}` in an untagged template, or `+ x`: a static value is text; anything else is only known at run time. An
- * optional filter term (`${type ? `AND type = '${type}'` : ""}`) only narrows what the rest matches: one more AND
- * term, unknown.
+ * optional filter term (`${type ? `AND type = '${type}'` : ""}`, written there or held in a const) only narrows what
+ * the rest matches: one more AND term, unknown.
  */
 function interpolation(ctx: RecognizerContext, expr: Node): Segment[] {
   const v = evaluate(ctx.sourceCode, expr);
   // `${JobStatus.Processing}` of an enum declared elsewhere: a value whose text is unknown, known by its name.
   if (v?.symbolic) return [{ hole: expr, interpolated: true, symbolic: true }];
   if (v) return [{ text: String(v.value) }];
-  const e = unwrap(expr);
+  // The term may be built beforehand and held in a const (`const typeFilter = types ? `AND …` : ""`).
+  const e = unwrap(expr.type === "Identifier" ? (getConstInit(ctx.sourceCode, expr) ?? expr) : expr);
   if (
     e.type === "ConditionalExpression" &&
     [e.consequent, e.alternate].every((b) => optionalAndTerm(ctx, b)) &&

@@ -24,7 +24,7 @@ import { buildHeldEffects, hasTakeoverWrite } from "../fencing/held-effects.js";
 import { keyDerivedHolders } from "../fencing/key-derived-holders.js";
 import { buildKvFacts } from "../kv-pairing/kv-facts.js";
 import { buildRenewals } from "../renewals.js";
-import { normalizeModel, sameValue, sameField } from "../../model/names.js";
+import { namedApart, normalizeModel, sameValue, sameField } from "../../model/names.js";
 import { recoveredByDirective } from "../../reading/directives.js";
 import { isExported } from "../../reading/exports.js";
 import { enclosingFunction, isFunction } from "../../reading/units.js";
@@ -174,13 +174,16 @@ export function buildFacts(
   /** `field` of `model` is stamped (written with a value, not cleared) by claims only, or by claims and creations. */
   const stampedOnly = (model: string, field: string, orCreated: boolean): boolean => {
     const claimWrites = new Set(claims.map((c) => c.write));
+    const ownClaims = claims.filter((c) => normalizeModel(c.write.model) === normalizeModel(model));
     let stamped = false;
     for (const w of mod.writes) {
-      if (
-        normalizeModel(w.model) !== normalizeModel(model) ||
-        !w.assignments.some((a) => sameField(a.field, field) && !clears(a))
-      )
+      if (!w.assignments.some((a) => sameField(a.field, field) && !clears(a))) continue;
+      // Stamped by a write of a model named apart (Prisma's `job` beside a raw `cw_jobs`): perhaps these rows, so
+      // "only the claims stamp it" is unknown (blind-10 D8d04).
+      if (normalizeModel(w.model) !== normalizeModel(model)) {
+        if (!claimWrites.has(w) && ownClaims.some((c) => namedApart(w, c.write))) return false;
         continue;
+      }
       if (!claimWrites.has(w) && !(orCreated && w.effect === "insert")) return false;
       stamped = true;
     }
@@ -293,9 +296,12 @@ export function buildFacts(
  * A recovery hands its rows to a next holder when it moves them to a value some claim of the module takes rows from
  * (`SENDING` back to `PENDING`), or to a value it does not name. One that ends them (`SENDING` to `FAILED`, a
  * state no claim of the module takes from) frees the dead holder's row for nobody: a holder judged dead that was
- * alive can only overwrite that end with its own outcome, never a newer holder's work (blind-8 AD07, Bh08).
+ * alive can only overwrite that end with its own outcome, never a newer holder's work (blind-8 AD07, Bh08). One that
+ * deletes the rows ends them too, unless they are lock rows, whose deletion frees the lock (blind-11 A9a01).
  */
 function handsBack(r: Recovery, claims: readonly Claim[]): boolean {
+  // A purge of stuck rows gives them to nobody; a stale lock row deleted frees the lock for the next taker.
+  if (r.write.effect === "delete") return holdsRow(r.claim);
   const moved = r.write.assignments.find((a) => sameField(a.field, r.lock.field));
   if (!moved || moved.value.kind !== "static") return true;
   const to = moved.value.value;
@@ -354,8 +360,20 @@ function keptMoving(
   const m = normalizeModel(model);
   // A claim takes a lock (a lease stamping its time, this claim's own stamp): it renews nothing already held.
   const claimWrites = new Set(claims.map((c) => c.write));
+  // A field named like a start time (`lockedAt`) that the claim stamps and a write of the held rows stamps again
+  // is renewed, whatever its name: a heartbeat. A start time stamped once after the claim (`startedAt` when the
+  // work begins) is not, since the claim never wrote it.
+  const renewsClaimStamp = (field: string) =>
+    claim !== undefined && claim.write.assignments.some((c) => c.value.kind === "now" && sameField(c.field, field));
+  // A write of a model named apart from the claim's (Prisma's `job` beside a raw UPDATE of `cw_jobs`) that stamps
+  // the claim's own stamp again may renew the same rows: whether it does is unknown, so it is not "nothing".
+  const sameRows = (w: StateWrite) =>
+    normalizeModel(w.model) === m ||
+    (claim !== undefined &&
+      namedApart(w, claim.write) &&
+      w.assignments.some((a) => a.value.kind === "now" && renewsClaimStamp(a.field)));
   for (const w of writes) {
-    if (claimWrites.has(w) || normalizeModel(w.model) !== m || (w.effect ?? "update") !== "update") continue;
+    if (claimWrites.has(w) || !sameRows(w) || (w.effect ?? "update") !== "update") continue;
     if (w.assignments.some((a) => vocabulary.isStateField(a.field) || vocabulary.isFlagField(a.field))) continue;
     const branches = toBranches(w.filter);
     // Not a write of rows in another state (a touch of PENDING rows moves nothing a holder owns).
@@ -389,11 +407,6 @@ function keptMoving(
                 (a.pred.values ?? []).some((v) => sameValue(v, claim.lock.value)))),
         ),
       );
-    // A field named like a start time (`lockedAt`) that the claim stamps and a write of the held rows stamps again
-    // is renewed, whatever its name: a heartbeat. A start time stamped once after the claim (`startedAt` when the
-    // work begins) is not, since the claim never wrote it.
-    const renewsClaimStamp = (field: string) =>
-      claim !== undefined && claim.write.assignments.some((c) => c.value.kind === "now" && sameField(c.field, field));
     const stamped = w.assignments.find(
       (a) =>
         a.value.kind === "now" &&

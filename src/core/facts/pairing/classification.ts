@@ -16,7 +16,7 @@ import {
   toBranches,
   type Branch,
 } from "../../model/conditions.js";
-import { sameValue, sameField } from "../../model/names.js";
+import { normalizeModel, sameValue, sameField } from "../../model/names.js";
 import { hasLockWord } from "../../model/settings.js";
 import { enclosingFunction, isFunction, unitOf } from "../../reading/units.js";
 import { oldWhenTrue } from "../../reading/guards.js";
@@ -24,7 +24,6 @@ import {
   findVariable,
   drawnFresh as drawnFreshValue,
   iterationSource,
-  keyName,
   resultBinding,
   staticChoices,
   unwrap,
@@ -32,14 +31,50 @@ import {
 import { isReset } from "./vocabulary.js";
 import { picksLockName } from "./lock-rows.js";
 import { Module } from "./module.js";
-import { allBranchesExclude, comparesValueRead } from "./state-claims.js";
-import { isOverride, clears, isBareClock } from "./leases.js";
+import { allBranchesExclude, findsNoHeldRow } from "./state-claims.js";
+import { comparesValueRead, isOverride, clears, isBareClock } from "./leases.js";
 import { holdsRow, isLockRow } from "../../model/claims.js";
 
 export interface Classified {
   recoveries: Recovery[];
   holder: HolderWrite[];
   releases: RowRelease[];
+}
+
+/**
+ * A delete of a lock row judged stale, by the id of the very row it read (`delete({ where: { id: lock.id } })`), where
+ * each holding is a row of its own (inserted when the lock is taken) and nothing renews a row once it has expired (the
+ * module stamps the lock's time only when it inserts, or on the young side of an age test: the holder extending its
+ * own live lock). The row judged expired stays expired, and a successor's lock is another row with another id: two
+ * takers that both judged it stale delete it once between them, and never a lock taken since (blind-11 C9b09, a
+ * person's edit lock).
+ */
+function deletesJudgedHolding(mod: Module, write: StateWrite, claim: Claim): boolean {
+  if (claim.kind !== "inserted-row" && claim.kind !== "unenforced-row") return false;
+  const model = normalizeModel(write.model);
+  const namesReadRow = (b: Branch) =>
+    b.some((atom) => {
+      if ("opaque" in atom || atom.op !== "eq" || atom.pred.values || !/^_?id$/i.test(atom.pred.field)) return false;
+      let v = unwrap(predicateValue(atom.pred));
+      if (v.type === "Property") v = unwrap(v.value as Node);
+      if (v.type !== "MemberExpression" || v.computed || unwrap(v.object).type !== "Identifier") return false;
+      const read = mod.readHeldBy(unwrap(v.object) as TSESTree.Identifier, 0);
+      return read !== undefined && normalizeModel(read.model) === model;
+    });
+  if (!mod.branchesOf(write).every(namesReadRow)) return false;
+  const young = (w: StateWrite) =>
+    mod.guards(w).some((g) => {
+      const old = oldWhenTrue(mod.sourceCode, g.test);
+      return g.judgesAge && old !== undefined && old === g.negated;
+    });
+  return mod.writes.every(
+    (w) =>
+      w.effect === "insert" ||
+      w.effect === "delete" ||
+      normalizeModel(w.model) !== model ||
+      !w.assignments.some((a) => mod.vocabulary.isTimeField(a.field) && a.value.kind !== "static") ||
+      young(w),
+  );
 }
 
 /**
@@ -91,7 +126,7 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
         lock: claim.lock,
         claim,
         timePredicates: timeFields,
-        flaws: branches.every(comparesValueRead) ? [] : ["check-in-js"],
+        flaws: branches.every(comparesValueRead) || deletesJudgedHolding(mod, write, claim) ? [] : ["check-in-js"],
         check,
       });
       return;
@@ -119,8 +154,24 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   const releases =
     write.effect === "delete" ||
     write.assignments.some((a) => (leaseColumn(a.field) && clears(a, until)) || endStamp(a));
-  // A keyed lock row is picked by its constant name, not by a value known at run time.
-  const picked = (b: Branch) => claim.kind === "keyed-row" || identityFields(b).length > 0;
+  // A keyed lock row is picked by its constant name, not by a value known at run time; so is a lock row the claim
+  // inserts under a constant it names it by (`insert({ job: JOB_NAME })`, deleted `where job = JOB_NAME`).
+  const namedAsInserted = (b: Branch) =>
+    claim.write.effect === "insert" &&
+    b.some(
+      (atom) =>
+        !("opaque" in atom) &&
+        atom.op === "eq" &&
+        atom.pred.values?.length === 1 &&
+        claim.write.assignments.some(
+          (a) =>
+            sameField(a.field, atom.pred.field) &&
+            a.value.kind === "static" &&
+            sameValue(a.value.value, atom.pred.values![0]!),
+        ),
+    );
+  const picked = (b: Branch) =>
+    claim.kind === "keyed-row" || identityFields(b).length > 0 || (holdsRow(claim) && namedAsInserted(b));
   if (!releases || !branches.every(picked)) return;
   // An operator's override (`forceUnlock()`, `adminRelease()`) frees whatever holds the row, on purpose.
   if (isOverride(write.node)) return;
@@ -423,35 +474,4 @@ export function classifyAgainst(
     return;
   }
   if (pinned && resets && !opaque) recovery(["missing-time"]);
-}
-
-/**
- * The branch admits only rows where a field is absent (`{ "lease.lease_until": { $exists: false } }`, `locked_at IS
- * NULL`) that the claim sets to a value on every row it takes, directly or inside an object it stores
- * (`lease: { owner, lease_until }`): no row a holder has matches it.
- */
-function findsNoHeldRow(branch: Branch, claim: StateWrite): boolean {
-  const stamps = (field: string) =>
-    claim.assignments.some((a) => {
-      if (a.value.kind === "static" && a.value.value.value === null) return false;
-      if (sameField(a.field, field)) return true;
-      if (!field.startsWith(`${a.field}.`)) return false;
-      let n: Node | undefined = unwrap(a.valueNode);
-      for (const key of field.slice(a.field.length + 1).split(".")) {
-        if (n?.type !== "ObjectExpression") return false;
-        const p: TSESTree.ObjectLiteralElement | undefined = n.properties.find(
-          (q) => q.type === "Property" && keyName(q.key, q.computed) === key,
-        );
-        n = p?.type === "Property" ? unwrap(p.value as Node) : undefined;
-      }
-      return n !== undefined && !(n.type === "Literal" && n.value === null);
-    });
-  return branch.some(
-    (atom) =>
-      !("opaque" in atom) &&
-      atom.op === "eq" &&
-      atom.pred.values?.length === 1 &&
-      atom.pred.values[0]!.value === null &&
-      stamps(atom.pred.field),
-  );
 }

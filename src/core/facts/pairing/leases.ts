@@ -22,6 +22,7 @@ import { findVariable, getConstInit, resultBinding, unwrap } from "../../reading
 import { contains } from "../../reading/ast.js";
 import { checksBetween, Module } from "./module.js";
 import { isClockReading } from "../../reading/clock.js";
+import { oldWhenTrue } from "../../reading/guards.js";
 import { walk } from "../../reading/walk.js";
 
 /**
@@ -250,20 +251,42 @@ export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
   };
   const own = mod.branchesOf(write);
   const branches = upsert && own.every((b) => b.length === 0) ? keyOfRead() : own;
-  // The row by id and nothing else: a write whose filter tests anything more is a compare-and-set. Under a locking
-  // read (or in a SERIALIZABLE transaction) the read's filter is the write's: the take-over is one step, still a lease.
-  if (
-    !write.underLock &&
-    (branches.length === 0 ||
-      !branches.every((b) => !isOpaque(b) && b.length > 0 && identityFields(b).length === b.length))
-  )
-    return [];
+  // A column the read picked its one row by, compared with the same constant (`job = JOB_NAME` in both), that says
+  // no state: the lock's name, a key like an id (blind-11's first sight showed it).
+  const readPicks = toBranches(read.filter);
+  const namesTheRow = (atom: Branch[number]) =>
+    !("opaque" in atom) &&
+    atom.op === "eq" &&
+    atom.pred.values?.length === 1 &&
+    !mod.vocabulary.isStateField(atom.pred.field) &&
+    !mod.vocabulary.isFlagField(atom.pred.field) &&
+    readPicks.length === 1 &&
+    readPicks[0]!.some(
+      (r) =>
+        !("opaque" in r) &&
+        r.op === "eq" &&
+        sameField(r.pred.field, atom.pred.field) &&
+        r.pred.values?.length === 1 &&
+        r.pred.values[0]!.value === atom.pred.values![0]!.value,
+    );
+  // The row by its key and nothing else: a write whose filter tests anything more is a compare-and-set. Under a
+  // locking read (or in a SERIALIZABLE transaction) the read's filter is the write's: the take-over is one step,
+  // still a lease.
+  const keyOnly = (b: Branch) =>
+    !isOpaque(b) && b.length > 0 && b.every((atom) => identityFields([atom]).length === 1 || namesTheRow(atom));
+  if (!write.underLock && (branches.length === 0 || !branches.every(keyOnly))) return [];
   // A column of the holder or a version pinned beside the id (`version: run.version`) is a compare-and-set on what
   // the check read: the second of two callers that read the same row matches nothing, so the take-over is one step,
   // still a lease (blind-9 F407).
-  const compareAndSet = branches.every((b) => ownerPinned(b, undefined, mod.vocabulary));
+  const compareAndSet = branches.every((b) => ownerPinned(b, undefined, mod.vocabulary) || comparesValueRead(b));
   const tests = new Set<Node>();
-  const between = [...mod.guards(write), ...checksBetween(mod, read.node, write.node)];
+  // Only a write reached on the old side of a test that encloses it takes a lease over: on its young side (`if
+  // (lock.expiresAt < now) … else if (lock.userId === me) extend`) the lease is live, and a write there renews it.
+  // The tests between the read and the write (`checksBetween`) say no side: they count as they are.
+  const between = [
+    ...mod.guards(write).filter((g) => oldWhenTrue(mod.sourceCode, g.test) !== g.negated),
+    ...checksBetween(mod, read.node, write.node),
+  ];
   const aging = between.filter((g) => g.judgesAge && !tests.has(g.test) && tests.add(g.test));
   // Or the read asks only for a live lease (`lockedAt: { $gt: new Date(Date.now() - ttl) }`, `expires_at > now()`)
   // and a test of what it found turns callers away: the same check, made by the query (blind-9 C601).
@@ -350,13 +373,32 @@ function readsLiveLease(
   return live.flat();
 }
 
-const OVERRIDE = /^(?:force|admin)[A-Z_]/;
+const OVERRIDE = /^(?:force|admin|emergency)[A-Z_]/;
 
-/** A write in a function named as an operator's override of a lock (`forceUnlockAutoPayout`, `adminReleaseLock`). */
+/** A write in a function named as an operator's override of a lock (`forceUnlockAutoPayout`, `adminReleaseLock`, `emergencyCleanupLocks`). */
 export function isOverride(node: Node): boolean {
   for (let fn = enclosingFunction(node); fn; fn = fn.parent ? enclosingFunction(fn.parent) : undefined) {
     const name = functionName(fn);
     if (name !== undefined) return OVERRIDE.test(name);
   }
   return false;
+}
+
+/**
+ * The branch compares a column with the value read from the row before (`clock: lock.clock`, `version: row.version`):
+ * a compare-and-set whatever the column is called. The row's id is no such column (every writer of it knows it).
+ */
+export function comparesValueRead(branch: Branch): boolean {
+  return branch.some((atom) => {
+    if ("opaque" in atom || atom.op !== "eq" || atom.pred.values || /^_?id$/i.test(atom.pred.field)) return false;
+    let n = unwrap(predicateValue(atom.pred));
+    if (n.type === "Property") n = unwrap(n.value as Node);
+    return (
+      n.type === "MemberExpression" &&
+      !n.computed &&
+      n.property.type === "Identifier" &&
+      normalizeName(n.property.name) === normalizeName(atom.pred.field) &&
+      unwrap(n.object).type === "Identifier"
+    );
+  });
 }

@@ -241,7 +241,7 @@ export class Module {
    * `const { rows: [job] } = await pool.query(…)`), or a row taken from a result another variable holds
    * (`const job = res.rows[0]`).
    */
-  private readHeldBy(id: TSESTree.Identifier, depth: number): StateRead | undefined {
+  readHeldBy(id: TSESTree.Identifier, depth: number): StateRead | undefined {
     if (depth > 3) return undefined;
     const variable = findVariable(this.sourceCode, id);
     const def = variable?.defs.length === 1 ? variable.defs[0] : undefined;

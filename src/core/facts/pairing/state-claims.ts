@@ -18,8 +18,7 @@ import {
 } from "../../model/conditions.js";
 import { oldWhenTrue, pathCondition } from "../../reading/guards.js";
 import { normalizeModel, sameValue, sameField } from "../../model/names.js";
-import { normalizeName } from "../../model/settings.js";
-import { findVariable, getConstInit, iterationSource, resultBinding, unwrap } from "../../reading/values.js";
+import { findVariable, getConstInit, iterationSource, keyName, resultBinding, unwrap } from "../../reading/values.js";
 import { calledFunction } from "../../reading/calls.js";
 import { enclosingFunction, functionName } from "../../reading/units.js";
 import { walk } from "../../reading/walk.js";
@@ -27,6 +26,7 @@ import { contains } from "../../reading/ast.js";
 import { isLockAssignment } from "./vocabulary.js";
 import { Module } from "./module.js";
 import { findCheckedInsert, findInsertClaim } from "./lock-rows.js";
+import { comparesValueRead } from "./leases.js";
 import { isLockRow } from "../../model/claims.js";
 
 export function allBranchesExclude(cond: Condition, field: string, value: StaticValue): boolean {
@@ -106,7 +106,9 @@ export function findStateClaims(mod: Module, write: StateWrite): Claim[] {
     let excluded = false;
     const takeover: TimePredicate[] = [];
     for (const branch of branches) {
-      if (excludes(branch, field, value)) excluded = true;
+      // Rows with a field empty that the claim always fills (an orphan: `isProcessing: true, startedAt: null`) have
+      // no holder: taking them is as safe as taking free ones.
+      if (excludes(branch, field, value) || findsNoHeldRow(branch, write)) excluded = true;
       else {
         const age = agePredicates(branch, mod.vocabulary);
         if (age.length > 0) takeover.push(...age);
@@ -144,25 +146,6 @@ export function findStateClaims(mod: Module, write: StateWrite): Claim[] {
     else claims.push({ kind: "status", write, lock, assignment, takeover: [], check });
   }
   return claims;
-}
-
-/**
- * The branch compares a column with the value read from the row before (`clock: lock.clock`, `version: row.version`):
- * a compare-and-set whatever the column is called. The row's id is no such column (every writer of it knows it).
- */
-export function comparesValueRead(branch: Branch): boolean {
-  return branch.some((atom) => {
-    if ("opaque" in atom || atom.op !== "eq" || atom.pred.values || /^_?id$/i.test(atom.pred.field)) return false;
-    let n = unwrap(predicateValue(atom.pred));
-    if (n.type === "Property") n = unwrap(n.value as Node);
-    return (
-      n.type === "MemberExpression" &&
-      !n.computed &&
-      n.property.type === "Identifier" &&
-      normalizeName(n.property.name) === normalizeName(atom.pred.field) &&
-      unwrap(n.object).type === "Identifier"
-    );
-  });
 }
 
 /** The age tests of a compare-and-set write reached only where the lock was free or had expired (see its caller). */
@@ -263,7 +246,17 @@ function callerReads(mod: Module, write: StateWrite): StateRead[] | undefined {
         if (n.type === "Property") n = unwrap(n.value as Node);
         while (n.type === "MemberExpression") n = unwrap(n.object);
         if (n.type !== "Identifier") continue;
-        const def = findVariable(mod.sourceCode, n)?.defs[0];
+        let def = findVariable(mod.sourceCode, n)?.defs[0];
+        // A name destructured from the parameter (`const { id: jobId } = job`) names the parameter's row too.
+        if (
+          def?.type === "Variable" &&
+          def.node.id.type === "ObjectPattern" &&
+          def.node.init?.type === "Identifier" &&
+          enclosingFunction(def.node) === fn
+        ) {
+          n = def.node.init;
+          def = findVariable(mod.sourceCode, n)?.defs[0];
+        }
         if (def?.type !== "Parameter" || def.node !== fn) continue;
         const i = fn.params.findIndex((p) => p.type === "Identifier" && p.name === (n as TSESTree.Identifier).name);
         if (i >= 0) return i;
@@ -341,4 +334,35 @@ function marksOnly(write: StateWrite, check: Check): boolean {
     // The document's fields set before the write that saves them (`quiz.isLocked = true`).
     return e.type === "AssignmentExpression" && e.left.type === "MemberExpression";
   });
+}
+
+/**
+ * The branch admits only rows where a field is absent (`{ "lease.lease_until": { $exists: false } }`, `locked_at IS
+ * NULL`) that the claim sets to a value on every row it takes, directly or inside an object it stores
+ * (`lease: { owner, lease_until }`): no row a holder has matches it.
+ */
+export function findsNoHeldRow(branch: Branch, claim: StateWrite): boolean {
+  const stamps = (field: string) =>
+    claim.assignments.some((a) => {
+      if (a.value.kind === "static" && a.value.value.value === null) return false;
+      if (sameField(a.field, field)) return true;
+      if (!field.startsWith(`${a.field}.`)) return false;
+      let n: Node | undefined = unwrap(a.valueNode);
+      for (const key of field.slice(a.field.length + 1).split(".")) {
+        if (n?.type !== "ObjectExpression") return false;
+        const p: TSESTree.ObjectLiteralElement | undefined = n.properties.find(
+          (q) => q.type === "Property" && keyName(q.key, q.computed) === key,
+        );
+        n = p?.type === "Property" ? unwrap(p.value as Node) : undefined;
+      }
+      return n !== undefined && !(n.type === "Literal" && n.value === null);
+    });
+  return branch.some(
+    (atom) =>
+      !("opaque" in atom) &&
+      atom.op === "eq" &&
+      atom.pred.values?.length === 1 &&
+      atom.pred.values[0]!.value === null &&
+      stamps(atom.pred.field),
+  );
 }
