@@ -194,7 +194,9 @@ export default createRule<
   | "moveToFinally"
   | "awaitReturn"
   | "useXactLock"
-  | "ttlReleaseMissed",
+  | "ttlReleaseMissed"
+  | "releasedOnFinishOnly"
+  | "releaseOnClose",
   Options
 >({
   name: "release-in-finally",
@@ -241,6 +243,9 @@ export default createRule<
         "Q1 (if the locker dies, who unlocks?): this session advisory lock is taken inside a transaction but never unlocked. Unlike pg_advisory_xact_lock it outlives the commit or rollback, and the transaction's pooled connection keeps it. Take pg_advisory_xact_lock, or unlock it in a `finally`.",
       advisoryReturnedToPool:
         "Q1 (if the locker dies, who unlocks?): this session advisory lock is never unlocked, and `{{client}}.release()` at line {{returnLine}} returns the connection to the pool still holding it. Unlock it in a `finally` before the release, release with `release(true)` to close the connection, or take pg_advisory_xact_lock inside a transaction.",
+      releasedOnFinishOnly:
+        "Q1 (if the locker dies, who unlocks?): {{lock}} (taken at line {{acquireLine}}) is released only when {{emitter}} emits `finish`, which it never does when the client disconnects before the response is written: the entry then stays until the process restarts, and every later caller for that key is turned away. Release it on `close`, which is emitted either way.",
+      releaseOnClose: "Release on `close` instead of `finish`.",
       moveToFinally: "Move the release into a `finally` around the work.",
       useXactLock: "Take a transaction-level lock (pg_advisory_xact_lock): it is released when the transaction ends.",
       awaitReturn: "Return `await` of the promise, so the `finally` runs after the work.",
@@ -337,6 +342,29 @@ export default createRule<
             suggest: [{ messageId: "awaitReturn", fix: (fixer) => fixer.insertTextBefore(argument, "await ") }],
           });
         }
+      }
+      // An in-process lock table freed only when a response emits `finish`: a client that disconnects first leaves
+      // the entry set while the process lives (blind-11 E9e08, E9e09).
+      for (const table of facts.lockTables) {
+        const listener = table.releasedOnFinishOnly;
+        if (listener?.type !== "CallExpression") continue;
+        const event = listener.arguments[0]!;
+        const callee = listener.callee as TSESTree.MemberExpression;
+        context.report({
+          node: listener,
+          messageId: "releasedOnFinishOnly",
+          data: {
+            lock: `the entry of ${table.table}`,
+            acquireLine: String(table.acquire.node.loc.start.line),
+            emitter: sourceCode.getText(callee.object),
+          },
+          suggest: [
+            {
+              messageId: "releaseOnClose",
+              fix: (fixer) => fixer.replaceText(event, sourceCode.getText(event).replace("finish", "close")),
+            },
+          ],
+        });
       }
     });
   },

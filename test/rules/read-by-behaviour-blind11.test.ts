@@ -11,11 +11,13 @@
 // - a person's edit lock: a lock row per holding, renewed only while live, deleted by the id of the row judged
 //   expired;
 // - a raw claim of a table beside an ORM model that may be the same table (Prisma's `@@map`): its renewal is unknown;
-// - an optional filter term built beforehand in a const and spliced into the claim's SQL.
+// - an optional filter term built beforehand in a const and spliced into the claim's SQL;
+// - a per-user key freed only when the response emits `finish`, which an aborted request never does.
 import atomicClaim from "../../rules/atomic-claim.js";
 import conditionalRecovery from "../../rules/conditional-recovery.js";
 import ownerCheckedRelease from "../../rules/owner-checked-release.js";
 import progressBasedStaleness from "../../rules/progress-based-staleness.js";
+import releaseInFinally from "../../rules/release-in-finally.js";
 import requireFencing from "../../rules/require-fencing.js";
 import requireStaleRecovery from "../../rules/require-stale-recovery.js";
 import { ruleTester } from "../rule-tester.js";
@@ -481,6 +483,50 @@ ruleTester.run("require-fencing", requireFencing, {
               ),
             },
           ],
+        },
+      ],
+    },
+  ],
+});
+
+/** An upload middleware: one upload per user at a time, the key freed when the response is done (line 11). */
+const ONE_UPLOAD = `import type { NextFunction, Request, Response } from "express";
+const uploading = new Map<string, number>();
+export function oneUploadPerUser(req: Request, res: Response, next: NextFunction) {
+  const userId = req.get("x-user") ?? "";
+  if (uploading.has(userId)) {
+    res.status(429).json({ error: "upload in progress" });
+    return;
+  }
+  uploading.set(userId, Date.now());
+  res.on("finish", () => {
+    uploading.delete(userId);
+  });
+  next();
+}
+`;
+
+ruleTester.run("release-in-finally", releaseInFinally, {
+  valid: [
+    { name: "freed on close, which a response emits either way", code: ONE_UPLOAD.replace('"finish"', '"close"') },
+    {
+      name: "a key freed by the middleware's own finally is not left to an event",
+      code: ONE_UPLOAD.replace(
+        'res.on("finish", () => {\n    uploading.delete(userId);\n  });\n  next();',
+        "try {\n    next();\n  } finally {\n    uploading.delete(userId);\n  }",
+      ),
+    },
+  ],
+  invalid: [
+    {
+      name: "a key freed only on finish stays taken when the client disconnects",
+      code: ONE_UPLOAD,
+      errors: [
+        {
+          messageId: "releasedOnFinishOnly",
+          line: 10,
+          data: { lock: "the entry of uploading", acquireLine: "9", emitter: "res" },
+          suggestions: [{ messageId: "releaseOnClose", output: ONE_UPLOAD.replace('"finish"', '"close"') }],
         },
       ],
     },

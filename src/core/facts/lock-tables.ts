@@ -300,6 +300,28 @@ function outlivesCalls(sourceCode: SourceCode, op: TableOp): boolean {
   return def !== undefined && enclosingFunction(def.node) === undefined;
 }
 
+/** `emitter.on("finish", listener)`: the event a function is registered for, and the registration. */
+function listenedEvent(fn: Fn | undefined): { event: string; call: TSESTree.CallExpression } | undefined {
+  const call = fn?.parent;
+  if (call?.type !== "CallExpression" || call.arguments[1] !== fn) return undefined;
+  const callee = unwrap(call.callee);
+  if (callee.type !== "MemberExpression" || callee.computed || callee.property.type !== "Identifier") return undefined;
+  if (!/^(?:on|once|addListener|prependListener|prependOnceListener)$/.test(callee.property.name)) return undefined;
+  const event = call.arguments[0];
+  return event?.type === "Literal" && typeof event.value === "string" ? { event: event.value, call } : undefined;
+}
+
+/**
+ * The registration of a `finish` listener that makes every one of these releases, where no `close` listener makes
+ * one (`LockTable.releasedOnFinishOnly`); undefined otherwise, and where any release runs outside a listener.
+ */
+function finishOnly(releases: readonly Node[]): Node | undefined {
+  const events = releases.map((r) => listenedEvent(enclosingFunction(r)));
+  if (events.length === 0 || events.some((e) => e === undefined)) return undefined;
+  if (events.some((e) => e!.event !== "finish")) return undefined;
+  return events[0]!.call;
+}
+
 function nameOf(fn: Fn | undefined): string {
   return (fn && functionName(fn)) ?? "";
 }
@@ -393,12 +415,26 @@ export function buildLockTables(
             r.op.node.range[0] > acquire.node.range[1] &&
             waitsBetween(fn, acquire.node.range[1], r.op.node.range[0]),
         );
+      // Or held until an event of the work's own ends: every release in a listener the acquiring function registers
+      // after the set (`res.on("finish", () => locks.delete(key))`, a middleware holding the key for its request).
+      const heldUntilEvent =
+        outlivesCalls(sourceCode, acquire) &&
+        releases.every((r) => {
+          const listener = listenedEvent(enclosingFunction(r.op.node));
+          return (
+            listener !== undefined &&
+            enclosingFunction(listener.call) === fn &&
+            listener.call.range[0] > acquire.node.range[1]
+          );
+        });
       const named =
         LOCK_NAME.test(acquire.table) ||
         heldName(nameOf(fn)) ||
         heldAcrossWork ||
+        heldUntilEvent ||
         releases.some((r) => heldName(nameOf(enclosingFunction(r.op.node))) || inFinallyOf(r.op.node, fn));
       if (!named) continue;
+      const onFinish = finishOnly(releases.map((r) => r.op.node));
       out.push({
         table: acquire.table,
         acquire,
@@ -406,6 +442,7 @@ export function buildLockTables(
         ...(expiry ? { expiry } : {}),
         ...(waited ? { waited: waited.wait } : {}),
         releases,
+        ...(onFinish ? { releasedOnFinishOnly: onFinish } : {}),
       });
     }
   }

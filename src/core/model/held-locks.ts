@@ -41,6 +41,12 @@ export interface LockTable {
   readonly waited?: Node;
   /** The deletes that end a hold, and whether each checks first that the entry is still its holder's. */
   readonly releases: readonly { readonly op: TableOp; readonly ownerChecked: boolean }[];
+  /**
+   * Every release runs in a listener of a stream's `finish` event (`res.on("finish", () => locks.delete(key))`) and
+   * none in one of `close`: an HTTP response, or any writable, emits `finish` only when all of it was written, so a
+   * client that disconnects first leaves the entry until the process restarts. The listener's registration.
+   */
+  readonly releasedOnFinishOnly?: Node;
 }
 
 /** An in-process or session lock, its releases in the acquiring function, and the paths on which they are missed. */
