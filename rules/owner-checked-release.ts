@@ -69,6 +69,8 @@ export default createRule({
         "Q3 (is the acquire race-safe?): this SET takes the lock {{key}} after a separate GET at line {{getLine}} found it free or already this holder's: two workers that both read it before either writes both take it, and the later SET silently replaces the first holder. Take it in one command: SET key token NX with an expiry, or a script that checks and sets.",
       releasedUntaken:
         "Q3 (is the release race-safe?): the {{exitKind}} at line {{exitLine}} leaves the `try` before {{lock}} is taken (line {{acquireLine}}), and the `finally` still releases it (line {{releaseLine}}): a caller that found it held frees it for everyone while its holder still works. Check and take it before the `try`, so only the holder's way out runs the release.",
+      releasedUntakenAfterWait:
+        "Q3 (is the release race-safe?): this `finally` releases {{lock}} (taken at line {{acquireLine}}) also for the {{exitKind}} at line {{exitLine}}, which leaves after the await at line {{waitLine}} without taking it: another call that passed the same test while this one waited may hold it by then, and this one frees it while that holder still works. Take it before the first await, or release it only on the way out of the call that took it.",
       releasedNotAcquired:
         "Q3 (is the release race-safe?): the {{exitKind}} at line {{exitLine}} leaves the `try` when {{lock}} was not acquired (line {{acquireLine}}), and the `finally` still releases it by key alone (line {{releaseLine}}): every caller that loses the race deletes the winner's lock at once, and a third caller takes it while the winner still works. Return before the `try`, or release only with this caller's token (a compare-and-delete).",
       rowRelease:
@@ -205,11 +207,13 @@ export default createRule({
       // releases it.
       for (const lock of facts.held) {
         if (!lock.releasedUntaken) continue;
-        const { exit, release } = lock.releasedUntaken;
-        // A key's is reported at its release, the call that deletes the winner's lock (as a row's is).
+        const { exit, release, afterWait } = lock.releasedUntaken;
+        // A key's is reported at its release, the call that deletes the winner's lock (as a row's is); so is a flag's
+        // freed after a wait, where the way out is sound and the release is what frees another caller's flag.
         context.report({
-          node: lock.kind === "kv" ? release : exit,
-          messageId: lock.kind === "kv" ? "releasedNotAcquired" : "releasedUntaken",
+          node: lock.kind === "kv" || afterWait ? release : exit,
+          messageId:
+            lock.kind === "kv" ? "releasedNotAcquired" : afterWait ? "releasedUntakenAfterWait" : "releasedUntaken",
           data: {
             lock:
               lock.kind === "mutex"
@@ -221,6 +225,7 @@ export default createRule({
             exitKind: exit.type === "ThrowStatement" ? "throw" : "return",
             exitLine: String(exit.loc.start.line),
             releaseLine: String(release.loc.start.line),
+            ...(afterWait ? { waitLine: String(afterWait.loc.start.line) } : {}),
           },
         });
       }

@@ -12,7 +12,8 @@
 //   expired;
 // - a raw claim of a table beside an ORM model that may be the same table (Prisma's `@@map`): its renewal is unknown;
 // - an optional filter term built beforehand in a const and spliced into the claim's SQL;
-// - a per-user key freed only when the response emits `finish`, which an aborted request never does.
+// - a per-user key freed only when the response emits `finish`, which an aborted request never does;
+// - a flag set after an await, freed by a `finally` that a call leaving after that await (not holding it) runs too.
 import atomicClaim from "../../rules/atomic-claim.js";
 import conditionalRecovery from "../../rules/conditional-recovery.js";
 import ownerCheckedRelease from "../../rules/owner-checked-release.js";
@@ -527,6 +528,60 @@ ruleTester.run("release-in-finally", releaseInFinally, {
           line: 10,
           data: { lock: "the entry of uploading", acquireLine: "9", emitter: "res" },
           suggestions: [{ messageId: "releaseOnClose", output: ONE_UPLOAD.replace('"finish"', '"close"') }],
+        },
+      ],
+    },
+  ],
+});
+
+/** A refresh guard set after an await (line 11), freed in the finally (line 15) that the return at line 9 runs too. */
+const REFRESH = `export class CatalogRefresher {
+  private refreshing = false;
+  async refresh(): Promise<void> {
+    if (this.refreshing) return;
+    try {
+      const due = await this.isDue();
+      if (!due) {
+        console.log("catalog fresh");
+        return;
+      }
+      this.refreshing = true;
+      await this.pullCatalog();
+    } finally {
+      this.refreshing = false;
+    }
+  }
+  private async isDue() { return true; }
+  private async pullCatalog() {}
+}
+`;
+
+ruleTester.run("owner-checked-release (a flag set after a wait)", ownerCheckedRelease, {
+  valid: [
+    {
+      name: "taken before the first await: every way out of the try is the holder's",
+      code: REFRESH.replace(
+        "    try {\n      const due",
+        "    this.refreshing = true;\n    try {\n      const due",
+      ).replace("      this.refreshing = true;\n      await this.pullCatalog", "      await this.pullCatalog"),
+    },
+  ],
+  invalid: [
+    {
+      name: "the finally frees a flag another call may have taken while this one waited",
+      code: REFRESH,
+      errors: [
+        {
+          messageId: "releasedUntakenAfterWait",
+          line: 14,
+          data: {
+            lock: "the guard `this.refreshing`",
+            acquireLine: "11",
+            exitKind: "return",
+            exitLine: "9",
+            releaseLine: "14",
+            waitLine: "6",
+          },
         },
       ],
     },

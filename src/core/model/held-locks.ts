@@ -76,7 +76,15 @@ export interface HeldLock {
    * `try { if (running) return; running = true; … } finally { running = false }`: a way out of the `try` before the
    * lock is taken, through a `finally` that releases it, so a caller that never took the lock frees the one who did.
    */
-  readonly releasedUntaken?: { readonly exit: Node; readonly release: Node };
+  readonly releasedUntaken?: {
+    readonly exit: Node;
+    readonly release: Node;
+    /**
+     * The await the way out follows, for a flag set only after it (`setAfterAwait`): the flag is not held when the
+     * way out is tested, but another caller may have taken it while this one waited.
+     */
+    readonly afterWait?: Node;
+  };
   /**
    * An in-process flag tested (`if (this.isSyncing) return`) and set only after the function awaited something in
    * between: another call runs while this one waits, passes the same test, and both go on.

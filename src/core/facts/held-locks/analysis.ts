@@ -304,8 +304,32 @@ function releasedUntaken(
         ? exitWhenNotTaken(sourceCode, t.block, c.acquire, name)
         : exitWhenHeld(sourceCode, t.block, c.acquire, name);
     if (exit) return { exit, release };
+    const late = !kv && !inline ? exitAfterWait(t.block, c) : undefined;
+    if (late) return { exit: late, release, afterWait: c.setAfterAwait!.wait };
   }
   return undefined;
+}
+
+/**
+ * A flag tested, then awaited past, then set (`HeldLock.setAfterAwait`): a `return` or `throw` in the `try` block
+ * after that await and before the set leaves without taking the flag, at a time another caller that passed the same
+ * test may hold it (`if (busy) return; try { if (!(await needed())) return; busy = true; … } finally { busy = false }`,
+ * blind-11 E9e06). Its `finally` frees that caller's flag.
+ */
+function exitAfterWait(block: Node, c: Candidate): Node | undefined {
+  const wait = c.setAfterAwait?.wait;
+  if (!wait) return undefined;
+  let exit: Node | undefined;
+  walk(block, (n) => {
+    if (exit || n.range[0] >= c.acquire.range[0]) return false;
+    if (n !== block && isFunction(n)) return false;
+    if ((n.type === "ReturnStatement" || n.type === "ThrowStatement") && n.range[0] > wait.range[1]) {
+      exit = n;
+      return false;
+    }
+    return true;
+  });
+  return exit;
 }
 
 /**
