@@ -39,4 +39,9 @@ export interface Recognizer {
   /** Tag names (`sql`, `$executeRaw`) whose tagged templates this recognizer reads. */
   readonly tags?: ReadonlySet<string>;
   recognizeTagged?(node: TSESTree.TaggedTemplateExpression, ctx: RecognizerContext): StateAccess | undefined;
+  /**
+   * A tagged template of another tag this recognizer reads by what it holds (a project's own `queryRows\`UPDATE …\``:
+   * text that opens with a statement is SQL, whatever the tag is called). Looks at the template's first text only.
+   */
+  taggedByContent?(node: TSESTree.TaggedTemplateExpression): boolean;
 }

@@ -65,6 +65,12 @@ const taggedRecognizers = new Map<string, Recognizer[]>();
 for (const r of recognizers)
   for (const t of r.tags ?? []) taggedRecognizers.set(t, [...(taggedRecognizers.get(t) ?? []), r]);
 
+/** Recognizers that read a tagged template of a tag they do not know by its text (`taggedByContent`). */
+const contentRecognizers = recognizers.filter((r) => r.taggedByContent);
+function byContent(node: TSESTree.TaggedTemplateExpression): Recognizer[] {
+  return contentRecognizers.filter((r) => r.taggedByContent!(node));
+}
+
 /** `sql` in sql\`…\`, `$executeRaw` in prisma.$executeRaw\`…\`. */
 function tagName(node: TSESTree.TaggedTemplateExpression): string | undefined {
   const tag = unwrap(node.tag);
@@ -158,7 +164,7 @@ export function collectAccesses(
   const accesses: StateAccess[] = [];
   const ctx = { sourceCode, scratch: new Map<string, unknown>() };
   for (const node of tagged) {
-    for (const recognizer of taggedRecognizers.get(tagName(node) ?? "") ?? []) {
+    for (const recognizer of taggedRecognizers.get(tagName(node) ?? "") ?? byContent(node)) {
       const access = recognizer.recognizeTagged?.(node, ctx);
       if (access) {
         accesses.push(access);
@@ -316,7 +322,7 @@ export function onLockFacts(
       }
     },
     TaggedTemplateExpression(node) {
-      if (taggedRecognizers.has(tagName(node) ?? "")) {
+      if (taggedRecognizers.has(tagName(node) ?? "") || byContent(node).length > 0) {
         state.tagged.push(node);
         paths.record(node);
       }

@@ -13,7 +13,9 @@
 // - a raw claim of a table beside an ORM model that may be the same table (Prisma's `@@map`): its renewal is unknown;
 // - an optional filter term built beforehand in a const and spliced into the claim's SQL;
 // - a per-user key freed only when the response emits `finish`, which an aborted request never does;
-// - a flag set after an await, freed by a `finally` that a call leaving after that await (not holding it) runs too.
+// - a flag set after an await, freed by a `finally` that a call leaving after that await (not holding it) runs too;
+// - SQL in a template of the project's own tag (`rows\`INSERT …\``), read by what it holds; a lock row's expiry set to
+//   a bare `NOW()` ends the hold; a session lock handed to the caller with the function that unlocks it.
 import atomicClaim from "../../rules/atomic-claim.js";
 import conditionalRecovery from "../../rules/conditional-recovery.js";
 import ownerCheckedRelease from "../../rules/owner-checked-release.js";
@@ -581,6 +583,97 @@ ruleTester.run("owner-checked-release (a flag set after a wait)", ownerCheckedRe
             exitLine: "9",
             releaseLine: "14",
             waitLine: "6",
+          },
+        },
+      ],
+    },
+  ],
+});
+
+/** A cron lock row through the project's own tagged helper: taken at line 4 once expired, freed at line 13. */
+const CRON_ROW = `import { rows, exec } from "./db";
+export async function tryCronLock(name: string, seconds: number): Promise<boolean> {
+  const got = await rows<{ name: string }>\`
+    INSERT INTO job_locks (name, held_until) VALUES (\${name}, NOW() + (\${seconds} || ' seconds')::interval)
+    ON CONFLICT (name) DO UPDATE SET held_until = NOW() + (\${seconds} || ' seconds')::interval
+    WHERE job_locks.held_until < NOW()
+    RETURNING name\`;
+  return got.length > 0;
+}
+export async function dropCronLock(name: string): Promise<void> {
+  await exec\`UPDATE job_locks SET held_until = NOW() + interval '1 minute' WHERE name = \${name}\`;
+}
+export async function releaseCronLock(name: string): Promise<void> {
+  await exec\`UPDATE job_locks SET held_until = NOW() WHERE name = \${name}\`;
+}
+`;
+
+ruleTester.run("owner-checked-release (a project's own SQL tag)", ownerCheckedRelease, {
+  valid: [
+    {
+      name: "pushing the expiry ahead is no release",
+      code: CRON_ROW.replace(/export async function releaseCronLock[\s\S]*$/, ""),
+    },
+  ],
+  invalid: [
+    {
+      name: "the expiry set to the bare clock ends the hold, by name alone",
+      code: CRON_ROW,
+      errors: [
+        {
+          messageId: "rowRelease",
+          line: 14,
+          data: {
+            lock: "lock row in job_locks",
+            acquireLine: "3",
+            filter: "name",
+            operation: "write",
+            expires: "is taken over once held_until has passed",
+            expiryLine: "3",
+          },
+        },
+      ],
+    },
+  ],
+});
+
+/** A leader lock on a connection of its own, handed to the caller with the function that unlocks it. */
+const LEADER = `import postgres from "postgres";
+export async function becomeLeader(url: string, id: number) {
+  const conn = postgres(url, { max: 1, idle_timeout: 0 });
+  const [row] = await conn\`SELECT pg_try_advisory_lock(\${id}) AS ok\`;
+  if (!row?.ok) {
+    await conn.end();
+    return null;
+  }
+  const handle = {
+    release: async () => {
+      await conn\`SELECT pg_advisory_unlock(\${id})\`;
+      await conn.end();
+    },
+  };
+  return handle;
+}
+`;
+
+ruleTester.run("release-in-finally (a lock handed to the caller)", releaseInFinally, {
+  valid: [{ name: "the return hands over the function that unlocks", code: LEADER }],
+  invalid: [
+    {
+      name: "a return that hands nothing over leaves holding the lock",
+      code: LEADER.replace("return handle;", "await handle.release();\n  return { ok: true };").replace(
+        "    return null;",
+        "    return null;\n  }\n  if (id < 0) {\n    return { ok: false };",
+      ),
+      errors: [
+        {
+          messageId: "missedOnReturn",
+          line: 4,
+          data: {
+            lock: "the session advisory lock (pg_try_advisory_lock)",
+            exitLine: "10",
+            consequence:
+              "the connection keeps the session lock, and a pooled connection goes back to the pool still holding it.",
           },
         },
       ],

@@ -52,7 +52,14 @@ export type Condition =
  */
 export type AssignedValue =
   | { readonly kind: "static"; readonly value: StaticValue }
-  | { readonly kind: "now" }
+  | {
+      readonly kind: "now";
+      /**
+       * The clock itself, nothing added or taken (SQL `now()`, not `now() + interval '5 minutes'`), where the value's
+       * node cannot show it (a SQL value's node is its whole statement). JavaScript's is read from its node.
+       */
+      readonly bare?: boolean;
+    }
   | { readonly kind: "other"; readonly choices?: readonly StaticValue[] };
 
 export interface Assignment {

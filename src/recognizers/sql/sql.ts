@@ -37,7 +37,13 @@ import type {
 } from "../../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
 import { parseSql } from "../../core/languages/sql.js";
-import { locksRowsForWrite, questionMarks, topLevelWhere } from "../../core/languages/sql/lexing.js";
+import {
+  locksRowsForWrite,
+  maskSql,
+  questionMarks,
+  startsWithStatement,
+  topLevelWhere,
+} from "../../core/languages/sql/lexing.js";
 import { translateSql, type SqlStatement } from "../../core/languages/sql/statements.js";
 import { findVariable, keyName, unwrap } from "../../core/reading/values.js";
 import { normalizeName } from "../../core/model/settings.js";
@@ -345,6 +351,10 @@ export const sqlRecognizer: Recognizer = {
     } catch {
       return undefined;
     }
+  },
+  taggedByContent(node): boolean {
+    const first = node.quasi.quasis[0]?.value.cooked;
+    return first !== undefined && first !== null && startsWithStatement(maskSql(first).masked);
   },
   recognizeTagged(node, ctx): StateAccess | undefined {
     const name = tagName(node.tag);

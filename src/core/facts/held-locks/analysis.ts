@@ -14,9 +14,9 @@ import type { KvFacts } from "../../model/kv-locks.js";
 import type { HeldLock, LockTable, PathEscape } from "../../model/held-locks.js";
 import type { ModuleShape } from "../../model/lock-facts.js";
 import type { PathRecorder } from "../../reading/code-paths.js";
-import { calleeName } from "../../reading/ast.js";
+import { calleeName, contains } from "../../reading/ast.js";
 import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../../reading/units.js";
-import { keyName, unwrap } from "../../reading/values.js";
+import { getConstInit, keyName, unwrap } from "../../reading/values.js";
 import { isExported } from "../../reading/exports.js";
 import { exitWhenHeld } from "../../reading/guards.js";
 import {
@@ -311,6 +311,32 @@ function releasedUntaken(
 }
 
 /**
+ * The `return` gives the caller something that makes one of `releases` (a function defined in the acquiring
+ * function): the returned expression holds it, directly or through the consts it names (`const handle = { release:
+ * async () => { … unlock … } }` then `return { acquired: true, handle }`).
+ */
+function handsOver(sourceCode: SourceCode, exit: Node, releases: readonly Node[]): boolean {
+  if (exit.type !== "ReturnStatement" || !exit.argument) return false;
+  const seen = new Set<Node>();
+  const holds = (n: Node, depth: number): boolean => {
+    if (depth > 3 || seen.has(n)) return false;
+    seen.add(n);
+    if (releases.some((r) => contains(n, r))) return true;
+    let found = false;
+    walk(n, (m) => {
+      if (found) return false;
+      if (m.type === "Identifier") {
+        const init = getConstInit(sourceCode, m);
+        if (init && init.type !== "TSEnumDeclaration" && holds(init as Node, depth + 1)) found = true;
+      }
+      return true;
+    });
+    return found;
+  };
+  return holds(exit.argument, 0);
+}
+
+/**
  * A flag tested, then awaited past, then set (`HeldLock.setAfterAwait`): a `return` or `throw` in the `try` block
  * after that await and before the set leaves without taking the flag, at a time another caller that passed the same
  * test may hold it (`if (busy) return; try { if (!(await needed())) return; busy = true; … } finally { busy = false }`,
@@ -466,6 +492,9 @@ function analyse(
       ];
     // A path that falls off the end after a covering `try` went through its `finally`.
     if (tries.length > 0) escapes = escapes.filter((e) => e.kind !== "end");
+    // `return { acquired: true, handle }` where `handle` holds a function that unlocks: the caller holds it now.
+    if (c.nestedReleases && c.nestedReleases.length > 0)
+      escapes = escapes.filter((e) => !(e.kind === "return" && handsOver(sourceCode, e.node, c.nestedReleases!)));
     // `catch (e) { if (lockValue) await release(key, lockValue); throw e }`: the way past the release is taken only
     // when the acquire's result is empty, that is when nothing was taken.
     const held = resultName(c.acquire);

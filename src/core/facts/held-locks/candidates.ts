@@ -36,6 +36,11 @@ export interface Candidate {
   readonly batch?: Node;
   /** An in-process flag set only after an await that follows its test (`HeldLock.setAfterAwait`). */
   readonly setAfterAwait?: { readonly check: Node; readonly wait: Node };
+  /**
+   * Releases made in functions the acquiring function defines (`handle.release = async () => { unlock; end }`): a
+   * `return` that hands such a function to the caller hands the lock over with it, and is no way out holding it.
+   */
+  readonly nestedReleases?: readonly Node[];
 }
 
 function calleeObject(call: Node): Node | undefined {
@@ -172,6 +177,10 @@ export function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLock
     const neverUnlocked = unlocks.length === 0 && closes.length === 0;
     const pooledUnlocks = op.via === "pool" ? unlocks.filter((u) => u.via === "pool").map((u) => u.node) : [];
     const releases = [...unlocks.map((u) => u.node), ...closes].filter((r) => sameFunction(r, op.node));
+    const owner = enclosingFunction(op.node);
+    const nestedReleases = [...unlocks.map((u) => u.node), ...closes].filter(
+      (r) => !sameFunction(r, op.node) && owner !== undefined && contains(owner, r),
+    );
     const advisory: HeldLock["advisory"] = {
       via: op.via,
       pooledUnlocks,
@@ -187,6 +196,7 @@ export function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLock
       ttl: false,
       try: op.try,
       advisory,
+      ...(nestedReleases.length > 0 ? { nestedReleases } : {}),
       skipPaths:
         op.via === "pool" ||
         (neverUnlocked && (op.via === "transaction" || returns.length > 0)) ||

@@ -151,9 +151,16 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
     a.value.kind === "now" &&
     mod.vocabulary.isTimeField(a.field) &&
     claim.write.assignments.some((c) => sameField(c.field, a.field) && c.value.kind === "static" && clears(c));
+  // A lock row taken over where a column it stamps has passed (`ON CONFLICT … WHERE locks.locked_until < now()`):
+  // that column says until when the row holds, so setting it to the clock ends the hold.
+  const untilColumn = (f: string) =>
+    claim.write.effect === "insert" &&
+    toBranches(claim.write.filter).some((b) =>
+      b.some((atom) => "pred" in atom && (atom.op === "lt" || atom.op === "lte") && sameField(atom.pred.field, f)),
+    );
   const releases =
     write.effect === "delete" ||
-    write.assignments.some((a) => (leaseColumn(a.field) && clears(a, until)) || endStamp(a));
+    write.assignments.some((a) => (leaseColumn(a.field) && clears(a, until || untilColumn(a.field))) || endStamp(a));
   // A keyed lock row is picked by its constant name, not by a value known at run time; so is a lock row the claim
   // inserts under a constant it names it by (`insert({ job: JOB_NAME })`, deleted `where job = JOB_NAME`).
   const namedAsInserted = (b: Branch) =>

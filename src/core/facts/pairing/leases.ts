@@ -52,7 +52,8 @@ const UNTIL = /until|expir|deadline/i;
  * arithmetic (`new Date(Date.now() + ttl)`, SQL `now() + interval …`) extends one: neither clears.
  */
 export function clears(a: Assignment, until = false): boolean {
-  if (a.value.kind === "now") return (until || UNTIL.test(a.field)) && isBareClock(a.valueNode);
+  if (a.value.kind === "now")
+    return (until || UNTIL.test(a.field)) && (a.value.bare === true || isBareClock(a.valueNode));
   if (a.value.kind === "other") return pastInstant(a.valueNode);
   return (
     a.value.kind === "static" &&

@@ -7,7 +7,7 @@ import { parseSql } from "../sql.js";
 import type { Dialect, ParsedSql } from "../sql.js";
 import { child, columnRef, functionArgs, functionName, isAst, list, tableName, text } from "./ast.js";
 import type { Ast } from "./ast.js";
-import { valueOf } from "./values.js";
+import { bareClock, valueOf } from "./values.js";
 import type { Context, ParamResolver } from "./values.js";
 import { TRUE, condition } from "./filters.js";
 import type { Scope } from "./filters.js";
@@ -58,7 +58,7 @@ function caseChoices(e: Ast | undefined, ctx: Context): StaticValue[] | undefine
 
 function assigned(e: Ast | undefined, ctx: Context): Omit<SqlAssignment, "field"> {
   const v = valueOf(e, ctx);
-  if (v.kind === "now") return { value: { kind: "now" } };
+  if (v.kind === "now") return { value: { kind: "now", ...(e && bareClock(e) ? { bare: true } : {}) } };
   if (v.kind === "static") {
     return {
       value: { kind: "static", value: v.value },

@@ -28,6 +28,17 @@ const CLOCK_SHIFT_FUNCTIONS = new Set(["date_sub", "date_add", "subdate", "addda
 /** SQLite's date functions read the clock when given `'now'` (`datetime('now')`, `strftime('%s', 'now')`); `unixepoch()` too. */
 const SQLITE_DATE_FUNCTIONS = new Set(["datetime", "date", "time", "julianday", "strftime", "unixepoch"]);
 
+/** The clock itself, not shifted: `now()`, `CURRENT_TIMESTAMP`, `datetime('now')` (a cast of one too). */
+export function bareClock(e: Ast): boolean {
+  if (e["type"] === "cast") {
+    const inner = child(e, "expr");
+    return inner !== undefined && bareClock(inner);
+  }
+  if (e["type"] === "binary_expr") return false;
+  if (e["type"] === "function" && CLOCK_SHIFT_FUNCTIONS.has(functionName(e) ?? "")) return false;
+  return isClock(e);
+}
+
 /** A clock reading, possibly shifted: `now()`, `CURRENT_TIMESTAMP`, `now() - interval '15 minutes'`, `DATE_SUB(NOW(), …)`. */
 export function isClock(e: Ast | undefined, depth = 0): boolean {
   if (!e || depth > 6) return false;
