@@ -1,8 +1,15 @@
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../src/core/model/accesses.js";
+import { contains } from "../src/core/reading/ast.js";
+import { enclosingFunction, isFunction } from "../src/core/reading/units.js";
+import { calledFunction } from "../src/core/reading/calls.js";
+import { walk } from "../src/core/reading/walk.js";
 import type { Renewal } from "../src/core/model/renewals.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { stopWorkEdit } from "../src/rule-kit/stop-work.js";
+
+type SourceCode = Readonly<TSESLint.SourceCode>;
 
 /** How a lost lease shows in the renewal's result, for messages. */
 function signalText(renewal: Renewal): string {
@@ -10,6 +17,25 @@ function signalText(renewal: Renewal): string {
   if (renewal.command === "compare-and-expire script")
     return "it returns 0 once the key no longer holds this holder's token";
   return `${renewal.command} returns 0 once the key is gone`;
+}
+
+/**
+ * Where a swallowed failure is reported: the renewal itself, or, when it is made in a module helper whose caller's
+ * `catch` takes the failure (`try { await this.renewLock() } catch { log }`), that call: the work that goes on is the
+ * caller's, and the fix is there (blind-11 F9b10).
+ */
+function callInTry(sourceCode: SourceCode, handler: Node, renewal: Renewal): TSESTree.SourceLocation {
+  const tryStmt = handler.parent;
+  if (handler.type !== "CatchClause" || tryStmt?.type !== "TryStatement" || contains(tryStmt.block, renewal.node))
+    return renewal.loc;
+  const helper = enclosingFunction(renewal.node);
+  let found: TSESTree.CallExpression | undefined;
+  walk(tryStmt.block, (n) => {
+    if (found || (n !== tryStmt.block && isFunction(n))) return false;
+    if (n.type === "CallExpression" && helper && calledFunction(sourceCode, n) === helper) found = n;
+    return !found;
+  });
+  return found ? found.loc : renewal.loc;
 }
 
 function whereText(renewal: Renewal): string {
@@ -70,7 +96,7 @@ export default createRule({
           // Where the failure is caught and the work goes on, stop it there with what the module has for it.
           const stop = handler ? stopWorkEdit(context.sourceCode, handler) : undefined;
           context.report({
-            loc: renewal.loc,
+            loc: handler ? callInTry(context.sourceCode, handler, renewal) : renewal.loc,
             messageId,
             data: { ...base, ...data },
             suggest: stop

@@ -15,8 +15,10 @@
 // - a per-user key freed only when the response emits `finish`, which an aborted request never does;
 // - a flag set after an await, freed by a `finally` that a call leaving after that await (not holding it) runs too;
 // - SQL in a template of the project's own tag (`rows\`INSERT …\``), read by what it holds; a lock row's expiry set to
-//   a bare `NOW()` ends the hold; a session lock handed to the caller with the function that unlocks it.
+//   a bare `NOW()` ends the hold; a session lock handed to the caller with the function that unlocks it;
+// - a renewal made in a helper whose caller's `catch` only logs: reported at that call, where the work goes on.
 import atomicClaim from "../../rules/atomic-claim.js";
+import heartbeatAbort from "../../rules/heartbeat-abort.js";
 import conditionalRecovery from "../../rules/conditional-recovery.js";
 import ownerCheckedRelease from "../../rules/owner-checked-release.js";
 import progressBasedStaleness from "../../rules/progress-based-staleness.js";
@@ -675,6 +677,62 @@ ruleTester.run("release-in-finally (a lock handed to the caller)", releaseInFina
             consequence:
               "the connection keeps the session lock, and a pooled connection goes back to the pool still holding it.",
           },
+        },
+      ],
+    },
+  ],
+});
+
+/** A worker lock renewed by a helper (line 8) from a loop whose catch only logs (line 16). */
+const RENEWER = `import { createClient } from "redis";
+const client = createClient();
+const RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+export class Worker {
+  private token = "";
+  private stopped = false;
+  private async renew(): Promise<boolean> {
+    const res = await client.eval(RENEW, { keys: ["worker:lock"], arguments: [this.token, "30000"] });
+    return Number(res) === 1;
+  }
+  async start() {
+    this.token = crypto.randomUUID();
+    if ((await client.set("worker:lock", this.token, { NX: true, PX: 30000 })) !== "OK") return;
+    const loop = async () => {
+      while (!this.stopped) {
+        try {
+          await this.renew();
+        } catch (err) {
+          console.warn("renew failed", err);
+        }
+        await new Promise((r) => setTimeout(r, 10000));
+      }
+    };
+    void loop();
+    await this.work();
+  }
+  private async work() {}
+}
+`;
+
+ruleTester.run("heartbeat-abort (a helper's renewal)", heartbeatAbort, {
+  valid: [
+    {
+      name: "the caller stops the work when the renewal fails",
+      code: RENEWER.replace(
+        'console.warn("renew failed", err);',
+        'console.warn("renew failed", err);\n          this.stopped = true;',
+      ),
+    },
+  ],
+  invalid: [
+    {
+      name: "the caller's catch only logs: reported at its call",
+      code: RENEWER,
+      errors: [
+        {
+          messageId: "swallowed",
+          line: 17,
+          data: { lock: 'the lock "worker:lock"', where: "acquired at line 13", handlerLine: "18" },
         },
       ],
     },
