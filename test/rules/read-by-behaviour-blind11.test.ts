@@ -16,7 +16,8 @@
 // - a flag set after an await, freed by a `finally` that a call leaving after that await (not holding it) runs too;
 // - SQL in a template of the project's own tag (`rows\`INSERT …\``), read by what it holds; a lock row's expiry set to
 //   a bare `NOW()` ends the hold; a session lock handed to the caller with the function that unlocks it;
-// - a renewal made in a helper whose caller's `catch` only logs: reported at that call, where the work goes on.
+// - a renewal made in a helper whose caller's `catch` only logs: reported at that call, where the work goes on;
+// - a module-level guard in a Lambda function, whose process serves one invocation at a time: no two calls race on it.
 import atomicClaim from "../../rules/atomic-claim.js";
 import heartbeatAbort from "../../rules/heartbeat-abort.js";
 import conditionalRecovery from "../../rules/conditional-recovery.js";
@@ -733,6 +734,52 @@ ruleTester.run("heartbeat-abort (a helper's renewal)", heartbeatAbort, {
           messageId: "swallowed",
           line: 17,
           data: { lock: 'the lock "worker:lock"', where: "acquired at line 13", handlerLine: "18" },
+        },
+      ],
+    },
+  ],
+});
+
+/** A webhook guard: tested inside the try (line 5), taken at line 8, freed in the finally (line 12). EXPORT makes it. */
+const WEBHOOK = `let busy = false;
+EXPORT {
+  try {
+    if (busy) {
+      return { statusCode: 409, body: "busy" };
+    }
+    busy = true;
+    await syncContact(JSON.parse(event.body));
+    return { statusCode: 200, body: "ok" };
+  } finally {
+    busy = false;
+  }
+};
+`;
+const webhook = (exp: string) => WEBHOOK.replace("EXPORT", exp);
+
+ruleTester.run("owner-checked-release (one invocation at a time)", ownerCheckedRelease, {
+  valid: [
+    {
+      name: "a Lambda function (CommonJS): no other call shares the process",
+      code: webhook("exports.handler = async (event) =>"),
+    },
+    { name: "a Lambda function (ESM)", code: webhook("export const handler = async (event, context) =>") },
+  ],
+  invalid: [
+    {
+      name: "the same guard in a server's handler: a caller that finds it held frees it",
+      code: webhook("export const onWebhook = async (event) =>"),
+      errors: [
+        {
+          messageId: "releasedUntaken",
+          line: 5,
+          data: {
+            lock: "the guard `busy`",
+            acquireLine: "7",
+            exitKind: "return",
+            exitLine: "5",
+            releaseLine: "11",
+          },
         },
       ],
     },

@@ -235,3 +235,46 @@ export function runsOnDemand(node: Node): boolean {
   }
   return false;
 }
+
+/**
+ * The module is an AWS Lambda (or Netlify) function: it exports `handler` as a function of the invocation's `event`
+ * (`exports.handler = async (event) => …`, `export const handler = async (event, context) => …`, `export async
+ * function handler(event)`). The platform runs one invocation at a time in each instance, and concurrent ones in
+ * other instances: module-level state is never shared by two invocations at once, so races between two calls of
+ * one process cannot happen there (a flag left set after a failure still stays set for the next one).
+ */
+export function servesOneInvocationAtATime(program: TSESTree.Program): boolean {
+  const isHandler = (fn: Node | null | undefined): boolean => {
+    const f = fn ? unwrap(fn) : undefined;
+    if (!f || !isFunction(f)) return false;
+    const first = f.params[0];
+    return first?.type === "Identifier" && /^(?:event|evt|lambdaEvent)$/.test(first.name);
+  };
+  for (const st of program.body) {
+    if (st.type === "ExpressionStatement" && st.expression.type === "AssignmentExpression") {
+      const left = st.expression.left;
+      const text =
+        left.type === "MemberExpression" && !left.computed && left.property.type === "Identifier"
+          ? left.property.name
+          : undefined;
+      const obj = left.type === "MemberExpression" ? unwrap(left.object) : undefined;
+      const exportsObject =
+        (obj?.type === "Identifier" && obj.name === "exports") ||
+        (obj?.type === "MemberExpression" &&
+          unwrap(obj.object).type === "Identifier" &&
+          (unwrap(obj.object) as TSESTree.Identifier).name === "module" &&
+          !obj.computed &&
+          obj.property.type === "Identifier" &&
+          obj.property.name === "exports");
+      if (text === "handler" && exportsObject && isHandler(st.expression.right)) return true;
+    }
+    if (st.type === "ExportNamedDeclaration" && st.declaration) {
+      const d = st.declaration;
+      if (d.type === "FunctionDeclaration" && d.id?.name === "handler" && isHandler(d)) return true;
+      if (d.type === "VariableDeclaration")
+        for (const v of d.declarations)
+          if (v.id.type === "Identifier" && v.id.name === "handler" && isHandler(v.init)) return true;
+    }
+  }
+  return false;
+}

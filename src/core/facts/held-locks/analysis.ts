@@ -15,7 +15,14 @@ import type { HeldLock, LockTable, PathEscape } from "../../model/held-locks.js"
 import type { ModuleShape } from "../../model/lock-facts.js";
 import type { PathRecorder } from "../../reading/code-paths.js";
 import { calleeName, contains } from "../../reading/ast.js";
-import { classOf, enclosingFunction, functionName, isFunction, unitOf } from "../../reading/units.js";
+import {
+  classOf,
+  enclosingFunction,
+  functionName,
+  isFunction,
+  servesOneInvocationAtATime,
+  unitOf,
+} from "../../reading/units.js";
 import { getConstInit, keyName, unwrap } from "../../reading/values.js";
 import { isExported } from "../../reading/exports.js";
 import { exitWhenHeld } from "../../reading/guards.js";
@@ -544,5 +551,16 @@ export function buildHeldLocks(
     ...tableLocks(tables),
   ];
   const rejections = new Rejections(shape);
-  return candidates.map((c) => analyse(sourceCode, c, paths, shape, rejections));
+  const held = candidates.map((c) => analyse(sourceCode, c, paths, shape, rejections));
+  // A Lambda function's process serves one invocation at a time: two calls never race on its in-process locks, so
+  // neither a guard set after an await nor a `finally` that frees a guard the call never took can hand it to another
+  // (blind-11 E9e02). A guard left set after a failure still stays set for the next invocation.
+  if (!servesOneInvocationAtATime(sourceCode.ast as TSESTree.Program)) return held;
+  return held.map((h) => {
+    if (h.kind !== "flag" && h.kind !== "table" && h.kind !== "mutex") return h;
+    const rest: { -readonly [K in keyof HeldLock]: HeldLock[K] } = { ...h };
+    delete rest.releasedUntaken;
+    delete rest.setAfterAwait;
+    return rest;
+  });
 }
