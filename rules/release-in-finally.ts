@@ -196,7 +196,8 @@ export default createRule<
   | "useXactLock"
   | "ttlReleaseMissed"
   | "releasedOnFinishOnly"
-  | "releaseOnClose",
+  | "releaseOnClose"
+  | "advisoryUnlockInTransaction",
   Options
 >({
   name: "release-in-finally",
@@ -241,6 +242,8 @@ export default createRule<
         "Q1/Q3: this unlock goes through the pool ({{client}}) and may run on a different connection than the lock at line {{acquireLine}}, where it unlocks nothing and returns false. Lock and unlock on one checked-out client, or use pg_advisory_xact_lock inside a transaction.",
       advisoryNeverUnlocked:
         "Q1 (if the locker dies, who unlocks?): this session advisory lock is taken inside a transaction but never unlocked. Unlike pg_advisory_xact_lock it outlives the commit or rollback, and the transaction's pooled connection keeps it. Take pg_advisory_xact_lock, or unlock it in a `finally`.",
+      advisoryUnlockInTransaction:
+        "Q1 (if the locker dies, who unlocks?): this session advisory lock is taken inside a transaction and unlocked in the same transaction. When any statement of the work fails, the transaction is aborted and refuses every later statement, the unlock among them, and the lock outlives the rollback on the transaction's pooled connection: every other caller is locked out until that connection closes. Take pg_advisory_xact_lock: the transaction's end releases it, whichever way it ends.",
       advisoryReturnedToPool:
         "Q1 (if the locker dies, who unlocks?): this session advisory lock is never unlocked, and `{{client}}.release()` at line {{returnLine}} returns the connection to the pool still holding it. Unlock it in a `finally` before the release, release with `release(true)` to close the connection, or take pg_advisory_xact_lock inside a transaction.",
       releasedOnFinishOnly:
@@ -291,6 +294,17 @@ export default createRule<
               node: lock.acquire,
               messageId: "advisoryReturnedToPool",
               data: { client, returnLine: String(adv.returnedToPool.loc.start.line) },
+            });
+            continue;
+          }
+          // Unlocked in the same transaction: once a statement of the work fails, the transaction is aborted and
+          // refuses the unlock, and the session lock outlives the rollback (shared corpus h2d02).
+          if (!adv.neverUnlocked && adv.via === "transaction") {
+            const fix = toTransactionLock(sourceCode, lock.acquire);
+            context.report({
+              node: lock.acquire,
+              messageId: "advisoryUnlockInTransaction",
+              suggest: fix ? [{ messageId: "useXactLock", fix }] : [],
             });
             continue;
           }

@@ -17,7 +17,9 @@
 // - SQL in a template of the project's own tag (`rows\`INSERT …\``), read by what it holds; a lock row's expiry set to
 //   a bare `NOW()` ends the hold; a session lock handed to the caller with the function that unlocks it;
 // - a renewal made in a helper whose caller's `catch` only logs: reported at that call, where the work goes on;
-// - a module-level guard in a Lambda function, whose process serves one invocation at a time: no two calls race on it.
+// - a module-level guard in a Lambda function, whose process serves one invocation at a time: no two calls race on it;
+// - a throw taken only when the lock was never won (`if (!acquired) throw`), and a session lock unlocked inside the
+//   transaction that took it.
 import atomicClaim from "../../rules/atomic-claim.js";
 import heartbeatAbort from "../../rules/heartbeat-abort.js";
 import conditionalRecovery from "../../rules/conditional-recovery.js";
@@ -780,6 +782,85 @@ ruleTester.run("owner-checked-release (one invocation at a time)", ownerCheckedR
             exitLine: "5",
             releaseLine: "11",
           },
+        },
+      ],
+    },
+  ],
+});
+
+/** A sync lock retried until won, marked in the held branch (line 8); the throw at line 14 is a lost race's. */
+const RETRIED = `import Redis from "ioredis";
+const redis = new Redis();
+export async function withSyncLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
+  const token = crypto.randomUUID();
+  let acquired = false;
+  for (let i = 0; i < 10; i++) {
+    const ok = await redis.set(\`sync:\${id}\`, token, "PX", 60000, "NX");
+    if (ok === "OK" && token) {
+      acquired = true;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  if (!acquired) throw new Error("sync busy");
+  try {
+    return await fn();
+  } finally {
+    await redis.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end", 1, \`sync:\${id}\`, token);
+  }
+}
+`;
+
+/** A session lock inside a Prisma transaction, unlocked in its finally (lines 4 and 8). */
+const TX_LOCK = `import { PrismaClient } from "@prisma/client";
+const prisma = new PrismaClient();
+export const withTenantLock = (tenant: string, fn: () => Promise<void>) =>
+  prisma.$transaction(async (tx) => {
+    await tx.$executeRaw\`SELECT pg_advisory_lock(hashtext(\${tenant}))\`;
+    try {
+      await fn();
+    } finally {
+      await tx.$executeRaw\`SELECT pg_advisory_unlock(hashtext(\${tenant}))\`;
+    }
+  });
+`;
+
+ruleTester.run("release-in-finally (ways out and transactions)", releaseInFinally, {
+  valid: [
+    { name: "the throw is taken only when the lock was never won", code: RETRIED },
+    {
+      name: "a transaction-level lock ends with its transaction",
+      code: TX_LOCK.replace("pg_advisory_lock(", "pg_advisory_xact_lock(").replace(
+        /\n    try \{\n      await fn\(\);\n    \} finally \{\n.*\n    \}/,
+        "\n    await fn();",
+      ),
+    },
+  ],
+  invalid: [
+    {
+      name: "a mark cleared again before the test makes the throw a holder's way out",
+      code: RETRIED.replace(
+        '  if (!acquired) throw new Error("sync busy");',
+        '  if (Math.random() < 0.5) acquired = false;\n  if (!acquired) throw new Error("sync busy");',
+      ),
+      errors: [
+        {
+          messageId: "ttlReleaseMissed",
+          line: 7,
+          data: { lock: "the lock \`sync:*\`", releaseLine: "19", how: "on the throw", exitLine: "15" },
+        },
+      ],
+    },
+    {
+      name: "a session lock unlocked in the transaction that took it",
+      code: TX_LOCK,
+      errors: [
+        {
+          messageId: "advisoryUnlockInTransaction",
+          line: 5,
+          suggestions: [
+            { messageId: "useXactLock", output: TX_LOCK.replace("pg_advisory_lock(", "pg_advisory_xact_lock(") },
+          ],
         },
       ],
     },

@@ -318,6 +318,51 @@ function releasedUntaken(
 }
 
 /**
+ * The way out sits under a test that a variable is unset (`if (!acquired) throw …`, `if (acquired === false)`) which
+ * the held region sets true and nothing sets false again after it: on the path that holds the lock, the test fails.
+ */
+function whenNotMarked(exit: Node, region: { start: number; end: number }): boolean {
+  let test: Node | undefined;
+  for (let child: Node = exit, p = exit.parent; p && !isFunction(p); child = p, p = p.parent) {
+    if (p.type === "IfStatement" && p.consequent === child) {
+      test = p.test;
+      break;
+    }
+  }
+  const t = test && unwrap(test);
+  const name =
+    t?.type === "UnaryExpression" && t.operator === "!" && unwrap(t.argument).type === "Identifier"
+      ? (unwrap(t.argument) as TSESTree.Identifier).name
+      : t?.type === "BinaryExpression" &&
+          t.operator === "===" &&
+          t.left.type === "Identifier" &&
+          t.right.type === "Literal" &&
+          t.right.value === false
+        ? t.left.name
+        : undefined;
+  if (!name) return false;
+  const fn = enclosingFunction(exit);
+  let markedInRegion = false;
+  let clearedAfter = false;
+  if (fn)
+    walk(fn.body ?? fn, (n) => {
+      if (n !== fn.body && isFunction(n)) return false;
+      if (
+        n.type === "AssignmentExpression" &&
+        n.operator === "=" &&
+        n.left.type === "Identifier" &&
+        n.left.name === name &&
+        n.right.type === "Literal"
+      ) {
+        if (n.right.value === true && n.range[0] >= region.start && n.range[1] <= region.end) markedInRegion = true;
+        if (n.right.value === false && n.range[0] > region.end && n.range[0] < exit.range[0]) clearedAfter = true;
+      }
+      return true;
+    });
+  return markedInRegion && !clearedAfter;
+}
+
+/**
  * The `return` gives the caller something that makes one of `releases` (a function defined in the acquiring
  * function): the returned expression holds it, directly or through the consts it names (`const handle = { release:
  * async () => { … unlock … } }` then `return { acquired: true, handle }`).
@@ -506,6 +551,9 @@ function analyse(
     // when the acquire's result is empty, that is when nothing was taken.
     const held = resultName(c.acquire);
     if (held) escapes = escapes.filter((e) => !afterReleaseWhenTaken(sourceCode, e.node, held, releases));
+    // `if (result.acquired) { acquired = true; break }` … `if (!acquired) throw …`: the way out under a test that the
+    // held region's own mark is unset is taken only when the lock was never won (blind-10 B8b11).
+    if (region) escapes = escapes.filter((e) => !whenNotMarked(e.node, region));
     // An in-process guard of a function whose every caller ends the process when it rejects
     // (`run().catch(() => process.exit(1))`): the guard dies with the process, so a rejection wedges nothing.
     if (

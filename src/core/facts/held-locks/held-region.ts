@@ -128,6 +128,8 @@ export function heldRegion(sourceCode: SourceCode, acquire: Node): { start: numb
 function succeededTest(test: Node): boolean {
   const t = unwrap(test);
   if (t.type === "Identifier" || t.type === "MemberExpression") return true;
+  // `result.acquired && result.token`: every part says it succeeded.
+  if (t.type === "LogicalExpression" && t.operator === "&&") return succeededTest(t.left) && succeededTest(t.right);
   if (t.type !== "BinaryExpression") return false;
   const other = unwrap(t.right);
   const literal = other.type === "Literal" ? other.value : "?";
