@@ -518,6 +518,10 @@ ruleTester.run("release-in-finally", releaseInFinally, {
   valid: [
     { name: "freed on close, which a response emits either way", code: ONE_UPLOAD.replace('"finish"', '"close"') },
     {
+      name: "a file stream's finish is no client's to withhold",
+      code: ONE_UPLOAD.replace('res.on("finish"', 'createWriteStream(`/tmp/${userId}`).on("finish"'),
+    },
+    {
       name: "a key freed by the middleware's own finally is not left to an event",
       code: ONE_UPLOAD.replace(
         'res.on("finish", () => {\n    uploading.delete(userId);\n  });\n  next();',

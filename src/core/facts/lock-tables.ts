@@ -312,14 +312,23 @@ function listenedEvent(fn: Fn | undefined): { event: string; call: TSESTree.Call
 }
 
 /**
- * The registration of a `finish` listener that makes every one of these releases, where no `close` listener makes
- * one (`LockTable.releasedOnFinishOnly`); undefined otherwise, and where any release runs outside a listener.
+ * The registration of a `finish` listener on an HTTP response that makes every one of these releases, where no
+ * `close` listener makes one (`LockTable.releasedOnFinishOnly`); undefined otherwise, and where any release runs
+ * outside a listener.
  */
 function finishOnly(releases: readonly Node[]): Node | undefined {
   const events = releases.map((r) => listenedEvent(enclosingFunction(r)));
   if (events.length === 0 || events.some((e) => e === undefined)) return undefined;
   if (events.some((e) => e!.event !== "finish")) return undefined;
-  return events[0]!.call;
+  // On an HTTP response (`res`, `reply.raw`, `ctx.res`): what its client does decides whether `finish` comes.
+  const emitter = unwrap((events[0]!.call.callee as TSESTree.MemberExpression).object);
+  const name =
+    emitter.type === "Identifier"
+      ? emitter.name
+      : emitter.type === "MemberExpression" && !emitter.computed && emitter.property.type === "Identifier"
+        ? emitter.property.name
+        : undefined;
+  return name !== undefined && /^(?:res|resp|response|reply|raw|outgoing)$/i.test(name) ? events[0]!.call : undefined;
 }
 
 function nameOf(fn: Fn | undefined): string {
