@@ -834,10 +834,14 @@ ruleTester.run("release-in-finally (ways out and transactions)", releaseInFinall
     { name: "the throw is taken only when the lock was never won", code: RETRIED },
     {
       name: "a transaction-level lock ends with its transaction",
-      code: TX_LOCK.replace("pg_advisory_lock(", "pg_advisory_xact_lock(").replace(
-        /\n    try \{\n      await fn\(\);\n    \} finally \{\n.*\n    \}/,
-        "\n    await fn();",
-      ),
+      code: `import { PrismaClient } from "@prisma/client";
+const prisma = new PrismaClient();
+export const withTenantLock = (tenant: string, fn: () => Promise<void>) =>
+  prisma.$transaction(async (tx) => {
+    await tx.$executeRaw\`SELECT pg_advisory_xact_lock(hashtext(\${tenant}))\`;
+    await fn();
+  });
+`,
     },
   ],
   invalid: [
@@ -851,7 +855,7 @@ ruleTester.run("release-in-finally (ways out and transactions)", releaseInFinall
         {
           messageId: "ttlReleaseMissed",
           line: 7,
-          data: { lock: "the lock \`sync:*\`", releaseLine: "19", how: "on the throw", exitLine: "15" },
+          data: { lock: "the lock `sync:*`", releaseLine: "19", how: "on the throw", exitLine: "15" },
         },
       ],
     },
