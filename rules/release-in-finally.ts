@@ -297,23 +297,15 @@ export default createRule<
             });
             continue;
           }
-          // Unlocked in the same transaction: once a statement of the work fails, the transaction is aborted and
-          // refuses the unlock, and the session lock outlives the rollback (shared corpus h2d02).
-          if (!adv.neverUnlocked && adv.via === "transaction") {
+          // Inside a transaction a session lock is wrong whether it is unlocked or not: never unlocked, it outlives
+          // the commit; unlocked in the same transaction, an aborted transaction refuses the unlock and the lock
+          // outlives the rollback (shared corpus h2d02). Either way the transaction-level lock was meant. (A
+          // dedicated connection that keeps its session lock until it closes is a leader lock, not a leak.)
+          if (adv.via === "transaction") {
             const fix = toTransactionLock(sourceCode, lock.acquire);
             context.report({
               node: lock.acquire,
-              messageId: "advisoryUnlockInTransaction",
-              suggest: fix ? [{ messageId: "useXactLock", fix }] : [],
-            });
-            continue;
-          }
-          // A dedicated connection that keeps its session lock until it closes is a leader lock, not a leak.
-          if (adv.neverUnlocked && adv.via === "transaction") {
-            const fix = toTransactionLock(sourceCode, lock.acquire);
-            context.report({
-              node: lock.acquire,
-              messageId: "advisoryNeverUnlocked",
+              messageId: adv.neverUnlocked ? "advisoryNeverUnlocked" : "advisoryUnlockInTransaction",
               suggest: fix ? [{ messageId: "useXactLock", fix }] : [],
             });
             continue;

@@ -21,7 +21,7 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node, StateAccess, TableOp } from "../model/accesses.js";
 import type { LockTable } from "../model/held-locks.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
-import { contains, exits } from "../reading/ast.js";
+import { contains, exits, expressionName } from "../reading/ast.js";
 import { guardsOf } from "../reading/guards.js";
 import { returnedValues } from "../reading/calls.js";
 import { classOf, enclosingFunction, functionName, isFunction } from "../reading/units.js";
@@ -321,13 +321,7 @@ function finishOnly(releases: readonly Node[]): Node | undefined {
   if (events.length === 0 || events.some((e) => e === undefined)) return undefined;
   if (events.some((e) => e!.event !== "finish")) return undefined;
   // On an HTTP response (`res`, `reply.raw`, `ctx.res`): what its client does decides whether `finish` comes.
-  const emitter = unwrap((events[0]!.call.callee as TSESTree.MemberExpression).object);
-  const name =
-    emitter.type === "Identifier"
-      ? emitter.name
-      : emitter.type === "MemberExpression" && !emitter.computed && emitter.property.type === "Identifier"
-        ? emitter.property.name
-        : undefined;
+  const name = expressionName(unwrap((events[0]!.call.callee as TSESTree.MemberExpression).object));
   return name !== undefined && /^(?:res|resp|response|reply|raw|outgoing)$/i.test(name) ? events[0]!.call : undefined;
 }
 

@@ -6,6 +6,7 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../model/accesses.js";
 import { keyName, unwrap } from "./values.js";
+import { expressionName } from "./ast.js";
 
 export function isFunction(node: Node): node is TSESTree.FunctionLike {
   return (
@@ -223,14 +224,7 @@ export function runsOnDemand(node: Node): boolean {
         first !== undefined &&
         ((first.type === "Literal" && typeof first.value === "string" && first.value.startsWith("/")) ||
           (first.type === "TemplateLiteral" && (first.quasis[0]?.value.cooked ?? "").startsWith("/")));
-      if (
-        path &&
-        callee.type === "MemberExpression" &&
-        !callee.computed &&
-        callee.property.type === "Identifier" &&
-        ROUTE_METHODS.test(callee.property.name)
-      )
-        return true;
+      if (path && callee.type === "MemberExpression" && ROUTE_METHODS.test(expressionName(callee) ?? "")) return true;
     }
   }
   return false;
