@@ -31,6 +31,8 @@ export default createRule({
         "Q3 (is the claim race-safe?): this claim of {{model}}.{{field}} = {{value}} checks {{field}} {{checkedWhere}} at line {{checkLine}} and then writes {{value}} unconditionally, so two callers that read at the same time both claim it. Make the write conditional ({{field}} not {{value}} in its filter) and act on the affected-row count.",
       checkThenTake:
         "Q3 (is the claim race-safe?): this write takes the lock row {{value}} in {{model}} after a separate read at line {{checkLine}} found it free or stale, and writes it unconditionally, so two callers that read at the same time both take it. Take it in one conditional write: create it under its unique key and treat the duplicate as held, or update it only where it is still stale, and act on the result.",
+      checkThenRenew:
+        "Q3 (is the renewal race-safe?): this write renews the lock row {{value}} in {{model}} after a separate read at line {{checkLine}} found it held by this caller (the test at line {{testLine}}), and writes it by its name alone: a caller that took the row over in between is renewed in this caller's stead, and both go on as its holder. Renew in one conditional write that requires the holder to still be this caller, and stop the work when it matches nothing.",
       checkThenLease:
         "Q3 (is the claim race-safe?): this write takes the lease on {{model}}.{{field}} after a separate read at line {{checkLine}} judged it free or expired in JavaScript, and writes it by its key alone, so two callers that read at the same time both take it. Make the write conditional (its filter requires {{field}} to be empty or past the cutoff, or the holder's own) and act on the affected-row count.",
       checkThenInsert:
@@ -134,6 +136,16 @@ export default createRule({
           }
           case "keyed-row":
             // A keyed lock row has no status to add to the filter: the fix is a different write.
+            if (claim.heldByCaller) {
+              const testLine = String(claim.heldByCaller.loc.start.line);
+              const { model, value, checkLine } = data;
+              context.report({
+                node: claim.write.node,
+                messageId: "checkThenRenew",
+                data: { model, value, checkLine, testLine },
+              });
+              continue;
+            }
             context.report({ node: claim.write.node, messageId: "checkThenTake", data });
             continue;
           case "status":

@@ -51,8 +51,14 @@ function collectionOf(ctx: RecognizerContext, node: Node, depth = 0): string | u
   return undefined;
 }
 
-/** The collection of the document a reference names, or undefined when the module did not make it. */
-function documentOf(ctx: RecognizerContext, node: Node | undefined, depth = 0): string | undefined {
+/** A document a reference names: its collection, and the expression giving its id where the module shows one. */
+interface Document {
+  readonly model: string;
+  readonly id?: Node;
+}
+
+/** The document a reference names, or undefined when the module did not make it. */
+function documentOf(ctx: RecognizerContext, node: Node | undefined, depth = 0): Document | undefined {
   if (!node || node.type === "SpreadElement" || depth > 3) return undefined;
   const n = unwrap(node);
   if (n.type === "Identifier" || (n.type === "MemberExpression" && unwrap(n.object).type === "ThisExpression")) {
@@ -61,37 +67,51 @@ function documentOf(ctx: RecognizerContext, node: Node | undefined, depth = 0): 
   }
   if (n.type !== "CallExpression") return undefined;
   const m = methodOf(n);
+  const args = n.arguments as Node[];
   if (m?.name === "doc") {
     // `db.collection("matches").doc(id)`, `matchesRef.doc(id)`; `db.doc("matches/abc")`: the path's first segment.
     const coll = collectionOf(ctx, m.member.object);
-    if (coll) return coll;
-    const path = text(ctx, n.arguments[0] as Node | undefined);
-    return path?.includes("/") ? path.split("/")[0] : undefined;
+    if (coll) return { model: coll, id: args[0] };
+    const path = text(ctx, args[0]);
+    return path?.includes("/") ? { model: path.split("/")[0]! } : undefined;
   }
   if (!m && calleeName(n) === "doc") {
     // Modular: `doc(db, "matches", id)`, `doc(collection(db, "matches"), id)`.
-    const [first, second] = n.arguments as Node[];
+    const [first, second, third] = args;
     const coll = first && collectionOf(ctx, first);
-    if (coll) return coll;
+    if (coll) return { model: coll, id: second };
     const name = text(ctx, second);
-    return name && !name.includes("/") ? name : name?.split("/")[0];
+    if (name && !name.includes("/")) return { model: name, id: third };
+    return name ? { model: name.split("/")[0]! } : undefined;
   }
   return undefined;
 }
 
-/** One document by its id. */
-function byId(node: Node): Condition {
-  return { kind: "and", items: [{ kind: "pred", field: "id", op: "eq", values: undefined, node }] };
+/**
+ * One document by its id. An id the module names by a constant (`.doc("streamLeader")`) is a value the rules can
+ * compare, as a lock row's name is in SQL (`WHERE name = 'leader'`).
+ */
+function byId(ctx: RecognizerContext, call: Node, id: Node | undefined): Condition {
+  const name = text(ctx, id);
+  const values = name === undefined ? undefined : [{ value: name }];
+  return {
+    kind: "and",
+    items: [
+      { kind: "pred", field: "id", op: "eq", values, node: call, ...(id && name !== undefined ? { value: id } : {}) },
+    ],
+  };
 }
 
 function access(
   ctx: RecognizerContext,
   call: TSESTree.CallExpression,
-  model: string,
+  document: Document,
   operation: string,
   data: Node | undefined,
 ): StateAccess | undefined {
-  if (operation === "get") return { access: "read", store: STORE, model, operation, filter: byId(call), node: call };
+  const { model } = document;
+  const filter = byId(ctx, call, document.id);
+  if (operation === "get") return { access: "read", store: STORE, model, operation, filter, node: call };
   if (operation === "delete")
     return {
       access: "write",
@@ -99,7 +119,7 @@ function access(
       model,
       operation,
       effect: "delete",
-      filter: byId(call),
+      filter,
       assignments: [],
       node: call,
     };
@@ -110,7 +130,7 @@ function access(
     store: STORE,
     model,
     operation,
-    filter: byId(call),
+    filter,
     assignments: objectAssignments(ctx.sourceCode, obj),
     node: call,
   };
@@ -130,15 +150,15 @@ export const firestoreRecognizer: Recognizer = {
     const m = methodOf(call);
     if (!m) {
       const operation = MODULAR.get(calleeName(call) ?? "");
-      const model = operation && documentOf(ctx, args[0]);
-      return operation && model ? access(ctx, call, model, operation, args[1]) : undefined;
+      const document = operation ? documentOf(ctx, args[0]) : undefined;
+      return operation && document ? access(ctx, call, document, operation, args[1]) : undefined;
     }
     if (!REF_WRITES.has(m.name) && m.name !== "get") return undefined;
     // On the reference itself: `ref.update(data)`, `ref.get()`.
     const own = documentOf(ctx, m.member.object);
     if (own) return access(ctx, call, own, m.name, args[0]);
     // Through a transaction or a batch that is handed the reference: `tx.update(ref, data)`, `tx.get(ref)`.
-    const model = documentOf(ctx, args[0]);
-    return model ? access(ctx, call, model, m.name, args[1]) : undefined;
+    const document = documentOf(ctx, args[0]);
+    return document ? access(ctx, call, document, m.name, args[1]) : undefined;
   },
 };

@@ -86,9 +86,94 @@ export async function remember(id: string, status: string) {
   ],
 });
 
+/**
+ * A singleton scheduler's seat kept in one document named by a constant (blind-10's first sight): read with `get()`,
+ * taken when missing (line 9) or when its beat is old (line 19), and renewed by its own holder (line 14), all by the
+ * document's name alone, outside any transaction.
+ */
+const SCHEDULER_SEAT = `import { getFirestore, FieldValue } from "firebase-admin/firestore";
+const db = getFirestore();
+const ME = crypto.randomUUID();
+export async function holdSchedulerSeat(): Promise<boolean> {
+  const seat = db.collection("runtime").doc("schedulerLock");
+  const found = await seat.get();
+  const stamp = Date.now();
+  if (!found.exists) {
+    await seat.set({ owner: ME, beatAt: FieldValue.serverTimestamp() });
+    return true;
+  }
+  const holder = found.data()?.owner;
+  if (holder === ME) {
+    await seat.update({ beatAt: FieldValue.serverTimestamp() });
+    return true;
+  }
+  const beat = found.data()?.beatAt.toMillis();
+  if (stamp - beat > 30_000) {
+    await seat.set({ owner: ME, beatAt: FieldValue.serverTimestamp() });
+    return true;
+  }
+  return false;
+}
+`;
+
 ruleTester.run("atomic-claim", atomicClaim, {
-  valid: [{ name: "read and written in runTransaction: one step", code: TRANSACTION_FLAG }],
+  valid: [
+    { name: "read and written in runTransaction: one step", code: TRANSACTION_FLAG },
+    {
+      name: "the same seat taken and renewed inside runTransaction: one step",
+      code: `import { getFirestore, FieldValue } from "firebase-admin/firestore";
+const db = getFirestore();
+export async function holdSeat(me: string) {
+  const seat = db.collection("runtime").doc("schedulerLock");
+  return db.runTransaction(async (tx) => {
+    const found = await tx.get(seat);
+    if (!found.exists) {
+      tx.set(seat, { owner: me, beatAt: FieldValue.serverTimestamp() });
+      return true;
+    }
+    if (found.data()?.owner === me) {
+      tx.update(seat, { beatAt: FieldValue.serverTimestamp() });
+      return true;
+    }
+    return false;
+  });
+}`,
+    },
+    {
+      // a constant document that names no lock is a settings row: reading it and writing it back is an edit
+      name: "a settings document read, then written back by its constant name",
+      code: `import { getFirestore } from "firebase-admin/firestore";
+const db = getFirestore();
+export async function bumpTheme(theme: string) {
+  const ref = db.collection("config").doc("appearance");
+  const current = await ref.get();
+  if (current.data()?.theme === theme) return;
+  await ref.set({ theme, changedAt: Date.now() });
+}`,
+    },
+  ],
   invalid: [
+    {
+      name: "a seat document taken by get() then set(), renewed by its holder, taken over by age",
+      code: SCHEDULER_SEAT,
+      errors: [
+        {
+          messageId: "checkThenTake",
+          line: 9,
+          data: { model: "runtime", value: "schedulerLock", checkLine: "6" },
+        },
+        {
+          messageId: "checkThenRenew",
+          line: 14,
+          data: { model: "runtime", value: "schedulerLock", checkLine: "6", testLine: "13" },
+        },
+        {
+          messageId: "checkThenTake",
+          line: 19,
+          data: { model: "runtime", value: "schedulerLock", checkLine: "6" },
+        },
+      ],
+    },
     {
       name: "getDoc, a check in JavaScript, then updateDoc: two callers both start",
       code: MODULAR_CHECK_THEN_SET,

@@ -79,6 +79,11 @@ export interface InsertedRowClaim extends ClaimParts {
 export interface KeyedRowClaim extends ClaimParts {
   readonly kind: "keyed-row";
   readonly nameText?: string;
+  /**
+   * The test that lets the write by only when the row read holds the caller (`data.owner === me`): the write renews
+   * the caller's own lock after the read, by name alone, so one taken over in between is renewed for its new holder.
+   */
+  readonly heldByCaller?: Node;
 }
 
 /**

@@ -3,7 +3,8 @@
  * once its lease has passed), a row of an ordinary table used as a lock under a constant name, and a lock row created
  * after a read found none, in a table whose schema declares no unique key to refuse a second one.
  */
-import type { Node, Predicate, StateWrite, StaticValue } from "../../model/accesses.js";
+import type { TSESLint } from "@typescript-eslint/utils";
+import type { Node, Predicate, StateRead, StateWrite, StaticValue } from "../../model/accesses.js";
 import { predicateValue } from "../../model/accesses.js";
 import type { Claim, LockKey, TimePredicate } from "../../model/claims.js";
 import {
@@ -19,6 +20,7 @@ import { normalizeModel, sameField } from "../../model/names.js";
 import { hasLockWord, namesALock } from "../../model/settings.js";
 import { enclosingFunction } from "../../reading/units.js";
 import { contains } from "../../reading/ast.js";
+import { walk } from "../../reading/walk.js";
 import { findVariable, getConstInit, resultBinding, unwrap } from "../../reading/values.js";
 import { checksBetween, Module } from "./module.js";
 import { leaseFree } from "./leases.js";
@@ -200,6 +202,9 @@ export function findKeyedLockRow(mod: Module, write: StateWrite): Claim[] {
             ? g.timeFields.map((f) => ({ field: f, node: g.test as Node }))
             : [{ field: stamp.field, node: g.test as Node }],
         );
+  // Reached only where the row read holds the caller (`if (data.instanceId === MY_ID)`), and judged no age on the
+  // way: the write renews the caller's own lock, not a free one (blind-10 F8d15).
+  const renews = aging.length === 0 ? holderTest(mod, read, write) : undefined;
   return [
     {
       kind: "keyed-row",
@@ -207,10 +212,77 @@ export function findKeyedLockRow(mod: Module, write: StateWrite): Claim[] {
       lock,
       assignment: stamp,
       takeover,
-      check: { kind: "read", node: read.node, timeFields: [] },
+      // Under a locking read, or in a transaction that serializes what it read (Firestore's `runTransaction`), the
+      // read and the write are one step: no check to race.
+      ...(write.underLock ? {} : { check: { kind: "read" as const, node: read.node, timeFields: [] } }),
       ...(name.text !== undefined ? { nameText: name.text } : {}),
+      ...(renews && !write.underLock ? { heldByCaller: renews } : {}),
     },
   ];
+}
+
+/**
+ * The test on the way to `write` that lets it by only when a value taken from what `read` found equals one that is
+ * not (`currentLeaderId === MY_INSTANCE_ID`, `if (row.owner !== me) return`): the row is held by the caller. A
+ * comparison with a literal is a test of the row's state, not of its holder.
+ */
+function holderTest(mod: Module, read: StateRead, write: StateWrite): Node | undefined {
+  const held = heldFromRead(mod, read);
+  if (held.size === 0) return undefined;
+  const fromRead = (n: Node) => {
+    let found = false;
+    walk(n, (x) => {
+      if (x.type !== "Identifier") return;
+      const v = findVariable(mod.sourceCode, x);
+      if (v && held.has(v)) found = true;
+    });
+    return found;
+  };
+  for (const g of mod.guards(write)) {
+    const test = unwrap(g.test as Node);
+    if (test.type !== "BinaryExpression") continue;
+    const equal = test.operator === "===" || test.operator === "==";
+    const unequal = test.operator === "!==" || test.operator === "!=";
+    if (!(equal && !g.negated) && !(unequal && g.negated)) continue;
+    const sides = [unwrap(test.left as Node), unwrap(test.right as Node)];
+    if (sides.some((n) => n.type === "Literal" || n.type === "TemplateLiteral")) continue;
+    if (sides.filter(fromRead).length === 1) return g.test as Node;
+  }
+  return undefined;
+}
+
+type Variable = TSESLint.Scope.Variable;
+
+/** The variables holding what `read` found or a value taken from it (`snap`, `data = snap.data()`, `owner = data.by`). */
+function heldFromRead(mod: Module, read: StateRead): Set<Variable> {
+  const held = new Set<Variable>();
+  const first = resultBinding(read.node);
+  const start = first && findVariable(mod.sourceCode, first);
+  if (!start) return held;
+  const queue = [start];
+  held.add(start);
+  while (queue.length > 0 && held.size < 12) {
+    for (const ref of queue.shift()!.references) {
+      let n: Node = ref.identifier;
+      while (
+        n.parent &&
+        (n.parent.type === "MemberExpression" ||
+          n.parent.type === "ChainExpression" ||
+          n.parent.type === "TSAsExpression" ||
+          n.parent.type === "TSNonNullExpression" ||
+          (n.parent.type === "CallExpression" && n.parent.callee === n))
+      )
+        n = n.parent;
+      const decl = n.parent;
+      if (decl?.type !== "VariableDeclarator" || decl.init !== n || decl.id.type !== "Identifier") continue;
+      const v = findVariable(mod.sourceCode, decl.id);
+      if (v && !held.has(v)) {
+        held.add(v);
+        queue.push(v);
+      }
+    }
+  }
+  return held;
 }
 
 /** The text of the value a predicate or an assignment compares or stores, where its node is a property. */
