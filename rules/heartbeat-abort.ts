@@ -39,6 +39,7 @@ function callInTry(sourceCode: SourceCode, handler: Node, renewal: Renewal): TSE
 }
 
 function whereText(renewal: Renewal): string {
+  if (renewal.through) return `renewed through ${renewal.through}`;
   if (!renewal.acquire) return "acquired outside this module";
   return `${renewal.via === "database" ? "claimed" : "acquired"} at line ${renewal.acquire.loc.start.line}`;
 }

@@ -25,6 +25,8 @@ import { markLockInserts } from "../core/reading/failures.js";
 import { buildLockTables } from "../core/facts/lock-tables.js";
 import { buildLockFiles } from "../core/facts/lock-files.js";
 import { unrecoveredImportedClaims } from "../core/facts/summary.js";
+import { importedRenewals } from "../core/facts/renewals.js";
+import { neverRuns } from "../core/reading/units.js";
 import { helperInstances } from "../core/summaries/summaries.js";
 import { stateHelperInstances } from "../core/summaries/state-helpers.js";
 import { exportedHelpers, rowLockHelpers } from "../core/summaries/exported-helpers.js";
@@ -355,7 +357,10 @@ function factsOf(state: FileState): LockFacts {
   const vocabulary = extendVocabulary(getVocabulary(context.settings), state.extensions);
   let facts: LockFacts;
   try {
-    const accesses = collectAccesses(sourceCode, state.calls, state.tagged, receiverTypes(context));
+    // Code that never runs (below a `return` at the top of a handler) does nothing: no access is read from it.
+    const runs = <T extends TSESTree.Node>(nodes: readonly T[]) =>
+      nodes.some(neverRuns) ? nodes.filter((n) => !neverRuns(n)) : nodes;
+    const accesses = collectAccesses(sourceCode, runs(state.calls), runs(state.tagged), receiverTypes(context));
     const shape: ModuleShape = { calls: state.calls, functions: state.functions };
     // Calls of helpers (this module's, and in the audit those it imports) are the helpers' ops at the call.
     const audit = auditGiven(context.settings, context.filename);
@@ -382,6 +387,10 @@ function factsOf(state: FileState): LockFacts {
     const lockTables = buildLockTables(sourceCode, accesses, vocabulary);
     facts = {
       ...built,
+      renewals:
+        imported.renewals.length > 0
+          ? [...built.renewals, ...importedRenewals(sourceCode, shape, imported.renewals)]
+          : built.renewals,
       held: buildHeldLocks(
         sourceCode,
         viaHelpers.length > 0 ? [...accesses, ...viaHelpers] : accesses,
@@ -394,7 +403,7 @@ function factsOf(state: FileState): LockFacts {
       ignoredAcquireFailures: ignoredAcquireFailures(sourceCode, accesses),
       lockTables,
       files: buildLockFiles(sourceCode, accesses, shape, vocabulary),
-      helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory, rowLockHelpers(built)),
+      helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory, rowLockHelpers(sourceCode, built)),
       importedRowReleases: imported.rows,
       importedClaims: unrecoveredImportedClaims(sourceCode, imported.claims, built),
     };

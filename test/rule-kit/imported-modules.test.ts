@@ -139,3 +139,72 @@ export async function notify(lock: { taken: boolean }) {
     expect(resolveModule("../lib/missing", join(root, "src/jobs/notify.ts"))).toBeUndefined();
   });
 });
+
+/** A task queue's lease module: claims with a lease, and a renewal fenced on the holder's token that reports the loss. */
+const LEASES = `import { Pool } from "pg";
+const pool = new Pool();
+export async function claimNext(token: string) {
+  const { rows } = await pool.query(
+    \`UPDATE tasks SET status = 'running', token = $1, lease_until = now() + interval '30 seconds'
+     WHERE id = (SELECT id FROM tasks WHERE status = 'queued' OR (status = 'running' AND lease_until < now())
+                 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING *\`,
+    [token],
+  );
+  return rows[0];
+}
+export async function renewLease(id: string, token: string): Promise<boolean> {
+  const res = await pool.query(
+    \`UPDATE tasks SET lease_until = now() + interval '30 seconds' WHERE id = $1 AND token = $2 AND status = 'running'\`,
+    [id, token],
+  );
+  const kept = res.rowCount === 1;
+  if (!kept) console.warn("lease lost", id);
+  return kept;
+}
+export async function finish(id: string, token: string) {
+  await pool.query(\`UPDATE tasks SET status = 'done' WHERE id = $1 AND token = $2\`, [id, token]);
+}
+`;
+
+/** A worker that renews through the lease module every ten seconds; \`onLost\` is what it does when a renewal fails. */
+const WORKER = (onLost: string) => `import { claimNext, finish, renewLease } from "../queue/lease";
+export async function runOne(work: (id: string, signal: AbortSignal) => Promise<void>) {
+  const token = crypto.randomUUID();
+  const task = await claimNext(token);
+  if (!task) return;
+  const controller = new AbortController();
+  const beat = setInterval(async () => {
+    try {
+      if (!(await renewLease(task.id, token))) ${onLost};
+    } catch {
+      controller.abort();
+    }
+  }, 10_000);
+  try {
+    await work(task.id, controller.signal);
+    await finish(task.id, token);
+  } finally {
+    clearInterval(beat);
+  }
+}
+`;
+
+describe("the editor reads a renewal made through another file's helper (heartbeat-abort)", () => {
+  it("reports a heartbeat whose failed renewal, returned by the helper, only logs", async () => {
+    const root = project({
+      "src/queue/lease.ts": LEASES,
+      "src/worker/run.ts": WORKER('console.error("lost", task.id)'),
+    });
+    const found = await lint(root, "src/worker/run.ts");
+    expect(found.map((f) => f.split(":")[0])).toEqual(["9 locks/heartbeat-abort"]);
+    expect(found[0]).toContain("renewed through `renewLease` in src/queue/lease.ts, line 13");
+    expect(found[0]).toContain("is checked at line 9, but the failure branch does not stop the work");
+  });
+
+  it("stays quiet when the caller stops the work on a failed renewal, and when imports are not read", async () => {
+    const root = project({ "src/queue/lease.ts": LEASES, "src/worker/run.ts": WORKER("controller.abort()") });
+    expect(await lint(root, "src/worker/run.ts")).toEqual([]);
+    const logs = project({ "src/queue/lease.ts": LEASES, "src/worker/run.ts": WORKER('console.error("lost")') });
+    expect(await lint(logs, "src/worker/run.ts", {})).toEqual([]);
+  });
+});

@@ -47,6 +47,33 @@ const CLASS: Record<FileLockOp["kind"], "read" | "write" | "remove"> = {
   rename: "remove",
 };
 
+/** Names of functions that ask whether a process runs, when handed a pid: `isProcessAlive`, `isRunning`, `pidExists`. */
+const LIVENESS_NAME = /alive|running|exists|kill/i;
+
+/**
+ * The call asks whether a process runs: `process.kill(pid, 0)`, a call named for it handed a pid (`isAlive(owner.pid)`,
+ * the function may live in another module), or a module function that makes one of these (two levels deep).
+ */
+function checksPid(sourceCode: SourceCode, call: TSESTree.CallExpression, depth: number): boolean {
+  if (processCall(call, "kill")) return true;
+  const handedPid = call.arguments.some((a) => {
+    const u = unwrap(a as Node);
+    const name =
+      u.type === "Identifier" ? u.name : u.type === "MemberExpression" ? keyName(u.property, u.computed) : "";
+    return /^(?:pid|ownerPid|holderPid)$/i.test(name ?? "");
+  });
+  if (handedPid && LIVENESS_NAME.test(calleeName(call) ?? "")) return true;
+  const called = depth < 2 ? calledFunction(sourceCode, call) : undefined;
+  if (!called?.body) return false;
+  let found = false;
+  walk(called.body, (m) => {
+    if (found) return false;
+    if (m.type === "CallExpression" && checksPid(sourceCode, m, depth + 1)) found = true;
+    return undefined;
+  });
+  return found;
+}
+
 /** A path named like a lock: a lock word, or a pid file. */
 function lockNamed(sourceCode: SourceCode, path: Node, key: KeyShape): boolean {
   const texts = [key.text, key.name ?? "", sourceCode.getText(path)];
@@ -106,16 +133,21 @@ function pathKey(sourceCode: SourceCode, path: Node): KeyShape {
   return key;
 }
 
-/** `process.exit(…)`: a way out of the process, taken like a `return` when the lock file is found held. */
-function processExit(n: Node): boolean {
+/** `process.<method>(…)`: `process.exit(…)`, `process.kill(…)`. */
+function processCall(n: Node, method: string): boolean {
   if (n.type !== "CallExpression") return false;
   const c = unwrap(n.callee);
   return (
     c.type === "MemberExpression" &&
     unwrap(c.object).type === "Identifier" &&
     (unwrap(c.object) as TSESTree.Identifier).name === "process" &&
-    keyName(c.property, c.computed) === "exit"
+    keyName(c.property, c.computed) === method
   );
+}
+
+/** `process.exit(…)`: a way out of the process, taken like a `return` when the lock file is found held. */
+function processExit(n: Node): boolean {
+  return processCall(n, "exit");
 }
 
 interface Reading {
@@ -144,19 +176,32 @@ export function buildLockFiles(
   }
   if (!direct.some((o) => o.kind === "create" || o.kind === "write")) return [];
 
-  // Module functions that make an op on a path of their own: the op is made where they are called.
-  const wrappers = new Map<Fn, FileLockOp[]>();
+  // Module functions that make an op on a path of their own, or on the path they are handed (`readLock(file)`): the
+  // op is made where they are called, on the caller's path in the second case.
+  const wrappers = new Map<Fn, { ops: FileLockOp[]; pathParam?: number }>();
   for (const fn of shape.functions) {
     const params = paramNames(fn);
-    const ops = direct.filter(
-      (o) =>
-        enclosingFunction(o.node) === fn &&
-        ![...params].some((p) => new RegExp(`(?<![\\w$.])${p.replace(/\$/g, "\\$")}(?![\\w$])`).test(o.key.text)),
+    const mine = direct.filter((o) => enclosingFunction(o.node) === fn);
+    const ops = mine.filter(
+      (o) => ![...params].some((p) => new RegExp(`(?<![\\w$.])${p.replace(/\$/g, "\\$")}(?![\\w$])`).test(o.key.text)),
     );
     // A wrapper of one kind of call (reads, writes or removals: `readLockFile`, `writeLockFile`); a function that
     // takes, breaks and frees a lock (`acquire()`) is read where it is, not copied into its callers.
     const classes = new Set(ops.map((o) => CLASS[o.kind]));
-    if (ops.length > 0 && classes.size === 1) wrappers.set(fn, ops);
+    if (ops.length > 0 && classes.size === 1 && ops.length === mine.length) {
+      wrappers.set(fn, { ops });
+      continue;
+    }
+    // Every op a read (`readLock(file)`, `lockAge(file)`) on the one parameter that is the path itself: what a test
+    // judges at the call is the caller's file. A function handed the path that writes or removes it (`releaseLock(p)`)
+    // stays where it is, paired by its parameter's name with the acquire beside it.
+    const pathParam = fn.params.findIndex(
+      (p) =>
+        p.type === "Identifier" &&
+        mine.length > 0 &&
+        mine.every((o) => o.key.opaque && o.key.name === p.name && o.key.text === `{${p.name}}`),
+    );
+    if (pathParam >= 0 && mine.every((o) => CLASS[o.kind] === "read")) wrappers.set(fn, { ops: mine, pathParam });
   }
   const instances: FileLockOp[] = [];
   const called = new Set<Fn>();
@@ -164,10 +209,25 @@ export function buildLockFiles(
     const fn = wrappers.size > 0 ? calledFunction(sourceCode, call) : undefined;
     const wrapped = fn && wrappers.get(fn);
     if (!fn || !wrapped || contains(fn, call)) continue;
+    let key: KeyShape | undefined;
+    if (wrapped.pathParam !== undefined) {
+      const arg = call.arguments[wrapped.pathParam] as Node | undefined;
+      if (!arg || arg.type === "SpreadElement") continue;
+      key = pathKey(sourceCode, arg);
+      if (!lockNamed(sourceCode, arg, key)) continue;
+    }
     called.add(fn);
     const via = functionName(fn) ?? sourceCode.getText(call.callee);
-    for (const o of wrapped)
-      instances.push({ ...o, node: call, loc: call.loc, via, viaLine: o.loc.start.line, template: o });
+    for (const o of wrapped.ops)
+      instances.push({
+        ...o,
+        ...(key ? { key } : {}),
+        node: call,
+        loc: call.loc,
+        via,
+        viaLine: o.loc.start.line,
+        template: o,
+      });
   }
   // A helper's own ops are seen at its calls; one nobody here calls (an exported API) is seen where it is.
   const ops = [...direct.filter((o) => !called.has(enclosingFunction(o.node)!)), ...instances].sort(
@@ -228,16 +288,9 @@ export function buildLockFiles(
         case "CallExpression":
         case "NewExpression": {
           const c = unwrap(n.callee);
-          if (
-            c.type === "MemberExpression" &&
-            unwrap(c.object).type === "Identifier" &&
-            (unwrap(c.object) as TSESTree.Identifier).name === "process" &&
-            keyName(c.property, c.computed) === "kill"
-          )
-            r.pid = true;
-          // A module function the test calls (`isProcessAlive(pid)`): a pid check inside it counts.
-          const called = n.type === "CallExpression" ? calledFunction(sourceCode, n) : undefined;
-          if (called && /process\.kill\(/.test(sourceCode.getText(called))) r.pid = true;
+          // A module function the test calls (`isProcessAlive(pid)`): a pid check inside it counts, and so does a
+          // call handed the pid the file holds (`isProcessAlive(owner.pid)`), here or in such a function.
+          if (n.type === "CallExpression" && checksPid(sourceCode, n, 0)) r.pid = true;
           if (c.type === "MemberExpression") visit(c.object, depth);
           for (const a of n.arguments) visit(a, depth + 1);
           return;

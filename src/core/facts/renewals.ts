@@ -22,6 +22,7 @@ import type { KvOp, LibraryLockOp, Node, StateWrite } from "../model/accesses.js
 import type { Claim } from "../model/claims.js";
 import type { KvFacts } from "../model/kv-locks.js";
 import type { FailureHandling, Renewal } from "../model/renewals.js";
+import type { ImportedRenewal } from "../model/helper-summaries.js";
 import type { ModuleShape } from "../model/lock-facts.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { identityFields, toBranches, type Branch } from "../model/conditions.js";
@@ -31,7 +32,7 @@ import { normalizeModel, sameField, sameValue } from "../model/names.js";
 import { calleeName, contains } from "../reading/ast.js";
 import { functionName } from "../reading/units.js";
 import { drawnFresh, findVariable, getConstInit, keyName, unwrap } from "../reading/values.js";
-import { outer, isLoop, Flow, chainCallOf } from "../reading/rejection-flow.js";
+import { isLoop, Flow, chainPromise } from "../reading/rejection-flow.js";
 import { enclosingFn, isFn } from "../reading/function-bindings.js";
 import { isLockRow } from "../model/claims.js";
 import { walk } from "../reading/walk.js";
@@ -339,20 +340,34 @@ function databaseRenewals(
       owned,
       signal,
       rowFilter: fields.join(" and "),
-      handling: owned ? handlingOf(flow, callOf(write.node), signal) : { kind: "unknown" },
+      handling: owned ? handlingOf(flow, chainPromise(write.node), signal) : { kind: "unknown" },
     });
   }
   return out;
 }
 
-/** The outermost call of a builder chain (`db.update(t).set(…).where(…)`): the promise the code awaits. */
-function callOf(node: Node): Node {
-  let n = outer(node);
-  for (;;) {
-    const chain = chainCallOf(n);
-    if (!chain || ["then", "catch", "finally"].includes(calleeName(chain) ?? "")) return n;
-    n = outer(chain);
-  }
+/**
+ * The module's calls of other modules' renewal helpers (`ExportedHelper.renews`): each call is that renewal, made
+ * here, with how this module handles its failure. The helper renews by its holder, so only the handling is asked.
+ */
+export function importedRenewals(
+  sourceCode: SourceCode,
+  shape: ModuleShape,
+  calls: readonly ImportedRenewal[],
+): Renewal[] {
+  if (calls.length === 0) return [];
+  const flow = new Flow(sourceCode, shape);
+  return calls.map(({ call, helper, file, effect }) => ({
+    via: "database",
+    node: call,
+    loc: call.loc,
+    command: effect.command,
+    lock: effect.lock,
+    owned: true,
+    signal: effect.signal,
+    through: `\`${helper}\` in ${file}, line ${effect.line}`,
+    handling: handlingOf(flow, call, effect.signal),
+  }));
 }
 
 /** Every renewal in the module, with how its failure is handled. */

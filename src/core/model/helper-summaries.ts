@@ -84,6 +84,30 @@ export interface ExportedHelper {
    * its work, so the module's verdicts on the take and the release are that caller's too.
    */
   readonly frees?: readonly string[];
+  /**
+   * Its renewals of a lease it holds by owner (`extendJobLock(id, token)`: an update of `expiresAt` where `lockToken`
+   * is the caller's) whose failure its module leaves to the caller, as the function's result or its rejection: a
+   * caller's heartbeat is then judged at its call (`heartbeat-abort`).
+   */
+  readonly renews?: readonly RenewalEffect[];
+}
+
+/** A renewal a helper makes and hands its outcome back to the caller for (`ExportedHelper.renews`). */
+export interface RenewalEffect {
+  /** The command and the lock in words, as the helper's module describes them (`the expiresAt update`). */
+  readonly command: string;
+  readonly lock: string;
+  /** How a lost lease shows to the caller: a value the helper returns (a count, `false`), or a rejection only. */
+  readonly signal: "value" | "rejection";
+  readonly line: number;
+}
+
+/** A call of another module's renewal helper (`ExportedHelper.renews`): the renewal, made where the call is. */
+export interface ImportedRenewal {
+  readonly call: TSESTree.CallExpression;
+  readonly helper: string;
+  readonly file: string;
+  readonly effect: RenewalEffect;
 }
 
 /** A claim with no recovery in the helper's module, as plain data for the modules that call the helper. */

@@ -39,6 +39,11 @@ export interface Renewal {
   readonly signal: "value" | "rejection";
   /** For an unowned Redis renewal made after a GET of the key compared in JavaScript: that GET (a check, but not atomic). */
   readonly comparedGet?: Node;
+  /**
+   * Made through another module's helper (`extendJobLock(…)`, `ExportedHelper.renews`): the helper in words, with its
+   * module and line (`` `extendJobLock` in queue/client.ts, line 668 ``). The call is the renewal here.
+   */
+  readonly through?: string;
   /** For an unfenced database heartbeat: the fields it picks its row by. */
   readonly rowFilter?: string;
   readonly handling: FailureHandling;

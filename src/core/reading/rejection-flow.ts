@@ -77,6 +77,16 @@ export function chainCallOf(node: Node): TSESTree.CallExpression | undefined {
   return call?.type === "CallExpression" && call.callee === member ? call : undefined;
 }
 
+/** The outermost call of a builder chain (`db.update(t).set(…).where(…)`): the promise the code awaits. */
+export function chainPromise(node: Node): Node {
+  let n = outer(node);
+  for (;;) {
+    const chain = chainCallOf(n);
+    if (!chain || ["then", "catch", "finally"].includes(calleeName(chain) ?? "")) return n;
+    n = outer(chain);
+  }
+}
+
 /** Climbs through wrappers that do not change a value: `x!`, `x as T`, `(x)`, `a?.b`. */
 export function outer(node: Node): Node {
   let n = node;

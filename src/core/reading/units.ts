@@ -272,3 +272,29 @@ export function servesOneInvocationAtATime(program: TSESTree.Program): boolean {
   }
   return false;
 }
+
+/**
+ * Code that never runs: `node` follows, in a block of its own function (or of the module), a statement that always
+ * leaves it (`return`, `throw`, `break`, `continue`), as in a handler that returns at its top and keeps its old body
+ * below. A function declared there is hoisted and runs when called, so only the blocks up to `node`'s own function
+ * count.
+ */
+export function neverRuns(node: Node): boolean {
+  let child: Node = node;
+  for (let p = node.parent; p && !isFunction(p); child = p, p = p.parent) {
+    const list =
+      p.type === "BlockStatement" || p.type === "Program"
+        ? (p.body as Node[])
+        : p.type === "SwitchCase"
+          ? (p.consequent as Node[])
+          : undefined;
+    if (!list) continue;
+    const at = list.indexOf(child);
+    for (let i = 0; i < at; i++) {
+      const t = list[i]!.type;
+      if (t === "ReturnStatement" || t === "ThrowStatement" || t === "BreakStatement" || t === "ContinueStatement")
+        return true;
+    }
+  }
+  return false;
+}

@@ -833,3 +833,50 @@ function calleeText(n: TSESTree.NewExpression): string | undefined {
   if (c.type === "Identifier") return c.name;
   return c.type === "MemberExpression" && !c.computed && c.property.type === "Identifier" ? c.property.name : undefined;
 }
+
+/**
+ * The variables holding the value of `node` or a value computed from it, within the module: `const snap = await
+ * ref.get()`, then `const data = snap.data()`, `const owner = data?.by`, `const ok = rows.length > 0`. Followed through
+ * members, calls on it, awaits, operators and TypeScript wrappers to a `const`/`let` declaration; at most `limit`.
+ */
+export function valuesFrom(sourceCode: SourceCode, node: Node, limit = 12): Set<Variable> {
+  const held = new Set<Variable>();
+  const from = (start: Node): Variable | undefined => {
+    let n = start;
+    for (;;) {
+      const p: Node | undefined = n.parent;
+      if (!p) return undefined;
+      const through =
+        p.type === "AwaitExpression" ||
+        p.type === "ChainExpression" ||
+        p.type === "TSAsExpression" ||
+        p.type === "TSNonNullExpression" ||
+        p.type === "BinaryExpression" ||
+        p.type === "LogicalExpression" ||
+        p.type === "UnaryExpression" ||
+        (p.type === "MemberExpression" && p.object === n) ||
+        (p.type === "CallExpression" && p.callee === n);
+      if (through) {
+        n = p;
+        continue;
+      }
+      if (p.type !== "VariableDeclarator" || p.init !== n || p.id.type !== "Identifier") return undefined;
+      return findVariable(sourceCode, p.id);
+    }
+  };
+  const first = from(node);
+  if (!first) return held;
+  const queue = [first];
+  held.add(first);
+  while (queue.length > 0 && held.size < limit) {
+    for (const ref of queue.shift()!.references) {
+      if (!ref.isRead()) continue;
+      const v = from(ref.identifier);
+      if (v && !held.has(v)) {
+        held.add(v);
+        queue.push(v);
+      }
+    }
+  }
+  return held;
+}

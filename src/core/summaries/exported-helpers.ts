@@ -13,6 +13,7 @@ import type {
   ClaimEffect,
   ExportedHelper,
   HelperEffect,
+  RenewalEffect,
   RowReleaseEffect,
 } from "../model/helper-summaries.js";
 import type { LockFacts } from "../model/lock-facts.js";
@@ -21,7 +22,12 @@ import { describeRowRelease } from "../model/describe.js";
 import { helperOrigin } from "../model/accesses.js";
 import { enclosingFunction, functionName, unitOf } from "../reading/units.js";
 import { exportNames, reachNames } from "../reading/exports.js";
-import { unwrap } from "../reading/values.js";
+import { findVariable, unwrap, valuesFrom } from "../reading/values.js";
+import { chainCallOf, chainPromise } from "../reading/rejection-flow.js";
+import { calleeName, contains } from "../reading/ast.js";
+import { isFunction } from "../reading/units.js";
+import { walk } from "../reading/walk.js";
+import type { Renewal } from "../model/renewals.js";
 import { toBranches } from "../model/conditions.js";
 import type { FunctionSummary, KvEffect } from "./summaries.js";
 import { byKind } from "../model/claims.js";
@@ -67,11 +73,18 @@ export function exportedHelpers(
   summaries: ReadonlyMap<TSESTree.FunctionLike, FunctionSummary>,
   kv: KvFacts,
   advisory: readonly AdvisoryLockOp[] = [],
-  rowLocks: RowLockHelpers = { rowReleases: new Map(), claims: new Map(), frees: new Map() },
+  rowLocks: RowLockHelpers = { rowReleases: new Map(), claims: new Map(), frees: new Map(), renews: new Map() },
 ): ExportedHelper[] {
   const pooled = advisoryHelpers(advisory);
-  const { rowReleases, claims, frees } = rowLocks;
-  if (summaries.size === 0 && pooled.size === 0 && rowReleases.size === 0 && claims.size === 0 && frees.size === 0)
+  const { rowReleases, claims, frees, renews } = rowLocks;
+  if (
+    summaries.size === 0 &&
+    pooled.size === 0 &&
+    rowReleases.size === 0 &&
+    claims.size === 0 &&
+    frees.size === 0 &&
+    renews.size === 0
+  )
     return [];
   const exports = exportNames(sourceCode.ast as TSESTree.Program);
   if (exports.size === 0) return [];
@@ -82,6 +95,7 @@ export function exportedHelpers(
     ...rowReleases.keys(),
     ...claims.keys(),
     ...frees.keys(),
+    ...renews.keys(),
   ]);
   for (const fn of functions) {
     const summary = summaries.get(fn);
@@ -90,6 +104,7 @@ export function exportedHelpers(
     const rows = rowReleases.get(fn);
     const taken = claims.get(fn);
     const freed = frees.get(fn);
+    const renewed = renews.get(fn);
     for (const name of reachNames(fn, exports)) {
       out.push({
         name,
@@ -98,6 +113,7 @@ export function exportedHelpers(
         ...(rows ? { rowReleases: rows } : {}),
         ...(taken ? { claims: taken } : {}),
         ...(freed ? { frees: freed } : {}),
+        ...(renewed ? { renews: renewed } : {}),
       });
     }
   }
@@ -109,13 +125,90 @@ export interface RowLockHelpers {
   readonly rowReleases: RowHelpers<RowReleaseEffect>;
   readonly claims: RowHelpers<ClaimEffect>;
   readonly frees: RowHelpers<string>;
+  readonly renews: RowHelpers<RenewalEffect>;
 }
 
-/** The three kinds of row-lock helper of a module (`rowReleaseHelpers`, `claimHelpers`, `freeingHelpers`). */
+/** The kinds of row-lock helper of a module (`rowReleaseHelpers`, `claimHelpers`, `freeingHelpers`, `renewalHelpers`). */
 export function rowLockHelpers(
-  facts: Pick<LockFacts, "claims" | "writes" | "answeredHere" | "rowReleases" | "changesHands" | "holderWrites">,
+  sourceCode: SourceCode,
+  facts: Pick<
+    LockFacts,
+    "claims" | "writes" | "answeredHere" | "rowReleases" | "changesHands" | "holderWrites" | "renewals"
+  >,
 ): RowLockHelpers {
-  return { rowReleases: rowReleaseHelpers(facts), claims: claimHelpers(facts), frees: freeingHelpers(facts) };
+  return {
+    rowReleases: rowReleaseHelpers(facts),
+    claims: claimHelpers(facts),
+    frees: freeingHelpers(facts),
+    renews: renewalHelpers(sourceCode, facts.renewals),
+  };
+}
+
+/**
+ * The named functions that renew a lease by its holder (a fenced heartbeat) and leave what a failed renewal means to
+ * their caller: the renewal's result, or a value computed from it, is what the function returns (`return
+ * result.length > 0`), or its rejection leaves the function uncaught. The module itself cannot say whether the work
+ * stops (`unknown` there); each caller's call is that renewal (`heartbeat-abort` at the call).
+ */
+function renewalHelpers(
+  sourceCode: SourceCode,
+  renewals: readonly Renewal[],
+): Map<TSESTree.FunctionLike, RenewalEffect[]> {
+  const out = new Map<TSESTree.FunctionLike, RenewalEffect[]>();
+  for (const renewal of renewals) {
+    if (renewal.via !== "database" || !renewal.owned || renewal.handling.kind !== "unknown") continue;
+    const fn = unitOf(renewal.node);
+    if (!fn || enclosingFunction(renewal.node) !== fn) continue;
+    const promise = chainPromise(renewal.node);
+    if (caughtWithin(promise, fn)) continue;
+    const value = renewal.signal === "value" && returnsValueOf(sourceCode, promise, fn);
+    if (!value && !returnsOrAwaits(promise, fn)) continue;
+    const effect: RenewalEffect = {
+      command: renewal.command,
+      lock: renewal.lock,
+      signal: value ? "value" : "rejection",
+      line: renewal.node.loc.start.line,
+    };
+    out.set(fn, [...(out.get(fn) ?? []), effect]);
+  }
+  return out;
+}
+
+/** A `try` with a `catch` between the promise and its function, or a `.catch(…)` on it: the failure stays inside. */
+function caughtWithin(promise: Node, fn: Node): boolean {
+  const chain = chainCallOf(promise);
+  if (chain && calleeName(chain) === "catch") return true;
+  for (let p = promise.parent; p && p !== fn; p = p.parent) if (p.type === "TryStatement" && p.handler) return true;
+  return false;
+}
+
+/** The function returns what the promise resolves to, or a value computed from it, in one of its own `return`s. */
+function returnsValueOf(sourceCode: SourceCode, promise: Node, fn: TSESTree.FunctionLike): boolean {
+  const body = fn.body;
+  if (!body) return false;
+  const held = valuesFrom(sourceCode, promise);
+  if (body.type !== "BlockStatement") return contains(body, promise);
+  let found = false;
+  walk(body, (n) => {
+    if (found || (n !== body && isFunction(n))) return false;
+    if (n.type !== "ReturnStatement" || !n.argument) return undefined;
+    walk(n.argument, (m) => {
+      if (m === promise) found = true;
+      if (m.type === "Identifier") {
+        const v = findVariable(sourceCode, m);
+        if (v && held.has(v)) found = true;
+      }
+    });
+    return false;
+  });
+  return found;
+}
+
+/** The promise is awaited or returned by the function itself: its rejection leaves the function. */
+function returnsOrAwaits(promise: Node, fn: TSESTree.FunctionLike): boolean {
+  const p = promise.parent;
+  if (p?.type === "ReturnStatement" || (fn.body === promise && fn.body.type !== "BlockStatement")) return true;
+  return p?.type === "AwaitExpression" && enclosingFunction(p) === fn;
 }
 
 /** The function a write is made in directly, when it has a name: not a factory around the function that writes. */

@@ -17,6 +17,7 @@ import type {
   ExportedHelper,
   HelperEffect,
   ImportedClaim,
+  ImportedRenewal,
   ImportedRowRelease,
   RowReleaseEffect,
 } from "../model/helper-summaries.js";
@@ -192,9 +193,11 @@ export interface ImportedOps {
   readonly advisory: readonly AdvisoryLockOp[];
   readonly rows: readonly ImportedRowRelease[];
   readonly claims: readonly ImportedClaim[];
+  /** Calls of helpers that renew a lease and hand its outcome back (`ExportedHelper.renews`): renewals at the call. */
+  readonly renewals: readonly ImportedRenewal[];
 }
 
-const NO_IMPORTED: ImportedOps = { kv: [], advisory: [], rows: [], claims: [] };
+const NO_IMPORTED: ImportedOps = { kv: [], advisory: [], rows: [], claims: [], renewals: [] };
 
 /** The ops the module's calls of imported helpers make, at the calls. */
 export function importedInstances(
@@ -208,6 +211,7 @@ export function importedInstances(
   const advisory: AdvisoryLockOp[] = [];
   const rowCalls: Called<RowReleaseEffect>[] = [];
   const claimCalls: Called<ClaimEffect>[] = [];
+  const renewals: ImportedRenewal[] = [];
   // Which lock (by its module and key) each call takes or frees, to keep only the instances of a holder.
   const uses: { call: TSESTree.CallExpression; file: string; key: string; takes: boolean; frees: boolean }[] = [];
   for (const call of calls) {
@@ -220,6 +224,7 @@ export function importedInstances(
     const file = helper.file ?? target.binding.file;
     const name = describeCallee(sourceCode, call);
     for (const effect of helper.rowReleases ?? []) rowCalls.push({ call, helper: name, file, effect });
+    for (const effect of helper.renews ?? []) renewals.push({ call, helper: name, file, effect });
     for (const effect of helper.claims ?? [])
       claimCalls.push({ call, helper: name, file, effect, row: rowArgument(sourceCode, call, effect.rowParam) });
     for (const key of [
@@ -279,6 +284,7 @@ export function importedInstances(
     advisory,
     rows: grouped(rowCalls.filter((r) => holds(r.call, r.file, r.effect.key, "takes"))),
     claims: grouped(claimCalls.filter((c) => !c.effect.answered && holds(c.call, c.file, c.effect.key, "frees"))),
+    renewals,
   };
 }
 

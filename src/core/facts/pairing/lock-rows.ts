@@ -3,7 +3,6 @@
  * once its lease has passed), a row of an ordinary table used as a lock under a constant name, and a lock row created
  * after a read found none, in a table whose schema declares no unique key to refuse a second one.
  */
-import type { TSESLint } from "@typescript-eslint/utils";
 import type { Node, Predicate, StateRead, StateWrite, StaticValue } from "../../model/accesses.js";
 import { predicateValue } from "../../model/accesses.js";
 import type { Claim, LockKey, TimePredicate } from "../../model/claims.js";
@@ -21,7 +20,7 @@ import { hasLockWord, namesALock } from "../../model/settings.js";
 import { enclosingFunction } from "../../reading/units.js";
 import { contains } from "../../reading/ast.js";
 import { walk } from "../../reading/walk.js";
-import { findVariable, getConstInit, resultBinding, unwrap } from "../../reading/values.js";
+import { findVariable, getConstInit, resultBinding, unwrap, valuesFrom } from "../../reading/values.js";
 import { checksBetween, Module } from "./module.js";
 import { leaseFree } from "./leases.js";
 
@@ -227,7 +226,7 @@ export function findKeyedLockRow(mod: Module, write: StateWrite): Claim[] {
  * comparison with a literal is a test of the row's state, not of its holder.
  */
 function holderTest(mod: Module, read: StateRead, write: StateWrite): Node | undefined {
-  const held = heldFromRead(mod, read);
+  const held = valuesFrom(mod.sourceCode, read.node);
   if (held.size === 0) return undefined;
   const fromRead = (n: Node) => {
     let found = false;
@@ -249,40 +248,6 @@ function holderTest(mod: Module, read: StateRead, write: StateWrite): Node | und
     if (sides.filter(fromRead).length === 1) return g.test as Node;
   }
   return undefined;
-}
-
-type Variable = TSESLint.Scope.Variable;
-
-/** The variables holding what `read` found or a value taken from it (`snap`, `data = snap.data()`, `owner = data.by`). */
-function heldFromRead(mod: Module, read: StateRead): Set<Variable> {
-  const held = new Set<Variable>();
-  const first = resultBinding(read.node);
-  const start = first && findVariable(mod.sourceCode, first);
-  if (!start) return held;
-  const queue = [start];
-  held.add(start);
-  while (queue.length > 0 && held.size < 12) {
-    for (const ref of queue.shift()!.references) {
-      let n: Node = ref.identifier;
-      while (
-        n.parent &&
-        (n.parent.type === "MemberExpression" ||
-          n.parent.type === "ChainExpression" ||
-          n.parent.type === "TSAsExpression" ||
-          n.parent.type === "TSNonNullExpression" ||
-          (n.parent.type === "CallExpression" && n.parent.callee === n))
-      )
-        n = n.parent;
-      const decl = n.parent;
-      if (decl?.type !== "VariableDeclarator" || decl.init !== n || decl.id.type !== "Identifier") continue;
-      const v = findVariable(mod.sourceCode, decl.id);
-      if (v && !held.has(v)) {
-        held.add(v);
-        queue.push(v);
-      }
-    }
-  }
-  return held;
 }
 
 /** The text of the value a predicate or an assignment compares or stores, where its node is a property. */

@@ -1,0 +1,109 @@
+// Real code of blind-12's first sight (issue 35), read by what it does, in our words:
+// - a pid lock file read back through the module's own reader, handed the caller's path (`readOwner(file)`), and its
+//   owner judged alive by a function the module imports (`isAlive(owner.pid)`): the removal after that test is a
+//   break, made apart from its check, and the lock has a way back from a dead holder;
+// - a route disabled by a `return` at its top, its old body kept below: code that never runs takes no lock, while a
+//   function declared below a `return` is hoisted and runs when called.
+import conditionalRecovery from "../../rules/conditional-recovery.js";
+import requireStaleRecovery from "../../rules/require-stale-recovery.js";
+import { ruleTester } from "../rule-tester.js";
+
+/** A daemon's single-instance file: made exclusively, and broken when the pid written in it no longer runs. */
+const PID_BREAK_THROUGH_READER = `import fs from "node:fs";
+import { isAlive } from "./proc";
+function readOwner(lockFile: string): { pid: number } | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(lockFile, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+export function holdDaemonLock(lockFile: string) {
+  for (let tries = 0; tries < 2; tries++) {
+    try {
+      fs.closeSync(fs.openSync(lockFile, "wx"));
+      fs.writeFileSync(lockFile, JSON.stringify({ pid: process.pid }));
+      return () => fs.unlinkSync(lockFile);
+    } catch {
+      const owner = readOwner(lockFile);
+      if (owner && isAlive(owner.pid)) throw new Error("daemon already running");
+      fs.unlinkSync(lockFile);
+    }
+  }
+  throw new Error("could not take the daemon lock");
+}
+`;
+
+ruleTester.run("conditional-recovery", conditionalRecovery, {
+  assertionOptions: { requireData: true },
+  valid: [
+    {
+      // the same reader, but the removal follows no test of the owner: the holder's own undo, not a break
+      name: "a file read through the module's reader and removed without judging its owner",
+      code: `import fs from "node:fs";
+function readOwner(lockFile: string) {
+  return JSON.parse(fs.readFileSync(lockFile, "utf8"));
+}
+export function report(lockFile: string) {
+  const owner = readOwner(lockFile);
+  console.log(owner);
+}
+export function take(lockFile: string) {
+  fs.closeSync(fs.openSync(lockFile, "wx"));
+  return () => fs.unlinkSync(lockFile);
+}`,
+    },
+  ],
+  invalid: [
+    {
+      name: "the owner read through a reader handed the path, judged alive by an imported check, then unlinked",
+      code: PID_BREAK_THROUGH_READER,
+      errors: [
+        {
+          messageId: "lockFileBreakRace",
+          line: 19,
+          data: {
+            operation: "`unlinkSync`",
+            path: "`lockFile`",
+            basis: "whether the process it names still runs",
+            read: "call of `readOwner` (its `readFileSync`, line 5)",
+            readLine: "17",
+          },
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("require-stale-recovery", requireStaleRecovery, {
+  valid: [
+    { name: "a pid lock broken once its owner is judged dead has a way back", code: PID_BREAK_THROUGH_READER },
+    {
+      name: "a lock row taken below the `return` that disables the route: it never runs",
+      code: `const PurgeLock = require("../models/purgeLock");
+exports.purge = async (req, res) => {
+  return res.status(503).json({ message: "purging is paused" });
+  try {
+    await PurgeLock.create({ name: "purge_lock" });
+  } catch (error) {
+    if (error.code === 11000) return res.status(409).end();
+    throw error;
+  }
+  await purgeEverything();
+};`,
+    },
+  ],
+  invalid: [
+    {
+      name: "a function declared below a `return` is hoisted: its claim runs when it is called",
+      code: `export async function start(req, res) {
+  await claim(req.params.id);
+  return res.status(202).end();
+  async function claim(id) {
+    await prisma.export.updateMany({ where: { id, status: "queued" }, data: { status: "running" } });
+  }
+}`,
+      errors: [{ messageId: "missingRecovery", line: 5, data: { model: "export", field: "status", value: "running" } }],
+    },
+  ],
+});
