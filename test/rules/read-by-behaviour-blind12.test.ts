@@ -2,9 +2,14 @@
 // - a pid lock file read back through the module's own reader, handed the caller's path (`readOwner(file)`), and its
 //   owner judged alive by a function the module imports (`isAlive(owner.pid)`): the removal after that test is a
 //   break, made apart from its check, and the lock has a way back from a dead holder;
+// - a module of session advisory lock helpers on a pool (a try-lock, a blocking lock, a probe): each unlock answers
+//   the lock of its own function, reported once, not once per lock of the module;
+// - a release filtered on the owner column among holders known at run time (`lockedBy: { in: names }`): owner-checked;
 // - a route disabled by a `return` at its top, its old body kept below: code that never runs takes no lock, while a
 //   function declared below a `return` is hoisted and runs when called.
 import conditionalRecovery from "../../rules/conditional-recovery.js";
+import ownerCheckedRelease from "../../rules/owner-checked-release.js";
+import releaseInFinally from "../../rules/release-in-finally.js";
 import requireStaleRecovery from "../../rules/require-stale-recovery.js";
 import { ruleTester } from "../rule-tester.js";
 
@@ -106,4 +111,64 @@ exports.purge = async (req, res) => {
       errors: [{ messageId: "missingRecovery", line: 5, data: { model: "export", field: "status", value: "running" } }],
     },
   ],
+});
+
+/** Two advisory lock helpers over Prisma's pool, each unlocking in its own `finally`. */
+const TWO_POOLED_HELPERS = `import { prisma } from "./db";
+export async function whenFree<T>(id: number, fn: () => Promise<T>) {
+  const [row] = await prisma.$queryRaw<{ ok: boolean }[]>\`SELECT pg_try_advisory_lock(\${id}) AS ok\`;
+  if (!row?.ok) return null;
+  try {
+    return await fn();
+  } finally {
+    await prisma.$queryRaw\`SELECT pg_advisory_unlock(\${id})\`;
+  }
+}
+export async function inTurn<T>(id: number, fn: () => Promise<T>) {
+  await prisma.$queryRaw\`SELECT pg_advisory_lock(\${id})\`;
+  try {
+    return await fn();
+  } finally {
+    await prisma.$queryRaw\`SELECT pg_advisory_unlock(\${id})\`;
+  }
+}
+`;
+
+ruleTester.run("release-in-finally", releaseInFinally, {
+  valid: [],
+  invalid: [
+    {
+      name: "two pooled lock helpers: each unlock is reported once, against its own function's lock",
+      code: TWO_POOLED_HELPERS,
+      errors: [
+        { messageId: "advisoryOnPool", line: 3, data: { client: "prisma" } },
+        { messageId: "advisoryUnlockOnPool", line: 8, data: { client: "prisma", acquireLine: "3" } },
+        { messageId: "advisoryOnPool", line: 12, data: { client: "prisma" } },
+        { messageId: "advisoryUnlockOnPool", line: 16, data: { client: "prisma", acquireLine: "12" } },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("owner-checked-release", ownerCheckedRelease, {
+  valid: [
+    {
+      name: "an editing lock released by the owner column among this user's names",
+      code: `import { prisma } from "./db";
+export async function takeEdit(docId: string, by: string) {
+  await prisma.editLock.deleteMany({ where: { docId, expiresAt: { lt: new Date() } } });
+  try {
+    await prisma.editLock.create({ data: { docId, lockedBy: by, expiresAt: new Date(Date.now() + 600_000) } });
+    return true;
+  } catch (e) {
+    if (e.code === "P2002") return false;
+    throw e;
+  }
+}
+export async function dropEdits(docId: string, by: string, aliases: string[]) {
+  await prisma.editLock.deleteMany({ where: { docId, lockedBy: { in: [by, ...aliases] } } });
+}`,
+    },
+  ],
+  invalid: [],
 });

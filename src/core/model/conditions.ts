@@ -166,9 +166,23 @@ export function identityFields(branch: Branch): string[] {
  * that only the holder of that value can win.
  */
 export function ownerPinned(branch: Branch, field: string | undefined, vocabulary: ResolvedVocabulary): boolean {
-  return identityFields(branch).some(
-    (f) => vocabulary.isOwnerField(f) || (field !== undefined && normalizeName(f) === normalizeName(field)),
+  return (
+    ownerColumns(branch, vocabulary).length > 0 ||
+    (field !== undefined && identityFields(branch).some((f) => normalizeName(f) === normalizeName(field)))
   );
+}
+
+/**
+ * The owner or token columns the branch compares with a value known at run time: equal to one (`lockedBy: workerId`),
+ * or among holders named at run time (`lockedBy: { in: [me, myLegacyName] }`): only those holders' rows match.
+ */
+export function ownerColumns(branch: Branch, vocabulary: ResolvedVocabulary): string[] {
+  const out: string[] = [];
+  for (const atom of branch) {
+    if ("opaque" in atom || atom.pred.values || !vocabulary.isOwnerField(atom.pred.field)) continue;
+    if (atom.op === "eq" || atom.op === "in") out.push(atom.pred.field);
+  }
+  return out;
 }
 
 /** Every field the filter compares, in any branch. */

@@ -175,9 +175,19 @@ export function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLock
       (c) => onClient(c, op.client) && calleeName(c) === "release" && c.arguments.length === 0,
     );
     const neverUnlocked = unlocks.length === 0 && closes.length === 0;
-    const pooledUnlocks = op.via === "pool" ? unlocks.filter((u) => u.via === "pool").map((u) => u.node) : [];
-    const releases = [...unlocks.map((u) => u.node), ...closes].filter((r) => sameFunction(r, op.node));
     const owner = enclosingFunction(op.node);
+    // The unlocks that answer this lock: those of its own function (or nested in it); where it has none (an
+    // `acquire()` beside a `release()`), those of functions that take no lock of their own on the client. A module
+    // with three `withLock` variants has three unlocks, each its own lock's, not nine.
+    const pooled = unlocks.filter((u) => u.via === "pool");
+    const inOwn = pooled.filter(
+      (u) => sameFunction(u.node, op.node) || (owner !== undefined && contains(owner, u.node)),
+    );
+    const lockFree = pooled.filter(
+      (u) => !ops.some((l) => l.fn === "lock" && l.client === op.client && sameFunction(l.node, u.node)),
+    );
+    const pooledUnlocks = op.via === "pool" ? (inOwn.length > 0 ? inOwn : lockFree).map((u) => u.node) : [];
+    const releases = [...unlocks.map((u) => u.node), ...closes].filter((r) => sameFunction(r, op.node));
     const nestedReleases = [...unlocks.map((u) => u.node), ...closes].filter(
       (r) => !sameFunction(r, op.node) && owner !== undefined && contains(owner, r),
     );

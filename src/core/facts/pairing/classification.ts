@@ -10,6 +10,7 @@ import {
   agePredicates,
   excludes,
   identityFields,
+  ownerColumns,
   isOpaque,
   ownerPinned,
   pins,
@@ -245,7 +246,7 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   // is named by it, so a release by `lockId` alone frees whoever holds the lock now.
   const conflictKey = claim.write.conflictKey ?? [];
   const ownerNamed = (b: Branch) =>
-    identityFields(b).some((f) => mod.vocabulary.isOwnerField(f) && !conflictKey.some((k) => sameField(k, f)));
+    ownerColumns(b, mod.vocabulary).some((f) => !conflictKey.some((k) => sameField(k, f)));
   const ownerChecked = branches.every(
     (b) => ownerNamed(b) || identityFields(b).some(stamped) || ownRow(b) || acquirerOwns(b),
   );
