@@ -196,6 +196,7 @@ export default createRule<
   | "useXactLock"
   | "ttlReleaseMissed"
   | "releasedOnFinishOnly"
+  | "clearedOnFulfilOnly"
   | "releaseOnClose"
   | "advisoryUnlockInTransaction",
   Options
@@ -248,6 +249,8 @@ export default createRule<
         "Q1 (if the locker dies, who unlocks?): this session advisory lock is never unlocked, and `{{client}}.release()` at line {{returnLine}} returns the connection to the pool still holding it. Unlock it in a `finally` before the release, release with `release(true)` to close the connection, or take pg_advisory_xact_lock inside a transaction.",
       releasedOnFinishOnly:
         "Q1 (if the locker dies, who unlocks?): {{lock}} (taken at line {{acquireLine}}) is released only when {{emitter}} emits `finish`, which it never does when the client disconnects before the response is written: the entry then stays until the process restarts, and every later caller for that key is turned away. Release it on `close`, which is emitted either way.",
+      clearedOnFulfilOnly:
+        "Q1 (if the locker dies, who unlocks?): the guard `{{name}}` set here is cleared only in the `.then` callback at line {{releaseLine}}, which runs when the promise fulfils. When it rejects, nothing clears the guard, and every later call finds it set for as long as the process lives. Clear it in `.finally(…)` on the chain, or in a rejection handler too.",
       releaseOnClose: "Release on `close` instead of `finish`.",
       moveToFinally: "Move the release into a `finally` around the work.",
       useXactLock: "Take a transaction-level lock (pg_advisory_xact_lock): it is released when the transaction ends.",
@@ -266,6 +269,14 @@ export default createRule<
         const key = `${lock.acquire.range[0]}:${describe(lock)}`;
         if (seen.has(key)) continue;
         seen.add(key);
+        if (lock.fulfilOnly) {
+          context.report({
+            node: lock.acquire,
+            messageId: "clearedOnFulfilOnly",
+            data: { name: lock.name, releaseLine: String(lock.fulfilOnly.release.loc.start.line) },
+          });
+          continue;
+        }
         const adv = lock.advisory;
         if (adv) {
           // Through a helper of another module: its pool, named where it lives.

@@ -5,6 +5,8 @@
 // - a module of session advisory lock helpers on a pool (a try-lock, a blocking lock, a probe): each unlock answers
 //   the lock of its own function, reported once, not once per lock of the module;
 // - a release filtered on the owner column among holders known at run time (`lockedBy: { in: names }`): owner-checked;
+// - a single-flight guard set before a promise chain and cleared only in its `.then` callback: a rejection leaves it
+//   set; a `.finally`, a `.catch` or a second `.then` callback that clears it too is a release on every outcome;
 // - a route disabled by a `return` at its top, its old body kept below: code that never runs takes no lock, while a
 //   function declared below a `return` is hoisted and runs when called.
 import conditionalRecovery from "../../rules/conditional-recovery.js";
@@ -171,4 +173,42 @@ export async function dropEdits(docId: string, by: string, aliases: string[]) {
     },
   ],
   invalid: [],
+});
+
+/** A client's session refresher: one refresh in flight at a time; `clearing` is how the chain ends. */
+const REFRESHER = (clearing: string) => `export class SessionRefresher {
+  private inFlight = false;
+  private current: Promise<void> | null = null;
+  refresh(fetchToken: () => Promise<string>, store: (token: string) => void) {
+    if (this.inFlight && this.current) return this.current;
+    this.inFlight = true;
+    this.current = fetchToken()${clearing};
+    return this.current;
+  }
+}`;
+
+ruleTester.run("release-in-finally (a guard cleared in a promise chain)", releaseInFinally, {
+  valid: [
+    {
+      name: "cleared in .finally: every outcome",
+      code: REFRESHER(".then((t) => store(t)).finally(() => { this.inFlight = false; })"),
+    },
+    {
+      name: "cleared in .then and in .catch",
+      code: REFRESHER(
+        ".then((t) => { store(t); this.inFlight = false; }).catch((e) => { this.inFlight = false; throw e; })",
+      ),
+    },
+    {
+      name: "cleared in both callbacks of .then",
+      code: REFRESHER(".then((t) => { store(t); this.inFlight = false; }, () => { this.inFlight = false; })"),
+    },
+  ],
+  invalid: [
+    {
+      name: "cleared only when the refresh fulfils",
+      code: REFRESHER(".then((t) => {\n      store(t);\n      this.inFlight = false;\n    })"),
+      errors: [{ messageId: "clearedOnFulfilOnly", line: 6, data: { name: "this.inFlight", releaseLine: "9" } }],
+    },
+  ],
 });

@@ -90,6 +90,11 @@ export interface HeldLock {
    * between: another call runs while this one waits, passes the same test, and both go on.
    */
   readonly setAfterAwait?: { readonly check: Node; readonly wait: Node };
+  /**
+   * An in-process flag cleared only in the fulfilment callback (`release`) of a promise chain its function starts
+   * (`chain`, the `.then` call), with nothing on the chain that clears it when the promise rejects.
+   */
+  readonly fulfilOnly?: { readonly release: Node; readonly chain: Node };
   /** Advisory locks: how lock and unlock reach the database. */
   readonly advisory?: {
     readonly via: AdvisoryLockOp["via"];

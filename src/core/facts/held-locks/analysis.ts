@@ -576,6 +576,7 @@ function analyse(
     ...(early ? { releasedEarly: early } : {}),
     ...(untaken ? { releasedUntaken: untaken } : {}),
     ...(c.setAfterAwait ? { setAfterAwait: c.setAfterAwait } : {}),
+    ...(c.fulfilOnly ? { fulfilOnly: c.fulfilOnly } : {}),
     ...(c.advisory ? { advisory: c.advisory } : {}),
   };
 }

@@ -41,6 +41,8 @@ export interface Candidate {
    * `return` that hands such a function to the caller hands the lock over with it, and is no way out holding it.
    */
   readonly nestedReleases?: readonly Node[];
+  /** An in-process flag cleared only when a promise chain the function starts fulfils (`HeldLock.fulfilOnly`). */
+  readonly fulfilOnly?: HeldLock["fulfilOnly"];
 }
 
 function calleeObject(call: Node): Node | undefined {
@@ -426,7 +428,24 @@ export function flagLocks(
         if (!sameFunction(call, a) || call.range[0] < a.range[1]) continue;
         if ([...helpers].some((h) => callsFunction(sourceCode, call, h))) releases.push(call);
       }
-    if (releases.length === 0 || !isGuarded(sourceCode, a, target)) continue;
+    if (releases.length === 0) {
+      // Cleared only in a `.then` callback of a chain this function starts after the set (`this.pending = true;
+      // return call().then(() => { this.pending = false; })`): on a rejection nothing clears it (blind-12 E12e02).
+      const fulfilOnly = clearedOnFulfilOnly(sourceCode, a, resets, target.key);
+      if (fulfilOnly && isGuarded(sourceCode, a, target))
+        out.push({
+          kind: "flag",
+          name: target.text,
+          acquire: a,
+          releases: [],
+          ttl: false,
+          try: false,
+          skipPaths: true,
+          fulfilOnly,
+        });
+      continue;
+    }
+    if (!isGuarded(sourceCode, a, target)) continue;
     // Reset only when the work fails (`catch { this.initializing = false; throw … }`): a flag kept on success is
     // "started once, retried after a failure", not a lock held for the length of the work.
     // Likewise when every reset of the function sits in a branch that gives up (`else { busy = false; cb(err);
@@ -445,6 +464,53 @@ export function flagLocks(
     });
   }
   return out;
+}
+
+/**
+ * The reset of a flag set by `set` made only in a fulfilment callback, `.then(cb)`, of a promise chain that `set`'s
+ * function starts after it, when no link of that chain clears the flag on a rejection (`.then(ok, failed)`,
+ * `.catch(cb)`, `.finally(cb)`): the flag stays set once the promise rejects.
+ */
+function clearedOnFulfilOnly(
+  sourceCode: SourceCode,
+  set: TSESTree.AssignmentExpression,
+  resets: readonly FlagWrite[],
+  key: unknown,
+): HeldLock["fulfilOnly"] {
+  const fn = enclosingFunction(set);
+  const clears = (cb: Node | undefined) =>
+    cb !== undefined &&
+    resets.some((r) => {
+      const cleared = clearedBy(r);
+      return contains(cb, r) && cleared !== undefined && flagTarget(sourceCode, cleared)?.key === key;
+    });
+  for (const reset of resets) {
+    const cb = enclosingFunction(reset);
+    const link = cb?.parent;
+    if (link?.type !== "CallExpression" || calleeName(link) !== "then" || link.arguments[0] !== cb) continue;
+    if (enclosingFunction(link) !== fn || link.range[0] < set.range[1]) continue;
+    // Every link of the chain, inward and outward: `a().catch(…).then(ok)`, `a().then(ok).finally(…)`.
+    const links: TSESTree.CallExpression[] = [];
+    for (let c: Node = link; c.type === "CallExpression" && c.callee.type === "MemberExpression";) {
+      links.push(c);
+      c = unwrap(c.callee.object);
+    }
+    for (let c: Node = link; ;) {
+      const member: Node | undefined = c.parent;
+      const call: Node | undefined = member?.parent;
+      if (member?.type !== "MemberExpression" || call?.type !== "CallExpression" || call.callee !== member) break;
+      links.push(call);
+      c = call;
+    }
+    const onRejection = links.some((l) => {
+      const name = calleeName(l);
+      const handler =
+        name === "then" ? l.arguments[1] : name === "catch" || name === "finally" ? l.arguments[0] : undefined;
+      return clears(handler as Node | undefined);
+    });
+    if (!onRejection) return { release: reset, chain: link };
+  }
+  return undefined;
 }
 
 /**
