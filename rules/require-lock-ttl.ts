@@ -146,6 +146,8 @@ export default createRule({
         "Q1 (if the holder dies, who unlocks?): this {{command}} takes the lock {{key}} with no expiry. If the holder is killed before it deletes the key (SIGKILL, OOM, a deploy), the lock is held forever and every later attempt fails; catch/finally never run. Set an expiry in the same command (SET key token NX PX ms).",
       separateExpire:
         "Q1 (if the holder dies, who unlocks?): this {{command}} takes the lock {{key}} and a separate {{expireCommand}} at line {{expireLine}} gives it an expiry. A crash between the two round trips leaves a lock that never expires. Set the expiry in the acquire itself (SET key token NX EX seconds).",
+      expireSkipped:
+        "Q1 (if the holder dies, who unlocks?): this {{command}} takes the lock {{key}} and a separate {{expireCommand}} at line {{expireLine}} gives it an expiry, but only on some paths: the {{exit}} at line {{exitLine}} leaves with the lock held before the {{expireCommand}} and deletes nothing, so the key stays set forever with no crash at all (and a crash between the two round trips does the same). Set the expiry in the acquire itself (SET key token NX EX seconds).",
       separateExpireInHelper:
         "Q1 (if the holder dies, who unlocks?): this {{command}} takes the lock {{key}}, and the helper gives it an expiry with a separate EXPIRE. A crash between the two round trips leaves a lock that never expires. Set the expiry in the helper's acquire itself (SET key token NX EX seconds).",
       conditionalTtl:
@@ -237,10 +239,16 @@ export default createRule({
         unwrap(expiry.node).type === "Literal" &&
         uses.truthOnly &&
         unitOfBlock(acquire.node) === unitOfBlock(expire.node);
+      // A way out before the EXPIRE that deletes nothing: the same defect without a crash, said in the one finding.
+      const skipped = lock.expireSkippedBy;
+      const skippedData = skipped
+        ? { exit: skipped.type === "ThrowStatement" ? "throw" : "return", exitLine: String(skipped.loc.start.line) }
+        : undefined;
       context.report({
         loc: acquire.loc,
-        messageId: "separateExpire",
-        data: mergeData,
+        ...(skippedData
+          ? { messageId: "expireSkipped" as const, data: { ...mergeData, ...skippedData } }
+          : { messageId: "separateExpire" as const, data: mergeData }),
         ...(mechanical ? { fix } : {}),
         suggest:
           !mechanical && fix

@@ -7,11 +7,15 @@
 // - a release filtered on the owner column among holders known at run time (`lockedBy: { in: names }`): owner-checked;
 // - a single-flight guard set before a promise chain and cleared only in its `.then` callback: a rejection leaves it
 //   set; a `.finally`, a `.catch` or a second `.then` callback that clears it too is a release on every outcome;
+// - a SETNX whose separate EXPIRE runs only on the success path: a `return` before it leaves the key set for good,
+//   no crash needed, said in the acquire's one finding (a log line between the acquire and its test does not hide
+//   where the lock is held);
 // - a route disabled by a `return` at its top, its old body kept below: code that never runs takes no lock, while a
 //   function declared below a `return` is hoisted and runs when called.
 import conditionalRecovery from "../../rules/conditional-recovery.js";
 import ownerCheckedRelease from "../../rules/owner-checked-release.js";
 import releaseInFinally from "../../rules/release-in-finally.js";
+import requireLockTtl from "../../rules/require-lock-ttl.js";
 import requireStaleRecovery from "../../rules/require-stale-recovery.js";
 import { ruleTester } from "../rule-tester.js";
 
@@ -209,6 +213,62 @@ ruleTester.run("release-in-finally (a guard cleared in a promise chain)", releas
       name: "cleared only when the refresh fulfils",
       code: REFRESHER(".then((t) => {\n      store(t);\n      this.inFlight = false;\n    })"),
       errors: [{ messageId: "clearedOnFulfilOnly", line: 6, data: { name: "this.inFlight", releaseLine: "9" } }],
+    },
+  ],
+});
+
+/** A seat hold for a concert: SETNX, the booking, then PEXPIRE; `leave` is what the function does when booking fails. */
+const SEAT_HOLD = (leave: string) => `import { promisify } from "node:util";
+export async function holdSeat(redis, seatId: string) {
+  const setnx = promisify(redis.setnx).bind(redis);
+  const pexpire = promisify(redis.pexpire).bind(redis);
+  const del = promisify(redis.del).bind(redis);
+  const key = \`seat:\${seatId}\`;
+  const got = await setnx(key, Date.now());
+  console.info("seat hold", key, got);
+  if (got === 1) {
+    const booked = await book(seatId);
+    if (booked) {
+      await pexpire(key, 5000);
+      return key;
+    }
+    ${leave}
+  }
+  return undefined;
+}`;
+
+ruleTester.run("require-lock-ttl (an expiry on one path only)", requireLockTtl, {
+  valid: [],
+  invalid: [
+    {
+      name: "a return before the PEXPIRE leaves the seat held for good",
+      code: SEAT_HOLD("return null;"),
+      errors: [
+        {
+          messageId: "expireSkipped",
+          line: 7,
+          data: {
+            command: "SETNX",
+            key: '"seat:*"',
+            expireCommand: "PEXPIRE",
+            expireLine: "12",
+            exit: "return",
+            exitLine: "15",
+            unit: "PX",
+            ttl: "5000",
+          },
+        },
+      ],
+    },
+    {
+      name: "the key deleted before leaving: only the separate expiry's crash window",
+      code: SEAT_HOLD("await del(key);\n    return null;"),
+      errors: [{ messageId: "separateExpire", line: 7 }],
+    },
+    {
+      name: "a finally that deletes the key runs on the way out",
+      code: SEAT_HOLD("try {\n      return null;\n    } finally {\n      await del(key);\n    }"),
+      errors: [{ messageId: "separateExpire", line: 7 }],
     },
   ],
 });

@@ -2,7 +2,7 @@
  * Key-value locks, paired from key-value ops by key (facts/kv-pairing/): NX acquires and how they expire, their
  * releases and take-overs, and counting semaphores.
  */
-import type { KvOp, KvReleaseKind, LibraryLockOp, TtlPresence } from "./accesses.js";
+import type { KvOp, KvReleaseKind, LibraryLockOp, Node, TtlPresence } from "./accesses.js";
 
 /** A key-value lock: an NX acquire, how it expires, and how it is released. */
 export interface KvLock {
@@ -11,6 +11,11 @@ export interface KvLock {
   readonly ttl: TtlPresence | "separate";
   /** The EXPIRE that gives the key its TTL after the fact, when there is one. */
   readonly expire?: KvOp;
+  /**
+   * For a `separate` expiry: a `return` or `throw` that leaves the acquiring function, the lock held, before the
+   * EXPIRE and any release of the key (`if (!reserved) return null;`): the key stays set forever, no crash needed.
+   */
+  readonly expireSkippedBy?: Node;
   /** The key looks like a lock, or this module releases it: it is not a one-shot marker. */
   readonly lockLike: boolean;
   /**

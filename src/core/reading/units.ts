@@ -282,12 +282,7 @@ export function servesOneInvocationAtATime(program: TSESTree.Program): boolean {
 export function neverRuns(node: Node): boolean {
   let child: Node = node;
   for (let p = node.parent; p && !isFunction(p); child = p, p = p.parent) {
-    const list =
-      p.type === "BlockStatement" || p.type === "Program"
-        ? (p.body as Node[])
-        : p.type === "SwitchCase"
-          ? (p.consequent as Node[])
-          : undefined;
+    const list = statementList(p);
     if (!list) continue;
     const at = list.indexOf(child);
     for (let i = 0; i < at; i++) {
@@ -297,4 +292,11 @@ export function neverRuns(node: Node): boolean {
     }
   }
   return false;
+}
+
+/** The statements a block, the module or a `case` runs in order; undefined for any other node. */
+export function statementList(node: Node): readonly Node[] | undefined {
+  if (node.type === "BlockStatement" || node.type === "Program") return node.body as Node[];
+  if (node.type === "SwitchCase") return node.consequent as Node[];
+  return undefined;
 }

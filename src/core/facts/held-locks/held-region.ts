@@ -107,6 +107,8 @@ export function heldRegion(sourceCode: SourceCode, acquire: Node): { start: numb
         for (const d of s.declarations) boundNames(d.id, names);
         continue;
       }
+      // A log line between the acquire and its test (`console.log("result:", result)`) runs either way.
+      if (isLogLine(s)) continue;
       break;
     }
   }
@@ -124,10 +126,35 @@ export function heldRegion(sourceCode: SourceCode, acquire: Node): { start: numb
   return { start: test.consequent.range[0], end: test.consequent.range[1] };
 }
 
+/** `console.log(…)`, `logger.info(…)`, `this.log.debug(…)`: a statement that only logs, not awaited. */
+function isLogLine(s: Node): boolean {
+  if (s.type !== "ExpressionStatement") return false;
+  const e = unwrap(s.expression);
+  if (e.type !== "CallExpression") return false;
+  const callee = unwrap(e.callee);
+  if (callee.type !== "MemberExpression") return false;
+  const text = [callee.object, callee.property]
+    .map((n) =>
+      n.type === "Identifier"
+        ? n.name
+        : n.type === "MemberExpression" && n.property.type === "Identifier"
+          ? n.property.name
+          : "",
+    )
+    .join(".");
+  return (
+    /^(?:console|logger|log|this\.logger|logging)\.(?:log|info|debug|warn|error|trace)$/i.test(text) ||
+    /(?:^|\.)(?:logger|log)\.(?:log|info|debug|warn|error|trace)$/i.test(text)
+  );
+}
+
 /** A test that is true when the acquire succeeded: the outcome itself (`locked`, `lock.value`), or compared with success. */
 function succeededTest(test: Node): boolean {
   const t = unwrap(test);
   if (t.type === "Identifier" || t.type === "MemberExpression") return true;
+  // The acquire itself (`if (await redis.setnx(key, token)) { … return true; }`): true when it took the lock.
+  if (t.type === "AwaitExpression") return succeededTest(t.argument);
+  if (t.type === "CallExpression") return true;
   // `result.acquired && result.token`: every part says it succeeded.
   if (t.type === "LogicalExpression" && t.operator === "&&") return succeededTest(t.left) && succeededTest(t.right);
   if (t.type !== "BinaryExpression") return false;

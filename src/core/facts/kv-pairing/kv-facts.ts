@@ -21,6 +21,7 @@ import {
   absenceCheckedSet,
 } from "./value-checks.js";
 import { findSemaphores } from "./semaphores.js";
+import { exitSkipping } from "./skipped-expiry.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -179,6 +180,11 @@ export function buildKvFacts(
       else {
         const together = expire.batch !== undefined && expire.batch === acquire.batch;
         lock = { acquire, ttl: together ? "present" : "separate", expire, lockLike };
+        // A way out, once held, that neither expires nor releases the key: set forever without a crash.
+        const skipped = together
+          ? undefined
+          : exitSkipping(sourceCode, acquire, [expire.node, ...released.map((d) => d.node)]);
+        if (skipped) lock = { ...lock, expireSkippedBy: skipped };
       }
     }
     // A TTL of a day or more does not lapse under the work a lock guards: nobody else takes the key meanwhile.
