@@ -10,6 +10,10 @@
 // - a SETNX whose separate EXPIRE runs only on the success path: a `return` before it leaves the key set for good,
 //   no crash needed, said in the acquire's one finding (a log line between the acquire and its test does not hide
 //   where the lock is held);
+// - a request key inserted under a unique key, its duplicate turning the caller away as "in progress", and deleted
+//   by that key when the work fails: a lock row whatever its table is called; a delete that the same `catch`
+//   follows with a new insert replaces the row and undoes nothing; a cleanup of rows inserted `locked: true` that
+//   deletes only `locked: false` ones recovers no holder;
 // - a route disabled by a `return` at its top, its old body kept below: code that never runs takes no lock, while a
 //   function declared below a `return` is hoisted and runs when called.
 import conditionalRecovery from "../../rules/conditional-recovery.js";
@@ -269,6 +273,72 @@ ruleTester.run("require-lock-ttl (an expiry on one path only)", requireLockTtl, 
       name: "a finally that deletes the key runs on the way out",
       code: SEAT_HOLD("try {\n      return null;\n    } finally {\n      await del(key);\n    }"),
       errors: [{ messageId: "separateExpire", line: 7 }],
+    },
+  ],
+});
+
+/** An order request made at most once per client key: the key row is the "in progress" mark while the order runs. */
+const ORDER_ONCE = (onFailure: string) => `import { prisma } from "./db";
+export async function placeOnce(clientKey: string, order: Order) {
+  try {
+    await prisma.requestKey.create({ data: { clientKey, result: null } });
+  } catch (e) {
+    if (e.code === "P2002") throw new Error("this order is already being placed");
+    throw e;
+  }
+  try {
+    const placed = await submit(order);
+    await prisma.requestKey.update({ where: { clientKey }, data: { result: placed.id } });
+    return placed;
+  } catch (e) {
+    ${onFailure}
+    throw e;
+  }
+}`;
+
+ruleTester.run("require-stale-recovery (a row undone when the work fails)", requireStaleRecovery, {
+  valid: [
+    {
+      name: "deleted and inserted again in the catch: a replacement, not an undo",
+      code: ORDER_ONCE(
+        "await prisma.requestKey.deleteMany({ where: { clientKey } });\n    await prisma.requestKey.create({ data: { clientKey, result: 'failed' } });",
+      ),
+    },
+    {
+      name: "never deleted: an idempotency record, not a hold",
+      code: ORDER_ONCE("console.error(e);"),
+    },
+  ],
+  invalid: [
+    {
+      name: "the key row deleted by its key when the order fails: a crash leaves it 'in progress' for good",
+      code: ORDER_ONCE("await prisma.requestKey.deleteMany({ where: { clientKey } });"),
+      errors: [{ messageId: "missingExpiry", line: 4, data: { model: "requestKey" } }],
+    },
+    {
+      name: "a cleanup of finished rows (locked: false) frees no holder",
+      code: `import { prisma } from "./db";
+export async function runOnce(key: string, work: () => Promise<unknown>) {
+  try {
+    await prisma.runMark.create({ data: { key, locked: true } });
+  } catch (e) {
+    if (e.code === "P2002") throw new Error("already running");
+    throw e;
+  }
+  try {
+    const out = await work();
+    await prisma.runMark.update({ where: { key }, data: { locked: false, out } });
+    return out;
+  } catch (e) {
+    await prisma.runMark.delete({ where: { key } });
+    throw e;
+  }
+}
+export async function pruneMarks(days: number) {
+  const before = new Date(Date.now() - days * 86_400_000);
+  await prisma.runMark.deleteMany({ where: { createdAt: { lt: before }, locked: false } });
+}`,
+      errors: [{ messageId: "missingExpiry", line: 4, data: { model: "runMark" } }],
     },
   ],
 });

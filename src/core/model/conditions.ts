@@ -191,3 +191,11 @@ export function filterFields(branches: readonly Branch[]): Set<string> {
   for (const b of branches) for (const a of b) if (!("opaque" in a)) out.add(normalizeName(a.pred.field));
   return out;
 }
+
+/** Every branch (and at least one) compares some field for equality in a way `test` accepts: the rows it names. */
+export function everyBranchPicks(branches: readonly Branch[], test: (pred: Predicate) => boolean): boolean {
+  return (
+    branches.length > 0 &&
+    branches.every((b) => b.some((atom) => !("opaque" in atom) && atom.op === "eq" && test(atom.pred)))
+  );
+}

@@ -26,7 +26,15 @@ import type { Claim, HolderWrite } from "../../model/claims.js";
 import type { KvFacts } from "../../model/kv-locks.js";
 import type { HeldEffect, EffectLock, LockToken } from "../../model/held-locks.js";
 import { type ResolvedVocabulary, normalizeName } from "../../model/settings.js";
-import { agePredicates, allowedIn, isOpaque, ownerPinned, pins, toBranches } from "../../model/conditions.js";
+import {
+  agePredicates,
+  allowedIn,
+  everyBranchPicks,
+  isOpaque,
+  ownerPinned,
+  pins,
+  toBranches,
+} from "../../model/conditions.js";
 import { normalizeModel, sameValue, sameField } from "../../model/names.js";
 import { keyShape } from "../../reading/keys.js";
 import { unwrap } from "../../reading/values.js";
@@ -230,18 +238,9 @@ function resultFields(write: StateWrite, field: string, vocabulary: ResolvedVoca
 
 /** The write picks rows by identity (`id: jobId`), not by a scan. */
 function identified(write: StateWrite, field: string): boolean {
-  const branches = toBranches(write.filter);
-  return (
-    branches.length > 0 &&
-    branches.every((b) =>
-      b.some(
-        (atom) =>
-          !("opaque" in atom) &&
-          atom.op === "eq" &&
-          atom.pred.values === undefined &&
-          !sameField(atom.pred.field, field),
-      ),
-    )
+  return everyBranchPicks(
+    toBranches(write.filter),
+    (pred) => pred.values === undefined && !sameField(pred.field, field),
   );
 }
 

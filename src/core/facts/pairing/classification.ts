@@ -18,7 +18,7 @@ import {
   type Branch,
 } from "../../model/conditions.js";
 import { normalizeModel, sameValue, sameField } from "../../model/names.js";
-import { hasLockWord } from "../../model/settings.js";
+import { hasLockWord, type ResolvedVocabulary } from "../../model/settings.js";
 import { enclosingFunction, isFunction, unitOf } from "../../reading/units.js";
 import { oldWhenTrue } from "../../reading/guards.js";
 import {
@@ -84,8 +84,11 @@ function deletesJudgedHolding(mod: Module, write: StateWrite, claim: Claim): boo
  * holder (an owner or token column) or the lease value the claim stamped (`leaseUntil: lease`).
  */
 function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Classified): void {
-  const branches = mod.branchesOf(write);
-  if (branches.length === 0 || branches.some(isOpaque)) return;
+  const all = mod.branchesOf(write);
+  if (all.length === 0 || all.some(isOpaque)) return;
+  // Branches that find only rows no holder has (`locked: false` where the lock row is inserted `locked: true`).
+  const branches = all.filter((b) => reachesClaimedRows(b, claim, mod.vocabulary));
+  if (branches.length === 0) return;
   // A keyed lock row shares its table with other rows (settings): only writes of the row by its name are about it.
   if (
     claim.kind === "keyed-row" &&
@@ -379,17 +382,23 @@ function classifyChoice(
  * about the claim's holders: `status = 'RUNNING' AND ("lockedAt" IS NULL OR "lockedAt" < $cutoff)` is judged by its
  * age branch alone.
  */
-function reachesClaimedRows(branch: Branch, claim: Claim): boolean {
+function reachesClaimedRows(branch: Branch, claim: Claim, vocabulary: ResolvedVocabulary): boolean {
   return !branch.some(
     (a) =>
       "pred" in a &&
       a.op === "eq" &&
       a.pred.values?.length === 1 &&
-      a.pred.values[0]!.value === null &&
       claim.write.assignments.some(
         (s) =>
           sameField(s.field, a.pred.field) &&
-          (s.value.kind === "now" || (s.value.kind === "static" && s.value.value.value !== null)),
+          (a.pred.values![0]!.value === null
+            ? s.value.kind === "now" || (s.value.kind === "static" && s.value.value.value !== null)
+            : // A lock row inserted with its flag set (`locked: true`) is held while the flag is: rows found with
+              // another value (`locked: false`, a cleanup of finished rows) are none a holder has (blind-12 C12c10).
+              isLockRow(claim) &&
+              vocabulary.isFlagField(s.field) &&
+              s.value.kind === "static" &&
+              !sameValue(s.value.value, a.pred.values![0]!)),
       ),
   );
 }
@@ -402,7 +411,7 @@ export function classifyAgainst(
   out: Classified,
 ): void {
   const { field, value } = claim.lock;
-  const branches = mod.branchesOf(write).filter((b) => reachesClaimedRows(b, claim));
+  const branches = mod.branchesOf(write).filter((b) => reachesClaimedRows(b, claim, mod.vocabulary));
   if (write.effect === "insert") return;
   if (holdsRow(claim)) return classifyLockRow(mod, write, claim, out);
   if (isLockRow(claim) || write.effect === "delete") {

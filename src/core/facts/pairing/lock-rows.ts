@@ -8,6 +8,7 @@ import { predicateValue } from "../../model/accesses.js";
 import type { Claim, LockKey, TimePredicate } from "../../model/claims.js";
 import {
   agePredicates,
+  everyBranchPicks,
   excludes,
   identityFields,
   isOpaque,
@@ -16,8 +17,8 @@ import {
   type Branch,
 } from "../../model/conditions.js";
 import { normalizeModel, sameField } from "../../model/names.js";
-import { hasLockWord, namesALock } from "../../model/settings.js";
-import { enclosingFunction } from "../../reading/units.js";
+import { hasLockWord, namesALock, normalizeName } from "../../model/settings.js";
+import { enclosingFunction, unitOf } from "../../reading/units.js";
 import { contains } from "../../reading/ast.js";
 import { walk } from "../../reading/walk.js";
 import { findVariable, getConstInit, resultBinding, unwrap, valuesFrom } from "../../reading/values.js";
@@ -46,7 +47,7 @@ export function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
     ages.some((a) => a.length > 0) &&
     branches.every((b, i) => ages[i]!.length > 0 || releasedOn(b).length > 0) &&
     freeing.some((f) => hasLockWord(f));
-  if (!hasLockWord(write.model) && !lockColumns) return [];
+  if (!hasLockWord(write.model) && !lockColumns && !undoneOnFailure(mod, write)) return [];
   const lock: LockKey = { model: write.model, field: "row", value: { value: "held" }, valueText: "" };
   const assignment = write.assignments[0] ?? {
     field: "",
@@ -65,6 +66,50 @@ export function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
   )
     return [];
   return [{ kind: "inserted-row", write, lock, assignment, takeover: ages.flat() }];
+}
+
+/**
+ * The acquiring function deletes the row it inserted, by a value it inserted it with, in a `catch` or a `finally`
+ * (`create({ data: { key: idem.key, response: null } })` … `catch { deleteMany({ where: { key: idem.key } }) }`): the
+ * row is held while the work runs and given back when it fails, a lock row whatever its table is called (an
+ * idempotency key that doubles as "in progress", blind-12 C12d11). A crash leaves it, as a lock table's.
+ */
+function undoneOnFailure(mod: Module, write: StateWrite): boolean {
+  if (write.onConflict !== "error" && write.onConflict !== "ignore") return false;
+  const fn = unitOf(write.node);
+  if (!fn) return false;
+  const inserted = new Map(write.assignments.map((a) => [normalizeName(a.field), mod.sourceCode.getText(a.valueNode)]));
+  const text = (n: Node) => {
+    const u = unwrap(n);
+    return mod.sourceCode.getText(u.type === "Property" ? (u.value as Node) : u);
+  };
+  return mod.writes.some((w) => {
+    if (w.effect !== "delete" || normalizeModel(w.model) !== normalizeModel(write.model) || unitOf(w.node) !== fn)
+      return false;
+    let onFailure: Node | undefined;
+    for (let p = w.node.parent; p && p !== fn && !onFailure; p = p.parent) {
+      if (p.type === "CatchClause") onFailure = p.body;
+      else if (p.type === "TryStatement" && p.finalizer && contains(p.finalizer, w.node)) onFailure = p.finalizer;
+    }
+    if (!onFailure || w.node.range[0] < write.node.range[1]) return false;
+    // A delete the same block follows with an insert of the model replaces the row (delete, then insert again):
+    // no undo.
+    const block = onFailure;
+    if (
+      mod.writes.some(
+        (o) =>
+          o.effect === "insert" &&
+          normalizeModel(o.model) === normalizeModel(write.model) &&
+          contains(block, o.node) &&
+          o.node.range[0] > w.node.range[1],
+      )
+    )
+      return false;
+    return everyBranchPicks(
+      mod.branchesOf(w),
+      (pred) => inserted.get(normalizeName(pred.field)) === text(predicateValue(pred)),
+    );
+  });
 }
 
 /**
