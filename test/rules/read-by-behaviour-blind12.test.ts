@@ -14,9 +14,12 @@
 //   by that key when the work fails: a lock row whatever its table is called; a delete that the same `catch`
 //   follows with a new insert replaces the row and undoes nothing; a cleanup of rows inserted `locked: true` that
 //   deletes only `locked: false` ones recovers no holder;
+// - a flag on a module-level object tested, awaited past and then set, its work deferred to a function whose
+//   `finally` clears it: the test-then-set races; the deferred work's paths are not this function's;
 // - a route disabled by a `return` at its top, its old body kept below: code that never runs takes no lock, while a
 //   function declared below a `return` is hoisted and runs when called.
 import conditionalRecovery from "../../rules/conditional-recovery.js";
+import atomicClaim from "../../rules/atomic-claim.js";
 import ownerCheckedRelease from "../../rules/owner-checked-release.js";
 import releaseInFinally from "../../rules/release-in-finally.js";
 import requireLockTtl from "../../rules/require-lock-ttl.js";
@@ -341,4 +344,53 @@ export async function pruneMarks(days: number) {
       errors: [{ messageId: "missingExpiry", line: 4, data: { model: "runMark" } }],
     },
   ],
+});
+
+/** An admin's bulk re-index: one at a time per process, run deferred; `start` is the order of the test and the set. */
+const REINDEX = (start: string) => `const reindex = { running: false, done: 0 };
+async function runReindex(ids: string[]) {
+  try {
+    for (const id of ids) {
+      await reindexOne(id);
+      reindex.done++;
+    }
+  } finally {
+    reindex.running = false;
+  }
+}
+export async function startReindex(userId: string) {
+  if (reindex.running) throw new Error("a re-index is already running");
+${start}
+  await saveStatus({ running: true, by: userId });
+  setImmediate(() => runReindex(ids));
+  return ids.length;
+}`;
+
+ruleTester.run("atomic-claim (a guard handed to deferred work)", atomicClaim, {
+  valid: [
+    { name: "set right after the test", code: REINDEX("  reindex.running = true;\n  const ids = await listIds();") },
+  ],
+  invalid: [
+    {
+      name: "tested, awaited past, then set: two admins both start",
+      code: REINDEX("  const ids = await listIds();\n  reindex.running = true;"),
+      errors: [
+        {
+          messageId: "flagSetAfterAwait",
+          line: 15,
+          data: { name: "reindex.running", checkLine: "13", waitLine: "14" },
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("release-in-finally (a guard handed to deferred work)", releaseInFinally, {
+  valid: [
+    {
+      name: "the deferred work clears it in its own finally: this function's paths say nothing of it",
+      code: REINDEX("  const ids = await listIds();\n  reindex.running = true;"),
+    },
+  ],
+  invalid: [],
 });

@@ -432,7 +432,7 @@ export function flagLocks(
       // Cleared only in a `.then` callback of a chain this function starts after the set (`this.pending = true;
       // return call().then(() => { this.pending = false; })`): on a rejection nothing clears it (blind-12 E12e02).
       const fulfilOnly = clearedOnFulfilOnly(sourceCode, a, resets, target.key);
-      if (fulfilOnly && isGuarded(sourceCode, a, target))
+      if (fulfilOnly && isGuarded(sourceCode, a, target)) {
         out.push({
           kind: "flag",
           name: target.text,
@@ -442,6 +442,31 @@ export function flagLocks(
           try: false,
           skipPaths: true,
           fulfilOnly,
+        });
+        continue;
+      }
+      // Handed to work the function defers (`setImmediate(() => run())`, `Meteor.defer(…)`), whose own function
+      // clears it: the flag is held by that work, past this function's paths, which say nothing of it. Only its
+      // test-then-set is this function's to answer (blind-12 E12c07).
+      const handedOff = calls.filter(
+        (call) =>
+          fn !== undefined &&
+          contains(fn, call) &&
+          !sameFunction(call, a) &&
+          call.range[0] > a.range[1] &&
+          [...helpers].some((h) => callsFunction(sourceCode, call, h)),
+      );
+      const late = handedOff.length > 0 ? setAfterAwait(sourceCode, a, target) : undefined;
+      if (late)
+        out.push({
+          kind: "flag",
+          name: target.text,
+          acquire: a,
+          releases: handedOff,
+          ttl: false,
+          try: false,
+          skipPaths: true,
+          setAfterAwait: late,
         });
       continue;
     }
