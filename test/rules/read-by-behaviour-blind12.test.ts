@@ -16,6 +16,8 @@
 //   deletes only `locked: false` ones recovers no holder;
 // - a flag on a module-level object tested, awaited past and then set, its work deferred to a function whose
 //   `finally` clears it: the test-then-set races; the deferred work's paths are not this function's;
+// - a guard cleared after `await Promise.all(jobs.map((j) => this.run(j)))` where `run` catches its own failure:
+//   the batch cannot reject past the release (nor can `Promise.allSettled`);
 // - a route disabled by a `return` at its top, its old body kept below: code that never runs takes no lock, while a
 //   function declared below a `return` is hoisted and runs when called.
 import conditionalRecovery from "../../rules/conditional-recovery.js";
@@ -393,4 +395,73 @@ ruleTester.run("release-in-finally (a guard handed to deferred work)", releaseIn
     },
   ],
   invalid: [],
+});
+
+/** A thumbnail queue drained two at a time; `runOne` is each job's function, `gather` how the batch is awaited. */
+const THUMBNAILS = (runOne: string, gather: string) => `export class ThumbnailQueue {
+  private draining = false;
+  private queue: string[] = [];
+  async drain() {
+    if (this.draining) return;
+    this.draining = true;
+    const batch = this.queue.splice(0, 2);
+    await ${gather};
+    this.draining = false;
+  }
+  private async runOne(path: string) {
+${runOne}
+  }
+}`;
+
+const CATCHES = "    try {\n      await render(path);\n    } catch (error) {\n      console.error(path, error);\n    }";
+
+ruleTester.run("release-in-finally (a batch that cannot reject)", releaseInFinally, {
+  valid: [
+    {
+      name: "Promise.all over jobs that catch their own failure",
+      code: THUMBNAILS(CATCHES, "Promise.all(batch.map((p) => this.runOne(p)))"),
+    },
+    {
+      name: "Promise.allSettled never rejects",
+      code: THUMBNAILS("    await render(path);", "Promise.allSettled(batch.map((p) => this.runOne(p)))"),
+    },
+    {
+      name: "an array of calls that catch",
+      code: THUMBNAILS(CATCHES, "Promise.all([this.runOne(batch[0]), this.runOne(batch[1])])"),
+    },
+  ],
+  invalid: [
+    {
+      name: "Promise.all over jobs that may reject: the guard stays set",
+      code: THUMBNAILS("    await render(path);", "Promise.all(batch.map((p) => this.runOne(p)))"),
+      errors: [
+        {
+          messageId: "missedOnRejection",
+          line: 6,
+          suggestions: [
+            {
+              messageId: "moveToFinally",
+              output: `export class ThumbnailQueue {
+  private draining = false;
+  private queue: string[] = [];
+  async drain() {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      const batch = this.queue.splice(0, 2);
+      await Promise.all(batch.map((p) => this.runOne(p)));
+    } finally {
+      this.draining = false;
+    }
+  }
+  private async runOne(path: string) {
+    await render(path);
+  }
+}`,
+            },
+          ],
+        },
+      ],
+    },
+  ],
 });

@@ -192,10 +192,35 @@ class Rejections {
   private readonly memo = new Map<TSESTree.FunctionLike, boolean>();
   constructor(private readonly shape: ModuleShape) {}
 
-  /** The awaited call goes to a function of this module that cannot reject. */
+  /** The awaited call goes to a function of this module that cannot reject, or gathers only such calls. */
   never(node: TSESTree.AwaitExpression, depth = 0): boolean {
-    const arg = unwrap(node.argument);
+    return this.neverCall(unwrap(node.argument), depth);
+  }
+
+  /**
+   * `Promise.allSettled(…)` never rejects; `Promise.all([a(), b()])` and `Promise.all(items.map((x) => a(x)))` do only
+   * when one of the calls they gather does (blind-12 E12a07: each job's function catches its own failure).
+   */
+  private neverCall(arg: Node, depth: number): boolean {
     if (arg.type !== "CallExpression" || depth > 3) return false;
+    const callee = unwrap(arg.callee);
+    const onPromise =
+      callee.type === "MemberExpression" &&
+      unwrap(callee.object).type === "Identifier" &&
+      (unwrap(callee.object) as TSESTree.Identifier).name === "Promise";
+    if (onPromise && calleeName(arg) === "allSettled") return true;
+    if (onPromise && calleeName(arg) === "all") {
+      const list = arg.arguments[0] ? unwrap(arg.arguments[0] as Node) : undefined;
+      if (list?.type === "ArrayExpression")
+        return list.elements.every(
+          (e) => e !== null && e.type !== "SpreadElement" && this.neverCall(unwrap(e), depth + 1),
+        );
+      if (list?.type !== "CallExpression" || calleeName(list) !== "map") return false;
+      const cb = list.arguments[0] ? unwrap(list.arguments[0] as Node) : undefined;
+      if (cb?.type !== "ArrowFunctionExpression" || cb.body.type === "BlockStatement") return false;
+      const made = unwrap(cb.body.type === "AwaitExpression" ? cb.body.argument : cb.body);
+      return this.neverCall(made, depth + 1);
+    }
     const fn = this.onlyFunctionNamedBy(arg);
     return fn !== undefined && this.cannotReject(fn, depth);
   }
