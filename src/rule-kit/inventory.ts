@@ -360,7 +360,8 @@ function factsOf(state: FileState): LockFacts {
     // Code that never runs (below a `return` at the top of a handler) does nothing: no access is read from it.
     const runs = <T extends TSESTree.Node>(nodes: readonly T[]) =>
       nodes.some(neverRuns) ? nodes.filter((n) => !neverRuns(n)) : nodes;
-    const accesses = collectAccesses(sourceCode, runs(state.calls), runs(state.tagged), receiverTypes(context));
+    const liveCalls = runs(state.calls);
+    const accesses = collectAccesses(sourceCode, liveCalls, runs(state.tagged), receiverTypes(context));
     const shape: ModuleShape = { calls: state.calls, functions: state.functions };
     // Calls of helpers (this module's, and in the audit those it imports) are the helpers' ops at the call.
     const audit = auditGiven(context.settings, context.filename);
@@ -370,7 +371,7 @@ function factsOf(state: FileState): LockFacts {
       given.length === 0 && readsImports(context.settings)
         ? editorImportedHelpers(context, sourceCode.ast, readImportedModule)
         : given;
-    const imported = importedInstances(sourceCode, state.calls, importedHelpers);
+    const imported = importedInstances(sourceCode, liveCalls, importedHelpers);
     const helpers = helperInstances(sourceCode, accesses, shape, imported.kv);
     const built = buildFacts(
       sourceCode,

@@ -115,7 +115,12 @@ export function heldRegion(sourceCode: SourceCode, acquire: Node): { start: numb
   if (!test) return undefined;
   // `if (!locked) { …fallback… }`: the consequent runs without the lock, whether it exits or not. A consequent that
   // exits under a test of success (`if (lockValue) { …work…; return result }`) is where the lock is held.
-  if (failedTest(test.test) || (exits(test.consequent) && !succeededTest(test.test))) {
+  // The acquire itself as the test (`if (await redis.setnx(key, token)) { …; return true; }`) is true when it took
+  // the lock: held in the consequent, whether or not that returns.
+  let tested = unwrap(test.test);
+  if (tested.type === "AwaitExpression") tested = unwrap(tested.argument);
+  const isAcquire = tested === acquire;
+  if (failedTest(test.test) || (exits(test.consequent) && !succeededTest(test.test) && !isAcquire)) {
     const block = statementOf(test);
     const parent = test.parent;
     if (!block || !parent) return undefined;
@@ -126,7 +131,7 @@ export function heldRegion(sourceCode: SourceCode, acquire: Node): { start: numb
   return { start: test.consequent.range[0], end: test.consequent.range[1] };
 }
 
-/** `console.log(…)`, `logger.info(…)`, `this.log.debug(…)`: a statement that only logs, not awaited. */
+/** `console.log(…)`, `logger.info(…)`, `this.logger.warn(…)`: a statement that only logs, not awaited. */
 function isLogLine(s: Node): boolean {
   if (s.type !== "ExpressionStatement") return false;
   const e = unwrap(s.expression);
@@ -142,19 +147,13 @@ function isLogLine(s: Node): boolean {
           : "",
     )
     .join(".");
-  return (
-    /^(?:console|logger|log|this\.logger|logging)\.(?:log|info|debug|warn|error|trace)$/i.test(text) ||
-    /(?:^|\.)(?:logger|log)\.(?:log|info|debug|warn|error|trace)$/i.test(text)
-  );
+  return /^(?:console|logger|log|logging)\.(?:log|info|debug|warn|error|trace)$/i.test(text);
 }
 
 /** A test that is true when the acquire succeeded: the outcome itself (`locked`, `lock.value`), or compared with success. */
 function succeededTest(test: Node): boolean {
   const t = unwrap(test);
   if (t.type === "Identifier" || t.type === "MemberExpression") return true;
-  // The acquire itself (`if (await redis.setnx(key, token)) { … return true; }`): true when it took the lock.
-  if (t.type === "AwaitExpression") return succeededTest(t.argument);
-  if (t.type === "CallExpression") return true;
   // `result.acquired && result.token`: every part says it succeeded.
   if (t.type === "LogicalExpression" && t.operator === "&&") return succeededTest(t.left) && succeededTest(t.right);
   if (t.type !== "BinaryExpression") return false;

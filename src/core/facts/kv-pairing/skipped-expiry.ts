@@ -3,13 +3,12 @@
  * the lock is held, that pass neither that EXPIRE nor a release of the key (`if (!reserved) return null;` before the
  * EXPIRE). No crash is needed there: the function leaves the key set forever on an ordinary path.
  */
-import type { TSESTree } from "@typescript-eslint/utils";
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { KvOp, Node } from "../../model/accesses.js";
 import { contains } from "../../reading/ast.js";
 import { enclosingFunction, isFunction, statementList } from "../../reading/units.js";
 import { walk } from "../../reading/walk.js";
 import { heldRegion } from "../held-locks/held-region.js";
-import type { TSESLint } from "@typescript-eslint/utils";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
