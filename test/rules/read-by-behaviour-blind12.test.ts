@@ -10,8 +10,9 @@
 // - a SETNX whose separate EXPIRE runs only on the success path: a `return` before it leaves the key set for good,
 //   no crash needed, said in the acquire's one finding (a log line between the acquire and its test does not hide
 //   where the lock is held);
-// - a request key inserted under a unique key, its duplicate turning the caller away as "in progress", and deleted
-//   by that key when the work fails: a lock row whatever its table is called; a delete that the same `catch`
+// - a request key inserted under a unique key, its duplicate turning the caller away as "in progress", marked finished
+//   when the work succeeds and deleted by that key when it fails: a lock row whatever its table is called (a
+//   webhook's seen-event marker, never written again, is not); a delete that the same `catch`
 //   follows with a new insert replaces the row and undoes nothing; a cleanup of rows inserted `locked: true` that
 //   deletes only `locked: false` ones recovers no holder;
 // - a flag on a module-level object tested, awaited past and then set, its work deferred to a function whose
@@ -312,6 +313,25 @@ ruleTester.run("require-stale-recovery (a row undone when the work fails)", requ
     {
       name: "never deleted: an idempotency record, not a hold",
       code: ORDER_ONCE("console.error(e);"),
+    },
+    {
+      // at-most-once by design: the row is the mark that the event was seen, never marked finished
+      name: "a webhook's seen-event marker, deleted when handling fails but never written again",
+      code: `import { prisma } from "./db";
+export async function onEvent(event: { id: string; type: string }) {
+  try {
+    await prisma.seenEvent.create({ data: { id: event.id, type: event.type } });
+  } catch {
+    return { received: true, duplicate: true };
+  }
+  try {
+    await handle(event);
+  } catch (error) {
+    await prisma.seenEvent.delete({ where: { id: event.id } });
+    throw error;
+  }
+  return { received: true };
+}`,
     },
   ],
   invalid: [

@@ -69,10 +69,11 @@ export function findInsertClaim(mod: Module, write: StateWrite): Claim[] {
 }
 
 /**
- * The acquiring function deletes the row it inserted, by a value it inserted it with, in a `catch` or a `finally`
- * (`create({ data: { key: idem.key, response: null } })` … `catch { deleteMany({ where: { key: idem.key } }) }`): the
- * row is held while the work runs and given back when it fails, a lock row whatever its table is called (an
- * idempotency key that doubles as "in progress", blind-12 C12d11). A crash leaves it, as a lock table's.
+ * The acquiring function marks the row it inserted finished when its work succeeds and deletes it when the work fails,
+ * both by a value it inserted it with (`create({ data: { key: idem.key, response: null } })`, then `update({ where: {
+ * key: idem.key }, data: { response } })`, and `catch { deleteMany({ where: { key: idem.key } }) }`): the row is held
+ * while the work runs, a lock row whatever its table is called (an idempotency key that doubles as "in progress",
+ * blind-12 C12d11). A crash leaves it, as a lock table's.
  */
 function undoneOnFailure(mod: Module, write: StateWrite): boolean {
   if (write.onConflict !== "error" && write.onConflict !== "ignore") return false;
@@ -83,15 +84,30 @@ function undoneOnFailure(mod: Module, write: StateWrite): boolean {
     const u = unwrap(n);
     return mod.sourceCode.getText(u.type === "Property" ? (u.value as Node) : u);
   };
-  return mod.writes.some((w) => {
-    if (w.effect !== "delete" || normalizeModel(w.model) !== normalizeModel(write.model) || unitOf(w.node) !== fn)
-      return false;
-    let onFailure: Node | undefined;
-    for (let p = w.node.parent; p && p !== fn && !onFailure; p = p.parent) {
-      if (p.type === "CatchClause") onFailure = p.body;
-      else if (p.type === "TryStatement" && p.finalizer && contains(p.finalizer, w.node)) onFailure = p.finalizer;
+  const sameRow = (w: StateWrite) =>
+    normalizeModel(w.model) === normalizeModel(write.model) &&
+    unitOf(w.node) === fn &&
+    w.node.range[0] > write.node.range[1] &&
+    everyBranchPicks(
+      mod.branchesOf(w),
+      (pred) => inserted.get(normalizeName(pred.field)) === text(predicateValue(pred)),
+    );
+  const failureBlock = (w: StateWrite): Node | undefined => {
+    for (let p = w.node.parent; p && p !== fn; p = p.parent) {
+      if (p.type === "CatchClause") return p.body;
+      if (p.type === "TryStatement" && p.finalizer && contains(p.finalizer, w.node)) return p.finalizer;
     }
-    if (!onFailure || w.node.range[0] < write.node.range[1]) return false;
+    return undefined;
+  };
+  // Held while the work runs: marked finished when it succeeds (`update({ where: { key }, data: { response } })`).
+  // A row never written again is a marker that the event was seen (a webhook's at-most-once guard), done from the
+  // start: not held.
+  const finished = mod.writes.some((w) => (w.effect ?? "update") === "update" && sameRow(w) && !failureBlock(w));
+  if (!finished) return false;
+  return mod.writes.some((w) => {
+    if (w.effect !== "delete" || !sameRow(w)) return false;
+    const onFailure = failureBlock(w);
+    if (!onFailure) return false;
     // A delete the same block follows with an insert of the model replaces the row (delete, then insert again):
     // no undo.
     const block = onFailure;
@@ -105,10 +121,7 @@ function undoneOnFailure(mod: Module, write: StateWrite): boolean {
       )
     )
       return false;
-    return everyBranchPicks(
-      mod.branchesOf(w),
-      (pred) => inserted.get(normalizeName(pred.field)) === text(predicateValue(pred)),
-    );
+    return true;
   });
 }
 
