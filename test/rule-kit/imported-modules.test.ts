@@ -207,4 +207,17 @@ describe("the editor reads a renewal made through another file's helper (heartbe
     const logs = project({ "src/queue/lease.ts": LEASES, "src/worker/run.ts": WORKER('console.error("lost")') });
     expect(await lint(logs, "src/worker/run.ts", {})).toEqual([]);
   });
+
+  it("reads no renewal through a helper that catches its own failure (not summarised yet): unknown, no finding", async () => {
+    const catching = LEASES.replace(
+      "  const res = await pool.query(",
+      "  let res;\n  try {\n  res = await pool.query(",
+    ).replace(
+      "    [id, token],\n  );\n  const kept",
+      "    [id, token],\n  );\n  } catch {\n    return false;\n  }\n  const kept",
+    );
+    expect(catching).toContain("return false;");
+    const root = project({ "src/queue/lease.ts": catching, "src/worker/run.ts": WORKER('console.error("lost")') });
+    expect(await lint(root, "src/worker/run.ts")).toEqual([]);
+  });
 });

@@ -65,7 +65,8 @@ const DELEGATE_NAME = /lost|abort|cancel|kill|terminate/i;
 /** Assignments that reset timer handles, not flags. */
 const HANDLE_NAME = /timer|interval|timeout|handle/i;
 
-const LOG_NAME = /^(log|error|warn|warning|info|debug|trace|fatal|report|captureException|captureError)$/;
+/** Methods that only log or report what they are handed (`console.error`, `logger.warn`, `Sentry.captureException`). */
+export const LOG_NAME = /^(log|error|warn|warning|info|debug|trace|fatal|report|captureException|captureError)$/;
 
 const MAX_DEPTH = 8;
 
@@ -85,6 +86,17 @@ export function chainPromise(node: Node): Node {
     if (!chain || ["then", "catch", "finally"].includes(calleeName(chain) ?? "")) return n;
     n = outer(chain);
   }
+}
+
+/** Inside a `try` block (of `fn`) whose `catch` does not rethrow. */
+export function caughtIn(node: Node, fn: Node): boolean {
+  for (let child: Node = node, p: Node | undefined = node.parent; p && p !== fn; child = p, p = p.parent) {
+    if (p.type !== "TryStatement" || p.block !== child || !p.handler) continue;
+    let rethrows = false;
+    for (const s of p.handler.body.body) if (s.type === "ThrowStatement") rethrows = true;
+    if (!rethrows) return true;
+  }
+  return false;
 }
 
 /** Climbs through wrappers that do not change a value: `x!`, `x as T`, `(x)`, `a?.b`. */

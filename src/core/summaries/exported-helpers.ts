@@ -23,7 +23,7 @@ import { helperOrigin } from "../model/accesses.js";
 import { enclosingFunction, functionName, unitOf } from "../reading/units.js";
 import { exportNames, reachNames } from "../reading/exports.js";
 import { findVariable, unwrap, valuesFrom } from "../reading/values.js";
-import { chainCallOf, chainPromise } from "../reading/rejection-flow.js";
+import { caughtIn, chainCallOf, chainPromise } from "../reading/rejection-flow.js";
 import { calleeName, contains } from "../reading/ast.js";
 import { isFunction } from "../reading/units.js";
 import { walk } from "../reading/walk.js";
@@ -174,12 +174,10 @@ function renewalHelpers(
   return out;
 }
 
-/** A `try` with a `catch` between the promise and its function, or a `.catch(…)` on it: the failure stays inside. */
+/** A `.catch(…)` on the promise, or a `try` around it whose `catch` does not rethrow: the failure stays inside. */
 function caughtWithin(promise: Node, fn: Node): boolean {
   const chain = chainCallOf(promise);
-  if (chain && calleeName(chain) === "catch") return true;
-  for (let p = promise.parent; p && p !== fn; p = p.parent) if (p.type === "TryStatement" && p.handler) return true;
-  return false;
+  return (chain !== undefined && calleeName(chain) === "catch") || caughtIn(promise, fn);
 }
 
 /** The function returns what the promise resolves to, or a value computed from it, in one of its own `return`s. */

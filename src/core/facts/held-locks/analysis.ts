@@ -39,6 +39,7 @@ import {
 } from "./candidates.js";
 import { heldRegion, queuedBatchExec, settlingAwait } from "./held-region.js";
 import { walk } from "../../reading/walk.js";
+import { caughtIn } from "../../reading/rejection-flow.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -256,24 +257,13 @@ class Rejections {
     walk(body, (n) => {
       if (!ok) return false;
       if (n !== body && isFunction(n)) return false;
-      if (n.type === "AwaitExpression" && !caught(n, fn) && !this.never(n, depth + 1)) ok = false;
-      if (n.type === "ThrowStatement" && !caught(n, fn)) ok = false;
+      if (n.type === "AwaitExpression" && !caughtIn(n, fn) && !this.never(n, depth + 1)) ok = false;
+      if (n.type === "ThrowStatement" && !caughtIn(n, fn)) ok = false;
       return true;
     });
     this.memo.set(fn, ok);
     return ok;
   }
-}
-
-/** Inside a `try` block (of `fn`) whose `catch` does not rethrow. */
-function caught(node: Node, fn: Node): boolean {
-  for (let child: Node = node, p: Node | undefined = node.parent; p && p !== fn; child = p, p = p.parent) {
-    if (p.type !== "TryStatement" || p.block !== child || !p.handler) continue;
-    let rethrows = false;
-    for (const s of p.handler.body.body) if (s.type === "ThrowStatement") rethrows = true;
-    if (!rethrows) return true;
-  }
-  return false;
 }
 
 /**

@@ -4,7 +4,8 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../../model/accesses.js";
-import { exits } from "../../reading/ast.js";
+import { exits, expressionName, methodOf } from "../../reading/ast.js";
+import { LOG_NAME } from "../../reading/rejection-flow.js";
 import { enclosingFunction, isFunction } from "../../reading/units.js";
 import { findVariable, keyName, unwrap } from "../../reading/values.js";
 import { walk } from "../../reading/walk.js";
@@ -135,19 +136,12 @@ export function heldRegion(sourceCode: SourceCode, acquire: Node): { start: numb
 function isLogLine(s: Node): boolean {
   if (s.type !== "ExpressionStatement") return false;
   const e = unwrap(s.expression);
-  if (e.type !== "CallExpression") return false;
-  const callee = unwrap(e.callee);
-  if (callee.type !== "MemberExpression") return false;
-  const text = [callee.object, callee.property]
-    .map((n) =>
-      n.type === "Identifier"
-        ? n.name
-        : n.type === "MemberExpression" && n.property.type === "Identifier"
-          ? n.property.name
-          : "",
-    )
-    .join(".");
-  return /^(?:console|logger|log|logging)\.(?:log|info|debug|warn|error|trace)$/i.test(text);
+  const m = e.type === "CallExpression" ? methodOf(e) : undefined;
+  return (
+    m !== undefined &&
+    LOG_NAME.test(m.name) &&
+    /^(?:console|logger|log|logging)$/i.test(expressionName(unwrap(m.member.object)) ?? "")
+  );
 }
 
 /** A test that is true when the acquire succeeded: the outcome itself (`locked`, `lock.value`), or compared with success. */
