@@ -204,7 +204,7 @@ export default createRule<MessageId, Options>({
         const seen = new Set<Node>();
         // A lock file judged stale by an age nothing refreshes: the moment it was created.
         for (const lock of facts.files) {
-          if (lock.renewals.length > 0) continue;
+          if (lock.renewals.length > 0 || lock.mayBeRenewed) continue;
           const judged = [lock.takesOverStale, ...lock.breaks.map((b) => b.judged)];
           for (const j of judged) {
             if (!j || (j.by !== "mtime" && j.by !== "stored-time") || seen.has(j.test)) continue;

@@ -1,6 +1,6 @@
 /**
- * The file system as a lock store: the calls a lock file is made of, on `fs`, `fs/promises`, `fs-extra` or their
- * named imports. An `open` with an exclusive flag (`"wx"`, `O_EXCL`) creates a file only if it is absent, as SET NX
+ * The file system as a lock store: the calls a lock file is made of, on `fs`, `fs/promises`, `fs-extra`, their
+ * named imports, or a file system handed in (`options.fs`). An `open` with an exclusive flag (`"wx"`, `O_EXCL`) creates a file only if it is absent, as SET NX
  * does a key; `existsSync`, `stat` and `readFile` read it (whether it is there, its age, the holder it names);
  * `unlink`/`rm` remove it; `utimes` refreshes its age; `rename` moves it (aside, or into place). A `mkdir` is read only when its path is named like a lock (a
  * directory lock), since most directories are made to hold files. Plain `writeFile`s are the `fs` object store's
@@ -11,7 +11,7 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { FileOp } from "../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
 import { fsFunctionOf } from "./object-storage.js";
-import { evaluate, findProperty, objectLiteral, unwrap } from "../core/reading/values.js";
+import { evaluate, findProperty, getConstInit, objectLiteral, unwrap } from "../core/reading/values.js";
 import { hasLockWord } from "../core/model/settings.js";
 
 const OPS: Record<string, FileOp["op"]> = {
@@ -74,6 +74,14 @@ function exclusiveMkdir(ctx: RecognizerContext, call: TSESTree.CallExpression): 
   return recursive === undefined || evaluate(ctx.sourceCode, recursive)?.value === false;
 }
 
+/** A path named like a lock, as written or where its const is made (`const lockfilePath = getLockFile(file)`). */
+function namedLikeLock(ctx: RecognizerContext, path: TSESTree.Node): boolean {
+  if (hasLockWord(ctx.sourceCode.getText(path))) return true;
+  const p = unwrap(path);
+  const init = p.type === "Identifier" ? getConstInit(ctx.sourceCode, p) : undefined;
+  return init !== undefined && init.type !== "TSEnumDeclaration" && hasLockWord(ctx.sourceCode.getText(init));
+}
+
 export const lockFilesRecognizer: Recognizer = {
   store: "file",
   // A pid file, or an exclusive create: lock files the shared vocabulary's lock words may not name.
@@ -92,7 +100,7 @@ export const lockFilesRecognizer: Recognizer = {
     let creates = false;
     if (name.startsWith("mkdir")) {
       // A directory made to hold files is no lock; one named like a lock and made exclusively is.
-      if (!hasLockWord(ctx.sourceCode.getText(path)) || !exclusiveMkdir(ctx, call)) return undefined;
+      if (!namedLikeLock(ctx, path) || !exclusiveMkdir(ctx, call)) return undefined;
       exclusive = creates = true;
     } else if (op === "open") {
       const flags = openFlags(ctx, call.arguments[1]);

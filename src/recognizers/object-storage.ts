@@ -280,10 +280,14 @@ function moduleOf(ctx: RecognizerContext, id: TSESTree.Identifier): string | und
   return undefined;
 }
 
-/** `fs`, `fs.promises`, `fsp` (bound to an fs module), or `fs` with no binding in the file. */
+/**
+ * `fs`, `fs.promises`, `fsp` (bound to an fs module), `fs` with no binding in the file, or a file system handed in
+ * as a property named `fs` (`options.fs`, `this.fs`: an injected `fs` or `graceful-fs`, which has its methods).
+ */
 function isFsReceiver(ctx: RecognizerContext, receiver: Node): boolean {
   let r = unwrap(receiver);
   if (r.type === "MemberExpression" && keyName(r.property, r.computed) === "promises") r = unwrap(r.object);
+  if (r.type === "MemberExpression") return keyName(r.property, r.computed) === "fs";
   if (r.type !== "Identifier") return false;
   const source = moduleOf(ctx, r);
   if (source !== undefined) return FS_MODULES.has(source);

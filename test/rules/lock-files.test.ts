@@ -167,6 +167,66 @@ export async function rotate(work: () => Promise<void>) {
   await unlink(LOCK);
 }`;
 
+/**
+ * A directory lock in callback style on a file system handed in as `opts.fs`: the age test reads the `stat` callback's
+ * result through a module function, the break is a module function removing the path its arguments make, and a
+ * failed step right after the create undoes it on the callback's error branch (blind-12's first sight missed it all).
+ */
+const CALLBACK_DIR_LOCK = `"use strict";
+const path = require("path");
+
+function lockDirFor(target, opts) {
+  return opts.lockDir || path.join(path.dirname(target), ".sync.lock");
+}
+
+function tooOld(info, opts) {
+  return Date.now() - info.mtimeMs > opts.maxAgeMs;
+}
+
+function dropLock(target, opts, done) {
+  opts.fs.rmdir(lockDirFor(target, opts), (err) => done(err && err.code !== "ENOENT" ? err : null));
+}
+
+function takeLock(target, opts, done) {
+  const dir = lockDirFor(target, opts);
+  opts.fs.mkdir(dir, (err) => {
+    if (!err) {
+      return opts.fs.chmod(dir, 0o700, (err) => {
+        if (err) {
+          opts.fs.rmdir(dir, () => {});
+          return done(err);
+        }
+        done(null);
+      });
+    }
+    if (err.code !== "EEXIST") return done(err);
+    opts.fs.stat(dir, (err, info) => {
+      if (err) return done(err);
+      if (!tooOld(info, opts)) return done(new Error("busy"));
+      dropLock(target, opts, (err) => (err ? done(err) : takeLock(target, opts, done)));
+    });
+  });
+}
+
+function releaseLock(target, opts, done) {
+  dropLock(target, opts, done);
+}
+
+module.exports = { takeLock, releaseLock };
+`;
+
+/** The same lock refreshed by a timer that keeps the path in a record: this module may refresh it. */
+const CALLBACK_DIR_LOCK_REFRESHED = `${CALLBACK_DIR_LOCK}
+const held = {};
+
+function keepFresh(target) {
+  const entry = held[target];
+  entry.opts.fs.utimes(entry.lockDir, new Date(), new Date(), () => {});
+}
+
+module.exports.keepFresh = keepFresh;
+`;
+
 ruleTester.run("require-stale-recovery (lock files)", requireStaleRecovery, {
   assertionOptions: { requireData: true },
   valid: [
@@ -174,6 +234,7 @@ ruleTester.run("require-stale-recovery (lock files)", requireStaleRecovery, {
     { name: "a settings file written when missing and a heartbeat-refreshed lock", code: DONE_RIGHT },
     { name: "a lock file this module never removes: unknown", code: NEVER_REMOVED_HERE },
     { name: "a lock file renamed aside: a break not read, unknown", code: RENAMED_ASIDE },
+    { name: "callback style: a lock directory broken by its age has a recovery", code: CALLBACK_DIR_LOCK },
   ],
   invalid: [
     {
@@ -236,8 +297,24 @@ ruleTester.run("progress-based-staleness (lock files)", progressBasedStaleness, 
   valid: [
     { name: "an mtime a heartbeat refreshes says the holder still works", code: DONE_RIGHT },
     { name: "a lock file never judged by age", code: PID_FILE },
+    {
+      name: "a refresh of a path kept in a record may be this lock's: unknown stays quiet",
+      code: CALLBACK_DIR_LOCK_REFRESHED,
+    },
   ],
   invalid: [
+    {
+      name: "callback style: the stat handed to a module function that compares its mtime with the clock",
+      code: CALLBACK_DIR_LOCK,
+      errors: [
+        {
+          messageId: "lockFileAgeFromCreation",
+          line: 31,
+          column: 11,
+          data: { path: "`lockDirFor(target,opts)`", clock: "the file's mtime" },
+        },
+      ],
+    },
     {
       name: "a time written at create and never rewritten",
       code: STORED_TIME_BREAK,
@@ -272,6 +349,24 @@ ruleTester.run("conditional-recovery (lock files)", conditionalRecovery, {
     { name: "a break by renaming aside is not read", code: RENAMED_ASIDE },
   ],
   invalid: [
+    {
+      name: "callback style: stat, then a module function removes the path the arguments make",
+      code: CALLBACK_DIR_LOCK,
+      errors: [
+        {
+          messageId: "lockFileBreakRace",
+          line: 32,
+          column: 7,
+          data: {
+            operation: "call of `dropLock` (its `rmdir`, line 13)",
+            path: "`lockDirFor(target,opts)`",
+            basis: "its age by the file's mtime",
+            read: "`stat`",
+            readLine: "29",
+          },
+        },
+      ],
+    },
     {
       name: "a time written into the file, read back and judged old, then fs.unlink",
       code: STORED_TIME_BREAK,
@@ -336,6 +431,23 @@ ruleTester.run("owner-checked-release (lock files)", ownerCheckedRelease, {
     { name: "a lock that never changes hands: its holder's removal frees nobody else", code: PID_FILE },
   ],
   invalid: [
+    {
+      name: "callback style: reported once at the removal function, not at the undo on the create's error branch",
+      code: CALLBACK_DIR_LOCK,
+      errors: [
+        {
+          messageId: "lockFilePlainRemove",
+          line: 13,
+          column: 3,
+          data: {
+            operation: "`rmdir`",
+            path: "`lockDirFor(target,opts)`",
+            basis: "its age by the file's mtime",
+            breakLine: "31",
+          },
+        },
+      ],
+    },
     {
       name: "a method of the lock's class removes it by path once it can be broken",
       code: STORED_TIME_BREAK,

@@ -19,7 +19,7 @@ import type { FileBreak, FileLock, FileLockOp, FileRelease, StaleJudgement } fro
 import type { ModuleShape } from "../model/lock-facts.js";
 import { type ResolvedVocabulary, hasLockWord } from "../model/settings.js";
 import { calleeName, contains } from "../reading/ast.js";
-import { calledFunction } from "../reading/calls.js";
+import { calledFunction, callbackResultOf, isErrorParameter, returnedValues } from "../reading/calls.js";
 import { readsClockNow } from "../reading/clock.js";
 import { guardsOf } from "../reading/guards.js";
 import { keyShape, sameKey } from "../reading/keys.js";
@@ -119,6 +119,31 @@ function paramNames(fn: Fn): Set<string> {
   return names;
 }
 
+/**
+ * How a call of `fn` names what `fn` names by its parameters: each parameter's whole-word occurrences replaced by the
+ * text of the argument given for it (identifiers and members only, so the caller's path reads as the caller wrote
+ * it). Undefined when an argument is anything else or missing.
+ */
+function argumentsFor(
+  sourceCode: SourceCode,
+  fn: Fn,
+  call: TSESTree.CallExpression,
+): ((text: string) => string) | undefined {
+  const pairs: [string, string][] = [];
+  for (const [i, p] of fn.params.entries()) {
+    const arg = call.arguments[i];
+    if (p.type !== "Identifier") return undefined;
+    const a = arg && arg.type !== "SpreadElement" ? unwrap(arg) : undefined;
+    if (!a || (a.type !== "Identifier" && a.type !== "MemberExpression")) continue;
+    pairs.push([p.name, sourceCode.getText(a).replace(/\s+/g, "")]);
+  }
+  return (text) =>
+    pairs.reduce(
+      (t, [from, to]) => t.replace(new RegExp(`(?<![\\w$.])${from.replace(/\$/g, "\\$")}(?![\\w$])`, "g"), to),
+      text,
+    );
+}
+
 /** The key a path is, read through the const the path is held in when it is opaque (`const file = lockFilePath(id)`). */
 function pathKey(sourceCode: SourceCode, path: Node): KeyShape {
   const key = keyShape(sourceCode, path);
@@ -178,7 +203,7 @@ export function buildLockFiles(
 
   // Module functions that make an op on a path of their own, or on the path they are handed (`readLock(file)`): the
   // op is made where they are called, on the caller's path in the second case.
-  const wrappers = new Map<Fn, { ops: FileLockOp[]; pathParam?: number }>();
+  const wrappers = new Map<Fn, { ops: FileLockOp[]; pathParam?: number; substitute?: boolean }>();
   for (const fn of shape.functions) {
     const params = paramNames(fn);
     const mine = direct.filter((o) => enclosingFunction(o.node) === fn);
@@ -192,6 +217,15 @@ export function buildLockFiles(
       wrappers.set(fn, { ops });
       continue;
     }
+    // Every op a removal of a path made from the parameters (`removeLock(file, options)` removing
+    // `getLockFile(file, options)`): a break or release made at each call, on the path the caller's arguments make.
+    if (
+      mine.length > 0 &&
+      ops.length === 0 &&
+      mine.every((o) => o.kind === "remove" && o.key.opaque) &&
+      fn.params.every((p) => p.type === "Identifier")
+    )
+      wrappers.set(fn, { ops: mine, substitute: true });
     // Every op a read (`readLock(file)`, `lockAge(file)`) on the one parameter that is the path itself: what a test
     // judges at the call is the caller's file. A function handed the path that writes or removes it (`releaseLock(p)`)
     // stays where it is, paired by its parameter's name with the acquire beside it.
@@ -216,12 +250,15 @@ export function buildLockFiles(
       key = pathKey(sourceCode, arg);
       if (!lockNamed(sourceCode, arg, key)) continue;
     }
+    const substituted = wrapped.substitute ? argumentsFor(sourceCode, fn, call) : undefined;
+    if (wrapped.substitute && !substituted) continue;
     called.add(fn);
     const via = functionName(fn) ?? sourceCode.getText(call.callee);
     for (const o of wrapped.ops)
       instances.push({
         ...o,
         ...(key ? { key } : {}),
+        ...(substituted ? { key: { text: substituted(o.key.text), exact: false, opaque: true } } : {}),
         node: call,
         loc: call.loc,
         via,
@@ -261,6 +298,9 @@ export function buildLockFiles(
             // `const { mtimeMs } = await stat(p)`: the destructured declaration's init.
             const def = findVariable(sourceCode, n)?.defs[0];
             if (def?.type === "Variable" && def.node.init) visit(def.node.init, depth + 1);
+            // `fs.stat(p, (err, stat) => …)`: the callback's result is the call's.
+            const call = def?.type === "Parameter" ? callbackResultOf(sourceCode, n) : undefined;
+            if (call) visit(call, depth + 1);
           }
           return;
         }
@@ -293,6 +333,10 @@ export function buildLockFiles(
           if (n.type === "CallExpression" && checksPid(sourceCode, n, 0)) r.pid = true;
           if (c.type === "MemberExpression") visit(c.object, depth);
           for (const a of n.arguments) visit(a, depth + 1);
+          // A module function handed the file's stat (`isLockStale(stat, options)`): the clock and file times it
+          // compares in what it returns are the test's.
+          if (n.type === "CallExpression" && n.arguments.length > 0)
+            for (const v of returnedValues(sourceCode, n)) visit(v, depth + 1);
           return;
         }
         default:
@@ -414,6 +458,19 @@ export function buildLockFiles(
           let undoesAcquire = false;
           for (let p: Node | undefined = o.node.parent; p && p !== fn; p = p.parent)
             if (p.type === "CatchClause" && fn === unitOf(op.node)) undoesAcquire = true;
+          // In the acquire's own callbacks, on the branch a callback's error takes (`mkdir(p, (err) => { if (!err)
+          // probe(p, (err) => { if (err) { rmdir(p); return cb(err); } … }) })`): the create undone before any work.
+          const acquireUnit = unitOf(op.node);
+          if (acquireUnit && contains(acquireUnit, o.node) && o.node.range[0] > op.node.range[0])
+            for (
+              let p: Node | undefined = o.node.parent, child: Node = o.node;
+              p && p !== acquireUnit;
+              child = p, p = p.parent
+            )
+              if (p.type === "IfStatement" && child === p.consequent && isErrorParameter(sourceCode, p.test)) {
+                undoesAcquire = true;
+                break;
+              }
           releases.push({ op: o, ownerChecked, undoesAcquire });
         }
       }
@@ -429,6 +486,10 @@ export function buildLockFiles(
       breaks,
       releases,
       renewals,
+      mayBeRenewed:
+        renewals.length === 0 &&
+        op.key.opaque === true &&
+        ops.some((o) => o.kind === "touch" && o.key.opaque && !sameFile(o, op)),
       unknownRecovery: unknownRecovery && !breaks.some((b) => b.judged.by === "pid"),
     });
   }

@@ -63,6 +63,12 @@ export interface FileLock {
   /** Refreshes of the file while it is held: `utimes`, or a write of it other than the acquire. */
   readonly renewals: readonly FileLockOp[];
   /**
+   * The module refreshes (`utimes`) a lock file whose path it names another way, where both paths are known only at
+   * run time (`lock.lockfilePath` kept in a record, `getLockFile(file)` here): it may be this file, so whether this
+   * lock is refreshed is unknown.
+   */
+  readonly mayBeRenewed: boolean;
+  /**
    * The module removes the file somewhere this model does not read as a break or a release (at start-up, in a
    * function named for cleaning up), renames it (a break that moves the file aside first), or checks a pid it does
    * not pair: whether it recovers a dead holder is unknown.

@@ -126,6 +126,34 @@ export function callbackArguments(sourceCode: SourceCode, id: TSESTree.Identifie
   return out;
 }
 
+/**
+ * The call whose result a parameter receives through an error-first callback: for `stat` in `fs.stat(p, (err, stat)
+ * => …)` or `client.get(key, function (err, holder) { … })`, that call. Node's callback convention hands the
+ * outcome as the second argument, after the error; the callback must be the call's last argument and its first
+ * parameter named like an error.
+ */
+export function callbackResultOf(sourceCode: SourceCode, id: TSESTree.Identifier): TSESTree.CallExpression | undefined {
+  const def = findVariable(sourceCode, id)?.defs[0];
+  if (def?.type !== "Parameter" || !isFunction(def.node)) return undefined;
+  const cb = def.node;
+  const first = cb.params[0];
+  if (cb.params[1] !== def.name || first?.type !== "Identifier" || !ERROR_PARAM.test(first.name)) return undefined;
+  const arg = boundCallback(cb);
+  const call = arg.parent;
+  if (call?.type !== "CallExpression" || call.arguments[call.arguments.length - 1] !== arg) return undefined;
+  return call;
+}
+
+const ERROR_PARAM = /^(?:err|error|e|er|_?err\w*|_)$/;
+
+/** `err` in `(err, stat) => …` or `function (err) { … }`: the error a callback is handed first, by Node's convention. */
+export function isErrorParameter(sourceCode: SourceCode, node: Node): boolean {
+  const id = unwrap(node);
+  if (id.type !== "Identifier" || !ERROR_PARAM.test(id.name) || id.name === "_") return false;
+  const def = findVariable(sourceCode, id)?.defs[0];
+  return def?.type === "Parameter" && isFunction(def.node) && def.node.params[0] === def.name;
+}
+
 /** The constructor named in `Leader.prototype.stop` (an assignment's target), or undefined. */
 function prototypeOf(target: Node): string | undefined {
   const t = unwrap(target);
