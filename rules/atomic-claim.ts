@@ -35,6 +35,8 @@ export default createRule({
         "Q3 (is the renewal race-safe?): this write renews the lock row {{value}} in {{model}} after a separate read at line {{checkLine}} found it held by this caller (the test at line {{testLine}}), and writes it by its name alone: a caller that took the row over in between is renewed in this caller's stead, and both go on as its holder. Renew in one conditional write that requires the holder to still be this caller, and stop the work when it matches nothing.",
       checkThenLease:
         "Q3 (is the claim race-safe?): this write takes the lease on {{model}}.{{field}} after a separate read at line {{checkLine}} judged it free or expired in JavaScript, and writes it by its key alone, so two callers that read at the same time both take it. Make the write conditional (its filter requires {{field}} to be empty or past the cutoff, or the holder's own) and act on the affected-row count.",
+      checkThenTakeOver:
+        "Q3 (is the claim race-safe?): this claim of {{model}}.{{field}} = {{value}} is written by its key alone after the test at line {{checkLine}} found the row, as read before, not {{value}}, or {{value}} with {{timeField}} past a cutoff (judged in JavaScript), so two callers that read at the same time both take it. Make the write conditional (its filter requires {{field}} not {{value}}, or {{timeField}} older than the cutoff) and act on the affected-row count.",
       checkThenInsert:
         "Q3 (is the claim race-safe?): this create takes a lock row in {{model}} after a separate read at line {{checkLine}} found none for {{fields}}, but no unique key of {{model}} lies within {{fields}} (the schema's keys: {{keys}}), so two callers that read at the same time both create one and both go on as its holder. Add a unique key on {{fields}} and treat the duplicate-key error as held, or take the row in one conditional write.",
       acquireFailureIgnored:
@@ -152,7 +154,20 @@ export default createRule({
             // A take-over decided in JavaScript (`if (age > STALE) take it`): the write must stay able to take an
             // aged hold, so the fix is a condition on the age (or the holder), not on the value; no edit is offered.
             if (claim.takeover.length > 0) {
-              context.report({ node: claim.write.node, messageId: "checkThenLease", data });
+              // A status taken over (`generating` again once its `updatedAt` is old) names its state and its age.
+              if (claim.lock.value.value !== true)
+                context.report({
+                  node: claim.write.node,
+                  messageId: "checkThenTakeOver",
+                  data: {
+                    model: data.model,
+                    field: data.field,
+                    value: data.value,
+                    checkLine: data.checkLine,
+                    timeField: claim.takeover[0]!.field,
+                  },
+                });
+              else context.report({ node: claim.write.node, messageId: "checkThenLease", data });
               continue;
             }
             break;

@@ -40,6 +40,31 @@ function alwaysExits(node: TSESTree.Statement): boolean {
   }
 }
 
+/** The one early exit directly in an `if`'s consequent block (`if (A) { if (B) return; … }`), if any. */
+function innerExit(stmt: TSESTree.IfStatement): TSESTree.IfStatement | undefined {
+  if (stmt.consequent.type !== "BlockStatement") return undefined;
+  const exits = stmt.consequent.body.filter(
+    (s): s is TSESTree.IfStatement => s.type === "IfStatement" && s.alternate === null && alwaysExits(s.consequent),
+  );
+  return exits.length === 1 ? exits[0] : undefined;
+}
+
+/**
+ * The test `a && b` of two nested `if`s, read as one: a node made for reading only (its parts keep their own parents;
+ * it is never rewritten, and it is located at `b`, the inner test, which the way past it has passed).
+ */
+function both(a: TSESTree.Expression, b: TSESTree.Expression): TSESTree.Expression {
+  return {
+    type: "LogicalExpression",
+    operator: "&&",
+    left: a,
+    right: b,
+    range: [b.range[0], b.range[1]],
+    loc: b.loc,
+    parent: b.parent,
+  } as TSESTree.LogicalExpression;
+}
+
 function memberName(node: Node): string | undefined {
   const n = unwrap(node);
   if (n.type === "MemberExpression") {
@@ -319,6 +344,11 @@ export function guardsOf(sourceCode: SourceCode, node: Node, vocabulary: Resolve
         if (stmt === child) break;
         if (stmt.type === "IfStatement" && stmt.alternate === null && alwaysExits(stmt.consequent)) {
           out.push(describeTest(sourceCode, stmt.test, true, vocabulary));
+        } else if (stmt.type === "IfStatement" && stmt.alternate === null) {
+          // `if (A) { if (B) return; … }`: the way on past it is not (A and B), a take-over of a stale hold
+          // (`if (job.state === "running") { if (age < LIMIT) return; log("taking over"); }`).
+          const inner = innerExit(stmt);
+          if (inner) out.push(describeTest(sourceCode, both(stmt.test, inner.test), true, vocabulary));
         }
       }
     }

@@ -54,8 +54,11 @@ const CLIENT_TYPES: Record<string, { readonly packages: readonly string[]; reado
   PoolClient: { packages: ["pg", "@neondatabase/serverless"], via: "connection" },
 };
 
-/** Names that say which pooled client a binding holds: a Sequelize instance, a TypeORM data source. */
-const POOLED_NAME = /^(?:sequelize|(?:app)?dataSource)$/i;
+/**
+ * Names that say which pooled client a binding holds: a Sequelize instance, a TypeORM data source, a knex instance
+ * (every knex instance is a pool: a statement on one connection needs `.connection(c)` or a transaction, `trx`).
+ */
+const POOLED_NAME = /^(?:sequelize|(?:app)?dataSource|knex)$/i;
 
 /** Which connection a client runs statements on: a pool's any, one checked out, a transaction's. */
 function connectionOf(ctx: RecognizerContext, client: Node, operation: string): AdvisoryLockOp["via"] {

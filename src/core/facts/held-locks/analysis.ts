@@ -9,6 +9,7 @@
  * function is an "initialised once" marker, not a guard.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+type Variable = TSESLint.Scope.Variable;
 import type { AdvisoryLockOp, LibraryLockOp, Node, StateAccess } from "../../model/accesses.js";
 import type { KvFacts } from "../../model/kv-locks.js";
 import type { HeldLock, LockTable, PathEscape } from "../../model/held-locks.js";
@@ -403,6 +404,19 @@ function handsOver(sourceCode: SourceCode, exit: Node, releases: readonly Node[]
   return holds(exit.argument, 0);
 }
 
+/** The `return` gives the caller `variable`, itself or in an object or array it returns. */
+function returnsVariable(exit: Node, variable: Variable): boolean {
+  if (exit.type !== "ReturnStatement" || !exit.argument) return false;
+  const ids = new Set(variable.references.map((r) => r.identifier as Node));
+  let found = false;
+  walk(exit.argument, (m) => {
+    if (found || isFunction(m)) return false;
+    if (m.type === "Identifier" && ids.has(m)) found = true;
+    return !found;
+  });
+  return found;
+}
+
 /**
  * A flag tested, then awaited past, then set (`HeldLock.setAfterAwait`): a `return` or `throw` in the `try` block
  * after that await and before the set leaves without taking the flag, at a time another caller that passed the same
@@ -562,6 +576,8 @@ function analyse(
     // `return { acquired: true, handle }` where `handle` holds a function that unlocks: the caller holds it now.
     if (c.nestedReleases && c.nestedReleases.length > 0)
       escapes = escapes.filter((e) => !(e.kind === "return" && handsOver(sourceCode, e.node, c.nestedReleases!)));
+    // `return client`: the connection that holds the session lock goes to the caller, and the lock with it.
+    if (c.heldBy) escapes = escapes.filter((e) => !(e.kind === "return" && returnsVariable(e.node, c.heldBy!)));
     // `catch (e) { if (lockValue) await release(key, lockValue); throw e }`: the way past the release is taken only
     // when the acquire's result is empty, that is when nothing was taken.
     const held = resultName(c.acquire);

@@ -43,6 +43,11 @@ export interface Candidate {
   readonly nestedReleases?: readonly Node[];
   /** An in-process flag cleared only when a promise chain the function starts fulfils (`HeldLock.fulfilOnly`). */
   readonly fulfilOnly?: HeldLock["fulfilOnly"];
+  /**
+   * The local variable holding what keeps the lock (a session advisory lock's connection): a `return` that gives it
+   * to the caller hands the lock over with it (`return client`, `return { client, lockId }`).
+   */
+  readonly heldBy?: Variable;
 }
 
 function calleeObject(call: Node): Node | undefined {
@@ -200,9 +205,14 @@ export function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLock
       ...(neverUnlocked && returns[0] ? { returnedToPool: returns[0] } : {}),
       ...(op.helper ? { helper: op.helper } : {}),
     };
+    // The connection in a local variable (`const client = new Client(…)`): returning it returns its session's lock.
+    const clientNode = calleeObject(op.node);
+    const clientId = clientNode && unwrap(clientNode);
+    const heldBy = clientId?.type === "Identifier" ? findVariable(sourceCode, clientId) : undefined;
     out.push({
       kind: "advisory",
       name: op.try ? "pg_try_advisory_lock" : "pg_advisory_lock",
+      ...(heldBy && heldBy.defs[0]?.type === "Variable" ? { heldBy } : {}),
       acquire: op.node,
       releases,
       ttl: false,
@@ -247,7 +257,10 @@ function flagTarget(sourceCode: SourceCode, node: Node): { key: Variable | strin
   return undefined;
 }
 
-/** The base of a flag slot, when it outlives the call: a module-level variable or a field of `this`, by identity. */
+/**
+ * The base of a flag slot, when it outlives the call: a module-level variable, a class (its static field,
+ * `FetchTask.isLocked`, one for every instance) or a field of `this`, by identity.
+ */
 function lastingBase(sourceCode: SourceCode, node: Node): { key: string; text: string } | undefined {
   const n = unwrap(node);
   if (n.type === "MemberExpression" && !n.computed && unwrap(n.object).type === "ThisExpression") {
@@ -257,8 +270,10 @@ function lastingBase(sourceCode: SourceCode, node: Node): { key: string; text: s
   if (n.type !== "Identifier") return undefined;
   const variable = findVariable(sourceCode, n);
   const def = variable?.defs[0];
-  if (!variable || variable.defs.length !== 1 || def?.type !== "Variable") return undefined;
-  if (variable.scope.type !== "module" && variable.scope.type !== "global") return undefined;
+  if (!variable || variable.defs.length !== 1 || (def?.type !== "Variable" && def?.type !== "ClassName"))
+    return undefined;
+  if (variable.scope.type !== "module" && variable.scope.type !== "global" && variable.scope.type !== "class")
+    return undefined;
   return { key: `${n.name}@${def.node.range[0]}`, text: n.name };
 }
 

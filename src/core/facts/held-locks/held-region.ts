@@ -108,6 +108,17 @@ export function heldRegion(sourceCode: SourceCode, acquire: Node): { start: numb
         for (const d of s.declarations) boundNames(d.id, names);
         continue;
       }
+      // Or assign it to a variable declared before (`let acquired = false; try { const r = await set(…NX);
+      // acquired = r === "OK"; if (!acquired) return …`).
+      if (
+        s.type === "ExpressionStatement" &&
+        s.expression.type === "AssignmentExpression" &&
+        s.expression.operator === "=" &&
+        mentions(s.expression.right, names)
+      ) {
+        boundNames(s.expression.left, names);
+        continue;
+      }
       // A log line between the acquire and its test (`console.log("result:", result)`) runs either way.
       if (isLogLine(s)) continue;
       break;

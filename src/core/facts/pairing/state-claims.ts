@@ -181,9 +181,19 @@ function jsTakeover(
   value: StaticValue,
   branches: readonly Branch[],
 ): { takeover: TimePredicate[]; check: Check } | undefined {
-  // Flags only (a status moved on an age test is a recovery's), and not where the write cannot race: made under a
-  // row lock, or pinned to the holder or to a value read (a compare-and-set on a version).
-  if (value.value !== true || write.underLock) return undefined;
+  // Flags, or a status written as the very value the age test judged stale (`if (s.state === "generating" && age <
+  // limit) return; update({ state: "generating" })`: every way to the write finds it not V, or V grown old). A status
+  // moved elsewhere on an age test is a recovery's. Not where the write cannot race: made under a row lock, or
+  // pinned to the holder or to a value read (a compare-and-set on a version).
+  if (write.underLock) return undefined;
+  if (value.value !== true) {
+    // The age test itself is JavaScript (`Date.now() - s.updatedAt < LIMIT`): a way to the write that does not find
+    // V absent is one such a test let through, read from the guards below.
+    const path = toBranches(mod.pathCondition(write));
+    const excluding = (b: Branch) => excludes(b, field, value);
+    const aged = (b: Branch) => agePredicates(b, mod.vocabulary).length > 0 || isOpaque(b);
+    if (!path.some(excluding) || !path.every((b) => excluding(b) || aged(b))) return undefined;
+  }
   if (branches.some((b) => ownerPinned(b, field, mod.vocabulary) || comparesValueRead(b))) return undefined;
   // The age tests on the way to the write (every way to it passes them: they enclose it or exit before it).
   const aging = mod.guards(write).filter((g) => g.judgesAge && oldWhenTrue(mod.sourceCode, g.test) !== g.negated);

@@ -1,0 +1,202 @@
+// Real code of blind-13's first sight (issue 35), read by what it does, in our words:
+// - a try-acquire whose outcome is assigned to a variable declared before the `try` (`acquired = result === "OK"`):
+//   the test of that variable is the test of the acquire, so the `return` it takes holds nothing;
+// - a session advisory lock taken on a client the function made and then returned to its caller (`return client`):
+//   the connection goes to the caller with its lock, and that `return` is no way out holding it;
+// - a session advisory lock sent through a binding named `knex`: a knex instance is a pool, so lock and unlock may
+//   run on two connections;
+// - a guard kept in a static field of a class (`Task.isLocked`), shared by every instance: tested, awaited past and
+//   then set, it races like a module variable;
+// - a status taken over in JavaScript (`if (row.state === "generating") { if (age < LIMIT) return; }`, then the
+//   write of `generating`): every way to the write found the row free or stale, and two callers that read together
+//   both take it. A status moved elsewhere under the same tests (`failed`) is a recovery, not a claim.
+import atomicClaim from "../../rules/atomic-claim.js";
+import releaseInFinally from "../../rules/release-in-finally.js";
+import { ruleTester } from "../rule-tester.js";
+
+/**
+ * A cron wrapper: SET NX PX in a `try` of its own, the outcome kept in a `let` declared above it; the work runs in a
+ * second `try` whose `finally` releases.
+ */
+const OUTCOME_IN_OUTER_LET = `import Redis from "ioredis";
+const redis = new Redis();
+export async function runExclusive(name: string, job: () => Promise<void>) {
+  const key = \`cron:\${name}\`;
+  const token = crypto.randomUUID();
+  let acquired = false;
+  try {
+    const reply = await redis.set(key, token, "PX", 600000, "NX");
+    acquired = reply === "OK";
+    if (!acquired) {
+      return { skipped: true };
+    }
+  } catch (err) {
+    return { skipped: true, err };
+  }
+  try {
+    await job();
+    return { skipped: false };
+  } finally {
+    await redis.eval(RELEASE_SCRIPT, 1, key, token);
+  }
+}
+const RELEASE_SCRIPT = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0';
+`;
+
+/** A worker's singleton lock on a dedicated client, handed to the caller, which unlocks and closes it at shutdown. */
+const CLIENT_RETURNED = `import { Client } from "pg";
+const LOCK_ID = 4242;
+export async function takeWorkerLock(url: string) {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const res = await client.query("select pg_try_advisory_lock($1) as ok", [LOCK_ID]);
+    if (!res.rows[0]?.ok) throw new Error("another worker holds the lock");
+    return client;
+  } catch (err) {
+    await client.end();
+    throw err;
+  }
+}
+export async function dropWorkerLock(client: Client) {
+  await client.query("select pg_advisory_unlock($1)", [LOCK_ID]);
+  await client.end();
+}
+`;
+
+/** The same lock, but the function leaves with the client's lock taken and gives the caller something else. */
+const CLIENT_KEPT = CLIENT_RETURNED.replace("return client;", 'return "locked";');
+
+/** A CMS cron task: the framework's knex instance takes and frees a session lock in two statements. */
+const KNEX_SESSION_LOCK = `export async function purgeExpired({ strapi }) {
+  const knex = strapi.db.connection;
+  let locked = false;
+  try {
+    const res = await knex.raw("select pg_try_advisory_lock(?) as locked", [991]);
+    locked = !!res.rows[0]?.locked;
+    if (!locked) return;
+    await strapi.documents("api::token.token").deleteMany({ filters: { expired: true } });
+  } finally {
+    if (locked) await knex.raw("select pg_advisory_unlock(?)", [991]);
+  }
+}
+`;
+
+/** A polling task guarded by a static field, set only after the reads that decide whether there is work. */
+const STATIC_FIELD_GUARD = `export class SyncTask {
+  private static running = false;
+  constructor(private readonly chain: { head(): Promise<number> }, private readonly store: { cursor(): Promise<number> }) {}
+  async tick(): Promise<void> {
+    if (SyncTask.running) return;
+    const head = await this.chain.head();
+    const cursor = await this.store.cursor();
+    if (cursor >= head) return;
+    SyncTask.running = true;
+    try {
+      await this.sync(cursor, head);
+    } finally {
+      SyncTask.running = false;
+    }
+  }
+  private async sync(from: number, to: number) {}
+}
+`;
+
+/** A render route: the document's state is read, a stale `rendering` is taken over, and the write is by id alone. */
+const STATUS_TAKEN_OVER_IN_JS = `import { getFirestore } from "firebase-admin/firestore";
+const STUCK_MS = 10 * 60 * 1000;
+export async function startRender(videoId: string) {
+  const ref = getFirestore().collection("videos").doc(videoId);
+  const snap = await ref.get();
+  const video = snap.data();
+  if (!video) throw new Error("no such video");
+  if (video.renderState === "rendering") {
+    const idle = Date.now() - video.updatedAt;
+    if (idle < STUCK_MS) return { busy: true };
+    console.warn("taking over a stuck render", videoId);
+  }
+  await ref.update({ renderState: "rendering", updatedAt: Date.now() });
+  void renderInBackground(ref);
+  return { busy: false };
+}
+async function renderInBackground(ref) {}
+`;
+
+/** The same tests leading to a write that gives up on the stuck render: a recovery, not a claim. */
+const STATUS_FAILED_IN_JS = STATUS_TAKEN_OVER_IN_JS.replace(
+  '{ renderState: "rendering", updatedAt: Date.now() }',
+  '{ renderState: "failed", updatedAt: Date.now() }',
+);
+
+ruleTester.run("release-in-finally (outcomes and connections handed on)", releaseInFinally, {
+  assertionOptions: { requireData: true },
+  valid: [
+    { name: "the outcome assigned to an outer let: its test's return holds nothing", code: OUTCOME_IN_OUTER_LET },
+    { name: "the client holding the session lock is returned to the caller", code: CLIENT_RETURNED },
+  ],
+  invalid: [
+    {
+      name: "a return that keeps the client and gives the caller something else leaves holding it",
+      code: CLIENT_KEPT,
+      errors: [
+        {
+          messageId: "missedOnReturn",
+          line: 7,
+          data: {
+            lock: "the session advisory lock (pg_try_advisory_lock)",
+            consequence:
+              "the connection keeps the session lock, and a pooled connection goes back to the pool still holding it.",
+            acquireLine: "7",
+            exitLine: "9",
+            releaseLine: "11",
+            hint: "",
+            how: "on the return",
+          },
+        },
+      ],
+    },
+    {
+      name: "a knex instance is a pool: lock and unlock are two statements on any connection",
+      code: KNEX_SESSION_LOCK,
+      errors: [
+        { messageId: "advisoryOnPool", line: 5, data: { client: "knex" } },
+        { messageId: "advisoryUnlockOnPool", line: 10, data: { client: "knex", acquireLine: "5" } },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("atomic-claim (static guards and statuses taken over in JavaScript)", atomicClaim, {
+  assertionOptions: { requireData: true },
+  valid: [{ name: "a stuck status moved to failed is a recovery's write", code: STATUS_FAILED_IN_JS }],
+  invalid: [
+    {
+      name: "a static field tested, awaited past, then set",
+      code: STATIC_FIELD_GUARD,
+      errors: [
+        {
+          messageId: "flagSetAfterAwait",
+          line: 9,
+          data: { name: "SyncTask.running", checkLine: "5", waitLine: "6" },
+        },
+      ],
+    },
+    {
+      name: "a status read, found free or stale in nested tests, then written by id",
+      code: STATUS_TAKEN_OVER_IN_JS,
+      errors: [
+        {
+          messageId: "checkThenTakeOver",
+          line: 13,
+          data: {
+            model: "videos",
+            field: "renderState",
+            value: "rendering",
+            checkLine: "10",
+            timeField: "updatedAt",
+          },
+        },
+      ],
+    },
+  ],
+});
