@@ -9,9 +9,15 @@
 //   then set, it races like a module variable;
 // - a status taken over in JavaScript (`if (row.state === "generating") { if (age < LIMIT) return; }`, then the
 //   write of `generating`): every way to the write found the row free or stale, and two callers that read together
-//   both take it. A status moved elsewhere under the same tests (`failed`) is a recovery, not a claim.
+//   both take it. A status moved elsewhere under the same tests (`failed`) is a recovery, not a claim;
+// - a route that exports its platform time limit (`maxDuration`) and takes over a claim only after a longer age: the
+//   platform stops every holder before its claim can pass on, so its later writes need no fence (a shorter age does);
+// - a parameter typed as a union of literals (`status: "done" | "failed"`): the values a write of it can set;
+// - a write by id of a state known only at run time that clears the owner column the claim fills: the holder's
+//   release, whatever the state (a write of such a state that leaves the owner alone stays unknown).
 import atomicClaim from "../../rules/atomic-claim.js";
 import releaseInFinally from "../../rules/release-in-finally.js";
+import requireFencing from "../../rules/require-fencing.js";
 import { ruleTester } from "../rule-tester.js";
 
 /**
@@ -194,6 +200,128 @@ ruleTester.run("atomic-claim (static guards and statuses taken over in JavaScrip
             value: "rendering",
             checkLine: "10",
             timeField: "updatedAt",
+          },
+        },
+      ],
+    },
+  ],
+});
+
+/**
+ * A serverless step route: a flag taken over in JavaScript after 90 s, in a function the platform stops after 60 s;
+ * each step clears the flag by id when it is done.
+ */
+const PLATFORM_BOUNDED = `import { db } from "./db";
+export const maxDuration = 60;
+export async function POST(req: Request) {
+  const { id } = await req.json();
+  const { data: job } = await db.from("exports").select("*").eq("id", id).single();
+  const heldFor = Date.now() - new Date(job.updated_at).getTime();
+  if (job.is_processing && heldFor < 90000) return new Response("busy", { status: 409 });
+  await db.from("exports").update({ is_processing: true, updated_at: new Date().toISOString() }).eq("id", id);
+  const part = await renderNextPart(job);
+  await db.from("exports").update({ parts: [...job.parts, part], is_processing: false }).eq("id", id);
+  return new Response("ok");
+}
+async function renderNextPart(job) {}
+`;
+
+/** The same route taking the flag over after 30 s: a live holder of up to 60 s can be taken over and write late. */
+const PLATFORM_OUTLIVED = PLATFORM_BOUNDED.replace("heldFor < 90000", "heldFor < 30000");
+
+/** A worker's module: runs claimed by a conditional write, reset by a sweep, finished by a helper given the outcome. */
+const OUTCOME_PARAMETER = `import { runs } from "./db";
+type Outcome = "done" | "failed";
+export async function claimRun(id: string, worker: string) {
+  return runs.findOneAndUpdate({ _id: id, status: "pending" }, { $set: { status: "running", claimedBy: worker, updatedAt: new Date() } });
+}
+export async function reap(cutoff: Date) {
+  await runs.updateMany({ status: "running", updatedAt: { $lt: cutoff } }, { $set: { status: "pending" } });
+}
+export async function finishRun(id: string, status: Outcome) {
+  await runs.updateOne({ _id: id }, { $set: { status, finishedAt: new Date() } });
+}
+`;
+
+/** A job queue: claims take over expired leases, and a helper frees a job with whatever outcome it is handed. */
+const OWNER_CLEARED = `import { prisma } from "./db";
+export async function claimJob(id: string, worker: string) {
+  const now = new Date();
+  return prisma.job.updateMany({
+    where: { id, OR: [{ status: "QUEUED" }, { status: "RUNNING", leaseUntil: { lt: now } }] },
+    data: { status: "RUNNING", workerId: worker, leaseUntil: new Date(now.getTime() + 30000) },
+  });
+}
+export async function finishJob(id: string, outcome: { status: JobStatus; error?: string }) {
+  return prisma.job.update({
+    where: { id },
+    data: { status: outcome.status, error: outcome.error ?? null, workerId: null, leaseUntil: null },
+  });
+}
+`;
+
+/** The same helper, but it keeps the owner: a state known only at run time says nothing of the hold. */
+const OWNER_KEPT = OWNER_CLEARED.replace(", workerId: null, leaseUntil: null", "");
+
+ruleTester.run("require-fencing (holders the platform stops, outcomes typed as literals)", requireFencing, {
+  valid: [
+    { name: "a take-over after 90 s in a route the platform stops at 60 s", code: PLATFORM_BOUNDED },
+    { name: "a state known only at run time, the owner left alone: unknown", code: OWNER_KEPT },
+  ],
+  invalid: [
+    {
+      name: "a take-over after 30 s in a route that may live 60 s",
+      code: PLATFORM_OUTLIVED,
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 10,
+          data: { model: "exports", field: "is_processing", value: "true", claimLine: "8", target: "false" },
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { model: "exports", field: "is_processing", value: "true", claimLine: "8", target: "false" },
+              output: PLATFORM_OUTLIVED.replace(
+                'is_processing: false }).eq("id", id)',
+                'is_processing: false }).eq("is_processing", true).eq("id", id)',
+              ),
+            },
+          ],
+        },
+      ],
+    },
+    {
+      name: "an outcome parameter typed as a union of literals moves the claimed row by id alone",
+      code: OUTCOME_PARAMETER,
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: 10,
+          data: { model: "runs", field: "status", value: "running", claimLine: "4", target: "another state" },
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { model: "runs", field: "status", value: "running", claimLine: "4", target: "another state" },
+              output: OUTCOME_PARAMETER.replace("updateOne({ _id: id }", 'updateOne({ _id: id, status: "running" }'),
+            },
+          ],
+        },
+      ],
+    },
+    {
+      name: "a state known only at run time, written with the claim's owner cleared, by id alone",
+      code: OWNER_CLEARED,
+      errors: [
+        {
+          messageId: "takeoverWrite",
+          line: 10,
+          data: {
+            effect: "moves the claimed job row to another state",
+            field: "status",
+            value: "RUNNING",
+            claimLine: "4",
+            tokenField: "workerId",
+            alsoAtLine: "",
           },
         },
       ],

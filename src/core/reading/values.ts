@@ -550,7 +550,7 @@ export function boundCallback(fn: TSESTree.FunctionLike): Node {
  */
 export function staticChoices(sourceCode: SourceCode, node: Node, depth = 0): StaticValue[] | undefined {
   const n = unwrap(node);
-  if (n.type === "Identifier" && depth === 0) return letChoices(sourceCode, n);
+  if (n.type === "Identifier" && depth === 0) return letChoices(sourceCode, n) ?? parameterChoices(sourceCode, n);
   if (n.type !== "ConditionalExpression" || depth > 3) return undefined;
   const out: StaticValue[] = [];
   for (const branch of [n.consequent, n.alternate]) {
@@ -562,6 +562,45 @@ export function staticChoices(sourceCode: SourceCode, node: Node, depth = 0): St
     else return undefined;
   }
   return out;
+}
+
+/**
+ * The values a parameter can hold by its declared type: a union of literals (`status: "done" | "failed"`), written
+ * there or in a type alias of the module (`type Outcome = "done" | "failed"`), for a parameter never assigned.
+ */
+function parameterChoices(sourceCode: SourceCode, id: TSESTree.Identifier): StaticValue[] | undefined {
+  const variable = findVariable(sourceCode, id);
+  const def = variable?.defs.length === 1 ? variable.defs[0] : undefined;
+  if (!variable || def?.type !== "Parameter" || def.name.type !== "Identifier") return undefined;
+  if (variable.references.some((r) => r.isWrite())) return undefined;
+  const annotation = (def.name as TSESTree.Identifier).typeAnnotation?.typeAnnotation;
+  return annotation ? literalUnion(sourceCode, annotation, 0) : undefined;
+}
+
+function literalUnion(sourceCode: SourceCode, type: TSESTree.TypeNode, depth: number): StaticValue[] | undefined {
+  if (depth > 3) return undefined;
+  if (type.type === "TSLiteralType") {
+    const literal = type.literal;
+    return literal.type === "Literal" && (typeof literal.value === "string" || typeof literal.value === "number")
+      ? [{ value: literal.value }]
+      : undefined;
+  }
+  if (type.type === "TSUnionType") {
+    const out: StaticValue[] = [];
+    for (const member of type.types) {
+      const values = literalUnion(sourceCode, member, depth + 1);
+      if (!values) return undefined;
+      out.push(...values);
+    }
+    return out;
+  }
+  if (type.type === "TSTypeReference" && type.typeName.type === "Identifier" && !type.typeArguments) {
+    const alias = findVariable(sourceCode, type.typeName)?.defs[0]?.node;
+    return alias?.type === "TSTypeAliasDeclaration"
+      ? literalUnion(sourceCode, alias.typeAnnotation, depth + 1)
+      : undefined;
+  }
+  return undefined;
 }
 
 /**

@@ -366,7 +366,10 @@ function classifyChoice(
   const choices =
     (assignment.value.kind === "other" ? assignment.value.choices : undefined) ??
     staticChoices(mod.sourceCode, assignment.valueNode);
-  if (!choices || choices.some((c) => sameValue(c, value))) return;
+  // A state known only at run time (`status: data.status`) written with the owner column the claim stamps cleared
+  // (`workerId: null`): whatever the state, the write ends the hold, the holder's release (blind-13 F13f13).
+  if (!choices && !clearsClaimOwner(write, claim, mod.vocabulary)) return;
+  if (choices && choices.some((c) => sameValue(c, value))) return;
   if (branches.length === 0 || branches.every((b) => excludes(b, field, value))) return;
   if (!branches.every((b) => identityFields(b).some((f) => !sameField(f, field)))) return;
   const fenced =
@@ -374,6 +377,17 @@ function classifyChoice(
     branches.some(isOpaque) ||
     branches.every((b) => ownerPinned(b, undefined, mod.vocabulary));
   out.holder.push({ write, claim, assignment, fenced });
+}
+
+/** The write clears (sets to null) an owner column that the claim's write fills with a run-time value. */
+function clearsClaimOwner(write: StateWrite, claim: Claim, vocabulary: ResolvedVocabulary): boolean {
+  return write.assignments.some(
+    (a) =>
+      vocabulary.isOwnerField(a.field) &&
+      a.value.kind === "static" &&
+      a.value.value.value === null &&
+      claim.write.assignments.some((c) => sameField(c.field, a.field) && c.value.kind !== "static"),
+  );
 }
 
 /**
