@@ -14,10 +14,15 @@
 //   platform stops every holder before its claim can pass on, so its later writes need no fence (a shorter age does);
 // - a parameter typed as a union of literals (`status: "done" | "failed"`): the values a write of it can set;
 // - a write by id of a state known only at run time that clears the owner column the claim fills: the holder's
-//   release, whatever the state (a write of such a state that leaves the owner alone stays unknown).
+//   release, whatever the state (a write of such a state that leaves the owner alone stays unknown);
+// - an in-flight table whose presence test is a `get` found empty (`const p = inflight.get(k); if (!p)
+//   inflight.set(k, call)`): the module is read (the text check knew only `has`), and a rejection skips its delete;
+// - a row created already in progress under a unique key whose duplicate turns the caller away: a claim from birth,
+//   asked Q1 like the module's other claim of that state.
 import atomicClaim from "../../rules/atomic-claim.js";
 import releaseInFinally from "../../rules/release-in-finally.js";
 import requireFencing from "../../rules/require-fencing.js";
+import requireStaleRecovery from "../../rules/require-stale-recovery.js";
 import { ruleTester } from "../rule-tester.js";
 
 /**
@@ -324,6 +329,99 @@ ruleTester.run("require-fencing (holders the platform stops, outcomes typed as l
             alsoAtLine: "",
           },
         },
+      ],
+    },
+  ],
+});
+
+/** Identical requests share one in-flight promise, found by `get`; the entry is deleted only after a fulfilled await. */
+const INFLIGHT_BY_GET = `const inflight = new Map();
+export async function dedupedGet(url) {
+  const key = \`GET \${url}\`;
+  const pending = inflight.get(key);
+  const call = pending ?? fetch(url).then((r) => r.json());
+  if (!pending) inflight.set(key, call);
+  const body = await call;
+  inflight.delete(key);
+  return body;
+}
+`;
+
+/** A nightly run claimed by creating its row IN_PROGRESS under a unique key, or by retrying a FAILED one. */
+const BORN_IN_PROGRESS = `import { prisma } from "./db";
+export async function runNightly(propertyId: string, day: string) {
+  try {
+    await prisma.nightRun.create({ data: { propertyId, day, status: "IN_PROGRESS" } });
+  } catch (err) {
+    if (err.code !== "P2002") throw err;
+    const retried = await prisma.nightRun.updateMany({
+      where: { propertyId, day, status: "FAILED" },
+      data: { status: "IN_PROGRESS" },
+    });
+    if (retried.count === 0) return { skipped: true };
+  }
+  try {
+    await postCharges(propertyId, day);
+    await prisma.nightRun.updateMany({ where: { propertyId, day }, data: { status: "COMPLETED" } });
+  } catch (err) {
+    await prisma.nightRun.updateMany({ where: { propertyId, day }, data: { status: "FAILED" } });
+    throw err;
+  }
+  return { skipped: false };
+}
+async function postCharges(p: string, d: string) {}
+`;
+
+ruleTester.run("release-in-finally (an in-flight table found by get)", releaseInFinally, {
+  valid: [
+    {
+      name: "the same table released in a finally",
+      code: INFLIGHT_BY_GET.replace(
+        "const body = await call;\n  inflight.delete(key);\n  return body;",
+        "try {\n    return await call;\n  } finally {\n    inflight.delete(key);\n  }",
+      ),
+    },
+  ],
+  invalid: [
+    {
+      name: "a rejection skips the delete",
+      code: INFLIGHT_BY_GET,
+      errors: [
+        {
+          messageId: "missedOnRejection",
+          line: 6,
+          suggestions: [
+            {
+              messageId: "moveToFinally",
+              output: INFLIGHT_BY_GET.replace(
+                "const body = await call;\n  inflight.delete(key);\n  return body;",
+                "try {\n    const body = await call;\n    return body;\n  } finally {\n    inflight.delete(key);\n  }",
+              ),
+            },
+          ],
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("require-stale-recovery (a row created in progress)", requireStaleRecovery, {
+  valid: [
+    {
+      name: "the same module with a sweep of stalled runs",
+      code: `${BORN_IN_PROGRESS}export async function sweep(cutoff: Date) {
+  await prisma.nightRun.updateMany({ where: { status: "IN_PROGRESS", updatedAt: { lt: cutoff } }, data: { status: "FAILED" } });
+}
+`,
+    },
+  ],
+  invalid: [
+    {
+      name: "created IN_PROGRESS under a unique key, and reclaimed from FAILED: neither comes back from a crash",
+      code: BORN_IN_PROGRESS,
+      errors: [
+        { messageId: "missingRecovery", line: 4, data: { model: "nightRun", field: "status", value: "IN_PROGRESS" } },
+        { messageId: "missingRecovery", line: 7, data: { model: "nightRun", field: "status", value: "IN_PROGRESS" } },
       ],
     },
   ],

@@ -13,8 +13,9 @@
  *   and a lock table's entries are released by one (lock-tables.ts);
  * - `= true` and `= false`, or `= true` and a `delete` of a slot (`delete inFlight[id]`): in-process flags that guard
  *   work, alone or kept per key in an object (held-locks/candidates.ts `flagLocks`);
- * - `.has(`, `.add(` or `.set(`, and `.delete(`: a key's entry in an in-process `Map` or `Set` taken after a presence
- *   test and deleted after the work (lock-tables.ts), whose releases the code paths are read for (`tableLocks`).
+ * - `.has(` or `.get(`, `.add(` or `.set(`, and `.delete(`: a key's entry in an in-process `Map` or `Set` taken after a
+ *   presence test (`has`, or a `get` found empty: `const p = inflight.get(k); if (!p) inflight.set(k, …)`) and deleted
+ *   after the work (lock-tables.ts), whose releases the code paths are read for (`tableLocks`).
  *
  * Words are matched as substrings, without case, so every spelling the model accepts (`acquireLock`, `LOCK_KEY`,
  * `job_lease`) is found, at the price of a few lookalikes (`block`). A field name must not run on into a longer
@@ -58,7 +59,7 @@ const SET_TRUE = /=\s*true\b/;
 const SET_FALSE = /=\s*false\b/;
 const DELETE_SLOT = /\bdelete\s+[\w$.]+\s*\[/;
 /** In-process lock tables: a presence test, an entry taken and one deleted. */
-const TABLE_HAS = /\.has\s*\(/;
+const TABLE_HAS = /\.(?:has|get)\s*\(/;
 const TABLE_TAKE = /\.(?:add|set)\s*\(/;
 const TABLE_DELETE = /\.delete\s*\(/;
 

@@ -73,8 +73,16 @@ export function buildFacts(
   const lifetime = holderLifetimeMs(sourceCode);
   const unreadStatements = accesses.some((a) => a.access === "write" && a.unread === true);
   const direct = mod.writes.flatMap((w) => findClaims(mod, w));
+  // Rows inserted already in progress: plain inserts, and inserts under a unique key whose duplicate turns the caller
+  // away (`create({ data: { …, status: "IN_PROGRESS" } })` with P2002 caught) that are no lock row of their own.
+  const claimed = new Set(direct.map((c) => c.write));
   const born = mod.writes
-    .filter((w) => w.effect === "insert" && w.onConflict === undefined)
+    .filter(
+      (w) =>
+        w.effect === "insert" &&
+        (w.onConflict === undefined || w.onConflict === "error" || w.onConflict === "ignore") &&
+        !claimed.has(w),
+    )
     .flatMap((w) => findBornClaims(mod, w, direct));
   // A value the module itself works off in bulk is a queue state, not a lock (workedOffInBulk).
   const claims = [...direct, ...born].filter((c) => !workedOffInBulk(mod, c));
