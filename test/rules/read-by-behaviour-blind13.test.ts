@@ -18,8 +18,12 @@
 // - an in-flight table whose presence test is a `get` found empty (`const p = inflight.get(k); if (!p)
 //   inflight.set(k, call)`): the module is read (the text check knew only `has`), and a rejection skips its delete;
 // - a row created already in progress under a unique key whose duplicate turns the caller away: a claim from birth,
-//   asked Q1 like the module's other claim of that state.
+//   asked Q1 like the module's other claim of that state;
+// - a lease moved on with the clock by id (`expiresAt: new Date(Date.now() + ttl)`) that also stamps a column the claim
+//   cleared (`refreshedAt: new Date()`): a renewal by id, not a release.
 import atomicClaim from "../../rules/atomic-claim.js";
+import heartbeatAbort from "../../rules/heartbeat-abort.js";
+import ownerCheckedRelease from "../../rules/owner-checked-release.js";
 import releaseInFinally from "../../rules/release-in-finally.js";
 import requireFencing from "../../rules/require-fencing.js";
 import requireStaleRecovery from "../../rules/require-stale-recovery.js";
@@ -423,6 +427,43 @@ ruleTester.run("require-stale-recovery (a row created in progress)", requireStal
         { messageId: "missingRecovery", line: 4, data: { model: "nightRun", field: "status", value: "IN_PROGRESS" } },
         { messageId: "missingRecovery", line: 7, data: { model: "nightRun", field: "status", value: "IN_PROGRESS" } },
       ],
+    },
+  ],
+});
+
+/** A cron lock row: taken after a read found none live, renewed by id after a read found it this owner's. */
+const REFRESH_STAMPED = `import { prisma } from "./db";
+export async function acquireLock(lockName: string, owner: string) {
+  const now = new Date();
+  const found = await prisma.jobLock.findFirst({ where: { lockName, released: false, expiresAt: { gt: now } } });
+  if (found) return null;
+  return prisma.jobLock.upsert({
+    where: { lockName },
+    create: { lockName, owner, released: false, expiresAt: new Date(now.getTime() + 900000), refreshedAt: null },
+    update: { owner, released: false, expiresAt: new Date(now.getTime() + 900000), refreshedAt: null },
+  });
+}
+export async function refreshLock(lockName: string, owner: string) {
+  const lock = await prisma.jobLock.findFirst({ where: { lockName, owner, released: false } });
+  if (!lock) return false;
+  const expiresAt = new Date(Date.now() + 900000);
+  await prisma.jobLock.update({ where: { id: lock.id }, data: { expiresAt, refreshedAt: new Date() } });
+  return true;
+}
+`;
+
+ruleTester.run("owner-checked-release (a renewal that stamps a column the claim cleared)", ownerCheckedRelease, {
+  valid: [{ name: "the lease moved on with the clock is renewed, not released", code: REFRESH_STAMPED }],
+  invalid: [],
+});
+
+ruleTester.run("heartbeat-abort (a renewal that stamps a column the claim cleared)", heartbeatAbort, {
+  valid: [],
+  invalid: [
+    {
+      name: "renewed by id after a separate read: it succeeds for whoever holds the row now",
+      code: REFRESH_STAMPED,
+      errors: [{ messageId: "unfencedHeartbeat", line: 16 }],
     },
   ],
 });

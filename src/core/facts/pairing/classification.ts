@@ -162,9 +162,16 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
     toBranches(claim.write.filter).some((b) =>
       b.some((atom) => "pred" in atom && (atom.op === "lt" || atom.op === "lte") && sameField(atom.pred.field, f)),
     );
+  // A write that moves the lease column on with the clock (`expiresAt: new Date(Date.now() + ttl)`) renews the lease,
+  // whatever else it stamps (`refreshedAt: new Date()` where the claim wrote `refreshedAt: null`): no end stamp then.
+  const renews = write.assignments.some(
+    (a) => leaseColumn(a.field) && a.value.kind === "now" && !clears(a, until || untilColumn(a.field)),
+  );
   const releases =
     write.effect === "delete" ||
-    write.assignments.some((a) => (leaseColumn(a.field) && clears(a, until || untilColumn(a.field))) || endStamp(a));
+    write.assignments.some(
+      (a) => (leaseColumn(a.field) && clears(a, until || untilColumn(a.field))) || (!renews && endStamp(a)),
+    );
   // A keyed lock row is picked by its constant name, not by a value known at run time; so is a lock row the claim
   // inserts under a constant it names it by (`insert({ job: JOB_NAME })`, deleted `where job = JOB_NAME`).
   const namedAsInserted = (b: Branch) =>
