@@ -227,6 +227,44 @@ function keepFresh(target) {
 module.exports.keepFresh = keepFresh;
 `;
 
+/**
+ * A pid lock file whose break is a module function judging the holder it is handed (`reapIfDead(p, readHolder(p))`):
+ * the pid tested comes from the caller's read, and the removal after the test, made inside the function, is a break.
+ */
+const REAPED_THROUGH_PARAMETER = `import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { isRunning } from "./proc";
+
+function readHolder(lockPath: string): { pid: number } | null {
+  try {
+    return JSON.parse(readFileSync(lockPath, "utf8"));
+  } catch {
+    return null;
+  }
+}
+
+function reapIfDead(lockPath: string, holder: { pid: number } | null): boolean {
+  if (!holder) return false;
+  if (isRunning(holder.pid)) return false;
+  unlinkSync(lockPath);
+  return true;
+}
+
+export function takeIndexLock(lockPath: string) {
+  for (;;) {
+    try {
+      const fd = openSync(lockPath, "wx");
+      writeFileSync(fd, JSON.stringify({ pid: process.pid }));
+      closeSync(fd);
+      return () => unlinkSync(lockPath);
+    } catch (err) {
+      if (err.code !== "EEXIST") throw err;
+      if (reapIfDead(lockPath, readHolder(lockPath))) continue;
+      throw new Error("index is locked");
+    }
+  }
+}
+`;
+
 ruleTester.run("require-stale-recovery (lock files)", requireStaleRecovery, {
   assertionOptions: { requireData: true },
   valid: [
@@ -235,6 +273,10 @@ ruleTester.run("require-stale-recovery (lock files)", requireStaleRecovery, {
     { name: "a lock file this module never removes: unknown", code: NEVER_REMOVED_HERE },
     { name: "a lock file renamed aside: a break not read, unknown", code: RENAMED_ASIDE },
     { name: "callback style: a lock directory broken by its age has a recovery", code: CALLBACK_DIR_LOCK },
+    {
+      name: "a break in a function that judges the holder its caller read and hands it",
+      code: REAPED_THROUGH_PARAMETER,
+    },
   ],
   invalid: [
     {
@@ -349,6 +391,24 @@ ruleTester.run("conditional-recovery (lock files)", conditionalRecovery, {
     { name: "a break by renaming aside is not read", code: RENAMED_ASIDE },
   ],
   invalid: [
+    {
+      name: "a pid judged in the function the caller hands its read, then the unlink there: two waiters both break",
+      code: REAPED_THROUGH_PARAMETER,
+      errors: [
+        {
+          messageId: "lockFileBreakRace",
+          line: 15,
+          column: 3,
+          data: {
+            operation: "`unlinkSync`",
+            path: "`lockPath`",
+            basis: "whether the process it names still runs",
+            read: "call of `readHolder` (its `readFileSync`, line 6)",
+            readLine: "28",
+          },
+        },
+      ],
+    },
     {
       name: "callback style: stat, then a module function removes the path the arguments make",
       code: CALLBACK_DIR_LOCK,

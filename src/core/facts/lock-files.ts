@@ -217,12 +217,14 @@ export function buildLockFiles(
       wrappers.set(fn, { ops });
       continue;
     }
-    // Every op a removal of a path made from the parameters (`removeLock(file, options)` removing
+    // Every op an unconditional removal of a path made from the parameters (`removeLock(file, options)` removing
     // `getLockFile(file, options)`): a break or release made at each call, on the path the caller's arguments make.
+    // One that judges the holder itself first (`if (isAlive(owner.pid)) return false; unlinkSync(p)`) is a break
+    // where it is, judged by its own tests.
     if (
       mine.length > 0 &&
       ops.length === 0 &&
-      mine.every((o) => o.kind === "remove" && o.key.opaque) &&
+      mine.every((o) => o.kind === "remove" && o.key.opaque && guardsOf(sourceCode, o.node, vocabulary).length === 0) &&
       fn.params.every((p) => p.type === "Identifier")
     )
       wrappers.set(fn, { ops: mine, substitute: true });
@@ -275,6 +277,17 @@ export function buildLockFiles(
   const moduleText = sourceCode.getText();
   const checksPids = /process\.kill\([^)]*,\s*0\s*\)/.test(moduleText);
 
+  /** The arguments the module's calls of `fn` give its parameter at `index` (none for a callback or an export). */
+  const argumentsOf = (fn: Fn, index: number): Node[] => {
+    if (index < 0 || functionName(fn) === undefined) return [];
+    const out: Node[] = [];
+    for (const c of shape.calls) {
+      const arg = c.arguments[index];
+      if (arg && arg.type !== "SpreadElement" && calledFunction(sourceCode, c) === fn) out.push(arg);
+    }
+    return out;
+  };
+
   /** What a test reads, followed through consts, calls and members: reads of `target`, the clock, a pid check. */
   const reading = (test: Node, target: FileLockOp): Reading => {
     const r: Reading = { reads: [], clock: false, fileTime: false, pid: false, content: false };
@@ -301,6 +314,11 @@ export function buildLockFiles(
             // `fs.stat(p, (err, stat) => …)`: the callback's result is the call's.
             const call = def?.type === "Parameter" ? callbackResultOf(sourceCode, n) : undefined;
             if (call) visit(call, depth + 1);
+            // `function reapIfDead(p, holder) { if (isAlive(holder.pid)) return; unlink(p) }`: what the module's
+            // calls of the function hand that parameter (`reapIfDead(p, readHolder(p))`).
+            if (!call && def?.type === "Parameter" && isFunction(def.node))
+              for (const arg of argumentsOf(def.node, def.node.params.indexOf(def.name as TSESTree.Parameter)))
+                visit(arg, depth + 1);
           }
           return;
         }
