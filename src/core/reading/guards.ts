@@ -49,20 +49,28 @@ function innerExit(stmt: TSESTree.IfStatement): TSESTree.IfStatement | undefined
   return exits.length === 1 ? exits[0] : undefined;
 }
 
+/** One node per pair of nested tests, so that every reader that keys on a guard's test sees the same one. */
+const BOTH = new WeakMap<TSESTree.Expression, TSESTree.Expression>();
+
 /**
  * The test `a && b` of two nested `if`s, read as one: a node made for reading only (its parts keep their own parents;
  * it is never rewritten, and it is located at `b`, the inner test, which the way past it has passed).
  */
 function both(a: TSESTree.Expression, b: TSESTree.Expression): TSESTree.Expression {
-  return {
-    type: "LogicalExpression",
-    operator: "&&",
-    left: a,
-    right: b,
-    range: [b.range[0], b.range[1]],
-    loc: b.loc,
-    parent: b.parent,
-  } as TSESTree.LogicalExpression;
+  let node = BOTH.get(b);
+  if (!node) {
+    node = {
+      type: "LogicalExpression",
+      operator: "&&",
+      left: a,
+      right: b,
+      range: [b.range[0], b.range[1]],
+      loc: b.loc,
+      parent: b.parent,
+    } as TSESTree.LogicalExpression;
+    BOTH.set(b, node);
+  }
+  return node;
 }
 
 function memberName(node: Node): string | undefined {

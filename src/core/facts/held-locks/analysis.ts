@@ -9,7 +9,6 @@
  * function is an "initialised once" marker, not a guard.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
-type Variable = TSESLint.Scope.Variable;
 import type { AdvisoryLockOp, LibraryLockOp, Node, StateAccess } from "../../model/accesses.js";
 import type { KvFacts } from "../../model/kv-locks.js";
 import type { HeldLock, LockTable, PathEscape } from "../../model/held-locks.js";
@@ -41,6 +40,8 @@ import {
 import { heldRegion, queuedBatchExec, settlingAwait } from "./held-region.js";
 import { walk } from "../../reading/walk.js";
 import { caughtIn } from "../../reading/rejection-flow.js";
+
+type Variable = TSESLint.Scope.Variable;
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
