@@ -18,7 +18,8 @@
 // - an in-flight table whose presence test is a `get` found empty (`const p = inflight.get(k); if (!p)
 //   inflight.set(k, call)`): the module is read (the text check knew only `has`), and a rejection skips its delete;
 // - a row created already in progress under a unique key whose duplicate turns the caller away: a claim from birth,
-//   asked Q1 like the module's other claim of that state;
+//   asked Q1 like the module's other claim of that state (a table of records whose flag is set false in place is no
+//   presence lock: the crash run found one the `get` test let in);
 // - a lease moved on with the clock by id (`expiresAt: new Date(Date.now() + ttl)`) that also stamps a column the claim
 //   cleared (`refreshedAt: new Date()`): a renewal by id, not a release.
 import atomicClaim from "../../rules/atomic-claim.js";
@@ -376,8 +377,28 @@ export async function runNightly(propertyId: string, day: string) {
 async function postCharges(p: string, d: string) {}
 `;
 
+/** A table of records (attempts, a cooldown, a flag): the flag in the record is set false in place when done. */
+const RECORD_TABLE = `const titleJobs = new Map();
+export async function makeTitle(chatId, messages) {
+  const entry = titleJobs.get(chatId);
+  if (entry && entry.isProcessing) return;
+  titleJobs.set(chatId, { attempts: (entry?.attempts ?? 0) + 1, isProcessing: true });
+  if (messages.length < 2) {
+    titleJobs.set(chatId, { attempts: entry?.attempts ?? 0, isProcessing: false });
+    return;
+  }
+  await summarise(messages);
+  titleJobs.delete(chatId);
+}
+async function summarise(messages) {}
+`;
+
 ruleTester.run("release-in-finally (an in-flight table found by get)", releaseInFinally, {
   valid: [
+    {
+      name: "a table of records whose flag is set false in place: the entry's presence is no hold",
+      code: RECORD_TABLE,
+    },
     {
       name: "the same table released in a finally",
       code: INFLIGHT_BY_GET.replace(

@@ -136,6 +136,21 @@ function waitsBetween(fn: Fn, from: number, to: number): boolean {
   return found;
 }
 
+/** The set stores an object literal with a flag field set to false (`{ attempts, isProcessing: false }`). */
+function setsFlagFalse(set: TableOp, vocabulary: ResolvedVocabulary): boolean {
+  const value = set.valueNode && unwrap(set.valueNode);
+  if (value?.type !== "ObjectExpression") return false;
+  return value.properties.some((p) => {
+    if (p.type !== "Property" || p.computed || p.key.type !== "Identifier") return false;
+    const v = unwrap(p.value as Node);
+    return (
+      v.type === "Literal" &&
+      v.value === false &&
+      (vocabulary.isFlagField(p.key.name) || /^(?:is|has)[A-Z]/.test(p.key.name))
+    );
+  });
+}
+
 /** The `if` whose test holds `node`, within `fn`. */
 function ifOfTest(node: Node, fn: Fn): TSESTree.IfStatement | undefined {
   for (let p = node.parent; p && p !== fn; p = p.parent) {
@@ -347,6 +362,9 @@ export function buildLockTables(
     const reads = group.filter((o) => o.op === "has" || o.op === "get");
     const deletes = group.filter((o) => o.op === "delete");
     if (deletes.length === 0) continue;
+    // Entries that are records with a flag the module sets false in place (`set(id, { …, isProcessing: false })`):
+    // the flag in the record is the hold, and an entry present says nothing of it (blind-13's crash run).
+    if (group.some((o) => o.op === "set" && setsFlagFalse(o, vocabulary))) continue;
     for (const acquire of group.filter((o) => o.op === "set")) {
       const turnedAway = presenceTest(sourceCode, acquire, reads);
       const waited = turnedAway ? undefined : waitedTest(sourceCode, acquire, reads);
