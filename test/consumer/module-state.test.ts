@@ -36,6 +36,8 @@ const allowed: Record<string, string> = {
   "src/rule-kit/imported-modules.ts configs":
     "memo of a tsconfig's compiler options, a pure function of its path and modification time (each entry checks both)",
   "src/rule-kit/imported-modules.ts typescript": "the lazily required TypeScript module",
+  "src/core/reading/guards.ts BOTH":
+    "per-file state, a WeakMap keyed by the file's AST nodes (the inner test of two nested `if`s), dropped with the file",
   "src/core/reading/named-types.ts registered":
     "a WeakSet of the ts.Programs the audit built itself; an editor's or a type-checked config's program is never in it",
 };
