@@ -12,6 +12,7 @@
 //   both take it. A status moved elsewhere under the same tests (`failed`) is a recovery, not a claim;
 // - a route that exports its platform time limit (`maxDuration`) and takes over a claim only after a longer age: the
 //   platform stops every holder before its claim can pass on, so its later writes need no fence (a shorter age does);
+//   the same for a sweep of the route's claims that waits longer than the limit: no live holder is that old;
 // - a parameter typed as a union of literals (`status: "done" | "failed"`): the values a write of it can set;
 // - a write by id of a state known only at run time that clears the owner column the claim fills: the holder's
 //   release, whatever the state (a write of such a state that leaves the owner alone stays unknown);
@@ -24,6 +25,7 @@
 //   cleared (`refreshedAt: new Date()`): a renewal by id, not a release.
 import atomicClaim from "../../rules/atomic-claim.js";
 import heartbeatAbort from "../../rules/heartbeat-abort.js";
+import progressBasedStaleness from "../../rules/progress-based-staleness.js";
 import ownerCheckedRelease from "../../rules/owner-checked-release.js";
 import releaseInFinally from "../../rules/release-in-finally.js";
 import requireFencing from "../../rules/require-fencing.js";
@@ -487,4 +489,45 @@ ruleTester.run("heartbeat-abort (a renewal that stamps a column the claim cleare
       errors: [{ messageId: "unfencedHeartbeat", line: 16 }],
     },
   ],
+});
+
+/** A report route stopped by its platform after 60 s, with a sweep of renders started over five minutes ago. */
+const SWEPT_PAST_LIFETIME = `import { prisma } from "./db";
+export const maxDuration = 60;
+export async function POST(req: Request) {
+  const { id } = await req.json();
+  const claimed = await prisma.report.updateMany({ where: { id, status: "QUEUED" }, data: { status: "RENDERING", startedAt: new Date() } });
+  if (claimed.count === 0) return new Response("busy", { status: 409 });
+  await render(id);
+  await prisma.report.update({ where: { id }, data: { status: "DONE" } });
+  return new Response("ok");
+}
+export async function sweep() {
+  await prisma.report.updateMany({
+    where: { status: "RENDERING", startedAt: { lt: new Date(Date.now() - 5 * 60 * 1000) } },
+    data: { status: "QUEUED" },
+  });
+}
+async function render(id: string) {}
+`;
+
+/** The same route allowed ten minutes: a live render can be older than the sweep's five. */
+const SWEPT_WITHIN_LIFETIME = SWEPT_PAST_LIFETIME.replace("maxDuration = 60", "maxDuration = 600");
+
+ruleTester.run("progress-based-staleness (a sweep longer than the platform's limit)", progressBasedStaleness, {
+  valid: [{ name: "no live holder is five minutes old in a route stopped at 60 s", code: SWEPT_PAST_LIFETIME }],
+  invalid: [
+    {
+      name: "a route that may live ten minutes is swept after five by its start time",
+      code: SWEPT_WITHIN_LIFETIME,
+      errors: [{ messageId: "startTimeRecovery", line: 13 }],
+    },
+  ],
+});
+
+ruleTester.run("require-fencing (a sweep longer than the platform's limit)", requireFencing, {
+  valid: [
+    { name: "the sweep never takes a live holder's row: its completion needs no fence", code: SWEPT_PAST_LIFETIME },
+  ],
+  invalid: [],
 });

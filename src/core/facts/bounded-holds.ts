@@ -1,17 +1,21 @@
 /**
- * Bounded holds: a claim whose work the holder cuts off itself, by an abort timer shorter than the age at which any
- * recovery of the claim judges it stale (`setTimeout(() => controller.abort(), 45_000)` beside a sweep of rows
- * older than two minutes). Such a holder is finished or dead before its row can be taken from it, so:
+ * Bounded holds: a claim whose holder cannot outlive the age at which its row is taken from it. The holder is cut off
+ * by an abort timer it sets (`setTimeout(() => controller.abort(), 45_000)`), or by its platform, whose time limit
+ * the module exports (`export const maxDuration = 55`: reading/lifetime.ts); the row is taken by every recovery of
+ * the claim (a sweep of rows older than two minutes) and every take-over the claim makes in JavaScript (`if
+ * (row.busy && Date.now() - row.updatedAt < 60000) return`), each only past an age longer than that. Such a holder is
+ * finished or dead before its row can be taken from it, so:
  * - judging age by the start time is sound (Q2): no live holder is that old;
- * - its later writes need no fence (Q3): nobody can hold the row after it while it still writes.
+ * - its later writes need no fence (Q3): nobody can hold the row after it while it still writes;
+ * - its take-overs never pass the claim from a live holder (`changesHands`).
  * Both numbers must be read from the code (literals and consts, `Date.now() - N`); unknown stays unknown, and a
  * claim taken over in its own filter (a lease) is not read here.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../model/accesses.js";
 import type { Claim, Recovery } from "../model/claims.js";
-import { evaluateNumber, getConstInit, unwrap } from "../reading/values.js";
-import { readsClockNow } from "../reading/clock.js";
+import { evaluateNumber, unwrap } from "../reading/values.js";
+import { ageLimitMs, agoMs, holderLifetimeMs } from "../reading/lifetime.js";
 import { calleeName } from "../reading/ast.js";
 import { unitOf } from "../reading/units.js";
 import { walk } from "../reading/walk.js";
@@ -31,10 +35,20 @@ function aborts(fn: Node | undefined): boolean {
 }
 
 /**
+ * How long the claim's holder can live, in milliseconds: the module's exported time limit, or the longest abort timer
+ * its function sets after the claim, whichever is shorter. Undefined when neither is known.
+ */
+export function holdBoundMs(sourceCode: SourceCode, claim: Claim): number | undefined {
+  const timer = abortTimerMs(sourceCode, claim);
+  const lifetime = holderLifetimeMs(sourceCode);
+  return timer === undefined ? lifetime : lifetime === undefined ? timer : Math.min(timer, lifetime);
+}
+
+/**
  * The longest abort timer the claim's function sets after the claim, in milliseconds: `setTimeout(() => c.abort(), T)`
  * or `AbortSignal.timeout(T)`. Undefined when there is none, or one whose length is not known.
  */
-export function holdBoundMs(sourceCode: SourceCode, claim: Claim): number | undefined {
+function abortTimerMs(sourceCode: SourceCode, claim: Claim): number | undefined {
   const unit = unitOf(claim.write.node);
   if (!unit?.body) return undefined;
   const after = claim.write.node.range[1];
@@ -60,30 +74,6 @@ export function holdBoundMs(sourceCode: SourceCode, claim: Claim): number | unde
     return true;
   });
   return unknown ? undefined : bound;
-}
-
-/** `Date.now() - N` (or `new Date().getTime() - N`), through consts: N, the age in milliseconds. */
-function agoMs(sourceCode: SourceCode, node: Node, depth = 0): number | undefined {
-  if (depth > 3) return undefined;
-  let found: number | undefined;
-  walk(node, (n) => {
-    if (found !== undefined) return false;
-    if (n.type === "BinaryExpression" && n.operator === "-") {
-      if (readsClockNow(sourceCode, n.left as Node)) {
-        found = evaluateNumber(sourceCode, n.right);
-        return false;
-      }
-    }
-    if (n.type === "Identifier") {
-      const init = getConstInit(sourceCode, n);
-      if (init && init.type !== "TSEnumDeclaration") {
-        const v = agoMs(sourceCode, init, depth + 1);
-        if (v !== undefined) found = v;
-      }
-    }
-    return true;
-  });
-  return found;
 }
 
 /**
@@ -113,13 +103,27 @@ export function recoveryAgeMs(sourceCode: SourceCode, recovery: Recovery): numbe
   return min;
 }
 
-/** The claim's holder aborts its work before every recovery of the claim in the module can judge it stale. */
+/** The age, in milliseconds, past which a take-over the claim judges in JavaScript takes the row, if written so. */
+function takeoverAgeMs(sourceCode: SourceCode, test: Node): number | undefined {
+  return (
+    ageLimitMs(sourceCode, test) ??
+    compared(test)
+      .map((n) => agoMs(sourceCode, n))
+      .find((v) => v !== undefined)
+  );
+}
+
+/**
+ * The claim's holder is stopped before every recovery of the claim in the module, and every take-over the claim
+ * makes, can judge it stale.
+ */
 export function boundedBelowRecovery(sourceCode: SourceCode, claim: Claim, recoveries: readonly Recovery[]): boolean {
-  if (claim.takeover.length > 0 || recoveries.length === 0) return false;
+  if (claim.takeover.length === 0 && recoveries.length === 0) return false;
   const bound = holdBoundMs(sourceCode, claim);
   if (bound === undefined) return false;
-  return recoveries.every((r) => {
-    const age = recoveryAgeMs(sourceCode, r);
-    return age !== undefined && bound < age;
-  });
+  const ages = [
+    ...[...new Set(claim.takeover.map((t) => t.node))].map((test) => takeoverAgeMs(sourceCode, test)),
+    ...recoveries.map((r) => recoveryAgeMs(sourceCode, r)),
+  ];
+  return ages.every((age) => age !== undefined && bound < age);
 }

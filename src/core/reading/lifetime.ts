@@ -1,6 +1,6 @@
 /**
- * How long a holder can live, when the module says so, and how old a hold must be before a take-over: together they
- * tell whether a lock can change hands while its holder still works.
+ * How long a holder can live, when the module says so, and how old a hold must be before it is taken from its holder:
+ * together they tell whether a lock can change hands while its holder still works (facts/bounded-holds.ts).
  *
  * A serverless route that exports its time limit (`export const maxDuration = 55`, Next.js route segment config; or
  * `export const config = { maxDuration: 55 }`, the pages router's) is stopped by its platform after that many seconds:
@@ -11,6 +11,7 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../model/accesses.js";
 import { readsClockNow } from "./clock.js";
 import { evaluateNumber, findProperty, getConstInit, unwrap } from "./values.js";
+import { walk } from "./walk.js";
 
 /** The module's exported time limit, in milliseconds, or undefined. */
 export function holderLifetimeMs(sourceCode: SourceCode): number | undefined {
@@ -70,4 +71,28 @@ function isAgeInMs(sourceCode: SourceCode, node: Node): boolean {
     n = unwrap(init);
   }
   return n.type === "BinaryExpression" && n.operator === "-" && readsClockNow(sourceCode, n.left as Node);
+}
+
+/** `Date.now() - N` (or `new Date().getTime() - N`), through consts: N, the age of a cutoff in milliseconds. */
+export function agoMs(sourceCode: SourceCode, node: Node, depth = 0): number | undefined {
+  if (depth > 3) return undefined;
+  let found: number | undefined;
+  walk(node, (n) => {
+    if (found !== undefined) return false;
+    if (n.type === "BinaryExpression" && n.operator === "-") {
+      if (readsClockNow(sourceCode, n.left as Node)) {
+        found = evaluateNumber(sourceCode, n.right);
+        return false;
+      }
+    }
+    if (n.type === "Identifier") {
+      const init = getConstInit(sourceCode, n);
+      if (init && init.type !== "TSEnumDeclaration") {
+        const v = agoMs(sourceCode, init, depth + 1);
+        if (v !== undefined) found = v;
+      }
+    }
+    return true;
+  });
+  return found;
 }

@@ -26,7 +26,6 @@ import { buildKvFacts } from "../kv-pairing/kv-facts.js";
 import { buildRenewals } from "../renewals.js";
 import { namedApart, normalizeModel, sameValue, sameField } from "../../model/names.js";
 import { recoveredByDirective } from "../../reading/directives.js";
-import { ageLimitMs, holderLifetimeMs } from "../../reading/lifetime.js";
 import { isExported } from "../../reading/exports.js";
 import { enclosingFunction, isFunction } from "../../reading/units.js";
 import { contains } from "../../reading/ast.js";
@@ -69,8 +68,6 @@ export function buildFacts(
     accesses,
   );
   const mod = new Module(sourceCode, accesses, vocabulary, uniqueKeys);
-  // The platform's time limit the module exports (`maxDuration`): no holder of its claims lives longer.
-  const lifetime = holderLifetimeMs(sourceCode);
   const unreadStatements = accesses.some((a) => a.access === "write" && a.unread === true);
   const direct = mod.writes.flatMap((w) => findClaims(mod, w));
   // Rows inserted already in progress: plain inserts, and inserts under a unique key whose duplicate turns the caller
@@ -294,27 +291,14 @@ export function buildFacts(
     },
     changesHands: (claim) =>
       !rowPerRun(claim, claims) &&
-      ((claim.takeover.length > 0 && !outlivesEveryHolder(sourceCode, claim, lifetime)) ||
+      // A take-over that waits longer than any holder can live never meets a live one (bounded-holds.ts).
+      ((claim.takeover.length > 0 && !boundedBelowRecovery(sourceCode, claim, byClaim.get(claim) ?? [])) ||
         hasTakeoverWrite(claim, mod.writes, vocabulary) ||
         handedOut(claim) !== undefined ||
         (byClaim.get(claim) ?? []).some((r) => !r.flaws.includes("missing-time") && handsBack(r, claims)) ||
         recoveredElsewhere.has(claim.write.node.loc.start.line) ||
         recoveredByDirective(sourceCode, claim.write.node) !== undefined),
   };
-}
-
-/**
- * Every take-over of the claim waits longer than any holder can live: each age test it makes compares with a limit,
- * in milliseconds, beyond the module's exported time limit (`maxDuration = 55` and `lockAge < 60000`). The platform
- * has stopped the holder before its claim can pass to another, so no live holder is taken over (blind-13 C13c07).
- */
-function outlivesEveryHolder(sourceCode: SourceCode, claim: Claim, lifetime: number | undefined): boolean {
-  if (lifetime === undefined) return false;
-  const tests = new Set(claim.takeover.map((t) => t.node));
-  return [...tests].every((test) => {
-    const limit = ageLimitMs(sourceCode, test);
-    return limit !== undefined && limit >= lifetime;
-  });
 }
 
 /**

@@ -386,13 +386,12 @@ function classifyChoice(
   out.holder.push({ write, claim, assignment, fenced });
 }
 
-/** The write clears (sets to null) an owner column that the claim's write fills with a run-time value. */
+/** The write clears (`clears`: null, false) an owner column that the claim's write fills with a run-time value. */
 function clearsClaimOwner(write: StateWrite, claim: Claim, vocabulary: ResolvedVocabulary): boolean {
   return write.assignments.some(
     (a) =>
       vocabulary.isOwnerField(a.field) &&
-      a.value.kind === "static" &&
-      a.value.value.value === null &&
+      clears(a) &&
       claim.write.assignments.some((c) => sameField(c.field, a.field) && c.value.kind !== "static"),
   );
 }
