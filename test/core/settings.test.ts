@@ -30,7 +30,7 @@ describe("getVocabulary: defaults", () => {
     }
   });
 
-  it("takes a value that ends in an -ING verb as in progress unless an earlier word says the work has not started", () => {
+  it("takes a value that ends in an -ING verb as in progress unless a word says the work has not started or waits", () => {
     for (const value of ["VIDEO_PROCESSING", "dataSyncing", "pdf-rendering"])
       expect(v.isInProgressValue(value), value).toBe(true);
     for (const value of [
@@ -39,6 +39,9 @@ describe("getVocabulary: defaults", () => {
       "awaitingShipping",
       "PENDING_PROCESSING",
       "not_started_uploading",
+      "WITHDRAW_PENDING",
+      "payment_pending",
+      "approvalAwaiting",
     ]) {
       expect(v.isInProgressValue(value), value).toBe(false);
     }

@@ -340,6 +340,15 @@ function finishOnly(releases: readonly Node[]): Node | undefined {
   return name !== undefined && /^(?:res|resp|response|reply|raw|outgoing)$/i.test(name) ? events[0]!.call : undefined;
 }
 
+/** The `setTimeout(…)` call whose callback `node` runs in, directly (`setTimeout(() => locks.delete(key), ttl)`). */
+function timerOf(node: Node): TSESTree.CallExpression | undefined {
+  const fn = enclosingFunction(node);
+  const call = fn?.parent;
+  if (call?.type !== "CallExpression" || call.arguments[0] !== fn) return undefined;
+  const callee = unwrap(call.callee);
+  return callee.type === "Identifier" && callee.name === "setTimeout" ? call : undefined;
+}
+
 function nameOf(fn: Fn | undefined): string {
   return (fn && functionName(fn)) ?? "";
 }
@@ -391,21 +400,17 @@ export function buildLockTables(
         }
         return true;
       });
-      // `setTimeout(() => locks.delete(key), ttl)` made with the entry.
-      walk(body, (n) => {
-        if (
-          n.type !== "CallExpression" ||
-          unwrap(n.callee).type !== "Identifier" ||
-          (unwrap(n.callee) as TSESTree.Identifier).name !== "setTimeout"
-        )
-          return true;
-        const timed = deletes.filter((d) => contains(n.arguments[0], d.node));
-        if (timed.length > 0) {
-          expiry ??= { node: n, kind: "timer" };
-          for (const d of timed) freedBy.add(d.node);
-        }
-        return true;
-      });
+      // `setTimeout(() => locks.delete(key), ttl)`: made with the entry, or by another function of the module that
+      // sets one (an `extend` that restarts the entry's timer). A timer's delete is the entry's expiry, not a holder's
+      // release: whether it frees a newer holder's entry depends on the timers the releases cancel, which the
+      // holder's own release answers (blind-13 F13d13, and a lock stub in the crash run).
+      for (const d of deletes) {
+        const timer = timerOf(d.node);
+        if (!timer) continue;
+        if (!expiry || (expiry.kind === "timer" && !contains(body, expiry.node) && contains(body, timer)))
+          expiry = { node: timer, kind: "timer" };
+        freedBy.add(d.node);
+      }
       // A delete under a test of the clock (`if (lock.expiresAt <= now)`) frees expired entries: a sweep.
       for (const d of deletes) {
         if (freedBy.has(d.node) || !enclosingTests(d.node).some((t) => comparesClock(sourceCode, t))) continue;

@@ -254,13 +254,14 @@ function resolveVocabulary(raw: Vocabulary): ResolvedVocabulary {
       if (inProgress.has(n)) return true;
       if (waiting.has(n)) return false;
       // Any -ING verb that is not a waiting state: RENDERING, EXPORTING, SYNCING, VIDEO_PROCESSING; not one an earlier
-      // word says is not under way yet (INCOMPLETE_ONBOARDING, READY_FOR_PROCESSING, AWAITING_SHIPPING).
+      // word says is not under way yet (INCOMPLETE_ONBOARDING, READY_FOR_PROCESSING, AWAITING_SHIPPING), nor one whose
+      // -ING word is itself a waiting state (WITHDRAW_PENDING, payment_pending: a request waiting for someone).
       if (!/^[a-z]{4,}ing$/.test(n)) return false;
       const words = String(value)
         .split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/)
         .filter(Boolean)
         .map((w) => w.toLowerCase());
-      return !words.slice(0, -1).some((w) => NOT_YET.has(w) || waiting.has(w));
+      return !words.some((w, i) => waiting.has(w) || (i < words.length - 1 && NOT_YET.has(w)));
     },
     isProgressTimeField: (field) => matchesField(progress, field),
     isStartTimeField: (field) => matchesField(start, field) && !matchesField(progress, field),

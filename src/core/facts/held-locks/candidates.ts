@@ -48,6 +48,12 @@ export interface Candidate {
    * to the caller hands the lock over with it (`return client`, `return { client, lockId }`).
    */
   readonly heldBy?: Variable;
+  /**
+   * An in-process flag whose code runs on, from the set, without giving up the thread (no `await` after it): no other
+   * call can find it set in between, so a way out that leaves it set keeps a state on purpose (a parser's `inString`, a
+   * `paused` switch cleared when a later check says so), not a lock left held. Only a `throw` leaves it set by mistake.
+   */
+  readonly keptInOneRun?: boolean;
 }
 
 function calleeObject(call: Node): Node | undefined {
@@ -310,14 +316,15 @@ function setAfterAwait(
  * `return` or `throw`): the flag is held across work. A flag set last, as the mark that the awaited step before it was
  * done once (`if (!this.queued) { await redis.rpush(…); this.queued = true; return … }`), holds nothing.
  */
-function awaitsAfter(node: Node, fn: TSESTree.FunctionLike): boolean {
+function awaitsAfter(node: Node, fn: TSESTree.FunctionLike | undefined, yields = false): boolean {
   for (let child: Node = node, p = node.parent; p && p !== fn; child = p, p = p.parent) {
-    if (p.type !== "BlockStatement") continue;
+    if (p.type !== "BlockStatement" && p.type !== "Program") continue;
     for (const st of p.body.slice(p.body.indexOf(child as TSESTree.Statement) + 1)) {
       let found = false;
       walk(st, (n) => {
         if (found || isFunction(n)) return false;
         if (n.type === "AwaitExpression" || (n.type === "ForOfStatement" && n.await)) found = true;
+        if (yields && n.type === "YieldExpression") found = true;
         return !found;
       });
       if (found) return true;
@@ -325,6 +332,14 @@ function awaitsAfter(node: Node, fn: TSESTree.FunctionLike): boolean {
     }
   }
   return false;
+}
+
+/**
+ * The code that runs on from `node` can give up the thread: it awaits, or yields to a generator's caller, which resumes
+ * it later (`awaitsAfter`). A top-level set (`fn` undefined) is read over the module's statements.
+ */
+function waitsAfter(node: Node, fn: TSESTree.FunctionLike | undefined): boolean {
+  return awaitsAfter(node, fn, fn?.generator === true);
 }
 
 /**
@@ -501,6 +516,7 @@ export function flagLocks(
       ttl: false,
       try: false,
       ...(late ? { setAfterAwait: late } : {}),
+      ...(waitsAfter(a, fn) ? {} : { keptInOneRun: true }),
     });
   }
   return out;
