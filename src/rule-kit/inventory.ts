@@ -302,6 +302,10 @@ export function onLockFacts(
         ThrowStatement(node: TSESTree.ThrowStatement) {
           paths.record(node);
         },
+        // Where a `catch` starts: a way into it can be told apart (code-paths.ts `escapes`, `refused`).
+        CatchClause(node: TSESTree.CatchClause) {
+          paths.record(node);
+        },
       }
     : {};
   return {

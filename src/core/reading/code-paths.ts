@@ -60,7 +60,7 @@ export class PathRecorder {
     }
   }
 
-  /** Whether `node` was seen on a code path (a call, await, boolean assignment, return or throw). */
+  /** Whether `node` was seen on a code path (a call, await, boolean assignment, return, throw or `catch`). */
   has(node: Node): boolean {
     return this.segmentsOf.has(node);
   }
@@ -70,22 +70,30 @@ export class PathRecorder {
     const codePath = this.pathOf.get(inside);
     let best: Node | undefined;
     for (const [node, path] of this.pathOf) {
-      if (path !== codePath || node.range[0] < start || node.range[1] > end) continue;
+      if (path !== codePath || node.range[0] < start || node.range[1] > end || node.type === "CatchClause") continue;
       if (!best || node.range[0] < best.range[0]) best = node;
     }
     return best;
+  }
+
+  /** The segment's first recorded node lies in `node` (the segment begins there). */
+  private startsIn(segment: Segment, node: Node): boolean {
+    const first = this.events.get(segment)?.[0];
+    return first !== undefined && first.range[0] >= node.range[0] && first.range[1] <= node.range[1];
   }
 
   /**
    * The ways out of `from`'s function that pass no release, walking forward from `from` (`inclusive`: from `from`
    * itself, when it is where the lock starts being held rather than the acquire). `isRelease` says whether a
    * recorded node releases; `awaitHandled` whether a rejected await there is caught or released by a `finally`.
+   * `refused`: a `catch` not to enter (its `try` holds only `from`, whose throwing holds nothing).
    */
   escapes(
     from: Node,
     isRelease: (node: Node) => boolean,
     awaitHandled: (node: TSESTree.AwaitExpression) => boolean,
     inclusive: boolean,
+    refused?: Node,
   ): { escapes: PathEscape[]; reachesRelease: boolean } {
     const codePath = this.pathOf.get(from);
     const start = this.segmentsOf.get(from);
@@ -140,6 +148,7 @@ export class PathRecorder {
       }
       for (const next of segment.nextSegments) {
         if (visited.has(next)) continue;
+        if (refused && this.startsIn(next, refused)) continue;
         visited.add(next);
         stack.push({ segment: next, index: 0, exit });
       }

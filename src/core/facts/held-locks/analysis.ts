@@ -77,7 +77,7 @@ function awaitHandled(
  * The `catch` a rejected await lands in, when a `try` around it has one and no `finally` of it releases on the way
  * (awaitHandled's order: the nearest `try` with a handler).
  */
-function catchingClause(node: TSESTree.AwaitExpression, releases: ReadonlySet<Node>): TSESTree.CatchClause | undefined {
+function catchingClause(node: Node, releases: ReadonlySet<Node>): TSESTree.CatchClause | undefined {
   const fn = enclosingFunction(node);
   for (let child: Node = node, p: Node | undefined = node.parent; p && p !== fn; child = p, p = p.parent) {
     if (p.type !== "TryStatement" || p.block !== child) continue;
@@ -86,6 +86,26 @@ function catchingClause(node: TSESTree.AwaitExpression, releases: ReadonlySet<No
     if (p.handler) return p.handler;
   }
   return undefined;
+}
+
+/**
+ * The `catch` of a `try` whose block is the statement that acquires, followed by nothing or by `try`s whose `finally`
+ * releases (`try { await sem.acquire(t) } catch {…}`, `try { const lock = await redlock.acquire(…); try { … } finally {
+ * await lock.release() } } catch { return fallback() }`): it runs when the acquire is refused, or after a `finally`
+ * released, and holds nothing either way.
+ */
+function refusedCatch(acquire: Node, releases: ReadonlySet<Node>): TSESTree.CatchClause | undefined {
+  if (acquire.type !== "CallExpression") return undefined;
+  let statement: Node = acquire;
+  while (statement.parent && !/Statement$|Declaration$/.test(statement.type)) statement = statement.parent;
+  const block = statement.parent;
+  const tryStatement = block?.parent;
+  if (block?.type !== "BlockStatement" || tryStatement?.type !== "TryStatement" || tryStatement.block !== block)
+    return undefined;
+  const after = block.body.slice(block.body.indexOf(statement as TSESTree.Statement) + 1);
+  const covered = (st: TSESTree.Statement) =>
+    st.type === "TryStatement" && st.finalizer !== null && [...releases].some((r) => within(r, st.finalizer!));
+  return block.body[0] === statement && after.every(covered) ? (tryStatement.handler ?? undefined) : undefined;
 }
 
 /** Whether a call returns a promise, by what the module shows: an async function, `.then`, or awaited elsewhere. */
@@ -563,8 +583,11 @@ function analyse(
     const settled = region ? undefined : settlingAwait(sourceCode, c.acquire, c.batch);
     const from = settled && paths.has(settled) ? settled : c.acquire;
     const start = region ? paths.firstIn(c.acquire, region.start, region.end) : from;
+    // A `try` around the acquire alone (`try { await sem.acquire(timeout) } catch { return busy }`): its `catch` runs
+    // when the acquire is refused, which holds nothing.
+    const refused = refusedCatch(c.acquire, releases);
     const found = start
-      ? paths.escapes(start, isRelease, handled, region !== undefined && start !== c.acquire)
+      ? paths.escapes(start, isRelease, handled, region !== undefined && start !== c.acquire, refused)
       : undefined;
     // A flag "reset" that no path from the set reaches (`else isFinished = false`) is state, not a release.
     if (found && (found.reachesRelease || (c.kind !== "flag" && c.kind !== "table")))
@@ -574,6 +597,8 @@ function analyse(
       ];
     // A path that falls off the end after a covering `try` went through its `finally`.
     if (tries.length > 0) escapes = escapes.filter((e) => e.kind !== "end");
+    // A flag set and left in one uninterrupted run is a state kept on purpose; only a `throw` leaves it by mistake.
+    if (c.keptInOneRun) escapes = escapes.filter((e) => e.kind !== "end" && e.kind !== "return");
     // `return { acquired: true, handle }` where `handle` holds a function that unlocks: the caller holds it now.
     if (c.nestedReleases && c.nestedReleases.length > 0)
       escapes = escapes.filter((e) => !(e.kind === "return" && handsOver(sourceCode, e.node, c.nestedReleases!)));
