@@ -340,7 +340,7 @@ function databaseRenewals(
       owned,
       signal,
       rowFilter: fields.join(" and "),
-      handling: owned ? handlingOf(flow, chainPromise(write.node), signal) : { kind: "unknown" },
+      handling: owned ? handlingOf(flow, chainPromise(write.runAt ?? write.node), signal) : { kind: "unknown" },
     });
   }
   return out;

@@ -137,6 +137,11 @@ export interface StateWrite {
   /** The whole call: where findings about the write are reported. */
   readonly node: Node;
   /**
+   * Where the statement runs when that is not `node`: a statement written into a const (`const q = Prisma.sql\`…\``)
+   * and handed to one call (`const n = await db.$executeRaw(q)`). Its result and its rejection land there.
+   */
+  readonly runAt?: Node;
+  /**
    * Set on a write a module helper makes with the values a call passes (`this.updateStatus(id, "processing")`): the
    * helper's own write. `node` is then the call (src/core/summaries/state-helpers.ts).
    */
@@ -211,6 +216,8 @@ export interface StateRead {
   readonly operation: string;
   readonly filter: Condition;
   readonly node: Node;
+  /** Where the statement runs when that is not `node` (`StateWrite.runAt`): where its rows are bound. */
+  readonly runAt?: Node;
   /**
    * The read locks the rows it returns until its transaction ends (`FOR UPDATE`, `FOR NO KEY UPDATE`, a
    * pessimistic write lock): writes of the same model after it in the same unit write under its filter.

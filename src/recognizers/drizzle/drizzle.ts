@@ -30,7 +30,7 @@ import type {
 } from "../../core/model/accesses.js";
 import { importedNames, propertyKey } from "../../core/reading/edits.js";
 import type { Recognizer, RecognizerContext } from "../recognizer.js";
-import { findProperty, findVariable, keyName, objectLiteral, unwrap } from "../../core/reading/values.js";
+import { evaluate, findProperty, findVariable, keyName, objectLiteral, unwrap } from "../../core/reading/values.js";
 import { catchesDuplicate, SQL_DUPLICATE } from "../../core/reading/failures.js";
 import { objectAssignments } from "../../core/reading/assignments.js";
 import { methodName } from "../../core/reading/ast.js";
@@ -289,6 +289,14 @@ function recognizeSelect(call: TSESTree.CallExpression, ctx: RecognizerContext, 
   const whereArg = drizzleWhereArg(wheres[0]!.call);
   if (!model || !whereArg) return undefined;
   const env: ConditionEnv = { ctx, scope: NO_SCOPE, tables: tablesIn(links) };
+  // `.for("update")` / `.for("no key update", { skipLocked: true })`: the rows stay locked for writing until the
+  // transaction ends (not the share modes).
+  const locking = links.some((l) => {
+    if (l.name !== "for") return false;
+    const mode = l.call.arguments[0];
+    const v = mode && mode.type !== "SpreadElement" ? evaluate(ctx.sourceCode, mode) : undefined;
+    return typeof v?.value === "string" && /update/i.test(v.value);
+  });
   return {
     access: "read",
     store: STORE,
@@ -296,6 +304,7 @@ function recognizeSelect(call: TSESTree.CallExpression, ctx: RecognizerContext, 
     operation: "select",
     filter: parseCondition(env, whereArg),
     node: call,
+    ...(locking ? { locking } : {}),
   };
 }
 

@@ -45,7 +45,7 @@ import {
   topLevelWhere,
 } from "../../core/languages/sql/lexing.js";
 import { translateSql, type SqlStatement } from "../../core/languages/sql/statements.js";
-import { findVariable, keyName, unwrap } from "../../core/reading/values.js";
+import { findVariable, getConstInit, keyName, unwrap } from "../../core/reading/values.js";
 import { normalizeName } from "../../core/model/settings.js";
 import { catchesDuplicate, SQL_DUPLICATE } from "../../core/reading/failures.js";
 import { TAGS, type Quote, type SqlSource, tagName, templateSegments, looksLikeStatement } from "./text.js";
@@ -72,7 +72,7 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
   const statement = translateSql(parsed, resolver(ctx, rendered, params), found.textAt ?? node);
   if (!statement) return undefined;
   if (statement.access === "read") {
-    const locking = locksRowsForWrite(rendered.masked);
+    const locking = locksRowsForWrite(rendered.masked) || inWriteTransaction(ctx, node);
     return {
       access: "read",
       store: STORE,
@@ -300,6 +300,28 @@ function staleRowsDelete(
 // ---- the recognizer ----
 
 /**
+ * The statement is sent on a transaction opened for writing (`const tx = await client.transaction("write")`, libSQL's
+ * `BEGIN IMMEDIATE`): SQLite lets one writer at a time, so what it reads cannot change before it commits.
+ */
+function inWriteTransaction(ctx: RecognizerContext, node: Node): boolean {
+  const client = clientNode(node);
+  const c = client && unwrap(client);
+  if (c?.type !== "Identifier") return false;
+  const init = getConstInit(ctx.sourceCode, c);
+  let open = init && init.type !== "TSEnumDeclaration" ? unwrap(init) : undefined;
+  if (open?.type === "AwaitExpression") open = unwrap(open.argument);
+  if (open?.type !== "CallExpression") return false;
+  const callee = unwrap(open.callee);
+  const mode = open.arguments[0];
+  return (
+    callee.type === "MemberExpression" &&
+    keyName(callee.property, callee.computed) === "transaction" &&
+    mode?.type === "Literal" &&
+    (mode.value === "write" || mode.value === "immediate" || mode.value === "exclusive")
+  );
+}
+
+/**
  * A statement whose text is a constant imported from another module of the project (`sql.raw(REAP_SQL).execute(db)`,
  * `pool.query(CLAIM_SQL, [id])`): it may claim, recover or release, and this module cannot tell which. A write of
  * unknown table and effect (`unread`), so that nothing here is judged missing on the strength of what it cannot read.
@@ -328,6 +350,29 @@ function importedStatement(
     assignments: [],
     node: call,
   };
+}
+
+/**
+ * The one call of a statement runner (`$queryRaw`, `query`, `execute`…) given the const a tagged template is held in,
+ * when that is the const's only use.
+ */
+function runOf(
+  ctx: RecognizerContext,
+  template: TSESTree.TaggedTemplateExpression,
+): TSESTree.CallExpression | undefined {
+  const decl = template.parent;
+  if (decl?.type !== "VariableDeclarator" || decl.init !== template || decl.id.type !== "Identifier") return undefined;
+  const variable = findVariable(ctx.sourceCode, decl.id);
+  if (!variable || variable.defs.length !== 1) return undefined;
+  const uses = variable.references.filter((r) => r.identifier !== decl.id);
+  const runs = uses.flatMap((r) => {
+    const call = r.identifier.parent;
+    if (call?.type !== "CallExpression" || call.arguments[0] !== r.identifier) return [];
+    const callee = unwrap(call.callee);
+    const method = callee.type === "MemberExpression" ? keyName(callee.property, callee.computed) : undefined;
+    return method && (METHODS.has(method) || TAGS.has(method)) ? [call] : [];
+  });
+  return runs.length === 1 && uses.length === 1 ? runs[0] : undefined;
 }
 
 export const sqlRecognizer: Recognizer = {
@@ -362,7 +407,12 @@ export const sqlRecognizer: Recognizer = {
     try {
       const segments = templateSegments(ctx, node.quasi, true, 0);
       if (!segments) return undefined;
-      return recognizeSource(ctx, node, name, { source: { segments, inline: true, tagged: true }, params: {} });
+      const access = recognizeSource(ctx, node, name, { source: { segments, inline: true, tagged: true }, params: {} });
+      // Held in a const and run by one call (`const q = Prisma.sql\`…\`; const n = await db.$executeRaw(q)`): its
+      // result and its rejection land at that call. Findings stay at the text, where its predicates are.
+      if (access?.access !== "read" && access?.access !== "write") return access;
+      const run = runOf(ctx, node);
+      return run ? { ...access, runAt: run } : access;
     } catch {
       return undefined;
     }

@@ -7,7 +7,7 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
 import { maskSql, startsWithStatement } from "../../core/languages/sql/lexing.js";
-import { evaluate, getConstInit, keyName, unwrap } from "../../core/reading/values.js";
+import { andTerms, evaluate, findVariable, getConstInit, keyName, unwrap } from "../../core/reading/values.js";
 
 export const TAGS = new Set(["sql", "SQL", "$executeRaw", "$queryRaw"]);
 /** Helpers whose static string argument is SQL text spliced in as is (`Prisma.raw("…")`, `sql.raw("…")`). */
@@ -50,11 +50,31 @@ export function tagName(tag: Node): string | undefined {
   return undefined;
 }
 
-/** A hole of a tagged template: a nested `sql` fragment or a raw helper is text; anything else is a parameter. */
+/**
+ * A hole of a tagged template: a nested `sql` fragment (written there or held in a `const`), a list of fragments
+ * joined (`Prisma.join(conditions, " AND ")`, `sql.join(parts, sql\` AND \`)`) or a raw helper is text; anything
+ * else is a parameter.
+ */
 function taggedHole(ctx: RecognizerContext, expr: Node, depth: number): Segment[] {
-  const e = unwrap(expr);
+  if (depth > MAX_DEPTH) return [{ hole: expr, interpolated: false }];
+  let e = unwrap(expr);
+  if (e.type === "Identifier") {
+    const init = getConstInit(ctx.sourceCode, e);
+    const u = init && init.type !== "TSEnumDeclaration" ? unwrap(init) : undefined;
+    if (u?.type === "TaggedTemplateExpression" || u?.type === "CallExpression") e = u;
+  }
   if (e.type === "TaggedTemplateExpression" && TAGS.has(tagName(e.tag) ?? "")) {
     return templateSegments(ctx, e.quasi, true, depth + 1) ?? [{ hole: expr, interpolated: false }];
+  }
+  const joined = e.type === "CallExpression" ? joinedFragments(ctx, e, depth) : undefined;
+  if (joined) return joined;
+  // An optional filter term (`${owner ? Prisma.sql`AND locked_by = ${owner}` : Prisma.empty}`): one more AND term,
+  // unknown, as in a plain template.
+  if (e.type === "ConditionalExpression") {
+    const branches = [e.consequent, e.alternate].map((b) => taggedHole(ctx, b, depth + 1));
+    const lead = (segs: Segment[]) => (segs.length === 0 ? "" : "text" in segs[0]! ? segs[0].text : undefined);
+    if (branches.every((b) => lead(b) === "" || /^\s*and\s/i.test(lead(b) ?? "")) && branches.some((b) => b.length > 0))
+      return [{ text: " AND " }, { hole: expr, interpolated: false }, { text: " " }];
   }
   if (e.type === "CallExpression" && e.arguments.length === 1) {
     const callee = unwrap(e.callee);
@@ -65,6 +85,39 @@ function taggedHole(ctx: RecognizerContext, expr: Node, depth: number): Segment[
   }
   if (e.type === "MemberExpression" && keyName(e.property, e.computed) === "empty") return [];
   return [{ hole: expr, interpolated: false }];
+}
+
+/**
+ * `Prisma.join(list, sep)` or `sql.join(list, sep)` over a list of fragments written in an array (or a `const`
+ * holding one): each fragment's text, with the separator's between (Prisma's default is `", "`). A list that code
+ * pushes more onto ends in one more separator and an unknown term (under `" AND "`, a term that only narrows).
+ * Undefined when the list or the separator is not known.
+ */
+function joinedFragments(ctx: RecognizerContext, call: TSESTree.CallExpression, depth: number): Segment[] | undefined {
+  const callee = unwrap(call.callee);
+  if (callee.type !== "MemberExpression" || keyName(callee.property, callee.computed) !== "join") return undefined;
+  const owner = unwrap(callee.object);
+  if (owner.type !== "Identifier" || !/^(?:Prisma|sql|SQL)$/.test(owner.name)) return undefined;
+  const [list, sep] = call.arguments;
+  const terms = list ? andTerms(ctx.sourceCode, list) : undefined;
+  if (!terms || terms.terms.length === 0) return undefined;
+  let separator: string | undefined = ", ";
+  if (sep && sep.type !== "SpreadElement") {
+    const s = unwrap(sep);
+    const v = evaluate(ctx.sourceCode, s);
+    if (v && typeof v.value === "string") separator = v.value;
+    else if (s.type === "TaggedTemplateExpression" && s.quasi.expressions.length === 0)
+      separator = s.quasi.quasis[0]?.value.cooked ?? undefined;
+    else separator = undefined;
+  }
+  if (separator === undefined) return undefined;
+  const out: Segment[] = [];
+  terms.terms.forEach((t, i) => {
+    if (i > 0) out.push({ text: separator });
+    out.push(...taggedHole(ctx, t, depth + 1));
+  });
+  if (terms.grows) out.push({ text: separator }, { hole: list!, interpolated: false });
+  return out;
 }
 
 export function templateSegments(
@@ -135,7 +188,8 @@ export function textSegments(ctx: RecognizerContext, node: Node, depth: number):
       return templateSegments(ctx, n, false, depth);
     case "Identifier": {
       const init = getConstInit(ctx.sourceCode, n);
-      return init ? textSegments(ctx, init, depth + 1) : undefined;
+      if (init) return textSegments(ctx, init, depth + 1);
+      return grownText(ctx, n, depth);
     }
     case "BinaryExpression": {
       if (n.operator !== "+") return undefined;
@@ -146,6 +200,38 @@ export function textSegments(ctx: RecognizerContext, node: Node, depth: number):
     default:
       return undefined;
   }
+}
+
+/** A piece appended to a statement that narrows its filter (` AND type = ?`) or only orders or limits its rows. */
+const NARROWING = /^\s*(and\b|order\s+by\b|limit\b|offset\b)/i;
+
+/**
+ * A `let` given statement text and then only grown by `+=` with pieces that narrow its filter (`if (type) sql += "
+ * AND type = ?"`): the text it starts with, and for each optional AND term one more unknown term, as an optional term
+ * in a template is read. An ORDER BY or LIMIT piece changes no filter and is left out. Undefined when the variable is
+ * assigned anything else.
+ */
+function grownText(ctx: RecognizerContext, id: TSESTree.Identifier, depth: number): Segment[] | undefined {
+  const variable = findVariable(ctx.sourceCode, id);
+  const def = variable?.defs[0];
+  if (!variable || variable.defs.length !== 1 || def?.type !== "Variable") return undefined;
+  const decl = def.node;
+  if (decl.id.type !== "Identifier" || !decl.init) return undefined;
+  const base = textSegments(ctx, decl.init, depth + 1);
+  if (!base) return undefined;
+  const out = [...base];
+  for (const ref of variable.references) {
+    if (!ref.isWrite() || ref.identifier === decl.id) continue;
+    const assign = ref.identifier.parent;
+    if (assign?.type !== "AssignmentExpression" || assign.operator !== "+=" || assign.left !== ref.identifier)
+      return undefined;
+    const piece = textSegments(ctx, assign.right, depth + 1);
+    const lead = piece?.[0] && "text" in piece[0] ? piece[0].text : undefined;
+    const m = lead === undefined ? null : NARROWING.exec(lead);
+    if (!m) return undefined;
+    if (/^and$/i.test(m[1]!)) out.push({ text: " AND " }, { hole: assign.right, interpolated: true }, { text: " " });
+  }
+  return out;
 }
 
 /** A quick look before any work: does the text start with a statement keyword (after comments)? */

@@ -15,14 +15,17 @@ import {
   ownerPinned,
   pins,
   toBranches,
+  type Atom,
   type Branch,
 } from "../../model/conditions.js";
 import { normalizeModel, sameValue, sameField } from "../../model/names.js";
 import { hasLockWord, type ResolvedVocabulary } from "../../model/settings.js";
 import { enclosingFunction, isFunction, unitOf } from "../../reading/units.js";
 import { oldWhenTrue } from "../../reading/guards.js";
+import { walk } from "../../reading/walk.js";
 import {
   findVariable,
+  getConstInit,
   drawnFresh as drawnFreshValue,
   iterationSource,
   resultBinding,
@@ -85,7 +88,11 @@ function deletesJudgedHolding(mod: Module, write: StateWrite, claim: Claim): boo
  */
 function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Classified): void {
   const all = mod.branchesOf(write);
-  if (all.length === 0 || all.some(isOpaque)) return;
+  if (all.length === 0) return;
+  if (all.some(isOpaque)) {
+    takeOverAmongOthers(mod, write, claim, all, out);
+    return;
+  }
   // Branches that find only rows no holder has (`locked: false` where the lock row is inserted `locked: true`).
   const branches = all.filter((b) => reachesClaimedRows(b, claim, mod.vocabulary));
   if (branches.length === 0) return;
@@ -102,6 +109,7 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
     out.recoveries.push({ write, lock: claim.lock, claim, timePredicates: ages.flat(), flaws: [] });
     return;
   }
+  if (takeOverAmongOthers(mod, write, claim, all, out)) return;
   // A take-over decided in JavaScript: the way to the delete judges the row's age (`if (lock.when + lock.ttl >=
   // now) return`), and the delete compares a column with the value read (`unique: lock.unique`), so only a taker
   // that saw this very holder removes it (Apostrophe's lock module, shared corpus dC02).
@@ -115,7 +123,13 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
     write.node.range[0] > claim.write.node.range[1];
   if (
     write.effect === "delete" &&
-    branches.every((b) => comparesValueRead(b) || identityFields(b).length > 0 || claim.kind === "keyed-row")
+    branches.every(
+      (b) =>
+        comparesValueRead(b) ||
+        identityFields(b).length > 0 ||
+        claim.kind === "keyed-row" ||
+        namesInsertedRow(b, claim),
+    )
   ) {
     const aging = mod
       .guards(write)
@@ -275,7 +289,7 @@ function sourceRead(mod: Module, write: StateWrite): StateRead | undefined {
       const variable = list && findVariable(mod.sourceCode, list);
       if (!variable) continue;
       const read = mod.earlierReads(write.node, write.model).find((r) => {
-        const bound = resultBinding(r.node);
+        const bound = resultBinding(r.runAt ?? r.node);
         return bound !== undefined && findVariable(mod.sourceCode, bound) === variable;
       });
       if (read) return read;
@@ -349,8 +363,8 @@ function ageCheckOf(mod: Module, write: StateWrite, claim: Claim, scans: readonl
       earlier.has(s.read) &&
       sameField(s.field, field) &&
       sameValue(s.value, value) &&
-      !fromOther(s.read.node) &&
-      !boundApart(s.read.node),
+      !fromOther(s.read.runAt ?? s.read.node) &&
+      !boundApart(s.read.runAt ?? s.read.node),
   );
   return scan && { kind: "read", node: scan.read.node, timeFields: scan.timePredicates };
 }
@@ -382,7 +396,8 @@ function classifyChoice(
   const fenced =
     branches.every((b) => pins(b, field, value)) ||
     branches.some(isOpaque) ||
-    branches.every((b) => ownerPinned(b, undefined, mod.vocabulary));
+    branches.every((b) => ownerPinned(b, undefined, mod.vocabulary)) ||
+    checkedUnderLock(mod, write);
   out.holder.push({ write, claim, assignment, fenced });
 }
 
@@ -402,24 +417,97 @@ function clearsClaimOwner(write: StateWrite, claim: Claim, vocabulary: ResolvedV
  * about the claim's holders: `status = 'RUNNING' AND ("lockedAt" IS NULL OR "lockedAt" < $cutoff)` is judged by its
  * age branch alone.
  */
+/**
+ * A write made under a locking read of its row (`SELECT … FOR UPDATE` earlier in its transaction) on a way a test of
+ * what that read returned decides (`if (row.is_running && !expired) return`): whoever writes saw the row as it is, and
+ * nobody can move it before the transaction ends, so the write is as conditional as a compare-and-set.
+ */
+function checkedUnderLock(mod: Module, write: StateWrite): boolean {
+  if (!write.underLock) return false;
+  const unit = unitOf(write.node);
+  const rows = mod.reads
+    .filter((r) => r.locking && unitOf(r.node) === unit && r.node.range[1] <= write.node.range[0])
+    .map((r) => resultBinding(r.runAt ?? r.node))
+    .filter((b): b is TSESTree.Identifier => b !== undefined)
+    .map((b) => findVariable(mod.sourceCode, b))
+    .filter((v) => v !== undefined);
+  if (rows.length === 0) return false;
+  return mod.guards(write).some((g) => readsVariables(mod, g.test as Node, new Set(rows), 2));
+}
+
+/** `node` reads one of `variables`, directly or through the initial value of a const it reads (to `depth` consts). */
+function readsVariables(mod: Module, node: Node, variables: ReadonlySet<unknown>, depth: number): boolean {
+  let found = false;
+  walk(node, (n) => {
+    if (found) return false;
+    if (n.type !== "Identifier") return true;
+    const v = findVariable(mod.sourceCode, n);
+    if (!v) return true;
+    if (variables.has(v)) found = true;
+    else if (depth > 0) {
+      const init = getConstInit(mod.sourceCode, n);
+      if (init && init.type !== "TSEnumDeclaration" && readsVariables(mod, init, variables, depth - 1)) found = true;
+    }
+    return !found;
+  });
+  return found;
+}
+
+/**
+ * The branch names the lock row the claim inserted by the constant its key was given (`deleteOne({ _id: "cron_job" })`
+ * after `insertOne({ _id: "cron_job", … })`): that very row, as an id known at run time would.
+ */
+function namesInsertedRow(branch: Branch, claim: Claim): boolean {
+  if (claim.kind !== "inserted-row") return false;
+  return branch.some((a) => meetsClaim(a, claim, (s, v) => s.value.kind === "static" && sameValue(s.value.value, v)));
+}
+
+/**
+ * An atom comparing a field with one static value (`status = 'done'`) that `test` accepts against the claim's
+ * assignment of that field.
+ */
+function meetsClaim(a: Atom, claim: Claim, test: (s: Assignment, value: StaticValue) => boolean): boolean {
+  if (!("pred" in a) || a.op !== "eq" || a.pred.values?.length !== 1) return false;
+  const value = a.pred.values[0]!;
+  return claim.write.assignments.some((s) => sameField(s.field, a.pred.field) && test(s, value));
+}
+
+/**
+ * A conditional write of a lock row some of whose alternatives are unknown or of an operator not read (`$or: [{ owner
+ * }, { expiresAt: { $lte: now } }, { expiresAt: { $not: { $type: "date" } } }]`): when every known alternative that
+ * can find a held row is judged by age or is the caller's own row (re-entry), the write takes over expired locks, and
+ * the module answers Q1 (blind-14 C14c08). What the unknown alternatives add is not judged.
+ */
+function takeOverAmongOthers(
+  mod: Module,
+  write: StateWrite,
+  claim: Claim,
+  all: readonly Branch[],
+  out: Classified,
+): boolean {
+  if (write.effect === "delete") return false;
+  const unknown = (b: Branch) => isOpaque(b) || b.some((a) => "pred" in a && a.op === "other");
+  const known = all.filter((b) => !unknown(b) && reachesClaimedRows(b, claim, mod.vocabulary));
+  const aged = known.filter((b) => agePredicates(b, mod.vocabulary).length > 0);
+  if (aged.length === 0) return false;
+  if (!known.every((b) => aged.includes(b) || ownerPinned(b, undefined, mod.vocabulary))) return false;
+  const timePredicates = aged.flatMap((b) => agePredicates(b, mod.vocabulary));
+  out.recoveries.push({ write, lock: claim.lock, claim, timePredicates, flaws: [] });
+  return true;
+}
+
 function reachesClaimedRows(branch: Branch, claim: Claim, vocabulary: ResolvedVocabulary): boolean {
-  return !branch.some(
-    (a) =>
-      "pred" in a &&
-      a.op === "eq" &&
-      a.pred.values?.length === 1 &&
-      claim.write.assignments.some(
-        (s) =>
-          sameField(s.field, a.pred.field) &&
-          (a.pred.values![0]!.value === null
-            ? s.value.kind === "now" || (s.value.kind === "static" && s.value.value.value !== null)
-            : // A lock row inserted with its flag set (`locked: true`) is held while the flag is: rows found with
-              // another value (`locked: false`, a cleanup of finished rows) are none a holder has (blind-12 C12c10).
-              isLockRow(claim) &&
-              vocabulary.isFlagField(s.field) &&
-              s.value.kind === "static" &&
-              !sameValue(s.value.value, a.pred.values![0]!)),
-      ),
+  return !branch.some((a) =>
+    meetsClaim(a, claim, (s, value) =>
+      value.value === null
+        ? s.value.kind === "now" || (s.value.kind === "static" && s.value.value.value !== null)
+        : // A lock row inserted with its flag set (`locked: true`) is held while the flag is: rows found with
+          // another value (`locked: false`, a cleanup of finished rows) are none a holder has (blind-12 C12c10).
+          isLockRow(claim) &&
+          vocabulary.isFlagField(s.field) &&
+          s.value.kind === "static" &&
+          !sameValue(s.value.value, value),
+    ),
   );
 }
 
@@ -506,7 +594,11 @@ export function classifyAgainst(
   // test made there before the claim saw the row before the claim moved it.
   if (!sameUnitAfterClaim && allBranchesExclude(mod.pathCondition(write), field, value)) return;
   if (identified) {
-    const fenced = pinned || opaque || branches.every((b) => ownerPinned(b, undefined, mod.vocabulary));
+    const fenced =
+      pinned ||
+      opaque ||
+      branches.every((b) => ownerPinned(b, undefined, mod.vocabulary)) ||
+      checkedUnderLock(mod, write);
     out.holder.push({ write, claim, assignment, fenced });
     return;
   }

@@ -368,7 +368,7 @@ function readsLiveLease(
     ),
   );
   if (live.some((l) => l.length === 0)) return [];
-  const result = resultBinding(read.node);
+  const result = resultBinding(read.runAt ?? read.node);
   const uses = (result && findVariable(mod.sourceCode, result)?.references.map((r) => r.identifier)) ?? [];
   if (!between.some((g) => uses.some((id) => contains(g.test, id)))) return [];
   return live.flat();

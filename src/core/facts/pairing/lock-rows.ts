@@ -327,7 +327,7 @@ export function findCheckedInsert(mod: Module, write: StateWrite): Claim[] {
   const fn = enclosingFunction(write.node);
   for (const read of mod.earlierReads(write.node, write.model)) {
     if (enclosingFunction(read.node) !== fn) continue;
-    const result = resultBinding(read.node);
+    const result = resultBinding(read.runAt ?? read.node);
     const branches = toBranches(read.filter);
     if (!result || branches.length !== 1 || isOpaque(branches[0]!)) continue;
     // The fields the read pins, each stored by the insert with the same value.

@@ -23,8 +23,10 @@ type SourceCode = Readonly<TSESLint.SourceCode>;
 export function findStaleScans(sourceCode: SourceCode, read: StateRead, vocabulary: ResolvedVocabulary): StaleScan[] {
   // A count of stuck rows (a dashboard's, a metric's) returns a number: no row it finds is handed to anyone.
   if (COUNTING.test(read.operation)) return [];
-  const branches = toBranches(read.filter);
-  if (branches.length === 0 || branches.some(isOpaque)) return [];
+  // A term known only at run time ANDed beside known ones (`AND locked_by = ${me}` added when a worker id is given)
+  // only narrows the rows a branch finds; a branch that is nothing but such a term may find any row.
+  const branches = toBranches(read.filter).map((b) => (b.length > 1 ? b.filter((a) => !("opaque" in a)) : b));
+  if (branches.length === 0 || branches.some((b) => b.length === 0 || isOpaque(b))) return [];
   let ages = branches.map((b) => agePredicates(b, vocabulary));
   let js: TimePredicate[] | undefined;
   const out: StaleScan[] = [];
@@ -69,7 +71,7 @@ const COUNTING = /^(count|countDocuments|estimatedDocumentCount|countBy|exists)$
  * (`return new Date(job.attempted_at).getTime() < now - timeout`). Each field judged, at its test.
  */
 function rowsFilteredByAge(sourceCode: SourceCode, read: StateRead, vocabulary: ResolvedVocabulary): TimePredicate[] {
-  const first = resultBinding(read.node);
+  const first = resultBinding(read.runAt ?? read.node);
   if (!first) return [];
   const out: TimePredicate[] = [];
   const arrays = [first];

@@ -137,17 +137,39 @@ export function locksRowsForWrite(masked: string): boolean {
   return false;
 }
 
-/** Blanks (with spaces, keeping offsets) what the grammars reject but rows do not depend on: locking clauses, casts. */
+/** `ORDER BY … LIMIT n` of an UPDATE or DELETE (MySQL's, SQLite's), up to the `RETURNING` PostgreSQL's adds. */
+const WRITE_LIMIT = /\border\s+by\b[^()]*?\blimit\s+[^\s;]+/gi;
+
+/**
+ * Blanks (with spaces, keeping offsets) what the grammars reject but the kind of rows touched does not depend on:
+ * locking clauses, casts, and the `ORDER BY … LIMIT n` of an UPDATE or DELETE, which neither grammar reads beside a
+ * `RETURNING` (it says how many rows, not which).
+ */
 export function blankUnsupported(text: string, masked: string): string {
   const ranges: [number, number][] = [];
   for (const re of [LOCKING, CAST]) {
     re.lastIndex = 0;
     for (let m = re.exec(masked); m; m = re.exec(masked)) ranges.push([m.index, m.index + m[0].length]);
   }
+  if (/^\s*(?:update|delete)\b/i.test(masked) && /\breturning\b/i.test(masked)) {
+    WRITE_LIMIT.lastIndex = 0;
+    for (let m = WRITE_LIMIT.exec(masked); m; m = WRITE_LIMIT.exec(masked))
+      if (depthAt(masked, m.index) === 0) ranges.push([m.index, m.index + m[0].length]);
+  }
   if (ranges.length === 0) return text;
   const chars = text.split("");
   for (const [a, b] of ranges) for (let i = a; i < b; i++) chars[i] = chars[i] === "\n" ? "\n" : " ";
   return chars.join("");
+}
+
+/** The parenthesis depth at `offset` of masked text. */
+function depthAt(masked: string, offset: number): number {
+  let depth = 0;
+  for (let i = 0; i < offset; i++) {
+    if (masked[i] === "(") depth++;
+    else if (masked[i] === ")") depth--;
+  }
+  return depth;
 }
 
 /** Offset of the first `WHERE` at parenthesis depth 0 in masked text (the statement's own filter), or -1. */
