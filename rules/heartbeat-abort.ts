@@ -44,6 +44,11 @@ function whereText(renewal: Renewal): string {
   return `${renewal.via === "database" ? "claimed" : "acquired"} at line ${renewal.acquire.loc.start.line}`;
 }
 
+/** The call of a module helper that drops the renewal's result, when that is outside the renewal's own function. */
+function droppedAt(at: Node, renewal: Node): Node | undefined {
+  return !isFunction(at) && enclosingFunction(at) !== enclosingFunction(renewal) ? at : undefined;
+}
+
 export default createRule({
   name: "heartbeat-abort",
   meta: {
@@ -92,12 +97,13 @@ export default createRule({
           messageId: Parameters<typeof context.report>[0]["messageId"],
           data: Record<string, string> = {},
           handler?: Node,
+          at?: Node,
         ): void => {
           seen.add(key);
           // Where the failure is caught and the work goes on, stop it there with what the module has for it.
           const stop = handler ? stopWorkEdit(context.sourceCode, handler) : undefined;
           context.report({
-            loc: handler ? callInTry(context.sourceCode, handler, renewal) : renewal.loc,
+            loc: handler ? callInTry(context.sourceCode, handler, renewal) : (at?.loc ?? renewal.loc),
             messageId,
             data: { ...base, ...data },
             suggest: stop
@@ -130,7 +136,9 @@ export default createRule({
             report("escapesTimer", { timerLine: String(h.timer.loc.start.line) });
             break;
           case "result-ignored":
-            report("resultIgnored", { signal: signalText(renewal) });
+            // Carried out of a helper of the module (`return result === 1`) and dropped by its caller: reported at the
+            // call that drops it (`await this.extendLock(key, token)` in a timer), where the work has to be stopped.
+            report("resultIgnored", { signal: signalText(renewal) }, undefined, droppedAt(h.at, renewal.node));
             break;
           case "no-abort":
             report("noAbort", { checkLine: String(h.at.loc.start.line) });

@@ -34,7 +34,9 @@ function consequence(lock: HeldLock): string {
     case "flag":
       return `\`${lock.name}\` stays true and every later call is turned away until the process restarts.`;
     case "table":
-      return `the key stays in \`${lock.name}\` and every later call for it is turned away until the process restarts.`;
+      return lock.sharesInFlight
+        ? `the rejected promise stays in \`${lock.name}\`, and every later call for the key gets it instead of trying again, until the process restarts.`
+        : `the key stays in \`${lock.name}\` and every later call for it is turned away until the process restarts.`;
     case "advisory":
       return "the connection keeps the session lock, and a pooled connection goes back to the pool still holding it.";
     case "kv":

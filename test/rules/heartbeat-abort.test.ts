@@ -1068,9 +1068,11 @@ export async function withLock(key: string, token: string, args: any[]) {
       languageOptions: javascript,
       errors: [
         {
-          messageId: "swallowed",
-          data: { ...rowLock("Lease", "6"), handlerLine: lineOf(LEASE_HELPERS_USED, "catch (err)") },
-          ...at(LEASE_HELPERS_USED, "updateOne("),
+          // The helper answers its caller (false when nothing matched or the update failed); the timer drops the
+          // answer, so that is where the work is left going on.
+          messageId: "resultIgnored",
+          data: { ...rowLock("Lease", "6"), signal: "it matches no row once the lease is lost" },
+          ...at(LEASE_HELPERS_USED, "renewLease(name); }"),
         },
       ],
     },

@@ -19,7 +19,11 @@
 // - a write under a row lock (`FOR UPDATE` earlier in its transaction) on a way decided by what the lock read: as
 //   conditional as a compare-and-set, so no fence is asked of it;
 // - an acquire alone in a `try` (or followed only by `try`s whose `finally` releases): its `catch` runs when the
-//   acquire is refused, and holds nothing.
+//   acquire is refused, and holds nothing;
+// - an in-flight table whose callers share the work they find (`if (p) return await p`): the entry is deleted after the
+//   work, so a rejection leaves it for every later caller (a cache of results keeps its entries and is no lock);
+// - a renewal helper of the module that answers its caller (`return result === 1`, `catch { return false }`): the
+//   answer is followed to the module's calls, and one that drops it is reported there.
 import atomicClaim from "../../rules/atomic-claim.js";
 import conditionalRecovery from "../../rules/conditional-recovery.js";
 import heartbeatAbort from "../../rules/heartbeat-abort.js";
@@ -836,6 +840,158 @@ ruleTester.run("release-in-finally (an acquire refused in its own try)", release
             lock: "the mutex `slots`",
             exitLine: "11",
             consequence: "every later caller waits on `slots` forever.",
+          },
+        },
+      ],
+    },
+  ],
+});
+
+/** Thumbnails rendered once per key: a caller that finds the work in flight shares it; the entry is deleted after the await, so a rejection leaves it. */
+const THUMBNAILS_IN_FLIGHT = `const inflight = new Map<string, Promise<Buffer>>();
+
+export async function thumbnail(id: string, width: number) {
+  const key = \`\${id}@\${width}\`;
+  const running = inflight.get(key);
+  if (running) {
+    return await running;
+  }
+  const work = (async () => {
+    const original = await storage.read(id);
+    return resize(original, width);
+  })();
+  inflight.set(key, work);
+  const out = await work;
+  inflight.delete(key);
+  return out;
+}
+`;
+
+/** The same map kept as a bounded cache of results: entries stay after the work, evicted by size. */
+const THUMBNAILS_CACHE = `const rendered = new Map<string, Promise<Buffer>>();
+
+export async function thumbnail(id: string, width: number) {
+  const key = \`\${id}@\${width}\`;
+  const cached = rendered.get(key);
+  if (cached) {
+    return await cached;
+  }
+  const work = (async () => resize(await storage.read(id), width))();
+  rendered.set(key, work);
+  if (rendered.size > 500) rendered.delete(rendered.keys().next().value!);
+  return work;
+}
+`;
+
+ruleTester.run("release-in-finally (work in flight shared by the callers who find it)", releaseInFinally, {
+  valid: [{ name: "a cache of results", code: THUMBNAILS_CACHE }],
+  invalid: [
+    {
+      name: "the rejected promise stays for every later caller",
+      code: THUMBNAILS_IN_FLIGHT,
+      errors: [
+        {
+          messageId: "missedOnRejection",
+          line: 13,
+          data: {
+            lock: "the entry this call adds to `inflight`",
+            exitLine: "14",
+            releaseLine: "15",
+            consequence:
+              "the rejected promise stays in `inflight`, and every later call for the key gets it instead of trying again, until the process restarts.",
+            hint: "",
+          },
+          suggestions: [
+            {
+              messageId: "moveToFinally",
+              output: `const inflight = new Map<string, Promise<Buffer>>();
+
+export async function thumbnail(id: string, width: number) {
+  const key = \`\${id}@\${width}\`;
+  const running = inflight.get(key);
+  if (running) {
+    return await running;
+  }
+  const work = (async () => {
+    const original = await storage.read(id);
+    return resize(original, width);
+  })();
+  inflight.set(key, work);
+  try {
+    const out = await work;
+    return out;
+  } finally {
+    inflight.delete(key);
+  }
+}
+`,
+            },
+          ],
+        },
+      ],
+    },
+  ],
+});
+
+/**
+ * A report lock whose renewal helper answers its caller (`false` when the script finds another token or fails), and the
+ * timer that calls it: `beat` is what the timer does with the answer.
+ */
+const REPORT_LOCK = (beat: string) => `import Redis from "ioredis";
+
+const redis = new Redis();
+const EXTEND = \`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end\`;
+const RELEASE = \`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end\`;
+
+export class ReportLock {
+  static async take(key: string, token: string, ttlMs: number) {
+    return (await redis.set(\`lock:\${key}\`, token, "PX", ttlMs, "NX")) === "OK";
+  }
+
+  static async extend(key: string, token: string, ttlMs: number): Promise<boolean> {
+    try {
+      const result = await redis.eval(EXTEND, 1, \`lock:\${key}\`, token, ttlMs);
+      return result === 1;
+    } catch {
+      return false;
+    }
+  }
+
+  static async run(key: string, token: string, ttlMs: number, work: (signal: AbortSignal) => Promise<void>) {
+    if (!(await this.take(key, token, ttlMs))) return;
+    const controller = new AbortController();
+    const beat = setInterval(async () => {
+${beat}
+    }, ttlMs / 3);
+    try {
+      await work(controller.signal);
+    } finally {
+      clearInterval(beat);
+      await redis.eval(RELEASE, 1, \`lock:\${key}\`, token);
+    }
+  }
+}
+`;
+
+ruleTester.run("heartbeat-abort (a renewal helper of the module that answers its caller)", heartbeatAbort, {
+  valid: [
+    {
+      name: "the timer aborts the work on a false answer",
+      code: REPORT_LOCK("      if (!(await this.extend(key, token, ttlMs))) controller.abort();"),
+    },
+  ],
+  invalid: [
+    {
+      name: "the timer drops the answer: reported at that call",
+      code: REPORT_LOCK("      await this.extend(key, token, ttlMs);"),
+      errors: [
+        {
+          messageId: "resultIgnored",
+          line: 25,
+          data: {
+            lock: 'the lock "lock:*"',
+            where: "acquired at line 9",
+            signal: "it returns 0 once the key no longer holds this holder's token",
           },
         },
       ],

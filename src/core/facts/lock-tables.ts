@@ -175,6 +175,34 @@ function returnsFound(sourceCode: SourceCode, branch: Node, reads: readonly Tabl
 }
 
 /**
+ * The set stores a promise its function then awaits and deletes after (`pending.set(key, work); const r = await work;
+ * pending.delete(key)`): an in-flight entry, held for the length of the work. A caller that finds it and returns it
+ * (`if (p) return await p`) shares the work in flight rather than reading a cache.
+ */
+function awaitedThenDeleted(sourceCode: SourceCode, set: TableOp, deletes: readonly TableOp[]): boolean {
+  const value = set.valueNode && unwrap(set.valueNode);
+  const fn = enclosingFunction(set.node);
+  if (value?.type !== "Identifier" || !fn?.body) return false;
+  const variable = findVariable(sourceCode, value);
+  let awaited: Node | undefined;
+  walk(fn.body, (n) => {
+    if (awaited || (n !== fn.body && isFunction(n))) return false;
+    if (
+      n.type === "AwaitExpression" &&
+      n.range[0] > set.node.range[1] &&
+      unwrap(n.argument).type === "Identifier" &&
+      findVariable(sourceCode, unwrap(n.argument) as TSESTree.Identifier) === variable
+    )
+      awaited = n;
+    return true;
+  });
+  return (
+    awaited !== undefined &&
+    deletes.some((d) => enclosingFunction(d.node) === fn && d.node.range[0] > awaited!.range[1])
+  );
+}
+
+/**
  * The presence test a set is taken after: an `if` before it, in its function, whose test reads the table and whose
  * branch leaves (`if (locks.has(key)) return`), or an `if (!locks.has(key))` the set sits in.
  */
@@ -182,6 +210,7 @@ function presenceTest(
   sourceCode: SourceCode,
   set: TableOp,
   reads: readonly TableOp[],
+  deletes: readonly TableOp[],
 ): TSESTree.IfStatement | TSESTree.WhileStatement | undefined {
   const fn = enclosingFunction(set.node);
   if (!fn) return undefined;
@@ -195,7 +224,9 @@ function presenceTest(
       const stmt = ifOfTest(u, fn);
       if (!stmt || contains(stmt.test, set.node)) continue;
       const leaves =
-        exits(stmt.consequent) && stmt.range[1] <= set.node.range[0] && !returnsFound(sourceCode, stmt.consequent, own);
+        exits(stmt.consequent) &&
+        stmt.range[1] <= set.node.range[0] &&
+        (!returnsFound(sourceCode, stmt.consequent, own) || awaitedThenDeleted(sourceCode, set, deletes));
       // `if (!locks.has(key)) { … set … }`, or the `else` of `if (locks.has(key)) { … }`.
       const negated =
         (unwrap(stmt.test).type === "UnaryExpression" && contains(stmt.consequent, set.node)) ||
@@ -375,7 +406,8 @@ export function buildLockTables(
     // the flag in the record is the hold, and an entry present says nothing of it (blind-13's crash run).
     if (group.some((o) => o.op === "set" && setsFlagFalse(o, vocabulary))) continue;
     for (const acquire of group.filter((o) => o.op === "set")) {
-      const turnedAway = presenceTest(sourceCode, acquire, reads);
+      const turnedAway = presenceTest(sourceCode, acquire, reads, deletes);
+      const inFlight = turnedAway?.type === "IfStatement" && returnsFound(sourceCode, turnedAway.consequent, reads);
       const waited = turnedAway ? undefined : waitedTest(sourceCode, acquire, reads);
       const test = turnedAway ?? waited?.test;
       if (!test) continue;
@@ -469,6 +501,7 @@ export function buildLockTables(
         ...(waited ? { waited: waited.wait } : {}),
         releases,
         ...(onFinish ? { releasedOnFinishOnly: onFinish } : {}),
+        ...(inFlight ? { sharesInFlight: true } : {}),
       });
     }
   }

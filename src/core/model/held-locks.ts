@@ -47,6 +47,11 @@ export interface LockTable {
    * client that disconnects first leaves the entry until the process restarts. The listener's registration.
    */
   readonly releasedOnFinishOnly?: Node;
+  /**
+   * The entry is a promise of work in flight that a caller who finds it shares (`if (p) return await p`), rather than
+   * being turned away: a rejected promise left in the table is what every later caller for the key gets.
+   */
+  readonly sharesInFlight?: boolean;
 }
 
 /** An in-process or session lock, its releases in the acquiring function, and the paths on which they are missed. */
@@ -95,6 +100,8 @@ export interface HeldLock {
    * (`chain`, the `.then` call), with nothing on the chain that clears it when the promise rejects.
    */
   readonly fulfilOnly?: { readonly release: Node; readonly chain: Node };
+  /** A lock table whose entries are promises of work in flight, shared by the callers who find one (`LockTable`). */
+  readonly sharesInFlight?: boolean;
   /** Advisory locks: how lock and unlock reach the database. */
   readonly advisory?: {
     readonly via: AdvisoryLockOp["via"];

@@ -36,8 +36,23 @@ function returnsPlainValue(stmt: Node | null | undefined): boolean {
 
 /** `if (result.matchedCount > 0) { return true } else { return false }` in such a helper: its caller decides. */
 function answersCallerWith(sourceCode: Readonly<TSESLint.SourceCode>, test: TSESTree.IfStatement): boolean {
-  if (!returnsPlainValue(test.consequent) || !returnsPlainValue(test.alternate)) return false;
-  return helperOfOtherModules(sourceCode, enclosingFunction(test));
+  return answersWith(test) && helperOfOtherModules(sourceCode, enclosingFunction(test));
+}
+
+/** `if (…) { return true } else { return false }`: the function's answer is the test's outcome. */
+function answersWith(test: TSESTree.IfStatement): boolean {
+  return returnsPlainValue(test.consequent) && returnsPlainValue(test.alternate);
+}
+
+/** A `try` whose `catch` ends by returning a plain value and whose block returns too: the failure is an answer. */
+function answersWithCatch(tryStmt: TSESTree.TryStatement): boolean {
+  if (!returnsPlainValue(tryStmt.handler?.body)) return false;
+  let returnsOnSuccess = false;
+  walk(tryStmt.block, (n) => {
+    if (n.type === "ReturnStatement" && n.argument) returnsOnSuccess = true;
+    return !isFunction(n);
+  });
+  return returnsOnSuccess;
 }
 
 /**
@@ -45,15 +60,8 @@ function answersCallerWith(sourceCode: Readonly<TSESLint.SourceCode>, test: TSES
  * that returns on success too: a renewal helper that tells its caller whether the lease was extended.
  */
 function answersCaller(sourceCode: Readonly<TSESLint.SourceCode>, tryStmt: TSESTree.TryStatement): boolean {
-  if (!returnsPlainValue(tryStmt.handler?.body)) return false;
   const fn = enclosingFunction(tryStmt);
-  if (!fn || !helperOfOtherModules(sourceCode, fn)) return false;
-  let returnsOnSuccess = false;
-  walk(tryStmt.block, (n) => {
-    if (n.type === "ReturnStatement" && n.argument) returnsOnSuccess = true;
-    return !isFunction(n);
-  });
-  return returnsOnSuccess;
+  return fn !== undefined && helperOfOtherModules(sourceCode, fn) && answersWithCatch(tryStmt);
 }
 
 /** NestJS schedule decorators: the decorated method runs on a timer. */
@@ -309,6 +317,10 @@ export class Flow {
           // `extendLock()` exported, `catch { return false }`: the failure is the helper's answer to its caller,
           // which decides whether the work stops; this module cannot see that caller.
           if (inside.kind === "swallowed" && answersCaller(this.sourceCode, p)) return { kind: "unknown" };
+          // The same in a helper this module calls: the answer is followed to those calls (`void renewLease(id)` in a
+          // timer drops it).
+          const answering = inside.kind === "swallowed" && answersWithCatch(p) ? enclosingFn(p) : undefined;
+          if (answering && functionName(answering) !== undefined) return this.returnedValueFate(answering, 1);
           return inside.kind === "swallowed" ? { kind: "swallowed", at: p.handler } : inside;
         }
         if (isFn(p)) {
@@ -486,6 +498,9 @@ export class Flow {
         const fate = this.reachesAbort(region, undefined);
         if (fate.kind !== "stops" && p.type === "IfStatement" && answersCallerWith(this.sourceCode, p))
           return { kind: "unknown" };
+        const answering =
+          fate.kind !== "stops" && p.type === "IfStatement" && answersWith(p) ? enclosingFn(p) : undefined;
+        if (answering && functionName(answering) !== undefined) return this.returnedValueFate(answering, depth + 1);
         return fate.kind === "stops" ? fate : { kind: "no-abort", at: p.test };
       }
       case "LogicalExpression": {

@@ -634,6 +634,7 @@ function analyse(
     ...(untaken ? { releasedUntaken: untaken } : {}),
     ...(c.setAfterAwait ? { setAfterAwait: c.setAfterAwait } : {}),
     ...(c.fulfilOnly ? { fulfilOnly: c.fulfilOnly } : {}),
+    ...(c.sharesInFlight ? { sharesInFlight: true } : {}),
     ...(c.advisory ? { advisory: c.advisory } : {}),
   };
 }

@@ -54,6 +54,8 @@ export interface Candidate {
    * `paused` switch cleared when a later check says so), not a lock left held. Only a `throw` leaves it set by mistake.
    */
   readonly keptInOneRun?: boolean;
+  /** A lock table whose entries are promises of work in flight, shared by the callers who find one. */
+  readonly sharesInFlight?: boolean;
 }
 
 function calleeObject(call: Node): Node | undefined {
@@ -631,7 +633,15 @@ export function tableLocks(tables: readonly LockTable[]): Candidate[] {
       .map((r) => r.op.node)
       .filter((n) => sameFunction(n, acquire) && n.range[0] > acquire.range[1]);
     if (releases.length === 0) continue;
-    out.push({ kind: "table", name: t.table, acquire, releases, ttl: false, try: false });
+    out.push({
+      kind: "table",
+      name: t.table,
+      acquire,
+      releases,
+      ttl: false,
+      try: false,
+      ...(t.sharesInFlight ? { sharesInFlight: true } : {}),
+    });
   }
   return out;
 }
