@@ -23,7 +23,10 @@
 // - an in-flight table whose callers share the work they find (`if (p) return await p`): the entry is deleted after the
 //   work, so a rejection leaves it for every later caller (a cache of results keeps its entries and is no lock);
 // - a renewal helper of the module that answers its caller (`return result === 1`, `catch { return false }`): the
-//   answer is followed to the module's calls, and one that drops it is reported there.
+//   answer is followed to the module's calls, and one that drops it is reported there;
+// - a lease's holder column by what the claim does (stamped with the caller's value and compared with it in one
+//   alternative: its re-entry), whatever its name, and a lock row named by the constant key its claim picks it by:
+//   a heartbeat or a release pinned to that column is this holder's; one by the constant key alone is anyone's.
 import atomicClaim from "../../rules/atomic-claim.js";
 import conditionalRecovery from "../../rules/conditional-recovery.js";
 import heartbeatAbort from "../../rules/heartbeat-abort.js";
@@ -992,6 +995,94 @@ ruleTester.run("heartbeat-abort (a renewal helper of the module that answers its
             lock: 'the lock "lock:*"',
             where: "acquired at line 9",
             signal: "it returns 0 once the key no longer holds this holder's token",
+          },
+        },
+      ],
+    },
+  ],
+});
+
+/**
+ * A leader lease in one document under a constant key, taken over when its beat is old, re-entered by the same
+ * instance (`$or: [{ instance }, …]` with `$set: { instance }`); `filter` is what the heartbeat and the step-down
+ * name the document by.
+ */
+const LEADER_LEASE = (filter: string) => `import { MongoClient } from "mongodb";
+
+const KEY = "scheduler-singleton";
+const STALE_MS = 2 * 60 * 1000;
+let beat: NodeJS.Timeout | undefined;
+
+export async function becomeLeader(client: MongoClient, instance: string) {
+  const leases = client.db().collection<{ _id: string; instance: string; beatAt: number }>("leases");
+  const now = Date.now();
+  const res = await leases.updateOne(
+    { _id: KEY, $or: [{ instance }, { beatAt: { $lt: now - STALE_MS } }, { instance: { $exists: false } }] },
+    { $set: { instance, beatAt: now } },
+    { upsert: true },
+  );
+  if (res.matchedCount + res.upsertedCount === 0) return false;
+  beat = setInterval(async () => {
+    await leases.updateOne(${filter}, { $set: { beatAt: Date.now() } });
+  }, 30_000);
+  return true;
+}
+
+export async function stepDown(client: MongoClient, instance: string) {
+  clearInterval(beat);
+  await client.db().collection("leases").deleteOne(${filter});
+}
+`;
+
+ruleTester.run("heartbeat-abort (a lease's own holder column, a constant key)", heartbeatAbort, {
+  valid: [],
+  invalid: [
+    {
+      name: "the beat names the document by its constant key only",
+      code: LEADER_LEASE("{ _id: KEY }"),
+      errors: [
+        {
+          messageId: "unfencedHeartbeat",
+          line: 17,
+          data: { lock: "the claimed leases row", where: "claimed at line 10", rowFilter: "_id" },
+        },
+      ],
+    },
+    {
+      name: "by the instance too: fenced, but its count is never read",
+      code: LEADER_LEASE("{ _id: KEY, instance }"),
+      errors: [
+        {
+          messageId: "resultIgnored",
+          line: 17,
+          data: {
+            lock: "the claimed leases row",
+            where: "claimed at line 10",
+            signal: "it matches no row once the lease is lost",
+          },
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("owner-checked-release (a lease's own holder column, a constant key)", ownerCheckedRelease, {
+  valid: [{ name: "stepping down names the instance", code: LEADER_LEASE("{ _id: KEY, instance }") }],
+  invalid: [
+    {
+      name: "stepping down by the constant key alone",
+      code: LEADER_LEASE("{ _id: KEY }"),
+      errors: [
+        {
+          messageId: "rowRelease",
+          line: 24,
+          data: {
+            operation: "delete",
+            lock: "lease on leases.beatAt",
+            acquireLine: "10",
+            filter: "_id",
+            expires: "is taken over once beatAt has passed",
+            expiryLine: "10",
           },
         },
       ],

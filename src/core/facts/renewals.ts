@@ -27,6 +27,7 @@ import type { ModuleShape } from "../model/lock-facts.js";
 import type { ResolvedVocabulary } from "../model/settings.js";
 import { identityFields, toBranches, type Branch } from "../model/conditions.js";
 import { describeKey, keyShape, sameKey } from "../reading/keys.js";
+import { holderColumns, namesClaimedRow } from "./pairing/leases.js";
 import { comparedGet } from "./kv-pairing/value-checks.js";
 import { normalizeModel, sameField, sameValue } from "../model/names.js";
 import { calleeName, contains } from "../reading/ast.js";
@@ -34,7 +35,7 @@ import { functionName } from "../reading/units.js";
 import { drawnFresh, findVariable, getConstInit, keyName, unwrap } from "../reading/values.js";
 import { isLoop, Flow, chainPromise } from "../reading/rejection-flow.js";
 import { enclosingFn, isFn } from "../reading/function-bindings.js";
-import { isLockRow } from "../model/claims.js";
+import { holdsRow, isLockRow } from "../model/claims.js";
 import { walk } from "../reading/walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -275,10 +276,14 @@ function onLockLostRenewal(flow: Flow, sourceCode: SourceCode, op: LibraryLockOp
  * field: a raw-SQL claim of `"Job_Status"` and a Prisma heartbeat on `status` are one column), or cannot be read.
  */
 function fenced(sourceCode: SourceCode, branch: Branch, claim: Claim, vocabulary: ResolvedVocabulary): boolean {
+  const holders = holderColumns(sourceCode, claim.write);
   return branch.some((a) => {
     if ("opaque" in a) return true;
     if (a.op !== "eq" && a.op !== "in") return false;
     if (vocabulary.isOwnerField(a.pred.field)) return true;
+    // The column the claim stamps with the caller's identity and compares with it (`instance` in a lease taken by
+    // `{ $or: [{ instance }, …] }`), pinned to a run-time value.
+    if (!a.pred.values && holders.some((h) => sameField(h, a.pred.field))) return true;
     // A lock row's field its insert filled with a value drawn for that acquisition (`_id: new ObjectId()`): the
     // row is this holder's own, and a new holder's is another (blind-10 C8c05).
     if (
@@ -315,21 +320,40 @@ function databaseRenewals(
   const claimWrites = new Set([...facts.claims.map((c) => c.write), ...(facts.releases ?? [])]);
   for (const write of facts.writes) {
     if ((write.effect ?? "update") !== "update" || claimWrites.has(write)) continue;
-    const progress = write.assignments.find(
-      (a) => a.value.kind !== "static" && vocabulary.isProgressTimeField(a.field),
-    );
+    // A progress time by its name, or the lease column of a lease the module takes, stamped with the clock (`ts` in
+    // a lock document taken over once `ts` is old): moving it on is what keeps that lease.
+    const progress =
+      write.assignments.find((a) => a.value.kind !== "static" && vocabulary.isProgressTimeField(a.field)) ??
+      write.assignments.find(
+        (a) =>
+          a.value.kind === "now" &&
+          facts.claims.some(
+            (c) =>
+              c.kind === "lease" &&
+              normalizeModel(c.lock.model) === normalizeModel(write.model) &&
+              sameField(c.lock.field, a.field),
+          ),
+      );
     if (!progress || write.assignments.some((a) => vocabulary.isStateField(a.field) || vocabulary.isFlagField(a.field)))
       continue;
     const branches = toBranches(write.filter);
-    if (branches.length === 0 || !branches.every((b) => identityFields(b).length > 0)) continue;
     const claim =
       facts.claims.find((c) => !isLockRow(c) && normalizeModel(c.lock.model) === normalizeModel(write.model)) ??
       facts.claims.find((c) => normalizeModel(c.lock.model) === normalizeModel(write.model));
     if (!claim) continue;
+    // By the row's identity: a key known at run time, or the constant the lock row is taken under.
+    const named = (b: Branch) => identityFields(b).length > 0 || (holdsRow(claim) && namesClaimedRow(b, claim));
+    if (branches.length === 0 || !branches.every(named)) continue;
     if (!flow.timerDriven(write.node) && !RENEWAL_NAME.test(namedUnit(write.node) ?? "")) continue;
     const owned = branches.every((b) => fenced(flow.sourceCode, b, claim, vocabulary));
     const signal = failureSignal(write);
-    const fields = [...new Set(branches.flatMap((b) => identityFields(b)))];
+    const keyFields = (b: Branch) => {
+      const ids = identityFields(b);
+      return ids.length > 0
+        ? ids
+        : b.flatMap((a) => ("pred" in a && a.op === "eq" && a.pred.values ? [a.pred.field] : []));
+    };
+    const fields = [...new Set(branches.flatMap(keyFields))];
     out.push({
       via: "database",
       node: write.node,

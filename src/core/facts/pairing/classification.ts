@@ -36,7 +36,7 @@ import { isReset } from "./vocabulary.js";
 import { picksLockName } from "./lock-rows.js";
 import { Module } from "./module.js";
 import { allBranchesExclude, findsNoHeldRow } from "./state-claims.js";
-import { comparesValueRead, isOverride, clears, isBareClock } from "./leases.js";
+import { comparesValueRead, isOverride, clears, isBareClock, holderColumns, namesClaimedRow } from "./leases.js";
 import { holdsRow, isLockRow } from "../../model/claims.js";
 
 export interface Classified {
@@ -128,7 +128,7 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
         comparesValueRead(b) ||
         identityFields(b).length > 0 ||
         claim.kind === "keyed-row" ||
-        namesInsertedRow(b, claim),
+        (holdsRow(claim) && namesClaimedRow(b, claim)),
     )
   ) {
     const aging = mod
@@ -161,7 +161,7 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   // The claim stamps the lease with the clock plus a term and takes it over once that instant passed: the column
   // says until when the lease holds, whatever its name, and setting it to the clock ends the lease.
   const until =
-    claim.kind === "lease" && claim.assignment.value.kind === "now" && !isBareClock(claim.assignment.valueNode);
+    claim.kind === "lease" && claim.assignment.value.kind === "now" && !bareClock(mod, claim.assignment.valueNode);
   // A time the lease's claim clears and this write stamps with the clock (`released_at: null` when taken,
   // `released_at: now()` when done): the lock's end, recorded rather than erased.
   const endStamp = (a: (typeof write.assignments)[number]) =>
@@ -188,22 +188,8 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
     );
   // A keyed lock row is picked by its constant name, not by a value known at run time; so is a lock row the claim
   // inserts under a constant it names it by (`insert({ job: JOB_NAME })`, deleted `where job = JOB_NAME`).
-  const namedAsInserted = (b: Branch) =>
-    claim.write.effect === "insert" &&
-    b.some(
-      (atom) =>
-        !("opaque" in atom) &&
-        atom.op === "eq" &&
-        atom.pred.values?.length === 1 &&
-        claim.write.assignments.some(
-          (a) =>
-            sameField(a.field, atom.pred.field) &&
-            a.value.kind === "static" &&
-            sameValue(a.value.value, atom.pred.values![0]!),
-        ),
-    );
   const picked = (b: Branch) =>
-    claim.kind === "keyed-row" || identityFields(b).length > 0 || (holdsRow(claim) && namedAsInserted(b));
+    claim.kind === "keyed-row" || identityFields(b).length > 0 || (holdsRow(claim) && namesClaimedRow(b, claim));
   if (!releases || !branches.every(picked)) return;
   // An operator's override (`forceUnlock()`, `adminRelease()`) frees whatever holds the row, on purpose.
   if (isOverride(write.node)) return;
@@ -271,8 +257,12 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   const conflictKey = claim.write.conflictKey ?? [];
   const ownerNamed = (b: Branch) =>
     ownerColumns(b, mod.vocabulary).some((f) => !conflictKey.some((k) => sameField(k, f)));
+  // A column the claim stamps with the caller's identity and compares with it (its re-entry), pinned here to a
+  // run-time value: this holder's row.
+  const holders = holderColumns(mod.sourceCode, claim.write);
+  const holderPinned = (b: Branch) => identityFields(b).some((f) => holders.some((h) => sameField(h, f)));
   const ownerChecked = branches.every(
-    (b) => ownerNamed(b) || identityFields(b).some(stamped) || ownRow(b) || acquirerOwns(b),
+    (b) => ownerNamed(b) || identityFields(b).some(stamped) || ownRow(b) || acquirerOwns(b) || holderPinned(b),
   );
   out.releases.push({ write, claim, ownerChecked });
 }
@@ -417,6 +407,17 @@ function clearsClaimOwner(write: StateWrite, claim: Claim, vocabulary: ResolvedV
  * about the claim's holders: `status = 'RUNNING' AND ("lockedAt" IS NULL OR "lockedAt" < $cutoff)` is judged by its
  * age branch alone.
  */
+/** The clock itself, nothing added: in place, or a const holding it (`const now = Date.now()`; `{ ts: now }`). */
+function bareClock(mod: Module, node: Node): boolean {
+  let n = unwrap(node);
+  if (n.type === "Property") n = unwrap(n.value as Node);
+  if (n.type === "Identifier") {
+    const init = getConstInit(mod.sourceCode, n);
+    if (init && init.type !== "TSEnumDeclaration") n = unwrap(init);
+  }
+  return isBareClock(n);
+}
+
 /**
  * A write made under a locking read of its row (`SELECT … FOR UPDATE` earlier in its transaction) on a way a test of
  * what that read returned decides (`if (row.is_running && !expired) return`): whoever writes saw the row as it is, and
@@ -451,15 +452,6 @@ function readsVariables(mod: Module, node: Node, variables: ReadonlySet<unknown>
     return !found;
   });
   return found;
-}
-
-/**
- * The branch names the lock row the claim inserted by the constant its key was given (`deleteOne({ _id: "cron_job" })`
- * after `insertOne({ _id: "cron_job", … })`): that very row, as an id known at run time would.
- */
-function namesInsertedRow(branch: Branch, claim: Claim): boolean {
-  if (claim.kind !== "inserted-row") return false;
-  return branch.some((a) => meetsClaim(a, claim, (s, v) => s.value.kind === "static" && sameValue(s.value.value, v)));
 }
 
 /**

@@ -3,7 +3,7 @@
  * JS check judged the lease expired; what clears a lease column; and an operator's override, which frees a lock on
  * purpose.
  */
-import type { Assignment, Node, StateRead, StateWrite } from "../../model/accesses.js";
+import type { Assignment, Node, StateRead, StateWrite, StaticValue } from "../../model/accesses.js";
 import { predicateValue } from "../../model/accesses.js";
 import type { Check, Claim, Guard, LockKey, TimePredicate } from "../../model/claims.js";
 import {
@@ -15,7 +15,7 @@ import {
   toBranches,
   type Branch,
 } from "../../model/conditions.js";
-import { normalizeModel, sameField } from "../../model/names.js";
+import { normalizeModel, sameField, sameValue } from "../../model/names.js";
 import { hasLockWord, normalizeName } from "../../model/settings.js";
 import { enclosingFunction, functionName } from "../../reading/units.js";
 import { findVariable, getConstInit, resultBinding, unwrap } from "../../reading/values.js";
@@ -159,11 +159,13 @@ export function findLeaseClaim(mod: Module, write: StateWrite): Claim[] {
       hasLockWord(field) &&
       branches.every((b) => pins(b, field, { value: null })) &&
       clearedById(mod, write, field);
-    if (
-      !unexpiring &&
-      (aged.every((a) => a.length === 0) || !branches.every((b, i) => leaseFree(mod, b, aged[i]!, [field])))
-    )
-      continue;
+    // The write's own holder column, by what it does: a column it stamps with a value it also compares that column
+    // with (`{ _id, $or: [{ holderId }, …] }` with `$set: { holderId }`): that branch is the caller's own lease, and
+    // the branch finding the column absent a free one.
+    const own = holderColumns(mod.sourceCode, write);
+    const free = (b: Branch, i: number) =>
+      leaseFree(mod, b, aged[i]!, [field, ...own]) || own.some((c) => pinsOwnValue(mod, b, write, c));
+    if (!unexpiring && (aged.every((a) => a.length === 0) || !branches.every(free))) continue;
     const lock: LockKey = { model: write.model, field, value: { value: "held" }, valueText: "" };
     // Another write of the table stamps the lease column again (`touch`, a heartbeat): it tells progress, whatever
     // its name says.
@@ -176,6 +178,71 @@ export function findLeaseClaim(mod: Module, write: StateWrite): Claim[] {
     return [{ kind: "lease", write, lock, assignment, takeover: aged.flat(), renewed }];
   }
   return [];
+}
+
+/**
+ * The branch names the lock row by the constant the claim gave its key: the value its insert stored
+ * (`deleteOne({ _id: "cron_job" })` after `insertOne({ _id: "cron_job", … })`), or the value every branch of its filter
+ * picks the row by (`updateOne({ _id: KEY, $or: […] }, …, { upsert: true })`). That very row, as an id known at run
+ * time would name it.
+ */
+export function namesClaimedRow(branch: Branch, claim: Claim): boolean {
+  const picked = (field: string, value: StaticValue) =>
+    (claim.write.effect === "insert" &&
+      claim.write.assignments.some(
+        (s) => sameField(s.field, field) && s.value.kind === "static" && sameValue(s.value.value, value),
+      )) ||
+    // A key the claim only picks by, never writes (`_id`, a lock name): not a state it moves the row from.
+    ((typeof value.value === "string" || typeof value.value === "number") &&
+      !claim.write.assignments.some((s) => sameField(s.field, field)) &&
+      toBranches(claim.write.filter).every((b) => pins(b, field, value)));
+  return branch.some(
+    (a) => "pred" in a && a.op === "eq" && a.pred.values?.length === 1 && picked(a.pred.field, a.pred.values[0]!),
+  );
+}
+
+/** The variable an assignment's or a predicate's value is (`{ holderId }`, `holderId: holderId`), if it is one. */
+function valueVariable(sourceCode: Module["sourceCode"], node: Node): unknown {
+  let n = unwrap(node);
+  if (n.type === "Property") n = unwrap(n.value as Node);
+  return n.type === "Identifier" ? findVariable(sourceCode, n) : undefined;
+}
+
+/**
+ * The holder columns of a write, by what it does whatever their names: columns it stamps with a run-time variable
+ * that one alternative of its own filter compares that column with (`{ _id, $or: [{ instance }, …] }` with `$set: {
+ * instance }`), the caller's identity, which a later write pinned to that column names as this holder's.
+ */
+export function holderColumns(sourceCode: Module["sourceCode"], write: StateWrite): string[] {
+  const out: string[] = [];
+  const branches = toBranches(write.filter);
+  for (const a of write.assignments) {
+    if (a.value.kind !== "other") continue;
+    const v = valueVariable(sourceCode, a.valueNode);
+    // Compared in some alternatives only (the caller's re-entry), not in all: one pinned in every branch is the row's
+    // key (`{ name, $or: […] }` with `$set: { name }`), the same for every caller of that lock.
+    const pinned = v ? branches.filter((b) => pinsVariable(sourceCode, b, a.field, v)).length : 0;
+    if (pinned > 0 && pinned < branches.length) out.push(a.field);
+  }
+  return out;
+}
+
+function pinsVariable(sourceCode: Module["sourceCode"], branch: Branch, field: string, variable: unknown): boolean {
+  return branch.some(
+    (atom) =>
+      !("opaque" in atom) &&
+      atom.op === "eq" &&
+      !atom.pred.values &&
+      sameField(atom.pred.field, field) &&
+      valueVariable(sourceCode, predicateValue(atom.pred)) === variable,
+  );
+}
+
+/** The branch compares `field` with the very variable the write stamps it with: the caller's own row. */
+function pinsOwnValue(mod: Module, branch: Branch, write: StateWrite, field: string): boolean {
+  const a = write.assignments.find((x) => sameField(x.field, field));
+  const v = a && valueVariable(mod.sourceCode, a.valueNode);
+  return v !== undefined && pinsVariable(mod.sourceCode, branch, field, v);
 }
 
 /** Another write of the model clears `field` (null) on rows it names by a key: the lock's release. */
