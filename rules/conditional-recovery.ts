@@ -8,6 +8,7 @@ import { describeRowFilter } from "../src/core/model/describe.js";
 import { formatValue } from "../src/core/model/names.js";
 import { runsOnDemand, runsRepeatedly } from "../src/core/reading/units.js";
 import { isLockRow } from "../src/core/model/claims.js";
+import { pins, toBranches } from "../src/core/model/conditions.js";
 
 /** The message for each flaw: of a claim made in this module, and of a sweep of claims made elsewhere. */
 const MESSAGES = {
@@ -34,6 +35,8 @@ export default createRule({
         "Q3 (is the recovery race-safe?): this {{operation}} removes the lock file {{path}} when reading it failed (line {{readLine}}), taking it for corrupt. A holder creates the file before it writes its contents, so a waiter that reads in between finds it empty or half-written and removes a live lock, and two holders follow. Treat an unreadable lock file as held (retry, or break it only once its mtime is older than the stale limit), or write the contents to a temporary file and rename it into place.",
       checkInJs:
         "Q3 (is the release race-safe?): this recovery of {{model}}.{{field}} = {{value}} (claimed at line {{claimLine}}) judges staleness {{checkedWhere}} at line {{checkLine}}, then writes by {{rowFilter}} only. A holder that finishes or reports progress between the read and the write is overwritten. Put the status and age conditions in the write's filter and treat zero affected rows as handled by someone else.",
+      checkInJsPinned:
+        "Q3 (is the release race-safe?): this recovery of {{model}}.{{field}} = {{value}} (claimed at line {{claimLine}}) judges staleness {{checkedWhere}} at line {{checkLine}}, then writes by {{rowFilter}} and {{field}} = {{value}}, without the age. A holder that reports progress between the read and the write is still judged dead by the earlier reading and overwritten. Put the age condition in the write's filter too and treat zero affected rows as handled by someone else.",
       missingStatus:
         "Q3 (is the release race-safe?): this recovery moves stale {{model}} rows to {{target}} without requiring {{field}} = {{value}} (claimed at line {{claimLine}}) in its filter, so a row that completed in the meantime is overwritten. Add {{field}} = {{value}} to the filter.",
       missingTime:
@@ -42,6 +45,8 @@ export default createRule({
         "Q3 (is the release race-safe?): this take-over of the lock row in {{model}} (taken at line {{claimLine}}) judges the row stale {{checkedWhere}} at line {{checkLine}}, then deletes by {{rowFilter}} only. Two takers that both saw it stale both delete, and the second removes the lock the first has just taken. Delete only the row that was judged (its token or stamped time in the filter), or put the age condition in the delete.",
       sweepCheckInJs:
         "Q3 (is the release race-safe?): this sweep of {{model}} rows stuck in {{field}} = {{value}} judges staleness {{checkedWhere}} at line {{checkLine}}, then writes by {{rowFilter}} only. A holder that finishes or reports progress between the read and the write is overwritten. Put the status and age conditions in the write's filter and treat zero affected rows as handled by someone else.",
+      sweepCheckInJsPinned:
+        "Q3 (is the release race-safe?): this sweep of {{model}} rows stuck in {{field}} = {{value}} judges staleness {{checkedWhere}} at line {{checkLine}}, then writes by {{rowFilter}} and {{field}} = {{value}}, without the age. A holder that reports progress between the read and the write is still judged dead by the earlier reading and overwritten. Put the age condition in the write's filter too and treat zero affected rows as handled by someone else.",
       sweepLockRowCheckInJs:
         "Q3 (is the release race-safe?): this sweep of lock rows in {{model}} judges a row stale {{checkedWhere}} at line {{checkLine}}, then deletes by {{rowFilter}} only. A holder that renews its lock between the read and the delete, or a taker that has just replaced the row, loses its lock. Delete only the row that was judged (its token or stamped time in the filter), or put the age condition in the delete.",
       sweepMissingStatus:
@@ -99,7 +104,11 @@ export default createRule({
                 : "lockRowCheckInJs"
               : onDemand
                 ? "sweepMissingTimeOnDemand"
-                : MESSAGES[flaw][sweep ? 1 : 0],
+                : flaw === "check-in-js" && pinsClaimed(recovery)
+                  ? sweep
+                    ? "sweepCheckInJsPinned"
+                    : "checkInJsPinned"
+                  : MESSAGES[flaw][sweep ? 1 : 0],
           data,
           suggest: edit
             ? [
@@ -129,3 +138,9 @@ export default createRule({
     });
   },
 });
+
+/** The recovery's write re-checks the claimed state (`status: "running"` in its filter), in every branch. */
+function pinsClaimed(recovery: Recovery): boolean {
+  const branches = toBranches(recovery.write.filter);
+  return branches.length > 0 && branches.every((b) => pins(b, recovery.lock.field, recovery.lock.value));
+}

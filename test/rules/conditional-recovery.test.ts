@@ -491,7 +491,8 @@ cron.schedule("*/15 * * * *", () => {
       languageOptions: javascript,
       errors: [
         {
-          messageId: "sweepCheckInJs",
+          // The write repeats the state, so the message says so and asks only for the age.
+          messageId: "sweepCheckInJsPinned",
           line: 2,
           column: 3,
           data: { model: "queue", field: "state", value: "PROCESSING", target: "NEW", rowFilter: "_id", ...byRead(1) },

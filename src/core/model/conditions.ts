@@ -133,18 +133,31 @@ export function agePredicates(branch: Branch, vocabulary: ResolvedVocabulary): T
       (a) =>
         !("opaque" in a) && (a.op === "gt" || a.op === "gte") && normalizeName(a.pred.field) === normalizeName(field),
     );
+  // A start bounded from above beside an end bounded from below is two intervals that overlap (`start_time < $end
+  // AND end_time > $start`: a booking that clashes with another, a shift that covers an hour), not an age either.
+  const overlaps = branch.some(
+    (a) =>
+      !("opaque" in a) &&
+      (a.op === "gt" || a.op === "gte") &&
+      vocabulary.isTimeField(a.pred.field) &&
+      INTERVAL_END.test(normalizeName(a.pred.field)),
+  );
   for (const atom of branch) {
     if ("opaque" in atom) continue;
     if (
       (atom.op === "lt" || atom.op === "lte") &&
       vocabulary.isTimeField(atom.pred.field) &&
-      !floored(atom.pred.field)
+      !floored(atom.pred.field) &&
+      !(overlaps && !INTERVAL_END.test(normalizeName(atom.pred.field)))
     ) {
       out.push({ field: atom.pred.field, node: atom.pred.node });
     }
   }
   return out;
 }
+
+/** The end of an interval a row spans (`end_time`, `endsAt`, `period_end`), as opposed to a lease's expiry. */
+const INTERVAL_END = /(^|[a-z])(end|ends|finish|finishes)(at|time|date|datetime|ts|on)?$/;
 
 export function isOpaque(branch: Branch): boolean {
   return branch.some((a) => "opaque" in a);

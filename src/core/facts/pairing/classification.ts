@@ -575,9 +575,21 @@ export function classifyAgainst(
     const check = ageCheckOf(mod, write, claim, scans);
     // Age judged in JS, then a compare-and-set on what was read (`status: run.status`, `version: run.version`):
     // the write fails if anything moved in between, so the recovery is race-safe.
+    // Nor when the write pins the claimed state and the age was judged by the claim's start stamp: a holder that
+    // finishes moves the state and its row no longer matches, and a live one never moves the time judged, so the
+    // reading made before the write is still true at it (a repair script's `updateMany({ where: { id, status:
+    // "running" } })` after picking runs by `startedAt`). Judged by a time the holder moves, its progress between
+    // the read and the write is lost.
+    const startJudged =
+      pinned &&
+      check !== undefined &&
+      check.timeFields.length > 0 &&
+      check.timeFields.every(
+        (t) => mod.vocabulary.isStartTimeField(t.field) && !mod.vocabulary.isProgressTimeField(t.field),
+      );
     if (check)
       return recovery(
-        opaque || branches.every((b) => ownerPinned(b, field, mod.vocabulary)) ? [] : ["check-in-js"],
+        opaque || startJudged || branches.every((b) => ownerPinned(b, field, mod.vocabulary)) ? [] : ["check-in-js"],
         check,
       );
   }
