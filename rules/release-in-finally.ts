@@ -1,6 +1,6 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../src/core/model/accesses.js";
-import type { HeldLock, PathEscape } from "../src/core/model/held-locks.js";
+import type { HeldLock, PathEscape, PromiseMemo } from "../src/core/model/held-locks.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { walk } from "../src/core/reading/walk.js";
@@ -200,7 +200,9 @@ export default createRule<
   | "releasedOnFinishOnly"
   | "clearedOnFulfilOnly"
   | "releaseOnClose"
-  | "advisoryUnlockInTransaction",
+  | "advisoryUnlockInTransaction"
+  | "memoKeepsRejection"
+  | "clearOnRejection",
   Options
 >({
   name: "release-in-finally",
@@ -253,6 +255,9 @@ export default createRule<
         "Q1 (if the locker dies, who unlocks?): {{lock}} (taken at line {{acquireLine}}) is released only when {{emitter}} emits `finish`, which it never does when the client disconnects before the response is written: the entry then stays until the process restarts, and every later caller for that key is turned away. Release it on `close`, which is emitted either way.",
       clearedOnFulfilOnly:
         "Q1 (if the locker dies, who unlocks?): the guard `{{name}}` set here is cleared only in the `.then` callback at line {{releaseLine}}, which runs when the promise fulfils. When it rejects, nothing clears the guard, and every later call finds it set for as long as the process lives. Clear it in `.finally(…)` on the chain, or in a rejection handler too.",
+      memoKeepsRejection:
+        "Q1 (if the locker dies, who unlocks?): `{{slot}}` keeps the promise stored here for every later call, and nothing empties it when the promise rejects: one failure (a refused connection, a timeout) is handed to every caller after it, and nothing tries again until the process restarts. Empty `{{slot}}` when the promise rejects, so the next call starts over.",
+      clearOnRejection: "Empty `{{slot}}` when the promise rejects, and pass the rejection on.",
       releaseOnClose: "Release on `close` instead of `finish`.",
       moveToFinally: "Move the release into a `finally` around the work.",
       useXactLock: "Take a transaction-level lock (pg_advisory_xact_lock): it is released when the transaction ends.",
@@ -362,6 +367,17 @@ export default createRule<
           });
         }
       }
+      // A promise memo: a one-key in-flight table whose entry is never emptied, so a rejection is kept for good
+      // (blind-12 E12e08, blind-13 E13e13, blind-14 E14e09).
+      for (const memo of facts.promiseMemos) {
+        const data = { slot: memo.slot };
+        context.report({
+          node: memo.fill,
+          messageId: "memoKeepsRejection",
+          data,
+          suggest: [{ messageId: "clearOnRejection", data, fix: clearOnRejection(sourceCode, memo) }],
+        });
+      }
       // An in-process lock table freed only when a response emits `finish`: a client that disconnects first leaves
       // the entry set while the process lives (blind-11 E9e08, E9e09).
       for (const table of facts.lockTables) {
@@ -388,6 +404,30 @@ export default createRule<
     });
   },
 });
+
+/**
+ * Chains a rejection handler on the promise stored that empties the slot and rethrows: the callers that share the
+ * failed promise still see the failure, and the next call starts over. The slot is emptied with `null` where the
+ * module declares it `null`, else `undefined`.
+ */
+function clearOnRejection(sourceCode: SourceCode, memo: PromiseMemo): TSESLint.ReportFixFunction {
+  const value = memo.value;
+  const text = sourceCode.getText(value);
+  const bare =
+    value.type === "CallExpression" ||
+    value.type === "MemberExpression" ||
+    value.type === "Identifier" ||
+    value.type === "NewExpression";
+  // Declared or set `null` (`let p: Promise<X> | null = null`, `{ conn: null, promise: null }`): emptied with it.
+  const name = memo.slot.split(".").pop()!.replace(/\$/g, "\\$");
+  const empty = new RegExp(`\\b${name}\\s*[:=]\\s*null\\b|\\b${name}\\??\\s*:[^=;]*\\|\\s*null\\b`).test(
+    sourceCode.text,
+  )
+    ? "null"
+    : "undefined";
+  const handler = `.catch((error) => {\n${" ".repeat(memo.fill.loc.start.column + 2)}${memo.slot} = ${empty};\n${" ".repeat(memo.fill.loc.start.column + 2)}throw error;\n${" ".repeat(memo.fill.loc.start.column)}})`;
+  return (fixer) => fixer.replaceText(value, `${bare ? text : `(${text})`}${handler}`);
+}
 
 /** Rewrites `pg_advisory_lock` / `pg_try_advisory_lock` in the statement text as its `_xact_` form. */
 function toTransactionLock(sourceCode: SourceCode, node: Node): TSESLint.ReportFixFunction | undefined {

@@ -23,6 +23,7 @@ import type { FlagWrite } from "../core/facts/held-locks/candidates.js";
 import { ignoredAcquireFailures } from "../core/facts/held-locks/ignored-acquire-failures.js";
 import { markLockInserts } from "../core/reading/failures.js";
 import { buildLockTables } from "../core/facts/lock-tables.js";
+import { buildPromiseMemos } from "../core/facts/promise-memos.js";
 import { buildLockFiles } from "../core/facts/lock-files.js";
 import { unrecoveredImportedClaims } from "../core/facts/summary.js";
 import { importedRenewals } from "../core/facts/renewals.js";
@@ -129,6 +130,7 @@ const EMPTY_FACTS: LockFacts = {
   held: [],
   ignoredAcquireFailures: [],
   lockTables: [],
+  promiseMemos: [],
   files: [],
   writes: [],
   reads: [],
@@ -407,6 +409,7 @@ function factsOf(state: FileState): LockFacts {
       ),
       ignoredAcquireFailures: ignoredAcquireFailures(sourceCode, accesses),
       lockTables,
+      promiseMemos: buildPromiseMemos(sourceCode, context.filename),
       files: buildLockFiles(sourceCode, accesses, shape, vocabulary),
       helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory, rowLockHelpers(sourceCode, built)),
       importedRowReleases: imported.rows,

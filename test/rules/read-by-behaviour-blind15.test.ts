@@ -5,9 +5,16 @@
 //   reading still holds at the write (its Q2 finding stays, at the age test); judged by a time the holder moves, the
 //   write is still racy, and the message says the state is pinned and only the age is missing;
 // - a start bounded from above beside an end bounded from below (`start < $end AND end > $start`): two intervals that
-//   overlap (a booking that clashes), not rows left behind by age.
+//   overlap (a booking that clashes), not rows left behind by age;
+// - a promise kept for every later caller in a slot that lives with the process (a module variable, a property of
+//   `global` or of an object a module variable holds), filled when empty with a connection, a client or an
+//   initialisation, and never emptied: a one-key in-flight table whose rejection every later caller is handed
+//   (blind-12 E12e08, blind-13 E13e13, blind-14 E14e09). Quiet where anything empties the slot, where a rejection
+//   handler is chained on the promise stored, where the process ends on the rejection, for teardowns (`closing`),
+//   module imports, instance fields and closures (their lifetime is unknown), pages, tests and scripts.
 import conditionalRecovery from "../../rules/conditional-recovery.js";
 import progressBasedStaleness from "../../rules/progress-based-staleness.js";
+import releaseInFinally from "../../rules/release-in-finally.js";
 import { ruleTester } from "../rule-tester.js";
 
 /** A repair job: runs stuck in `running` for half an hour are failed one by one, each with the state re-checked. */
@@ -87,6 +94,199 @@ ruleTester.run("progress-based-staleness (intervals that overlap)", progressBase
             timeField: "startedAt",
             progressFields: "updatedAt, modifiedAt, heartbeatAt",
           },
+        },
+      ],
+    },
+  ],
+});
+
+/** A module's database client, connected on first use and handed to every caller. */
+const CLIENT_MEMO = (fill: string) => `import { MongoClient } from "mongodb";
+const client = new MongoClient(process.env.MONGO_URL!);
+let clientPromise: Promise<MongoClient> | null = null;
+export function getClient() {
+  if (!clientPromise) {
+    clientPromise = ${fill};
+  }
+  return clientPromise;
+}
+`;
+
+/** The global cache of a serverless connection, kept across hot reloads. */
+const GLOBAL_CACHE = `const mongoose = require("mongoose");
+let cached = global._mongo;
+if (!cached) cached = global._mongo = { conn: null, promise: null };
+module.exports = async function connectDb(uri) {
+  if (cached.conn) return cached.conn;
+  if (!cached.promise) {
+    cached.promise = mongoose.connect(uri).then((m) => m);
+  }
+  cached.conn = await cached.promise;
+  return cached.conn;
+};
+`;
+
+ruleTester.run("release-in-finally (promise memos)", releaseInFinally, {
+  valid: [
+    {
+      name: "a rejection handler on the promise stored empties the slot",
+      code: CLIENT_MEMO(`client.connect().catch((error) => {
+      clientPromise = null;
+      throw error;
+    })`),
+    },
+    {
+      name: "a catch around the await empties the slot",
+      code: `let ready: Promise<void> | undefined;
+export async function ensureSchema() {
+  ready ??= db.initialize();
+  try {
+    await ready;
+  } catch (error) {
+    ready = undefined;
+    throw error;
+  }
+}
+`,
+    },
+    {
+      name: "the process ends when the initialisation rejects",
+      code: `let initPromise: Promise<void>;
+export async function init() {
+  if (!initPromise) initPromise = connectAll();
+  try {
+    await initPromise;
+  } catch (err) {
+    logger.error(err);
+    process.exit(1);
+  }
+}
+`,
+    },
+    {
+      name: "a teardown kept for every caller of close()",
+      code: `let closing: Promise<void> | undefined;
+export function closePool() {
+  closing ??= pool.end();
+  return closing;
+}
+`,
+    },
+    {
+      name: "a module import fails again however often it is retried",
+      code: `let driverPromise: Promise<typeof import("pg")> | undefined;
+export function loadDriver() {
+  if (!driverPromise) driverPromise = import("pg");
+  return driverPromise;
+}
+`,
+    },
+    {
+      name: "an instance field lives as long as its object, which may be one per request",
+      code: `export class Session {
+  private connecting?: Promise<void>;
+  ready() {
+    if (!this.connecting) this.connecting = this.client.connect();
+    return this.connecting;
+  }
+}
+`,
+    },
+    {
+      name: "a memo of a value nothing depends on (a price list) may be meant to be kept",
+      code: `let pricesPromise: Promise<Price[]> | undefined;
+export function prices() {
+  if (!pricesPromise) pricesPromise = fetch(PRICES_URL).then((r) => r.json());
+  return pricesPromise;
+}
+`,
+    },
+    {
+      name: "a page reloads: code that names the document",
+      code: `let sdkPromise: Promise<void> | undefined;
+export function loadSdk() {
+  if (!sdkPromise) sdkPromise = injectClient(document.head);
+  return sdkPromise;
+}
+`,
+    },
+    { name: "a test run's setup", filename: "test/setup-tests.ts", code: CLIENT_MEMO("client.connect()") },
+  ],
+  invalid: [
+    {
+      name: "a connection kept for every caller, never emptied",
+      code: CLIENT_MEMO("client.connect()"),
+      errors: [
+        {
+          messageId: "memoKeepsRejection",
+          line: 6,
+          data: { slot: "clientPromise" },
+          suggestions: [
+            {
+              messageId: "clearOnRejection",
+              data: { slot: "clientPromise" },
+              output: CLIENT_MEMO(`client.connect().catch((error) => {
+      clientPromise = null;
+      throw error;
+    })`),
+            },
+          ],
+        },
+      ],
+    },
+    {
+      name: "an initialisation filled with ??=",
+      code: `let ready: Promise<void> | undefined;
+export async function ensureSchema() {
+  ready ??= db.initialize();
+  await ready;
+}
+`,
+      errors: [
+        {
+          messageId: "memoKeepsRejection",
+          line: 3,
+          data: { slot: "ready" },
+          suggestions: [
+            {
+              messageId: "clearOnRejection",
+              data: { slot: "ready" },
+              output: `let ready: Promise<void> | undefined;
+export async function ensureSchema() {
+  ready ??= db.initialize().catch((error) => {
+    ready = undefined;
+    throw error;
+  });
+  await ready;
+}
+`,
+            },
+          ],
+        },
+      ],
+    },
+    {
+      name: "a property of an object the module keeps on global",
+      code: GLOBAL_CACHE,
+      languageOptions: { sourceType: "script" },
+      errors: [
+        {
+          messageId: "memoKeepsRejection",
+          line: 7,
+          data: { slot: "cached.promise" },
+          suggestions: [
+            {
+              messageId: "clearOnRejection",
+              data: { slot: "cached.promise" },
+              output: GLOBAL_CACHE.replace(
+                "mongoose.connect(uri).then((m) => m);",
+                `mongoose.connect(uri).then((m) => m).catch((error) => {
+      cached.promise = null;
+      throw error;
+    });`,
+              ),
+            },
+          ],
         },
       ],
     },

@@ -15,7 +15,9 @@
  *   work, alone or kept per key in an object (held-locks/candidates.ts `flagLocks`);
  * - `.has(` or `.get(`, `.add(` or `.set(`, and `.delete(`: a key's entry in an in-process `Map` or `Set` taken after a
  *   presence test (`has`, or a `get` found empty: `const p = inflight.get(k); if (!p) inflight.set(k, …)`) and deleted
- *   after the work (lock-tables.ts), whose releases the code paths are read for (`tableLocks`).
+ *   after the work (lock-tables.ts), whose releases the code paths are read for (`tableLocks`);
+ * - a slot filled when empty (`p ??= …`, `if (!p) { p = …`) in a module that makes promises (`.then(`, `async`,
+ *   `Promise`): promise memos that keep a rejection for every later caller (promise-memos.ts).
  *
  * Words are matched as substrings, without case, so every spelling the model accepts (`acquireLock`, `LOCK_KEY`,
  * `job_lease`) is found, at the price of a few lookalikes (`block`). A field name must not run on into a longer
@@ -62,6 +64,9 @@ const DELETE_SLOT = /\bdelete\s+[\w$.]+\s*\[/;
 const TABLE_HAS = /\.(?:has|get)\s*\(/;
 const TABLE_TAKE = /\.(?:add|set)\s*\(/;
 const TABLE_DELETE = /\.delete\s*\(/;
+/** Promise memos: a slot filled when empty, in a module that makes promises. */
+const MEMO_FILL = /(?:\?\?|\|\|)=|if\s*\(\s*!\s*([\w$.]+)\s*\)\s*\{?\s*\1\s*=(?!=)/;
+const MAKES_PROMISES = /Promise|\.then\s*\(|\basync\b/;
 
 /**
  * What a module's text says it may hold: nothing (`none`), locks of some kind (`locks`), or locks held across code
@@ -94,7 +99,7 @@ export function lockEvidence(vocabulary: ResolvedVocabulary, stores: readonly Re
       (TABLE_HAS.test(text) && TABLE_DELETE.test(text) && TABLE_TAKE.test(text))
     )
       return "held";
-    return fieldsOrDeletes.test(text) ? "locks" : "none";
+    return fieldsOrDeletes.test(text) || (MEMO_FILL.test(text) && MAKES_PROMISES.test(text)) ? "locks" : "none";
   };
   cache.set(vocabulary.raw, check);
   return check;

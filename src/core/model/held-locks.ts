@@ -164,3 +164,16 @@ export interface HeldEffect {
   /** Refused or harmless when late: conditioned on the token, keyed by the job, conditional, or temporary. */
   readonly fenced: boolean;
 }
+
+/**
+ * A promise memo (facts/promise-memos.ts): a slot that outlives the call, filled with a promise when empty and handed
+ * to every later caller, with no write that empties it again: a rejection is kept for every later caller.
+ */
+export interface PromiseMemo {
+  /** The slot's text: `clientPromise`, `cached.promise`, `this.ready`. */
+  readonly slot: string;
+  /** The assignment that fills it (`clientPromise = client.connect()`, `p ??= init()`). */
+  readonly fill: TSESTree.AssignmentExpression;
+  /** The promise stored. */
+  readonly value: Node;
+}

@@ -15,7 +15,7 @@ import type {
   UntakenRelease,
 } from "./claims.js";
 import type { KvFacts } from "./kv-locks.js";
-import type { HeldEffect, HeldLock, IgnoredAcquireFailure, LockTable } from "./held-locks.js";
+import type { HeldEffect, HeldLock, IgnoredAcquireFailure, LockTable, PromiseMemo } from "./held-locks.js";
 import type { ExportedHelper, ImportedClaim, ImportedRowRelease } from "./helper-summaries.js";
 import type { Renewal } from "./renewals.js";
 import type { FileLock } from "./lock-files.js";
@@ -27,6 +27,8 @@ export interface LockFacts {
   readonly held: readonly HeldLock[];
   /** In-process lock tables (a `Map` of entries per key) and their releases: Q3 once entries expire. */
   readonly lockTables: readonly LockTable[];
+  /** Promises kept for every later caller with nothing that empties the slot when one rejects (Q1, in-process). */
+  readonly promiseMemos: readonly PromiseMemo[];
   /** Lock files (an exclusive create, or a write after a check) and how they are broken and released. */
   readonly files: readonly FileLock[];
   /** Q3: library acquires whose failure is caught and the guarded work run anyway. */

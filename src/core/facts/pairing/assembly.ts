@@ -58,7 +58,14 @@ export function buildFacts(
   uniqueKeys: UniqueKeyMap = new Map(),
 ): Omit<
   LockFacts,
-  "held" | "helpers" | "importedRowReleases" | "importedClaims" | "ignoredAcquireFailures" | "lockTables" | "files"
+  | "held"
+  | "helpers"
+  | "importedRowReleases"
+  | "importedClaims"
+  | "ignoredAcquireFailures"
+  | "lockTables"
+  | "promiseMemos"
+  | "files"
 > {
   vocabulary = withLeasedValues(
     withValuesHeldAcrossWork(
