@@ -11,10 +11,17 @@
 //   initialisation, and never emptied: a one-key in-flight table whose rejection every later caller is handed
 //   (blind-12 E12e08, blind-13 E13e13, blind-14 E14e09). Quiet where anything empties the slot, where a rejection
 //   handler is chained on the promise stored, where the process ends on the rejection, for teardowns (`closing`),
-//   module imports, instance fields and closures (their lifetime is unknown), pages, tests and scripts.
+//   module imports, instance fields and closures (their lifetime is unknown), pages, tests and scripts;
+// - a pool the lock's function closes in its `finally` (`await prisma.$disconnect()`): every connection of it ends
+//   there, and its session locks with them, whichever connection the unlock reached;
+// - a row of another table locked by identity first in a transaction (`SELECT id FROM users WHERE id = $1 FOR
+//   UPDATE`): a mutex like an advisory lock, so a check and a claim made under it are one step for its callers;
+// - a state a read judges stuck by the age of a lock's stamp (`{ status: "active", lockedAt: { lt: cutoff } }`): rows
+//   in it have a holder, whatever the state is called (an age of `updatedAt` says nothing of one).
 import conditionalRecovery from "../../rules/conditional-recovery.js";
 import progressBasedStaleness from "../../rules/progress-based-staleness.js";
 import releaseInFinally from "../../rules/release-in-finally.js";
+import atomicClaim from "../../rules/atomic-claim.js";
 import { ruleTester } from "../rule-tester.js";
 
 /** A repair job: runs stuck in `running` for half an hour are failed one by one, each with the state re-checked. */
@@ -287,6 +294,129 @@ export async function ensureSchema() {
               ),
             },
           ],
+        },
+      ],
+    },
+  ],
+});
+
+/** A one-shot program that probes a migration lock through the ORM's pool and disconnects at the end. */
+const PROBE = (last: string) => `import { PrismaClient } from "@prisma/client";
+const prisma = new PrismaClient();
+async function clearStaleLock() {
+  try {
+    const rows = await prisma.$queryRaw<Array<{ free: boolean }>>\`SELECT pg_try_advisory_lock(4242) AS free\`;
+    if (rows[0]?.free) {
+      await prisma.$executeRawUnsafe(\`SELECT pg_advisory_unlock(4242)\`);
+    }
+  } finally {
+    ${last}
+  }
+}
+clearStaleLock().then(() => process.exit(0));
+`;
+
+ruleTester.run("release-in-finally (a pool closed with the work)", releaseInFinally, {
+  valid: [{ name: "the pool is disconnected in the finally", code: PROBE("await prisma.$disconnect();") }],
+  invalid: [
+    {
+      name: "the same probe that leaves the pool open",
+      code: PROBE('console.log("checked");'),
+      errors: [
+        { messageId: "advisoryOnPool", line: 5, data: { client: "prisma" } },
+        { messageId: "advisoryUnlockOnPool", line: 7, data: { client: "prisma", acquireLine: "5" } },
+      ],
+    },
+  ],
+});
+
+/** An activation claimed per user, checked and written in one transaction, and unstuck by age. */
+const ACTIVATION = (lock: string) => `export async function claimActivation(userId: string, itemId: string) {
+  return prisma.$transaction(async (tx) => {
+    ${lock}
+    const item = await tx.activationItem.findFirst({ where: { id: itemId, userId } });
+    if (!item || item.status === "ACTIVATING") return false;
+    await tx.activationItem.update({ where: { id: item.id }, data: { status: "ACTIVATING" } });
+    return true;
+  });
+}
+export async function unstickActivations() {
+  const cutoff = new Date(Date.now() - 15 * 60_000);
+  await prisma.activationItem.updateMany({
+    where: { status: "ACTIVATING", updatedAt: { lt: cutoff } },
+    data: { status: "READY" },
+  });
+}
+`;
+
+ruleTester.run("atomic-claim (a row locked as a mutex)", atomicClaim, {
+  valid: [
+    {
+      name: "the user's row is locked first: callers check and claim one after another",
+      code: ACTIVATION('await tx.$queryRaw`SELECT "id" FROM "users" WHERE "id" = ${userId} FOR UPDATE`;'),
+    },
+  ],
+  invalid: [
+    {
+      name: "without the lock, two callers both see the item free",
+      code: ACTIVATION("// no lock"),
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 6,
+          data: {
+            model: "activationItem",
+            field: "status",
+            value: "ACTIVATING",
+            checkedWhere: "in JavaScript",
+            checkLine: "5",
+          },
+          suggestions: [
+            {
+              messageId: "addCondition",
+              output: ACTIVATION("// no lock").replace(
+                "where: { id: item.id }, data",
+                'where: { id: item.id, status: { not: "ACTIVATING" } }, data',
+              ),
+            },
+          ],
+        },
+      ],
+    },
+  ],
+});
+
+/** A reaper of jobs stuck in "active", judged by a time field given as a parameter. */
+const REAPER = (age: string) => `const STUCK_MS = 5 * 60_000;
+export async function reapStuckJobs() {
+  const cutoff = new Date(Date.now() - STUCK_MS);
+  const stuck = await prisma.job.findMany({ where: { status: "active", ${age}: { lt: cutoff } } });
+  for (const job of stuck) {
+    await prisma.job.update({ where: { id: job.id }, data: { status: "queued", lockedAt: null, lockedBy: null } });
+  }
+}
+`;
+
+ruleTester.run("conditional-recovery (a state judged stuck by a lock's stamp)", conditionalRecovery, {
+  valid: [
+    { name: "an age of updatedAt says nothing of a holder: `active` keeps its meaning", code: REAPER("updatedAt") },
+  ],
+  invalid: [
+    {
+      name: "rows judged by lockedAt have a holder: the reset by id races with it",
+      code: REAPER("lockedAt"),
+      errors: [
+        {
+          messageId: "sweepCheckInJs",
+          line: 6,
+          data: {
+            model: "job",
+            field: "status",
+            value: "active",
+            checkedWhere: "with a separate read",
+            checkLine: "4",
+            rowFilter: "id",
+          },
         },
       ],
     },

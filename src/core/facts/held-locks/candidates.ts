@@ -170,6 +170,17 @@ export function kvLocks(kv: KvFacts): Candidate[] {
 }
 
 const CLOSE = new Set(["end", "destroy", "close"]);
+/** Closing a pool (or an ORM's client) ends every connection it holds, and their session locks with them. */
+const POOL_CLOSE = new Set(["end", "destroy", "close", "$disconnect", "disconnect"]);
+
+/** `node` sits in the `finally` of a `try` that `fn` holds (directly, not in a nested function). */
+function inFinallyOf(node: TSESTree.Node, fn: TSESTree.Node | undefined): boolean {
+  for (let p = node.parent, child: TSESTree.Node = node; p && p !== fn; child = p, p = p.parent) {
+    if (p.type === "TryStatement" && p.finalizer === child) return true;
+    if (p.type.startsWith("Function") || p.type === "ArrowFunctionExpression") return false;
+  }
+  return false;
+}
 
 export function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLockOp[], shape: ModuleShape): Candidate[] {
   const out: Candidate[] = [];
@@ -179,6 +190,14 @@ export function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLock
   };
   for (const op of ops) {
     if (op.fn !== "lock" || op.scope !== "session") continue;
+    // A pool the lock's function closes in its `finally` (`finally { await prisma.$disconnect() }`, a one-shot
+    // program's): every connection of it ends there, and the session locks on them, whichever the unlock reached.
+    const owner0 = enclosingFunction(op.node);
+    if (
+      op.via === "pool" &&
+      shape.calls.some((c) => onClient(c, op.client) && POOL_CLOSE.has(calleeName(c) ?? "") && inFinallyOf(c, owner0))
+    )
+      continue;
     const unlocks = ops.filter((u) => u.fn !== "lock" && u.client === op.client);
     // Ending the session ends its locks: `client.end()`, `client.release(true)` (pg destroys it), `destroy()`.
     const closes = shape.calls.filter(

@@ -29,7 +29,7 @@ import { recoveredByDirective } from "../../reading/directives.js";
 import { isExported } from "../../reading/exports.js";
 import { enclosingFunction, isFunction } from "../../reading/units.js";
 import { contains } from "../../reading/ast.js";
-import { withQualifiedFlags, withValuesHeldAcrossWork, withLeasedValues } from "./vocabulary.js";
+import { withQualifiedFlags, withValuesHeldAcrossWork, withLeasedValues, withStampJudgedValues } from "./vocabulary.js";
 import { type UniqueKeyMap, Module } from "./module.js";
 import { beforeAnyWait, holdingIn } from "./holding.js";
 import { workedOffInBulk, findClaims } from "./claims.js";
@@ -67,9 +67,12 @@ export function buildFacts(
   | "promiseMemos"
   | "files"
 > {
-  vocabulary = withLeasedValues(
-    withValuesHeldAcrossWork(
-      withHeldValues(withClockedFields(withQualifiedFlags(vocabulary, accesses), accesses), accesses),
+  vocabulary = withStampJudgedValues(
+    withLeasedValues(
+      withValuesHeldAcrossWork(
+        withHeldValues(withClockedFields(withQualifiedFlags(vocabulary, accesses), accesses), accesses),
+        accesses,
+      ),
       accesses,
     ),
     accesses,

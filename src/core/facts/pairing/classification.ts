@@ -426,8 +426,18 @@ function bareClock(mod: Module, node: Node): boolean {
 function checkedUnderLock(mod: Module, write: StateWrite): boolean {
   if (!write.underLock) return false;
   const unit = unitOf(write.node);
+  // The rows of the locking reads, and of any read made after one of the written table in the unit: nobody moves the
+  // locked row before the transaction ends (`SELECT … FOR UPDATE` of the item, then `findFirst({ where: { id, claimId } })`; blind-15 A15a07).
+  const firstLock = Math.min(
+    ...mod.reads
+      .filter((r) => r.locking && unitOf(r.node) === unit && normalizeModel(r.model) === normalizeModel(write.model))
+      .map((r) => r.node.range[0]),
+  );
   const rows = mod.reads
-    .filter((r) => r.locking && unitOf(r.node) === unit && r.node.range[1] <= write.node.range[0])
+    .filter(
+      (r) =>
+        (r.locking || r.node.range[0] > firstLock) && unitOf(r.node) === unit && r.node.range[1] <= write.node.range[0],
+    )
     .map((r) => resultBinding(r.runAt ?? r.node))
     .filter((b): b is TSESTree.Identifier => b !== undefined)
     .map((b) => findVariable(mod.sourceCode, b))

@@ -15,7 +15,7 @@ import type {
 } from "../../model/accesses.js";
 import type { Guard } from "../../model/claims.js";
 import { type ResolvedVocabulary, normalizeName } from "../../model/settings.js";
-import { toBranches, type Branch } from "../../model/conditions.js";
+import { identityFields, toBranches, type Branch } from "../../model/conditions.js";
 import { describeTest, guardsOf, pathCondition } from "../../reading/guards.js";
 import { normalizeModel } from "../../model/names.js";
 import { enclosingFunction, isFunction, serializableTransaction, unitOf } from "../../reading/units.js";
@@ -144,11 +144,28 @@ function underLockingReads(write: StateWrite, locking: readonly StateRead[]): St
  * runs its read and write one after another, so the read's answer still holds when it writes (blind-9 FF10). A
  * session lock sent through a pool holds nothing for the next query, which may take another connection.
  */
-function underAdvisoryLock(write: StateWrite, advisory: readonly AdvisoryLockOp[]): StateWrite {
-  if (write.underLock || advisory.length === 0) return write;
+function underAdvisoryLock(
+  write: StateWrite,
+  advisory: readonly AdvisoryLockOp[],
+  rowLocks: readonly StateRead[],
+): StateWrite {
+  if (write.underLock || (advisory.length === 0 && rowLocks.length === 0)) return write;
   const unit = unitOf(write.node);
-  const held = advisory.some((a) => unitOf(a.node) === unit && a.node.range[1] <= write.node.range[0]);
+  const before = (n: Node) => unitOf(n) === unit && n.range[1] <= write.node.range[0];
+  const held = advisory.some((a) => before(a.node)) || rowLocks.some((r) => before(r.node));
   return held ? { ...write, underLock: true } : write;
+}
+
+/**
+ * A row of another table locked by identity earlier in a transaction (`SELECT id FROM users WHERE id = $1 FOR
+ * UPDATE`, then the user's items read and claimed): a mutex, as an advisory lock is. Every caller that takes it runs
+ * its reads and writes one after another, so what it read still holds when it writes (blind-15 A15a07).
+ */
+function rowMutexes(reads: readonly StateRead[]): StateRead[] {
+  return reads.filter(
+    (r) =>
+      r.locking && toBranches(r.filter).every((b) => identityFields(b).length > 0 && !b.some((a) => "opaque" in a)),
+  );
 }
 
 /**
@@ -202,8 +219,9 @@ export class Module {
     const advisory = accesses.filter(
       (a): a is AdvisoryLockOp => a.access === "advisory" && a.fn === "lock" && a.via !== "pool",
     );
+    const mutexes = rowMutexes(this.reads);
     this.writes = (locking.length === 0 ? writes : writes.map((w) => underLockingReads(w, locking))).map((w) =>
-      underAdvisoryLock(w, advisory),
+      underAdvisoryLock(w, advisory, mutexes),
     );
     for (const r of this.reads) this.readByCall.set(r.node, r);
   }

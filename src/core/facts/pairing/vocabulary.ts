@@ -5,7 +5,7 @@
  */
 import type { StateAccess, StateWrite, StaticValue } from "../../model/accesses.js";
 import type { LockKey } from "../../model/claims.js";
-import { type ResolvedVocabulary, normalizeName, saysEnded } from "../../model/settings.js";
+import { type ResolvedVocabulary, hasLockWord, normalizeName, saysEnded } from "../../model/settings.js";
 import {
   agePredicates,
   allowedIn,
@@ -76,6 +76,35 @@ export function withLeasedValues(base: ResolvedVocabulary, accesses: readonly St
       if (!branches.some(takesOver) || !branches.every((b) => takesOver(b) || excludes(b, a.field, { value: v })))
         continue;
       held.add(`${normalizeName(a.field)}=${normalizeName(v)}`);
+    }
+  }
+  return withHeldInField(base, held);
+}
+
+/**
+ * The module's vocabulary with the values its reads judge stuck by a lock's stamp read as in-progress, whatever they
+ * are called: a read that pins F = V and picks rows whose lock stamp has aged (`{ status: "active", lockedAt: { lt:
+ * cutoff } }`) says that a row in V has a holder, stamped when it took it, which may have died. The stamp's name
+ * says so (a lock word: `lockedAt`, `locked_at`, `lock_time`); an age of `updatedAt` or `createdAt` says nothing of
+ * a holder, and an expiry (`lease_expires_at < now`) is a lease the module lets lapse, read as one elsewhere. Held in
+ * that field only. A value that says the work ended is never held.
+ */
+/** A stamp of when a lock was taken, not of when it ends. */
+const LOCK_STAMP = /lock/i;
+const EXPIRY = /until|expir|deadline|ttl/i;
+
+export function withStampJudgedValues(base: ResolvedVocabulary, accesses: readonly StateAccess[]): ResolvedVocabulary {
+  const held = new Set<string>();
+  for (const r of accesses) {
+    if (r.access !== "read") continue;
+    for (const b of toBranches(r.filter)) {
+      if (!agePredicates(b, base).some((t) => LOCK_STAMP.test(t.field) && !EXPIRY.test(t.field) && hasLockWord(t.field))) continue;
+      for (const atom of b) {
+        if ("opaque" in atom || atom.op !== "eq" || !atom.pred.values || !base.isStateField(atom.pred.field)) continue;
+        for (const v of atom.pred.values)
+          if (typeof v.value === "string" && !saysEnded(v.value))
+            held.add(`${normalizeName(atom.pred.field)}=${normalizeName(v.value)}`);
+      }
     }
   }
   return withHeldInField(base, held);
