@@ -98,7 +98,10 @@ export function withStampJudgedValues(base: ResolvedVocabulary, accesses: readon
   for (const r of accesses) {
     if (r.access !== "read") continue;
     for (const b of toBranches(r.filter)) {
-      if (!agePredicates(b, base).some((t) => LOCK_STAMP.test(t.field) && !EXPIRY.test(t.field) && hasLockWord(t.field))) continue;
+      if (
+        !agePredicates(b, base).some((t) => LOCK_STAMP.test(t.field) && !EXPIRY.test(t.field) && hasLockWord(t.field))
+      )
+        continue;
       for (const atom of b) {
         if ("opaque" in atom || atom.op !== "eq" || !atom.pred.values || !base.isStateField(atom.pred.field)) continue;
         for (const v of atom.pred.values)
