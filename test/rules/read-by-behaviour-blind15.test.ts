@@ -16,6 +16,8 @@
 //   there, and its session locks with them, whichever connection the unlock reached;
 // - a row of another table locked by identity first in a transaction (`SELECT id FROM users WHERE id = $1 FOR
 //   UPDATE`): a mutex like an advisory lock, so a check and a claim made under it are one step for its callers;
+// - a cache of promises that evicts a failure in a `catch` ("don't cache a failed load"): the entry is kept once the
+//   work succeeds, so it is no hold, and a rejection leaves nothing behind (from the crash run);
 // - a state a read judges stuck by the age of a lock's stamp (`{ status: "active", lockedAt: { lt: cutoff } }`): rows
 //   in it have a holder, whatever the state is called (an age of `updatedAt` says nothing of one).
 import conditionalRecovery from "../../rules/conditional-recovery.js";
@@ -417,6 +419,80 @@ ruleTester.run("conditional-recovery (a state judged stuck by a lock's stamp)", 
             checkLine: "4",
             rowFilter: "id",
           },
+        },
+      ],
+    },
+  ],
+});
+
+/** A cache of parsed files that drops a failed parse so that the next call retries it. */
+const PARSE_CACHE = (onFailure: string) => `const parsed = new Map<string, Promise<Set<string>>>();
+export async function parseOnce(url: string): Promise<Set<string>> {
+  const cached = parsed.get(url);
+  if (cached) return cached;
+  const promise = parseRemote(url);
+  parsed.set(url, promise);
+  try {
+    return await promise;
+  } ${onFailure}
+}
+`;
+
+ruleTester.run("release-in-finally (a cache that evicts failures)", releaseInFinally, {
+  valid: [
+    {
+      name: "the failed entry is deleted in the catch, the parsed one kept",
+      code: PARSE_CACHE(`catch (error) {
+    parsed.delete(url);
+    throw error;
+  }`),
+    },
+  ],
+  invalid: [
+    {
+      name: "deleted after the await, not in a catch: the entry is work in flight, and a rejection keeps it",
+      code: `const inFlight = new Map<string, Promise<Set<string>>>();
+export async function parseShared(url: string): Promise<Set<string>> {
+  const running = inFlight.get(url);
+  if (running) return await running;
+  const promise = parseRemote(url);
+  inFlight.set(url, promise);
+  const result = await promise;
+  inFlight.delete(url);
+  return result;
+}
+`,
+      errors: [
+        {
+          messageId: "missedOnRejection",
+          line: 6,
+          data: {
+            lock: "the entry this call adds to \`inFlight\`",
+            exitLine: "7",
+            releaseLine: "8",
+            consequence:
+              "the rejected promise stays in \`inFlight\`, and every later call for the key gets it instead of trying again, until the process restarts.",
+            hint: "",
+          },
+          suggestions: [
+            {
+              messageId: "moveToFinally",
+              output: `const inFlight = new Map<string, Promise<Set<string>>>();
+export async function parseShared(url: string): Promise<Set<string>> {
+  const running = inFlight.get(url);
+  if (running) return await running;
+  const promise = parseRemote(url);
+  inFlight.set(url, promise);
+  try {
+    const result = await promise;
+    return result;
+  } finally {
+    inFlight.delete(url);
+  }
+}
+`,
+            },
+          ],
         },
       ],
     },

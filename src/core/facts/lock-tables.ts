@@ -196,10 +196,22 @@ function awaitedThenDeleted(sourceCode: SourceCode, set: TableOp, deletes: reado
       awaited = n;
     return true;
   });
+  // A delete made only in a `catch` evicts a failure from a cache of results (`catch (e) { cache.delete(key); throw e
+  // }`: "don't cache a failed load, let the next call retry"): the entry is kept once the work succeeds, so it is no
+  // hold, and a rejection leaves nothing behind.
   return (
     awaited !== undefined &&
-    deletes.some((d) => enclosingFunction(d.node) === fn && d.node.range[0] > awaited!.range[1])
+    deletes.some((d) => enclosingFunction(d.node) === fn && d.node.range[0] > awaited!.range[1] && !inCatch(d.node, fn))
   );
+}
+
+/** `node` sits in a `catch` clause of `fn` (not in a nested function). */
+function inCatch(node: Node, fn: Node): boolean {
+  for (let p = node.parent; p && p !== fn; p = p.parent) {
+    if (p.type === "CatchClause") return true;
+    if (isFunction(p)) return false;
+  }
+  return false;
 }
 
 /**
