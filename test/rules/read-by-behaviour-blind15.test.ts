@@ -277,7 +277,6 @@ export async function ensureSchema() {
     {
       name: "a property of an object the module keeps on global",
       code: GLOBAL_CACHE,
-      languageOptions: { sourceType: "script" },
       errors: [
         {
           messageId: "memoKeepsRejection",
@@ -467,11 +466,11 @@ export async function parseShared(url: string): Promise<Set<string>> {
           messageId: "missedOnRejection",
           line: 6,
           data: {
-            lock: "the entry this call adds to \`inFlight\`",
+            lock: "the entry this call adds to `inFlight`",
             exitLine: "7",
             releaseLine: "8",
             consequence:
-              "the rejected promise stays in \`inFlight\`, and every later call for the key gets it instead of trying again, until the process restarts.",
+              "the rejected promise stays in `inFlight`, and every later call for the key gets it instead of trying again, until the process restarts.",
             hint: "",
           },
           suggestions: [
