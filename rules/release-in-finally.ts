@@ -334,9 +334,16 @@ export default createRule<
           consequence: consequence(lock),
           acquireLine: String(lock.acquire.loc.start.line),
         };
-        const escape = [...lock.escapes].sort(
-          (a, b) => ESCAPE_ORDER[a.kind] - ESCAPE_ORDER[b.kind] || a.node.range[0] - b.node.range[0],
-        )[0];
+        // A key-value lock the module keeps alive (a renewal of the same key: a leader's lease) is held past its
+        // function by design; its holder lets it lapse or releases it on shutdown, and heartbeat-abort asks the
+        // renewal its questions (blind-15 F15f04).
+        const renewed =
+          lock.ttl && facts.renewals.some((r) => r.acquire === lock.acquire || r.lock === `the lock "${lock.name}"`);
+        const escape = renewed
+          ? undefined
+          : [...lock.escapes].sort(
+              (a, b) => ESCAPE_ORDER[a.kind] - ESCAPE_ORDER[b.kind] || a.node.range[0] - b.node.range[0],
+            )[0];
         if (escape) {
           const fix = wrapInFinally(sourceCode, lock);
           // The release the escaping path would have reached next (else the first): the one it misses.

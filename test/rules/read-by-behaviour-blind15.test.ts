@@ -18,12 +18,17 @@
 //   UPDATE`): a mutex like an advisory lock, so a check and a claim made under it are one step for its callers;
 // - a cache of promises that evicts a failure in a `catch` ("don't cache a failed load"): the entry is kept once the
 //   work succeeds, so it is no hold, and a rejection leaves nothing behind (from the crash run);
+// - a state whose -ING word follows a word that says the work ended (`INVALID_FORMATTING`, `FAILED_PROCESSING`): the
+//   work stopped there, nobody holds it;
+// - a key-value lock the module keeps alive with a renewal of the same key (a leader's lease): held past its function
+//   by design, so no release is asked of the function that takes it;
 // - a state a read judges stuck by the age of a lock's stamp (`{ status: "active", lockedAt: { lt: cutoff } }`): rows
 //   in it have a holder, whatever the state is called (an age of `updatedAt` says nothing of one).
 import conditionalRecovery from "../../rules/conditional-recovery.js";
 import progressBasedStaleness from "../../rules/progress-based-staleness.js";
 import releaseInFinally from "../../rules/release-in-finally.js";
 import atomicClaim from "../../rules/atomic-claim.js";
+import requireStaleRecovery from "../../rules/require-stale-recovery.js";
 import { ruleTester } from "../rule-tester.js";
 
 /** A repair job: runs stuck in `running` for half an hour are failed one by one, each with the state re-checked. */
@@ -496,4 +501,90 @@ export async function parseShared(url: string): Promise<Set<string>> {
       ],
     },
   ],
+});
+
+/** A status moved to `value` only where it is not already. */
+const MARK = (value: string) => `export async function mark(id: string) {
+  const { count } = await prisma.outboundMessage.updateMany({
+    where: { id, status: { not: "${value}" } },
+    data: { status: "${value}" },
+  });
+  return count === 1;
+}
+`;
+
+ruleTester.run("require-stale-recovery (a state that says the work ended)", requireStaleRecovery, {
+  valid: [
+    { name: "INVALID_FORMATTING: the formatting failed", code: MARK("INVALID_FORMATTING") },
+    { name: "FAILED_PROCESSING: the processing failed", code: MARK("FAILED_PROCESSING") },
+  ],
+  invalid: [
+    {
+      name: "FORMATTING alone is work under way",
+      code: MARK("FORMATTING"),
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 2,
+          data: { model: "outboundMessage", field: "status", value: "FORMATTING" },
+        },
+      ],
+    },
+  ],
+});
+
+/** A leader's lease: taken when the loop starts, renewed by compare-and-expire, released by compare-and-delete. */
+const LEADER_LEASE = `const lockKey = "leader:price-refresh";
+const RENEW_LUA = \`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end\`;
+const RELEASE_LUA = \`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end\`;
+function register(redis: any) {
+  redis.defineCommand("renewLease", { numberOfKeys: 1, lua: RENEW_LUA });
+  redis.defineCommand("releaseLease", { numberOfKeys: 1, lua: RELEASE_LUA });
+}
+let leader = false;
+let timer: NodeJS.Timeout | null = null;
+async function tryAcquire() {
+  const redis = cache.getClient();
+  register(redis);
+  const result = await redis.set(lockKey, instanceId, "PX", 30_000, "NX");
+  leader = result === "OK";
+  return leader;
+}
+async function renew() {
+  if (!leader) return false;
+  const redis = cache.getClient();
+  register(redis);
+  try {
+    const result = await redis.renewLease(lockKey, instanceId, 30_000);
+    if (result !== 1) leader = false;
+  } catch (err) {
+    logger.error(err);
+  }
+  return leader;
+}
+async function release() {
+  if (!leader) return;
+  const redis = cache.getClient();
+  register(redis);
+  await redis.releaseLease(lockKey, instanceId);
+  leader = false;
+}
+async function stop() {
+  if (timer) clearInterval(timer);
+  timer = null;
+  await release();
+}
+export function start() {
+  if (timer) return;
+  stop();
+  tryAcquire().catch((err) => logger.error(err));
+  timer = setInterval(() => {
+    renew().catch((err) => logger.error(err));
+  }, 10_000);
+}
+`;
+
+ruleTester.run("release-in-finally (a lease the module keeps alive)", releaseInFinally, {
+  valid: [{ name: "the leader's lease is renewed, so it is held past start() by design", code: LEADER_LEASE }],
+  invalid: [],
 });

@@ -261,7 +261,8 @@ function resolveVocabulary(raw: Vocabulary): ResolvedVocabulary {
         .split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/)
         .filter(Boolean)
         .map((w) => w.toLowerCase());
-      return !words.some((w, i) => waiting.has(w) || (i < words.length - 1 && NOT_YET.has(w)));
+      // Nor one an earlier word says has ended (INVALID_FORMATTING, FAILED_PROCESSING: the work stopped there).
+      return !words.some((w, i) => waiting.has(w) || (i < words.length - 1 && (NOT_YET.has(w) || ENDED.test(w))));
     },
     isProgressTimeField: (field) => matchesField(progress, field),
     isStartTimeField: (field) => matchesField(start, field) && !matchesField(progress, field),
@@ -399,7 +400,7 @@ export function withClockedFields(
 
 /** Values that say the work is over, in English at least: never held, whoever the row still names. */
 const ENDED =
-  /done|complete|success|succeed|finish|cancel|fail|error|closed|archiv|resolv|paid|sent|deliver|expire|abort|reject|skip|dismiss|discard|declin|revok|supersed|obsolete|terminated|stopped|removed|deleted/i;
+  /done|complete|success|succeed|finish|cancel|fail|error|invalid(?!at)|closed|archiv|resolv|paid|sent|deliver|expire|abort|reject|skip|dismiss|discard|declin|revok|supersed|obsolete|terminated|stopped|removed|deleted/i;
 
 /** The value says the work it stands for is over (`COMPLETED`, `failed`, `sent`): no holder keeps a row in it. */
 export function saysEnded(value: string): boolean {
