@@ -19,6 +19,8 @@ export default createRule({
     },
     schema: [],
     messages: {
+      xactLockOutsideTransaction:
+        "Q3 (is the claim race-safe?): this {{fn}} is sent on its own through `{{client}}`, outside any transaction: the statement is its own transaction, so the lock is released as soon as it returns and the work after it is not excluded at all. Take it as the first statement of the transaction that does the work, or take a session lock on one checked-out connection and unlock it in a `finally`.",
       overwritingLock:
         "Q3 (is the claim race-safe?): this upsert takes the lock row in {{model}} by overwriting the row on its key whatever holds it (a conflict update with no condition): it never fails, so every caller takes the lock, while its holder still works too. Insert and let a conflict do nothing (ON CONFLICT DO NOTHING; PostgREST: ignoreDuplicates: true), treating no row written as held, or overwrite only an expired row (DO UPDATE … WHERE expires_at < now()).",
       stampOnlyClaim:
@@ -102,6 +104,14 @@ export default createRule({
           node: acquire,
           messageId: "acquireFailureIgnored",
           data: { name, catchLine: String(handler.loc.start.line) },
+        });
+      }
+      // A transaction-level advisory lock outside any transaction ends with its own statement (blind-15 D15d12).
+      for (const lock of facts.unheldXactLocks) {
+        context.report({
+          node: lock.node,
+          messageId: "xactLockOutsideTransaction",
+          data: { client: lock.client, fn: lock.try ? "pg_try_advisory_xact_lock" : "pg_advisory_xact_lock" },
         });
       }
       for (const { claim, owner, keyField, sources } of facts.keyDerivedHolders) {

@@ -24,6 +24,7 @@ import { ignoredAcquireFailures } from "../core/facts/held-locks/ignored-acquire
 import { markLockInserts } from "../core/reading/failures.js";
 import { buildLockTables } from "../core/facts/lock-tables.js";
 import { buildPromiseMemos } from "../core/facts/promise-memos.js";
+import { unheldXactLocks } from "../core/facts/held-locks/unheld-xact-locks.js";
 import { buildLockFiles } from "../core/facts/lock-files.js";
 import { unrecoveredImportedClaims } from "../core/facts/summary.js";
 import { importedRenewals } from "../core/facts/renewals.js";
@@ -129,6 +130,7 @@ const EMPTY_FACTS: LockFacts = {
   importedClaims: [],
   held: [],
   ignoredAcquireFailures: [],
+  unheldXactLocks: [],
   lockTables: [],
   promiseMemos: [],
   files: [],
@@ -408,6 +410,7 @@ function factsOf(state: FileState): LockFacts {
         lockTables,
       ),
       ignoredAcquireFailures: ignoredAcquireFailures(sourceCode, accesses),
+      unheldXactLocks: unheldXactLocks(sourceCode, accesses, state.calls),
       lockTables,
       promiseMemos: buildPromiseMemos(sourceCode, context.filename),
       files: buildLockFiles(sourceCode, accesses, shape, vocabulary),

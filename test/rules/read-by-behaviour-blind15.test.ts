@@ -22,6 +22,9 @@
 //   work stopped there, nobody holds it;
 // - a key-value lock the module keeps alive with a renewal of the same key (a leader's lease): held past its function
 //   by design, so no release is asked of the function that takes it;
+// - `pg_advisory_xact_lock` sent on its own through a pool or a handle that opens transactions, outside any
+//   transaction: released with its own statement, it excludes nothing; quiet in a transaction, for a client handed
+//   in, with options that name the transaction, and for a statement returned unsent;
 // - a state a read judges stuck by the age of a lock's stamp (`{ status: "active", lockedAt: { lt: cutoff } }`): rows
 //   in it have a holder, whatever the state is called (an age of `updatedAt` says nothing of one).
 import conditionalRecovery from "../../rules/conditional-recovery.js";
@@ -587,4 +590,82 @@ export function start() {
 ruleTester.run("release-in-finally (a lease the module keeps alive)", releaseInFinally, {
   valid: [{ name: "the leader's lease is renewed, so it is held past start() by design", code: LEADER_LEASE }],
   invalid: [],
+});
+
+/** A migration route that takes a transaction lock, then runs its statements in a transaction. */
+const MIGRATE = (lockFirst: boolean) => `export async function applyMigration() {
+  const db = getDb();
+  ${lockFirst ? "await db.execute(sql`SELECT pg_advisory_xact_lock(${LOCK_KEY})`);" : ""}
+  await db.transaction(async (tx) => {
+    ${lockFirst ? "" : "await tx.execute(sql`SELECT pg_advisory_xact_lock(${LOCK_KEY})`);"}
+    await tx.execute(sql\`ALTER TABLE t ADD COLUMN IF NOT EXISTS c text\`);
+  });
+}
+`;
+
+ruleTester.run("atomic-claim (a transaction lock outside a transaction)", atomicClaim, {
+  valid: [
+    { name: "the lock is the transaction's first statement", code: MIGRATE(false) },
+    {
+      name: "a helper handed the caller's transaction client",
+      code: `export async function lockSequence(tx: Prisma.TransactionClient, key: number) {
+  await tx.$executeRaw\`SELECT pg_advisory_xact_lock(\${key})\`;
+}
+`,
+    },
+    {
+      name: "a batch transaction: the lock and the update share one",
+      code: `export async function bump(id: string) {
+  await prisma.$transaction([
+    prisma.$executeRaw\`SELECT pg_advisory_xact_lock(\${42})\`,
+    prisma.counter.update({ where: { id }, data: { n: { increment: 1 } } }),
+  ]);
+}
+`,
+    },
+    {
+      name: "options that name the transaction",
+      code: `export async function ensureAccount(hostId: number, transaction: Transaction) {
+  await sequelize.query("SELECT pg_advisory_xact_lock(7, :hostId)", { replacements: { hostId }, transaction });
+}
+`,
+    },
+    {
+      name: "a statement returned unsent, for the caller's batch",
+      code: `export function lockSplits(accountId: string) {
+  return prisma.$queryRaw\`SELECT pg_advisory_xact_lock(742931, hashtext(\${accountId}))\`;
+}
+`,
+    },
+  ],
+  invalid: [
+    {
+      name: "sent on the handle before its transaction begins",
+      code: MIGRATE(true),
+      errors: [
+        {
+          messageId: "xactLockOutsideTransaction",
+          line: 3,
+          data: { fn: "pg_advisory_xact_lock", client: "db" },
+        },
+      ],
+    },
+    {
+      name: "sent through a pool",
+      code: `import { Pool } from "pg";
+const pool = new Pool();
+export async function migrateOnce() {
+  await pool.query("SELECT pg_try_advisory_xact_lock(42)");
+  await pool.query("ALTER TABLE t ADD COLUMN IF NOT EXISTS c text");
+}
+`,
+      errors: [
+        {
+          messageId: "xactLockOutsideTransaction",
+          line: 4,
+          data: { fn: "pg_try_advisory_xact_lock", client: "pool" },
+        },
+      ],
+    },
+  ],
 });

@@ -177,3 +177,14 @@ export interface PromiseMemo {
   /** The promise stored. */
   readonly value: Node;
 }
+
+/**
+ * A transaction-level advisory lock sent outside any transaction (facts/held-locks/unheld-xact-locks.ts): its
+ * statement is its own transaction, so the lock ends when the statement returns and excludes nothing after it.
+ */
+export interface UnheldXactLock {
+  readonly node: Node;
+  /** The client it is sent on, as the code names it (`pool`, `db`, `prisma`). */
+  readonly client: string;
+  readonly try: boolean;
+}

@@ -15,7 +15,14 @@ import type {
   UntakenRelease,
 } from "./claims.js";
 import type { KvFacts } from "./kv-locks.js";
-import type { HeldEffect, HeldLock, IgnoredAcquireFailure, LockTable, PromiseMemo } from "./held-locks.js";
+import type {
+  HeldEffect,
+  HeldLock,
+  IgnoredAcquireFailure,
+  LockTable,
+  PromiseMemo,
+  UnheldXactLock,
+} from "./held-locks.js";
 import type { ExportedHelper, ImportedClaim, ImportedRowRelease } from "./helper-summaries.js";
 import type { Renewal } from "./renewals.js";
 import type { FileLock } from "./lock-files.js";
@@ -33,6 +40,8 @@ export interface LockFacts {
   readonly files: readonly FileLock[];
   /** Q3: library acquires whose failure is caught and the guarded work run anyway. */
   readonly ignoredAcquireFailures: readonly IgnoredAcquireFailure[];
+  /** Q3: transaction-level advisory locks sent outside any transaction, which exclude nothing. */
+  readonly unheldXactLocks: readonly UnheldXactLock[];
   /** Effects made while holding a lock, fenced or not (`require-fencing`). */
   readonly heldEffects: readonly HeldEffect[];
   readonly writes: readonly StateWrite[];

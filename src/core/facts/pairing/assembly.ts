@@ -63,6 +63,7 @@ export function buildFacts(
   | "importedRowReleases"
   | "importedClaims"
   | "ignoredAcquireFailures"
+  | "unheldXactLocks"
   | "lockTables"
   | "promiseMemos"
   | "files"
