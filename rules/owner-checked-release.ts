@@ -71,6 +71,8 @@ export default createRule({
         "Q3 (is the release race-safe?): the {{exitKind}} at line {{exitLine}} leaves the `try` before {{lock}} is taken (line {{acquireLine}}), and the `finally` still releases it (line {{releaseLine}}): a caller that found it held frees it for everyone while its holder still works. Check and take it before the `try`, so only the holder's way out runs the release.",
       releasedUntakenAfterWait:
         "Q3 (is the release race-safe?): this `finally` releases {{lock}} (taken at line {{acquireLine}}) also for the {{exitKind}} at line {{exitLine}}, which leaves after the await at line {{waitLine}} without taking it: another call that passed the same test while this one waited may hold it by then, and this one frees it while that holder still works. Take it before the first await, or release it only on the way out of the call that took it.",
+      releasedInCatchUntaken:
+        "Q3 (is the release race-safe?): this `catch` releases {{lock}} (taken at line {{acquireLine}}) by key alone whatever threw, also when line {{exitLine}} throws before the lock is taken: that caller never held it, and it deletes the lock another request holds while its holder still works. Release it only once this caller took it (keep the acquire's result and test it here), or check and take it before the `try`.",
       releasedNotAcquired:
         "Q3 (is the release race-safe?): the {{exitKind}} at line {{exitLine}} leaves the `try` when {{lock}} was not acquired (line {{acquireLine}}), and the `finally` still releases it by key alone (line {{releaseLine}}): every caller that loses the race deletes the winner's lock at once, and a third caller takes it while the winner still works. Return before the `try`, or release only with this caller's token (a compare-and-delete).",
       rowRelease:
@@ -212,8 +214,13 @@ export default createRule({
         // freed after a wait, where the way out is sound and the release is what frees another caller's flag.
         context.report({
           node: lock.kind === "kv" || afterWait ? release : exit,
-          messageId:
-            lock.kind === "kv" ? "releasedNotAcquired" : afterWait ? "releasedUntakenAfterWait" : "releasedUntaken",
+          messageId: lock.releasedUntaken.inCatch
+            ? "releasedInCatchUntaken"
+            : lock.kind === "kv"
+              ? "releasedNotAcquired"
+              : afterWait
+                ? "releasedUntakenAfterWait"
+                : "releasedUntaken",
           data: {
             lock:
               lock.kind === "mutex"

@@ -25,6 +25,10 @@
 // - `pg_advisory_xact_lock` sent on its own through a pool or a handle that opens transactions, outside any
 //   transaction: released with its own statement, it excludes nothing; quiet in a transaction, for a client handed
 //   in, with options that name the transaction, and for a statement returned unsent;
+// - a key released by key alone in the `catch` of the `try` that takes it, after work that may throw before the
+//   acquire (a body that fails to parse): that caller never held it and deletes another's lock; a release the catch
+//   makes under a test of the acquire's result stays quiet. A release in a `try`'s block followed by its `return` is
+//   on the way the work goes, not a branch that leaves early;
 // - a state a read judges stuck by the age of a lock's stamp (`{ status: "active", lockedAt: { lt: cutoff } }`): rows
 //   in it have a holder, whatever the state is called (an age of `updatedAt` says nothing of one).
 import conditionalRecovery from "../../rules/conditional-recovery.js";
@@ -32,6 +36,7 @@ import progressBasedStaleness from "../../rules/progress-based-staleness.js";
 import releaseInFinally from "../../rules/release-in-finally.js";
 import atomicClaim from "../../rules/atomic-claim.js";
 import requireStaleRecovery from "../../rules/require-stale-recovery.js";
+import ownerCheckedRelease from "../../rules/owner-checked-release.js";
 import { ruleTester } from "../rule-tester.js";
 
 /** A repair job: runs stuck in `running` for half an hour are failed one by one, each with the state re-checked. */
@@ -664,6 +669,62 @@ export async function migrateOnce() {
           messageId: "xactLockOutsideTransaction",
           line: 4,
           data: { fn: "pg_try_advisory_xact_lock", client: "pool" },
+        },
+      ],
+    },
+  ],
+});
+
+/** A booking handler: a slot's key taken after the body is parsed, released after the save and in the catch. */
+const BOOKING = (onError: string) => `import redis from "./redis.js";
+const acquireLock = async (key, ttl = 5) => {
+  const result = await redis.set(key, "LOCKED", "NX", "EX", ttl);
+  return result === "OK";
+};
+const releaseLock = async (key) => {
+  await redis.del(key);
+};
+export const book = async (req, res) => {
+  const lockKey = \`lock:\${req.body.slot}\`;
+  let taken = false;
+  try {
+    const input = schema.parse(req.body);
+    taken = await acquireLock(lockKey);
+    if (!taken) return res.status(429).end();
+    await saveBooking(input);
+    await releaseLock(lockKey);
+    return res.status(201).end();
+  } catch (error) {
+    ${onError}
+    return res.status(500).end();
+  }
+};
+`;
+
+/** The constant value's own finding, at the helper's DEL: asked in both variants. */
+const CONSTANT = {
+  messageId: "constantValue",
+  line: 7,
+  data: { key: "`key`", acquireLine: "3", value: '"LOCKED"', command: "DEL" },
+} as const;
+
+ruleTester.run("owner-checked-release (a catch that releases what it never took)", ownerCheckedRelease, {
+  valid: [],
+  invalid: [
+    {
+      name: "the catch releases only when this caller took the key: only the constant value is asked",
+      code: BOOKING("if (taken) await releaseLock(lockKey);"),
+      errors: [CONSTANT],
+    },
+    {
+      name: "the catch releases whatever threw, also a parse before the acquire",
+      code: BOOKING("await releaseLock(lockKey);"),
+      errors: [
+        CONSTANT,
+        {
+          messageId: "releasedInCatchUntaken",
+          line: 20,
+          data: { lock: "the lock `lock:*`", acquireLine: "14", exitLine: "13" },
         },
       ],
     },

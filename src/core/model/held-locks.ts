@@ -89,6 +89,8 @@ export interface HeldLock {
      * way out is tested, but another caller may have taken it while this one waited.
      */
     readonly afterWait?: Node;
+    /** The release is in the `catch` of the `try`, and `exit` is something before the acquire that may throw. */
+    readonly inCatch?: boolean;
   };
   /**
    * An in-process flag tested (`if (this.isSyncing) return`) and set only after the function awaited something in

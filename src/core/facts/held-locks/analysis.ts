@@ -355,6 +355,43 @@ function releasedUntaken(
 }
 
 /**
+ * A key released by key alone in the `catch` of the `try` that takes it, with work before the acquire in that `try`
+ * that may throw (`try { const body = schema.parse(req.body); if (!(await acquireLock(key))) …; … } catch (e) {
+ * await releaseLock(key); … }`): a caller whose input fails to parse never took the lock, and its `catch` deletes the
+ * one another request holds (blind-15 B15b10). Not for a release the `catch` makes under a test (`if (acquired)`),
+ * nor where nothing before the acquire can throw.
+ */
+function releasedInCatchUntaken(c: Candidate): HeldLock["releasedUntaken"] {
+  if (c.kind !== "kv" || c.uncheckedRelease !== true) return undefined;
+  const fn = enclosingFunction(c.acquire);
+  for (const release of c.releases) {
+    let handler: TSESTree.CatchClause | undefined;
+    let conditional = false;
+    for (let p: Node | undefined = release.parent; p && p !== fn; p = p.parent) {
+      if (p.type === "IfStatement" || p.type === "ConditionalExpression" || p.type === "LogicalExpression")
+        conditional = true;
+      if (p.type === "CatchClause") {
+        handler = p;
+        break;
+      }
+    }
+    const t = handler?.parent;
+    if (!handler || conditional || t?.type !== "TryStatement" || !within(c.acquire, t.block)) continue;
+    for (const statement of t.block.body) {
+      if (within(c.acquire, statement)) break;
+      let thrower: Node | undefined;
+      walk(statement, (n) => {
+        if (thrower || isFunction(n)) return false;
+        if (n.type === "CallExpression" || n.type === "ThrowStatement" || n.type === "AwaitExpression") thrower = n;
+        return true;
+      });
+      if (thrower) return { exit: thrower, release, inCatch: true };
+    }
+  }
+  return undefined;
+}
+
+/**
  * The way out sits under a test that a variable is unset (`if (!acquired) throw …`, `if (acquired === false)`) which
  * the held region sets true and nothing sets false again after it: on the path that holds the lock, the test fails.
  */
@@ -622,7 +659,7 @@ function analyse(
     }
   }
   const early = c.skipPaths ? undefined : releasedEarly(sourceCode, c, shape);
-  const untaken = releasedUntaken(sourceCode, c, tries);
+  const untaken = releasedUntaken(sourceCode, c, tries) ?? releasedInCatchUntaken(c);
   return {
     kind: c.kind,
     name: c.name,

@@ -615,6 +615,8 @@ function restOfBranch(node: Node, fn: Node | undefined): Node[] | undefined {
   for (let p = node.parent; p && p !== fn; child = p, p = p.parent) {
     if (p.type !== "BlockStatement") continue;
     if (p.parent === fn || isFunction(p.parent as Node)) return undefined;
+    // A `try`'s block is the way the work goes, not a branch beside it: look at what holds the `try`.
+    if (p.parent?.type === "TryStatement" && p.parent.block === p) continue;
     return p.body.slice(p.body.indexOf(child as TSESTree.Statement) + 1);
   }
   return undefined;
