@@ -202,6 +202,7 @@ export default createRule<
   | "releaseOnClose"
   | "advisoryUnlockInTransaction"
   | "memoKeepsRejection"
+  | "clearedBySuccessCallback"
   | "clearOnRejection",
   Options
 >({
@@ -258,6 +259,8 @@ export default createRule<
       memoKeepsRejection:
         "Q1 (if the locker dies, who unlocks?): `{{slot}}` keeps the promise stored here for every later call, and nothing empties it when the promise rejects: one failure (a refused connection, a timeout) is handed to every caller after it, and nothing tries again until the process restarts. Empty `{{slot}}` when the promise rejects, so the next call starts over.",
       clearOnRejection: "Empty `{{slot}}` when the promise rejects, and pass the rejection on.",
+      clearedBySuccessCallback:
+        "Q1 (if the locker dies, who unlocks?): the guard `{{name}}` (set at line {{setLine}}) is cleared only by the callback handed to `{{fn}}` here, which `{{fn}}` calls at line {{callLine}}, after its awaits. When one of them rejects, the callback never runs, and every later call finds the guard set for as long as the process lives. Clear it in a `finally` around the call of `{{fn}}`, or have `{{fn}}` call it in a `finally`.",
       releaseOnClose: "Release on `close` instead of `finish`.",
       moveToFinally: "Move the release into a `finally` around the work.",
       useXactLock: "Take a transaction-level lock (pg_advisory_xact_lock): it is released when the transaction ends.",
@@ -277,10 +280,18 @@ export default createRule<
         if (seen.has(key)) continue;
         seen.add(key);
         if (lock.fulfilOnly) {
+          const { via, calledAt } = lock.fulfilOnly;
+          // A callback's is reported at the call that hands it over, where the `finally` belongs.
           context.report({
-            node: lock.acquire,
-            messageId: "clearedOnFulfilOnly",
-            data: { name: lock.name, releaseLine: String(lock.fulfilOnly.release.loc.start.line) },
+            node: via && calledAt ? lock.fulfilOnly.chain : lock.acquire,
+            messageId: via && calledAt ? "clearedBySuccessCallback" : "clearedOnFulfilOnly",
+            data: {
+              name: lock.name,
+              releaseLine: String(lock.fulfilOnly.release.loc.start.line),
+              ...(via && calledAt
+                ? { fn: via, callLine: String(calledAt.loc.start.line), setLine: String(lock.acquire.loc.start.line) }
+                : {}),
+            },
           });
           continue;
         }

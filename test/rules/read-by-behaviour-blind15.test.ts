@@ -29,6 +29,9 @@
 //   acquire (a body that fails to parse): that caller never held it and deletes another's lock; a release the catch
 //   makes under a test of the acquire's result stays quiet. A release in a `try`'s block followed by its `return` is
 //   on the way the work goes, not a branch that leaves early;
+// - a guard cleared only by a callback handed to a function of the module, which calls it after its awaits and
+//   outside any `catch` or `finally`: a rejection skips it and the guard stays set; reported at the call that hands
+//   it over;
 // - a state a read judges stuck by the age of a lock's stamp (`{ status: "active", lockedAt: { lt: cutoff } }`): rows
 //   in it have a holder, whatever the state is called (an age of `updatedAt` says nothing of one).
 import conditionalRecovery from "../../rules/conditional-recovery.js";
@@ -725,6 +728,55 @@ ruleTester.run("owner-checked-release (a catch that releases what it never took)
           messageId: "releasedInCatchUntaken",
           line: 20,
           data: { lock: "the lock `lock:*`", acquireLine: "14", exitLine: "13" },
+        },
+      ],
+    },
+  ],
+});
+
+/** A poller that skips a tick while the previous one runs, cleared by the callback the run calls when done. */
+const POLLER = (tail: string) => `const runOnce = async (onDone) => {
+  const due = await store.dueReminders();
+  await Promise.all(due.map((r) => store.send(r)));
+  ${tail}
+};
+let polling = false;
+setInterval(() => {
+  if (polling) return;
+  polling = true;
+  return runOnce(() => {
+    polling = false;
+  });
+}, 1000);
+`;
+
+ruleTester.run("release-in-finally (a guard cleared by a success callback)", releaseInFinally, {
+  valid: [
+    {
+      name: "the run calls the callback in a finally",
+      code: POLLER("").replace(
+        `  const due = await store.dueReminders();
+  await Promise.all(due.map((r) => store.send(r)));
+  `,
+        `  try {
+    const due = await store.dueReminders();
+    await Promise.all(due.map((r) => store.send(r)));
+  } finally {
+    onDone();
+  }
+  `,
+      ),
+    },
+  ],
+  invalid: [
+    {
+      name: "the run calls it after its awaits only",
+      code: POLLER("onDone();"),
+      errors: [
+        {
+          messageId: "clearedBySuccessCallback",
+          line: 10,
+          data: { name: "polling", setLine: "9", fn: "runOnce", callLine: "4" },
         },
       ],
     },

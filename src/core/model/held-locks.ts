@@ -101,7 +101,13 @@ export interface HeldLock {
    * An in-process flag cleared only in the fulfilment callback (`release`) of a promise chain its function starts
    * (`chain`, the `.then` call), with nothing on the chain that clears it when the promise rejects.
    */
-  readonly fulfilOnly?: { readonly release: Node; readonly chain: Node };
+  readonly fulfilOnly?: {
+    readonly release: Node;
+    readonly chain: Node;
+    /** Cleared by a callback handed to this module function, which calls it only after its awaits (`calledAt`). */
+    readonly via?: string;
+    readonly calledAt?: Node;
+  };
   /** A lock table whose entries are promises of work in flight, shared by the callers who find one (`LockTable`). */
   readonly sharesInFlight?: boolean;
   /** Advisory locks: how lock and unlock reach the database. */

@@ -587,7 +587,60 @@ function clearedOnFulfilOnly(
     });
     if (!onRejection) return { release: reset, chain: link };
   }
+  for (const reset of resets) {
+    const cleared = clearedBy(reset);
+    if (cleared === undefined || flagTarget(sourceCode, cleared)?.key !== key) continue;
+    const via = successCallback(sourceCode, reset, fn, set);
+    if (via) return via;
+  }
   return undefined;
+}
+
+/**
+ * A reset in a callback handed to a function of the module (`runService(() => { running = false })`) that calls it
+ * only on its way to success: after an await, outside any `catch` or `finally`, and nowhere else. When an await
+ * before the call rejects, the callback never runs (blind-15 E15e13).
+ */
+function successCallback(
+  sourceCode: SourceCode,
+  reset: FlagWrite,
+  fn: Node | undefined,
+  set: TSESTree.AssignmentExpression,
+): HeldLock["fulfilOnly"] {
+  const cb = enclosingFunction(reset);
+  const call = cb?.parent;
+  if (!cb || call?.type !== "CallExpression" || !call.arguments.includes(cb as TSESTree.CallExpressionArgument))
+    return undefined;
+  if (enclosingFunction(call) !== fn || call.range[0] < set.range[1]) return undefined;
+  const callee = unwrap(call.callee);
+  if (callee.type !== "Identifier") return undefined;
+  const def = findVariable(sourceCode, callee)?.defs[0];
+  const target =
+    def?.node.type === "FunctionDeclaration"
+      ? def.node
+      : def?.node.type === "VariableDeclarator" && def.node.init && isFunction(def.node.init)
+        ? (def.node.init as TSESTree.ArrowFunctionExpression | TSESTree.FunctionExpression)
+        : undefined;
+  if (!target?.async) return undefined;
+  const param = target.params[call.arguments.indexOf(cb as TSESTree.CallExpressionArgument)];
+  if (param?.type !== "Identifier") return undefined;
+  const uses = findVariable(sourceCode, param)?.references.map((r) => r.identifier) ?? [];
+  const calls = uses.filter((u) => u.parent?.type === "CallExpression" && u.parent.callee === u);
+  // Called, and only as a call (not handed on, not kept), never from a `catch` or a `finally`.
+  if (calls.length === 0 || calls.length !== uses.length) return undefined;
+  const guarded = (n: Node) => {
+    for (let c: Node = n, p = n.parent; p && p !== target; c = p, p = p.parent)
+      if ((p.type === "TryStatement" && p.finalizer === c) || p.type === "CatchClause") return true;
+    return false;
+  };
+  if (calls.some((c) => guarded(c) || enclosingFunction(c) !== target)) return undefined;
+  let waited = false;
+  walk(target.body, (n) => {
+    if (waited || (n !== target.body && isFunction(n))) return false;
+    if (n.type === "AwaitExpression" && calls.every((c) => n.range[1] <= c.range[0])) waited = true;
+    return true;
+  });
+  return waited ? { release: reset, chain: call, via: callee.name, calledAt: calls[0]!.parent! } : undefined;
 }
 
 /**
