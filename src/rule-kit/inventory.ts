@@ -124,6 +124,7 @@ const EMPTY_FACTS: LockFacts = {
     libraryLocks: [],
     viaHelpers: { locks: [], releases: [] },
     semaphores: [],
+    unrefusable: [],
   },
   helpers: [],
   importedRowReleases: [],

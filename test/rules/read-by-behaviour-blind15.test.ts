@@ -32,6 +32,8 @@
 // - a guard cleared only by a callback handed to a function of the module, which calls it after its awaits and
 //   outside any `catch` or `finally`: a rejection skips it and the guard stays set; reported at the call that hands
 //   it over;
+// - a lock key written by a command that never refuses (SETEX, SET without NX), whose result is then tested as a
+//   try-acquire's: every caller goes on as the holder; the same write with NX is a lock;
 // - a state a read judges stuck by the age of a lock's stamp (`{ status: "active", lockedAt: { lt: cutoff } }`): rows
 //   in it have a holder, whatever the state is called (an age of `updatedAt` says nothing of one).
 import conditionalRecovery from "../../rules/conditional-recovery.js";
@@ -777,6 +779,41 @@ ruleTester.run("release-in-finally (a guard cleared by a success callback)", rel
           messageId: "clearedBySuccessCallback",
           line: 10,
           data: { name: "polling", setLine: "9", fn: "runOnce", callLine: "4" },
+        },
+      ],
+    },
+  ],
+});
+
+/** A token refresh guarded by a lock key, then the key deleted. */
+const REFRESH = (take: string) => `const TOKEN_KEY = "oauth:token";
+const LOCK_KEY = "oauth:lock";
+export async function accessToken(): Promise<string> {
+  const cached = await redis.get(TOKEN_KEY);
+  if (cached) return cached;
+  const lock = await ${take};
+  if (!lock) {
+    await sleep(200);
+    return (await redis.get(TOKEN_KEY)) as string;
+  }
+  const fresh = await fetchToken();
+  await redis.setex(TOKEN_KEY, fresh.ttl, fresh.value);
+  await redis.del(LOCK_KEY);
+  return fresh.value;
+}
+`;
+
+ruleTester.run("atomic-claim (a lock written by a command that never refuses)", atomicClaim, {
+  valid: [{ name: "SET NX with an expiry can be refused", code: REFRESH('redis.set(LOCK_KEY, "1", "EX", 5, "NX")') }],
+  invalid: [
+    {
+      name: "SETEX always answers OK",
+      code: REFRESH('redis.setex(LOCK_KEY, 5, "1")'),
+      errors: [
+        {
+          messageId: "unrefusableLock",
+          line: 6,
+          data: { command: "SETEX", key: '"oauth:lock"', testLine: "7" },
         },
       ],
     },

@@ -74,6 +74,17 @@ export interface KvFacts {
   readonly viaHelpers: { readonly locks: readonly KvLock[]; readonly releases: readonly KvRelease[] };
   /** Counting semaphores: slots taken by INCR against a bound and given back by DECR. */
   readonly semaphores: readonly KvSemaphore[];
+  /** Locks taken by a write that never refuses, tested as if it could (Q3: they let every caller in). */
+  readonly unrefusable: readonly UnrefusableLock[];
+}
+
+/** A lock key written without NX (`SETEX lock 5 1`) whose result is tested as a try-acquire's would be. */
+export interface UnrefusableLock {
+  readonly op: KvOp;
+  /** The client's command, as called (`SETEX`, `SET`). */
+  readonly command: string;
+  /** The test that treats the write as refusable. */
+  readonly test: Node;
 }
 
 /**

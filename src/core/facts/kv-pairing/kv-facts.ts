@@ -21,6 +21,7 @@ import {
   absenceCheckedSet,
 } from "./value-checks.js";
 import { findSemaphores } from "./semaphores.js";
+import { findUnrefusableLocks } from "./unrefusable.js";
 import { exitSkipping } from "./skipped-expiry.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -129,8 +130,18 @@ export function buildKvFacts(
   }
   const acquires = [...nxAcquires, ...checked.keys()];
   const semaphores = findSemaphores(sourceCode, direct);
+  const unrefusable = findUnrefusableLocks(sourceCode, direct);
   if (acquires.length === 0)
-    return { ops: direct, locks: [], releases: [], takeovers: [], libraryLocks, viaHelpers: NO_HELPERS, semaphores };
+    return {
+      ops: direct,
+      locks: [],
+      releases: [],
+      takeovers: [],
+      libraryLocks,
+      viaHelpers: NO_HELPERS,
+      semaphores,
+      unrefusable,
+    };
 
   const deletes = ops.filter(
     (o) =>
@@ -310,5 +321,6 @@ export function buildKvFacts(
     libraryLocks,
     viaHelpers,
     semaphores,
+    unrefusable,
   };
 }
