@@ -202,6 +202,8 @@ export default createRule<
   | "releaseOnClose"
   | "advisoryUnlockInTransaction"
   | "memoKeepsRejection"
+  | "namedLockOnPool"
+  | "namedUnlockOnPool"
   | "clearedBySuccessCallback"
   | "clearOnRejection",
   Options
@@ -261,6 +263,10 @@ export default createRule<
       clearOnRejection: "Empty `{{slot}}` when the promise rejects, and pass the rejection on.",
       clearedBySuccessCallback:
         "Q1 (if the locker dies, who unlocks?): the guard `{{name}}` (set at line {{setLine}}) is cleared only by the callback handed to `{{fn}}` here, which `{{fn}}` calls at line {{callLine}}, after its awaits. When one of them rejects, the callback never runs, and every later call finds the guard set for as long as the process lives. Clear it in a `finally` around the call of `{{fn}}`, or have `{{fn}}` call it in a `finally`.",
+      namedLockOnPool:
+        "Q1/Q3: this MySQL named lock (GET_LOCK) is taken through a pool ({{client}}): it belongs to whichever pooled connection ran the query, and RELEASE_LOCK may run on another connection, where it releases nothing. The lock then stays with an idle pooled connection and every other caller waits for it. Take one connection from the pool for GET_LOCK, the work and RELEASE_LOCK, and release it in a `finally` on that connection.",
+      namedUnlockOnPool:
+        "Q1/Q3: this RELEASE_LOCK goes through the pool ({{client}}) and may run on a different connection than the GET_LOCK at line {{acquireLine}}, where it releases nothing and returns NULL or 0. Take GET_LOCK, do the work and RELEASE_LOCK on one connection taken from the pool.",
       releaseOnClose: "Release on `close` instead of `finish`.",
       moveToFinally: "Move the release into a `finally` around the work.",
       useXactLock: "Take a transaction-level lock (pg_advisory_xact_lock): it is released when the transaction ends.",
@@ -303,8 +309,14 @@ export default createRule<
             : lock.acquire.type === "CallExpression" || lock.acquire.type === "TaggedTemplateExpression"
               ? clientName(sourceCode, lock.acquire)
               : "the pool";
+          // MySQL's named locks have no transaction-level form: the fix is one connection for lock, work and unlock.
+          const named = lock.name === "GET_LOCK";
           if (adv.via === "pool") {
-            context.report({ node: lock.acquire, messageId: "advisoryOnPool", data: { client } });
+            context.report({
+              node: lock.acquire,
+              messageId: named ? "namedLockOnPool" : "advisoryOnPool",
+              data: { client },
+            });
             for (const u of adv.pooledUnlocks) {
               const through =
                 !adv.helper && (u.type === "CallExpression" || u.type === "TaggedTemplateExpression")
@@ -312,12 +324,14 @@ export default createRule<
                   : client;
               context.report({
                 node: u,
-                messageId: "advisoryUnlockOnPool",
+                messageId: named ? "namedUnlockOnPool" : "advisoryUnlockOnPool",
                 data: { client: through, acquireLine: String(lock.acquire.loc.start.line) },
               });
             }
             continue;
           }
+          // The other advisory findings name PostgreSQL's transaction-level lock as the fix: not MySQL's.
+          if (named) continue;
           if (adv.neverUnlocked && adv.returnedToPool) {
             context.report({
               node: lock.acquire,

@@ -34,6 +34,8 @@
 //   it over;
 // - a lock key written by a command that never refuses (SETEX, SET without NX), whose result is then tested as a
 //   try-acquire's: every caller goes on as the holder; the same write with NX is a lock;
+// - MySQL's named locks (GET_LOCK, RELEASE_LOCK, `DO RELEASE_LOCK(?)`) through a pool, as PostgreSQL's advisory
+//   locks are; on one connection taken from the pool they are held and released there;
 // - a state a read judges stuck by the age of a lock's stamp (`{ status: "active", lockedAt: { lt: cutoff } }`): rows
 //   in it have a holder, whatever the state is called (an age of `updatedAt` says nothing of one).
 import conditionalRecovery from "../../rules/conditional-recovery.js";
@@ -815,6 +817,41 @@ ruleTester.run("atomic-claim (a lock written by a command that never refuses)", 
           line: 6,
           data: { command: "SETEX", key: '"oauth:lock"', testLine: "7" },
         },
+      ],
+    },
+  ],
+});
+
+/** A helper that runs work under a MySQL named lock, on `db`. */
+const NAMED_LOCK = (setup: string, db: string) => `${setup}
+export async function withNamedLock(name: string, seconds: number, work: () => Promise<void>) {
+  ${setup.includes("getConnection") ? "const conn = await pool.getConnection();" : ""}
+  await ${db}.query("SELECT GET_LOCK(?, ?)", { replacements: [name, seconds] });
+  try {
+    await work();
+  } finally {
+    await ${db}.query("DO RELEASE_LOCK(?)", { replacements: [name] });
+  }
+}
+`;
+
+ruleTester.run("release-in-finally (MySQL named locks)", releaseInFinally, {
+  valid: [
+    {
+      name: "one connection taken from the pool holds the lock, the work and the release",
+      code: NAMED_LOCK(
+        'import mysql from "mysql2/promise";\nconst pool = mysql.createPool({}); // getConnection',
+        "conn",
+      ),
+    },
+  ],
+  invalid: [
+    {
+      name: "through Sequelize's pool",
+      code: NAMED_LOCK('const { sequelize } = require("../models");', "sequelize"),
+      errors: [
+        { messageId: "namedLockOnPool", line: 4, data: { client: "sequelize" } },
+        { messageId: "namedUnlockOnPool", line: 8, data: { client: "sequelize", acquireLine: "4" } },
       ],
     },
   ],

@@ -375,6 +375,8 @@ export interface AdvisoryLockOp {
   readonly node: Node;
   /** Made through an exported helper of another module (`tryAdvisoryLock(id)`): `node` is the call of it. */
   readonly helper?: AdvisoryHelper;
+  /** MySQL's named locks (`GET_LOCK`, `RELEASE_LOCK`); PostgreSQL's advisory functions where absent. */
+  readonly dialect?: "mysql";
 }
 
 /** Where a helper's advisory op lives: the helper as the call names it, its module and the op's line. */

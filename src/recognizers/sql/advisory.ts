@@ -12,11 +12,39 @@ import { STORE, clientNode } from "./calls.js";
 import { declaredType } from "../../core/reading/declared-types.js";
 
 const ADVISORY = /^pg_(try_)?advisory_(xact_)?(lock|unlock|unlock_all)(_shared)?$/;
+/** MySQL's named locks: session locks too, and GET_LOCK gives up after its timeout (it answers 0), as a try-lock. */
+const MYSQL_NAMED = /^(get_lock|release_lock|release_all_locks)$/;
+
+/** What an advisory function does: PostgreSQL's by its name's parts, MySQL's named locks by their names. */
+interface AdvisoryFn {
+  readonly fn: AdvisoryLockOp["fn"];
+  readonly try: boolean;
+  readonly scope: AdvisoryLockOp["scope"];
+  readonly dialect?: "mysql";
+}
+
+function advisoryFn(name: string): AdvisoryFn | undefined {
+  const m = ADVISORY.exec(name);
+  if (m)
+    return {
+      fn: m[3] === "lock" ? "lock" : m[3] === "unlock" ? "unlock" : "unlock-all",
+      try: m[1] !== undefined,
+      scope: m[2] !== undefined ? "transaction" : "session",
+    };
+  const my = MYSQL_NAMED.exec(name);
+  if (!my) return undefined;
+  return {
+    fn: my[1] === "get_lock" ? "lock" : my[1] === "release_lock" ? "unlock" : "unlock-all",
+    try: my[1] === "get_lock",
+    scope: "session",
+    dialect: "mysql",
+  };
+}
 const PRISMA_RAW = /^\$(query|execute)Raw(Unsafe)?$/;
 const TRANSACTION_CALLS = new Set(["$transaction", "transaction", "begin", "withTransaction", "transact"]);
 
 /** The first advisory-lock function a parsed statement calls, walking the node-sql-parser tree. */
-function advisoryFunction(ast: unknown, depth = 0): RegExpExecArray | undefined {
+function advisoryFunction(ast: unknown, depth = 0): AdvisoryFn | undefined {
   if (!ast || typeof ast !== "object" || depth > 40) return undefined;
   if (Array.isArray(ast)) {
     for (const item of ast) {
@@ -29,7 +57,7 @@ function advisoryFunction(ast: unknown, depth = 0): RegExpExecArray | undefined 
   if (o["type"] === "function") {
     const parts = (o["name"] as { name?: { value?: unknown }[] } | undefined)?.name;
     const last = parts?.[parts.length - 1]?.value;
-    const m = typeof last === "string" ? ADVISORY.exec(last.toLowerCase()) : null;
+    const m = typeof last === "string" ? advisoryFn(last.toLowerCase()) : undefined;
     if (m) return m;
   }
   for (const value of Object.values(o)) {
@@ -152,17 +180,18 @@ export function advisoryOp(
   );
 }
 
-/** The op of an advisory function matched by `ADVISORY`, sent on `client` through `via`. */
-function advisory(m: RegExpExecArray, client: string, via: AdvisoryLockOp["via"], node: Node): AdvisoryLockOp {
+/** The op of an advisory function, sent on `client` through `via`. */
+function advisory(m: AdvisoryFn, client: string, via: AdvisoryLockOp["via"], node: Node): AdvisoryLockOp {
   return {
     access: "advisory",
     store: STORE,
-    fn: m[3] === "lock" ? "lock" : m[3] === "unlock" ? "unlock" : "unlock-all",
-    try: m[1] !== undefined,
-    scope: m[2] !== undefined ? "transaction" : "session",
+    fn: m.fn,
+    try: m.try,
+    scope: m.scope,
     client,
     via,
     node,
+    ...(m.dialect ? { dialect: m.dialect } : {}),
   };
 }
 
@@ -173,7 +202,7 @@ export function advisoryHelperOp(
   name: string,
 ): AdvisoryLockOp | undefined {
   // `pgTryAdvisoryXactLock` is pg_try_advisory_xact_lock.
-  const m = ADVISORY.exec(name.replace(/(?<=[a-z])(?=[A-Z])/g, "_").toLowerCase());
+  const m = advisoryFn(name.replace(/(?<=[a-z])(?=[A-Z])/g, "_").toLowerCase());
   if (!m) return undefined;
   const first = call.arguments[0];
   // The client comes first (`(db, key)`); a lone key leaves the connection unknown.

@@ -59,8 +59,10 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
   const { source, params } = found;
   if (!looksLikeStatement(source.segments)) return undefined;
   const rendered = render(source, params);
-  if (/advisory_/i.test(rendered.masked)) {
-    const parsed = parseSql(rendered.parseText, rendered.mysqlFirst);
+  if (/advisory_|\b(?:get_lock|release_lock|release_all_locks)\s*\(/i.test(rendered.masked)) {
+    // MySQL's `DO RELEASE_LOCK(?)` evaluates its expressions as a SELECT would, without a result the grammar reads.
+    const text = rendered.parseText.replace(/^(\s*)DO\s/i, "$1SELECT ");
+    const parsed = parseSql(text, rendered.mysqlFirst || text !== rendered.parseText);
     const op = parsed && advisoryOp(ctx, node, operation, parsed);
     if (op) return op;
   }

@@ -238,7 +238,7 @@ export function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLock
     const heldBy = clientId?.type === "Identifier" ? findVariable(sourceCode, clientId) : undefined;
     out.push({
       kind: "advisory",
-      name: op.try ? "pg_try_advisory_lock" : "pg_advisory_lock",
+      name: op.dialect === "mysql" ? "GET_LOCK" : op.try ? "pg_try_advisory_lock" : "pg_advisory_lock",
       ...(heldBy && heldBy.defs[0]?.type === "Variable" ? { heldBy } : {}),
       acquire: op.node,
       releases,

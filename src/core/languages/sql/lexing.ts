@@ -95,7 +95,8 @@ export function maskSql(text: string): { masked: string; state: LexState } {
   return { masked: out, state };
 }
 
-const STATEMENT_START = /^\s*(?:update|insert|delete|select|with)\b/i;
+const STATEMENT_START =
+  /^\s*(?:(?:update|insert|delete|select|with)\b|do\s+(?:get_lock|release_lock|release_all_locks)\s*\()/i;
 
 /** The (masked) text starts, after comments and whitespace, with a statement this module reads. */
 export function startsWithStatement(masked: string): boolean {
