@@ -757,6 +757,10 @@ setInterval(() => {
 ruleTester.run("release-in-finally (a guard cleared by a success callback)", releaseInFinally, {
   valid: [
     {
+      name: "the guard is a state the module also clears elsewhere (a stop)",
+      code: POLLER("onDone();") + "export function stop() {\n  polling = false;\n}\n",
+    },
+    {
       name: "the run calls the callback in a finally",
       code: POLLER("").replace(
         `  const due = await store.dueReminders();

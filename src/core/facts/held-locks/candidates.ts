@@ -587,9 +587,15 @@ function clearedOnFulfilOnly(
     });
     if (!onRejection) return { release: reset, chain: link };
   }
-  for (const reset of resets) {
-    const cleared = clearedBy(reset);
-    if (cleared === undefined || flagTarget(sourceCode, cleared)?.key !== key) continue;
+  // Only where the callback holds every reset of the guard in the module: one cleared elsewhere too (a stop, a
+  // restart) is a state the module moves by other ways as well.
+  const own = resets.filter((r) => {
+    const cleared = clearedBy(r);
+    return cleared !== undefined && flagTarget(sourceCode, cleared)?.key === key;
+  });
+  for (const reset of own) {
+    const cb = enclosingFunction(reset);
+    if (!cb || !own.every((r) => contains(cb, r))) continue;
     const via = successCallback(sourceCode, reset, fn, set);
     if (via) return via;
   }
