@@ -202,6 +202,8 @@ export default createRule<
   | "releaseOnClose"
   | "advisoryUnlockInTransaction"
   | "memoKeepsRejection"
+  | "chainPassesRejection"
+  | "chainSkipsAfterRejection"
   | "namedLockOnPool"
   | "namedUnlockOnPool"
   | "clearedBySuccessCallback"
@@ -267,6 +269,10 @@ export default createRule<
         "Q1/Q3: this MySQL named lock (GET_LOCK) is taken through a pool ({{client}}): it belongs to whichever pooled connection ran the query, and RELEASE_LOCK may run on another connection, where it releases nothing. The lock then stays with an idle pooled connection and every other caller waits for it. Take one connection from the pool for GET_LOCK, the work and RELEASE_LOCK, and release it in a `finally` on that connection.",
       namedUnlockOnPool:
         "Q1/Q3: this RELEASE_LOCK goes through the pool ({{client}}) and may run on a different connection than the GET_LOCK at line {{acquireLine}}, where it releases nothing and returns NULL or 0. Take GET_LOCK, do the work and RELEASE_LOCK on one connection taken from the pool.",
+      chainPassesRejection:
+        "Q1 (if the locker dies, who unlocks?): this link, chained with `.finally(…)` on the one before it, is kept in `{{holder}}`: when one link rejects, `.finally` runs the next but passes the rejection on, and the chain is kept, so every later call fails with the old error until the process restarts. Chain with `.then(run, run)` (or `.catch(() => {}).then(run)`) so each link starts clean.",
+      chainSkipsAfterRejection:
+        "Q1 (if the locker dies, who unlocks?): this link, chained with `.then(…)` on the one before it, is kept in `{{holder}}`: when one link rejects, every later `.then` is skipped and rejects too, and the chain is kept, so no later call runs until the process restarts. Chain with `.then(run, run)` (or `.catch(() => {}).then(run)`) so each link starts clean.",
       releaseOnClose: "Release on `close` instead of `finish`.",
       moveToFinally: "Move the release into a `finally` around the work.",
       useXactLock: "Take a transaction-level lock (pg_advisory_xact_lock): it is released when the transaction ends.",
@@ -408,6 +414,14 @@ export default createRule<
           messageId: "memoKeepsRejection",
           data,
           suggest: [{ messageId: "clearOnRejection", data, fix: clearOnRejection(sourceCode, memo) }],
+        });
+      }
+      // A promise chain kept as a queue, which one rejection poisons for every later call (blind-15 E15e06).
+      for (const chain of facts.poisonedChains) {
+        context.report({
+          node: chain.node,
+          messageId: chain.link === "finally" ? "chainPassesRejection" : "chainSkipsAfterRejection",
+          data: { holder: chain.holder },
         });
       }
       // An in-process lock table freed only when a response emits `finish`: a client that disconnects first leaves

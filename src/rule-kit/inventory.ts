@@ -24,6 +24,7 @@ import { ignoredAcquireFailures } from "../core/facts/held-locks/ignored-acquire
 import { markLockInserts } from "../core/reading/failures.js";
 import { buildLockTables } from "../core/facts/lock-tables.js";
 import { buildPromiseMemos } from "../core/facts/promise-memos.js";
+import { buildPoisonedChains } from "../core/facts/promise-chains.js";
 import { unheldXactLocks } from "../core/facts/held-locks/unheld-xact-locks.js";
 import { buildLockFiles } from "../core/facts/lock-files.js";
 import { unrecoveredImportedClaims } from "../core/facts/summary.js";
@@ -134,6 +135,7 @@ const EMPTY_FACTS: LockFacts = {
   unheldXactLocks: [],
   lockTables: [],
   promiseMemos: [],
+  poisonedChains: [],
   files: [],
   writes: [],
   reads: [],
@@ -414,6 +416,7 @@ function factsOf(state: FileState): LockFacts {
       unheldXactLocks: unheldXactLocks(sourceCode, accesses, state.calls),
       lockTables,
       promiseMemos: buildPromiseMemos(sourceCode, context.filename),
+      poisonedChains: buildPoisonedChains(sourceCode, context.filename),
       files: buildLockFiles(sourceCode, accesses, shape, vocabulary),
       helpers: exportedHelpers(sourceCode, helpers.summaries, built.kv, advisory, rowLockHelpers(sourceCode, built)),
       importedRowReleases: imported.rows,

@@ -36,6 +36,10 @@
 //   try-acquire's: every caller goes on as the holder; the same write with NX is a lock;
 // - MySQL's named locks (GET_LOCK, RELEASE_LOCK, `DO RELEASE_LOCK(?)`) through a pool, as PostgreSQL's advisory
 //   locks are; on one connection taken from the pool they are held and released there;
+// - a promise chain kept as a queue (per key in a module `Map`, or in a module variable), each call chained on the link
+//   before it with `.then` or `.finally` and nothing handling a rejection: one rejection is every later call's;
+//   quiet where a link handles rejections, where the work catches everything it does, and for chains whose lifetime
+//   is unknown (a function's variable, an instance field);
 // - a state a read judges stuck by the age of a lock's stamp (`{ status: "active", lockedAt: { lt: cutoff } }`): rows
 //   in it have a holder, whatever the state is called (an age of `updatedAt` says nothing of one).
 import conditionalRecovery from "../../rules/conditional-recovery.js";
@@ -857,6 +861,61 @@ ruleTester.run("release-in-finally (MySQL named locks)", releaseInFinally, {
         { messageId: "namedLockOnPool", line: 4, data: { client: "sequelize" } },
         { messageId: "namedUnlockOnPool", line: 8, data: { client: "sequelize", acquireLine: "4" } },
       ],
+    },
+  ],
+});
+
+/** Work serialised per key: each run chained on the one before and kept. */
+const PER_KEY = (link: string) => `const tails = new Map<string, Promise<unknown>>();
+export async function runInOrder(key: string, work: () => Promise<void>) {
+  const before = tails.get(key) ?? Promise.resolve();
+  const next = ${link};
+  tails.set(key, next);
+  await next;
+}
+`;
+
+/** Writes to one file serialised by a module queue. */
+const FILE_QUEUE = (body: string) => `let writing = Promise.resolve();
+export async function appendUsage(entry: string) {
+  writing = writing.then(async () => {
+    ${body}
+  });
+  await writing;
+}
+`;
+
+ruleTester.run("release-in-finally (promise chains kept as queues)", releaseInFinally, {
+  valid: [
+    { name: "each link starts clean: then(run, run)", code: PER_KEY("before.then(work, work)") },
+    {
+      name: "the work catches everything it does",
+      code: FILE_QUEUE(`try {
+      await fs.appendFile(USAGE_FILE, entry);
+    } catch (error) {
+      console.error(error);
+    }`),
+    },
+    {
+      name: "a queue kept in a function's variable lives as long as that call",
+      code: `export async function saveAll(items: string[]) {
+  let chain = Promise.resolve();
+  for (const item of items) chain = chain.then(() => save(item));
+  await chain;
+}
+`,
+    },
+  ],
+  invalid: [
+    {
+      name: "finally passes the rejection on to every later link",
+      code: PER_KEY("before.finally(work)"),
+      errors: [{ messageId: "chainPassesRejection", line: 4, data: { holder: "tails" } }],
+    },
+    {
+      name: "then skips every later link once one rejected",
+      code: FILE_QUEUE("await fs.appendFile(USAGE_FILE, entry);"),
+      errors: [{ messageId: "chainSkipsAfterRejection", line: 3, data: { holder: "writing" } }],
     },
   ],
 });

@@ -264,7 +264,7 @@ function chainNames(value: Node): string[] {
 }
 
 /** A module of a test run or a one-shot script: its process ends with its work. */
-function runsOnce(filename: string): boolean {
+export function runsOnce(filename: string): boolean {
   return /(^|[/\\])(tests?|__tests__|spec|e2e|scripts?|tools?|bin|cli)[/\\]|\.(test|spec|e2e)\.[cm]?[jt]sx?$|test-?setup|setup-?tests/i.test(
     filename,
   );

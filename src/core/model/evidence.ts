@@ -17,7 +17,9 @@
  *   presence test (`has`, or a `get` found empty: `const p = inflight.get(k); if (!p) inflight.set(k, …)`) and deleted
  *   after the work (lock-tables.ts), whose releases the code paths are read for (`tableLocks`);
  * - a slot filled when empty (`p ??= …`, `if (!p) { p = …`) in a module that makes promises (`.then(`, `async`,
- *   `Promise`): promise memos that keep a rejection for every later caller (promise-memos.ts).
+ *   `Promise`): promise memos that keep a rejection for every later caller (promise-memos.ts);
+ * - a promise chain kept as a queue (`q = q.then(…)`, a `.finally(` link, `(… ?? Promise.resolve()).then(`):
+ *   chains that one rejection poisons (promise-chains.ts).
  *
  * Words are matched as substrings, without case, so every spelling the model accepts (`acquireLock`, `LOCK_KEY`,
  * `job_lease`) is found, at the price of a few lookalikes (`block`). A field name must not run on into a longer
@@ -67,6 +69,9 @@ const TABLE_DELETE = /\.delete\s*\(/;
 /** Promise memos: a slot filled when empty, in a module that makes promises. */
 const MEMO_FILL = /(?:\?\?|\|\|)=|if\s*\(\s*!\s*([\w$.]+)\s*\)\s*\{?\s*\1\s*=(?!=)/;
 const MAKES_PROMISES = /Promise|\.then\s*\(|\basync\b/;
+/** Promise chains kept as queues: a link chained on the one before and kept (`q = q.then(…)`, `.finally(` kept). */
+const CHAIN_KEPT =
+  /([\w$.]+)\s*=\s*\(?\s*\1\b[^;]*?\.(?:then|finally)\s*\(|\.finally\s*\(|(?:\?\?|\|\|)\s*Promise\.resolve\(\s*\)\s*\)\s*\.then\s*\(/;
 
 /**
  * What a module's text says it may hold: nothing (`none`), locks of some kind (`locks`), or locks held across code
@@ -99,7 +104,9 @@ export function lockEvidence(vocabulary: ResolvedVocabulary, stores: readonly Re
       (TABLE_HAS.test(text) && TABLE_DELETE.test(text) && TABLE_TAKE.test(text))
     )
       return "held";
-    return fieldsOrDeletes.test(text) || (MEMO_FILL.test(text) && MAKES_PROMISES.test(text)) ? "locks" : "none";
+    return fieldsOrDeletes.test(text) || (MEMO_FILL.test(text) && MAKES_PROMISES.test(text)) || CHAIN_KEPT.test(text)
+      ? "locks"
+      : "none";
   };
   cache.set(vocabulary.raw, check);
   return check;

@@ -196,3 +196,16 @@ export interface UnheldXactLock {
   readonly client: string;
   readonly try: boolean;
 }
+
+/**
+ * A promise chain kept as a queue (facts/promise-chains.ts): each call chained on the link before it with `.then` or
+ * `.finally` and kept, with nothing that handles a rejection or drops the chain: one rejection is every later link's.
+ */
+export interface PoisonedChain {
+  /** The link chained on the one before (`chain.finally(fn)`, `queue.then(job)`), where the fix goes. */
+  readonly node: Node;
+  /** The table or slot the chain is kept in. */
+  readonly holder: string;
+  /** The first link's method: `then` (later work skipped) or `finally` (run, but the rejection passed on). */
+  readonly link: string;
+}

@@ -20,6 +20,7 @@ import type {
   HeldLock,
   IgnoredAcquireFailure,
   LockTable,
+  PoisonedChain,
   PromiseMemo,
   UnheldXactLock,
 } from "./held-locks.js";
@@ -36,6 +37,8 @@ export interface LockFacts {
   readonly lockTables: readonly LockTable[];
   /** Promises kept for every later caller with nothing that empties the slot when one rejects (Q1, in-process). */
   readonly promiseMemos: readonly PromiseMemo[];
+  /** Promise chains kept as queues, which one rejection poisons for every later call (Q1, in-process). */
+  readonly poisonedChains: readonly PoisonedChain[];
   /** Lock files (an exclusive create, or a write after a check) and how they are broken and released. */
   readonly files: readonly FileLock[];
   /** Q3: library acquires whose failure is caught and the guarded work run anyway. */

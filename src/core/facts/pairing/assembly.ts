@@ -66,6 +66,7 @@ export function buildFacts(
   | "unheldXactLocks"
   | "lockTables"
   | "promiseMemos"
+  | "poisonedChains"
   | "files"
 > {
   vocabulary = withStampJudgedValues(

@@ -1,0 +1,169 @@
+/**
+ * Promise chains kept as a queue (Q1, in-process): work serialised per key by chaining each call on the link before it
+ * and keeping the new link (`const c = (store.get(key) ?? Promise.resolve()).finally(fn); store.set(key, c)`, or
+ * `queue = queue.then(job)`). `.then(fn)` skips `fn` when the link before rejected, and `.finally(fn)` runs it but
+ * passes the rejection on: either way one rejection is every later link's result, and while the chain is kept (no
+ * entry deleted, the slot written only this way) every later call fails with the old error until the process
+ * restarts. A chain that handles rejections (`.catch`, a `.then` with a rejection handler) starts each link clean.
+ */
+import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import type { Node } from "../model/accesses.js";
+import type { PoisonedChain } from "../model/held-locks.js";
+import { walk } from "../reading/walk.js";
+import { findVariable, getConstInit, unwrap } from "../reading/values.js";
+import { isFunction } from "../reading/units.js";
+import { runsOnce } from "./promise-memos.js";
+
+type SourceCode = Readonly<TSESLint.SourceCode>;
+
+/** The links of a promise chain from its end back to its root: `a.then(f).finally(g)` gives `finally`, `then`, and `a`. */
+function links(node: Node): { calls: TSESTree.CallExpression[]; root: Node } {
+  const calls: TSESTree.CallExpression[] = [];
+  let n = unwrap(node);
+  while (n.type === "CallExpression") {
+    const callee = unwrap(n.callee);
+    if (callee.type !== "MemberExpression" || callee.computed || callee.property.type !== "Identifier") break;
+    if (!["then", "finally", "catch"].includes(callee.property.name)) break;
+    calls.push(n);
+    n = unwrap(callee.object);
+  }
+  return { calls, root: n };
+}
+
+function method(call: TSESTree.CallExpression): string {
+  const callee = unwrap(call.callee) as TSESTree.MemberExpression;
+  return (callee.property as TSESTree.Identifier).name;
+}
+
+/** `x ?? Promise.resolve()`, `x || Promise.resolve()`: the link before, or a settled start. */
+function orStart(node: Node): Node {
+  const n = unwrap(node);
+  return n.type === "LogicalExpression" && (n.operator === "??" || n.operator === "||") ? unwrap(n.left) : n;
+}
+
+/** The expression a const holds, else the node. */
+function resolved(sourceCode: SourceCode, node: Node): Node {
+  const n = unwrap(node);
+  if (n.type !== "Identifier") return n;
+  const init = getConstInit(sourceCode, n);
+  return init && init.type !== "TSEnumDeclaration" ? unwrap(init) : n;
+}
+
+/** `T.get(K)`: the table's text and the key's, where `node` is one. */
+function tableGet(sourceCode: SourceCode, node: Node): { table: string; key: string } | undefined {
+  const n = unwrap(node);
+  if (n.type !== "CallExpression" || n.arguments.length !== 1) return undefined;
+  const callee = unwrap(n.callee);
+  if (callee.type !== "MemberExpression" || callee.computed || callee.property.type !== "Identifier") return undefined;
+  if (callee.property.name !== "get") return undefined;
+  return { table: sourceCode.getText(callee.object), key: sourceCode.getText(n.arguments[0]!) };
+}
+
+/**
+ * The chain is kept where it lives with the process: a module variable, or a property of one (a module `Map`).
+ * One kept in a function's variable or an instance field lives as long as that call or object: unknown, so quiet.
+ */
+function livesWithProcess(sourceCode: SourceCode, node: Node): boolean {
+  let n = unwrap(node);
+  while (n.type === "MemberExpression") n = unwrap(n.object);
+  if (n.type !== "Identifier") return false;
+  const variable = findVariable(sourceCode, n);
+  return variable !== undefined && (variable.scope.type === "module" || variable.scope.type === "global");
+}
+
+/**
+ * A link's work cannot reject: its function catches everything it does (`async () => { try { … } catch (e) { log(e) }
+ * }`, a `catch` that does not throw), or its promise ends in a `.catch(…)`.
+ */
+function cannotReject(call: TSESTree.CallExpression): boolean {
+  const fn = call.arguments[0];
+  if (!fn || !isFunction(fn as Node)) return false;
+  const f = fn as TSESTree.ArrowFunctionExpression | TSESTree.FunctionExpression;
+  if (f.body.type !== "BlockStatement") {
+    const { calls } = links(f.body);
+    return calls.length > 0 && calls.some((c) => method(c) === "catch");
+  }
+  const body = f.body.body;
+  const last = body[body.length - 1];
+  if (last?.type !== "TryStatement" || !last.handler) return false;
+  // Before the `try`, only what cannot throw: early ways out and logging (`if (stopped) return;`, `console.log(…)`).
+  if (!body.slice(0, -1).every(harmless)) return false;
+  let rethrows = false;
+  walk(last.handler.body, (n) => {
+    if (rethrows || (n !== last.handler!.body && isFunction(n))) return false;
+    if (n.type === "ThrowStatement") rethrows = true;
+    return true;
+  });
+  return !rethrows && (!last.finalizer || last.finalizer.body.length === 0);
+}
+
+/** No call but logging, no await, no throw: a statement that cannot make the link reject. */
+function harmless(statement: Node): boolean {
+  let ok = true;
+  walk(statement, (n) => {
+    if (!ok || isFunction(n)) return false;
+    if (n.type === "AwaitExpression" || n.type === "ThrowStatement" || n.type === "NewExpression") ok = false;
+    if (n.type === "CallExpression") {
+      const callee = unwrap(n.callee);
+      const logs =
+        callee.type === "MemberExpression" &&
+        unwrap(callee.object).type === "Identifier" &&
+        (unwrap(callee.object) as TSESTree.Identifier).name === "console";
+      if (!logs) ok = false;
+    }
+    return ok;
+  });
+  return ok;
+}
+
+export function buildPoisonedChains(sourceCode: SourceCode, filename: string): PoisonedChain[] {
+  const out: PoisonedChain[] = [];
+  // A test run or a one-shot script: its process ends with its work.
+  if (runsOnce(filename)) return out;
+  const deletes = new Set<string>();
+  const writes = new Map<string, number>();
+  walk(sourceCode.ast, (n) => {
+    if (n.type === "CallExpression") {
+      const callee = unwrap(n.callee);
+      if (callee.type === "MemberExpression" && !callee.computed && callee.property.type === "Identifier") {
+        if (callee.property.name === "delete" || callee.property.name === "clear")
+          deletes.add(sourceCode.getText(callee.object));
+      }
+    } else if (n.type === "AssignmentExpression") {
+      const text = sourceCode.getText(n.left);
+      writes.set(text, (writes.get(text) ?? 0) + 1);
+    }
+  });
+  walk(sourceCode.ast, (n) => {
+    // `store.set(key, chain)`: the chain extends the entry `store.get(key)`.
+    if (n.type === "CallExpression") {
+      const callee = unwrap(n.callee);
+      if (callee.type !== "MemberExpression" || callee.computed || callee.property.type !== "Identifier") return;
+      if (callee.property.name !== "set" || n.arguments.length !== 2) return;
+      const table = sourceCode.getText(callee.object);
+      if (deletes.has(table) || !livesWithProcess(sourceCode, callee.object)) return;
+      const { calls, root } = links(resolved(sourceCode, n.arguments[1] as Node));
+      if (calls.length === 0 || calls.some(handlesRejection) || calls.every(cannotReject)) return;
+      const before = tableGet(sourceCode, orStart(resolved(sourceCode, root)));
+      if (!before || before.table !== table || before.key !== sourceCode.getText(n.arguments[0] as Node)) return;
+      out.push({ node: calls[calls.length - 1]!, holder: table, link: method(calls[calls.length - 1]!) });
+      return;
+    }
+    // `queue = queue.then(job)`: the slot written only this way.
+    if (n.type === "AssignmentExpression" && n.operator === "=") {
+      const slot = sourceCode.getText(n.left);
+      if (writes.get(slot) !== 1 || !livesWithProcess(sourceCode, n.left)) return;
+      const { calls, root } = links(n.right);
+      if (calls.length === 0 || calls.some(handlesRejection) || calls.every(cannotReject)) return;
+      if (sourceCode.getText(orStart(root)) !== slot) return;
+      out.push({ node: calls[calls.length - 1]!, holder: slot, link: method(calls[calls.length - 1]!) });
+    }
+  });
+  return out;
+}
+
+/** `.catch(…)`, or `.then(ok, onRejected)`: the link handles a rejection. */
+function handlesRejection(call: TSESTree.CallExpression): boolean {
+  const m = method(call);
+  return m === "catch" || (m === "then" && call.arguments.length > 1);
+}
