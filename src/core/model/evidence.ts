@@ -16,7 +16,7 @@
  * - `.has(` or `.get(`, `.add(` or `.set(`, and `.delete(`: a key's entry in an in-process `Map` or `Set` taken after a
  *   presence test (`has`, or a `get` found empty: `const p = inflight.get(k); if (!p) inflight.set(k, …)`) and deleted
  *   after the work (lock-tables.ts), whose releases the code paths are read for (`tableLocks`);
- * - a slot filled when empty (`p ??= …`, `if (!p) { p = …`) in a module that makes promises (`.then(`, `async`,
+ * - a slot filled when empty (`p ??= …`, `if (!p) { p = …`, `if (p) return p; p = …`) in a module that makes promises (`.then(`, `async`,
  *   `Promise`): promise memos that keep a rejection for every later caller (promise-memos.ts);
  * - a promise chain kept as a queue (`q = q.then(…)`, a `.finally(` link, `(… ?? Promise.resolve()).then(`):
  *   chains that one rejection poisons (promise-chains.ts).
@@ -67,7 +67,8 @@ const TABLE_HAS = /\.(?:has|get)\s*\(/;
 const TABLE_TAKE = /\.(?:add|set)\s*\(/;
 const TABLE_DELETE = /\.delete\s*\(/;
 /** Promise memos: a slot filled when empty, in a module that makes promises. */
-const MEMO_FILL = /(?:\?\?|\|\|)=|if\s*\(\s*!\s*([\w$.]+)\s*\)\s*\{?\s*\1\s*=(?!=)/;
+const MEMO_FILL =
+  /(?:\?\?|\|\|)=|if\s*\(\s*!\s*([\w$.]+)\s*\)\s*\{?\s*\1\s*=(?!=)|if\s*\(\s*([\w$.]+)\s*\)\s*\{?\s*return\s+\2\b[^;]*;\s*\}?\s*\2\s*=(?!=)/;
 const MAKES_PROMISES = /Promise|\.then\s*\(|\basync\b/;
 /** Promise chains kept as queues: a link chained on the one before and kept (`q = q.then(…)`, `.finally(` kept). */
 const CHAIN_KEPT =
