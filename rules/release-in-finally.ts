@@ -4,6 +4,7 @@ import type { HeldLock, PathEscape, PromiseMemo } from "../src/core/model/held-l
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { walk } from "../src/core/reading/walk.js";
+import { enclosingFunction } from "../src/core/reading/units.js";
 
 type Options = [{ ttlLocks?: boolean }];
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -365,11 +366,18 @@ export default createRule<
           consequence: consequence(lock),
           acquireLine: String(lock.acquire.loc.start.line),
         };
-        // A key-value lock the module keeps alive (a renewal of the same key: a leader's lease) is held past its
-        // function by design; its holder lets it lapse or releases it on shutdown, and heartbeat-abort asks the
-        // renewal its questions (blind-15 F15f04).
+        // A key-value lock the module keeps alive from outside the function that takes it (a renewal of the same key
+        // in another function: a leader's lease extended by its own loop) is held past that function by design; its
+        // holder lets it lapse or releases it on shutdown, and heartbeat-abort asks the renewal its questions
+        // (blind-15 F15f04). A lock the function renews itself, around its own work, is released by it.
+        const owner = enclosingFunction(lock.acquire);
         const renewed =
-          lock.ttl && facts.renewals.some((r) => r.acquire === lock.acquire || r.lock === `the lock "${lock.name}"`);
+          lock.ttl &&
+          facts.renewals.some(
+            (r) =>
+              (r.acquire === lock.acquire || r.lock === `the lock "${lock.name}"`) &&
+              !(owner !== undefined && r.node.range[0] >= owner.range[0] && r.node.range[1] <= owner.range[1]),
+          );
         const escape = renewed
           ? undefined
           : [...lock.escapes].sort(
