@@ -70,9 +70,13 @@ const TABLE_DELETE = /\.delete\s*\(/;
 const MEMO_FILL =
   /(?:\?\?|\|\|)=|if\s*\(\s*!\s*([\w$.]+)\s*\)\s*\{?\s*\1\s*=(?!=)|if\s*\(\s*([\w$.]+)\s*\)\s*\{?\s*return\s+\2\b[^;]*;\s*\}?\s*\2\s*=(?!=)/;
 const MAKES_PROMISES = /Promise|\.then\s*\(|\basync\b/;
-/** Promise chains kept as queues: a link chained on the one before and kept (`q = q.then(…)`, `.finally(` kept). */
+/**
+ * Promise chains kept as queues: a link chained on the one before and kept (`q = q.then(…)`, `.finally(` kept). The
+ * slot's name starts where no name character precedes it and is at most 64 long: a long run of name characters (a
+ * minified line, a test's megabyte of text) is tried once, not from every position in it.
+ */
 const CHAIN_KEPT =
-  /([\w$.]+)\s*=\s*\(?\s*\1\b[^;]*?\.(?:then|finally)\s*\(|\.finally\s*\(|(?:\?\?|\|\|)\s*Promise\.resolve\(\s*\)\s*\)\s*\.then\s*\(/;
+  /(?<![\w$.])([\w$.]{1,64})\s*=\s*\(?\s*\1\b[^;]*?\.(?:then|finally)\s*\(|\.finally\s*\(|(?:\?\?|\|\|)\s*Promise\.resolve\(\s*\)\s*\)\s*\.then\s*\(/;
 
 /**
  * What a module's text says it may hold: nothing (`none`), locks of some kind (`locks`), or locks held across code
