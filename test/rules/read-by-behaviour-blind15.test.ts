@@ -897,6 +897,20 @@ ruleTester.run("release-in-finally (promise chains kept as queues)", releaseInFi
     }`),
     },
     {
+      name: "a keyed mutex's hand-over: each link waits on a promise made with a resolve function only",
+      code: `const tails = new Map<string, Promise<unknown>>();
+export function lockOne(key: string): Promise<() => void> {
+  const tail = tails.get(key) ?? Promise.resolve();
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  tails.set(key, tail.then(() => held));
+  return tail.then(() => release);
+}
+`,
+    },
+    {
       name: "a queue kept in a function's variable lives as long as that call",
       code: `export async function saveAll(items: string[]) {
   let chain = Promise.resolve();

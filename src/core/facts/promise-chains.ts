@@ -75,11 +75,14 @@ function livesWithProcess(sourceCode: SourceCode, node: Node): boolean {
  * A link's work cannot reject: its function catches everything it does (`async () => { try { … } catch (e) { log(e) }
  * }`, a `catch` that does not throw), or its promise ends in a `.catch(…)`.
  */
-function cannotReject(call: TSESTree.CallExpression): boolean {
+function cannotReject(sourceCode: SourceCode, call: TSESTree.CallExpression): boolean {
   const fn = call.arguments[0];
   if (!fn || !isFunction(fn as Node)) return false;
   const f = fn as TSESTree.ArrowFunctionExpression | TSESTree.FunctionExpression;
   if (f.body.type !== "BlockStatement") {
+    // A promise made with a resolve function only (`new Promise((resolve) => { release = resolve })`): a mutex's
+    // hand-over, which settles one way.
+    if (resolveOnly(resolved(sourceCode, f.body))) return true;
     const { calls } = links(f.body);
     return calls.length > 0 && calls.some((c) => method(c) === "catch");
   }
@@ -95,6 +98,18 @@ function cannotReject(call: TSESTree.CallExpression): boolean {
     return true;
   });
   return !rethrows && (!last.finalizer || last.finalizer.body.length === 0);
+}
+
+/** `new Promise((resolve) => …)`: an executor that takes no reject function cannot make it reject but by throwing. */
+function resolveOnly(node: Node): boolean {
+  const n = unwrap(node);
+  if (n.type !== "NewExpression" || n.callee.type !== "Identifier" || n.callee.name !== "Promise") return false;
+  const executor = n.arguments[0];
+  return (
+    executor !== undefined &&
+    isFunction(executor as Node) &&
+    (executor as TSESTree.ArrowFunctionExpression).params.length <= 1
+  );
 }
 
 /** No call but logging, no await, no throw: a statement that cannot make the link reject. */
@@ -143,7 +158,7 @@ export function buildPoisonedChains(sourceCode: SourceCode, filename: string): P
       const table = sourceCode.getText(callee.object);
       if (deletes.has(table) || !livesWithProcess(sourceCode, callee.object)) return;
       const { calls, root } = links(resolved(sourceCode, n.arguments[1] as Node));
-      if (calls.length === 0 || calls.some(handlesRejection) || calls.every(cannotReject)) return;
+      if (calls.length === 0 || calls.some(handlesRejection) || calls.every((c) => cannotReject(sourceCode, c))) return;
       const before = tableGet(sourceCode, orStart(resolved(sourceCode, root)));
       if (!before || before.table !== table || before.key !== sourceCode.getText(n.arguments[0] as Node)) return;
       out.push({ node: calls[calls.length - 1]!, holder: table, link: method(calls[calls.length - 1]!) });
@@ -154,7 +169,7 @@ export function buildPoisonedChains(sourceCode: SourceCode, filename: string): P
       const slot = sourceCode.getText(n.left);
       if (writes.get(slot) !== 1 || !livesWithProcess(sourceCode, n.left)) return;
       const { calls, root } = links(n.right);
-      if (calls.length === 0 || calls.some(handlesRejection) || calls.every(cannotReject)) return;
+      if (calls.length === 0 || calls.some(handlesRejection) || calls.every((c) => cannotReject(sourceCode, c))) return;
       if (sourceCode.getText(orStart(root)) !== slot) return;
       out.push({ node: calls[calls.length - 1]!, holder: slot, link: method(calls[calls.length - 1]!) });
     }
