@@ -13,6 +13,7 @@ import { walk } from "../reading/walk.js";
 import { findVariable, getConstInit, unwrap } from "../reading/values.js";
 import { isFunction } from "../reading/units.js";
 import { runsOnce } from "./promise-memos.js";
+import { methodOf } from "../reading/ast.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -21,18 +22,16 @@ function links(node: Node): { calls: TSESTree.CallExpression[]; root: Node } {
   const calls: TSESTree.CallExpression[] = [];
   let n = unwrap(node);
   while (n.type === "CallExpression") {
-    const callee = unwrap(n.callee);
-    if (callee.type !== "MemberExpression" || callee.computed || callee.property.type !== "Identifier") break;
-    if (!["then", "finally", "catch"].includes(callee.property.name)) break;
+    const m = methodOf(n);
+    if (!m || !["then", "finally", "catch"].includes(m.name)) break;
     calls.push(n);
-    n = unwrap(callee.object);
+    n = unwrap(m.member.object);
   }
   return { calls, root: n };
 }
 
 function method(call: TSESTree.CallExpression): string {
-  const callee = unwrap(call.callee) as TSESTree.MemberExpression;
-  return (callee.property as TSESTree.Identifier).name;
+  return methodOf(call)?.name ?? "";
 }
 
 /** `x ?? Promise.resolve()`, `x || Promise.resolve()`: the link before, or a settled start. */
@@ -53,10 +52,9 @@ function resolved(sourceCode: SourceCode, node: Node): Node {
 function tableGet(sourceCode: SourceCode, node: Node): { table: string; key: string } | undefined {
   const n = unwrap(node);
   if (n.type !== "CallExpression" || n.arguments.length !== 1) return undefined;
-  const callee = unwrap(n.callee);
-  if (callee.type !== "MemberExpression" || callee.computed || callee.property.type !== "Identifier") return undefined;
-  if (callee.property.name !== "get") return undefined;
-  return { table: sourceCode.getText(callee.object), key: sourceCode.getText(n.arguments[0]!) };
+  const m = methodOf(n);
+  if (m?.name !== "get") return undefined;
+  return { table: sourceCode.getText(m.member.object), key: sourceCode.getText(n.arguments[0]!) };
 }
 
 /**
@@ -135,45 +133,43 @@ export function buildPoisonedChains(sourceCode: SourceCode, filename: string): P
   const out: PoisonedChain[] = [];
   // A test run or a one-shot script: its process ends with its work.
   if (runsOnce(filename)) return out;
+  // One walk: the deletes and writes the chains are checked against, and the candidate keeps.
   const deletes = new Set<string>();
   const writes = new Map<string, number>();
+  const sets: TSESTree.CallExpression[] = [];
+  const assignments: TSESTree.AssignmentExpression[] = [];
   walk(sourceCode.ast, (n) => {
     if (n.type === "CallExpression") {
-      const callee = unwrap(n.callee);
-      if (callee.type === "MemberExpression" && !callee.computed && callee.property.type === "Identifier") {
-        if (callee.property.name === "delete" || callee.property.name === "clear")
-          deletes.add(sourceCode.getText(callee.object));
-      }
+      const m = methodOf(n);
+      if (m?.name === "delete" || m?.name === "clear") deletes.add(sourceCode.getText(m.member.object));
+      else if (m?.name === "set" && n.arguments.length === 2) sets.push(n);
     } else if (n.type === "AssignmentExpression") {
       const text = sourceCode.getText(n.left);
       writes.set(text, (writes.get(text) ?? 0) + 1);
+      if (n.operator === "=") assignments.push(n);
     }
   });
-  walk(sourceCode.ast, (n) => {
-    // `store.set(key, chain)`: the chain extends the entry `store.get(key)`.
-    if (n.type === "CallExpression") {
-      const callee = unwrap(n.callee);
-      if (callee.type !== "MemberExpression" || callee.computed || callee.property.type !== "Identifier") return;
-      if (callee.property.name !== "set" || n.arguments.length !== 2) return;
-      const table = sourceCode.getText(callee.object);
-      if (deletes.has(table) || !livesWithProcess(sourceCode, callee.object)) return;
-      const { calls, root } = links(resolved(sourceCode, n.arguments[1] as Node));
-      if (calls.length === 0 || calls.some(handlesRejection) || calls.every((c) => cannotReject(sourceCode, c))) return;
-      const before = tableGet(sourceCode, orStart(resolved(sourceCode, root)));
-      if (!before || before.table !== table || before.key !== sourceCode.getText(n.arguments[0] as Node)) return;
-      out.push({ node: calls[calls.length - 1]!, holder: table, link: method(calls[calls.length - 1]!) });
-      return;
-    }
-    // `queue = queue.then(job)`: the slot written only this way.
-    if (n.type === "AssignmentExpression" && n.operator === "=") {
-      const slot = sourceCode.getText(n.left);
-      if (writes.get(slot) !== 1 || !livesWithProcess(sourceCode, n.left)) return;
-      const { calls, root } = links(n.right);
-      if (calls.length === 0 || calls.some(handlesRejection) || calls.every((c) => cannotReject(sourceCode, c))) return;
-      if (sourceCode.getText(orStart(root)) !== slot) return;
-      out.push({ node: calls[calls.length - 1]!, holder: slot, link: method(calls[calls.length - 1]!) });
-    }
-  });
+  const poisoned = (calls: readonly TSESTree.CallExpression[]) =>
+    calls.length > 0 && !calls.some(handlesRejection) && !calls.every((c) => cannotReject(sourceCode, c));
+  // `store.set(key, chain)`: the chain extends the entry `store.get(key)`.
+  for (const n of sets) {
+    const object = methodOf(n)!.member.object;
+    const table = sourceCode.getText(object);
+    if (deletes.has(table) || !livesWithProcess(sourceCode, object)) continue;
+    const { calls, root } = links(resolved(sourceCode, n.arguments[1] as Node));
+    if (!poisoned(calls)) continue;
+    const before = tableGet(sourceCode, orStart(resolved(sourceCode, root)));
+    if (!before || before.table !== table || before.key !== sourceCode.getText(n.arguments[0] as Node)) continue;
+    out.push({ node: calls[calls.length - 1]!, holder: table, link: method(calls[calls.length - 1]!) });
+  }
+  // `queue = queue.then(job)`: the slot written only this way.
+  for (const n of assignments) {
+    const slot = sourceCode.getText(n.left);
+    if (writes.get(slot) !== 1 || !livesWithProcess(sourceCode, n.left)) continue;
+    const { calls, root } = links(n.right);
+    if (!poisoned(calls) || sourceCode.getText(orStart(root)) !== slot) continue;
+    out.push({ node: calls[calls.length - 1]!, holder: slot, link: method(calls[calls.length - 1]!) });
+  }
   return out;
 }
 

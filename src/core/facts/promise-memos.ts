@@ -14,7 +14,8 @@ import type { Node } from "../model/accesses.js";
 import type { PromiseMemo } from "../model/held-locks.js";
 import { walk } from "../reading/walk.js";
 import { findVariable, unwrap } from "../reading/values.js";
-import { isFunction } from "../reading/units.js";
+import { enclosingFunction as enclosingFunctionLike, isFunction } from "../reading/units.js";
+import { contains, exits, methodOf } from "../reading/ast.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Fn = TSESTree.FunctionDeclaration | TSESTree.FunctionExpression | TSESTree.ArrowFunctionExpression;
@@ -39,8 +40,7 @@ function rootName(node: Node): TSESTree.Identifier | undefined {
 }
 
 function enclosingFunction(node: Node): Fn | undefined {
-  for (let p = node.parent; p; p = p.parent) if (isFunction(p)) return p as Fn;
-  return undefined;
+  return enclosingFunctionLike(node) as Fn | undefined;
 }
 
 /** `!slot`, `slot == null`, `slot === undefined`, `typeof slot === "undefined"`: the slot is empty. */
@@ -122,19 +122,6 @@ function fillsWhenEmpty(assignment: TSESTree.AssignmentExpression, slot: string)
   return false;
 }
 
-function contains(outer: Node, inner: Node): boolean {
-  return inner.range[0] >= outer.range[0] && inner.range[1] <= outer.range[1];
-}
-
-function exits(node: Node): boolean {
-  if (node.type === "ReturnStatement") return true;
-  return (
-    node.type === "BlockStatement" &&
-    node.body.length > 0 &&
-    node.body[node.body.length - 1]!.type === "ReturnStatement"
-  );
-}
-
 /** The methods of a promise chain from its end back to its start: `connect().then(f).finally(g)` gives `finally`, `then`. */
 function chainCalls(node: Node): TSESTree.CallExpression[] {
   const out: TSESTree.CallExpression[] = [];
@@ -148,13 +135,6 @@ function chainCalls(node: Node): TSESTree.CallExpression[] {
   return out;
 }
 
-function methodName(call: TSESTree.CallExpression): string | undefined {
-  const callee = unwrap(call.callee);
-  return callee.type === "MemberExpression" && !callee.computed && callee.property.type === "Identifier"
-    ? callee.property.name
-    : undefined;
-}
-
 /** The value stored is a promise made by this assignment, with no rejection handler chained on it. */
 function promiseStored(sourceCode: SourceCode, value: Node): { evident: boolean; handled: boolean } | undefined {
   const v = unwrap(value);
@@ -165,7 +145,7 @@ function promiseStored(sourceCode: SourceCode, value: Node): { evident: boolean;
       : undefined;
   if (v.type !== "CallExpression") return undefined;
   const calls = chainCalls(v);
-  const methods = calls.map(methodName);
+  const methods = calls.map((c) => methodOf(c)?.name);
   const handled = methods.some((m, i) => m === "catch" || (m === "then" && calls[i]!.arguments.length > 1));
   const evident =
     methods.some((m) => m === "then" || m === "finally" || m === "catch") ||

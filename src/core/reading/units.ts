@@ -70,6 +70,15 @@ export function unitOf(node: Node): TSESTree.FunctionLike | null {
   return outermost;
 }
 
+/** The calls that run work in one transaction: a callback's statements, or an array's, share it. */
+export const TRANSACTION_CALLS: ReadonlySet<string> = new Set([
+  "$transaction",
+  "transaction",
+  "begin",
+  "withTransaction",
+  "transact",
+]);
+
 /**
  * The transaction callback `node` runs in when the transaction is SERIALIZABLE: Prisma's `$transaction(fn, {
  * isolationLevel: Prisma.TransactionIsolationLevel.Serializable })`, knex's `transaction(fn, { isolationLevel:

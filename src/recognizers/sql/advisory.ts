@@ -10,6 +10,7 @@ import type { ParsedSql } from "../../core/languages/sql.js";
 import { findVariable, getConstInit, keyName, unwrap } from "../../core/reading/values.js";
 import { STORE, clientNode } from "./calls.js";
 import { declaredType } from "../../core/reading/declared-types.js";
+import { TRANSACTION_CALLS } from "../../core/reading/units.js";
 
 const ADVISORY = /^pg_(try_)?advisory_(xact_)?(lock|unlock|unlock_all)(_shared)?$/;
 /** MySQL's named locks: session locks too, and GET_LOCK gives up after its timeout (it answers 0), as a try-lock. */
@@ -41,7 +42,6 @@ function advisoryFn(name: string): AdvisoryFn | undefined {
   };
 }
 const PRISMA_RAW = /^\$(query|execute)Raw(Unsafe)?$/;
-const TRANSACTION_CALLS = new Set(["$transaction", "transaction", "begin", "withTransaction", "transact"]);
 
 /** The first advisory-lock function a parsed statement calls, walking the node-sql-parser tree. */
 function advisoryFunction(ast: unknown, depth = 0): AdvisoryFn | undefined {

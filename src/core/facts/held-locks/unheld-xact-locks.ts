@@ -4,11 +4,9 @@ import type { AdvisoryLockOp, Node, StateAccess } from "../../model/accesses.js"
 import type { UnheldXactLock } from "../../model/held-locks.js";
 import { calleeName, receiverText } from "../../reading/ast.js";
 import { findVariable, unwrap } from "../../reading/values.js";
+import { TRANSACTION_CALLS } from "../../reading/units.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
-
-/** The calls that run work in a transaction: a callback's or an array's statements share one. */
-const TRANSACTION_CALLS = new Set(["$transaction", "transaction", "begin", "withTransaction", "transact"]);
 
 /** `node` is inside the arguments of a call that opens a transaction (`prisma.$transaction([…])`, `db.transaction(…)`). */
 function insideTransactionCall(node: Node): boolean {

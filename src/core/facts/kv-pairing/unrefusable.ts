@@ -3,17 +3,11 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { KvOp, Node } from "../../model/accesses.js";
 import type { UnrefusableLock } from "../../model/kv-locks.js";
 import { namesALock } from "../../model/settings.js";
-import { calleeName } from "../../reading/ast.js";
+import { calleeName, exits } from "../../reading/ast.js";
 import { isFunction } from "../../reading/units.js";
 import { findVariable, unwrap } from "../../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
-
-/** The statement leaves its function or loop (`return`, `throw`, `continue`, `break`), or is a block ending in one. */
-function leaves(node: Node): boolean {
-  if (["ReturnStatement", "ThrowStatement", "ContinueStatement", "BreakStatement"].includes(node.type)) return true;
-  return node.type === "BlockStatement" && node.body.length > 0 && leaves(node.body[node.body.length - 1]!);
-}
 
 /** `!x`, `x === null`, `x == null`, `x === false`, `x !== "OK"`: a test that the write was refused. */
 function testsRefusal(test: Node, value: (n: Node) => boolean): boolean {
@@ -33,7 +27,7 @@ function testsRefusal(test: Node, value: (n: Node) => boolean): boolean {
 function refusalIf(node: Node, value: (n: Node) => boolean): TSESTree.IfStatement | undefined {
   for (let c: Node = node, p = node.parent; p && !isFunction(p); c = p, p = p.parent) {
     if (p.type === "IfStatement" && p.test === c)
-      return testsRefusal(p.test, value) && leaves(p.consequent) ? p : undefined;
+      return testsRefusal(p.test, value) && exits(p.consequent) ? p : undefined;
   }
   return undefined;
 }
