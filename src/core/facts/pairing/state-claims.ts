@@ -20,7 +20,7 @@ import { oldWhenTrue, pathCondition } from "../../reading/guards.js";
 import { normalizeModel, sameValue, sameField } from "../../model/names.js";
 import { findVariable, getConstInit, iterationSource, keyName, resultBinding, unwrap } from "../../reading/values.js";
 import { calledFunction } from "../../reading/calls.js";
-import { enclosingFunction, functionName } from "../../reading/units.js";
+import { enclosingFunction, functionName, isFunction } from "../../reading/units.js";
 import { walk } from "../../reading/walk.js";
 import { contains } from "../../reading/ast.js";
 import { isLockAssignment } from "./vocabulary.js";
@@ -274,15 +274,91 @@ function callerReads(mod: Module, write: StateWrite): StateRead[] | undefined {
     return undefined;
   })();
   if (index === undefined) return undefined;
+  return rowsPassedTo(mod, fn, index, write.model, 0);
+}
+
+/**
+ * The reads every call of `fn` in the module takes its argument `index` from, or undefined. An argument that is a
+ * parameter of the calling function passes on what that function is handed (`processJob(job)` calling
+ * `handleJob(job)`): its own callers are asked in turn, up to three calls deep, and every one must pass a row read.
+ */
+function rowsPassedTo(
+  mod: Module,
+  fn: TSESTree.FunctionLike,
+  index: number,
+  model: string,
+  depth: number,
+): StateRead[] | undefined {
   const calls = callsOf(mod).get(fn) ?? [];
   const reads: StateRead[] = [];
   for (const call of calls) {
     const arg = call.arguments[index];
-    const read = arg && arg.type !== "SpreadElement" ? rowRead(mod, arg as Node, write.model) : undefined;
-    if (!read) return undefined;
-    reads.push(read);
+    if (!arg || arg.type === "SpreadElement") return undefined;
+    const read = rowRead(mod, arg as Node, model);
+    if (read) {
+      reads.push(read);
+      continue;
+    }
+    const caller = enclosingFunction(call);
+    const passed = caller && depth < 2 ? parameterPosition(mod, caller, arg as Node) : undefined;
+    const further =
+      passed === undefined || caller === fn ? undefined : rowsPassedTo(mod, caller!, passed, model, depth + 1);
+    if (!further) return undefined;
+    reads.push(...further);
   }
-  return calls.length > 0 ? reads : undefined;
+  return calls.length > 0 && reads.length > 0 ? reads : undefined;
+}
+
+/** The position of the parameter of `fn` a value is, as it is handed on (`job`, not `job.id`), or undefined. */
+function parameterPosition(mod: Module, fn: TSESTree.FunctionLike, value: Node): number | undefined {
+  const n = unwrap(value);
+  if (n.type !== "Identifier") return undefined;
+  const def = findVariable(mod.sourceCode, n)?.defs[0];
+  if (def?.type !== "Parameter" || def.node !== fn) return undefined;
+  const i = fn.params.findIndex((p) => p.type === "Identifier" && p.name === n.name);
+  return i >= 0 ? i : undefined;
+}
+
+/**
+ * The read a function of the module hands back as its result (`fetchPendingJobs()` returning `data` of its
+ * `.select().eq("status", "PENDING")`): every `return` of it gives the rows of one read of `model`, with a fallback
+ * for none at most (`data || []`, `data ?? []`). A call of it is then that read, made where the call is.
+ */
+function returnedRead(mod: Module, fn: TSESTree.FunctionLike, model: string): StateRead | undefined {
+  if (!fn.body || fn.body.type !== "BlockStatement") return undefined;
+  let found: StateRead | undefined;
+  let other = false;
+  walk(fn.body as Node, (n) => {
+    if (other) return false;
+    if (n !== fn.body && isFunction(n)) return false;
+    if (n.type !== "ReturnStatement") return true;
+    let value = n.argument ? unwrap(n.argument) : undefined;
+    if (value?.type === "LogicalExpression" && (value.operator === "||" || value.operator === "??")) {
+      const fallback = unwrap(value.right);
+      if (fallback.type !== "ArrayExpression" || fallback.elements.length > 0) value = undefined;
+      else value = unwrap(value.left);
+    }
+    if (value?.type !== "Identifier") {
+      // A `return` of no rows (`return []`, `return null`) hands back nothing read.
+      const none =
+        value === undefined
+          ? !n.argument
+          : (value.type === "ArrayExpression" && value.elements.length === 0) ||
+            (value.type === "Literal" && value.value === null);
+      if (!none) other = true;
+      return false;
+    }
+    const variable = findVariable(mod.sourceCode, value);
+    const read = mod.reads.find((r) => {
+      if (normalizeModel(r.model) !== normalizeModel(model) || enclosingFunction(r.node) !== fn) return false;
+      const bound = resultBinding(r.node);
+      return bound !== undefined && findVariable(mod.sourceCode, bound) === variable;
+    });
+    if (!read || (found && found !== read)) other = true;
+    else found = read;
+    return false;
+  });
+  return other ? undefined : found;
 }
 
 /** The module's calls by the function of the module each runs: one walk per module, made when first asked. */
@@ -319,6 +395,12 @@ function rowRead(mod: Module, value: Node, model: string): StateRead | undefined
     const init = getConstInit(mod.sourceCode, root);
     if (!init || init.type === "TSEnumDeclaration") return undefined;
     n = unwrap(init);
+    // The rows a function of the module returns from its read (`const jobs = await fetchPendingJobs(10)`).
+    const call = n.type === "AwaitExpression" ? unwrap(n.argument) : n;
+    if (call.type === "CallExpression" && init.range[1] <= value.range[0]) {
+      const fn = calledFunction(mod.sourceCode, call);
+      return fn ? returnedRead(mod, fn, model) : undefined;
+    }
   }
   return undefined;
 }
