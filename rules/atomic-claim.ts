@@ -21,6 +21,8 @@ export default createRule({
     messages: {
       unrefusableLock:
         "Q3 (is the claim race-safe?): this {{command}} writes the lock {{key}} whatever holds it, so it never refuses: the test at line {{testLine}} always finds the lock taken, and every caller goes on as its holder. Take it with SET key token NX and an expiry, and go on only when it returns OK.",
+      unawaitedLock:
+        "Q3 (is the claim race-safe?): this {{command}} is not awaited, so the test at line {{testLine}} reads its promise, not its answer: a promise is always truthy, so the test never finds the lock {{key}} taken, and every caller goes on as its holder. Await it, and go on only when it returns OK.",
       xactLockOutsideTransaction:
         "Q3 (is the claim race-safe?): this {{fn}} is sent on its own through `{{client}}`, outside any transaction: the statement is its own transaction, so the lock is released as soon as it returns and the work after it is not excluded at all. Take it as the first statement of the transaction that does the work, or take a session lock on one checked-out connection and unlock it in a `finally`.",
       overwritingLock:
@@ -108,11 +110,12 @@ export default createRule({
           data: { name, catchLine: String(handler.loc.start.line) },
         });
       }
-      // A lock key written by a command that never refuses, tested as if it could (blind-15 B15a13).
+      // A lock key written by a command that never refuses, tested as if it could (blind-15 B15a13), or a SET NX whose
+      // promise is tested in place of its answer (blind-16 B16b02).
       for (const lock of facts.kv.unrefusable) {
         context.report({
           node: lock.op.node,
-          messageId: "unrefusableLock",
+          messageId: lock.unawaited ? "unawaitedLock" : "unrefusableLock",
           data: {
             command: lock.command,
             key: describeKey(lock.op.key),

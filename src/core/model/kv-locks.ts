@@ -78,13 +78,21 @@ export interface KvFacts {
   readonly unrefusable: readonly UnrefusableLock[];
 }
 
-/** A lock key written without NX (`SETEX lock 5 1`) whose result is tested as a try-acquire's would be. */
+/**
+ * A lock key written without NX (`SETEX lock 5 1`) whose result is tested as a try-acquire's would be, or a SET NX whose
+ * promise is tested in place of its answer.
+ */
 export interface UnrefusableLock {
   readonly op: KvOp;
   /** The client's command, as called (`SETEX`, `SET`). */
   readonly command: string;
   /** The test that treats the write as refusable. */
   readonly test: Node;
+  /**
+   * The write refuses (SET NX), but the test reads the promise of it, not its answer: it was not awaited, and a
+   * promise is always truthy.
+   */
+  readonly unawaited?: boolean;
 }
 
 /**

@@ -4,7 +4,7 @@ import type { KvOp, Node } from "../../model/accesses.js";
 import type { UnrefusableLock } from "../../model/kv-locks.js";
 import { namesALock } from "../../model/settings.js";
 import { calleeName, exits } from "../../reading/ast.js";
-import { isFunction } from "../../reading/units.js";
+import { enclosingFunction, isFunction } from "../../reading/units.js";
 import { findVariable, unwrap } from "../../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -40,29 +40,77 @@ function refusalIf(node: Node, value: (n: Node) => boolean): TSESTree.IfStatemen
 export function findUnrefusableLocks(sourceCode: SourceCode, ops: readonly KvOp[]): UnrefusableLock[] {
   const out: UnrefusableLock[] = [];
   for (const op of ops) {
+    const unawaited = unawaitedAcquire(sourceCode, op);
+    if (unawaited) {
+      out.push(unawaited);
+      continue;
+    }
     if (op.command !== "set" || op.nx || op.via) continue;
     if (!namesALock(op.key.text.replace(/[{}*]/g, "")) && !(op.key.name && namesALock(op.key.name))) continue;
     if (!ops.some((o) => o.command === "del" && o.client === op.client && o.key.text === op.key.text)) continue;
     const call = unwrap(op.node);
-    const awaited = call.parent?.type === "AwaitExpression" ? call.parent : call;
-    const isCall = (n: Node) => {
-      const u = unwrap(n);
-      return u === call || u === awaited;
-    };
-    let test = refusalIf(awaited, isCall);
-    if (!test && awaited.parent?.type === "VariableDeclarator" && awaited.parent.id.type === "Identifier") {
-      const variable = findVariable(sourceCode, awaited.parent.id);
-      const isVar = (n: Node) => {
-        const u = unwrap(n);
-        return u.type === "Identifier" && findVariable(sourceCode, u) === variable;
-      };
-      for (const ref of variable?.references ?? []) {
-        if (ref.isWrite()) continue;
-        test = refusalIf(ref.identifier, isVar);
-        if (test) break;
-      }
-    }
+    const test = refusalTestOf(sourceCode, call.parent?.type === "AwaitExpression" ? call.parent : call);
     if (test) out.push({ op, command: (calleeName(call as TSESTree.CallExpression) ?? "set").toUpperCase(), test });
   }
   return out;
+}
+
+/**
+ * The test that reads a write's result as a refusal, around the result itself (`if (!(await redis.setex(…)))`) or
+ * through the variable it is kept in (`const lock = …; if (!lock) return`).
+ */
+function refusalTestOf(sourceCode: SourceCode, result: Node): TSESTree.IfStatement | undefined {
+  const test = refusalIf(result, (n) => {
+    const u = unwrap(n);
+    return u === result || u === unwrap(result);
+  });
+  if (test || result.parent?.type !== "VariableDeclarator" || result.parent.id.type !== "Identifier") return test;
+  const variable = findVariable(sourceCode, result.parent.id);
+  const isVar = (n: Node) => {
+    const u = unwrap(n);
+    return u.type === "Identifier" && findVariable(sourceCode, u) === variable;
+  };
+  for (const ref of variable?.references ?? []) {
+    if (ref.isWrite()) continue;
+    const found = refusalIf(ref.identifier, isVar);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** `.then(…)`, `.catch(…)`, `.finally(…)` on the call: its outcome is read when it settles. */
+function settledLater(call: Node): boolean {
+  const p = call.parent;
+  return (
+    p?.type === "MemberExpression" &&
+    p.object === call &&
+    !p.computed &&
+    p.property.type === "Identifier" &&
+    /^(then|catch|finally)$/.test(p.property.name)
+  );
+}
+
+/**
+ * A set-if-absent whose answer is read from the call itself, not awaited (`const acquire = client.set(key, token, {
+ * NX: true, PX: 2000 }); if (!acquire) …`): the clients this model reads answer with a promise (node-redis and
+ * ioredis without a callback), and a promise is always truthy, so the test never finds the lock taken and every
+ * caller goes on as its holder (blind-16 B16b02). Only a call that is neither awaited nor settled later, is handed
+ * no callback, and whose value a refusal test reads: the same test on an awaited call is the try-acquire it means.
+ */
+function unawaitedAcquire(sourceCode: SourceCode, op: KvOp): UnrefusableLock | undefined {
+  if (!op.nx || (op.command !== "set" && op.command !== "setnx") || op.via || op.batch) return undefined;
+  const call = unwrap(op.node);
+  if (call.type !== "CallExpression" || call.parent?.type === "AwaitExpression" || settledLater(call)) return undefined;
+  if (call.arguments.some((a) => isFunction(a as Node))) return undefined;
+  // In an async function: its author awaits what it needs, and this answer was meant to be awaited too.
+  const fn = enclosingFunction(call);
+  if (!fn?.async) return undefined;
+  // Awaited later (`const p = client.set(…); const ok = await p`): the answer is read from the promise.
+  const holder =
+    call.parent?.type === "VariableDeclarator" && call.parent.id.type === "Identifier" ? call.parent.id : undefined;
+  const variable = holder && findVariable(sourceCode, holder);
+  if (variable?.references.some((r) => r.identifier.parent?.type === "AwaitExpression")) return undefined;
+  const test = refusalTestOf(sourceCode, call);
+  if (!test) return undefined;
+  return { op, command: op.command === "setnx" ? "SETNX" : "SET NX", test, unawaited: true };
 }
