@@ -193,6 +193,7 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   if (!releases || !branches.every(picked)) return;
   // An operator's override (`forceUnlock()`, `adminRelease()`) frees whatever holds the row, on purpose.
   if (isOverride(write.node)) return;
+  if (purgesMany(mod, write, claim, branches)) return;
   const stamped = (f: string) =>
     mod.vocabulary.isTimeField(f) &&
     claim.write.assignments.some((a) => sameField(a.field, f) && a.value.kind !== "static" && !clears(a));
@@ -617,4 +618,39 @@ export function classifyAgainst(
     return;
   }
   if (pinned && resets && !opaque) recovery(["missing-time"]);
+}
+
+/**
+ * A write of many rows (`deleteMany`, `updateMany`) that picks them by part of the lock's key — the claim names its
+ * row by (grantCode, grantVersion, sbi), the write by (sbi, grantCode) — frees every lock that shares that part, held
+ * or not: a clean-up when what the locks guard goes away (every version of an application deleted), not a holder
+ * giving its own lock back, so no owner is asked of it (blind-16 C16c14). The key is the claim's filter's columns
+ * pinned to a value, less its owner, time and state columns; a write of one row by part of it is a release that
+ * names the lock too loosely, and stays one.
+ */
+function purgesMany(mod: Module, write: StateWrite, claim: Claim, branches: readonly Branch[]): boolean {
+  if (!/many$|all$/i.test(write.operation)) return false;
+  const keyColumn = (f: string) =>
+    !mod.vocabulary.isTimeField(f) &&
+    !mod.vocabulary.isStateField(f) &&
+    !mod.vocabulary.isFlagField(f) &&
+    !sameField(f, claim.lock.field);
+  // The claim's row by what every branch of its filter pins (an owner tested in one branch only, its re-entry, is
+  // not part of it), or by the key its insert conflicts on; an insert's columns say nothing of which are its key.
+  const claimBranches = toBranches(claim.write.filter);
+  if (claimBranches.some(isOpaque)) return false;
+  const pinnedBy = claimBranches.map((b) => identityFields(b));
+  const common = (pinnedBy[0] ?? []).filter((f) => pinnedBy.every((p) => p.some((g) => sameField(f, g))));
+  const key = (common.length > 0 ? common : (claim.write.conflictKey ?? [])).filter(keyColumn);
+  if (key.length < 2) return false;
+  return branches.every((b) => {
+    const pinned = identityFields(b);
+    return (
+      pinned.length > 0 &&
+      // A primary key names one row whatever else the claim's filter pins.
+      !pinned.some((f) => /^_?id$/i.test(f)) &&
+      pinned.every((f) => key.some((k) => sameField(k, f))) &&
+      key.some((k) => !pinned.some((f) => sameField(f, k)))
+    );
+  });
 }
