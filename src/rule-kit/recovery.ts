@@ -13,6 +13,7 @@
  *   claiming function, `this` for a method added after the claiming method.
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
+import { nameWords } from "../core/model/words.js";
 import type { Node, RecoveryWrite, TextEdit } from "../core/model/accesses.js";
 import type { Claim } from "../core/model/claims.js";
 import type { LockFacts } from "../core/model/lock-facts.js";
@@ -42,7 +43,7 @@ export interface RecoveryEdit {
 const DEFAULT_MINUTES = 15;
 
 function words(name: string): string[] {
-  return name.split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/).filter(Boolean);
+  return nameWords(name);
 }
 
 /**

@@ -7,7 +7,10 @@ import {
   destructuredFrom,
   evaluate,
   evaluateNumber,
+  reachingDefinition,
 } from "../../src/core/reading/values.js";
+import { nameWords } from "../../src/core/model/words.js";
+import { hasLockWord, namesALock } from "../../src/core/model/settings.js";
 import { normalizeModel, sameValue } from "../../src/core/model/names.js";
 import { isClockReading } from "../../src/core/reading/clock.js";
 import { probeWith } from "./probe.js";
@@ -204,6 +207,67 @@ class Run {
   probe(a); probe(b); probe(c); probe(d); probe(e);
 }`;
     expect(kinds(code)).toEqual(["unknown", "unknown", "unknown", "unknown", "unknown"]);
+  });
+});
+
+describe("reachingDefinition", () => {
+  const kinds = (code: string) =>
+    probeWith(code, true, (sourceCode, node) => {
+      const n = node as Node;
+      return n.type === "Identifier" ? (reachingDefinition(sourceCode, n)?.type ?? "unknown") : "not a name";
+    });
+
+  it("gives the last plain write before a read, in a block that holds the read", () => {
+    const code = `async function take(name) {
+  let lock = await Lock.findOne({ name });
+  probe(lock);
+  if (!lock) {
+    lock = new Lock({ name });
+    probe(lock);
+  }
+}`;
+    expect(kinds(code)).toEqual(["AwaitExpression", "NewExpression"]);
+  });
+
+  it("gives nothing where a branch, a loop or a nested function may have written it since", () => {
+    const code = `async function take(name, fresh) {
+  let a = await Lock.findOne({ name });
+  if (fresh) a = new Lock({ name });
+  probe(a);
+  let b = 0;
+  for (const x of [1, 2]) { probe(b); b = x; }
+  let c = 1;
+  later(() => { c = 2; });
+  probe(c);
+  let d;
+  probe(d);
+}`;
+    expect(kinds(code)).toEqual(["unknown", "unknown", "unknown", "unknown"]);
+  });
+
+  it("gives a write made earlier in the same turn of a loop", () => {
+    const code = `function last(items) {
+  let b = 0;
+  for (const x of items) { b = x * 2; probe(b); }
+}`;
+    expect(kinds(code)).toEqual(["BinaryExpression"]);
+  });
+});
+
+describe("nameWords", () => {
+  it("splits at separators, at camelCase and where an acronym meets the next word", () => {
+    expect(nameWords("DBLock")).toEqual(["DB", "Lock"]);
+    expect(nameWords("lockedAt")).toEqual(["locked", "At"]);
+    expect(nameWords("HTTPServer_pool")).toEqual(["HTTP", "Server", "pool"]);
+    expect(nameWords("lock:payout-batch")).toEqual(["lock", "payout", "batch"]);
+    expect(nameWords("job2Lock", true)).toEqual(["job", "Lock"]);
+    expect(nameWords("JOB_LOCK")).toEqual(["JOB", "LOCK"]);
+  });
+
+  it("lets a lock word after an acronym name a lock", () => {
+    expect(hasLockWord("DBLock")).toBe(true);
+    expect(namesALock("CRMLock")).toBe(true);
+    expect(hasLockWord("BLOCKS")).toBe(false);
   });
 });
 

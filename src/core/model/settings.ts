@@ -4,6 +4,7 @@
  * Names are compared normalised (case, `_` and `-` ignored), so `updated_at`, `updatedAt` and `UPDATED_AT` are one name.
  */
 import type { JSONSchema4 } from "@typescript-eslint/utils/json-schema";
+import { nameWords } from "./words.js";
 
 export interface Vocabulary {
   /** Fields that hold a row's lifecycle state; only they can carry a claimed value (`status`, `syncState`). */
@@ -458,7 +459,7 @@ export function withHeldValues(base: ResolvedVocabulary, accesses: readonly Writ
  * word. `job_lock`, `acquireLock`, `lock:report:*` do; `actor_block`, `clock`, `blockUser` do not.
  */
 export function hasLockWord(text: string, verbs = false): boolean {
-  for (const word of text.split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/)) {
+  for (const word of nameWords(text)) {
     const w = word.toLowerCase();
     if (LOCK_WORDS.has(w) || (verbs && LOCK_VERBS.has(w))) return true;
   }
@@ -471,10 +472,7 @@ export function hasLockWord(text: string, verbs = false): boolean {
  * `lockTimeoutMinutes` are settings.
  */
 export function namesALock(text: string): boolean {
-  const words = text
-    .split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/)
-    .filter((w) => w.length > 0)
-    .map((w) => w.toLowerCase());
+  const words = nameWords(text).map((w) => w.toLowerCase());
   if (words.length === 0) return false;
   if (LOCK_WORDS.has(words[words.length - 1]!)) return true;
   return LOCK_WORDS.has(words[0]!) && /^[A-Za-z]+[:./]/.test(text);

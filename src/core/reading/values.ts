@@ -331,6 +331,48 @@ function onlyAssignedValue(writes: Reference[]): Node | undefined {
 }
 
 /**
+ * The expression a `let` or `var` holds where `use` reads it, when one write reaches it for sure: the last write
+ * before it in the function, made by a plain `=` (or the declaration's initializer) in a statement of a block that
+ * holds `use` too, with no write of the variable anywhere between them (`let lock = await Lock.findOne(q); if (!lock)
+ * { lock = new Lock(q); await lock.save(); }`: the save's `lock` is the new document). Undefined where a branch, a
+ * loop or a nested function may have written it since, or where nothing reaches it before.
+ */
+export function reachingDefinition(sourceCode: SourceCode, use: TSESTree.Identifier): Node | undefined {
+  const variable = findVariable(sourceCode, use);
+  if (!variable || variable.defs.length !== 1 || variable.defs[0]!.type !== "Variable") return undefined;
+  const before = variable.references.filter(
+    (r) =>
+      r.isWrite() && r.identifier.range[1] <= use.range[0] && r.from.variableScope === variable.scope.variableScope,
+  );
+  const last = before[before.length - 1];
+  if (!last) return undefined;
+  // A write made in a nested function may run at any time.
+  if (variable.references.some((r) => r.isWrite() && r.from.variableScope !== variable.scope.variableScope))
+    return undefined;
+  const target = last.identifier as Node;
+  const parent = target.parent;
+  let value: Node | undefined;
+  let statement: Node | undefined;
+  if (parent?.type === "VariableDeclarator" && parent.id === target && parent.init) {
+    value = parent.init;
+    statement = parent.parent;
+  } else if (parent?.type === "AssignmentExpression" && parent.operator === "=" && parent.left === target) {
+    value = parent.right;
+    statement = parent.parent?.type === "ExpressionStatement" ? parent.parent : undefined;
+  }
+  if (!value || !statement) return undefined;
+  // The statement's block holds the use: every way to the use from the write stays after it.
+  const block = statement.parent;
+  if (!block || (block.type !== "BlockStatement" && block.type !== "Program")) return undefined;
+  if (!(block.range[0] <= use.range[0] && use.range[1] <= block.range[1])) return undefined;
+  // No loop between the block and the use, where a later iteration's write would come before the use.
+  for (let n: Node | undefined = use.parent; n && n !== block; n = n.parent) {
+    if (/^(For|ForIn|ForOf|While|DoWhile)Statement$/.test(n.type)) return undefined;
+  }
+  return value;
+}
+
+/**
  * The one expression a name or a field holds where it is read, when exactly one reaches it: a `const` binding's
  * initializer (or a `let` assigned once), or a field of the class (`this.filter`) that the class sets exactly once
  * (its declaration's initializer, or one assignment in a method, typically the constructor).

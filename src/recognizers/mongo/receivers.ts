@@ -6,7 +6,7 @@ import type { TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../../core/model/accesses.js";
 import type { RecognizerContext } from "../recognizer.js";
 import { methodOf, expressionName } from "../../core/reading/ast.js";
-import { findVariable, getConstInit, keyName, unwrap } from "../../core/reading/values.js";
+import { findVariable, getConstInit, keyName, reachingDefinition, unwrap } from "../../core/reading/values.js";
 import { UPDATE_METHODS, READ_METHODS, CHAIN_LINKS, RECEIVER_SUFFIX, objectOf, stringArg } from "./vocabulary.js";
 import { walk } from "../../core/reading/walk.js";
 
@@ -190,7 +190,9 @@ export function docOrigin(ctx: RecognizerContext, id: TSESTree.Identifier): DocO
   if (!variable || !def || variable.defs.length !== 1 || def.type !== "Variable") return fallback;
   const decl = def.node;
   if (decl.init) {
-    const init = getConstInit(ctx.sourceCode, id);
+    // A `let` written again on the way (a read, then `doc = new Model(…)` when it found none): the write that
+    // reaches this use.
+    const init = getConstInit(ctx.sourceCode, id) ?? reachingDefinition(ctx.sourceCode, id);
     let target = init && unwrap(init);
     if (target?.type === "AwaitExpression") target = unwrap(target.argument);
     if (target?.type === "NewExpression") {

@@ -21,6 +21,7 @@
  *   condition on that field or on an owner column (the completion recorded unconditionally).
  */
 import type { TSESLint } from "@typescript-eslint/utils";
+import { nameWords } from "../../model/words.js";
 import type { Assignment, Node, ObjectWrite, StateWrite } from "../../model/accesses.js";
 import type { Claim, HolderWrite } from "../../model/claims.js";
 import type { KvFacts } from "../../model/kv-locks.js";
@@ -176,8 +177,7 @@ function libraryToken(sourceCode: SourceCode, op: { library: string; op: string;
 /** The words of a lock key's static text that say what is locked: `lock:payout-batch:*` → `payout`, `batch`. */
 function keySubjects(text: string): Set<string> {
   return new Set(
-    text
-      .split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/)
+    nameWords(text)
       .map((w) => normalizeModel(w))
       .filter((w) => w.length >= 3 && !KEY_NOISE.has(w)),
   );

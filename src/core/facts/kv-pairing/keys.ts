@@ -3,6 +3,7 @@
  * key on the same client, and a delete that releases an acquire of the same key.
  */
 import type { TSESLint } from "@typescript-eslint/utils";
+import { nameWords } from "../../model/words.js";
 import type { KvOp } from "../../model/accesses.js";
 import { hasLockWord, namesALock } from "../../model/settings.js";
 import { sameKey } from "../../reading/keys.js";
@@ -23,10 +24,7 @@ const MARKER_WORDS =
  * at camelCase, lowercased: marker words are matched against them whole.
  */
 function namingWords(text: string): string[] {
-  return text
-    .split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/)
-    .filter((w) => w.length > 0)
-    .map((w) => w.toLowerCase());
+  return nameWords(text, true).map((w) => w.toLowerCase());
 }
 
 /**
