@@ -1,0 +1,257 @@
+// Real code of blind-16 (issue 35), read by what it does, in our words:
+// - a row found by a read in one function and written in another: the rows a function of the module hands back from
+//   its read (`return data ?? []`), iterated by a caller and passed on through more calls (`handle(row)` calling
+//   `run(row)`), are the rows of that read wherever they arrive; every call on the way must pass one;
+// - a SET NX whose answer is read from the call itself, not awaited: a promise is always truthy, so the test that
+//   should turn a second caller away never does;
+// - a write of many rows that picks them by part of the lock's key (`deleteMany({ grant, applicant })` of locks
+//   keyed by grant, funding round and applicant): a clean-up of every lock that shares that part, not a holder's release;
+// - a document found by a read and, when none was found, made anew in the same variable (`lock = new Lock(q); await
+//   lock.save()`): the save inserts what the write that reaches it made.
+import atomicClaim from "../../rules/atomic-claim.js";
+import requireStaleRecovery from "../../rules/require-stale-recovery.js";
+import ownerCheckedRelease from "../../rules/owner-checked-release.js";
+import { ruleTester } from "../rule-tester.js";
+import { normalizeModel } from "../../src/core/model/names.js";
+
+/** An export queue drained by a loop: rows read as QUEUED in one function, marked RUNNING two calls further on. */
+const DRAIN = (reader: string, caller: string) => `import { supabase } from "./supabase";
+
+async function queuedExports(limit: number) {
+${reader}
+}
+
+async function setState(exportId: string, state: string) {
+  const patch = { state, touched_at: new Date().toISOString() };
+  await supabase.from("exports").update(patch).eq("id", exportId);
+}
+
+async function runExport(row: { id: string; format: string }) {
+  await setState(row.id, "RUNNING");
+  await renderFile(row.format);
+  await setState(row.id, "DONE");
+}
+
+async function handle(row: { id: string; format: string }) {
+  try {
+    await runExport(row);
+  } catch {
+    await setState(row.id, "FAILED");
+  }
+}
+
+${caller}
+`;
+
+const READ_QUEUED = `  const { data, error } = await supabase.from("exports").select("*").eq("state", "QUEUED").limit(limit);
+  if (error) throw error;
+  return data ?? [];`;
+
+const LOOP = `export async function drain() {
+  const rows = await queuedExports(20);
+  for (const row of rows) await handle(row);
+}`;
+
+ruleTester.run("atomic-claim (rows read in one function, claimed in another)", atomicClaim, {
+  valid: [
+    {
+      name: "the same write reached from a request's body is no claim of a read row",
+      code: DRAIN(
+        READ_QUEUED,
+        `${LOOP}\nexport async function retry(req: { body: { id: string; format: string } }) {\n  await handle(req.body);\n}`,
+      ),
+    },
+    {
+      name: "a function that hands back something else than its read's rows says nothing of the rows",
+      code: DRAIN(
+        `  const { data } = await supabase.from("exports").select("*").eq("state", "QUEUED").limit(limit);\n  return (data ?? []).map(normalise);`,
+        LOOP,
+      ),
+    },
+  ],
+  invalid: [
+    {
+      name: "a read handed back, iterated and passed two calls on",
+      code: DRAIN(READ_QUEUED, LOOP),
+      errors: [
+        {
+          messageId: "checkThenAct",
+          line: 15,
+          data: {
+            model: "exports",
+            field: "state",
+            value: "RUNNING",
+            checkedWhere: "with a separate read",
+            checkLine: "4",
+          },
+        },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("require-stale-recovery (rows read in one function, claimed in another)", requireStaleRecovery, {
+  valid: [
+    {
+      name: "a sweep of stuck RUNNING rows answers the claim",
+      code: DRAIN(
+        READ_QUEUED,
+        `${LOOP}\nexport async function sweep() {\n  await supabase.from("exports").update({ state: "QUEUED" }).eq("state", "RUNNING").lt("touched_at", new Date(Date.now() - 600_000).toISOString());\n}`,
+      ),
+    },
+  ],
+  invalid: [
+    {
+      name: "nothing moves a RUNNING row back",
+      code: DRAIN(READ_QUEUED, LOOP),
+      errors: [
+        { messageId: "missingRecovery", line: 15, data: { model: "exports", field: "state", value: "RUNNING" } },
+      ],
+    },
+  ],
+});
+
+/** A bid placed under a short Redis lock; `acquire` is how the lock is taken. */
+const BID = (acquire: string) => `import { randomUUID } from "node:crypto";
+import { client } from "./redis";
+
+export async function placeBid(itemId: string, amount: number) {
+  const token = randomUUID();
+  const key = \`bid-lock:\${itemId}\`;
+  ${acquire}
+  if (!acquired) throw new Error("busy");
+  try {
+    await saveBid(itemId, amount);
+  } finally {
+    await client.eval(RELEASE_IF_OWNER, { keys: [key], arguments: [token] });
+  }
+}
+`;
+
+ruleTester.run("atomic-claim (a SET NX that is not awaited)", atomicClaim, {
+  valid: [
+    {
+      name: "awaited, the answer is OK or null",
+      code: BID(`const acquired = await client.set(key, token, { NX: true, PX: 2000 });`),
+    },
+    {
+      name: "a promise kept and awaited before the test",
+      code: BID(`const pending = client.set(key, token, { NX: true, PX: 2000 });\n  const acquired = await pending;`),
+    },
+  ],
+  invalid: [
+    {
+      name: "the promise itself is tested",
+      code: BID(`const acquired = client.set(key, token, { NX: true, PX: 2000 });`),
+      errors: [
+        { messageId: "unawaitedLock", line: 7, data: { command: "SET NX", key: '"bid-lock:*"', testLine: "8" } },
+      ],
+    },
+  ],
+});
+
+/** Edit locks on an application, one per (grant, funding round, applicant), taken over once expired. */
+const EDIT_LOCKS = (cleanup: string) => `import { db } from "./mongo";
+
+const locks = db.collection("application_locks");
+
+export async function lockApplication(grant: string, round: string, applicant: string, userId: string) {
+  const now = new Date();
+  return locks.findOneAndUpdate(
+    { grant, round, applicant, $or: [{ expiresAt: { $lte: now } }, { ownerId: userId }] },
+    { $set: { grant, round, applicant, ownerId: userId, expiresAt: new Date(now.getTime() + 15 * 60_000) } },
+    { upsert: true, returnDocument: "after" },
+  );
+}
+
+export async function unlockApplication(grant: string, round: string, applicant: string, userId: string) {
+  await locks.deleteOne({ grant, round, applicant, ownerId: userId });
+}
+
+${cleanup}
+`;
+
+/** The finding on a release of one lock by its key alone, made at line 19 of EDIT_LOCKS. */
+const FREED_BY_KEY = [
+  {
+    messageId: "rowRelease" as const,
+    line: 19,
+    data: {
+      operation: "delete",
+      lock: "lease on application_locks.expiresAt",
+      acquireLine: "7",
+      filter: "grant and round and applicant",
+      expires: "is taken over once expiresAt has passed",
+      expiryLine: "7",
+    },
+  },
+];
+
+ruleTester.run("owner-checked-release (a clean-up of many locks)", ownerCheckedRelease, {
+  valid: [
+    {
+      name: "every round's lock of a withdrawn application, removed together",
+      code: EDIT_LOCKS(
+        `export async function withdrawApplication(grant: string, applicant: string) {\n  await locks.deleteMany({ grant, applicant });\n}`,
+      ),
+    },
+  ],
+  invalid: [
+    {
+      name: "one lock freed by its key without the owner",
+      code: EDIT_LOCKS(
+        `export async function forgetLock(grant: string, round: string, applicant: string) {\n  await locks.deleteOne({ grant, round, applicant });\n}`,
+      ),
+      errors: FREED_BY_KEY,
+    },
+    {
+      name: "many rows by the whole key are still one lock freed without the owner",
+      code: EDIT_LOCKS(
+        `export async function forgetLocks(grant: string, round: string, applicant: string) {\n  await locks.deleteMany({ grant, round, applicant });\n}`,
+      ),
+      errors: FREED_BY_KEY,
+    },
+  ],
+});
+
+/** An import guarded by a lock document, looked up and created in one variable. */
+const IMPORT_LOCK = `import mongoose from "mongoose";
+
+const ImportLock = mongoose.model("ImportLock", new mongoose.Schema({ source: String, startedAt: Date }));
+
+export async function runImport(source: string) {
+  let lock = await ImportLock.findOne({ source });
+  if (lock) return "busy";
+  lock = new ImportLock({ source, startedAt: new Date() });
+  await lock.save();
+  await importFeed(source);
+  await ImportLock.deleteOne({ source });
+  return "done";
+}
+`;
+/** \`settings.locksUniqueKeys\`, as locks-audit fills it from the project's schemas. */
+const importKeys = (list: string[][]) => ({ locksUniqueKeys: { [normalizeModel("ImportLock")]: list } });
+
+ruleTester.run("atomic-claim (a document made anew in the variable a read filled)", atomicClaim, {
+  valid: [
+    {
+      name: "a unique key on the source makes the create exclusive",
+      code: IMPORT_LOCK,
+      settings: importKeys([["source"]]),
+    },
+  ],
+  invalid: [
+    {
+      name: "no unique key: two imports that read together both create one",
+      code: IMPORT_LOCK,
+      settings: importKeys([["_id"]]),
+      errors: [
+        {
+          messageId: "checkThenInsert",
+          line: 9,
+          data: { model: "ImportLock", checkLine: "6", fields: "(source)", keys: "(_id)" },
+        },
+      ],
+    },
+  ],
+});
