@@ -6,9 +6,12 @@
 //   should turn a second caller away never does;
 // - a write of many rows that picks them by part of the lock's key (`deleteMany({ grant, applicant })` of locks
 //   keyed by grant, funding round and applicant): a clean-up of every lock that shares that part, not a holder's release;
+// - a test that calls a function of the module settling some rows at once with a constant (`if (!build.started_at)
+//   return true`) and judging the rest by age (`return started < cutoff`): the call is that age test;
 // - a document found by a read and, when none was found, made anew in the same variable (`lock = new Lock(q); await
 //   lock.save()`): the save inserts what the write that reaches it made.
 import atomicClaim from "../../rules/atomic-claim.js";
+import progressBasedStaleness from "../../rules/progress-based-staleness.js";
 import requireStaleRecovery from "../../rules/require-stale-recovery.js";
 import ownerCheckedRelease from "../../rules/owner-checked-release.js";
 import { ruleTester } from "../rule-tester.js";
@@ -250,6 +253,48 @@ ruleTester.run("atomic-claim (a document made anew in the variable a read filled
           messageId: "checkThenInsert",
           line: 9,
           data: { model: "ImportLock", checkLine: "6", fields: "(source)", keys: "(_id)" },
+        },
+      ],
+    },
+  ],
+});
+
+/** A build restarted once its age passes a cutoff, judged by a helper of the module. */
+const RESTART = (judged: string) => `import { db } from "./db";
+
+function mayRestart(build: { ${judged}: string | null }): boolean {
+  if (!build.${judged}) return true;
+  const started = new Date(build.${judged});
+  const cutoff = new Date(Date.now() - 20 * 60 * 1000);
+  return started < cutoff;
+}
+
+export function startBuild(id: string) {
+  const build = db.prepare("SELECT * FROM builds WHERE id = ?").get(id);
+  if (build.status === "building" && !mayRestart(build)) return "already building";
+  db.prepare("UPDATE builds SET status = 'building', started_at = CURRENT_TIMESTAMP, heartbeat_at = CURRENT_TIMESTAMP WHERE id = ?").run(id);
+  return "started";
+}
+`;
+
+ruleTester.run("progress-based-staleness (an age judged by a helper with early answers)", progressBasedStaleness, {
+  valid: [{ name: "judged by the heartbeat the build moves", code: RESTART("heartbeat_at") }],
+  invalid: [
+    {
+      name: "judged by the start time",
+      code: RESTART("started_at"),
+      errors: [
+        {
+          messageId: "startTimeTakeover",
+          line: 12,
+          data: {
+            model: "builds",
+            field: "status",
+            value: "building",
+            timeField: "started_at",
+            stamped: "set once when work starts",
+            progressFields: "updatedAt, modifiedAt, heartbeatAt",
+          },
         },
       ],
     },

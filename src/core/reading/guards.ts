@@ -298,12 +298,15 @@ export function describeTest(
     // `isLockValid(lock.updatedAt)`: a helper of this module whose one expression judges age on what it is passed.
     if (n.type === "CallExpression" && n.callee.type === "Identifier" && depth < 2) {
       const body = returnedExpression(sourceCode, n.callee);
-      if (body && describeTest(sourceCode, body as TSESTree.Expression, false, vocabulary, depth + 1).judgesAge) {
+      const inner = body && describeTest(sourceCode, body as TSESTree.Expression, false, vocabulary, depth + 1);
+      if (inner && inner.judgesAge) {
         judgesAge = true;
         for (const arg of n.arguments) {
           const name = memberName(arg as Node);
           if (name && vocabulary.isTimeField(name)) timeFields.add(name);
         }
+        // The fields it judges of the row it is handed (`canStart(task)` comparing `task.started_at`).
+        if (timeFields.size === 0) for (const f of inner.timeFields) timeFields.add(f);
       }
     }
     // A verdict tested as such (`if (isStale)`, `!expired`), not a list the name describes (`stuckLinks.length`, or

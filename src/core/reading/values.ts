@@ -265,8 +265,9 @@ export function objectLiteral(
 
 /**
  * The one value a module function gives back: an arrow's expression body, or a body of consts and one `return`
- * (`const isLockValid = (at) => Date.now() - at < TTL`, `function buildLockFilter(id) { return { _id: id } }`).
- * Anything longer is unknown.
+ * (`const isLockValid = (at) => Date.now() - at < TTL`, `function buildLockFilter(id) { return { _id: id } }`), where
+ * `if`s that return a constant early may come first (`if (!task.started_at) return true;` before `return startedAt <
+ * cutoff`: the verdict is the last return's whenever it is not settled at once). Anything longer is unknown.
  */
 export function returnedExpression(sourceCode: SourceCode, callee: TSESTree.Identifier): Node | undefined {
   const variable = findVariable(sourceCode, callee);
@@ -283,8 +284,18 @@ export function returnedExpression(sourceCode: SourceCode, callee: TSESTree.Iden
   if (!body) return undefined;
   if (body.type !== "BlockStatement") return body;
   const rest = body.body.filter((st) => st.type !== "VariableDeclaration");
-  const only = rest[0];
-  return rest.length === 1 && only?.type === "ReturnStatement" && only.argument ? only.argument : undefined;
+  const last = rest[rest.length - 1];
+  if (!last || last.type !== "ReturnStatement" || !last.argument) return undefined;
+  // `if (…) return true;` (or in a block of its own): settled before the verdict, with a constant.
+  const earlyConstant = (st: TSESTree.Statement) => {
+    if (st.type !== "IfStatement" || st.alternate) return false;
+    const c =
+      st.consequent.type === "BlockStatement" && st.consequent.body.length === 1
+        ? st.consequent.body[0]!
+        : st.consequent;
+    return c.type === "ReturnStatement" && c.argument?.type === "Literal";
+  };
+  return rest.slice(0, -1).every(earlyConstant) ? last.argument : undefined;
 }
 
 /**
