@@ -17,11 +17,13 @@ import { unitOf } from "../src/core/reading/units.js";
 
 type MessageId =
   | "unfencedWrite"
+  | "unfencedWrites"
   | "takeoverWrite"
   | "unfencedResult"
   | "unfencedObjectWrite"
   | "unconditionalRowWrite"
   | "addFence"
+  | "addFenceAt"
   | "addToken"
   | "addTokenAt"
   | "addCondition";
@@ -31,6 +33,13 @@ const suggestion = (messageId: MessageId, data: Record<string, string>, edit: Te
   edit ? [{ messageId, data, fix: (fixer) => fixer.replaceTextRange([edit.range[0], edit.range[1]], edit.text) }] : [];
 
 /** The other unfenced writes of the same holder, as the message names them. */
+/** `and so does the write at line 8`, `and so do the writes at lines 8, 13`. */
+function sameIn(lines: readonly number[]): string {
+  return lines.length === 1
+    ? `and so does the write at line ${lines[0]}`
+    : `and so do the writes at lines ${lines.join(", ")}`;
+}
+
 function othersText(more: readonly HeldEffect[]): string {
   if (more.length === 0) return "";
   const lines = [...new Set(more.map((e) => e.write.node.loc.start.line))];
@@ -55,6 +64,8 @@ export default createRule({
     messages: {
       unfencedWrite:
         "Q3 (is the release race-safe?): this write moves the claimed {{model}} row to {{target}} without checking that this worker still holds the claim ({{field}} = {{value}}, taken at line {{claimLine}}). After a stale recovery or a new claim, a late holder overwrites the newer state. Require {{field}} = {{value}}, or the holder's owner or token column, in the filter.",
+      unfencedWrites:
+        "Q3 (is the release race-safe?): this write moves the claimed {{model}} row to {{target}} without checking that this worker still holds the claim ({{field}} = {{value}}, taken at line {{claimLine}}), {{alsoAtLine}} of this function. After a stale recovery or a new claim, a late holder overwrites the newer state. Require {{field}} = {{value}}, or the holder's owner or token column, in each filter.",
       takeoverWrite:
         "Q3 (is the release race-safe?): this write {{effect}} checking at most {{field}} = {{value}}, but the claim at line {{claimLine}} takes over leases that look stale and the new holder has the same {{field}} = {{value}}: only the {{tokenField}} column the claim stamps tells the holders apart. A worker that paused past its lease resumes and overwrites the new holder's work. Require {{tokenField}} to hold this worker's token in the filter{{alsoAtLine}}.",
       leaseWrite:
@@ -66,6 +77,8 @@ export default createRule({
       unconditionalRowWrite:
         "Q3 (is a late holder's write refused?): this write sets {{field}} to {{target}} on the {{model}} row that {{lock}} (taken at line {{acquireLine}}) is about, without any condition. A worker that paused past its lock resumes and overwrites the state the new holder recorded. Write it only if {{field}} is not already {{target}}, or only while the row holds {{token}}.",
       addFence: "Require {{field}} = {{value}} in the filter (zero affected rows then means the claim was lost).",
+      addFenceAt:
+        "Require {{field}} = {{value}} in the filter of the write at line {{line}} (zero affected rows then means the claim was lost).",
       addToken:
         "Require {{tokenField}} = {{tokenText}} in the filter (zero affected rows then means the claim was lost).",
       addTokenAt:
@@ -191,6 +204,7 @@ export default createRule({
       // Claims first (their messages name the claimed row), then what other locks hold.
       for (const effect of facts.heldEffects)
         if (effect.lock.kind === "claim" && effect.write.access === "write") report(effect, facts);
+      const holderGroups = new Map<string, (typeof facts.holderWrites)[number][]>();
       for (const holder of facts.holderWrites) {
         if (
           holder.fenced ||
@@ -201,6 +215,16 @@ export default createRule({
         )
           continue;
         seen.add(filterSite(holder.write));
+        // The holder function as the held effects' findings take it: a `.then` callback is its function's.
+        const key = `${holder.claim.write.node.range[0]}:${unitOf(filterSite(holder.write))?.range[0] ?? -1}`;
+        holderGroups.set(key, [...(holderGroups.get(key) ?? []), holder]);
+      }
+      // One finding per claim and function, at its first unfenced write, naming the others (as the held effects'
+      // findings do): the function's writes share one flaw, and the fix is the same in each filter.
+      for (const group of holderGroups.values()) {
+        const [holder, ...more] = [...group].sort(
+          (a, b) => filterSite(a.write).range[0] - filterSite(b.write).range[0],
+        ) as [(typeof group)[number], ...typeof group];
         const data = {
           ...claimData(holder.claim),
           target: holder.write.madeBy
@@ -209,12 +233,24 @@ export default createRule({
               ? formatValue(holder.assignment.value.value)
               : "another state",
         };
-        const edit = holder.write.addPredicate?.(holder.claim.lock.field, "eq", holder.claim.lock.valueText);
+        const fence = (w: StateWrite) => w.addPredicate?.(holder.claim.lock.field, "eq", holder.claim.lock.valueText);
+        const suggest = suggestion("addFence", data, fence(holder.write));
+        for (const other of more) {
+          const line = String(filterSite(other.write).loc.start.line);
+          suggest.push(...suggestion("addFenceAt", { ...data, line }, fence(other.write)));
+        }
         context.report({
           node: filterSite(holder.write),
-          messageId: "unfencedWrite",
-          data,
-          suggest: suggestion("addFence", data, edit),
+          ...(more.length === 0
+            ? { messageId: "unfencedWrite" as const, data }
+            : {
+                messageId: "unfencedWrites" as const,
+                data: {
+                  ...data,
+                  alsoAtLine: sameIn([...new Set(more.map((h) => filterSite(h.write).loc.start.line))]),
+                },
+              }),
+          suggest,
         });
       }
       for (const effect of facts.heldEffects) report(effect, facts);

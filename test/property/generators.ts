@@ -1160,12 +1160,17 @@ export function expectedDbFindings(p: DbLockParts): Expected[] {
   // recovery that judges age (a reset with no age test is conditional-recovery's finding, and takes no live claim).
   const changesHands = p.lease || handsOut || (p.recovery !== "none" && p.recovery !== "missing-time");
   if (!changesHands) return out;
+  // The unfenced writes of one holder function are one finding, at the first (require-fencing names the others in
+  // it): the completion in the runner's `try` and its release in the `finally`.
+  const foldedInRun = p.runner && p.completion === "unfenced" && !p.completionFn && p.finallyRelease === "unfenced";
   if (p.runner && p.completion === "unfenced") {
-    out.push({ rule: "locks/require-fencing", fn: p.completionFn ? "finish" : "run", ...unfenced(String(p.done)) });
+    const found = unfenced(String(p.done));
+    out.push({
+      rule: "locks/require-fencing",
+      fn: p.completionFn ? "finish" : "run",
+      ...(foldedInRun && !takeover ? { ...found, messageId: "unfencedWrites" } : found),
+    });
   }
-  // The take-over writes of one holder function are one finding (require-fencing names the others in it).
-  const foldedInRun =
-    takeover && p.runner && p.completion === "unfenced" && !p.completionFn && p.finallyRelease === "unfenced";
   if (p.runner && p.finallyRelease === "unfenced" && !foldedInRun)
     out.push({ rule: "locks/require-fencing", fn: "run", ...unfenced(String(p.reset)) });
   return out;

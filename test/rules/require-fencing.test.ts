@@ -29,6 +29,28 @@ const unfenced = (line: number, column: number, data: FenceData, output: string 
   suggestions: output === null ? [] : [{ messageId: "addFence" as const, data, output }],
 });
 
+/**
+ * One finding for a function's unfenced writes of one claim, at the first: it names the others, and offers the
+ * fence for the first (`first`) and for each other (`at`, by line).
+ */
+const unfencedAll = (
+  line: number,
+  column: number,
+  data: FenceData,
+  others: string,
+  first: string,
+  at: readonly { readonly line: number; readonly output: string }[],
+) => ({
+  messageId: "unfencedWrites" as const,
+  line,
+  column,
+  data: { ...data, alsoAtLine: others },
+  suggestions: [
+    { messageId: "addFence" as const, data, output: first },
+    ...at.map((a) => ({ messageId: "addFenceAt" as const, data: { ...data, line: String(a.line) }, output: a.output })),
+  ],
+});
+
 /** A sweeper in the module that frees GENERATING rows once they stop moving: the claim can change hands. */
 const SWEEP = `export async function sweep(cutoff: Date) {
   await prisma.job.updateMany({ where: { status: "GENERATING", updatedAt: { lt: cutoff } }, data: { status: "PENDING" } });
@@ -481,7 +503,7 @@ module.exports = { claimBatch, reap, settle };`,
       ],
     }),
     recoveredElsewhere({
-      // try/catch: completion and failure are both unfenced
+      // try/catch: completion and failure are both unfenced, one finding naming both
       code: `async function run(jobId: string) {
   const { count } = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (count === 0) return;
@@ -493,10 +515,11 @@ module.exports = { claimBatch, reap, settle };`,
   }
 }`,
       errors: [
-        unfenced(
+        unfencedAll(
           6,
           11,
           lock("COMPLETED", 2),
+          "and so does the write at line 8",
           `async function run(jobId: string) {
   const { count } = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (count === 0) return;
@@ -507,12 +530,10 @@ module.exports = { claimBatch, reap, settle };`,
     await prisma.job.update({ where: { id: jobId }, data: { status: "FAILED", error: String(error) } });
   }
 }`,
-        ),
-        unfenced(
-          8,
-          11,
-          lock("FAILED", 2),
-          `async function run(jobId: string) {
+          [
+            {
+              line: 8,
+              output: `async function run(jobId: string) {
   const { count } = await prisma.job.updateMany({ where: { id: jobId, status: { not: "GENERATING" } }, data: { status: "GENERATING" } });
   if (count === 0) return;
   try {
@@ -522,6 +543,8 @@ module.exports = { claimBatch, reap, settle };`,
     await prisma.job.update({ where: { id: jobId, status: "GENERATING" }, data: { status: "FAILED", error: String(error) } });
   }
 }`,
+            },
+          ],
         ),
       ],
     }),
@@ -770,7 +793,7 @@ async function publish(jobId) {
       ],
     }),
     recoveredElsewhere({
-      // const chains and an aliased delegate; a where held in a variable gets no suggestion
+      // const chains and an aliased delegate; a where held in a variable gets no suggestion (one finding names both)
       code: `const CLAIMED = "GENERATING";
 const IN_FLIGHT = CLAIMED;
 const DONE = "COMPLETED";
@@ -787,10 +810,11 @@ async function generate(jobId: string) {
   }
 }`,
       errors: [
-        unfenced(
+        unfencedAll(
           10,
           11,
           lock("COMPLETED", 6),
+          "and so does the write at line 13",
           `const CLAIMED = "GENERATING";
 const IN_FLIGHT = CLAIMED;
 const DONE = "COMPLETED";
@@ -806,8 +830,8 @@ async function generate(jobId: string) {
     await jobs.update({ where, data: { status: "FAILED" } });
   }
 }`,
+          [],
         ),
-        unfenced(13, 11, lock("FAILED", 6), null),
       ],
     }),
     recoveredElsewhere({
