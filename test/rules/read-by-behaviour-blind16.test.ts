@@ -8,6 +8,8 @@
 //   keyed by grant, funding round and applicant): a clean-up of every lock that shares that part, not a holder's release;
 // - a test that calls a function of the module settling some rows at once with a constant (`if (!build.started_at)
 //   return true`) and judging the rest by age (`return started < cutoff`): the call is that age test;
+// - a statement written into a const of the function and run by one call: the finding is at its text, where its
+//   predicates are (as for a tagged statement held in a const), and its result is still read at the call;
 // - a document found by a read and, when none was found, made anew in the same variable (`lock = new Lock(q); await
 //   lock.save()`): the save inserts what the write that reaches it made.
 import atomicClaim from "../../rules/atomic-claim.js";
@@ -296,6 +298,41 @@ ruleTester.run("progress-based-staleness (an age judged by a helper with early a
             progressFields: "updatedAt, modifiedAt, heartbeatAt",
           },
         },
+      ],
+    },
+  ],
+});
+
+/** An outbox batch claimed by a statement kept in a const; `run` is how it is sent. */
+const OUTBOX = (run: string) => `import { pool } from "./pool";
+
+export async function claimBatch(limit: number) {
+  const claimSql = \`
+    UPDATE outbox SET status = 'PROCESSING'
+    WHERE id IN (SELECT id FROM outbox WHERE status = 'PENDING' ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+    RETURNING *\`;
+${run}
+}
+`;
+
+ruleTester.run("require-stale-recovery (a statement kept in a const)", requireStaleRecovery, {
+  valid: [],
+  invalid: [
+    {
+      name: "run by one call: reported at its text",
+      code: OUTBOX("  const { rows } = await pool.query(claimSql, [limit]);\n  return rows;"),
+      errors: [
+        { messageId: "missingRecovery", line: 4, data: { model: "outbox", field: "status", value: "PROCESSING" } },
+      ],
+    },
+    {
+      name: "run by two calls: each is its own write, reported where it runs",
+      code: OUTBOX(
+        "  const first = await pool.query(claimSql, [limit]);\n  if (first.rows.length > 0) return first.rows;\n  const again = await pool.query(claimSql, [limit]);\n  return again.rows;",
+      ),
+      errors: [
+        { messageId: "missingRecovery", line: 8, data: { model: "outbox", field: "status", value: "PROCESSING" } },
+        { messageId: "missingRecovery", line: 10, data: { model: "outbox", field: "status", value: "PROCESSING" } },
       ],
     },
   ],

@@ -46,6 +46,7 @@ import {
 } from "../../core/languages/sql/lexing.js";
 import { translateSql, type SqlStatement } from "../../core/languages/sql/statements.js";
 import { findVariable, getConstInit, keyName, unwrap } from "../../core/reading/values.js";
+import { enclosingFunction } from "../../core/reading/units.js";
 import { normalizeName } from "../../core/model/settings.js";
 import { catchesDuplicate, SQL_DUPLICATE } from "../../core/reading/failures.js";
 import { TAGS, type Quote, type SqlSource, tagName, templateSegments, looksLikeStatement } from "./text.js";
@@ -377,6 +378,20 @@ function runOf(
   return runs.length === 1 && uses.length === 1 ? runs[0] : undefined;
 }
 
+/** The statement text a const of the call's own function holds, when this call is its one use. */
+function heldText(ctx: RecognizerContext, call: TSESTree.CallExpression): Node | undefined {
+  const arg = call.arguments[0];
+  if (!arg || arg.type !== "Identifier") return undefined;
+  const variable = findVariable(ctx.sourceCode, arg);
+  const def = variable?.defs[0];
+  if (!variable || variable.defs.length !== 1 || def?.type !== "Variable" || def.parent.kind !== "const")
+    return undefined;
+  const init = def.node.init && unwrap(def.node.init);
+  if (!init || (init.type !== "TemplateLiteral" && init.type !== "Literal")) return undefined;
+  if (variable.references.filter((r) => r.identifier !== def.name).length !== 1) return undefined;
+  return enclosingFunction(def.node) === enclosingFunction(call) && enclosingFunction(call) ? init : undefined;
+}
+
 export const sqlRecognizer: Recognizer = {
   store: STORE,
   methods: METHODS,
@@ -394,7 +409,15 @@ export const sqlRecognizer: Recognizer = {
     if (ADVISORY_HELPERS.has(method)) return advisoryHelperOp(ctx, call, method);
     try {
       const found = fromCall(ctx, call, method);
-      return found ? recognizeSource(ctx, call, method, found) : importedStatement(ctx, call, method);
+      if (!found) return importedStatement(ctx, call, method);
+      const access = recognizeSource(ctx, call, method, found);
+      // Written into a const of the same function and run by this one call (`const raw = \`WITH … UPDATE …\`;
+      // await prisma.$queryRawUnsafe(raw)`): findings go to the text, where its predicates are, as for a tagged
+      // statement held in a const; its result and its rejection still land at the call.
+      const text = heldText(ctx, call);
+      if (text && (access?.access === "write" || access?.access === "read"))
+        return { ...access, node: text, runAt: call };
+      return access;
     } catch {
       return undefined;
     }
