@@ -46,7 +46,7 @@ export function claimExit(sourceCode: SourceCode, claim: Claim): ClaimExit | und
   if (!sourceCode.getText(test).includes(claim.lock.field)) return undefined;
   const exit = soleExit(ifStatement.consequent);
   if (!exit) return undefined;
-  const write = claim.write.node;
+  const write = claim.write.runAt ?? claim.write.node;
   const fn = enclosingFunction(write);
   if (
     !fn ||

@@ -122,7 +122,7 @@ function claimJobNames(sourceCode: SourceCode, claim: Claim, vocabulary: Resolve
       namesIn(sourceCode, at.type === "Property" ? at.value : at, out);
     }
   }
-  const row = resultName(claim.write.node);
+  const row = resultName(claim.write.runAt ?? claim.write.node);
   if (row) out.add(row);
   return out;
 }

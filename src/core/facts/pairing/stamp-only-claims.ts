@@ -39,7 +39,7 @@ export function findStampOnlyClaims(mod: Module): StampOnlyClaim[] {
       branch.some((atom) => !("opaque" in atom) && write.assignments.some((a) => sameField(a.field, atom.pred.field)))
     )
       continue;
-    const result = resultBinding(write.node);
+    const result = resultBinding(write.runAt ?? write.node);
     if (!result || !hasLockWord(result.name)) continue;
     const exit = leavesWithout(mod, result, write.node);
     if (!exit) continue;

@@ -351,7 +351,7 @@ function returnedRead(mod: Module, fn: TSESTree.FunctionLike, model: string): St
     const variable = findVariable(mod.sourceCode, value);
     const read = mod.reads.find((r) => {
       if (normalizeModel(r.model) !== normalizeModel(model) || enclosingFunction(r.node) !== fn) return false;
-      const bound = resultBinding(r.node);
+      const bound = resultBinding(r.runAt ?? r.node);
       return bound !== undefined && findVariable(mod.sourceCode, bound) === variable;
     });
     if (!read || (found && found !== read)) other = true;
@@ -388,7 +388,7 @@ function rowRead(mod: Module, value: Node, model: string): StateRead | undefined
     if (root.type !== "Identifier") return undefined;
     const variable = findVariable(mod.sourceCode, root);
     const read = mod.earlierReads(value, model).find((r) => {
-      const bound = resultBinding(r.node);
+      const bound = resultBinding(r.runAt ?? r.node);
       return bound !== undefined && findVariable(mod.sourceCode, bound) === variable;
     });
     if (read) return read;
