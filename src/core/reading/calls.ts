@@ -82,6 +82,20 @@ export function calledFunction(sourceCode: SourceCode, call: TSESTree.CallExpres
   return fromInit(prop?.value);
 }
 
+/** The index of the parameter of `fn` a value is (`status`, or `status` with a default), or undefined. */
+export function parameterIndex(sourceCode: SourceCode, fn: TSESTree.FunctionLike, node: Node): number | undefined {
+  let n = unwrap(node);
+  if (n.type === "Property") n = unwrap(n.value as Node);
+  if (n.type !== "Identifier") return undefined;
+  const def = findVariable(sourceCode, n)?.defs[0];
+  if (def?.type !== "Parameter" || def.node !== fn) return undefined;
+  const i = fn.params.findIndex((p) => {
+    const id = p.type === "AssignmentPattern" ? p.left : p;
+    return id.type === "Identifier" && id.name === n.name;
+  });
+  return i >= 0 ? i : undefined;
+}
+
 /** What a call of a module function gives back: the arguments of its own `return`s (an arrow's expression body). */
 export function returnedValues(sourceCode: SourceCode, call: TSESTree.CallExpression): Node[] {
   const body = calledFunction(sourceCode, call)?.body;

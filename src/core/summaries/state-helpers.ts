@@ -25,27 +25,13 @@ import {
   type StateWrite,
 } from "../model/accesses.js";
 import { assignedValue } from "../reading/assignments.js";
-import { calledFunction } from "../reading/calls.js";
+import { calledFunction, parameterIndex } from "../reading/calls.js";
 import { enclosingFunction, functionName } from "../reading/units.js";
-import { evaluate, findProperty, findVariable, keyName, objectLiteral, unwrap } from "../reading/values.js";
+import { evaluate, findProperty, keyName, objectLiteral, unwrap } from "../reading/values.js";
 import { walk } from "../reading/walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Fn = TSESTree.FunctionLike;
-
-/** The index of the parameter of `fn` a value is (`status`, or `status` with a default), or undefined. */
-function parameterIndex(sourceCode: SourceCode, fn: Fn, node: Node): number | undefined {
-  let n = unwrap(node);
-  if (n.type === "Property") n = unwrap(n.value as Node);
-  if (n.type !== "Identifier") return undefined;
-  const def = findVariable(sourceCode, n)?.defs[0];
-  if (def?.type !== "Parameter" || def.node !== fn) return undefined;
-  const i = fn.params.findIndex((p) => {
-    const id = p.type === "AssignmentPattern" ? p.left : p;
-    return id.type === "Identifier" && id.name === n.name;
-  });
-  return i >= 0 ? i : undefined;
-}
 
 /**
  * The parameter and property a value is read from when the helper is handed a data object (`patch.status` of

@@ -5,6 +5,7 @@ import type { UnrefusableLock } from "../../model/kv-locks.js";
 import { namesALock } from "../../model/settings.js";
 import { calleeName, exits } from "../../reading/ast.js";
 import { enclosingFunction, isFunction } from "../../reading/units.js";
+import { isMethodCall } from "../../reading/function-bindings.js";
 import { findVariable, unwrap } from "../../reading/values.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -81,13 +82,7 @@ function refusalTestOf(sourceCode: SourceCode, result: Node): TSESTree.IfStateme
 /** `.then(…)`, `.catch(…)`, `.finally(…)` on the call: its outcome is read when it settles. */
 function settledLater(call: Node): boolean {
   const p = call.parent;
-  return (
-    p?.type === "MemberExpression" &&
-    p.object === call &&
-    !p.computed &&
-    p.property.type === "Identifier" &&
-    /^(then|catch|finally)$/.test(p.property.name)
-  );
+  return p?.type === "MemberExpression" && p.object === call && isMethodCall(p.parent, ["then", "catch", "finally"]);
 }
 
 /**

@@ -19,8 +19,8 @@ import {
 import { oldWhenTrue, pathCondition } from "../../reading/guards.js";
 import { normalizeModel, sameValue, sameField } from "../../model/names.js";
 import { findVariable, getConstInit, iterationSource, keyName, resultBinding, unwrap } from "../../reading/values.js";
-import { calledFunction } from "../../reading/calls.js";
-import { enclosingFunction, functionName, isFunction } from "../../reading/units.js";
+import { calledFunction, parameterIndex, returnedValues } from "../../reading/calls.js";
+import { enclosingFunction, functionName } from "../../reading/units.js";
 import { walk } from "../../reading/walk.js";
 import { contains } from "../../reading/ast.js";
 import { isLockAssignment } from "./vocabulary.js";
@@ -300,7 +300,7 @@ function rowsPassedTo(
       continue;
     }
     const caller = enclosingFunction(call);
-    const passed = caller && depth < 2 ? parameterPosition(mod, caller, arg as Node) : undefined;
+    const passed = caller && depth < 2 ? parameterIndex(mod.sourceCode, caller, arg as Node) : undefined;
     const further =
       passed === undefined || caller === fn ? undefined : rowsPassedTo(mod, caller!, passed, model, depth + 1);
     if (!further) return undefined;
@@ -309,56 +309,38 @@ function rowsPassedTo(
   return calls.length > 0 && reads.length > 0 ? reads : undefined;
 }
 
-/** The position of the parameter of `fn` a value is, as it is handed on (`job`, not `job.id`), or undefined. */
-function parameterPosition(mod: Module, fn: TSESTree.FunctionLike, value: Node): number | undefined {
-  const n = unwrap(value);
-  if (n.type !== "Identifier") return undefined;
-  const def = findVariable(mod.sourceCode, n)?.defs[0];
-  if (def?.type !== "Parameter" || def.node !== fn) return undefined;
-  const i = fn.params.findIndex((p) => p.type === "Identifier" && p.name === n.name);
-  return i >= 0 ? i : undefined;
-}
-
 /**
- * The read a function of the module hands back as its result (`fetchPendingJobs()` returning `data` of its
- * `.select().eq("status", "PENDING")`): every `return` of it gives the rows of one read of `model`, with a fallback
- * for none at most (`data || []`, `data ?? []`). A call of it is then that read, made where the call is.
+ * The read a call of a function of the module hands back (`fetchPendingJobs()` returning `data` of its
+ * `.select().eq("status", "PENDING")`): every `return` of it gives the rows of one read of `model` made in it, with a
+ * fallback for none at most (`data || []`, `data ?? []`, `return []`, `return null`). The call is then that read.
  */
-function returnedRead(mod: Module, fn: TSESTree.FunctionLike, model: string): StateRead | undefined {
-  if (!fn.body || fn.body.type !== "BlockStatement") return undefined;
+function returnedRead(mod: Module, call: TSESTree.CallExpression, model: string): StateRead | undefined {
+  const fn = calledFunction(mod.sourceCode, call);
   let found: StateRead | undefined;
-  let other = false;
-  walk(fn.body as Node, (n) => {
-    if (other) return false;
-    if (n !== fn.body && isFunction(n)) return false;
-    if (n.type !== "ReturnStatement") return true;
-    let value = n.argument ? unwrap(n.argument) : undefined;
-    if (value?.type === "LogicalExpression" && (value.operator === "||" || value.operator === "??")) {
+  for (const returned of returnedValues(mod.sourceCode, call)) {
+    let value = unwrap(returned);
+    if (value.type === "LogicalExpression" && (value.operator === "||" || value.operator === "??")) {
       const fallback = unwrap(value.right);
-      if (fallback.type !== "ArrayExpression" || fallback.elements.length > 0) value = undefined;
-      else value = unwrap(value.left);
+      if (fallback.type !== "ArrayExpression" || fallback.elements.length > 0) return undefined;
+      value = unwrap(value.left);
     }
-    if (value?.type !== "Identifier") {
-      // A `return` of no rows (`return []`, `return null`) hands back nothing read.
-      const none =
-        value === undefined
-          ? !n.argument
-          : (value.type === "ArrayExpression" && value.elements.length === 0) ||
-            (value.type === "Literal" && value.value === null);
-      if (!none) other = true;
-      return false;
-    }
+    // No rows (`return []`, `return null`) hands back nothing read.
+    if (
+      (value.type === "ArrayExpression" && value.elements.length === 0) ||
+      (value.type === "Literal" && value.value === null)
+    )
+      continue;
+    if (value.type !== "Identifier") return undefined;
     const variable = findVariable(mod.sourceCode, value);
     const read = mod.reads.find((r) => {
       if (normalizeModel(r.model) !== normalizeModel(model) || enclosingFunction(r.node) !== fn) return false;
       const bound = resultBinding(r.runAt ?? r.node);
       return bound !== undefined && findVariable(mod.sourceCode, bound) === variable;
     });
-    if (!read || (found && found !== read)) other = true;
-    else found = read;
-    return false;
-  });
-  return other ? undefined : found;
+    if (!read || (found && found !== read)) return undefined;
+    found = read;
+  }
+  return found;
 }
 
 /** The module's calls by the function of the module each runs: one walk per module, made when first asked. */
@@ -397,10 +379,7 @@ function rowRead(mod: Module, value: Node, model: string): StateRead | undefined
     n = unwrap(init);
     // The rows a function of the module returns from its read (`const jobs = await fetchPendingJobs(10)`).
     const call = n.type === "AwaitExpression" ? unwrap(n.argument) : n;
-    if (call.type === "CallExpression" && init.range[1] <= value.range[0]) {
-      const fn = calledFunction(mod.sourceCode, call);
-      return fn ? returnedRead(mod, fn, model) : undefined;
-    }
+    if (call.type === "CallExpression" && init.range[1] <= value.range[0]) return returnedRead(mod, call, model);
   }
   return undefined;
 }
