@@ -1,5 +1,6 @@
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../src/core/model/accesses.js";
+import { sessionsShared } from "../src/core/model/accesses.js";
 import type { HeldLock, PathEscape, PromiseMemo } from "../src/core/model/held-locks.js";
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
@@ -192,6 +193,8 @@ export default createRule<
   | "releasedEarly"
   | "advisoryOnPool"
   | "advisoryUnlockOnPool"
+  | "advisoryOnRequest"
+  | "advisoryUnlockOnRequest"
   | "advisoryNeverUnlocked"
   | "advisoryReturnedToPool"
   | "moveToFinally"
@@ -251,6 +254,10 @@ export default createRule<
         "Q1/Q3: this session advisory lock is taken through a pool ({{client}}): it belongs to whichever pooled connection ran the query, and the unlock may run on another connection, where it does nothing. The lock then stays with an idle pooled connection and every other instance is locked out. Check out one client for lock, work and unlock, or take pg_advisory_xact_lock inside a transaction.",
       advisoryUnlockOnPool:
         "Q1/Q3: this unlock goes through the pool ({{client}}) and may run on a different connection than the lock at line {{acquireLine}}, where it unlocks nothing and returns false. Lock and unlock on one checked-out client, or use pg_advisory_xact_lock inside a transaction.",
+      advisoryOnRequest:
+        "Q1/Q3: this session advisory lock is taken through a PostgREST call ({{client}}.rpc): the server runs each request on whichever of its pooled connections is free, so the lock stays with that connection after the request ends, and the unlock, another request, may reach another connection, where it does nothing. The lock then stays held and every other caller is locked out. Take pg_advisory_xact_lock inside one database function that does the work, or use a lock row with an expiry.",
+      advisoryUnlockOnRequest:
+        "Q1/Q3: this unlock is a PostgREST request of its own ({{client}}.rpc) and may run on a different server connection than the lock at line {{acquireLine}}, where it unlocks nothing and returns false. Take pg_advisory_xact_lock inside one database function that does the work, or use a lock row with an expiry.",
       advisoryNeverUnlocked:
         "Q1 (if the locker dies, who unlocks?): this session advisory lock is taken inside a transaction but never unlocked. Unlike pg_advisory_xact_lock it outlives the commit or rollback, and the transaction's pooled connection keeps it. Take pg_advisory_xact_lock, or unlock it in a `finally`.",
       advisoryUnlockInTransaction:
@@ -318,10 +325,11 @@ export default createRule<
               : "the pool";
           // MySQL's named locks have no transaction-level form: the fix is one connection for lock, work and unlock.
           const named = lock.name === "GET_LOCK";
-          if (adv.via === "pool") {
+          if (sessionsShared(adv.via)) {
+            const request = adv.via === "request";
             context.report({
               node: lock.acquire,
-              messageId: named ? "namedLockOnPool" : "advisoryOnPool",
+              messageId: request ? "advisoryOnRequest" : named ? "namedLockOnPool" : "advisoryOnPool",
               data: { client },
             });
             for (const u of adv.pooledUnlocks) {
@@ -331,7 +339,7 @@ export default createRule<
                   : client;
               context.report({
                 node: u,
-                messageId: named ? "namedUnlockOnPool" : "advisoryUnlockOnPool",
+                messageId: request ? "advisoryUnlockOnRequest" : named ? "namedUnlockOnPool" : "advisoryUnlockOnPool",
                 data: { client: through, acquireLine: String(lock.acquire.loc.start.line) },
               });
             }
@@ -517,5 +525,10 @@ function clientName(sourceCode: SourceCode, node: TSESTree.CallExpression | TSES
   ) {
     return sourceCode.getText(node.parent.callee.object);
   }
+  // Kysely's raw fragment, run on what it is handed: sql`SELECT …`.execute(db).
+  const member = node.type === "TaggedTemplateExpression" ? node.parent : undefined;
+  const run = member?.type === "MemberExpression" && member.object === node ? member.parent : undefined;
+  const handed = run?.type === "CallExpression" && run.callee === member ? run.arguments[0] : undefined;
+  if (handed && handed.type !== "SpreadElement") return sourceCode.getText(handed);
   return sourceCode.getText(callee);
 }

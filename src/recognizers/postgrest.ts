@@ -10,7 +10,8 @@
  * and the operators of `not()`/`filter()` are PostgREST's own small grammar (`status.eq.queued,status.is.null`),
  * read here. Errors come back as values (`const { error } = await …insert(row); if (error) return false;`): an
  * insert whose caller leaves on a duplicate key, or on any error when the table is named like a lock, is taken under
- * a unique key. `rpc(name, args)` runs SQL this module does not show, and is not read.
+ * a unique key. `rpc(name, args)` runs SQL this module does not show, and is not read, but for PostgreSQL's own
+ * advisory-lock functions called by name (`rpc("pg_try_advisory_lock", { key })`), whose meaning the name gives.
  */
 import type { TSESTree } from "@typescript-eslint/utils";
 import type {
@@ -30,7 +31,8 @@ import { objectAssignments } from "../core/reading/assignments.js";
 import { chainDown, type Link } from "../core/reading/chains.js";
 import { jsCutoff } from "../core/reading/edits.js";
 import { errorResultEndsAttempt } from "../core/reading/failures.js";
-import { evaluate, findProperty, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
+import { evaluate, findProperty, keyName, objectLiteral, staticList, unwrap } from "../core/reading/values.js";
+import { advisoryRpcOp } from "./sql/advisory.js";
 
 const STORE = "postgrest";
 const VERBS = new Set(["select", "insert", "upsert", "update", "delete"]);
@@ -343,11 +345,22 @@ function recoveryWrite(ctx: RecognizerContext, chain: Chain, spec: RecoverySpec)
   };
 }
 
+/** The function name of `client.rpc("name", args)`, when static. */
+function rpcName(ctx: RecognizerContext, call: TSESTree.CallExpression): string | undefined {
+  const callee = unwrap(call.callee);
+  if (callee.type !== "MemberExpression" || keyName(callee.property, callee.computed) !== "rpc") return undefined;
+  const first = call.arguments[0];
+  const name = first && first.type !== "SpreadElement" ? evaluate(ctx.sourceCode, first)?.value : undefined;
+  return typeof name === "string" ? name : undefined;
+}
+
 export const postgrestRecognizer: Recognizer = {
   store: STORE,
   packages: { own: /^@supabase\/(supabase-js|postgrest-js)$/, family: /supabase|postgrest/i },
-  methods: new Set([...VERBS, ...FILTERS, ...MODIFIERS]),
+  methods: new Set([...VERBS, ...FILTERS, ...MODIFIERS, "rpc"]),
   recognize(call, ctx): StateAccess | undefined {
+    const rpc = rpcName(ctx, call);
+    if (rpc !== undefined) return advisoryRpcOp(ctx, call, rpc);
     const chain = chainOf(ctx, call);
     if (!chain) return undefined;
     const { verb, table: model } = chain;

@@ -522,7 +522,8 @@ let candidateText: RegExp | undefined;
 
 /**
  * Whether a module's text could give the inventory anything: a call of a method, or of a function, that some
- * recognizer handles, a tagged template some recognizer reads, or a boolean assignment (in-process guards). The
+ * recognizer handles, a tagged template some recognizer reads, a boolean assignment (in-process guards) or a slot
+ * filled when empty (promise memos). The
  * inventory looks at nothing else, so a module for which this is false yields no lock facts and no finding from
  * any rule. The project-wide audit uses it to skip parsing such modules (DTOs, types, views); conservative: a word
  * in a comment or a string is enough to say yes.
@@ -536,8 +537,9 @@ export function mayHoldLocks(text: string): boolean {
     const methods = [...new Set([...evidenceMethods, ...functions])].map(escape).join("|");
     const tags = [...taggedRecognizers.keys()].map(escape).join("|");
     candidateText = new RegExp(
-      // `.update(`, `?.update(`, `.update<T>(`, `["update"](`, `writeFile(`, sql`…`, `running = true`
-      `(?:^|[^\\w$])(?:${methods})\\s*(?:\\?\\.\\s*)?[(<]|\\.(?:${methods})\\s*\\)?\\s*\\.\\s*bind\\s*\\(|\\[\\s*["'\`](?:${methods})["'\`]\\s*\\]|(?:^|[^\\w$])(?:${tags})\\s*(?:<[^>]*>\\s*)?\`|[^=!<>]=\\s*(?:true|false)\\b`,
+      // `.update(`, `?.update(`, `.update<T>(`, `["update"](`, `writeFile(`, sql`…`, `running = true`, and a slot
+      // filled when empty (`p ??= connect()`, `p = p || connect()`), a promise memo's form
+      `(?:^|[^\\w$])(?:${methods})\\s*(?:\\?\\.\\s*)?[(<]|\\.(?:${methods})\\s*\\)?\\s*\\.\\s*bind\\s*\\(|\\[\\s*["'\`](?:${methods})["'\`]\\s*\\]|(?:^|[^\\w$])(?:${tags})\\s*(?:<[^>]*>\\s*)?\`|[^=!<>]=\\s*(?:true|false)\\b|(?:\\|\\||\\?\\?)=|([\\w$.]+)\\s*=\\s*\\1\\s*(?:\\|\\||\\?\\?)`,
     );
   }
   return candidateText.test(text);

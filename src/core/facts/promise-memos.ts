@@ -99,6 +99,8 @@ function statementOf(node: Node): TSESTree.Statement | undefined {
 function fillsWhenEmpty(assignment: TSESTree.AssignmentExpression, slot: string): boolean {
   if (assignment.operator === "??=" || assignment.operator === "||=") return true;
   if (assignment.operator !== "=") return false;
+  // `slot = slot || make()`, `slot = slot ?? make()`: the long form of `||=`.
+  if (keptOr(assignment, slot)) return true;
   const statement = statementOf(assignment);
   if (!statement) return false;
   // Inside the consequent of an emptiness test (the statement itself, or a statement of its block).
@@ -120,6 +122,20 @@ function fillsWhenEmpty(assignment: TSESTree.AssignmentExpression, slot: string)
     }
   }
   return false;
+}
+
+/** The value made when the slot is empty: `make()` of `slot = slot || make()`, else the whole right side. */
+function keptOr(assignment: TSESTree.AssignmentExpression, slot: string): Node | undefined {
+  const right = unwrap(assignment.right);
+  return right.type === "LogicalExpression" &&
+    (right.operator === "||" || right.operator === "??") &&
+    slotText(right.left) === slot
+    ? right.right
+    : undefined;
+}
+
+function madeValue(assignment: TSESTree.AssignmentExpression, slot: string): Node {
+  return keptOr(assignment, slot) ?? assignment.right;
 }
 
 /** The methods of a promise chain from its end back to its start: `connect().then(f).finally(g)` gives `finally`, `then`. */
@@ -221,7 +237,13 @@ function livesWithProcess(sourceCode: SourceCode, target: Node): boolean {
  * ??= close()`, `shutdownPromise`, `disposeOnce()`), named by the slot or by the function that fills it.
  */
 const TEARDOWN =
-  /clos|shut|stop|dispos|destroy|disconnect|quit|terminat|clean|teardown|flush|deactivat|exit|abort|cancel|(^|[a-z_])end/i;
+  /clos|shut|stop|dispos|destroy|disconnect|quit|terminat|clean|teardown|flush|deactivat|exit|abort|cancel/i;
+/** `end` as a word of the name (`end`, `onEnd`, `end_session`), not its letters inside one (`pending`, `backend`). */
+const END_WORD = /(^|_)end($|[A-Z_])|End($|[A-Z_])/;
+
+function tearsDown(name: string): boolean {
+  return TEARDOWN.test(name) || END_WORD.test(name);
+}
 
 /**
  * What every later request of a service depends on: a connection, a client, a pool, an initialisation (`connect()`,
@@ -339,17 +361,18 @@ export function buildPromiseMemos(sourceCode: SourceCode, filename: string): Pro
     if (fills.length === 0 || fills.length !== assignments.length) continue;
     const slotUses = uses.get(slot) ?? [];
     for (const fill of fills) {
-      const stored = promiseStored(sourceCode, fill.right);
+      const made = madeValue(fill, slot);
+      const stored = promiseStored(sourceCode, made);
       if (!stored || stored.handled) continue;
       if (!stored.evident && !usedAsPromise(sourceCode, slot, slotUses)) continue;
       const fn = enclosingFunction(fill);
-      if (!fn || !livesWithProcess(sourceCode, fill.left) || importsModule(fill.right)) continue;
-      if (TEARDOWN.test(slot.split(".").pop()!) || TEARDOWN.test(functionName(fn))) continue;
-      if (!RESOURCE.test(slot.split(".").pop()!) && !chainNames(fill.right).some((n) => RESOURCE.test(n))) continue;
+      if (!fn || !livesWithProcess(sourceCode, fill.left) || importsModule(made)) continue;
+      if (tearsDown(slot.split(".").pop()!) || tearsDown(functionName(fn))) continue;
+      if (!RESOURCE.test(slot.split(".").pop()!) && !chainNames(made).some((n) => RESOURCE.test(n))) continue;
       if (rejectionEndsProcess(slotUses)) continue;
       const direct = fill.parent?.type === "ReturnStatement" || fill.parent?.type === "AwaitExpression";
       if (!direct && !handedOut(fn, fill, slotUses)) continue;
-      out.push({ slot, fill, value: fill.right });
+      out.push({ slot, fill, value: made });
       break;
     }
   }

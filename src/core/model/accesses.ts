@@ -368,15 +368,24 @@ export interface AdvisoryLockOp {
   /** The client expression the SQL is sent on (`client`, `this.pool`, `prisma`), without `this.`. */
   readonly client: string;
   /**
-   * Which connection runs it: a `pool` (every query may take another connection), one checked-out or dedicated
+   * Which connection runs it: a `pool` (every query may take another connection), a `request` to a server that runs
+   * each request on whichever of its own pooled connections is free (PostgREST's `rpc`), one checked-out or dedicated
    * `connection`, a `transaction`'s connection, or `unknown`.
    */
-  readonly via: "pool" | "connection" | "transaction" | "unknown";
+  readonly via: "pool" | "request" | "connection" | "transaction" | "unknown";
   readonly node: Node;
   /** Made through an exported helper of another module (`tryAdvisoryLock(id)`): `node` is the call of it. */
   readonly helper?: AdvisoryHelper;
   /** MySQL's named locks (`GET_LOCK`, `RELEASE_LOCK`); PostgreSQL's advisory functions where absent. */
   readonly dialect?: "mysql";
+}
+
+/**
+ * Whether two statements of one caller sent `via` this may run on different sessions: a pool's, or a server's behind
+ * each request. A session lock taken so stays with whichever session ran it, and the unlock may reach another.
+ */
+export function sessionsShared(via: AdvisoryLockOp["via"]): boolean {
+  return via === "pool" || via === "request";
 }
 
 /** Where a helper's advisory op lives: the helper as the call names it, its module and the op's line. */

@@ -68,7 +68,7 @@ const TABLE_TAKE = /\.(?:add|set)\s*\(/;
 const TABLE_DELETE = /\.delete\s*\(/;
 /** Promise memos: a slot filled when empty, in a module that makes promises. */
 const MEMO_FILL =
-  /(?:\?\?|\|\|)=|if\s*\(\s*!\s*([\w$.]+)\s*\)\s*\{?\s*\1\s*=(?!=)|if\s*\(\s*([\w$.]+)\s*\)\s*\{?\s*return\s+\2\b[^;]*;\s*\}?\s*\2\s*=(?!=)/;
+  /(?:\?\?|\|\|)=|if\s*\(\s*!\s*([\w$.]+)\s*\)\s*\{?\s*\1\s*=(?!=)|if\s*\(\s*([\w$.]+)\s*\)\s*\{?\s*return\s+\2\b[^;]*;\s*\}?\s*\2\s*=(?!=)|([\w$.]+)\s*=\s*\3\s*(?:\?\?|\|\|)/;
 const MAKES_PROMISES = /Promise|\.then\s*\(|\basync\b/;
 /**
  * Promise chains kept as queues: a link chained on the one before and kept (`q = q.then(…)`, `.finally(` kept). The

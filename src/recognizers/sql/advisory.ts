@@ -80,6 +80,9 @@ const CLIENT_TYPES: Record<string, { readonly packages: readonly string[]; reado
   Sequelize: { packages: ["sequelize", "sequelize-typescript"], via: "pool" },
   Pool: { packages: ["pg", "mysql2", "mysql2/promise", "@neondatabase/serverless"], via: "pool" },
   PoolClient: { packages: ["pg", "@neondatabase/serverless"], via: "connection" },
+  // A Kysely instance hands each query to its dialect's pool; one connection is `db.connection()`'s or a transaction's.
+  Kysely: { packages: ["kysely"], via: "pool" },
+  Transaction: { packages: ["kysely"], via: "transaction" },
 };
 
 /**
@@ -121,7 +124,7 @@ function connectionOf(ctx: RecognizerContext, client: Node, operation: string): 
         const cls = unwrap(init.callee);
         const name = expressionName(cls);
         // Clients that hand each query to a pooled connection: pg, mysql2, Sequelize, TypeORM's DataSource.
-        if (name === "Pool" || name === "Sequelize" || name === "DataSource") return "pool";
+        if (name === "Pool" || name === "Sequelize" || name === "DataSource" || name === "Kysely") return "pool";
         if (name === "Client") return "connection";
       }
       if (init.type === "CallExpression") {
@@ -216,4 +219,21 @@ export function advisoryHelperOp(
     client ? (/^(this\.)?prisma$/i.test(text) ? "pool" : connectionOf(ctx, client, name)) : "unknown",
     call,
   );
+}
+
+/**
+ * `supabase.rpc("pg_try_advisory_lock", { key })`: PostgreSQL's advisory function called by name through PostgREST,
+ * which runs each request in a transaction of its own on whichever pooled server connection is free. A session lock
+ * so taken stays with that connection after the request, and the unlock, another request, may reach another one.
+ */
+export function advisoryRpcOp(
+  ctx: RecognizerContext,
+  call: TSESTree.CallExpression,
+  name: string,
+): AdvisoryLockOp | undefined {
+  const m = advisoryFn(name.toLowerCase());
+  if (!m || m.dialect) return undefined;
+  const callee = unwrap(call.callee);
+  const client = callee.type === "MemberExpression" ? receiverText(ctx.sourceCode, callee.object) : "";
+  return advisory(m, client, "request", call);
 }

@@ -210,6 +210,18 @@ export function clientNode(node: Node): Node | undefined {
       const callee = unwrap(parent.callee);
       if (callee.type === "MemberExpression") return callee.object;
     }
+    // Kysely's raw fragment runs on what it is handed: sql`SELECT …`.execute(db).
+    const member = parent?.type === "MemberExpression" && parent.object === node ? parent : undefined;
+    const run = member?.parent;
+    if (
+      member &&
+      run?.type === "CallExpression" &&
+      run.callee === member &&
+      keyName(member.property, member.computed) === "execute" &&
+      run.arguments.length === 1 &&
+      run.arguments[0]!.type !== "SpreadElement"
+    )
+      return run.arguments[0];
     return tag;
   }
   return undefined;

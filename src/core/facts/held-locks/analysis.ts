@@ -641,6 +641,12 @@ function analyse(
       escapes = escapes.filter((e) => !(e.kind === "return" && handsOver(sourceCode, e.node, c.nestedReleases!)));
     // `return client`: the connection that holds the session lock goes to the caller, and the lock with it.
     if (c.heldBy) escapes = escapes.filter((e) => !(e.kind === "return" && returnsVariable(e.node, c.heldBy!)));
+    // `return held`: the caller learns whether the lock was taken, and holds it from there (an `acquire()` beside a
+    // `release()`; blind-17 D17d07).
+    if (c.outcome)
+      escapes = escapes.filter(
+        (e) => !(e.kind === "return" && [...c.outcome!].some((v) => returnsVariable(e.node, v))),
+      );
     // `catch (e) { if (lockValue) await release(key, lockValue); throw e }`: the way past the release is taken only
     // when the acquire's result is empty, that is when nothing was taken.
     const held = resultName(c.acquire);

@@ -4,12 +4,13 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { AdvisoryLockOp, LibraryLockOp, Node } from "../../model/accesses.js";
+import { sessionsShared } from "../../model/accesses.js";
 import type { KvFacts } from "../../model/kv-locks.js";
 import type { HeldLock, HeldLockKind, LockTable } from "../../model/held-locks.js";
 import type { ModuleShape } from "../../model/lock-facts.js";
 import { calleeName, contains, exits, receiverText } from "../../reading/ast.js";
 import { classOf, enclosingFunction, isFunction } from "../../reading/units.js";
-import { findVariable, keyName, unwrap } from "../../reading/values.js";
+import { findVariable, keyName, resultBinding, unwrap } from "../../reading/values.js";
 import { walk } from "../../reading/walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -48,6 +49,11 @@ export interface Candidate {
    * to the caller hands the lock over with it (`return client`, `return { client, lockId }`).
    */
   readonly heldBy?: Variable;
+  /**
+   * The variables holding a try-acquire's outcome (`held = result.rows[0]?.acquired === true`): a `return` that gives
+   * it to the caller (`return held`) says whether the lock was taken, and hands the lock over with it.
+   */
+  readonly outcome?: ReadonlySet<Variable>;
   /**
    * An in-process flag whose code runs on, from the set, without giving up the thread (no `await` after it): no other
    * call can find it set in between, so a way out that leaves it set keeps a state on purpose (a parser's `inString`, a
@@ -182,6 +188,61 @@ function inFinallyOf(node: TSESTree.Node, fn: TSESTree.Node | undefined): boolea
   return false;
 }
 
+/**
+ * The variables of the acquiring function that hold the outcome of the try-acquire `acquire`: its result, and values
+ * computed from it in declarations and assignments (`held = result.rows[0]?.acquired === true`), two steps at most.
+ */
+function outcomeVariables(sourceCode: SourceCode, acquire: Node): Set<Variable> {
+  const outcome = new Set<Variable>();
+  const result = resultBinding(acquire);
+  const fn = enclosingFunction(acquire);
+  const first = result && findVariable(sourceCode, result);
+  if (!fn || !first) return outcome;
+  outcome.add(first);
+  const mentions = (n: Node | null | undefined) => {
+    let found = false;
+    if (n)
+      walk(n, (m) => {
+        if (found || m.type !== "Identifier") return;
+        const v = findVariable(sourceCode, m);
+        if (v && outcome.has(v)) found = true;
+      });
+    return found;
+  };
+  for (let round = 0; round < 2; round++)
+    walk(fn, (n) => {
+      const target =
+        n.type === "VariableDeclarator" && n.id.type === "Identifier" && mentions(n.init)
+          ? n.id
+          : n.type === "AssignmentExpression" && n.operator === "=" && n.left.type === "Identifier" && mentions(n.right)
+            ? n.left
+            : undefined;
+      const v = target && findVariable(sourceCode, target);
+      if (v) outcome.add(v);
+    });
+  return outcome;
+}
+
+/** The `if` statements after `acquire` that test that it was refused: `if (!held)`, `held` one of `outcome`. */
+function refusedTests(sourceCode: SourceCode, acquire: Node, outcome: ReadonlySet<Variable>): TSESTree.IfStatement[] {
+  const fn = enclosingFunction(acquire);
+  const out: TSESTree.IfStatement[] = [];
+  if (!fn || outcome.size === 0) return out;
+  walk(fn, (n) => {
+    if (n.type !== "IfStatement" || n.range[0] < acquire.range[1]) return;
+    const t = unwrap(n.test);
+    const arg = t.type === "UnaryExpression" && t.operator === "!" ? unwrap(t.argument) : undefined;
+    const v = arg?.type === "Identifier" ? findVariable(sourceCode, arg) : undefined;
+    if (v && outcome.has(v)) out.push(n);
+  });
+  return out;
+}
+
+/** `node` runs only in the consequent of one of `tests`. */
+function underRefusal(node: Node, tests: readonly TSESTree.IfStatement[]): boolean {
+  return tests.some((t) => contains(t.consequent, node));
+}
+
 export function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLockOp[], shape: ModuleShape): Candidate[] {
   const out: Candidate[] = [];
   const onClient = (call: TSESTree.CallExpression, client: string) => {
@@ -194,7 +255,7 @@ export function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLock
     // program's): every connection of it ends there, and the session locks on them, whichever the unlock reached.
     const owner0 = enclosingFunction(op.node);
     if (
-      op.via === "pool" &&
+      sessionsShared(op.via) &&
       shape.calls.some((c) => onClient(c, op.client) && POOL_CLOSE.has(calleeName(c) ?? "") && inFinallyOf(c, owner0))
     )
       continue;
@@ -213,15 +274,21 @@ export function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLock
     // The unlocks that answer this lock: those of its own function (or nested in it); where it has none (an
     // `acquire()` beside a `release()`), those of functions that take no lock of their own on the client. A module
     // with three `withLock` variants has three unlocks, each its own lock's, not nine.
-    const pooled = unlocks.filter((u) => u.via === "pool");
+    const pooled = unlocks.filter((u) => sessionsShared(u.via));
     const inOwn = pooled.filter(
       (u) => sameFunction(u.node, op.node) || (owner !== undefined && contains(owner, u.node)),
     );
     const lockFree = pooled.filter(
       (u) => !ops.some((l) => l.fn === "lock" && l.client === op.client && sameFunction(l.node, u.node)),
     );
-    const pooledUnlocks = op.via === "pool" ? (inOwn.length > 0 ? inOwn : lockFree).map((u) => u.node) : [];
-    const releases = [...unlocks.map((u) => u.node), ...closes].filter((r) => sameFunction(r, op.node));
+    const pooledUnlocks = sessionsShared(op.via) ? (inOwn.length > 0 ? inOwn : lockFree).map((u) => u.node) : [];
+    // A close on the way taken when the lock was refused (`if (!held) await client.end()`) ends an attempt that holds
+    // nothing: no release of the lock, which a function like this hands to its caller (`return held`).
+    const outcome = op.try ? outcomeVariables(sourceCode, op.node) : new Set<Variable>();
+    const refused = refusedTests(sourceCode, op.node, outcome);
+    const releases = [...unlocks.map((u) => u.node), ...closes].filter(
+      (r) => sameFunction(r, op.node) && !underRefusal(r, refused),
+    );
     const nestedReleases = [...unlocks.map((u) => u.node), ...closes].filter(
       (r) => !sameFunction(r, op.node) && owner !== undefined && contains(owner, r),
     );
@@ -246,8 +313,9 @@ export function advisoryLocks(sourceCode: SourceCode, ops: readonly AdvisoryLock
       try: op.try,
       advisory,
       ...(nestedReleases.length > 0 ? { nestedReleases } : {}),
+      ...(outcome.size > 0 ? { outcome } : {}),
       skipPaths:
-        op.via === "pool" ||
+        sessionsShared(op.via) ||
         (neverUnlocked && (op.via === "transaction" || returns.length > 0)) ||
         releases.length === 0,
     });

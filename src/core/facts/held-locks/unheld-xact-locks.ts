@@ -1,6 +1,7 @@
 /** Transaction-level advisory locks sent outside any transaction (`LockFacts.unheldXactLocks`). */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { AdvisoryLockOp, Node, StateAccess } from "../../model/accesses.js";
+import { sessionsShared } from "../../model/accesses.js";
 import type { UnheldXactLock } from "../../model/held-locks.js";
 import { calleeName, receiverText } from "../../reading/ast.js";
 import { findVariable, unwrap } from "../../reading/values.js";
@@ -94,7 +95,7 @@ export function unheldXactLocks(
     if (op.via === "transaction" || op.via === "connection" || insideTransactionCall(op.node)) continue;
     if (/\b(?:BEGIN|START\s+TRANSACTION)\b/i.test(sourceCode.getText(op.node))) continue;
     if (handedIn(sourceCode, op.node) || givenTransaction(op.node) || handedOut(op.node)) continue;
-    if (op.via === "pool" || (op.client !== "" && opensTransactions.has(op.client)))
+    if (sessionsShared(op.via) || (op.client !== "" && opensTransactions.has(op.client)))
       out.push({ node: op.node, client: op.client || "the pool", try: op.try });
   }
   return out;

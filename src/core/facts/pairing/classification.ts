@@ -193,7 +193,7 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   if (!releases || !branches.every(picked)) return;
   // An operator's override (`forceUnlock()`, `adminRelease()`) frees whatever holds the row, on purpose.
   if (isOverride(write.node)) return;
-  if (purgesMany(mod, write, claim, branches)) return;
+  if (purgesMany(mod, write, claim, branches) || purgesOwn(mod, write, claim, branches)) return;
   const stamped = (f: string) =>
     mod.vocabulary.isTimeField(f) &&
     claim.write.assignments.some((a) => sameField(a.field, f) && a.value.kind !== "static" && !clears(a));
@@ -618,6 +618,67 @@ export function classifyAgainst(
     return;
   }
   if (pinned && resets && !opaque) recovery(["missing-time"]);
+}
+
+/**
+ * A write of many rows pinned by nothing but the process's identity, a value of the module or the instance that the
+ * lock rows are stamped with in a column of their own (`deleteMany({ instance_id: this.instanceId })` where the rows
+ * are written `instance_id: this.instanceId`), at a process's start or end: every lock that identity holds, whatever
+ * its name. A clean-up of the process's own rows, not one holder giving one lock back; no row of another holder
+ * matches it, so no owner is asked of it (blind-18 C18c01). The lock's key, a time or a state pinned beside it make it
+ * a release, asked as one.
+ */
+function purgesOwn(mod: Module, write: StateWrite, claim: Claim, branches: readonly Branch[]): boolean {
+  if (!/many$|all$/i.test(write.operation)) return false;
+  const text = (n: Node) => {
+    const u = unwrap(n);
+    return mod.sourceCode.getText(u.type === "Property" ? (u.value as Node) : u);
+  };
+  // What the module's writes of the lock's rows stamp: the claim's own, and the insert that made a row a renewal
+  // re-stamps (`create({ name, instance_id: this.instanceId })`, then `lock.last_heartbeat = now; lock.save()`).
+  const model = normalizeModel(claim.write.model);
+  // Not the lock's key: what the claim names its row by, the key its insert conflicts on, a primary key.
+  const keyed = [
+    claim.lock.field,
+    ...(claim.write.conflictKey ?? []),
+    ...toBranches(claim.write.filter).flatMap((b) => identityFields(b)),
+  ];
+  const isKey = (f: string) => /^_?id$/i.test(f) || keyed.some((k) => sameField(k, f));
+  // The process's identity: a value of the module (`PROCESS_ID`) or of the instance (`this.instanceId`), not one the
+  // acquiring call is handed or makes (a lock's name, a parameter, a local).
+  const processWide = (n: Node) => {
+    const u = unwrap(n);
+    if (u.type === "MemberExpression") return unwrap(u.object).type === "ThisExpression";
+    const scope = u.type === "Identifier" ? findVariable(mod.sourceCode, u)?.scope.type : undefined;
+    return scope === "module" || scope === "global";
+  };
+  const identity = [claim.write, ...mod.writes.filter((w) => normalizeModel(w.model) === model)]
+    .flatMap((w) => w.assignments)
+    .filter(
+      (a) =>
+        a.value.kind === "other" &&
+        processWide(a.valueNode) &&
+        !isKey(a.field) &&
+        !mod.vocabulary.isTimeField(a.field) &&
+        !mod.vocabulary.isStateField(a.field),
+    );
+  return (
+    identity.length > 0 &&
+    branches.length > 0 &&
+    branches.every(
+      (b) =>
+        b.length > 0 &&
+        b.every(
+          (atom) =>
+            !("opaque" in atom) &&
+            atom.op === "eq" &&
+            atom.pred.values === undefined &&
+            identity.some(
+              (a) => sameField(a.field, atom.pred.field) && text(a.valueNode) === text(predicateValue(atom.pred)),
+            ),
+        ),
+    )
+  );
 }
 
 /**

@@ -270,12 +270,47 @@ export function findKeyedLockRow(mod: Module, write: StateWrite): Claim[] {
       assignment: stamp,
       takeover,
       // Under a locking read, or in a transaction that serializes what it read (Firestore's `runTransaction`), the
-      // read and the write are one step: no check to race.
-      ...(write.underLock ? {} : { check: { kind: "read" as const, node: read.node, timeFields: [] } }),
+      // read and the write are one step: no check to race. Nor is there one where the write sets a column only while
+      // it still holds what the read found (a compare-and-set: `where: { key, value: cur.value }`).
+      ...(write.underLock || setsWhatItRead(mod, write, read)
+        ? {}
+        : { check: { kind: "read" as const, node: read.node, timeFields: [] } }),
       ...(name.text !== undefined ? { nameText: name.text } : {}),
       ...(renews && !write.underLock ? { heldByCaller: renews } : {}),
     },
   ];
+}
+
+/**
+ * Every branch of the write's filter compares a column the write sets with the value `read` found in it
+ * (`updateMany({ where: { key, value: cur.value }, data: { value: next } })`): a compare-and-set. Of callers that
+ * read the same row, the first write changes the column and the others' filters match nothing.
+ */
+function setsWhatItRead(mod: Module, write: StateWrite, read: StateRead): boolean {
+  const found = valuesFrom(mod.sourceCode, read.node);
+  if (found.size === 0) return false;
+  const fromRead = (pred: Predicate) => {
+    let v = unwrap(predicateValue(pred));
+    if (v.type === "Property") v = unwrap(v.value as Node);
+    while (v.type === "MemberExpression" || v.type === "ChainExpression")
+      v = unwrap(v.type === "ChainExpression" ? v.expression : v.object);
+    const variable = v.type === "Identifier" ? findVariable(mod.sourceCode, v) : undefined;
+    return variable !== undefined && found.has(variable);
+  };
+  const branches = mod.branchesOf(write);
+  return (
+    branches.length > 0 &&
+    branches.every((b) =>
+      b.some(
+        (a) =>
+          !("opaque" in a) &&
+          a.op === "eq" &&
+          a.pred.values === undefined &&
+          write.assignments.some((w) => sameField(w.field, a.pred.field)) &&
+          fromRead(a.pred),
+      ),
+    )
+  );
 }
 
 /**

@@ -13,6 +13,7 @@ import type {
   StateWrite,
   StaticValue,
 } from "../../model/accesses.js";
+import { sessionsShared } from "../../model/accesses.js";
 import type { Guard } from "../../model/claims.js";
 import { type ResolvedVocabulary, normalizeName } from "../../model/settings.js";
 import { identityFields, toBranches, type Branch } from "../../model/conditions.js";
@@ -217,7 +218,7 @@ export class Module {
     // Reads in a SERIALIZABLE transaction hold what they read for the writes after them in that transaction.
     const locking = this.reads.filter((r) => r.locking || serializableTransaction(r.node) !== undefined);
     const advisory = accesses.filter(
-      (a): a is AdvisoryLockOp => a.access === "advisory" && a.fn === "lock" && a.via !== "pool",
+      (a): a is AdvisoryLockOp => a.access === "advisory" && a.fn === "lock" && !sessionsShared(a.via),
     );
     const mutexes = rowMutexes(this.reads);
     this.writes = (locking.length === 0 ? writes : writes.map((w) => underLockingReads(w, locking))).map((w) =>

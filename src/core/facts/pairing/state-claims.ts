@@ -91,6 +91,9 @@ export function findStateClaims(mod: Module, write: StateWrite): Claim[] {
   if (write.effect === "insert")
     return write.onConflict === undefined ? findCheckedInsert(mod, write) : findInsertClaim(mod, write);
   if (write.effect === "delete") return [];
+  // A write that empties the holder's column (`workerId: null`) gives the row up, whatever state it moves it to: no
+  // claim names no holder (`RETRYING` with `workerId: null, heartbeatAt: null` is a hand-back; blind-17 A17a14).
+  if (emptiesHolder(mod, write)) return [];
   const claims: Claim[] = [];
   const branches = mod.branchesOf(write);
   for (const assignment of write.assignments) {
@@ -146,6 +149,13 @@ export function findStateClaims(mod: Module, write: StateWrite): Claim[] {
     else claims.push({ kind: "status", write, lock, assignment, takeover: [], check });
   }
   return claims;
+}
+
+/** The write sets an owner or holder column (`lockedBy`, `workerId`) to null. */
+function emptiesHolder(mod: Module, write: StateWrite): boolean {
+  return write.assignments.some(
+    (a) => a.value.kind === "static" && a.value.value.value === null && mod.vocabulary.isOwnerField(a.field),
+  );
 }
 
 /** The age tests of a compare-and-set write reached only where the lock was free or had expired (see its caller). */
