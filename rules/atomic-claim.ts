@@ -6,6 +6,13 @@ import { claimExit } from "../src/rule-kit/claim-exit.js";
 import { valueText } from "../src/core/reading/edits.js";
 import { unreachable } from "../src/core/model/claims.js";
 
+/** How a claim's outcome goes unread, in the words of `unreadClaim`. */
+const UNREAD: Record<"dropped" | "unused" | "error-only", (binding: string) => string> = {
+  dropped: () => "nothing reads whether it changed a row (its result is not kept)",
+  unused: (binding) => `nothing reads whether it changed a row (\`${binding}\` is never read)`,
+  "error-only": () => "only its `error` is read, which stays empty when the filter matched no row",
+};
+
 export default createRule({
   name: "atomic-claim",
   meta: {
@@ -27,6 +34,8 @@ export default createRule({
         "Q3 (is the claim race-safe?): this {{fn}} is sent on its own through `{{client}}`, outside any transaction: the statement is its own transaction, so the lock is released as soon as it returns and the work after it is not excluded at all. Take it as the first statement of the transaction that does the work, or take a session lock on one checked-out connection and unlock it in a `finally`.",
       overwritingLock:
         "Q3 (is the claim race-safe?): this upsert takes the lock row in {{model}} by overwriting the row on its key whatever holds it (a conflict update with no condition): it never fails, so every caller takes the lock, while its holder still works too. Insert and let a conflict do nothing (ON CONFLICT DO NOTHING; PostgREST: ignoreDuplicates: true), treating no row written as held, or overwrite only an expired row (DO UPDATE … WHERE expires_at < now()).",
+      unreadClaim:
+        "Q3 (is the claim race-safe?): this write claims {{model}}.{{field}} = {{value}} only where no other caller has, but {{how}}, and the work at line {{workLine}} runs either way: a caller whose write matched no row goes on as the holder beside the one that claimed it. {{fix}}.",
       stampOnlyClaim:
         "Q3 (is the claim race-safe?): this write is taken as a lock (the test at line {{checkLine}} lets the caller go on only when it returned the row), but it only stamps {{stamped}} on a {{model}} row that stays {{field}} = {{value}}: nothing its filter tests changes, so the next caller's write matches the same row and gets it too, and every caller goes on. Move the row in the same write to a state the filter excludes, or require the stamp to be older than a cutoff in the filter, so a second caller matches nothing.",
       lockFileCheckThenWrite:
@@ -77,6 +86,25 @@ export default createRule({
       }
       for (const write of facts.overwritingLocks)
         context.report({ node: write.node, messageId: "overwritingLock", data: { model: write.model } });
+      for (const u of facts.unreadClaims) {
+        const { model, field, value } = claimData(u.claim);
+        context.report({
+          node: u.claim.write.node,
+          messageId: "unreadClaim",
+          data: {
+            model,
+            field,
+            value,
+            how: UNREAD[u.how](u.binding ?? ""),
+            workLine: String(u.work.loc.start.line),
+            fix: u.batch
+              ? "Stamp this caller's token in the same write, and go on with the rows that carry it"
+              : u.how === "error-only"
+                ? "Go on only when the write changed a row: count it, or `.select()` the row and test it"
+                : "Go on only when the write changed a row: test its count of changed rows",
+          },
+        });
+      }
       for (const c of facts.stampOnlyClaims)
         context.report({
           node: c.write.node,

@@ -378,6 +378,8 @@ export const postgrestRecognizer: Recognizer = {
         ...base,
         filter,
         assignments,
+        // `.single()` turns "no row" into an error; without it the error stays empty when the filter matched nothing.
+        ...(chain.after.some((l) => l.name === "single") ? {} : { errorSilentWhenNothing: true }),
         addPredicate: addPredicate(ctx, chain),
         recoveryWrite: (spec) => recoveryWrite(ctx, chain, spec),
         // Errors come back in the result too: a count, or the rows `select()` returns, read only when present.

@@ -149,6 +149,7 @@ const EMPTY_FACTS: LockFacts = {
   keyDerivedHolders: [],
   overwritingLocks: [],
   stampOnlyClaims: [],
+  unreadClaims: [],
   heldEffects: [],
   renewals: [],
   recoveriesOf: () => [],
@@ -539,7 +540,7 @@ export function mayHoldLocks(text: string): boolean {
     candidateText = new RegExp(
       // `.update(`, `?.update(`, `.update<T>(`, `["update"](`, `writeFile(`, sql`…`, `running = true`, and a slot
       // filled when empty (`p ??= connect()`, `p = p || connect()`), a promise memo's form
-      `(?:^|[^\\w$])(?:${methods})\\s*(?:\\?\\.\\s*)?[(<]|\\.(?:${methods})\\s*\\)?\\s*\\.\\s*bind\\s*\\(|\\[\\s*["'\`](?:${methods})["'\`]\\s*\\]|(?:^|[^\\w$])(?:${tags})\\s*(?:<[^>]*>\\s*)?\`|[^=!<>]=\\s*(?:true|false)\\b|(?:\\|\\||\\?\\?)=|([\\w$.]+)\\s*=\\s*\\1\\s*(?:\\|\\||\\?\\?)`,
+      `(?:^|[^\\w$])(?:${methods})\\s*(?:\\?\\.\\s*)?[(<]|\\.(?:${methods})\\s*\\)?\\s*\\.\\s*bind\\s*\\(|\\[\\s*["'\`](?:${methods})["'\`]\\s*\\]|(?:^|[^\\w$])(?:${tags})\\s*(?:<[^>]*>\\s*)?\`|[^=!<>]=\\s*(?:true|false)\\b|(?:\\|\\||\\?\\?)=|(?<![\\w$.])([\\w$.]{1,64})\\s*=\\s*\\1\\s*(?:\\|\\||\\?\\?)`,
     );
   }
   return candidateText.test(text);

@@ -12,7 +12,9 @@
 // - a try-acquire whose function returns the outcome (`return held`) hands the lock to its caller, and a close on the
 //   way taken when the lock was refused (`if (!held) await conn.end()`) is no release of it;
 // - and one of blind-18: a write of many rows pinned only by the identity the module stamps on its lock rows
-//   (`deleteMany({ holder: PROCESS_ID })` at shut-down) is the process's clean-up of its own rows, not a release.
+//   (`deleteMany({ holder: PROCESS_ID })` at shut-down) is the process's clean-up of its own rows, not a release;
+//   and a conditional claim whose outcome nothing reads (not kept, kept and never read, or only PostgREST's `error`)
+//   lets the caller that lost go on beside the holder.
 import releaseInFinally from "../../rules/release-in-finally.js";
 import atomicClaim from "../../rules/atomic-claim.js";
 import requireStaleRecovery from "../../rules/require-stale-recovery.js";
@@ -357,6 +359,103 @@ ruleTester.run("owner-checked-release (a process's clean-up of its own rows, bli
             expiryLine: "14",
           },
         },
+      ],
+    },
+  ],
+});
+
+/** A report worker that claims its row with a conditional write, then builds the report. */
+const CLAIM_THEN_BUILD = (claim: string) => `import { prisma } from "./db";
+
+export async function buildOne(reportId: string) {
+${claim}
+  await renderReport(reportId);
+  await prisma.report.update({ where: { id: reportId }, data: { state: "DONE" } });
+}
+`;
+
+/** The same worker on Supabase: the claim's result is destructured as `claimed`. */
+const SUPABASE_CLAIM = (chainEnd: string, kept: string) => `import { createClient } from "@supabase/supabase-js";
+const db = createClient("u", "k");
+
+export async function buildOne(reportId: string) {
+  const { ${kept} } = await db.from("reports").update({ state: "BUILDING" }).eq("id", reportId).eq("state", "QUEUED")${chainEnd};
+  if (claimError) return;
+  await renderReport(reportId);
+}
+`;
+
+const unread = (line: number, how: string, fix: string, model = "report", workLine = "5") => ({
+  messageId: "unreadClaim" as const,
+  line,
+  data: { model, field: "state", value: "BUILDING", how, workLine, fix },
+});
+const TEST_COUNT = "Go on only when the write changed a row: test its count of changed rows";
+
+ruleTester.run("atomic-claim (a conditional claim whose outcome nothing reads)", atomicClaim, {
+  valid: [
+    // The count decides.
+    {
+      code: CLAIM_THEN_BUILD(
+        '  const res = await prisma.report.updateMany({ where: { id: reportId, state: "QUEUED" }, data: { state: "BUILDING" } });\n  if (res.count === 0) return;',
+      ),
+    },
+    // Prisma's `update` throws when its filter matches no row: the loser leaves by the rejection.
+    {
+      code: CLAIM_THEN_BUILD(
+        '  await prisma.report.update({ where: { id: reportId, state: "QUEUED" }, data: { state: "BUILDING" } });',
+      ),
+    },
+    // `.select().single()` turns a filter that matched nothing into the error the test reads.
+    { code: SUPABASE_CLAIM('.select("id").single()', "error: claimError") },
+    // The row read back decides.
+    {
+      code: SUPABASE_CLAIM('.select("id")', "data: won, error: claimError").replace(
+        "if (claimError)",
+        "if (claimError || !won?.length)",
+      ),
+    },
+  ],
+  invalid: [
+    {
+      code: CLAIM_THEN_BUILD(
+        '  await prisma.report.updateMany({ where: { id: reportId, state: "QUEUED" }, data: { state: "BUILDING" } });',
+      ),
+      errors: [unread(4, "nothing reads whether it changed a row (its result is not kept)", TEST_COUNT)],
+    },
+    {
+      code: CLAIM_THEN_BUILD(
+        '  const res = await prisma.report.updateMany({ where: { id: reportId, state: "QUEUED" }, data: { state: "BUILDING" } });',
+      ),
+      errors: [unread(4, "nothing reads whether it changed a row (`res` is never read)", TEST_COUNT)],
+    },
+    {
+      code: SUPABASE_CLAIM("", "error: claimError"),
+      errors: [
+        unread(
+          5,
+          "only its `error` is read, which stays empty when the filter matched no row",
+          "Go on only when the write changed a row: count it, or `.select()` the row and test it",
+          "reports",
+          "7",
+        ),
+      ],
+    },
+    {
+      // A batch claimed by its keys: what a caller won is which rows, so it must read back only its own.
+      code: `import { prisma } from "./db";
+
+export async function claimBatch(ids: string[]) {
+  await prisma.report.updateMany({ where: { id: { in: ids }, state: "QUEUED" }, data: { state: "BUILDING" } });
+  return prisma.report.findMany({ where: { id: { in: ids }, state: "BUILDING" } });
+}
+`,
+      errors: [
+        unread(
+          4,
+          "nothing reads whether it changed a row (its result is not kept)",
+          "Stamp this caller's token in the same write, and go on with the rows that carry it",
+        ),
       ],
     },
   ],

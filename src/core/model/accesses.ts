@@ -173,6 +173,11 @@ export interface StateWrite {
    * rejecting, not by a count of 0 (facts/renewals.ts).
    */
   readonly throwsWhenNothing?: boolean;
+  /**
+   * The write hands its failure back as a value (`const { error } = await …`) that stays empty when the filter matched
+   * no row (PostgREST's update without `.single()`): a test of that error alone says nothing of whether it changed one.
+   */
+  readonly errorSilentWhenNothing?: boolean;
 }
 
 /** What a stale recovery writes: values and names as source text, ready to paste. */

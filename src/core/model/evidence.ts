@@ -66,9 +66,12 @@ const DELETE_SLOT = /\bdelete\s+[\w$.]+\s*\[/;
 const TABLE_HAS = /\.(?:has|get)\s*\(/;
 const TABLE_TAKE = /\.(?:add|set)\s*\(/;
 const TABLE_DELETE = /\.delete\s*\(/;
-/** Promise memos: a slot filled when empty, in a module that makes promises. */
+/**
+ * Promise memos: a slot filled when empty, in a module that makes promises (`slot = slot || make()` bounded as
+ * CHAIN_KEPT's slot is, so a long run of name characters is tried once).
+ */
 const MEMO_FILL =
-  /(?:\?\?|\|\|)=|if\s*\(\s*!\s*([\w$.]+)\s*\)\s*\{?\s*\1\s*=(?!=)|if\s*\(\s*([\w$.]+)\s*\)\s*\{?\s*return\s+\2\b[^;]*;\s*\}?\s*\2\s*=(?!=)|([\w$.]+)\s*=\s*\3\s*(?:\?\?|\|\|)/;
+  /(?:\?\?|\|\|)=|if\s*\(\s*!\s*([\w$.]+)\s*\)\s*\{?\s*\1\s*=(?!=)|if\s*\(\s*([\w$.]+)\s*\)\s*\{?\s*return\s+\2\b[^;]*;\s*\}?\s*\2\s*=(?!=)|(?<![\w$.])([\w$.]{1,64})\s*=\s*\3\s*(?:\?\?|\|\|)/;
 const MAKES_PROMISES = /Promise|\.then\s*\(|\basync\b/;
 /**
  * Promise chains kept as queues: a link chained on the one before and kept (`q = q.then(…)`, `.finally(` kept). The

@@ -83,6 +83,8 @@ export interface LockFacts {
    * only stamped with the clock, its result deciding whether the caller goes on (pairing/stamp-only-claims.ts).
    */
   readonly stampOnlyClaims: readonly StampOnlyClaim[];
+  /** Q3: conditional claims whose outcome nothing reads, so the caller that lost goes on too (unread-claims.ts). */
+  readonly unreadClaims: readonly UnreadClaim[];
   /** Q2: lease renewals (EXPIRE of a held key, library extends, heartbeat writes) and where their failure lands (renewals.ts). */
   readonly renewals: readonly Renewal[];
   /** The module's exported lock helpers, for the modules that import them (src/core/summaries/, the audit). */
@@ -155,6 +157,18 @@ export interface LockFacts {
 export interface ModuleShape {
   readonly calls: readonly TSESTree.CallExpression[];
   readonly functions: readonly TSESTree.FunctionLike[];
+}
+
+/** A conditional claim whose outcome nothing reads, with work run after it (unread-claims.ts). */
+export interface UnreadClaim {
+  readonly claim: Claim;
+  /** The result is not kept, kept in `binding` and never read, or read only for PostgREST's `error`. */
+  readonly how: "dropped" | "unused" | "error-only";
+  readonly binding?: string;
+  /** The first statement after it that runs more code. */
+  readonly work: Node;
+  /** The write picks a set of rows (`id in ids`): what the caller won is which of them, not whether. */
+  readonly batch: boolean;
 }
 
 /** A write taken as a lock that only stamps a time on a row it leaves in `field` = `value` (stamp-only-claims.ts). */

@@ -39,6 +39,7 @@ import { findOwnedLeaseReleases } from "./owned-leases.js";
 import { findStaleScans } from "./stale-scans.js";
 import { overwritesLock } from "./lock-rows.js";
 import { findStampOnlyClaims } from "./stamp-only-claims.js";
+import { findUnreadClaims } from "./unread-claims.js";
 import { type Classified, classifyAgainst } from "./classification.js";
 import { buildForeignRecoveries, lockKeyText } from "./foreign-recoveries.js";
 import { holdsRow, isLockRow } from "../../model/claims.js";
@@ -245,6 +246,7 @@ export function buildFacts(
     ownedLeaseReleases: findOwnedLeaseReleases(mod.writes, claims, vocabulary),
     keyDerivedHolders: keyDerivedHolders(sourceCode, claims, vocabulary),
     stampOnlyClaims: findStampOnlyClaims(mod),
+    unreadClaims: findUnreadClaims(mod, claims),
     overwritingLocks: ((claimed) => mod.writes.filter((w) => overwritesLock(mod, w, claimed, heldBefore)))(
       new Set(claims.map((c) => c.write)),
     ),

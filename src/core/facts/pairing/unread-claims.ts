@@ -1,0 +1,128 @@
+/**
+ * A conditional claim whose outcome nothing reads (Q3). The write moves a row to an in-progress value only where no
+ * other caller has (`update … set status = 'running' where id = $1 and status = 'pending'`), which is the atomic half
+ * of a claim; the other half is to go on only when it changed a row. Where the code keeps no result of it
+ * (`await db.jobs.updateMany(…);` then the work), keeps one it never reads, or reads only PostgREST's `error` (which
+ * says nothing of a filter that matched no row), the caller whose write matched nothing goes on as the holder beside
+ * the one that claimed the row. A write that throws when it changes nothing (Prisma's `update`, a DynamoDB
+ * conditional put) refuses by its rejection; a claim under a row lock, or with nothing run after it, is not asked.
+ */
+import type { TSESTree } from "@typescript-eslint/utils";
+import type { Node } from "../../model/accesses.js";
+import type { Claim } from "../../model/claims.js";
+import type { UnreadClaim } from "../../model/lock-facts.js";
+import { isFunction } from "../../reading/units.js";
+import { exits } from "../../reading/ast.js";
+import { findVariable, keyName } from "../../reading/values.js";
+import { walk } from "../../reading/walk.js";
+import { Module } from "./module.js";
+
+export function findUnreadClaims(mod: Module, claims: readonly Claim[]): UnreadClaim[] {
+  const out: UnreadClaim[] = [];
+  for (const claim of claims) {
+    if (claim.kind !== "status" || claim.check) continue;
+    const write = claim.write;
+    if (write.throwsWhenNothing || write.underLock) continue;
+    // An insert refuses by failing on the key it conflicts on, unless told to do nothing then (ON CONFLICT DO NOTHING).
+    if (write.effect === "insert" && write.onConflict !== "ignore") continue;
+    const at = write.runAt ?? write.node;
+    const how = unread(mod, write.errorSilentWhenNothing === true, at);
+    if (!how) continue;
+    const work = workAfter(mod, at);
+    if (!work) continue;
+    // Rows picked by a list of keys (`id in ids`), not a list of states the claim may take them from.
+    const batch = mod
+      .branchesOf(write)
+      .some((b) =>
+        b.some(
+          (atom) =>
+            !("opaque" in atom) &&
+            atom.op === "in" &&
+            !mod.vocabulary.isStateField(atom.pred.field) &&
+            !mod.vocabulary.isFlagField(atom.pred.field),
+        ),
+      );
+    out.push({ claim, ...how, work, batch });
+  }
+  return out;
+}
+
+/** How the write's outcome goes unread: not kept, kept and never read, or read only for PostgREST's `error`. */
+function unread(mod: Module, errorSilent: boolean, at: Node): Pick<UnreadClaim, "how" | "binding"> | undefined {
+  let top: Node = at;
+  while (
+    top.parent &&
+    (top.parent.type === "AwaitExpression" ||
+      top.parent.type === "TSAsExpression" ||
+      top.parent.type === "TSNonNullExpression" ||
+      top.parent.type === "ChainExpression")
+  )
+    top = top.parent;
+  // Not awaited where it stands, the promise goes elsewhere (returned, gathered): whoever gets it may read it.
+  if (top === at) return undefined;
+  const holder = top.parent;
+  if (holder?.type === "ExpressionStatement") return { how: "dropped" };
+  if (holder?.type !== "VariableDeclarator" || holder.init !== top) return undefined;
+  if (holder.id.type === "Identifier") {
+    const variable = findVariable(mod.sourceCode, holder.id);
+    const reads = variable?.references.filter((r) => r.identifier !== holder.id && r.isRead()) ?? [];
+    return variable && reads.length === 0 ? { how: "unused", binding: holder.id.name } : undefined;
+  }
+  if (holder.id.type !== "ObjectPattern" || !errorSilent) return undefined;
+  // `const { error } = await supabase.from(t).update(v).eq(…).neq(…)` (`StateWrite.errorSilentWhenNothing`).
+  const names = holder.id.properties.map((p) => (p.type === "Property" ? keyName(p.key, p.computed) : undefined));
+  if (!names.every((n) => n === "error")) return undefined;
+  return { how: "error-only" };
+}
+
+/**
+ * The first statement after the write's own, in its block, that runs more code (a call) and is not a test that leaves:
+ * the work the claim guards.
+ */
+function workAfter(mod: Module, at: Node): Node | undefined {
+  let statement: Node = at;
+  while (statement.parent && statement.parent.type !== "BlockStatement" && statement.parent.type !== "Program") {
+    if (isFunction(statement.parent)) return undefined;
+    statement = statement.parent;
+  }
+  const block = statement.parent as TSESTree.BlockStatement | TSESTree.Program | undefined;
+  if (!block) return undefined;
+  const i = (block.body as readonly Node[]).indexOf(statement);
+  for (const next of (block.body as readonly Node[]).slice(i + 1)) {
+    // A test that leaves (`if (error) return …`) turns some callers away; the work is what runs past it.
+    if (next.type === "IfStatement" && !next.alternate && exits(next.consequent)) continue;
+    // A test of what the write gave back (`if (error) console.error(…)`) handles its result; it is no work.
+    if (next.type === "IfStatement" && testsResult(mod, next.test, statement)) continue;
+    let calls = false;
+    walk(next, (n) => {
+      if (calls || (n !== next && isFunction(n))) return false;
+      if (n.type === "CallExpression" || n.type === "NewExpression") calls = true;
+      return !calls;
+    });
+    if (calls) return next;
+  }
+  return undefined;
+}
+
+/** The test reads a variable the write's own statement declares (`const { error } = await …`). */
+function testsResult(mod: Module, test: Node, statement: Node): boolean {
+  if (statement.type !== "VariableDeclaration") return false;
+  const declared = new Set<unknown>();
+  for (const d of statement.declarations)
+    walk(d.id, (n) => {
+      if (n.type === "Identifier") {
+        const v = findVariable(mod.sourceCode, n);
+        if (v) declared.add(v);
+      }
+    });
+  let found = false;
+  walk(test, (n) => {
+    if (found) return false;
+    if (n.type === "Identifier") {
+      const v = findVariable(mod.sourceCode, n);
+      if (v && declared.has(v)) found = true;
+    }
+    return !found;
+  });
+  return found;
+}
