@@ -408,6 +408,16 @@ ruleTester.run("atomic-claim (a conditional claim whose outcome nothing reads)",
     },
     // `.select().single()` turns a filter that matched nothing into the error the test reads.
     { code: SUPABASE_CLAIM('.select("id").single()', "error: claimError") },
+    // A batch claimed with this caller's token and read back by it: the caller goes on with the rows it won.
+    {
+      code: `import { prisma } from "./db";
+
+export async function claimBatch(ids: string[], me: string) {
+  await prisma.report.updateMany({ where: { id: { in: ids }, state: "QUEUED" }, data: { state: "BUILDING", claimedBy: me } });
+  return prisma.report.findMany({ where: { id: { in: ids }, claimedBy: me } });
+}
+`,
+    },
     // The row read back decides.
     {
       code: SUPABASE_CLAIM('.select("id")', "data: won, error: claimError").replace(

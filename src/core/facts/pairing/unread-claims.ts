@@ -9,11 +9,14 @@
  */
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../../model/accesses.js";
+import { predicateValue } from "../../model/accesses.js";
+import { toBranches } from "../../model/conditions.js";
+import { normalizeModel, sameField } from "../../model/names.js";
 import type { Claim } from "../../model/claims.js";
 import type { UnreadClaim } from "../../model/lock-facts.js";
-import { isFunction } from "../../reading/units.js";
+import { enclosingFunction, isFunction } from "../../reading/units.js";
 import { exits } from "../../reading/ast.js";
-import { findVariable, keyName } from "../../reading/values.js";
+import { findVariable, keyName, unwrap } from "../../reading/values.js";
 import { walk } from "../../reading/walk.js";
 import { Module } from "./module.js";
 
@@ -27,7 +30,7 @@ export function findUnreadClaims(mod: Module, claims: readonly Claim[]): UnreadC
     if (write.effect === "insert" && write.onConflict !== "ignore") continue;
     const at = write.runAt ?? write.node;
     const how = unread(mod, write.errorSilentWhenNothing === true, at);
-    if (!how) continue;
+    if (!how || readsBackByToken(mod, claim)) continue;
     const work = workAfter(mod, at);
     if (!work) continue;
     // Rows picked by a list of keys (`id in ids`), not a list of states the claim may take them from.
@@ -45,6 +48,39 @@ export function findUnreadClaims(mod: Module, claims: readonly Claim[]): UnreadC
     out.push({ claim, ...how, work, batch });
   }
   return out;
+}
+
+/**
+ * A read after the claim, in its function, of rows pinned by a column the claim stamps with a value of the caller's
+ * (`lockedBy: workerId` written, then `findMany({ where: { …, lockedBy: workerId } })`): the caller goes on with the
+ * rows it won, which is reading the outcome.
+ */
+function readsBackByToken(mod: Module, claim: Claim): boolean {
+  const write = claim.write;
+  const fn = enclosingFunction(write.node);
+  const text = (n: Node) => {
+    const u = unwrap(n);
+    return mod.sourceCode.getText(u.type === "Property" ? (u.value as Node) : u);
+  };
+  const stamped = write.assignments.filter((a) => a.value.kind === "other");
+  if (!fn || stamped.length === 0) return false;
+  return mod.reads.some(
+    (r) =>
+      r.node.range[0] > write.node.range[1] &&
+      enclosingFunction(r.node) === fn &&
+      normalizeModel(r.model) === normalizeModel(write.model) &&
+      toBranches(r.filter).some((b) =>
+        b.some(
+          (atom) =>
+            !("opaque" in atom) &&
+            atom.op === "eq" &&
+            atom.pred.values === undefined &&
+            stamped.some(
+              (a) => sameField(a.field, atom.pred.field) && text(a.valueNode) === text(predicateValue(atom.pred)),
+            ),
+        ),
+      ),
+  );
 }
 
 /** How the write's outcome goes unread: not kept, kept and never read, or read only for PostgREST's `error`. */
