@@ -220,7 +220,7 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
     // The value the acquire gives a pinned column: what it writes there, or what its filter picks it by.
     const given = (f: string) => [
       ...claim.write.assignments.filter((k) => sameField(k.field, f)).map((k) => mod.sourceCode.getText(k.valueNode)),
-      ...picks.filter((p) => sameField(p.field, f)).map((p) => valueText(p.node)),
+      ...picks.filter((p) => sameField(p.field, f)).map((p) => mod.valueText(p.node)),
     ];
     // The acquire's filter names its row by columns it does not write (`resourceId, lockType` of an upsert), not by a
     // conflict test of what it writes (`holder = EXCLUDED.holder`).
@@ -249,10 +249,6 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
     return scope !== undefined && scope !== "module" && scope !== "global";
   };
   const drawnFresh = (n: Node) => unwrap(n).type === "Identifier" && drawnFreshValue(mod.sourceCode, n);
-  const valueText = (n: Node) => {
-    const u = unwrap(n);
-    return mod.sourceCode.getText(u.type === "Property" ? (u.value as Node) : u);
-  };
   // An owner column by name, unless it is the key the acquire's insert is unique on: a lock item keyed `lockId`
   // is named by it, so a release by `lockId` alone frees whoever holds the lock now.
   const conflictKey = claim.write.conflictKey ?? [];
@@ -630,10 +626,6 @@ export function classifyAgainst(
  */
 function purgesOwn(mod: Module, write: StateWrite, claim: Claim, branches: readonly Branch[]): boolean {
   if (!/many$|all$/i.test(write.operation)) return false;
-  const text = (n: Node) => {
-    const u = unwrap(n);
-    return mod.sourceCode.getText(u.type === "Property" ? (u.value as Node) : u);
-  };
   // What the module's writes of the lock's rows stamp: the claim's own, and the insert that made a row a renewal
   // re-stamps (`create({ name, instance_id: this.instanceId })`, then `lock.last_heartbeat = now; lock.save()`).
   const model = normalizeModel(claim.write.model);
@@ -665,19 +657,7 @@ function purgesOwn(mod: Module, write: StateWrite, claim: Claim, branches: reado
   return (
     identity.length > 0 &&
     branches.length > 0 &&
-    branches.every(
-      (b) =>
-        b.length > 0 &&
-        b.every(
-          (atom) =>
-            !("opaque" in atom) &&
-            atom.op === "eq" &&
-            atom.pred.values === undefined &&
-            identity.some(
-              (a) => sameField(a.field, atom.pred.field) && text(a.valueNode) === text(predicateValue(atom.pred)),
-            ),
-        ),
-    )
+    branches.every((b) => b.length > 0 && b.every((atom) => mod.pinsWritten(atom, identity)))
   );
 }
 

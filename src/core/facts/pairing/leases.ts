@@ -303,17 +303,13 @@ export function findCheckedLease(mod: Module, write: StateWrite): Claim[] {
   // … })`, blind-9 C213).
   const keyOfRead = (): Branch[] => {
     const picks = toBranches(read.filter);
-    const text = (n: Node) => {
-      const u = unwrap(n);
-      return mod.sourceCode.getText(u.type === "Property" ? (u.value as Node) : u);
-    };
     const written = (atom: Branch[number]) =>
       !("opaque" in atom) &&
       atom.op === "eq" &&
       write.assignments.some(
         (a) =>
           sameField(a.field, atom.pred.field) &&
-          mod.sourceCode.getText(a.valueNode) === text(predicateValue(atom.pred)),
+          mod.sourceCode.getText(a.valueNode) === mod.valueText(predicateValue(atom.pred)),
       );
     return picks.length === 1 && picks[0]!.length > 0 && picks[0]!.every(written) ? picks : [];
   };

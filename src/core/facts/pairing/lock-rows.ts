@@ -80,17 +80,13 @@ function undoneOnFailure(mod: Module, write: StateWrite): boolean {
   const fn = unitOf(write.node);
   if (!fn) return false;
   const inserted = new Map(write.assignments.map((a) => [normalizeName(a.field), mod.sourceCode.getText(a.valueNode)]));
-  const text = (n: Node) => {
-    const u = unwrap(n);
-    return mod.sourceCode.getText(u.type === "Property" ? (u.value as Node) : u);
-  };
   const sameRow = (w: StateWrite) =>
     normalizeModel(w.model) === normalizeModel(write.model) &&
     unitOf(w.node) === fn &&
     w.node.range[0] > write.node.range[1] &&
     everyBranchPicks(
       mod.branchesOf(w),
-      (pred) => inserted.get(normalizeName(pred.field)) === text(predicateValue(pred)),
+      (pred) => inserted.get(normalizeName(pred.field)) === mod.valueText(predicateValue(pred)),
     );
   const failureBlock = (w: StateWrite): Node | undefined => {
     for (let p = w.node.parent; p && p !== fn; p = p.parent) {

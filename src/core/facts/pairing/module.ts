@@ -5,6 +5,7 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type {
+  Assignment,
   AdvisoryLockOp,
   Condition,
   Node,
@@ -13,12 +14,12 @@ import type {
   StateWrite,
   StaticValue,
 } from "../../model/accesses.js";
-import { sessionsShared } from "../../model/accesses.js";
+import { predicateValue, sessionsShared } from "../../model/accesses.js";
 import type { Guard } from "../../model/claims.js";
 import { type ResolvedVocabulary, normalizeName } from "../../model/settings.js";
 import { identityFields, toBranches, type Branch } from "../../model/conditions.js";
 import { describeTest, guardsOf, pathCondition } from "../../reading/guards.js";
-import { normalizeModel } from "../../model/names.js";
+import { normalizeModel, sameField } from "../../model/names.js";
 import { enclosingFunction, isFunction, serializableTransaction, unitOf } from "../../reading/units.js";
 import { contains } from "../../reading/ast.js";
 import { findVariable, thenParameterOf, unwrap } from "../../reading/values.js";
@@ -225,6 +226,26 @@ export class Module {
       underAdvisoryLock(w, advisory, mutexes),
     );
     for (const r of this.reads) this.readByCall.set(r.node, r);
+  }
+
+  /** The source of the value an assignment or a predicate stands for: a property's value, else the expression. */
+  valueText(n: Node): string {
+    const u = unwrap(n);
+    return this.sourceCode.getText(u.type === "Property" ? (u.value as Node) : u);
+  }
+
+  /** The atom compares a column with the very value one of `assignments` writes there (`lockedBy: workerId`). */
+  pinsWritten(atom: Branch[number], assignments: readonly Assignment[]): boolean {
+    return (
+      !("opaque" in atom) &&
+      atom.op === "eq" &&
+      atom.pred.values === undefined &&
+      assignments.some(
+        (a) =>
+          sameField(a.field, atom.pred.field) &&
+          this.valueText(a.valueNode) === this.valueText(predicateValue(atom.pred)),
+      )
+    );
   }
 
   branchesOf(w: StateWrite): Branch[] {

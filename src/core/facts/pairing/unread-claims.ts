@@ -9,14 +9,13 @@
  */
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../../model/accesses.js";
-import { predicateValue } from "../../model/accesses.js";
 import { toBranches } from "../../model/conditions.js";
-import { normalizeModel, sameField } from "../../model/names.js";
+import { normalizeModel } from "../../model/names.js";
 import type { Claim } from "../../model/claims.js";
 import type { UnreadClaim } from "../../model/lock-facts.js";
 import { enclosingFunction, isFunction } from "../../reading/units.js";
 import { exits } from "../../reading/ast.js";
-import { findVariable, keyName, unwrap } from "../../reading/values.js";
+import { findVariable, keyName } from "../../reading/values.js";
 import { walk } from "../../reading/walk.js";
 import { Module } from "./module.js";
 
@@ -58,10 +57,6 @@ export function findUnreadClaims(mod: Module, claims: readonly Claim[]): UnreadC
 function readsBackByToken(mod: Module, claim: Claim): boolean {
   const write = claim.write;
   const fn = enclosingFunction(write.node);
-  const text = (n: Node) => {
-    const u = unwrap(n);
-    return mod.sourceCode.getText(u.type === "Property" ? (u.value as Node) : u);
-  };
   const stamped = write.assignments.filter((a) => a.value.kind === "other");
   if (!fn || stamped.length === 0) return false;
   return mod.reads.some(
@@ -69,17 +64,7 @@ function readsBackByToken(mod: Module, claim: Claim): boolean {
       r.node.range[0] > write.node.range[1] &&
       enclosingFunction(r.node) === fn &&
       normalizeModel(r.model) === normalizeModel(write.model) &&
-      toBranches(r.filter).some((b) =>
-        b.some(
-          (atom) =>
-            !("opaque" in atom) &&
-            atom.op === "eq" &&
-            atom.pred.values === undefined &&
-            stamped.some(
-              (a) => sameField(a.field, atom.pred.field) && text(a.valueNode) === text(predicateValue(atom.pred)),
-            ),
-        ),
-      ),
+      toBranches(r.filter).some((b) => b.some((atom) => mod.pinsWritten(atom, stamped))),
   );
 }
 
