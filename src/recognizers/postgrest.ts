@@ -122,11 +122,23 @@ const column = (name: string) => name.replace(/^.*->>?/, "").replace(/^"|"$/g, "
 /** A placeholder for a template's hole inside a filter string: a value known only at run time. */
 const HOLE = "\u0000";
 
-/** The text of a filter-string argument, holes replaced by a placeholder. */
+/**
+ * The text of a filter-string argument. A template's hole whose value is known where the module is read (a
+ * constant, an enum member: `status.neq.${Status.Running}`) is that value; any other hole is a placeholder.
+ */
 function filterString(ctx: RecognizerContext, node: Node | undefined): string | undefined {
   if (!node || node.type === "SpreadElement") return undefined;
   const n = unwrap(node);
-  if (n.type === "TemplateLiteral") return n.quasis.map((q) => q.value.cooked ?? "").join(HOLE);
+  if (n.type === "TemplateLiteral")
+    return n.quasis
+      .map((q, i) => {
+        const hole = n.expressions[i];
+        if (!hole) return q.value.cooked ?? "";
+        const v = evaluate(ctx.sourceCode, hole)?.value;
+        const known = typeof v === "string" || typeof v === "number" || typeof v === "boolean";
+        return (q.value.cooked ?? "") + (known ? String(v) : HOLE);
+      })
+      .join("");
   return text(ctx, n);
 }
 

@@ -1,5 +1,6 @@
-// Arbitraries that build lock modules from parts: a claim (compare-and-set, or check-then-act) in one of the
-// supported stores and syntax variants, an optional stale recovery (sound or with one flaw), an optional lease
+// Arbitraries that build lock modules from parts: a claim (compare-and-set, one whose outcome nothing reads, or
+// check-then-act) in one of the supported stores (the SQL builders and ORMs, MongoDB, raw SQL, Supabase/PostgREST
+// chains and MikroORM's EntityManager) and syntax variants, an optional stale recovery (sound or with one flaw), an optional lease
 // take-over in the claim, stale scans, a runner with an optional completion and try/finally release, lock rows
 // under a unique key with or without a sweeper, Redis locks with or without TTL and owner check, and lookalikes
 // (transitions into states that are not in progress, idempotency keys, caches) that must stay quiet. Each kind of
@@ -24,6 +25,8 @@ export const DB_STORES = [
   "mongo",
   "mongoose",
   "pg",
+  "postgrest",
+  "mikro-orm",
 ] as const;
 export type DbStore = (typeof DB_STORES)[number];
 
@@ -525,6 +528,110 @@ const pg: Dialect = {
   rowPattern: (row) => `{ rows: [${row}] }`,
 };
 
+// ---- Supabase / PostgREST ----
+
+/** A value inside a PostgREST filter string (`status.neq.RUNNING`, `updated_at.lt.${cutoff}`). */
+function postgrestText(v: Val): string {
+  if (v.kind === "lit") return String(v.value);
+  if (v.kind === "ref") return `\${${v.text}}`;
+  if (v.kind === "var") return `\${${v.name}}`;
+  return "${new Date().toISOString()}";
+}
+
+function postgrestFilters(filter: readonly Pred[], s: Syntax): string {
+  const q = s.quote;
+  return filter
+    .map((p): string => {
+      if (p.op === "or") {
+        const items = p.items.map((i) => {
+          if (i.op === "or") throw new Error("nested or");
+          return `${snake(i.field)}.${i.op === "ne" ? "neq" : i.op}.${postgrestText(i.value)}`;
+        });
+        return `.or(\`${items.join(",")}\`)`;
+      }
+      const col = `${q}${snake(p.field)}${q}`;
+      const v = jsVal(p.value, q, "new Date().toISOString()");
+      if (p.op === "eq") return s.variant % 3 === 2 ? `.match({ ${prop(snake(p.field), v)} })` : `.eq(${col}, ${v})`;
+      if (p.op === "ne")
+        return [`.neq(${col}, ${v})`, `.not(${col}, ${q}eq${q}, ${v})`, `.filter(${col}, ${q}neq${q}, ${v})`][
+          s.variant % 3
+        ]!;
+      return `.${p.op}(${col}, ${v})`;
+    })
+    .join("");
+}
+
+const postgrest: Dialect = {
+  clients: [
+    {
+      name: "supabase",
+      declaration: `import { supabase } from "./supabase";`,
+      type: "SupabaseClient",
+      typeImport: `import type { SupabaseClient } from "@supabase/supabase-js";`,
+    },
+  ],
+  head: () => [],
+  model: plural,
+  column: snake,
+  leases: true,
+  update(w, c, s, claim) {
+    const q = s.quote;
+    const sets = w.set.map((a) => prop(snake(a.field), jsVal(a.value, q, "new Date().toISOString()")));
+    return `${c.client("supabase")}.from(${q}${plural(w.entity)}${q}).update({ ${sets.join(", ")} })${postgrestFilters(w.filter, s)}${claim ? `.select(${q}id${q})` : ""}`;
+  },
+  read(entity, filter, c, s) {
+    return `${c.client("supabase")}.from(${s.quote}${plural(entity)}${s.quote}).select(${s.quote}id${s.quote})${postgrestFilters(filter, s)}`;
+  },
+  readOne(entity, filter, c, s) {
+    return `${c.client("supabase")}.from(${s.quote}${plural(entity)}${s.quote}).select(${s.quote}*${s.quote})${postgrestFilters(filter, s)}.maybeSingle()`;
+  },
+  rowPattern: (row) => `{ data: ${row} }`,
+  claimed: (s) =>
+    s.variant % 2 === 0
+      ? { bind: "{ data }", ok: "(data ?? []).length === 1" }
+      : { bind: "{ data: claimedRows }", ok: "claimedRows?.length === 1" },
+};
+
+// ---- MikroORM ----
+
+function mikroWhere(filter: readonly Pred[], s: Syntax): string {
+  return `{ ${filter
+    .map((p): string => {
+      if (p.op === "or") return `$or: [${p.items.map((i) => mikroWhere([i], s)).join(", ")}]`;
+      const v = jsVal(p.value, s.quote);
+      if (p.op === "eq") return prop(p.field, v);
+      if (p.op === "ne") return [`${p.field}: { $ne: ${v} }`, `${p.field}: { $nin: [${v}] }`][s.variant % 2]!;
+      return `${p.field}: { $${p.op}: ${v} }`;
+    })
+    .join(", ")} }`;
+}
+
+const mikroOrm: Dialect = {
+  clients: [
+    {
+      name: "em",
+      declaration: `import { em } from "./orm";`,
+      type: "EntityManager",
+      typeImport: `import type { EntityManager } from "@mikro-orm/postgresql";`,
+    },
+  ],
+  head: (entities) => [`import { ${[...new Set(entities.map(pascal))].sort().join(", ")} } from "./entities";`],
+  model: pascal,
+  column: (f) => f,
+  leases: true,
+  update(w, c, s) {
+    const sets = w.set.map((a) => prop(a.field, jsVal(a.value, s.quote)));
+    return `${c.client("em")}.nativeUpdate(${pascal(w.entity)}, ${mikroWhere(w.filter, s)}, { ${sets.join(", ")} })`;
+  },
+  read(entity, filter, c, s) {
+    return `${c.client("em")}.find(${pascal(entity)}, ${mikroWhere(filter, s)})`;
+  },
+  readOne(entity, filter, c, s) {
+    return `${c.client("em")}.findOne(${pascal(entity)}, ${mikroWhere(filter, s)})`;
+  },
+  claimed: (s) => (s.variant % 2 === 0 ? { bind: "n", ok: "n === 1" } : { bind: "updated", ok: "updated > 0" }),
+};
+
 /** The statement as a JS string: a quoted string or a template literal with no holes. */
 function sqlString(text: string, s: Syntax): string {
   return s.variant % 3 === 1 ? `\`${text}\`` : `"${text}"`;
@@ -541,13 +648,15 @@ export const DIALECTS: Readonly<Record<DbStore, Dialect>> = {
   mongo: mongoDialect(true),
   mongoose: mongoDialect(false),
   pg,
+  postgrest,
+  "mikro-orm": mikroOrm,
 };
 
 // ---------------------------------------------------------------------------------------------------------------
 // Database lock modules
 
 export type ValueStyle = "literal" | "const" | "enum" | "object";
-export type ClaimStyle = "cas" | "check-if" | "check-read";
+export type ClaimStyle = "cas" | "cas-unread" | "check-if" | "check-read";
 export type RecoveryKind = "none" | "valid" | "start-time" | "missing-status" | "missing-time" | "check-in-js";
 export type HolderKind = "none" | "fenced" | "unfenced";
 export const DB_LOOKALIKES = ["transition", "bulk-retry", "start-by-id", "dashboard", "recent", "archive"] as const;
@@ -571,7 +680,9 @@ export interface DbLockParts {
   /**
    * How the claim is taken: a compare-and-set write (`cas`), or check-then-act: a read of the row, a JS check that
    * excludes the claimed value, then an unconditional write (`check-if`), or a read whose filter excludes it
-   * (`check-read`). Check-then-act is still a claim for Q1, and `atomic-claim` reports it.
+   * (`check-read`). Check-then-act is still a claim for Q1, and `atomic-claim` reports it. `cas-unread`: the
+   * compare-and-set, but nothing reads whether it changed a row (its result dropped, or kept and never read) before
+   * the work runs, so the caller that lost goes on too (`atomic-claim`'s `unreadClaim`).
    */
   readonly claimStyle: ClaimStyle;
   /** The row read for a check is held in a variable named like the model (`job`) or generically (`row`). */
@@ -659,7 +770,7 @@ export function dbLockArb(
       progress: fc.constantFrom(...PROGRESS_FIELDS),
       start: fc.constantFrom(...START_FIELDS),
       valueStyle: fc.constantFrom<ValueStyle>("literal", "literal", "const", "enum", "object"),
-      claimStyle: fc.constantFrom<ClaimStyle>("cas", "cas", "check-if", "check-read"),
+      claimStyle: fc.constantFrom<ClaimStyle>("cas", "cas", "cas-unread", "check-if", "check-read"),
       rowName: fc.constantFrom<"entity" | "row">("entity", "row"),
       rowBinding: fc.constantFrom<"direct" | "array">("direct", "array"),
       staleScan:
@@ -687,8 +798,8 @@ export function dbLockArb(
         value,
         reset: typeof lock.reset === "string" && typeof value === "string" ? caseLike(value, lock.reset) : lock.reset,
         done: typeof lock.done === "string" && typeof value === "string" ? caseLike(value, lock.done) : lock.done,
-        lease: rest.lease && DIALECTS[rest.store].leases && rest.claimStyle === "cas",
-        claimStyle: DIALECTS[rest.store].readOne ? rest.claimStyle : "cas",
+        lease: rest.lease && DIALECTS[rest.store].leases && rest.claimStyle.startsWith("cas"),
+        claimStyle: DIALECTS[rest.store].readOne || rest.claimStyle.startsWith("cas") ? rest.claimStyle : "cas",
         recovery: rest.recovery === "check-in-js" && !DIALECTS[rest.store].readOne ? "valid" : rest.recovery,
       };
     });
@@ -953,6 +1064,19 @@ export function recoveryFn(p: DbLockParts, kind: Exclude<RecoveryKind, "none">):
 function claimSteps(p: DbLockParts): Step[] {
   const d = DIALECTS[p.store];
   const s = p.syntax;
+  if (p.claimStyle === "cas-unread") {
+    // The claim's result dropped (`await …;`) or kept and never read (`const result = await …;`), then the work.
+    return [
+      ...(p.lease ? [{ kind: "const", name: "staleBefore", value: () => CUTOFF_LOCAL } as const] : []),
+      {
+        kind: "await",
+        ...(s.variant % 2 === 1 ? { bind: "result" } : {}),
+        expr: (c) => d.update(claimWrite(p), c, s, true),
+      },
+      { kind: "await", expr: () => "work(id)" },
+      { kind: "return", value: () => "true" },
+    ];
+  }
   if (p.claimStyle === "cas") {
     const claimed = d.claimed(s);
     return [
@@ -1014,9 +1138,8 @@ export function dbModule(p: DbLockParts): ModuleSpec {
     });
   }
   if (p.recovery !== "none") fns.push(recoveryFn(p, p.recovery));
-  const head: string[] = [];
+  const head: string[] = p.runner || p.claimStyle === "cas-unread" ? [WORK_IMPORT] : [];
   if (p.runner) {
-    head.push(WORK_IMPORT);
     const complete: Step[] = [];
     if (p.completion !== "none") {
       const write: Step = {
@@ -1067,7 +1190,7 @@ export function dbModuleRecoveredBy(
   const base = dbModule({ ...p, recovery: "none" });
   const d = DIALECTS[other];
   // Two ORMs whose models are imported classes would import the same name twice (`Job` from both).
-  const classModels = new Set<DbStore>(["sequelize", "mongoose", "typeorm-qb", "typeorm-repo"]);
+  const classModels = new Set<DbStore>(["sequelize", "mongoose", "typeorm-qb", "typeorm-repo", "mikro-orm"]);
   if (classModels.has(p.store) && classModels.has(other)) return undefined;
   if (d.clients.some((c) => base.clients.some((b) => b.name === c.name)) || (kind === "check-in-js" && !d.readOne))
     return undefined;
@@ -1105,7 +1228,9 @@ export function expectedDbFindings(p: DbLockParts): Expected[] {
   const handsOut = p.staleScan !== "none";
   if (p.recovery === "none" && !p.lease && !handsOut)
     out.push({ rule: "locks/require-stale-recovery", messageId: "missingRecovery", fn: "claim", data: lock });
-  if (p.claimStyle !== "cas") {
+  if (p.claimStyle === "cas-unread")
+    out.push({ rule: "locks/atomic-claim", messageId: "unreadClaim", fn: "claim", data: lock });
+  else if (p.claimStyle !== "cas") {
     out.push({
       rule: "locks/atomic-claim",
       messageId: "checkThenAct",

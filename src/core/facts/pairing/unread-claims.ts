@@ -28,9 +28,12 @@ export function findUnreadClaims(mod: Module, claims: readonly Claim[]): UnreadC
     // An insert refuses by failing on the key it conflicts on, unless told to do nothing then (ON CONFLICT DO NOTHING).
     if (write.effect === "insert" && write.onConflict !== "ignore") continue;
     const at = write.runAt ?? write.node;
-    const how = unread(mod, write.errorSilentWhenNothing === true, at);
+    const then = thenCallback(at);
+    const how = then
+      ? unreadBy(mod, write.errorSilentWhenNothing === true, then.params[0], then.params[0])
+      : unread(mod, write.errorSilentWhenNothing === true, at);
     if (!how || readsBackByToken(mod, claim)) continue;
-    const work = workAfter(mod, at);
+    const work = then ? workInCallback(mod, then) : workAfter(mod, at);
     if (!work) continue;
     // Rows picked by a list of keys (`id in ids`), not a list of states the claim may take them from.
     const batch = mod
@@ -68,8 +71,24 @@ function readsBackByToken(mod: Module, claim: Claim): boolean {
   );
 }
 
+type Unread = Pick<UnreadClaim, "how" | "binding">;
+
+/**
+ * `write.then((result) => …)`: the callback that runs once the write settles, handed its outcome. The `.then` form
+ * of `await`: what the callback does with its parameter is what the awaiting code does with the result.
+ */
+function thenCallback(at: Node): TSESTree.FunctionExpression | TSESTree.ArrowFunctionExpression | undefined {
+  const member = at.parent;
+  if (member?.type !== "MemberExpression" || member.object !== at || member.computed) return undefined;
+  if (member.property.type !== "Identifier" || member.property.name !== "then") return undefined;
+  const call = member.parent;
+  if (call?.type !== "CallExpression" || call.callee !== member) return undefined;
+  const cb = call.arguments[0];
+  return cb?.type === "ArrowFunctionExpression" || cb?.type === "FunctionExpression" ? cb : undefined;
+}
+
 /** How the write's outcome goes unread: not kept, kept and never read, or read only for PostgREST's `error`. */
-function unread(mod: Module, errorSilent: boolean, at: Node): Pick<UnreadClaim, "how" | "binding"> | undefined {
+function unread(mod: Module, errorSilent: boolean, at: Node): Unread | undefined {
   let top: Node = at;
   while (
     top.parent &&
@@ -84,14 +103,28 @@ function unread(mod: Module, errorSilent: boolean, at: Node): Pick<UnreadClaim, 
   const holder = top.parent;
   if (holder?.type === "ExpressionStatement") return { how: "dropped" };
   if (holder?.type !== "VariableDeclarator" || holder.init !== top) return undefined;
-  if (holder.id.type === "Identifier") {
-    const variable = findVariable(mod.sourceCode, holder.id);
-    const reads = variable?.references.filter((r) => r.identifier !== holder.id && r.isRead()) ?? [];
-    return variable && reads.length === 0 ? { how: "unused", binding: holder.id.name } : undefined;
+  return unreadBy(mod, errorSilent, holder.id, holder.id);
+}
+
+/**
+ * How a binding of the outcome (a declarator's pattern, or a `.then` callback's parameter; absent: not kept) leaves
+ * it unread.
+ */
+function unreadBy(
+  mod: Module,
+  errorSilent: boolean,
+  binding: Node | undefined,
+  declared: Node | undefined,
+): Unread | undefined {
+  if (!binding) return { how: "dropped" };
+  if (binding.type === "Identifier") {
+    const variable = findVariable(mod.sourceCode, binding);
+    const reads = variable?.references.filter((r) => r.identifier !== declared && r.isRead()) ?? [];
+    return variable && reads.length === 0 ? { how: "unused", binding: binding.name } : undefined;
   }
-  if (holder.id.type !== "ObjectPattern" || !errorSilent) return undefined;
+  if (binding.type !== "ObjectPattern" || !errorSilent) return undefined;
   // `const { error } = await supabase.from(t).update(v).eq(…).neq(…)` (`StateWrite.errorSilentWhenNothing`).
-  const names = holder.id.properties.map((p) => (p.type === "Property" ? keyName(p.key, p.computed) : undefined));
+  const names = binding.properties.map((p) => (p.type === "Property" ? keyName(p.key, p.computed) : undefined));
   if (!names.every((n) => n === "error")) return undefined;
   return { how: "error-only" };
 }
@@ -109,11 +142,28 @@ function workAfter(mod: Module, at: Node): Node | undefined {
   const block = statement.parent as TSESTree.BlockStatement | TSESTree.Program | undefined;
   if (!block) return undefined;
   const i = (block.body as readonly Node[]).indexOf(statement);
-  for (const next of (block.body as readonly Node[]).slice(i + 1)) {
+  const declared = statement.type === "VariableDeclaration" ? statement.declarations.map((d) => d.id) : [];
+  return firstWork(mod, (block.body as readonly Node[]).slice(i + 1), declared);
+}
+
+/** The work a `.then` callback on the write runs: its first statement that calls (or its expression body). */
+function workInCallback(
+  mod: Module,
+  cb: TSESTree.FunctionExpression | TSESTree.ArrowFunctionExpression,
+): Node | undefined {
+  return firstWork(mod, cb.body.type === "BlockStatement" ? cb.body.body : [cb.body], cb.params);
+}
+
+/**
+ * The first of the statements that runs more code (a call) and is not a test that leaves or a test of the result
+ * (the names `declared` binds): the work the claim guards.
+ */
+function firstWork(mod: Module, statements: readonly Node[], declared: readonly Node[]): Node | undefined {
+  for (const next of statements) {
     // A test that leaves (`if (error) return …`) turns some callers away; the work is what runs past it.
     if (next.type === "IfStatement" && !next.alternate && exits(next.consequent)) continue;
     // A test of what the write gave back (`if (error) console.error(…)`) handles its result; it is no work.
-    if (next.type === "IfStatement" && testsResult(mod, next.test, statement)) continue;
+    if (next.type === "IfStatement" && testsResult(mod, next.test, declared)) continue;
     let calls = false;
     walk(next, (n) => {
       if (calls || (n !== next && isFunction(n))) return false;
@@ -125,12 +175,12 @@ function workAfter(mod: Module, at: Node): Node | undefined {
   return undefined;
 }
 
-/** The test reads a variable the write's own statement declares (`const { error } = await …`). */
-function testsResult(mod: Module, test: Node, statement: Node): boolean {
-  if (statement.type !== "VariableDeclaration") return false;
+/** The test reads a variable that binds the write's result (`const { error } = await …`, `.then(({ error }) => …)`). */
+function testsResult(mod: Module, test: Node, bindings: readonly Node[]): boolean {
+  if (bindings.length === 0) return false;
   const declared = new Set<unknown>();
-  for (const d of statement.declarations)
-    walk(d.id, (n) => {
+  for (const id of bindings)
+    walk(id, (n) => {
       if (n.type === "Identifier") {
         const v = findVariable(mod.sourceCode, n);
         if (v) declared.add(v);
