@@ -251,7 +251,7 @@ function tearsDown(name: string): boolean {
  * library) may be meant to be kept, and a caller can live without it: unknown, so quiet.
  */
 const RESOURCE =
-  /connect|client|(^|[a-z_])db($|[A-Z_])|database|pool|redis|mongo|prisma|sequelize|knex|init|setup|bootstrap|session|producer|consumer|broker|channel/i;
+  /connect|client|(^|[a-z_])db($|[A-Z_])|database|pool|redis|mongo|prisma|sequelize|knex|init|setup|bootstrap|session|producer|consumer|broker|channel|launch|spawn/i;
 
 /** The names a promise chain calls: `mongoose.connect(…).then(…)` gives `connect`, `then`; `createClient()` gives it. */
 function chainNames(value: Node): string[] {

@@ -20,9 +20,9 @@ import { oldWhenTrue, pathCondition } from "../../reading/guards.js";
 import { normalizeModel, sameValue, sameField } from "../../model/names.js";
 import { findVariable, getConstInit, iterationSource, keyName, resultBinding, unwrap } from "../../reading/values.js";
 import { calledFunction, parameterIndex, returnedValues } from "../../reading/calls.js";
-import { enclosingFunction, functionName } from "../../reading/units.js";
+import { enclosingFunction, functionName, isFunction } from "../../reading/units.js";
 import { walk } from "../../reading/walk.js";
-import { contains } from "../../reading/ast.js";
+import { contains, exits } from "../../reading/ast.js";
 import { isLockAssignment } from "./vocabulary.js";
 import { Module } from "./module.js";
 import { findCheckedInsert, findInsertClaim } from "./lock-rows.js";
@@ -143,12 +143,38 @@ export function findStateClaims(mod: Module, write: StateWrite): Claim[] {
       continue;
     }
     if (value.value === true && marksOnly(write, check)) continue;
+    if (check.kind === "if" && firstTouch(write, check.node)) continue;
     // Checked under a row lock (a locking read of the row in the same unit): nobody can change the row in between.
     if (write.underLock || branches.every((b) => ownerPinned(b, field, mod.vocabulary)))
       claims.push({ kind: "status", write, lock, assignment, takeover: [] });
     else claims.push({ kind: "status", write, lock, assignment, takeover: [], check });
   }
   return claims;
+}
+
+/**
+ * A first touch, not a claim: the check decides only whether this caller writes the value (`if (c.status ===
+ * "SCHEDULED") await update({ status: "RUNNING" })`), and the awaited work after the `if` runs for every caller,
+ * the one that found the row already there too. Nobody is turned away, so nothing is held: the value marks progress.
+ */
+function firstTouch(write: StateWrite, test: Node): boolean {
+  const ifs = test.parent;
+  if (ifs?.type !== "IfStatement" || ifs.test !== test) return false;
+  const branch = [ifs.consequent, ifs.alternate].find((b): b is TSESTree.Statement => !!b && contains(b, write.node));
+  const other = branch === ifs.consequent ? ifs.alternate : ifs.consequent;
+  if (!branch || exits(branch) || (other && exits(other))) return false;
+  const block = ifs.parent;
+  if (block?.type !== "BlockStatement") return false;
+  let awaited = false;
+  for (const next of block.body.slice(block.body.indexOf(ifs) + 1)) {
+    walk(next, (n) => {
+      if (awaited || isFunction(n)) return false;
+      if (n.type === "AwaitExpression" || (n.type === "ForOfStatement" && n.await)) awaited = true;
+      return !awaited;
+    });
+    if (awaited) return true;
+  }
+  return false;
 }
 
 /** The write sets an owner or holder column (`lockedBy`, `workerId`) to null. */
