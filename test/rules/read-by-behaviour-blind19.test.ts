@@ -6,8 +6,11 @@
 // - a hole of a PostgREST filter string whose value is known where the module is read (a constant, an `as const`
 //   member) is that value; a hole filled at run time stays unknown;
 // - a browser launched once and shared by every request (`browserPromise = puppeteer.launch()`) is a resource the
-//   service depends on, as a connection is: a memo that keeps its rejection wedges every later request.
+//   service depends on, as a connection is: a memo that keeps its rejection wedges every later request;
+// - a helper the module calls from its heartbeat timer and whose false result it answers with an abort is, by the
+//   module's own account, the lease's renewal: a catch that only logs its rejection lets the work run past the lease.
 import atomicClaim from "../../rules/atomic-claim.js";
+import heartbeatAbort from "../../rules/heartbeat-abort.js";
 import releaseInFinally from "../../rules/release-in-finally.js";
 import requireStaleRecovery from "../../rules/require-stale-recovery.js";
 import { ruleTester } from "../rule-tester.js";
@@ -231,6 +234,84 @@ ruleTester.run("release-in-finally (a launched browser kept by a promise memo)",
       browserPromise = null;
       throw error;
     })`),
+            },
+          ],
+        },
+      ],
+    },
+  ],
+});
+
+/** A job runner's heartbeat loop that renews its lease through a helper of another module. */
+const LEASE_LOOP = (
+  onError: string,
+  call = "renewJobLease(jobId, workerId)",
+) => `import { renewJobLease } from "./leases";
+
+export function startHeartbeat(jobId: string, workerId: string) {
+  const controller = new AbortController();
+  const tick = async () => {
+    try {
+      const ok = await ${call};
+      if (!ok) {
+        controller.abort("lease lost");
+        return;
+      }
+    } catch (error) {
+${onError}
+    }
+  };
+  const timer = setInterval(tick, 10_000);
+  return { signal: controller.signal, stop: () => clearInterval(timer) };
+}
+`;
+
+ruleTester.run("heartbeat-abort (a renewal the module declares by aborting on its refusal)", heartbeatAbort, {
+  valid: [
+    // The rejection stops the work as the refusal does.
+    { code: LEASE_LOOP(`      controller.abort(error);`) },
+    // A reader named after a heartbeat record is no renewal, whatever its result leads to.
+    {
+      code: LEASE_LOOP(
+        `      console.warn("heartbeat read failed", error);`,
+        "getLastHeartbeat(jobId, workerId)",
+      ).replace("import { renewJobLease }", "import { getLastHeartbeat }"),
+    },
+    // A request handler that renews once for a remote runner: the work it would stop is not in this process.
+    {
+      code: `import { renewJobLease } from "./leases";
+
+export async function heartbeatRoute(req: { params: { id: string }; body: { worker: string } }, res: { json(v: unknown): void }) {
+  try {
+    const ok = await renewJobLease(req.params.id, req.body.worker);
+    if (!ok) throw new Error("lease lost");
+    res.json({ ok: true });
+  } catch (error) {
+    res.json({ ok: false, error: String(error) });
+  }
+}
+`,
+    },
+  ],
+  invalid: [
+    // A refusal aborts the work, a rejection (the database unreachable) only logs: the work runs on past its lease.
+    {
+      code: LEASE_LOOP(`      console.error("heartbeat failed, retrying on the next tick", error);`),
+      errors: [
+        {
+          messageId: "swallowed",
+          line: 7,
+          data: {
+            lock: "the lease",
+            where: "renewed through `renewJobLease`, whose false result this module already takes for a lost lease",
+            handlerLine: "12",
+          },
+          suggestions: [
+            {
+              messageId: "stopWork",
+              data: { statement: "controller.abort();" },
+              output: LEASE_LOOP(`      controller.abort();
+      console.error("heartbeat failed, retrying on the next tick", error);`),
             },
           ],
         },

@@ -43,6 +43,9 @@ type SourceCode = Readonly<TSESLint.SourceCode>;
 /** Functions named like a lease renewal: `heartbeat`, `renewLease`, `extendLock`, `keepAlive`, `touchJob`. */
 const RENEWAL_NAME = /heart_?beat|\bbeat\b|^beat|renew|extend|keep_?alive|refresh|touch|^ping/i;
 
+/** `RENEWAL_NAME`'s words anywhere in a module's text. */
+const RENEWAL_WORD = /heart_?beat|beat|renew|extend|keep_?alive|refresh|touch|ping/i;
+
 const RELEASE_NAME = /release|unlock|relinquish|free/i;
 
 function commandLoc(call: Node): TSESTree.SourceLocation {
@@ -394,6 +397,109 @@ export function importedRenewals(
   }));
 }
 
+/** Inside a loop of its own function. */
+function inLoop(node: Node): boolean {
+  for (let p = node.parent; p && !isFn(p); p = p.parent) if (isLoop(p)) return true;
+  return false;
+}
+
+/** A name that reads rather than renews (`getPreviousHeartbeat`, `isLeaseRenewed`). */
+const READER_NAME = /^(get|find|fetch|load|read|list|count|query|select|is|has|check|should|can|was)[A-Z_]/;
+
+/** A stop of the work written out: `controller.abort()`, `process.exit()`, `throw`, `onLeaseLost()`. */
+function stopsWork(region: Node): boolean {
+  let found = false;
+  walk(region, (n) => {
+    if (found || (n !== region && isFn(n))) return false;
+    if (n.type === "ThrowStatement") found = true;
+    if (n.type === "CallExpression") {
+      const name = calleeName(n) ?? "";
+      if (name === "abort" || name === "exit" || /lost|abort|cancel|kill|terminate/i.test(name)) found = true;
+    }
+    return !found;
+  });
+  return found;
+}
+
+/** `!v`, `v === false`, `v == false`, `!(await call)`: the test is true when the value says no. */
+function testsFalse(test: Node, value: (n: Node) => boolean): boolean {
+  const t = unwrap(test);
+  if (t.type === "UnaryExpression" && t.operator === "!") return value(unwrap(t.argument));
+  if (t.type === "BinaryExpression" && (t.operator === "===" || t.operator === "==")) {
+    const isFalse = (n: Node) => {
+      const u = unwrap(n);
+      return u.type === "Literal" && u.value === false;
+    };
+    return (isFalse(t.right) && value(unwrap(t.left))) || (isFalse(t.left) && value(unwrap(t.right)));
+  }
+  return false;
+}
+
+/** The module stops the work where the call's result says no: `const ok = await renew(); if (!ok) ac.abort();`. */
+function abortsOnFalse(sourceCode: SourceCode, call: TSESTree.CallExpression): boolean {
+  const awaited = call.parent?.type === "AwaitExpression" ? call.parent : undefined;
+  const holder = awaited?.parent;
+  const ifs: TSESTree.IfStatement[] = [];
+  if (holder?.type === "VariableDeclarator" && holder.init === awaited && holder.id.type === "Identifier") {
+    const variable = findVariable(sourceCode, holder.id);
+    for (const ref of variable?.references ?? []) {
+      if (ref.identifier === holder.id) continue;
+      let p: Node | undefined = ref.identifier.parent;
+      while (p && (p.type === "UnaryExpression" || p.type === "BinaryExpression")) {
+        if (p.parent?.type === "IfStatement" && p.parent.test === p) ifs.push(p.parent);
+        p = p.parent;
+      }
+    }
+    const id = holder.id;
+    return ifs.some(
+      (i) => testsFalse(i.test, (n) => n.type === "Identifier" && n.name === id.name) && stopsWork(i.consequent),
+    );
+  }
+  // `if (!(await renew())) …`
+  for (let p: Node | undefined = awaited?.parent; p && p.type === "UnaryExpression"; p = p.parent) {
+    const parent = p.parent;
+    if (parent?.type === "IfStatement" && parent.test === p) return stopsWork(parent.consequent);
+  }
+  return false;
+}
+
+/**
+ * Renewals the module declares by how it treats them: a call of a function the module does not show, named like a
+ * renewal (`leaseHeartbeat(eventId, workerId)`, `renewLease(job)`), whose false result the module answers by stopping
+ * the work in so many words (`const ok = await leaseHeartbeat(…); if (!ok) controller.abort();`). The module says what
+ * the call is; whether its rejection stops the work too is then asked as of any renewal. Only a call made beside the
+ * work again and again (from a timer, or in the work's loop) is one: a single call (a request handler's) hands its
+ * outcome elsewhere. Anything less (a name alone, a result that sets a value somewhere) is unknown, and not read.
+ */
+function declaredRenewals(flow: Flow, known: ReadonlySet<Node>): Renewal[] {
+  const out: Renewal[] = [];
+  walk(flow.sourceCode.ast, (n) => {
+    if (n.type !== "CallExpression" || known.has(n)) return;
+    const name = calleeName(n);
+    if (!name || !RENEWAL_NAME.test(name) || READER_NAME.test(name) || flow.bindings.boundFunction(n.callee)) return;
+    // Beside the work, again and again: from a timer, or in the loop that does the work. A single call (a request
+    // handler's, a step before the work) hands its outcome elsewhere.
+    if (!flow.timerDriven(n) && !inLoop(n)) return;
+    if (!abortsOnFalse(flow.sourceCode, n)) return;
+    // Asked only of a failure the module takes in a handler and keeps going after: a rejection left to escape a timer
+    // ends a current Node process (an unhandled rejection), which a library may count on (redis-semaphore's refresh).
+    const handling = flow.promiseFate(n);
+    if (handling.kind !== "swallowed") return;
+    out.push({
+      via: "library",
+      node: n,
+      loc: commandLoc(n),
+      command: `${name}()`,
+      lock: "the lease",
+      owned: true,
+      signal: "value",
+      through: `\`${name}\`, whose false result this module already takes for a lost lease`,
+      handling,
+    });
+  });
+  return out;
+}
+
 /** Every renewal in the module, with how its failure is handled. */
 export function buildRenewals(
   sourceCode: SourceCode,
@@ -409,9 +515,12 @@ export function buildRenewals(
 ): Renewal[] {
   const hasKv = facts.kv.locks.length > 0;
   const hasLibrary = facts.kv.libraryLocks.some((l) => l.op !== "release" && l.library !== "in-process");
-  if (!hasKv && !hasLibrary && facts.claims.length === 0) return [];
+  // The words a renewal is named by, somewhere in the text: else no call can be one.
+  const named = RENEWAL_WORD.test(sourceCode.text);
+  if (!hasKv && !hasLibrary && facts.claims.length === 0)
+    return named ? declaredRenewals(new Flow(sourceCode, shape), new Set()) : [];
   const flow = new Flow(sourceCode, shape);
-  return [
+  const found = [
     ...(hasKv ? redisRenewals(flow, facts.kv, vocabulary) : []),
     ...(hasLibrary
       ? libraryRenewals(
@@ -422,4 +531,5 @@ export function buildRenewals(
       : []),
     ...databaseRenewals(flow, facts, vocabulary),
   ];
+  return named ? [...found, ...declaredRenewals(flow, new Set(found.map((r) => r.node)))] : found;
 }
