@@ -101,9 +101,7 @@ export default createRule<MessageId, Options>({
       const leased = fields.find(leaseStart);
       if (leased) return leased;
       // Judged by a field the module keeps moving for these rows (a heartbeat re-stamps it), whatever its name.
-      const moving = job && facts!.keptMoving(job.write.model, job);
-      if (moving !== undefined && fields.some((f) => normalizeName(f.field) === normalizeName(moving)))
-        return undefined;
+      if (job && fields.some((f) => facts!.keptMoving(job.write.model, job, f.field) !== undefined)) return undefined;
       return fields.find((f) => vocabulary.isStartTimeField(f.field) || atClaim(f));
     }
     /** The instant a stored value is made from: through a `const` and an ISO string (`const now = new Date().toISOString()`). */
@@ -264,7 +262,8 @@ export default createRule<MessageId, Options>({
         for (const sweep of facts.sweeps()) {
           if (seen.has(sweep.write.node) || sweep.check?.kind === "read" || isLockRow(sweep.claim)) continue;
           const start = startTimeOnly(sweep.check ? sweep.check.timeFields : sweep.timePredicates);
-          if (!start) continue;
+          // Stamped again by the module's own progress writes (`SET updated_at = NOW(), locked_at = NOW()`): it moves.
+          if (!start || facts.keptMoving(sweep.write.model, undefined, start.field) !== undefined) continue;
           seen.add(sweep.write.node);
           const { model, field, value } = lockData(sweep.lock);
           context.report({
@@ -278,7 +277,7 @@ export default createRule<MessageId, Options>({
         const scans = new Map<Node, { scan: (typeof facts.staleScans)[number]; timeField: string; values: string[] }>();
         for (const scan of facts.staleScans) {
           const start = startTimeOnly(scan.timePredicates);
-          if (!start) continue;
+          if (!start || facts.keptMoving(scan.read.model, undefined, start.field) !== undefined) continue;
           const entry = scans.get(start.node);
           if (entry) entry.values.push(formatValue(scan.value));
           else scans.set(start.node, { scan, timeField: start.field, values: [formatValue(scan.value)] });

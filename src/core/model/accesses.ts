@@ -132,6 +132,11 @@ export interface StateWrite {
    * module's claims are not judged unrecovered on the strength of what it cannot read (src/recognizers/sql/sql.ts).
    */
   readonly unread?: boolean;
+  /**
+   * Besides `assignments`, the write sets columns only known at run time (a SET list built by the code: `SET
+   * ${updates.join(", ")}`): any column of its model may be among them.
+   */
+  readonly setsUnknown?: boolean;
   readonly filter: Condition;
   readonly assignments: readonly Assignment[];
   /** The whole call: where findings about the write are reported. */

@@ -143,9 +143,10 @@ export interface LockFacts {
    * write. With `claim`, what the code does outweighs the name: a write whose filter holds only the claimed rows
    * (it pins the claimed value, or the owner) is a heartbeat whatever its field is called (`lastBatchAt`), a field
    * named as a start time excepted; a touch of rows in another state is none. Without one, the field must be named
-   * as progress (`progressTimeFields`).
+   * as progress (`progressTimeFields`). A progress write that stamps the claim's own stamp again keeps that moving
+   * too. With `field`: that field, where a write keeps it moving.
    */
-  keptMoving(model: string, claim?: Claim): string | undefined;
+  keptMoving(model: string, claim?: Claim, field?: string): string | undefined;
   /**
    * The claim's holder cuts its own work off (an abort timer) before any recovery of the claim in the module judges
    * it stale: a start-time age test is then sound, and a late write impossible (facts/bounded-holds.ts).

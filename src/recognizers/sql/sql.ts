@@ -69,7 +69,11 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
   }
   // A SELECT without WHERE reads no particular rows (`SELECT pg_advisory_lock($1)`, `SELECT count(*) FROM jobs`).
   if (/^\s*select\b/i.test(rendered.masked) && !/\bwhere\b/i.test(rendered.masked)) return undefined;
-  const parsed = parseSql(rendered.parseText, rendered.mysqlFirst);
+  let parsed = parseSql(rendered.parseText, rendered.mysqlFirst);
+  // A SET list built at run time (`SET ${updates.join(", ")} WHERE id = $1`): the rest of the statement is read, and
+  // which columns it moves is unknown (`setsUnknown`).
+  const unknownSet = parsed ? undefined : withUnknownSet(rendered.parseText);
+  if (!parsed && unknownSet) parsed = parseSql(unknownSet, rendered.mysqlFirst);
   if (!parsed) return undefined;
   // A statement prepared elsewhere is made at the run (`node`), and its predicates are in its text (`textAt`).
   const statement = translateSql(parsed, resolver(ctx, rendered, params), found.textAt ?? node);
@@ -86,13 +90,15 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
       ...(locking ? { locking } : {}),
     };
   }
-  const assignments: Assignment[] = statement.assignments.map((a) => ({
-    field: a.field,
-    value: a.value,
-    node,
-    valueNode: valueNode(ctx, rendered, a, node),
-  }));
-  const editable = source.inline && statement.extendable && statement.effect !== "insert";
+  const assignments: Assignment[] = statement.assignments
+    .filter((a) => !a.field.startsWith(UNKNOWN_SET))
+    .map((a) => ({
+      field: a.field,
+      value: a.value,
+      node,
+      valueNode: valueNode(ctx, rendered, a, node),
+    }));
+  const editable = !unknownSet && source.inline && statement.extendable && statement.effect !== "insert";
   return {
     access: "write",
     store: STORE,
@@ -108,6 +114,7 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
         : {}),
     filter: statement.filter,
     assignments,
+    ...(unknownSet ? { setsUnknown: true } : {}),
     node,
     ...(editable
       ? {
@@ -127,6 +134,46 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
       ? { changedNothing: (result: string) => `${result}.rowCount === 0` }
       : {}),
   };
+}
+
+/** The column a SET item built at run time stands in as, for the parser: dropped from what the write assigns. */
+const UNKNOWN_SET = "__set_at_run_time_";
+
+/**
+ * The text with each item of an UPDATE's SET list that is a hole of its own (`SET ${sets}`, `SET status = $1,
+ * ${more}`) written as an assignment the parser reads (`__set_at_run_time_0 = NULL`); undefined when it has none.
+ */
+function withUnknownSet(text: string): string | undefined {
+  const masked = maskSql(text).masked;
+  const set = /\bset\b/i.exec(masked);
+  if (!set || !/^\s*update\b/i.test(masked)) return undefined;
+  const start = set.index + set[0].length;
+  const tail = /\b(where|returning|from)\b/i.exec(masked.slice(start));
+  const end = tail ? start + tail.index : masked.length;
+  let out = "";
+  let changed = false;
+  let depth = 0;
+  let itemStart = start;
+  const items: [number, number][] = [];
+  for (let i = start; i <= end; i++) {
+    const c = masked[i];
+    if (c === "(") depth++;
+    else if (c === ")") depth--;
+    if (i === end || (c === "," && depth === 0)) {
+      items.push([itemStart, i]);
+      itemStart = i + 1;
+    }
+  }
+  let last = 0;
+  for (const [from, to] of items) {
+    const item = text.slice(from, to);
+    const hole = /^(\s*):__p(\d+)(\s*)$/.exec(item);
+    if (!hole) continue;
+    out += `${text.slice(last, from)}${hole[1]}${UNKNOWN_SET}${hole[2]} = NULL${hole[3]}`;
+    last = to;
+    changed = true;
+  }
+  return changed ? out + text.slice(last) : undefined;
 }
 
 /** The module imports node-postgres (`import pg from "pg"`, `import { Pool } from "pg"`, `require("pg")`). */

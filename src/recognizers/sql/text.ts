@@ -148,6 +148,8 @@ function interpolation(ctx: RecognizerContext, expr: Node): Segment[] {
   // `${JobStatus.Processing}` of an enum declared elsewhere: a value whose text is unknown, known by its name.
   if (v?.symbolic) return [{ hole: expr, interpolated: true, symbolic: true }];
   if (v) return [{ text: String(v.value) }];
+  const joined = joinedStrings(ctx, expr);
+  if (joined) return joined;
   // The term may be built beforehand and held in a const (`const typeFilter = types ? `AND …` : ""`).
   const e = unwrap(expr.type === "Identifier" ? (getConstInit(ctx.sourceCode, expr) ?? expr) : expr);
   if (
@@ -158,6 +160,28 @@ function interpolation(ctx: RecognizerContext, expr: Node): Segment[] {
     return [{ text: " AND " }, { hole: expr, interpolated: true }, { text: " " }];
   }
   return [{ hole: expr, interpolated: true }];
+}
+
+/**
+ * `${parts.join(", ")}` of a list of strings written in an array (or a `const` holding one): its elements' text with
+ * the separator between. A list that code pushes more onto ends in one more separator and an unknown item
+ * (`SET ${updates.join(", ")}` with `updates.push(\`name = $2\`)`: the columns always set, and more).
+ */
+function joinedStrings(ctx: RecognizerContext, expr: Node): Segment[] | undefined {
+  const call = unwrap(expr);
+  if (call.type !== "CallExpression") return undefined;
+  const callee = unwrap(call.callee);
+  if (callee.type !== "MemberExpression" || keyName(callee.property, callee.computed) !== "join") return undefined;
+  const list = andTerms(ctx.sourceCode, callee.object);
+  if (!list || list.terms.length === 0) return undefined;
+  const sep = call.arguments[0];
+  const separator = sep === undefined ? "," : evaluate(ctx.sourceCode, sep)?.value;
+  if (typeof separator !== "string") return undefined;
+  const texts = list.terms.map((t) => evaluate(ctx.sourceCode, t)?.value);
+  if (!texts.every((t): t is string => typeof t === "string")) return undefined;
+  const out: Segment[] = [{ text: texts.join(separator) }];
+  if (list.grows) out.push({ text: separator }, { hole: expr, interpolated: true });
+  return out;
 }
 
 function isEmptyText(ctx: RecognizerContext, n: Node): boolean {

@@ -198,6 +198,8 @@ export function buildFacts(
     const ownClaims = claims.filter((c) => normalizeModel(c.write.model) === normalizeModel(model));
     let stamped = false;
     for (const w of mod.writes) {
+      // A write of these rows whose SET list is built at run time may stamp it too: unknown, not "only the claims".
+      if (w.setsUnknown && !claimWrites.has(w) && normalizeModel(w.model) === normalizeModel(model)) return false;
       if (!w.assignments.some((a) => sameField(a.field, field) && !clears(a))) continue;
       // Stamped by a write of a model named apart (Prisma's `job` beside a raw `cw_jobs`): perhaps these rows, so
       // "only the claims stamp it" is unknown (blind-10 D8d04).
@@ -292,7 +294,7 @@ export function buildFacts(
       recoveredByDirective(sourceCode, claim.write.node) !== undefined,
     stampedOnlyByClaims: (model, field) => stampedOnly(model, field, false),
     stampedOnlyAtCreationOrClaim: (model, field) => stampedOnly(model, field, true),
-    keptMoving: (model, claim) => keptMoving(mod.writes, claims, vocabulary, model, claim),
+    keptMoving: (model, claim, field) => keptMoving(mod.writes, claims, vocabulary, model, claim, field),
     boundedBelowRecovery: (claim) => boundedBelowRecovery(sourceCode, claim, byClaim.get(claim) ?? []),
     clearedOutsideClaims: (model, field) => {
       const claimWrites = new Set(claims.map((c) => c.write));
@@ -372,13 +374,17 @@ function exitBeforeClaim(sourceCode: SourceCode, h: HolderWrite): Node | undefin
   return undefined;
 }
 
-/** `LockFacts.keptMoving`: the first heartbeat stamp of the model, by name or, for a claim's rows, by what it does. */
+/**
+ * `LockFacts.keptMoving`: the first heartbeat stamp of the model (or `field`, when it is one), by name or, for a
+ * claim's rows, by what it does.
+ */
 function keptMoving(
   writes: readonly StateWrite[],
   claims: readonly Claim[],
   vocabulary: ResolvedVocabulary,
   model: string,
   claim?: Claim,
+  field?: string,
 ): string | undefined {
   const m = normalizeModel(model);
   // A claim takes a lock (a lease stamping its time, this claim's own stamp): it renews nothing already held.
@@ -430,11 +436,17 @@ function keptMoving(
                 (a.pred.values ?? []).some((v) => sameValue(v, claim.lock.value)))),
         ),
       );
+    // A progress write (it stamps a progress time) that stamps the claim's own stamp again keeps that moving too
+    // (`SET updated_at = NOW(), locked_at = NOW() WHERE id = $1` beside a claim that stamps locked_at).
+    const progressWrite = w.assignments.some((a) => a.value.kind === "now" && vocabulary.isProgressTimeField(a.field));
     const stamped = w.assignments.find(
       (a) =>
         a.value.kind === "now" &&
+        (field === undefined || sameField(a.field, field)) &&
         (vocabulary.isProgressTimeField(a.field) ||
-          (held && (!vocabulary.isStartTimeField(a.field) || renewsClaimStamp(a.field)))),
+          (held && (!vocabulary.isStartTimeField(a.field) || renewsClaimStamp(a.field))) ||
+          // With no claim to compare (a sweep of claims made elsewhere), the field asked about moving with progress.
+          (progressWrite && (renewsClaimStamp(a.field) || (claim === undefined && field !== undefined)))),
     );
     if (stamped) return stamped.field;
   }

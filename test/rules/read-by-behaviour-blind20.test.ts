@@ -1,0 +1,75 @@
+// Real code of blind-20 (issue 35), read by what it does, in our words:
+// - a SET list the code builds at run time (`SET ${updates.join(", ")}`) from an array of fixed assignments is those
+//   assignments, and whatever the code pushes onto the array is more, unknown: the write moves the columns the array
+//   names, and may move any other;
+// - a progress write (it stamps a progress time) that stamps the claim's own stamp again keeps that stamp moving: a
+//   recovery judged by it judges a live holder's last progress, whatever the column is called.
+import progressBasedStaleness from "../../rules/progress-based-staleness.js";
+import { ruleTester } from "../rule-tester.js";
+
+/** A crawl queue on node-postgres: a claim that stamps locked_at, a progress write built at run time, a requeue. */
+const CRAWL_QUEUE = (progressSets: string) => `import { Pool } from "pg";
+
+const pool = new Pool();
+
+export async function claimNext(workerId: string) {
+  const { rows } = await pool.query(
+    \`UPDATE crawl_jobs SET status = 'processing', worker_id = $1, locked_at = NOW()
+     WHERE id = (SELECT id FROM crawl_jobs WHERE status = 'ready' ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+     RETURNING id\`,
+    [workerId],
+  );
+  return rows[0]?.id;
+}
+
+export async function recordProgress(jobId: string, pagesCrawled?: number) {
+  const updates: string[] = ${progressSets};
+  const values: unknown[] = [jobId];
+  if (pagesCrawled !== undefined) {
+    updates.push(\`pages_crawled = $2\`);
+    values.push(pagesCrawled);
+  }
+  await pool.query(\`UPDATE crawl_jobs SET \${updates.join(", ")} WHERE id = $1\`, values);
+}
+
+export async function requeueStale(cutoff: Date) {
+  await pool.query(
+    \`UPDATE crawl_jobs SET status = 'ready', worker_id = NULL, locked_at = NULL
+     WHERE status = 'processing' AND locked_at < $1\`,
+    [cutoff],
+  );
+}
+`;
+
+ruleTester.run("progress-based-staleness (a SET list built at run time)", progressBasedStaleness, {
+  valid: [
+    // Every progress write stamps locked_at again: the requeue judges the holder's last progress.
+    { code: CRAWL_QUEUE(`["updated_at = NOW()", "locked_at = NOW()"]`) },
+    // The same with the separator and the order changed.
+    {
+      code: CRAWL_QUEUE(`["locked_at = now()", "updated_at = now()"]`).replace('updates.join(", ")', "updates.join()"),
+    },
+  ],
+  invalid: [
+    // The progress write moves updated_at only: locked_at is when the job was claimed, and a slow crawl is requeued
+    // while it still runs.
+    {
+      code: CRAWL_QUEUE(`["updated_at = NOW()"]`),
+      errors: [
+        {
+          messageId: "startTimeRecovery",
+          line: 26,
+          data: {
+            model: "crawl_jobs",
+            field: "status",
+            value: "processing",
+            claimLine: "6",
+            timeField: "locked_at",
+            stamped: "set once when work starts",
+            progressFields: "updatedAt, modifiedAt, heartbeatAt",
+          },
+        },
+      ],
+    },
+  ],
+});
