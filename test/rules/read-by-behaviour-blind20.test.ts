@@ -3,7 +3,11 @@
 //   assignments, and whatever the code pushes onto the array is more, unknown: the write moves the columns the array
 //   names, and may move any other;
 // - a progress write (it stamps a progress time) that stamps the claim's own stamp again keeps that stamp moving: a
-//   recovery judged by it judges a live holder's last progress, whatever the column is called.
+//   recovery judged by it judges a live holder's last progress, whatever the column is called;
+// - a take-over of a lock row whose write compares the column with what the read found, in any spelling of equality
+//   (`value: { equals: at }`) and through a const computed from it (`const at = stampOf(existing?.value)`), is one
+//   compare-and-set: of two callers that read the same stale row, the second matches nothing.
+import atomicClaim from "../../rules/atomic-claim.js";
 import progressBasedStaleness from "../../rules/progress-based-staleness.js";
 import { ruleTester } from "../rule-tester.js";
 
@@ -69,6 +73,45 @@ ruleTester.run("progress-based-staleness (a SET list built at run time)", progre
             progressFields: "updatedAt, modifiedAt, heartbeatAt",
           },
         },
+      ],
+    },
+  ],
+});
+
+/** A nightly lock kept as a settings row: created under its key, taken over once its stamp is older than the TTL. */
+const SETTINGS_LOCK = (filter: string) => `import { prisma } from "./db";
+
+const stampOf = (value: unknown): number => (typeof value === "number" ? value : 0);
+
+export async function takeNightlyLock(ttlMs = 600_000): Promise<boolean> {
+  const now = Date.now();
+  try {
+    await prisma.setting.create({ data: { key: "lock:nightly", value: now } });
+    return true;
+  } catch {
+    const existing = await prisma.setting.findUnique({ where: { key: "lock:nightly" } });
+    const at = stampOf(existing?.value);
+    if (now - at <= ttlMs) return false;
+    const taken = await prisma.setting.updateMany({
+      where: { ${filter} },
+      data: { value: now },
+    });
+    return taken.count === 1;
+  }
+}
+`;
+
+ruleTester.run("atomic-claim (a take-over compared with what the read found)", atomicClaim, {
+  valid: [
+    { code: SETTINGS_LOCK(`key: "lock:nightly", value: { equals: at }`) },
+    { code: SETTINGS_LOCK(`key: "lock:nightly", value: existing?.value`) },
+  ],
+  invalid: [
+    // The stale row found, then written by its key alone: two callers that read it together both take it.
+    {
+      code: SETTINGS_LOCK(`key: "lock:nightly"`),
+      errors: [
+        { messageId: "checkThenTake", line: 14, data: { value: "lock:nightly", model: "setting", checkLine: "11" } },
       ],
     },
   ],

@@ -18,7 +18,7 @@ import {
 } from "../../model/conditions.js";
 import { normalizeModel, sameField } from "../../model/names.js";
 import { hasLockWord, namesALock, normalizeName } from "../../model/settings.js";
-import { enclosingFunction, unitOf } from "../../reading/units.js";
+import { enclosingFunction, isFunction, unitOf } from "../../reading/units.js";
 import { contains } from "../../reading/ast.js";
 import { walk } from "../../reading/walk.js";
 import { findVariable, getConstInit, resultBinding, unwrap, valuesFrom } from "../../reading/values.js";
@@ -285,13 +285,27 @@ export function findKeyedLockRow(mod: Module, write: StateWrite): Claim[] {
 function setsWhatItRead(mod: Module, write: StateWrite, read: StateRead): boolean {
   const found = valuesFrom(mod.sourceCode, read.node);
   if (found.size === 0) return false;
+  // The compared value names what the read found (`found.value`, `{ equals: found.value }`), or a const computed
+  // from it (`const at = stampOf(found?.value)`): a value of this read, whatever the operator spelling around it.
+  const namesRead = (n: Node, depth: number): boolean => {
+    let hit = false;
+    walk(n, (x) => {
+      if (hit || isFunction(x)) return false;
+      if (x.type !== "Identifier") return undefined;
+      const variable = findVariable(mod.sourceCode, x);
+      if (variable && found.has(variable)) hit = true;
+      else if (depth === 0) {
+        const init = getConstInit(mod.sourceCode, x);
+        if (init && init.type !== "TSEnumDeclaration" && namesRead(init, depth + 1)) hit = true;
+      }
+      return !hit;
+    });
+    return hit;
+  };
   const fromRead = (pred: Predicate) => {
     let v = unwrap(predicateValue(pred));
     if (v.type === "Property") v = unwrap(v.value as Node);
-    while (v.type === "MemberExpression" || v.type === "ChainExpression")
-      v = unwrap(v.type === "ChainExpression" ? v.expression : v.object);
-    const variable = v.type === "Identifier" ? findVariable(mod.sourceCode, v) : undefined;
-    return variable !== undefined && found.has(variable);
+    return namesRead(v, 0);
   };
   const branches = mod.branchesOf(write);
   return (
