@@ -6,8 +6,11 @@
 //   recovery judged by it judges a live holder's last progress, whatever the column is called;
 // - a take-over of a lock row whose write compares the column with what the read found, in any spelling of equality
 //   (`value: { equals: at }`) and through a const computed from it (`const at = stampOf(existing?.value)`), is one
-//   compare-and-set: of two callers that read the same stale row, the second matches nothing.
+//   compare-and-set: of two callers that read the same stale row, the second matches nothing;
+// - a row a helper of the module reads and hands back (`const existing = await findLock(task)`) is that read's row:
+//   a stale lock row deleted by its own id is the row judged, which a lock taken since (a new row) does not share.
 import atomicClaim from "../../rules/atomic-claim.js";
+import conditionalRecovery from "../../rules/conditional-recovery.js";
 import progressBasedStaleness from "../../rules/progress-based-staleness.js";
 import { ruleTester } from "../rule-tester.js";
 
@@ -112,6 +115,57 @@ ruleTester.run("atomic-claim (a take-over compared with what the read found)", a
       code: SETTINGS_LOCK(`key: "lock:nightly"`),
       errors: [
         { messageId: "checkThenTake", line: 14, data: { value: "lock:nightly", model: "setting", checkLine: "11" } },
+      ],
+    },
+  ],
+});
+
+/** A sync lock kept as rows under a unique task: inserted, and reclaimed once stale through a helper's read. */
+const SYNC_LOCK = (deleteFilter: string) => `import { prisma } from "./db";
+
+const STALE_MS = 30 * 60 * 1000;
+
+async function insertLock(task: string): Promise<boolean> {
+  try {
+    await prisma.syncLock.create({ data: { task, lockedAt: new Date() } });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function findLock(task: string) {
+  const rows = await prisma.syncLock.findMany({ where: { task }, take: 1 });
+  return rows[0] ?? null;
+}
+
+export async function acquireSyncLock(task: string): Promise<boolean> {
+  if (await insertLock(task)) return true;
+  const existing = await findLock(task);
+  if (!existing) return insertLock(task);
+  if (Date.now() - existing.lockedAt.getTime() < STALE_MS) return false;
+  await prisma.syncLock.deleteMany({ where: { ${deleteFilter} } });
+  return insertLock(task);
+}
+`;
+
+ruleTester.run("conditional-recovery (a stale lock row read through a helper)", conditionalRecovery, {
+  valid: [{ code: SYNC_LOCK("id: existing.id") }],
+  invalid: [
+    {
+      code: SYNC_LOCK("task"),
+      errors: [
+        {
+          messageId: "lockRowCheckInJs",
+          line: 24,
+          data: {
+            model: "syncLock",
+            claimLine: "7",
+            checkedWhere: "in JavaScript",
+            checkLine: "23",
+            rowFilter: "task",
+          },
+        },
       ],
     },
   ],

@@ -22,6 +22,7 @@ import { describeTest, guardsOf, pathCondition } from "../../reading/guards.js";
 import { normalizeModel, sameField } from "../../model/names.js";
 import { enclosingFunction, isFunction, serializableTransaction, unitOf } from "../../reading/units.js";
 import { contains } from "../../reading/ast.js";
+import { returnedValues } from "../../reading/calls.js";
 import { findVariable, thenParameterOf, unwrap } from "../../reading/values.js";
 import { walk } from "../../reading/walk.js";
 
@@ -302,6 +303,21 @@ export class Module {
       if (read) return read;
       if (c.type !== "CallExpression" || c.callee.type !== "MemberExpression") break;
       c = unwrap(c.callee.object);
+    }
+    // A row a helper of the module reads and hands back (`const existing = await findLock(task)`, where `findLock`
+    // returns `res.docs[0] ?? null` of its read): the read the helper made.
+    if (n.type === "CallExpression") {
+      for (const value of returnedValues(this.sourceCode, n)) {
+        let v = unwrap(value);
+        if (v.type === "AwaitExpression") v = unwrap(v.argument);
+        while (v.type === "LogicalExpression" && (v.operator === "??" || v.operator === "||")) v = unwrap(v.left);
+        const direct = this.readByCall.get(v);
+        if (direct) return direct;
+        while (v.type === "MemberExpression") v = unwrap(v.object);
+        const read = v.type === "Identifier" ? this.readHeldBy(v, depth + 1) : undefined;
+        if (read) return read;
+      }
+      return undefined;
     }
     while (n.type === "MemberExpression") n = unwrap(n.object);
     return n.type === "Identifier" && n.name !== id.name ? this.readHeldBy(n, depth + 1) : undefined;
