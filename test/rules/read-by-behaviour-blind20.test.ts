@@ -8,10 +8,14 @@
 //   (`value: { equals: at }`) and through a const computed from it (`const at = stampOf(existing?.value)`), is one
 //   compare-and-set: of two callers that read the same stale row, the second matches nothing;
 // - a row a helper of the module reads and hands back (`const existing = await findLock(task)`) is that read's row:
-//   a stale lock row deleted by its own id is the row judged, which a lock taken since (a new row) does not share.
+//   a stale lock row deleted by its own id is the row judged, which a lock taken since (a new row) does not share;
+// - a write of the rows named by a list of keys the caller holds (`id = ANY($1)` of the jobs it claimed, at shut-down)
+//   is that caller handing its own rows back, not a recovery of everyone's: a claim nothing else recovers is still
+//   unrecovered when the process is killed instead.
 import atomicClaim from "../../rules/atomic-claim.js";
 import conditionalRecovery from "../../rules/conditional-recovery.js";
 import progressBasedStaleness from "../../rules/progress-based-staleness.js";
+import requireStaleRecovery from "../../rules/require-stale-recovery.js";
 import { ruleTester } from "../rule-tester.js";
 
 /** A crawl queue on node-postgres: a claim that stamps locked_at, a progress write built at run time, a requeue. */
@@ -149,8 +153,64 @@ export async function acquireSyncLock(task: string): Promise<boolean> {
 }
 `;
 
+/** A batch worker on node-postgres that hands back the jobs it claimed when it shuts down. */
+const BATCH_WORKER = (requeue: string) => `import { Pool } from "pg";
+
+const pool = new Pool();
+const claimed = new Set<string>();
+
+export async function claimBatch(limit: number) {
+  const { rows } = await pool.query(
+    \`UPDATE extraction_jobs SET status = 'processing', started_at = NOW()
+     WHERE id IN (SELECT id FROM extraction_jobs WHERE status = 'pending' LIMIT $1 FOR UPDATE SKIP LOCKED)
+     RETURNING id\`,
+    [limit],
+  );
+  for (const row of rows) claimed.add(row.id);
+  return rows;
+}
+
+export async function requeueOnShutdown() {
+  const ids = [...claimed];
+  if (ids.length === 0) return;
+  await pool.query(
+    \`UPDATE extraction_jobs SET status = 'pending', started_at = NULL
+     WHERE ${requeue}\`,
+    [ids],
+  );
+}
+`;
+
+ruleTester.run("require-stale-recovery (a shut-down hand-back of the caller's own rows)", requireStaleRecovery, {
+  valid: [
+    // A sweep of every stalled row (by age) answers Q1.
+    {
+      code: BATCH_WORKER(
+        "status = 'processing' AND started_at < NOW() - INTERVAL '30 minutes' AND id <> ALL($1::uuid[])",
+      ),
+    },
+  ],
+  invalid: [
+    // The hand-back runs only on a clean shut-down; a killed worker's rows stay processing.
+    {
+      code: BATCH_WORKER("id = ANY($1::uuid[]) AND status = 'processing'"),
+      errors: [
+        {
+          messageId: "missingRecovery",
+          line: 7,
+          data: { model: "extraction_jobs", field: "status", value: "processing" },
+        },
+      ],
+    },
+  ],
+});
+
 ruleTester.run("conditional-recovery (a stale lock row read through a helper)", conditionalRecovery, {
-  valid: [{ code: SYNC_LOCK("id: existing.id") }],
+  valid: [
+    { code: SYNC_LOCK("id: existing.id") },
+    // The worker's own claimed rows handed back by their keys: no recovery of anyone else's, so no age is asked of it.
+    { code: BATCH_WORKER("id = ANY($1::uuid[]) AND status = 'processing'") },
+  ],
   invalid: [
     {
       code: SYNC_LOCK("task"),
