@@ -30,7 +30,7 @@ export function findUnreadClaims(mod: Module, claims: readonly Claim[]): UnreadC
     const at = write.runAt ?? write.node;
     const then = thenCallback(at);
     const how = then
-      ? unreadBy(mod, write.errorSilentWhenNothing === true, then.params[0], then.params[0])
+      ? unreadBy(mod, write.errorSilentWhenNothing === true, then.params[0])
       : unread(mod, write.errorSilentWhenNothing === true, at);
     if (!how || readsBackByToken(mod, claim)) continue;
     const work = then ? workInCallback(mod, then) : workAfter(mod, at);
@@ -103,23 +103,18 @@ function unread(mod: Module, errorSilent: boolean, at: Node): Unread | undefined
   const holder = top.parent;
   if (holder?.type === "ExpressionStatement") return { how: "dropped" };
   if (holder?.type !== "VariableDeclarator" || holder.init !== top) return undefined;
-  return unreadBy(mod, errorSilent, holder.id, holder.id);
+  return unreadBy(mod, errorSilent, holder.id);
 }
 
 /**
  * How a binding of the outcome (a declarator's pattern, or a `.then` callback's parameter; absent: not kept) leaves
  * it unread.
  */
-function unreadBy(
-  mod: Module,
-  errorSilent: boolean,
-  binding: Node | undefined,
-  declared: Node | undefined,
-): Unread | undefined {
+function unreadBy(mod: Module, errorSilent: boolean, binding: Node | undefined): Unread | undefined {
   if (!binding) return { how: "dropped" };
   if (binding.type === "Identifier") {
     const variable = findVariable(mod.sourceCode, binding);
-    const reads = variable?.references.filter((r) => r.identifier !== declared && r.isRead()) ?? [];
+    const reads = variable?.references.filter((r) => r.identifier !== binding && r.isRead()) ?? [];
     return variable && reads.length === 0 ? { how: "unused", binding: binding.name } : undefined;
   }
   if (binding.type !== "ObjectPattern" || !errorSilent) return undefined;
