@@ -33,7 +33,7 @@ import { normalizeModel, sameField, sameValue } from "../model/names.js";
 import { calleeName, contains } from "../reading/ast.js";
 import { functionName } from "../reading/units.js";
 import { drawnFresh, findVariable, getConstInit, keyName, unwrap } from "../reading/values.js";
-import { isLoop, Flow, chainPromise } from "../reading/rejection-flow.js";
+import { DELEGATE_NAME, isLoop, Flow, chainPromise } from "../reading/rejection-flow.js";
 import { enclosingFn, isFn } from "../reading/function-bindings.js";
 import { holdsRow, isLockRow } from "../model/claims.js";
 import { walk } from "../reading/walk.js";
@@ -414,7 +414,7 @@ function stopsWork(region: Node): boolean {
     if (n.type === "ThrowStatement") found = true;
     if (n.type === "CallExpression") {
       const name = calleeName(n) ?? "";
-      if (name === "abort" || name === "exit" || /lost|abort|cancel|kill|terminate/i.test(name)) found = true;
+      if (name === "exit" || DELEGATE_NAME.test(name)) found = true;
     }
     return !found;
   });
@@ -471,20 +471,20 @@ function abortsOnFalse(sourceCode: SourceCode, call: TSESTree.CallExpression): b
  * work again and again (from a timer, or in the work's loop) is one: a single call (a request handler's) hands its
  * outcome elsewhere. Anything less (a name alone, a result that sets a value somewhere) is unknown, and not read.
  */
-function declaredRenewals(flow: Flow, known: ReadonlySet<Node>): Renewal[] {
+function declaredRenewals(flow: Flow, calls: readonly TSESTree.CallExpression[], known: ReadonlySet<Node>): Renewal[] {
   const out: Renewal[] = [];
-  walk(flow.sourceCode.ast, (n) => {
-    if (n.type !== "CallExpression" || known.has(n)) return;
+  for (const n of calls) {
+    if (known.has(n)) continue;
     const name = calleeName(n);
-    if (!name || !RENEWAL_NAME.test(name) || READER_NAME.test(name) || flow.bindings.boundFunction(n.callee)) return;
+    if (!name || !RENEWAL_NAME.test(name) || READER_NAME.test(name) || flow.bindings.boundFunction(n.callee)) continue;
     // Beside the work, again and again: from a timer, or in the loop that does the work. A single call (a request
     // handler's, a step before the work) hands its outcome elsewhere.
-    if (!flow.timerDriven(n) && !inLoop(n)) return;
-    if (!abortsOnFalse(flow.sourceCode, n)) return;
+    if (!flow.timerDriven(n) && !inLoop(n)) continue;
+    if (!abortsOnFalse(flow.sourceCode, n)) continue;
     // Asked only of a failure the module takes in a handler and keeps going after: a rejection left to escape a timer
     // ends a current Node process (an unhandled rejection), which a library may count on (redis-semaphore's refresh).
     const handling = flow.promiseFate(n);
-    if (handling.kind !== "swallowed") return;
+    if (handling.kind !== "swallowed") continue;
     out.push({
       via: "library",
       node: n,
@@ -496,7 +496,7 @@ function declaredRenewals(flow: Flow, known: ReadonlySet<Node>): Renewal[] {
       through: `\`${name}\`, whose false result this module already takes for a lost lease`,
       handling,
     });
-  });
+  }
   return out;
 }
 
@@ -518,7 +518,7 @@ export function buildRenewals(
   // The words a renewal is named by, somewhere in the text: else no call can be one.
   const named = RENEWAL_WORD.test(sourceCode.text);
   if (!hasKv && !hasLibrary && facts.claims.length === 0)
-    return named ? declaredRenewals(new Flow(sourceCode, shape), new Set()) : [];
+    return named ? declaredRenewals(new Flow(sourceCode, shape), shape.calls, new Set()) : [];
   const flow = new Flow(sourceCode, shape);
   const found = [
     ...(hasKv ? redisRenewals(flow, facts.kv, vocabulary) : []),
@@ -531,5 +531,5 @@ export function buildRenewals(
       : []),
     ...databaseRenewals(flow, facts, vocabulary),
   ];
-  return named ? [...found, ...declaredRenewals(flow, new Set(found.map((r) => r.node)))] : found;
+  return named ? [...found, ...declaredRenewals(flow, shape.calls, new Set(found.map((r) => r.node)))] : found;
 }

@@ -68,7 +68,8 @@ function answersCaller(sourceCode: Readonly<TSESLint.SourceCode>, tryStmt: TSEST
 const TIMER_DECORATORS = new Set(["Interval", "Timeout", "Cron"]);
 
 /** Unresolved callees that hand the failure to whoever can stop the work: `onLockLost(err)`, `this.cancel()`, `child.kill()`. */
-const DELEGATE_NAME = /lost|abort|cancel|kill|terminate/i;
+/** A function named for what ends the work (`onLockLost`, `abortRun`, `cancel`, `kill`, `terminate`). */
+export const DELEGATE_NAME = /lost|abort|cancel|kill|terminate/i;
 
 /** Assignments that reset timer handles, not flags. */
 const HANDLE_NAME = /timer|interval|timeout|handle/i;
