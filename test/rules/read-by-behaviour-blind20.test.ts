@@ -189,6 +189,14 @@ ruleTester.run("require-stale-recovery (a shut-down hand-back of the caller's ow
         "status = 'processing' AND started_at < NOW() - INTERVAL '30 minutes' AND id <> ALL($1::uuid[])",
       ),
     },
+    // A list of keys the module picked by age (a stale scan, then `id = ANY($1)`) is a recovery's, not a hand-back:
+    // it answers Q1 (conditional-recovery asks whether the write re-checks the age).
+    {
+      code: BATCH_WORKER("id = ANY($1::uuid[]) AND status = 'processing'").replace(
+        "const ids = [...claimed];",
+        "const { rows: stale } = await pool.query(`SELECT id FROM extraction_jobs WHERE status = 'processing' AND started_at < NOW() - INTERVAL '30 minutes'`);\n  const ids = stale.map((r) => r.id);",
+      ),
+    },
   ],
   invalid: [
     // The hand-back runs only on a clean shut-down; a killed worker's rows stay processing.

@@ -559,17 +559,9 @@ export function classifyAgainst(
   const timePredicates = ages.flat();
   // Rows named by their key: one (`id = $1`), or a list the caller holds (`id = ANY($1)`, `id IN (…)` of a run-time
   // list: the rows it claimed, handed back at shut-down), not a state or a flag.
-  const keyList = (b: Branch) =>
-    b.some(
-      (a) =>
-        !("opaque" in a) &&
-        a.op === "in" &&
-        a.pred.values === undefined &&
-        !sameField(a.pred.field, field) &&
-        !mod.vocabulary.isStateField(a.pred.field) &&
-        !mod.vocabulary.isFlagField(a.pred.field),
-    );
-  const identified = branches.every((b) => identityFields(b).some((f) => !sameField(f, field)) || keyList(b));
+  const identified = branches.every((b) =>
+    [...identityFields(b), ...mod.keyListFields(b, true)].some((f) => !sameField(f, field)),
+  );
   const resets = targets.some((t) => isReset(t, claim.lock, mod.vocabulary));
   // Code the claim runs after itself (its own deadline, its completion) is the holder's, not a recoverer's.
   const sameUnitAfterClaim =

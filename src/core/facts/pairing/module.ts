@@ -249,6 +249,22 @@ export class Module {
     );
   }
 
+  /**
+   * The columns the branch pins to a list of keys (`id in ids`, `id = ANY($1)`): a list of rows by what names them,
+   * not a set of states or flags. `runTime`: only lists known at run time (the ids the caller holds).
+   */
+  keyListFields(branch: Branch, runTime = false): string[] {
+    return branch.flatMap((atom) =>
+      !("opaque" in atom) &&
+      atom.op === "in" &&
+      (!runTime || atom.pred.values === undefined) &&
+      !this.vocabulary.isStateField(atom.pred.field) &&
+      !this.vocabulary.isFlagField(atom.pred.field)
+        ? [atom.pred.field]
+        : [],
+    );
+  }
+
   branchesOf(w: StateWrite): Branch[] {
     let b = this.branches.get(w);
     if (!b) this.branches.set(w, (b = toBranches(w.filter)));

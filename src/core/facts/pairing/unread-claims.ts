@@ -36,17 +36,7 @@ export function findUnreadClaims(mod: Module, claims: readonly Claim[]): UnreadC
     const work = then ? workInCallback(mod, then) : workAfter(mod, at);
     if (!work) continue;
     // Rows picked by a list of keys (`id in ids`), not a list of states the claim may take them from.
-    const batch = mod
-      .branchesOf(write)
-      .some((b) =>
-        b.some(
-          (atom) =>
-            !("opaque" in atom) &&
-            atom.op === "in" &&
-            !mod.vocabulary.isStateField(atom.pred.field) &&
-            !mod.vocabulary.isFlagField(atom.pred.field),
-        ),
-      );
+    const batch = mod.branchesOf(write).some((b) => mod.keyListFields(b).length > 0);
     out.push({ claim, ...how, work, batch });
   }
   return out;
