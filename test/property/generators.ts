@@ -422,11 +422,13 @@ function sequelizeWhere(filter: readonly Pred[], s: Syntax): string {
 
 // ---- MongoDB driver and Mongoose ----
 
-function mongoFilter(filter: readonly Pred[], s: Syntax): string {
+/** A MongoDB-style filter (also MikroORM's FilterQuery); `nin`: "not equal" also spelled `{ $nin: [v] }`. */
+function mongoFilter(filter: readonly Pred[], s: Syntax, nin = false): string {
   return `{ ${filter
     .map((p): string => {
-      if (p.op === "or") return `$or: [${p.items.map((i) => mongoFilter([i], s)).join(", ")}]`;
+      if (p.op === "or") return `$or: [${p.items.map((i) => mongoFilter([i], s, nin)).join(", ")}]`;
       const v = jsVal(p.value, s.quote);
+      if (p.op === "ne" && nin && s.variant % 2 === 1) return `${p.field}: { $nin: [${v}] }`;
       return p.op === "eq" ? prop(p.field, v) : `${p.field}: { $${p.op}: ${v} }`;
     })
     .join(", ")} }`;
@@ -528,6 +530,11 @@ const pg: Dialect = {
   rowPattern: (row) => `{ rows: [${row}] }`,
 };
 
+/** The statement as a JS string: a quoted string or a template literal with no holes. */
+function sqlString(text: string, s: Syntax): string {
+  return s.variant % 3 === 1 ? `\`${text}\`` : `"${text}"`;
+}
+
 // ---- Supabase / PostgREST ----
 
 /** A value inside a PostgREST filter string (`status.neq.RUNNING`, `updated_at.lt.${cutoff}`). */
@@ -594,17 +601,7 @@ const postgrest: Dialect = {
 
 // ---- MikroORM ----
 
-function mikroWhere(filter: readonly Pred[], s: Syntax): string {
-  return `{ ${filter
-    .map((p): string => {
-      if (p.op === "or") return `$or: [${p.items.map((i) => mikroWhere([i], s)).join(", ")}]`;
-      const v = jsVal(p.value, s.quote);
-      if (p.op === "eq") return prop(p.field, v);
-      if (p.op === "ne") return [`${p.field}: { $ne: ${v} }`, `${p.field}: { $nin: [${v}] }`][s.variant % 2]!;
-      return `${p.field}: { $${p.op}: ${v} }`;
-    })
-    .join(", ")} }`;
-}
+const mikroWhere = (filter: readonly Pred[], s: Syntax): string => mongoFilter(filter, s, true);
 
 const mikroOrm: Dialect = {
   clients: [
@@ -631,11 +628,6 @@ const mikroOrm: Dialect = {
   },
   claimed: (s) => (s.variant % 2 === 0 ? { bind: "n", ok: "n === 1" } : { bind: "updated", ok: "updated > 0" }),
 };
-
-/** The statement as a JS string: a quoted string or a template literal with no holes. */
-function sqlString(text: string, s: Syntax): string {
-  return s.variant % 3 === 1 ? `\`${text}\`` : `"${text}"`;
-}
 
 export const DIALECTS: Readonly<Record<DbStore, Dialect>> = {
   prisma,

@@ -39,6 +39,24 @@ const WORK_INSIDE = (filter: string) => `  if (campaign.status === "SCHEDULED") 
   }
 `;
 
+/**
+ * The check-then-act finding of a gate that turns the caller away, and its suggestion: the write made to repeat the
+ * check, so that of two batches that read SCHEDULED the second matches nothing.
+ */
+const checkedGate = (gate: (filter: string) => string) => ({
+  code: CAMPAIGN(gate("id: campaignId")),
+  errors: [
+    {
+      messageId: "checkThenAct" as const,
+      line: 8,
+      data: { model: "campaign", field: "status", value: "RUNNING", checkedWhere: "in JavaScript", checkLine: "7" },
+      suggestions: [
+        { messageId: "requireValue" as const, output: CAMPAIGN(gate('id: campaignId, status: "SCHEDULED"')) },
+      ],
+    },
+  ],
+});
+
 const FIRST_TOUCH = `  if (campaign.status === "SCHEDULED") {
     await db.campaign.update({ where: { id: campaignId }, data: { status: "RUNNING" } });
   }
@@ -74,47 +92,9 @@ ruleTester.run("atomic-claim (first touch, claims continued with .then)", atomic
   invalid: [
     // A caller that finds the campaign anywhere but SCHEDULED is turned away: the check guards the work, and two
     // batches that read together both take it.
-    {
-      code: CAMPAIGN(EXIT_BEFORE("id: campaignId")),
-      errors: [
-        {
-          messageId: "checkThenAct",
-          line: 8,
-          data: {
-            model: "campaign",
-            field: "status",
-            value: "RUNNING",
-            checkedWhere: "in JavaScript",
-            checkLine: "7",
-          },
-          // The write made to repeat the check: of two batches that read SCHEDULED, the second matches nothing.
-          suggestions: [
-            { messageId: "requireValue", output: CAMPAIGN(EXIT_BEFORE('id: campaignId, status: "SCHEDULED"')) },
-          ],
-        },
-      ],
-    },
+    checkedGate(EXIT_BEFORE),
     // The work inside the branch that writes: only the caller that found SCHEDULED sends.
-    {
-      code: CAMPAIGN(WORK_INSIDE("id: campaignId")),
-      errors: [
-        {
-          messageId: "checkThenAct",
-          line: 8,
-          data: {
-            model: "campaign",
-            field: "status",
-            value: "RUNNING",
-            checkedWhere: "in JavaScript",
-            checkLine: "7",
-          },
-          // The write made to repeat the check: of two batches that read SCHEDULED, the second matches nothing.
-          suggestions: [
-            { messageId: "requireValue", output: CAMPAIGN(WORK_INSIDE('id: campaignId, status: "SCHEDULED"')) },
-          ],
-        },
-      ],
-    },
+    checkedGate(WORK_INSIDE),
     {
       code: THEN_CLAIM(`() => renderVideo(id)`),
       errors: [
