@@ -11,7 +11,10 @@
 //   a stale lock row deleted by its own id is the row judged, which a lock taken since (a new row) does not share;
 // - a write of the rows named by a list of keys the caller holds (`id = ANY($1)` of the jobs it claimed, at shut-down)
 //   is that caller handing its own rows back, not a recovery of everyone's: a claim nothing else recovers is still
-//   unrecovered when the process is killed instead.
+//   unrecovered when the process is killed instead;
+// - a row named by a const holding a field of the function's parameter (`const renderId = render.render_id`) is the
+//   parameter's row, so a read of it in the caller is the check of a check-then-act claim; and a write of the value
+//   the same function already stored in that row, on every way to it, is the holder's progress, not a second claim.
 import atomicClaim from "../../rules/atomic-claim.js";
 import conditionalRecovery from "../../rules/conditional-recovery.js";
 import progressBasedStaleness from "../../rules/progress-based-staleness.js";
@@ -234,6 +237,75 @@ ruleTester.run("conditional-recovery (a stale lock row read through a helper)", 
             rowFilter: "task",
           },
         },
+      ],
+    },
+  ],
+});
+
+/** A render queue on Supabase: rows read as waiting, each moved through a helper that stores what it is handed. */
+const RENDER_QUEUE = (progress: string) => `import { createClient } from "@supabase/supabase-js";
+
+const db = createClient(process.env.DB_URL!, process.env.DB_KEY!);
+
+async function setRenderState(renderId: string, state: string, step: string | null = null, percent: number | null = null) {
+  const patch = { state, step, percent, touched_at: new Date().toISOString() };
+  const { error } = await db.from("renders").update(patch).eq("render_id", renderId);
+  if (error) throw error;
+}
+
+export async function pollRenders() {
+  const { data: renders } = await db.from("renders").select("*").eq("state", "waiting").limit(5);
+  for (const render of renders ?? []) await renderOne(render);
+}
+
+async function renderOne(render: { render_id: string; scene: string; resumed: boolean }) {
+  const renderId = render.render_id;
+  try {
+    await setRenderState(renderId, "rendering", "frames", 10);
+    await drawFrames(render.scene);
+    ${progress}
+    await encode(renderId);
+    await setRenderState(renderId, "done");
+  } catch (err) {
+    await setRenderState(renderId, "failed");
+  }
+}
+
+declare function drawFrames(scene: string): Promise<void>;
+declare function encode(id: string): Promise<void>;
+`;
+
+const renderClaim = (line: number) => ({
+  messageId: "checkThenAct" as const,
+  line,
+  data: {
+    model: "renders",
+    field: "state",
+    value: "rendering",
+    claimLine: String(line),
+    checkedWhere: "with a separate read",
+    checkLine: "12",
+  },
+});
+
+ruleTester.run("atomic-claim (a caller's read of the row a helper then claims)", atomicClaim, {
+  valid: [],
+  invalid: [
+    // Read as waiting in the poller, claimed by id alone in the worker it calls: one claim, at the first write;
+    // the second write of "rendering" is the holder's progress.
+    {
+      code: RENDER_QUEUE(`await setRenderState(renderId, "rendering", "encode", 60);`),
+      errors: [{ ...renderClaim(19), suggestions: [] }],
+    },
+    // A write of "rendering" that only some ways reach first does not make the later one the holder's: both claim.
+    {
+      code: RENDER_QUEUE(`await setRenderState(renderId, "rendering", "encode", 60);`).replace(
+        `    await setRenderState(renderId, "rendering", "frames", 10);`,
+        `    if (!render.resumed) await setRenderState(renderId, "rendering", "frames", 10);`,
+      ),
+      errors: [
+        { ...renderClaim(19), suggestions: [] },
+        { ...renderClaim(21), suggestions: [] },
       ],
     },
   ],

@@ -10,6 +10,7 @@ import type { Check, Claim, Guard, LockKey, TimePredicate } from "../../model/cl
 import {
   agePredicates,
   allowedIn,
+  everyBranchPicks,
   excludes,
   isOpaque,
   ownerPinned,
@@ -18,9 +19,10 @@ import {
 } from "../../model/conditions.js";
 import { oldWhenTrue, pathCondition } from "../../reading/guards.js";
 import { normalizeModel, sameValue, sameField } from "../../model/names.js";
+import { normalizeName } from "../../model/settings.js";
 import { findVariable, getConstInit, iterationSource, keyName, resultBinding, unwrap } from "../../reading/values.js";
 import { calledFunction, parameterIndex, returnedValues } from "../../reading/calls.js";
-import { enclosingFunction, functionName, isFunction } from "../../reading/units.js";
+import { enclosingFunction, functionName, isFunction, unitOf } from "../../reading/units.js";
 import { walk } from "../../reading/walk.js";
 import { contains, exits } from "../../reading/ast.js";
 import { isLockAssignment } from "./vocabulary.js";
@@ -144,12 +146,55 @@ export function findStateClaims(mod: Module, write: StateWrite): Claim[] {
     }
     if (value.value === true && marksOnly(write, check)) continue;
     if (check.kind === "if" && firstTouch(write, check.node)) continue;
+    if (writtenBefore(mod, write, field, value)) continue;
     // Checked under a row lock (a locking read of the row in the same unit): nobody can change the row in between.
     if (write.underLock || branches.every((b) => ownerPinned(b, field, mod.vocabulary)))
       claims.push({ kind: "status", write, lock, assignment, takeover: [] });
     else claims.push({ kind: "status", write, lock, assignment, takeover: [], check });
   }
   return claims;
+}
+
+/**
+ * The holder writing again what it already wrote: an earlier write of the same function that always runs before
+ * this one stored the value in the same row (`updateJobStatus(jobId, "processing", 10)`, then `…, 25)` as the work
+ * moves on). The first write is the claim; the next ones are its holder's progress, not claims of their own.
+ */
+function writtenBefore(mod: Module, write: StateWrite, field: string, value: StaticValue): boolean {
+  const unit = unitOf(write.node);
+  if (!unit) return false;
+  const rowOf = (w: StateWrite) => {
+    const keys = new Map<string, string>();
+    for (const b of mod.branchesOf(w))
+      for (const a of b)
+        if (!("opaque" in a) && a.op === "eq" && !a.pred.values)
+          keys.set(normalizeName(a.pred.field), mod.valueText(predicateValue(a.pred)));
+    return keys;
+  };
+  const row = rowOf(write);
+  if (row.size === 0) return false;
+  return mod.writes.some((w) => {
+    if (w === write || w.node.range[1] > write.node.range[0] || unitOf(w.node) !== unit) return false;
+    if (normalizeModel(w.model) !== normalizeModel(write.model) || (w.effect ?? "update") !== "update") return false;
+    const stores = w.assignments.some(
+      (a) => a.value.kind === "static" && sameField(a.field, field) && sameValue(a.value.value, value),
+    );
+    if (
+      !stores ||
+      !everyBranchPicks(mod.branchesOf(w), (p) => row.get(normalizeName(p.field)) === mod.valueText(predicateValue(p)))
+    )
+      return false;
+    // It always runs first: its statement, reached through no branch of an expression, sits in a block that holds
+    // this write (a write in an `if`'s branch or after `&&` runs on some ways only).
+    let n: Node = w.node;
+    while (n.parent && !/Statement$|Declaration$/.test(n.type)) {
+      const p = n.parent as Node;
+      if ((p.type === "ConditionalExpression" && p.test !== n) || (p.type === "LogicalExpression" && p.right === n))
+        return false;
+      n = p;
+    }
+    return n.parent?.type === "BlockStatement" && contains(n.parent as Node, write.node);
+  });
 }
 
 /**
@@ -293,15 +338,16 @@ function callerReads(mod: Module, write: StateWrite): StateRead[] | undefined {
         while (n.type === "MemberExpression") n = unwrap(n.object);
         if (n.type !== "Identifier") continue;
         let def = findVariable(mod.sourceCode, n)?.defs[0];
-        // A name destructured from the parameter (`const { id: jobId } = job`) names the parameter's row too.
-        if (
-          def?.type === "Variable" &&
-          def.node.id.type === "ObjectPattern" &&
-          def.node.init?.type === "Identifier" &&
-          enclosingFunction(def.node) === fn
-        ) {
-          n = def.node.init;
-          def = findVariable(mod.sourceCode, n)?.defs[0];
+        // A name destructured from the parameter (`const { id: jobId } = job`) or a const holding one of its
+        // fields (`const jobId = job.job_id`) names the parameter's row too.
+        if (def?.type === "Variable" && def.node.init && enclosingFunction(def.node) === fn) {
+          let init = unwrap(def.node.init as Node);
+          const copied = def.node.id.type === "Identifier" && def.parent?.kind === "const";
+          if (copied) while (init.type === "MemberExpression" && !init.computed) init = unwrap(init.object);
+          if (init.type === "Identifier" && (def.node.id.type === "ObjectPattern" || copied)) {
+            n = init;
+            def = findVariable(mod.sourceCode, n)?.defs[0];
+          }
         }
         if (def?.type !== "Parameter" || def.node !== fn) continue;
         const i = fn.params.findIndex((p) => p.type === "Identifier" && p.name === (n as TSESTree.Identifier).name);
