@@ -65,7 +65,7 @@ export default createRule<MessageId, Options>({
       startTimeScan:
         "Q2 (how do you tell alive from dead?): this age test picks {{model}} rows stuck in {{field}} = {{value}} by {{timeField}}, which is set once when work starts. A slow but healthy holder is declared dead and its work runs twice. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
       startTimeTakeoverRead:
-        "Q2 (how do you tell alive from dead?): this read decides whether to take over {{what}} (taken at line {{claimLine}}) by the age of {{timeField}} (line {{testLine}}), which is {{stamped}}. A slow but healthy holder loses its lock while it still works, and the work runs twice. Judge it by an expiry the holder renews, or a timestamp it keeps moving ({{progressFields}}).",
+        "Q2 (how do you tell alive from dead?): this test decides whether to take over {{what}} (taken at line {{claimLine}}) by the age of {{timeField}} as the read at line {{readLine}} found it, which is {{stamped}}. A slow but healthy holder loses its lock while it still works, and the work runs twice. Judge it by an expiry the holder renews, or a timestamp it keeps moving ({{progressFields}}).",
       startTimeTakeover:
         "Q2 (how do you tell alive from dead?): this claim of {{model}}.{{field}} = {{value}} takes over a lease judged by {{timeField}}, which is {{stamped}}. A slow but healthy holder loses its lease while it still works. Judge it by a timestamp the holder keeps moving ({{progressFields}}).",
     },
@@ -333,18 +333,18 @@ export default createRule<MessageId, Options>({
           }
           const start = startTimeOnly(claim.takeover, claim, facts);
           if (!start) continue;
-          // Decided in JavaScript on what a read found: the read is where the holder is judged, the write (reported
-          // for its own race) only acts on it.
+          // Decided in JavaScript on what a read found: the age test is where the holder is judged, the write
+          // (reported for its own race) only acts on it.
           if (claim.check?.kind === "read" && !contains(claim.write.node, start.node)) {
             const { model, field, value } = lockData(claim.lock);
             context.report({
-              node: claim.check.node,
+              node: start.node,
               messageId: "startTimeTakeoverRead",
               data: {
                 what: holdsRow(claim) ? `the lock row in ${claim.lock.model}` : `${model}.${field} = ${value}`,
                 claimLine: String(claim.write.node.loc.start.line),
                 timeField: start.field,
-                testLine: String(start.node.loc.start.line),
+                readLine: String(claim.check.node.loc.start.line),
                 stamped: holdsRow(claim) ? "set once when the lock is taken" : stampedWhen(claim, start.field, facts),
                 progressFields,
               },

@@ -424,13 +424,13 @@ async function reap(cutoff: Date) {
       errors: [
         {
           messageId: "startTimeTakeoverRead",
-          line: 3,
-          column: 22,
+          line: 4,
+          column: 7,
           data: {
             what: "the lock row in importedPost",
             claimLine: "5",
             timeField: "lockedAt",
-            testLine: "4",
+            readLine: "3",
             stamped: "set once when the lock is taken",
             progressFields: "updatedAt, modifiedAt, heartbeatAt",
           },

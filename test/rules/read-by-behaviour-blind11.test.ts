@@ -316,12 +316,12 @@ ruleTester.run("progress-based-staleness", progressBasedStaleness, {
       errors: [
         {
           messageId: "startTimeTakeoverRead",
-          line: 11,
+          line: 12,
           data: {
             what: "the lock row in reportLocks",
             claimLine: "13",
             timeField: "takenAt",
-            testLine: "12",
+            readLine: "11",
             stamped: "set once when the lock is taken",
             progressFields: DEFAULT_PROGRESS,
           },

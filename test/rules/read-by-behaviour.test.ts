@@ -738,13 +738,13 @@ ruleTester.run("progress-based-staleness (read by behaviour)", progressBasedStal
       errors: [
         {
           messageId: "startTimeTakeoverRead",
-          line: 7,
-          column: 31,
+          line: 8,
+          column: 7,
           data: {
             what: "the lock row in task_locks",
             claimLine: "9",
             timeField: "taken_at",
-            testLine: "8",
+            readLine: "7",
             stamped: "set once when the lock is taken",
             progressFields: PROGRESS,
           },
@@ -757,13 +757,13 @@ ruleTester.run("progress-based-staleness (read by behaviour)", progressBasedStal
       errors: [
         {
           messageId: "startTimeTakeoverRead",
-          line: 6,
-          column: 22,
+          line: 9,
+          column: 9,
           data: {
             what: "the lock row in job_locks",
             claimLine: "11",
             timeField: "startedAt",
-            testLine: "9",
+            readLine: "6",
             stamped: "set once when the lock is taken",
             progressFields: PROGRESS,
           },
