@@ -5,7 +5,7 @@ import type { HeldLock, PathEscape, PromiseMemo } from "../src/core/model/held-l
 import { createRule } from "../src/rule-kit/create-rule.js";
 import { onLockFacts } from "../src/rule-kit/inventory.js";
 import { walk } from "../src/core/reading/walk.js";
-import { enclosingFunction } from "../src/core/reading/units.js";
+import { enclosingFunction, isFunction } from "../src/core/reading/units.js";
 
 type Options = [{ ttlLocks?: boolean }];
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -104,6 +104,15 @@ function hasCall(node: Node): boolean {
   return found;
 }
 
+function holdsCallback(statement: Node): boolean {
+  let found = false;
+  walk(statement, (n) => {
+    if (isFunction(n)) found = true;
+    return !found;
+  });
+  return found;
+}
+
 function wrapInFinally(sourceCode: SourceCode, lock: HeldLock): TSESLint.ReportFixFunction | undefined {
   const acquired = inList(lock.acquire);
   if (!acquired) return undefined;
@@ -119,6 +128,9 @@ function wrapInFinally(sourceCode: SourceCode, lock: HeldLock): TSESLint.ReportF
       })(),
   );
   if (releaseIndex < 0) return undefined;
+  // A release that is a promise chain carrying work (`await cleanup().finally(() => { busy = false })`): moving it
+  // would run that work after a failure too, which is the author's call, not a mechanical fix.
+  if (holdsCallback(list[releaseIndex]!)) return undefined;
   let first = acquired.index + 1;
   // A try-acquire tested right after: `if (!locked) return;` stays outside the try. Only a test of what the acquire
   // gave: any other early return (`if (!file.size) return null;`) is a path that leaves holding the lock, and goes in.

@@ -547,6 +547,10 @@ export function flagLocks(
         if (!sameFunction(call, a) || call.range[0] < a.range[1]) continue;
         if ([...helpers].some((h) => callsFunction(sourceCode, call, h))) releases.push(call);
       }
+    // Resets in the callbacks of a promise chain this function starts after the set, made however the chain settles
+    // (`await crawl().finally(() => { busy = false })`): the chain is the release, where it stands in the function.
+    for (const chain of settledChains(sourceCode, a, resets, target.key))
+      if (!releases.includes(chain)) releases.push(chain);
     if (releases.length === 0) {
       // Cleared only in a `.then` callback of a chain this function starts after the set (`this.pending = true;
       // return call().then(() => { this.pending = false; })`): on a rejection nothing clears it (blind-12 E12e02).
@@ -611,6 +615,96 @@ export function flagLocks(
   return out;
 }
 
+/** Every link of the promise chain `link` belongs to, inward and outward: `a().catch(…).then(ok).finally(…)`. */
+function chainLinks(link: TSESTree.CallExpression): TSESTree.CallExpression[] {
+  const links: TSESTree.CallExpression[] = [];
+  for (let c: Node = link; c.type === "CallExpression" && c.callee.type === "MemberExpression";) {
+    links.push(c);
+    c = unwrap(c.callee.object);
+  }
+  for (let c: Node = link; ;) {
+    const member: Node | undefined = c.parent;
+    const call: Node | undefined = member?.parent;
+    if (member?.type !== "MemberExpression" || call?.type !== "CallExpression" || call.callee !== member) break;
+    links.push(call);
+    c = call;
+  }
+  return links;
+}
+
+/** The handlers a chain's link runs on fulfilment and on rejection (`.then(ok, failed)`, `.catch`, `.finally`). */
+function linkHandlers(link: TSESTree.CallExpression): { onFulfil?: Node; onReject?: Node } {
+  const [first, second] = link.arguments as Node[];
+  switch (calleeName(link)) {
+    case "then":
+      return { onFulfil: first, onReject: second };
+    case "catch":
+      return { onReject: first };
+    case "finally":
+      return { onFulfil: first, onReject: first };
+    default:
+      return {};
+  }
+}
+
+/**
+ * Whether the chain clears on a rejection: a rejection handler clears it, or one absorbs the rejection (it neither
+ * throws nor rejects: `.catch(() => undefined)`) and a fulfilment handler of a later link clears it, which then runs
+ * however the earlier links settled.
+ */
+function clearsOnRejection(links: readonly TSESTree.CallExpression[], clears: (cb: Node | undefined) => boolean) {
+  let absorbed = false;
+  for (const link of [...links].sort((a, b) => a.range[1] - b.range[1])) {
+    const { onFulfil, onReject } = linkHandlers(link);
+    if (clears(onReject) || (absorbed && clears(onFulfil))) return true;
+    if (onReject && isFunction(onReject) && !rethrows(onReject)) absorbed = true;
+  }
+  return false;
+}
+
+/** A handler that can hand the rejection on: a `throw`, or a `Promise.reject(…)`, anywhere in its own body. */
+function rethrows(handler: TSESTree.FunctionLike): boolean {
+  let found = false;
+  walk(handler.body as Node, (n) => {
+    if (found || (n !== handler.body && isFunction(n))) return false;
+    if (n.type === "ThrowStatement") found = true;
+    if (n.type === "CallExpression" && calleeName(n) === "reject") found = true;
+    return !found;
+  });
+  return found;
+}
+
+/**
+ * The outermost calls of the promise chains that `set`'s function starts after it and that clear the flag however
+ * they settle: a `.finally` callback, or a fulfilment and a rejection handler that both reset it.
+ */
+function settledChains(
+  sourceCode: SourceCode,
+  set: TSESTree.AssignmentExpression,
+  resets: readonly FlagWrite[],
+  key: unknown,
+): TSESTree.CallExpression[] {
+  const fn = enclosingFunction(set);
+  const clears = (cb: Node | undefined) =>
+    cb !== undefined &&
+    resets.some((r) => {
+      const cleared = clearedBy(r);
+      return contains(cb, r) && cleared !== undefined && flagTarget(sourceCode, cleared)?.key === key;
+    });
+  const out: TSESTree.CallExpression[] = [];
+  for (const reset of resets) {
+    const link = enclosingFunction(reset)?.parent;
+    if (link?.type !== "CallExpression" || !link.arguments.includes(enclosingFunction(reset) as never)) continue;
+    if (enclosingFunction(link) !== fn || link.range[0] < set.range[1]) continue;
+    const links = chainLinks(link);
+    const handlers = links.map(linkHandlers);
+    if (!handlers.some((h) => clears(h.onFulfil)) || !clearsOnRejection(links, clears)) continue;
+    const outermost = links.reduce((a, b) => (b.range[1] - b.range[0] > a.range[1] - a.range[0] ? b : a));
+    if (!out.includes(outermost)) out.push(outermost);
+  }
+  return out;
+}
+
 /**
  * The reset of a flag set by `set` made only in a fulfilment callback, `.then(cb)`, of a promise chain that `set`'s
  * function starts after it, when no link of that chain clears the flag on a rejection (`.then(ok, failed)`,
@@ -634,25 +728,7 @@ function clearedOnFulfilOnly(
     const link = cb?.parent;
     if (link?.type !== "CallExpression" || calleeName(link) !== "then" || link.arguments[0] !== cb) continue;
     if (enclosingFunction(link) !== fn || link.range[0] < set.range[1]) continue;
-    // Every link of the chain, inward and outward: `a().catch(…).then(ok)`, `a().then(ok).finally(…)`.
-    const links: TSESTree.CallExpression[] = [];
-    for (let c: Node = link; c.type === "CallExpression" && c.callee.type === "MemberExpression";) {
-      links.push(c);
-      c = unwrap(c.callee.object);
-    }
-    for (let c: Node = link; ;) {
-      const member: Node | undefined = c.parent;
-      const call: Node | undefined = member?.parent;
-      if (member?.type !== "MemberExpression" || call?.type !== "CallExpression" || call.callee !== member) break;
-      links.push(call);
-      c = call;
-    }
-    const onRejection = links.some((l) => {
-      const name = calleeName(l);
-      const handler =
-        name === "then" ? l.arguments[1] : name === "catch" || name === "finally" ? l.arguments[0] : undefined;
-      return clears(handler as Node | undefined);
-    });
+    const onRejection = clearsOnRejection(chainLinks(link), clears);
     if (!onRejection) return { release: reset, chain: link };
   }
   // Only where the callback holds every reset of the guard in the module: one cleared elsewhere too (a stop, a

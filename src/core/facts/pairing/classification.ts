@@ -8,6 +8,7 @@ import { predicateValue } from "../../model/accesses.js";
 import type { Check, Claim, HolderWrite, Recovery, RecoveryFlaw, RowRelease, StaleScan } from "../../model/claims.js";
 import {
   agePredicates,
+  allowedIn,
   excludes,
   identityFields,
   ownerColumns,
@@ -28,6 +29,7 @@ import {
   getConstInit,
   drawnFresh as drawnFreshValue,
   iterationSource,
+  keyName,
   resultBinding,
   staticChoices,
   unwrap,
@@ -191,6 +193,15 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   const picked = (b: Branch) =>
     claim.kind === "keyed-row" || identityFields(b).length > 0 || (holdsRow(claim) && namesClaimedRow(b, claim));
   if (!releases || !branches.every(picked)) return;
+  // The write also moves the row to a state the claim never takes (`state = 'delivered'` where the lease is taken
+  // only on `state = 'pending'` rows): clearing the lease frees nothing another worker could take. It finishes the
+  // row, and whether a late holder may finish it is fencing's question, not the release's (blind-21 A21a08).
+  const taken = mod.branchesOf(claim.write);
+  const finishes = write.assignments.some(({ field, value: v }) => {
+    if (v.kind !== "static" || sameField(field, claim.lock.field)) return false;
+    return taken.length > 0 && !taken.some(isOpaque) && taken.every((b) => excludes(b, field, v.value));
+  });
+  if (finishes) return;
   // An operator's override (`forceUnlock()`, `adminRelease()`) frees whatever holds the row, on purpose.
   if (isOverride(write.node)) return;
   if (purgesMany(mod, write, claim, branches) || purgesOwn(mod, write, claim, branches)) return;
@@ -226,6 +237,23 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
     // conflict test of what it writes (`holder = EXCLUDED.holder`).
     const picksRow =
       picks.length > 0 && picks.every((p) => !claim.write.assignments.some((k) => sameField(k.field, p.field)));
+    // A member of a document the acquire stores in a column (`value: { acquiredAt, ownershipToken }`, released
+    // `where value->>ownershipToken = token`), drawn fresh for this acquisition: no other holder's row carries it.
+    const inDocument = claim.write.assignments.some((a) => {
+      const doc = unwrap(a.valueNode);
+      return (
+        doc.type === "ObjectExpression" &&
+        doc.properties.some((p) => {
+          if (p.type !== "Property") return false;
+          const name = keyName(p.key as Node, p.computed);
+          const value = p.value as Node;
+          return (
+            name !== undefined && pinned.some((f) => sameField(f, name)) && madePerCall(value) && drawnFresh(value)
+          );
+        })
+      );
+    });
+    if (inDocument) return true;
     return claim.write.assignments.some((a) => {
       if (!pinned.some((f) => sameField(f, a.field))) return false;
       if (a.value.kind !== "other" || sameField(a.field, claim.lock.field) || mod.vocabulary.isTimeField(a.field))
@@ -608,6 +636,7 @@ export function classifyAgainst(
   // retry): the write never runs on a claimed row (blind-8 Ah06:1005). Not in the claim's own function after it: a
   // test made there before the claim saw the row before the claim moved it.
   if (!sameUnitAfterClaim && allBranchesExclude(mod.pathCondition(write), field, value)) return;
+  if (takesFreeRows(mod, write, claim)) return;
   if (identified) {
     const fenced =
       pinned ||
@@ -618,6 +647,26 @@ export function classifyAgainst(
     return;
   }
   if (pinned && resets && !opaque) recovery(["missing-time"]);
+}
+
+/**
+ * The write takes rows in the state the claim takes them from: a branch of its filter finds only rows the claim's
+ * filter also finds free (`status = 'pending'`, where the claim takes pending rows), so it competes with the claim
+ * for unheld rows (a second claim that acknowledges in one step, straight to `done`). Whatever its other branches
+ * find, it is no holder's write: a holder writes the rows it holds (blind-21 A21a15).
+ */
+function takesFreeRows(mod: Module, write: StateWrite, claim: Claim): boolean {
+  const { field, value } = claim.lock;
+  const free = mod.branchesOf(claim.write);
+  return mod.branchesOf(write).some((b) => {
+    const allowed = allowedIn(b, field);
+    return (
+      allowed !== "any" &&
+      "only" in allowed &&
+      allowed.only.length > 0 &&
+      allowed.only.every((v) => !sameValue(v, value) && free.some((c) => pins(c, field, v)))
+    );
+  });
 }
 
 /**

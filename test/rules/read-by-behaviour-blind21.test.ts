@@ -1,0 +1,231 @@
+// Real code of blind-21 (issue 35), read by what it does, in our words:
+// - a write whose filter also finds rows in the state the claim takes them from (`status = 'pending' OR (status =
+//   'claimed' AND claimed_at < …)`, moved straight to `done`) competes with the claim for unheld rows: it is a second
+//   claim, no holder's write, so a holder's fencing is not asked of it;
+// - a lease cleared by a write that also moves the row to a state the lease is never taken on (`state = 'sent'`, where
+//   only `queued` rows are leased) finishes the row: nobody else can take it, so it is no release by id alone;
+// - a release pinned to a member of the document the acquire stored (`meta->>ticket`, where the insert wrote `meta: {
+//   takenAt, ticket }` with a fresh UUID) deletes only this acquisition's row, as an owner column would;
+// - a guard cleared in the callbacks of a promise chain the function starts after setting it (`await
+//   cleanup().finally(() => { crawling = false })`) is released where that chain stands: the awaits before it are not
+//   covered. A `.then` after a `.catch` that swallows the rejection runs either way, so it clears on a rejection too.
+import ownerCheckedRelease from "../../rules/owner-checked-release.js";
+import releaseInFinally from "../../rules/release-in-finally.js";
+import requireFencing from "../../rules/require-fencing.js";
+import { ruleTester } from "../rule-tester.js";
+
+/** An inbox on node-postgres: tasks claimed with a take-over of stale claims, replies taken and acknowledged at once. */
+const INBOX = `import { Pool } from "pg";
+
+const pool = new Pool();
+
+export async function takeTask(worker: string) {
+  const { rows } = await pool.query(
+    \`UPDATE inbox SET status = 'claimed', claimed_by = $1, claimed_at = now()
+      WHERE id IN (SELECT id FROM inbox
+                    WHERE status = 'pending' OR (status = 'claimed' AND claimed_at < now() - interval '10 minutes')
+                    ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+      RETURNING *\`,
+    [worker],
+  );
+  return rows[0];
+}
+
+export async function takeReply(worker: string, topic: string) {
+  const { rows } = await pool.query(
+    \`UPDATE inbox SET status = 'done', claimed_by = $1, payload = 'read', claimed_at = now()
+      WHERE topic = $2
+        AND (status = 'pending' OR (status = 'claimed' AND claimed_at < now() - interval '10 minutes'))
+      RETURNING *\`,
+    [worker, topic],
+  );
+  return rows[0];
+}
+
+export async function finishTask(id: string, result: string) {
+  await pool.query(\`UPDATE inbox SET status = 'done', payload = $2 WHERE id = $1\`, [id, result]);
+}
+`;
+
+ruleTester.run("require-fencing (a second claim is no holder's write)", requireFencing, {
+  valid: [
+    // Without the holder's completion, only the reply taker writes done: it takes pending rows, holds none.
+    { code: INBOX.slice(0, INBOX.indexOf("export async function finishTask")) },
+  ],
+  invalid: [
+    // The holder's completion by id alone is still reported; the reply taker beside it is not.
+    {
+      code: INBOX,
+      errors: [
+        {
+          messageId: "takeoverWrite",
+          line: 29,
+          data: {
+            effect: "moves the claimed inbox row to done",
+            field: "status",
+            value: "claimed",
+            claimLine: "6",
+            tokenField: "claimed_by",
+            alsoAtLine: "",
+          },
+          suggestions: [],
+        },
+      ],
+    },
+  ],
+});
+
+/** Webhook deliveries leased in batches: sent rows leave the queue, failed ones keep their place. */
+const WEBHOOKS = (sent: string) => `import { Pool } from "pg";
+
+const pool = new Pool();
+
+export async function leaseBatch(size: number, leaseSeconds: number) {
+  const { rows } = await pool.query(
+    \`UPDATE webhooks SET tries = tries + 1, lease_until = now() + make_interval(secs => $2)
+      WHERE id IN (SELECT id FROM webhooks
+                    WHERE state = 'queued' AND (lease_until IS NULL OR lease_until < now())
+                    ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING id, url, body\`,
+    [size, leaseSeconds],
+  );
+  return rows;
+}
+
+export async function markSent(id: string) {
+  await pool.query("UPDATE webhooks SET ${sent}lease_until = NULL, sent_at = now() WHERE id = $1", [id]);
+}
+`;
+
+const webhookRelease = (line: number) => ({
+  messageId: "rowRelease" as const,
+  line,
+  data: {
+    operation: "write",
+    lock: "lease on webhooks.lease_until",
+    acquireLine: "6",
+    filter: "id",
+    expires: "is taken over once lease_until has passed",
+    expiryLine: "6",
+  },
+});
+
+ruleTester.run("owner-checked-release (a lease cleared as the row is finished)", ownerCheckedRelease, {
+  valid: [
+    // Sent rows are never leased again: clearing the lease with them frees nothing another worker could take.
+    { code: WEBHOOKS("state = 'sent', ") },
+  ],
+  invalid: [
+    // The same write without the move leaves the row queued: a late holder frees the lease another worker holds.
+    { code: WEBHOOKS(""), errors: [webhookRelease(18)] },
+    // A state the lease is taken on (`queued`) is no finish.
+    { code: WEBHOOKS("state = 'queued', "), errors: [webhookRelease(18)] },
+  ],
+});
+
+/** Named locks as rows on Supabase: expired rows swept, the row inserted with a fresh ticket in a JSON column. */
+const APP_LOCKS = (release: string) => `import { randomUUID } from "node:crypto";
+import { createClient } from "@supabase/supabase-js";
+
+const db = createClient(process.env.DB_URL!, process.env.DB_KEY!);
+
+export async function lock(name: string, ttlMs: number): Promise<string | null> {
+  const now = new Date();
+  await db.from("app_locks").delete().eq("name", name).lt("expires_at", now.toISOString());
+  const ticket = randomUUID();
+  const { error } = await db.from("app_locks").insert({
+    name,
+    meta: { takenAt: now.toISOString(), ticket },
+    expires_at: new Date(now.getTime() + ttlMs).toISOString(),
+  });
+  if (error) {
+    if (error.code === "23505") return null;
+    throw error;
+  }
+  return ticket;
+}
+
+export async function unlock(name: string, ticket: string) {
+  await db.from("app_locks").delete()${release};
+}
+`;
+
+ruleTester.run("owner-checked-release (a ticket kept in the lock row's document)", ownerCheckedRelease, {
+  valid: [{ code: APP_LOCKS(`.eq("name", name).eq("meta->>ticket", ticket)`) }],
+  invalid: [
+    {
+      code: APP_LOCKS(`.eq("name", name)`),
+      errors: [
+        {
+          messageId: "rowRelease",
+          line: 23,
+          data: {
+            operation: "delete",
+            lock: "lock row in app_locks",
+            acquireLine: "10",
+            filter: "name",
+            expires: "is swept when stale",
+            expiryLine: "8",
+          },
+        },
+      ],
+    },
+  ],
+});
+
+/** A crawler guarded by a module flag, cleared in the callbacks of the last step's promise chain. */
+const CRAWLER = (steps: string, last: string) => `let crawling = false;
+
+export async function crawl() {
+  if (crawling) return;
+  crawling = true;
+${steps}  await prune()${last};
+}
+
+declare function fetchPages(): Promise<string[]>;
+declare function store(pages: string[]): Promise<void>;
+declare function prune(): Promise<void>;
+`;
+const STEPS = "  const pages = await fetchPages();\n  await store(pages);\n";
+
+ruleTester.run("release-in-finally (a guard cleared by a promise chain)", releaseInFinally, {
+  valid: [
+    // Nothing awaited before the chain, and its `.finally` clears the guard however it settles.
+    { code: CRAWLER("", ".finally(() => {\n    crawling = false;\n  })") },
+    // A fulfilment and a rejection handler that both clear it.
+    {
+      code: CRAWLER(
+        "",
+        ".then(\n    () => {\n      crawling = false;\n    },\n    (err) => {\n      crawling = false;\n      throw err;\n    },\n  )",
+      ),
+    },
+    // A `.catch` that swallows the rejection: the `.then` after it runs either way.
+    { code: CRAWLER("", ".catch(() => undefined).then(() => {\n    crawling = false;\n  })") },
+  ],
+  invalid: [
+    // The awaits before the chain leave the guard set when they reject; no move is offered, since it would run the
+    // chain's own work after a failure too.
+    {
+      code: CRAWLER(STEPS, ".finally(() => {\n    crawling = false;\n  })"),
+      errors: [
+        {
+          messageId: "missedOnRejection",
+          line: 5,
+          data: {
+            lock: "the guard `crawling`",
+            consequence: "`crawling` stays true and every later call is turned away until the process restarts.",
+            exitLine: "6",
+            releaseLine: "8",
+            hint: "",
+          },
+          suggestions: [],
+        },
+      ],
+    },
+    // A `.catch` that hands the rejection on does not make the `.then` after it run on a failure.
+    {
+      code: CRAWLER("", ".catch((err) => {\n    throw err;\n  }).then(() => {\n    crawling = false;\n  })"),
+      errors: [{ messageId: "clearedOnFulfilOnly", line: 5, data: { name: "crawling", releaseLine: "9" } }],
+    },
+  ],
+});
