@@ -15,9 +15,9 @@
 import type { TSESTree } from "@typescript-eslint/utils";
 import type { Condition, Node, StateAccess } from "../core/model/accesses.js";
 import type { Recognizer, RecognizerContext } from "./recognizer.js";
-import { objectAssignments } from "../core/reading/assignments.js";
-import { calleeName, methodOf } from "../core/reading/ast.js";
-import { definitionOf, evaluate, objectLiteral, unwrap } from "../core/reading/values.js";
+import { assignedValue, objectAssignments } from "../core/reading/assignments.js";
+import { calleeName, expressionName, methodOf } from "../core/reading/ast.js";
+import { definitionOf, evaluate, keyName, objectLiteral, unwrap } from "../core/reading/values.js";
 
 const STORE = "firestore";
 const REF_WRITES = new Set(["update", "set", "delete"]);
@@ -131,9 +131,27 @@ function access(
     model,
     operation,
     filter,
-    assignments: objectAssignments(ctx.sourceCode, obj),
+    assignments: objectAssignments(ctx.sourceCode, obj, {
+      // `FieldValue.delete()` (the Admin SDK) and `deleteField()` (the web SDK) remove the field: it is emptied.
+      value: (node) => ({
+        value: removesField(node) ? { kind: "static", value: { value: null } } : assignedValue(ctx.sourceCode, node),
+        valueNode: node,
+      }),
+    }),
     node: call,
   };
+}
+
+function removesField(node: Node): boolean {
+  const n = unwrap(node);
+  if (n.type !== "CallExpression" || n.arguments.length > 0) return false;
+  const c = unwrap(n.callee);
+  if (c.type === "Identifier") return c.name === "deleteField";
+  return (
+    c.type === "MemberExpression" &&
+    keyName(c.property as Node, c.computed) === "delete" &&
+    expressionName(unwrap(c.object as Node)) === "FieldValue"
+  );
 }
 
 export const firestoreRecognizer: Recognizer = {

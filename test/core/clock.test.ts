@@ -40,6 +40,25 @@ describe("isClockValue", () => {
     ).toEqual(Array(6).fill(false));
   });
 
+  it("reads an instant kept in milliseconds ahead of the clock or behind it by a known term (blind-21: a Firestore lease stamped expiresAtMs)", () => {
+    expect(
+      clock(`
+        const now = Date.now();
+        const TTL_MS = 30000;
+        probe(now + TTL_MS); probe(Date.now() + ttl * 1000); probe(TTL_MS + Date.now()); probe(Date.now() - 60000);
+      `),
+    ).toEqual([true, true, true, true]);
+  });
+
+  it("does not read a duration, the difference of two instants, as the clock", () => {
+    expect(
+      clock(`
+        const started = Date.now();
+        probe(Date.now() - started); probe(Date.now() - job.startedAt); probe(Date.now() - Date.now()); probe(ttl + 1000);
+      `),
+    ).toEqual([false, false, false, false]);
+  });
+
   it("reads the database's clock however a store splices SQL in", () => {
     expect(
       clock(`

@@ -8,9 +8,13 @@
 //   takenAt, ticket }` with a fresh UUID) deletes only this acquisition's row, as an owner column would;
 // - a guard cleared in the callbacks of a promise chain the function starts after setting it (`await
 //   cleanup().finally(() => { crawling = false })`) is released where that chain stands: the awaits before it are not
-//   covered. A `.then` after a `.catch` that swallows the rejection runs either way, so it clears on a rejection too.
+//   covered. A `.then` after a `.catch` that swallows the rejection runs either way, so it clears on a rejection too;
+// - a write of a keyed lock row that empties every column it writes (`value: null`, Firestore's `FieldValue.delete()`)
+//   gives the row up after the holder's check: a release, neither a take nor a renewal.
+import atomicClaim from "../../rules/atomic-claim.js";
 import ownerCheckedRelease from "../../rules/owner-checked-release.js";
 import releaseInFinally from "../../rules/release-in-finally.js";
+import requireStaleRecovery from "../../rules/require-stale-recovery.js";
 import requireFencing from "../../rules/require-fencing.js";
 import { ruleTester } from "../rule-tester.js";
 
@@ -228,4 +232,39 @@ ruleTester.run("release-in-finally (a guard cleared by a promise chain)", releas
       errors: [{ messageId: "clearedOnFulfilOnly", line: 5, data: { name: "crawling", releaseLine: "9" } }],
     },
   ],
+});
+
+/** A nightly lock kept in a settings row under a constant key: taken after a check, given up after the holder's. */
+const NIGHTLY = `import { prisma } from "./db";
+
+export async function releaseNightly(me: string) {
+  const row = await prisma.setting.findUnique({ where: { key: "lock:nightly" } });
+  if (row?.value !== me) return;
+  await prisma.setting.update({ where: { key: "lock:nightly" }, data: { value: null } });
+}
+
+export async function takeNightly(me: string) {
+  const row = await prisma.setting.findUnique({ where: { key: "lock:nightly" } });
+  if (row?.value) return false;
+  await prisma.setting.upsert({ where: { key: "lock:nightly" }, create: { key: "lock:nightly", value: me }, update: { value: me } });
+  return true;
+}
+`;
+
+ruleTester.run("atomic-claim (a keyed row emptied is given up, not taken)", atomicClaim, {
+  valid: [],
+  invalid: [
+    // Only the take is a take; the release at line 6 is neither a take nor a renewal.
+    {
+      code: NIGHTLY,
+      errors: [
+        { messageId: "checkThenTake", line: 12, data: { value: "lock:nightly", model: "setting", checkLine: "10" } },
+      ],
+    },
+  ],
+});
+
+ruleTester.run("require-stale-recovery (a keyed row emptied is given up, not taken)", requireStaleRecovery, {
+  valid: [],
+  invalid: [{ code: NIGHTLY, errors: [{ messageId: "missingExpiry", line: 12, data: { model: "setting" } }] }],
 });

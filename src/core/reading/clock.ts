@@ -199,6 +199,16 @@ export function isClockValue(sourceCode: SourceCode, node: Node, depth = 0): boo
   )
     n = unwrap(n.callee.object);
   if (readsClock(sourceCode, n)) return true;
+  // An instant in milliseconds ahead of the clock or behind it by a term (`Date.now() + LEASE_MS`, `now + ttl *
+  // 1000`, `Date.now() - 60_000`): an expiry or a cutoff kept as a number. Not the difference of two instants
+  // (`Date.now() - startedAt`, a duration): what is subtracted must be a number known here.
+  if (n.type === "BinaryExpression" && (n.operator === "+" || n.operator === "-") && depth < 2) {
+    const left = n.left as Node;
+    const right = n.right as Node;
+    if (n.operator === "+" && readsClockNow(sourceCode, right) && !readsClockNow(sourceCode, left)) return true;
+    if (readsClockNow(sourceCode, left) && !readsClockNow(sourceCode, right))
+      return n.operator === "+" || typeof evaluate(sourceCode, right)?.value === "number";
+  }
   // A document database's stamp of its own clock, `FieldValue.serverTimestamp()` or `serverTimestamp()`.
   if (n.type === "CallExpression" && n.arguments.length === 0) {
     const c = unwrap(n.callee);

@@ -231,6 +231,9 @@ function picksByText(mod: Module, branch: Branch, field: string, text: string): 
  */
 export function findKeyedLockRow(mod: Module, write: StateWrite): Claim[] {
   if (write.effect === "delete" || write.assignments.length === 0) return [];
+  // A write that empties every column it writes (`holderId: FieldValue.delete()`, `locked_until: null`) gives the
+  // row up: a release, never a take.
+  if (write.assignments.every((a) => a.value.kind === "static" && a.value.value.value === null)) return [];
   const name = lockName(mod, mod.branchesOf(write));
   if (!name) return [];
   const read = mod.earlierReads(write.node, write.model).find((r) => {
