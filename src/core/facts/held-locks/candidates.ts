@@ -647,6 +647,16 @@ function linkHandlers(link: TSESTree.CallExpression): { onFulfil?: Node; onRejec
   }
 }
 
+/** Whether a callback holds a reset of the flag `key` among `resets`. */
+function clearsIn(sourceCode: SourceCode, resets: readonly FlagWrite[], key: unknown) {
+  return (cb: Node | undefined): boolean =>
+    cb !== undefined &&
+    resets.some((r) => {
+      const cleared = clearedBy(r);
+      return contains(cb, r) && cleared !== undefined && flagTarget(sourceCode, cleared)?.key === key;
+    });
+}
+
 /**
  * Whether the chain clears on a rejection: a rejection handler clears it, or one absorbs the rejection (it neither
  * throws nor rejects: `.catch(() => undefined)`) and a fulfilment handler of a later link clears it, which then runs
@@ -685,12 +695,7 @@ function settledChains(
   key: unknown,
 ): TSESTree.CallExpression[] {
   const fn = enclosingFunction(set);
-  const clears = (cb: Node | undefined) =>
-    cb !== undefined &&
-    resets.some((r) => {
-      const cleared = clearedBy(r);
-      return contains(cb, r) && cleared !== undefined && flagTarget(sourceCode, cleared)?.key === key;
-    });
+  const clears = clearsIn(sourceCode, resets, key);
   const out: TSESTree.CallExpression[] = [];
   for (const reset of resets) {
     const link = enclosingFunction(reset)?.parent;
@@ -717,12 +722,7 @@ function clearedOnFulfilOnly(
   key: unknown,
 ): HeldLock["fulfilOnly"] {
   const fn = enclosingFunction(set);
-  const clears = (cb: Node | undefined) =>
-    cb !== undefined &&
-    resets.some((r) => {
-      const cleared = clearedBy(r);
-      return contains(cb, r) && cleared !== undefined && flagTarget(sourceCode, cleared)?.key === key;
-    });
+  const clears = clearsIn(sourceCode, resets, key);
   for (const reset of resets) {
     const cb = enclosingFunction(reset);
     const link = cb?.parent;
