@@ -2,8 +2,6 @@
 // - a write whose filter also finds rows in the state the claim takes them from (`status = 'pending' OR (status =
 //   'claimed' AND claimed_at < …)`, moved straight to `done`) competes with the claim for unheld rows: it is a second
 //   claim, no holder's write, so a holder's fencing is not asked of it;
-// - a lease cleared by a write that also moves the row to a state the lease is never taken on (`state = 'sent'`, where
-//   only `queued` rows are leased) finishes the row: nobody else can take it, so it is no release by id alone;
 // - a release pinned to a member of the document the acquire stored (`meta->>ticket`, where the insert wrote `meta: {
 //   takenAt, ticket }` with a fresh UUID) deletes only this acquisition's row, as an owner column would;
 // - a guard cleared in the callbacks of a promise chain the function starts after setting it (`await
@@ -76,54 +74,6 @@ ruleTester.run("require-fencing (a second claim is no holder's write)", requireF
         },
       ],
     },
-  ],
-});
-
-/** Webhook deliveries leased in batches: sent rows leave the queue, failed ones keep their place. */
-const WEBHOOKS = (sent: string) => `import { Pool } from "pg";
-
-const pool = new Pool();
-
-export async function leaseBatch(size: number, leaseSeconds: number) {
-  const { rows } = await pool.query(
-    \`UPDATE webhooks SET tries = tries + 1, lease_until = now() + make_interval(secs => $2)
-      WHERE id IN (SELECT id FROM webhooks
-                    WHERE state = 'queued' AND (lease_until IS NULL OR lease_until < now())
-                    ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
-      RETURNING id, url, body\`,
-    [size, leaseSeconds],
-  );
-  return rows;
-}
-
-export async function markSent(id: string) {
-  await pool.query("UPDATE webhooks SET ${sent}lease_until = NULL, sent_at = now() WHERE id = $1", [id]);
-}
-`;
-
-const webhookRelease = (line: number) => ({
-  messageId: "rowRelease" as const,
-  line,
-  data: {
-    operation: "write",
-    lock: "lease on webhooks.lease_until",
-    acquireLine: "6",
-    filter: "id",
-    expires: "is taken over once lease_until has passed",
-    expiryLine: "6",
-  },
-});
-
-ruleTester.run("owner-checked-release (a lease cleared as the row is finished)", ownerCheckedRelease, {
-  valid: [
-    // Sent rows are never leased again: clearing the lease with them frees nothing another worker could take.
-    { code: WEBHOOKS("state = 'sent', ") },
-  ],
-  invalid: [
-    // The same write without the move leaves the row queued: a late holder frees the lease another worker holds.
-    { code: WEBHOOKS(""), errors: [webhookRelease(18)] },
-    // A state the lease is taken on (`queued`) is no finish.
-    { code: WEBHOOKS("state = 'queued', "), errors: [webhookRelease(18)] },
   ],
 });
 

@@ -193,15 +193,6 @@ function classifyLockRow(mod: Module, write: StateWrite, claim: Claim, out: Clas
   const picked = (b: Branch) =>
     claim.kind === "keyed-row" || identityFields(b).length > 0 || (holdsRow(claim) && namesClaimedRow(b, claim));
   if (!releases || !branches.every(picked)) return;
-  // The write also moves the row to a state the claim never takes (`state = 'delivered'` where the lease is taken
-  // only on `state = 'pending'` rows): clearing the lease frees nothing another worker could take. It finishes the
-  // row, and whether a late holder may finish it is fencing's question, not the release's (blind-21 A21a08).
-  const taken = mod.branchesOf(claim.write);
-  const finishes = write.assignments.some(({ field, value: v }) => {
-    if (v.kind !== "static" || sameField(field, claim.lock.field)) return false;
-    return taken.length > 0 && !taken.some(isOpaque) && taken.every((b) => excludes(b, field, v.value));
-  });
-  if (finishes) return;
   // An operator's override (`forceUnlock()`, `adminRelease()`) frees whatever holds the row, on purpose.
   if (isOverride(write.node)) return;
   if (purgesMany(mod, write, claim, branches) || purgesOwn(mod, write, claim, branches)) return;
