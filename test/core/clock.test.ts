@@ -55,8 +55,9 @@ describe("isClockValue", () => {
       clock(`
         const started = Date.now();
         probe(Date.now() - started); probe(Date.now() - job.startedAt); probe(Date.now() - Date.now()); probe(ttl + 1000);
+        probe("w-" + Date.now()); probe(workerId + Date.now()); probe(Date.now() + suffix);
       `),
-    ).toEqual([false, false, false, false]);
+    ).toEqual([false, false, false, false, false, false, false]);
   });
 
   it("reads the database's clock however a store splices SQL in", () => {

@@ -202,12 +202,16 @@ export function isClockValue(sourceCode: SourceCode, node: Node, depth = 0): boo
   // An instant in milliseconds ahead of the clock or behind it by a term (`Date.now() + LEASE_MS`, `now + ttl *
   // 1000`, `Date.now() - 60_000`): an expiry or a cutoff kept as a number. Not the difference of two instants
   // (`Date.now() - startedAt`, a duration): what is subtracted must be a number known here.
+  // The term must read as a number (`LEASE_MS`, `ttl * 1000`, `5 * 60_000`), not text: `"w-" + Date.now()` and
+  // `workerId + Date.now()` make a token, not an instant.
   if (n.type === "BinaryExpression" && (n.operator === "+" || n.operator === "-") && depth < 2) {
     const left = n.left as Node;
     const right = n.right as Node;
-    if (n.operator === "+" && readsClockNow(sourceCode, right) && !readsClockNow(sourceCode, left)) return true;
+    if (n.operator === "+" && readsClockNow(sourceCode, right) && numericTerm(sourceCode, left)) return true;
     if (readsClockNow(sourceCode, left) && !readsClockNow(sourceCode, right))
-      return n.operator === "+" || typeof evaluate(sourceCode, right)?.value === "number";
+      return n.operator === "+"
+        ? numericTerm(sourceCode, right)
+        : typeof evaluate(sourceCode, right)?.value === "number";
   }
   // A document database's stamp of its own clock, `FieldValue.serverTimestamp()` or `serverTimestamp()`.
   if (n.type === "CallExpression" && n.arguments.length === 0) {
@@ -218,6 +222,20 @@ export function isClockValue(sourceCode: SourceCode, node: Node, depth = 0): boo
   }
   const sql = sqlFragment(sourceCode, n);
   return sql !== undefined && isSqlClock(sql);
+}
+
+/** A TTL's name: what a number of milliseconds or seconds is called (`LEASE_MS`, `ttlSeconds`, `timeout`). */
+const DURATION_NAME =
+  /(?:ms|millis|seconds?|secs?|minutes?|mins?|hours?|days?|ttl|timeout|duration|lease|interval|delay|period|window|expiry|expiration|grace|offset)$/i;
+
+/** A term that reads as a number: a number known here, arithmetic, or a name a duration goes by. */
+function numericTerm(sourceCode: SourceCode, node: Node): boolean {
+  const n = unwrap(node);
+  if (typeof evaluate(sourceCode, n)?.value === "number") return true;
+  if (n.type === "BinaryExpression" && ["*", "/", "%", "-"].includes(n.operator)) return true;
+  const name =
+    n.type === "Identifier" ? n.name : n.type === "MemberExpression" ? keyName(n.property, n.computed) : undefined;
+  return name !== undefined && DURATION_NAME.test(name);
 }
 
 /** A template with a `sql` tag, holes or not: SQL, whose value is known only to the database. */
