@@ -49,6 +49,20 @@ export async function finishTask(id: string, result: string) {
 }
 `;
 
+const inboxCompletion = {
+  messageId: "takeoverWrite" as const,
+  line: 29,
+  data: {
+    effect: "moves the claimed inbox row to done",
+    field: "status",
+    value: "claimed",
+    claimLine: "6",
+    tokenField: "claimed_by",
+    alsoAtLine: "",
+  },
+  suggestions: [],
+};
+
 ruleTester.run("require-fencing (a second claim is no holder's write)", requireFencing, {
   valid: [
     // Without the holder's completion, only the reply taker writes done: it takes pending rows, holds none.
@@ -56,23 +70,11 @@ ruleTester.run("require-fencing (a second claim is no holder's write)", requireF
   ],
   invalid: [
     // The holder's completion by id alone is still reported; the reply taker beside it is not.
+    { code: INBOX, errors: [inboxCompletion] },
+    // A holder's write that admits the claimed state beside the free one still writes the held row.
     {
-      code: INBOX,
-      errors: [
-        {
-          messageId: "takeoverWrite",
-          line: 29,
-          data: {
-            effect: "moves the claimed inbox row to done",
-            field: "status",
-            value: "claimed",
-            claimLine: "6",
-            tokenField: "claimed_by",
-            alsoAtLine: "",
-          },
-          suggestions: [],
-        },
-      ],
+      code: INBOX.replace("WHERE id = $1`", "WHERE id = $1 AND status IN ('claimed', 'pending')`"),
+      errors: [inboxCompletion],
     },
   ],
 });
@@ -104,25 +106,33 @@ export async function unlock(name: string, ticket: string) {
 }
 `;
 
+const appLockRelease = (filter: string) => ({
+  messageId: "rowRelease" as const,
+  line: 23,
+  data: {
+    operation: "delete",
+    lock: "lock row in app_locks",
+    acquireLine: "10",
+    filter,
+    expires: "is swept when stale",
+    expiryLine: "8",
+  },
+});
+
 ruleTester.run("owner-checked-release (a ticket kept in the lock row's document)", ownerCheckedRelease, {
   valid: [{ code: APP_LOCKS(`.eq("name", name).eq("meta->>ticket", ticket)`) }],
   invalid: [
     {
       code: APP_LOCKS(`.eq("name", name)`),
-      errors: [
-        {
-          messageId: "rowRelease",
-          line: 23,
-          data: {
-            operation: "delete",
-            lock: "lock row in app_locks",
-            acquireLine: "10",
-            filter: "name",
-            expires: "is swept when stale",
-            expiryLine: "8",
-          },
-        },
-      ],
+      errors: [appLockRelease("name")],
+    },
+    // A member every caller of the lock stores alike (the lock's own name) tells no holder apart.
+    {
+      code: APP_LOCKS(`.eq("name", name).eq("meta->>ticket", ticket)`).replace(
+        "meta: { takenAt: now.toISOString(), ticket },",
+        "meta: { takenAt: now.toISOString(), ticket: name },",
+      ),
+      errors: [appLockRelease("name and ticket")],
     },
   ],
 });
