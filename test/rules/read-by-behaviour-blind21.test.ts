@@ -8,7 +8,11 @@
 //   cleanup().finally(() => { crawling = false })`) is released where that chain stands: the awaits before it are not
 //   covered. A `.then` after a `.catch` that swallows the rejection runs either way, so it clears on a rejection too;
 // - a write of a keyed lock row that empties every column it writes (`value: null`, Firestore's `FieldValue.delete()`)
-//   gives the row up after the holder's check: a release, neither a take nor a renewal.
+//   gives the row up after the holder's check: a release, neither a take nor a renewal;
+// - a guard cleared in a callback the function hands to a call after setting it (a timer, an event listener:
+//   `setTimeout(() => { delete removing[id] }, 30_000)`, `worker.on("exit", () => { exporting = false })`) is released
+//   where that call stands: the awaits before it are asked the usual question, and a guard set only after an await
+//   that follows its test is held past the function by that callback, so its test-then-set is asked too.
 import atomicClaim from "../../rules/atomic-claim.js";
 import ownerCheckedRelease from "../../rules/owner-checked-release.js";
 import releaseInFinally from "../../rules/release-in-finally.js";
@@ -227,4 +231,82 @@ ruleTester.run("atomic-claim (a keyed row emptied is given up, not taken)", atom
 ruleTester.run("require-stale-recovery (a keyed row emptied is given up, not taken)", requireStaleRecovery, {
   valid: [],
   invalid: [{ code: NIGHTLY, errors: [{ messageId: "missingExpiry", line: 12, data: { model: "setting" } }] }],
+});
+
+/** A site remover guarded per id, whose guard a timer clears once the work is done. */
+const REMOVER = (body: string) => `const removing: Record<string, true | undefined> = {};
+
+export async function removeSite(id: string) {
+  if (removing[id]) return;
+  removing[id] = true;
+${body}}
+
+declare function stopContainer(id: string): Promise<void>;
+declare function dropConfig(id: string): Promise<void>;
+`;
+const TIMER = "  setTimeout(() => {\n    delete removing[id];\n  }, 30_000);\n";
+
+ruleTester.run("release-in-finally (a guard cleared by a callback handed on)", releaseInFinally, {
+  valid: [
+    // The timer is scheduled however the work ends.
+    { code: REMOVER(`  try {\n    await stopContainer(id);\n    await dropConfig(id);\n  } finally {\n${TIMER}  }\n`) },
+    // Nothing is awaited before the timer is scheduled: the guard lapses on its own after 30 s.
+    { code: REMOVER(`${TIMER}  await stopContainer(id);\n`) },
+  ],
+  invalid: [
+    // The awaits before the timer leave the guard set for good when they reject.
+    {
+      code: REMOVER(`  await stopContainer(id);\n  await dropConfig(id);\n${TIMER}`),
+      errors: [
+        {
+          messageId: "missedOnRejection",
+          line: 5,
+          data: {
+            lock: "the guard `removing[id]`",
+            consequence: "`removing[id]` stays true and every later call is turned away until the process restarts.",
+            exitLine: "6",
+            releaseLine: "8",
+            hint: "",
+          },
+          suggestions: [],
+        },
+      ],
+    },
+  ],
+});
+
+/** An export run in a worker thread, its guard cleared when the worker exits. */
+const EXPORTER = (start: string) => `import { Worker } from "node:worker_threads";
+
+let exporting = false;
+
+export async function startExport(file: string) {
+  if (exporting) return;
+${start}  const worker = new Worker("./export-worker.js", { workerData: { target } });
+  worker.on("exit", () => {
+    exporting = false;
+  });
+}
+
+declare function resolveTarget(file: string): Promise<string>;
+`;
+
+ruleTester.run("atomic-claim (a guard held past the function by a callback)", atomicClaim, {
+  valid: [
+    // Set right after its test, before anything is awaited.
+    { code: EXPORTER("  exporting = true;\n  const target = await resolveTarget(file);\n") },
+  ],
+  invalid: [
+    // Set only after the await that follows its test; the worker's exit clears it later.
+    {
+      code: EXPORTER("  const target = await resolveTarget(file);\n  exporting = true;\n"),
+      errors: [{ messageId: "flagSetAfterAwait", line: 8, data: { name: "exporting", checkLine: "6", waitLine: "7" } }],
+    },
+  ],
+});
+
+ruleTester.run("release-in-finally (a guard held past the function by a callback)", releaseInFinally, {
+  // The worker's exit is the release; the function itself has no way out between the set and the listener.
+  valid: [{ code: EXPORTER("  const target = await resolveTarget(file);\n  exporting = true;\n") }],
+  invalid: [],
 });

@@ -11,6 +11,7 @@ import type { ModuleShape } from "../../model/lock-facts.js";
 import { calleeName, contains, exits, receiverText } from "../../reading/ast.js";
 import { classOf, enclosingFunction, isFunction } from "../../reading/units.js";
 import { findVariable, keyName, resultBinding, unwrap } from "../../reading/values.js";
+import { calledFunction } from "../../reading/calls.js";
 import { walk } from "../../reading/walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
@@ -375,12 +376,14 @@ function lastingBase(sourceCode: SourceCode, node: Node): { key: string; text: s
 /**
  * The test of the flag the function passes on its way to setting it, and an `await` of the function between that test
  * and the set (not in a nested function): the event loop runs other calls there, which pass the same test. Undefined
- * when the set follows its test with no await between, which JavaScript runs without interruption.
+ * when the set follows its test with no await between, which JavaScript runs without interruption. The flag must be
+ * held past the set: the function awaits after it, or (`heldPast`) a callback it hands on after the set clears it.
  */
 function setAfterAwait(
   sourceCode: SourceCode,
   assignment: TSESTree.AssignmentExpression,
   target: { key: Variable | string },
+  heldPast = false,
 ): { check: Node; wait: Node } | undefined {
   const test = flagTest(sourceCode, assignment, target);
   const fn = enclosingFunction(assignment);
@@ -397,7 +400,7 @@ function setAfterAwait(
       wait = n;
     return true;
   });
-  return wait && awaitsAfter(assignment, fn) ? { check: test, wait } : undefined;
+  return wait && (heldPast || awaitsAfter(assignment, fn)) ? { check: test, wait } : undefined;
 }
 
 /**
@@ -551,6 +554,12 @@ export function flagLocks(
     // (`await crawl().finally(() => { busy = false })`): the chain is the release, where it stands in the function.
     for (const chain of settledChains(sourceCode, a, resets, target.key))
       if (!releases.includes(chain)) releases.push(chain);
+    // Resets in a callback this function hands to a call after the set, other than a promise chain's handler (a
+    // timer, an event listener, a node-style callback: `setTimeout(() => { delete busy[id] }, 30_000)`,
+    // `worker.on("exit", () => { syncing = false })`): the hold passes to that callback where the call stands, and
+    // only the ways from the set to the call are this function's to answer (blind-21 E21e12, E21e13).
+    const registered = registeredClears(sourceCode, a, resets, target.key);
+    for (const call of registered) if (!releases.includes(call)) releases.push(call);
     if (releases.length === 0) {
       // Cleared only in a `.then` callback of a chain this function starts after the set (`this.pending = true;
       // return call().then(() => { this.pending = false; })`): on a rejection nothing clears it (blind-12 E12e02).
@@ -600,7 +609,7 @@ export function flagLocks(
     // return; }`): on success the hold is handed on (a stream's callback, another method clears it), and the
     // function's way out without a reset is not a missed release.
     if (releases.every((r) => inCatch(r, fn) || inGivingUpBranch(r, fn))) continue;
-    const late = setAfterAwait(sourceCode, a, target);
+    const late = setAfterAwait(sourceCode, a, target, registered.length > 0);
     out.push({
       kind: "flag",
       name: target.text,
@@ -683,6 +692,39 @@ function rethrows(handler: TSESTree.FunctionLike): boolean {
   });
   return found;
 }
+
+/**
+ * The calls `set`'s function makes after it that hand on a callback holding a reset of the flag, other than the links
+ * of a promise chain (`then`, `catch`, `finally`, which `settledChains` and `clearedOnFulfilOnly` read by how the chain
+ * settles) and calls of the module's own functions (read by what the function does with the callback).
+ */
+function registeredClears(
+  sourceCode: SourceCode,
+  set: TSESTree.AssignmentExpression,
+  resets: readonly FlagWrite[],
+  key: unknown,
+): Node[] {
+  const fn = enclosingFunction(set);
+  const clears = clearsIn(sourceCode, resets, key);
+  const out: Node[] = [];
+  for (const reset of resets) {
+    const cb = enclosingFunction(reset);
+    const call = cb?.parent;
+    if ((call?.type !== "CallExpression" && call?.type !== "NewExpression") || !call.arguments.includes(cb as never))
+      continue;
+    // A function of this module calls it back when its own code says (`successCallback` reads that).
+    if (
+      call.type === "CallExpression" &&
+      (CHAIN_LINKS.has(calleeName(call) ?? "") || calledFunction(sourceCode, call) !== undefined)
+    )
+      continue;
+    if (enclosingFunction(call) !== fn || call.range[0] < set.range[1] || !clears(cb)) continue;
+    if (!out.includes(call)) out.push(call);
+  }
+  return out;
+}
+
+const CHAIN_LINKS = new Set(["then", "catch", "finally"]);
 
 /**
  * The outermost calls of the promise chains that `set`'s function starts after it and that clear the flag however
