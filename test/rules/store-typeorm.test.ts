@@ -791,6 +791,19 @@ export async function restart(jobRepository: Repository<Job>, id: string) {
   await jobRepository.update(id, { status: "QUEUED" });
   await jobRepository.update({ id, status: Not("RUNNING") }, { status: "RUNNING" });
 }`,
+    // completion through the claim's own manager, before the transaction commits: the claim's write keeps the row
+    // locked to every sweeper and claimer until then
+    {
+      code: `const { Not } = require("typeorm");
+async function run(dataSource, id) {
+  await dataSource.transaction(async (manager) => {
+    await manager.update(Job, { id, status: Not("RUNNING") }, { status: "RUNNING" });
+    await renderJob(manager, id);
+    await manager.update(Job, id, { status: "DONE" });
+  });
+}`,
+      languageOptions: javascript,
+    },
   ],
   invalid: [
     recoveredElsewhere({
@@ -883,12 +896,15 @@ export async function run(dataSource: DataSource, id: string) {
       ],
     }),
     recoveredElsewhere({
-      // plain JavaScript, a transaction: completion through the callback's manager by id
+      // plain JavaScript, transactions: completion through a second transaction's manager by id. (Sent through the
+      // claim's own manager, before it commits, it would need no fence: the claim's write keeps the row locked.)
       code: `const { Not } = require("typeorm");
 async function run(dataSource, id) {
   await dataSource.transaction(async (manager) => {
     await manager.update(Job, { id, status: Not("RUNNING") }, { status: "RUNNING" });
-    await renderJob(manager, id);
+  });
+  await renderJob(id);
+  await dataSource.transaction(async (manager) => {
     await manager.update(Job, id, { status: "DONE" });
   });
 }`,
@@ -896,7 +912,7 @@ async function run(dataSource, id) {
       errors: [
         {
           messageId: "unfencedWrite",
-          line: 6,
+          line: 8,
           column: 11,
           data: fence("Job", "RUNNING", 4, "DONE"),
           suggestions: [
@@ -907,7 +923,9 @@ async function run(dataSource, id) {
 async function run(dataSource, id) {
   await dataSource.transaction(async (manager) => {
     await manager.update(Job, { id, status: Not("RUNNING") }, { status: "RUNNING" });
-    await renderJob(manager, id);
+  });
+  await renderJob(id);
+  await dataSource.transaction(async (manager) => {
     await manager.update(Job, { id, status: "RUNNING" }, { status: "DONE" });
   });
 }`,

@@ -5,12 +5,14 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../model/accesses.js";
-import { classOf, isFunction } from "./units.js";
+import { TRANSACTION_CALLS, classOf, isFunction } from "./units.js";
+import { calleeName } from "./ast.js";
 import { boundCallback, findVariable, keyName, objectLiteral, unwrap } from "./values.js";
 import { walk } from "./walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 type Fn = TSESTree.FunctionLike;
+type Variable = NonNullable<ReturnType<typeof findVariable>>;
 
 /** The function a call runs, when the module shows exactly one: `fn()`, `this.method()`, `Class.method()`, `obj.method()`. */
 export function calledFunction(sourceCode: SourceCode, call: TSESTree.CallExpression): Fn | undefined {
@@ -199,4 +201,52 @@ function prototypeMethod(sourceCode: SourceCode, ctor: string, name: string): Fn
       found.push(value);
   }
   return found.length === 1 ? found[0] : undefined;
+}
+
+/**
+ * The transaction handle a statement is sent through, when the module shows it is one: the root of the call's
+ * receiver (`tx` of `tx.job.update(…)`) is the parameter of a transaction's callback (`$transaction(async (tx) =>
+ * …)`), or a parameter of a function of the module that every call of it in the module hands such a parameter
+ * (`claimInTransaction(tx, input)`). Two statements of one run of a function sent through the same handle share one
+ * transaction, and a row the first wrote stays locked to others until it commits.
+ */
+export function transactionHandle(sourceCode: SourceCode, call: Node): Variable | undefined {
+  let root = unwrap(call);
+  while (root.type === "CallExpression" || root.type === "MemberExpression" || root.type === "TaggedTemplateExpression")
+    root = unwrap(
+      root.type === "CallExpression" ? root.callee : root.type === "MemberExpression" ? root.object : root.tag,
+    );
+  if (root.type !== "Identifier") return undefined;
+  const variable = findVariable(sourceCode, root);
+  return variable && carriesTransaction(sourceCode, variable, 1) ? variable : undefined;
+}
+
+function carriesTransaction(sourceCode: SourceCode, variable: Variable, depth: number): boolean {
+  const def = variable.defs[0];
+  if (variable.defs.length !== 1 || def?.type !== "Parameter") return false;
+  const fn = def.node as Fn;
+  const index = fn.params.findIndex((p) => p.type === "Identifier" && p.name === variable.name);
+  if (index < 0) return false;
+  const call = fn.parent;
+  if (call?.type === "CallExpression" && call.arguments.includes(fn as TSESTree.CallExpressionArgument)) {
+    const name = calleeName(call);
+    return index === 0 && name !== undefined && TRANSACTION_CALLS.has(name);
+  }
+  if (depth === 0) return false;
+  const id =
+    fn.type === "FunctionDeclaration"
+      ? fn.id
+      : fn.parent?.type === "VariableDeclarator" && fn.parent.id.type === "Identifier"
+        ? fn.parent.id
+        : undefined;
+  const named = id ? findVariable(sourceCode, id) : undefined;
+  const calls = (named?.references ?? [])
+    .map((r) => r.identifier.parent)
+    .filter((c): c is TSESTree.CallExpression => c?.type === "CallExpression" && c.callee !== undefined);
+  if (calls.length === 0 || calls.length !== (named?.references.length ?? 0)) return false;
+  return calls.every((c) => {
+    const arg = c.arguments[index];
+    const v = arg && arg.type === "Identifier" ? findVariable(sourceCode, arg) : undefined;
+    return v !== undefined && carriesTransaction(sourceCode, v, depth - 1);
+  });
 }

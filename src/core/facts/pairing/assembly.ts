@@ -29,7 +29,13 @@ import { recoveredByDirective } from "../../reading/directives.js";
 import { isExported } from "../../reading/exports.js";
 import { enclosingFunction, isFunction } from "../../reading/units.js";
 import { contains } from "../../reading/ast.js";
-import { withQualifiedFlags, withValuesHeldAcrossWork, withLeasedValues, withStampJudgedValues } from "./vocabulary.js";
+import {
+  withClaimSources,
+  withQualifiedFlags,
+  withValuesHeldAcrossWork,
+  withLeasedValues,
+  withStampJudgedValues,
+} from "./vocabulary.js";
 import { type UniqueKeyMap, Module } from "./module.js";
 import { beforeAnyWait, holdingIn } from "./holding.js";
 import { workedOffInBulk, findClaims } from "./claims.js";
@@ -73,7 +79,10 @@ export function buildFacts(
   vocabulary = withStampJudgedValues(
     withLeasedValues(
       withValuesHeldAcrossWork(
-        withHeldValues(withClockedFields(withQualifiedFlags(vocabulary, accesses), accesses), accesses),
+        withHeldValues(
+          withClockedFields(withClaimSources(withQualifiedFlags(vocabulary, accesses), accesses), accesses),
+          accesses,
+        ),
         accesses,
       ),
       accesses,

@@ -23,6 +23,7 @@ import { normalizeModel, sameValue, sameField } from "../../model/names.js";
 import { hasLockWord, type ResolvedVocabulary } from "../../model/settings.js";
 import { enclosingFunction, isFunction, unitOf } from "../../reading/units.js";
 import { oldWhenTrue } from "../../reading/guards.js";
+import { transactionHandle } from "../../reading/calls.js";
 import { walk } from "../../reading/walk.js";
 import {
   findVariable,
@@ -403,8 +404,30 @@ function classifyChoice(
     branches.every((b) => pins(b, field, value)) ||
     branches.some(isOpaque) ||
     branches.every((b) => ownerPinned(b, undefined, mod.vocabulary)) ||
-    checkedUnderLock(mod, write);
+    checkedUnderLock(mod, write) ||
+    inClaimsTransaction(mod, write, claim);
   out.holder.push({ write, claim, assignment, fenced });
+}
+
+/**
+ * The time `timeField` is written by the claim and by no write that leaves the row in the claimed state (a holder's
+ * progress: `updateMany({ where: { id }, data: { nextAttemptAt } })`): whatever it is called, it says when the claim
+ * was taken, and a live holder never moves it, as a start stamp. Writes that move the row off the claimed state
+ * (completion, failure, a recovery) may stamp it again.
+ */
+function stampedOnlyByClaim(mod: Module, claim: Claim, timeField: string): boolean {
+  const { field, value } = claim.lock;
+  const model = normalizeModel(claim.write.model);
+  if (!claim.write.assignments.some((a) => sameField(a.field, timeField))) return false;
+  return !mod.writes.some(
+    (w) =>
+      w !== claim.write &&
+      normalizeModel(w.model) === model &&
+      w.assignments.some((a) => sameField(a.field, timeField)) &&
+      !w.assignments.some(
+        (a) => sameField(a.field, field) && !(a.value.kind === "static" && sameValue(a.value.value, value)),
+      ),
+  );
 }
 
 /** The write clears (`clears`: null, false) an owner column that the claim's write fills with a run-time value. */
@@ -460,6 +483,19 @@ function checkedUnderLock(mod: Module, write: StateWrite): boolean {
     .filter((v) => v !== undefined);
   if (rows.length === 0) return false;
   return mod.guards(write).some((g) => readsVariables(mod, g.test as Node, new Set(rows), 2));
+}
+
+/**
+ * A holder's write sent after the claim, in the same run of the same function, through the same transaction handle
+ * (`tx.job.updateMany(…)` claims, then `tx.job.update(…)` fails the row it read empty): the claim's write keeps the
+ * row locked to every other transaction until this one commits, so no recovery or new claim can come between them
+ * (blind-23 D23d10).
+ */
+function inClaimsTransaction(mod: Module, write: StateWrite, claim: Claim): boolean {
+  if (write.node.range[0] < claim.write.node.range[1]) return false;
+  if (enclosingFunction(write.node) !== enclosingFunction(claim.write.node)) return false;
+  const handle = transactionHandle(mod.sourceCode, write.node);
+  return handle !== undefined && handle === transactionHandle(mod.sourceCode, claim.write.node);
 }
 
 /** `node` reads one of `variables`, directly or through the initial value of a const it reads (to `depth` consts). */
@@ -610,12 +646,20 @@ export function classifyAgainst(
     // reading made before the write is still true at it (a repair script's `updateMany({ where: { id, status:
     // "running" } })` after picking runs by `startedAt`). Judged by a time the holder moves, its progress between
     // the read and the write is lost.
+    // The claimed state re-checked in JavaScript on a row read under a lock of it (`SELECT … FOR UPDATE`, then `if
+    // (row.status !== "sending") return`) pins it as the filter would: nobody moves the row before the transaction
+    // ends (blind-23 D23d10).
+    const pinnedUnderLock =
+      pinned ||
+      (checkedUnderLock(mod, write) && toBranches(mod.pathCondition(write)).every((b) => pins(b, field, value)));
     const startJudged =
-      pinned &&
+      pinnedUnderLock &&
       check !== undefined &&
       check.timeFields.length > 0 &&
       check.timeFields.every(
-        (t) => mod.vocabulary.isStartTimeField(t.field) && !mod.vocabulary.isProgressTimeField(t.field),
+        (t) =>
+          (mod.vocabulary.isStartTimeField(t.field) && !mod.vocabulary.isProgressTimeField(t.field)) ||
+          stampedOnlyByClaim(mod, claim, t.field),
       );
     if (check)
       return recovery(
@@ -633,7 +677,8 @@ export function classifyAgainst(
       pinned ||
       opaque ||
       branches.every((b) => ownerPinned(b, undefined, mod.vocabulary)) ||
-      checkedUnderLock(mod, write);
+      checkedUnderLock(mod, write) ||
+      inClaimsTransaction(mod, write, claim);
     out.holder.push({ write, claim, assignment, fenced });
     return;
   }

@@ -11,7 +11,7 @@ import {
 } from "../../model/settings.js";
 import { pins } from "../../model/conditions.js";
 import { normalizeModel } from "../../model/names.js";
-import { withValuesHeldAcrossWork, withLeasedValues, isLockAssignment } from "./vocabulary.js";
+import { withClaimSources, withValuesHeldAcrossWork, withLeasedValues, isLockAssignment } from "./vocabulary.js";
 import { Module } from "./module.js";
 import { findStaleScans } from "./stale-scans.js";
 import { type Classified, classifyAgainst } from "./classification.js";
@@ -35,7 +35,10 @@ export function buildForeignRecoveries(
   vocabulary: ResolvedVocabulary,
 ): Recovery[] {
   vocabulary = withLeasedValues(
-    withValuesHeldAcrossWork(withHeldValues(withClockedFields(vocabulary, accesses), accesses), accesses),
+    withValuesHeldAcrossWork(
+      withHeldValues(withClockedFields(withClaimSources(vocabulary, accesses), accesses), accesses),
+      accesses,
+    ),
     accesses,
   );
   const mod = new Module(sourceCode, accesses, vocabulary);

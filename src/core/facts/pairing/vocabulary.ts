@@ -177,6 +177,49 @@ function onlyInProgress(branch: Branch, field: string, base: ResolvedVocabulary)
   );
 }
 
+/**
+ * The module's vocabulary with the values its claims take rows from read as free, whatever they are called: a write
+ * sets F = V (in progress) only on rows whose F is one of a few listed values, none of them V and at least one a
+ * waiting state (`status: { in: ["pending", "retrying"] }` moved to `sending`; a recovery lists held values only). Every value
+ * in that list is where rows wait for the claim, so RETRYING there is a queue state, not a hold, and a write moving a
+ * row back to it (a stale `sending` row set to `retrying`) gives the row back instead of claiming it (blind-23
+ * D23d10). A value the module also claims itself (a write that sets it where its filter excludes it) keeps its
+ * meaning. In that field only.
+ */
+export function withClaimSources(base: ResolvedVocabulary, accesses: readonly StateAccess[]): ResolvedVocabulary {
+  const writes = accesses.filter((a): a is StateWrite => a.access === "write" && a.effect !== "insert");
+  const key = (field: string, value: string) => `${normalizeName(field)}=${normalizeName(value)}`;
+  const free = new Set<string>();
+  const claimed = new Set<string>();
+  for (const w of writes) {
+    if (w.effect === "delete") continue;
+    let branches: Branch[] | undefined;
+    for (const a of w.assignments) {
+      const v = a.value.kind === "static" ? a.value.value.value : undefined;
+      if (typeof v !== "string" || !base.isStateField(a.field) || !base.isInProgressValue(v, a.field)) continue;
+      branches ??= toBranches(w.filter);
+      if (branches.length === 0 || !branches.every((b) => excludes(b, a.field, { value: v }))) continue;
+      claimed.add(key(a.field, v));
+      const sources: string[] = [];
+      let listed = true;
+      for (const b of branches) {
+        const allowed = allowedIn(b, a.field);
+        if (allowed === "any" || !("only" in allowed)) listed = false;
+        else for (const o of allowed.only) if (typeof o.value === "string") sources.push(o.value);
+      }
+      if (!listed || !sources.some((o) => !base.isInProgressValue(o, a.field))) continue;
+      for (const o of sources) if (base.isInProgressValue(o, a.field)) free.add(key(a.field, o));
+    }
+  }
+  for (const k of claimed) free.delete(k);
+  if (free.size === 0) return base;
+  return {
+    ...base,
+    isInProgressValue: (value, field) =>
+      base.isInProgressValue(value, field) && (field === undefined || !free.has(key(field, value))),
+  };
+}
+
 /** `base` with the `field=value` pairs of `held` read as in-progress, in that field only. */
 function withHeldInField(base: ResolvedVocabulary, held: ReadonlySet<string>): ResolvedVocabulary {
   if (held.size === 0) return base;
