@@ -8,10 +8,21 @@
 //   before the write still holds at it;
 // - a holder's write sent through the claim's own transaction handle, after the claim, in the same run of the same
 //   function (`tx.mail.updateMany` claims, `tx.mail.update` fails the row) comes before the claim commits: the
-//   claim's write keeps the row locked to everyone else until then, so there is nothing to fence.
+//   claim's write keeps the row locked to everyone else until then, so there is nothing to fence;
+// - a promise queue is a queue whatever it is called and however its tail is kept: seeded settled
+//   (`Promise.resolve()`) and chained on, with the new link kept through a const (`const next = tail.then(run);
+//   tail = next.then(() => {})`), one rejection is every later call's result. It is reported at the link that is
+//   kept, the one to give a rejection handler;
+// - a write that never refuses (SETEX) in a function named as a lock's acquire, whose result it hands its caller as
+//   the answer (`return acquired === "OK"`), lets every caller in, as one tested in place does;
+// - `this` in a Mongoose static is the model wherever the statics are listed: in the schema's options (`new
+//   Schema(fields, { statics: { … } })`) or handed over by a model class's member named for them (`static get
+//   modelStatics() { return { … } as const }`), as it already was for `schema.statics.name = function …`.
 import atomicClaim from "../../rules/atomic-claim.js";
 import conditionalRecovery from "../../rules/conditional-recovery.js";
+import ownerCheckedRelease from "../../rules/owner-checked-release.js";
 import requireFencing from "../../rules/require-fencing.js";
+import releaseInFinally from "../../rules/release-in-finally.js";
 import requireStaleRecovery from "../../rules/require-stale-recovery.js";
 import { ruleTester } from "../rule-tester.js";
 
@@ -149,5 +160,171 @@ ruleTester.run("require-fencing (a holder's write in the claim's own transaction
         },
       ],
     },
+  ],
+});
+
+/** Jobs run one after another per account, each chained on the account's tail (no lock word anywhere). */
+const PER_ACCOUNT = (link: string) => `const tails = new Map();
+
+export function runForAccount(accountId, job) {
+  if (!tails.has(accountId)) tails.set(accountId, Promise.resolve());
+  const tail = tails.get(accountId);
+  const next = ${link};
+  tails.set(accountId, next);
+  return next;
+}
+`;
+
+/** Renders serialised by one module tail, advanced through a const. */
+const RENDERS = (advance: string) => `let tail = Promise.resolve();
+
+export function schedule(render: () => Promise<void>) {
+  const next = tail.then(render);
+  tail = ${advance};
+  return next;
+}
+`;
+
+ruleTester.run("release-in-finally (a promise queue by what it does)", releaseInFinally, {
+  valid: [
+    { code: PER_ACCOUNT("tail.then(() => job(), () => job())") },
+    { code: PER_ACCOUNT("tail.catch(() => undefined).then(() => job())") },
+    { code: RENDERS("next.then(\n    () => undefined,\n    () => undefined,\n  )") },
+    { code: RENDERS("next.catch(() => undefined)") },
+  ],
+  invalid: [
+    {
+      code: PER_ACCOUNT("tail.then(() => job())"),
+      errors: [{ messageId: "chainSkipsAfterRejection", line: 6, data: { holder: "tails" } }],
+    },
+    {
+      code: RENDERS("next.then(() => undefined)"),
+      errors: [{ messageId: "chainSkipsAfterRejection", line: 5, data: { holder: "tail" } }],
+    },
+  ],
+});
+
+/** A lock manager on ioredis whose acquire writes with SETEX and answers whether it was taken. */
+const MANAGER = (write: string, name = "acquireLock") => `import Redis from "ioredis";
+
+export class LockManager {
+  private redis = new Redis();
+
+  async ${name}(key: string, ttlSeconds = 30): Promise<boolean> {
+    const lockKey = \`lock:\${key}\`;
+    const acquired = await ${write};
+    return acquired === "OK";
+  }
+
+  async releaseLock(key: string): Promise<void> {
+    const lockKey = \`lock:\${key}\`;
+    await this.redis.del(lockKey);
+  }
+}
+`;
+
+ruleTester.run("atomic-claim (a lock write that never refuses, answered to the caller)", atomicClaim, {
+  valid: [
+    { code: MANAGER('this.redis.set(lockKey, "1", "EX", ttlSeconds, "NX")') },
+    // A wrapper's own signature: what `ttlSeconds, true` asks of the server is not known, so nothing is said.
+    { code: MANAGER('this.redis.set(lockKey, "1", ttlSeconds, true)') },
+    // Not a lock's acquire, and the key names no lock: a cache entry refreshed.
+    {
+      code: MANAGER('this.redis.setex(lockKey, ttlSeconds, "1")', "refreshEntry").replaceAll("lock:", "entry:"),
+    },
+  ],
+  invalid: [
+    {
+      code: MANAGER('this.redis.setex(lockKey, ttlSeconds, "1")'),
+      errors: [
+        {
+          messageId: "unrefusableLock",
+          line: 8,
+          data: { command: "SETEX", key: '"lock:*"', testLine: "9" },
+        },
+      ],
+    },
+  ],
+});
+
+/** A named lock kept as a Mongo document with an expiry, in a model class whose statics take and give it. */
+const LOCK_CLASS = (releaseFilter: string) => `import { BaseModel } from "./base-model";
+
+class Lock extends BaseModel {
+  static get modelStatics() {
+    return {
+      acquire: async function (this: LockModel, name: string, holder: string, ttlSeconds = 30) {
+        try {
+          await this.findOneAndUpdate(
+            { _id: name, $or: [{ expiresAt: { $lt: new Date() } }, { expiresAt: null }] },
+            { holder, expiresAt: new Date(Date.now() + ttlSeconds * 1000) },
+            { upsert: true },
+          );
+        } catch (error) {
+          if ((error as { code?: number }).code !== 11000) throw error;
+          return false;
+        }
+        return true;
+      },
+      release: async function (this: LockModel, name: string, holder: string) {
+        await this.deleteOne(${releaseFilter});
+      },
+    } as const;
+  }
+}
+
+export default Lock;
+`;
+
+/** The same lock with its statics in the schema's options. */
+const LOCK_SCHEMA = (releaseFilter: string) => `import mongoose, { Schema } from "mongoose";
+
+const lockSchema = new Schema(
+  { _id: String, holder: String, expiresAt: Date },
+  {
+    statics: {
+      async acquire(name: string, holder: string, ttlSeconds = 30) {
+        try {
+          await this.findOneAndUpdate(
+            { _id: name, $or: [{ expiresAt: { $lt: new Date() } }, { expiresAt: null }] },
+            { holder, expiresAt: new Date(Date.now() + ttlSeconds * 1000) },
+            { upsert: true },
+          );
+        } catch (error) {
+          if ((error as { code?: number }).code !== 11000) throw error;
+          return false;
+        }
+        return true;
+      },
+      async release(name: string, holder: string) {
+        await this.deleteOne(${releaseFilter});
+      },
+    },
+  },
+);
+
+export const Lock = mongoose.model("Lock", lockSchema);
+`;
+
+const byIdAlone = (code: string, model: string) => ({
+  messageId: "rowRelease" as const,
+  line: Number(line(code, "await this.deleteOne")),
+  data: {
+    operation: "delete",
+    lock: `lock row in ${model}`,
+    filter: "_id",
+    acquireLine: line(code, "await this.findOneAndUpdate"),
+    expires: "is taken over once expiresAt has passed",
+    expiryLine: line(code, "await this.findOneAndUpdate"),
+  },
+  // The holder each caller passes is not known to be its own: no owner is offered.
+  suggestions: [],
+});
+
+ruleTester.run("owner-checked-release (this in a Mongoose static is the model)", ownerCheckedRelease, {
+  valid: [{ code: LOCK_CLASS("{ _id: name, holder }") }, { code: LOCK_SCHEMA("{ _id: name, holder }") }],
+  invalid: [
+    { code: LOCK_CLASS("{ _id: name }"), errors: [byIdAlone(LOCK_CLASS("{ _id: name }"), "Lock")] },
+    { code: LOCK_SCHEMA("{ _id: name }"), errors: [byIdAlone(LOCK_SCHEMA("{ _id: name }"), "lock")] },
   ],
 });

@@ -34,6 +34,23 @@ function method(call: TSESTree.CallExpression): string {
   return methodOf(call)?.name ?? "";
 }
 
+/**
+ * The links of a chain followed back through the consts it is built in (`const next = queue.then(run); queue =
+ * next.then(() => {})` gives both links, rooted at `queue`): each const that holds a chain of its own is part of it.
+ */
+function chainThroughConsts(sourceCode: SourceCode, node: Node): { calls: TSESTree.CallExpression[]; root: Node } {
+  const calls: TSESTree.CallExpression[] = [];
+  let n = resolved(sourceCode, node);
+  for (let depth = 0; depth < 4; depth++) {
+    const part = links(n);
+    calls.push(...part.calls);
+    const next = resolved(sourceCode, part.root);
+    if (next === part.root || links(next).calls.length === 0) return { calls, root: part.root };
+    n = next;
+  }
+  return { calls, root: links(n).root };
+}
+
 /** `x ?? Promise.resolve()`, `x || Promise.resolve()`: the link before, or a settled start. */
 function orStart(node: Node): Node {
   const n = unwrap(node);
@@ -156,19 +173,19 @@ export function buildPoisonedChains(sourceCode: SourceCode, filename: string): P
     const object = methodOf(n)!.member.object;
     const table = sourceCode.getText(object);
     if (deletes.has(table) || !livesWithProcess(sourceCode, object)) continue;
-    const { calls, root } = links(resolved(sourceCode, n.arguments[1] as Node));
+    const { calls, root } = chainThroughConsts(sourceCode, n.arguments[1] as Node);
     if (!poisoned(calls)) continue;
     const before = tableGet(sourceCode, orStart(resolved(sourceCode, root)));
     if (!before || before.table !== table || before.key !== sourceCode.getText(n.arguments[0] as Node)) continue;
-    out.push({ node: calls[calls.length - 1]!, holder: table, link: method(calls[calls.length - 1]!) });
+    out.push({ node: calls[0]!, holder: table, link: method(calls[0]!) });
   }
   // `queue = queue.then(job)`: the slot written only this way.
   for (const n of assignments) {
     const slot = sourceCode.getText(n.left);
     if (writes.get(slot) !== 1 || !livesWithProcess(sourceCode, n.left)) continue;
-    const { calls, root } = links(n.right);
+    const { calls, root } = chainThroughConsts(sourceCode, n.right);
     if (!poisoned(calls) || sourceCode.getText(orStart(root)) !== slot) continue;
-    out.push({ node: calls[calls.length - 1]!, holder: slot, link: method(calls[calls.length - 1]!) });
+    out.push({ node: calls[0]!, holder: slot, link: method(calls[0]!) });
   }
   return out;
 }

@@ -18,8 +18,8 @@
  *   after the work (lock-tables.ts), whose releases the code paths are read for (`tableLocks`);
  * - a slot filled when empty (`p ??= …`, `if (!p) { p = …`, `if (p) return p; p = …`) in a module that makes promises (`.then(`, `async`,
  *   `Promise`): promise memos that keep a rejection for every later caller (promise-memos.ts);
- * - a promise chain kept as a queue (`q = q.then(…)`, a `.finally(` link, `(… ?? Promise.resolve()).then(`):
- *   chains that one rejection poisons (promise-chains.ts).
+ * - a promise chain kept as a queue (`q = q.then(…)`, a `.finally(` link, `(… ?? Promise.resolve()).then(`, or a
+ *   settled start `Promise.resolve()` and a `.then(` anywhere): chains that one rejection poisons (promise-chains.ts).
  *
  * Words are matched as substrings, without case, so every spelling the model accepts (`acquireLock`, `LOCK_KEY`,
  * `job_lease`) is found, at the price of a few lookalikes (`block`). A field name must not run on into a longer
@@ -82,6 +82,13 @@ const CHAIN_KEPT =
   /(?<![\w$.])([\w$.]{1,64})\s*=\s*\(?\s*\1\b[^;]*?\.(?:then|finally)\s*\(|\.finally\s*\(|(?:\?\?|\|\|)\s*Promise\.resolve\(\s*\)\s*\)\s*\.then\s*\(/;
 
 /**
+ * A queue started settled and chained on (`let queue = Promise.resolve()` then `queue.then(…)` through a const, or
+ * `tails.set(key, Promise.resolve())` then `tails.get(key).then(…)` kept again): the start and a link, anywhere.
+ */
+const SETTLED_START = /Promise\.resolve\(\s*\)/;
+const CHAINED = /\.(?:then|finally)\s*\(/;
+
+/**
  * What a module's text says it may hold: nothing (`none`), locks of some kind (`locks`), or locks held across code
  * paths too (`held`: held-locks/analysis.ts reads the code paths of key-value locks, advisory locks, lock libraries and
  * in-process flags, the only facts made from them; where none can be, none are recorded).
@@ -112,7 +119,10 @@ export function lockEvidence(vocabulary: ResolvedVocabulary, stores: readonly Re
       (TABLE_HAS.test(text) && TABLE_DELETE.test(text) && TABLE_TAKE.test(text))
     )
       return "held";
-    return fieldsOrDeletes.test(text) || (MEMO_FILL.test(text) && MAKES_PROMISES.test(text)) || CHAIN_KEPT.test(text)
+    return fieldsOrDeletes.test(text) ||
+      (MEMO_FILL.test(text) && MAKES_PROMISES.test(text)) ||
+      CHAIN_KEPT.test(text) ||
+      (SETTLED_START.test(text) && CHAINED.test(text))
       ? "locks"
       : "none";
   };

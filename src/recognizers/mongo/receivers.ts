@@ -100,6 +100,24 @@ function staticsOwner(node: Node): string | undefined {
   if (p?.type === "Property" && p.value === fn && p.parent.type === "ObjectExpression") {
     const holder = p.parent.parent;
     if (holder?.type === "AssignmentExpression" && holder.right === p.parent) return statics(holder.left);
+    // `new Schema(fields, { statics: { acquire() { … } } })`, the schema kept in a variable.
+    if (holder?.type === "Property" && keyName(holder.key, holder.computed) === "statics") {
+      const call = holder.parent.parent;
+      const declarator = call?.type === "NewExpression" ? call.parent : undefined;
+      if (declarator?.type === "VariableDeclarator" && declarator.id.type === "Identifier") return declarator.id.name;
+    }
+    // A model class's statics handed over by a member named for them (`static get modelStatics() { return { … } as
+    // const }`): the class is the model.
+    let returned: Node | undefined = holder;
+    while (returned?.type === "TSAsExpression" || returned?.type === "TSSatisfiesExpression")
+      returned = returned.parent;
+    if (returned?.type === "ReturnStatement") {
+      const member = enclosingMember(returned);
+      if (member && /statics$/i.test(keyName(member.key, member.computed) ?? "")) {
+        const cls = member.parent.parent;
+        if ((cls?.type === "ClassDeclaration" || cls?.type === "ClassExpression") && cls.id) return cls.id.name;
+      }
+    }
   }
   if (p?.type === "CallExpression" && p.arguments[1] === fn) {
     const callee = unwrap(p.callee);
@@ -107,6 +125,15 @@ function staticsOwner(node: Node): string | undefined {
       const owner = unwrap(callee.object);
       return owner.type === "Identifier" ? owner.name : undefined;
     }
+  }
+  return undefined;
+}
+
+/** The class member (method or getter) whose own body holds `node`, with no other function between. */
+function enclosingMember(node: Node): TSESTree.MethodDefinition | undefined {
+  for (let p = node.parent; p; p = p.parent) {
+    if (p.type === "FunctionExpression") return p.parent?.type === "MethodDefinition" ? p.parent : undefined;
+    if (p.type === "FunctionDeclaration" || p.type === "ArrowFunctionExpression") return undefined;
   }
   return undefined;
 }

@@ -4,9 +4,10 @@ import type { KvOp, Node } from "../../model/accesses.js";
 import type { UnrefusableLock } from "../../model/kv-locks.js";
 import { namesALock } from "../../model/settings.js";
 import { calleeName, exits } from "../../reading/ast.js";
-import { enclosingFunction, isFunction } from "../../reading/units.js";
+import { enclosingFunction, functionName, isFunction } from "../../reading/units.js";
 import { isMethodCall } from "../../reading/function-bindings.js";
 import { findVariable, unwrap } from "../../reading/values.js";
+import { walk } from "../../reading/walk.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
 
@@ -34,9 +35,11 @@ function refusalIf(node: Node, value: (n: Node) => boolean): TSESTree.IfStatemen
 }
 
 /**
- * A key named as a lock (`oauth:lock`, `LOCK_KEY`) written by a command that never refuses (SET without NX, SETEX,
- * PSETEX), whose result the code then tests as if it could be refused (`const lock = await redis.setex(LOCK_KEY, 5,
- * "1"); if (!lock) return …`), and which the module deletes again: a lock that lets every caller in (blind-15 B15a13).
+ * A key named as a lock (`oauth:lock`, `LOCK_KEY`), or written by a function named as one (`acquireLock`), by a command
+ * that never refuses (SET without NX, SETEX, PSETEX), whose result the code then tests as if it could be refused
+ * (`const lock = await redis.setex(LOCK_KEY, 5, "1"); if (!lock) return …`) or hands its caller as the answer
+ * (`return acquired === "OK"`), and which the module deletes again: a lock that lets every caller in (blind-15
+ * B15a13, blind-23 B23b05).
  */
 export function findUnrefusableLocks(sourceCode: SourceCode, ops: readonly KvOp[]): UnrefusableLock[] {
   const out: UnrefusableLock[] = [];
@@ -47,10 +50,20 @@ export function findUnrefusableLocks(sourceCode: SourceCode, ops: readonly KvOp[
       continue;
     }
     if (op.command !== "set" || op.nx || op.via) continue;
-    if (!namesALock(op.key.text.replace(/[{}*]/g, "")) && !(op.key.name && namesALock(op.key.name))) continue;
+    // The key says it is a lock's, or the function writing it does (`acquireLock(key)` writing `lockKey`).
+    const writer = enclosingFunction(op.node);
+    const writerName = writer ? functionName(writer) : undefined;
+    if (
+      !namesALock(op.key.text.replace(/[{}*]/g, "")) &&
+      !(op.key.name && namesALock(op.key.name)) &&
+      !(writerName && namesALock(writerName))
+    )
+      continue;
     if (!ops.some((o) => o.command === "del" && o.client === op.client && o.key.text === op.key.text)) continue;
     const call = unwrap(op.node);
-    const test = refusalTestOf(sourceCode, call.parent?.type === "AwaitExpression" ? call.parent : call);
+    const result = call.parent?.type === "AwaitExpression" ? call.parent : call;
+    const test =
+      refusalTestOf(sourceCode, result) ?? (surelyUnrefusable(call) ? returnedOutcome(sourceCode, result) : undefined);
     if (test) out.push({ op, command: (calleeName(call as TSESTree.CallExpression) ?? "set").toUpperCase(), test });
   }
   return out;
@@ -77,6 +90,60 @@ function refusalTestOf(sourceCode: SourceCode, result: Node): TSESTree.IfStateme
     if (found) return found;
   }
   return undefined;
+}
+
+/**
+ * A write whose arguments say it cannot refuse: SETEX or PSETEX, or a SET of a key and a value and nothing more. A SET
+ * with arguments the model does not read (a wrapper's `set(key, "1", ttl, true)`) may take NX among them.
+ */
+function surelyUnrefusable(call: Node): boolean {
+  if (call.type !== "CallExpression") return false;
+  const name = (calleeName(call) ?? "").toLowerCase();
+  if (name === "setex" || name === "psetex") return true;
+  return name === "set" && call.arguments.length === 2;
+}
+
+/**
+ * The `return` that hands the write's result to the caller as the answer to "was it taken?" (`const acquired = await
+ * redis.setex(key, ttl, "1"); return acquired === "OK"`, `return !!ok`, `return Boolean(ok)`, `return ok`): the
+ * caller's test of it is the test of a refusal the write can never give (blind-23 B23b05).
+ */
+function returnedOutcome(sourceCode: SourceCode, result: Node): TSESTree.ReturnStatement | undefined {
+  const isResult = (n: Node): boolean => {
+    const u = unwrap(n);
+    if (u === unwrap(result)) return true;
+    if (
+      u.type !== "Identifier" ||
+      result.parent?.type !== "VariableDeclarator" ||
+      result.parent.id.type !== "Identifier"
+    )
+      return false;
+    return findVariable(sourceCode, u) === findVariable(sourceCode, result.parent.id);
+  };
+  const answers = (n: Node): boolean => {
+    const u = unwrap(n);
+    if (isResult(u)) return true;
+    if (u.type === "UnaryExpression" && u.operator === "!") {
+      const inner = unwrap(u.argument);
+      return inner.type === "UnaryExpression" && inner.operator === "!" && isResult(inner.argument);
+    }
+    if (u.type === "CallExpression" && u.callee.type === "Identifier" && u.callee.name === "Boolean")
+      return u.arguments.length === 1 && isResult(u.arguments[0] as Node);
+    if (u.type === "BinaryExpression" && (u.operator === "===" || u.operator === "==")) {
+      const other = isResult(u.left) ? unwrap(u.right) : isResult(u.right as Node) ? unwrap(u.left as Node) : undefined;
+      return other?.type === "Literal" && (other.value === "OK" || other.value === 1 || other.value === true);
+    }
+    return false;
+  };
+  const fn = enclosingFunction(result);
+  if (!fn) return undefined;
+  let found: TSESTree.ReturnStatement | undefined;
+  walk(fn.body as Node, (n) => {
+    if (found || (n !== fn.body && isFunction(n))) return false;
+    if (n.type === "ReturnStatement" && n.argument && answers(n.argument)) found = n;
+    return !found;
+  });
+  return found;
 }
 
 /** `.then(…)`, `.catch(…)`, `.finally(…)` on the call: its outcome is read when it settles. */
