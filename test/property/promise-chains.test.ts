@@ -1,5 +1,8 @@
 // Promise chains kept as queues, drawn from parts (issue 35, blind-15's session): work serialised by chaining each
-// call on the link before it, kept per key in a `Map` or in one slot, at module level or in a function's variable.
+// call on the link before it, kept per key in a `Map` or in one slot, at module level or in a function's variable;
+// the start seeded in place (`get(key) ?? Promise.resolve()`) or stored first (`if (!m.has(key)) m.set(key,
+// Promise.resolve())`), and the tail kept as the work's link or advanced past it through a const (`const run =
+// q.then(work); q = run.then(() => undefined)`: blind-23's session).
 // The oracle: the plugin reports the link exactly when the chain lives with the process and nothing on it handles a
 // rejection (the link, a `.catch`, or the work itself catching everything); and nothing else.
 import fc from "fast-check";
@@ -13,6 +16,8 @@ interface ChainParts {
   readonly scope: "module" | "function";
   readonly link: "then" | "finally";
   readonly handling: "none" | "two-handlers" | "catch-first" | "work-catches";
+  readonly seed: "in-place" | "stored-first";
+  readonly advance: "kept" | "past-const";
 }
 
 const chainArb: fc.Arbitrary<ChainParts> = fc.record({
@@ -21,6 +26,8 @@ const chainArb: fc.Arbitrary<ChainParts> = fc.record({
   scope: fc.constantFrom<ChainParts["scope"]>("module", "function"),
   link: fc.constantFrom<ChainParts["link"]>("then", "finally"),
   handling: fc.constantFrom<ChainParts["handling"]>("none", "two-handlers", "catch-first", "work-catches"),
+  seed: fc.constantFrom<ChainParts["seed"]>("in-place", "stored-first"),
+  advance: fc.constantFrom<ChainParts["advance"]>("kept", "past-const"),
 });
 
 function chainModule(p: ChainParts): string {
@@ -28,7 +35,9 @@ function chainModule(p: ChainParts): string {
     p.handling === "work-catches"
       ? "async () => {\n    try {\n      await apply(item);\n    } catch (error) {\n      console.error(error);\n    }\n  }"
       : "() => apply(item)";
-  const before = p.holder === "map" ? `(${p.name}.get(key) ?? Promise.resolve())` : p.name;
+  const seeded = p.holder === "map" && p.seed === "stored-first";
+  const before =
+    p.holder === "map" ? (seeded ? `${p.name}.get(key)` : `(${p.name}.get(key) ?? Promise.resolve())`) : p.name;
   const start = p.handling === "catch-first" ? `${before}.catch(() => undefined)` : before;
   const linked =
     p.handling === "two-handlers" && p.link === "then"
@@ -36,10 +45,14 @@ function chainModule(p: ChainParts): string {
       : p.handling === "two-handlers"
         ? `${start}.then(${work}, ${work}).${p.link}(() => undefined)`
         : `${start}.${p.link}(${work})`;
+  const seed = seeded ? `if (!${p.name}.has(key)) ${p.name}.set(key, Promise.resolve());\n  ` : "";
+  const tail = p.advance === "past-const" ? "run.then(() => undefined)" : undefined;
   const keep =
-    p.holder === "map"
-      ? `const next = ${linked};\n  ${p.name}.set(key, next);\n  await next;`
-      : `${p.name} = ${linked};\n  await ${p.name};`;
+    seed +
+    (p.advance === "past-const" ? `const run = ${linked};\n  ` : "") +
+    (p.holder === "map"
+      ? `const next = ${tail ?? linked};\n  ${p.name}.set(key, next);\n  await next;`
+      : `${p.name} = ${tail ?? linked};\n  await ${p.name};`);
   const decl =
     p.holder === "map"
       ? `const ${p.name} = new Map<string, Promise<unknown>>();`
@@ -58,7 +71,8 @@ describe(`promise chains kept as queues (seed ${SEED}, ${NUM_RUNS} runs)`, () =>
         const findings = lint(code);
         const keys = findings.map((f) => `${f.rule} ${f.messageId}`);
         const poisoned = p.scope === "module" && p.handling === "none";
-        const id = p.link === "finally" ? "chainPassesRejection" : "chainSkipsAfterRejection";
+        // Reported at the link that is kept: past a const, the tail's own `.then`.
+        const id = p.link === "finally" && p.advance === "kept" ? "chainPassesRejection" : "chainSkipsAfterRejection";
         expect(keys, code).toEqual(poisoned ? [`locks/release-in-finally ${id}`] : []);
         for (const f of findings) expect(f.data["holder"], code).toBe(p.name);
       }),
