@@ -230,6 +230,9 @@ export default createRule<MessageId, Options>({
           if (recovery.check?.kind === "read") continue;
           // The holder aborts its work sooner than this age: no live holder is that old, whatever the field.
           if (facts.boundedBelowRecovery(recovery.claim)) continue;
+          // The holder keeps its row locked while it works and this recovery skips locked rows: it never takes a
+          // live holder's row, whatever age it judges.
+          if (facts.heldUnderRowLock(recovery.claim)) continue;
           const judged = recovery.check ? recovery.check.timeFields : recovery.timePredicates;
           const lease = fixedLease(judged, recovery.claim, facts);
           if (lease) {

@@ -162,6 +162,7 @@ const EMPTY_FACTS: LockFacts = {
   clearedOutsideClaims: () => false,
   keptMoving: () => undefined,
   boundedBelowRecovery: () => false,
+  heldUnderRowLock: () => false,
 };
 
 /** Runs every recognizer over the candidate calls. Exported for the tests and the audit. */

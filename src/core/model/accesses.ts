@@ -115,6 +115,11 @@ export interface StateWrite {
   /** Made after a locking read of the same model in the same unit: the rows it names are held (facts/pairing/). */
   readonly underLock?: boolean;
   /**
+   * The write takes only rows no other transaction holds locked (`… FOR UPDATE SKIP LOCKED` in its row picker): a
+   * holder that keeps its row locked while it works is never taken by it.
+   */
+  readonly skipsLocked?: boolean;
+  /**
    * `model` is only the name of the variable holding the document (`event.save()` on a parameter `event`): the
    * module attributes the write to the one model of its own named like it (`MessageEvent`), or leaves it unknown.
    */

@@ -152,6 +152,12 @@ export interface LockFacts {
    * it stale: a start-time age test is then sound, and a late write impossible (facts/bounded-holds.ts).
    */
   boundedBelowRecovery(claim: Claim): boolean;
+  /**
+   * The holder keeps the claimed row locked while it works (a locking read of it by identity in a transaction of the
+   * claiming function, after the claim), and every recovery of the claim skips locked rows: a recovery never takes
+   * the row of a live holder, whatever age it judges, and the holder's writes made under that lock are its own.
+   */
+  heldUnderRowLock(claim: Claim): boolean;
 }
 
 /** The calls and functions of a module, collected once by the inventory for the facts that walk them. */

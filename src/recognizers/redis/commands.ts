@@ -80,3 +80,10 @@ for (const name of [
   "setIfNotExistsOrGet",
 ])
   METHODS.add(name);
+/**
+ * Bluebird's `promisifyAll(client)`, which the callback-era `redis` client's documentation recommended, gives each
+ * command a promise-returning twin named with `Async` (`client.getAsync(key)`, `client.watchAsync(key)`): the same
+ * command.
+ */
+export const PROMISIFIED_SUFFIX = "Async";
+for (const name of [...METHODS]) if (/^[a-z]/.test(name)) METHODS.add(`${name}${PROMISIFIED_SUFFIX}`);

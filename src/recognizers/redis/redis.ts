@@ -17,7 +17,7 @@ import { keyShape } from "../../core/reading/keys.js";
 import { classifyScript, type ScriptShape } from "../../core/languages/lua.js";
 import { evaluate, keyName, unwrap } from "../../core/reading/values.js";
 import { methodName, expressionName } from "../../core/reading/ast.js";
-import { COMMANDS, WRAPPER_NAMES, EXPIRY_UNIT, GENERIC, RELEASE_LUA, METHODS } from "./commands.js";
+import { COMMANDS, WRAPPER_NAMES, EXPIRY_UNIT, GENERIC, RELEASE_LUA, METHODS, PROMISIFIED_SUFFIX } from "./commands.js";
 import { info, clientOf, batchOf } from "./clients.js";
 import { objectOf, type SetOptions, tokenOptions, objectOptions, wrapperTtl } from "./options.js";
 import { scriptKey, scriptText, OTHER_SCRIPT, type ArgvAt, argvTtl, evalArgv, definedArgv } from "./scripts.js";
@@ -325,8 +325,13 @@ export const redisRecognizer: Recognizer = {
     return [...fi.defined.keys()];
   },
   recognize(call, ctx) {
-    const method = methodName(call);
-    if (!method) return undefined;
+    const called = methodName(call);
+    if (!called) return undefined;
+    // `getAsync`, `watchAsync`: a promisified client's twin of the command (`PROMISIFIED_SUFFIX`).
+    const method =
+      called.endsWith(PROMISIFIED_SUFFIX) && METHODS.has(called.slice(0, -PROMISIFIED_SUFFIX.length))
+        ? called.slice(0, -PROMISIFIED_SUFFIX.length)
+        : called;
     const lower = method.toLowerCase();
     const args = call.arguments;
     const defined = info(ctx).defined.get(method);

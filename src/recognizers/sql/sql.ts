@@ -115,6 +115,7 @@ function recognizeSource(ctx: RecognizerContext, node: Node, operation: string, 
     filter: statement.filter,
     assignments,
     ...(unknownSet ? { setsUnknown: true } : {}),
+    ...(/\bskip\s+locked\b/i.test(rendered.masked) ? { skipsLocked: true } : {}),
     node,
     ...(editable
       ? {

@@ -17,7 +17,7 @@ import type { KvOp, Node, ObjectWrite, StateAccess, StateRead, StateWrite } from
 import type { Claim, HolderWrite, Recovery } from "../../model/claims.js";
 import type { LockFacts, ModuleShape } from "../../model/lock-facts.js";
 import { type ResolvedVocabulary, normalizeName, withClockedFields, withHeldValues } from "../../model/settings.js";
-import { agePredicates, excludes, isOpaque, pins, toBranches } from "../../model/conditions.js";
+import { agePredicates, excludes, identityFields, isOpaque, pins, toBranches } from "../../model/conditions.js";
 import { exitWhenHeld } from "../../reading/guards.js";
 import { boundedBelowRecovery } from "../bounded-holds.js";
 import { buildHeldEffects, hasTakeoverWrite } from "../fencing/held-effects.js";
@@ -27,7 +27,7 @@ import { buildRenewals } from "../renewals.js";
 import { namedApart, normalizeModel, sameValue, sameField } from "../../model/names.js";
 import { recoveredByDirective } from "../../reading/directives.js";
 import { isExported } from "../../reading/exports.js";
-import { enclosingFunction, isFunction } from "../../reading/units.js";
+import { enclosingFunction, isFunction, unitOf } from "../../reading/units.js";
 import { contains } from "../../reading/ast.js";
 import {
   withClaimSources,
@@ -165,6 +165,27 @@ export function buildFacts(
     list.push(r);
     byClaim.set(r.claim, list);
   }
+  // A claim whose holder keeps its row locked while it works, and whose every recovery skips locked rows: liveness
+  // is the lock, not an age (blind-24 D24d10: `SELECT … FOR UPDATE` in the worker's transaction, a reset `WHERE id =
+  // ANY(SELECT … FOR UPDATE SKIP LOCKED)`).
+  const heldUnderRowLock = (claim: Claim): boolean => {
+    const recoveries = byClaim.get(claim) ?? [];
+    if (recoveries.length === 0 || !recoveries.every((r) => r.write.skipsLocked === true)) return false;
+    const unit = unitOf(claim.write.node);
+    return mod.reads.some(
+      (r) =>
+        r.locking === true &&
+        normalizeModel(r.model) === normalizeModel(claim.write.model) &&
+        unitOf(r.node) === unit &&
+        r.node.range[0] > claim.write.node.range[1] &&
+        inTransactionCallback(r.node) &&
+        toBranches(r.filter).length > 0 &&
+        toBranches(r.filter).every((b) => identityFields(b).length > 0),
+    );
+  };
+  const fencedHolders = holderWrites.map((h) =>
+    !h.fenced && h.write.underLock && heldUnderRowLock(h.claim) ? { ...h, fenced: true } : h,
+  );
   // A repository module's exported finder of stuck rows, read by no write of its own: its caller recovers them.
   // The claim stamps a lease column that a lease of the module takes over once it has lapsed (`status: "running",
   // leaseExpiresAt` inserted; an expired run resumed by a version-checked write of a new lease): a dead holder's row
@@ -237,7 +258,7 @@ export function buildFacts(
       sourceCode,
       vocabulary,
       claims,
-      holderWrites,
+      holderWrites: fencedHolders,
       writes: mod.writes,
       objects,
       kv,
@@ -248,8 +269,8 @@ export function buildFacts(
     staleScans,
     claims,
     recoveries: classified.recoveries,
-    holderWrites,
-    untakenReleases: holderWrites.flatMap((h) => {
+    holderWrites: fencedHolders,
+    untakenReleases: fencedHolders.flatMap((h) => {
       const exit = exitBeforeClaim(sourceCode, h);
       return exit ? [{ claim: h.claim, release: h.write, exit }] : [];
     }),
@@ -305,6 +326,7 @@ export function buildFacts(
     stampedOnlyAtCreationOrClaim: (model, field) => stampedOnly(model, field, true),
     keptMoving: (model, claim, field) => keptMoving(mod.writes, claims, vocabulary, model, claim, field),
     boundedBelowRecovery: (claim) => boundedBelowRecovery(sourceCode, claim, byClaim.get(claim) ?? []),
+    heldUnderRowLock,
     clearedOutsideClaims: (model, field) => {
       const claimWrites = new Set(claims.map((c) => c.write));
       return mod.writes.some(
@@ -460,4 +482,15 @@ function keptMoving(
     if (stamped) return stamped.field;
   }
   return undefined;
+}
+
+/** `node` runs in a function handed to a call named as a transaction's (`withInstrumentedTransaction(conn, async (m) => …)`). */
+function inTransactionCallback(node: Node): boolean {
+  for (let fn = enclosingFunction(node); fn; fn = fn.parent ? enclosingFunction(fn.parent) : undefined) {
+    const call = fn.parent;
+    if (call?.type !== "CallExpression" || !call.arguments.includes(fn as never)) continue;
+    const callee = call.callee.type === "MemberExpression" ? call.callee.property : call.callee;
+    if (callee.type === "Identifier" && /transaction/i.test(callee.name)) return true;
+  }
+  return false;
 }

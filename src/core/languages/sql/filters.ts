@@ -177,6 +177,15 @@ function subqueryCondition(col: ColumnRef, sel: Ast, scope: Scope, ctx: Context)
   return pickedRows(sel, scope, ctx);
 }
 
+/** `ANY(SELECT …)` or `SOME(SELECT …)`: the subquery a quantified comparison picks from. */
+function quantifiedSubquery(e: Ast | undefined): Ast | undefined {
+  if (e?.["type"] !== "function") return undefined;
+  const name = functionName(e);
+  if (name !== "any" && name !== "some") return undefined;
+  const args = functionArgs(e);
+  return args.length === 1 ? subquery(args[0]) : undefined;
+}
+
 function comparison(e: Ast, scope: Scope, ctx: Context): Condition {
   const operator = (text(e["operator"]) ?? "").toUpperCase();
   const left = child(e, "left");
@@ -185,8 +194,11 @@ function comparison(e: Ast, scope: Scope, ctx: Context): Condition {
   if (operator === "BETWEEN" || operator === "NOT BETWEEN" || /LIKE|SIMILAR|REGEXP|~/.test(operator)) op = "other";
   if (op === undefined) return opaque(ctx);
 
-  // A subquery on the right: same-table row pickers put their filter in place of the comparison.
-  const sel = subquery(right);
+  // A subquery on the right: same-table row pickers put their filter in place of the comparison. `= ANY(SELECT …)`
+  // and `= SOME(SELECT …)` pick as `IN (SELECT …)` does.
+  const quantified = quantifiedSubquery(right);
+  if (quantified && op === "eq") op = "in";
+  const sel = quantified ?? subquery(right);
   if (sel) {
     const lo = columnRef(left);
     if (!lo || sideOf(lo, scope) !== "self") return opaque(ctx);
