@@ -291,6 +291,64 @@ ${start}  const worker = new Worker("./export-worker.js", { workerData: { target
 declare function resolveTarget(file: string): Promise<string>;
 `;
 
+/** A listener registered before the work that clears the guard on a signal, and the function's own release after. */
+const IMPORTER = `let importing = false;
+
+export async function importAll() {
+  if (importing) return;
+  importing = true;
+  process.once("SIGTERM", () => {
+    importing = false;
+  });
+  await fetchAndStore();
+  importing = false;
+}
+
+declare function fetchAndStore(): Promise<void>;
+`;
+
+ruleTester.run("release-in-finally (a listener before an explicit release is a contingency)", releaseInFinally, {
+  valid: [],
+  invalid: [
+    {
+      code: IMPORTER,
+      errors: [
+        {
+          messageId: "missedOnRejection",
+          line: 5,
+          data: {
+            lock: "the guard `importing`",
+            consequence: "`importing` stays true and every later call is turned away until the process restarts.",
+            exitLine: "9",
+            releaseLine: "10",
+            hint: "",
+          },
+          suggestions: [
+            {
+              messageId: "moveToFinally",
+              output: IMPORTER.replace(
+                `  process.once("SIGTERM", () => {
+    importing = false;
+  });
+  await fetchAndStore();
+  importing = false;`,
+                `  try {
+    process.once("SIGTERM", () => {
+      importing = false;
+    });
+    await fetchAndStore();
+  } finally {
+    importing = false;
+  }`,
+              ),
+            },
+          ],
+        },
+      ],
+    },
+  ],
+});
+
 ruleTester.run("atomic-claim (a guard held past the function by a callback)", atomicClaim, {
   valid: [
     // Set right after its test, before anything is awaited.

@@ -8,7 +8,7 @@ import { sessionsShared } from "../../model/accesses.js";
 import type { KvFacts } from "../../model/kv-locks.js";
 import type { HeldLock, HeldLockKind, LockTable } from "../../model/held-locks.js";
 import type { ModuleShape } from "../../model/lock-facts.js";
-import { calleeName, contains, exits, receiverText } from "../../reading/ast.js";
+import { calleeName, contains, exits, receiverText, runsAfter } from "../../reading/ast.js";
 import { classOf, enclosingFunction, isFunction } from "../../reading/units.js";
 import { findVariable, keyName, resultBinding, unwrap } from "../../reading/values.js";
 import { calledFunction } from "../../reading/calls.js";
@@ -558,7 +558,12 @@ export function flagLocks(
     // timer, an event listener, a node-style callback: `setTimeout(() => { delete busy[id] }, 30_000)`,
     // `worker.on("exit", () => { syncing = false })`): the hold passes to that callback where the call stands, and
     // only the ways from the set to the call are this function's to answer (blind-21 E21e12, E21e13).
-    const registered = registeredClears(sourceCode, a, resets, target.key);
+    // One the function follows with a release of its own on the same way (`process.on("exit", () => { busy =
+    // false })` before the work and `busy = false` after it) is a contingency, not where the hold ends.
+    // A release in a `catch` after it runs only when the work fails, which says nothing of the way on.
+    const registered = registeredClears(sourceCode, a, resets, target.key).filter(
+      (call) => !releases.some((r) => sameFunction(r, a) && !inCatch(r, fn) && runsAfter(call, r)),
+    );
     for (const call of registered) if (!releases.includes(call)) releases.push(call);
     if (releases.length === 0) {
       // Cleared only in a `.then` callback of a chain this function starts after the set (`this.pending = true;

@@ -168,11 +168,11 @@ export function buildFacts(
   // A claim whose holder keeps its row locked while it works, and whose every recovery skips locked rows: liveness
   // is the lock, not an age (blind-24 D24d10: `SELECT … FOR UPDATE` in the worker's transaction, a reset `WHERE id =
   // ANY(SELECT … FOR UPDATE SKIP LOCKED)`).
-  const heldUnderRowLock = (claim: Claim): boolean => {
+  const rowLocksOf = (claim: Claim): StateRead[] => {
     const recoveries = byClaim.get(claim) ?? [];
-    if (recoveries.length === 0 || !recoveries.every((r) => r.write.skipsLocked === true)) return false;
+    if (recoveries.length === 0 || !recoveries.every((r) => r.write.skipsLocked === true)) return [];
     const unit = unitOf(claim.write.node);
-    return mod.reads.some(
+    return mod.reads.filter(
       (r) =>
         r.locking === true &&
         normalizeModel(r.model) === normalizeModel(claim.write.model) &&
@@ -183,8 +183,15 @@ export function buildFacts(
         toBranches(r.filter).every((b) => identityFields(b).length > 0),
     );
   };
+  const heldUnderRowLock = (claim: Claim): boolean => rowLocksOf(claim).length > 0;
+  // A holder's write made after that lock, in the transaction's callback that took it, is made while it holds.
   const fencedHolders = holderWrites.map((h) =>
-    !h.fenced && h.write.underLock && heldUnderRowLock(h.claim) ? { ...h, fenced: true } : h,
+    !h.fenced &&
+    rowLocksOf(h.claim).some(
+      (r) => enclosingFunction(r.node) === enclosingFunction(h.write.node) && r.node.range[1] <= h.write.node.range[0],
+    )
+      ? { ...h, fenced: true }
+      : h,
   );
   // A repository module's exported finder of stuck rows, read by no write of its own: its caller recovers them.
   // The claim stamps a lease column that a lease of the module takes over once it has lapsed (`status: "running",
