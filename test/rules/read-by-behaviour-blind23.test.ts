@@ -130,9 +130,39 @@ ruleTester.run(
   },
 );
 
+const EXPORTED = OUTBOX().replace("\nasync function takeInTransaction", "\nexport async function takeInTransaction");
+
 ruleTester.run("require-fencing (a holder's write in the claim's own transaction)", requireFencing, {
   valid: [{ code: OUTBOX() }],
   invalid: [
+    // Exported, the function may be handed a plain client by another module: that its handle is a transaction is
+    // not known, so the write is asked for its fence.
+    {
+      code: EXPORTED,
+      errors: [
+        {
+          messageId: "unfencedWrite",
+          line: Number(line(EXPORTED, 'await tx.mail.update({ where: { id }, data: { status: "failed"')),
+          data: {
+            model: "mail",
+            target: "failed",
+            field: "status",
+            value: "sending",
+            claimLine: line(EXPORTED, "await tx.mail.updateMany"),
+          },
+          suggestions: [
+            {
+              messageId: "addFence",
+              data: { field: "status", value: "sending" },
+              output: EXPORTED.replace(
+                'tx.mail.update({ where: { id }, data: { status: "failed"',
+                'tx.mail.update({ where: { id, status: "sending" }, data: { status: "failed"',
+              ),
+            },
+          ],
+        },
+      ],
+    },
     // Sent after the transaction committed: a recovery and a new claim can come between.
     {
       code: OUTBOX({ failOutside: true }),

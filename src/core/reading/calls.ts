@@ -7,6 +7,7 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../model/accesses.js";
 import { TRANSACTION_CALLS, classOf, isFunction } from "./units.js";
 import { calleeName } from "./ast.js";
+import { isExported } from "./exports.js";
 import { boundCallback, findVariable, keyName, objectLiteral, unwrap } from "./values.js";
 import { walk } from "./walk.js";
 
@@ -206,8 +207,8 @@ function prototypeMethod(sourceCode: SourceCode, ctor: string, name: string): Fn
 /**
  * The transaction handle a statement is sent through, when the module shows it is one: the root of the call's
  * receiver (`tx` of `tx.job.update(…)`) is the parameter of a transaction's callback (`$transaction(async (tx) =>
- * …)`), or a parameter of a function of the module that every call of it in the module hands such a parameter
- * (`claimInTransaction(tx, input)`). Two statements of one run of a function sent through the same handle share one
+ * …)`), or a parameter of a function of the module, not exported, that every call of it in the module hands such a
+ * parameter (`claimInTransaction(tx, input)`). Two statements of one run of a function sent through the same handle share one
  * transaction, and a row the first wrote stays locked to others until it commits.
  */
 export function transactionHandle(sourceCode: SourceCode, call: Node): Variable | undefined {
@@ -232,7 +233,8 @@ function carriesTransaction(sourceCode: SourceCode, variable: Variable, depth: n
     const name = calleeName(call);
     return index === 0 && name !== undefined && TRANSACTION_CALLS.has(name);
   }
-  if (depth === 0) return false;
+  // Called from other modules too, with whatever they hand it: unknown.
+  if (depth === 0 || isExported(sourceCode.ast as TSESTree.Program, fn)) return false;
   const id =
     fn.type === "FunctionDeclaration"
       ? fn.id
