@@ -41,14 +41,13 @@ function method(call: TSESTree.CallExpression): string {
 function chainThroughConsts(sourceCode: SourceCode, node: Node): { calls: TSESTree.CallExpression[]; root: Node } {
   const calls: TSESTree.CallExpression[] = [];
   let n = resolved(sourceCode, node);
-  for (let depth = 0; depth < 4; depth++) {
+  for (let depth = 0; ; depth++) {
     const part = links(n);
     calls.push(...part.calls);
     const next = resolved(sourceCode, part.root);
-    if (next === part.root || links(next).calls.length === 0) return { calls, root: part.root };
+    if (depth === 3 || next === part.root || links(next).calls.length === 0) return { calls, root: part.root };
     n = next;
   }
-  return { calls, root: links(n).root };
 }
 
 /** `x ?? Promise.resolve()`, `x || Promise.resolve()`: the link before, or a settled start. */

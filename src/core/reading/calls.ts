@@ -5,8 +5,7 @@
  */
 import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { Node } from "../model/accesses.js";
-import { TRANSACTION_CALLS, classOf, isFunction } from "./units.js";
-import { calleeName } from "./ast.js";
+import { classOf, isFunction, opensTransaction } from "./units.js";
 import { isExported } from "./exports.js";
 import { boundCallback, findVariable, keyName, objectLiteral, unwrap } from "./values.js";
 import { walk } from "./walk.js";
@@ -230,8 +229,7 @@ function carriesTransaction(sourceCode: SourceCode, variable: Variable, depth: n
   if (index < 0) return false;
   const call = fn.parent;
   if (call?.type === "CallExpression" && call.arguments.includes(fn as TSESTree.CallExpressionArgument)) {
-    const name = calleeName(call);
-    return index === 0 && name !== undefined && TRANSACTION_CALLS.has(name);
+    return index === 0 && opensTransaction(call);
   }
   // Called from other modules too, with whatever they hand it: unknown.
   if (depth === 0 || isExported(sourceCode.ast as TSESTree.Program, fn)) return false;

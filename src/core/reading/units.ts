@@ -80,6 +80,21 @@ export const TRANSACTION_CALLS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * A call that runs its callback (or its list) in one transaction: one of `TRANSACTION_CALLS`, or a project's wrapper
+ * named for one (`runInTransaction(fn)`, `withInstrumentedTransaction(conn, fn)`).
+ */
+export function opensTransaction(call: TSESTree.CallExpression): boolean {
+  const name = expressionName(unwrap(call.callee));
+  return name !== undefined && (TRANSACTION_CALLS.has(name) || /^[a-z]\w*Transaction$/.test(name));
+}
+
+/** `node` is inside the arguments of a call that opens a transaction (`prisma.$transaction([…])`, `db.transaction(…)`). */
+export function insideTransactionCall(node: Node): boolean {
+  for (let p = node.parent; p; p = p.parent) if (p.type === "CallExpression" && opensTransaction(p)) return true;
+  return false;
+}
+
+/**
  * The transaction callback `node` runs in when the transaction is SERIALIZABLE: Prisma's `$transaction(fn, {
  * isolationLevel: Prisma.TransactionIsolationLevel.Serializable })`, knex's `transaction(fn, { isolationLevel:
  * "serializable" })`, Sequelize's `transaction({ isolationLevel: …SERIALIZABLE }, fn)`, TypeORM's

@@ -3,18 +3,11 @@ import type { TSESLint, TSESTree } from "@typescript-eslint/utils";
 import type { AdvisoryLockOp, Node, StateAccess } from "../../model/accesses.js";
 import { sessionsShared } from "../../model/accesses.js";
 import type { UnheldXactLock } from "../../model/held-locks.js";
-import { calleeName, receiverText } from "../../reading/ast.js";
+import { receiverText } from "../../reading/ast.js";
 import { findVariable, unwrap } from "../../reading/values.js";
-import { TRANSACTION_CALLS } from "../../reading/units.js";
+import { insideTransactionCall, opensTransaction } from "../../reading/units.js";
 
 type SourceCode = Readonly<TSESLint.SourceCode>;
-
-/** `node` is inside the arguments of a call that opens a transaction (`prisma.$transaction([…])`, `db.transaction(…)`). */
-function insideTransactionCall(node: Node): boolean {
-  for (let p = node.parent; p; p = p.parent)
-    if (p.type === "CallExpression" && TRANSACTION_CALLS.has(calleeName(p) ?? "")) return true;
-  return false;
-}
 
 /** The receiver text of a call's callee (`db` of `db.transaction(…)`), or undefined. */
 function calleeReceiver(sourceCode: SourceCode, call: TSESTree.CallExpression): string | undefined {
@@ -83,7 +76,7 @@ export function unheldXactLocks(
 ): UnheldXactLock[] {
   const opensTransactions = new Set(
     calls
-      .filter((c) => TRANSACTION_CALLS.has(calleeName(c) ?? ""))
+      .filter((c) => opensTransaction(c))
       .map((c) => calleeReceiver(sourceCode, c))
       .filter((r): r is string => r !== undefined),
   );

@@ -27,7 +27,7 @@ import { buildRenewals } from "../renewals.js";
 import { namedApart, normalizeModel, sameValue, sameField } from "../../model/names.js";
 import { recoveredByDirective } from "../../reading/directives.js";
 import { isExported } from "../../reading/exports.js";
-import { enclosingFunction, isFunction, unitOf } from "../../reading/units.js";
+import { enclosingFunction, insideTransactionCall, isFunction, unitOf } from "../../reading/units.js";
 import { contains } from "../../reading/ast.js";
 import {
   withClaimSources,
@@ -178,7 +178,7 @@ export function buildFacts(
         normalizeModel(r.model) === normalizeModel(claim.write.model) &&
         unitOf(r.node) === unit &&
         r.node.range[0] > claim.write.node.range[1] &&
-        inTransactionCallback(r.node) &&
+        insideTransactionCall(r.node) &&
         toBranches(r.filter).length > 0 &&
         toBranches(r.filter).every((b) => identityFields(b).length > 0),
     );
@@ -489,15 +489,4 @@ function keptMoving(
     if (stamped) return stamped.field;
   }
   return undefined;
-}
-
-/** `node` runs in a function handed to a call named as a transaction's (`withInstrumentedTransaction(conn, async (m) => …)`). */
-function inTransactionCallback(node: Node): boolean {
-  for (let fn = enclosingFunction(node); fn; fn = fn.parent ? enclosingFunction(fn.parent) : undefined) {
-    const call = fn.parent;
-    if (call?.type !== "CallExpression" || !call.arguments.includes(fn as never)) continue;
-    const callee = call.callee.type === "MemberExpression" ? call.callee.property : call.callee;
-    if (callee.type === "Identifier" && /transaction/i.test(callee.name)) return true;
-  }
-  return false;
 }
