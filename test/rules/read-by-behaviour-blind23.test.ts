@@ -96,6 +96,47 @@ ruleTester.run("require-stale-recovery (a state a claim takes rows from is a que
   invalid: [],
 });
 
+/**
+ * A cancel that takes rows from a waiting state and a running one: RUNNING is held by the module's own claim, so it
+ * keeps its meaning, and that claim still lacks a recovery.
+ */
+const CANCELLABLE = `import { Pool } from "pg";
+
+const pool = new Pool();
+
+export async function startRender(id: string) {
+  const { rowCount } = await pool.query(\`UPDATE renders SET status = 'running' WHERE id = $1 AND status = 'pending'\`, [id]);
+  if (rowCount === 0) return false;
+  await render(id);
+  await pool.query(\`UPDATE renders SET status = 'done' WHERE id = $1 AND status = 'running'\`, [id]);
+  return true;
+}
+
+export async function cancelRender(id: string) {
+  await pool.query(\`UPDATE renders SET status = 'stopping' WHERE id = $1 AND status IN ('pending', 'running')\`, [id]);
+}
+
+export async function finishStopped() {
+  await pool.query(
+    \`UPDATE renders SET status = 'cancelled' WHERE status = 'stopping' AND updated_at < now() - interval '5 minutes'\`,
+  );
+}
+
+declare function render(id: string): Promise<void>;
+`;
+
+ruleTester.run("require-stale-recovery (a state the module claims itself keeps its meaning)", requireStaleRecovery, {
+  valid: [],
+  invalid: [
+    {
+      code: CANCELLABLE,
+      errors: [
+        { messageId: "missingRecovery", line: 6, data: { model: "renders", field: "status", value: "running" } },
+      ],
+    },
+  ],
+});
+
 ruleTester.run("atomic-claim (a state a claim takes rows from is a queue state)", atomicClaim, {
   valid: [{ code: OUTBOX() }],
   invalid: [],
@@ -277,14 +318,8 @@ ruleTester.run("atomic-claim (a lock write that never refuses, answered to the c
   ],
 });
 
-/** A named lock kept as a Mongo document with an expiry, in a model class whose statics take and give it. */
-const LOCK_CLASS = (releaseFilter: string) => `import { BaseModel } from "./base-model";
-
-class Lock extends BaseModel {
-  static get modelStatics() {
-    return {
-      acquire: async function (this: LockModel, name: string, holder: string, ttlSeconds = 30) {
-        try {
+/** A lock document taken where absent or expired; a live holder's makes the upsert fail on the duplicate key. */
+const TAKE = `        try {
           await this.findOneAndUpdate(
             { _id: name, $or: [{ expiresAt: { $lt: new Date() } }, { expiresAt: null }] },
             { holder, expiresAt: new Date(Date.now() + ttlSeconds * 1000) },
@@ -294,7 +329,16 @@ class Lock extends BaseModel {
           if ((error as { code?: number }).code !== 11000) throw error;
           return false;
         }
-        return true;
+        return true;`;
+
+/** A named lock kept as a Mongo document with an expiry, in a model class whose statics take and give it. */
+const LOCK_CLASS = (releaseFilter: string) => `import { BaseModel } from "./base-model";
+
+class Lock extends BaseModel {
+  static get modelStatics() {
+    return {
+      acquire: async function (this: LockModel, name: string, holder: string, ttlSeconds = 30) {
+${TAKE}
       },
       release: async function (this: LockModel, name: string, holder: string) {
         await this.deleteOne(${releaseFilter});
@@ -314,17 +358,7 @@ const lockSchema = new Schema(
   {
     statics: {
       async acquire(name: string, holder: string, ttlSeconds = 30) {
-        try {
-          await this.findOneAndUpdate(
-            { _id: name, $or: [{ expiresAt: { $lt: new Date() } }, { expiresAt: null }] },
-            { holder, expiresAt: new Date(Date.now() + ttlSeconds * 1000) },
-            { upsert: true },
-          );
-        } catch (error) {
-          if ((error as { code?: number }).code !== 11000) throw error;
-          return false;
-        }
-        return true;
+${TAKE}
       },
       async release(name: string, holder: string) {
         await this.deleteOne(${releaseFilter});
